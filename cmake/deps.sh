@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages the build and the tests need, and only the
+# missing ones. Used by `make demo` and `make check`. As root it runs
+# apt-get; as anyone else it prints the command to run and fails.
+set -euo pipefail
+
+missing=()
+need_cmd() { command -v "$1" >/dev/null 2>&1 || missing+=("$2"); }
+need_pc() { pkg-config --exists "$1" 2>/dev/null || missing+=("$2"); }
+
+need_cmd cmake cmake
+need_cmd gcc gcc
+need_cmd pkg-config pkg-config
+need_pc libcjson libcjson-dev
+if [ "${1:-}" = "--test" ]; then
+  need_cmd clang clang
+  need_cmd valgrind valgrind
+  need_cmd node nodejs
+  need_cmd npm npm
+  need_cmd clang-format clang-format
+  need_cmd cppcheck cppcheck
+  need_pc check check
+  # Debian's check.pc names subunit as a private dependency.
+  need_pc libsubunit libsubunit-dev
+fi
+
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+if [ "$(id -u)" -ne 0 ]; then
+  echo "libmcp needs these Debian packages: ${missing[*]}" >&2
+  echo "run as root: apt-get install -y ${missing[*]}" >&2
+  exit 1
+fi
+echo "installing: ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,466 @@
+/* libmcp: Model Context Protocol servers in C, with honest tool annotations.
+ *
+ * This header is the reference. Every declaration says what it does, what it
+ * returns, who owns what, and from which threads it may be called.
+ *
+ * The three promises (see DESIGN.md in the project):
+ *  1. A tool cannot be registered without stating its hints; contradictory or
+ *     meaningless hints are refused with a message naming the tool and rule.
+ *  2. Access control never reads a hint: each tool's scopes, checked against
+ *     the caller's principal, and an optional authorizer hook decide.
+ *  3. The protocol engine does no I/O: mcp_session turns one whole JSON-RPC
+ *     message into replies handed to a callback. The stdio transport below is
+ *     built on that same public API, so an embedder can do what it does.
+ *
+ * Conventions:
+ *  - Functions that can fail return int: 0 on success, a negative MCP_E*
+ *    code on failure (mcp_strerror names it). Objects keep a last-error
+ *    message for the details.
+ *  - _new(&out) leaves *out untouched on failure; _free(NULL) does nothing.
+ *  - The library copies every string and struct it is given, except
+ *    user_data pointers, which it stores and never dereferences.
+ *  - Memory the library hands out to be freed is freed with mcp_free().
+ *  - Threads: an mcp_server may be shared by any number of threads and
+ *    sessions; tools may be added and removed while serving. One mcp_session
+ *    is driven by one thread at a time, except mcp_call_finish and the
+ *    mcp_result_* / mcp_call_progress calls on a deferred call, which may come
+ *    from any thread.
+ */
+#ifndef MCP_MCP_H
+#define MCP_MCP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mcp/export.h"
+#include "mcp/version.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct cJSON;
+
+/* ---------------------------------------------------------------------------
+ * Errors
+ * ------------------------------------------------------------------------ */
+
+/* Every error code with its text, defined once so mcp_strerror cannot drift.
+ * X(name, value, text). */
+#define MCP_ERROR_LIST(X)                                                      \
+  X(MCP_OK, 0, "success")                                                      \
+  X(MCP_EINVAL, -1, "invalid argument")                                        \
+  X(MCP_ENOMEM, -2, "out of memory")                                           \
+  X(MCP_EEXIST, -3, "already exists")                                          \
+  X(MCP_ENOENT, -4, "not found")                                               \
+  X(MCP_EPARSE, -5, "malformed JSON")                                          \
+  X(MCP_ELIMIT, -6, "limit exceeded")                                          \
+  X(MCP_ESTATE, -7, "not allowed in the current state")                        \
+  X(MCP_EIO, -8, "input/output error")                                         \
+  X(MCP_ETYPE, -9, "wrong JSON type")                                          \
+  X(MCP_ERANGE, -10, "value out of range")                                     \
+  X(MCP_ECANCELED, -11, "cancelled by the client")                             \
+  X(MCP_ECLOSED, -12, "session closed")                                        \
+  X(MCP_EINTERNAL, -13, "internal error")
+
+/** Error codes returned by libmcp functions. */
+typedef enum mcp_error {
+#define MCP_ERROR_ENUM_(name, value, text) name = value,
+  MCP_ERROR_LIST(MCP_ERROR_ENUM_)
+#undef MCP_ERROR_ENUM_
+} mcp_error;
+
+/** A handler's return value meaning "I will finish this call later with
+ * mcp_call_finish()". Positive, so it never collides with an error code. */
+#define MCP_DEFERRED 1
+
+/** Returns a static, never NULL, English text for an MCP_E* code (or for
+ * MCP_DEFERRED); "unknown error" for anything else. Any thread. */
+MCP_API const char *mcp_strerror(int rc);
+
+/** JSON-RPC error code sent on stdio (and by any transport without its own
+ * status codes) when the caller lacks a scope a tool needs, or the
+ * authorizer hook denies the call. Chosen outside -32768..-32000, the range
+ * JSON-RPC and MCP reserve, as the spec's code-range policy asks of
+ * application codes. error.data is {"requiredScopes":[the missing scopes]}
+ * (empty when only the authorizer denied) and, when the authorizer denied,
+ * "reason". */
+#define MCP_RPC_FORBIDDEN (-31403)
+
+/* ---------------------------------------------------------------------------
+ * Library
+ * ------------------------------------------------------------------------ */
+
+/** Returns the library version as "MAJOR.MINOR.PATCH" (static). Any thread.
+ * Compare with MCP_VERSION_STRING from mcp/version.h to detect a mismatch
+ * between headers and the shared library. */
+MCP_API const char *mcp_version(void);
+
+/** An allocator. All three functions are required. */
+typedef struct mcp_allocator {
+  void *(*malloc_fn)(size_t size, void *user_data);
+  void *(*realloc_fn)(void *ptr, size_t size, void *user_data);
+  void (*free_fn)(void *ptr, void *user_data);
+  void *user_data;
+} mcp_allocator;
+
+/** Routes every allocation of libmcp (and of cJSON, whose hooks are global)
+ * through alloc; NULL restores malloc/realloc/free. Call it once, before any
+ * other libmcp call and before any other thread uses libmcp or cJSON; memory
+ * allocated before the switch must not be freed after it.
+ * Returns 0, or MCP_EINVAL if a function pointer is missing. */
+MCP_API int mcp_set_allocator(const mcp_allocator *alloc);
+
+/** Frees memory that libmcp handed to the caller. NULL does nothing. */
+MCP_API void mcp_free(void *ptr);
+
+/** Log levels, in the order of RFC 5424 as MCP uses them. */
+typedef enum mcp_log_level {
+  MCP_LOG_DEBUG = 0,
+  MCP_LOG_INFO,
+  MCP_LOG_NOTICE,
+  MCP_LOG_WARNING,
+  MCP_LOG_ERROR
+} mcp_log_level;
+
+/** Receives the library's log lines (one sentence, no newline). Called from
+ * whatever thread hit the event; must be thread-safe. */
+typedef void (*mcp_log_fn)(mcp_log_level level, const char *message,
+                           void *user_data);
+
+/* ---------------------------------------------------------------------------
+ * Principal and policy
+ * ------------------------------------------------------------------------ */
+
+/** Who is calling. Filled by the transport: from a verified token over HTTP,
+ * from the embedder's configuration on stdio. */
+typedef struct mcp_principal {
+  const char *subject;        /* who; NULL = anonymous */
+  const char *const *scopes;  /* NULL-terminated list; NULL = none */
+  bool all_scopes;            /* holds every scope (the local user on a
+                                 stdio server configured with none) */
+} mcp_principal;
+
+/** Returns true when principal holds scope (exact, case-sensitive match).
+ * NULL principal holds nothing. Any thread. */
+MCP_API bool mcp_principal_has_scope(const mcp_principal *principal,
+                                     const char *scope);
+
+/** An authorizer: called for each tools/call that passed the scope check,
+ * before arguments are validated. It sees who calls, which tool (by name
+ * only: it is never given the tool's annotations, because hints must not
+ * decide access) and the arguments (borrowed). Return 0 to allow; any other
+ * value denies. To deny with a reason, write up to reason_size bytes of a
+ * NUL-terminated sentence into reason (it reaches the client).
+ * May run on any thread that drives a session; must be thread-safe. */
+typedef int (*mcp_authorize_fn)(const mcp_principal *principal,
+                                const char *tool,
+                                const struct cJSON *arguments, char *reason,
+                                size_t reason_size, void *user_data);
+
+/** The decision taken for one tools/call. */
+typedef enum mcp_decision {
+  MCP_DECISION_ALLOWED = 0,
+  MCP_DECISION_DENIED_SCOPE,      /* a required scope was missing */
+  MCP_DECISION_DENIED_AUTHORIZER, /* the authorizer hook said no */
+  MCP_DECISION_INVALID_ARGUMENTS, /* allowed, but arguments failed the schema */
+  MCP_DECISION_CANCELLED          /* allowed, then cancelled by the client */
+} mcp_decision;
+
+/** One audit record per tools/call of a known tool. All pointers are
+ * borrowed for the duration of the callback. */
+typedef struct mcp_audit_record {
+  const char *tool;
+  const char *subject;                /* NULL = anonymous */
+  mcp_decision decision;
+  const char *const *missing_scopes;  /* NULL-terminated; empty unless
+                                         DENIED_SCOPE */
+  bool is_error;                      /* the result had isError: true */
+  uint64_t duration_us;               /* from receipt to reply */
+} mcp_audit_record;
+
+/** Receives audit records. Called on the thread that finished the call;
+ * must be thread-safe. */
+typedef void (*mcp_audit_fn)(const mcp_audit_record *record, void *user_data);
+
+/* ---------------------------------------------------------------------------
+ * Server
+ * ------------------------------------------------------------------------ */
+
+typedef struct mcp_server mcp_server;
+typedef struct mcp_call mcp_call;
+typedef struct mcp_session mcp_session;
+
+/** What the server says about itself in initialize. */
+typedef struct mcp_server_info {
+  const char *name, *version, *title, *instructions;
+  /* name and version are required; title and instructions optional. */
+} mcp_server_info;
+
+/** Creates a server. info is copied. Returns 0 and sets *out, or
+ * MCP_EINVAL (name or version missing) or MCP_ENOMEM. Free with
+ * mcp_server_free after every session using it has been freed. */
+MCP_API int mcp_server_new(const mcp_server_info *info, mcp_server **out);
+
+/** Frees a server and its tools. NULL does nothing. */
+MCP_API void mcp_server_free(mcp_server *srv);
+
+/** Returns the message describing the last error of a call on srv from the
+ * calling thread's point of view (static text "no error" if none). The
+ * pointer stays valid until the next failing call on srv. Because the server
+ * is shared, read it right after the failure, from the same thread. */
+MCP_API const char *mcp_server_errmsg(const mcp_server *srv);
+
+/** Sets the log callback; NULL (the default) writes warnings and errors to
+ * stderr prefixed with "libmcp: ". Set it before serving. */
+MCP_API void mcp_server_set_log(mcp_server *srv, mcp_log_fn fn,
+                                void *user_data);
+
+/** Sets the authorizer hook (see mcp_authorize_fn); NULL removes it. Set it
+ * before serving. */
+MCP_API void mcp_server_set_authorizer(mcp_server *srv, mcp_authorize_fn fn,
+                                       void *user_data);
+
+/** Sets the audit hook (see mcp_audit_fn); NULL removes it. Set it before
+ * serving. */
+MCP_API void mcp_server_set_audit(mcp_server *srv, mcp_audit_fn fn,
+                                  void *user_data);
+
+/** Sets how many tools one tools/list page holds (0 restores the default,
+ * 100). Any thread. */
+MCP_API void mcp_server_set_page_size(mcp_server *srv, unsigned tools);
+
+/* ---------------------------------------------------------------------------
+ * Tools
+ * ------------------------------------------------------------------------ */
+
+/** A hint's state: unset, false or true. */
+typedef enum mcp_hint { MCP_HINT_UNSET = 0, MCP_HINT_FALSE, MCP_HINT_TRUE } mcp_hint;
+
+/** The hints a client may use to decide what to ask its user about. They
+ * are claims, not guarantees: clients must not trust them and libmcp never
+ * reads them to decide access. Registration requires:
+ *  - read_only and open_world always stated;
+ *  - destructive and idempotent stated when read_only is FALSE, and left
+ *    UNSET when read_only is TRUE (they are meaningless there);
+ *  - never read_only TRUE together with destructive TRUE.
+ * title is optional and falls back to the tool's title. */
+typedef struct mcp_tool_annotations {
+  const char *title;
+  mcp_hint read_only, destructive, idempotent, open_world;
+} mcp_tool_annotations;
+
+/** A tool handler. It reads its arguments and principal from call, builds
+ * the result with the mcp_result_* functions and returns 0 (the result is
+ * sent), MCP_DEFERRED (it will call mcp_call_finish later, from any thread),
+ * or a negative code (the client gets a JSON-RPC internal error; the detail
+ * goes to the log, never to the client). Runs on the thread that drives the
+ * session. */
+typedef int (*mcp_tool_fn)(mcp_call *call, void *user_data);
+
+/** A tool definition: plain data, typically a static const struct with
+ * designated initializers. Everything is copied at registration.
+ *  - name: 1-128 characters of [A-Za-z0-9_.-], unique per server.
+ *  - title: display name (optional).
+ *  - description: what it does, for the model (required).
+ *  - input_schema: JSON Schema text whose root is an object schema
+ *    ({"type":"object",...}); NULL means a tool without arguments
+ *    ({"type":"object","additionalProperties":false}).
+ *  - output_schema: JSON Schema text of structuredContent (optional; an
+ *    object schema).
+ *  - scopes: NULL-terminated list of scopes the caller must all hold
+ *    (RFC 6750 scope tokens); NULL = none.
+ *  - annotations: the hints, see mcp_tool_annotations.
+ *  - handler: required. */
+typedef struct mcp_tool {
+  const char *name, *title, *description, *input_schema, *output_schema;
+  const char *const *scopes;
+  mcp_tool_annotations annotations;
+  mcp_tool_fn handler;
+} mcp_tool;
+
+/** Registers tool with its user_data (stored, never dereferenced). Returns
+ * 0; MCP_EINVAL when the definition breaks a rule (mcp_server_errmsg names
+ * the tool and the rule); MCP_EEXIST when a tool of that name exists;
+ * MCP_ENOMEM. Any thread, also while serving: initialized sessions then get
+ * notifications/tools/list_changed. */
+MCP_API int mcp_server_add_tool(mcp_server *srv, const mcp_tool *tool,
+                                void *user_data);
+
+/** Removes the tool named name. Calls already running finish normally.
+ * Returns 0 or MCP_ENOENT. Any thread; sends list_changed like add. */
+MCP_API int mcp_server_remove_tool(mcp_server *srv, const char *name);
+
+/* ---------------------------------------------------------------------------
+ * Inside a handler: the call context
+ * ------------------------------------------------------------------------ */
+
+/** The call's arguments, a JSON object (borrowed; an empty object when the
+ * client sent none). Valid until the call is finished. */
+MCP_API const struct cJSON *mcp_call_arguments(const mcp_call *call);
+
+/** The tool's name (borrowed, valid until the call is finished). */
+MCP_API const char *mcp_call_tool(const mcp_call *call);
+
+/** The caller (borrowed, valid until the call is finished; never NULL). */
+MCP_API const mcp_principal *mcp_call_principal(const mcp_call *call);
+
+/** Typed argument getters. Each returns 0 and stores the value,
+ * MCP_ENOENT when the argument is absent (or null), MCP_ETYPE when it has
+ * another JSON type, MCP_ERANGE when an integer does not fit. Strings are
+ * borrowed, valid until the call is finished. */
+MCP_API int mcp_call_arg_string(const mcp_call *call, const char *name,
+                                const char **out);
+MCP_API int mcp_call_arg_int(const mcp_call *call, const char *name,
+                             int64_t *out);
+MCP_API int mcp_call_arg_number(const mcp_call *call, const char *name,
+                                double *out);
+MCP_API int mcp_call_arg_bool(const mcp_call *call, const char *name,
+                              bool *out);
+
+/** Returns true once the client cancelled the call (notifications/cancelled)
+ * or its session closed. A long handler should poll it and stop; whatever it
+ * returns afterwards is discarded. Any thread. */
+MCP_API bool mcp_call_cancelled(const mcp_call *call);
+
+/** Reports progress when the client asked for it (a progressToken); does
+ * nothing and returns 0 otherwise. progress must grow with every report;
+ * total <= 0 means unknown; message may be NULL. Returns 0, MCP_EINVAL
+ * (progress did not grow, or the call is finished) or MCP_ENOMEM. Any
+ * thread. */
+MCP_API int mcp_call_progress(mcp_call *call, double progress, double total,
+                              const char *message);
+
+/** Logs through the server's log callback, naming the tool. Any thread. */
+MCP_API void mcp_call_log(mcp_call *call, mcp_log_level level,
+                          const char *message);
+
+/* Result builders. Each appends to the call's result and copies its input.
+ * The first failure is latched: later builders do nothing and return it, and
+ * finishing a call with a latched failure answers a JSON-RPC internal error.
+ * Returns 0, MCP_EINVAL, MCP_ENOMEM, or the latched code. */
+
+/** Appends a text block. */
+MCP_API int mcp_result_text(mcp_call *call, const char *text);
+/** Appends an image block; data (size bytes) is base64-encoded by the
+ * library; mime_type such as "image/png" is required. */
+MCP_API int mcp_result_image(mcp_call *call, const void *data, size_t size,
+                             const char *mime_type);
+/** Appends an audio block (as mcp_result_image, e.g. "audio/wav"). */
+MCP_API int mcp_result_audio(mcp_call *call, const void *data, size_t size,
+                             const char *mime_type);
+/** Appends a resource_link block; uri and name required, the rest may be
+ * NULL. Sent as text ("name: uri") to 2025-03-26 clients, which lack it. */
+MCP_API int mcp_result_resource_link(mcp_call *call, const char *uri,
+                                     const char *name, const char *mime_type,
+                                     const char *description);
+/** Appends an embedded text resource; uri and text required. */
+MCP_API int mcp_result_resource_text(mcp_call *call, const char *uri,
+                                     const char *mime_type, const char *text);
+/** Appends an embedded binary resource (base64 done by the library). */
+MCP_API int mcp_result_resource_blob(mcp_call *call, const char *uri,
+                                     const char *mime_type, const void *data,
+                                     size_t size);
+/** Sets structuredContent from JSON text (a JSON object; strict parsing) and
+ * appends its serialized form as a text block, the mirror older clients
+ * read. Clients before 2025-06-18 receive only the mirror. At most once per
+ * call (MCP_ESTATE after). */
+MCP_API int mcp_result_structured(mcp_call *call, const char *json);
+/** As mcp_result_structured, from a cJSON object (borrowed; copied). */
+MCP_API int mcp_result_structured_json(mcp_call *call,
+                                       const struct cJSON *value);
+/** Marks the result as a tool error (isError: true) and appends text, a
+ * sentence the model can act on. The call still succeeds at the protocol
+ * level: this is how a handler reports failure. */
+MCP_API int mcp_result_error(mcp_call *call, const char *text);
+
+/** Finishes a call whose handler returned MCP_DEFERRED, with rc as the
+ * handler's return value (0 or a negative code). Sends the reply (nothing if
+ * the call was cancelled) and frees the call: call is invalid afterwards.
+ * Any thread, exactly once. Returns 0, or MCP_EINVAL if the call was not
+ * deferred. */
+MCP_API int mcp_call_finish(mcp_call *call, int rc);
+
+/* ---------------------------------------------------------------------------
+ * Sessions: the I/O-free engine
+ * ------------------------------------------------------------------------ */
+
+/** Receives one complete outgoing JSON-RPC message (compact JSON without a
+ * newline; len bytes, not NUL-terminated in general; borrowed for the call).
+ * Return 0, or a negative code if it cannot be delivered (the session then
+ * treats itself as closed). Calls are serialized per session (never two at
+ * once) but may come from a thread finishing a deferred call. */
+typedef int (*mcp_send_fn)(const char *message, size_t len, void *user_data);
+
+/** Creates a session: one client connection (a stdio process, an HTTP
+ * session, a socket). principal is copied; NULL means anonymous with no
+ * scopes. send receives every outgoing message. Returns 0 and sets *out,
+ * MCP_EINVAL or MCP_ENOMEM. Any thread. */
+MCP_API int mcp_session_new(mcp_server *srv, const mcp_principal *principal,
+                            mcp_send_fn send, void *user_data,
+                            mcp_session **out);
+
+/** Feeds one whole incoming message (len bytes of JSON; no framing). All
+ * replies it produces are sent before it returns, except those of deferred
+ * calls. Returns 0 when the message was handled (including when it was
+ * answered with a JSON-RPC error), MCP_ECLOSED after a send failure,
+ * MCP_ENOMEM when even the error reply could not be built. One thread at a
+ * time per session. */
+MCP_API int mcp_session_receive(mcp_session *session, const char *message,
+                                size_t len);
+
+/** Answers a message the transport could not hand over whole (for example
+ * a line longer than its limit) with a JSON-RPC parse error (-32700) whose
+ * message includes reason, addressed as the negotiated version requires.
+ * Returns 0, MCP_ECLOSED or MCP_ENOMEM. Same thread rule as receive. */
+MCP_API int mcp_session_reject(mcp_session *session, const char *reason);
+
+/** Returns the protocol version negotiated by initialize (static string), or
+ * NULL before it. */
+MCP_API const char *mcp_session_protocol_version(const mcp_session *session);
+
+/** Number of tools/call on this session that have started and not yet been
+ * finished (deferred ones included). */
+MCP_API size_t mcp_session_pending(const mcp_session *session);
+
+/** Marks every unfinished call of the session cancelled (their handlers see
+ * mcp_call_cancelled() and their replies are dropped), for example when the
+ * peer went away. The session stays usable. Any thread. */
+MCP_API void mcp_session_cancel_all(mcp_session *session);
+
+/** Closes and frees a session: calls still running are marked cancelled and
+ * their replies dropped; they finish normally through mcp_call_finish and
+ * the memory is released then. NULL does nothing. */
+MCP_API void mcp_session_free(mcp_session *session);
+
+/* ---------------------------------------------------------------------------
+ * stdio transport
+ * ------------------------------------------------------------------------ */
+
+/** Options of mcp_serve_stdio; a zeroed struct (or NULL) means defaults. */
+typedef struct mcp_stdio_options {
+  const mcp_principal *principal; /* the caller's scopes; NULL = the local
+                                     user holds every scope (said once on
+                                     stderr) */
+  int in_fd;                      /* 0 = standard input */
+  int out_fd;                     /* 0 = standard output */
+  size_t max_line;                /* bytes in one message; 0 = 4 MiB */
+} mcp_stdio_options;
+
+/** Serves srv on a stream of newline-delimited JSON-RPC messages until end
+ * of input, then cancels what is still running and returns. When out_fd is
+ * standard output, standard output is redirected to standard error for the
+ * duration, so a stray printf in a handler cannot corrupt the protocol.
+ * SIGPIPE is ignored. A line longer than max_line is answered with a parse
+ * error and skipped. Deferred calls may finish from other threads while it
+ * runs; it waits for them (they see the cancelled flag) before returning.
+ * Returns 0 at end of input, MCP_EIO on a read or write error, MCP_ENOMEM.
+ * Blocks the calling thread. */
+MCP_API int mcp_serve_stdio(mcp_server *srv, const mcp_stdio_options *opts);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

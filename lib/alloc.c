@@ -1,0 +1,80 @@
+/* The allocator hook. cJSON's hooks are pointed at the same functions so
+ * that every byte the library holds is counted by one allocator, and a test
+ * can fail any single allocation. */
+#include <cjson/cJSON.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+static void *default_malloc(size_t n, void *user_data) {
+  (void)user_data;
+  return malloc(n);
+}
+
+static void *default_realloc(void *p, size_t n, void *user_data) {
+  (void)user_data;
+  return realloc(p, n);
+}
+
+static void default_free(void *p, void *user_data) {
+  (void)user_data;
+  free(p);
+}
+
+static mcp_allocator current = {default_malloc, default_realloc, default_free,
+                                NULL};
+
+static void *cjson_malloc(size_t n) { return mcp__malloc(n); }
+static void cjson_free(void *p) { mcp__free(p); }
+
+int mcp_set_allocator(const mcp_allocator *alloc) {
+  if (alloc == NULL) {
+    current = (mcp_allocator){default_malloc, default_realloc, default_free,
+                              NULL};
+  } else {
+    if (!alloc->malloc_fn || !alloc->realloc_fn || !alloc->free_fn)
+      return MCP_EINVAL;
+    current = *alloc;
+  }
+  cJSON_Hooks hooks = {cjson_malloc, cjson_free};
+  cJSON_InitHooks(&hooks);
+  return 0;
+}
+
+void *mcp__malloc(size_t n) { return current.malloc_fn(n ? n : 1, current.user_data); }
+
+void *mcp__calloc(size_t count, size_t n) {
+  if (n != 0 && count > (size_t)-1 / n)
+    return NULL;
+  void *p = mcp__malloc(count * n);
+  if (p)
+    memset(p, 0, count * n);
+  return p;
+}
+
+void *mcp__realloc(void *p, size_t n) {
+  return current.realloc_fn(p, n ? n : 1, current.user_data);
+}
+
+void mcp__free(void *p) {
+  if (p)
+    current.free_fn(p, current.user_data);
+}
+
+void mcp_free(void *ptr) { mcp__free(ptr); }
+
+char *mcp__strndup(const char *s, size_t n) {
+  if (s == NULL)
+    return NULL;
+  char *d = mcp__malloc(n + 1);
+  if (d) {
+    memcpy(d, s, n);
+    d[n] = '\0';
+  }
+  return d;
+}
+
+char *mcp__strdup(const char *s) {
+  return s ? mcp__strndup(s, strlen(s)) : NULL;
+}

@@ -1,0 +1,93 @@
+/* Strict JSON layer: RFC 8259 parsing straight into a cJSON tree.
+ *
+ * Private to lib/. cJSON 1.7.15 accepts a great deal that RFC 8259 forbids
+ * (invalid UTF-8, raw control characters, "\u0000", duplicate keys, trailing
+ * garbage); this parser refuses all of it and builds the tree in one pass, so
+ * nothing the rest of the library reads ever went through cJSON's own parser.
+ *
+ * Invariants of a tree built here, which the rest of lib/ relies on:
+ *  - every string is valid UTF-8 without NUL bytes, so C string functions are
+ *    safe on it;
+ *  - no object holds two members with the same (decoded) key, so a
+ *    case-sensitive lookup is unambiguous;
+ *  - every number node keeps the exact text it was written as in its
+ *    valuestring (read it with mcp__json_number_text), so integers beyond
+ *    2^53 are not rounded when they matter (request ids, typed getters);
+ *  - the raw bytes of members named "id" or "requestId" (at depth <= 3) are
+ *    kept, so a request id can be echoed exactly as received.
+ */
+#ifndef MCP_JSON_H
+#define MCP_JSON_H
+
+#include <stddef.h>
+
+struct cJSON;
+
+/* Limits; a zero member means the default given in its comment. */
+typedef struct mcp__json_limits {
+  size_t max_depth;   /* nesting of arrays and objects; 0 = 64 */
+  size_t max_string;  /* bytes in one decoded string or key; 0 = 4 MiB */
+  size_t max_members; /* members of one object or elements of one array;
+                         0 = 100000 */
+  size_t max_number;  /* characters in one number; 0 = 63 */
+} mcp__json_limits;
+
+/* The raw text of one scalar value, as it appeared in the input. */
+typedef struct mcp__json_raw {
+  const struct cJSON *node; /* the node built for the value */
+  char *text;               /* its bytes as received, NUL-terminated; owned */
+  size_t len;
+} mcp__json_raw;
+
+/* A parsed document. */
+typedef struct mcp__json_doc {
+  struct cJSON *root;  /* owned; NULL only after a failure */
+  mcp__json_raw *raws; /* raw text of "id"/"requestId" members */
+  size_t nraws;
+} mcp__json_doc;
+
+/* Parses exactly one JSON text of len bytes (no NUL terminator needed;
+ * leading and trailing JSON whitespace allowed, anything else after the value
+ * is an error). lim may be NULL for the defaults.
+ * Returns 0 and fills *doc, or a negative MCP_E* code (MCP_EPARSE for input
+ * that is not strict JSON, MCP_ELIMIT when a limit was exceeded, MCP_ENOMEM)
+ * and writes a one-line, human-readable reason with the byte offset into err
+ * (errlen bytes, may be 0). On failure *doc is left empty and nothing leaks. */
+int mcp__json_parse(const char *buf, size_t len, const mcp__json_limits *lim,
+                    mcp__json_doc *doc, char *err, size_t errlen);
+
+/* Frees what *doc owns and empties it; a zeroed doc is fine. */
+void mcp__json_doc_free(mcp__json_doc *doc);
+
+/* The raw text of node if it is one of the captured "id"/"requestId" values,
+ * else NULL. *len receives its length when not NULL. */
+const char *mcp__json_raw_text(const mcp__json_doc *doc,
+                               const struct cJSON *node, size_t *len);
+
+/* The exact text of a number node built by mcp__json_parse (NULL for other
+ * nodes, or for numbers created elsewhere). */
+const char *mcp__json_number_text(const struct cJSON *node);
+
+/* Returns nonzero when a number node's text is an integer (no fraction, no
+ * exponent) and stores its value in *out if it fits in int64_t; a valid
+ * integer that does not fit returns nonzero with *overflow set to 1.
+ * Returns 0 for anything else. out and overflow may be NULL. */
+int mcp__json_integer(const struct cJSON *node, long long *out, int *overflow);
+
+/* Appends the JSON encoding of the len bytes at s (valid UTF-8) as a quoted
+ * string to buf. Escapes '"', '\\' and control characters only, so output
+ * stays compact and identical for identical input. */
+struct mcp__buf;
+int mcp__json_quote(struct mcp__buf *buf, const char *s, size_t len);
+
+#endif
+
+/* Appends the compact JSON text of node to b (lib/json_write.c). Numbers
+ * built by mcp__json_parse are written exactly as received; other numbers as
+ * cJSON would write them (non-finite ones as null). Never writes a raw
+ * newline, so the output is a valid stdio frame. */
+int mcp__json_write(struct mcp__buf *b, const struct cJSON *node);
+
+/* Returns nonzero when the len bytes at s are valid UTF-8 without NUL
+ * (lib/json_write.c). */
+int mcp__utf8_valid(const char *s, size_t len);
