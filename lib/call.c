@@ -1,0 +1,445 @@
+/* The call context a handler sees: arguments, principal, progress,
+ * cancellation, and the result builder. The result is assembled as JSON
+ * text for the call's protocol version as the handler goes, so finishing a
+ * call is one concatenation. */
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <string.h>
+
+#include "internal.h"
+
+int mcp__id_canonical(mcp__buf *b, const cJSON *id) {
+  if (cJSON_IsString(id))
+    return mcp__json_quote(b, id->valuestring, strlen(id->valuestring));
+  return mcp__json_write(b, id);
+}
+
+int mcp__call_new(mcp_session *s, mcp__tool *tool, mcp__version v,
+                  const char *id, size_t id_len, const char *canon_id,
+                  const char *progress_token, cJSON *arguments,
+                  mcp_call **out) {
+  mcp_call *c = mcp__calloc(1, sizeof *c);
+  if (c == NULL) {
+    cJSON_Delete(arguments);
+    return MCP_ENOMEM;
+  }
+  c->arguments = arguments;
+  c->version = v;
+  c->id = mcp__strndup(id, id_len);
+  c->id_len = id_len;
+  c->canon_id = mcp__strdup(canon_id);
+  c->progress_token = mcp__strdup(progress_token);
+  atomic_init(&c->cancelled, false);
+  if (!c->id || !c->canon_id || (progress_token && !c->progress_token)) {
+    mcp__call_free(c);
+    return MCP_ENOMEM;
+  }
+  c->tool = tool;
+  c->session = s;
+  pthread_mutex_lock(&s->lock);
+  c->next = s->calls;
+  if (c->next)
+    c->next->prev = c;
+  s->calls = c;
+  s->ncalls++;
+  s->refs++;
+  if (s->closed)
+    atomic_store(&c->cancelled, true);
+  pthread_mutex_unlock(&s->lock);
+  *out = c;
+  return 0;
+}
+
+void mcp__call_free(mcp_call *c) {
+  cJSON_Delete(c->arguments);
+  mcp__free(c->id);
+  mcp__free(c->canon_id);
+  mcp__free(c->progress_token);
+  mcp__buf_free(&c->content);
+  mcp__buf_free(&c->structured);
+  mcp__free(c);
+}
+
+/* ---- reading the call ---------------------------------------------------- */
+
+const cJSON *mcp_call_arguments(const mcp_call *call) {
+  return call->arguments;
+}
+
+const char *mcp_call_tool(const mcp_call *call) { return call->tool->name; }
+
+const mcp_principal *mcp_call_principal(const mcp_call *call) {
+  return &call->session->principal;
+}
+
+static const cJSON *arg(const mcp_call *call, const char *name) {
+  const cJSON *a = cJSON_GetObjectItemCaseSensitive(call->arguments, name);
+  return cJSON_IsNull(a) ? NULL : a;
+}
+
+int mcp_call_arg_string(const mcp_call *call, const char *name,
+                        const char **out) {
+  const cJSON *a = arg(call, name);
+  if (a == NULL)
+    return MCP_ENOENT;
+  if (!cJSON_IsString(a))
+    return MCP_ETYPE;
+  *out = a->valuestring;
+  return 0;
+}
+
+int mcp_call_arg_int(const mcp_call *call, const char *name, int64_t *out) {
+  const cJSON *a = arg(call, name);
+  if (a == NULL)
+    return MCP_ENOENT;
+  long long v;
+  int overflow = 0;
+  if (!cJSON_IsNumber(a) || !mcp__json_integer(a, &v, &overflow))
+    return MCP_ETYPE;
+  if (overflow)
+    return MCP_ERANGE;
+  *out = (int64_t)v;
+  return 0;
+}
+
+int mcp_call_arg_number(const mcp_call *call, const char *name, double *out) {
+  const cJSON *a = arg(call, name);
+  if (a == NULL)
+    return MCP_ENOENT;
+  if (!cJSON_IsNumber(a))
+    return MCP_ETYPE;
+  if (!isfinite(a->valuedouble))
+    return MCP_ERANGE;
+  *out = a->valuedouble;
+  return 0;
+}
+
+int mcp_call_arg_bool(const mcp_call *call, const char *name, bool *out) {
+  const cJSON *a = arg(call, name);
+  if (a == NULL)
+    return MCP_ENOENT;
+  if (!cJSON_IsBool(a))
+    return MCP_ETYPE;
+  *out = cJSON_IsTrue(a);
+  return 0;
+}
+
+bool mcp_call_cancelled(const mcp_call *call) {
+  return atomic_load(&((mcp_call *)call)->cancelled);
+}
+
+void mcp_call_log(mcp_call *call, mcp_log_level level, const char *message) {
+  mcp__log(call->session->srv, level, "tool \"%s\": %s", call->tool->name,
+           message ? message : "");
+}
+
+int mcp_call_progress(mcp_call *call, double progress, double total,
+                      const char *message) {
+  if (call == NULL || !isfinite(progress) || !isfinite(total) ||
+      (message && !mcp__utf8_valid(message, strlen(message))))
+    return MCP_EINVAL;
+  if (call->progress_token == NULL || mcp_call_cancelled(call))
+    return 0;
+  if (call->progressed && progress <= call->last_progress)
+    return MCP_EINVAL; /* the spec requires progress to grow every time */
+  mcp__buf b = {0};
+  mcp__buf_printf(&b,
+                  "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/"
+                  "progress\",\"params\":{\"progressToken\":%s,"
+                  "\"progress\":%.17g",
+                  call->progress_token, progress);
+  if (total > 0)
+    mcp__buf_printf(&b, ",\"total\":%.17g", total);
+  if (message && call->version >= MCP__V2025_03_26) {
+    mcp__buf_puts(&b, ",\"message\":");
+    mcp__json_quote(&b, message, strlen(message));
+  }
+  mcp__buf_puts(&b, "}}");
+  int rc = b.err;
+  if (rc == 0) {
+    call->progressed = true;
+    call->last_progress = progress;
+    mcp__session_send(call->session, b.data, b.len);
+  }
+  mcp__buf_free(&b);
+  return rc;
+}
+
+/* ---- result builder ------------------------------------------------------ */
+
+/* Opens a content block: "{" after a separating comma. Returns nonzero when
+ * a failure is latched. */
+static int begin_block(mcp_call *c) {
+  if (c->latched)
+    return c->latched;
+  if (c->content.len)
+    mcp__buf_putc(&c->content, ',');
+  return mcp__buf_putc(&c->content, '{');
+}
+
+static int end_block(mcp_call *c) {
+  mcp__buf_putc(&c->content, '}');
+  if (c->content.err && !c->latched)
+    c->latched = c->content.err;
+  return c->latched;
+}
+
+static int latch(mcp_call *c, int rc) {
+  if (!c->latched)
+    c->latched = rc;
+  return c->latched;
+}
+
+static int valid_text(const char *s) {
+  return s && mcp__utf8_valid(s, strlen(s));
+}
+
+static void put_str(mcp__buf *b, const char *key, const char *val) {
+  mcp__buf_printf(b, "\"%s\":", key);
+  mcp__json_quote(b, val, strlen(val));
+}
+
+int mcp_result_text(mcp_call *call, const char *text) {
+  if (!valid_text(text))
+    return latch(call, MCP_EINVAL);
+  if (begin_block(call))
+    return call->latched;
+  mcp__buf_puts(&call->content, "\"type\":\"text\",");
+  put_str(&call->content, "text", text);
+  return end_block(call);
+}
+
+static int binary(mcp_call *c, const char *type, const void *data,
+                  size_t size, const char *mime) {
+  if ((data == NULL && size) || !valid_text(mime))
+    return latch(c, MCP_EINVAL);
+  if (begin_block(c))
+    return c->latched;
+  mcp__buf_printf(&c->content, "\"type\":\"%s\",\"data\":\"", type);
+  mcp__base64(&c->content, data, size);
+  mcp__buf_puts(&c->content, "\",");
+  put_str(&c->content, "mimeType", mime);
+  return end_block(c);
+}
+
+int mcp_result_image(mcp_call *call, const void *data, size_t size,
+                     const char *mime_type) {
+  return binary(call, "image", data, size, mime_type);
+}
+
+int mcp_result_audio(mcp_call *call, const void *data, size_t size,
+                     const char *mime_type) {
+  if (call->version < MCP__V2025_03_26) {
+    /* Audio content arrived in 2025-03-26; tell older clients what they
+     * are missing rather than send a block their schema rejects. */
+    if (!valid_text(mime_type) || (data == NULL && size))
+      return latch(call, MCP_EINVAL);
+    char note[160];
+    mcp__fmt(note, sizeof note, "[audio omitted: %.64s, %zu bytes]",
+             mime_type, size);
+    return mcp_result_text(call, note);
+  }
+  return binary(call, "audio", data, size, mime_type);
+}
+
+int mcp_result_resource_link(mcp_call *call, const char *uri,
+                             const char *name, const char *mime_type,
+                             const char *description) {
+  if (!valid_text(uri) || !valid_text(name) ||
+      (mime_type && !valid_text(mime_type)) ||
+      (description && !valid_text(description)))
+    return latch(call, MCP_EINVAL);
+  if (call->version < MCP__V2025_06_18) {
+    /* resource_link arrived in 2025-06-18; older clients get the same
+     * facts as text. */
+    mcp__buf t = {0};
+    mcp__buf_printf(&t, "%s: %s", name, uri);
+    const char *s = mcp__buf_str(&t);
+    int rc = s ? mcp_result_text(call, s) : latch(call, MCP_ENOMEM);
+    mcp__buf_free(&t);
+    return rc;
+  }
+  if (begin_block(call))
+    return call->latched;
+  mcp__buf *b = &call->content;
+  mcp__buf_puts(b, "\"type\":\"resource_link\",");
+  put_str(b, "uri", uri);
+  mcp__buf_putc(b, ',');
+  put_str(b, "name", name);
+  if (mime_type) {
+    mcp__buf_putc(b, ',');
+    put_str(b, "mimeType", mime_type);
+  }
+  if (description) {
+    mcp__buf_putc(b, ',');
+    put_str(b, "description", description);
+  }
+  return end_block(call);
+}
+
+static int resource(mcp_call *c, const char *uri, const char *mime,
+                    const char *text, const void *data, size_t size) {
+  if (!valid_text(uri) || (mime && !valid_text(mime)) ||
+      (data == NULL && text == NULL && size) || (text && !valid_text(text)))
+    return latch(c, MCP_EINVAL);
+  if (begin_block(c))
+    return c->latched;
+  mcp__buf *b = &c->content;
+  mcp__buf_puts(b, "\"type\":\"resource\",\"resource\":{");
+  put_str(b, "uri", uri);
+  if (mime) {
+    mcp__buf_putc(b, ',');
+    put_str(b, "mimeType", mime);
+  }
+  mcp__buf_putc(b, ',');
+  if (text) {
+    put_str(b, "text", text);
+  } else {
+    mcp__buf_puts(b, "\"blob\":\"");
+    mcp__base64(b, data, size);
+    mcp__buf_putc(b, '"');
+  }
+  mcp__buf_putc(b, '}');
+  return end_block(c);
+}
+
+int mcp_result_resource_text(mcp_call *call, const char *uri,
+                             const char *mime_type, const char *text) {
+  if (text == NULL)
+    return latch(call, MCP_EINVAL);
+  return resource(call, uri, mime_type, text, NULL, 0);
+}
+
+int mcp_result_resource_blob(mcp_call *call, const char *uri,
+                             const char *mime_type, const void *data,
+                             size_t size) {
+  if (data == NULL && size)
+    return latch(call, MCP_EINVAL);
+  return resource(call, uri, mime_type, NULL, data ? data : "", size);
+}
+
+int mcp_result_structured_json(mcp_call *call, const cJSON *value) {
+  if (call->latched)
+    return call->latched;
+  if (call->has_structured)
+    return latch(call, MCP_ESTATE);
+  if (!cJSON_IsObject(value))
+    return latch(call, MCP_EINVAL);
+  mcp__json_write(&call->structured, value);
+  const char *json = mcp__buf_str(&call->structured);
+  if (json == NULL)
+    return latch(call, MCP_ENOMEM);
+  call->has_structured = true;
+  /* The same JSON as text: the mirror clients without structuredContent
+   * (and models reading only text) rely on. */
+  return mcp_result_text(call, json);
+}
+
+int mcp_result_structured(mcp_call *call, const char *json) {
+  if (call->latched)
+    return call->latched;
+  if (json == NULL)
+    return latch(call, MCP_EINVAL);
+  mcp__json_doc doc = {0};
+  int rc = mcp__json_parse(json, strlen(json), NULL, &doc, NULL, 0);
+  if (rc)
+    return latch(call, rc == MCP_ENOMEM ? MCP_ENOMEM : MCP_EINVAL);
+  rc = mcp_result_structured_json(call, doc.root);
+  mcp__json_doc_free(&doc);
+  return rc;
+}
+
+int mcp_result_error(mcp_call *call, const char *text) {
+  int rc = mcp_result_text(call, text);
+  if (rc == 0)
+    call->is_error = true;
+  return rc;
+}
+
+/* ---- finishing ----------------------------------------------------------- */
+
+static void build_reply(mcp_call *c, int rc, mcp__buf *out) {
+  mcp_server *srv = c->session->srv;
+  if (rc < 0 || c->latched) {
+    /* The detail is for the author, never for the client (DESIGN §4). */
+    mcp__log(srv, MCP_LOG_ERROR, "tool \"%s\" failed: %s", c->tool->name,
+             mcp_strerror(rc < 0 ? rc : c->latched));
+    mcp__rpc_error(out, c->id, c->id_len, MCP__ID_NULL,
+                   MCP__RPC_INTERNAL_ERROR, "Internal error", NULL);
+    return;
+  }
+  mcp__buf_puts(out, "{\"jsonrpc\":\"2.0\",\"id\":");
+  mcp__buf_append(out, c->id, c->id_len);
+  mcp__buf_puts(out, ",\"result\":{\"content\":[");
+  mcp__buf_append(out, c->content.data, c->content.len);
+  mcp__buf_putc(out, ']');
+  if (c->has_structured && c->version >= MCP__V2025_06_18) {
+    mcp__buf_puts(out, ",\"structuredContent\":");
+    mcp__buf_append(out, c->structured.data, c->structured.len);
+  }
+  if (c->is_error)
+    mcp__buf_puts(out, ",\"isError\":true");
+  mcp__buf_puts(out, "}}");
+}
+
+void mcp__call_complete(mcp_call *c, int rc, mcp__buf *out) {
+  mcp_session *s = c->session;
+  bool cancelled = mcp_call_cancelled(c);
+  mcp__buf reply = {0};
+  if (!cancelled)
+    build_reply(c, rc, &reply);
+  mcp__audit(s->srv, c->tool->name, &s->principal,
+             cancelled ? MCP_DECISION_CANCELLED : MCP_DECISION_ALLOWED, NULL,
+             c->is_error, c->started_us);
+  if (reply.err)
+    mcp__log(s->srv, MCP_LOG_ERROR,
+             "tool \"%s\": out of memory building the reply", c->tool->name);
+
+  if (out != NULL && !cancelled) {
+    if (reply.err)
+      mcp__rpc_error(out, c->id, c->id_len, MCP__ID_NULL,
+                     MCP__RPC_INTERNAL_ERROR, "Internal error", NULL);
+    else
+      mcp__buf_append(out, reply.data, reply.len);
+  }
+  pthread_mutex_lock(&s->lock);
+  if (out == NULL && !cancelled && !reply.err && !s->closed &&
+      s->send(reply.data, reply.len, s->send_data) != 0) {
+    s->closed = true;
+    for (mcp_call *o = s->calls; o; o = o->next)
+      atomic_store(&o->cancelled, true);
+  }
+  if (c->prev)
+    c->prev->next = c->next;
+  else
+    s->calls = c->next;
+  if (c->next)
+    c->next->prev = c->prev;
+  s->ncalls--;
+  mcp__buf_free(&reply);
+  mcp__tool_unref(c->tool);
+  mcp__call_free(c);
+  mcp__session_unref_locked(s);
+}
+
+int mcp_call_finish(mcp_call *call, int rc) {
+  if (call == NULL)
+    return MCP_EINVAL;
+  mcp_session *s = call->session;
+  pthread_mutex_lock(&s->lock);
+  if (call->phase == MCP__CALL_RUNNING) {
+    /* The handler has not returned MCP_DEFERRED yet; it completes the call
+     * when it does. */
+    call->phase = MCP__CALL_FINISH_EARLY;
+    call->finish_rc = rc > 0 ? MCP_EINVAL : rc;
+    pthread_mutex_unlock(&s->lock);
+    return 0;
+  }
+  if (call->phase != MCP__CALL_DEFERRED) {
+    pthread_mutex_unlock(&s->lock);
+    return MCP_EINVAL;
+  }
+  pthread_mutex_unlock(&s->lock);
+  mcp__call_complete(call, rc > 0 ? MCP_EINVAL : rc, NULL);
+  return 0;
+}

@@ -1,0 +1,115 @@
+/* JSON-RPC 2.0 envelopes as MCP constrains them: ids are strings or
+ * integers (never null), "jsonrpc" is exactly "2.0", keys are matched
+ * case-sensitively (the strict JSON layer has already refused duplicates). */
+#include <cjson/cJSON.h>
+#include <string.h>
+
+#include "internal.h"
+
+static const cJSON *member(const cJSON *obj, const char *key) {
+  return cJSON_GetObjectItemCaseSensitive(obj, key);
+}
+
+/* An id is usable when it is a string or an integer number. */
+static int id_usable(const cJSON *id) {
+  if (cJSON_IsString(id))
+    return 1;
+  return cJSON_IsNumber(id) && mcp__json_integer(id, NULL, NULL);
+}
+
+void mcp__msg_classify(const mcp__json_doc *doc, const cJSON *node,
+                       mcp__msg *out) {
+  *out = (mcp__msg){0};
+  if (!cJSON_IsObject(node)) {
+    out->why = "a JSON-RPC message must be a JSON object";
+    return;
+  }
+  const cJSON *id = member(node, "id");
+  out->id_node = id;
+  if (id != NULL && id_usable(id))
+    out->id = mcp__json_raw_text(doc, id, &out->id_len);
+
+  const cJSON *version = member(node, "jsonrpc");
+  if (!cJSON_IsString(version) || strcmp(version->valuestring, "2.0") != 0) {
+    out->why = "\"jsonrpc\" must be \"2.0\"";
+    return;
+  }
+  if (id != NULL && out->id == NULL) {
+    out->why = cJSON_IsNull(id) ? "the id must not be null"
+                                : "the id must be a string or an integer";
+    return;
+  }
+  const cJSON *method = member(node, "method");
+  const cJSON *params = member(node, "params");
+  if (method == NULL) {
+    const cJSON *result = member(node, "result");
+    const cJSON *error = member(node, "error");
+    if (id != NULL && (result != NULL) != (error != NULL) &&
+        (result == NULL || cJSON_IsObject(result)) &&
+        (error == NULL || cJSON_IsObject(error))) {
+      out->kind = MCP__MSG_RESPONSE;
+      return;
+    }
+    out->why = "\"method\" is missing";
+    return;
+  }
+  if (!cJSON_IsString(method)) {
+    out->why = "\"method\" must be a string";
+    return;
+  }
+  if (strlen(method->valuestring) > MCP__MAX_METHOD) {
+    out->why = "\"method\" is too long";
+    return;
+  }
+  if (params != NULL && !cJSON_IsObject(params)) {
+    out->why = "\"params\" must be an object";
+    return;
+  }
+  out->method = method->valuestring;
+  out->params = params;
+  out->kind = id ? MCP__MSG_REQUEST : MCP__MSG_NOTIFICATION;
+}
+
+static int put_id(mcp__buf *b, const char *id, size_t id_len,
+                  mcp__null_id null_id) {
+  if (id != NULL) {
+    mcp__buf_puts(b, "\"id\":");
+    mcp__buf_append(b, id, id_len);
+    return mcp__buf_putc(b, ',');
+  }
+  return null_id == MCP__ID_NULL ? mcp__buf_puts(b, "\"id\":null,") : b->err;
+}
+
+int mcp__rpc_result(mcp__buf *b, const char *id, size_t id_len,
+                    const char *result, size_t result_len) {
+  mcp__buf_puts(b, "{\"jsonrpc\":\"2.0\",");
+  put_id(b, id, id_len, MCP__ID_NULL);
+  mcp__buf_puts(b, "\"result\":");
+  mcp__buf_append(b, result, result_len);
+  return mcp__buf_putc(b, '}');
+}
+
+int mcp__rpc_error(mcp__buf *b, const char *id, size_t id_len,
+                   mcp__null_id null_id, int code, const char *message,
+                   const char *data) {
+  mcp__buf_puts(b, "{\"jsonrpc\":\"2.0\",");
+  put_id(b, id, id_len, null_id);
+  mcp__buf_printf(b, "\"error\":{\"code\":%d,\"message\":", code);
+  mcp__json_quote(b, message, strlen(message));
+  if (data != NULL) {
+    mcp__buf_puts(b, ",\"data\":");
+    mcp__buf_puts(b, data);
+  }
+  return mcp__buf_puts(b, "}}");
+}
+
+int mcp__rpc_notification(mcp__buf *b, const char *method,
+                          const char *params) {
+  mcp__buf_puts(b, "{\"jsonrpc\":\"2.0\",\"method\":");
+  mcp__json_quote(b, method, strlen(method));
+  if (params != NULL) {
+    mcp__buf_puts(b, ",\"params\":");
+    mcp__buf_puts(b, params);
+  }
+  return mcp__buf_putc(b, '}');
+}

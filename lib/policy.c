@@ -1,0 +1,113 @@
+/* Access control: the scopes a tool requires, then the authorizer hook.
+ * Nothing here can see a tool's annotations; that is deliberate (DESIGN
+ * promise 2), and test_policy proves flipping them changes no decision. */
+#include <cjson/cJSON.h>
+#include <string.h>
+
+#include "internal.h"
+
+bool mcp_principal_has_scope(const mcp_principal *principal,
+                             const char *scope) {
+  if (principal == NULL || scope == NULL)
+    return false;
+  if (principal->all_scopes)
+    return true;
+  for (const char *const *s = principal->scopes; s && *s; s++)
+    if (strcmp(*s, scope) == 0)
+      return true;
+  return false;
+}
+
+bool mcp__scope_token_valid(const char *s) {
+  if (s == NULL || *s == '\0')
+    return false;
+  for (; *s; s++) {
+    unsigned char c = (unsigned char)*s;
+    if (c < 0x21 || c > 0x7e || c == '"' || c == '\\')
+      return false;
+  }
+  return true;
+}
+
+int mcp__principal_copy(mcp_principal *dst, const mcp_principal *src) {
+  mcp_principal p = {0};
+  if (src != NULL) {
+    size_t n = 0;
+    while (src->scopes && src->scopes[n])
+      n++;
+    char **scopes = mcp__calloc(n + 1, sizeof *scopes);
+    if (scopes == NULL)
+      return MCP_ENOMEM;
+    p.scopes = (const char *const *)scopes;
+    for (size_t i = 0; i < n; i++) {
+      if ((scopes[i] = mcp__strdup(src->scopes[i])) == NULL) {
+        mcp__principal_free(&p);
+        return MCP_ENOMEM;
+      }
+    }
+    if (src->subject && (p.subject = mcp__strdup(src->subject)) == NULL) {
+      mcp__principal_free(&p);
+      return MCP_ENOMEM;
+    }
+    p.all_scopes = src->all_scopes;
+  }
+  *dst = p;
+  return 0;
+}
+
+void mcp__principal_free(mcp_principal *p) {
+  if (p->scopes) {
+    for (size_t i = 0; p->scopes[i]; i++)
+      mcp__free((void *)p->scopes[i]);
+    mcp__free((void *)p->scopes);
+  }
+  mcp__free((void *)p->subject);
+  *p = (mcp_principal){0};
+}
+
+int mcp__policy_decide(const mcp__policy *policy,
+                       const mcp_principal *principal, const char *tool,
+                       const char *const *required, size_t nrequired,
+                       const cJSON *arguments, mcp__decision *out) {
+  *out = (mcp__decision){.decision = MCP_DECISION_ALLOWED};
+  out->missing = mcp__calloc(nrequired + 1, sizeof *out->missing);
+  if (out->missing == NULL)
+    return MCP_ENOMEM;
+  /* Every required scope is checked, so a denial names all that are missing
+   * and the client can ask for them in one step. */
+  size_t n = 0;
+  for (size_t i = 0; i < nrequired; i++)
+    if (!mcp_principal_has_scope(principal, required[i]))
+      out->missing[n++] = required[i];
+  if (n > 0) {
+    out->decision = MCP_DECISION_DENIED_SCOPE;
+    return 0;
+  }
+  if (policy->authorize != NULL &&
+      policy->authorize(principal, tool, arguments, out->reason,
+                        sizeof out->reason, policy->authorize_data) != 0) {
+    out->reason[sizeof out->reason - 1] = '\0';
+    out->decision = MCP_DECISION_DENIED_AUTHORIZER;
+  }
+  return 0;
+}
+
+void mcp__decision_free(mcp__decision *d) {
+  mcp__free(d->missing);
+  d->missing = NULL;
+}
+
+int mcp__decision_data(mcp__buf *b, const mcp__decision *d) {
+  mcp__buf_puts(b, "{\"requiredScopes\":[");
+  for (size_t i = 0; d->missing && d->missing[i]; i++) {
+    if (i)
+      mcp__buf_putc(b, ',');
+    mcp__json_quote(b, d->missing[i], strlen(d->missing[i]));
+  }
+  mcp__buf_putc(b, ']');
+  if (d->decision == MCP_DECISION_DENIED_AUTHORIZER && d->reason[0]) {
+    mcp__buf_puts(b, ",\"reason\":");
+    mcp__json_quote(b, d->reason, strlen(d->reason));
+  }
+  return mcp__buf_putc(b, '}');
+}

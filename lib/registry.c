@@ -1,0 +1,372 @@
+/* Tools: the rules a definition must meet, its cached wire form, and the
+ * ordered table that tools/list pages through.
+ *
+ * A tool is checked once, at registration, and its Tool object is printed
+ * once per protocol version then; tools/list only concatenates those. */
+#include <cjson/cJSON.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+static const char *const version_names[MCP__VERSION_COUNT] = {
+    "2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"};
+
+const char *mcp__version_name(mcp__version v) { return version_names[v]; }
+
+int mcp__version_find(const char *s) {
+  for (int v = 0; v < MCP__VERSION_COUNT; v++)
+    if (s && strcmp(s, version_names[v]) == 0)
+      return v;
+  return -1;
+}
+
+/* ---- validation ---------------------------------------------------------- */
+
+static int name_valid(const char *name) {
+  size_t n = name ? strlen(name) : 0;
+  if (n < 1 || n > 128)
+    return 0;
+  for (size_t i = 0; i < n; i++) {
+    unsigned char c = (unsigned char)name[i];
+    if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+          (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-'))
+      return 0;
+  }
+  return 1;
+}
+
+static int hint_valid(mcp_hint h) {
+  return h == MCP_HINT_UNSET || h == MCP_HINT_FALSE || h == MCP_HINT_TRUE;
+}
+
+/* The rules of DESIGN promise 1. Returns NULL when the hints are honest,
+ * else the rule broken. */
+static const char *hints_rule(const mcp_tool_annotations *a) {
+  if (!hint_valid(a->read_only) || !hint_valid(a->destructive) ||
+      !hint_valid(a->idempotent) || !hint_valid(a->open_world))
+    return "a hint holds a value other than MCP_HINT_UNSET, MCP_HINT_FALSE "
+           "or MCP_HINT_TRUE";
+  if (a->read_only == MCP_HINT_UNSET)
+    return "read_only must be stated (MCP_HINT_TRUE or MCP_HINT_FALSE)";
+  if (a->open_world == MCP_HINT_UNSET)
+    return "open_world must be stated (MCP_HINT_TRUE or MCP_HINT_FALSE)";
+  if (a->read_only == MCP_HINT_TRUE) {
+    if (a->destructive == MCP_HINT_TRUE)
+      return "contradictory hints: a read-only tool cannot be destructive";
+    if (a->destructive != MCP_HINT_UNSET)
+      return "destructive is meaningless on a read-only tool; leave it unset";
+    if (a->idempotent != MCP_HINT_UNSET)
+      return "idempotent is meaningless on a read-only tool; leave it unset";
+  } else {
+    if (a->destructive == MCP_HINT_UNSET)
+      return "destructive must be stated when read_only is MCP_HINT_FALSE";
+    if (a->idempotent == MCP_HINT_UNSET)
+      return "idempotent must be stated when read_only is MCP_HINT_FALSE";
+  }
+  return NULL;
+}
+
+static int text_valid(const char *s) {
+  return s == NULL || mcp__utf8_valid(s, strlen(s));
+}
+
+/* Parses an object schema. Returns 0, MCP_EINVAL (why in err) or
+ * MCP_ENOMEM. */
+static int parse_object_schema(const char *text, const char *which,
+                               const char *tool, cJSON **out, char *err,
+                               size_t errlen) {
+  mcp__json_doc doc = {0};
+  char why[160];
+  int rc = mcp__json_parse(text, strlen(text), NULL, &doc, why, sizeof why);
+  if (rc == MCP_ENOMEM)
+    return rc;
+  if (rc != 0) {
+    mcp__fmt(err, errlen, "tool \"%s\": %s is not valid JSON: %s", tool,
+             which, why);
+    return MCP_EINVAL;
+  }
+  const cJSON *type = cJSON_GetObjectItemCaseSensitive(doc.root, "type");
+  if (!cJSON_IsObject(doc.root) || !cJSON_IsString(type) ||
+      strcmp(type->valuestring, "object") != 0) {
+    mcp__json_doc_free(&doc);
+    mcp__fmt(err, errlen,
+             "tool \"%s\": %s must be a JSON object schema with "
+             "\"type\":\"object\"",
+             tool, which);
+    return MCP_EINVAL;
+  }
+  *out = doc.root;
+  doc.root = NULL;
+  mcp__json_doc_free(&doc);
+  return 0;
+}
+
+/* ---- wire form ----------------------------------------------------------- */
+
+static void put_hint(mcp__buf *b, const char *key, mcp_hint h, int *first) {
+  if (h == MCP_HINT_UNSET)
+    return;
+  mcp__buf_printf(b, "%s\"%s\":%s", *first ? "" : ",", key,
+                  h == MCP_HINT_TRUE ? "true" : "false");
+  *first = 0;
+}
+
+static void put_string_member(mcp__buf *b, const char *key, const char *val) {
+  if (val == NULL)
+    return;
+  mcp__buf_printf(b, ",\"%s\":", key);
+  mcp__json_quote(b, val, strlen(val));
+}
+
+/* Prints the Tool object as version v defines it: annotations from
+ * 2025-03-26, title and outputSchema from 2025-06-18. Every stated hint is
+ * written explicitly, so no client falls back to the worst-case defaults. */
+static int build_wire(const mcp_tool *def, const mcp__tool *t, mcp__version v,
+                      mcp__buf *b) {
+  const mcp_tool_annotations *a = &def->annotations;
+  mcp__buf_puts(b, "{\"name\":");
+  mcp__json_quote(b, t->name, strlen(t->name));
+  if (v >= MCP__V2025_06_18)
+    put_string_member(b, "title", def->title);
+  put_string_member(b, "description", def->description);
+  mcp__buf_puts(b, ",\"inputSchema\":");
+  mcp__json_write(b, t->input_schema);
+  if (v >= MCP__V2025_06_18 && t->output_schema) {
+    mcp__buf_puts(b, ",\"outputSchema\":");
+    mcp__json_write(b, t->output_schema);
+  }
+  if (v >= MCP__V2025_03_26) {
+    int first = 1;
+    mcp__buf_puts(b, ",\"annotations\":{");
+    const char *title = a->title ? a->title : def->title;
+    if (title) {
+      mcp__buf_puts(b, "\"title\":");
+      mcp__json_quote(b, title, strlen(title));
+      first = 0;
+    }
+    put_hint(b, "readOnlyHint", a->read_only, &first);
+    put_hint(b, "destructiveHint", a->destructive, &first);
+    put_hint(b, "idempotentHint", a->idempotent, &first);
+    put_hint(b, "openWorldHint", a->open_world, &first);
+    mcp__buf_putc(b, '}');
+  }
+  return mcp__buf_putc(b, '}');
+}
+
+/* ---- tool objects -------------------------------------------------------- */
+
+static void tool_free(mcp__tool *t) {
+  if (t == NULL)
+    return;
+  mcp__free(t->name);
+  for (size_t i = 0; t->scopes && t->scopes[i]; i++)
+    mcp__free(t->scopes[i]);
+  mcp__free(t->scopes);
+  cJSON_Delete(t->input_schema);
+  cJSON_Delete(t->output_schema);
+  for (int v = 0; v < MCP__VERSION_COUNT; v++)
+    mcp__free(t->wire[v]);
+  mcp__free(t);
+}
+
+void mcp__tool_ref(mcp__tool *t) { atomic_fetch_add(&t->refs, 1); }
+
+void mcp__tool_unref(mcp__tool *t) {
+  if (t && atomic_fetch_sub(&t->refs, 1) == 1)
+    tool_free(t);
+}
+
+static int check_definition(const mcp_tool *def, char *err, size_t errlen) {
+  const char *name = def->name ? def->name : "";
+  if (!name_valid(def->name)) {
+    mcp__fmt(err, errlen,
+             "tool \"%.140s\": the name must be 1-128 characters of "
+             "[A-Za-z0-9_.-]",
+             mcp__utf8_valid(name, strlen(name)) ? name : "(invalid UTF-8)");
+    return MCP_EINVAL;
+  }
+  if (def->handler == NULL) {
+    mcp__fmt(err, errlen, "tool \"%s\": a handler is required", name);
+    return MCP_EINVAL;
+  }
+  if (def->description == NULL || def->description[0] == '\0') {
+    mcp__fmt(err, errlen,
+             "tool \"%s\": a description is required (clients show it to "
+             "the model)",
+             name);
+    return MCP_EINVAL;
+  }
+  if (!text_valid(def->title) || !text_valid(def->description) ||
+      !text_valid(def->annotations.title)) {
+    mcp__fmt(err, errlen, "tool \"%s\": title and description must be UTF-8",
+             name);
+    return MCP_EINVAL;
+  }
+  const char *rule = hints_rule(&def->annotations);
+  if (rule != NULL) {
+    mcp__fmt(err, errlen, "tool \"%s\": %s", name, rule);
+    return MCP_EINVAL;
+  }
+  for (const char *const *s = def->scopes; s && *s; s++) {
+    if (!mcp__scope_token_valid(*s)) {
+      mcp__fmt(err, errlen,
+               "tool \"%s\": scope \"%.64s\" is not an RFC 6750 scope token "
+               "(printable ASCII without space, '\"' or '\\')",
+               name, mcp__utf8_valid(*s, strlen(*s)) ? *s : "(invalid)");
+      return MCP_EINVAL;
+    }
+  }
+  return 0;
+}
+
+int mcp__tool_new(const mcp_tool *def, void *user_data, mcp__tool **out,
+                  char *err, size_t errlen) {
+  if (def == NULL) {
+    mcp__fmt(err, errlen, "the tool definition is NULL");
+    return MCP_EINVAL;
+  }
+  int rc = check_definition(def, err, errlen);
+  if (rc)
+    return rc;
+  mcp__tool *t = mcp__calloc(1, sizeof *t);
+  if (t == NULL)
+    return MCP_ENOMEM;
+  atomic_init(&t->refs, 1);
+  t->handler = def->handler;
+  t->user_data = user_data;
+  size_t n = 0;
+  while (def->scopes && def->scopes[n])
+    n++;
+  t->nscopes = n;
+  rc = MCP_ENOMEM;
+  if ((t->name = mcp__strdup(def->name)) == NULL ||
+      (t->scopes = mcp__calloc(n + 1, sizeof *t->scopes)) == NULL)
+    goto fail;
+  for (size_t i = 0; i < n; i++)
+    if ((t->scopes[i] = mcp__strdup(def->scopes[i])) == NULL)
+      goto fail;
+  rc = parse_object_schema(
+      def->input_schema ? def->input_schema
+                        : "{\"type\":\"object\",\"additionalProperties\":false}",
+      "input_schema", t->name, &t->input_schema, err, errlen);
+  if (rc)
+    goto fail;
+  if (def->output_schema) {
+    rc = parse_object_schema(def->output_schema, "output_schema", t->name,
+                             &t->output_schema, err, errlen);
+    if (rc)
+      goto fail;
+  }
+  for (int v = 0; v < MCP__VERSION_COUNT; v++) {
+    mcp__buf b = {0};
+    build_wire(def, t, (mcp__version)v, &b);
+    if ((t->wire[v] = mcp__buf_take(&b, &t->wire_len[v])) == NULL) {
+      rc = MCP_ENOMEM;
+      goto fail;
+    }
+  }
+  *out = t;
+  return 0;
+fail:
+  if (rc == MCP_ENOMEM)
+    mcp__fmt(err, errlen, "out of memory");
+  tool_free(t);
+  return rc;
+}
+
+/* ---- the table ----------------------------------------------------------- */
+
+static size_t index_of(const mcp__registry *r, const char *name) {
+  for (size_t i = 0; i < r->n; i++)
+    if (strcmp(r->tools[i]->name, name) == 0)
+      return i;
+  return (size_t)-1;
+}
+
+int mcp__registry_add(mcp__registry *r, mcp__tool *t) {
+  if (index_of(r, t->name) != (size_t)-1)
+    return MCP_EEXIST;
+  if (r->n == r->cap) {
+    size_t cap = r->cap ? r->cap * 2 : 16;
+    mcp__tool **p = mcp__realloc(r->tools, cap * sizeof *p);
+    if (p == NULL)
+      return MCP_ENOMEM;
+    r->tools = p;
+    r->cap = cap;
+  }
+  t->seq = ++r->next_seq;
+  r->tools[r->n++] = t;
+  return 0;
+}
+
+int mcp__registry_remove(mcp__registry *r, const char *name) {
+  size_t i = name ? index_of(r, name) : (size_t)-1;
+  if (i == (size_t)-1)
+    return MCP_ENOENT;
+  mcp__tool *t = r->tools[i];
+  memmove(&r->tools[i], &r->tools[i + 1], (r->n - i - 1) * sizeof *r->tools);
+  r->n--;
+  mcp__tool_unref(t);
+  return 0;
+}
+
+mcp__tool *mcp__registry_find(const mcp__registry *r, const char *name) {
+  size_t i = index_of(r, name);
+  if (i == (size_t)-1)
+    return NULL;
+  mcp__tool_ref(r->tools[i]);
+  return r->tools[i];
+}
+
+/* A cursor is "t" followed by the decimal sequence number of the last tool
+ * of the previous page. Sequence numbers only grow, so a cursor stays
+ * meaningful while tools come and go: the next page starts after it. */
+static int cursor_parse(const char *cursor, unsigned long long *seq) {
+  if (cursor[0] != 't' || cursor[1] == '\0' || strlen(cursor) > 20)
+    return MCP_EINVAL;
+  unsigned long long v = 0;
+  for (const char *p = cursor + 1; *p; p++) {
+    if (*p < '0' || *p > '9')
+      return MCP_EINVAL;
+    v = v * 10 + (unsigned)(*p - '0');
+  }
+  *seq = v;
+  return 0;
+}
+
+int mcp__registry_page(const mcp__registry *r, mcp__version v,
+                       const char *cursor, unsigned page_size, mcp__buf *b) {
+  unsigned long long after = 0;
+  if (cursor != NULL && cursor_parse(cursor, &after))
+    return MCP_EINVAL;
+  /* Sequence numbers grow with the index, so binary search the start. */
+  size_t lo = 0, hi = r->n;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (r->tools[mid]->seq <= after)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  size_t end = r->n - lo > page_size ? lo + page_size : r->n;
+  mcp__buf_puts(b, "{\"tools\":[");
+  for (size_t i = lo; i < end; i++) {
+    if (i > lo)
+      mcp__buf_putc(b, ',');
+    mcp__buf_append(b, r->tools[i]->wire[v], r->tools[i]->wire_len[v]);
+  }
+  mcp__buf_putc(b, ']');
+  if (end < r->n)
+    mcp__buf_printf(b, ",\"nextCursor\":\"t%llu\"", r->tools[end - 1]->seq);
+  return mcp__buf_putc(b, '}');
+}
+
+void mcp__registry_clear(mcp__registry *r) {
+  for (size_t i = 0; i < r->n; i++)
+    mcp__tool_unref(r->tools[i]);
+  mcp__free(r->tools);
+  *r = (mcp__registry){0};
+}

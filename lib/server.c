@@ -1,0 +1,188 @@
+/* The server: identity, the tool table, hooks, and the sessions to tell
+ * when the table changes. */
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define DEFAULT_PAGE_SIZE 100
+
+int mcp_server_new(const mcp_server_info *info, mcp_server **out) {
+  if (info == NULL || out == NULL || info->name == NULL ||
+      info->version == NULL || !mcp__utf8_valid(info->name, strlen(info->name)) ||
+      !mcp__utf8_valid(info->version, strlen(info->version)) ||
+      (info->title && !mcp__utf8_valid(info->title, strlen(info->title))) ||
+      (info->instructions &&
+       !mcp__utf8_valid(info->instructions, strlen(info->instructions))))
+    return MCP_EINVAL;
+  mcp_server *srv = mcp__calloc(1, sizeof *srv);
+  if (srv == NULL)
+    return MCP_ENOMEM;
+  if (pthread_mutex_init(&srv->lock, NULL) != 0) {
+    mcp__free(srv);
+    return MCP_ENOMEM;
+  }
+  srv->name = mcp__strdup(info->name);
+  srv->version = mcp__strdup(info->version);
+  srv->title = mcp__strdup(info->title);
+  srv->instructions = mcp__strdup(info->instructions);
+  atomic_init(&srv->page_size, DEFAULT_PAGE_SIZE);
+  if (!srv->name || !srv->version || (info->title && !srv->title) ||
+      (info->instructions && !srv->instructions)) {
+    mcp_server_free(srv);
+    return MCP_ENOMEM;
+  }
+  *out = srv;
+  return 0;
+}
+
+void mcp_server_free(mcp_server *srv) {
+  if (srv == NULL)
+    return;
+  mcp__registry_clear(&srv->reg);
+  mcp__free(srv->name);
+  mcp__free(srv->version);
+  mcp__free(srv->title);
+  mcp__free(srv->instructions);
+  pthread_mutex_destroy(&srv->lock);
+  mcp__free(srv);
+}
+
+const char *mcp_server_errmsg(const mcp_server *srv) {
+  if (srv == NULL)
+    return "no server";
+  return srv->errmsg[0] ? srv->errmsg : "no error";
+}
+
+static int fail(mcp_server *srv, int rc, const char *msg) {
+  pthread_mutex_lock(&srv->lock);
+  mcp__fmt(srv->errmsg, sizeof srv->errmsg, "%s", msg);
+  pthread_mutex_unlock(&srv->lock);
+  return rc;
+}
+
+void mcp_server_set_log(mcp_server *srv, mcp_log_fn fn, void *user_data) {
+  srv->log = fn;
+  srv->log_data = user_data;
+}
+
+void mcp_server_set_authorizer(mcp_server *srv, mcp_authorize_fn fn,
+                               void *user_data) {
+  srv->policy.authorize = fn;
+  srv->policy.authorize_data = user_data;
+}
+
+void mcp_server_set_audit(mcp_server *srv, mcp_audit_fn fn, void *user_data) {
+  srv->audit = fn;
+  srv->audit_data = user_data;
+}
+
+void mcp_server_set_page_size(mcp_server *srv, unsigned tools) {
+  atomic_store(&srv->page_size, tools ? tools : DEFAULT_PAGE_SIZE);
+}
+
+void mcp__log(mcp_server *srv, mcp_log_level level, const char *fmt, ...) {
+  char line[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(line, sizeof line, fmt, ap);
+  va_end(ap);
+  if (srv->log) {
+    srv->log(level, line, srv->log_data);
+  } else if (level >= MCP_LOG_WARNING) {
+    fprintf(stderr, "libmcp: %s\n", line);
+  }
+}
+
+void mcp__audit(mcp_server *srv, const char *tool, const mcp_principal *p,
+                mcp_decision decision, const char *const *missing,
+                bool is_error, unsigned long long started_us) {
+  if (srv->audit == NULL)
+    return;
+  static const char *const none[] = {NULL};
+  mcp_audit_record rec = {
+      .tool = tool,
+      .subject = p->subject,
+      .decision = decision,
+      .missing_scopes = missing ? missing : none,
+      .is_error = is_error,
+      .duration_us = mcp__now_us() - started_us,
+  };
+  srv->audit(&rec, srv->audit_data);
+}
+
+/* Tells every initialized session that the tool list changed. Sessions are
+ * pinned under the server lock and sent to after it is released, so a send
+ * callback may call back into the server. */
+static void broadcast_list_changed(mcp_server *srv) {
+  static const char msg[] =
+      "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}";
+  pthread_mutex_lock(&srv->lock);
+  size_t n = 0;
+  for (mcp_session *s = srv->sessions; s; s = s->next)
+    n++;
+  mcp_session **pinned = n ? mcp__calloc(n, sizeof *pinned) : NULL;
+  n = 0;
+  for (mcp_session *s = pinned ? srv->sessions : NULL; s; s = s->next) {
+    if (atomic_load(&s->state) != MCP__STATE_READY)
+      continue;
+    pthread_mutex_lock(&s->lock);
+    if (!s->closed) {
+      s->refs++;
+      pinned[n++] = s;
+    }
+    pthread_mutex_unlock(&s->lock);
+  }
+  bool oom = srv->sessions != NULL && pinned == NULL;
+  pthread_mutex_unlock(&srv->lock);
+  if (oom)
+    mcp__log(srv, MCP_LOG_ERROR,
+             "out of memory: tools/list_changed not sent");
+  for (size_t i = 0; i < n; i++) {
+    mcp__session_send(pinned[i], msg, sizeof msg - 1);
+    pthread_mutex_lock(&pinned[i]->lock);
+    mcp__session_unref_locked(pinned[i]);
+  }
+  mcp__free(pinned);
+}
+
+int mcp_server_add_tool(mcp_server *srv, const mcp_tool *tool,
+                        void *user_data) {
+  if (srv == NULL)
+    return MCP_EINVAL;
+  char err[sizeof srv->errmsg];
+  mcp__tool *t = NULL;
+  int rc = mcp__tool_new(tool, user_data, &t, err, sizeof err);
+  if (rc)
+    return fail(srv, rc, err);
+  pthread_mutex_lock(&srv->lock);
+  rc = mcp__registry_add(&srv->reg, t);
+  if (rc == MCP_EEXIST)
+    mcp__fmt(srv->errmsg, sizeof srv->errmsg,
+             "tool \"%s\": a tool of that name is already registered",
+             t->name);
+  else if (rc)
+    mcp__fmt(srv->errmsg, sizeof srv->errmsg, "out of memory");
+  pthread_mutex_unlock(&srv->lock);
+  if (rc) {
+    mcp__tool_unref(t);
+    return rc;
+  }
+  broadcast_list_changed(srv);
+  return 0;
+}
+
+int mcp_server_remove_tool(mcp_server *srv, const char *name) {
+  if (srv == NULL || name == NULL)
+    return MCP_EINVAL;
+  pthread_mutex_lock(&srv->lock);
+  int rc = mcp__registry_remove(&srv->reg, name);
+  if (rc)
+    mcp__fmt(srv->errmsg, sizeof srv->errmsg,
+             "tool \"%.200s\": no tool of that name is registered", name);
+  pthread_mutex_unlock(&srv->lock);
+  if (rc == 0)
+    broadcast_list_changed(srv);
+  return rc;
+}

@@ -1,0 +1,585 @@
+/* The engine: one session turns whole JSON-RPC messages into replies handed
+ * to its send callback. No I/O happens here; transports frame and move the
+ * bytes, and an embedder can drive a session from any event loop. */
+#include <cjson/cJSON.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* ---- lifetime ------------------------------------------------------------ */
+
+int mcp_session_new(mcp_server *srv, const mcp_principal *principal,
+                    mcp_send_fn send, void *user_data, mcp_session **out) {
+  if (srv == NULL || send == NULL || out == NULL)
+    return MCP_EINVAL;
+  mcp_session *s = mcp__calloc(1, sizeof *s);
+  if (s == NULL)
+    return MCP_ENOMEM;
+  if (mcp__principal_copy(&s->principal, principal) != 0) {
+    mcp__free(s);
+    return MCP_ENOMEM;
+  }
+  if (pthread_mutex_init(&s->lock, NULL) != 0) {
+    mcp__principal_free(&s->principal);
+    mcp__free(s);
+    return MCP_ENOMEM;
+  }
+  s->srv = srv;
+  s->send = send;
+  s->send_data = user_data;
+  s->refs = 1;
+  atomic_init(&s->state, MCP__STATE_NEW);
+  atomic_init(&s->version, MCP__VERSION_LATEST);
+  pthread_mutex_lock(&srv->lock);
+  s->next = srv->sessions;
+  if (s->next)
+    s->next->prev = s;
+  srv->sessions = s;
+  pthread_mutex_unlock(&srv->lock);
+  *out = s;
+  return 0;
+}
+
+static void session_destroy(mcp_session *s) {
+  mcp__principal_free(&s->principal);
+  pthread_mutex_destroy(&s->lock);
+  mcp__free(s);
+}
+
+void mcp__session_unref_locked(mcp_session *s) {
+  unsigned left = --s->refs;
+  pthread_mutex_unlock(&s->lock);
+  if (left == 0)
+    session_destroy(s);
+}
+
+void mcp_session_free(mcp_session *s) {
+  if (s == NULL)
+    return;
+  mcp_server *srv = s->srv;
+  pthread_mutex_lock(&srv->lock);
+  if (s->prev)
+    s->prev->next = s->next;
+  else
+    srv->sessions = s->next;
+  if (s->next)
+    s->next->prev = s->prev;
+  pthread_mutex_unlock(&srv->lock);
+  /* Calls still running keep the session alive through their references;
+   * they see the cancelled flag and their replies go nowhere. */
+  pthread_mutex_lock(&s->lock);
+  s->closed = true;
+  for (mcp_call *c = s->calls; c; c = c->next)
+    atomic_store(&c->cancelled, true);
+  mcp__session_unref_locked(s);
+}
+
+void mcp_session_cancel_all(mcp_session *s) {
+  if (s == NULL)
+    return;
+  pthread_mutex_lock(&s->lock);
+  for (mcp_call *c = s->calls; c; c = c->next)
+    atomic_store(&c->cancelled, true);
+  pthread_mutex_unlock(&s->lock);
+}
+
+const char *mcp_session_protocol_version(const mcp_session *s) {
+  if (s == NULL || atomic_load(&s->state) == MCP__STATE_NEW)
+    return NULL;
+  return mcp__version_name((mcp__version)atomic_load(&s->version));
+}
+
+size_t mcp_session_pending(const mcp_session *s) {
+  mcp_session *m = (mcp_session *)s;
+  pthread_mutex_lock(&m->lock);
+  size_t n = m->ncalls;
+  pthread_mutex_unlock(&m->lock);
+  return n;
+}
+
+int mcp__session_send(mcp_session *s, const char *msg, size_t len) {
+  pthread_mutex_lock(&s->lock);
+  int rc = MCP_ECLOSED;
+  if (!s->closed) {
+    rc = s->send(msg, len, s->send_data);
+    if (rc != 0) {
+      /* A transport that cannot deliver has lost its peer; stop everything
+       * on this session rather than let calls run for nobody. */
+      s->closed = true;
+      for (mcp_call *c = s->calls; c; c = c->next)
+        atomic_store(&c->cancelled, true);
+      rc = MCP_ECLOSED;
+    }
+  }
+  pthread_mutex_unlock(&s->lock);
+  return rc;
+}
+
+/* ---- replies ------------------------------------------------------------- */
+
+/* Where replies to one incoming message go: straight to the peer, or into
+ * the array answering a 2025-03-26 batch. */
+typedef struct reply_ctx {
+  mcp__buf *batch; /* NULL when not in a batch */
+  size_t nbatch;
+  int err;         /* first failure to send or to build a reply */
+} reply_ctx;
+
+static void reply_buf(mcp_session *s, reply_ctx *ctx, mcp__buf *b) {
+  if (b->err) {
+    if (!ctx->err)
+      ctx->err = b->err;
+  } else if (ctx->batch) {
+    mcp__buf_putc(ctx->batch, ctx->nbatch++ ? ',' : '[');
+    mcp__buf_append(ctx->batch, b->data, b->len);
+  } else {
+    int rc = mcp__session_send(s, b->data, b->len);
+    if (rc && !ctx->err)
+      ctx->err = rc;
+  }
+  mcp__buf_free(b);
+}
+
+static mcp__null_id null_id_style(const mcp_session *s) {
+  if (atomic_load(&s->state) != MCP__STATE_NEW &&
+      atomic_load(&s->version) >= MCP__V2025_11_25)
+    return MCP__ID_OMIT;
+  return MCP__ID_NULL;
+}
+
+static void reply_error(mcp_session *s, reply_ctx *ctx, const char *id,
+                        size_t id_len, int code, const char *message,
+                        const char *data) {
+  mcp__buf b = {0};
+  mcp__rpc_error(&b, id, id_len, null_id_style(s), code, message, data);
+  reply_buf(s, ctx, &b);
+}
+
+static void reply_result(mcp_session *s, reply_ctx *ctx, const mcp__msg *m,
+                         mcp__buf *result) {
+  mcp__buf b = {0};
+  if (result->err)
+    b.err = result->err;
+  else
+    mcp__rpc_result(&b, m->id, m->id_len, result->data, result->len);
+  mcp__buf_free(result);
+  reply_buf(s, ctx, &b);
+}
+
+static void reply_invalid_params(mcp_session *s, reply_ctx *ctx,
+                                 const mcp__msg *m, const char *why) {
+  char msg[300];
+  mcp__fmt(msg, sizeof msg, "Invalid params: %s", why);
+  reply_error(s, ctx, m->id, m->id_len, MCP__RPC_INVALID_PARAMS, msg, NULL);
+}
+
+/* ---- initialize ---------------------------------------------------------- */
+
+static const cJSON *member(const cJSON *obj, const char *key) {
+  return cJSON_GetObjectItemCaseSensitive(obj, key);
+}
+
+static void put_member(mcp__buf *b, const char *key, const char *val) {
+  if (val == NULL)
+    return;
+  mcp__buf_printf(b, ",\"%s\":", key);
+  mcp__json_quote(b, val, strlen(val));
+}
+
+static void handle_initialize(mcp_session *s, reply_ctx *ctx,
+                              const mcp__msg *m) {
+  if (ctx->batch) {
+    reply_error(s, ctx, m->id, m->id_len, MCP__RPC_INVALID_REQUEST,
+                "Invalid Request: initialize must not be part of a batch",
+                NULL);
+    return;
+  }
+  if (atomic_load(&s->state) != MCP__STATE_NEW) {
+    reply_error(s, ctx, m->id, m->id_len, MCP__RPC_INVALID_REQUEST,
+                "Invalid Request: the session is already initialized", NULL);
+    return;
+  }
+  const cJSON *version = member(m->params, "protocolVersion");
+  const cJSON *caps = member(m->params, "capabilities");
+  const cJSON *client = member(m->params, "clientInfo");
+  if (!cJSON_IsString(version) || !cJSON_IsObject(caps) ||
+      !cJSON_IsObject(client) || !cJSON_IsString(member(client, "name"))) {
+    reply_invalid_params(s, ctx, m,
+                         "initialize needs protocolVersion (string), "
+                         "capabilities (object) and clientInfo (object with "
+                         "a name)");
+    return;
+  }
+  /* The client's version if we speak it, else our latest: the client then
+   * decides whether it can go on. */
+  int v = mcp__version_find(version->valuestring);
+  if (v < 0)
+    v = MCP__VERSION_LATEST;
+  mcp_server *srv = s->srv;
+  mcp__buf r = {0};
+  mcp__buf_printf(&r,
+                  "{\"protocolVersion\":\"%s\",\"capabilities\":{\"tools\":{"
+                  "\"listChanged\":true}},\"serverInfo\":{\"name\":",
+                  mcp__version_name((mcp__version)v));
+  mcp__json_quote(&r, srv->name, strlen(srv->name));
+  put_member(&r, "version", srv->version);
+  if (v >= MCP__V2025_06_18)
+    put_member(&r, "title", srv->title);
+  mcp__buf_putc(&r, '}');
+  put_member(&r, "instructions", srv->instructions);
+  mcp__buf_putc(&r, '}');
+  if (r.err) {
+    mcp__buf_free(&r);
+    reply_error(s, ctx, m->id, m->id_len, MCP__RPC_INTERNAL_ERROR,
+                "Internal error", NULL);
+    return;
+  }
+  atomic_store(&s->version, v);
+  atomic_store(&s->state, MCP__STATE_INITIALIZED);
+  reply_result(s, ctx, m, &r);
+}
+
+/* ---- tools --------------------------------------------------------------- */
+
+static void handle_tools_list(mcp_session *s, reply_ctx *ctx,
+                              const mcp__msg *m) {
+  const cJSON *cursor = member(m->params, "cursor");
+  if (cursor && !cJSON_IsString(cursor)) {
+    reply_invalid_params(s, ctx, m, "cursor must be a string");
+    return;
+  }
+  mcp_server *srv = s->srv;
+  mcp__buf r = {0};
+  pthread_mutex_lock(&srv->lock);
+  int rc = mcp__registry_page(&srv->reg, (mcp__version)atomic_load(&s->version),
+                              cursor ? cursor->valuestring : NULL,
+                              atomic_load(&srv->page_size), &r);
+  pthread_mutex_unlock(&srv->lock);
+  if (rc == MCP_EINVAL) {
+    mcp__buf_free(&r);
+    reply_invalid_params(s, ctx, m, "unknown cursor");
+    return;
+  }
+  reply_result(s, ctx, m, &r);
+}
+
+/* Finds an unfinished call by canonical id. Call with s->lock held. */
+static mcp_call *find_call(mcp_session *s, const char *canon) {
+  for (mcp_call *c = s->calls; c; c = c->next)
+    if (strcmp(c->canon_id, canon) == 0)
+      return c;
+  return NULL;
+}
+
+static void deny(mcp_session *s, reply_ctx *ctx, const mcp__msg *m,
+                 const mcp__decision *d) {
+  mcp__buf msg = {0}, data = {0};
+  if (d->decision == MCP_DECISION_DENIED_SCOPE) {
+    mcp__buf_puts(&msg, "Forbidden: insufficient scope; this tool needs");
+    for (size_t i = 0; d->missing[i]; i++)
+      mcp__buf_printf(&msg, " %s", d->missing[i]);
+  } else {
+    mcp__buf_puts(&msg, "Forbidden: the server's policy denied this call");
+  }
+  mcp__decision_data(&data, d);
+  const char *text = mcp__buf_str(&msg), *json = mcp__buf_str(&data);
+  if (text && json)
+    reply_error(s, ctx, m->id, m->id_len, MCP_RPC_FORBIDDEN, text, json);
+  else if (!ctx->err)
+    ctx->err = MCP_ENOMEM;
+  mcp__buf_free(&msg);
+  mcp__buf_free(&data);
+}
+
+/* Sends an isError result without running the handler. */
+static void reply_tool_error(mcp_session *s, reply_ctx *ctx, const mcp__msg *m,
+                             const char *text) {
+  mcp__buf r = {0};
+  mcp__buf_puts(&r, "{\"content\":[{\"type\":\"text\",\"text\":");
+  mcp__json_quote(&r, text, strlen(text));
+  mcp__buf_puts(&r, "}],\"isError\":true}");
+  reply_result(s, ctx, m, &r);
+}
+
+/* Completes a call on the receiving thread, so its reply can join a batch. */
+static void complete_here(mcp_session *s, reply_ctx *ctx, mcp_call *call,
+                          int rc) {
+  mcp__buf out = {0};
+  mcp__call_complete(call, rc, &out);
+  if (out.len || out.err)
+    reply_buf(s, ctx, &out);
+  else
+    mcp__buf_free(&out);
+}
+
+static void handle_tools_call(mcp_session *s, reply_ctx *ctx,
+                              const mcp__msg *m, cJSON *params) {
+  unsigned long long started = mcp__now_us();
+  mcp_server *srv = s->srv;
+  const cJSON *name = member(params, "name");
+  cJSON *args = cJSON_GetObjectItemCaseSensitive(params, "arguments");
+  const cJSON *meta = member(params, "_meta");
+  const cJSON *token = cJSON_IsObject(meta) ? member(meta, "progressToken")
+                                            : NULL;
+  if (!cJSON_IsString(name)) {
+    reply_invalid_params(s, ctx, m, "tools/call needs a tool name (string)");
+    return;
+  }
+  if (args != NULL && !cJSON_IsObject(args)) {
+    reply_invalid_params(s, ctx, m, "arguments must be an object");
+    return;
+  }
+  if (token && !cJSON_IsString(token) &&
+      !(cJSON_IsNumber(token) && mcp__json_integer(token, NULL, NULL))) {
+    reply_invalid_params(s, ctx, m,
+                         "_meta.progressToken must be a string or an integer");
+    return;
+  }
+  pthread_mutex_lock(&srv->lock);
+  mcp__tool *tool = mcp__registry_find(&srv->reg, name->valuestring);
+  pthread_mutex_unlock(&srv->lock);
+  if (tool == NULL) {
+    char msg[200];
+    mcp__fmt(msg, sizeof msg, "Unknown tool: %.128s", name->valuestring);
+    reply_error(s, ctx, m->id, m->id_len, MCP__RPC_INVALID_PARAMS, msg, NULL);
+    return;
+  }
+  /* The call owns its arguments: they outlive this message when the
+   * handler defers. A missing "arguments" is an empty object. */
+  if (args)
+    cJSON_DetachItemViaPointer(params, args);
+  else
+    args = cJSON_CreateObject();
+  mcp__buf canon = {0}, tok = {0};
+  mcp__id_canonical(&canon, m->id_node);
+  if (token)
+    mcp__json_write(&tok, token);
+  mcp__decision d = {0};
+  mcp_call *call = NULL;
+  char why[512];
+  int rc = MCP_ENOMEM;
+  if (args == NULL || !mcp__buf_str(&canon) || !mcp__buf_str(&tok) ||
+      mcp__policy_decide(&srv->policy, &s->principal, tool->name,
+                         (const char *const *)tool->scopes, tool->nscopes,
+                         args, &d) != 0)
+    goto oom;
+
+  pthread_mutex_lock(&s->lock);
+  bool duplicate = find_call(s, canon.data) != NULL;
+  pthread_mutex_unlock(&s->lock);
+  if (duplicate) {
+    reply_error(s, ctx, m->id, m->id_len, MCP__RPC_INVALID_REQUEST,
+                "Invalid Request: a call with this id is still in progress",
+                NULL);
+    goto done;
+  }
+  if (d.decision != MCP_DECISION_ALLOWED) {
+    mcp__audit(srv, tool->name, &s->principal, d.decision,
+               (const char *const *)d.missing, false, started);
+    deny(s, ctx, m, &d);
+    goto done;
+  }
+  if (mcp__schema_check_args(tool->input_schema, args, why, sizeof why)) {
+    mcp__audit(srv, tool->name, &s->principal,
+               MCP_DECISION_INVALID_ARGUMENTS, NULL, true, started);
+    reply_tool_error(s, ctx, m, why);
+    goto done;
+  }
+  rc = mcp__call_new(s, tool, (mcp__version)atomic_load(&s->version), m->id,
+                     m->id_len, canon.data, token ? tok.data : NULL, args,
+                     &call);
+  args = NULL; /* the call owns them now, or freed them on failure */
+  if (rc)
+    goto oom;
+  call->started_us = started;
+  tool = NULL; /* the call holds the reference */
+  mcp__decision_free(&d);
+  mcp__buf_free(&canon);
+  mcp__buf_free(&tok);
+
+  rc = call->tool->handler(call, call->tool->user_data);
+  if (rc == MCP_DEFERRED) {
+    /* The handler may have handed the call to another thread that already
+     * finished it; whichever side comes second completes the call. */
+    pthread_mutex_lock(&s->lock);
+    if (call->phase == MCP__CALL_FINISH_EARLY) {
+      pthread_mutex_unlock(&s->lock);
+      complete_here(s, ctx, call, call->finish_rc);
+    } else {
+      call->phase = MCP__CALL_DEFERRED;
+      pthread_mutex_unlock(&s->lock);
+    }
+    return;
+  }
+  if (rc > 0)
+    rc = MCP_EINVAL; /* not a valid handler return; treat as a failure */
+  complete_here(s, ctx, call, rc);
+  return;
+oom:
+  reply_error(s, ctx, m->id, m->id_len, MCP__RPC_INTERNAL_ERROR,
+              "Internal error", NULL);
+done:
+  cJSON_Delete(args);
+  if (tool)
+    mcp__tool_unref(tool);
+  mcp__decision_free(&d);
+  mcp__buf_free(&canon);
+  mcp__buf_free(&tok);
+}
+
+static void handle_cancelled(mcp_session *s, const cJSON *params) {
+  const cJSON *id = member(params, "requestId");
+  if (id == NULL || !(cJSON_IsString(id) || cJSON_IsNumber(id)))
+    return; /* malformed cancellations are ignored, as the spec asks */
+  mcp__buf canon = {0};
+  if (mcp__id_canonical(&canon, id) == 0 && mcp__buf_str(&canon)) {
+    pthread_mutex_lock(&s->lock);
+    mcp_call *c = find_call(s, canon.data);
+    if (c)
+      atomic_store(&c->cancelled, true);
+    pthread_mutex_unlock(&s->lock);
+  }
+  mcp__buf_free(&canon);
+}
+
+/* ---- dispatch ------------------------------------------------------------ */
+
+static void handle_request(mcp_session *s, reply_ctx *ctx, const mcp__msg *m,
+                           cJSON *params) {
+  static cJSON empty = {.type = cJSON_Object};
+  mcp__msg mm = *m;
+  if (mm.params == NULL)
+    mm.params = &empty;
+  const char *method = m->method;
+  if (strcmp(method, "initialize") == 0) {
+    handle_initialize(s, ctx, &mm);
+    return;
+  }
+  if (strcmp(method, "ping") == 0) {
+    mcp__buf r = {0};
+    mcp__buf_puts(&r, "{}");
+    reply_result(s, ctx, m, &r);
+    return;
+  }
+  bool tools_method =
+      strcmp(method, "tools/list") == 0 || strcmp(method, "tools/call") == 0;
+  if (tools_method && atomic_load(&s->state) == MCP__STATE_NEW) {
+    reply_error(s, ctx, m->id, m->id_len, MCP__RPC_INVALID_REQUEST,
+                "Invalid Request: the session is not initialized; send "
+                "initialize first",
+                NULL);
+    return;
+  }
+  if (strcmp(method, "tools/list") == 0) {
+    handle_tools_list(s, ctx, &mm);
+  } else if (strcmp(method, "tools/call") == 0) {
+    if (params == NULL)
+      reply_invalid_params(s, ctx, m, "tools/call needs params");
+    else
+      handle_tools_call(s, ctx, &mm, params);
+  } else {
+    char msg[MCP__MAX_METHOD + 40];
+    mcp__fmt(msg, sizeof msg, "Method not found: %s", method);
+    reply_error(s, ctx, m->id, m->id_len, MCP__RPC_METHOD_NOT_FOUND, msg,
+                NULL);
+  }
+}
+
+static void handle_notification(mcp_session *s, const mcp__msg *m) {
+  if (strcmp(m->method, "notifications/initialized") == 0) {
+    int expected = MCP__STATE_INITIALIZED;
+    atomic_compare_exchange_strong(&s->state, &expected, MCP__STATE_READY);
+  } else if (strcmp(m->method, "notifications/cancelled") == 0) {
+    handle_cancelled(s, m->params);
+  }
+  /* Other notifications need no action; none is ever answered. */
+}
+
+static void handle_message(mcp_session *s, reply_ctx *ctx,
+                           const mcp__json_doc *doc, cJSON *node) {
+  mcp__msg m;
+  mcp__msg_classify(doc, node, &m);
+  switch (m.kind) {
+  case MCP__MSG_REQUEST:
+    handle_request(s, ctx, &m,
+                   cJSON_GetObjectItemCaseSensitive(node, "params"));
+    break;
+  case MCP__MSG_NOTIFICATION:
+    handle_notification(s, &m);
+    break;
+  case MCP__MSG_RESPONSE:
+    /* This engine sends no requests of its own yet, so any response is
+     * unsolicited: drop it. */
+    mcp__log(s->srv, MCP_LOG_DEBUG, "ignored a response to no request");
+    break;
+  case MCP__MSG_INVALID: {
+    /* A message with a method but no id was meant as a notification, and a
+     * notification is never answered, even when malformed. */
+    if (cJSON_IsObject(node) && m.id_node == NULL &&
+        cJSON_GetObjectItemCaseSensitive(node, "method")) {
+      mcp__log(s->srv, MCP_LOG_DEBUG, "ignored a malformed notification: %s",
+               m.why);
+      break;
+    }
+    char msg[160];
+    mcp__fmt(msg, sizeof msg, "Invalid Request: %s", m.why);
+    reply_error(s, ctx, m.id, m.id_len, MCP__RPC_INVALID_REQUEST, msg, NULL);
+    break;
+  }
+  }
+}
+
+int mcp_session_reject(mcp_session *s, const char *reason) {
+  if (s == NULL)
+    return MCP_EINVAL;
+  char msg[240];
+  reply_ctx ctx = {0};
+  mcp__fmt(msg, sizeof msg, "Parse error: %s",
+           reason && mcp__utf8_valid(reason, strlen(reason)) ? reason
+                                                             : "unreadable");
+  reply_error(s, &ctx, NULL, 0, MCP__RPC_PARSE_ERROR, msg, NULL);
+  return ctx.err;
+}
+
+int mcp_session_receive(mcp_session *s, const char *message, size_t len) {
+  if (s == NULL || (message == NULL && len > 0))
+    return MCP_EINVAL;
+  mcp__json_doc doc = {0};
+  char why[200], msg[240];
+  reply_ctx ctx = {0};
+  int rc = mcp__json_parse(message ? message : "", len, NULL, &doc, why,
+                           sizeof why);
+  if (rc == MCP_ENOMEM) {
+    ctx.err = MCP_ENOMEM;
+  } else if (rc != 0) {
+    mcp__fmt(msg, sizeof msg, "Parse error: %s", why);
+    reply_error(s, &ctx, NULL, 0, MCP__RPC_PARSE_ERROR, msg, NULL);
+  } else if (cJSON_IsArray(doc.root)) {
+    /* Batches exist only in 2025-03-26, and never before initialize. */
+    bool batches = atomic_load(&s->state) != MCP__STATE_NEW &&
+                   atomic_load(&s->version) == MCP__V2025_03_26;
+    if (!batches || doc.root->child == NULL) {
+      reply_error(s, &ctx, NULL, 0, MCP__RPC_INVALID_REQUEST,
+                  batches ? "Invalid Request: empty batch"
+                          : "Invalid Request: batches are not supported in "
+                            "this protocol version",
+                  NULL);
+    } else {
+      mcp__buf batch = {0};
+      ctx.batch = &batch;
+      for (cJSON *e = doc.root->child; e; e = e->next)
+        handle_message(s, &ctx, &doc, e);
+      ctx.batch = NULL;
+      if (batch.len || batch.err) {
+        mcp__buf_putc(&batch, ']');
+        reply_buf(s, &ctx, &batch);
+      }
+    }
+  } else {
+    handle_message(s, &ctx, &doc, doc.root);
+  }
+  mcp__json_doc_free(&doc);
+  if (ctx.err == MCP_ENOMEM)
+    mcp__log(s->srv, MCP_LOG_ERROR, "out of memory while answering a message");
+  return ctx.err;
+}

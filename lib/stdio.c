@@ -1,0 +1,179 @@
+/* The stdio transport: newline-delimited JSON-RPC on two file descriptors,
+ * built only on the public session API (DESIGN promise 3). */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h" /* allocator and buffers only */
+
+#define DEFAULT_MAX_LINE (4u << 20)
+
+typedef struct stdio_out {
+  int fd;
+} stdio_out;
+
+/* Writes one message and its newline. The session serializes calls, so
+ * lines never interleave even when a deferred call finishes on another
+ * thread. */
+static int write_all(int fd, const char *p, size_t n) {
+  while (n > 0) {
+    ssize_t w = write(fd, p, n);
+    if (w < 0) {
+      if (errno == EINTR)
+        continue;
+      return MCP_EIO;
+    }
+    p += w;
+    n -= (size_t)w;
+  }
+  return 0;
+}
+
+static int send_line(const char *msg, size_t len, void *user_data) {
+  stdio_out *out = user_data;
+  int rc = write_all(out->fd, msg, len);
+  return rc ? rc : write_all(out->fd, "\n", 1);
+}
+
+/* Hands one line to the session: a trailing CR is dropped (CRLF input) and
+ * blank lines are skipped. */
+static int deliver(mcp_session *s, char *line, size_t len) {
+  if (len && line[len - 1] == '\r')
+    len--;
+  size_t i = 0;
+  while (i < len && (line[i] == ' ' || line[i] == '\t'))
+    i++;
+  if (i == len)
+    return 0;
+  return mcp_session_receive(s, line, len);
+}
+
+static int oversized(mcp_session *s, size_t max_line) {
+  char why[80];
+  mcp__fmt(why, sizeof why, "message longer than %zu bytes", max_line);
+  return mcp_session_reject(s, why);
+}
+
+/* Reads until end of input, splitting lines. A line over max_line bytes is
+ * answered once and discarded up to its newline, so memory stays bounded
+ * and the stream resynchronizes. */
+static int read_loop(mcp_session *s, int fd, size_t max_line) {
+  size_t cap = 64 * 1024, len = 0;
+  char *buf = mcp__malloc(cap);
+  if (buf == NULL)
+    return MCP_ENOMEM;
+  bool skipping = false;
+  int rc = 0;
+  for (;;) {
+    if (len == cap) {
+      size_t ncap = cap * 2 > max_line + 1 ? max_line + 1 : cap * 2;
+      char *p = ncap > cap ? mcp__realloc(buf, ncap) : NULL;
+      if (p == NULL) {
+        rc = MCP_ENOMEM;
+        break;
+      }
+      buf = p;
+      cap = ncap;
+    }
+    ssize_t n = read(fd, buf + len, cap - len);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0) {
+      rc = MCP_EIO;
+      break;
+    }
+    if (n == 0) {
+      if (len && !skipping)
+        rc = deliver(s, buf, len); /* a last line without its newline */
+      break;
+    }
+    size_t scan = len;
+    len += (size_t)n;
+    size_t start = 0;
+    for (size_t i = scan; i < len; i++) {
+      if (buf[i] != '\n')
+        continue;
+      if (!skipping)
+        rc = deliver(s, buf + start, i - start);
+      skipping = false;
+      start = i + 1;
+      if (rc == MCP_ECLOSED)
+        goto out;
+    }
+    memmove(buf, buf + start, len - start);
+    len -= start;
+    if (len > max_line) {
+      if (!skipping && oversized(s, max_line) == MCP_ECLOSED) {
+        rc = MCP_ECLOSED;
+        break;
+      }
+      skipping = true;
+      len = 0;
+    }
+  }
+out:
+  mcp__free(buf);
+  return rc == MCP_ECLOSED ? MCP_EIO : rc == MCP_ENOMEM ? rc : 0;
+}
+
+int mcp_serve_stdio(mcp_server *srv, const mcp_stdio_options *opts) {
+  if (srv == NULL)
+    return MCP_EINVAL;
+  mcp_stdio_options o = opts ? *opts : (mcp_stdio_options){0};
+  size_t max_line = o.max_line ? o.max_line : DEFAULT_MAX_LINE;
+  int in_fd = o.in_fd ? o.in_fd : STDIN_FILENO;
+  int out_fd = o.out_fd ? o.out_fd : STDOUT_FILENO;
+  int saved_stdout = -1;
+
+  /* Only protocol messages may reach standard output. Keep a private
+   * descriptor for them and point fd 1 at stderr, so stray output from a
+   * handler or a library lands in the log instead of corrupting a frame. */
+  if (out_fd == STDOUT_FILENO) {
+    fflush(stdout);
+    int priv = dup(STDOUT_FILENO);
+    saved_stdout = dup(STDOUT_FILENO);
+    if (priv < 0 || saved_stdout < 0 || dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
+      if (priv >= 0)
+        close(priv);
+      if (saved_stdout >= 0)
+        close(saved_stdout);
+      return MCP_EIO;
+    }
+    out_fd = priv;
+  }
+  /* A vanished peer must show up as EPIPE on write, not kill the process. */
+  struct sigaction ign = {.sa_handler = SIG_IGN}, old_pipe;
+  sigemptyset(&ign.sa_mask);
+  sigaction(SIGPIPE, &ign, &old_pipe);
+
+  static const char all_scopes_note[] =
+      "libmcp: stdio: no principal configured, so the local user holds every "
+      "scope\n";
+  const mcp_principal local = {.subject = "local", .all_scopes = true};
+  if (o.principal == NULL)
+    (void)!write(STDERR_FILENO, all_scopes_note, sizeof all_scopes_note - 1);
+
+  stdio_out out = {out_fd};
+  mcp_session *s = NULL;
+  int rc = mcp_session_new(srv, o.principal ? o.principal : &local, send_line,
+                           &out, &s);
+  if (rc == 0) {
+    rc = read_loop(s, in_fd, max_line);
+    /* End of input: what still runs is cancelled, and we wait (bounded)
+     * for deferred calls so their threads never write to a closed fd. */
+    mcp_session_cancel_all(s);
+    for (int i = 0; i < 500 && mcp_session_pending(s) > 0; i++)
+      nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
+    mcp_session_free(s);
+  }
+  sigaction(SIGPIPE, &old_pipe, NULL);
+  if (saved_stdout >= 0) {
+    dup2(saved_stdout, STDOUT_FILENO);
+    close(saved_stdout);
+    close(out_fd);
+  }
+  return rc;
+}
