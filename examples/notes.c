@@ -1,0 +1,374 @@
+/* notes: the teaching server. A small note store whose four tools show each
+ * kind of hint and each kind of scope:
+ *
+ *   list_notes   read-only                          notes:read
+ *   get_note     read-only                          notes:read
+ *   add_note     writes, not destructive, not idempotent   notes:write
+ *   delete_note  writes, destructive, idempotent    notes:admin
+ *
+ * None of them reaches outside this process (open_world is false). The
+ * hints tell a client what to ask its user about; the scopes decide what a
+ * caller may do, and libmcp checks them before any handler runs.
+ *
+ *   notes [--stdio] [--scopes "notes:read notes:write"] [--data FILE]
+ *
+ * With --data the notes live in FILE, rewritten atomically (temporary file,
+ * fsync, rename) after every change, so a crash never loses a saved note. */
+#define _POSIX_C_SOURCE 200809L
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <mcp/mcp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+typedef struct note {
+  char *id, *title, *text;
+} note;
+
+typedef struct store {
+  note *notes;
+  size_t n;
+  unsigned long next_id;
+  const char *path; /* NULL: in memory only */
+} store;
+
+/* ---- storage -------------------------------------------------------------- */
+
+static void note_free(note *n) {
+  free(n->id);
+  free(n->title);
+  free(n->text);
+}
+
+static note *find(store *st, const char *id) {
+  for (size_t i = 0; i < st->n; i++)
+    if (strcmp(st->notes[i].id, id) == 0)
+      return &st->notes[i];
+  return NULL;
+}
+
+static int fsync_dir(const char *path) {
+  char *copy = strdup(path);
+  if (copy == NULL)
+    return -1;
+  int fd = open(dirname(copy), O_RDONLY | O_DIRECTORY);
+  free(copy);
+  if (fd < 0)
+    return -1;
+  int rc = fsync(fd);
+  close(fd);
+  return rc;
+}
+
+/* Writes the whole store to a temporary file beside the real one, then
+ * renames it over: readers see the old file or the new one, never half. */
+static int save(const store *st) {
+  if (st->path == NULL)
+    return 0;
+  cJSON *root = cJSON_CreateObject(), *arr = cJSON_AddArrayToObject(root, "notes");
+  cJSON_AddNumberToObject(root, "next_id", (double)st->next_id);
+  for (size_t i = 0; arr && i < st->n; i++) {
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddItemToArray(arr, o);
+    cJSON_AddStringToObject(o, "id", st->notes[i].id);
+    cJSON_AddStringToObject(o, "title", st->notes[i].title);
+    cJSON_AddStringToObject(o, "text", st->notes[i].text);
+  }
+  char *json = cJSON_PrintUnformatted(root);
+  cJSON_Delete(root);
+  if (json == NULL)
+    return -1;
+  size_t len = strlen(json);
+  char tmp[4096];
+  snprintf(tmp, sizeof tmp, "%s.XXXXXX", st->path);
+  int fd = mkstemp(tmp);
+  int rc = -1;
+  if (fd >= 0) {
+    ssize_t w = write(fd, json, len);
+    rc = (w == (ssize_t)len && fsync(fd) == 0) ? 0 : -1;
+    close(fd);
+    if (rc == 0)
+      rc = rename(tmp, st->path);
+    if (rc != 0)
+      unlink(tmp);
+    else
+      fsync_dir(st->path);
+  }
+  cJSON_free(json);
+  return rc;
+}
+
+static int load(store *st) {
+  FILE *f = fopen(st->path, "rb");
+  if (f == NULL)
+    return errno == ENOENT ? 0 : -1; /* no file yet: an empty store */
+  char *data = NULL;
+  size_t len = 0, cap = 0;
+  for (;;) {
+    if (len == cap) {
+      char *p = realloc(data, cap = cap ? cap * 2 : 4096);
+      if (p == NULL)
+        break;
+      data = p;
+    }
+    size_t r = fread(data + len, 1, cap - len, f);
+    if (r == 0)
+      break;
+    len += r;
+  }
+  fclose(f);
+  cJSON *root = data ? cJSON_ParseWithLength(data, len) : NULL;
+  free(data);
+  const cJSON *arr = cJSON_GetObjectItemCaseSensitive(root, "notes");
+  const cJSON *next = cJSON_GetObjectItemCaseSensitive(root, "next_id");
+  if (!cJSON_IsArray(arr) || !cJSON_IsNumber(next)) {
+    cJSON_Delete(root);
+    return -1;
+  }
+  st->next_id = (unsigned long)next->valuedouble;
+  const cJSON *o;
+  cJSON_ArrayForEach(o, arr) {
+    const char *id = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "id"));
+    const char *title =
+        cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "title"));
+    const char *text = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "text"));
+    note *p = realloc(st->notes, (st->n + 1) * sizeof *p);
+    if (!id || !title || !text || p == NULL) {
+      if (p)
+        st->notes = p;
+      cJSON_Delete(root);
+      return -1;
+    }
+    st->notes = p;
+    st->notes[st->n++] = (note){strdup(id), strdup(title), strdup(text)};
+  }
+  cJSON_Delete(root);
+  return 0;
+}
+
+/* ---- tools --------------------------------------------------------------- */
+
+static int list_notes(mcp_call *call, void *user_data) {
+  store *st = user_data;
+  cJSON *out = cJSON_CreateObject(), *arr = cJSON_AddArrayToObject(out, "notes");
+  for (size_t i = 0; arr && i < st->n; i++) {
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddItemToArray(arr, o);
+    cJSON_AddStringToObject(o, "id", st->notes[i].id);
+    cJSON_AddStringToObject(o, "title", st->notes[i].title);
+  }
+  int rc = mcp_result_structured_json(call, out);
+  cJSON_Delete(out);
+  return rc;
+}
+
+static int get_note(mcp_call *call, void *user_data) {
+  const char *id;
+  mcp_call_arg_string(call, "id", &id); /* "required" in the schema */
+  const note *n = find(user_data, id);
+  if (n == NULL) {
+    char msg[300];
+    snprintf(msg, sizeof msg,
+             "No note has the id \"%.200s\". Call list_notes to see the ids.",
+             id);
+    return mcp_result_error(call, msg);
+  }
+  mcp_result_text(call, n->title);
+  return mcp_result_text(call, n->text);
+}
+
+static int add_note(mcp_call *call, void *user_data) {
+  store *st = user_data;
+  const char *title, *text;
+  mcp_call_arg_string(call, "title", &title);
+  mcp_call_arg_string(call, "text", &text);
+  char id[32];
+  snprintf(id, sizeof id, "n%lu", st->next_id);
+  note *p = realloc(st->notes, (st->n + 1) * sizeof *p);
+  if (p == NULL)
+    return MCP_ENOMEM;
+  st->notes = p;
+  note n = {strdup(id), strdup(title), strdup(text)};
+  if (!n.id || !n.title || !n.text) {
+    note_free(&n);
+    return MCP_ENOMEM;
+  }
+  st->notes[st->n++] = n;
+  st->next_id++;
+  if (save(st) != 0) {
+    /* Not saved means not added: undo, and say so. */
+    note_free(&st->notes[--st->n]);
+    st->next_id--;
+    return mcp_result_error(call, "The note could not be saved; try again.");
+  }
+  char json[64];
+  snprintf(json, sizeof json, "{\"id\":\"%s\"}", id);
+  return mcp_result_structured(call, json);
+}
+
+static int delete_note(mcp_call *call, void *user_data) {
+  store *st = user_data;
+  const char *id;
+  mcp_call_arg_string(call, "id", &id);
+  note *n = find(st, id);
+  if (n == NULL) /* idempotent: deleting twice is not an error */
+    return mcp_result_text(call, "No such note; nothing to delete.");
+  note gone = *n;
+  size_t i = (size_t)(n - st->notes);
+  memmove(n, n + 1, (st->n - i - 1) * sizeof *n);
+  st->n--;
+  if (save(st) != 0) {
+    memmove(&st->notes[i + 1], &st->notes[i], (st->n - i) * sizeof *n);
+    st->notes[i] = gone;
+    st->n++;
+    return mcp_result_error(call, "The deletion could not be saved; try again.");
+  }
+  note_free(&gone);
+  return mcp_result_text(call, "Deleted.");
+}
+
+static const char *const read_scope[] = {"notes:read", NULL};
+static const char *const write_scope[] = {"notes:write", NULL};
+static const char *const admin_scope[] = {"notes:admin", NULL};
+
+#define ID_SCHEMA                                                              \
+  "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\","          \
+  "\"description\":\"The note's id, as list_notes shows it.\"}},"              \
+  "\"required\":[\"id\"],\"additionalProperties\":false}"
+
+static const mcp_tool tools[] = {
+    {
+        .name = "list_notes",
+        .title = "List notes",
+        .description = "Lists every note's id and title.",
+        .output_schema =
+            "{\"type\":\"object\",\"properties\":{\"notes\":{\"type\":"
+            "\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"id\":{"
+            "\"type\":\"string\"},\"title\":{\"type\":\"string\"}},"
+            "\"required\":[\"id\",\"title\"]}}},\"required\":[\"notes\"]}",
+        .scopes = read_scope,
+        .annotations = {.read_only = MCP_HINT_TRUE,
+                        .open_world = MCP_HINT_FALSE},
+        .handler = list_notes,
+    },
+    {
+        .name = "get_note",
+        .title = "Read a note",
+        .description = "Returns the title and text of the note with this id.",
+        .input_schema = ID_SCHEMA,
+        .scopes = read_scope,
+        .annotations = {.read_only = MCP_HINT_TRUE,
+                        .open_world = MCP_HINT_FALSE},
+        .handler = get_note,
+    },
+    {
+        .name = "add_note",
+        .title = "Add a note",
+        .description = "Adds a note and returns its new id.",
+        .input_schema =
+            "{\"type\":\"object\",\"properties\":{\"title\":{\"type\":"
+            "\"string\"},\"text\":{\"type\":\"string\"}},\"required\":["
+            "\"title\",\"text\"],\"additionalProperties\":false}",
+        .output_schema = "{\"type\":\"object\",\"properties\":{\"id\":{"
+                         "\"type\":\"string\"}},\"required\":[\"id\"]}",
+        .scopes = write_scope,
+        /* Adds without touching other notes; calling twice adds twice. */
+        .annotations = {.read_only = MCP_HINT_FALSE,
+                        .destructive = MCP_HINT_FALSE,
+                        .idempotent = MCP_HINT_FALSE,
+                        .open_world = MCP_HINT_FALSE},
+        .handler = add_note,
+    },
+    {
+        .name = "delete_note",
+        .title = "Delete a note",
+        .description = "Deletes the note with this id. This cannot be undone.",
+        .input_schema = ID_SCHEMA,
+        .scopes = admin_scope,
+        /* Destroys data; deleting the same id again changes nothing more. */
+        .annotations = {.read_only = MCP_HINT_FALSE,
+                        .destructive = MCP_HINT_TRUE,
+                        .idempotent = MCP_HINT_TRUE,
+                        .open_world = MCP_HINT_FALSE},
+        .handler = delete_note,
+    },
+};
+
+/* ---- main ---------------------------------------------------------------- */
+
+static void usage(void) {
+  fprintf(stderr, "usage: notes [--stdio] [--scopes \"SCOPE ...\"] "
+                  "[--data FILE]\n");
+}
+
+/* Splits "a b c" into a NULL-terminated list (in place). */
+static const char **split_scopes(char *s) {
+  size_t n = 0;
+  const char **list = calloc(strlen(s) / 2 + 2, sizeof *list);
+  if (list == NULL)
+    return NULL;
+  for (char *save = NULL, *tok = strtok_r(s, " \t", &save); tok;
+       tok = strtok_r(NULL, " \t", &save))
+    list[n++] = tok;
+  return list;
+}
+
+int main(int argc, char **argv) {
+  store st = {.next_id = 1};
+  char *scopes = NULL;
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--stdio") == 0) {
+      continue;
+    } else if (strcmp(argv[i], "--scopes") == 0 && i + 1 < argc) {
+      scopes = argv[++i];
+    } else if (strcmp(argv[i], "--data") == 0 && i + 1 < argc) {
+      st.path = argv[++i];
+    } else {
+      usage();
+      return 2;
+    }
+  }
+  if (st.path && load(&st) != 0) {
+    fprintf(stderr, "notes: cannot read %s\n", st.path);
+    return 1;
+  }
+
+  mcp_server *srv;
+  const mcp_server_info info = {
+      .name = "notes",
+      .version = mcp_version(),
+      .title = "Notes",
+      .instructions = "A note store. list_notes shows what exists; get_note "
+                      "reads one; add_note and delete_note change the store.",
+  };
+  if (mcp_server_new(&info, &srv) != 0)
+    return 1;
+  for (size_t i = 0; i < sizeof tools / sizeof tools[0]; i++) {
+    if (mcp_server_add_tool(srv, &tools[i], &st) != 0) {
+      fprintf(stderr, "notes: %s\n", mcp_server_errmsg(srv));
+      mcp_server_free(srv);
+      return 1;
+    }
+  }
+
+  const char **list = NULL;
+  mcp_principal who = {.subject = "stdio"};
+  if (scopes) {
+    if ((list = split_scopes(scopes)) == NULL)
+      return 1;
+    who.scopes = list;
+  }
+  mcp_stdio_options opts = {.principal = scopes ? &who : NULL};
+  int rc = mcp_serve_stdio(srv, &opts);
+
+  mcp_server_free(srv);
+  free(list);
+  for (size_t i = 0; i < st.n; i++)
+    note_free(&st.notes[i]);
+  free(st.notes);
+  return rc == 0 ? 0 : 1;
+}
