@@ -36,7 +36,8 @@ typedef struct store {
   const char *path; /* NULL: in memory only */
 } store;
 
-/* ---- storage -------------------------------------------------------------- */
+/* ---- storage --------------------------------------------------------------
+ */
 
 static void note_free(note *n) {
   free(n->id);
@@ -69,7 +70,8 @@ static int fsync_dir(const char *path) {
 static int save(const store *st) {
   if (st->path == NULL)
     return 0;
-  cJSON *root = cJSON_CreateObject(), *arr = cJSON_AddArrayToObject(root, "notes");
+  cJSON *root = cJSON_CreateObject(),
+        *arr = cJSON_AddArrayToObject(root, "notes");
   cJSON_AddNumberToObject(root, "next_id", (double)st->next_id);
   for (size_t i = 0; arr && i < st->n; i++) {
     cJSON *o = cJSON_CreateObject();
@@ -132,10 +134,12 @@ static int load(store *st) {
   st->next_id = (unsigned long)next->valuedouble;
   const cJSON *o;
   cJSON_ArrayForEach(o, arr) {
-    const char *id = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "id"));
+    const char *id =
+        cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "id"));
     const char *title =
         cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "title"));
-    const char *text = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "text"));
+    const char *text =
+        cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "text"));
     note *p = realloc(st->notes, (st->n + 1) * sizeof *p);
     if (!id || !title || !text || p == NULL) {
       if (p)
@@ -154,7 +158,8 @@ static int load(store *st) {
 
 static int list_notes(mcp_call *call, void *user_data) {
   store *st = user_data;
-  cJSON *out = cJSON_CreateObject(), *arr = cJSON_AddArrayToObject(out, "notes");
+  cJSON *out = cJSON_CreateObject(),
+        *arr = cJSON_AddArrayToObject(out, "notes");
   for (size_t i = 0; arr && i < st->n; i++) {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddItemToArray(arr, o);
@@ -225,7 +230,8 @@ static int delete_note(mcp_call *call, void *user_data) {
     memmove(&st->notes[i + 1], &st->notes[i], (st->n - i) * sizeof *n);
     st->notes[i] = gone;
     st->n++;
-    return mcp_result_error(call, "The deletion could not be saved; try again.");
+    return mcp_result_error(call,
+                            "The deletion could not be saved; try again.");
   }
   note_free(&gone);
   return mcp_result_text(call, "Deleted.");

@@ -30,8 +30,8 @@ static void cjson_free(void *p) { mcp__free(p); }
 
 int mcp_set_allocator(const mcp_allocator *alloc) {
   if (alloc == NULL) {
-    current = (mcp_allocator){default_malloc, default_realloc, default_free,
-                              NULL};
+    current =
+        (mcp_allocator){default_malloc, default_realloc, default_free, NULL};
   } else {
     if (!alloc->malloc_fn || !alloc->realloc_fn || !alloc->free_fn)
       return MCP_EINVAL;
@@ -42,7 +42,9 @@ int mcp_set_allocator(const mcp_allocator *alloc) {
   return 0;
 }
 
-void *mcp__malloc(size_t n) { return current.malloc_fn(n ? n : 1, current.user_data); }
+void *mcp__malloc(size_t n) {
+  return current.malloc_fn(n ? n : 1, current.user_data);
+}
 
 void *mcp__calloc(size_t count, size_t n) {
   if (n != 0 && count > (size_t)-1 / n)

@@ -209,8 +209,8 @@ int mcp_result_text(mcp_call *call, const char *text) {
   return end_block(call);
 }
 
-static int binary(mcp_call *c, const char *type, const void *data,
-                  size_t size, const char *mime) {
+static int binary(mcp_call *c, const char *type, const void *data, size_t size,
+                  const char *mime) {
   if ((data == NULL && size) || !valid_text(mime))
     return latch(c, MCP_EINVAL);
   if (begin_block(c))
@@ -235,16 +235,15 @@ int mcp_result_audio(mcp_call *call, const void *data, size_t size,
     if (!valid_text(mime_type) || (data == NULL && size))
       return latch(call, MCP_EINVAL);
     char note[160];
-    mcp__fmt(note, sizeof note, "[audio omitted: %.64s, %zu bytes]",
-             mime_type, size);
+    mcp__fmt(note, sizeof note, "[audio omitted: %.64s, %zu bytes]", mime_type,
+             size);
     return mcp_result_text(call, note);
   }
   return binary(call, "audio", data, size, mime_type);
 }
 
-int mcp_result_resource_link(mcp_call *call, const char *uri,
-                             const char *name, const char *mime_type,
-                             const char *description) {
+int mcp_result_resource_link(mcp_call *call, const char *uri, const char *name,
+                             const char *mime_type, const char *description) {
   if (!valid_text(uri) || !valid_text(name) ||
       (mime_type && !valid_text(mime_type)) ||
       (description && !valid_text(description)))
@@ -364,8 +363,8 @@ static void build_reply(mcp_call *c, int rc, mcp__buf *out) {
     /* The detail is for the author, never for the client (DESIGN §4). */
     mcp__log(srv, MCP_LOG_ERROR, "tool \"%s\" failed: %s", c->tool->name,
              mcp_strerror(rc < 0 ? rc : c->latched));
-    mcp__rpc_error(out, c->id, c->id_len, MCP__ID_NULL,
-                   MCP__RPC_INTERNAL_ERROR, "Internal error", NULL);
+    mcp__rpc_error(out, c->id, c->id_len, MCP__ID_NULL, MCP__RPC_INTERNAL_ERROR,
+                   "Internal error", NULL);
     return;
   }
   mcp__buf_puts(out, "{\"jsonrpc\":\"2.0\",\"id\":");

@@ -76,7 +76,7 @@ typedef struct mcp__msg {
   const struct cJSON *id_node; /* NULL when absent */
   const char *id;              /* raw id text; NULL if absent or unusable */
   size_t id_len;
-  const char *why;             /* for MCP__MSG_INVALID: a static reason */
+  const char *why; /* for MCP__MSG_INVALID: a static reason */
 } mcp__msg;
 
 /* Longest method name accepted, in bytes. */
@@ -102,8 +102,7 @@ int mcp__rpc_error(mcp__buf *b, const char *id, size_t id_len,
                    mcp__null_id null_id, int code, const char *message,
                    const char *data);
 /* {"jsonrpc":"2.0","method":M[,"params":P]} with P JSON text or NULL. */
-int mcp__rpc_notification(mcp__buf *b, const char *method,
-                          const char *params);
+int mcp__rpc_notification(mcp__buf *b, const char *method, const char *params);
 
 /* JSON-RPC and MCP error codes the engine emits. */
 enum {
@@ -174,7 +173,8 @@ int mcp__version_find(const char *s);
 int mcp__schema_check_args(const struct cJSON *schema, const struct cJSON *args,
                            char *msg, size_t msglen);
 
-/* ---- registry (lib/registry.c) -------------------------------------------- */
+/* ---- registry (lib/registry.c) --------------------------------------------
+ */
 typedef struct mcp__tool {
   _Atomic unsigned refs;
   unsigned long long seq; /* registration order; the list order and cursor */
@@ -282,8 +282,8 @@ struct mcp_call {
   int finish_rc; /* rc given to an early mcp_call_finish */
   bool is_error;
   bool has_structured;
-  int latched;       /* first builder error */
-  mcp__buf content;  /* content blocks, comma-separated */
+  int latched;      /* first builder error */
+  mcp__buf content; /* content blocks, comma-separated */
   mcp__buf structured;
   unsigned long long started_us;
   mcp_call *next, *prev; /* in session->calls */

@@ -103,8 +103,7 @@ int mcp__rpc_error(mcp__buf *b, const char *id, size_t id_len,
   return mcp__buf_puts(b, "}}");
 }
 
-int mcp__rpc_notification(mcp__buf *b, const char *method,
-                          const char *params) {
+int mcp__rpc_notification(mcp__buf *b, const char *method, const char *params) {
   mcp__buf_puts(b, "{\"jsonrpc\":\"2.0\",\"method\":");
   mcp__json_quote(b, method, strlen(method));
   if (params != NULL) {

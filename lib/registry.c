@@ -84,8 +84,8 @@ static int parse_object_schema(const char *text, const char *which,
   if (rc == MCP_ENOMEM)
     return rc;
   if (rc != 0) {
-    mcp__fmt(err, errlen, "tool \"%s\": %s is not valid JSON: %s", tool,
-             which, why);
+    mcp__fmt(err, errlen, "tool \"%s\": %s is not valid JSON: %s", tool, which,
+             why);
     return MCP_EINVAL;
   }
   const cJSON *type = cJSON_GetObjectItemCaseSensitive(doc.root, "type");
@@ -249,8 +249,9 @@ int mcp__tool_new(const mcp_tool *def, void *user_data, mcp__tool **out,
     if ((t->scopes[i] = mcp__strdup(def->scopes[i])) == NULL)
       goto fail;
   rc = parse_object_schema(
-      def->input_schema ? def->input_schema
-                        : "{\"type\":\"object\",\"additionalProperties\":false}",
+      def->input_schema
+          ? def->input_schema
+          : "{\"type\":\"object\",\"additionalProperties\":false}",
       "input_schema", t->name, &t->input_schema, err, errlen);
   if (rc)
     goto fail;

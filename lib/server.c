@@ -10,7 +10,8 @@
 
 int mcp_server_new(const mcp_server_info *info, mcp_server **out) {
   if (info == NULL || out == NULL || info->name == NULL ||
-      info->version == NULL || !mcp__utf8_valid(info->name, strlen(info->name)) ||
+      info->version == NULL ||
+      !mcp__utf8_valid(info->name, strlen(info->name)) ||
       !mcp__utf8_valid(info->version, strlen(info->version)) ||
       (info->title && !mcp__utf8_valid(info->title, strlen(info->title))) ||
       (info->instructions &&
@@ -137,8 +138,7 @@ static void broadcast_list_changed(mcp_server *srv) {
   bool oom = srv->sessions != NULL && pinned == NULL;
   pthread_mutex_unlock(&srv->lock);
   if (oom)
-    mcp__log(srv, MCP_LOG_ERROR,
-             "out of memory: tools/list_changed not sent");
+    mcp__log(srv, MCP_LOG_ERROR, "out of memory: tools/list_changed not sent");
   for (size_t i = 0; i < n; i++) {
     mcp__session_send(pinned[i], msg, sizeof msg - 1);
     pthread_mutex_lock(&pinned[i]->lock);
@@ -160,8 +160,7 @@ int mcp_server_add_tool(mcp_server *srv, const mcp_tool *tool,
   rc = mcp__registry_add(&srv->reg, t);
   if (rc == MCP_EEXIST)
     mcp__fmt(srv->errmsg, sizeof srv->errmsg,
-             "tool \"%s\": a tool of that name is already registered",
-             t->name);
+             "tool \"%s\": a tool of that name is already registered", t->name);
   else if (rc)
     mcp__fmt(srv->errmsg, sizeof srv->errmsg, "out of memory");
   pthread_mutex_unlock(&srv->lock);

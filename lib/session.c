@@ -122,7 +122,7 @@ int mcp__session_send(mcp_session *s, const char *msg, size_t len) {
 typedef struct reply_ctx {
   mcp__buf *batch; /* NULL when not in a batch */
   size_t nbatch;
-  int err;         /* first failure to send or to build a reply */
+  int err; /* first failure to send or to build a reply */
 } reply_ctx;
 
 static void reply_buf(mcp_session *s, reply_ctx *ctx, mcp__buf *b) {
@@ -312,15 +312,15 @@ static void complete_here(mcp_session *s, reply_ctx *ctx, mcp_call *call,
     mcp__buf_free(&out);
 }
 
-static void handle_tools_call(mcp_session *s, reply_ctx *ctx,
-                              const mcp__msg *m, cJSON *params) {
+static void handle_tools_call(mcp_session *s, reply_ctx *ctx, const mcp__msg *m,
+                              cJSON *params) {
   unsigned long long started = mcp__now_us();
   mcp_server *srv = s->srv;
   const cJSON *name = member(params, "name");
   cJSON *args = cJSON_GetObjectItemCaseSensitive(params, "arguments");
   const cJSON *meta = member(params, "_meta");
-  const cJSON *token = cJSON_IsObject(meta) ? member(meta, "progressToken")
-                                            : NULL;
+  const cJSON *token =
+      cJSON_IsObject(meta) ? member(meta, "progressToken") : NULL;
   if (!cJSON_IsString(name)) {
     reply_invalid_params(s, ctx, m, "tools/call needs a tool name (string)");
     return;
@@ -360,8 +360,8 @@ static void handle_tools_call(mcp_session *s, reply_ctx *ctx,
   int rc = MCP_ENOMEM;
   if (args == NULL || !mcp__buf_str(&canon) || !mcp__buf_str(&tok) ||
       mcp__policy_decide(&srv->policy, &s->principal, tool->name,
-                         (const char *const *)tool->scopes, tool->nscopes,
-                         args, &d) != 0)
+                         (const char *const *)tool->scopes, tool->nscopes, args,
+                         &d) != 0)
     goto oom;
 
   pthread_mutex_lock(&s->lock);
@@ -380,8 +380,8 @@ static void handle_tools_call(mcp_session *s, reply_ctx *ctx,
     goto done;
   }
   if (mcp__schema_check_args(tool->input_schema, args, why, sizeof why)) {
-    mcp__audit(srv, tool->name, &s->principal,
-               MCP_DECISION_INVALID_ARGUMENTS, NULL, true, started);
+    mcp__audit(srv, tool->name, &s->principal, MCP_DECISION_INVALID_ARGUMENTS,
+               NULL, true, started);
     reply_tool_error(s, ctx, m, why);
     goto done;
   }
@@ -480,8 +480,7 @@ static void handle_request(mcp_session *s, reply_ctx *ctx, const mcp__msg *m,
   } else {
     char msg[MCP__MAX_METHOD + 40];
     mcp__fmt(msg, sizeof msg, "Method not found: %s", method);
-    reply_error(s, ctx, m->id, m->id_len, MCP__RPC_METHOD_NOT_FOUND, msg,
-                NULL);
+    reply_error(s, ctx, m->id, m->id_len, MCP__RPC_METHOD_NOT_FOUND, msg, NULL);
   }
 }
 
@@ -547,8 +546,8 @@ int mcp_session_receive(mcp_session *s, const char *message, size_t len) {
   mcp__json_doc doc = {0};
   char why[200], msg[240];
   reply_ctx ctx = {0};
-  int rc = mcp__json_parse(message ? message : "", len, NULL, &doc, why,
-                           sizeof why);
+  int rc =
+      mcp__json_parse(message ? message : "", len, NULL, &doc, why, sizeof why);
   if (rc == MCP_ENOMEM) {
     ctx.err = MCP_ENOMEM;
   } else if (rc != 0) {

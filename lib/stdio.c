@@ -96,8 +96,10 @@ static int read_loop(mcp_session *s, int fd, size_t max_line) {
     for (size_t i = scan; i < len; i++) {
       if (buf[i] != '\n')
         continue;
+      /* A whole line can arrive in one read; the limit applies to it too. */
       if (!skipping)
-        rc = deliver(s, buf + start, i - start);
+        rc = i - start > max_line ? oversized(s, max_line)
+                                  : deliver(s, buf + start, i - start);
       skipping = false;
       start = i + 1;
       if (rc == MCP_ECLOSED)
@@ -135,7 +137,8 @@ int mcp_serve_stdio(mcp_server *srv, const mcp_stdio_options *opts) {
     fflush(stdout);
     int priv = dup(STDOUT_FILENO);
     saved_stdout = dup(STDOUT_FILENO);
-    if (priv < 0 || saved_stdout < 0 || dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
+    if (priv < 0 || saved_stdout < 0 ||
+        dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
       if (priv >= 0)
         close(priv);
       if (saved_stdout >= 0)

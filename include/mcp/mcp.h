@@ -136,10 +136,10 @@ typedef void (*mcp_log_fn)(mcp_log_level level, const char *message,
 /** Who is calling. Filled by the transport: from a verified token over HTTP,
  * from the embedder's configuration on stdio. */
 typedef struct mcp_principal {
-  const char *subject;        /* who; NULL = anonymous */
-  const char *const *scopes;  /* NULL-terminated list; NULL = none */
-  bool all_scopes;            /* holds every scope (the local user on a
-                                 stdio server configured with none) */
+  const char *subject;       /* who; NULL = anonymous */
+  const char *const *scopes; /* NULL-terminated list; NULL = none */
+  bool all_scopes;           /* holds every scope (the local user on a
+                                stdio server configured with none) */
 } mcp_principal;
 
 /** Returns true when principal holds scope (exact, case-sensitive match).
@@ -155,9 +155,9 @@ MCP_API bool mcp_principal_has_scope(const mcp_principal *principal,
  * NUL-terminated sentence into reason (it reaches the client).
  * May run on any thread that drives a session; must be thread-safe. */
 typedef int (*mcp_authorize_fn)(const mcp_principal *principal,
-                                const char *tool,
-                                const struct cJSON *arguments, char *reason,
-                                size_t reason_size, void *user_data);
+                                const char *tool, const struct cJSON *arguments,
+                                char *reason, size_t reason_size,
+                                void *user_data);
 
 /** The decision taken for one tools/call. */
 typedef enum mcp_decision {
@@ -172,12 +172,12 @@ typedef enum mcp_decision {
  * borrowed for the duration of the callback. */
 typedef struct mcp_audit_record {
   const char *tool;
-  const char *subject;                /* NULL = anonymous */
+  const char *subject; /* NULL = anonymous */
   mcp_decision decision;
-  const char *const *missing_scopes;  /* NULL-terminated; empty unless
-                                         DENIED_SCOPE */
-  bool is_error;                      /* the result had isError: true */
-  uint64_t duration_us;               /* from receipt to reply */
+  const char *const *missing_scopes; /* NULL-terminated; empty unless
+                                        DENIED_SCOPE */
+  bool is_error;                     /* the result had isError: true */
+  uint64_t duration_us;              /* from receipt to reply */
 } mcp_audit_record;
 
 /** Receives audit records. Called on the thread that finished the call;
@@ -236,7 +236,11 @@ MCP_API void mcp_server_set_page_size(mcp_server *srv, unsigned tools);
  * ------------------------------------------------------------------------ */
 
 /** A hint's state: unset, false or true. */
-typedef enum mcp_hint { MCP_HINT_UNSET = 0, MCP_HINT_FALSE, MCP_HINT_TRUE } mcp_hint;
+typedef enum mcp_hint {
+  MCP_HINT_UNSET = 0,
+  MCP_HINT_FALSE,
+  MCP_HINT_TRUE
+} mcp_hint;
 
 /** The hints a client may use to decide what to ask its user about. They
  * are claims, not guarantees: clients must not trust them and libmcp never

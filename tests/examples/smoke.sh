@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Smoke tests of the examples: each is started as a user would start it and
+# driven over stdio. $MCP_TEST_LAUNCHER (e.g. valgrind ...) prefixes the
+# server command when set; its exit status must be 0.
+#   smoke.sh hello PATH-TO-hello
+#   smoke.sh notes PATH-TO-notes
+set -euo pipefail
+which=$1
+bin=$2
+launcher=${MCP_TEST_LAUNCHER:-}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+init='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"smoke","version":"1"}}}'
+ready='{"jsonrpc":"2.0","method":"notifications/initialized"}'
+
+# run ARGS... < input: runs the server, keeps stdout in $tmp/out.
+run() {
+  # shellcheck disable=SC2086
+  if ! timeout 120 $launcher "$bin" "$@" >"$tmp/out" 2>"$tmp/err"; then
+    echo "FAIL: $which $* exited non-zero" >&2
+    cat "$tmp/err" >&2
+    exit 1
+  fi
+}
+
+expect() {
+  if ! grep -qF -- "$1" "$tmp/out"; then
+    echo "FAIL: $which: expected output containing: $1" >&2
+    echo "--- stdout:" >&2; cat "$tmp/out" >&2
+    echo "--- stderr:" >&2; cat "$tmp/err" >&2
+    exit 1
+  fi
+}
+
+case $which in
+hello)
+  printf '%s\n' "$init" "$ready" \
+    '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"greet","arguments":{"name":"Ada"}}}' \
+    '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"greet"}}' | run
+  expect '"id":2,"result":{"content":[{"type":"text","text":"Hello, Ada!"}]}'
+  expect '"text":"Hello, world!"'
+  ;;
+notes)
+  data=$tmp/notes.json
+  printf '%s\n' "$init" "$ready" \
+    '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"add_note","arguments":{"title":"t","text":"kept"}}}' |
+    run --data "$data"
+  expect '"structuredContent":{"id":"n1"}'
+  # A second process sees the note; a reader cannot add.
+  printf '%s\n' "$init" "$ready" \
+    '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"get_note","arguments":{"id":"n1"}}}' \
+    '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"add_note","arguments":{"title":"x","text":"y"}}}' |
+    run --stdio --scopes notes:read --data "$data"
+  expect '"text":"kept"'
+  expect '"id":3,"error":{"code":-31403'
+  # No temporary file is left behind by the atomic writes.
+  if ls "$tmp"/notes.json.* >/dev/null 2>&1; then
+    echo "FAIL: notes left a temporary file" >&2
+    exit 1
+  fi
+  # Bad command lines are refused with usage, not served.
+  if "$bin" --bogus </dev/null >/dev/null 2>&1; then
+    echo "FAIL: notes accepted --bogus" >&2
+    exit 1
+  fi
+  ;;
+*)
+  echo "unknown example $which" >&2
+  exit 2
+  ;;
+esac
+echo "PASS: $which"

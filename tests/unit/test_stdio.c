@@ -1,0 +1,407 @@
+/* The stdio transport over real pipes: framing, limits, end of input, write
+ * errors, and the guard that keeps handler output off the protocol stream. */
+#include <check.h>
+#include <cjson/cJSON.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "testutil.h"
+
+#define INIT                                                                   \
+  "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{"       \
+  "\"protocolVersion\":\"2025-11-25\",\"capabilities\":{},\"clientInfo\":{"    \
+  "\"name\":\"t\",\"version\":\"1\"}}}"
+
+static int echo(mcp_call *call, void *user_data) {
+  (void)user_data;
+  const char *text = "";
+  mcp_call_arg_string(call, "text", &text);
+  return mcp_result_text(call, text);
+}
+
+static int noisy(mcp_call *call, void *user_data) {
+  (void)user_data;
+  printf("stray output from a handler\n");
+  fflush(stdout);
+  return mcp_result_text(call, "ok");
+}
+
+static mcp_call *parked;
+static int park(mcp_call *call, void *user_data) {
+  (void)user_data;
+  parked = call;
+  return MCP_DEFERRED;
+}
+
+static void sleep_us(long us) {
+  struct timespec ts = {us / 1000000, (us % 1000000) * 1000};
+  nanosleep(&ts, NULL);
+}
+
+static const char *const secret_scope[] = {"secret", NULL};
+
+static mcp_server *make_server(void) {
+  mcp_server *srv;
+  mcp_server_info info = {.name = "stdio-test", .version = "1"};
+  ck_assert_int_eq(mcp_server_new(&info, &srv), 0);
+  mcp_tool t = {
+      .name = "echo",
+      .description = "Echoes text.",
+      .input_schema = "{\"type\":\"object\",\"properties\":{"
+                      "\"text\":{\"type\":\"string\"}}}",
+      .annotations = {.read_only = MCP_HINT_TRUE, .open_world = MCP_HINT_FALSE},
+      .handler = echo};
+  ck_assert_int_eq(mcp_server_add_tool(srv, &t, NULL), 0);
+  t.name = "noisy";
+  t.handler = noisy;
+  ck_assert_int_eq(mcp_server_add_tool(srv, &t, NULL), 0);
+  t.name = "park";
+  t.handler = park;
+  ck_assert_int_eq(mcp_server_add_tool(srv, &t, NULL), 0);
+  t.name = "secret";
+  t.handler = echo;
+  t.scopes = secret_scope;
+  ck_assert_int_eq(mcp_server_add_tool(srv, &t, NULL), 0);
+  return srv;
+}
+
+typedef struct run {
+  mcp_server *srv;
+  mcp_stdio_options opts;
+  int in_w;  /* test writes requests here */
+  int out_r; /* test reads replies here */
+  pthread_t thread;
+  int rc;
+} run;
+
+static void *serve(void *arg) {
+  run *r = arg;
+  r->rc = mcp_serve_stdio(r->srv, &r->opts);
+  close(r->opts.in_fd);
+  close(r->opts.out_fd);
+  return NULL;
+}
+
+static void start(run *r, mcp_server *srv, const mcp_principal *p,
+                  size_t max_line) {
+  int in[2], out[2];
+  ck_assert_int_eq(pipe(in), 0);
+  ck_assert_int_eq(pipe(out), 0);
+  *r = (run){.srv = srv,
+             .opts = {.principal = p,
+                      .in_fd = in[0],
+                      .out_fd = out[1],
+                      .max_line = max_line},
+             .in_w = in[1],
+             .out_r = out[0]};
+  ck_assert_int_eq(pthread_create(&r->thread, NULL, serve, r), 0);
+}
+
+static void put(run *r, const char *bytes) {
+  size_t n = strlen(bytes);
+  ck_assert_int_eq(write(r->in_w, bytes, n), (ssize_t)n);
+}
+
+/* Closes input, waits for the server, and returns everything it wrote. */
+static char *finish(run *r) {
+  close(r->in_w);
+  size_t len = 0, cap = 4096;
+  char *all = malloc(cap);
+  ck_assert_ptr_nonnull(all);
+  for (;;) {
+    if (len + 1 == cap)
+      all = realloc(all, cap *= 2);
+    ssize_t n = read(r->out_r, all + len, cap - len - 1);
+    if (n <= 0)
+      break;
+    len += (size_t)n;
+  }
+  all[len] = '\0';
+  pthread_join(r->thread, NULL);
+  close(r->out_r);
+  return all;
+}
+
+/* Splits output into lines and checks line i against expected. */
+static void assert_line(const char *all, int i, const char *expected) {
+  const char *p = all;
+  for (int k = 0; k < i && p; k++) {
+    p = strchr(p, '\n');
+    if (p)
+      p++;
+  }
+  ck_assert_msg(p && *p, "line %d missing in output:\n%s", i, all);
+  const char *nl = strchr(p, '\n');
+  ck_assert_msg(nl != NULL, "line %d has no newline", i);
+  cJSON *j = cJSON_ParseWithLength(p, (size_t)(nl - p));
+  ck_assert_msg(j != NULL, "line %d is not JSON", i);
+  tu_assert_json(j, expected);
+  cJSON_Delete(j);
+}
+
+static int count_lines(const char *all) {
+  int n = 0;
+  for (; *all; all++)
+    n += *all == '\n';
+  return n;
+}
+
+START_TEST(several_messages_in_one_write) {
+  mcp_server *srv = make_server();
+  run r;
+  start(&r, srv, NULL, 0);
+  put(&r, INIT "\n{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}\n"
+               "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\"}\n");
+  char *out = finish(&r);
+  ck_assert_int_eq(r.rc, 0);
+  ck_assert_int_eq(count_lines(out), 3);
+  assert_line(out, 0,
+              "{\"id\":1,\"result\":{\"protocolVersion\":\"2025-11-25\"}}");
+  assert_line(out, 1, "{\"id\":2,\"result\":{}}");
+  assert_line(out, 2, "{\"id\":3,\"result\":{}}");
+  free(out);
+  mcp_server_free(srv);
+}
+END_TEST
+
+START_TEST(one_message_split_across_writes) {
+  mcp_server *srv = make_server();
+  run r;
+  start(&r, srv, NULL, 0);
+  const char *msg = INIT "\n";
+  for (const char *p = msg; *p; p++) {
+    ck_assert_int_eq(write(r.in_w, p, 1), 1);
+    if ((p - msg) % 7 == 0)
+      sleep_us(100);
+  }
+  char *out = finish(&r);
+  ck_assert_int_eq(count_lines(out), 1);
+  assert_line(
+      out, 0,
+      "{\"id\":1,\"result\":{\"serverInfo\":{\"name\":\"stdio-test\"}}}");
+  free(out);
+  mcp_server_free(srv);
+}
+END_TEST
+
+START_TEST(crlf_and_blank_lines) {
+  mcp_server *srv = make_server();
+  run r;
+  start(&r, srv, NULL, 0);
+  put(&r, "\r\n\n   \n" INIT "\r\n\r\n{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":"
+          "\"ping\"}\r\n");
+  char *out = finish(&r);
+  ck_assert_int_eq(count_lines(out), 2);
+  assert_line(out, 1, "{\"id\":2,\"result\":{}}");
+  free(out);
+  mcp_server_free(srv);
+}
+END_TEST
+
+START_TEST(last_line_without_newline) {
+  mcp_server *srv = make_server();
+  run r;
+  start(&r, srv, NULL, 0);
+  put(&r, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"ping\"}");
+  char *out = finish(&r);
+  ck_assert_int_eq(count_lines(out), 1);
+  assert_line(out, 0, "{\"id\":7,\"result\":{}}");
+  free(out);
+  mcp_server_free(srv);
+}
+END_TEST
+
+START_TEST(oversized_line_is_refused_then_stream_recovers) {
+  mcp_server *srv = make_server();
+  run r;
+  start(&r, srv, NULL, 256);
+  char big[2000];
+  memset(big, 'x', sizeof big - 1);
+  big[sizeof big - 1] = '\0';
+  put(&r, big);
+  put(&r, big); /* still the same line: answered once */
+  put(&r, "\n{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}\n");
+  char *out = finish(&r);
+  ck_assert_int_eq(count_lines(out), 2);
+  assert_line(out, 0, "{\"id\":null,\"error\":{\"code\":-32700}}");
+  ck_assert_ptr_nonnull(strstr(out, "longer than 256 bytes"));
+  assert_line(out, 1, "{\"id\":2,\"result\":{}}");
+  free(out);
+  mcp_server_free(srv);
+}
+END_TEST
+
+START_TEST(raw_newline_inside_a_message_splits_it) {
+  mcp_server *srv = make_server();
+  run r;
+  start(&r, srv, NULL, 0);
+  put(&r, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\n\"ping\"}\n"
+          "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}\n");
+  char *out = finish(&r);
+  ck_assert_int_eq(count_lines(out), 3);
+  assert_line(out, 0, "{\"id\":null,\"error\":{\"code\":-32700}}");
+  assert_line(out, 1, "{\"id\":null,\"error\":{\"code\":-32700}}");
+  assert_line(out, 2, "{\"id\":2,\"result\":{}}");
+  free(out);
+  mcp_server_free(srv);
+}
+END_TEST
+
+START_TEST(no_principal_means_every_scope) {
+  mcp_server *srv = make_server();
+  run r;
+  start(&r, srv, NULL, 0);
+  put(&r, INIT "\n{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\","
+               "\"params\":{\"name\":\"secret\",\"arguments\":{\"text\":\"s\"}"
+               "}}\n");
+  char *out = finish(&r);
+  assert_line(out, 1, "{\"id\":2,\"result\":{\"content\":[{\"text\":\"s\"}]}}");
+  free(out);
+  mcp_server_free(srv);
+}
+END_TEST
+
+START_TEST(configured_principal_is_enforced) {
+  mcp_server *srv = make_server();
+  const char *const scopes[] = {"other", NULL};
+  mcp_principal who = {.subject = "u", .scopes = scopes};
+  run r;
+  start(&r, srv, &who, 0);
+  put(&r, INIT "\n{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\","
+               "\"params\":{\"name\":\"secret\",\"arguments\":{}}}\n");
+  char *out = finish(&r);
+  assert_line(out, 1,
+              "{\"id\":2,\"error\":{\"code\":-31403,\"data\":{"
+              "\"requiredScopes\":[\"secret\"]}}}");
+  free(out);
+  mcp_server_free(srv);
+}
+END_TEST
+
+START_TEST(end_of_input_cancels_deferred_calls) {
+  mcp_server *srv = make_server();
+  run r;
+  parked = NULL;
+  start(&r, srv, NULL, 0);
+  put(&r, INIT "\n{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\","
+               "\"params\":{\"name\":\"park\"}}\n");
+  /* Give the server time to park the call before input ends. */
+  for (int i = 0; i < 1000 && parked == NULL; i++)
+    sleep_us(1000);
+  ck_assert_ptr_nonnull(parked);
+  close(r.in_w);
+  /* The server waits for the parked call; finish it once cancelled. */
+  for (int i = 0; i < 5000 && !mcp_call_cancelled(parked); i++)
+    sleep_us(1000);
+  ck_assert(mcp_call_cancelled(parked));
+  ck_assert_int_eq(mcp_call_finish(parked, 0), 0);
+  r.in_w = open("/dev/null", O_WRONLY);
+  char *out = finish(&r);
+  ck_assert_int_eq(r.rc, 0);
+  ck_assert_int_eq(count_lines(out), 1); /* no reply to the cancelled call */
+  free(out);
+  mcp_server_free(srv);
+}
+END_TEST
+
+START_TEST(write_error_ends_serving) {
+  mcp_server *srv = make_server();
+  run r;
+  start(&r, srv, NULL, 0);
+  close(r.out_r); /* the peer is gone: writes fail with EPIPE */
+  put(&r, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}\n");
+  close(r.in_w);
+  pthread_join(r.thread, NULL);
+  ck_assert_int_eq(r.rc, MCP_EIO);
+  mcp_server_free(srv);
+}
+END_TEST
+
+/* In a child whose stdin/stdout are pipes, a handler's printf must land on
+ * stderr, never between protocol lines. */
+START_TEST(stdout_is_reserved_for_the_protocol) {
+  int in[2], out[2], err[2];
+  ck_assert_int_eq(pipe(in), 0);
+  ck_assert_int_eq(pipe(out), 0);
+  ck_assert_int_eq(pipe(err), 0);
+  pid_t pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    dup2(in[0], 0);
+    dup2(out[1], 1);
+    dup2(err[1], 2);
+    close(in[1]);
+    close(out[0]);
+    close(err[0]);
+    mcp_server *srv = make_server();
+    int rc = mcp_serve_stdio(srv, NULL);
+    mcp_server_free(srv);
+    _exit(rc == 0 ? 0 : 1);
+  }
+  close(in[0]);
+  close(out[1]);
+  close(err[1]);
+  const char *req =
+      INIT "\n{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\","
+           "\"params\":{\"name\":\"noisy\"}}\n";
+  ck_assert_int_eq(write(in[1], req, strlen(req)), (ssize_t)strlen(req));
+  close(in[1]);
+  char buf[8192];
+  size_t len = 0;
+  ssize_t n;
+  while ((n = read(out[0], buf + len, sizeof buf - 1 - len)) > 0)
+    len += (size_t)n;
+  buf[len] = '\0';
+  char ebuf[4096];
+  size_t elen = 0;
+  while ((n = read(err[0], ebuf + elen, sizeof ebuf - 1 - elen)) > 0)
+    elen += (size_t)n;
+  ebuf[elen] = '\0';
+  int status;
+  waitpid(pid, &status, 0);
+  ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  ck_assert_ptr_null(strstr(buf, "stray output"));
+  ck_assert_int_eq(count_lines(buf), 2);
+  assert_line(buf, 1,
+              "{\"id\":2,\"result\":{\"content\":[{\"text\":\"ok\"}]}}");
+  ck_assert_ptr_nonnull(strstr(ebuf, "stray output from a handler"));
+  ck_assert_ptr_nonnull(strstr(ebuf, "holds every scope"));
+  close(out[0]);
+  close(err[0]);
+}
+END_TEST
+
+static Suite *stdio_suite(void) {
+  Suite *s = suite_create("stdio");
+  TCase *tc = tcase_create("framing");
+  tcase_set_timeout(tc, 60);
+  tcase_add_test(tc, several_messages_in_one_write);
+  tcase_add_test(tc, one_message_split_across_writes);
+  tcase_add_test(tc, crlf_and_blank_lines);
+  tcase_add_test(tc, last_line_without_newline);
+  tcase_add_test(tc, oversized_line_is_refused_then_stream_recovers);
+  tcase_add_test(tc, raw_newline_inside_a_message_splits_it);
+  tcase_add_test(tc, no_principal_means_every_scope);
+  tcase_add_test(tc, configured_principal_is_enforced);
+  tcase_add_test(tc, end_of_input_cancels_deferred_calls);
+  tcase_add_test(tc, write_error_ends_serving);
+  tcase_add_test(tc, stdout_is_reserved_for_the_protocol);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) {
+  signal(SIGPIPE, SIG_IGN);
+  SRunner *sr = srunner_create(stdio_suite());
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,198 @@
+#include "testutil.h"
+
+#include <check.h>
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int capture(const char *msg, size_t len, void *user_data) {
+  tu_peer *p = user_data;
+  if (p->fail_send)
+    return MCP_EIO;
+  if (p->nout == p->cap) {
+    p->cap = p->cap ? p->cap * 2 : 8;
+    p->out = realloc(p->out, p->cap * sizeof *p->out);
+    ck_assert_ptr_nonnull(p->out);
+  }
+  char *copy = malloc(len + 1);
+  ck_assert_ptr_nonnull(copy);
+  memcpy(copy, msg, len);
+  copy[len] = '\0';
+  ck_assert_msg(memchr(copy, '\n', len) == NULL, "raw newline in a message");
+  p->out[p->nout++] = copy;
+  return 0;
+}
+
+void tu_peer_open(tu_peer *p, mcp_server *srv, const mcp_principal *principal) {
+  memset(p, 0, sizeof *p);
+  p->srv = srv;
+  ck_assert_int_eq(mcp_session_new(srv, principal, capture, p, &p->session), 0);
+}
+
+void tu_clear(tu_peer *p) {
+  for (size_t i = 0; i < p->nout; i++)
+    free(p->out[i]);
+  p->nout = 0;
+}
+
+void tu_peer_close(tu_peer *p) {
+  mcp_session_free(p->session);
+  tu_clear(p);
+  free(p->out);
+  p->out = NULL;
+  p->cap = 0;
+}
+
+int tu_send(tu_peer *p, const char *json) {
+  return mcp_session_receive(p->session, json, strlen(json));
+}
+
+void tu_initialize(tu_peer *p, const char *version) {
+  char msg[512];
+  snprintf(msg, sizeof msg,
+           "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":"
+           "{\"protocolVersion\":\"%s\",\"capabilities\":{},\"clientInfo\":{"
+           "\"name\":\"test\",\"version\":\"1\"}}}",
+           version);
+  ck_assert_int_eq(tu_send(p, msg), 0);
+  ck_assert_uint_eq(p->nout, 1);
+  ck_assert_int_eq(
+      tu_send(p,
+              "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}"),
+      0);
+  tu_clear(p);
+}
+
+cJSON *tu_msg(const tu_peer *p, size_t i) {
+  return i < p->nout ? cJSON_Parse(p->out[i]) : NULL;
+}
+
+static char why[512];
+
+static const char *match(const cJSON *a, const cJSON *e, const char *path) {
+  if (cJSON_IsString(e) && strcmp(e->valuestring, "<any>") == 0)
+    return a ? NULL : (snprintf(why, sizeof why, "%s: missing", path), why);
+  if (a == NULL) {
+    snprintf(why, sizeof why, "%s: missing", path);
+    return why;
+  }
+  if ((a->type & 0xff) != (e->type & 0xff)) {
+    snprintf(why, sizeof why, "%s: different JSON types", path);
+    return why;
+  }
+  char sub[400];
+  if (cJSON_IsObject(e)) {
+    for (const cJSON *m = e->child; m; m = m->next) {
+      snprintf(sub, sizeof sub, "%s.%s", path, m->string);
+      const cJSON *am = cJSON_GetObjectItemCaseSensitive(a, m->string);
+      if (cJSON_IsString(m) && strcmp(m->valuestring, "<absent>") == 0) {
+        if (am) {
+          snprintf(why, sizeof why, "%s: present but must be absent", sub);
+          return why;
+        }
+        continue;
+      }
+      const char *r = match(am, m, sub);
+      if (r)
+        return r;
+    }
+    return NULL;
+  }
+  if (cJSON_IsArray(e)) {
+    if (cJSON_GetArraySize(a) != cJSON_GetArraySize(e)) {
+      snprintf(why, sizeof why, "%s: %d elements, expected %d", path,
+               cJSON_GetArraySize(a), cJSON_GetArraySize(e));
+      return why;
+    }
+    const cJSON *ai = a->child;
+    int i = 0;
+    for (const cJSON *ei = e->child; ei; ei = ei->next, ai = ai->next, i++) {
+      snprintf(sub, sizeof sub, "%s[%d]", path, i);
+      const char *r = match(ai, ei, sub);
+      if (r)
+        return r;
+    }
+    return NULL;
+  }
+  if (!cJSON_Compare(a, e, 1)) {
+    snprintf(why, sizeof why, "%s: different value", path);
+    return why;
+  }
+  return NULL;
+}
+
+const char *tu_json_match(const cJSON *actual, const char *expected) {
+  cJSON *e = cJSON_Parse(expected);
+  if (e == NULL) {
+    snprintf(why, sizeof why, "expected text is not JSON: %s", expected);
+    return why;
+  }
+  const char *r = match(actual, e, "$");
+  cJSON_Delete(e);
+  return r;
+}
+
+void tu_assert_json_at(const char *file, int line, const cJSON *actual,
+                       const char *expected) {
+  const char *r = tu_json_match(actual, expected);
+  if (r) {
+    char *text = actual ? cJSON_PrintUnformatted(actual) : NULL;
+    ck_assert_msg(0, "%s:%d: %s\n  actual:   %s\n  expected: %s", file, line, r,
+                  text ? text : "(none)", expected);
+    free(text);
+  }
+}
+
+void tu_assert_msg_at(const char *file, int line, const tu_peer *p, size_t i,
+                      const char *expected) {
+  ck_assert_msg(i < p->nout, "%s:%d: message %zu not sent (%zu sent)", file,
+                line, i, p->nout);
+  cJSON *m = tu_msg(p, i);
+  ck_assert_msg(m != NULL, "%s:%d: message %zu is not JSON: %s", file, line, i,
+                p->out[i]);
+  tu_assert_json_at(file, line, m, expected);
+  cJSON_Delete(m);
+}
+
+tu_alloc_state tu_alloc;
+
+static void *tu_malloc(size_t n, void *ud) {
+  (void)ud;
+  if (tu_alloc.fail_at && ++tu_alloc.count == tu_alloc.fail_at) {
+    tu_alloc.failures++;
+    return NULL;
+  }
+  void *p = malloc(n);
+  if (p)
+    tu_alloc.live++;
+  return p;
+}
+
+static void *tu_realloc(void *p, size_t n, void *ud) {
+  (void)ud;
+  if (tu_alloc.fail_at && ++tu_alloc.count == tu_alloc.fail_at) {
+    tu_alloc.failures++;
+    return NULL;
+  }
+  void *q = realloc(p, n);
+  if (q && p == NULL)
+    tu_alloc.live++;
+  return q;
+}
+
+static void tu_freefn(void *p, void *ud) {
+  (void)ud;
+  if (p) {
+    tu_alloc.live--;
+    free(p);
+  }
+}
+
+void tu_alloc_install(long fail_at) {
+  tu_alloc = (tu_alloc_state){.fail_at = fail_at};
+  mcp_allocator a = {tu_malloc, tu_realloc, tu_freefn, NULL};
+  ck_assert_int_eq(mcp_set_allocator(&a), 0);
+}
+
+void tu_alloc_remove(void) { mcp_set_allocator(NULL); }
