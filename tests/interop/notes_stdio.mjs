@@ -1,0 +1,645 @@
+// Interop test: drives the libmcp example server `notes` over stdio with the
+// official MCP TypeScript SDK client (Client + StdioClientTransport).
+//
+// Usage:
+//   node notes_stdio.mjs <path-to-notes> [launcher words...]
+//   MCP_TEST_LAUNCHER="valgrind --error-exitcode=99 ..." node notes_stdio.mjs <path-to-notes>
+//
+// A launcher is a command prefix put in front of the server command (words on
+// the command line win over MCP_TEST_LAUNCHER, which is split on whitespace).
+// Every server process must exit by itself, with status 0, once its stdin is
+// closed: a non-zero status (valgrind's --error-exitcode), a signal, or not
+// exiting at all counts as a failure. Prints PASS/FAIL per check and ends with
+// "N passed, N failed"; the exit status is non-zero on any failure.
+
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import os from 'node:os';
+import path from 'node:path';
+import process from 'node:process';
+import { isDeepStrictEqual, inspect } from 'node:util';
+
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { McpError, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
+
+// ---- configuration ---------------------------------------------------------
+
+const NOTES_PROTOCOL_VERSIONS = ['2024-11-05', '2025-03-26', '2025-06-18', '2025-11-25'];
+const SCOPE_ERROR_CODE = -31403;
+
+const argv = process.argv.slice(2);
+if (argv.length < 1 || argv[0] === '-h' || argv[0] === '--help') {
+  console.error('usage: node notes_stdio.mjs <path-to-notes> [launcher words...]');
+  process.exit(2);
+}
+const NOTES = path.resolve(argv[0]);
+const LAUNCHER = argv.length > 1
+  ? argv.slice(1)
+  : (process.env.MCP_TEST_LAUNCHER ?? '').split(/\s+/).filter(Boolean);
+const SLOW = LAUNCHER.length > 0;
+
+// Time budget. The whole script stays under two minutes even under valgrind.
+const TOTAL_BUDGET_MS = 110_000;
+const REQUEST_TIMEOUT_MS = SLOW ? 30_000 : 10_000; // one JSON-RPC round trip
+const EXIT_GRACE_MS = SLOW ? 20_000 : 10_000;      // stdin EOF -> process exit
+
+// ---- reporting -------------------------------------------------------------
+
+let passed = 0;
+let failed = 0;
+
+function pass(name, detail) {
+  passed++;
+  console.log(`PASS: ${name}${detail ? ` (${detail})` : ''}`);
+}
+
+function fail(name, detail) {
+  failed++;
+  console.log(`FAIL: ${name}${detail ? ` -- ${detail}` : ''}`);
+}
+
+function check(name, cond, detail) {
+  if (cond) pass(name);
+  else fail(name, detail);
+  return Boolean(cond);
+}
+
+function show(v) {
+  return inspect(v, { depth: 6, breakLength: Infinity, compact: true });
+}
+
+function finish() {
+  console.log(`${passed} passed, ${failed} failed`);
+  process.exitCode = failed > 0 ? 1 : 0;
+}
+
+// ---- transport with exit-status tracking -----------------------------------
+
+// StdioClientTransport.close() gives the server only 2 s between stdin EOF and
+// SIGTERM (then SIGKILL), which is not enough for valgrind's leak check, and it
+// does not expose the exit status. This subclass closes stdin itself, waits up
+// to EXIT_GRACE_MS for the process to exit, records (code, signal), and only
+// then lets the SDK's close() clean up. It also records every message sent.
+//
+// The child process handle is the SDK's private `_process` field (SDK version
+// pinned in package-lock.json); start() fails loudly if it is not there, so a
+// change in the SDK can never make the exit-status check pass silently.
+class TrackedStdioTransport extends StdioClientTransport {
+  constructor(params, label) {
+    super(params);
+    this.label = label;
+    this.sent = [];
+    this.received = [];
+    this.exitStatus = null; // { code, signal } once the process has exited
+    this.exitedByItself = null; // true: exited after stdin EOF within the grace
+    this.diedEarly = null; // true: exited before stdin was closed
+    this._exited = new Promise((resolve) => { this._resolveExited = resolve; });
+  }
+
+  async start() {
+    await super.start();
+    const child = this._process;
+    if (!child || typeof child.once !== 'function' || !('exitCode' in child)) {
+      throw new Error('StdioClientTransport internals changed: no child process handle; '
+        + 'the server exit status cannot be checked');
+    }
+    this.child = child;
+    const record = (code, signal) => {
+      if (!this.exitStatus) this.exitStatus = { code, signal };
+      this._resolveExited();
+    };
+    if (child.exitCode !== null || child.signalCode !== null) record(child.exitCode, child.signalCode);
+    else child.once('exit', record);
+  }
+
+  async send(message) {
+    this.sent.push(message);
+    return super.send(message);
+  }
+
+  // Ends stdin and waits for the process to exit by itself (once).
+  shutdown() {
+    this._shutdown ??= this._doShutdown();
+    return this._shutdown;
+  }
+
+  async _doShutdown() {
+    if (!this.child) return;
+    if (this.exitStatus) {
+      this.diedEarly ??= this.exitedByItself === null; // exited before stdin EOF
+      this.exitedByItself ??= false;
+      return;
+    }
+    try { this.child.stdin?.end(); } catch { /* already closed */ }
+    const timedOut = await Promise.race([
+      this._exited.then(() => false),
+      sleep(EXIT_GRACE_MS).then(() => true),
+    ]);
+    this.exitedByItself = !timedOut;
+  }
+
+  async close() {
+    await this.shutdown();
+    await super.close(); // SIGTERM/SIGKILL only if the process is still there
+    if (this.child && !this.exitStatus) {
+      await Promise.race([this._exited, sleep(5000)]);
+    }
+  }
+
+  kill() {
+    try { this.child?.kill('SIGKILL'); } catch { /* gone */ }
+  }
+}
+
+function shellQuote(word) {
+  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
+}
+
+function sleep(ms) {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}
+
+// ---- sessions --------------------------------------------------------------
+
+const live = new Set(); // transports still running, for the watchdog
+let sessionCount = 0;
+
+// Starts `notes` (behind the launcher) with the given arguments and connects a
+// Client to it. Returns { client, transport, label, transportErrors }.
+async function startSession(label, args) {
+  const n = ++sessionCount;
+  const tag = `notes#${n} ${label}`;
+  const command = LAUNCHER.length ? LAUNCHER[0] : NOTES;
+  const fullArgs = LAUNCHER.length ? [...LAUNCHER.slice(1), NOTES, ...args] : args;
+  console.log(`# [${tag}] spawn: ${[command, ...fullArgs].map(shellQuote).join(' ')}`);
+
+  const transport = new TrackedStdioTransport({
+    command,
+    args: fullArgs,
+    env: { ...process.env }, // keep VALGRIND_OPTS, ASAN_OPTIONS, ...
+    stderr: 'pipe',
+  }, tag);
+  // Forward the server's stderr (valgrind reports land there) line by line.
+  let pending = '';
+  transport.stderr.on('data', (chunk) => {
+    pending += chunk.toString('utf8');
+    let i;
+    while ((i = pending.indexOf('\n')) >= 0) {
+      process.stderr.write(`[${tag}] ${pending.slice(0, i)}\n`);
+      pending = pending.slice(i + 1);
+    }
+  });
+  transport.stderr.on('end', () => {
+    if (pending) process.stderr.write(`[${tag}] ${pending}\n`);
+    pending = '';
+  });
+
+  // Protocol.connect() chains callbacks already set on the transport.
+  const transportErrors = [];
+  transport.onmessage = (msg) => { transport.received.push(msg); };
+  transport.onerror = (err) => { transportErrors.push(err); };
+
+  const client = new Client({ name: 'libmcp-interop', version: '0.0.0' });
+  live.add(transport);
+  const session = { client, transport, label: tag, transportErrors };
+  try {
+    await client.connect(transport, { timeout: REQUEST_TIMEOUT_MS });
+  } catch (err) {
+    await endSession(session);
+    throw err;
+  }
+  return session;
+}
+
+// Closes the client (stdin EOF), checks the server exited by itself with
+// status 0, and that stdout carried nothing but valid JSON-RPC.
+async function endSession(session) {
+  const { client, transport, label, transportErrors } = session;
+  try {
+    await transport.shutdown();
+    await client.close();
+  } catch (err) {
+    fail(`${label}: close client`, show(err));
+  }
+  live.delete(transport);
+  const st = transport.exitStatus;
+  if (!st) {
+    fail(`${label}: server exits on stdin EOF`, 'process still running after SIGTERM/SIGKILL');
+  } else if (transport.diedEarly) {
+    fail(`${label}: server runs until stdin EOF`, `exited early with ${show(st)}`);
+  } else if (!transport.exitedByItself) {
+    fail(`${label}: server exits on stdin EOF`,
+      `did not exit within ${EXIT_GRACE_MS} ms of stdin EOF (ended with ${show(st)})`);
+  } else if (st.code !== 0 || st.signal !== null) {
+    const why = st.signal ? `killed by ${st.signal}`
+      : st.code === 99 && SLOW ? 'exit status 99: the launcher (valgrind) reported errors'
+        : `exit status ${st.code}`;
+    fail(`${label}: server exit status`, why);
+  } else {
+    pass(`${label}: server exited with status 0 on stdin EOF`);
+  }
+  check(`${label}: no transport errors (stdout is clean JSON-RPC)`, transportErrors.length === 0,
+    transportErrors.map((e) => e?.message ?? String(e)).join('; '));
+}
+
+// Runs fn(session) against a fresh server; any exception is a failure.
+async function withSession(label, args, fn) {
+  let session;
+  try {
+    session = await startSession(label, args);
+  } catch (err) {
+    fail(`${label}: connect/initialize`, show(err));
+    return;
+  }
+  try {
+    // The client validates structuredContent only against output schemas it
+    // has seen in a tools/list of this session, so list the tools first.
+    await session.client.listTools(undefined, opts());
+    await fn(session);
+  } catch (err) {
+    fail(`${session.label}: unexpected exception`, err?.stack ?? show(err));
+  } finally {
+    await endSession(session);
+  }
+}
+
+// ---- helpers for results ---------------------------------------------------
+
+const opts = () => ({ timeout: REQUEST_TIMEOUT_MS });
+
+async function call(client, name, args) {
+  return client.callTool({ name, arguments: args }, undefined, opts());
+}
+
+// Calls a tool that may fail either way; returns { result } or { error }.
+async function callExpectingError(client, name, args) {
+  try {
+    const result = await call(client, name, args);
+    return { result };
+  } catch (err) {
+    return { error: err };
+  }
+}
+
+// Every string reachable from a tool result: text blocks as they are, string
+// leaves of text blocks that parse as JSON, and of structuredContent.
+function resultStrings(result) {
+  const out = [];
+  const walk = (v) => {
+    if (typeof v === 'string') out.push(v);
+    else if (Array.isArray(v)) v.forEach(walk);
+    else if (v && typeof v === 'object') Object.values(v).forEach(walk);
+  };
+  for (const block of result?.content ?? []) {
+    if (block?.type !== 'text' || typeof block.text !== 'string') continue;
+    out.push(block.text);
+    try { walk(JSON.parse(block.text)); } catch { /* not JSON */ }
+  }
+  walk(result?.structuredContent);
+  return out;
+}
+
+// A failed call must be a tool result with isError true, not a JSON-RPC error.
+function expectToolError(label, what, r) {
+  if (r.error) fail(`${label}: ${what} is a tool result (not a JSON-RPC error)`, show(r.error));
+  else check(`${label}: ${what} is a result with isError true`, r.result.isError === true, show(r.result));
+}
+
+function textBlocks(result) {
+  return (result?.content ?? []).filter((b) => b?.type === 'text' && typeof b.text === 'string');
+}
+
+function isNonEmptyString(v) {
+  return typeof v === 'string' && v.length > 0;
+}
+
+// ---- expectations ----------------------------------------------------------
+
+const EXPECTED_TOOLS = {
+  list_notes: {
+    hints: { readOnlyHint: true, openWorldHint: false },
+    required: [],
+    outputSchema: ['notes'],
+  },
+  get_note: {
+    hints: { readOnlyHint: true, openWorldHint: false },
+    required: ['id'],
+  },
+  add_note: {
+    hints: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+    required: ['title', 'text'],
+    outputSchema: ['id'],
+  },
+  delete_note: {
+    hints: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+    required: ['id'],
+  },
+};
+
+// The raw JSON-RPC result for the request sent with `method` (last one).
+function rawResult(transport, method) {
+  const req = [...transport.sent].reverse().find((m) => m.method === method && 'id' in m);
+  if (!req) return undefined;
+  const res = transport.received.find((m) => m.id === req.id && ('result' in m || 'error' in m));
+  return { request: req, response: res };
+}
+
+function checkInitialize(s) {
+  const { client, transport, label } = s;
+  const init = rawResult(transport, 'initialize');
+  const requested = init?.request?.params?.protocolVersion;
+  const negotiated = init?.response?.result?.protocolVersion;
+  const firstMethod = transport.sent[0]?.method;
+  console.log(`# [${label}] client sent ${firstMethod} first, requesting protocol ${requested}; `
+    + `server answered ${negotiated}`);
+  check(`${label}: first request is initialize`, firstMethod === 'initialize', `got ${firstMethod}`);
+  check(`${label}: negotiated protocol version ${negotiated} is supported by the SDK`,
+    SUPPORTED_PROTOCOL_VERSIONS.includes(negotiated),
+    `SDK supports ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')}`);
+  if (NOTES_PROTOCOL_VERSIONS.includes(requested)) {
+    check(`${label}: server accepts the client's protocol version ${requested}`,
+      negotiated === requested, `server answered ${negotiated}`);
+  }
+  const info = client.getServerVersion();
+  check(`${label}: serverInfo.name is "notes"`, info?.name === 'notes', show(info));
+  check(`${label}: serverInfo.version is a string`, isNonEmptyString(info?.version), show(info));
+  const caps = client.getServerCapabilities();
+  check(`${label}: server advertises the tools capability`,
+    caps && typeof caps.tools === 'object' && caps.tools !== null, show(caps));
+}
+
+async function checkToolList(s) {
+  const { client, transport, label } = s;
+  const listed = await client.listTools(undefined, opts());
+  // Check the wire form too: the SDK's zod parsing drops unknown keys.
+  const raw = rawResult(transport, 'tools/list')?.response?.result;
+  const rawTools = Array.isArray(raw?.tools) ? raw.tools : [];
+  const names = listed.tools.map((t) => t.name).sort();
+  check(`${label}: tools/list returns exactly the 4 notes tools`,
+    isDeepStrictEqual(names, Object.keys(EXPECTED_TOOLS).sort()), `got ${show(names)}`);
+  check(`${label}: tools/list has no nextCursor`, raw && !('nextCursor' in raw), show(raw?.nextCursor));
+
+  for (const [name, exp] of Object.entries(EXPECTED_TOOLS)) {
+    const t = rawTools.find((x) => x?.name === name);
+    if (!t) {
+      fail(`${name}: listed`, 'missing from tools/list');
+      continue;
+    }
+    check(`${name}: has a title`, isNonEmptyString(t.title), show(t.title));
+    check(`${name}: has a description`, isNonEmptyString(t.description), show(t.description));
+
+    const ann = t.annotations;
+    if (!check(`${name}: has annotations`, ann && typeof ann === 'object', show(ann))) continue;
+    const wantKeys = ['title', ...Object.keys(exp.hints)].sort();
+    check(`${name}: annotation keys are exactly ${wantKeys.join(', ')}`,
+      isDeepStrictEqual(Object.keys(ann).sort(), wantKeys), `got ${show(ann)}`);
+    for (const [hint, value] of Object.entries(exp.hints)) {
+      check(`${name}: annotations.${hint} === ${value}`, ann[hint] === value, `got ${show(ann[hint])}`);
+    }
+    if (exp.hints.readOnlyHint) {
+      for (const hint of ['destructiveHint', 'idempotentHint']) {
+        check(`${name}: read-only tool has no ${hint}`, !(hint in ann), `got ${show(ann[hint])}`);
+      }
+    }
+    check(`${name}: annotations.title equals the tool title`,
+      ann.title === t.title, `annotations.title ${show(ann.title)}, title ${show(t.title)}`);
+
+    const is = t.inputSchema;
+    check(`${name}: inputSchema.type is "object"`, is?.type === 'object', show(is));
+    for (const arg of exp.required) {
+      check(`${name}: inputSchema property ${arg} is a string`,
+        is?.properties?.[arg]?.type === 'string', show(is?.properties?.[arg]));
+    }
+    const req = Array.isArray(is?.required) ? [...is.required].sort() : [];
+    check(`${name}: inputSchema.required is ${show(exp.required)}`,
+      isDeepStrictEqual(req, [...exp.required].sort()), `got ${show(is?.required)}`);
+
+    if (exp.outputSchema) {
+      const os_ = t.outputSchema;
+      check(`${name}: has an outputSchema of type "object"`, os_?.type === 'object', show(os_));
+      for (const prop of exp.outputSchema) {
+        check(`${name}: outputSchema has property ${prop}`, os_?.properties && prop in os_.properties,
+          show(os_));
+      }
+    } else {
+      console.log(`# ${name}: outputSchema ${t.outputSchema ? 'present' : 'absent'} (not part of the contract)`);
+    }
+  }
+  return listed;
+}
+
+// Calls list_notes and checks its shape; returns the notes array (or null).
+async function listNotes(s, what) {
+  const { client, label } = s;
+  const r = await call(client, 'list_notes', {});
+  const notes = r?.structuredContent?.notes;
+  const ok = check(`${label}: ${what}: list_notes succeeds with structuredContent.notes[]`,
+    !r.isError && Array.isArray(notes), show(r));
+  if (!ok) return null;
+  check(`${label}: ${what}: every note is {id: string, title: string}`,
+    notes.every((x) => isNonEmptyString(x?.id) && typeof x?.title === 'string'), show(notes));
+  const blocks = textBlocks(r);
+  let parsed;
+  try { parsed = blocks.length ? JSON.parse(blocks[0].text) : undefined; } catch { parsed = undefined; }
+  check(`${label}: ${what}: list_notes text block holds the same JSON as structuredContent`,
+    isDeepStrictEqual(parsed, r.structuredContent), `text ${show(blocks[0]?.text)}`);
+  return notes;
+}
+
+// ---- the scenarios ---------------------------------------------------------
+
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'libmcp-interop-'));
+const TITLE = 'Interop note';
+const BODY = 'Body with "quotes", a backslash \\, a tab\t, a newline\nand UTF-8: é ✓ 🗒';
+
+// (a) full scopes: listing, the CRUD cycle, schema failures.
+async function scenarioFull() {
+  const data = path.join(tmp, 'a.json');
+  await withSession('full', ['--stdio', '--data', data], async (s) => {
+    const { client, label } = s;
+    checkInitialize(s);
+    await checkToolList(s);
+
+    const before = await listNotes(s, 'empty store');
+    check(`${label}: a new data file starts empty`, before && before.length === 0, show(before));
+
+    // The client validates structuredContent against the listed outputSchema.
+    const added = await call(client, 'add_note', { title: TITLE, text: BODY });
+    const id = added?.structuredContent?.id;
+    check(`${label}: add_note succeeds`, !added.isError, show(added));
+    check(`${label}: add_note returns structuredContent.id (a string)`, isNonEmptyString(id), show(added));
+
+    const after = await listNotes(s, 'after add');
+    check(`${label}: list_notes contains the new note`,
+      after?.some((x) => x.id === id && x.title === TITLE), show(after));
+
+    const got = await call(client, 'get_note', { id });
+    check(`${label}: get_note succeeds`, !got.isError, show(got));
+    const strings = resultStrings(got);
+    check(`${label}: get_note returns the note text byte for byte`,
+      strings.some((x) => x.includes(BODY)), show(got));
+    check(`${label}: get_note returns the note title`, strings.some((x) => x.includes(TITLE)), show(got));
+
+    const del = await call(client, 'delete_note', { id });
+    check(`${label}: delete_note succeeds`, !del.isError, show(del));
+
+    expectToolError(label, 'get_note of the deleted note',
+      await callExpectingError(client, 'get_note', { id }));
+    expectToolError(label, 'get_note of an unknown id',
+      await callExpectingError(client, 'get_note', { id: 'no-such-note' }));
+
+    const empty = await listNotes(s, 'after delete');
+    check(`${label}: list_notes no longer contains the deleted note`,
+      empty && !empty.some((x) => x.id === id), show(empty));
+
+    // Arguments that fail the input schema: a tool result, not a JSON-RPC error.
+    for (const [what, args] of [
+      ['add_note without text', { title: 'no text' }],
+      ['add_note with a non-string text', { title: 'bad text', text: 42 }],
+      ['get_note without id', {}],
+    ]) {
+      expectToolError(label, what, await callExpectingError(client, what.split(' ')[0], args));
+    }
+    const still = await listNotes(s, 'after invalid add_note');
+    check(`${label}: invalid add_note calls created no note`, still && still.length === 0, show(still));
+  });
+}
+
+// (c) persistence: a note added by one process is seen by the next one.
+// Returns { data, id } for the scope scenario.
+async function scenarioPersistence() {
+  const data = path.join(tmp, 'c.json');
+  let id;
+  await withSession('writer', ['--data', data], async (s) => {
+    const r = await call(s.client, 'add_note', { title: 'Persistent', text: 'kept across processes' });
+    id = r?.structuredContent?.id;
+    check(`${s.label}: add_note succeeds`, !r.isError && isNonEmptyString(id), show(r));
+  });
+  check('writer: data file exists after the server exited', fs.existsSync(data), data);
+  if (!id) return { data, id };
+  await withSession('reader', ['--data', data], async (s) => {
+    const notes = await listNotes(s, 'second process');
+    check(`${s.label}: note added by the first process is listed`,
+      notes?.some((x) => x.id === id && x.title === 'Persistent'), show(notes));
+    const got = await call(s.client, 'get_note', { id });
+    check(`${s.label}: note added by the first process can be read`,
+      !got.isError && resultStrings(got).some((x) => x.includes('kept across processes')), show(got));
+  });
+  return { data, id };
+}
+
+function checkScopeError(label, what, r, scopes) {
+  if (r.result) {
+    fail(`${label}: ${what} is refused with a JSON-RPC error`, `got a tool result ${show(r.result)}`);
+    return;
+  }
+  const e = r.error;
+  check(`${label}: ${what} fails with an McpError`, e instanceof McpError, show(e));
+  check(`${label}: ${what} error code is ${SCOPE_ERROR_CODE}`, e?.code === SCOPE_ERROR_CODE, show(e?.code));
+  check(`${label}: ${what} error.data.requiredScopes is ${show(scopes)}`,
+    isDeepStrictEqual(e?.data?.requiredScopes, scopes), show(e?.data));
+}
+
+// (b) scopes: refused calls are JSON-RPC errors and their handlers never run.
+async function scenarioScopes({ data, id }) {
+  if (!id) {
+    fail('scopes: skipped', 'no persisted note from the persistence scenario');
+    return;
+  }
+  await withSession('read-only', ['--scopes', 'notes:read', '--data', data], async (s) => {
+    const { client, label } = s;
+    const before = await listNotes(s, 'notes:read');
+    check(`${label}: list_notes works with notes:read`, before?.some((x) => x.id === id), show(before));
+
+    checkScopeError(label, 'add_note', await callExpectingError(client, 'add_note',
+      { title: 'refused', text: 'must not be stored' }), ['notes:write']);
+    checkScopeError(label, 'delete_note', await callExpectingError(client, 'delete_note', { id }),
+      ['notes:admin']);
+
+    const after = await listNotes(s, 'after refused calls');
+    check(`${label}: refused add_note and delete_note did not run`,
+      after && isDeepStrictEqual(after, before), `before ${show(before)}, after ${show(after)}`);
+    const got = await call(client, 'get_note', { id });
+    check(`${label}: get_note works with notes:read`, !got.isError, show(got));
+  });
+
+  await withSession('read-write', ['--scopes', 'notes:read notes:write', '--data', data], async (s) => {
+    const { client, label } = s;
+    const r = await call(client, 'add_note', { title: 'second', text: 'written with notes:write' });
+    check(`${label}: add_note works with "notes:read notes:write"`,
+      !r.isError && isNonEmptyString(r.structuredContent?.id), show(r));
+    checkScopeError(label, 'delete_note', await callExpectingError(client, 'delete_note', { id }),
+      ['notes:admin']);
+    const notes = await listNotes(s, 'after refused delete');
+    check(`${label}: refused delete_note did not run`, notes?.some((x) => x.id === id), show(notes));
+  });
+}
+
+// ---- main --------------------------------------------------------------------
+
+function sdkVersion() {
+  try {
+    const entry = createRequire(import.meta.url).resolve('@modelcontextprotocol/sdk/client/index.js');
+    for (let dir = path.dirname(entry); dir !== path.dirname(dir); dir = path.dirname(dir)) {
+      const file = path.join(dir, 'package.json');
+      if (!fs.existsSync(file)) continue;
+      const pkg = JSON.parse(fs.readFileSync(file, 'utf8'));
+      if (pkg.name === '@modelcontextprotocol/sdk') return pkg.version;
+    }
+  } catch { /* fall through */ }
+  return '(version unknown)';
+}
+
+function preflight() {
+  let st;
+  try {
+    st = fs.statSync(NOTES);
+  } catch (err) {
+    return `cannot stat ${NOTES}: ${err.message}`;
+  }
+  if (!st.isFile()) return `${NOTES} is not a file`;
+  try { fs.accessSync(NOTES, fs.constants.X_OK); } catch { return `${NOTES} is not executable`; }
+  if (LAUNCHER.length) {
+    const which = spawnSync('sh', ['-c', 'command -v "$1"', 'sh', LAUNCHER[0]], { encoding: 'utf8' });
+    if (which.status !== 0) return `launcher ${LAUNCHER[0]} not found`;
+  }
+  return null;
+}
+
+const watchdog = setTimeout(() => {
+  fail('whole test within the time budget', `still running after ${TOTAL_BUDGET_MS} ms`);
+  cleanup();
+  finish();
+  process.exit(1);
+}, TOTAL_BUDGET_MS);
+
+async function main() {
+  console.log(`# notes: ${NOTES}`);
+  console.log(`# launcher: ${LAUNCHER.length ? LAUNCHER.join(' ') : '(none)'}`);
+  console.log(`# @modelcontextprotocol/sdk ${sdkVersion()}, protocol versions `
+    + `${SUPPORTED_PROTOCOL_VERSIONS.join(', ')}`);
+  const problem = preflight();
+  if (problem) {
+    fail('preflight', problem);
+    return;
+  }
+  await scenarioFull();
+  const persisted = await scenarioPersistence();
+  await scenarioScopes(persisted);
+}
+
+function cleanup() {
+  for (const t of live) t.kill();
+  if (failed === 0 || fs.readdirSync(tmp).length === 0) fs.rmSync(tmp, { recursive: true, force: true });
+  else console.log(`# data files kept in ${tmp}`);
+}
+
+main()
+  .catch((err) => fail('test driver', err?.stack ?? show(err)))
+  .finally(() => {
+    clearTimeout(watchdog);
+    cleanup();
+    finish();
+  });
