@@ -13,6 +13,8 @@
  *  - every number node keeps the exact text it was written as in its
  *    valuestring (read it with mcp__json_number_text), so integers beyond
  *    2^53 are not rounded when they matter (request ids, typed getters);
+ *    such nodes are read-only: cJSON_SetNumberValue would leave the old
+ *    text behind;
  *  - the raw bytes of members named "id" or "requestId" (at depth <= 3) are
  *    kept, so a request id can be echoed exactly as received.
  */
@@ -80,8 +82,6 @@ int mcp__json_integer(const struct cJSON *node, long long *out, int *overflow);
 struct mcp__buf;
 int mcp__json_quote(struct mcp__buf *buf, const char *s, size_t len);
 
-#endif
-
 /* Appends the compact JSON text of node to b (lib/json_write.c). Numbers
  * built by mcp__json_parse are written exactly as received; other numbers as
  * cJSON would write them (non-finite ones as null). Never writes a raw
@@ -91,3 +91,10 @@ int mcp__json_write(struct mcp__buf *b, const struct cJSON *node);
 /* Returns nonzero when the len bytes at s are valid UTF-8 without NUL
  * (lib/json_write.c). */
 int mcp__utf8_valid(const char *s, size_t len);
+
+/* Like mcp__json_integer, but with JSON Schema's meaning of "integer": any
+ * number whose value has no fractional part, so 2.0 and 1e2 count
+ * (lib/json_write.c). Request ids keep the stricter mcp__json_integer. */
+int mcp__json_integral(const struct cJSON *node, long long *out, int *overflow);
+
+#endif

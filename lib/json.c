@@ -1,0 +1,997 @@
+/* Strict RFC 8259 parser that builds a cJSON tree in one pass.
+ *
+ * The parser is iterative: open arrays and objects live on an explicit stack
+ * bounded by max_depth, so hostile nesting costs neither C stack nor time.
+ * Every node is linked into the tree the moment it is created, which makes
+ * cleanup after any failure a single cJSON_Delete of the root plus the one
+ * key that may be waiting for its value.
+ */
+#include <cjson/cJSON.h>
+#include <float.h>
+#include <limits.h>
+#include <locale.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "json.h"
+
+#define DEFAULT_DEPTH 64
+#define DEFAULT_STRING ((size_t)4 << 20)
+#define DEFAULT_MEMBERS 100000
+#define DEFAULT_NUMBER 63
+
+/* Raw captures beyond this many are not recorded: a request has one id, and
+ * a batch this large is refused long before its ids matter. */
+#define MAX_RAWS 4096
+/* Raw ids are captured in objects nested at most this deep (root = 1), which
+ * reaches params.requestId inside a batch element. */
+#define RAW_DEPTH 3
+
+/* Objects up to this many members check each new key against the previous
+ * ones as it arrives; larger ones sort their keys once at the closing brace,
+ * keeping the cost O(n log n) for any size. */
+#define SMALL_OBJECT 16
+
+/* The explicit stack and the key stack start in the parser itself, so a
+ * typical message is parsed without allocating either. */
+#define INLINE_FRAMES 64
+#define INLINE_KEYS 64
+
+/* Byte classes for the string scanner. Everything from QUOTE upwards also
+ * needs escaping on output, which mcp__json_quote relies on. */
+enum { PLAIN, LEAD2, LEAD3, LEAD4, BAD, QUOTE, ESCAPE, CONTROL };
+
+#define X4(c) c, c, c, c
+#define X16(c) X4(c), X4(c), X4(c), X4(c)
+
+static const unsigned char byte_class[256] = {
+    /* 0x00-0x1F */
+    X16(CONTROL), X16(CONTROL),
+    /* 0x20-0x2F: '"' is 0x22 */
+    PLAIN, PLAIN, QUOTE, PLAIN, X4(PLAIN), X4(PLAIN), X4(PLAIN),
+    /* 0x30-0x4F */
+    X16(PLAIN), X16(PLAIN),
+    /* 0x50-0x5F: '\\' is 0x5C */
+    X4(PLAIN), X4(PLAIN), X4(PLAIN), ESCAPE, PLAIN, PLAIN, PLAIN,
+    /* 0x60-0x7F */
+    X16(PLAIN), X16(PLAIN),
+    /* 0x80-0xBF: continuation bytes cannot start a character */
+    X16(BAD), X16(BAD), X16(BAD), X16(BAD),
+    /* 0xC0-0xDF: 0xC0 and 0xC1 only start overlong forms */
+    BAD, BAD, LEAD2, LEAD2, X4(LEAD2), X4(LEAD2), X4(LEAD2), X16(LEAD2),
+    /* 0xE0-0xEF */
+    X16(LEAD3),
+    /* 0xF0-0xFF: 0xF5 and above start code points beyond U+10FFFF */
+    X4(LEAD4), LEAD4, BAD, BAD, BAD, X4(BAD), X4(BAD)};
+
+#undef X4
+#undef X16
+
+typedef struct frame {
+  cJSON *node;
+  cJSON *last;  /* last child, for O(1) appends */
+  size_t count; /* members or elements so far */
+  size_t keys;  /* where this object's keys start on the key stack */
+  int object;
+} frame;
+
+typedef struct key_ref {
+  const char *key; /* decoded, owned by the tree (or the pending key) */
+  size_t len;
+  size_t off; /* byte offset of the key's opening quote */
+} key_ref;
+
+typedef struct parser {
+  const unsigned char *s;
+  size_t n;
+  size_t pos;
+  size_t max_depth, max_string, max_members, max_number;
+  char *err;
+  size_t errlen;
+  cJSON *root;
+  frame *frames;
+  size_t depth, frames_cap;
+  key_ref *keys;
+  size_t nkeys, keys_cap;
+  char *key;      /* a key read but not yet given to its value's node */
+  int key_is_raw; /* that key asks for the value's raw text */
+  mcp__json_raw *raws;
+  size_t nraws, raws_cap;
+  frame frame_buf[INLINE_FRAMES];
+  key_ref key_buf[INLINE_KEYS];
+} parser;
+
+static int fail(parser *p, int rc, size_t off, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+
+static int fail(parser *p, int rc, size_t off, const char *fmt, ...) {
+  if (p->err != NULL && p->errlen > 0) {
+    va_list ap;
+    va_start(ap, fmt);
+    int k = vsnprintf(p->err, p->errlen, fmt, ap);
+    va_end(ap);
+    if (k >= 0 && (size_t)k < p->errlen)
+      snprintf(p->err + k, p->errlen - (size_t)k, " at byte %zu", off);
+  }
+  return rc;
+}
+
+static int oom(parser *p) {
+  return fail(p, MCP_ENOMEM, p->pos, "out of memory");
+}
+
+/* Names the byte at off without ever printing a non-ASCII or control byte. */
+static int unexpected(parser *p, size_t off, const char *what) {
+  unsigned char c = p->s[off];
+  if (c > 0x20 && c < 0x7F)
+    return fail(p, MCP_EPARSE, off, "%s, found '%c'", what, c);
+  return fail(p, MCP_EPARSE, off, "%s, found byte 0x%02X", what, c);
+}
+
+static inline size_t skip_ws(const unsigned char *s, size_t n, size_t i) {
+  while (i < n && (s[i] == ' ' || s[i] == '\n' || s[i] == '\r' || s[i] == '\t'))
+    i++;
+  return i;
+}
+
+static inline int is_digit(unsigned char c) {
+  return (unsigned)(c - '0') < 10u;
+}
+
+/* The value of four hex digits at s[i..i+3], or -1. */
+static long hex4(const unsigned char *s, size_t n, size_t i) {
+  if (n - i < 4)
+    return -1;
+  long v = 0;
+  for (size_t k = i; k < i + 4; k++) {
+    unsigned c = s[k];
+    if (c - '0' < 10u)
+      v = v * 16 + (long)(c - '0');
+    else if ((c | 0x20u) - 'a' < 6u)
+      v = v * 16 + (long)((c | 0x20u) - 'a' + 10);
+    else
+      return -1;
+  }
+  return v;
+}
+
+/* Validates the string whose opening quote is at p->pos: UTF-8, escapes,
+ * surrogate pairs, no raw controls, no U+0000. Sets *end to the index of the
+ * closing quote, *dlen to the decoded length and *escaped when the string
+ * needs decoding, so the copy can be allocated once at its exact size. */
+static int scan_string(parser *p, size_t *end, size_t *dlen, int *escaped) {
+  const unsigned char *s = p->s;
+  const size_t n = p->n;
+  size_t i = p->pos + 1, shrink = 0;
+  int esc = 0;
+  for (;;) {
+    while (i < n && byte_class[s[i]] == PLAIN)
+      i++;
+    if (i >= n)
+      return fail(p, MCP_EPARSE, p->pos, "unterminated string");
+    unsigned char c = s[i];
+    switch (byte_class[c]) {
+    case QUOTE:
+      *end = i;
+      *dlen = i - p->pos - 1 - shrink;
+      *escaped = esc;
+      return 0;
+    case ESCAPE: {
+      esc = 1;
+      if (i + 1 >= n)
+        return fail(p, MCP_EPARSE, p->pos, "unterminated string");
+      unsigned char e = s[i + 1];
+      if (e == 'u') {
+        long cp = hex4(s, n, i + 2);
+        if (cp < 0)
+          return fail(p, MCP_EPARSE, i, "\\u escape without four hex digits");
+        if (cp == 0)
+          return fail(p, MCP_EPARSE, i, "\\u0000 is not allowed in a string");
+        if (cp >= 0xDC00 && cp <= 0xDFFF)
+          return fail(p, MCP_EPARSE, i, "unpaired low surrogate");
+        if (cp >= 0xD800 && cp <= 0xDBFF) {
+          long lo = -1;
+          if (n - i >= 12 && s[i + 6] == '\\' && s[i + 7] == 'u')
+            lo = hex4(s, n, i + 8);
+          if (lo < 0xDC00 || lo > 0xDFFF)
+            return fail(p, MCP_EPARSE, i, "unpaired high surrogate");
+          shrink += 12 - 4;
+          i += 12;
+        } else {
+          shrink += cp < 0x80 ? 6 - 1 : cp < 0x800 ? 6 - 2 : 6 - 3;
+          i += 6;
+        }
+      } else if (e == '"' || e == '\\' || e == '/' || e == 'b' || e == 'f' ||
+                 e == 'n' || e == 'r' || e == 't') {
+        shrink += 1;
+        i += 2;
+      } else {
+        return fail(p, MCP_EPARSE, i, "invalid escape sequence");
+      }
+      break;
+    }
+    case CONTROL:
+      return fail(p, MCP_EPARSE, i, "raw control character 0x%02X in a string",
+                  c);
+    case LEAD2:
+      if (n - i < 2 || (s[i + 1] & 0xC0) != 0x80)
+        return fail(p, MCP_EPARSE, i, "invalid UTF-8");
+      i += 2;
+      break;
+    case LEAD3: {
+      /* E0 must not be overlong, ED must not encode a surrogate. */
+      unsigned char lo = c == 0xE0 ? 0xA0 : 0x80, hi = c == 0xED ? 0x9F : 0xBF;
+      if (n - i < 3 || s[i + 1] < lo || s[i + 1] > hi ||
+          (s[i + 2] & 0xC0) != 0x80)
+        return fail(p, MCP_EPARSE, i, "invalid UTF-8");
+      i += 3;
+      break;
+    }
+    case LEAD4: {
+      /* F0 must not be overlong, F4 must stay within U+10FFFF. */
+      unsigned char lo = c == 0xF0 ? 0x90 : 0x80, hi = c == 0xF4 ? 0x8F : 0xBF;
+      if (n - i < 4 || s[i + 1] < lo || s[i + 1] > hi ||
+          (s[i + 2] & 0xC0) != 0x80 || (s[i + 3] & 0xC0) != 0x80)
+        return fail(p, MCP_EPARSE, i, "invalid UTF-8");
+      i += 4;
+      break;
+    }
+    default:
+      return fail(p, MCP_EPARSE, i, "invalid UTF-8");
+    }
+  }
+}
+
+static char *put_utf8(char *out, unsigned long cp) {
+  if (cp < 0x80) {
+    *out++ = (char)cp;
+  } else if (cp < 0x800) {
+    *out++ = (char)(0xC0 | (cp >> 6));
+    *out++ = (char)(0x80 | (cp & 0x3F));
+  } else if (cp < 0x10000) {
+    *out++ = (char)(0xE0 | (cp >> 12));
+    *out++ = (char)(0x80 | ((cp >> 6) & 0x3F));
+    *out++ = (char)(0x80 | (cp & 0x3F));
+  } else {
+    *out++ = (char)(0xF0 | (cp >> 18));
+    *out++ = (char)(0x80 | ((cp >> 12) & 0x3F));
+    *out++ = (char)(0x80 | ((cp >> 6) & 0x3F));
+    *out++ = (char)(0x80 | (cp & 0x3F));
+  }
+  return out;
+}
+
+/* Decodes s[i..end) into out; scan_string already validated every escape. */
+static void decode(const unsigned char *s, size_t i, size_t end, char *out) {
+  while (i < end) {
+    const unsigned char *bs = memchr(s + i, '\\', end - i);
+    size_t run = bs ? (size_t)(bs - (s + i)) : end - i;
+    memcpy(out, s + i, run);
+    out += run;
+    i += run;
+    if (i >= end)
+      break;
+    unsigned char e = s[i + 1];
+    switch (e) {
+    case 'b':
+      *out++ = '\b';
+      break;
+    case 'f':
+      *out++ = '\f';
+      break;
+    case 'n':
+      *out++ = '\n';
+      break;
+    case 'r':
+      *out++ = '\r';
+      break;
+    case 't':
+      *out++ = '\t';
+      break;
+    case 'u': {
+      unsigned long cp = (unsigned long)hex4(s, end, i + 2);
+      if (cp >= 0xD800 && cp <= 0xDBFF) {
+        unsigned long lo = (unsigned long)hex4(s, end, i + 8);
+        cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+        i += 6;
+      }
+      out = put_utf8(out, cp);
+      i += 4;
+      break;
+    }
+    default: /* '"', '\\' and '/' stand for themselves */
+      *out++ = (char)e;
+      break;
+    }
+    i += 2;
+  }
+  *out = '\0';
+}
+
+/* Reads the string at p->pos into a new NUL-terminated buffer and moves past
+ * its closing quote. */
+static int read_string(parser *p, char **out, size_t *outlen) {
+  size_t end = 0, dlen = 0;
+  int escaped = 0;
+  int rc = scan_string(p, &end, &dlen, &escaped);
+  if (rc)
+    return rc;
+  if (dlen > p->max_string)
+    return fail(p, MCP_ELIMIT, p->pos, "string longer than %zu bytes",
+                p->max_string);
+  char *str = mcp__malloc(dlen + 1);
+  if (str == NULL)
+    return oom(p);
+  if (escaped) {
+    decode(p->s, p->pos + 1, end, str);
+  } else {
+    memcpy(str, p->s + p->pos + 1, dlen);
+    str[dlen] = '\0';
+  }
+  *out = str;
+  *outlen = dlen;
+  p->pos = end + 1;
+  return 0;
+}
+
+/* Converts number text to double without depending on the locale. The
+ * common case (at most 19 significant digits forming a value below 2^53,
+ * decimal exponent within +-22) is exact with one correctly rounded IEEE
+ * operation (Clinger's fast path); only the rest goes to strtod. */
+static int fast_double(const char *t, size_t len, double *out) {
+#if defined(FLT_EVAL_METHOD) && FLT_EVAL_METHOD == 0
+  static const double powers[] = {
+      1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+      1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+  size_t i = 0;
+  int neg = 0, digits = 0;
+  uint64_t m = 0;
+  long exp10 = 0;
+  if (t[i] == '-') {
+    neg = 1;
+    i++;
+  }
+  for (; i < len && is_digit((unsigned char)t[i]); i++) {
+    if (digits >= 19)
+      return 0;
+    m = m * 10 + (uint64_t)(t[i] - '0');
+    digits += m != 0;
+  }
+  if (i < len && t[i] == '.') {
+    for (i++; i < len && is_digit((unsigned char)t[i]); i++) {
+      if (digits >= 19)
+        return 0;
+      m = m * 10 + (uint64_t)(t[i] - '0');
+      digits += m != 0;
+      exp10--;
+    }
+  }
+  if (i < len) { /* 'e' or 'E' */
+    int eneg = 0;
+    long e = 0;
+    i++;
+    if (t[i] == '+' || t[i] == '-')
+      eneg = t[i++] == '-';
+    for (; i < len; i++)
+      if (e < 100000)
+        e = e * 10 + (t[i] - '0');
+    exp10 += eneg ? -e : e;
+  }
+  if (m == 0) {
+    *out = neg ? -0.0 : 0.0;
+    return 1;
+  }
+  if (m > ((uint64_t)1 << 53) || exp10 < -22 || exp10 > 22)
+    return 0;
+  double v = (double)m;
+  v = exp10 < 0 ? v / powers[-exp10] : v * powers[exp10];
+  *out = neg ? -v : v;
+  return 1;
+#else
+  (void)t;
+  (void)len;
+  (void)out;
+  return 0;
+#endif
+}
+
+static int number_value(const char *t, size_t len, double *out) {
+  if (fast_double(t, len, out))
+    return 0;
+  /* strtod reads the locale's decimal point, so a '.' is swapped for it. */
+  const char *dot = memchr(t, '.', len);
+  const char *dp = localeconv()->decimal_point;
+  if (dot == NULL || dp == NULL || dp[0] == '\0' ||
+      (dp[0] == '.' && dp[1] == '\0')) {
+    *out = strtod(t, NULL);
+    return 0;
+  }
+  size_t dpl = strlen(dp), pre = (size_t)(dot - t);
+  char small[128], *tmp = small;
+  if (len + dpl > sizeof small) {
+    tmp = mcp__malloc(len + dpl);
+    if (tmp == NULL)
+      return MCP_ENOMEM;
+  }
+  memcpy(tmp, t, pre);
+  memcpy(tmp + pre, dp, dpl);
+  memcpy(tmp + pre + dpl, dot + 1, len - pre - 1);
+  tmp[len - 1 + dpl] = '\0';
+  *out = strtod(tmp, NULL);
+  if (tmp != small)
+    mcp__free(tmp);
+  return 0;
+}
+
+static void attach(parser *p, cJSON *node) {
+  if (p->depth == 0) {
+    p->root = node;
+    return;
+  }
+  frame *f = &p->frames[p->depth - 1];
+  if (f->last) {
+    f->last->next = node;
+    node->prev = f->last;
+    f->node->child->prev = node;
+  } else {
+    /* cJSON keeps the first child's prev pointing at the last child. */
+    f->node->child = node;
+    node->prev = node;
+  }
+  f->last = node;
+  if (f->object) {
+    node->string = p->key;
+    p->key = NULL;
+  }
+}
+
+static int push(parser *p, cJSON *node, int object) {
+  if (p->depth == p->frames_cap) {
+    size_t cap = p->frames_cap * 2;
+    if (cap > p->max_depth)
+      cap = p->max_depth;
+    if (cap > SIZE_MAX / sizeof(frame))
+      return oom(p);
+    frame *f;
+    if (p->frames == p->frame_buf) {
+      f = mcp__malloc(cap * sizeof *f);
+      if (f)
+        memcpy(f, p->frames, p->depth * sizeof *f);
+    } else {
+      f = mcp__realloc(p->frames, cap * sizeof *f);
+    }
+    if (f == NULL)
+      return oom(p);
+    p->frames = f;
+    p->frames_cap = cap;
+  }
+  frame *f = &p->frames[p->depth++];
+  f->node = node;
+  f->last = NULL;
+  f->count = 0;
+  f->keys = p->nkeys;
+  f->object = object;
+  return 0;
+}
+
+static int record_raw(parser *p, const cJSON *node, size_t start, size_t end) {
+  if (p->nraws >= MAX_RAWS)
+    return 0;
+  if (p->nraws == p->raws_cap) {
+    size_t cap = p->raws_cap ? p->raws_cap * 2 : 4;
+    mcp__json_raw *r = mcp__realloc(p->raws, cap * sizeof *r);
+    if (r == NULL)
+      return oom(p);
+    p->raws = r;
+    p->raws_cap = cap;
+  }
+  char *text = mcp__malloc(end - start + 1);
+  if (text == NULL)
+    return oom(p);
+  memcpy(text, p->s + start, end - start);
+  text[end - start] = '\0';
+  p->raws[p->nraws++] = (mcp__json_raw){node, text, end - start};
+  return 0;
+}
+
+/* Writes key into dst for an error message: printable ASCII as is, the rest
+ * as \xHH, cut after a few dozen bytes, so no raw byte reaches a log. */
+static void describe_key(char *dst, size_t cap, const char *key, size_t len) {
+  static const char hex[] = "0123456789ABCDEF";
+  size_t o = 0;
+  for (size_t i = 0; i < len; i++) {
+    unsigned char c = (unsigned char)key[i];
+    if (o + 8 >= cap || i >= 40) {
+      memcpy(dst + o, "...", 3);
+      o += 3;
+      break;
+    }
+    if (c == '"' || c == '\\') {
+      dst[o++] = '\\';
+      dst[o++] = (char)c;
+    } else if (c >= 0x20 && c < 0x7F) {
+      dst[o++] = (char)c;
+    } else {
+      dst[o++] = '\\';
+      dst[o++] = 'x';
+      dst[o++] = hex[c >> 4];
+      dst[o++] = hex[c & 15];
+    }
+  }
+  dst[o] = '\0';
+}
+
+static int duplicate(parser *p, const key_ref *k) {
+  char name[64];
+  describe_key(name, sizeof name, k->key, k->len);
+  return fail(p, MCP_EPARSE, k->off, "duplicate key \"%s\"", name);
+}
+
+static int key_order(const void *a, const void *b) {
+  const key_ref *x = a, *y = b;
+  if (x->len != y->len)
+    return x->len < y->len ? -1 : 1;
+  int c = memcmp(x->key, y->key, x->len);
+  if (c != 0)
+    return c;
+  return x->off < y->off ? -1 : x->off > y->off;
+}
+
+/* Records a new key of the innermost object and refuses it if an earlier
+ * member of the same object has the same decoded key. */
+static int add_key(parser *p, const char *key, size_t len, size_t off) {
+  const frame *f = &p->frames[p->depth - 1];
+  key_ref *k = p->keys + f->keys;
+  size_t have = p->nkeys - f->keys;
+  if (have < SMALL_OBJECT) {
+    for (size_t j = 0; j < have; j++)
+      if (k[j].len == len && memcmp(k[j].key, key, len) == 0) {
+        key_ref dup = {key, len, off};
+        return duplicate(p, &dup);
+      }
+  }
+  if (p->nkeys == p->keys_cap) {
+    size_t cap = p->keys_cap * 2;
+    if (cap > SIZE_MAX / sizeof(key_ref))
+      return oom(p);
+    key_ref *r;
+    if (p->keys == p->key_buf) {
+      r = mcp__malloc(cap * sizeof *r);
+      if (r)
+        memcpy(r, p->keys, p->nkeys * sizeof *r);
+    } else {
+      r = mcp__realloc(p->keys, cap * sizeof *r);
+    }
+    if (r == NULL)
+      return oom(p);
+    p->keys = r;
+    p->keys_cap = cap;
+  }
+  p->keys[p->nkeys++] = (key_ref){key, len, off};
+  return 0;
+}
+
+/* Closes the innermost object: large objects are checked for duplicate
+ * keys here, reporting the earliest key that repeats an earlier one. */
+static int close_object(parser *p) {
+  const frame *f = &p->frames[p->depth - 1];
+  size_t have = p->nkeys - f->keys;
+  if (have > SMALL_OBJECT) {
+    key_ref *k = p->keys + f->keys;
+    qsort(k, have, sizeof *k, key_order);
+    const key_ref *dup = NULL;
+    for (size_t j = 1; j < have; j++)
+      if (k[j].len == k[j - 1].len &&
+          memcmp(k[j].key, k[j - 1].key, k[j].len) == 0 &&
+          (dup == NULL || k[j].off < dup->off))
+        dup = &k[j];
+    if (dup)
+      return duplicate(p, dup);
+  }
+  p->nkeys = f->keys;
+  return 0;
+}
+
+static int read_number(parser *p, cJSON **out) {
+  const unsigned char *s = p->s;
+  const size_t n = p->n, start = p->pos;
+  size_t i = start;
+  if (s[i] == '-')
+    i++;
+  if (i >= n || !is_digit(s[i]))
+    return fail(p, MCP_EPARSE, start, "invalid number: no digit after '-'");
+  if (s[i] == '0') {
+    i++;
+    if (i < n && is_digit(s[i]))
+      return fail(p, MCP_EPARSE, start, "invalid number: leading zero");
+  } else {
+    while (i < n && is_digit(s[i]))
+      i++;
+  }
+  if (i < n && s[i] == '.') {
+    i++;
+    if (i >= n || !is_digit(s[i]))
+      return fail(p, MCP_EPARSE, i, "invalid number: no digit after '.'");
+    while (i < n && is_digit(s[i]))
+      i++;
+  }
+  if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+    i++;
+    if (i < n && (s[i] == '+' || s[i] == '-'))
+      i++;
+    if (i >= n || !is_digit(s[i]))
+      return fail(p, MCP_EPARSE, i, "invalid number: no digit in exponent");
+    while (i < n && is_digit(s[i]))
+      i++;
+  }
+  size_t len = i - start;
+  if (len > p->max_number)
+    return fail(p, MCP_ELIMIT, start, "number longer than %zu characters",
+                p->max_number);
+  char *text = mcp__malloc(len + 1);
+  if (text == NULL)
+    return oom(p);
+  memcpy(text, s + start, len);
+  text[len] = '\0';
+  cJSON *node = cJSON_CreateNull();
+  if (node == NULL) {
+    mcp__free(text);
+    return oom(p);
+  }
+  node->type = cJSON_Number;
+  node->valuestring = text;
+  attach(p, node);
+  double v = 0;
+  if (number_value(text, len, &v))
+    return oom(p);
+  node->valuedouble = v;
+  /* valueint saturates the way cJSON's own parser sets it. */
+  if (v >= INT_MAX)
+    node->valueint = INT_MAX;
+  else if (v <= (double)INT_MIN)
+    node->valueint = INT_MIN;
+  else
+    node->valueint = (int)v;
+  p->pos = i;
+  *out = node;
+  return 0;
+}
+
+static int read_literal(parser *p) {
+  static const char *const words[] = {"true", "false", "null"};
+  const char *w = p->s[p->pos] == 't'   ? words[0]
+                  : p->s[p->pos] == 'f' ? words[1]
+                                        : words[2];
+  size_t len = strlen(w);
+  if (p->n - p->pos < len || memcmp(p->s + p->pos, w, len) != 0)
+    return unexpected(p, p->pos, "expected a value");
+  cJSON *node = w == words[0]   ? cJSON_CreateTrue()
+                : w == words[1] ? cJSON_CreateFalse()
+                                : cJSON_CreateNull();
+  if (node == NULL)
+    return oom(p);
+  attach(p, node);
+  p->pos += len;
+  return 0;
+}
+
+enum { WANT_VALUE, WANT_KEY, AFTER_VALUE };
+
+static int parse_document(parser *p) {
+  const unsigned char *s = p->s;
+  const size_t n = p->n;
+  int rc, state = WANT_VALUE;
+  p->pos = skip_ws(s, n, 0);
+  if (p->pos == n)
+    return fail(p, MCP_EPARSE, p->pos, "empty input");
+  for (;;) {
+    switch (state) {
+    case WANT_VALUE: {
+      if (p->pos >= n)
+        return fail(p, MCP_EPARSE, n, "unexpected end of input");
+      if (p->depth > 0) {
+        frame *f = &p->frames[p->depth - 1];
+        if (!f->object && ++f->count > p->max_members)
+          return fail(p, MCP_ELIMIT, p->pos,
+                      "more than %zu elements in one array", p->max_members);
+      }
+      unsigned char c = s[p->pos];
+      size_t start = p->pos;
+      cJSON *node = NULL;
+      /* Set by the key just read, if this value is an object member. */
+      int raw = p->key_is_raw;
+      p->key_is_raw = 0;
+      switch (c) {
+      case '{':
+      case '[': {
+        if (p->depth >= p->max_depth)
+          return fail(p, MCP_ELIMIT, p->pos, "nesting deeper than %zu",
+                      p->max_depth);
+        node = c == '{' ? cJSON_CreateObject() : cJSON_CreateArray();
+        if (node == NULL)
+          return oom(p);
+        attach(p, node);
+        if ((rc = push(p, node, c == '{')) != 0)
+          return rc;
+        p->pos = skip_ws(s, n, p->pos + 1);
+        if (p->pos < n && s[p->pos] == (c == '{' ? '}' : ']')) {
+          p->depth--;
+          p->pos++;
+          state = AFTER_VALUE;
+        } else {
+          state = c == '{' ? WANT_KEY : WANT_VALUE;
+        }
+        continue;
+      }
+      case '"': {
+        char *str = NULL;
+        size_t len = 0;
+        if ((rc = read_string(p, &str, &len)) != 0)
+          return rc;
+        node = cJSON_CreateNull();
+        if (node == NULL) {
+          mcp__free(str);
+          return oom(p);
+        }
+        node->type = cJSON_String;
+        node->valuestring = str;
+        attach(p, node);
+        break;
+      }
+      case 't':
+      case 'f':
+      case 'n':
+        if ((rc = read_literal(p)) != 0)
+          return rc;
+        raw = 0;
+        break;
+      case '-':
+      case '0':
+      case '1':
+      case '2':
+      case '3':
+      case '4':
+      case '5':
+      case '6':
+      case '7':
+      case '8':
+      case '9':
+        if ((rc = read_number(p, &node)) != 0)
+          return rc;
+        break;
+      default:
+        return unexpected(p, p->pos, "expected a value");
+      }
+      if (raw && (rc = record_raw(p, node, start, p->pos)) != 0)
+        return rc;
+      state = AFTER_VALUE;
+      continue;
+    }
+    case WANT_KEY: {
+      if (p->pos >= n)
+        return fail(p, MCP_EPARSE, n, "unexpected end of input");
+      if (s[p->pos] != '"')
+        return unexpected(p, p->pos, "expected a string key");
+      frame *f = &p->frames[p->depth - 1];
+      if (++f->count > p->max_members)
+        return fail(p, MCP_ELIMIT, p->pos,
+                    "more than %zu members in one object", p->max_members);
+      size_t off = p->pos, len = 0;
+      if ((rc = read_string(p, &p->key, &len)) != 0)
+        return rc;
+      if ((rc = add_key(p, p->key, len, off)) != 0)
+        return rc;
+      p->key_is_raw = p->depth <= RAW_DEPTH &&
+                      ((len == 2 && memcmp(p->key, "id", 2) == 0) ||
+                       (len == 9 && memcmp(p->key, "requestId", 9) == 0));
+      p->pos = skip_ws(s, n, p->pos);
+      if (p->pos >= n)
+        return fail(p, MCP_EPARSE, n, "unexpected end of input");
+      if (s[p->pos] != ':')
+        return unexpected(p, p->pos, "expected ':' after a key");
+      p->pos = skip_ws(s, n, p->pos + 1);
+      state = WANT_VALUE;
+      continue;
+    }
+    default: { /* AFTER_VALUE */
+      p->pos = skip_ws(s, n, p->pos);
+      if (p->depth == 0) {
+        if (p->pos < n)
+          return fail(p, MCP_EPARSE, p->pos,
+                      "unexpected character after the JSON value");
+        return 0;
+      }
+      if (p->pos >= n)
+        return fail(p, MCP_EPARSE, n, "unexpected end of input");
+      const frame *f = &p->frames[p->depth - 1];
+      unsigned char c = s[p->pos];
+      if (c == ',') {
+        p->pos = skip_ws(s, n, p->pos + 1);
+        state = f->object ? WANT_KEY : WANT_VALUE;
+      } else if (c == (f->object ? '}' : ']')) {
+        if (f->object && (rc = close_object(p)) != 0)
+          return rc;
+        p->depth--;
+        p->pos++;
+      } else {
+        return unexpected(p, p->pos,
+                          f->object ? "expected ',' or '}'"
+                                    : "expected ',' or ']'");
+      }
+      continue;
+    }
+    }
+  }
+}
+
+static void release(parser *p) {
+  if (p->frames != p->frame_buf)
+    mcp__free(p->frames);
+  if (p->keys != p->key_buf)
+    mcp__free(p->keys);
+}
+
+int mcp__json_parse(const char *buf, size_t len, const mcp__json_limits *lim,
+                    mcp__json_doc *doc, char *err, size_t errlen) {
+  parser p;
+  p.s = (const unsigned char *)buf;
+  p.n = len;
+  p.pos = 0;
+  p.max_depth = lim && lim->max_depth ? lim->max_depth : DEFAULT_DEPTH;
+  p.max_string = lim && lim->max_string ? lim->max_string : DEFAULT_STRING;
+  p.max_members = lim && lim->max_members ? lim->max_members : DEFAULT_MEMBERS;
+  p.max_number = lim && lim->max_number ? lim->max_number : DEFAULT_NUMBER;
+  p.err = err;
+  p.errlen = errlen;
+  p.root = NULL;
+  p.frames = p.frame_buf;
+  p.depth = 0;
+  p.frames_cap = INLINE_FRAMES;
+  p.keys = p.key_buf;
+  p.nkeys = 0;
+  p.keys_cap = INLINE_KEYS;
+  p.key = NULL;
+  p.key_is_raw = 0;
+  p.raws = NULL;
+  p.nraws = 0;
+  p.raws_cap = 0;
+  if (err != NULL && errlen > 0)
+    err[0] = '\0';
+  if (doc == NULL || (buf == NULL && len > 0))
+    return fail(&p, MCP_EINVAL, 0, "invalid argument");
+  *doc = (mcp__json_doc){0};
+  if (buf == NULL)
+    p.s = (const unsigned char *)"";
+
+  int rc = parse_document(&p);
+  release(&p);
+  if (rc != 0) {
+    mcp__free(p.key);
+    cJSON_Delete(p.root);
+    for (size_t i = 0; i < p.nraws; i++)
+      mcp__free(p.raws[i].text);
+    mcp__free(p.raws);
+    return rc;
+  }
+  doc->root = p.root;
+  doc->raws = p.raws;
+  doc->nraws = p.nraws;
+  return 0;
+}
+
+void mcp__json_doc_free(mcp__json_doc *doc) {
+  if (doc == NULL)
+    return;
+  for (size_t i = 0; i < doc->nraws; i++)
+    mcp__free(doc->raws[i].text);
+  mcp__free(doc->raws);
+  cJSON_Delete(doc->root);
+  *doc = (mcp__json_doc){0};
+}
+
+const char *mcp__json_raw_text(const mcp__json_doc *doc, const cJSON *node,
+                               size_t *len) {
+  if (doc == NULL || node == NULL)
+    return NULL;
+  for (size_t i = 0; i < doc->nraws; i++) {
+    if (doc->raws[i].node == node) {
+      if (len)
+        *len = doc->raws[i].len;
+      return doc->raws[i].text;
+    }
+  }
+  return NULL;
+}
+
+const char *mcp__json_number_text(const cJSON *node) {
+  if (node == NULL || (node->type & 0xFF) != cJSON_Number)
+    return NULL;
+  return node->valuestring;
+}
+
+int mcp__json_integer(const cJSON *node, long long *out, int *overflow) {
+  const char *t = mcp__json_number_text(node);
+  if (overflow)
+    *overflow = 0;
+  if (t == NULL)
+    return 0;
+  int neg = *t == '-';
+  if (neg)
+    t++;
+  if (!is_digit((unsigned char)*t))
+    return 0;
+  /* The magnitude of LLONG_MIN is one more than LLONG_MAX. */
+  unsigned long long limit = (unsigned long long)LLONG_MAX + (neg ? 1 : 0);
+  unsigned long long v = 0;
+  int over = 0;
+  for (; *t; t++) {
+    if (!is_digit((unsigned char)*t))
+      return 0;
+    unsigned d = (unsigned)(*t - '0');
+    if (over || v > (limit - d) / 10)
+      over = 1;
+    else
+      v = v * 10 + d;
+  }
+  if (over) {
+    if (overflow)
+      *overflow = 1;
+    return 1;
+  }
+  if (out)
+    *out = neg ? (v == 0 ? 0 : -(long long)(v - 1) - 1) : (long long)v;
+  return 1;
+}
+
+int mcp__json_quote(mcp__buf *buf, const char *s, size_t len) {
+  static const char hex[] = "0123456789abcdef";
+  const unsigned char *u = (const unsigned char *)s;
+  size_t run = 0;
+  mcp__buf_putc(buf, '"');
+  for (size_t i = 0; i < len; i++) {
+    unsigned char c = u[i];
+    if (byte_class[c] < QUOTE)
+      continue;
+    char e[6] = {'\\', (char)c, 0, 0, 0, 0};
+    size_t elen = 2;
+    switch (c) {
+    case '"':
+    case '\\':
+      break;
+    case '\b':
+      e[1] = 'b';
+      break;
+    case '\f':
+      e[1] = 'f';
+      break;
+    case '\n':
+      e[1] = 'n';
+      break;
+    case '\r':
+      e[1] = 'r';
+      break;
+    case '\t':
+      e[1] = 't';
+      break;
+    default:
+      e[1] = 'u';
+      e[2] = '0';
+      e[3] = '0';
+      e[4] = hex[c >> 4];
+      e[5] = hex[c & 15];
+      elen = 6;
+      break;
+    }
+    mcp__buf_append(buf, s + run, i - run);
+    mcp__buf_append(buf, e, elen);
+    run = i + 1;
+  }
+  mcp__buf_append(buf, s + run, len - run);
+  return mcp__buf_putc(buf, '"');
+}

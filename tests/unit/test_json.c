@@ -1,0 +1,1220 @@
+/* Tests for lib/json.c: the strict parser, raw id capture, number text,
+ * integer reading, quoting, and allocation failure at every allocation. */
+#include <check.h>
+#include <cjson/cJSON.h>
+#include <limits.h>
+#include <locale.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "internal.h"
+#include "json.h"
+
+/* ---- helpers ------------------------------------------------------------ */
+
+static char errbuf[256];
+
+/* Parses n bytes with the given limits and frees the result; returns the
+ * code, leaving the message in errbuf. */
+static int parse_n(const char *s, size_t n, const mcp__json_limits *lim) {
+  mcp__json_doc doc;
+  /* An exact-size heap copy lets ASan and valgrind see any read past the
+   * end, which a string literal's NUL would hide. */
+  char *copy = NULL;
+  if (s != NULL) {
+    copy = malloc(n ? n : 1);
+    ck_assert_ptr_nonnull(copy);
+    memcpy(copy, s, n);
+  }
+  int rc = mcp__json_parse(copy, n, lim, &doc, errbuf, sizeof errbuf);
+  free(copy);
+  if (rc == 0) {
+    ck_assert_ptr_nonnull(doc.root);
+  } else {
+    ck_assert_ptr_null(doc.root);
+    ck_assert_ptr_null(doc.raws);
+    ck_assert_uint_eq(doc.nraws, 0);
+    ck_assert_msg(errbuf[0] != '\0', "no message for rc %d", rc);
+    ck_assert_msg(strchr(errbuf, '\n') == NULL, "message not one line");
+    ck_assert_msg(strstr(errbuf, " at byte ") != NULL, "no offset: %s", errbuf);
+  }
+  mcp__json_doc_free(&doc);
+  return rc;
+}
+
+static int parse(const char *s) { return parse_n(s, strlen(s), NULL); }
+
+/* Parses a document that must be valid; the caller frees it. */
+static mcp__json_doc parse_ok(const char *s) {
+  mcp__json_doc doc;
+  int rc = mcp__json_parse(s, strlen(s), NULL, &doc, errbuf, sizeof errbuf);
+  ck_assert_msg(rc == 0, "rejected %s: %s", s, errbuf);
+  return doc;
+}
+
+/* Each string must be refused with the given code. */
+static void expect_all(const char *const *inputs, size_t count, int code) {
+  for (size_t i = 0; i < count; i++) {
+    int rc = parse(inputs[i]);
+    ck_assert_msg(rc == code, "input %zu (%s): got %d, want %d (%s)", i,
+                  inputs[i], rc, code, errbuf);
+  }
+}
+
+static void expect_valid(const char *const *inputs, size_t count) {
+  for (size_t i = 0; i < count; i++) {
+    int rc = parse(inputs[i]);
+    ck_assert_msg(rc == 0, "input %zu (%s) rejected: %s", i, inputs[i], errbuf);
+  }
+}
+
+#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Wraps s in a JSON string literal inside an array, as bytes. */
+static int parse_in_string(const char *body, size_t len) {
+  char tmp[256];
+  ck_assert_uint_lt(len + 4, sizeof tmp);
+  tmp[0] = '[';
+  tmp[1] = '"';
+  memcpy(tmp + 2, body, len);
+  tmp[len + 2] = '"';
+  tmp[len + 3] = ']';
+  return parse_n(tmp, len + 4, NULL);
+}
+
+/* The decoded value of the single string in ["..."]. */
+static char *decoded(const char *json) {
+  mcp__json_doc doc = parse_ok(json);
+  const cJSON *s = cJSON_GetArrayItem(doc.root, 0);
+  ck_assert_ptr_nonnull(s);
+  ck_assert(cJSON_IsString(s));
+  char *copy = strdup(s->valuestring);
+  mcp__json_doc_free(&doc);
+  return copy;
+}
+
+/* n nested arrays, closed or not. */
+static char *nested(size_t n, int closed) {
+  char *s = malloc(2 * n + 1);
+  ck_assert_ptr_nonnull(s);
+  memset(s, '[', n);
+  if (closed)
+    memset(s + n, ']', n);
+  s[closed ? 2 * n : n] = '\0';
+  return s;
+}
+
+/* ---- A4, A5: empty input and trailing garbage ---------------------------- */
+
+START_TEST(empty_input) {
+  static const char *const bad[] = {"", " ", "\n\t\r ", "\t"};
+  expect_all(bad, COUNT(bad), MCP_EPARSE);
+  ck_assert_int_eq(parse_n(NULL, 0, NULL), MCP_EPARSE);
+  ck_assert_str_eq(errbuf, "empty input at byte 0");
+}
+END_TEST
+
+START_TEST(trailing_garbage) {
+  static const char *const bad[] = {
+      "{} x",        "{}}",        "[1] [2]",   "1 2",
+      "\"a\"b",      "nullx",      "truefalse", "0x10",
+      "1.5.3",       "{\"a\":1},", "[]]",       "{}{}",
+      "\"a\" \"b\"", "1 /* c */",  "{} //",     "[] \xEF\xBB\xBF"};
+  expect_all(bad, COUNT(bad), MCP_EPARSE);
+  ck_assert_int_eq(parse("{\"a\":1}  x"), MCP_EPARSE);
+  ck_assert_str_eq(errbuf, "unexpected character after the JSON value at "
+                           "byte 9");
+  /* A NUL byte after the value is garbage too: the length decides. */
+  ck_assert_int_eq(parse_n("{}\0", 3, NULL), MCP_EPARSE);
+  ck_assert_int_eq(parse_n("{}\0", 2, NULL), 0);
+  static const char *const good[] = {" {} ", "\r\n[]\r\n", "\t1\t", "null "};
+  expect_valid(good, COUNT(good));
+}
+END_TEST
+
+/* ---- structure errors -----------------------------------------------------
+ */
+
+START_TEST(structure_errors) {
+  static const char *const bad[] = {
+      "{",         "[",          "[1,]",    "{\"a\":1,}", "{\"a\"}",
+      "{\"a\" 1}", "{1:2}",      "{'a':1}", "[1 2]",      "{\"a\":1 \"b\":2}",
+      "]",         "}",          ":",       ",",          "[,1]",
+      "tru",       "nul",        "True",    "\"abc",      "'single'",
+      "{\"a\":}",  "{\"a\"::1}", "[1,,2]",  "{,}",        "{\"a\",1}",
+      "[\"a\":1]", "{\"a\":1]",  "[1}",     "\"",         "fals",
+      "undefined", "[\"a\\",     "{\"a",    "{\"a\":",    "[1,"};
+  expect_all(bad, COUNT(bad), MCP_EPARSE);
+}
+END_TEST
+
+START_TEST(whitespace) {
+  static const char *const good[] = {
+      " { \"a\" : [ 1 , 2 ] , \"b\" : { } } ",
+      "\n{\n\t\"a\"\r\n:\r\n1\n}\n",
+      "[\t]",
+      "{ }",
+  };
+  expect_valid(good, COUNT(good));
+  /* Only space, tab, CR and LF are JSON whitespace. */
+  static const char *const bad[] = {"\f{}",           "{}\v",
+                                    "[1,\f2]",        "\xC2\xA0{}",
+                                    "{}\xE2\x80\xA8", "[1\xE3\x80\x80]"};
+  expect_all(bad, COUNT(bad), MCP_EPARSE);
+}
+END_TEST
+
+/* ---- A6: nesting -------------------------------------------------------- */
+
+START_TEST(depth_10000) {
+  clock_t t0 = clock();
+  char *s = nested(10000, 0);
+  ck_assert_int_eq(parse(s), MCP_ELIMIT);
+  ck_assert_str_eq(errbuf, "nesting deeper than 64 at byte 64");
+  free(s);
+  s = nested(10000, 1);
+  ck_assert_int_eq(parse(s), MCP_ELIMIT);
+  free(s);
+
+  /* Objects nest the same way. */
+  size_t n = 10000;
+  char *o = malloc(5 * n + 2);
+  ck_assert_ptr_nonnull(o);
+  for (size_t i = 0; i < n; i++)
+    memcpy(o + 5 * i, "{\"a\":", 5);
+  o[5 * n] = '1';
+  o[5 * n + 1] = '\0';
+  ck_assert_int_eq(parse(o), MCP_ELIMIT);
+  free(o);
+  ck_assert_msg((double)(clock() - t0) / CLOCKS_PER_SEC < 1.0,
+                "deep input was slow");
+}
+END_TEST
+
+START_TEST(depth_64_vs_65) {
+  char *s = nested(64, 1);
+  ck_assert_int_eq(parse(s), 0);
+  free(s);
+  s = nested(65, 1);
+  ck_assert_int_eq(parse(s), MCP_ELIMIT);
+  free(s);
+
+  /* 63 arrays around one object: depth 64 counts objects too. */
+  char buf[256];
+  memset(buf, '[', 63);
+  strcpy(buf + 63, "{\"a\":1}");
+  memset(buf + 70, ']', 63);
+  buf[133] = '\0';
+  ck_assert_int_eq(parse(buf), 0);
+  strcpy(buf + 63, "{\"a\":[]}");
+  memset(buf + 71, ']', 63);
+  buf[134] = '\0';
+  ck_assert_int_eq(parse(buf), MCP_ELIMIT);
+
+  /* A custom limit above the parser's inline stack. */
+  mcp__json_limits lim = {.max_depth = 300};
+  s = nested(300, 1);
+  ck_assert_int_eq(parse_n(s, strlen(s), &lim), 0);
+  free(s);
+  s = nested(301, 1);
+  ck_assert_int_eq(parse_n(s, strlen(s), &lim), MCP_ELIMIT);
+  ck_assert_str_eq(errbuf, "nesting deeper than 300 at byte 300");
+  free(s);
+  lim.max_depth = 1;
+  ck_assert_int_eq(parse_n("[1]", 3, &lim), 0);
+  ck_assert_int_eq(parse_n("[[]]", 4, &lim), MCP_ELIMIT);
+  ck_assert_int_eq(parse_n("7", 1, &lim), 0);
+}
+END_TEST
+
+/* ---- A7: duplicate keys ---------------------------------------------------
+ */
+
+START_TEST(duplicate_keys) {
+  static const char *const bad[] = {
+      "{\"a\":1,\"a\":2}",
+      "{\"a\":1,\"\\u0061\":2}",
+      "{\"ab\":1,\"a\\u0062\":2}",
+      "{\"\\/\":1,\"/\":2}",
+      "{\"\xC3\xA9\":1,\"\\u00e9\":2}",
+      "{\"\xF0\x9F\x98\x80\":1,\"\\ud83d\\ude00\":2}",
+      "{\"method\":\"x\",\"params\":{},\"method\":\"y\"}",
+      "{\"params\":{\"name\":\"a\",\"arguments\":{},\"name\":\"b\"}}",
+      "[{\"id\":1},{\"id\":1,\"id\":2}]",
+      "{\"\":1,\"\":2}",
+      "{\"a\":1,\"b\":2,\"c\":3,\"b\":4}",
+  };
+  expect_all(bad, COUNT(bad), MCP_EPARSE);
+  ck_assert_int_eq(
+      parse("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"a\",\"method\":\"b\"}"),
+      MCP_EPARSE);
+  ck_assert_str_eq(errbuf, "duplicate key \"method\" at byte 37");
+
+  static const char *const good[] = {
+      "{\"a\":1,\"A\":2}",
+      "{\"a\":{\"a\":1},\"b\":{\"a\":2}}",
+      "[{\"a\":1},{\"a\":1}]",
+      "{\"a\":1,\"a \":2,\" a\":3}",
+      "{\"ab\":1,\"ba\":2,\"a\":3,\"b\":4}",
+  };
+  expect_valid(good, COUNT(good));
+}
+END_TEST
+
+/* Builds {"k0":0,...,"k<n-1>":n-1} with key number dup_of repeated as the
+ * last member when dup_of < n. */
+static char *many_keys(size_t n, size_t dup_of) {
+  size_t cap = n * 24 + 64;
+  char *s = malloc(cap);
+  ck_assert_ptr_nonnull(s);
+  size_t o = 0;
+  s[o++] = '{';
+  for (size_t i = 0; i < n; i++)
+    o += (size_t)snprintf(s + o, cap - o, "%s\"k%zu\":%zu", i ? "," : "", i, i);
+  if (dup_of < n)
+    o += (size_t)snprintf(s + o, cap - o, ",\"k%zu\":0", dup_of);
+  s[o++] = '}';
+  s[o] = '\0';
+  return s;
+}
+
+START_TEST(duplicate_keys_large_object) {
+  char *s = many_keys(1000, (size_t)-1);
+  ck_assert_int_eq(parse(s), 0);
+  free(s);
+  s = many_keys(1000, 0);
+  ck_assert_int_eq(parse(s), MCP_EPARSE);
+  /* The repeated key is the last member; the message points at it. */
+  char want[64];
+  snprintf(want, sizeof want, "duplicate key \"k0\" at byte %zu",
+           strlen(s) - strlen("\"k0\":0}"));
+  ck_assert_str_eq(errbuf, want);
+  free(s);
+  s = many_keys(1000, 999);
+  ck_assert_int_eq(parse(s), MCP_EPARSE);
+  free(s);
+  s = many_keys(17, 16);
+  ck_assert_int_eq(parse(s), MCP_EPARSE);
+  free(s);
+  s = many_keys(16, 3);
+  ck_assert_int_eq(parse(s), MCP_EPARSE);
+  free(s);
+
+  /* Large objects nested in large objects keep their key sets apart. */
+  char *inner = many_keys(100, (size_t)-1);
+  size_t cap = 3 * strlen(inner) + 64;
+  char *outer = malloc(cap);
+  ck_assert_ptr_nonnull(outer);
+  snprintf(outer, cap, "{\"k0\":%s,\"k1\":%s,\"x\":[%s]}", inner, inner, inner);
+  ck_assert_int_eq(parse(outer), 0);
+  snprintf(outer, cap, "{\"k0\":%s,\"k1\":%s,\"k0\":[%s]}", inner, inner,
+           inner);
+  ck_assert_int_eq(parse(outer), MCP_EPARSE);
+  free(outer);
+  free(inner);
+}
+END_TEST
+
+/* ---- A9: UTF-8 ---------------------------------------------------------- */
+
+START_TEST(invalid_utf8) {
+  static const char *const bad[] = {
+      "\xC3\x28",                 /* bad continuation */
+      "\xC0\xAF",                 /* overlong '/' */
+      "\xC1\xBF",                 /* overlong */
+      "\xE0\x80\xAF",             /* overlong, three bytes */
+      "\xE0\x9F\xBF",             /* overlong U+07FF */
+      "\xF0\x80\x80\xAF",         /* overlong, four bytes */
+      "\xF0\x8F\xBF\xBF",         /* overlong U+FFFF */
+      "\xED\xA0\x80",             /* CESU: U+D800 */
+      "\xED\xBF\xBF",             /* CESU: U+DFFF */
+      "\xED\xA0\xBD\xED\xB8\x80", /* CESU pair for U+1F600 */
+      "\xF4\x90\x80\x80",         /* U+110000 */
+      "\xF5\x80\x80\x80",         /* 0xF5 */
+      "\xF7\xBF\xBF\xBF",
+      "\xF8\x88\x80\x80\x80", /* five-byte form */
+      "\xFE",
+      "\xFF",
+      "\x80",             /* lone continuation */
+      "a\xBF",            /* lone continuation */
+      "\xE2\x82",         /* truncated before the quote */
+      "\xF0\x9F\x98",     /* truncated */
+      "\xC3",             /* truncated */
+      "\xE2\x28\xA1",     /* bad second byte */
+      "\xE2\x82\x28",     /* bad third byte */
+      "\xF0\x9F\x98\x28", /* bad fourth byte */
+  };
+  for (size_t i = 0; i < COUNT(bad); i++) {
+    int rc = parse_in_string(bad[i], strlen(bad[i]));
+    ck_assert_msg(rc == MCP_EPARSE, "input %zu accepted", i);
+    ck_assert_msg(strncmp(errbuf, "invalid UTF-8 at byte ", 22) == 0,
+                  "input %zu: %s", i, errbuf);
+    /* The same bytes in a key. */
+    char key[64];
+    int n = snprintf(key, sizeof key, "{\"%s\":1}", bad[i]);
+    ck_assert_int_eq(parse_n(key, (size_t)n, NULL), MCP_EPARSE);
+  }
+  ck_assert_int_eq(parse("[\"ok\",\"x\xC0\xAF\"]"), MCP_EPARSE);
+  ck_assert_str_eq(errbuf, "invalid UTF-8 at byte 8");
+  /* Truncated at the very end of the buffer. */
+  ck_assert_int_eq(parse_n("\"\xE2\x82", 3, NULL), MCP_EPARSE);
+  ck_assert_int_eq(parse_n("\"\xF0", 2, NULL), MCP_EPARSE);
+  ck_assert_int_eq(parse_n("\"\xC3", 2, NULL), MCP_EPARSE);
+  ck_assert_int_eq(parse_n("\"\xE2\x82", 3, NULL), MCP_EPARSE);
+
+  /* Outside strings any non-ASCII byte is refused, including a BOM. */
+  static const char *const outside[] = {"\xEF\xBB\xBF{}", "[1,\xC3\xA9]",
+                                        "{\xC3\xA9:1}", "\xFF"};
+  expect_all(outside, COUNT(outside), MCP_EPARSE);
+  /* And the message never carries the raw byte. */
+  ck_assert_int_eq(parse("[\xFF]"), MCP_EPARSE);
+  for (const char *c = errbuf; *c; c++)
+    ck_assert_msg((unsigned char)*c < 0x80, "raw byte in %s", errbuf);
+
+  static const char *const good[] = {
+      "\xC2\x80",
+      "\xC3\xA9",
+      "\xDF\xBF",
+      "\xE0\xA0\x80",
+      "\xE2\x82\xAC",
+      "\xED\x9F\xBF",
+      "\xEE\x80\x80",
+      "\xEF\xBF\xBF",
+      "\xF0\x90\x80\x80",
+      "\xF0\x9F\x98\x80",
+      "\xF3\xBF\xBF\xBF",
+      "\xF4\x8F\xBF\xBF",
+      "\x7F",
+  };
+  for (size_t i = 0; i < COUNT(good); i++) {
+    ck_assert_msg(parse_in_string(good[i], strlen(good[i])) == 0,
+                  "input %zu rejected: %s", i, errbuf);
+    char key[64];
+    int n = snprintf(key, sizeof key, "{\"%s\":1}", good[i]);
+    ck_assert_int_eq(parse_n(key, (size_t)n, NULL), 0);
+  }
+}
+END_TEST
+
+/* ---- A11: raw control characters ------------------------------------------
+ */
+
+START_TEST(raw_controls) {
+  for (unsigned c = 0; c < 0x20; c++) {
+    char body[3] = {'a', (char)c, 'b'};
+    ck_assert_msg(parse_in_string(body, 3) == MCP_EPARSE, "0x%02X accepted", c);
+    char key[16] = "{\"k?\":1}";
+    key[3] = (char)c;
+    ck_assert_int_eq(parse_n(key, 8, NULL), MCP_EPARSE);
+  }
+  /* A raw NUL in the middle of the buffer, inside and outside a string. */
+  static const char nul_in[] = "{\"a\":\"x\0y\",\"b\":1}";
+  ck_assert_int_eq(parse_n(nul_in, sizeof nul_in - 1, NULL), MCP_EPARSE);
+  ck_assert_str_eq(errbuf, "raw control character 0x00 in a string at byte 7");
+  static const char nul_out[] = "[1,\0 2]";
+  ck_assert_int_eq(parse_n(nul_out, sizeof nul_out - 1, NULL), MCP_EPARSE);
+  ck_assert_int_eq(parse("\"line\nbreak\""), MCP_EPARSE);
+  ck_assert_int_eq(parse("\"tab\there\""), MCP_EPARSE);
+  /* DEL is not a JSON control character. */
+  ck_assert_int_eq(parse("\"\x7F\""), 0);
+}
+END_TEST
+
+/* ---- escapes ------------------------------------------------------------ */
+
+START_TEST(bad_escapes) {
+  static const char *const bad[] = {
+      "[\"\\x41\"]",   "[\"\\a\"]",     "[\"\\'\"]",        "[\"\\U0041\"]",
+      "[\"\\u12\"]",   "[\"\\u12G4\"]", "[\"\\u\"]",        "[\"\\0\"]",
+      "[\"\\v\"]",     "[\"abc\\\"]",   "[\"\\ \"]",        "[\"\\u-123\"]",
+      "[\"\\u 123\"]", "{\"\\q\":1}",   "[\"\\\xC3\xA9\"]", "\"\\u004\"",
+      "\"\\u00\"",     "\"\\",
+  };
+  expect_all(bad, COUNT(bad), MCP_EPARSE);
+  /* Escapes cut off by the end of the buffer. */
+  static const char *const cut[] = {"\"\\",    "\"\\u",    "\"\\u0",
+                                    "\"\\u00", "\"\\u004", "\"\\uD83D\\uDE0"};
+  expect_all(cut, COUNT(cut), MCP_EPARSE);
+}
+END_TEST
+
+START_TEST(lone_surrogates) {
+  static const char *const bad[] = {
+      "[\"\\uD800\"]",        "[\"\\uDC00\"]",        "[\"\\uDFFF\"]",
+      "[\"\\uD800\\u0041\"]", "[\"\\uD800x\"]",       "[\"\\uDBFF\\uDBFF\"]",
+      "[\"\\uDC00\\uD800\"]", "[\"\\uD83D\\n\"]",     "[\"\\uD800\\uE000\"]",
+      "[\"\\ud83d\"]",        "[\"a\\ude00b\"]",      "{\"\\uD800\":1}",
+      "[\"\\uD800\\\"]",      "[\"\\uD800\\u\"]",     "[\"\\uD800\\uDC0\"]",
+      "[\"\\uD83Dxude00\"]",  "[\"\\uD83D\\xDE00\"]", "[\"\\uD83D\\\\uDE00\"]",
+      "\"\\uD800\\uDC",
+  };
+  expect_all(bad, COUNT(bad), MCP_EPARSE);
+}
+END_TEST
+
+START_TEST(nul_escape) {
+  static const char *const bad[] = {"[\"\\u0000\"]", "[\"a\\u0000b\"]",
+                                    "{\"\\u0000\":1}", "{\"a\\u0000\":1}",
+                                    "\"\\u0000\""};
+  expect_all(bad, COUNT(bad), MCP_EPARSE);
+  ck_assert_int_eq(parse("[\"a\\u0000\"]"), MCP_EPARSE);
+  ck_assert_str_eq(errbuf, "\\u0000 is not allowed in a string at byte 3");
+}
+END_TEST
+
+START_TEST(unicode_escapes_decode) {
+  static const struct {
+    const char *json;
+    const char *want;
+  } cases[] = {
+      {"[\"\\u0041\"]", "A"},
+      {"[\"\\u00e9\"]", "\xC3\xA9"},
+      {"[\"\\u00E9\"]", "\xC3\xA9"},
+      {"[\"\\u007f\"]", "\x7F"},
+      {"[\"\\u0080\"]", "\xC2\x80"},
+      {"[\"\\u07FF\"]", "\xDF\xBF"},
+      {"[\"\\u0800\"]", "\xE0\xA0\x80"},
+      {"[\"\\u20AC\"]", "\xE2\x82\xAC"},
+      {"[\"\\uD7FF\"]", "\xED\x9F\xBF"},
+      {"[\"\\uE000\"]", "\xEE\x80\x80"},
+      {"[\"\\uFFFF\"]", "\xEF\xBF\xBF"},
+      {"[\"\\uD800\\uDC00\"]", "\xF0\x90\x80\x80"},
+      {"[\"\\uD83D\\uDE00\"]", "\xF0\x9F\x98\x80"},
+      {"[\"\\ud83d\\ude00\"]", "\xF0\x9F\x98\x80"},
+      {"[\"\\uDBFF\\uDFFF\"]", "\xF4\x8F\xBF\xBF"},
+      {"[\"\\u001f\"]", "\x1F"},
+      {"[\"\\\"\\\\\\/\\b\\f\\n\\r\\t\"]", "\"\\/\b\f\n\r\t"},
+      {"[\"a\\nb\xC3\xA9\\u00e9c\\uD83D\\uDE00d\"]", "a\nb\xC3\xA9\xC3\xA9"
+                                                     "c\xF0\x9F\x98\x80"
+                                                     "d"},
+      {"[\"\"]", ""},
+      {"[\"\\\\u0041\"]", "\\u0041"},
+  };
+  for (size_t i = 0; i < COUNT(cases); i++) {
+    char *got = decoded(cases[i].json);
+    ck_assert_msg(strcmp(got, cases[i].want) == 0, "case %zu", i);
+    free(got);
+  }
+  /* Keys are decoded too. */
+  mcp__json_doc doc = parse_ok("{\"caf\\u00e9\":1,\"\\ud83d\\ude00\":2}");
+  ck_assert_ptr_nonnull(
+      cJSON_GetObjectItemCaseSensitive(doc.root, "caf\xC3\xA9"));
+  ck_assert_ptr_nonnull(
+      cJSON_GetObjectItemCaseSensitive(doc.root, "\xF0\x9F\x98\x80"));
+  mcp__json_doc_free(&doc);
+}
+END_TEST
+
+/* ---- numbers ------------------------------------------------------------ */
+
+START_TEST(number_grammar) {
+  static const char *const bad[] = {
+      "01",   "-01",      "00",         "+1",     ".5",    "1.",
+      "-",    "-.5",      "1e",         "1e+",    "1E-",   "0x1F",
+      "NaN",  "Infinity", "-Infinity",  "1.e5",   "--1",   "1ee5",
+      "0.",   "[01]",     "{\"a\":+1}", "[.5]",   "[1.]",  "[-]",
+      "[1e]", "[0x0]",    "[nan]",      "[-inf]", "1e5.5", "- 1",
+      "1 .5", "[1.5e]",   "[0e+]",      "0b1",    "1_000", "\xD9\xA1",
+  };
+  expect_all(bad, COUNT(bad), MCP_EPARSE);
+  ck_assert_int_eq(parse("[-012]"), MCP_EPARSE);
+  ck_assert_str_eq(errbuf, "invalid number: leading zero at byte 1");
+  static const char *const good[] = {
+      "0",     "-0",      "1",      "-1",           "0.5",    "-0.5",
+      "1e5",   "1E5",     "1e+5",   "1e-5",         "1.5e10", "123456789",
+      "0e0",   "-0.0e-0", "10",     "[0,1,-0]",     "1E+05",  "0.000001",
+      "1e400", "-1e400",  "1e-400", "[1,2.5,-3e2]",
+  };
+  expect_valid(good, COUNT(good));
+}
+END_TEST
+
+START_TEST(number_values) {
+  static const struct {
+    const char *text;
+    double value;
+    int valueint;
+  } cases[] = {
+      {"0", 0.0, 0},
+      {"1", 1.0, 1},
+      {"-1", -1.0, -1},
+      {"0.1", 0.1, 0},
+      {"3.7", 3.7, 3},
+      {"-3.7", -3.7, -3},
+      {"1e5", 1e5, 100000},
+      {"1E+05", 1e5, 100000},
+      {"2.5e-3", 2.5e-3, 0},
+      {"9007199254740993", 9007199254740993.0, INT_MAX},
+      {"1e10", 1e10, INT_MAX},
+      {"-1e10", -1e10, INT_MIN},
+      {"2147483647", 2147483647.0, INT_MAX},
+      {"-2147483648", -2147483648.0, INT_MIN},
+      {"1.7976931348623157e308", 1.7976931348623157e308, INT_MAX},
+      {"5e-324", 5e-324, 0},
+      {"2.2250738585072014e-308", 2.2250738585072014e-308, 0},
+      {"123456789012345678901234567890", 123456789012345678901234567890.0,
+       INT_MAX},
+      {"0.30000000000000004", 0.30000000000000004, 0},
+      {"1234567.891e-3", 1234.567891, 1234},
+      {"100000000000000000000000", 1e23, INT_MAX},
+      {"8.98846567431158e307", 8.98846567431158e307, INT_MAX},
+      /* Above 2^53 the mantissa would be rounded twice on the fast path. */
+      {"84180317993626089e-5", 84180317993626089e-5, INT_MAX},
+  };
+  for (size_t i = 0; i < COUNT(cases); i++) {
+    char json[128];
+    snprintf(json, sizeof json, "[%s]", cases[i].text);
+    mcp__json_doc doc = parse_ok(json);
+    const cJSON *n = doc.root->child;
+    ck_assert(cJSON_IsNumber(n));
+    ck_assert_msg(n->valuedouble == cases[i].value, "case %zu: %.17g", i,
+                  n->valuedouble);
+    ck_assert_msg(n->valueint == cases[i].valueint, "case %zu valueint %d", i,
+                  n->valueint);
+    ck_assert_str_eq(mcp__json_number_text(n), cases[i].text);
+    /* The value is what strtod gives in the C locale. */
+    ck_assert(n->valuedouble == strtod(cases[i].text, NULL));
+    mcp__json_doc_free(&doc);
+  }
+  mcp__json_doc doc = parse_ok("[-0, 1e400, -1e400]");
+  ck_assert(signbit(doc.root->child->valuedouble));
+  ck_assert(isinf(doc.root->child->next->valuedouble));
+  ck_assert_int_eq(doc.root->child->next->valueint, INT_MAX);
+  ck_assert_int_eq(doc.root->child->next->next->valueint, INT_MIN);
+  mcp__json_doc_free(&doc);
+}
+END_TEST
+
+/* Numbers must not depend on LC_NUMERIC. Runs only where a locale with a
+ * comma decimal point is installed. */
+START_TEST(number_locale) {
+  static const char *const locales[] = {"de_DE.UTF-8", "de_DE.utf8",
+                                        "fr_FR.UTF-8", "de_DE"};
+  const char *set = NULL;
+  for (size_t i = 0; i < COUNT(locales) && set == NULL; i++)
+    set = setlocale(LC_NUMERIC, locales[i]);
+  if (set == NULL)
+    return;
+  mcp__json_doc doc = parse_ok("[1.5, 1.5e-300, 0.1e30, "
+                               "3.14159265358979323846264338327950288]");
+  const cJSON *n = doc.root->child;
+  double want[] = {1.5, 1.5e-300, 0.1e30, 3.14159265358979323846};
+  for (size_t i = 0; i < COUNT(want); i++, n = n->next)
+    ck_assert_msg(n->valuedouble == want[i], "%zu: %g", i, n->valuedouble);
+  mcp__json_doc_free(&doc);
+  setlocale(LC_NUMERIC, "C");
+}
+END_TEST
+
+START_TEST(number_text_and_integer) {
+  mcp__json_doc doc = parse_ok(
+      "[9223372036854775807, -9223372036854775808, 9223372036854775808,"
+      " -9223372036854775809, 123456789012345678901234567890, 1.0, 1e2,"
+      " -0, 0, 42, -42, \"7\", 1E2, 0.5]");
+  const cJSON *n = doc.root->child;
+  long long v = 0;
+  int ov = -1;
+
+  ck_assert_int_ne(mcp__json_integer(n, &v, &ov), 0);
+  ck_assert(v == LLONG_MAX);
+  ck_assert_int_eq(ov, 0);
+  n = n->next;
+  ck_assert_int_ne(mcp__json_integer(n, &v, &ov), 0);
+  ck_assert(v == LLONG_MIN);
+  ck_assert_int_eq(ov, 0);
+  n = n->next;
+  v = 5;
+  ck_assert_int_ne(mcp__json_integer(n, &v, &ov), 0);
+  ck_assert_int_eq(ov, 1);
+  ck_assert(v == 5);
+  n = n->next;
+  ck_assert_int_ne(mcp__json_integer(n, &v, &ov), 0);
+  ck_assert_int_eq(ov, 1);
+  n = n->next;
+  ck_assert_str_eq(mcp__json_number_text(n), "123456789012345678901234567890");
+  ck_assert_int_ne(mcp__json_integer(n, NULL, &ov), 0);
+  ck_assert_int_eq(ov, 1);
+  ck_assert_int_ne(mcp__json_integer(n, NULL, NULL), 0);
+  n = n->next;
+  ck_assert_str_eq(mcp__json_number_text(n), "1.0");
+  ck_assert_int_eq(mcp__json_integer(n, &v, &ov), 0);
+  n = n->next;
+  ck_assert_int_eq(mcp__json_integer(n, &v, &ov), 0);
+  n = n->next;
+  ck_assert_int_ne(mcp__json_integer(n, &v, &ov), 0);
+  ck_assert(v == 0);
+  n = n->next;
+  ck_assert_int_ne(mcp__json_integer(n, &v, NULL), 0);
+  ck_assert(v == 0);
+  n = n->next;
+  ck_assert_int_ne(mcp__json_integer(n, &v, &ov), 0);
+  ck_assert(v == 42);
+  ck_assert_int_eq(ov, 0);
+  n = n->next;
+  ck_assert_int_ne(mcp__json_integer(n, &v, &ov), 0);
+  ck_assert(v == -42);
+  n = n->next; /* a string */
+  ck_assert_ptr_null(mcp__json_number_text(n));
+  ck_assert_int_eq(mcp__json_integer(n, &v, &ov), 0);
+  n = n->next;
+  ck_assert_str_eq(mcp__json_number_text(n), "1E2");
+  ck_assert_int_eq(mcp__json_integer(n, &v, &ov), 0);
+  n = n->next;
+  ck_assert_int_eq(mcp__json_integer(n, &v, &ov), 0);
+  mcp__json_doc_free(&doc);
+
+  ck_assert_ptr_null(mcp__json_number_text(NULL));
+  ck_assert_int_eq(mcp__json_integer(NULL, &v, &ov), 0);
+  /* A number built elsewhere has no text. */
+  cJSON *other = cJSON_CreateNumber(5);
+  ck_assert_ptr_null(mcp__json_number_text(other));
+  ck_assert_int_eq(mcp__json_integer(other, &v, &ov), 0);
+  cJSON_Delete(other);
+}
+END_TEST
+
+/* ---- limits ------------------------------------------------------------- */
+
+START_TEST(limits) {
+  mcp__json_limits lim = {.max_string = 10};
+  ck_assert_int_eq(parse_n("[\"0123456789\"]", 14, &lim), 0);
+  ck_assert_int_eq(parse_n("[\"0123456789a\"]", 15, &lim), MCP_ELIMIT);
+  ck_assert_int_eq(parse_n("{\"0123456789a\":1}", 17, &lim), MCP_ELIMIT);
+  /* Decoded bytes count, not input bytes. */
+  lim.max_string = 2;
+  ck_assert_int_eq(parse_n("[\"\\u00e9\"]", 10, &lim), 0);
+  ck_assert_int_eq(parse_n("[\"\\u20ac\"]", 10, &lim), MCP_ELIMIT);
+
+  lim = (mcp__json_limits){.max_members = 3};
+  ck_assert_int_eq(parse_n("[1,2,3]", 7, &lim), 0);
+  ck_assert_int_eq(parse_n("[1,2,3,4]", 9, &lim), MCP_ELIMIT);
+  ck_assert_int_eq(parse_n("{\"a\":1,\"b\":2,\"c\":3}", 19, &lim), 0);
+  ck_assert_int_eq(parse_n("{\"a\":1,\"b\":2,\"c\":3,\"d\":4}", 25, &lim),
+                   MCP_ELIMIT);
+  ck_assert_int_eq(parse_n("[[1,2,3],[1,2,3],{\"a\":[1,2,3]}]", 31, &lim), 0);
+
+  lim = (mcp__json_limits){.max_number = 3};
+  ck_assert_int_eq(parse_n("[123]", 5, &lim), 0);
+  ck_assert_int_eq(parse_n("[-123]", 6, &lim), MCP_ELIMIT);
+  ck_assert_int_eq(parse_n("[1.5e1]", 7, &lim), MCP_ELIMIT);
+
+  /* Default number limit: 63 characters. */
+  char num[80];
+  memset(num, '1', 63);
+  num[63] = '\0';
+  ck_assert_int_eq(parse(num), 0);
+  num[63] = '1';
+  num[64] = '\0';
+  ck_assert_int_eq(parse(num), MCP_ELIMIT);
+  ck_assert_str_eq(errbuf, "number longer than 63 characters at byte 0");
+  /* A 70-digit number (A20) is refused as a whole, not misread. */
+  memset(num, '9', 70);
+  num[70] = '\0';
+  ck_assert_int_eq(parse(num), MCP_ELIMIT);
+}
+END_TEST
+
+START_TEST(default_limits) {
+  /* A string of exactly 4 MiB is fine, one byte more is not. */
+  size_t n = (size_t)4 << 20;
+  char *s = malloc(n + 4);
+  ck_assert_ptr_nonnull(s);
+  s[0] = '"';
+  memset(s + 1, 'x', n + 1);
+  s[n + 1] = '"';
+  ck_assert_int_eq(parse_n(s, n + 2, NULL), 0);
+  s[n + 1] = 'x';
+  s[n + 2] = '"';
+  ck_assert_int_eq(parse_n(s, n + 3, NULL), MCP_ELIMIT);
+  free(s);
+
+  /* 100000 members are fine, one more is not. */
+  char *arr = malloc(2 * 100001 + 2);
+  ck_assert_ptr_nonnull(arr);
+  arr[0] = '[';
+  for (size_t i = 0; i < 100001; i++) {
+    arr[1 + 2 * i] = '0';
+    arr[2 + 2 * i] = ',';
+  }
+  arr[2 * 100000] = ']';
+  ck_assert_int_eq(parse_n(arr, 2 * 100000 + 1, NULL), 0);
+  arr[2 * 100000] = ',';
+  arr[2 * 100001] = ']';
+  ck_assert_int_eq(parse_n(arr, 2 * 100001 + 1, NULL), MCP_ELIMIT);
+  free(arr);
+
+  char *obj = many_keys(100000, (size_t)-1);
+  ck_assert_int_eq(parse(obj), 0);
+  free(obj);
+  obj = many_keys(100001, (size_t)-1);
+  ck_assert_int_eq(parse(obj), MCP_ELIMIT);
+  free(obj);
+  obj = many_keys(99999, 5);
+  ck_assert_int_eq(parse(obj), MCP_EPARSE);
+  free(obj);
+}
+END_TEST
+
+/* ---- valid documents ---------------------------------------------------- */
+
+START_TEST(valid_documents) {
+  static const struct {
+    const char *in, *out;
+  } cases[] = {
+      {"{}", "{}"},
+      {"[]", "[]"},
+      {" { } ", "{}"},
+      {"[ ]", "[]"},
+      {"null", "null"},
+      {"true", "true"},
+      {"false", "false"},
+      {"\"s\"", "\"s\""},
+      {"42", "42"},
+      {"[[],{},[[]],{\"a\":{}}]", "[[],{},[[]],{\"a\":{}}]"},
+      {"{\"a\":[1,2,{\"b\":null}],\"c\":true,\"d\":false,\"e\":\"x\"}",
+       "{\"a\":[1,2,{\"b\":null}],\"c\":true,\"d\":false,\"e\":\"x\"}"},
+      {"[1.5,-2,3e2,\"\\u00e9\"]", "[1.5,-2,300,\"\xC3\xA9\"]"},
+      {"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":"
+       "{\"name\":\"echo\",\"arguments\":{\"text\":\"hi\"}}}",
+       "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":"
+       "{\"name\":\"echo\",\"arguments\":{\"text\":\"hi\"}}}"},
+  };
+  for (size_t i = 0; i < COUNT(cases); i++) {
+    mcp__json_doc doc = parse_ok(cases[i].in);
+    char *out = cJSON_PrintUnformatted(doc.root);
+    ck_assert_ptr_nonnull(out);
+    ck_assert_msg(strcmp(out, cases[i].out) == 0, "case %zu: %s", i, out);
+    cJSON_free(out);
+    mcp__json_doc_free(&doc);
+  }
+
+  /* The sibling links follow cJSON's conventions, so its functions work. */
+  mcp__json_doc doc = parse_ok("{\"a\":1,\"b\":[10,20,30],\"c\":\"z\"}");
+  ck_assert(cJSON_IsObject(doc.root));
+  ck_assert_int_eq(cJSON_GetArraySize(doc.root), 3);
+  const cJSON *b = cJSON_GetObjectItemCaseSensitive(doc.root, "b");
+  ck_assert(cJSON_IsArray(b));
+  ck_assert_int_eq(cJSON_GetArraySize(b), 3);
+  ck_assert_int_eq(cJSON_GetArrayItem(b, 2)->valueint, 30);
+  ck_assert_ptr_eq(b->child->prev, cJSON_GetArrayItem(b, 2));
+  ck_assert_ptr_null(cJSON_GetArrayItem(b, 2)->next);
+  for (const cJSON *el = doc.root->child; el; el = el->next)
+    if (el != doc.root->child)
+      ck_assert_ptr_eq(el->prev->next, el);
+  for (const cJSON *el = b->child->next; el; el = el->next)
+    ck_assert_ptr_eq(el->prev->next, el);
+  ck_assert_ptr_eq(doc.root->child->prev,
+                   cJSON_GetObjectItemCaseSensitive(doc.root, "c"));
+  ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(doc.root, "c")->valuestring,
+                   "z");
+  ck_assert_ptr_null(doc.root->string);
+  /* And the tree can be extended and duplicated with cJSON itself. */
+  cJSON_AddItemToArray((cJSON *)b, cJSON_CreateNumber(40));
+  ck_assert_int_eq(cJSON_GetArraySize(b), 4);
+  cJSON *dup = cJSON_Duplicate(doc.root, 1);
+  ck_assert_ptr_nonnull(dup);
+  ck_assert(cJSON_Compare(dup, doc.root, 1));
+  cJSON_Delete(dup);
+  mcp__json_doc_free(&doc);
+
+  /* Strings may contain anything valid, DEL and U+FFFF included. */
+  doc = parse_ok("[\"\x7F\xEF\xBF\xBF \\u2028\"]");
+  ck_assert_str_eq(doc.root->child->valuestring,
+                   "\x7F\xEF\xBF\xBF \xE2\x80\xA8");
+  mcp__json_doc_free(&doc);
+}
+END_TEST
+
+/* ---- raw capture -------------------------------------------------------- */
+
+START_TEST(raw_big_integer_id) {
+  mcp__json_doc doc =
+      parse_ok("{\"jsonrpc\":\"2.0\",\"id\":123456789012345678901234567890,"
+               "\"method\":\"ping\"}");
+  const cJSON *id = cJSON_GetObjectItemCaseSensitive(doc.root, "id");
+  size_t len = 0;
+  const char *raw = mcp__json_raw_text(&doc, id, &len);
+  ck_assert_ptr_nonnull(raw);
+  ck_assert_str_eq(raw, "123456789012345678901234567890");
+  ck_assert_uint_eq(len, 30);
+  ck_assert_uint_eq(doc.nraws, 1);
+  ck_assert_ptr_null(mcp__json_raw_text(&doc, doc.root, &len));
+  ck_assert_ptr_null(mcp__json_raw_text(&doc, NULL, &len));
+  ck_assert_ptr_null(mcp__json_raw_text(NULL, id, &len));
+  ck_assert_ptr_nonnull(mcp__json_raw_text(&doc, id, NULL));
+  mcp__json_doc_free(&doc);
+
+  doc = parse_ok("{\"id\":-1.50E+3}");
+  id = doc.root->child;
+  ck_assert_str_eq(mcp__json_raw_text(&doc, id, NULL), "-1.50E+3");
+  mcp__json_doc_free(&doc);
+}
+END_TEST
+
+START_TEST(raw_string_id) {
+  mcp__json_doc doc =
+      parse_ok("{\"method\":\"x\",\"id\":\"a\\u0062\\n\\\"\xC3\xA9\"}");
+  const cJSON *id = cJSON_GetObjectItemCaseSensitive(doc.root, "id");
+  ck_assert_str_eq(id->valuestring, "ab\n\"\xC3\xA9");
+  size_t len = 0;
+  const char *raw = mcp__json_raw_text(&doc, id, &len);
+  ck_assert_ptr_nonnull(raw);
+  ck_assert_str_eq(raw, "\"a\\u0062\\n\\\"\xC3\xA9\"");
+  ck_assert_uint_eq(len, strlen(raw));
+  mcp__json_doc_free(&doc);
+}
+END_TEST
+
+START_TEST(raw_request_id_in_params) {
+  mcp__json_doc doc =
+      parse_ok("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\","
+               "\"params\":{\"requestId\":  \"r-1\"  ,\"reason\":\"x\"}}");
+  const cJSON *params = cJSON_GetObjectItemCaseSensitive(doc.root, "params");
+  const cJSON *rid = cJSON_GetObjectItemCaseSensitive(params, "requestId");
+  ck_assert_str_eq(mcp__json_raw_text(&doc, rid, NULL), "\"r-1\"");
+  mcp__json_doc_free(&doc);
+
+  doc = parse_ok("{\"params\":{\"requestId\":18446744073709551616}}");
+  rid = doc.root->child->child;
+  ck_assert_str_eq(mcp__json_raw_text(&doc, rid, NULL), "18446744073709551616");
+  mcp__json_doc_free(&doc);
+}
+END_TEST
+
+START_TEST(raw_batch_ids) {
+  mcp__json_doc doc = parse_ok(
+      "[{\"id\":1,\"method\":\"a\"},{\"id\":\"two\"},{\"id\":3.0},"
+      "{\"method\":\"n\",\"params\":{\"requestId\":4}},{\"id\":5},{\"id\":6}]");
+  ck_assert_uint_eq(doc.nraws, 6);
+  static const char *const want[] = {"1", "\"two\"", "3.0", "4", "5", "6"};
+  size_t i = 0;
+  for (const cJSON *el = doc.root->child; el; el = el->next, i++) {
+    const cJSON *id = cJSON_GetObjectItemCaseSensitive(el, "id");
+    if (id == NULL)
+      id = cJSON_GetObjectItemCaseSensitive(
+          cJSON_GetObjectItemCaseSensitive(el, "params"), "requestId");
+    ck_assert_ptr_nonnull(id);
+    ck_assert_str_eq(mcp__json_raw_text(&doc, id, NULL), want[i]);
+  }
+  mcp__json_doc_free(&doc);
+}
+END_TEST
+
+START_TEST(raw_not_captured) {
+  static const char *const none[] = {
+      "{\"a\":{\"b\":{\"c\":{\"id\":1}}}}", /* object depth 4 */
+      "[[[{\"id\":1}]]]",                   /* depth 4 inside arrays */
+      "{\"id\":null}",
+      "{\"id\":true}",
+      "{\"id\":{\"x\":1}}",
+      "{\"id\":[1]}",
+      "{\"ID\":1,\"Id\":2,\"requestid\":3,\"ids\":4,\"i\":5}",
+      "[\"id\",1]",
+      "{\"x\":\"id\"}",
+  };
+  for (size_t i = 0; i < COUNT(none); i++) {
+    mcp__json_doc doc = parse_ok(none[i]);
+    ck_assert_msg(doc.nraws == 0, "case %zu captured", i);
+    ck_assert_ptr_null(doc.raws);
+    mcp__json_doc_free(&doc);
+  }
+  /* Depth 3 is still captured; so is an escaped spelling of "id". */
+  mcp__json_doc doc = parse_ok("{\"a\":{\"b\":{\"id\":7}}}");
+  ck_assert_uint_eq(doc.nraws, 1);
+  ck_assert_str_eq(doc.raws[0].text, "7");
+  mcp__json_doc_free(&doc);
+  doc = parse_ok("{\"\\u0069d\":\"q\"}");
+  ck_assert_uint_eq(doc.nraws, 1);
+  ck_assert_str_eq(mcp__json_raw_text(&doc, doc.root->child, NULL), "\"q\"");
+  mcp__json_doc_free(&doc);
+}
+END_TEST
+
+START_TEST(raw_cap) {
+  size_t n = 5000;
+  char *s = malloc(n * 16 + 2);
+  ck_assert_ptr_nonnull(s);
+  size_t o = 0;
+  s[o++] = '[';
+  for (size_t i = 0; i < n; i++)
+    o += (size_t)sprintf(s + o, "%s{\"id\":%zu}", i ? "," : "", i);
+  s[o++] = ']';
+  s[o] = '\0';
+  mcp__json_doc doc = parse_ok(s);
+  ck_assert_uint_eq(doc.nraws, 4096);
+  ck_assert_str_eq(doc.raws[4095].text, "4095");
+  mcp__json_doc_free(&doc);
+  free(s);
+}
+END_TEST
+
+/* ---- error messages and arguments ------------------------------------- */
+
+START_TEST(error_messages) {
+  ck_assert_int_eq(parse("{\"k\\n\xC3\xA9\\\"\":1,\"k\\n\xC3\xA9\\\"\":2}"),
+                   MCP_EPARSE);
+  ck_assert_str_eq(errbuf, "duplicate key \"k\\x0A\\xC3\\xA9\\\"\" at byte 13");
+
+  /* A long key is cut. */
+  char doc[420];
+  char key[200];
+  memset(key, 'x', 150);
+  key[150] = '\0';
+  snprintf(doc, sizeof doc, "{\"%s\":1,\"%s\":2}", key, key);
+  ck_assert_int_eq(parse(doc), MCP_EPARSE);
+  ck_assert_msg(strlen(errbuf) < 100, "long message: %s", errbuf);
+  ck_assert_ptr_nonnull(strstr(errbuf, "...\" at byte 156"));
+
+  /* Small and absent message buffers. */
+  mcp__json_doc d;
+  char tiny[8];
+  memset(tiny, 'z', sizeof tiny);
+  ck_assert_int_eq(mcp__json_parse("[1,", 3, NULL, &d, tiny, sizeof tiny),
+                   MCP_EPARSE);
+  ck_assert_uint_eq(strlen(tiny), 7);
+  ck_assert_int_eq(mcp__json_parse("[1,", 3, NULL, &d, NULL, 0), MCP_EPARSE);
+  ck_assert_int_eq(mcp__json_parse("[1]", 3, NULL, &d, NULL, 0), 0);
+  mcp__json_doc_free(&d);
+  ck_assert_int_eq(mcp__json_parse("[1]", 3, NULL, NULL, NULL, 0), MCP_EINVAL);
+
+  /* A failed parse leaves the doc empty whatever it held. */
+  memset(&d, 0x5A, sizeof d);
+  ck_assert_int_eq(mcp__json_parse("[1,", 3, NULL, &d, NULL, 0), MCP_EPARSE);
+  ck_assert_ptr_null(d.root);
+  ck_assert_ptr_null(d.raws);
+  ck_assert_uint_eq(d.nraws, 0);
+  mcp__json_doc_free(&d);
+  mcp__json_doc_free(NULL);
+
+  ck_assert_int_eq(parse("[1,]"), MCP_EPARSE);
+  ck_assert_str_eq(errbuf, "expected a value, found ']' at byte 3");
+  ck_assert_int_eq(parse("{\"a\":1"), MCP_EPARSE);
+  ck_assert_str_eq(errbuf, "unexpected end of input at byte 6");
+  ck_assert_int_eq(parse("\"\\uD800\""), MCP_EPARSE);
+  ck_assert_str_eq(errbuf, "unpaired high surrogate at byte 1");
+}
+END_TEST
+
+/* ---- quoting ------------------------------------------------------------ */
+
+static char *quoted(const char *s, size_t len) {
+  mcp__buf b = {0};
+  ck_assert_int_eq(mcp__json_quote(&b, s, len), 0);
+  return mcp__buf_take(&b, NULL);
+}
+
+START_TEST(quote) {
+  static const struct {
+    const char *in, *out;
+  } cases[] = {
+      {"", "\"\""},
+      {"plain", "\"plain\""},
+      {"a\"b\\c", "\"a\\\"b\\\\c\""},
+      {"/", "\"/\""},
+      {"\b\f\n\r\t", "\"\\b\\f\\n\\r\\t\""},
+      {"\x01\x1f", "\"\\u0001\\u001f\""},
+      {"\x7F", "\"\x7F\""},
+      {"caf\xC3\xA9 \xF0\x9F\x98\x80", "\"caf\xC3\xA9 \xF0\x9F\x98\x80\""},
+      {"\xE2\x80\xA8", "\"\xE2\x80\xA8\""},
+  };
+  for (size_t i = 0; i < COUNT(cases); i++) {
+    char *q = quoted(cases[i].in, strlen(cases[i].in));
+    ck_assert_msg(strcmp(q, cases[i].out) == 0, "case %zu: %s", i, q);
+    mcp_free(q);
+  }
+  /* A NUL byte is escaped, not dropped. */
+  char *q = quoted("a\0b", 3);
+  ck_assert_str_eq(q, "\"a\\u0000b\"");
+  mcp_free(q);
+
+  /* Appends to what the buffer holds. */
+  mcp__buf b = {0};
+  mcp__buf_puts(&b, "x=");
+  mcp__json_quote(&b, "y", 1);
+  ck_assert_str_eq(mcp__buf_str(&b), "x=\"y\"");
+  mcp__buf_free(&b);
+
+  /* Round trip: every byte 0x01..0x7F plus some UTF-8 survives. */
+  char all[200];
+  size_t n = 0;
+  for (int c = 1; c < 0x80; c++)
+    all[n++] = (char)c;
+  memcpy(all + n, "\xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80", 9);
+  n += 9;
+  q = quoted(all, n);
+  mcp__json_doc doc;
+  ck_assert_int_eq(
+      mcp__json_parse(q, strlen(q), NULL, &doc, errbuf, sizeof errbuf), 0);
+  ck_assert(cJSON_IsString(doc.root));
+  ck_assert_uint_eq(strlen(doc.root->valuestring), n);
+  ck_assert_mem_eq(doc.root->valuestring, all, n);
+  mcp__json_doc_free(&doc);
+  mcp_free(q);
+}
+END_TEST
+
+/* ---- allocation failure ------------------------------------------------- */
+
+typedef struct counting {
+  long calls;   /* allocation attempts so far */
+  long fail_at; /* the attempt that fails; 0 = none */
+  long live;    /* blocks not yet freed */
+} counting;
+
+static void *count_malloc(size_t n, void *user_data) {
+  counting *c = user_data;
+  if (++c->calls == c->fail_at)
+    return NULL;
+  void *p = malloc(n);
+  if (p)
+    c->live++;
+  return p;
+}
+
+static void *count_realloc(void *p, size_t n, void *user_data) {
+  counting *c = user_data;
+  if (++c->calls == c->fail_at)
+    return NULL;
+  void *q = realloc(p, n);
+  if (q && p == NULL)
+    c->live++;
+  return q;
+}
+
+static void count_free(void *p, void *user_data) {
+  counting *c = user_data;
+  if (p) {
+    c->live--;
+    free(p);
+  }
+}
+
+/* Exercises every allocation site: nodes of each kind, keys, escaped and
+ * plain strings, slow-path numbers, more than four raw ids, a key stack and a
+ * frame stack beyond their inline sizes. */
+static char *complex_document(void) {
+  mcp__buf b = {0};
+  mcp__buf_puts(&b, "[{\"jsonrpc\":\"2.0\",\"id\":\"a\\u00e9\\ud83d\\ude00\","
+                    "\"method\":\"tools/call\",\"params\":{\"name\":\"x\","
+                    "\"arguments\":{\"n\":[1,-2.5,1e300,0.1e-30,true,false,"
+                    "null,{},[]],\"s\":\"caf\xC3\xA9\\n\"}}}");
+  for (int i = 0; i < 6; i++)
+    mcp__buf_printf(&b, ",{\"id\":%d,\"params\":{\"requestId\":%d}}", i, i);
+  mcp__buf_puts(&b, ",{");
+  for (int i = 0; i < 70; i++)
+    mcp__buf_printf(&b, "%s\"key%d\":%d", i ? "," : "", i, i);
+  mcp__buf_puts(&b, "},");
+  for (int i = 0; i < 80; i++)
+    mcp__buf_putc(&b, '[');
+  for (int i = 0; i < 80; i++)
+    mcp__buf_putc(&b, ']');
+  mcp__buf_putc(&b, ']');
+  return mcp__buf_take(&b, NULL);
+}
+
+START_TEST(allocation_failure) {
+  char *text = complex_document();
+  ck_assert_ptr_nonnull(text);
+  size_t len = strlen(text);
+  char *copy = malloc(len + 1);
+  ck_assert_ptr_nonnull(copy);
+  memcpy(copy, text, len + 1);
+  mcp_free(text);
+
+  counting c = {0, 0, 0};
+  mcp_allocator a = {count_malloc, count_realloc, count_free, &c};
+  ck_assert_int_eq(mcp_set_allocator(&a), 0);
+  mcp__json_limits lim = {.max_depth = 100};
+  mcp__json_doc doc;
+  int rc = -1;
+  long n;
+  for (n = 1; n < 100000; n++) {
+    c = (counting){0, n, 0};
+    rc = mcp__json_parse(copy, len, &lim, &doc, errbuf, sizeof errbuf);
+    if (rc == 0)
+      break;
+    ck_assert_msg(rc == MCP_ENOMEM, "allocation %ld: rc %d (%s)", n, rc,
+                  errbuf);
+    ck_assert_msg(c.live == 0, "allocation %ld: %ld blocks leaked", n, c.live);
+    ck_assert_ptr_null(doc.root);
+    ck_assert_ptr_null(doc.raws);
+    ck_assert_ptr_nonnull(strstr(errbuf, "out of memory"));
+  }
+  ck_assert_int_eq(rc, 0);
+  ck_assert_msg(n > 100, "only %ld allocations", n);
+  ck_assert_uint_eq(doc.nraws, 13);
+  mcp__json_doc_free(&doc);
+  ck_assert_int_eq(c.live, 0);
+
+  /* Quoting reports a failed buffer. */
+  c = (counting){0, 1, 0};
+  mcp__buf b = {0};
+  ck_assert_int_eq(mcp__json_quote(&b, "abc\n", 4), MCP_ENOMEM);
+  mcp__buf_free(&b);
+  ck_assert_int_eq(c.live, 0);
+
+  ck_assert_int_eq(mcp_set_allocator(NULL), 0);
+  free(copy);
+}
+END_TEST
+
+/* ---- suite -------------------------------------------------------------- */
+
+static Suite *json_suite(void) {
+  Suite *s = suite_create("json");
+  TCase *t = tcase_create("reject");
+  tcase_add_test(t, empty_input);
+  tcase_add_test(t, trailing_garbage);
+  tcase_add_test(t, structure_errors);
+  tcase_add_test(t, whitespace);
+  tcase_add_test(t, depth_10000);
+  tcase_add_test(t, depth_64_vs_65);
+  tcase_add_test(t, duplicate_keys);
+  tcase_add_test(t, duplicate_keys_large_object);
+  tcase_add_test(t, invalid_utf8);
+  tcase_add_test(t, raw_controls);
+  tcase_add_test(t, bad_escapes);
+  tcase_add_test(t, lone_surrogates);
+  tcase_add_test(t, nul_escape);
+  tcase_add_test(t, number_grammar);
+  tcase_add_test(t, limits);
+  tcase_add_test(t, error_messages);
+  suite_add_tcase(s, t);
+
+  t = tcase_create("accept");
+  tcase_add_test(t, valid_documents);
+  tcase_add_test(t, unicode_escapes_decode);
+  tcase_add_test(t, number_values);
+  tcase_add_test(t, number_locale);
+  tcase_add_test(t, number_text_and_integer);
+  tcase_add_test(t, quote);
+  suite_add_tcase(s, t);
+
+  t = tcase_create("raw");
+  tcase_add_test(t, raw_big_integer_id);
+  tcase_add_test(t, raw_string_id);
+  tcase_add_test(t, raw_request_id_in_params);
+  tcase_add_test(t, raw_batch_ids);
+  tcase_add_test(t, raw_not_captured);
+  tcase_add_test(t, raw_cap);
+  suite_add_tcase(s, t);
+
+  /* Large inputs run long under valgrind. */
+  t = tcase_create("heavy");
+  tcase_set_timeout(t, 120);
+  tcase_add_test(t, default_limits);
+  tcase_add_test(t, allocation_failure);
+  suite_add_tcase(s, t);
+  return s;
+}
+
+int main(void) {
+  SRunner *sr = srunner_create(json_suite());
+  srunner_run_all(sr, CK_NORMAL);
+  int failures = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failures != 0;
+}
