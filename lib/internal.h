@@ -220,7 +220,7 @@ void mcp__registry_clear(mcp__registry *r);
 
 struct mcp_server {
   char *name, *version, *title, *instructions;
-  pthread_mutex_t lock; /* guards reg, sessions, errmsg */
+  pthread_mutex_t lock; /* guards reg and sessions */
   mcp__registry reg;
   mcp_session *sessions; /* every live session, for list_changed */
   mcp_log_fn log;
@@ -229,7 +229,6 @@ struct mcp_server {
   mcp_audit_fn audit;
   void *audit_data;
   _Atomic unsigned page_size;
-  char errmsg[512];
 };
 
 /* Logs a formatted message through the server's log callback. */

@@ -96,3 +96,22 @@ int mcp__utf8_valid(const char *str, size_t len) {
   }
   return 1;
 }
+
+int mcp__json_integral(const cJSON *node, long long *out, int *overflow) {
+  if (overflow)
+    *overflow = 0;
+  if (!cJSON_IsNumber(node))
+    return 0;
+  if (mcp__json_integer(node, out, overflow))
+    return 1;
+  double d = node->valuedouble;
+  if (!isfinite(d) || d != trunc(d))
+    return 0;
+  if (fabs(d) >= 9223372036854775808.0) {
+    if (overflow)
+      *overflow = 1;
+  } else if (out) {
+    *out = (long long)d;
+  }
+  return 1;
+}

@@ -87,6 +87,13 @@ int mcp__policy_decide(const mcp__policy *policy,
       policy->authorize(principal, tool, arguments, out->reason,
                         sizeof out->reason, policy->authorize_data) != 0) {
     out->reason[sizeof out->reason - 1] = '\0';
+    /* The reason reaches the client inside JSON, which must be UTF-8, and
+     * an authorizer that truncated it (snprintf into reason_size bytes) may
+     * have cut a character in half: keep the longest valid prefix. */
+    size_t len = strlen(out->reason);
+    while (len > 0 && !mcp__utf8_valid(out->reason, len))
+      len--;
+    out->reason[len] = '\0';
     out->decision = MCP_DECISION_DENIED_AUTHORIZER;
   }
   return 0;

@@ -211,6 +211,13 @@ static int check_definition(const mcp_tool *def, char *err, size_t errlen) {
     return MCP_EINVAL;
   }
   for (const char *const *s = def->scopes; s && *s; s++) {
+    for (const char *const *t = def->scopes; t != s; t++) {
+      if (strcmp(*t, *s) == 0) {
+        mcp__fmt(err, errlen, "tool \"%s\": scope \"%.64s\" is listed twice",
+                 name, *s);
+        return MCP_EINVAL;
+      }
+    }
     if (!mcp__scope_token_valid(*s)) {
       mcp__fmt(err, errlen,
                "tool \"%s\": scope \"%.64s\" is not an RFC 6750 scope token "
@@ -232,8 +239,10 @@ int mcp__tool_new(const mcp_tool *def, void *user_data, mcp__tool **out,
   if (rc)
     return rc;
   mcp__tool *t = mcp__calloc(1, sizeof *t);
-  if (t == NULL)
+  if (t == NULL) {
+    mcp__fmt(err, errlen, "out of memory");
     return MCP_ENOMEM;
+  }
   atomic_init(&t->refs, 1);
   t->handler = def->handler;
   t->user_data = user_data;
@@ -324,9 +333,12 @@ mcp__tool *mcp__registry_find(const mcp__registry *r, const char *name) {
 
 /* A cursor is "t" followed by the decimal sequence number of the last tool
  * of the previous page. Sequence numbers only grow, so a cursor stays
- * meaningful while tools come and go: the next page starts after it. */
-static int cursor_parse(const char *cursor, unsigned long long *seq) {
-  if (cursor[0] != 't' || cursor[1] == '\0' || strlen(cursor) > 20)
+ * meaningful while tools come and go: the next page starts after it. Only
+ * cursors this registry could have issued are accepted. */
+static int cursor_parse(const mcp__registry *r, const char *cursor,
+                        unsigned long long *seq) {
+  size_t n = strlen(cursor);
+  if (n < 2 || n > 20 || cursor[0] != 't' || cursor[1] == '0')
     return MCP_EINVAL;
   unsigned long long v = 0;
   for (const char *p = cursor + 1; *p; p++) {
@@ -334,6 +346,8 @@ static int cursor_parse(const char *cursor, unsigned long long *seq) {
       return MCP_EINVAL;
     v = v * 10 + (unsigned)(*p - '0');
   }
+  if (v > r->next_seq)
+    return MCP_EINVAL;
   *seq = v;
   return 0;
 }
@@ -341,7 +355,7 @@ static int cursor_parse(const char *cursor, unsigned long long *seq) {
 int mcp__registry_page(const mcp__registry *r, mcp__version v,
                        const char *cursor, unsigned page_size, mcp__buf *b) {
   unsigned long long after = 0;
-  if (cursor != NULL && cursor_parse(cursor, &after))
+  if (cursor != NULL && cursor_parse(r, cursor, &after))
     return MCP_EINVAL;
   /* Sequence numbers grow with the index, so binary search the start. */
   size_t lo = 0, hi = r->n;

@@ -13,7 +13,7 @@ static const char *type_of(const cJSON *v) {
   if (cJSON_IsString(v))
     return "string";
   if (cJSON_IsNumber(v))
-    return mcp__json_integer(v, NULL, NULL) ? "integer" : "number";
+    return mcp__json_integral(v, NULL, NULL) ? "integer" : "number";
   if (cJSON_IsBool(v))
     return "boolean";
   if (cJSON_IsObject(v))
@@ -79,16 +79,30 @@ int mcp__schema_check_args(const cJSON *schema, const cJSON *args, char *msg,
     }
     const cJSON *type = cJSON_GetObjectItemCaseSensitive(p, "type");
     if (!types_match(type, a)) {
+      /* Name the accepted types, so the model can correct the call: "a
+       * string", or for a type array "one of string, null". */
       char want[96] = "";
-      if (cJSON_IsString(type))
-        mcp__fmt(want, sizeof want, "%.64s", type->valuestring);
-      else
-        mcp__fmt(want, sizeof want, "one of the listed types");
+      if (cJSON_IsString(type)) {
+        mcp__fmt(want, sizeof want, "%s %.64s",
+                 type->valuestring[0] && strchr("aeiou", type->valuestring[0])
+                     ? "an"
+                     : "a",
+                 type->valuestring);
+      } else {
+        static const char lead[] = "one of";
+        mcp__fmt(want, sizeof want, "%s", lead);
+        for (const cJSON *t = type->child; t; t = t->next) {
+          size_t len = strlen(want);
+          if (cJSON_IsString(t))
+            mcp__fmt(want + len, sizeof want - len, "%s %.20s",
+                     len > sizeof lead - 1 ? "," : "", t->valuestring);
+        }
+        if (strlen(want) == sizeof lead - 1)
+          mcp__fmt(want, sizeof want, "one of the listed types");
+      }
       mcp__fmt(msg, msglen,
-               "Invalid arguments: property \"%.100s\" must be %s %s, not "
-               "%s.",
-               a->string, strchr("aeiou", want[0]) ? "an" : "a", want,
-               type_of(a));
+               "Invalid arguments: property \"%.100s\" must be %s, not %s.",
+               a->string, want, type_of(a));
       return MCP_EINVAL;
     }
   }

@@ -8,6 +8,13 @@
 
 #define DEFAULT_PAGE_SIZE 100
 
+/* The last error is kept per thread, and remembers which server it belongs
+ * to: two threads registering tools on one server each read their own
+ * message, and no lock is needed to read it. */
+static _Thread_local const mcp_server *err_server;
+static _Thread_local char err_text[512];
+
+
 int mcp_server_new(const mcp_server_info *info, mcp_server **out) {
   if (info == NULL || out == NULL || info->name == NULL ||
       info->version == NULL ||
@@ -47,19 +54,27 @@ void mcp_server_free(mcp_server *srv) {
   mcp__free(srv->title);
   mcp__free(srv->instructions);
   pthread_mutex_destroy(&srv->lock);
+  if (err_server == srv)
+    err_server = NULL;
   mcp__free(srv);
 }
 
 const char *mcp_server_errmsg(const mcp_server *srv) {
-  if (srv == NULL)
-    return "no server";
-  return srv->errmsg[0] ? srv->errmsg : "no error";
+  return srv != NULL && err_server == srv ? err_text : "no error";
 }
 
-static int fail(mcp_server *srv, int rc, const char *msg) {
-  pthread_mutex_lock(&srv->lock);
-  mcp__fmt(srv->errmsg, sizeof srv->errmsg, "%s", msg);
-  pthread_mutex_unlock(&srv->lock);
+static int fail(const mcp_server *srv, int rc, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+static int fail(const mcp_server *srv, int rc, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(err_text, sizeof err_text, fmt, ap);
+  va_end(ap);
+  err_server = srv;
   return rc;
 }
 
@@ -151,20 +166,20 @@ int mcp_server_add_tool(mcp_server *srv, const mcp_tool *tool,
                         void *user_data) {
   if (srv == NULL)
     return MCP_EINVAL;
-  char err[sizeof srv->errmsg];
+  char err[sizeof err_text];
   mcp__tool *t = NULL;
   int rc = mcp__tool_new(tool, user_data, &t, err, sizeof err);
   if (rc)
-    return fail(srv, rc, err);
+    return fail(srv, rc, "%s", err);
   pthread_mutex_lock(&srv->lock);
   rc = mcp__registry_add(&srv->reg, t);
-  if (rc == MCP_EEXIST)
-    mcp__fmt(srv->errmsg, sizeof srv->errmsg,
-             "tool \"%s\": a tool of that name is already registered", t->name);
-  else if (rc)
-    mcp__fmt(srv->errmsg, sizeof srv->errmsg, "out of memory");
   pthread_mutex_unlock(&srv->lock);
   if (rc) {
+    fail(srv, rc,
+         rc == MCP_EEXIST
+             ? "tool \"%s\": a tool of that name is already registered"
+             : "tool \"%s\": out of memory",
+         t->name);
     mcp__tool_unref(t);
     return rc;
   }
@@ -177,11 +192,10 @@ int mcp_server_remove_tool(mcp_server *srv, const char *name) {
     return MCP_EINVAL;
   pthread_mutex_lock(&srv->lock);
   int rc = mcp__registry_remove(&srv->reg, name);
-  if (rc)
-    mcp__fmt(srv->errmsg, sizeof srv->errmsg,
-             "tool \"%.200s\": no tool of that name is registered", name);
   pthread_mutex_unlock(&srv->lock);
-  if (rc == 0)
-    broadcast_list_changed(srv);
-  return rc;
+  if (rc)
+    return fail(srv, rc, "tool \"%.200s\": no tool of that name is registered",
+                mcp__utf8_valid(name, strlen(name)) ? name : "(invalid UTF-8)");
+  broadcast_list_changed(srv);
+  return 0;
 }

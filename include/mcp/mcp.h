@@ -206,10 +206,10 @@ MCP_API int mcp_server_new(const mcp_server_info *info, mcp_server **out);
 /** Frees a server and its tools. NULL does nothing. */
 MCP_API void mcp_server_free(mcp_server *srv);
 
-/** Returns the message describing the last error of a call on srv from the
- * calling thread's point of view (static text "no error" if none). The
- * pointer stays valid until the next failing call on srv. Because the server
- * is shared, read it right after the failure, from the same thread. */
+/** Returns a sentence describing the last failure of a call on srv made by
+ * the calling thread (static "no error" if there was none). Messages are
+ * kept per thread, so threads sharing a server each read their own. The
+ * pointer stays valid until the thread's next failing call. */
 MCP_API const char *mcp_server_errmsg(const mcp_server *srv);
 
 /** Sets the log callback; NULL (the default) writes warnings and errors to

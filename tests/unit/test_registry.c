@@ -1,0 +1,1489 @@
+/* Tests for lib/registry.c (with lib/server.c and lib/schema.c as tools/call
+ * reaches them): the registration rules of DESIGN promise 1, the Tool
+ * object each protocol version receives, removal and list_changed,
+ * pagination cursors, allocation failure, and the argument check that runs
+ * before a handler. */
+#include <check.h>
+#include <cjson/cJSON.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "testutil.h"
+
+#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
+/* ---- helpers ------------------------------------------------------------ */
+
+static int handler_calls;
+static int last_nargs;
+
+/* Counts its calls and answers with the tool's name. */
+static int ok_handler(mcp_call *call, void *user_data) {
+  (void)user_data;
+  handler_calls++;
+  last_nargs = cJSON_GetArraySize(mcp_call_arguments(call));
+  return mcp_result_text(call, mcp_call_tool(call));
+}
+
+/* A valid writing tool; tests break one rule at a time. */
+static mcp_tool writer(const char *name) {
+  return (mcp_tool){.name = name,
+                    .description = "Writes a thing.",
+                    .annotations = {.read_only = MCP_HINT_FALSE,
+                                    .destructive = MCP_HINT_FALSE,
+                                    .idempotent = MCP_HINT_TRUE,
+                                    .open_world = MCP_HINT_FALSE},
+                    .handler = ok_handler};
+}
+
+/* A valid read-only tool. */
+static mcp_tool reader(const char *name) {
+  return (mcp_tool){
+      .name = name,
+      .description = "Reads a thing.",
+      .annotations = {.read_only = MCP_HINT_TRUE, .open_world = MCP_HINT_FALSE},
+      .handler = ok_handler};
+}
+
+static mcp_server *new_server(void) {
+  mcp_server *srv = NULL;
+  mcp_server_info info = {.name = "test", .version = "1.0"};
+  ck_assert_int_eq(mcp_server_new(&info, &srv), 0);
+  ck_assert_ptr_nonnull(srv);
+  handler_calls = 0;
+  last_nargs = -1;
+  return srv;
+}
+
+/* Registration of t must fail with code, and the server's message must
+ * name the tool (as `tool "who"`, unless who is NULL) and contain
+ * fragment. A refused tool must not be registered. */
+#define expect_refused(srv, t, code, who, fragment)                            \
+  expect_refused_at(__LINE__, (srv), (t), (code), (who), (fragment))
+static void expect_refused_at(int line, mcp_server *srv, const mcp_tool *t,
+                              int code, const char *who, const char *fragment) {
+  int rc = mcp_server_add_tool(srv, t, NULL);
+  const char *msg = mcp_server_errmsg(srv);
+  ck_assert_msg(rc == code, "line %d: got %d (%s), want %d", line, rc, msg,
+                code);
+  if (who != NULL) {
+    char named[300];
+    snprintf(named, sizeof named, "tool \"%s\"", who);
+    ck_assert_msg(strstr(msg, named) != NULL,
+                  "line %d: message does not name %s: %s", line, named, msg);
+  }
+  ck_assert_msg(strstr(msg, fragment) != NULL,
+                "line %d: message lacks \"%s\": %s", line, fragment, msg);
+  if (code == MCP_EINVAL && t != NULL && t->name != NULL && t->name[0])
+    ck_assert_msg(mcp_server_remove_tool(srv, t->name) == MCP_ENOENT,
+                  "line %d: a refused tool was registered", line);
+}
+
+#define expect_accepted(srv, t) expect_accepted_at(__LINE__, (srv), (t))
+static void expect_accepted_at(int line, mcp_server *srv, const mcp_tool *t) {
+  int rc = mcp_server_add_tool(srv, t, NULL);
+  ck_assert_msg(rc == 0, "line %d: %s refused: %d (%s)", line, t->name, rc,
+                mcp_server_errmsg(srv));
+}
+
+/* Sends one request and returns its only reply, parsed. */
+static cJSON *request(tu_peer *p, const char *msg) {
+  tu_clear(p);
+  ck_assert_int_eq(tu_send(p, msg), 0);
+  ck_assert_msg(p->nout == 1, "%zu replies to %s", p->nout, msg);
+  cJSON *m = tu_msg(p, 0);
+  ck_assert_ptr_nonnull(m);
+  return m;
+}
+
+/* tools/call of name with args (JSON text; NULL sends no "arguments"). */
+static cJSON *call_tool(tu_peer *p, const char *name, const char *args) {
+  char msg[2048];
+  if (args)
+    snprintf(msg, sizeof msg,
+             "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\","
+             "\"params\":{\"name\":\"%s\",\"arguments\":%s}}",
+             name, args);
+  else
+    snprintf(msg, sizeof msg,
+             "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\","
+             "\"params\":{\"name\":\"%s\"}}",
+             name);
+  return request(p, msg);
+}
+
+/* tools/list with params (JSON text; NULL sends none). */
+static cJSON *list_tools(tu_peer *p, const char *params) {
+  char msg[1024];
+  if (params)
+    snprintf(msg, sizeof msg,
+             "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/list\","
+             "\"params\":%s}",
+             params);
+  else
+    snprintf(msg, sizeof msg,
+             "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/list\"}");
+  return request(p, msg);
+}
+
+/* The tool named name in a tools/list reply, or NULL. */
+static const cJSON *find_tool(const cJSON *reply, const char *name) {
+  const cJSON *tools = cJSON_GetObjectItemCaseSensitive(
+      cJSON_GetObjectItemCaseSensitive(reply, "result"), "tools");
+  ck_assert_msg(cJSON_IsArray(tools), "no result.tools");
+  for (const cJSON *t = tools->child; t; t = t->next) {
+    const cJSON *n = cJSON_GetObjectItemCaseSensitive(t, "name");
+    if (cJSON_IsString(n) && strcmp(n->valuestring, name) == 0)
+      return t;
+  }
+  return NULL;
+}
+
+/* Asserts that node equals expected (JSON text) exactly: no member more,
+ * none less. */
+#define assert_exact(node, expected)                                           \
+  assert_exact_at(__LINE__, (node), (expected))
+static void assert_exact_at(int line, const cJSON *node, const char *expected) {
+  cJSON *e = cJSON_Parse(expected);
+  ck_assert_msg(e != NULL, "line %d: bad expected text", line);
+  if (!cJSON_Compare(node, e, 1)) {
+    char *a = node ? cJSON_PrintUnformatted(node) : NULL;
+    ck_assert_msg(0, "line %d:\n  actual:   %s\n  expected: %s", line,
+                  a ? a : "(none)", expected);
+  }
+  cJSON_Delete(e);
+}
+
+/* The text of the first content block of a tools/call result. */
+static const char *result_text(const cJSON *reply) {
+  const cJSON *content = cJSON_GetObjectItemCaseSensitive(
+      cJSON_GetObjectItemCaseSensitive(reply, "result"), "content");
+  const cJSON *text =
+      cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(content, 0), "text");
+  ck_assert_msg(cJSON_IsString(text), "no text block in the result");
+  return text->valuestring;
+}
+
+/* ---- registration rules -------------------------------------------------- */
+
+START_TEST(rule_read_only_stated) {
+  mcp_server *srv = new_server();
+  mcp_tool t = writer("w");
+  t.annotations.read_only = MCP_HINT_UNSET;
+  expect_refused(srv, &t, MCP_EINVAL, "w", "read_only must be stated");
+  /* Also when nothing else is stated. */
+  t.annotations = (mcp_tool_annotations){.open_world = MCP_HINT_TRUE};
+  expect_refused(srv, &t, MCP_EINVAL, "w", "read_only must be stated");
+  t = writer("w");
+  expect_accepted(srv, &t);
+  mcp_server_free(srv);
+}
+END_TEST
+
+START_TEST(rule_open_world_stated) {
+  mcp_server *srv = new_server();
+  mcp_tool t = writer("w");
+  t.annotations.open_world = MCP_HINT_UNSET;
+  expect_refused(srv, &t, MCP_EINVAL, "w", "open_world must be stated");
+  t = reader("r");
+  t.annotations.open_world = MCP_HINT_UNSET;
+  expect_refused(srv, &t, MCP_EINVAL, "r", "open_world must be stated");
+  t = reader("r");
+  t.annotations.open_world = MCP_HINT_TRUE;
+  expect_accepted(srv, &t);
+  mcp_server_free(srv);
+}
+END_TEST
+
+START_TEST(rule_destructive_stated_when_writing) {
+  mcp_server *srv = new_server();
+  mcp_tool t = writer("w");
+  t.annotations.destructive = MCP_HINT_UNSET;
+  expect_refused(srv, &t, MCP_EINVAL, "w",
+                 "destructive must be stated when read_only is "
+                 "MCP_HINT_FALSE");
+  t.annotations.destructive = MCP_HINT_TRUE;
+  expect_accepted(srv, &t);
+  mcp_server_free(srv);
+}
+END_TEST
+
+START_TEST(rule_idempotent_stated_when_writing) {
+  mcp_server *srv = new_server();
+  mcp_tool t = writer("w");
+  t.annotations.idempotent = MCP_HINT_UNSET;
+  expect_refused(srv, &t, MCP_EINVAL, "w",
+                 "idempotent must be stated when read_only is MCP_HINT_FALSE");
+  t.annotations.idempotent = MCP_HINT_FALSE;
+  expect_accepted(srv, &t);
+  mcp_server_free(srv);
+}
+END_TEST
+
+START_TEST(rule_destructive_meaningless_when_read_only) {
+  mcp_server *srv = new_server();
+  mcp_tool t = reader("r");
+  t.annotations.destructive = MCP_HINT_FALSE;
+  expect_refused(srv, &t, MCP_EINVAL, "r",
+                 "destructive is meaningless on a read-only tool");
+  /* TRUE is refused too, by the stronger rule below. */
+  t.annotations.destructive = MCP_HINT_TRUE;
+  expect_refused(srv, &t, MCP_EINVAL, "r", "read-only");
+  mcp_server_free(srv);
+}
+END_TEST
+
+START_TEST(rule_idempotent_meaningless_when_read_only) {
+  mcp_server *srv = new_server();
+  mcp_tool t = reader("r");
+  t.annotations.idempotent = MCP_HINT_FALSE;
+  expect_refused(srv, &t, MCP_EINVAL, "r",
+                 "idempotent is meaningless on a read-only tool");
+  t.annotations.idempotent = MCP_HINT_TRUE;
+  expect_refused(srv, &t, MCP_EINVAL, "r",
+                 "idempotent is meaningless on a read-only tool");
+  mcp_server_free(srv);
+}
+END_TEST
+
+START_TEST(rule_read_only_destructive_contradictory) {
+  mcp_server *srv = new_server();
+  mcp_tool t = reader("r");
+  t.annotations.destructive = MCP_HINT_TRUE;
+  expect_refused(srv, &t, MCP_EINVAL, "r", "contradictory");
+  expect_refused(srv, &t, MCP_EINVAL, "r", "cannot be destructive");
+  /* Whatever idempotent says. */
+  t.annotations.idempotent = MCP_HINT_TRUE;
+  expect_refused(srv, &t, MCP_EINVAL, "r", "contradictory");
+  mcp_server_free(srv);
+}
+END_TEST
+
+START_TEST(rule_hint_in_range) {
+  static const int bad[] = {3, 42, -1};
+  mcp_server *srv = new_server();
+  for (size_t i = 0; i < COUNT(bad); i++) {
+    for (int field = 0; field < 4; field++) {
+      mcp_tool t = writer("w");
+      mcp_hint *h[4] = {&t.annotations.read_only, &t.annotations.destructive,
+                        &t.annotations.idempotent, &t.annotations.open_world};
+      *h[field] = (mcp_hint)bad[i];
+      expect_refused(srv, &t, MCP_EINVAL, "w",
+                     "a hint holds a value other than MCP_HINT_UNSET, "
+                     "MCP_HINT_FALSE or MCP_HINT_TRUE");
+    }
+    mcp_tool r = reader("r");
+    r.annotations.open_world = (mcp_hint)bad[i];
+    expect_refused(srv, &r, MCP_EINVAL, "r", "a hint holds a value");
+  }
+  mcp_server_free(srv);
+}
+END_TEST
+
+START_TEST(rule_name_length) {
+  mcp_server *srv = new_server();
+  char name[130];
+  memset(name, 'n', 129);
+  name[129] = '\0';
+  mcp_tool t = writer(name);
+  expect_refused(srv, &t, MCP_EINVAL, name,
+                 "the name must be 1-128 characters of [A-Za-z0-9_.-]");
+  name[128] = '\0';
+  expect_accepted(srv, &t);
+  t = writer("");
+  expect_refused(srv, &t, MCP_EINVAL, "", "the name must be 1-128 characters");
+  t = writer("x");
+  expect_accepted(srv, &t);
+  mcp_server_free(srv);
+}
+END_TEST
+
+START_TEST(rule_name_characters) {
+  static const char *const good[] = {"ABCDEFGHIJKLMNOPQRSTUVWXYZ",
+                                     "abcdefghijklmnopqrstuvwxyz",
+                                     "0123456789",
+                                     "_",
+                                     ".",
+                                     "-",
+                                     "Az09_.-",
+                                     "tool.sub-name_2"};
+  static const char *const bad[] = {"a b",      "a/b",         "a:b",
+                                    "a@b",      "tab\t",       "a\"b",
+                                    "\xc3\xa9", "caf\xc3\xa9", "a\nb"};
+  mcp_server *srv = new_server();
+  for (size_t i = 0; i < COUNT(good); i++) {
+    mcp_tool t = writer(good[i]);
+    expect_accepted(srv, &t);
+  }
+  for (size_t i = 0; i < COUNT(bad); i++) {
+    mcp_tool t = writer(bad[i]);
+    expect_refused(srv, &t, MCP_EINVAL, bad[i],
+                   "the name must be 1-128 characters of [A-Za-z0-9_.-]");
+  }
+  /* A name that is not even UTF-8 is not echoed. */
+  mcp_tool t = writer("a\xff");
+  expect_refused(srv, &t, MCP_EINVAL, "(invalid UTF-8)", "the name must be");
+  mcp_server_free(srv);
+}
+END_TEST
+
+START_TEST(rule_name_null) {
+  mcp_server *srv = new_server();
+  mcp_tool t = writer(NULL);
+  expect_refused(srv, &t, MCP_EINVAL, "", "the name must be 1-128 characters");
+  mcp_server_free(srv);
+}
+END_TEST
+
+START_TEST(rule_description_required) {
+  mcp_server *srv = new_server();
+  mcp_tool t = writer("w");
+  t.description = NULL;
+  expect_refused(srv, &t, MCP_EINVAL, "w", "a description is required");
+  t.description = "";
+  expect_refused(srv, &t, MCP_EINVAL, "w", "a description is required");
+  t.description = " ";
+  expect_accepted(srv, &t);
+  mcp_server_free(srv);
+}
+END_TEST
+
+START_TEST(rule_handler_required) {
+  mcp_server *srv = new_server();
+  mcp_tool t = writer("w");
+  t.handler = NULL;
+  expect_refused(srv, &t, MCP_EINVAL, "w", "a handler is required");
+  mcp_server_free(srv);
+}
+END_TEST
+
+START_TEST(rule_text_utf8) {
+  mcp_server *srv = new_server();
+  mcp_tool t = writer("w");
+  t.title = "bad \xff";
+  expect_refused(srv, &t, MCP_EINVAL, "w", "must be UTF-8");
+  t = writer("w");
+  t.description = "bad \xc3";
+  expect_refused(srv, &t, MCP_EINVAL, "w", "must be UTF-8");
+  t = writer("w");
+  t.annotations.title = "\xed\xa0\x80"; /* an encoded surrogate */
+  expect_refused(srv, &t, MCP_EINVAL, "w", "must be UTF-8");
+  mcp_server_free(srv);
+}
+END_TEST
+
+/* Schema texts no tool may register, for input and output alike. */
+static const char *const bad_schemas[] = {
+    "",
+    "{",
+    "not json",
+    "{\"type\":\"object\"} trailing",
+    "{\"type\":\"object\",\"type\":\"object\"}",      /* duplicate key */
+    "{\"type\":\"object\",\"description\":\"\xff\"}", /* invalid UTF-8 */
+    "{\"type\":\"object\",\"description\":\"caf\xc3\"}",
+};
+static const char *const non_object_schemas[] = {
+    "[]",
+    "\"object\"",
+    "null",
+    "true",
+    "{}",
+    "{\"type\":\"array\"}",
+    "{\"type\":\"Object\"}",
+    "{\"type\":[\"object\"]}",
+    "{\"properties\":{}}",
+};
+
+START_TEST(rule_input_schema_object) {
+  mcp_server *srv = new_server();
+  mcp_tool t = writer("w");
+  for (size_t i = 0; i < COUNT(bad_schemas); i++) {
+    t.input_schema = bad_schemas[i];
+    expect_refused(srv, &t, MCP_EINVAL, "w", "input_schema is not valid JSON");
+  }
+  for (size_t i = 0; i < COUNT(non_object_schemas); i++) {
+    t.input_schema = non_object_schemas[i];
+    expect_refused(srv, &t, MCP_EINVAL, "w",
+                   "input_schema must be a JSON object schema with "
+                   "\"type\":\"object\"");
+  }
+  t.input_schema = "{\"type\":\"object\",\"properties\":{\"a\":{}}}";
+  expect_accepted(srv, &t);
+  mcp_server_free(srv);
+}
+END_TEST
+
+START_TEST(rule_output_schema_object) {
+  mcp_server *srv = new_server();
+  mcp_tool t = writer("w");
+  for (size_t i = 0; i < COUNT(bad_schemas); i++) {
+    t.output_schema = bad_schemas[i];
+    expect_refused(srv, &t, MCP_EINVAL, "w", "output_schema is not valid JSON");
+  }
+  for (size_t i = 0; i < COUNT(non_object_schemas); i++) {
+    t.output_schema = non_object_schemas[i];
+    expect_refused(srv, &t, MCP_EINVAL, "w",
+                   "output_schema must be a JSON object schema with "
+                   "\"type\":\"object\"");
+  }
+  t.output_schema = "{\"type\":\"object\"}";
+  expect_accepted(srv, &t);
+  mcp_server_free(srv);
+}
+END_TEST
+
+START_TEST(rule_scope_token) {
+  static const char *const bad[] = {"",     " ",           "a b",   "a\"b",
+                                    "a\\b", "a\tb",        "a\x01", "\x7f",
+                                    "\x1f", "caf\xc3\xa9", "\xff"};
+  mcp_server *srv = new_server();
+  for (size_t i = 0; i < COUNT(bad); i++) {
+    const char *scopes[] = {"fine", bad[i], NULL};
+    mcp_tool t = writer("w");
+    t.scopes = scopes;
+    expect_refused(srv, &t, MCP_EINVAL, "w", "is not an RFC 6750 scope token");
+  }
+  const char *scopes[] = {"a", "mcp:tools.read",
+                          "!#$%&'()*+,-./:;<=>?@[]^_`{|}~", NULL};
+  mcp_tool t = writer("w");
+  t.scopes = scopes;
+  expect_accepted(srv, &t);
+  mcp_server_free(srv);
+}
+END_TEST
+
+START_TEST(rule_scope_listed_once) {
+  mcp_server *srv = new_server();
+  const char *scopes[] = {"a", "b", "a", NULL};
+  mcp_tool t = writer("w");
+  t.scopes = scopes;
+  expect_refused(srv, &t, MCP_EINVAL, "w", "scope \"a\" is listed twice");
+  mcp_server_free(srv);
+}
+END_TEST
+
+static void *refuse_on_thread(void *arg) {
+  mcp_server *srv = arg;
+  mcp_tool t = writer("other thread");
+  if (mcp_server_add_tool(srv, &t, NULL) != MCP_EINVAL)
+    return (void *)1;
+  return strstr(mcp_server_errmsg(srv), "other thread") ? NULL : (void *)1;
+}
+
+/* Each thread reads its own last error, even on a shared server. */
+START_TEST(errmsg_is_per_thread) {
+  mcp_server *srv = new_server();
+  mcp_tool t = writer("bad name");
+  ck_assert_int_eq(mcp_server_add_tool(srv, &t, NULL), MCP_EINVAL);
+  pthread_t th;
+  void *res;
+  ck_assert_int_eq(pthread_create(&th, NULL, refuse_on_thread, srv), 0);
+  ck_assert_int_eq(pthread_join(th, &res), 0);
+  ck_assert_ptr_null(res);
+  ck_assert_ptr_nonnull(strstr(mcp_server_errmsg(srv), "bad name"));
+  mcp_server *other = new_server();
+  ck_assert_str_eq(mcp_server_errmsg(other), "no error");
+  mcp_server_free(other);
+  mcp_server_free(srv);
+}
+END_TEST
+
+START_TEST(rule_unique_name) {
+  mcp_server *srv = new_server();
+  tu_peer p;
+  tu_peer_open(&p, srv, NULL);
+  tu_initialize(&p, "2025-11-25");
+  mcp_tool first = writer("same");
+  first.description = "The first.";
+  expect_accepted(srv, &first);
+  tu_clear(&p);
+  mcp_tool second = reader("same");
+  second.description = "The second.";
+  expect_refused(srv, &second, MCP_EEXIST, "same",
+                 "a tool of that name is already registered");
+  ck_assert_uint_eq(p.nout, 0); /* a refusal changes no list */
+  cJSON *m = list_tools(&p, NULL);
+  tu_assert_json(m, "{\"result\":{\"tools\":[{\"name\":\"same\","
+                    "\"description\":\"The first.\"}]}}");
+  cJSON_Delete(m);
+  /* Names are case-sensitive. */
+  mcp_tool other = writer("SAME");
+  expect_accepted(srv, &other);
+  /* Once removed, the name is free again. */
+  ck_assert_int_eq(mcp_server_remove_tool(srv, "same"), 0);
+  expect_accepted(srv, &second);
+  tu_peer_close(&p);
+  mcp_server_free(srv);
+}
+END_TEST
+
+START_TEST(rule_null_tool) {
+  mcp_server *srv = new_server();
+  expect_refused(srv, NULL, MCP_EINVAL, NULL, "the tool definition is NULL");
+  mcp_tool t = writer("w");
+  ck_assert_int_eq(mcp_server_add_tool(NULL, &t, NULL), MCP_EINVAL);
+  mcp_server_free(srv);
+}
+END_TEST
+
+/* ---- the Tool object on the wire ----------------------------------------- */
+
+START_TEST(wire_hints_explicit) {
+  mcp_server *srv = new_server();
+  mcp_tool t = reader("ro");
+  expect_accepted(srv, &t);
+  t = writer("rw_false");
+  t.annotations = (mcp_tool_annotations){.read_only = MCP_HINT_FALSE,
+                                         .destructive = MCP_HINT_FALSE,
+                                         .idempotent = MCP_HINT_FALSE,
+                                         .open_world = MCP_HINT_FALSE};
+  expect_accepted(srv, &t);
+  t = writer("rw_true");
+  t.annotations = (mcp_tool_annotations){.read_only = MCP_HINT_FALSE,
+                                         .destructive = MCP_HINT_TRUE,
+                                         .idempotent = MCP_HINT_TRUE,
+                                         .open_world = MCP_HINT_TRUE};
+  expect_accepted(srv, &t);
+  t = reader("ro_open");
+  t.annotations.open_world = MCP_HINT_TRUE;
+  expect_accepted(srv, &t);
+
+  static const char *const versions[] = {"2025-03-26", "2025-06-18",
+                                         "2025-11-25"};
+  for (size_t v = 0; v < COUNT(versions); v++) {
+    tu_peer p;
+    tu_peer_open(&p, srv, NULL);
+    tu_initialize(&p, versions[v]);
+    cJSON *m = list_tools(&p, NULL);
+    const cJSON *a;
+    a = cJSON_GetObjectItemCaseSensitive(find_tool(m, "ro"), "annotations");
+    assert_exact(a, "{\"readOnlyHint\":true,\"openWorldHint\":false}");
+    a = cJSON_GetObjectItemCaseSensitive(find_tool(m, "rw_false"),
+                                         "annotations");
+    assert_exact(a, "{\"readOnlyHint\":false,\"destructiveHint\":false,"
+                    "\"idempotentHint\":false,\"openWorldHint\":false}");
+    a = cJSON_GetObjectItemCaseSensitive(find_tool(m, "rw_true"),
+                                         "annotations");
+    assert_exact(a, "{\"readOnlyHint\":false,\"destructiveHint\":true,"
+                    "\"idempotentHint\":true,\"openWorldHint\":true}");
+    a = cJSON_GetObjectItemCaseSensitive(find_tool(m, "ro_open"),
+                                         "annotations");
+    assert_exact(a, "{\"readOnlyHint\":true,\"openWorldHint\":true}");
+    cJSON_Delete(m);
+    tu_peer_close(&p);
+  }
+  mcp_server_free(srv);
+}
+END_TEST
+
+START_TEST(wire_annotation_title) {
+  mcp_server *srv = new_server();
+  mcp_tool t = reader("tool_title_only");
+  t.title = "Tool Title";
+  expect_accepted(srv, &t);
+  t = reader("both_titles");
+  t.title = "Tool Title";
+  t.annotations.title = "Annotation Title";
+  expect_accepted(srv, &t);
+  t = reader("annotation_title_only");
+  t.annotations.title = "Annotation Title";
+  expect_accepted(srv, &t);
+  t = reader("no_title");
+  expect_accepted(srv, &t);
+
+  tu_peer p;
+  tu_peer_open(&p, srv, NULL);
+  tu_initialize(&p, "2025-06-18");
+  cJSON *m = list_tools(&p, NULL);
+  tu_assert_json(find_tool(m, "tool_title_only"),
+                 "{\"title\":\"Tool Title\",\"annotations\":{\"title\":"
+                 "\"Tool Title\"}}");
+  tu_assert_json(find_tool(m, "both_titles"),
+                 "{\"title\":\"Tool Title\",\"annotations\":{\"title\":"
+                 "\"Annotation Title\"}}");
+  tu_assert_json(find_tool(m, "annotation_title_only"),
+                 "{\"title\":\"<absent>\",\"annotations\":{\"title\":"
+                 "\"Annotation Title\"}}");
+  tu_assert_json(find_tool(m, "no_title"),
+                 "{\"title\":\"<absent>\",\"annotations\":{\"title\":"
+                 "\"<absent>\"}}");
+  cJSON_Delete(m);
+  tu_peer_close(&p);
+
+  /* 2025-03-26 has no Tool.title: the fallback is where the title shows. */
+  tu_peer_open(&p, srv, NULL);
+  tu_initialize(&p, "2025-03-26");
+  m = list_tools(&p, NULL);
+  tu_assert_json(find_tool(m, "tool_title_only"),
+                 "{\"title\":\"<absent>\",\"annotations\":{\"title\":"
+                 "\"Tool Title\"}}");
+  cJSON_Delete(m);
+  tu_peer_close(&p);
+  mcp_server_free(srv);
+}
+END_TEST
+
+START_TEST(wire_per_version) {
+  mcp_server *srv = new_server();
+  mcp_tool t = writer("full");
+  t.title = "Full";
+  t.description = "Has everything.";
+  t.input_schema = "{\"type\":\"object\",\"properties\":{\"q\":{\"type\":"
+                   "\"string\"}},\"required\":[\"q\"]}";
+  t.output_schema = "{\"type\":\"object\",\"properties\":{\"n\":{\"type\":"
+                    "\"integer\"}}}";
+  expect_accepted(srv, &t);
+
+  static const struct {
+    const char *version;
+    const char *tool; /* the whole Tool object */
+  } cases[] = {
+      {"2024-11-05",
+       "{\"name\":\"full\",\"description\":\"Has everything.\","
+       "\"inputSchema\":{\"type\":\"object\",\"properties\":{\"q\":{\"type\":"
+       "\"string\"}},\"required\":[\"q\"]}}"},
+      {"2025-03-26",
+       "{\"name\":\"full\",\"description\":\"Has everything.\","
+       "\"inputSchema\":{\"type\":\"object\",\"properties\":{\"q\":{\"type\":"
+       "\"string\"}},\"required\":[\"q\"]},\"annotations\":{\"title\":"
+       "\"Full\",\"readOnlyHint\":false,\"destructiveHint\":false,"
+       "\"idempotentHint\":true,\"openWorldHint\":false}}"},
+      {"2025-06-18",
+       "{\"name\":\"full\",\"title\":\"Full\",\"description\":\"Has "
+       "everything.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{"
+       "\"q\":{\"type\":\"string\"}},\"required\":[\"q\"]},\"outputSchema\":{"
+       "\"type\":\"object\",\"properties\":{\"n\":{\"type\":\"integer\"}}},"
+       "\"annotations\":{\"title\":\"Full\",\"readOnlyHint\":false,"
+       "\"destructiveHint\":false,\"idempotentHint\":true,\"openWorldHint\":"
+       "false}}"},
+      {"2025-11-25",
+       "{\"name\":\"full\",\"title\":\"Full\",\"description\":\"Has "
+       "everything.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{"
+       "\"q\":{\"type\":\"string\"}},\"required\":[\"q\"]},\"outputSchema\":{"
+       "\"type\":\"object\",\"properties\":{\"n\":{\"type\":\"integer\"}}},"
+       "\"annotations\":{\"title\":\"Full\",\"readOnlyHint\":false,"
+       "\"destructiveHint\":false,\"idempotentHint\":true,\"openWorldHint\":"
+       "false}}"},
+  };
+  for (size_t i = 0; i < COUNT(cases); i++) {
+    tu_peer p;
+    tu_peer_open(&p, srv, NULL);
+    tu_initialize(&p, cases[i].version);
+    ck_assert_str_eq(mcp_session_protocol_version(p.session), cases[i].version);
+    cJSON *m = list_tools(&p, NULL);
+    assert_exact(find_tool(m, "full"), cases[i].tool);
+    cJSON_Delete(m);
+    tu_peer_close(&p);
+  }
+  mcp_server_free(srv);
+}
+END_TEST
+
+START_TEST(wire_default_input_schema) {
+  mcp_server *srv = new_server();
+  mcp_tool t = reader("no_args");
+  expect_accepted(srv, &t);
+  tu_peer p;
+  tu_peer_open(&p, srv, NULL);
+  tu_initialize(&p, "2024-11-05");
+  cJSON *m = list_tools(&p, NULL);
+  assert_exact(
+      cJSON_GetObjectItemCaseSensitive(find_tool(m, "no_args"), "inputSchema"),
+      "{\"type\":\"object\",\"additionalProperties\":false}");
+  cJSON_Delete(m);
+  /* And it is enforced: a tool without arguments refuses any. */
+  m = call_tool(&p, "no_args", "{\"x\":1}");
+  tu_assert_json(m, "{\"result\":{\"isError\":true}}");
+  cJSON_Delete(m);
+  ck_assert_int_eq(handler_calls, 0);
+  m = call_tool(&p, "no_args", "{}");
+  tu_assert_json(m, "{\"result\":{\"isError\":\"<absent>\",\"content\":[{"
+                    "\"type\":\"text\",\"text\":\"no_args\"}]}}");
+  cJSON_Delete(m);
+  ck_assert_int_eq(handler_calls, 1);
+  tu_peer_close(&p);
+  mcp_server_free(srv);
+}
+END_TEST
+
+/* ---- removal and list_changed -------------------------------------------- */
+
+START_TEST(remove_tool) {
+  mcp_server *srv = new_server();
+  mcp_tool a = writer("a"), b = reader("b");
+  expect_accepted(srv, &a);
+  expect_accepted(srv, &b);
+  tu_peer p;
+  tu_peer_open(&p, srv, NULL);
+  tu_initialize(&p, "2025-06-18");
+  ck_assert_int_eq(mcp_server_remove_tool(srv, "a"), 0);
+  cJSON *m = list_tools(&p, NULL);
+  tu_assert_json(m, "{\"result\":{\"tools\":[{\"name\":\"b\"}],"
+                    "\"nextCursor\":\"<absent>\"}}");
+  cJSON_Delete(m);
+
+  ck_assert_int_eq(mcp_server_remove_tool(srv, "a"), MCP_ENOENT);
+  ck_assert_ptr_nonnull(strstr(mcp_server_errmsg(srv), "tool \"a\""));
+  ck_assert_ptr_nonnull(
+      strstr(mcp_server_errmsg(srv), "no tool of that name is registered"));
+  ck_assert_int_eq(mcp_server_remove_tool(srv, "nope"), MCP_ENOENT);
+  ck_assert_int_eq(mcp_server_remove_tool(srv, "B"), MCP_ENOENT);
+  ck_assert_int_eq(mcp_server_remove_tool(srv, NULL), MCP_EINVAL);
+  ck_assert_int_eq(mcp_server_remove_tool(NULL, "b"), MCP_EINVAL);
+
+  /* A removed tool is an unknown tool. */
+  m = call_tool(&p, "a", "{}");
+  tu_assert_json(m, "{\"id\":7,\"error\":{\"code\":-32602,\"message\":"
+                    "\"Unknown tool: a\"},\"result\":\"<absent>\"}");
+  cJSON_Delete(m);
+  m = call_tool(&p, "b", NULL);
+  tu_assert_json(m, "{\"id\":7,\"result\":{\"content\":[{\"type\":\"text\","
+                    "\"text\":\"b\"}]}}");
+  cJSON_Delete(m);
+  ck_assert_int_eq(handler_calls, 1);
+
+  ck_assert_int_eq(mcp_server_remove_tool(srv, "b"), 0);
+  m = list_tools(&p, NULL);
+  tu_assert_json(m, "{\"result\":{\"tools\":[]}}");
+  cJSON_Delete(m);
+  tu_peer_close(&p);
+  mcp_server_free(srv);
+}
+END_TEST
+
+static const char list_changed[] =
+    "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\","
+    "\"id\":\"<absent>\",\"params\":\"<absent>\"}";
+
+START_TEST(list_changed_to_ready_sessions_only) {
+  mcp_server *srv = new_server();
+  tu_peer ready, half, fresh, stray;
+  tu_peer_open(&ready, srv, NULL);
+  tu_initialize(&ready, "2025-06-18");
+  tu_peer_open(&half, srv, NULL);
+  ck_assert_int_eq(
+      tu_send(&half, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\","
+                     "\"params\":{\"protocolVersion\":\"2025-06-18\","
+                     "\"capabilities\":{},\"clientInfo\":{\"name\":\"c\","
+                     "\"version\":\"1\"}}}"),
+      0);
+  tu_clear(&half);
+  tu_peer_open(&fresh, srv, NULL);
+  /* notifications/initialized before initialize does not count. */
+  tu_peer_open(&stray, srv, NULL);
+  ck_assert_int_eq(
+      tu_send(&stray,
+              "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}"),
+      0);
+  ck_assert_uint_eq(stray.nout, 0);
+
+  mcp_tool t = writer("t");
+  expect_accepted(srv, &t);
+  ck_assert_uint_eq(ready.nout, 1);
+  tu_assert_msg(&ready, 0, list_changed);
+  ck_assert_uint_eq(half.nout, 0);
+  ck_assert_uint_eq(fresh.nout, 0);
+  ck_assert_uint_eq(stray.nout, 0);
+  tu_clear(&ready);
+
+  /* Refusals and failed removals change nothing and say nothing. */
+  expect_refused(srv, &t, MCP_EEXIST, "t", "already registered");
+  ck_assert_int_eq(mcp_server_remove_tool(srv, "nope"), MCP_ENOENT);
+  mcp_tool bad = writer("bad");
+  bad.handler = NULL;
+  expect_refused(srv, &bad, MCP_EINVAL, "bad", "handler");
+  ck_assert_uint_eq(ready.nout, 0);
+
+  ck_assert_int_eq(mcp_server_remove_tool(srv, "t"), 0);
+  ck_assert_uint_eq(ready.nout, 1);
+  tu_assert_msg(&ready, 0, list_changed);
+  ck_assert_uint_eq(half.nout, 0);
+  ck_assert_uint_eq(fresh.nout, 0);
+  ck_assert_uint_eq(stray.nout, 0);
+  tu_clear(&ready);
+
+  /* Once the half-open session finishes its handshake it is told too; a
+   * freed session is forgotten. */
+  ck_assert_int_eq(
+      tu_send(&half,
+              "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}"),
+      0);
+  tu_peer_close(&fresh);
+  expect_accepted(srv, &t);
+  ck_assert_uint_eq(ready.nout, 1);
+  ck_assert_uint_eq(half.nout, 1);
+  tu_assert_msg(&half, 0, list_changed);
+  ck_assert_uint_eq(stray.nout, 0);
+
+  tu_peer_close(&ready);
+  tu_peer_close(&half);
+  tu_peer_close(&stray);
+  mcp_server_free(srv);
+}
+END_TEST
+
+/* ---- pagination ---------------------------------------------------------- */
+
+/* Names on one tools/list page, comma-separated, into names; returns the
+ * nextCursor (static copy) or NULL. */
+static const char *page(tu_peer *p, const char *cursor, char *names,
+                        size_t size) {
+  static char next[64];
+  char params[256];
+  cJSON *m;
+  if (cursor) {
+    snprintf(params, sizeof params, "{\"cursor\":\"%s\"}", cursor);
+    m = list_tools(p, params);
+  } else {
+    m = list_tools(p, NULL);
+  }
+  const cJSON *result = cJSON_GetObjectItemCaseSensitive(m, "result");
+  ck_assert_msg(result != NULL, "tools/list failed: %s", p->out[0]);
+  names[0] = '\0';
+  const cJSON *tools = cJSON_GetObjectItemCaseSensitive(result, "tools");
+  for (const cJSON *t = tools ? tools->child : NULL; t; t = t->next) {
+    const cJSON *n = cJSON_GetObjectItemCaseSensitive(t, "name");
+    ck_assert(cJSON_IsString(n));
+    if (names[0])
+      strncat(names, ",", size - strlen(names) - 1);
+    strncat(names, n->valuestring, size - strlen(names) - 1);
+  }
+  const cJSON *c = cJSON_GetObjectItemCaseSensitive(result, "nextCursor");
+  const char *ret = NULL;
+  if (c) {
+    ck_assert(cJSON_IsString(c));
+    ck_assert_uint_lt(strlen(c->valuestring), sizeof next);
+    strcpy(next, c->valuestring);
+    ret = next;
+  }
+  cJSON_Delete(m);
+  return ret;
+}
+
+/* Registers e, c, a, d, b: registration order is not name order. */
+static mcp_server *five_tools(void) {
+  mcp_server *srv = new_server();
+  static const char *const names[] = {"e", "c", "a", "d", "b"};
+  for (size_t i = 0; i < COUNT(names); i++) {
+    mcp_tool t = i % 2 ? reader(names[i]) : writer(names[i]);
+    expect_accepted(srv, &t);
+  }
+  mcp_server_set_page_size(srv, 2);
+  return srv;
+}
+
+START_TEST(pages_in_registration_order) {
+  mcp_server *srv = five_tools();
+  tu_peer p;
+  tu_peer_open(&p, srv, NULL);
+  tu_initialize(&p, "2025-11-25");
+  char names[256], c1[64], c2[64];
+  const char *c = page(&p, NULL, names, sizeof names);
+  ck_assert_str_eq(names, "e,c");
+  ck_assert_ptr_nonnull(c);
+  strcpy(c1, c);
+  c = page(&p, c1, names, sizeof names);
+  ck_assert_str_eq(names, "a,d");
+  ck_assert_ptr_nonnull(c);
+  strcpy(c2, c);
+  c = page(&p, c2, names, sizeof names);
+  ck_assert_str_eq(names, "b");
+  ck_assert_ptr_null(c);
+
+  /* The same cursor gives the same page again; a second session agrees
+   * byte for byte. */
+  c = page(&p, c1, names, sizeof names);
+  ck_assert_str_eq(names, "a,d");
+  ck_assert_str_eq(c, c2);
+  tu_peer q;
+  tu_peer_open(&q, srv, NULL);
+  tu_initialize(&q, "2025-11-25");
+  for (int round = 0; round < 2; round++) {
+    const char *cur = round ? c1 : NULL;
+    cJSON *mp, *mq;
+    char params[128];
+    snprintf(params, sizeof params, "{\"cursor\":\"%s\"}", c1);
+    mp = list_tools(&p, cur ? params : NULL);
+    mq = list_tools(&q, cur ? params : NULL);
+    ck_assert_str_eq(p.out[0], q.out[0]);
+    cJSON_Delete(mp);
+    cJSON_Delete(mq);
+  }
+  /* A tool added later comes last. */
+  mcp_tool t = reader("0");
+  expect_accepted(srv, &t);
+  c = page(&p, c2, names, sizeof names);
+  ck_assert_str_eq(names, "b,0");
+  ck_assert_ptr_null(c);
+  tu_peer_close(&q);
+  tu_peer_close(&p);
+  mcp_server_free(srv);
+}
+END_TEST
+
+START_TEST(pages_bad_cursor) {
+  static const char *const bad[] = {
+      "{\"cursor\":\"\"}",
+      "{\"cursor\":\"x\"}",
+      "{\"cursor\":\"t\"}",
+      "{\"cursor\":\"t12a\"}",
+      "{\"cursor\":\"t123456789012345678901234567890\"}",
+      "{\"cursor\":\"T1\"}",
+      "{\"cursor\":\" t1\"}",
+      "{\"cursor\":\"t1 \"}",
+      "{\"cursor\":\"t-1\"}",
+      "{\"cursor\":\"t+1\"}",
+      "{\"cursor\":2}",
+      "{\"cursor\":null}",
+      "{\"cursor\":true}",
+      "{\"cursor\":{}}",
+      "{\"cursor\":[\"t2\"]}",
+      /* Well formed, but never issued by this registry. */
+      "{\"cursor\":\"t999999\"}",
+      "{\"cursor\":\"t0\"}",
+      "{\"cursor\":\"t007\"}",
+  };
+  mcp_server *srv = five_tools();
+  tu_peer p;
+  tu_peer_open(&p, srv, NULL);
+  tu_initialize(&p, "2025-06-18");
+  for (size_t i = 0; i < COUNT(bad); i++) {
+    cJSON *m = list_tools(&p, bad[i]);
+    const char *why = tu_json_match(
+        m, "{\"id\":3,\"error\":{\"code\":-32602},\"result\":\"<absent>\"}");
+    ck_assert_msg(why == NULL, "%s: %s: %s", bad[i], why, p.out[0]);
+    cJSON_Delete(m);
+  }
+  tu_peer_close(&p);
+  mcp_server_free(srv);
+}
+END_TEST
+
+START_TEST(pages_cursor_survives_removal) {
+  mcp_server *srv = five_tools();
+  tu_peer p;
+  tu_peer_open(&p, srv, NULL);
+  tu_initialize(&p, "2025-11-25");
+  char names[256], c1[64];
+  const char *c = page(&p, NULL, names, sizeof names);
+  ck_assert_str_eq(names, "e,c");
+  strcpy(c1, c);
+  /* Remove both tools of the first page, including the one the cursor
+   * points after: the next page still continues after it. */
+  ck_assert_int_eq(mcp_server_remove_tool(srv, "c"), 0);
+  c = page(&p, c1, names, sizeof names);
+  ck_assert_str_eq(names, "a,d");
+  ck_assert_int_eq(mcp_server_remove_tool(srv, "e"), 0);
+  c = page(&p, c1, names, sizeof names);
+  ck_assert_str_eq(names, "a,d");
+  ck_assert_ptr_nonnull(c);
+  /* Removing a tool of the next page shifts the rest up. */
+  ck_assert_int_eq(mcp_server_remove_tool(srv, "a"), 0);
+  c = page(&p, c1, names, sizeof names);
+  ck_assert_str_eq(names, "d,b");
+  ck_assert_ptr_null(c);
+  /* Removing everything after the cursor leaves an empty last page. */
+  ck_assert_int_eq(mcp_server_remove_tool(srv, "d"), 0);
+  ck_assert_int_eq(mcp_server_remove_tool(srv, "b"), 0);
+  c = page(&p, c1, names, sizeof names);
+  ck_assert_str_eq(names, "");
+  ck_assert_ptr_null(c);
+  tu_peer_close(&p);
+  mcp_server_free(srv);
+}
+END_TEST
+
+START_TEST(pages_default_size) {
+  mcp_server *srv = new_server();
+  for (int i = 0; i < 101; i++) {
+    char name[16];
+    snprintf(name, sizeof name, "t%03d", i);
+    mcp_tool t = reader(name);
+    expect_accepted(srv, &t);
+  }
+  tu_peer p;
+  tu_peer_open(&p, srv, NULL);
+  tu_initialize(&p, "2025-11-25");
+  mcp_server_set_page_size(srv, 7);
+  mcp_server_set_page_size(srv, 0); /* back to the default, 100 */
+  char names[4096];
+  const char *c = page(&p, NULL, names, sizeof names);
+  ck_assert_ptr_nonnull(c);
+  ck_assert_uint_eq(strlen(names), 100 * 5 - 1);
+  ck_assert(strncmp(names, "t000,t001,", 10) == 0);
+  char cur[64];
+  strcpy(cur, c);
+  c = page(&p, cur, names, sizeof names);
+  ck_assert_str_eq(names, "t100");
+  ck_assert_ptr_null(c);
+  /* Page size 1 walks them one by one. */
+  mcp_server_set_page_size(srv, 1);
+  int pages = 0;
+  c = NULL;
+  do {
+    if (c)
+      strcpy(cur, c);
+    c = page(&p, pages ? cur : NULL, names, sizeof names);
+    char want[16];
+    snprintf(want, sizeof want, "t%03d", pages);
+    ck_assert_str_eq(names, want);
+    pages++;
+  } while (c);
+  ck_assert_int_eq(pages, 101);
+  tu_peer_close(&p);
+  mcp_server_free(srv);
+}
+END_TEST
+
+/* ---- allocation failure -------------------------------------------------- */
+
+static void silent_log(mcp_log_level level, const char *message,
+                       void *user_data) {
+  (void)level;
+  (void)message;
+  (void)user_data;
+}
+
+static mcp_tool full_tool(void) {
+  static const char *const scopes[] = {"tools.read", "tools:write", NULL};
+  mcp_tool t = writer("full.tool");
+  t.title = "Full";
+  t.annotations.title = "Full tool";
+  t.input_schema = "{\"type\":\"object\",\"properties\":{\"q\":{\"type\":"
+                   "\"string\"},\"n\":{\"type\":[\"integer\",\"null\"]}},"
+                   "\"required\":[\"q\"],\"additionalProperties\":false}";
+  t.output_schema = "{\"type\":\"object\",\"properties\":{\"hits\":{\"type\":"
+                    "\"array\",\"items\":{\"type\":\"string\"}}}}";
+  t.scopes = scopes;
+  return t;
+}
+
+START_TEST(add_tool_allocation_failure) {
+  mcp_tool t = full_tool();
+  long n;
+  int rc = -1;
+  for (n = 1; n < 10000; n++) {
+    tu_alloc_install(0);
+    mcp_server *srv = new_server();
+    tu_alloc.count = 0;
+    tu_alloc.fail_at = n;
+    rc = mcp_server_add_tool(srv, &t, NULL);
+    long failures = tu_alloc.failures;
+    tu_alloc.fail_at = 0;
+    if (rc == MCP_ENOMEM) {
+      ck_assert_int_eq(failures, 1);
+      ck_assert_msg(strstr(mcp_server_errmsg(srv), "out of memory") != NULL,
+                    "allocation %ld: message \"%s\"", n,
+                    mcp_server_errmsg(srv));
+      ck_assert_int_eq(mcp_server_remove_tool(srv, t.name), MCP_ENOENT);
+    } else {
+      ck_assert_msg(rc == 0, "allocation %ld: rc %d (%s)", n, rc,
+                    mcp_server_errmsg(srv));
+      ck_assert_msg(failures == 0, "allocation %ld failed unnoticed", n);
+    }
+    mcp_server_free(srv);
+    ck_assert_msg(tu_alloc.live == 0, "allocation %ld: %ld blocks leaked", n,
+                  tu_alloc.live);
+    tu_alloc_remove();
+    if (rc == 0)
+      break;
+  }
+  ck_assert_int_eq(rc, 0);
+  ck_assert_msg(n > 10, "only %ld allocations", n);
+}
+END_TEST
+
+/* With a session to tell, the list_changed broadcast allocates too; its
+ * failure cannot undo the registration, so the call succeeds and logs. */
+START_TEST(add_tool_allocation_failure_with_session) {
+  mcp_tool t = full_tool();
+  long n;
+  int rc = -1;
+  bool broadcast_failed = false;
+  for (n = 1; n < 10000; n++) {
+    tu_alloc_install(0);
+    mcp_server *srv = new_server();
+    mcp_server_set_log(srv, silent_log, NULL);
+    tu_peer p;
+    tu_peer_open(&p, srv, NULL);
+    tu_initialize(&p, "2025-11-25");
+    tu_alloc.count = 0;
+    tu_alloc.fail_at = n;
+    rc = mcp_server_add_tool(srv, &t, NULL);
+    long failures = tu_alloc.failures;
+    tu_alloc.fail_at = 0;
+    if (rc == MCP_ENOMEM) {
+      ck_assert_int_eq(failures, 1);
+      ck_assert_uint_eq(p.nout, 0);
+      ck_assert_int_eq(mcp_server_remove_tool(srv, t.name), MCP_ENOENT);
+    } else {
+      ck_assert_msg(rc == 0, "allocation %ld: rc %d (%s)", n, rc,
+                    mcp_server_errmsg(srv));
+      /* Registered either way; told unless the broadcast failed. */
+      ck_assert_uint_eq(p.nout, failures ? 0 : 1);
+      if (failures)
+        broadcast_failed = true;
+      tu_clear(&p);
+      ck_assert_int_eq(mcp_server_remove_tool(srv, t.name), 0);
+    }
+    tu_peer_close(&p);
+    mcp_server_free(srv);
+    ck_assert_msg(tu_alloc.live == 0, "allocation %ld: %ld blocks leaked", n,
+                  tu_alloc.live);
+    tu_alloc_remove();
+    if (rc == 0 && failures == 0)
+      break;
+  }
+  ck_assert_int_eq(rc, 0);
+  ck_assert(broadcast_failed);
+}
+END_TEST
+
+/* ---- argument check before the handler ----------------------------------- */
+
+static mcp_server *args_server(tu_peer *p) {
+  mcp_server *srv = new_server();
+  mcp_tool t = writer("typed");
+  t.input_schema = "{\"type\":\"object\",\"properties\":{"
+                   "\"s\":{\"type\":\"string\"},"
+                   "\"n\":{\"type\":\"number\"},"
+                   "\"i\":{\"type\":\"integer\"},"
+                   "\"b\":{\"type\":\"boolean\"},"
+                   "\"o\":{\"type\":\"object\"},"
+                   "\"a\":{\"type\":\"array\"},"
+                   "\"z\":{\"type\":\"null\"},"
+                   "\"u\":{\"type\":[\"string\",\"null\"]},"
+                   "\"any\":{}},"
+                   "\"required\":[\"s\"],\"additionalProperties\":false}";
+  expect_accepted(srv, &t);
+  t = writer("open");
+  t.input_schema = "{\"type\":\"object\",\"properties\":{\"n\":{\"type\":"
+                   "\"number\"}}}";
+  expect_accepted(srv, &t);
+  t = writer("needs");
+  t.input_schema = "{\"type\":\"object\",\"required\":[\"first\",\"second\"]}";
+  expect_accepted(srv, &t);
+  tu_peer_open(p, srv, NULL);
+  tu_initialize(p, "2025-11-25");
+  return srv;
+}
+
+/* Calls tool with args and expects an isError result whose text contains
+ * each fragment; the handler must not run. */
+#define expect_invalid(p, tool, args, frag1, frag2)                            \
+  expect_invalid_at(__LINE__, (p), (tool), (args), (frag1), (frag2))
+static void expect_invalid_at(int line, tu_peer *p, const char *tool,
+                              const char *args, const char *frag1,
+                              const char *frag2) {
+  int before = handler_calls;
+  cJSON *m = call_tool(p, tool, args);
+  const char *why = tu_json_match(
+      m, "{\"id\":7,\"error\":\"<absent>\",\"result\":{\"isError\":true,"
+         "\"content\":[{\"type\":\"text\",\"text\":\"<any>\"}]}}");
+  ck_assert_msg(why == NULL, "line %d: %s: %s", line, why, p->out[0]);
+  const char *text = result_text(m);
+  ck_assert_msg(strstr(text, frag1) != NULL, "line %d: \"%s\" lacks \"%s\"",
+                line, text, frag1);
+  ck_assert_msg(frag2 == NULL || strstr(text, frag2) != NULL,
+                "line %d: \"%s\" lacks \"%s\"", line, text, frag2);
+  ck_assert_msg(handler_calls == before, "line %d: the handler ran", line);
+  cJSON_Delete(m);
+}
+
+#define expect_valid(p, tool, args)                                            \
+  expect_valid_at(__LINE__, (p), (tool), (args))
+static void expect_valid_at(int line, tu_peer *p, const char *tool,
+                            const char *args) {
+  int before = handler_calls;
+  cJSON *m = call_tool(p, tool, args);
+  const char *why = tu_json_match(
+      m, "{\"id\":7,\"result\":{\"isError\":\"<absent>\",\"content\":[{"
+         "\"type\":\"text\",\"text\":\"<any>\"}]}}");
+  ck_assert_msg(why == NULL, "line %d: %s: %s", line, why, p->out[0]);
+  ck_assert_msg(handler_calls == before + 1, "line %d: the handler did not run",
+                line);
+  cJSON_Delete(m);
+}
+
+START_TEST(args_missing_required) {
+  tu_peer p;
+  mcp_server *srv = args_server(&p);
+  expect_invalid(&p, "typed", "{}", "missing required property", "\"s\"");
+  expect_invalid(&p, "typed", "{\"n\":1}", "missing required property",
+                 "\"s\"");
+  expect_invalid(&p, "needs", "{\"first\":1}", "missing required property",
+                 "\"second\"");
+  expect_invalid(&p, "needs", "{\"second\":1}", "missing required property",
+                 "\"first\"");
+  /* null is present, as JSON Schema says. */
+  expect_valid(&p, "needs", "{\"first\":null,\"second\":0}");
+  expect_valid(&p, "typed", "{\"s\":\"\"}");
+  ck_assert_int_eq(handler_calls, 2);
+  tu_peer_close(&p);
+  mcp_server_free(srv);
+}
+END_TEST
+
+START_TEST(args_wrong_type) {
+  static const struct {
+    const char *args, *property, *want;
+  } bad[] = {
+      {"{\"s\":1}", "\"s\"", "must be a string, not integer"},
+      {"{\"s\":true}", "\"s\"", "must be a string, not boolean"},
+      {"{\"s\":null}", "\"s\"", "must be a string, not null"},
+      {"{\"s\":\"x\",\"n\":\"1\"}", "\"n\"", "must be a number, not string"},
+      {"{\"s\":\"x\",\"n\":[1]}", "\"n\"", "must be a number, not array"},
+      {"{\"s\":\"x\",\"b\":0}", "\"b\"", "must be a boolean, not integer"},
+      {"{\"s\":\"x\",\"o\":[]}", "\"o\"", "must be an object, not array"},
+      {"{\"s\":\"x\",\"a\":{}}", "\"a\"", "must be an array, not object"},
+      {"{\"s\":\"x\",\"z\":false}", "\"z\"", "must be a null, not boolean"},
+  };
+  tu_peer p;
+  mcp_server *srv = args_server(&p);
+  for (size_t i = 0; i < COUNT(bad); i++)
+    expect_invalid(&p, "typed", bad[i].args, bad[i].property, bad[i].want);
+  expect_valid(&p, "typed",
+               "{\"s\":\"x\",\"n\":1.5,\"b\":false,\"o\":{},\"a\":[],"
+               "\"z\":null,\"any\":[1,{}]}");
+  ck_assert_int_eq(handler_calls, 1);
+  tu_peer_close(&p);
+  mcp_server_free(srv);
+}
+END_TEST
+
+START_TEST(args_integer_vs_number) {
+  tu_peer p;
+  mcp_server *srv = args_server(&p);
+  expect_invalid(&p, "typed", "{\"s\":\"x\",\"i\":1.5}", "\"i\"",
+                 "must be an integer, not number");
+  expect_invalid(&p, "typed", "{\"s\":\"x\",\"i\":\"2\"}", "\"i\"",
+                 "must be an integer, not string");
+  expect_valid(&p, "typed", "{\"s\":\"x\",\"i\":2}");
+  /* JSON Schema: an integer is a number without a fractional part. */
+  expect_valid(&p, "typed", "{\"s\":\"x\",\"i\":2.0}");
+  expect_valid(&p, "typed", "{\"s\":\"x\",\"i\":1e2}");
+  expect_valid(&p, "typed", "{\"s\":\"x\",\"i\":-9007199254740993}");
+  expect_valid(&p, "typed", "{\"s\":\"x\",\"n\":2}");
+  expect_valid(&p, "typed", "{\"s\":\"x\",\"n\":-0.25e3}");
+  expect_valid(&p, "open", "{\"n\":2}");
+  ck_assert_int_eq(handler_calls, 7);
+  tu_peer_close(&p);
+  mcp_server_free(srv);
+}
+END_TEST
+
+START_TEST(args_type_array) {
+  tu_peer p;
+  mcp_server *srv = args_server(&p);
+  expect_valid(&p, "typed", "{\"s\":\"x\",\"u\":\"text\"}");
+  expect_valid(&p, "typed", "{\"s\":\"x\",\"u\":null}");
+  /* The message names the accepted types, without a stray article. */
+  expect_invalid(&p, "typed", "{\"s\":\"x\",\"u\":1}", "\"u\"",
+                 "must be one of string, null, not integer.");
+  expect_invalid(&p, "typed", "{\"s\":\"x\",\"u\":{}}", "\"u\"",
+                 "must be one of string, null, not object.");
+  ck_assert_int_eq(handler_calls, 2);
+  tu_peer_close(&p);
+  mcp_server_free(srv);
+}
+END_TEST
+
+START_TEST(args_additional_properties) {
+  tu_peer p;
+  mcp_server *srv = args_server(&p);
+  expect_invalid(&p, "typed", "{\"s\":\"x\",\"extra\":1}",
+                 "unexpected property", "\"extra\"");
+  /* Property names are case-sensitive. */
+  expect_invalid(&p, "typed", "{\"s\":\"x\",\"S\":\"y\"}",
+                 "unexpected property", "\"S\"");
+  /* Without additionalProperties:false, extras pass. */
+  expect_valid(&p, "open", "{\"extra\":1}");
+  expect_valid(&p, "needs", "{\"first\":1,\"second\":2,\"third\":3}");
+  ck_assert_int_eq(last_nargs, 3);
+  ck_assert_int_eq(handler_calls, 2);
+  tu_peer_close(&p);
+  mcp_server_free(srv);
+}
+END_TEST
+
+START_TEST(args_missing_is_empty_object) {
+  tu_peer p;
+  mcp_server *srv = args_server(&p);
+  expect_valid(&p, "open", NULL);
+  ck_assert_int_eq(last_nargs, 0);
+  /* ...and an empty object still lacks what is required. */
+  expect_invalid(&p, "typed", NULL, "missing required property", "\"s\"");
+  expect_invalid(&p, "needs", NULL, "missing required property", "\"first\"");
+  ck_assert_int_eq(handler_calls, 1);
+  tu_peer_close(&p);
+  mcp_server_free(srv);
+}
+END_TEST
+
+START_TEST(args_not_an_object) {
+  static const char *const bad[] = {
+      "[]", "[{\"s\":\"x\"}]", "\"s\"", "1", "true", "null"};
+  tu_peer p;
+  mcp_server *srv = args_server(&p);
+  for (size_t i = 0; i < COUNT(bad); i++) {
+    cJSON *m = call_tool(&p, "open", bad[i]);
+    const char *why = tu_json_match(
+        m, "{\"id\":7,\"error\":{\"code\":-32602},\"result\":\"<absent>\"}");
+    ck_assert_msg(why == NULL, "%s: %s: %s", bad[i], why, p.out[0]);
+    cJSON_Delete(m);
+  }
+  ck_assert_int_eq(handler_calls, 0);
+  tu_peer_close(&p);
+  mcp_server_free(srv);
+}
+END_TEST
+
+START_TEST(call_unknown_tool) {
+  tu_peer p;
+  mcp_server *srv = args_server(&p);
+  cJSON *m = call_tool(&p, "nope", "{}");
+  tu_assert_json(m, "{\"id\":7,\"error\":{\"code\":-32602,\"message\":"
+                    "\"Unknown tool: nope\"},\"result\":\"<absent>\"}");
+  cJSON_Delete(m);
+  /* Tool names are case-sensitive. */
+  m = call_tool(&p, "OPEN", "{}");
+  tu_assert_json(m, "{\"error\":{\"code\":-32602}}");
+  cJSON_Delete(m);
+  /* A name that is not a string is malformed params. */
+  m = request(&p, "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"tools/call\","
+                  "\"params\":{\"name\":5}}");
+  tu_assert_json(m, "{\"id\":8,\"error\":{\"code\":-32602}}");
+  cJSON_Delete(m);
+  m = request(&p, "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"tools/call\"}");
+  tu_assert_json(m, "{\"id\":9,\"error\":{\"code\":-32602}}");
+  cJSON_Delete(m);
+  ck_assert_int_eq(handler_calls, 0);
+  tu_peer_close(&p);
+  mcp_server_free(srv);
+}
+END_TEST
+
+/* The check itself, called directly, for what tools/call cannot send. */
+START_TEST(schema_check_direct) {
+  cJSON *schema = cJSON_Parse("{\"type\":\"object\",\"properties\":{\"p\":{"
+                              "\"type\":7}},\"required\":[\"p\",3]}");
+  cJSON *args = cJSON_Parse("[]");
+  char msg[128];
+  ck_assert_int_eq(mcp__schema_check_args(schema, args, msg, sizeof msg),
+                   MCP_EINVAL);
+  ck_assert_str_eq(msg, "Invalid arguments: expected an object.");
+  cJSON_Delete(args);
+  /* An unusable "type" or a non-string "required" entry checks nothing. */
+  args = cJSON_Parse("{\"p\":[]}");
+  ck_assert_int_eq(mcp__schema_check_args(schema, args, msg, sizeof msg), 0);
+  cJSON_Delete(args);
+  cJSON_Delete(schema);
+
+  /* Type arrays name their string members; with none usable, the message
+   * still reads as a sentence. Arguments are parsed as the engine does. */
+  static const struct {
+    const char *args, *msg;
+  } cases[] = {
+      {"{\"p\":1}", "Invalid arguments: property \"p\" must be one of "
+                    "string, not integer."},
+      {"{\"q\":\"x\"}", "Invalid arguments: property \"q\" must be one of "
+                        "the listed types, not string."},
+      {"{\"r\":[]}", "Invalid arguments: property \"r\" must be one of "
+                     "integer, boolean, not array."},
+  };
+  schema = cJSON_Parse("{\"type\":\"object\",\"properties\":{"
+                       "\"p\":{\"type\":[1,\"string\"]},"
+                       "\"q\":{\"type\":[]},"
+                       "\"r\":{\"type\":[\"integer\",\"boolean\"]}}}");
+  for (size_t i = 0; i < COUNT(cases); i++) {
+    mcp__json_doc doc = {0};
+    ck_assert_int_eq(mcp__json_parse(cases[i].args, strlen(cases[i].args), NULL,
+                                     &doc, NULL, 0),
+                     0);
+    ck_assert_int_eq(mcp__schema_check_args(schema, doc.root, msg, sizeof msg),
+                     MCP_EINVAL);
+    ck_assert_str_eq(msg, cases[i].msg);
+    mcp__json_doc_free(&doc);
+  }
+  cJSON_Delete(schema);
+}
+END_TEST
+
+/* ---- suite --------------------------------------------------------------- */
+
+static Suite *registry_suite(void) {
+  Suite *s = suite_create("registry");
+  TCase *t = tcase_create("rules");
+  tcase_add_test(t, rule_read_only_stated);
+  tcase_add_test(t, rule_open_world_stated);
+  tcase_add_test(t, rule_destructive_stated_when_writing);
+  tcase_add_test(t, rule_idempotent_stated_when_writing);
+  tcase_add_test(t, rule_destructive_meaningless_when_read_only);
+  tcase_add_test(t, rule_idempotent_meaningless_when_read_only);
+  tcase_add_test(t, rule_read_only_destructive_contradictory);
+  tcase_add_test(t, rule_hint_in_range);
+  tcase_add_test(t, rule_name_length);
+  tcase_add_test(t, rule_name_characters);
+  tcase_add_test(t, rule_name_null);
+  tcase_add_test(t, rule_description_required);
+  tcase_add_test(t, rule_handler_required);
+  tcase_add_test(t, rule_text_utf8);
+  tcase_add_test(t, rule_input_schema_object);
+  tcase_add_test(t, rule_output_schema_object);
+  tcase_add_test(t, rule_scope_token);
+  tcase_add_test(t, rule_scope_listed_once);
+  tcase_add_test(t, errmsg_is_per_thread);
+  tcase_add_test(t, rule_unique_name);
+  tcase_add_test(t, rule_null_tool);
+  suite_add_tcase(s, t);
+
+  t = tcase_create("wire");
+  tcase_add_test(t, wire_hints_explicit);
+  tcase_add_test(t, wire_annotation_title);
+  tcase_add_test(t, wire_per_version);
+  tcase_add_test(t, wire_default_input_schema);
+  suite_add_tcase(s, t);
+
+  t = tcase_create("remove");
+  tcase_add_test(t, remove_tool);
+  tcase_add_test(t, list_changed_to_ready_sessions_only);
+  suite_add_tcase(s, t);
+
+  t = tcase_create("pages");
+  tcase_add_test(t, pages_in_registration_order);
+  tcase_add_test(t, pages_bad_cursor);
+  tcase_add_test(t, pages_cursor_survives_removal);
+  tcase_add_test(t, pages_default_size);
+  suite_add_tcase(s, t);
+
+  t = tcase_create("arguments");
+  tcase_add_test(t, args_missing_required);
+  tcase_add_test(t, args_wrong_type);
+  tcase_add_test(t, args_integer_vs_number);
+  tcase_add_test(t, args_type_array);
+  tcase_add_test(t, args_additional_properties);
+  tcase_add_test(t, args_missing_is_empty_object);
+  tcase_add_test(t, args_not_an_object);
+  tcase_add_test(t, call_unknown_tool);
+  tcase_add_test(t, schema_check_direct);
+  suite_add_tcase(s, t);
+
+  /* Every allocation failed in turn runs long under valgrind. */
+  t = tcase_create("allocation");
+  tcase_set_timeout(t, 240);
+  tcase_add_test(t, add_tool_allocation_failure);
+  tcase_add_test(t, add_tool_allocation_failure_with_session);
+  suite_add_tcase(s, t);
+  return s;
+}
+
+int main(void) {
+  SRunner *sr = srunner_create(registry_suite());
+  srunner_run_all(sr, CK_NORMAL);
+  int failures = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failures != 0;
+}
