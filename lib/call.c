@@ -234,9 +234,12 @@ int mcp_result_audio(mcp_call *call, const void *data, size_t size,
      * are missing rather than send a block their schema rejects. */
     if (!valid_text(mime_type) || (data == NULL && size))
       return latch(call, MCP_EINVAL);
+    char mime[65];
+    mcp__fmt(mime, sizeof mime, "%s", mime_type);
+    /* Do not let the cut split a UTF-8 sequence of a valid mime type. */
+    mcp__utf8_trim(mime);
     char note[160];
-    mcp__fmt(note, sizeof note, "[audio omitted: %.64s, %zu bytes]", mime_type,
-             size);
+    mcp__fmt(note, sizeof note, "[audio omitted: %s, %zu bytes]", mime, size);
     return mcp_result_text(call, note);
   }
   return binary(call, "audio", data, size, mime_type);
@@ -387,17 +390,23 @@ void mcp__call_complete(mcp_call *c, int rc, mcp__buf *out) {
   mcp__buf reply = {0};
   if (!cancelled)
     build_reply(c, rc, &reply);
+  bool failed = !cancelled && (rc < 0 || c->latched);
   mcp__audit(s->srv, c->tool->name, &s->principal,
              cancelled ? MCP_DECISION_CANCELLED : MCP_DECISION_ALLOWED, NULL,
-             c->is_error, c->started_us);
-  if (reply.err)
+             c->is_error, failed, c->started_us);
+  if (reply.err) {
     mcp__log(s->srv, MCP_LOG_ERROR,
              "tool \"%s\": out of memory building the reply", c->tool->name);
+    /* The request is still owed an answer, and a deferred call has nobody
+     * to return an error to: send the short internal error instead. */
+    mcp__buf_free(&reply);
+    mcp__rpc_error(&reply, c->id, c->id_len, MCP__ID_NULL,
+                   MCP__RPC_INTERNAL_ERROR, "Internal error", NULL);
+  }
 
   if (out != NULL && !cancelled) {
     if (reply.err)
-      mcp__rpc_error(out, c->id, c->id_len, MCP__ID_NULL,
-                     MCP__RPC_INTERNAL_ERROR, "Internal error", NULL);
+      out->err = out->err ? out->err : reply.err;
     else
       mcp__buf_append(out, reply.data, reply.len);
   }

@@ -315,4 +315,4 @@ void mcp__call_complete(mcp_call *c, int rc, mcp__buf *out);
 /* Emits the audit record of a call that was refused before it ran. */
 void mcp__audit(mcp_server *srv, const char *tool, const mcp_principal *p,
                 mcp_decision decision, const char *const *missing,
-                bool is_error, unsigned long long started_us);
+                bool is_error, bool failed, unsigned long long started_us);

@@ -92,6 +92,11 @@ int mcp__json_write(struct mcp__buf *b, const struct cJSON *node);
  * (lib/json_write.c). */
 int mcp__utf8_valid(const char *s, size_t len);
 
+/* Cuts s (NUL-terminated) to its longest valid UTF-8 prefix, so text that
+ * a truncating format may have split mid-character can still go into JSON
+ * (lib/json_write.c). */
+void mcp__utf8_trim(char *s);
+
 /* Like mcp__json_integer, but with JSON Schema's meaning of "integer": any
  * number whose value has no fractional part, so 2.0 and 1e2 count
  * (lib/json_write.c). Request ids keep the stricter mcp__json_integer. */

@@ -115,3 +115,10 @@ int mcp__json_integral(const cJSON *node, long long *out, int *overflow) {
   }
   return 1;
 }
+
+void mcp__utf8_trim(char *s) {
+  size_t n = strlen(s);
+  while (n > 0 && !mcp__utf8_valid(s, n))
+    n--;
+  s[n] = '\0';
+}

@@ -34,19 +34,24 @@ void mcp__msg_classify(const mcp__json_doc *doc, const cJSON *node,
     out->why = "\"jsonrpc\" must be \"2.0\"";
     return;
   }
-  if (id != NULL && out->id == NULL) {
+  const cJSON *method = member(node, "method");
+  const cJSON *params = member(node, "params");
+  const cJSON *result = member(node, "result");
+  const cJSON *error = member(node, "error");
+  /* An error response answering a request whose id could not be read has
+   * no usable id: JSON-RPC 2.0 writes null, MCP 2025-11-25 omits it. It is
+   * still a response, which is never answered. */
+  bool idless_error = method == NULL && result == NULL &&
+                      cJSON_IsObject(error) && (id == NULL || cJSON_IsNull(id));
+  if (id != NULL && out->id == NULL && !idless_error) {
     out->why = cJSON_IsNull(id) ? "the id must not be null"
                                 : "the id must be a string or an integer";
     return;
   }
-  const cJSON *method = member(node, "method");
-  const cJSON *params = member(node, "params");
   if (method == NULL) {
-    const cJSON *result = member(node, "result");
-    const cJSON *error = member(node, "error");
-    if (id != NULL && (result != NULL) != (error != NULL) &&
-        (result == NULL || cJSON_IsObject(result)) &&
-        (error == NULL || cJSON_IsObject(error))) {
+    if (idless_error || (id != NULL && (result != NULL) != (error != NULL) &&
+                         (result == NULL || cJSON_IsObject(result)) &&
+                         (error == NULL || cJSON_IsObject(error)))) {
       out->kind = MCP__MSG_RESPONSE;
       return;
     }

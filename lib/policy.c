@@ -90,10 +90,7 @@ int mcp__policy_decide(const mcp__policy *policy,
     /* The reason reaches the client inside JSON, which must be UTF-8, and
      * an authorizer that truncated it (snprintf into reason_size bytes) may
      * have cut a character in half: keep the longest valid prefix. */
-    size_t len = strlen(out->reason);
-    while (len > 0 && !mcp__utf8_valid(out->reason, len))
-      len--;
-    out->reason[len] = '\0';
+    mcp__utf8_trim(out->reason);
     out->decision = MCP_DECISION_DENIED_AUTHORIZER;
   }
   return 0;

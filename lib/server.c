@@ -14,7 +14,6 @@
 static _Thread_local const mcp_server *err_server;
 static _Thread_local char err_text[512];
 
-
 int mcp_server_new(const mcp_server_info *info, mcp_server **out) {
   if (info == NULL || out == NULL || info->name == NULL ||
       info->version == NULL ||
@@ -113,7 +112,7 @@ void mcp__log(mcp_server *srv, mcp_log_level level, const char *fmt, ...) {
 
 void mcp__audit(mcp_server *srv, const char *tool, const mcp_principal *p,
                 mcp_decision decision, const char *const *missing,
-                bool is_error, unsigned long long started_us) {
+                bool is_error, bool failed, unsigned long long started_us) {
   if (srv->audit == NULL)
     return;
   static const char *const none[] = {NULL};
@@ -123,6 +122,7 @@ void mcp__audit(mcp_server *srv, const char *tool, const mcp_principal *p,
       .decision = decision,
       .missing_scopes = missing ? missing : none,
       .is_error = is_error,
+      .failed = failed,
       .duration_us = mcp__now_us() - started_us,
   };
   srv->audit(&rec, srv->audit_data);

@@ -90,6 +90,8 @@ const char *mcp_session_protocol_version(const mcp_session *s) {
 }
 
 size_t mcp_session_pending(const mcp_session *s) {
+  if (s == NULL)
+    return 0;
   mcp_session *m = (mcp_session *)s;
   pthread_mutex_lock(&m->lock);
   size_t n = m->ncalls;
@@ -341,6 +343,7 @@ static void handle_tools_call(mcp_session *s, reply_ctx *ctx, const mcp__msg *m,
   if (tool == NULL) {
     char msg[200];
     mcp__fmt(msg, sizeof msg, "Unknown tool: %.128s", name->valuestring);
+    mcp__utf8_trim(msg);
     reply_error(s, ctx, m->id, m->id_len, MCP__RPC_INVALID_PARAMS, msg, NULL);
     return;
   }
@@ -358,12 +361,10 @@ static void handle_tools_call(mcp_session *s, reply_ctx *ctx, const mcp__msg *m,
   mcp_call *call = NULL;
   char why[512];
   int rc = MCP_ENOMEM;
-  if (args == NULL || !mcp__buf_str(&canon) || !mcp__buf_str(&tok) ||
-      mcp__policy_decide(&srv->policy, &s->principal, tool->name,
-                         (const char *const *)tool->scopes, tool->nscopes, args,
-                         &d) != 0)
+  if (args == NULL || !mcp__buf_str(&canon) || !mcp__buf_str(&tok))
     goto oom;
-
+  /* A reused id is refused before the policy runs: it is not a new call,
+   * and the authorizer should not be asked about it. */
   pthread_mutex_lock(&s->lock);
   bool duplicate = find_call(s, canon.data) != NULL;
   pthread_mutex_unlock(&s->lock);
@@ -373,15 +374,19 @@ static void handle_tools_call(mcp_session *s, reply_ctx *ctx, const mcp__msg *m,
                 NULL);
     goto done;
   }
+  if (mcp__policy_decide(&srv->policy, &s->principal, tool->name,
+                         (const char *const *)tool->scopes, tool->nscopes, args,
+                         &d) != 0)
+    goto oom;
   if (d.decision != MCP_DECISION_ALLOWED) {
     mcp__audit(srv, tool->name, &s->principal, d.decision,
-               (const char *const *)d.missing, false, started);
+               (const char *const *)d.missing, false, false, started);
     deny(s, ctx, m, &d);
     goto done;
   }
   if (mcp__schema_check_args(tool->input_schema, args, why, sizeof why)) {
     mcp__audit(srv, tool->name, &s->principal, MCP_DECISION_INVALID_ARGUMENTS,
-               NULL, true, started);
+               NULL, true, false, started);
     reply_tool_error(s, ctx, m, why);
     goto done;
   }
@@ -416,6 +421,8 @@ static void handle_tools_call(mcp_session *s, reply_ctx *ctx, const mcp__msg *m,
   complete_here(s, ctx, call, rc);
   return;
 oom:
+  mcp__audit(srv, tool->name, &s->principal, d.decision, NULL, false, true,
+             started);
   reply_error(s, ctx, m->id, m->id_len, MCP__RPC_INTERNAL_ERROR,
               "Internal error", NULL);
 done:
@@ -536,6 +543,7 @@ int mcp_session_reject(mcp_session *s, const char *reason) {
   mcp__fmt(msg, sizeof msg, "Parse error: %s",
            reason && mcp__utf8_valid(reason, strlen(reason)) ? reason
                                                              : "unreadable");
+  mcp__utf8_trim(msg);
   reply_error(s, &ctx, NULL, 0, MCP__RPC_PARSE_ERROR, msg, NULL);
   return ctx.err;
 }
@@ -543,6 +551,13 @@ int mcp_session_reject(mcp_session *s, const char *reason) {
 int mcp_session_receive(mcp_session *s, const char *message, size_t len) {
   if (s == NULL || (message == NULL && len > 0))
     return MCP_EINVAL;
+  /* Once sending failed nobody can read a reply: run nothing (a tool could
+   * have effects) and keep telling the transport. */
+  pthread_mutex_lock(&s->lock);
+  bool closed = s->closed;
+  pthread_mutex_unlock(&s->lock);
+  if (closed)
+    return MCP_ECLOSED;
   mcp__json_doc doc = {0};
   char why[200], msg[240];
   reply_ctx ctx = {0};
@@ -578,6 +593,14 @@ int mcp_session_receive(mcp_session *s, const char *message, size_t len) {
     handle_message(s, &ctx, &doc, doc.root);
   }
   mcp__json_doc_free(&doc);
+  if (ctx.err == 0) {
+    /* A send that failed on the way (a progress notification, say) closed
+     * the session even if no reply of this message was due. */
+    pthread_mutex_lock(&s->lock);
+    if (s->closed)
+      ctx.err = MCP_ECLOSED;
+    pthread_mutex_unlock(&s->lock);
+  }
   if (ctx.err == MCP_ENOMEM)
     mcp__log(s->srv, MCP_LOG_ERROR, "out of memory while answering a message");
   return ctx.err;

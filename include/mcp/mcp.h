@@ -177,6 +177,10 @@ typedef struct mcp_audit_record {
   const char *const *missing_scopes; /* NULL-terminated; empty unless
                                         DENIED_SCOPE */
   bool is_error;                     /* the result had isError: true */
+  bool failed;                       /* answered with a JSON-RPC internal
+                                        error: the handler returned a
+                                        negative code, a builder failed, or
+                                        memory ran out */
   uint64_t duration_us;              /* from receipt to reply */
 } mcp_audit_record;
 
@@ -331,8 +335,10 @@ MCP_API bool mcp_call_cancelled(const mcp_call *call);
 /** Reports progress when the client asked for it (a progressToken); does
  * nothing and returns 0 otherwise. progress must grow with every report;
  * total <= 0 means unknown; message may be NULL. Returns 0, MCP_EINVAL
- * (progress did not grow, or the call is finished) or MCP_ENOMEM. Any
- * thread. */
+ * (progress did not grow, or a value is not finite) or MCP_ENOMEM; a
+ * notification the transport could not deliver closes the session, which
+ * the handler then sees as cancellation. Call it from the thread that owns
+ * the call (the handler, or the one that will finish a deferred call). */
 MCP_API int mcp_call_progress(mcp_call *call, double progress, double total,
                               const char *message);
 

@@ -20,6 +20,8 @@ static int handler_calls;
 
 /* Answers "tool:subject"; a tool named "fails" reports a tool error and one
  * named "slow" sleeps 20 ms first. */
+static mcp_call *parked; /* the call a "park" tool left unfinished */
+
 static int record_handler(mcp_call *call, void *user_data) {
   (void)user_data;
   handler_calls++;
@@ -35,6 +37,10 @@ static int record_handler(mcp_call *call, void *user_data) {
     return mcp_result_error(call, text);
   if (strcmp(tool, "broken") == 0)
     return MCP_EINTERNAL;
+  if (strcmp(tool, "park") == 0) {
+    parked = call;
+    return MCP_DEFERRED;
+  }
   return mcp_result_text(call, text);
 }
 
@@ -47,6 +53,7 @@ typedef struct audit_copy {
   char missing[8][32];
   size_t nmissing;
   bool is_error;
+  bool failed;
   uint64_t duration_us;
 } audit_copy;
 
@@ -70,6 +77,7 @@ static void audit_hook(const mcp_audit_record *r, void *user_data) {
     c->nmissing = i + 1;
   }
   c->is_error = r->is_error;
+  c->failed = r->failed;
   c->duration_us = r->duration_us;
 }
 
@@ -530,6 +538,33 @@ static void silent_log(mcp_log_level level, const char *message,
   (void)user_data;
 }
 
+/* A request reusing the id of an unfinished call is refused before the
+ * policy runs: the authorizer is not asked and no audit record is made. */
+START_TEST(duplicate_id_skips_policy) {
+  mcp_server *srv = new_server();
+  add_tool(srv, "park", NULL, NULL);
+  mcp_server_set_authorizer(srv, authorizer, &authz);
+  tu_peer p;
+  open_peer(&p, srv, NULL);
+  tu_clear(&p);
+  ck_assert_int_eq(tu_send(&p, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+                               "\"tools/call\",\"params\":{\"name\":"
+                               "\"park\"}}"),
+                   0);
+  ck_assert_int_eq(authz.calls, 1);
+  ck_assert_uint_eq(p.nout, 0);
+  cJSON *m = call_tool(&p, "park", NULL);
+  tu_assert_json(m, "{\"id\":1,\"error\":{\"code\":-32600}}");
+  cJSON_Delete(m);
+  ck_assert_int_eq(authz.calls, 1);
+  ck_assert_uint_eq(nrecords, 0);
+  ck_assert_int_eq(mcp_call_finish(parked, 0), 0);
+  ck_assert_uint_eq(nrecords, 1);
+  tu_peer_close(&p);
+  mcp_server_free(srv);
+}
+END_TEST
+
 START_TEST(audit_one_record_per_call) {
   static const char *const need[] = {"x", NULL};
   mcp_server *srv = new_server();
@@ -590,6 +625,8 @@ START_TEST(audit_one_record_per_call) {
   ck_assert_uint_eq(nrecords, 5);
   ck_assert_int_eq(records[4].decision, MCP_DECISION_ALLOWED);
   ck_assert(!records[4].is_error);
+  ck_assert(records[4].failed);
+  ck_assert(!records[0].failed && !records[1].failed && !records[3].failed);
   cJSON_Delete(m);
 
   /* Denied for scope. */
@@ -1167,6 +1204,7 @@ static Suite *policy_suite(void) {
   tcase_add_test(t, authorizer_reason_utf8);
   tcase_add_test(t, authorizer_before_argument_check);
   tcase_add_test(t, audit_one_record_per_call);
+  tcase_add_test(t, duplicate_id_skips_policy);
   suite_add_tcase(s, t);
 
   t = tcase_create("hints");
