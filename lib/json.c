@@ -451,21 +451,28 @@ static void attach(parser *p, cJSON *node) {
   }
 }
 
+/* Grows an array that starts in the inline buffer inline_buf (and moves to
+ * the heap on its first growth) to cap elements of size bytes, keeping its
+ * first used elements. Returns the new array, or NULL when cap elements do
+ * not fit in a size_t or the allocation fails; array is then unchanged. */
+static void *grow_stack(void *array, const void *inline_buf, size_t used,
+                        size_t cap, size_t size) {
+  if (cap > SIZE_MAX / size)
+    return NULL;
+  if (array != inline_buf)
+    return mcp__realloc(array, cap * size);
+  void *r = mcp__malloc(cap * size);
+  if (r)
+    memcpy(r, array, used * size);
+  return r;
+}
+
 static int push(parser *p, cJSON *node, int object) {
   if (p->depth == p->frames_cap) {
     size_t cap = p->frames_cap * 2;
     if (cap > p->max_depth)
       cap = p->max_depth;
-    if (cap > SIZE_MAX / sizeof(frame))
-      return oom(p);
-    frame *f;
-    if (p->frames == p->frame_buf) {
-      f = mcp__malloc(cap * sizeof *f);
-      if (f)
-        memcpy(f, p->frames, p->depth * sizeof *f);
-    } else {
-      f = mcp__realloc(p->frames, cap * sizeof *f);
-    }
+    frame *f = grow_stack(p->frames, p->frame_buf, p->depth, cap, sizeof *f);
     if (f == NULL)
       return oom(p);
     p->frames = f;
@@ -558,16 +565,7 @@ static int add_key(parser *p, const char *key, size_t len, size_t off) {
   }
   if (p->nkeys == p->keys_cap) {
     size_t cap = p->keys_cap * 2;
-    if (cap > SIZE_MAX / sizeof(key_ref))
-      return oom(p);
-    key_ref *r;
-    if (p->keys == p->key_buf) {
-      r = mcp__malloc(cap * sizeof *r);
-      if (r)
-        memcpy(r, p->keys, p->nkeys * sizeof *r);
-    } else {
-      r = mcp__realloc(p->keys, cap * sizeof *r);
-    }
+    key_ref *r = grow_stack(p->keys, p->key_buf, p->nkeys, cap, sizeof *r);
     if (r == NULL)
       return oom(p);
     p->keys = r;

@@ -15,8 +15,6 @@
 #include "internal.h"
 #include "testutil.h"
 
-#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
-
 static const char *const VERSIONS[] = {"2024-11-05", "2025-03-26", "2025-06-18",
                                        "2025-11-25"};
 
@@ -168,18 +166,15 @@ static int send_n(const char *bytes, size_t n) {
   return mcp_session_receive(P.session, bytes, n);
 }
 
-/* Sends tools/call; args and meta are JSON text or NULL; name is inserted
- * as is between quotes. Returns what mcp_session_receive returned. */
+/* Sends tools/call (see tu_call_text); unlike tu_call_tool it expects no
+ * particular reply, since deferred calls answer later. Returns what
+ * mcp_session_receive returned. */
 static int call_tool(const char *id, const char *name, const char *args,
                      const char *meta) {
-  char msg[8192];
-  int n = snprintf(msg, sizeof msg,
-                   "{\"jsonrpc\":\"2.0\",\"id\":%s,\"method\":\"tools/call\","
-                   "\"params\":{\"name\":\"%s\"%s%s%s%s}}",
-                   id, name, args ? ",\"arguments\":" : "", args ? args : "",
-                   meta ? ",\"_meta\":" : "", meta ? meta : "");
-  ck_assert_int_lt(n, (int)sizeof msg);
-  return tu_send(&P, msg);
+  char *msg = tu_call_text(id, name, args, meta);
+  int rc = tu_send(&P, msg);
+  free(msg);
+  return rc;
 }
 
 static void call_ok(const char *id, const char *name, const char *args,
@@ -204,7 +199,7 @@ static bool logged(const char *needle) {
 
 /* Handlers used by several tests. */
 static int h_defer(mcp_call *call) {
-  ck_assert_int_lt(g_nstash, (int)COUNT(g_call));
+  ck_assert_int_lt(g_nstash, (int)TU_COUNT(g_call));
   g_call[g_nstash++] = call;
   return MCP_DEFERRED;
 }
@@ -296,7 +291,7 @@ static void check_parse_errors(const char *id_expect) {
       {"empty", "", 0},
       {"whitespace only", " \n", 0},
   };
-  for (size_t i = 0; i < COUNT(bad); i++) {
+  for (size_t i = 0; i < TU_COUNT(bad); i++) {
     tu_clear(&P);
     size_t len = bad[i].len ? bad[i].len : strlen(bad[i].bytes);
     int rc = send_n(bad[i].bytes, len);
@@ -338,7 +333,7 @@ START_TEST(parse_error_id_by_version) {
   /* Before initialize: null. */
   send_ok(garbage);
   EXPECT(0, "{\"id\":null,\"error\":{\"code\":-32700}}");
-  for (size_t v = 0; v < COUNT(VERSIONS); v++) {
+  for (size_t v = 0; v < TU_COUNT(VERSIONS); v++) {
     reopen(VERSIONS[v]);
     send_ok(garbage);
     bool omit = strcmp(VERSIONS[v], "2025-11-25") == 0;
@@ -409,7 +404,7 @@ START_TEST(invalid_envelopes) {
        "\"message\":\"x\"}}",
        "{\"id\":5,\"error\":{\"code\":-32600}}"},
   };
-  for (size_t i = 0; i < COUNT(rows); i++) {
+  for (size_t i = 0; i < TU_COUNT(rows); i++) {
     tu_clear(&P);
     ck_assert_msg(tu_send(&P, rows[i].msg) == 0, "row %zu", i);
     ck_assert_msg(P.nout == 1, "row %zu (%s): %zu replies", i, rows[i].msg,
@@ -545,7 +540,7 @@ static void check_initialize(const char *asked, const char *answered) {
 }
 
 START_TEST(initialize_versions) {
-  for (size_t v = 0; v < COUNT(VERSIONS); v++)
+  for (size_t v = 0; v < TU_COUNT(VERSIONS); v++)
     check_initialize(VERSIONS[v], VERSIONS[v]);
   /* Unknown versions get the latest. */
   check_initialize("1.0.0", "2025-11-25");
@@ -595,7 +590,7 @@ START_TEST(initialize_bad_params) {
       "{\"ProtocolVersion\":\"2025-06-18\",\"capabilities\":{},\"clientInfo\":"
       "{\"name\":\"c\"}}",
   };
-  for (size_t i = 0; i < COUNT(params); i++) {
+  for (size_t i = 0; i < TU_COUNT(params); i++) {
     char msg[400];
     snprintf(msg, sizeof msg,
              "{\"jsonrpc\":\"2.0\",\"id\":%zu,\"method\":\"initialize\"%s%s}",
@@ -691,10 +686,9 @@ END_TEST
 
 START_TEST(unknown_method) {
   tu_initialize(&P, "2025-11-25");
-  static const char *const methods[] = {
-      "nope",       "resources/list",  "prompts/list",
-      "tools/List", "server/discover", ""};
-  for (size_t i = 0; i < COUNT(methods); i++) {
+  static const char *const methods[] = {"nope", "resources/list",
+                                        "prompts/list", "tools/List", ""};
+  for (size_t i = 0; i < TU_COUNT(methods); i++) {
     char msg[200];
     snprintf(msg, sizeof msg,
              "{\"jsonrpc\":\"2.0\",\"id\":%zu,\"method\":\"%s\"}", i,
@@ -733,7 +727,7 @@ START_TEST(notifications_never_answered) {
       "\"params\":{\"progressToken\":1,\"progress\":1}}",
   };
   for (int round = 0; round < 2; round++) {
-    for (size_t i = 0; i < COUNT(notes); i++) {
+    for (size_t i = 0; i < TU_COUNT(notes); i++) {
       ck_assert_int_eq(tu_send(&P, notes[i]), 0);
       ck_assert_msg(P.nout == 0, "answered %s: %s", notes[i], P.out[0]);
     }
@@ -936,7 +930,7 @@ START_TEST(call_malformed_params) {
       "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{"
       "\"name\":\"run\",\"arguments\":3}}",
   };
-  for (size_t i = 0; i < COUNT(bad); i++) {
+  for (size_t i = 0; i < TU_COUNT(bad); i++) {
     tu_clear(&P);
     send_ok(bad[i]);
     ck_assert_msg(P.nout == 1, "%s: %zu replies", bad[i], P.nout);
@@ -970,7 +964,7 @@ START_TEST(call_schema_failure_is_tool_error) {
   static const char *const bad[] = {"{}", "{\"n\":\"5\"}", "{\"n\":1.5}",
                                     "{\"n\":1,\"s\":2}",
                                     "{\"n\":1,\"extra\":true}"};
-  for (size_t i = 0; i < COUNT(bad); i++) {
+  for (size_t i = 0; i < TU_COUNT(bad); i++) {
     tu_clear(&P);
     call_ok("1", "typed", bad[i], NULL);
     EXPECT_COUNT(1);
@@ -1037,7 +1031,7 @@ START_TEST(call_positive_return) {
   tu_initialize(&P, "2025-11-25");
   g_fn = h_positive;
   static const int values[] = {2, 3, 100, INT_MAX};
-  for (size_t i = 0; i < COUNT(values); i++) {
+  for (size_t i = 0; i < TU_COUNT(values); i++) {
     g_rc[0] = values[i];
     tu_clear(&P);
     call_ok("1", "run", NULL, NULL);
@@ -1184,7 +1178,7 @@ END_TEST
 static int h_base64(mcp_call *call) {
   static const char *const in[] = {"",     "f",     "fo",    "foo",
                                    "foob", "fooba", "foobar"};
-  for (size_t i = 0; i < COUNT(in); i++)
+  for (size_t i = 0; i < TU_COUNT(in); i++)
     ck_assert_int_eq(mcp_result_image(call, in[i], strlen(in[i]), "image/x"),
                      0);
   static const unsigned char all[] = {0xFB, 0xFF, 0xBF, 0x00, 0x10, 0x83};
@@ -1276,7 +1270,7 @@ static int h_structured(mcp_call *call) {
 
 START_TEST(structured_by_version) {
   g_fn = h_structured;
-  for (size_t v = 0; v < COUNT(VERSIONS); v++) {
+  for (size_t v = 0; v < TU_COUNT(VERSIONS); v++) {
     reopen(VERSIONS[v]);
     call_ok("1", "run", NULL, NULL);
     ck_assert_int_eq(g_rc[0], 0);
@@ -1351,7 +1345,7 @@ static int h_resource_link(mcp_call *call) {
 
 START_TEST(resource_link_by_version) {
   g_fn = h_resource_link;
-  for (size_t v = 0; v < COUNT(VERSIONS); v++) {
+  for (size_t v = 0; v < TU_COUNT(VERSIONS); v++) {
     reopen(VERSIONS[v]);
     call_ok("1", "run", NULL, NULL);
     if (strcmp(VERSIONS[v], "2025-06-18") >= 0)
@@ -1371,7 +1365,7 @@ static int h_audio(mcp_call *call) {
 
 START_TEST(audio_by_version) {
   g_fn = h_audio;
-  for (size_t v = 0; v < COUNT(VERSIONS); v++) {
+  for (size_t v = 0; v < TU_COUNT(VERSIONS); v++) {
     reopen(VERSIONS[v]);
     call_ok("1", "run", NULL, NULL);
     if (v == 0) {
@@ -1507,7 +1501,7 @@ START_TEST(progress_bad_token) {
   tu_initialize(&P, "2025-11-25");
   g_fn = h_progress;
   static const char *const bad[] = {"{}", "[]", "1.5", "true", "null", "1e3"};
-  for (size_t i = 0; i < COUNT(bad); i++) {
+  for (size_t i = 0; i < TU_COUNT(bad); i++) {
     char meta[100];
     snprintf(meta, sizeof meta, "{\"progressToken\":%s}", bad[i]);
     tu_clear(&P);
@@ -1522,7 +1516,7 @@ END_TEST
 
 START_TEST(progress_message_by_version) {
   g_fn = h_progress;
-  for (size_t v = 0; v < COUNT(VERSIONS); v++) {
+  for (size_t v = 0; v < TU_COUNT(VERSIONS); v++) {
     reopen(VERSIONS[v]);
     call_ok("1", "run", NULL, "{\"progressToken\":\"t\"}");
     EXPECT_COUNT(3);
@@ -1631,7 +1625,7 @@ START_TEST(cancel_ignored) {
       "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/Cancelled\","
       "\"params\":{\"requestId\":5}}",
   };
-  for (size_t i = 0; i < COUNT(notes); i++)
+  for (size_t i = 0; i < TU_COUNT(notes); i++)
     check_not_cancelled("5", notes[i]);
   /* A cancellation sent as a request is not a cancellation. */
   reopen("2025-11-25");
@@ -2062,7 +2056,7 @@ START_TEST(strerror_every_code) {
       MCP_ERROR_LIST(ROW_)
 #undef ROW_
   };
-  for (size_t i = 0; i < COUNT(codes); i++) {
+  for (size_t i = 0; i < TU_COUNT(codes); i++) {
     const char *t = mcp_strerror(codes[i].code);
     ck_assert_ptr_nonnull(t);
     ck_assert_str_eq(t, codes[i].text);
@@ -2073,8 +2067,9 @@ START_TEST(strerror_every_code) {
   ck_assert_str_eq(mcp_strerror(MCP_EINVAL), "invalid argument");
   ck_assert_str_eq(mcp_strerror(MCP_ECLOSED), "session closed");
   ck_assert_str_ne(mcp_strerror(MCP_DEFERRED), "unknown error");
-  static const int unknown[] = {-14, -100, 2, 42, INT_MIN, INT_MAX};
-  for (size_t i = 0; i < COUNT(unknown); i++)
+  ck_assert_str_ne(mcp_strerror(MCP_INPUT_REQUIRED), "unknown error");
+  static const int unknown[] = {-15, -100, 3, 42, INT_MIN, INT_MAX};
+  for (size_t i = 0; i < TU_COUNT(unknown); i++)
     ck_assert_str_eq(mcp_strerror(unknown[i]), "unknown error");
 }
 END_TEST
@@ -2098,7 +2093,7 @@ typedef struct sink {
 
 static int sink_send(const char *msg, size_t len, void *user_data) {
   sink *k = user_data;
-  if (k->n < COUNT(k->last)) {
+  if (k->n < TU_COUNT(k->last)) {
     char *copy = malloc(len + 1); /* not through the failing allocator */
     if (copy == NULL)
       return MCP_EIO;
@@ -2257,7 +2252,7 @@ START_TEST(allocation_failure) {
       ck_assert_ptr_nonnull(strstr(k.last[6], "-32700"));
       ck_assert_ptr_nonnull(strstr(k.last[7], "-32600"));
     }
-    for (size_t i = 0; i < k.n && i < COUNT(k.last); i++) {
+    for (size_t i = 0; i < k.n && i < TU_COUNT(k.last); i++) {
       /* Whatever was sent is valid JSON-RPC text. */
       mcp__json_doc doc;
       ck_assert_msg(mcp__json_parse(k.last[i], strlen(k.last[i]), NULL, &doc,
@@ -2371,10 +2366,4 @@ static Suite *engine_suite(void) {
   return s;
 }
 
-int main(void) {
-  SRunner *sr = srunner_create(engine_suite());
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+int main(void) { return tu_run(engine_suite()); }

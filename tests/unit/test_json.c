@@ -12,6 +12,7 @@
 
 #include "internal.h"
 #include "json.h"
+#include "testutil.h"
 
 /* ---- helpers ------------------------------------------------------------ */
 
@@ -71,8 +72,6 @@ static void expect_valid(const char *const *inputs, size_t count) {
   }
 }
 
-#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
-
 /* Wraps s in a JSON string literal inside an array, as bytes. */
 static int parse_in_string(const char *body, size_t len) {
   char tmp[256];
@@ -111,7 +110,7 @@ static char *nested(size_t n, int closed) {
 
 START_TEST(empty_input) {
   static const char *const bad[] = {"", " ", "\n\t\r ", "\t"};
-  expect_all(bad, COUNT(bad), MCP_EPARSE);
+  expect_all(bad, TU_COUNT(bad), MCP_EPARSE);
   ck_assert_int_eq(parse_n(NULL, 0, NULL), MCP_EPARSE);
   ck_assert_str_eq(errbuf, "empty input at byte 0");
 }
@@ -123,7 +122,7 @@ START_TEST(trailing_garbage) {
       "\"a\"b",      "nullx",      "truefalse", "0x10",
       "1.5.3",       "{\"a\":1},", "[]]",       "{}{}",
       "\"a\" \"b\"", "1 /* c */",  "{} //",     "[] \xEF\xBB\xBF"};
-  expect_all(bad, COUNT(bad), MCP_EPARSE);
+  expect_all(bad, TU_COUNT(bad), MCP_EPARSE);
   ck_assert_int_eq(parse("{\"a\":1}  x"), MCP_EPARSE);
   ck_assert_str_eq(errbuf, "unexpected character after the JSON value at "
                            "byte 9");
@@ -131,7 +130,7 @@ START_TEST(trailing_garbage) {
   ck_assert_int_eq(parse_n("{}\0", 3, NULL), MCP_EPARSE);
   ck_assert_int_eq(parse_n("{}\0", 2, NULL), 0);
   static const char *const good[] = {" {} ", "\r\n[]\r\n", "\t1\t", "null "};
-  expect_valid(good, COUNT(good));
+  expect_valid(good, TU_COUNT(good));
 }
 END_TEST
 
@@ -147,7 +146,7 @@ START_TEST(structure_errors) {
       "{\"a\":}",  "{\"a\"::1}", "[1,,2]",  "{,}",        "{\"a\",1}",
       "[\"a\":1]", "{\"a\":1]",  "[1}",     "\"",         "fals",
       "undefined", "[\"a\\",     "{\"a",    "{\"a\":",    "[1,"};
-  expect_all(bad, COUNT(bad), MCP_EPARSE);
+  expect_all(bad, TU_COUNT(bad), MCP_EPARSE);
 }
 END_TEST
 
@@ -158,12 +157,12 @@ START_TEST(whitespace) {
       "[\t]",
       "{ }",
   };
-  expect_valid(good, COUNT(good));
+  expect_valid(good, TU_COUNT(good));
   /* Only space, tab, CR and LF are JSON whitespace. */
   static const char *const bad[] = {"\f{}",           "{}\v",
                                     "[1,\f2]",        "\xC2\xA0{}",
                                     "{}\xE2\x80\xA8", "[1\xE3\x80\x80]"};
-  expect_all(bad, COUNT(bad), MCP_EPARSE);
+  expect_all(bad, TU_COUNT(bad), MCP_EPARSE);
 }
 END_TEST
 
@@ -247,7 +246,7 @@ START_TEST(duplicate_keys) {
       "{\"\":1,\"\":2}",
       "{\"a\":1,\"b\":2,\"c\":3,\"b\":4}",
   };
-  expect_all(bad, COUNT(bad), MCP_EPARSE);
+  expect_all(bad, TU_COUNT(bad), MCP_EPARSE);
   ck_assert_int_eq(
       parse("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"a\",\"method\":\"b\"}"),
       MCP_EPARSE);
@@ -260,7 +259,7 @@ START_TEST(duplicate_keys) {
       "{\"a\":1,\"a \":2,\" a\":3}",
       "{\"ab\":1,\"ba\":2,\"a\":3,\"b\":4}",
   };
-  expect_valid(good, COUNT(good));
+  expect_valid(good, TU_COUNT(good));
 }
 END_TEST
 
@@ -347,7 +346,7 @@ START_TEST(invalid_utf8) {
       "\xE2\x82\x28",     /* bad third byte */
       "\xF0\x9F\x98\x28", /* bad fourth byte */
   };
-  for (size_t i = 0; i < COUNT(bad); i++) {
+  for (size_t i = 0; i < TU_COUNT(bad); i++) {
     int rc = parse_in_string(bad[i], strlen(bad[i]));
     ck_assert_msg(rc == MCP_EPARSE, "input %zu accepted", i);
     ck_assert_msg(strncmp(errbuf, "invalid UTF-8 at byte ", 22) == 0,
@@ -368,7 +367,7 @@ START_TEST(invalid_utf8) {
   /* Outside strings any non-ASCII byte is refused, including a BOM. */
   static const char *const outside[] = {"\xEF\xBB\xBF{}", "[1,\xC3\xA9]",
                                         "{\xC3\xA9:1}", "\xFF"};
-  expect_all(outside, COUNT(outside), MCP_EPARSE);
+  expect_all(outside, TU_COUNT(outside), MCP_EPARSE);
   /* And the message never carries the raw byte. */
   ck_assert_int_eq(parse("[\xFF]"), MCP_EPARSE);
   for (const char *c = errbuf; *c; c++)
@@ -389,7 +388,7 @@ START_TEST(invalid_utf8) {
       "\xF4\x8F\xBF\xBF",
       "\x7F",
   };
-  for (size_t i = 0; i < COUNT(good); i++) {
+  for (size_t i = 0; i < TU_COUNT(good); i++) {
     ck_assert_msg(parse_in_string(good[i], strlen(good[i])) == 0,
                   "input %zu rejected: %s", i, errbuf);
     char key[64];
@@ -433,11 +432,11 @@ START_TEST(bad_escapes) {
       "[\"\\u 123\"]", "{\"\\q\":1}",   "[\"\\\xC3\xA9\"]", "\"\\u004\"",
       "\"\\u00\"",     "\"\\",
   };
-  expect_all(bad, COUNT(bad), MCP_EPARSE);
+  expect_all(bad, TU_COUNT(bad), MCP_EPARSE);
   /* Escapes cut off by the end of the buffer. */
   static const char *const cut[] = {"\"\\",    "\"\\u",    "\"\\u0",
                                     "\"\\u00", "\"\\u004", "\"\\uD83D\\uDE0"};
-  expect_all(cut, COUNT(cut), MCP_EPARSE);
+  expect_all(cut, TU_COUNT(cut), MCP_EPARSE);
 }
 END_TEST
 
@@ -451,7 +450,7 @@ START_TEST(lone_surrogates) {
       "[\"\\uD83Dxude00\"]",  "[\"\\uD83D\\xDE00\"]", "[\"\\uD83D\\\\uDE00\"]",
       "\"\\uD800\\uDC",
   };
-  expect_all(bad, COUNT(bad), MCP_EPARSE);
+  expect_all(bad, TU_COUNT(bad), MCP_EPARSE);
 }
 END_TEST
 
@@ -459,7 +458,7 @@ START_TEST(nul_escape) {
   static const char *const bad[] = {"[\"\\u0000\"]", "[\"a\\u0000b\"]",
                                     "{\"\\u0000\":1}", "{\"a\\u0000\":1}",
                                     "\"\\u0000\""};
-  expect_all(bad, COUNT(bad), MCP_EPARSE);
+  expect_all(bad, TU_COUNT(bad), MCP_EPARSE);
   ck_assert_int_eq(parse("[\"a\\u0000\"]"), MCP_EPARSE);
   ck_assert_str_eq(errbuf, "\\u0000 is not allowed in a string at byte 3");
 }
@@ -493,7 +492,7 @@ START_TEST(unicode_escapes_decode) {
       {"[\"\"]", ""},
       {"[\"\\\\u0041\"]", "\\u0041"},
   };
-  for (size_t i = 0; i < COUNT(cases); i++) {
+  for (size_t i = 0; i < TU_COUNT(cases); i++) {
     char *got = decoded(cases[i].json);
     ck_assert_msg(strcmp(got, cases[i].want) == 0, "case %zu", i);
     free(got);
@@ -519,7 +518,7 @@ START_TEST(number_grammar) {
       "[1e]", "[0x0]",    "[nan]",      "[-inf]", "1e5.5", "- 1",
       "1 .5", "[1.5e]",   "[0e+]",      "0b1",    "1_000", "\xD9\xA1",
   };
-  expect_all(bad, COUNT(bad), MCP_EPARSE);
+  expect_all(bad, TU_COUNT(bad), MCP_EPARSE);
   ck_assert_int_eq(parse("[-012]"), MCP_EPARSE);
   ck_assert_str_eq(errbuf, "invalid number: leading zero at byte 1");
   static const char *const good[] = {
@@ -528,7 +527,7 @@ START_TEST(number_grammar) {
       "0e0",   "-0.0e-0", "10",     "[0,1,-0]",     "1E+05",  "0.000001",
       "1e400", "-1e400",  "1e-400", "[1,2.5,-3e2]",
   };
-  expect_valid(good, COUNT(good));
+  expect_valid(good, TU_COUNT(good));
 }
 END_TEST
 
@@ -564,7 +563,7 @@ START_TEST(number_values) {
       /* Above 2^53 the mantissa would be rounded twice on the fast path. */
       {"84180317993626089e-5", 84180317993626089e-5, INT_MAX},
   };
-  for (size_t i = 0; i < COUNT(cases); i++) {
+  for (size_t i = 0; i < TU_COUNT(cases); i++) {
     char json[128];
     snprintf(json, sizeof json, "[%s]", cases[i].text);
     mcp__json_doc doc = parse_ok(json);
@@ -594,7 +593,7 @@ START_TEST(number_locale) {
   static const char *const locales[] = {"de_DE.UTF-8", "de_DE.utf8",
                                         "fr_FR.UTF-8", "de_DE"};
   const char *set = NULL;
-  for (size_t i = 0; i < COUNT(locales) && set == NULL; i++)
+  for (size_t i = 0; i < TU_COUNT(locales) && set == NULL; i++)
     set = setlocale(LC_NUMERIC, locales[i]);
   if (set == NULL)
     return;
@@ -602,7 +601,7 @@ START_TEST(number_locale) {
                                "3.14159265358979323846264338327950288]");
   const cJSON *n = doc.root->child;
   double want[] = {1.5, 1.5e-300, 0.1e30, 3.14159265358979323846};
-  for (size_t i = 0; i < COUNT(want); i++, n = n->next)
+  for (size_t i = 0; i < TU_COUNT(want); i++, n = n->next)
     ck_assert_msg(n->valuedouble == want[i], "%zu: %g", i, n->valuedouble);
   mcp__json_doc_free(&doc);
   setlocale(LC_NUMERIC, "C");
@@ -782,7 +781,7 @@ START_TEST(valid_documents) {
        "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":"
        "{\"name\":\"echo\",\"arguments\":{\"text\":\"hi\"}}}"},
   };
-  for (size_t i = 0; i < COUNT(cases); i++) {
+  for (size_t i = 0; i < TU_COUNT(cases); i++) {
     mcp__json_doc doc = parse_ok(cases[i].in);
     char *out = cJSON_PrintUnformatted(doc.root);
     ck_assert_ptr_nonnull(out);
@@ -915,7 +914,7 @@ START_TEST(raw_not_captured) {
       "[\"id\",1]",
       "{\"x\":\"id\"}",
   };
-  for (size_t i = 0; i < COUNT(none); i++) {
+  for (size_t i = 0; i < TU_COUNT(none); i++) {
     mcp__json_doc doc = parse_ok(none[i]);
     ck_assert_msg(doc.nraws == 0, "case %zu captured", i);
     ck_assert_ptr_null(doc.raws);
@@ -1020,7 +1019,7 @@ START_TEST(quote) {
       {"caf\xC3\xA9 \xF0\x9F\x98\x80", "\"caf\xC3\xA9 \xF0\x9F\x98\x80\""},
       {"\xE2\x80\xA8", "\"\xE2\x80\xA8\""},
   };
-  for (size_t i = 0; i < COUNT(cases); i++) {
+  for (size_t i = 0; i < TU_COUNT(cases); i++) {
     char *q = quoted(cases[i].in, strlen(cases[i].in));
     ck_assert_msg(strcmp(q, cases[i].out) == 0, "case %zu: %s", i, q);
     mcp_free(q);
@@ -1058,40 +1057,6 @@ END_TEST
 
 /* ---- allocation failure ------------------------------------------------- */
 
-typedef struct counting {
-  long calls;   /* allocation attempts so far */
-  long fail_at; /* the attempt that fails; 0 = none */
-  long live;    /* blocks not yet freed */
-} counting;
-
-static void *count_malloc(size_t n, void *user_data) {
-  counting *c = user_data;
-  if (++c->calls == c->fail_at)
-    return NULL;
-  void *p = malloc(n);
-  if (p)
-    c->live++;
-  return p;
-}
-
-static void *count_realloc(void *p, size_t n, void *user_data) {
-  counting *c = user_data;
-  if (++c->calls == c->fail_at)
-    return NULL;
-  void *q = realloc(p, n);
-  if (q && p == NULL)
-    c->live++;
-  return q;
-}
-
-static void count_free(void *p, void *user_data) {
-  counting *c = user_data;
-  if (p) {
-    c->live--;
-    free(p);
-  }
-}
-
 /* Exercises every allocation site: nodes of each kind, keys, escaped and
  * plain strings, slow-path numbers, more than four raw ids, a key stack and a
  * frame stack beyond their inline sizes. */
@@ -1124,21 +1089,18 @@ START_TEST(allocation_failure) {
   memcpy(copy, text, len + 1);
   mcp_free(text);
 
-  counting c = {0, 0, 0};
-  mcp_allocator a = {count_malloc, count_realloc, count_free, &c};
-  ck_assert_int_eq(mcp_set_allocator(&a), 0);
   mcp__json_limits lim = {.max_depth = 100};
   mcp__json_doc doc;
   int rc = -1;
   long n;
   for (n = 1; n < 100000; n++) {
-    c = (counting){0, n, 0};
+    tu_alloc_install(n);
     rc = mcp__json_parse(copy, len, &lim, &doc, errbuf, sizeof errbuf);
     if (rc == 0)
       break;
     ck_assert_msg(rc == MCP_ENOMEM, "allocation %ld: rc %d (%s)", n, rc,
                   errbuf);
-    ck_assert_msg(c.live == 0, "allocation %ld: %ld blocks leaked", n, c.live);
+    tu_assert_no_leak(n);
     ck_assert_ptr_null(doc.root);
     ck_assert_ptr_null(doc.raws);
     ck_assert_ptr_nonnull(strstr(errbuf, "out of memory"));
@@ -1147,16 +1109,16 @@ START_TEST(allocation_failure) {
   ck_assert_msg(n > 100, "only %ld allocations", n);
   ck_assert_uint_eq(doc.nraws, 13);
   mcp__json_doc_free(&doc);
-  ck_assert_int_eq(c.live, 0);
+  ck_assert_int_eq(tu_alloc.live, 0);
 
   /* Quoting reports a failed buffer. */
-  c = (counting){0, 1, 0};
+  tu_alloc_install(1);
   mcp__buf b = {0};
   ck_assert_int_eq(mcp__json_quote(&b, "abc\n", 4), MCP_ENOMEM);
   mcp__buf_free(&b);
-  ck_assert_int_eq(c.live, 0);
+  ck_assert_int_eq(tu_alloc.live, 0);
 
-  ck_assert_int_eq(mcp_set_allocator(NULL), 0);
+  tu_alloc_remove();
   free(copy);
 }
 END_TEST
@@ -1211,10 +1173,4 @@ static Suite *json_suite(void) {
   return s;
 }
 
-int main(void) {
-  SRunner *sr = srunner_create(json_suite());
-  srunner_run_all(sr, CK_NORMAL);
-  int failures = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failures != 0;
-}
+int main(void) { return tu_run(json_suite()); }

@@ -110,7 +110,7 @@ START_TEST(request_big_and_negative_ids) {
                                     "-123456789012345678901234567890",
                                     "\"\"",
                                     "\"1\""};
-  for (size_t i = 0; i < sizeof ids / sizeof *ids; i++) {
+  for (size_t i = 0; i < TU_COUNT(ids); i++) {
     char json[200];
     snprintf(json, sizeof json,
              "{\"jsonrpc\":\"2.0\",\"id\":%s,\"method\":\"m\"}", ids[i]);
@@ -179,7 +179,7 @@ START_TEST(responses) {
       "\"message\":\"Parse error\"}}",
       "{\"jsonrpc\":\"2.0\",\"error\":{\"code\":-32700,\"message\":"
       "\"Parse error\"}}"};
-  for (size_t i = 0; i < sizeof ok / sizeof *ok; i++) {
+  for (size_t i = 0; i < TU_COUNT(ok); i++) {
     classified c;
     classify(&c, ok[i]);
     ck_assert_msg(c.m.kind == MCP__MSG_RESPONSE, "not a response: %s", ok[i]);
@@ -223,7 +223,7 @@ END_TEST
 START_TEST(not_an_object) {
   static const char *const bad[] = {"42",    "\"x\"", "null", "true",
                                     "false", "[]",    "[{}]", "1.5"};
-  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+  for (size_t i = 0; i < TU_COUNT(bad); i++) {
     classified c;
     classify(&c, bad[i]);
     ck_assert_int_eq(c.m.kind, MCP__MSG_INVALID);
@@ -251,7 +251,7 @@ START_TEST(bad_ids) {
   static const char *const bad[] = {"null", "{}",   "{\"a\":1}", "[]",
                                     "[1]",  "true", "false",     "1.5",
                                     "1.0",  "1e3",  "-0.5",      "1E2"};
-  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+  for (size_t i = 0; i < TU_COUNT(bad); i++) {
     char json[200];
     snprintf(json, sizeof json,
              "{\"jsonrpc\":\"2.0\",\"id\":%s,\"method\":\"ping\"}", bad[i]);
@@ -286,7 +286,7 @@ END_TEST
 START_TEST(bad_params) {
   static const char *const bad[] = {"[]",   "[1,2]", "\"x\"", "1",
                                     "null", "true",  "false"};
-  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+  for (size_t i = 0; i < TU_COUNT(bad); i++) {
     char json[200];
     snprintf(json, sizeof json,
              "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\",\"params\":%s}",
@@ -507,10 +507,4 @@ static Suite *jsonrpc_suite(void) {
   return s;
 }
 
-int main(void) {
-  SRunner *sr = srunner_create(jsonrpc_suite());
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+int main(void) { return tu_run(jsonrpc_suite()); }

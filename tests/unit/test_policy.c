@@ -12,8 +12,6 @@
 #include "internal.h"
 #include "testutil.h"
 
-#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
-
 /* ---- hooks and handlers that record what they saw ------------------------ */
 
 static int handler_calls;
@@ -72,13 +70,26 @@ static void audit_hook(const mcp_audit_record *r, void *user_data) {
   c->decision = r->decision;
   ck_assert_ptr_nonnull(r->missing_scopes);
   for (size_t i = 0; r->missing_scopes[i]; i++) {
-    ck_assert_uint_lt(i, COUNT(c->missing));
+    ck_assert_uint_lt(i, TU_COUNT(c->missing));
     snprintf(c->missing[i], sizeof c->missing[i], "%s", r->missing_scopes[i]);
     c->nmissing = i + 1;
   }
   c->is_error = r->is_error;
   c->failed = r->failed;
   c->duration_us = r->duration_us;
+}
+
+/* Writes the scopes principal holds into dst, space-separated. */
+static void join_scopes(char *dst, size_t size,
+                        const mcp_principal *principal) {
+  size_t n = 0;
+  dst[0] = '\0';
+  for (const char *const *s = principal->scopes; s && *s; s++) {
+    int k = snprintf(dst + n, size - n, "%s%s", n ? " " : "", *s);
+    ck_assert_msg(k >= 0 && (size_t)k < size - n, "scopes too long for %zu",
+                  size);
+    n += (size_t)k;
+  }
 }
 
 /* What the authorizer saw on its last call, and what it answers. */
@@ -101,12 +112,7 @@ static int authorizer(const mcp_principal *principal, const char *tool,
   authz.calls++;
   snprintf(authz.subject, sizeof authz.subject, "%s",
            principal->subject ? principal->subject : "(anonymous)");
-  authz.scopes[0] = '\0';
-  for (const char *const *s = principal->scopes; s && *s; s++) {
-    if (authz.scopes[0])
-      strcat(authz.scopes, " ");
-    strcat(authz.scopes, *s);
-  }
+  join_scopes(authz.scopes, sizeof authz.scopes, principal);
   authz.all_scopes = principal->all_scopes;
   snprintf(authz.tool, sizeof authz.tool, "%s", tool);
   char *json = arguments ? cJSON_PrintUnformatted(arguments) : NULL;
@@ -152,49 +158,10 @@ static void add_tool(mcp_server *srv, const char *name,
   ck_assert_msg(rc == 0, "%s: %s", name, mcp_server_errmsg(srv));
 }
 
-static cJSON *request(tu_peer *p, const char *msg) {
-  tu_clear(p);
-  ck_assert_int_eq(tu_send(p, msg), 0);
-  ck_assert_msg(p->nout == 1, "%zu replies to %s", p->nout, msg);
-  cJSON *m = tu_msg(p, 0);
-  ck_assert_ptr_nonnull(m);
-  return m;
-}
-
-/* tools/call of name with args (JSON text; NULL sends no "arguments"). */
-static cJSON *call_tool(tu_peer *p, const char *name, const char *args) {
-  char msg[1024];
-  if (args)
-    snprintf(msg, sizeof msg,
-             "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\","
-             "\"params\":{\"name\":\"%s\",\"arguments\":%s}}",
-             name, args);
-  else
-    snprintf(msg, sizeof msg,
-             "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\","
-             "\"params\":{\"name\":\"%s\"}}",
-             name);
-  return request(p, msg);
-}
-
 static void open_peer(tu_peer *p, mcp_server *srv,
                       const mcp_principal *principal) {
   tu_peer_open(p, srv, principal);
   tu_initialize(p, "2025-11-25");
-}
-
-/* Asserts node equals expected (JSON text) exactly. */
-#define assert_exact(node, expected)                                           \
-  assert_exact_at(__LINE__, (node), (expected))
-static void assert_exact_at(int line, const cJSON *node, const char *expected) {
-  cJSON *e = cJSON_Parse(expected);
-  ck_assert_msg(e != NULL, "line %d: bad expected text", line);
-  if (!cJSON_Compare(node, e, 1)) {
-    char *a = node ? cJSON_PrintUnformatted(node) : NULL;
-    ck_assert_msg(0, "line %d:\n  actual:   %s\n  expected: %s", line,
-                  a ? a : "(none)", expected);
-  }
-  cJSON_Delete(e);
 }
 
 static const cJSON *error_data(const cJSON *reply) {
@@ -214,7 +181,7 @@ START_TEST(has_scope_exact) {
   static const char *const not_held[] = {
       "Read",  "READ", "write", "rea",  "reading",     "read ",
       " read", "",     "mcp",   "mcp:", "mcp:tools:x", "Write\n"};
-  for (size_t i = 0; i < COUNT(not_held); i++)
+  for (size_t i = 0; i < TU_COUNT(not_held); i++)
     ck_assert_msg(!mcp_principal_has_scope(&p, not_held[i]), "holds \"%s\"",
                   not_held[i]);
   ck_assert(!mcp_principal_has_scope(&p, NULL));
@@ -259,21 +226,21 @@ START_TEST(all_scopes_required) {
       {{"a", "b", "c", NULL}, false, NULL},
       {{NULL}, true, NULL},
   };
-  for (size_t i = 0; i < COUNT(cases); i++) {
+  for (size_t i = 0; i < TU_COUNT(cases); i++) {
     reset_records();
     mcp_principal who = {.subject = "carol",
                          .scopes = cases[i].held,
                          .all_scopes = cases[i].all};
     tu_peer p;
     open_peer(&p, srv, &who);
-    cJSON *m = call_tool(&p, "abc", "{}");
+    cJSON *m = tu_call_tool(&p, "1", "abc", "{}");
     ck_assert_uint_eq(nrecords, 1);
     ck_assert_str_eq(records[0].tool, "abc");
     ck_assert_str_eq(records[0].subject, "carol");
     if (cases[i].data) {
       tu_assert_json(m, "{\"id\":1,\"result\":\"<absent>\",\"error\":{"
                         "\"code\":-31403,\"message\":\"<any>\"}}");
-      assert_exact(error_data(m), cases[i].data);
+      tu_assert_exact(error_data(m), cases[i].data);
       ck_assert_int_eq(handler_calls, 0);
       ck_assert_int_eq(authz.calls, 0); /* never asked when scopes lack */
       ck_assert_int_eq(records[0].decision, MCP_DECISION_DENIED_SCOPE);
@@ -307,11 +274,11 @@ START_TEST(denial_message_and_data) {
   add_tool(srv, "edit", scopes, NULL);
   tu_peer p;
   open_peer(&p, srv, NULL); /* anonymous, no scopes */
-  cJSON *m = call_tool(&p, "edit", NULL);
-  assert_exact(cJSON_GetObjectItemCaseSensitive(m, "error"),
-               "{\"code\":-31403,\"message\":\"Forbidden: insufficient "
-               "scope; this tool needs files:read files:write\",\"data\":{"
-               "\"requiredScopes\":[\"files:read\",\"files:write\"]}}");
+  cJSON *m = tu_call_tool(&p, "1", "edit", NULL);
+  tu_assert_exact(cJSON_GetObjectItemCaseSensitive(m, "error"),
+                  "{\"code\":-31403,\"message\":\"Forbidden: insufficient "
+                  "scope; this tool needs files:read files:write\",\"data\":{"
+                  "\"requiredScopes\":[\"files:read\",\"files:write\"]}}");
   ck_assert_int_eq(MCP_RPC_FORBIDDEN, -31403);
   ck_assert_uint_eq(nrecords, 1);
   ck_assert(records[0].anonymous);
@@ -322,7 +289,7 @@ START_TEST(denial_message_and_data) {
   cJSON_Delete(m);
   /* A tool without scopes is open to anyone, the anonymous included. */
   add_tool(srv, "open", NULL, NULL);
-  m = call_tool(&p, "open", NULL);
+  m = tu_call_tool(&p, "1", "open", NULL);
   tu_assert_json(m, "{\"result\":{\"content\":[{\"text\":\"open:-\"}]}}");
   cJSON_Delete(m);
   ck_assert_int_eq(handler_calls, 1);
@@ -343,7 +310,8 @@ START_TEST(authorizer_sees_call) {
   tu_peer p;
   open_peer(&p, srv, &who);
 
-  cJSON *m = call_tool(&p, "guarded", "{\"path\":\"/etc\",\"n\":[1,2]}");
+  cJSON *m =
+      tu_call_tool(&p, "1", "guarded", "{\"path\":\"/etc\",\"n\":[1,2]}");
   ck_assert_int_eq(authz.calls, 1);
   ck_assert_str_eq(authz.subject, "dave");
   ck_assert_str_eq(authz.scopes, "s1 s2");
@@ -357,7 +325,7 @@ START_TEST(authorizer_sees_call) {
   cJSON_Delete(m);
 
   /* Missing arguments reach it as an empty object. */
-  m = call_tool(&p, "guarded", NULL);
+  m = tu_call_tool(&p, "1", "guarded", NULL);
   ck_assert_int_eq(authz.calls, 2);
   ck_assert_str_eq(authz.arguments, "{}");
   cJSON_Delete(m);
@@ -366,7 +334,7 @@ START_TEST(authorizer_sees_call) {
   /* The anonymous principal, and one holding every scope. */
   add_tool(srv, "free", NULL, NULL);
   open_peer(&p, srv, NULL);
-  m = call_tool(&p, "free", NULL);
+  m = tu_call_tool(&p, "1", "free", NULL);
   ck_assert_str_eq(authz.subject, "(anonymous)");
   ck_assert_str_eq(authz.scopes, "");
   ck_assert_str_eq(authz.tool, "free");
@@ -374,7 +342,7 @@ START_TEST(authorizer_sees_call) {
   tu_peer_close(&p);
   mcp_principal root = {.subject = "root", .all_scopes = true};
   open_peer(&p, srv, &root);
-  m = call_tool(&p, "guarded", NULL);
+  m = tu_call_tool(&p, "1", "guarded", NULL);
   ck_assert(authz.all_scopes);
   ck_assert_str_eq(authz.subject, "root");
   cJSON_Delete(m);
@@ -395,11 +363,11 @@ START_TEST(authorizer_denies) {
 
   authz.answer = 1;
   authz.reason = "eve may not call t on Sundays";
-  cJSON *m = call_tool(&p, "t", "{}");
-  assert_exact(cJSON_GetObjectItemCaseSensitive(m, "error"),
-               "{\"code\":-31403,\"message\":\"Forbidden: the server's "
-               "policy denied this call\",\"data\":{\"requiredScopes\":[],"
-               "\"reason\":\"eve may not call t on Sundays\"}}");
+  cJSON *m = tu_call_tool(&p, "1", "t", "{}");
+  tu_assert_exact(cJSON_GetObjectItemCaseSensitive(m, "error"),
+                  "{\"code\":-31403,\"message\":\"Forbidden: the server's "
+                  "policy denied this call\",\"data\":{\"requiredScopes\":[],"
+                  "\"reason\":\"eve may not call t on Sundays\"}}");
   tu_assert_json(m, "{\"id\":1,\"result\":\"<absent>\"}");
   ck_assert_int_eq(handler_calls, 0);
   ck_assert_uint_eq(nrecords, 1);
@@ -412,15 +380,15 @@ START_TEST(authorizer_denies) {
   /* Any nonzero answer denies; without a reason, data has none. */
   authz.answer = -1;
   authz.reason = NULL;
-  m = call_tool(&p, "t", "{}");
-  assert_exact(error_data(m), "{\"requiredScopes\":[]}");
+  m = tu_call_tool(&p, "1", "t", "{}");
+  tu_assert_exact(error_data(m), "{\"requiredScopes\":[]}");
   cJSON_Delete(m);
   /* A reason with characters JSON must escape stays one valid string. */
   authz.answer = 42;
   authz.reason = "say \"no\"\\\n\ttwice";
-  m = call_tool(&p, "t", "{}");
-  assert_exact(error_data(m), "{\"requiredScopes\":[],\"reason\":\"say "
-                              "\\\"no\\\"\\\\\\n\\ttwice\"}");
+  m = tu_call_tool(&p, "1", "t", "{}");
+  tu_assert_exact(error_data(m), "{\"requiredScopes\":[],\"reason\":\"say "
+                                 "\\\"no\\\"\\\\\\n\\ttwice\"}");
   cJSON_Delete(m);
   ck_assert_int_eq(handler_calls, 0);
   ck_assert_uint_eq(nrecords, 3);
@@ -428,7 +396,7 @@ START_TEST(authorizer_denies) {
   /* Allow again: the handler runs. */
   authz.answer = 0;
   authz.reason = "ignored when allowing";
-  m = call_tool(&p, "t", "{}");
+  m = tu_call_tool(&p, "1", "t", "{}");
   tu_assert_json(m, "{\"result\":{\"content\":[{\"text\":\"t:eve\"}]},"
                     "\"error\":\"<absent>\"}");
   ck_assert_int_eq(handler_calls, 1);
@@ -438,7 +406,7 @@ START_TEST(authorizer_denies) {
   /* Removing the hook allows everything the scopes allow. */
   mcp_server_set_authorizer(srv, NULL, NULL);
   authz.answer = 1;
-  m = call_tool(&p, "t", "{}");
+  m = tu_call_tool(&p, "1", "t", "{}");
   tu_assert_json(m, "{\"result\":{\"content\":[{\"text\":\"t:eve\"}]}}");
   ck_assert_int_eq(authz.calls, 4);
   cJSON_Delete(m);
@@ -468,7 +436,7 @@ START_TEST(authorizer_reason_utf8) {
       {"\xc3\xa9t\xc3\xa9", NULL},
       {"\xff", ""}, /* nothing valid: no reason at all */
   };
-  for (size_t i = 0; i < COUNT(cases); i++) {
+  for (size_t i = 0; i < TU_COUNT(cases); i++) {
     authz.answer = 1;
     authz.reason = i == 0 ? longer : cases[i].reason;
     ck_assert_int_eq(tu_send(&p, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
@@ -513,12 +481,12 @@ START_TEST(authorizer_before_argument_check) {
   tu_peer p;
   open_peer(&p, srv, NULL);
   authz.answer = 1;
-  cJSON *m = call_tool(&p, "typed", "{\"n\":\"x\"}");
+  cJSON *m = tu_call_tool(&p, "1", "typed", "{\"n\":\"x\"}");
   tu_assert_json(m, "{\"error\":{\"code\":-31403}}");
   ck_assert_int_eq(records[0].decision, MCP_DECISION_DENIED_AUTHORIZER);
   cJSON_Delete(m);
   authz.answer = 0;
-  m = call_tool(&p, "typed", "{\"n\":\"x\"}");
+  m = tu_call_tool(&p, "1", "typed", "{\"n\":\"x\"}");
   tu_assert_json(m, "{\"result\":{\"isError\":true}}");
   ck_assert_int_eq(records[1].decision, MCP_DECISION_INVALID_ARGUMENTS);
   cJSON_Delete(m);
@@ -530,13 +498,6 @@ START_TEST(authorizer_before_argument_check) {
 END_TEST
 
 /* ---- the audit hook ------------------------------------------------------ */
-
-static void silent_log(mcp_log_level level, const char *message,
-                       void *user_data) {
-  (void)level;
-  (void)message;
-  (void)user_data;
-}
 
 /* A request reusing the id of an unfinished call is refused before the
  * policy runs: the authorizer is not asked and no audit record is made. */
@@ -553,7 +514,7 @@ START_TEST(duplicate_id_skips_policy) {
                    0);
   ck_assert_int_eq(authz.calls, 1);
   ck_assert_uint_eq(p.nout, 0);
-  cJSON *m = call_tool(&p, "park", NULL);
+  cJSON *m = tu_call_tool(&p, "1", "park", NULL);
   tu_assert_json(m, "{\"id\":1,\"error\":{\"code\":-32600}}");
   cJSON_Delete(m);
   ck_assert_int_eq(authz.calls, 1);
@@ -574,12 +535,12 @@ START_TEST(audit_one_record_per_call) {
   add_tool(srv, "broken", NULL, NULL);
   add_tool(srv, "needs_x", need, NULL);
   add_tool(srv, "typed", NULL, "{\"type\":\"object\",\"required\":[\"q\"]}");
-  mcp_server_set_log(srv, silent_log, NULL);
+  mcp_server_set_log(srv, tu_silent_log, NULL);
   mcp_principal who = {.subject = "frank"};
   tu_peer p;
   open_peer(&p, srv, &who);
 
-  cJSON *m = call_tool(&p, "ok", NULL);
+  cJSON *m = tu_call_tool(&p, "1", "ok", NULL);
   ck_assert_uint_eq(nrecords, 1);
   ck_assert_str_eq(records[0].tool, "ok");
   ck_assert_str_eq(records[0].subject, "frank");
@@ -591,7 +552,7 @@ START_TEST(audit_one_record_per_call) {
   cJSON_Delete(m);
 
   /* mcp_result_error: allowed, and the record says isError. */
-  m = call_tool(&p, "fails", NULL);
+  m = tu_call_tool(&p, "1", "fails", NULL);
   tu_assert_json(m, "{\"result\":{\"isError\":true}}");
   ck_assert_uint_eq(nrecords, 2);
   ck_assert_str_eq(records[1].tool, "fails");
@@ -600,7 +561,7 @@ START_TEST(audit_one_record_per_call) {
   cJSON_Delete(m);
 
   /* The duration covers the handler. */
-  m = call_tool(&p, "slow", NULL);
+  m = tu_call_tool(&p, "1", "slow", NULL);
   ck_assert_uint_eq(nrecords, 3);
   ck_assert_uint_ge(records[2].duration_us, 20000);
   ck_assert_uint_lt(records[2].duration_us, 60u * 1000 * 1000);
@@ -608,7 +569,7 @@ START_TEST(audit_one_record_per_call) {
 
   /* Invalid arguments: a record, with isError, and no handler. */
   int before = handler_calls;
-  m = call_tool(&p, "typed", "{}");
+  m = tu_call_tool(&p, "1", "typed", "{}");
   tu_assert_json(m, "{\"result\":{\"isError\":true}}");
   ck_assert_uint_eq(nrecords, 4);
   ck_assert_str_eq(records[3].tool, "typed");
@@ -620,7 +581,7 @@ START_TEST(audit_one_record_per_call) {
   cJSON_Delete(m);
 
   /* A handler failing internally: allowed, answered -32603. */
-  m = call_tool(&p, "broken", NULL);
+  m = tu_call_tool(&p, "1", "broken", NULL);
   tu_assert_json(m, "{\"error\":{\"code\":-32603}}");
   ck_assert_uint_eq(nrecords, 5);
   ck_assert_int_eq(records[4].decision, MCP_DECISION_ALLOWED);
@@ -630,7 +591,7 @@ START_TEST(audit_one_record_per_call) {
   cJSON_Delete(m);
 
   /* Denied for scope. */
-  m = call_tool(&p, "needs_x", NULL);
+  m = tu_call_tool(&p, "1", "needs_x", NULL);
   ck_assert_uint_eq(nrecords, 6);
   ck_assert_int_eq(records[5].decision, MCP_DECISION_DENIED_SCOPE);
   ck_assert_uint_eq(records[5].nmissing, 1);
@@ -638,19 +599,20 @@ START_TEST(audit_one_record_per_call) {
   cJSON_Delete(m);
 
   /* None for unknown tools, malformed calls or other methods. */
-  m = call_tool(&p, "unknown", NULL);
+  m = tu_call_tool(&p, "1", "unknown", NULL);
   tu_assert_json(m, "{\"error\":{\"code\":-32602}}");
   cJSON_Delete(m);
-  m = call_tool(&p, "ok", "[]");
+  m = tu_call_tool(&p, "1", "ok", "[]");
   tu_assert_json(m, "{\"error\":{\"code\":-32602}}");
   cJSON_Delete(m);
-  m = request(&p, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}");
+  m = tu_request(&p,
+                 "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}");
   cJSON_Delete(m);
   ck_assert_uint_eq(nrecords, 6);
 
   /* Without a hook nothing is recorded and calls still work. */
   mcp_server_set_audit(srv, NULL, NULL);
-  m = call_tool(&p, "ok", NULL);
+  m = tu_call_tool(&p, "1", "ok", NULL);
   tu_assert_json(m, "{\"result\":{\"content\":[{\"text\":\"ok:frank\"}]}}");
   cJSON_Delete(m);
   ck_assert_uint_eq(nrecords, 6);
@@ -698,7 +660,7 @@ static const mcp_tool_annotations combos[] = {
      .idempotent = MCP_HINT_TRUE,
      .open_world = MCP_HINT_TRUE},
 };
-#define NCOMBOS COUNT(combos)
+#define NCOMBOS TU_COUNT(combos)
 
 static const char *const sc_read[] = {"read", NULL};
 static const char *const sc_write[] = {"write", NULL};
@@ -713,7 +675,7 @@ static const struct {
     {"t_none", NULL}, {"t_read", sc_read},   {"t_write", sc_write},
     {"t_rw", sc_rw},  {"t_admin", sc_admin}, {"t_all", sc_all},
 };
-#define NTOOLS COUNT(flip_tools)
+#define NTOOLS TU_COUNT(flip_tools)
 
 static const char *const h_read[] = {"read", NULL};
 static const char *const h_write[] = {"write", NULL};
@@ -732,10 +694,10 @@ static const mcp_principal flip_principals[] = {
     {.subject = "root", .all_scopes = true},
     {.subject = "shouty", .scopes = h_case},
 };
-#define NPRINCIPALS COUNT(flip_principals)
+#define NPRINCIPALS TU_COUNT(flip_principals)
 
 static const char *const flip_args[] = {"{}", "{\"deny\":true}"};
-#define NARGS COUNT(flip_args)
+#define NARGS TU_COUNT(flip_args)
 
 /* Decides by subject, tool name and arguments: the only facts it has. */
 static int flip_authorizer(const mcp_principal *principal, const char *tool,
@@ -789,7 +751,7 @@ static void flip_round(size_t k, char *out[NPRINCIPALS][NTOOLS][NARGS],
     tu_peer p;
     open_peer(&p, srv, i == 0 ? NULL : &flip_principals[i]);
     if (i == 0) {
-      cJSON *m = request(
+      cJSON *m = tu_request(
           &p, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}");
       cJSON_Delete(m);
       *list = strdup(p.out[0]);
@@ -797,7 +759,7 @@ static void flip_round(size_t k, char *out[NPRINCIPALS][NTOOLS][NARGS],
     for (size_t j = 0; j < NTOOLS; j++) {
       for (size_t a = 0; a < NARGS; a++) {
         nrecords = 0;
-        cJSON *m = call_tool(&p, flip_tools[j].name, flip_args[a]);
+        cJSON *m = tu_call_tool(&p, "1", flip_tools[j].name, flip_args[a]);
         cJSON_Delete(m);
         ck_assert_uint_eq(nrecords, 1);
         char decision[512];
@@ -999,12 +961,7 @@ static int principal_handler(mcp_call *call, void *user_data) {
   ck_assert_ptr_nonnull(p);
   snprintf(seen_subject, sizeof seen_subject, "%s",
            p->subject ? p->subject : "(anonymous)");
-  seen_scopes[0] = '\0';
-  for (const char *const *s = p->scopes; s && *s; s++) {
-    if (seen_scopes[0])
-      strcat(seen_scopes, " ");
-    strcat(seen_scopes, *s);
-  }
+  join_scopes(seen_scopes, sizeof seen_scopes, p);
   seen_all = p->all_scopes;
   return mcp_result_text(call, "ok");
 }
@@ -1036,13 +993,13 @@ START_TEST(session_principal_is_copied) {
   scopes[0] = "admin";
   src.all_scopes = true;
 
-  cJSON *m = call_tool(&p, "whoami", NULL);
+  cJSON *m = tu_call_tool(&p, "1", "whoami", NULL);
   tu_assert_json(m, "{\"result\":{\"content\":[{\"text\":\"ok\"}]}}");
   cJSON_Delete(m);
   ck_assert_str_eq(seen_subject, "alice");
   ck_assert_str_eq(seen_scopes, "read write");
   ck_assert(!seen_all);
-  m = call_tool(&p, "admin", NULL);
+  m = tu_call_tool(&p, "1", "admin", NULL);
   tu_assert_json(m, "{\"error\":{\"code\":-31403,\"data\":{"
                     "\"requiredScopes\":[\"admin\"]}}}");
   cJSON_Delete(m);
@@ -1054,7 +1011,7 @@ START_TEST(session_principal_is_copied) {
   t.scopes = NULL;
   ck_assert_int_eq(mcp_server_add_tool(srv, &t, NULL), 0);
   open_peer(&p, srv, NULL);
-  m = call_tool(&p, "whoami2", NULL);
+  m = tu_call_tool(&p, "1", "whoami2", NULL);
   cJSON_Delete(m);
   ck_assert_str_eq(seen_subject, "(anonymous)");
   ck_assert_str_eq(seen_scopes, "");
@@ -1085,8 +1042,7 @@ START_TEST(principal_copy_allocation_failure) {
       ck_assert_str_eq(dst.subject, "untouched");
       ck_assert_ptr_null(dst.scopes);
     }
-    ck_assert_msg(tu_alloc.live == 0, "allocation %ld: %ld blocks leaked", n,
-                  tu_alloc.live);
+    tu_assert_no_leak(n);
     tu_alloc_remove();
     if (rc == 0)
       break;
@@ -1111,11 +1067,10 @@ START_TEST(session_new_allocation_failure) {
   for (n = 1; n < 100; n++) {
     tu_alloc_install(0);
     mcp_server *srv = new_server();
-    tu_alloc.count = 0;
-    tu_alloc.fail_at = n;
+    tu_alloc_arm(n);
     mcp_session *s = (mcp_session *)&n; /* must stay untouched on failure */
     rc = mcp_session_new(srv, &src, never_send, NULL, &s);
-    tu_alloc.fail_at = 0;
+    tu_alloc_disarm();
     if (rc == 0) {
       ck_assert_ptr_ne(s, (mcp_session *)&n);
       mcp_session_free(s);
@@ -1124,8 +1079,7 @@ START_TEST(session_new_allocation_failure) {
       ck_assert_ptr_eq(s, (mcp_session *)&n);
     }
     mcp_server_free(srv);
-    ck_assert_msg(tu_alloc.live == 0, "allocation %ld: %ld blocks leaked", n,
-                  tu_alloc.live);
+    tu_assert_no_leak(n);
     tu_alloc_remove();
     if (rc == 0)
       break;
@@ -1172,7 +1126,7 @@ START_TEST(scope_token_table) {
       {"caf\xc3\xa9", false}, /* valid UTF-8, not ASCII */
       {"\xff", false},
   };
-  for (size_t i = 0; i < COUNT(table); i++)
+  for (size_t i = 0; i < TU_COUNT(table); i++)
     ck_assert_msg(mcp__scope_token_valid(table[i].s) == table[i].valid,
                   "entry %zu (\"%s\") should be %s", i,
                   table[i].s ? table[i].s : "NULL",
@@ -1222,10 +1176,4 @@ static Suite *policy_suite(void) {
   return s;
 }
 
-int main(void) {
-  SRunner *sr = srunner_create(policy_suite());
-  srunner_run_all(sr, CK_NORMAL);
-  int failures = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failures != 0;
-}
+int main(void) { return tu_run(policy_suite()); }

@@ -13,8 +13,6 @@
 #include "internal.h"
 #include "testutil.h"
 
-#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
-
 /* ---- helpers ------------------------------------------------------------ */
 
 static int handler_calls;
@@ -89,32 +87,6 @@ static void expect_accepted_at(int line, mcp_server *srv, const mcp_tool *t) {
                 mcp_server_errmsg(srv));
 }
 
-/* Sends one request and returns its only reply, parsed. */
-static cJSON *request(tu_peer *p, const char *msg) {
-  tu_clear(p);
-  ck_assert_int_eq(tu_send(p, msg), 0);
-  ck_assert_msg(p->nout == 1, "%zu replies to %s", p->nout, msg);
-  cJSON *m = tu_msg(p, 0);
-  ck_assert_ptr_nonnull(m);
-  return m;
-}
-
-/* tools/call of name with args (JSON text; NULL sends no "arguments"). */
-static cJSON *call_tool(tu_peer *p, const char *name, const char *args) {
-  char msg[2048];
-  if (args)
-    snprintf(msg, sizeof msg,
-             "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\","
-             "\"params\":{\"name\":\"%s\",\"arguments\":%s}}",
-             name, args);
-  else
-    snprintf(msg, sizeof msg,
-             "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\","
-             "\"params\":{\"name\":\"%s\"}}",
-             name);
-  return request(p, msg);
-}
-
 /* tools/list with params (JSON text; NULL sends none). */
 static cJSON *list_tools(tu_peer *p, const char *params) {
   char msg[1024];
@@ -126,7 +98,7 @@ static cJSON *list_tools(tu_peer *p, const char *params) {
   else
     snprintf(msg, sizeof msg,
              "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/list\"}");
-  return request(p, msg);
+  return tu_request(p, msg);
 }
 
 /* The tool named name in a tools/list reply, or NULL. */
@@ -140,21 +112,6 @@ static const cJSON *find_tool(const cJSON *reply, const char *name) {
       return t;
   }
   return NULL;
-}
-
-/* Asserts that node equals expected (JSON text) exactly: no member more,
- * none less. */
-#define assert_exact(node, expected)                                           \
-  assert_exact_at(__LINE__, (node), (expected))
-static void assert_exact_at(int line, const cJSON *node, const char *expected) {
-  cJSON *e = cJSON_Parse(expected);
-  ck_assert_msg(e != NULL, "line %d: bad expected text", line);
-  if (!cJSON_Compare(node, e, 1)) {
-    char *a = node ? cJSON_PrintUnformatted(node) : NULL;
-    ck_assert_msg(0, "line %d:\n  actual:   %s\n  expected: %s", line,
-                  a ? a : "(none)", expected);
-  }
-  cJSON_Delete(e);
 }
 
 /* The text of the first content block of a tools/call result. */
@@ -265,7 +222,7 @@ END_TEST
 START_TEST(rule_hint_in_range) {
   static const int bad[] = {3, 42, -1};
   mcp_server *srv = new_server();
-  for (size_t i = 0; i < COUNT(bad); i++) {
+  for (size_t i = 0; i < TU_COUNT(bad); i++) {
     for (int field = 0; field < 4; field++) {
       mcp_tool t = writer("w");
       mcp_hint *h[4] = {&t.annotations.read_only, &t.annotations.destructive,
@@ -314,11 +271,11 @@ START_TEST(rule_name_characters) {
                                     "a@b",      "tab\t",       "a\"b",
                                     "\xc3\xa9", "caf\xc3\xa9", "a\nb"};
   mcp_server *srv = new_server();
-  for (size_t i = 0; i < COUNT(good); i++) {
+  for (size_t i = 0; i < TU_COUNT(good); i++) {
     mcp_tool t = writer(good[i]);
     expect_accepted(srv, &t);
   }
-  for (size_t i = 0; i < COUNT(bad); i++) {
+  for (size_t i = 0; i < TU_COUNT(bad); i++) {
     mcp_tool t = writer(bad[i]);
     expect_refused(srv, &t, MCP_EINVAL, bad[i],
                    "the name must be 1-128 characters of [A-Za-z0-9_.-]");
@@ -397,41 +354,37 @@ static const char *const non_object_schemas[] = {
     "{\"properties\":{}}",
 };
 
-START_TEST(rule_input_schema_object) {
+/* Both schemas follow the same rules: every bad text is refused as not
+ * JSON, every non-object schema as such, and valid is accepted. */
+static void expect_schema_rules(bool output, const char *valid) {
+  const char *which = output ? "output_schema" : "input_schema";
+  char not_json[64], not_object[128];
+  snprintf(not_json, sizeof not_json, "%s is not valid JSON", which);
+  snprintf(not_object, sizeof not_object,
+           "%s must be a JSON object schema with \"type\":\"object\"", which);
   mcp_server *srv = new_server();
   mcp_tool t = writer("w");
-  for (size_t i = 0; i < COUNT(bad_schemas); i++) {
-    t.input_schema = bad_schemas[i];
-    expect_refused(srv, &t, MCP_EINVAL, "w", "input_schema is not valid JSON");
+  const char **schema = output ? &t.output_schema : &t.input_schema;
+  for (size_t i = 0; i < TU_COUNT(bad_schemas); i++) {
+    *schema = bad_schemas[i];
+    expect_refused(srv, &t, MCP_EINVAL, "w", not_json);
   }
-  for (size_t i = 0; i < COUNT(non_object_schemas); i++) {
-    t.input_schema = non_object_schemas[i];
-    expect_refused(srv, &t, MCP_EINVAL, "w",
-                   "input_schema must be a JSON object schema with "
-                   "\"type\":\"object\"");
+  for (size_t i = 0; i < TU_COUNT(non_object_schemas); i++) {
+    *schema = non_object_schemas[i];
+    expect_refused(srv, &t, MCP_EINVAL, "w", not_object);
   }
-  t.input_schema = "{\"type\":\"object\",\"properties\":{\"a\":{}}}";
+  *schema = valid;
   expect_accepted(srv, &t);
   mcp_server_free(srv);
+}
+
+START_TEST(rule_input_schema_object) {
+  expect_schema_rules(false, "{\"type\":\"object\",\"properties\":{\"a\":{}}}");
 }
 END_TEST
 
 START_TEST(rule_output_schema_object) {
-  mcp_server *srv = new_server();
-  mcp_tool t = writer("w");
-  for (size_t i = 0; i < COUNT(bad_schemas); i++) {
-    t.output_schema = bad_schemas[i];
-    expect_refused(srv, &t, MCP_EINVAL, "w", "output_schema is not valid JSON");
-  }
-  for (size_t i = 0; i < COUNT(non_object_schemas); i++) {
-    t.output_schema = non_object_schemas[i];
-    expect_refused(srv, &t, MCP_EINVAL, "w",
-                   "output_schema must be a JSON object schema with "
-                   "\"type\":\"object\"");
-  }
-  t.output_schema = "{\"type\":\"object\"}";
-  expect_accepted(srv, &t);
-  mcp_server_free(srv);
+  expect_schema_rules(true, "{\"type\":\"object\"}");
 }
 END_TEST
 
@@ -440,7 +393,7 @@ START_TEST(rule_scope_token) {
                                     "a\\b", "a\tb",        "a\x01", "\x7f",
                                     "\x1f", "caf\xc3\xa9", "\xff"};
   mcp_server *srv = new_server();
-  for (size_t i = 0; i < COUNT(bad); i++) {
+  for (size_t i = 0; i < TU_COUNT(bad); i++) {
     const char *scopes[] = {"fine", bad[i], NULL};
     mcp_tool t = writer("w");
     t.scopes = scopes;
@@ -553,25 +506,25 @@ START_TEST(wire_hints_explicit) {
 
   static const char *const versions[] = {"2025-03-26", "2025-06-18",
                                          "2025-11-25"};
-  for (size_t v = 0; v < COUNT(versions); v++) {
+  for (size_t v = 0; v < TU_COUNT(versions); v++) {
     tu_peer p;
     tu_peer_open(&p, srv, NULL);
     tu_initialize(&p, versions[v]);
     cJSON *m = list_tools(&p, NULL);
     const cJSON *a;
     a = cJSON_GetObjectItemCaseSensitive(find_tool(m, "ro"), "annotations");
-    assert_exact(a, "{\"readOnlyHint\":true,\"openWorldHint\":false}");
+    tu_assert_exact(a, "{\"readOnlyHint\":true,\"openWorldHint\":false}");
     a = cJSON_GetObjectItemCaseSensitive(find_tool(m, "rw_false"),
                                          "annotations");
-    assert_exact(a, "{\"readOnlyHint\":false,\"destructiveHint\":false,"
-                    "\"idempotentHint\":false,\"openWorldHint\":false}");
+    tu_assert_exact(a, "{\"readOnlyHint\":false,\"destructiveHint\":false,"
+                       "\"idempotentHint\":false,\"openWorldHint\":false}");
     a = cJSON_GetObjectItemCaseSensitive(find_tool(m, "rw_true"),
                                          "annotations");
-    assert_exact(a, "{\"readOnlyHint\":false,\"destructiveHint\":true,"
-                    "\"idempotentHint\":true,\"openWorldHint\":true}");
+    tu_assert_exact(a, "{\"readOnlyHint\":false,\"destructiveHint\":true,"
+                       "\"idempotentHint\":true,\"openWorldHint\":true}");
     a = cJSON_GetObjectItemCaseSensitive(find_tool(m, "ro_open"),
                                          "annotations");
-    assert_exact(a, "{\"readOnlyHint\":true,\"openWorldHint\":true}");
+    tu_assert_exact(a, "{\"readOnlyHint\":true,\"openWorldHint\":true}");
     cJSON_Delete(m);
     tu_peer_close(&p);
   }
@@ -668,13 +621,13 @@ START_TEST(wire_per_version) {
        "\"destructiveHint\":false,\"idempotentHint\":true,\"openWorldHint\":"
        "false}}"},
   };
-  for (size_t i = 0; i < COUNT(cases); i++) {
+  for (size_t i = 0; i < TU_COUNT(cases); i++) {
     tu_peer p;
     tu_peer_open(&p, srv, NULL);
     tu_initialize(&p, cases[i].version);
     ck_assert_str_eq(mcp_session_protocol_version(p.session), cases[i].version);
     cJSON *m = list_tools(&p, NULL);
-    assert_exact(find_tool(m, "full"), cases[i].tool);
+    tu_assert_exact(find_tool(m, "full"), cases[i].tool);
     cJSON_Delete(m);
     tu_peer_close(&p);
   }
@@ -690,16 +643,16 @@ START_TEST(wire_default_input_schema) {
   tu_peer_open(&p, srv, NULL);
   tu_initialize(&p, "2024-11-05");
   cJSON *m = list_tools(&p, NULL);
-  assert_exact(
+  tu_assert_exact(
       cJSON_GetObjectItemCaseSensitive(find_tool(m, "no_args"), "inputSchema"),
       "{\"type\":\"object\",\"additionalProperties\":false}");
   cJSON_Delete(m);
   /* And it is enforced: a tool without arguments refuses any. */
-  m = call_tool(&p, "no_args", "{\"x\":1}");
+  m = tu_call_tool(&p, "7", "no_args", "{\"x\":1}");
   tu_assert_json(m, "{\"result\":{\"isError\":true}}");
   cJSON_Delete(m);
   ck_assert_int_eq(handler_calls, 0);
-  m = call_tool(&p, "no_args", "{}");
+  m = tu_call_tool(&p, "7", "no_args", "{}");
   tu_assert_json(m, "{\"result\":{\"isError\":\"<absent>\",\"content\":[{"
                     "\"type\":\"text\",\"text\":\"no_args\"}]}}");
   cJSON_Delete(m);
@@ -735,11 +688,11 @@ START_TEST(remove_tool) {
   ck_assert_int_eq(mcp_server_remove_tool(NULL, "b"), MCP_EINVAL);
 
   /* A removed tool is an unknown tool. */
-  m = call_tool(&p, "a", "{}");
+  m = tu_call_tool(&p, "7", "a", "{}");
   tu_assert_json(m, "{\"id\":7,\"error\":{\"code\":-32602,\"message\":"
                     "\"Unknown tool: a\"},\"result\":\"<absent>\"}");
   cJSON_Delete(m);
-  m = call_tool(&p, "b", NULL);
+  m = tu_call_tool(&p, "7", "b", NULL);
   tu_assert_json(m, "{\"id\":7,\"result\":{\"content\":[{\"type\":\"text\","
                     "\"text\":\"b\"}]}}");
   cJSON_Delete(m);
@@ -867,7 +820,7 @@ static const char *page(tu_peer *p, const char *cursor, char *names,
 static mcp_server *five_tools(void) {
   mcp_server *srv = new_server();
   static const char *const names[] = {"e", "c", "a", "d", "b"};
-  for (size_t i = 0; i < COUNT(names); i++) {
+  for (size_t i = 0; i < TU_COUNT(names); i++) {
     mcp_tool t = i % 2 ? reader(names[i]) : writer(names[i]);
     expect_accepted(srv, &t);
   }
@@ -950,7 +903,7 @@ START_TEST(pages_bad_cursor) {
   tu_peer p;
   tu_peer_open(&p, srv, NULL);
   tu_initialize(&p, "2025-06-18");
-  for (size_t i = 0; i < COUNT(bad); i++) {
+  for (size_t i = 0; i < TU_COUNT(bad); i++) {
     cJSON *m = list_tools(&p, bad[i]);
     const char *why = tu_json_match(
         m, "{\"id\":3,\"error\":{\"code\":-32602},\"result\":\"<absent>\"}");
@@ -1040,13 +993,6 @@ END_TEST
 
 /* ---- allocation failure -------------------------------------------------- */
 
-static void silent_log(mcp_log_level level, const char *message,
-                       void *user_data) {
-  (void)level;
-  (void)message;
-  (void)user_data;
-}
-
 static mcp_tool full_tool(void) {
   static const char *const scopes[] = {"tools.read", "tools:write", NULL};
   mcp_tool t = writer("full.tool");
@@ -1068,11 +1014,9 @@ START_TEST(add_tool_allocation_failure) {
   for (n = 1; n < 10000; n++) {
     tu_alloc_install(0);
     mcp_server *srv = new_server();
-    tu_alloc.count = 0;
-    tu_alloc.fail_at = n;
+    tu_alloc_arm(n);
     rc = mcp_server_add_tool(srv, &t, NULL);
-    long failures = tu_alloc.failures;
-    tu_alloc.fail_at = 0;
+    long failures = tu_alloc_disarm();
     if (rc == MCP_ENOMEM) {
       ck_assert_int_eq(failures, 1);
       ck_assert_msg(strstr(mcp_server_errmsg(srv), "out of memory") != NULL,
@@ -1085,8 +1029,7 @@ START_TEST(add_tool_allocation_failure) {
       ck_assert_msg(failures == 0, "allocation %ld failed unnoticed", n);
     }
     mcp_server_free(srv);
-    ck_assert_msg(tu_alloc.live == 0, "allocation %ld: %ld blocks leaked", n,
-                  tu_alloc.live);
+    tu_assert_no_leak(n);
     tu_alloc_remove();
     if (rc == 0)
       break;
@@ -1106,15 +1049,13 @@ START_TEST(add_tool_allocation_failure_with_session) {
   for (n = 1; n < 10000; n++) {
     tu_alloc_install(0);
     mcp_server *srv = new_server();
-    mcp_server_set_log(srv, silent_log, NULL);
+    mcp_server_set_log(srv, tu_silent_log, NULL);
     tu_peer p;
     tu_peer_open(&p, srv, NULL);
     tu_initialize(&p, "2025-11-25");
-    tu_alloc.count = 0;
-    tu_alloc.fail_at = n;
+    tu_alloc_arm(n);
     rc = mcp_server_add_tool(srv, &t, NULL);
-    long failures = tu_alloc.failures;
-    tu_alloc.fail_at = 0;
+    long failures = tu_alloc_disarm();
     if (rc == MCP_ENOMEM) {
       ck_assert_int_eq(failures, 1);
       ck_assert_uint_eq(p.nout, 0);
@@ -1131,8 +1072,7 @@ START_TEST(add_tool_allocation_failure_with_session) {
     }
     tu_peer_close(&p);
     mcp_server_free(srv);
-    ck_assert_msg(tu_alloc.live == 0, "allocation %ld: %ld blocks leaked", n,
-                  tu_alloc.live);
+    tu_assert_no_leak(n);
     tu_alloc_remove();
     if (rc == 0 && failures == 0)
       break;
@@ -1179,7 +1119,7 @@ static void expect_invalid_at(int line, tu_peer *p, const char *tool,
                               const char *args, const char *frag1,
                               const char *frag2) {
   int before = handler_calls;
-  cJSON *m = call_tool(p, tool, args);
+  cJSON *m = tu_call_tool(p, "7", tool, args);
   const char *why = tu_json_match(
       m, "{\"id\":7,\"error\":\"<absent>\",\"result\":{\"isError\":true,"
          "\"content\":[{\"type\":\"text\",\"text\":\"<any>\"}]}}");
@@ -1198,7 +1138,7 @@ static void expect_invalid_at(int line, tu_peer *p, const char *tool,
 static void expect_valid_at(int line, tu_peer *p, const char *tool,
                             const char *args) {
   int before = handler_calls;
-  cJSON *m = call_tool(p, tool, args);
+  cJSON *m = tu_call_tool(p, "7", tool, args);
   const char *why = tu_json_match(
       m, "{\"id\":7,\"result\":{\"isError\":\"<absent>\",\"content\":[{"
          "\"type\":\"text\",\"text\":\"<any>\"}]}}");
@@ -1243,7 +1183,7 @@ START_TEST(args_wrong_type) {
   };
   tu_peer p;
   mcp_server *srv = args_server(&p);
-  for (size_t i = 0; i < COUNT(bad); i++)
+  for (size_t i = 0; i < TU_COUNT(bad); i++)
     expect_invalid(&p, "typed", bad[i].args, bad[i].property, bad[i].want);
   expect_valid(&p, "typed",
                "{\"s\":\"x\",\"n\":1.5,\"b\":false,\"o\":{},\"a\":[],"
@@ -1328,8 +1268,8 @@ START_TEST(args_not_an_object) {
       "[]", "[{\"s\":\"x\"}]", "\"s\"", "1", "true", "null"};
   tu_peer p;
   mcp_server *srv = args_server(&p);
-  for (size_t i = 0; i < COUNT(bad); i++) {
-    cJSON *m = call_tool(&p, "open", bad[i]);
+  for (size_t i = 0; i < TU_COUNT(bad); i++) {
+    cJSON *m = tu_call_tool(&p, "7", "open", bad[i]);
     const char *why = tu_json_match(
         m, "{\"id\":7,\"error\":{\"code\":-32602},\"result\":\"<absent>\"}");
     ck_assert_msg(why == NULL, "%s: %s: %s", bad[i], why, p.out[0]);
@@ -1344,20 +1284,21 @@ END_TEST
 START_TEST(call_unknown_tool) {
   tu_peer p;
   mcp_server *srv = args_server(&p);
-  cJSON *m = call_tool(&p, "nope", "{}");
+  cJSON *m = tu_call_tool(&p, "7", "nope", "{}");
   tu_assert_json(m, "{\"id\":7,\"error\":{\"code\":-32602,\"message\":"
                     "\"Unknown tool: nope\"},\"result\":\"<absent>\"}");
   cJSON_Delete(m);
   /* Tool names are case-sensitive. */
-  m = call_tool(&p, "OPEN", "{}");
+  m = tu_call_tool(&p, "7", "OPEN", "{}");
   tu_assert_json(m, "{\"error\":{\"code\":-32602}}");
   cJSON_Delete(m);
   /* A name that is not a string is malformed params. */
-  m = request(&p, "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"tools/call\","
-                  "\"params\":{\"name\":5}}");
+  m = tu_request(&p, "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"tools/call\","
+                     "\"params\":{\"name\":5}}");
   tu_assert_json(m, "{\"id\":8,\"error\":{\"code\":-32602}}");
   cJSON_Delete(m);
-  m = request(&p, "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"tools/call\"}");
+  m = tu_request(&p,
+                 "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"tools/call\"}");
   tu_assert_json(m, "{\"id\":9,\"error\":{\"code\":-32602}}");
   cJSON_Delete(m);
   ck_assert_int_eq(handler_calls, 0);
@@ -1398,7 +1339,7 @@ START_TEST(schema_check_direct) {
                        "\"p\":{\"type\":[1,\"string\"]},"
                        "\"q\":{\"type\":[]},"
                        "\"r\":{\"type\":[\"integer\",\"boolean\"]}}}");
-  for (size_t i = 0; i < COUNT(cases); i++) {
+  for (size_t i = 0; i < TU_COUNT(cases); i++) {
     mcp__json_doc doc = {0};
     ck_assert_int_eq(mcp__json_parse(cases[i].args, strlen(cases[i].args), NULL,
                                      &doc, NULL, 0),
@@ -1480,10 +1421,4 @@ static Suite *registry_suite(void) {
   return s;
 }
 
-int main(void) {
-  SRunner *sr = srunner_create(registry_suite());
-  srunner_run_all(sr, CK_NORMAL);
-  int failures = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failures != 0;
-}
+int main(void) { return tu_run(registry_suite()); }

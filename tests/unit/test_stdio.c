@@ -109,24 +109,42 @@ static void put(run *r, const char *bytes) {
   ck_assert_int_eq(write(r->in_w, bytes, n), (ssize_t)n);
 }
 
-/* Closes input, waits for the server, and returns everything it wrote. */
-static char *finish(run *r) {
-  close(r->in_w);
+/* Everything readable from fd until end of file, NUL-terminated; the
+ * caller frees it. */
+static char *read_all(int fd) {
   size_t len = 0, cap = 4096;
   char *all = malloc(cap);
   ck_assert_ptr_nonnull(all);
   for (;;) {
-    if (len + 1 == cap)
+    if (len + 1 == cap) {
       all = realloc(all, cap *= 2);
-    ssize_t n = read(r->out_r, all + len, cap - len - 1);
+      ck_assert_ptr_nonnull(all);
+    }
+    ssize_t n = read(fd, all + len, cap - len - 1);
     if (n <= 0)
       break;
     len += (size_t)n;
   }
   all[len] = '\0';
+  return all;
+}
+
+/* Closes input, waits for the server, and returns everything it wrote. */
+static char *finish(run *r) {
+  close(r->in_w);
+  char *all = read_all(r->out_r);
   pthread_join(r->thread, NULL);
   close(r->out_r);
   return all;
+}
+
+/* Serves input, all in one write, on a fresh run r (principal p, default
+ * line limit) and returns everything the server wrote. */
+static char *serve_input(run *r, mcp_server *srv, const mcp_principal *p,
+                         const char *input) {
+  start(r, srv, p, 0);
+  put(r, input);
+  return finish(r);
 }
 
 /* Splits output into lines and checks line i against expected. */
@@ -156,10 +174,10 @@ static int count_lines(const char *all) {
 START_TEST(several_messages_in_one_write) {
   mcp_server *srv = make_server();
   run r;
-  start(&r, srv, NULL, 0);
-  put(&r, INIT "\n{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}\n"
-               "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\"}\n");
-  char *out = finish(&r);
+  char *out =
+      serve_input(&r, srv, NULL,
+                  INIT "\n{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}\n"
+                       "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\"}\n");
   ck_assert_int_eq(r.rc, 0);
   ck_assert_int_eq(count_lines(out), 3);
   assert_line(out, 0,
@@ -194,10 +212,10 @@ END_TEST
 START_TEST(crlf_and_blank_lines) {
   mcp_server *srv = make_server();
   run r;
-  start(&r, srv, NULL, 0);
-  put(&r, "\r\n\n   \n" INIT "\r\n\r\n{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":"
-          "\"ping\"}\r\n");
-  char *out = finish(&r);
+  char *out = serve_input(&r, srv, NULL,
+                          "\r\n\n   \n" INIT
+                          "\r\n\r\n{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":"
+                          "\"ping\"}\r\n");
   ck_assert_int_eq(count_lines(out), 2);
   assert_line(out, 1, "{\"id\":2,\"result\":{}}");
   free(out);
@@ -208,9 +226,8 @@ END_TEST
 START_TEST(last_line_without_newline) {
   mcp_server *srv = make_server();
   run r;
-  start(&r, srv, NULL, 0);
-  put(&r, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"ping\"}");
-  char *out = finish(&r);
+  char *out = serve_input(&r, srv, NULL,
+                          "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"ping\"}");
   ck_assert_int_eq(count_lines(out), 1);
   assert_line(out, 0, "{\"id\":7,\"result\":{}}");
   free(out);
@@ -241,10 +258,10 @@ END_TEST
 START_TEST(raw_newline_inside_a_message_splits_it) {
   mcp_server *srv = make_server();
   run r;
-  start(&r, srv, NULL, 0);
-  put(&r, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\n\"ping\"}\n"
-          "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}\n");
-  char *out = finish(&r);
+  char *out =
+      serve_input(&r, srv, NULL,
+                  "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\n\"ping\"}\n"
+                  "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}\n");
   ck_assert_int_eq(count_lines(out), 3);
   assert_line(out, 0, "{\"id\":null,\"error\":{\"code\":-32700}}");
   assert_line(out, 1, "{\"id\":null,\"error\":{\"code\":-32700}}");
@@ -257,11 +274,11 @@ END_TEST
 START_TEST(no_principal_means_every_scope) {
   mcp_server *srv = make_server();
   run r;
-  start(&r, srv, NULL, 0);
-  put(&r, INIT "\n{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\","
-               "\"params\":{\"name\":\"secret\",\"arguments\":{\"text\":\"s\"}"
-               "}}\n");
-  char *out = finish(&r);
+  char *out = serve_input(
+      &r, srv, NULL,
+      INIT "\n{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\","
+           "\"params\":{\"name\":\"secret\",\"arguments\":{\"text\":\"s\"}"
+           "}}\n");
   assert_line(out, 1, "{\"id\":2,\"result\":{\"content\":[{\"text\":\"s\"}]}}");
   free(out);
   mcp_server_free(srv);
@@ -273,10 +290,10 @@ START_TEST(configured_principal_is_enforced) {
   const char *const scopes[] = {"other", NULL};
   mcp_principal who = {.subject = "u", .scopes = scopes};
   run r;
-  start(&r, srv, &who, 0);
-  put(&r, INIT "\n{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\","
-               "\"params\":{\"name\":\"secret\",\"arguments\":{}}}\n");
-  char *out = finish(&r);
+  char *out = serve_input(
+      &r, srv, &who,
+      INIT "\n{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\","
+           "\"params\":{\"name\":\"secret\",\"arguments\":{}}}\n");
   assert_line(out, 1,
               "{\"id\":2,\"error\":{\"code\":-31403,\"data\":{"
               "\"requiredScopes\":[\"secret\"]}}}");
@@ -353,17 +370,8 @@ START_TEST(stdout_is_reserved_for_the_protocol) {
            "\"params\":{\"name\":\"noisy\"}}\n";
   ck_assert_int_eq(write(in[1], req, strlen(req)), (ssize_t)strlen(req));
   close(in[1]);
-  char buf[8192];
-  size_t len = 0;
-  ssize_t n;
-  while ((n = read(out[0], buf + len, sizeof buf - 1 - len)) > 0)
-    len += (size_t)n;
-  buf[len] = '\0';
-  char ebuf[4096];
-  size_t elen = 0;
-  while ((n = read(err[0], ebuf + elen, sizeof ebuf - 1 - elen)) > 0)
-    elen += (size_t)n;
-  ebuf[elen] = '\0';
+  char *buf = read_all(out[0]);
+  char *ebuf = read_all(err[0]);
   int status;
   waitpid(pid, &status, 0);
   ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
@@ -373,6 +381,8 @@ START_TEST(stdout_is_reserved_for_the_protocol) {
               "{\"id\":2,\"result\":{\"content\":[{\"text\":\"ok\"}]}}");
   ck_assert_ptr_nonnull(strstr(ebuf, "stray output from a handler"));
   ck_assert_ptr_nonnull(strstr(ebuf, "holds every scope"));
+  free(buf);
+  free(ebuf);
   close(out[0]);
   close(err[0]);
 }
@@ -399,9 +409,5 @@ static Suite *stdio_suite(void) {
 
 int main(void) {
   signal(SIGPIPE, SIG_IGN);
-  SRunner *sr = srunner_create(stdio_suite());
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return tu_run(stdio_suite());
 }

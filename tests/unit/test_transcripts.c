@@ -96,7 +96,7 @@ static mcp_server *fixture(void) {
                           .title = "Fixture",
                           .instructions = "Use echo."};
   ck_assert_int_eq(mcp_server_new(&info, &srv), 0);
-  for (size_t i = 0; i < sizeof fixture_tools / sizeof *fixture_tools; i++)
+  for (size_t i = 0; i < TU_COUNT(fixture_tools); i++)
     ck_assert_msg(mcp_server_add_tool(srv, &fixture_tools[i], NULL) == 0, "%s",
                   mcp_server_errmsg(srv));
   return srv;
@@ -227,9 +227,5 @@ int main(void) {
   tcase_add_test(tc, transcript_bad_input);
   tcase_add_test(tc, transcript_tools_call);
   suite_add_tcase(s, tc);
-  SRunner *sr = srunner_create(s);
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return tu_run(s);
 }

@@ -6,6 +6,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+int tu_run(Suite *s) {
+  SRunner *sr = srunner_create(s);
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
+
 static int capture(const char *msg, size_t len, void *user_data) {
   tu_peer *p = user_data;
   if (p->fail_send)
@@ -66,6 +74,47 @@ void tu_initialize(tu_peer *p, const char *version) {
 
 cJSON *tu_msg(const tu_peer *p, size_t i) {
   return i < p->nout ? cJSON_Parse(p->out[i]) : NULL;
+}
+
+cJSON *tu_request(tu_peer *p, const char *msg) {
+  tu_clear(p);
+  ck_assert_int_eq(tu_send(p, msg), 0);
+  ck_assert_msg(p->nout == 1, "%zu replies to %s", p->nout, msg);
+  cJSON *m = tu_msg(p, 0);
+  ck_assert_ptr_nonnull(m);
+  return m;
+}
+
+char *tu_call_text(const char *id, const char *name, const char *args,
+                   const char *meta) {
+  static const char format[] =
+      "{\"jsonrpc\":\"2.0\",\"id\":%s,\"method\":\"tools/call\","
+      "\"params\":{\"name\":\"%s\"%s%s%s%s}}";
+  const char *args_key = args ? ",\"arguments\":" : "";
+  const char *meta_key = meta ? ",\"_meta\":" : "";
+  args = args ? args : "";
+  meta = meta ? meta : "";
+  int n = snprintf(NULL, 0, format, id, name, args_key, args, meta_key, meta);
+  ck_assert_int_ge(n, 0);
+  char *msg = malloc((size_t)n + 1);
+  ck_assert_ptr_nonnull(msg);
+  snprintf(msg, (size_t)n + 1, format, id, name, args_key, args, meta_key,
+           meta);
+  return msg;
+}
+
+cJSON *tu_call_tool(tu_peer *p, const char *id, const char *name,
+                    const char *args) {
+  char *msg = tu_call_text(id, name, args, NULL);
+  cJSON *m = tu_request(p, msg);
+  free(msg);
+  return m;
+}
+
+void tu_silent_log(mcp_log_level level, const char *message, void *user_data) {
+  (void)level;
+  (void)message;
+  (void)user_data;
 }
 
 static char why[512];
@@ -144,6 +193,20 @@ void tu_assert_json_at(const char *file, int line, const cJSON *actual,
   }
 }
 
+void tu_assert_exact_at(const char *file, int line, const cJSON *actual,
+                        const char *expected) {
+  cJSON *e = cJSON_Parse(expected);
+  ck_assert_msg(e != NULL, "%s:%d: expected text is not JSON: %s", file, line,
+                expected);
+  if (!cJSON_Compare(actual, e, 1)) {
+    char *text = actual ? cJSON_PrintUnformatted(actual) : NULL;
+    ck_assert_msg(0, "%s:%d: not exactly equal\n  actual:   %s\n  expected: %s",
+                  file, line, text ? text : "(none)", expected);
+    free(text);
+  }
+  cJSON_Delete(e);
+}
+
 void tu_assert_msg_at(const char *file, int line, const tu_peer *p, size_t i,
                       const char *expected) {
   ck_assert_msg(i < p->nout, "%s:%d: message %zu not sent (%zu sent)", file,
@@ -195,4 +258,14 @@ void tu_alloc_install(long fail_at) {
   ck_assert_int_eq(mcp_set_allocator(&a), 0);
 }
 
-void tu_alloc_remove(void) { mcp_set_allocator(NULL); }
+void tu_alloc_remove(void) { ck_assert_int_eq(mcp_set_allocator(NULL), 0); }
+
+void tu_alloc_arm(long fail_at) {
+  tu_alloc.count = 0;
+  tu_alloc.fail_at = fail_at;
+}
+
+long tu_alloc_disarm(void) {
+  tu_alloc.fail_at = 0;
+  return tu_alloc.failures;
+}
