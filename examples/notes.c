@@ -215,6 +215,30 @@ static int add_note(mcp_call *call, void *user_data) {
   return mcp_result_structured(call, json);
 }
 
+/* Asks the user to confirm a deletion when the client can ask (it declared
+ * elicitation); returns 1 to go ahead, 0 when the user said no, or
+ * MCP_INPUT_REQUIRED while the question is out. The same code serves both
+ * protocol eras: libmcp either sends the question to the client or returns
+ * it with a signed requestState, and calls this handler again with the
+ * answer. */
+static int confirmed(mcp_call *call, const note *n) {
+  const cJSON *answer = mcp_call_input(call, "confirm");
+  if (answer != NULL) {
+    const cJSON *action = cJSON_GetObjectItemCaseSensitive(answer, "action");
+    return cJSON_IsString(action) && strcmp(action->valuestring, "accept") == 0;
+  }
+  char params[512];
+  snprintf(params, sizeof params,
+           "{\"message\":\"Delete the note \\\"%.100s\\\" for good?\","
+           "\"requestedSchema\":{\"type\":\"object\",\"properties\":{}}}",
+           n->id);
+  int rc =
+      mcp_call_request_input(call, "confirm", MCP_INPUT_ELICITATION, params);
+  if (rc == MCP_ECAPABILITY)
+    return 1; /* the client cannot ask; its destructive hint warned it */
+  return rc == 0 ? MCP_INPUT_REQUIRED : rc;
+}
+
 static int delete_note(mcp_call *call, void *user_data) {
   store *st = user_data;
   const char *id;
@@ -222,6 +246,9 @@ static int delete_note(mcp_call *call, void *user_data) {
   note *n = find(st, id);
   if (n == NULL) /* idempotent: deleting twice is not an error */
     return mcp_result_text(call, "No such note; nothing to delete.");
+  int ok = confirmed(call, n);
+  if (ok != 1)
+    return ok == 0 ? mcp_result_text(call, "Kept the note.") : ok;
   note gone = *n;
   size_t i = (size_t)(n - st->notes);
   memmove(n, n + 1, (st->n - i - 1) * sizeof *n);

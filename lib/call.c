@@ -29,6 +29,7 @@ int mcp__call_new(mcp_session *s, mcp__tool *tool, mcp__version v,
   c->id_len = id_len;
   c->canon_id = mcp__strdup(canon_id);
   c->progress_token = mcp__strdup(progress_token);
+  c->log_level = -1;
   atomic_init(&c->cancelled, false);
   if (!c->id || !c->canon_id || (progress_token && !c->progress_token)) {
     mcp__call_free(c);
@@ -51,6 +52,9 @@ int mcp__call_new(mcp_session *s, mcp__tool *tool, mcp__version v,
 }
 
 void mcp__call_free(mcp_call *c) {
+  mcp__input_clear(c);
+  if (c->modern)
+    cJSON_Delete(c->caps);
   cJSON_Delete(c->arguments);
   mcp__free(c->id);
   mcp__free(c->canon_id);
@@ -129,8 +133,30 @@ bool mcp_call_cancelled(const mcp_call *call) {
 }
 
 void mcp_call_log(mcp_call *call, mcp_log_level level, const char *message) {
+  const char *text =
+      message && mcp__utf8_valid(message, strlen(message)) ? message : "";
   mcp__log(call->session->srv, level, "tool \"%s\": %s", call->tool->name,
-           message ? message : "");
+           text);
+  /* The modern era sends log messages only to a request that asked for
+   * them, at its level or above, on that request's own stream. */
+  static const char *const names[] = {"debug", "info", "notice", "warning",
+                                      "error"};
+  if (!call->modern || call->log_level < 0 || (int)level < call->log_level ||
+      (unsigned)level >= sizeof names / sizeof *names ||
+      mcp_call_cancelled(call))
+    return;
+  mcp__buf b = {0};
+  mcp__buf_printf(&b,
+                  "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\","
+                  "\"params\":{\"level\":\"%s\",\"logger\":",
+                  names[level]);
+  mcp__json_quote(&b, call->tool->name, strlen(call->tool->name));
+  mcp__buf_puts(&b, ",\"data\":");
+  mcp__json_quote(&b, text, strlen(text));
+  mcp__buf_puts(&b, "}}");
+  if (b.err == 0)
+    mcp__session_send(call->session, b.data, b.len);
+  mcp__buf_free(&b);
 }
 
 int mcp_call_progress(mcp_call *call, double progress, double total,
@@ -360,8 +386,86 @@ int mcp_result_error(mcp_call *call, const char *text) {
 
 /* ---- finishing ----------------------------------------------------------- */
 
+/* A legacy call may go round this many times asking for input. */
+#define MAX_ROUNDS 16
+
+/* The reply to a call the client cannot serve because it lacks a
+ * capability: the modern era has an error for it (-32021); in the legacy
+ * era the tool result says so, for the model to pass on. */
+static void missing_capability(mcp_call *c, mcp__buf *out) {
+  static const struct {
+    unsigned bit;
+    const char *json, *name;
+  } caps[] = {
+      {MCP__CAP_ELICITATION, "\"elicitation\":{}", "elicitation"},
+      {MCP__CAP_ELICITATION_URL, "\"elicitation\":{\"url\":{}}",
+       "URL elicitation"},
+      {MCP__CAP_SAMPLING, "\"sampling\":{}", "sampling"},
+      {MCP__CAP_ROOTS, "\"roots\":{}", "roots"},
+  };
+  mcp__buf list = {0}, data = {0};
+  mcp__buf_puts(&data, "{\"requiredCapabilities\":{");
+  bool first = true;
+  for (size_t i = 0; i < sizeof caps / sizeof *caps; i++) {
+    /* URL elicitation implies elicitation: name the more precise one. */
+    if (!(c->missing_caps & caps[i].bit) ||
+        (caps[i].bit == MCP__CAP_ELICITATION &&
+         (c->missing_caps & MCP__CAP_ELICITATION_URL)))
+      continue;
+    mcp__buf_printf(&data, "%s%s", first ? "" : ",", caps[i].json);
+    mcp__buf_printf(&list, "%s%s", first ? "" : ", ", caps[i].name);
+    first = false;
+  }
+  mcp__buf_puts(&data, "}}");
+  const char *names = mcp__buf_str(&list);
+  if (c->modern) {
+    const char *json = mcp__buf_str(&data);
+    if (json && names) {
+      char msg[160];
+      mcp__fmt(msg, sizeof msg, "Missing required client capability: %s",
+               names);
+      mcp__rpc_error(out, c->id, c->id_len, MCP__ID_NULL,
+                     MCP__RPC_MISSING_CAPABILITY, msg, json);
+    } else {
+      out->err = MCP_ENOMEM;
+    }
+  } else if (names) {
+    char msg[200];
+    mcp__fmt(msg, sizeof msg,
+             "This tool needs the client to support %s, which it did not "
+             "declare.",
+             names);
+    mcp__buf_puts(out, "{\"jsonrpc\":\"2.0\",\"id\":");
+    mcp__buf_append(out, c->id, c->id_len);
+    mcp__buf_puts(out,
+                  ",\"result\":{\"content\":[{\"type\":\"text\",\"text\":");
+    mcp__json_quote(out, msg, strlen(msg));
+    mcp__buf_puts(out, "}],\"isError\":true}}");
+  } else {
+    out->err = MCP_ENOMEM;
+  }
+  mcp__buf_free(&list);
+  mcp__buf_free(&data);
+}
+
 static void build_reply(mcp_call *c, int rc, mcp__buf *out) {
   mcp_server *srv = c->session->srv;
+  if (rc < 0 && c->missing_caps && !c->latched) {
+    missing_capability(c, out);
+    return;
+  }
+  if (rc == MCP_INPUT_REQUIRED && !c->latched) {
+    if (mcp__input_result(c, out) == MCP_EINVAL) {
+      mcp__buf_free(out);
+      mcp__log(srv, MCP_LOG_ERROR,
+               "tool \"%s\" returned MCP_INPUT_REQUIRED without asking for "
+               "input or keeping state",
+               c->tool->name);
+      rc = MCP_EINVAL;
+    } else {
+      return;
+    }
+  }
   if (rc < 0 || c->latched) {
     /* The detail is for the author, never for the client (DESIGN §4). */
     mcp__log(srv, MCP_LOG_ERROR, "tool \"%s\" failed: %s", c->tool->name,
@@ -372,21 +476,53 @@ static void build_reply(mcp_call *c, int rc, mcp__buf *out) {
   }
   mcp__buf_puts(out, "{\"jsonrpc\":\"2.0\",\"id\":");
   mcp__buf_append(out, c->id, c->id_len);
-  mcp__buf_puts(out, ",\"result\":{\"content\":[");
+  mcp__buf_puts(out, ",\"result\":");
+  mcp__result_begin(out, srv, c->modern, "complete");
+  mcp__buf_puts(out, "\"content\":[");
   mcp__buf_append(out, c->content.data, c->content.len);
-  mcp__buf_putc(out, ']');
+  mcp__buf_puts(out, "],");
   if (c->has_structured && c->version >= MCP__V2025_06_18) {
-    mcp__buf_puts(out, ",\"structuredContent\":");
+    mcp__buf_puts(out, "\"structuredContent\":");
     mcp__buf_append(out, c->structured.data, c->structured.len);
+    mcp__buf_putc(out, ',');
   }
   if (c->is_error)
-    mcp__buf_puts(out, ",\"isError\":true");
-  mcp__buf_puts(out, "}}");
+    mcp__buf_puts(out, "\"isError\":true,");
+  mcp__result_end(out);
+  mcp__buf_putc(out, '}');
+}
+
+/* Legacy era: asks the client for the round's input and parks the call.
+ * Returns true when the call is parked (nothing more to do now). */
+static bool park_for_input(mcp_call *c) {
+  mcp_session *s = c->session;
+  pthread_mutex_lock(&s->lock);
+  bool parked = false;
+  if (!s->closed && !mcp_call_cancelled(c))
+    parked = mcp__input_send_locked(c) == 0;
+  pthread_mutex_unlock(&s->lock);
+  return parked;
 }
 
 void mcp__call_complete(mcp_call *c, int rc, mcp__buf *out) {
   mcp_session *s = c->session;
   bool cancelled = mcp_call_cancelled(c);
+  if (rc == MCP_INPUT_REQUIRED && !cancelled && !c->modern && !c->latched) {
+    if (c->requests == NULL && c->next_state != NULL &&
+        c->rounds < MAX_ROUNDS) {
+      /* State but nothing to ask: the next round can start at once. */
+      mcp__call_run(c, out);
+      return;
+    }
+    if (c->requests != NULL && c->rounds < MAX_ROUNDS && park_for_input(c))
+      return;
+    if (c->rounds >= MAX_ROUNDS)
+      mcp__log(s->srv, MCP_LOG_ERROR,
+               "tool \"%s\" asked for input %d times; giving up", c->tool->name,
+               MAX_ROUNDS);
+    rc = c->requests ? MCP_EIO : MCP_EINVAL;
+    cancelled = mcp_call_cancelled(c);
+  }
   mcp__buf reply = {0};
   if (!cancelled)
     build_reply(c, rc, &reply);
@@ -417,6 +553,13 @@ void mcp__call_complete(mcp_call *c, int rc, mcp__buf *out) {
     for (mcp_call *o = s->calls; o; o = o->next)
       atomic_store(&o->cancelled, true);
   }
+  mcp__buf_free(&reply);
+  mcp__call_discard_locked(c);
+}
+
+/* Unlinks and frees a call; releases s->lock through the session unref. */
+void mcp__call_discard_locked(mcp_call *c) {
+  mcp_session *s = c->session;
   if (c->prev)
     c->prev->next = c->next;
   else
@@ -424,10 +567,60 @@ void mcp__call_complete(mcp_call *c, int rc, mcp__buf *out) {
   if (c->next)
     c->next->prev = c->prev;
   s->ncalls--;
-  mcp__buf_free(&reply);
   mcp__tool_unref(c->tool);
   mcp__call_free(c);
   mcp__session_unref_locked(s);
+}
+
+void mcp__call_discard(mcp_call *c) {
+  pthread_mutex_lock(&c->session->lock);
+  mcp__call_discard_locked(c);
+}
+
+/* Forgets what the previous round built: a round that asked for input
+ * produced no result, and the next one starts clean. */
+static void reset_round(mcp_call *c) {
+  mcp__buf_free(&c->content);
+  mcp__buf_free(&c->structured);
+  c->has_structured = false;
+  c->is_error = false;
+  c->latched = 0;
+  c->missing_caps = 0;
+  cJSON_Delete(c->requests);
+  c->requests = NULL;
+  if (c->next_state) {
+    mcp__free(c->state);
+    c->state = c->next_state;
+    c->next_state = NULL;
+  }
+}
+
+void mcp__call_run(mcp_call *c, mcp__buf *out) {
+  mcp_session *s = c->session;
+  if (c->rounds++ > 0)
+    reset_round(c);
+  c->phase = MCP__CALL_RUNNING;
+  int rc = c->tool->handler(c, c->tool->user_data);
+  if (rc == MCP_DEFERRED) {
+    /* The handler may have handed the call to another thread that already
+     * finished it; whichever side comes second completes the call. */
+    pthread_mutex_lock(&s->lock);
+    if (c->phase == MCP__CALL_FINISH_EARLY) {
+      pthread_mutex_unlock(&s->lock);
+      mcp__call_complete(c, c->finish_rc, out);
+    } else {
+      c->phase = MCP__CALL_DEFERRED;
+      pthread_mutex_unlock(&s->lock);
+    }
+    return;
+  }
+  if (rc > 0 && rc != MCP_INPUT_REQUIRED)
+    rc = MCP_EINVAL; /* not a valid handler return; treat as a failure */
+  mcp__call_complete(c, rc, out);
+}
+
+static int finish_code(int rc) {
+  return rc > 0 && rc != MCP_INPUT_REQUIRED ? MCP_EINVAL : rc;
 }
 
 int mcp_call_finish(mcp_call *call, int rc) {
@@ -439,7 +632,7 @@ int mcp_call_finish(mcp_call *call, int rc) {
     /* The handler has not returned MCP_DEFERRED yet; it completes the call
      * when it does. */
     call->phase = MCP__CALL_FINISH_EARLY;
-    call->finish_rc = rc > 0 ? MCP_EINVAL : rc;
+    call->finish_rc = finish_code(rc);
     pthread_mutex_unlock(&s->lock);
     return 0;
   }
@@ -447,7 +640,8 @@ int mcp_call_finish(mcp_call *call, int rc) {
     pthread_mutex_unlock(&s->lock);
     return MCP_EINVAL;
   }
+  call->phase = MCP__CALL_RUNNING;
   pthread_mutex_unlock(&s->lock);
-  mcp__call_complete(call, rc > 0 ? MCP_EINVAL : rc, NULL);
+  mcp__call_complete(call, finish_code(rc), NULL);
   return 0;
 }

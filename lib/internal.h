@@ -57,6 +57,30 @@ unsigned long long mcp__now_us(void);
 
 #endif
 
+/* ---- crypto (lib/crypto.c) ----------------------------------------------- */
+#include <stdint.h>
+
+typedef struct mcp__sha256 {
+  uint32_t h[8];
+  unsigned long long len;
+  unsigned char buf[64];
+  size_t fill;
+} mcp__sha256;
+
+void mcp__sha256_init(mcp__sha256 *s);
+void mcp__sha256_update(mcp__sha256 *s, const void *data, size_t n);
+void mcp__sha256_final(mcp__sha256 *s, unsigned char out[32]);
+void mcp__hmac_sha256(const void *key, size_t key_len, const void *msg,
+                      size_t msg_len, unsigned char out[32]);
+/* Compares n bytes in time independent of where they differ. */
+int mcp__ct_equal(const void *a, const void *b, size_t n);
+/* Fills buf from the kernel's CSPRNG; MCP_EIO when it cannot. */
+int mcp__random(void *buf, size_t n);
+/* Unpadded base64url (RFC 4648 §5) appended to b, and its strict inverse
+ * (MCP_EINVAL for anything but the canonical encoding). */
+int mcp__base64url(mcp__buf *b, const void *data, size_t n);
+int mcp__base64url_decode(const char *s, size_t n, mcp__buf *out);
+
 /* ---- JSON-RPC envelope (lib/jsonrpc.c) -----------------------------------
  * Classifies one parsed message and frames replies. Framing writes compact
  * JSON into an mcp__buf; a NULL id means the id could not be read. */
@@ -110,7 +134,11 @@ enum {
   MCP__RPC_INVALID_REQUEST = -32600,
   MCP__RPC_METHOD_NOT_FOUND = -32601,
   MCP__RPC_INVALID_PARAMS = -32602,
-  MCP__RPC_INTERNAL_ERROR = -32603
+  MCP__RPC_INTERNAL_ERROR = -32603,
+  /* Defined by MCP 2026-07-28. */
+  MCP__RPC_HEADER_MISMATCH = -32020,
+  MCP__RPC_MISSING_CAPABILITY = -32021,
+  MCP__RPC_UNSUPPORTED_VERSION = -32022
 };
 
 /* ---- policy (lib/policy.c) -----------------------------------------------
@@ -155,9 +183,13 @@ typedef enum mcp__version {
   MCP__V2025_03_26,
   MCP__V2025_06_18,
   MCP__V2025_11_25,
+  MCP__V2026_07_28, /* the modern era: stateless, no initialize */
   MCP__VERSION_COUNT
 } mcp__version;
+/* The newest version initialize can negotiate. */
 #define MCP__VERSION_LATEST MCP__V2025_11_25
+/* The first version of the modern era. */
+#define MCP__VERSION_MODERN MCP__V2026_07_28
 
 const char *mcp__version_name(mcp__version v);
 /* Returns the version named s, or -1. */
@@ -208,11 +240,14 @@ int mcp__registry_add(mcp__registry *r, mcp__tool *t);
 int mcp__registry_remove(mcp__registry *r, const char *name);
 /* Returns a new reference, or NULL. */
 mcp__tool *mcp__registry_find(const mcp__registry *r, const char *name);
-/* Appends {"tools":[...][,"nextCursor":"..."]} for one page. cursor is the
- * client's (NULL for the first page). Returns 0, MCP_EINVAL for a bad cursor,
- * or MCP_ENOMEM. */
+/* Appends the members "tools":[...],["nextCursor":"...",] of one page, each
+ * followed by a comma (see mcp__result_begin). cursor is the client's (NULL
+ * for the first page). With visible non-NULL, only tools whose scopes that
+ * principal holds are listed. Returns 0, MCP_EINVAL for a bad cursor, or
+ * MCP_ENOMEM. */
 int mcp__registry_page(const mcp__registry *r, mcp__version v,
-                       const char *cursor, unsigned page_size, mcp__buf *b);
+                       const char *cursor, unsigned page_size,
+                       const mcp_principal *visible, mcp__buf *b);
 void mcp__registry_clear(mcp__registry *r);
 
 /* ---- server, sessions and calls (lib/server.c, session.c, call.c) -------- */
@@ -220,7 +255,8 @@ void mcp__registry_clear(mcp__registry *r);
 
 struct mcp_server {
   char *name, *version, *title, *instructions;
-  pthread_mutex_t lock; /* guards reg and sessions */
+  unsigned char state_key[32]; /* HMAC key of requestState */
+  pthread_mutex_t lock;        /* guards reg and sessions */
   mcp__registry reg;
   mcp_session *sessions; /* every live session, for list_changed */
   mcp_log_fn log;
@@ -229,6 +265,9 @@ struct mcp_server {
   mcp_audit_fn audit;
   void *audit_data;
   _Atomic unsigned page_size;
+  _Atomic unsigned list_ttl_ms; /* ttlMs of modern list results */
+  _Atomic unsigned input_ttl_s; /* lifetime of a requestState */
+  _Atomic bool hide_forbidden;  /* tools/list shows callable tools only */
 };
 
 /* Logs a formatted message through the server's log callback. */
@@ -256,7 +295,9 @@ struct mcp_session {
   _Atomic int version;  /* mcp__version; valid from INITIALIZED */
   mcp_call *calls;      /* unfinished calls */
   size_t ncalls;
-  mcp_session *next, *prev; /* in srv->sessions */
+  struct cJSON *client_caps; /* from initialize (legacy era) */
+  long long next_request_id; /* ids of requests we send (legacy input) */
+  mcp_session *next, *prev;  /* in srv->sessions */
 };
 
 /* Sends one message unless the session is closed. Takes the session lock. */
@@ -277,6 +318,18 @@ struct mcp_call {
   bool progressed;
   struct cJSON *arguments; /* owned */
   _Atomic bool cancelled;
+  bool modern;        /* answered in the modern era's shapes */
+  int log_level;      /* modern: the request's logLevel, -1 = none */
+  struct cJSON *caps; /* the client capabilities this call may use;
+                         owned in the modern era, borrowed otherwise */
+  /* Input required (lib/input.c). */
+  struct cJSON *inputs;   /* key -> the client's answer; owned */
+  struct cJSON *requests; /* key -> {method, params} asked this round */
+  char *state;            /* the handler's state from the previous round */
+  char *next_state;       /* set this round */
+  unsigned missing_caps;  /* MCP__CAP_* the client did not declare */
+  unsigned waiting;       /* legacy: client answers still outstanding */
+  unsigned rounds;
   int phase;     /* mcp__call_phase, under session->lock */
   int finish_rc; /* rc given to an early mcp_call_finish */
   bool is_error;
@@ -292,8 +345,17 @@ typedef enum mcp__call_phase {
   MCP__CALL_RUNNING = 0,  /* the handler has not returned yet */
   MCP__CALL_FINISH_EARLY, /* mcp_call_finish came before the handler
                              returned MCP_DEFERRED */
-  MCP__CALL_DEFERRED      /* waiting for mcp_call_finish */
+  MCP__CALL_DEFERRED,     /* waiting for mcp_call_finish */
+  MCP__CALL_WAITING_INPUT /* legacy: waiting for the client's answers */
 } mcp__call_phase;
+
+/* Client capabilities input requests depend on. */
+enum {
+  MCP__CAP_ELICITATION = 1,
+  MCP__CAP_ELICITATION_URL = 2,
+  MCP__CAP_SAMPLING = 4,
+  MCP__CAP_ROOTS = 8
+};
 
 /* Canonical text of an id: a string as mcp__json_quote writes it, an
  * integer as its exact text. Appended to b. */
@@ -307,11 +369,50 @@ int mcp__call_new(mcp_session *s, mcp__tool *tool, mcp__version v,
                   mcp_call **out);
 /* Frees a call that never ran (registration in the session failed). */
 void mcp__call_free(mcp_call *c);
+/* Unregisters and frees a call that was registered but never run (a
+ * modern retry refused before its handler). */
+void mcp__call_discard(mcp_call *c);
+/* The same with s->lock held; the lock is released. */
+void mcp__call_discard_locked(mcp_call *c);
 /* Answers and frees a call after its handler returned rc (0 or an error).
  * With out NULL the reply is sent on the session (deferred calls); else it
  * is appended to *out for the caller to deliver (the receiving thread, so a
  * reply can join a batch). A cancelled call produces no reply. */
 void mcp__call_complete(mcp_call *c, int rc, mcp__buf *out);
+/* Starts a result object: "{" and, in the modern era, the members every
+ * modern result carries ("resultType", "_meta" with serverInfo), each
+ * followed by a comma. Members are then written with a trailing comma and
+ * mcp__result_end closes the object. */
+void mcp__result_begin(mcp__buf *b, const mcp_server *srv, bool modern,
+                       const char *result_type);
+int mcp__result_end(mcp__buf *b);
+/* Appends srv's Implementation object as version v shows it. */
+void mcp__server_info(mcp__buf *b, const mcp_server *srv, mcp__version v);
+
+/* Runs a call's handler (again, for a later round) and deals with what it
+ * returns, on the thread that drives the session; out as for
+ * mcp__call_complete. */
+void mcp__call_run(mcp_call *c, mcp__buf *out);
+
+/* ---- input required (lib/input.c) ---------------------------------------- */
+/* Checks a modern retry's requestState and inputResponses against the call
+ * (tool, arguments, principal, expiry) and loads the verified answers and
+ * state into it. Returns 0 or MCP_EINVAL (why in msg) or MCP_ENOMEM. */
+int mcp__input_accept(mcp_call *c, const struct cJSON *params, char *msg,
+                      size_t msglen);
+/* Builds the modern InputRequiredResult reply for a call. */
+int mcp__input_result(mcp_call *c, mcp__buf *out);
+/* Legacy era: sends the round's requests to the client and parks the call.
+ * Call with the session lock held. */
+int mcp__input_send_locked(mcp_call *c);
+/* Routes a client's response to the call waiting for it. Returns the call
+ * when that answer was its last outstanding one (the caller then runs it
+ * again), else NULL. */
+mcp_call *mcp__input_response(mcp_session *s, const mcp__msg *m,
+                              const struct cJSON *node);
+/* Frees a call's input bookkeeping. */
+void mcp__input_clear(mcp_call *c);
+
 /* Emits the audit record of a call that was refused before it ran. */
 void mcp__audit(mcp_server *srv, const char *tool, const mcp_principal *p,
                 mcp_decision decision, const char *const *missing,

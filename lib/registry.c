@@ -12,7 +12,7 @@
 #include "internal.h"
 
 static const char *const version_names[MCP__VERSION_COUNT] = {
-    "2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"};
+    "2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"};
 
 const char *mcp__version_name(mcp__version v) { return version_names[v]; }
 
@@ -352,8 +352,16 @@ static int cursor_parse(const mcp__registry *r, const char *cursor,
   return 0;
 }
 
+static bool callable_by(const mcp__tool *t, const mcp_principal *p) {
+  for (size_t i = 0; i < t->nscopes; i++)
+    if (!mcp_principal_has_scope(p, t->scopes[i]))
+      return false;
+  return true;
+}
+
 int mcp__registry_page(const mcp__registry *r, mcp__version v,
-                       const char *cursor, unsigned page_size, mcp__buf *b) {
+                       const char *cursor, unsigned page_size,
+                       const mcp_principal *visible, mcp__buf *b) {
   unsigned long long after = 0;
   if (cursor != NULL && cursor_parse(r, cursor, &after))
     return MCP_EINVAL;
@@ -366,17 +374,22 @@ int mcp__registry_page(const mcp__registry *r, mcp__version v,
     else
       hi = mid;
   }
-  size_t end = r->n - lo > page_size ? lo + page_size : r->n;
-  mcp__buf_puts(b, "{\"tools\":[");
-  for (size_t i = lo; i < end; i++) {
-    if (i > lo)
+  mcp__buf_puts(b, "\"tools\":[");
+  size_t i = lo, shown = 0;
+  for (; i < r->n && shown < page_size; i++) {
+    if (visible && !callable_by(r->tools[i], visible))
+      continue;
+    if (shown++)
       mcp__buf_putc(b, ',');
     mcp__buf_append(b, r->tools[i]->wire[v], r->tools[i]->wire_len[v]);
   }
-  mcp__buf_putc(b, ']');
-  if (end < r->n)
-    mcp__buf_printf(b, ",\"nextCursor\":\"t%llu\"", r->tools[end - 1]->seq);
-  return mcp__buf_putc(b, '}');
+  mcp__buf_puts(b, "],");
+  /* The next page starts after the last tool examined, shown or not. */
+  while (visible && i < r->n && !callable_by(r->tools[i], visible))
+    i++;
+  if (i < r->n)
+    mcp__buf_printf(b, "\"nextCursor\":\"t%llu\",", r->tools[i - 1]->seq);
+  return b->err;
 }
 
 void mcp__registry_clear(mcp__registry *r) {

@@ -7,6 +7,8 @@
 #include "internal.h"
 
 #define DEFAULT_PAGE_SIZE 100
+#define DEFAULT_LIST_TTL_MS 60000
+#define DEFAULT_INPUT_TTL_S 600
 
 /* The last error is kept per thread, and remembers which server it belongs
  * to: two threads registering tools on one server each read their own
@@ -35,6 +37,15 @@ int mcp_server_new(const mcp_server_info *info, mcp_server **out) {
   srv->title = mcp__strdup(info->title);
   srv->instructions = mcp__strdup(info->instructions);
   atomic_init(&srv->page_size, DEFAULT_PAGE_SIZE);
+  atomic_init(&srv->list_ttl_ms, DEFAULT_LIST_TTL_MS);
+  atomic_init(&srv->input_ttl_s, DEFAULT_INPUT_TTL_S);
+  atomic_init(&srv->hide_forbidden, false);
+  /* The requestState key must be unguessable; without the kernel's CSPRNG
+   * there is no server rather than a weak one. */
+  if (mcp__random(srv->state_key, sizeof srv->state_key) != 0) {
+    mcp_server_free(srv);
+    return MCP_EIO;
+  }
   if (!srv->name || !srv->version || (info->title && !srv->title) ||
       (info->instructions && !srv->instructions)) {
     mcp_server_free(srv);
@@ -95,6 +106,70 @@ void mcp_server_set_audit(mcp_server *srv, mcp_audit_fn fn, void *user_data) {
 
 void mcp_server_set_page_size(mcp_server *srv, unsigned tools) {
   atomic_store(&srv->page_size, tools ? tools : DEFAULT_PAGE_SIZE);
+}
+
+void mcp_server_set_list_ttl(mcp_server *srv, unsigned ttl_ms) {
+  atomic_store(&srv->list_ttl_ms, ttl_ms);
+}
+
+void mcp_server_set_hide_forbidden(mcp_server *srv, bool hide) {
+  atomic_store(&srv->hide_forbidden, hide);
+}
+
+void mcp_server_set_input_ttl(mcp_server *srv, unsigned seconds) {
+  atomic_store(&srv->input_ttl_s, seconds ? seconds : DEFAULT_INPUT_TTL_S);
+}
+
+int mcp_server_set_state_key(mcp_server *srv, const void *key, size_t key_len) {
+  if (srv == NULL || key == NULL || key_len < 32)
+    return fail(srv, MCP_EINVAL, "the requestState key needs 32 bytes or more");
+  /* Longer secrets are condensed the way HMAC itself would. */
+  if (key_len > sizeof srv->state_key) {
+    mcp__sha256 h;
+    mcp__sha256_init(&h);
+    mcp__sha256_update(&h, key, key_len);
+    mcp__sha256_final(&h, srv->state_key);
+  } else {
+    memcpy(srv->state_key, key, key_len);
+  }
+  return 0;
+}
+
+static void put_string(mcp__buf *b, const char *key, const char *val) {
+  if (val == NULL)
+    return;
+  mcp__buf_printf(b, ",\"%s\":", key);
+  mcp__json_quote(b, val, strlen(val));
+}
+
+void mcp__server_info(mcp__buf *b, const mcp_server *srv, mcp__version v) {
+  mcp__buf_puts(b, "{\"name\":");
+  mcp__json_quote(b, srv->name, strlen(srv->name));
+  put_string(b, "version", srv->version);
+  if (v >= MCP__V2025_06_18)
+    put_string(b, "title", srv->title);
+  mcp__buf_putc(b, '}');
+}
+
+void mcp__result_begin(mcp__buf *b, const mcp_server *srv, bool modern,
+                       const char *result_type) {
+  mcp__buf_putc(b, '{');
+  if (!modern)
+    return;
+  mcp__buf_printf(b,
+                  "\"resultType\":\"%s\",\"_meta\":{\"io.modelcontextprotocol/"
+                  "serverInfo\":",
+                  result_type);
+  mcp__server_info(b, srv, MCP__VERSION_MODERN);
+  mcp__buf_puts(b, "},");
+}
+
+int mcp__result_end(mcp__buf *b) {
+  if (b->err == 0 && b->len > 0 && b->data[b->len - 1] == ',')
+    b->data[b->len - 1] = '}';
+  else
+    mcp__buf_putc(b, '}');
+  return b->err;
 }
 
 void mcp__log(mcp_server *srv, mcp_log_level level, const char *fmt, ...) {

@@ -41,6 +41,7 @@ int mcp_session_new(mcp_server *srv, const mcp_principal *principal,
 }
 
 static void session_destroy(mcp_session *s) {
+  cJSON_Delete(s->client_caps);
   mcp__principal_free(&s->principal);
   pthread_mutex_destroy(&s->lock);
   mcp__free(s);
@@ -66,11 +67,24 @@ void mcp_session_free(mcp_session *s) {
     s->next->prev = s->prev;
   pthread_mutex_unlock(&srv->lock);
   /* Calls still running keep the session alive through their references;
-   * they see the cancelled flag and their replies go nowhere. */
+   * they see the cancelled flag and their replies go nowhere. Calls parked
+   * for the client's answers have no thread of their own: they end here. */
   pthread_mutex_lock(&s->lock);
   s->closed = true;
-  for (mcp_call *c = s->calls; c; c = c->next)
-    atomic_store(&c->cancelled, true);
+  for (;;) {
+    mcp_call *parked = NULL;
+    for (mcp_call *c = s->calls; c; c = c->next) {
+      atomic_store(&c->cancelled, true);
+      if (c->phase == MCP__CALL_WAITING_INPUT && parked == NULL)
+        parked = c;
+    }
+    if (parked == NULL)
+      break;
+    parked->phase = MCP__CALL_RUNNING;
+    pthread_mutex_unlock(&s->lock);
+    mcp__call_complete(parked, MCP_ECANCELED, NULL);
+    pthread_mutex_lock(&s->lock);
+  }
   mcp__session_unref_locked(s);
 }
 
@@ -127,6 +141,19 @@ typedef struct reply_ctx {
   int err; /* first failure to send or to build a reply */
 } reply_ctx;
 
+/* One request as the engine serves it: its envelope, and the era and
+ * version whose schema shapes the reply. Legacy requests take them from
+ * the session; modern ones carry them in their own _meta. */
+typedef struct req {
+  const mcp__msg *m;
+  const cJSON *params; /* never NULL: an empty object stands in */
+  cJSON *params_node;  /* the mutable node, NULL when absent */
+  mcp__version v;
+  bool modern;
+  const cJSON *caps; /* client capabilities */
+  int log_level;     /* modern: requested log level, -1 = none */
+} req;
+
 static void reply_buf(mcp_session *s, reply_ctx *ctx, mcp__buf *b) {
   if (b->err) {
     if (!ctx->err)
@@ -157,112 +184,152 @@ static void reply_error(mcp_session *s, reply_ctx *ctx, const char *id,
   reply_buf(s, ctx, &b);
 }
 
-static void reply_result(mcp_session *s, reply_ctx *ctx, const mcp__msg *m,
-                         mcp__buf *result) {
-  mcp__buf b = {0};
-  if (result->err)
-    b.err = result->err;
+static void req_error(mcp_session *s, reply_ctx *ctx, const req *r, int code,
+                      const char *message, const char *data) {
+  reply_error(s, ctx, r->m->id, r->m->id_len, code, message, data);
+}
+
+/* Sends a result whose members (each with a trailing comma) are in body;
+ * the era's common members are added in front. */
+static void reply_result(mcp_session *s, reply_ctx *ctx, const req *r,
+                         mcp__buf *body) {
+  mcp__buf res = {0}, b = {0};
+  mcp__result_begin(&res, s->srv, r->modern, "complete");
+  if (body->err)
+    res.err = body->err;
   else
-    mcp__rpc_result(&b, m->id, m->id_len, result->data, result->len);
-  mcp__buf_free(result);
+    mcp__buf_append(&res, body->data, body->len);
+  mcp__result_end(&res);
+  mcp__buf_free(body);
+  if (res.err)
+    b.err = res.err;
+  else
+    mcp__rpc_result(&b, r->m->id, r->m->id_len, res.data, res.len);
+  mcp__buf_free(&res);
   reply_buf(s, ctx, &b);
 }
 
-static void reply_invalid_params(mcp_session *s, reply_ctx *ctx,
-                                 const mcp__msg *m, const char *why) {
+static void reply_invalid_params(mcp_session *s, reply_ctx *ctx, const req *r,
+                                 const char *why) {
   char msg[300];
   mcp__fmt(msg, sizeof msg, "Invalid params: %s", why);
-  reply_error(s, ctx, m->id, m->id_len, MCP__RPC_INVALID_PARAMS, msg, NULL);
+  mcp__utf8_trim(msg);
+  req_error(s, ctx, r, MCP__RPC_INVALID_PARAMS, msg, NULL);
 }
-
-/* ---- initialize ---------------------------------------------------------- */
 
 static const cJSON *member(const cJSON *obj, const char *key) {
   return cJSON_GetObjectItemCaseSensitive(obj, key);
 }
 
-static void put_member(mcp__buf *b, const char *key, const char *val) {
-  if (val == NULL)
-    return;
-  mcp__buf_printf(b, ",\"%s\":", key);
-  mcp__json_quote(b, val, strlen(val));
+/* The ttlMs and cacheScope members of a cacheable modern result. */
+static void put_cache(mcp__buf *b, const mcp_server *srv, bool private_) {
+  mcp__buf_printf(b, "\"ttlMs\":%u,\"cacheScope\":\"%s\",",
+                  atomic_load(&srv->list_ttl_ms),
+                  private_ ? "private" : "public");
 }
 
-static void handle_initialize(mcp_session *s, reply_ctx *ctx,
-                              const mcp__msg *m) {
+/* ---- initialize and server/discover -------------------------------------- */
+
+static void handle_initialize(mcp_session *s, reply_ctx *ctx, const req *r) {
   if (ctx->batch) {
-    reply_error(s, ctx, m->id, m->id_len, MCP__RPC_INVALID_REQUEST,
-                "Invalid Request: initialize must not be part of a batch",
-                NULL);
+    req_error(s, ctx, r, MCP__RPC_INVALID_REQUEST,
+              "Invalid Request: initialize must not be part of a batch", NULL);
     return;
   }
   if (atomic_load(&s->state) != MCP__STATE_NEW) {
-    reply_error(s, ctx, m->id, m->id_len, MCP__RPC_INVALID_REQUEST,
-                "Invalid Request: the session is already initialized", NULL);
+    req_error(s, ctx, r, MCP__RPC_INVALID_REQUEST,
+              "Invalid Request: the session is already initialized", NULL);
     return;
   }
-  const cJSON *version = member(m->params, "protocolVersion");
-  const cJSON *caps = member(m->params, "capabilities");
-  const cJSON *client = member(m->params, "clientInfo");
+  const cJSON *version = member(r->params, "protocolVersion");
+  const cJSON *caps = member(r->params, "capabilities");
+  const cJSON *client = member(r->params, "clientInfo");
   if (!cJSON_IsString(version) || !cJSON_IsObject(caps) ||
       !cJSON_IsObject(client) || !cJSON_IsString(member(client, "name"))) {
-    reply_invalid_params(s, ctx, m,
+    reply_invalid_params(s, ctx, r,
                          "initialize needs protocolVersion (string), "
                          "capabilities (object) and clientInfo (object with "
                          "a name)");
     return;
   }
-  /* The client's version if we speak it, else our latest: the client then
-   * decides whether it can go on. */
+  /* The client's version if initialize can serve it, else our latest: the
+   * client then decides whether it can go on. */
   int v = mcp__version_find(version->valuestring);
-  if (v < 0)
+  if (v < 0 || v > MCP__VERSION_LATEST)
     v = MCP__VERSION_LATEST;
+  cJSON *copy = cJSON_Duplicate(caps, 1);
   mcp_server *srv = s->srv;
-  mcp__buf r = {0};
-  mcp__buf_printf(&r,
-                  "{\"protocolVersion\":\"%s\",\"capabilities\":{\"tools\":{"
-                  "\"listChanged\":true}},\"serverInfo\":{\"name\":",
+  mcp__buf b = {0};
+  mcp__buf_printf(&b,
+                  "\"protocolVersion\":\"%s\",\"capabilities\":{\"tools\":{"
+                  "\"listChanged\":true}},\"serverInfo\":",
                   mcp__version_name((mcp__version)v));
-  mcp__json_quote(&r, srv->name, strlen(srv->name));
-  put_member(&r, "version", srv->version);
-  if (v >= MCP__V2025_06_18)
-    put_member(&r, "title", srv->title);
-  mcp__buf_putc(&r, '}');
-  put_member(&r, "instructions", srv->instructions);
-  mcp__buf_putc(&r, '}');
-  if (r.err) {
-    mcp__buf_free(&r);
-    reply_error(s, ctx, m->id, m->id_len, MCP__RPC_INTERNAL_ERROR,
-                "Internal error", NULL);
+  mcp__server_info(&b, srv, (mcp__version)v);
+  mcp__buf_putc(&b, ',');
+  if (srv->instructions) {
+    mcp__buf_puts(&b, "\"instructions\":");
+    mcp__json_quote(&b, srv->instructions, strlen(srv->instructions));
+    mcp__buf_putc(&b, ',');
+  }
+  if (b.err || copy == NULL) {
+    mcp__buf_free(&b);
+    cJSON_Delete(copy);
+    req_error(s, ctx, r, MCP__RPC_INTERNAL_ERROR, "Internal error", NULL);
     return;
   }
+  pthread_mutex_lock(&s->lock);
+  cJSON_Delete(s->client_caps);
+  s->client_caps = copy;
+  pthread_mutex_unlock(&s->lock);
   atomic_store(&s->version, v);
   atomic_store(&s->state, MCP__STATE_INITIALIZED);
-  reply_result(s, ctx, m, &r);
+  reply_result(s, ctx, r, &b);
+}
+
+static void handle_discover(mcp_session *s, reply_ctx *ctx, const req *r) {
+  mcp_server *srv = s->srv;
+  mcp__buf b = {0};
+  mcp__buf_puts(&b, "\"supportedVersions\":[");
+  for (int v = MCP__VERSION_COUNT - 1; v >= 0; v--)
+    mcp__buf_printf(&b, "\"%s\"%s", mcp__version_name((mcp__version)v),
+                    v ? "," : "");
+  /* tools/list_changed reaches modern clients only through
+   * subscriptions/listen, which this server does not offer yet, so the
+   * modern capability does not promise it. */
+  mcp__buf_puts(&b, "],\"capabilities\":{\"tools\":{}},");
+  if (srv->instructions) {
+    mcp__buf_puts(&b, "\"instructions\":");
+    mcp__json_quote(&b, srv->instructions, strlen(srv->instructions));
+    mcp__buf_putc(&b, ',');
+  }
+  put_cache(&b, srv, false);
+  reply_result(s, ctx, r, &b);
 }
 
 /* ---- tools --------------------------------------------------------------- */
 
-static void handle_tools_list(mcp_session *s, reply_ctx *ctx,
-                              const mcp__msg *m) {
-  const cJSON *cursor = member(m->params, "cursor");
+static void handle_tools_list(mcp_session *s, reply_ctx *ctx, const req *r) {
+  const cJSON *cursor = member(r->params, "cursor");
   if (cursor && !cJSON_IsString(cursor)) {
-    reply_invalid_params(s, ctx, m, "cursor must be a string");
+    reply_invalid_params(s, ctx, r, "cursor must be a string");
     return;
   }
   mcp_server *srv = s->srv;
-  mcp__buf r = {0};
+  bool hide = atomic_load(&srv->hide_forbidden);
+  mcp__buf b = {0};
   pthread_mutex_lock(&srv->lock);
-  int rc = mcp__registry_page(&srv->reg, (mcp__version)atomic_load(&s->version),
-                              cursor ? cursor->valuestring : NULL,
-                              atomic_load(&srv->page_size), &r);
+  int rc = mcp__registry_page(
+      &srv->reg, r->v, cursor ? cursor->valuestring : NULL,
+      atomic_load(&srv->page_size), hide ? &s->principal : NULL, &b);
   pthread_mutex_unlock(&srv->lock);
   if (rc == MCP_EINVAL) {
-    mcp__buf_free(&r);
-    reply_invalid_params(s, ctx, m, "unknown cursor");
+    mcp__buf_free(&b);
+    reply_invalid_params(s, ctx, r, "unknown cursor");
     return;
   }
-  reply_result(s, ctx, m, &r);
+  if (r->modern)
+    put_cache(&b, srv, hide); /* a filtered list is this caller's own */
+  reply_result(s, ctx, r, &b);
 }
 
 /* Finds an unfinished call by canonical id. Call with s->lock held. */
@@ -273,7 +340,7 @@ static mcp_call *find_call(mcp_session *s, const char *canon) {
   return NULL;
 }
 
-static void deny(mcp_session *s, reply_ctx *ctx, const mcp__msg *m,
+static void deny(mcp_session *s, reply_ctx *ctx, const req *r,
                  const mcp__decision *d) {
   mcp__buf msg = {0}, data = {0};
   if (d->decision == MCP_DECISION_DENIED_SCOPE) {
@@ -286,7 +353,7 @@ static void deny(mcp_session *s, reply_ctx *ctx, const mcp__msg *m,
   mcp__decision_data(&data, d);
   const char *text = mcp__buf_str(&msg), *json = mcp__buf_str(&data);
   if (text && json)
-    reply_error(s, ctx, m->id, m->id_len, MCP_RPC_FORBIDDEN, text, json);
+    req_error(s, ctx, r, MCP_RPC_FORBIDDEN, text, json);
   else if (!ctx->err)
     ctx->err = MCP_ENOMEM;
   mcp__buf_free(&msg);
@@ -294,46 +361,49 @@ static void deny(mcp_session *s, reply_ctx *ctx, const mcp__msg *m,
 }
 
 /* Sends an isError result without running the handler. */
-static void reply_tool_error(mcp_session *s, reply_ctx *ctx, const mcp__msg *m,
+static void reply_tool_error(mcp_session *s, reply_ctx *ctx, const req *r,
                              const char *text) {
-  mcp__buf r = {0};
-  mcp__buf_puts(&r, "{\"content\":[{\"type\":\"text\",\"text\":");
-  mcp__json_quote(&r, text, strlen(text));
-  mcp__buf_puts(&r, "}],\"isError\":true}");
-  reply_result(s, ctx, m, &r);
+  mcp__buf b = {0};
+  mcp__buf_puts(&b, "\"content\":[{\"type\":\"text\",\"text\":");
+  mcp__json_quote(&b, text, strlen(text));
+  mcp__buf_puts(&b, "}],\"isError\":true,");
+  reply_result(s, ctx, r, &b);
 }
 
-/* Completes a call on the receiving thread, so its reply can join a batch. */
-static void complete_here(mcp_session *s, reply_ctx *ctx, mcp_call *call,
-                          int rc) {
+/* Runs a call on the receiving thread, so its reply can join a batch. */
+static void run_here(mcp_session *s, reply_ctx *ctx, mcp_call *call) {
   mcp__buf out = {0};
-  mcp__call_complete(call, rc, &out);
+  mcp__call_run(call, &out);
   if (out.len || out.err)
     reply_buf(s, ctx, &out);
   else
     mcp__buf_free(&out);
 }
 
-static void handle_tools_call(mcp_session *s, reply_ctx *ctx, const mcp__msg *m,
-                              cJSON *params) {
+static void handle_tools_call(mcp_session *s, reply_ctx *ctx, const req *r) {
   unsigned long long started = mcp__now_us();
   mcp_server *srv = s->srv;
+  cJSON *params = r->params_node;
   const cJSON *name = member(params, "name");
   cJSON *args = cJSON_GetObjectItemCaseSensitive(params, "arguments");
   const cJSON *meta = member(params, "_meta");
   const cJSON *token =
       cJSON_IsObject(meta) ? member(meta, "progressToken") : NULL;
+  if (params == NULL) {
+    reply_invalid_params(s, ctx, r, "tools/call needs params");
+    return;
+  }
   if (!cJSON_IsString(name)) {
-    reply_invalid_params(s, ctx, m, "tools/call needs a tool name (string)");
+    reply_invalid_params(s, ctx, r, "tools/call needs a tool name (string)");
     return;
   }
   if (args != NULL && !cJSON_IsObject(args)) {
-    reply_invalid_params(s, ctx, m, "arguments must be an object");
+    reply_invalid_params(s, ctx, r, "arguments must be an object");
     return;
   }
   if (token && !cJSON_IsString(token) &&
       !(cJSON_IsNumber(token) && mcp__json_integer(token, NULL, NULL))) {
-    reply_invalid_params(s, ctx, m,
+    reply_invalid_params(s, ctx, r,
                          "_meta.progressToken must be a string or an integer");
     return;
   }
@@ -344,7 +414,7 @@ static void handle_tools_call(mcp_session *s, reply_ctx *ctx, const mcp__msg *m,
     char msg[200];
     mcp__fmt(msg, sizeof msg, "Unknown tool: %.128s", name->valuestring);
     mcp__utf8_trim(msg);
-    reply_error(s, ctx, m->id, m->id_len, MCP__RPC_INVALID_PARAMS, msg, NULL);
+    req_error(s, ctx, r, MCP__RPC_INVALID_PARAMS, msg, NULL);
     return;
   }
   /* The call owns its arguments: they outlive this message when the
@@ -354,7 +424,7 @@ static void handle_tools_call(mcp_session *s, reply_ctx *ctx, const mcp__msg *m,
   else
     args = cJSON_CreateObject();
   mcp__buf canon = {0}, tok = {0};
-  mcp__id_canonical(&canon, m->id_node);
+  mcp__id_canonical(&canon, r->m->id_node);
   if (token)
     mcp__json_write(&tok, token);
   mcp__decision d = {0};
@@ -369,9 +439,9 @@ static void handle_tools_call(mcp_session *s, reply_ctx *ctx, const mcp__msg *m,
   bool duplicate = find_call(s, canon.data) != NULL;
   pthread_mutex_unlock(&s->lock);
   if (duplicate) {
-    reply_error(s, ctx, m->id, m->id_len, MCP__RPC_INVALID_REQUEST,
-                "Invalid Request: a call with this id is still in progress",
-                NULL);
+    req_error(s, ctx, r, MCP__RPC_INVALID_REQUEST,
+              "Invalid Request: a call with this id is still in progress",
+              NULL);
     goto done;
   }
   if (mcp__policy_decide(&srv->policy, &s->principal, tool->name,
@@ -381,50 +451,50 @@ static void handle_tools_call(mcp_session *s, reply_ctx *ctx, const mcp__msg *m,
   if (d.decision != MCP_DECISION_ALLOWED) {
     mcp__audit(srv, tool->name, &s->principal, d.decision,
                (const char *const *)d.missing, false, false, started);
-    deny(s, ctx, m, &d);
+    deny(s, ctx, r, &d);
     goto done;
   }
   if (mcp__schema_check_args(tool->input_schema, args, why, sizeof why)) {
     mcp__audit(srv, tool->name, &s->principal, MCP_DECISION_INVALID_ARGUMENTS,
                NULL, true, false, started);
-    reply_tool_error(s, ctx, m, why);
+    reply_tool_error(s, ctx, r, why);
     goto done;
   }
-  rc = mcp__call_new(s, tool, (mcp__version)atomic_load(&s->version), m->id,
-                     m->id_len, canon.data, token ? tok.data : NULL, args,
-                     &call);
+  rc = mcp__call_new(s, tool, r->v, r->m->id, r->m->id_len, canon.data,
+                     token ? tok.data : NULL, args, &call);
   args = NULL; /* the call owns them now, or freed them on failure */
   if (rc)
     goto oom;
   call->started_us = started;
+  call->modern = r->modern;
+  call->log_level = r->log_level;
   tool = NULL; /* the call holds the reference */
   mcp__decision_free(&d);
   mcp__buf_free(&canon);
   mcp__buf_free(&tok);
-
-  rc = call->tool->handler(call, call->tool->user_data);
-  if (rc == MCP_DEFERRED) {
-    /* The handler may have handed the call to another thread that already
-     * finished it; whichever side comes second completes the call. */
-    pthread_mutex_lock(&s->lock);
-    if (call->phase == MCP__CALL_FINISH_EARLY) {
-      pthread_mutex_unlock(&s->lock);
-      complete_here(s, ctx, call, call->finish_rc);
-    } else {
-      call->phase = MCP__CALL_DEFERRED;
-      pthread_mutex_unlock(&s->lock);
+  if (r->modern) {
+    /* A modern call owns a copy of the capabilities it may use, and a
+     * retry's requestState is checked before the handler sees anything. */
+    call->caps = cJSON_Duplicate(r->caps, 1);
+    rc = call->caps ? mcp__input_accept(call, params, why, sizeof why)
+                    : MCP_ENOMEM;
+    if (rc) {
+      mcp__call_discard(call);
+      if (rc == MCP_EINVAL)
+        reply_invalid_params(s, ctx, r, why);
+      else
+        req_error(s, ctx, r, MCP__RPC_INTERNAL_ERROR, "Internal error", NULL);
+      return;
     }
-    return;
+  } else {
+    call->caps = s->client_caps;
   }
-  if (rc > 0)
-    rc = MCP_EINVAL; /* not a valid handler return; treat as a failure */
-  complete_here(s, ctx, call, rc);
+  run_here(s, ctx, call);
   return;
 oom:
   mcp__audit(srv, tool->name, &s->principal, d.decision, NULL, false, true,
              started);
-  reply_error(s, ctx, m->id, m->id_len, MCP__RPC_INTERNAL_ERROR,
-              "Internal error", NULL);
+  req_error(s, ctx, r, MCP__RPC_INTERNAL_ERROR, "Internal error", NULL);
 done:
   cJSON_Delete(args);
   if (tool)
@@ -439,56 +509,155 @@ static void handle_cancelled(mcp_session *s, const cJSON *params) {
   if (id == NULL || !(cJSON_IsString(id) || cJSON_IsNumber(id)))
     return; /* malformed cancellations are ignored, as the spec asks */
   mcp__buf canon = {0};
+  mcp_call *parked = NULL;
   if (mcp__id_canonical(&canon, id) == 0 && mcp__buf_str(&canon)) {
     pthread_mutex_lock(&s->lock);
     mcp_call *c = find_call(s, canon.data);
-    if (c)
+    if (c) {
       atomic_store(&c->cancelled, true);
+      /* A call parked for the client's answers has no thread to notice:
+       * finish it here. */
+      if (c->phase == MCP__CALL_WAITING_INPUT) {
+        c->phase = MCP__CALL_RUNNING;
+        parked = c;
+      }
+    }
     pthread_mutex_unlock(&s->lock);
   }
   mcp__buf_free(&canon);
+  if (parked)
+    mcp__call_complete(parked, MCP_ECANCELED, NULL);
 }
 
 /* ---- dispatch ------------------------------------------------------------ */
 
+static const char *const log_levels[] = {"debug",   "info",     "notice",
+                                         "warning", "error",    "critical",
+                                         "alert",   "emergency"};
+
+/* Fills r's era from the request's _meta. A request is modern when its
+ * _meta names a protocol version or client capabilities; then both are
+ * required, the version must be a modern one, and a log level, if any, must
+ * be valid. Returns false after answering the request with the error. */
+static bool read_era(mcp_session *s, reply_ctx *ctx, req *r) {
+  const cJSON *meta = member(r->params, "_meta");
+  const cJSON *version =
+      cJSON_IsObject(meta)
+          ? member(meta, "io.modelcontextprotocol/protocolVersion")
+          : NULL;
+  const cJSON *caps =
+      cJSON_IsObject(meta)
+          ? member(meta, "io.modelcontextprotocol/clientCapabilities")
+          : NULL;
+  const cJSON *level = cJSON_IsObject(meta)
+                           ? member(meta, "io.modelcontextprotocol/logLevel")
+                           : NULL;
+  r->log_level = -1;
+  if (version == NULL && caps == NULL &&
+      strcmp(r->m->method, "server/discover") != 0) {
+    r->v = (mcp__version)atomic_load(&s->version);
+    r->caps = s->client_caps;
+    return true;
+  }
+  r->modern = true;
+  r->v = MCP__VERSION_MODERN;
+  if (!cJSON_IsString(version)) {
+    reply_invalid_params(s, ctx, r,
+                         "_meta[\"io.modelcontextprotocol/protocolVersion\"] "
+                         "is required (a string)");
+    return false;
+  }
+  int v = mcp__version_find(version->valuestring);
+  if (v < MCP__VERSION_MODERN) {
+    mcp__buf data = {0};
+    mcp__buf_puts(&data, "{\"supported\":[");
+    for (int i = MCP__VERSION_COUNT - 1; i >= 0; i--)
+      mcp__buf_printf(&data, "\"%s\"%s", mcp__version_name((mcp__version)i),
+                      i ? "," : "");
+    mcp__buf_puts(&data, "],\"requested\":");
+    mcp__json_quote(&data, version->valuestring, strlen(version->valuestring));
+    mcp__buf_putc(&data, '}');
+    const char *json = mcp__buf_str(&data);
+    if (json)
+      req_error(s, ctx, r, MCP__RPC_UNSUPPORTED_VERSION,
+                "Unsupported protocol version", json);
+    else if (!ctx->err)
+      ctx->err = MCP_ENOMEM;
+    mcp__buf_free(&data);
+    return false;
+  }
+  if (!cJSON_IsObject(caps)) {
+    reply_invalid_params(s, ctx, r,
+                         "_meta[\"io.modelcontextprotocol/clientCapabilities\"]"
+                         " is required (an object)");
+    return false;
+  }
+  r->caps = caps;
+  if (level != NULL) {
+    for (int i = 0; i < 8 && cJSON_IsString(level); i++)
+      if (strcmp(level->valuestring, log_levels[i]) == 0)
+        r->log_level = i;
+    if (r->log_level < 0) {
+      reply_invalid_params(s, ctx, r,
+                           "_meta[\"io.modelcontextprotocol/logLevel\"] is not "
+                           "a log level");
+      return false;
+    }
+  }
+  return true;
+}
+
+static void method_not_found(mcp_session *s, reply_ctx *ctx, const req *r) {
+  char msg[MCP__MAX_METHOD + 40];
+  mcp__fmt(msg, sizeof msg, "Method not found: %s", r->m->method);
+  mcp__utf8_trim(msg);
+  req_error(s, ctx, r, MCP__RPC_METHOD_NOT_FOUND, msg, NULL);
+}
+
 static void handle_request(mcp_session *s, reply_ctx *ctx, const mcp__msg *m,
                            cJSON *params) {
-  static cJSON empty = {.type = cJSON_Object};
-  mcp__msg mm = *m;
-  if (mm.params == NULL)
-    mm.params = &empty;
+  static const cJSON empty = {.type = cJSON_Object};
+  req r = {.m = m, .params = params ? params : &empty, .params_node = params};
   const char *method = m->method;
+  /* initialize always starts the legacy era, whatever _meta it carries. */
   if (strcmp(method, "initialize") == 0) {
-    handle_initialize(s, ctx, &mm);
+    r.v = (mcp__version)atomic_load(&s->version);
+    handle_initialize(s, ctx, &r);
+    return;
+  }
+  if (!read_era(s, ctx, &r))
+    return;
+  if (r.modern) {
+    if (strcmp(method, "server/discover") == 0)
+      handle_discover(s, ctx, &r);
+    else if (strcmp(method, "tools/list") == 0)
+      handle_tools_list(s, ctx, &r);
+    else if (strcmp(method, "tools/call") == 0)
+      handle_tools_call(s, ctx, &r);
+    else
+      method_not_found(s, ctx, &r); /* ping and the rest are legacy only */
     return;
   }
   if (strcmp(method, "ping") == 0) {
-    mcp__buf r = {0};
-    mcp__buf_puts(&r, "{}");
-    reply_result(s, ctx, m, &r);
+    mcp__buf b = {0};
+    reply_result(s, ctx, &r, &b);
     return;
   }
   bool tools_method =
       strcmp(method, "tools/list") == 0 || strcmp(method, "tools/call") == 0;
   if (tools_method && atomic_load(&s->state) == MCP__STATE_NEW) {
-    reply_error(s, ctx, m->id, m->id_len, MCP__RPC_INVALID_REQUEST,
-                "Invalid Request: the session is not initialized; send "
-                "initialize first",
-                NULL);
+    req_error(s, ctx, &r, MCP__RPC_INVALID_REQUEST,
+              "Invalid Request: the session is not initialized; send "
+              "initialize first",
+              NULL);
     return;
   }
-  if (strcmp(method, "tools/list") == 0) {
-    handle_tools_list(s, ctx, &mm);
-  } else if (strcmp(method, "tools/call") == 0) {
-    if (params == NULL)
-      reply_invalid_params(s, ctx, m, "tools/call needs params");
-    else
-      handle_tools_call(s, ctx, &mm, params);
-  } else {
-    char msg[MCP__MAX_METHOD + 40];
-    mcp__fmt(msg, sizeof msg, "Method not found: %s", method);
-    reply_error(s, ctx, m->id, m->id_len, MCP__RPC_METHOD_NOT_FOUND, msg, NULL);
-  }
+  if (strcmp(method, "tools/list") == 0)
+    handle_tools_list(s, ctx, &r);
+  else if (strcmp(method, "tools/call") == 0)
+    handle_tools_call(s, ctx, &r);
+  else
+    method_not_found(s, ctx, &r);
 }
 
 static void handle_notification(mcp_session *s, const mcp__msg *m) {
@@ -513,11 +682,14 @@ static void handle_message(mcp_session *s, reply_ctx *ctx,
   case MCP__MSG_NOTIFICATION:
     handle_notification(s, &m);
     break;
-  case MCP__MSG_RESPONSE:
-    /* This engine sends no requests of its own yet, so any response is
-     * unsolicited: drop it. */
-    mcp__log(s->srv, MCP_LOG_DEBUG, "ignored a response to no request");
+  case MCP__MSG_RESPONSE: {
+    /* The client's answer to a request of ours; once a parked call has
+     * every answer it runs again, here. Anything else is dropped. */
+    mcp_call *ready = mcp__input_response(s, &m, node);
+    if (ready)
+      run_here(s, ctx, ready);
     break;
+  }
   case MCP__MSG_INVALID: {
     /* A message with a method but no id was meant as a notification, and a
      * notification is never answered, even when malformed. */

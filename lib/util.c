@@ -57,6 +57,8 @@ const char *mcp_strerror(int rc) {
 #undef MCP_ERROR_CASE_
   case MCP_DEFERRED:
     return "deferred: the handler will finish later";
+  case MCP_INPUT_REQUIRED:
+    return "input required: the handler asked the client for input";
   default:
     return "unknown error";
   }

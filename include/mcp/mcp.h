@@ -62,7 +62,8 @@ struct cJSON;
   X(MCP_ERANGE, -10, "value out of range")                                     \
   X(MCP_ECANCELED, -11, "cancelled by the client")                             \
   X(MCP_ECLOSED, -12, "session closed")                                        \
-  X(MCP_EINTERNAL, -13, "internal error")
+  X(MCP_EINTERNAL, -13, "internal error")                                      \
+  X(MCP_ECAPABILITY, -14, "the client did not declare a capability this needs")
 
 /** Error codes returned by libmcp functions. */
 typedef enum mcp_error {
@@ -75,8 +76,13 @@ typedef enum mcp_error {
  * mcp_call_finish()". Positive, so it never collides with an error code. */
 #define MCP_DEFERRED 1
 
+/** A handler's return value meaning "I asked the client for input with
+ * mcp_call_request_input(); call me again with the answers". */
+#define MCP_INPUT_REQUIRED 2
+
 /** Returns a static, never NULL, English text for an MCP_E* code (or for
- * MCP_DEFERRED); "unknown error" for anything else. Any thread. */
+ * MCP_DEFERRED and MCP_INPUT_REQUIRED); "unknown error" for anything else.
+ * Any thread. */
 MCP_API const char *mcp_strerror(int rc);
 
 /** JSON-RPC error code sent on stdio (and by any transport without its own
@@ -203,7 +209,8 @@ typedef struct mcp_server_info {
 } mcp_server_info;
 
 /** Creates a server. info is copied. Returns 0 and sets *out, or
- * MCP_EINVAL (name or version missing) or MCP_ENOMEM. Free with
+ * MCP_EINVAL (name or version missing, or text not UTF-8), MCP_ENOMEM, or
+ * MCP_EIO when the kernel's CSPRNG cannot seed the requestState key. Free with
  * mcp_server_free after every session using it has been freed. */
 MCP_API int mcp_server_new(const mcp_server_info *info, mcp_server **out);
 
@@ -234,6 +241,29 @@ MCP_API void mcp_server_set_audit(mcp_server *srv, mcp_audit_fn fn,
 /** Sets how many tools one tools/list page holds (0 restores the default,
  * 100). Any thread. */
 MCP_API void mcp_server_set_page_size(mcp_server *srv, unsigned tools);
+
+/** Sets the ttlMs that modern-era (2026-07-28) results of server/discover and
+ * tools/list carry: how long a client may cache them, in milliseconds
+ * (default 60000; 0 means "stale at once"). Any thread. */
+MCP_API void mcp_server_set_list_ttl(mcp_server *srv, unsigned ttl_ms);
+
+/** When on, tools/list shows each caller only the tools whose scopes it
+ * holds, and modern-era lists say cacheScope "private". Off by default, so a
+ * client can discover what a step-up would unlock. This never replaces the
+ * check at tools/call. Any thread. */
+MCP_API void mcp_server_set_hide_forbidden(mcp_server *srv, bool hide);
+
+/** Sets how long a requestState handed to a client stays valid, in seconds
+ * (default 600). Any thread. */
+MCP_API void mcp_server_set_input_ttl(mcp_server *srv, unsigned seconds);
+
+/** Replaces the server's requestState signing key (by default 32 bytes from
+ * the kernel's CSPRNG, drawn by mcp_server_new). Give every process of a
+ * load-balanced deployment the same secret so any of them accepts a retry.
+ * key_len must be at least 32. Returns 0 or MCP_EINVAL. Call before
+ * serving. */
+MCP_API int mcp_server_set_state_key(mcp_server *srv, const void *key,
+                                     size_t key_len);
 
 /* ---------------------------------------------------------------------------
  * Tools
@@ -342,9 +372,67 @@ MCP_API bool mcp_call_cancelled(const mcp_call *call);
 MCP_API int mcp_call_progress(mcp_call *call, double progress, double total,
                               const char *message);
 
-/** Logs through the server's log callback, naming the tool. Any thread. */
+/** Logs through the server's log callback, naming the tool. In the modern
+ * era, when the request asked for log messages at or above level, the
+ * message also goes to the client as notifications/message on that
+ * request's stream; otherwise the client receives nothing. Same thread rule
+ * as mcp_call_progress. */
 MCP_API void mcp_call_log(mcp_call *call, mcp_log_level level,
                           const char *message);
+
+/* ---------------------------------------------------------------------------
+ * Asking the client for input
+ *
+ * One handler serves both protocol eras. It asks for what it needs and
+ * returns MCP_INPUT_REQUIRED; it is called again with the answers:
+ *
+ *   const cJSON *answer = mcp_call_input(call, "confirm");
+ *   if (answer == NULL) {
+ *     mcp_call_request_input(call, "confirm", MCP_INPUT_ELICITATION,
+ *                            "{\"message\":\"Delete it?\",...}");
+ *     return MCP_INPUT_REQUIRED;
+ *   }
+ *
+ * In the modern era (2026-07-28) the call answers with an InputRequiredResult
+ * and the client retries the request with the answers; the library signs the
+ * requestState (HMAC-SHA-256, bound to the tool, the arguments, the caller
+ * and an expiry) and refuses a tampered, expired or foreign one before the
+ * handler runs. In the legacy era the library sends real elicitation/create,
+ * sampling/createMessage or roots/list requests to the client and calls the
+ * handler again when every answer has arrived. No thread waits meanwhile.
+ * ------------------------------------------------------------------------ */
+
+/** What a handler can ask the client for. */
+typedef enum mcp_input_kind {
+  MCP_INPUT_ELICITATION = 1, /* elicitation/create: ask the user */
+  MCP_INPUT_SAMPLING,        /* sampling/createMessage: ask the model */
+  MCP_INPUT_ROOTS            /* roots/list: the client's roots */
+} mcp_input_kind;
+
+/** Asks for input under key (1-64 characters of [A-Za-z0-9_.-], unique per
+ * round) with params, the JSON text of that request's params (for example
+ * an ElicitRequestFormParams object; NULL for roots). Returns 0;
+ * MCP_ECAPABILITY when the client did not declare the capability this needs
+ * (nothing is asked: return an error, or do without; returning
+ * MCP_ECAPABILITY answers -32021 in the modern era and an isError result in
+ * the legacy era); MCP_EINVAL; MCP_ENOMEM. */
+MCP_API int mcp_call_request_input(mcp_call *call, const char *key,
+                                   mcp_input_kind kind, const char *params);
+
+/** The client's answer to the request asked under key in an earlier round
+ * (an ElicitResult, CreateMessageResult or ListRootsResult object;
+ * borrowed, valid until the call is finished), or NULL when there is none. */
+MCP_API const struct cJSON *mcp_call_input(const mcp_call *call,
+                                           const char *key);
+
+/** Keeps text for the handler's next round (copied). In the modern era it
+ * travels inside the signed requestState, so it is tamper-proof but not
+ * secret: never put a credential in it. Returns 0, MCP_EINVAL or
+ * MCP_ENOMEM. */
+MCP_API int mcp_call_set_state(mcp_call *call, const char *state);
+
+/** The text the previous round kept with mcp_call_set_state, or NULL. */
+MCP_API const char *mcp_call_state(const mcp_call *call);
 
 /* Result builders. Each appends to the call's result and copies its input.
  * The first failure is latched: later builders do nothing and return it, and

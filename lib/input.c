@@ -1,0 +1,484 @@
+/* Asking the client for input, one handler API for both eras.
+ *
+ * Modern era (2026-07-28): the call is answered with an InputRequiredResult
+ * and the client retries the same request with inputResponses and the
+ * requestState we gave it. The requestState is the only memory between the
+ * two requests, and the client holds it, so it is signed (HMAC-SHA-256 with
+ * the server's key) and bound to the tool, a digest of the arguments, the
+ * caller's subject and an expiry; anything else is refused before the
+ * handler runs.
+ *
+ * Legacy era: the library sends real requests to the client, parks the call
+ * without holding a thread, and runs the handler again once every answer is
+ * in. Either way the handler reads answers with mcp_call_input and keeps its
+ * own notes with mcp_call_set_state. */
+#include <cjson/cJSON.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "internal.h"
+
+#define STATE_VERSION 1
+
+static const cJSON *member(const cJSON *obj, const char *key) {
+  return cJSON_GetObjectItemCaseSensitive(obj, key);
+}
+
+static int key_valid(const char *key) {
+  size_t n = key ? strlen(key) : 0;
+  if (n < 1 || n > 64)
+    return 0;
+  for (size_t i = 0; i < n; i++) {
+    unsigned char c = (unsigned char)key[i];
+    if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+          (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-'))
+      return 0;
+  }
+  return 1;
+}
+
+/* Which capabilities a request of this kind needs from this client, as
+ * MCP__CAP_* bits not declared (0 when all are). */
+static unsigned missing_caps(const cJSON *caps, mcp_input_kind kind,
+                             const cJSON *params) {
+  const cJSON *elicit = member(caps, "elicitation");
+  switch (kind) {
+  case MCP_INPUT_ELICITATION: {
+    const cJSON *mode = member(params, "mode");
+    bool url = cJSON_IsString(mode) && strcmp(mode->valuestring, "url") == 0;
+    if (!cJSON_IsObject(elicit))
+      return url ? MCP__CAP_ELICITATION_URL : MCP__CAP_ELICITATION;
+    if (url)
+      return member(elicit, "url") ? 0 : MCP__CAP_ELICITATION_URL;
+    /* An empty elicitation object means form mode (2025-11-25). */
+    return member(elicit, "form") || !member(elicit, "url")
+               ? 0
+               : MCP__CAP_ELICITATION;
+  }
+  case MCP_INPUT_SAMPLING:
+    return cJSON_IsObject(member(caps, "sampling")) ? 0 : MCP__CAP_SAMPLING;
+  case MCP_INPUT_ROOTS:
+    return cJSON_IsObject(member(caps, "roots")) ? 0 : MCP__CAP_ROOTS;
+  }
+  return 0;
+}
+
+int mcp_call_request_input(mcp_call *call, const char *key, mcp_input_kind kind,
+                           const char *params) {
+  static const char *const methods[] = {NULL, "elicitation/create",
+                                        "sampling/createMessage", "roots/list"};
+  if (call == NULL || !key_valid(key) || kind < MCP_INPUT_ELICITATION ||
+      kind > MCP_INPUT_ROOTS || (params == NULL && kind != MCP_INPUT_ROOTS) ||
+      member(call->requests, key))
+    return MCP_EINVAL;
+  mcp__json_doc doc = {0};
+  int rc = mcp__json_parse(params ? params : "{}", params ? strlen(params) : 2,
+                           NULL, &doc, NULL, 0);
+  if (rc == MCP_ENOMEM)
+    return call->latched = MCP_ENOMEM;
+  if (rc || !cJSON_IsObject(doc.root)) {
+    mcp__json_doc_free(&doc);
+    return MCP_EINVAL;
+  }
+  unsigned missing = missing_caps(call->caps, kind, doc.root);
+  if (missing) {
+    call->missing_caps |= missing;
+    mcp__json_doc_free(&doc);
+    return MCP_ECAPABILITY;
+  }
+  cJSON *req = cJSON_CreateObject();
+  if (call->requests == NULL)
+    call->requests = cJSON_CreateObject();
+  if (req == NULL || call->requests == NULL ||
+      !cJSON_AddStringToObject(req, "method", methods[kind]) ||
+      !cJSON_AddItemToObject(req, "params", doc.root) ||
+      !cJSON_AddItemToObject(call->requests, key, req)) {
+    /* doc.root belongs to req once added; free whichever owns it. */
+    if (member(req, "params") == NULL)
+      cJSON_Delete(doc.root);
+    cJSON_Delete(req);
+    doc.root = NULL;
+    mcp__json_doc_free(&doc);
+    return call->latched = MCP_ENOMEM;
+  }
+  doc.root = NULL;
+  mcp__json_doc_free(&doc);
+  return 0;
+}
+
+const cJSON *mcp_call_input(const mcp_call *call, const char *key) {
+  return call && key ? member(call->inputs, key) : NULL;
+}
+
+int mcp_call_set_state(mcp_call *call, const char *state) {
+  if (call == NULL || state == NULL || !mcp__utf8_valid(state, strlen(state)))
+    return MCP_EINVAL;
+  char *copy = mcp__strdup(state);
+  if (copy == NULL)
+    return MCP_ENOMEM;
+  mcp__free(call->next_state);
+  call->next_state = copy;
+  return 0;
+}
+
+const char *mcp_call_state(const mcp_call *call) {
+  return call ? call->state : NULL;
+}
+
+void mcp__input_clear(mcp_call *c) {
+  cJSON_Delete(c->inputs);
+  cJSON_Delete(c->requests);
+  mcp__free(c->state);
+  mcp__free(c->next_state);
+  c->inputs = c->requests = NULL;
+  c->state = c->next_state = NULL;
+}
+
+/* ---- the signed requestState --------------------------------------------- */
+
+static int by_key(const void *a, const void *b) {
+  return strcmp((*(const cJSON *const *)a)->string,
+                (*(const cJSON *const *)b)->string);
+}
+
+/* Hashes a JSON value in a canonical binary form (type tag, length, bytes;
+ * object members sorted by key; numbers by value), so a client that
+ * re-serializes the same arguments differently still matches. */
+static int digest(mcp__sha256 *h, const cJSON *v, int depth) {
+  char tag;
+  if (depth > 64)
+    return MCP_ELIMIT;
+  switch (v->type & 0xff) {
+  case cJSON_String: {
+    unsigned long long n = strlen(v->valuestring);
+    mcp__sha256_update(h, "s", 1);
+    mcp__sha256_update(h, &n, sizeof n);
+    mcp__sha256_update(h, v->valuestring, (size_t)n);
+    return 0;
+  }
+  case cJSON_Number: {
+    char num[40];
+    mcp__fmt(num, sizeof num, "n%.17g;", v->valuedouble);
+    mcp__sha256_update(h, num, strlen(num));
+    return 0;
+  }
+  case cJSON_Array:
+    mcp__sha256_update(h, "[", 1);
+    for (const cJSON *e = v->child; e; e = e->next)
+      if (digest(h, e, depth + 1))
+        return MCP_ENOMEM;
+    mcp__sha256_update(h, "]", 1);
+    return 0;
+  case cJSON_Object: {
+    size_t n = 0;
+    for (const cJSON *e = v->child; e; e = e->next)
+      n++;
+    const cJSON **sorted = mcp__calloc(n ? n : 1, sizeof *sorted);
+    if (sorted == NULL)
+      return MCP_ENOMEM;
+    n = 0;
+    for (const cJSON *e = v->child; e; e = e->next)
+      sorted[n++] = e;
+    qsort(sorted, n, sizeof *sorted, by_key);
+    int rc = 0;
+    mcp__sha256_update(h, "{", 1);
+    for (size_t i = 0; i < n && rc == 0; i++) {
+      cJSON key = {.type = cJSON_String, .valuestring = sorted[i]->string};
+      rc = digest(h, &key, depth + 1);
+      if (rc == 0)
+        rc = digest(h, sorted[i], depth + 1);
+    }
+    mcp__sha256_update(h, "}", 1);
+    mcp__free(sorted);
+    return rc;
+  }
+  case cJSON_True:
+    tag = 't';
+    break;
+  case cJSON_False:
+    tag = 'f';
+    break;
+  default:
+    tag = 'z';
+    break;
+  }
+  mcp__sha256_update(h, &tag, 1);
+  return 0;
+}
+
+static int args_digest(const mcp_call *c, char hex[65]) {
+  mcp__sha256 h;
+  unsigned char d[32];
+  mcp__sha256_init(&h);
+  int rc = digest(&h, c->arguments, 0);
+  if (rc)
+    return rc;
+  mcp__sha256_final(&h, d);
+  for (int i = 0; i < 32; i++)
+    mcp__fmt(hex + 2 * i, 3, "%02x", d[i]);
+  return 0;
+}
+
+static void mac(const mcp_call *c, const char *payload, size_t n,
+                unsigned char out[32]) {
+  const mcp_server *srv = c->session->srv;
+  mcp__hmac_sha256(srv->state_key, sizeof srv->state_key, payload, n, out);
+}
+
+/* Writes the signed token: base64url(payload) "." base64url(mac). */
+static int sign_state(mcp_call *c, mcp__buf *out) {
+  char hex[65];
+  int rc = args_digest(c, hex);
+  if (rc)
+    return rc;
+  const mcp_principal *p = &c->session->principal;
+  unsigned ttl = atomic_load(&c->session->srv->input_ttl_s);
+  mcp__buf payload = {0}, token = {0};
+  mcp__buf_printf(&payload, "{\"v\":%d,\"tool\":", STATE_VERSION);
+  mcp__json_quote(&payload, c->tool->name, strlen(c->tool->name));
+  mcp__buf_printf(&payload, ",\"args\":\"%s\",\"sub\":", hex);
+  if (p->subject)
+    mcp__json_quote(&payload, p->subject, strlen(p->subject));
+  else
+    mcp__buf_puts(&payload, "null");
+  mcp__buf_printf(&payload, ",\"exp\":%lld,\"keys\":[",
+                  (long long)time(NULL) + ttl);
+  for (const cJSON *r = c->requests ? c->requests->child : NULL; r;
+       r = r->next) {
+    mcp__json_quote(&payload, r->string, strlen(r->string));
+    if (r->next)
+      mcp__buf_putc(&payload, ',');
+  }
+  mcp__buf_putc(&payload, ']');
+  if (c->next_state) {
+    mcp__buf_puts(&payload, ",\"state\":");
+    mcp__json_quote(&payload, c->next_state, strlen(c->next_state));
+  }
+  mcp__buf_putc(&payload, '}');
+  mcp__base64url(&token, payload.data, payload.len);
+  if (token.err == 0 && payload.err == 0) {
+    unsigned char m[32];
+    mac(c, token.data, token.len, m);
+    mcp__buf_putc(&token, '.');
+    mcp__base64url(&token, m, sizeof m);
+  }
+  rc = payload.err ? payload.err : token.err;
+  if (rc == 0)
+    mcp__buf_append(out, token.data, token.len);
+  mcp__buf_free(&payload);
+  mcp__buf_free(&token);
+  return rc ? rc : out->err;
+}
+
+int mcp__input_result(mcp_call *c, mcp__buf *out) {
+  if (c->requests == NULL && c->next_state == NULL)
+    return MCP_EINVAL;
+  mcp__buf_puts(out, "{\"jsonrpc\":\"2.0\",\"id\":");
+  mcp__buf_append(out, c->id, c->id_len);
+  mcp__buf_puts(out, ",\"result\":");
+  mcp__result_begin(out, c->session->srv, true, "input_required");
+  if (c->requests) {
+    mcp__buf_puts(out, "\"inputRequests\":");
+    mcp__json_write(out, c->requests);
+    mcp__buf_putc(out, ',');
+  }
+  mcp__buf_puts(out, "\"requestState\":\"");
+  int rc = sign_state(c, out);
+  if (rc) {
+    out->err = out->err ? out->err : rc;
+    return rc;
+  }
+  mcp__buf_puts(out, "\",");
+  mcp__result_end(out);
+  mcp__buf_putc(out, '}');
+  return out->err;
+}
+
+/* Checks the token's signature and returns its payload, parsed, in *doc.
+ * Returns 0, MCP_EINVAL or MCP_ENOMEM. */
+static int open_state(const mcp_call *c, const char *token,
+                      mcp__json_doc *doc) {
+  const char *dot = strchr(token, '.');
+  if (dot == NULL || strlen(token) > 65536)
+    return MCP_EINVAL;
+  mcp__buf payload = {0}, sig = {0};
+  int rc = mcp__base64url_decode(token, (size_t)(dot - token), &payload);
+  if (rc == 0)
+    rc = mcp__base64url_decode(dot + 1, strlen(dot + 1), &sig);
+  if (rc == 0 && (sig.len != 32 || payload.len == 0))
+    rc = MCP_EINVAL;
+  if (rc == 0) {
+    unsigned char expect[32];
+    mac(c, token, (size_t)(dot - token), expect);
+    if (!mcp__ct_equal(expect, sig.data, 32))
+      rc = MCP_EINVAL;
+  }
+  if (rc == 0) {
+    rc = mcp__json_parse(payload.data, payload.len, NULL, doc, NULL, 0);
+    if (rc == 0 && !cJSON_IsObject(doc->root))
+      rc = MCP_EINVAL;
+    if (rc && rc != MCP_ENOMEM)
+      rc = MCP_EINVAL;
+  }
+  mcp__buf_free(&payload);
+  mcp__buf_free(&sig);
+  return rc;
+}
+
+int mcp__input_accept(mcp_call *c, const cJSON *params, char *msg,
+                      size_t msglen) {
+  const cJSON *token = member(params, "requestState");
+  const cJSON *answers = member(params, "inputResponses");
+  if (token == NULL && answers == NULL)
+    return 0;
+  if (answers && !cJSON_IsObject(answers)) {
+    mcp__fmt(msg, msglen, "inputResponses must be an object");
+    return MCP_EINVAL;
+  }
+  if (!cJSON_IsString(token)) {
+    mcp__fmt(msg, msglen,
+             "requestState (a string from this server) must accompany "
+             "inputResponses");
+    return MCP_EINVAL;
+  }
+  mcp__json_doc doc = {0};
+  int rc = open_state(c, token->valuestring, &doc);
+  if (rc) {
+    mcp__fmt(msg, msglen, "requestState is not one this server issued");
+    return rc;
+  }
+  /* Signed by us, so well formed; what remains is whether it belongs to
+   * this call, by this caller, now. */
+  char hex[65];
+  rc = args_digest(c, hex);
+  const cJSON *p = doc.root;
+  const cJSON *v = member(p, "v"), *tool = member(p, "tool"),
+              *args = member(p, "args"), *sub = member(p, "sub"),
+              *exp = member(p, "exp"), *keys = member(p, "keys"),
+              *state = member(p, "state");
+  const char *subject = c->session->principal.subject;
+  long long expiry = 0;
+  if (rc == 0 &&
+      (!cJSON_IsNumber(v) || v->valuedouble != STATE_VERSION ||
+       !cJSON_IsString(tool) || strcmp(tool->valuestring, c->tool->name) ||
+       !cJSON_IsString(args) || strcmp(args->valuestring, hex) ||
+       !(subject ? cJSON_IsString(sub) && strcmp(sub->valuestring, subject) == 0
+                 : cJSON_IsNull(sub)) ||
+       !cJSON_IsArray(keys))) {
+    mcp__fmt(msg, msglen,
+             "requestState belongs to another call (tool, arguments or "
+             "caller differ)");
+    rc = MCP_EINVAL;
+  }
+  if (rc == 0 && (!mcp__json_integer(exp, &expiry, NULL) ||
+                  expiry < (long long)time(NULL))) {
+    mcp__fmt(msg, msglen, "requestState has expired; call the tool again");
+    rc = MCP_EINVAL;
+  }
+  /* Only answers to what we asked count; an answer must be an object. */
+  for (const cJSON *k = rc == 0 ? keys->child : NULL; k && rc == 0;
+       k = k->next) {
+    const cJSON *a = cJSON_IsString(k) ? member(answers, k->valuestring) : NULL;
+    if (a == NULL)
+      continue; /* missing: the handler sees NULL and may ask again */
+    if (!cJSON_IsObject(a)) {
+      mcp__fmt(msg, msglen, "inputResponses[\"%.64s\"] must be an object",
+               k->valuestring);
+      rc = MCP_EINVAL;
+      break;
+    }
+    cJSON *copy = cJSON_Duplicate(a, 1);
+    if (c->inputs == NULL)
+      c->inputs = cJSON_CreateObject();
+    if (copy == NULL || c->inputs == NULL ||
+        !cJSON_AddItemToObject(c->inputs, k->valuestring, copy)) {
+      cJSON_Delete(copy);
+      rc = MCP_ENOMEM;
+    }
+  }
+  if (rc == 0 && cJSON_IsString(state) &&
+      (c->state = mcp__strdup(state->valuestring)) == NULL)
+    rc = MCP_ENOMEM;
+  if (rc == MCP_ENOMEM)
+    mcp__fmt(msg, msglen, "out of memory");
+  mcp__json_doc_free(&doc);
+  return rc;
+}
+
+/* ---- legacy: real requests to the client --------------------------------- */
+
+int mcp__input_send_locked(mcp_call *c) {
+  mcp_session *s = c->session;
+  /* Answers from an earlier round are replaced by this round's, as in the
+   * modern era, where a retry carries only the latest answers. */
+  cJSON_Delete(c->inputs);
+  c->inputs = NULL;
+  c->waiting = 0;
+  for (cJSON *r = c->requests->child; r; r = r->next) {
+    long long id = ++s->next_request_id;
+    mcp__buf b = {0};
+    mcp__buf_printf(&b, "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"method\":", id);
+    mcp__json_write(&b, member(r, "method"));
+    mcp__buf_puts(&b, ",\"params\":");
+    mcp__json_write(&b, member(r, "params"));
+    mcp__buf_putc(&b, '}');
+    /* The id is kept in the request to match the client's answer. */
+    int rc = b.err;
+    if (rc == 0 && !cJSON_AddNumberToObject(r, "id", (double)id))
+      rc = MCP_ENOMEM;
+    if (rc == 0 && s->send(b.data, b.len, s->send_data) != 0) {
+      s->closed = true;
+      for (mcp_call *o = s->calls; o; o = o->next)
+        atomic_store(&o->cancelled, true);
+      rc = MCP_ECLOSED;
+    }
+    mcp__buf_free(&b);
+    if (rc)
+      return rc;
+    c->waiting++;
+  }
+  c->phase = MCP__CALL_WAITING_INPUT;
+  return 0;
+}
+
+mcp_call *mcp__input_response(mcp_session *s, const mcp__msg *m,
+                              const cJSON *node) {
+  long long id;
+  if (m->id_node == NULL || !mcp__json_integer(m->id_node, &id, NULL))
+    return NULL;
+  const cJSON *result = member(node, "result");
+  mcp_call *ready = NULL;
+  bool matched = false;
+  pthread_mutex_lock(&s->lock);
+  for (mcp_call *c = s->calls; c && !matched; c = c->next) {
+    if (c->phase != MCP__CALL_WAITING_INPUT)
+      continue;
+    for (cJSON *r = c->requests->child; r; r = r->next) {
+      const cJSON *rid = member(r, "id");
+      if (!cJSON_IsNumber(rid) || rid->valuedouble != (double)id)
+        continue;
+      /* Answered once: a repeated answer finds nothing. An error answer
+       * counts as no answer; the handler sees NULL and may ask again. */
+      cJSON_DeleteItemFromObjectCaseSensitive(r, "id");
+      matched = true;
+      cJSON *copy = cJSON_IsObject(result) ? cJSON_Duplicate(result, 1) : NULL;
+      if (copy) {
+        if (c->inputs == NULL)
+          c->inputs = cJSON_CreateObject();
+        if (c->inputs == NULL ||
+            !cJSON_AddItemToObject(c->inputs, r->string, copy))
+          cJSON_Delete(copy);
+      }
+      if (--c->waiting == 0) {
+        c->phase = MCP__CALL_RUNNING;
+        ready = c;
+      }
+      break;
+    }
+  }
+  pthread_mutex_unlock(&s->lock);
+  if (!matched)
+    mcp__log(s->srv, MCP_LOG_DEBUG, "ignored a response to no request");
+  return ready;
+}
