@@ -2,12 +2,17 @@
 #   make demo    installs what is missing, builds, starts the notes example
 #   make check   installs what is missing, builds, runs every test suite:
 #                gcc build, clang build with ASan+UBSan, valgrind memcheck
+# And two for library work:
+#   make fuzz    runs each libFuzzer target for FUZZ_SECONDS (default 60)
+#                under ASan+UBSan, with a corpus kept in build-fuzz/corpus
+#   make bench   runs the benchmarks at full size in a Release build
 .PHONY: all build deps test-deps demo check check-gcc check-asan \
-        check-valgrind format clean
+        check-valgrind fuzz bench format clean
 
 JOBS   := $(shell nproc 2>/dev/null || echo 2)
 CTEST  := ctest --output-on-failure -j $(JOBS)
 CMAKE  := cmake -S . -Wno-dev
+FUZZ_SECONDS ?= 60
 
 all: build
 
@@ -45,8 +50,36 @@ check-valgrind:
 	@cmake --build build-valgrind -j $(JOBS)
 	@cd build-valgrind && $(CTEST) -LE lint
 
+# Each target gets its own corpus folder; fuzz_schema is seeded with every
+# (schema, instance) pair of the JSON-Schema-Test-Suite when it is installed.
+fuzz: test-deps
+	@CC=clang $(CMAKE) -B build-fuzz -DMCP_FUZZ=ON -DMCP_SANITIZE=ON \
+	  -DCMAKE_BUILD_TYPE=Debug -DMCP_INTEROP=OFF >/dev/null
+	@cmake --build build-fuzz -j $(JOBS) --target mcp_fuzz_targets json_schema_suite
+	@mkdir -p build-fuzz/corpus/fuzz_schema
+	@suite=$$(sed -n 's/^MCP_JSON_SCHEMA_SUITE_DIR:PATH=//p' build-fuzz/CMakeCache.txt); \
+	  if [ -d "$$suite/draft2020-12" ]; then \
+	    build-fuzz/tests/schema_suite/json_schema_suite \
+	      --seeds build-fuzz/corpus/fuzz_schema "$$suite/draft2020-12" >/dev/null; \
+	  fi
+	@for t in build-fuzz/tests/fuzz/fuzz_*; do \
+	  name=$$(basename $$t); mkdir -p build-fuzz/corpus/$$name; \
+	  echo "fuzzing $$name for $(FUZZ_SECONDS) s" >&2; \
+	  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	    $$t -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+	      -artifact_prefix=build-fuzz/$$name- build-fuzz/corpus/$$name \
+	    || exit 1; \
+	done
+
+bench:
+	@$(CMAKE) -B build-bench -DCMAKE_BUILD_TYPE=Release -DMCP_INTEROP=OFF \
+	  -DMCP_BUILD_EXAMPLES=OFF >/dev/null
+	@cmake --build build-bench -j $(JOBS) --target bench_schema
+	@./build-bench/tests/bench/bench_schema
+
 format:
 	@clang-format -i include/mcp/*.h lib/*.c lib/*.h examples/*.c tests/unit/*.c tests/unit/*.h
 
 clean:
-	rm -rf build build-asan build-valgrind
+	rm -rf build build-asan build-valgrind build-fuzz build-bench

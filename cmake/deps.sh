@@ -7,6 +7,7 @@ set -euo pipefail
 missing=()
 need_cmd() { command -v "$1" >/dev/null 2>&1 || missing+=("$2"); }
 need_pc() { pkg-config --exists "$1" 2>/dev/null || missing+=("$2"); }
+need_dir() { [ -d "$1" ] || missing+=("$2"); }
 
 need_cmd cmake cmake
 need_cmd gcc gcc
@@ -22,6 +23,9 @@ if [ "${1:-}" = "--test" ]; then
   need_pc check check
   # Debian's check.pc names subunit as a private dependency.
   need_pc libsubunit libsubunit-dev
+  # The official JSON-Schema-Test-Suite, for tests/schema_suite.
+  need_dir /usr/share/perl5/auto/share/dist/Test-JSON-Schema-Acceptance/tests/draft2020-12 \
+    libtest-json-schema-acceptance-perl
 fi
 
 if [ ${#missing[@]} -eq 0 ]; then

@@ -155,7 +155,7 @@ void mcp_call_log(mcp_call *call, mcp_log_level level, const char *message) {
   mcp__json_quote(&b, text, strlen(text));
   mcp__buf_puts(&b, "}}");
   if (b.err == 0)
-    mcp__session_send(call->session, b.data, b.len);
+    mcp__session_send(call->session, call->sink, b.data, b.len);
   mcp__buf_free(&b);
 }
 
@@ -185,7 +185,7 @@ int mcp_call_progress(mcp_call *call, double progress, double total,
   if (rc == 0) {
     call->progressed = true;
     call->last_progress = progress;
-    mcp__session_send(call->session, b.data, b.len);
+    mcp__session_send(call->session, call->sink, b.data, b.len);
   }
   mcp__buf_free(&b);
   return rc;
@@ -353,6 +353,21 @@ int mcp_result_structured_json(mcp_call *call, const cJSON *value) {
     return latch(call, MCP_ESTATE);
   if (!cJSON_IsObject(value))
     return latch(call, MCP_EINVAL);
+  mcp_server *srv = call->session->srv;
+  if (call->tool->output && atomic_load(&srv->check_output)) {
+    /* The author promised this shape in outputSchema; a result that breaks
+     * the promise is the server's bug, reported to the author in the log
+     * and to the client only as an internal error. */
+    char why[512];
+    int rc = mcp__schema_validate(call->tool->output, value,
+                                  "structuredContent does not match "
+                                  "outputSchema",
+                                  why, sizeof why);
+    if (rc) {
+      mcp__log(srv, MCP_LOG_ERROR, "tool \"%s\": %s", call->tool->name, why);
+      return latch(call, rc == MCP_ENOMEM ? MCP_ENOMEM : MCP_EINTERNAL);
+    }
+  }
   mcp__json_write(&call->structured, value);
   const char *json = mcp__buf_str(&call->structured);
   if (json == NULL)
@@ -397,20 +412,35 @@ static void missing_capability(mcp_call *c, mcp__buf *out) {
     unsigned bit;
     const char *json, *name;
   } caps[] = {
-      {MCP__CAP_ELICITATION, "\"elicitation\":{}", "elicitation"},
-      {MCP__CAP_ELICITATION_URL, "\"elicitation\":{\"url\":{}}",
-       "URL elicitation"},
       {MCP__CAP_SAMPLING, "\"sampling\":{}", "sampling"},
+      {MCP__CAP_SAMPLING_TOOLS, "\"sampling\":{\"tools\":{}}",
+       "tool use in sampling"},
       {MCP__CAP_ROOTS, "\"roots\":{}", "roots"},
   };
   mcp__buf list = {0}, data = {0};
   mcp__buf_puts(&data, "{\"requiredCapabilities\":{");
   bool first = true;
+  bool form = c->missing_caps & MCP__CAP_ELICITATION;
+  bool url = c->missing_caps & MCP__CAP_ELICITATION_URL;
+  if (form || url) {
+    /* An empty elicitation object declares form mode only; a client that
+     * declared some elicitation, or must add URL mode too, needs "form"
+     * spelled out. */
+    bool declared = cJSON_IsObject(
+        cJSON_GetObjectItemCaseSensitive(c->caps, "elicitation"));
+    mcp__buf_printf(&data, "\"elicitation\":{%s%s%s}",
+                    form && (url || declared) ? "\"form\":{}" : "",
+                    form && url ? "," : "", url ? "\"url\":{}" : "");
+    mcp__buf_puts(&list, form && url ? "form and URL elicitation"
+                         : url       ? "URL elicitation"
+                                     : "elicitation");
+    first = false;
+  }
   for (size_t i = 0; i < sizeof caps / sizeof *caps; i++) {
-    /* URL elicitation implies elicitation: name the more precise one. */
+    /* "sampling":{"tools":{}} already asks for sampling itself. */
     if (!(c->missing_caps & caps[i].bit) ||
-        (caps[i].bit == MCP__CAP_ELICITATION &&
-         (c->missing_caps & MCP__CAP_ELICITATION_URL)))
+        (caps[i].bit == MCP__CAP_SAMPLING &&
+         (c->missing_caps & MCP__CAP_SAMPLING_TOOLS)))
       continue;
     mcp__buf_printf(&data, "%s%s", first ? "" : ",", caps[i].json);
     mcp__buf_printf(&list, "%s%s", first ? "" : ", ", caps[i].name);
@@ -510,7 +540,10 @@ void mcp__call_complete(mcp_call *c, int rc, mcp__buf *out) {
   if (rc == MCP_INPUT_REQUIRED && !cancelled && !c->modern && !c->latched) {
     if (c->requests == NULL && c->next_state != NULL &&
         c->rounds < MAX_ROUNDS) {
-      /* State but nothing to ask: the next round can start at once. */
+      /* State but nothing to ask: the next round can start at once, with
+       * no answers, as a modern retry of that round would. */
+      cJSON_Delete(c->inputs);
+      c->inputs = NULL;
       mcp__call_run(c, out);
       return;
     }
@@ -526,10 +559,13 @@ void mcp__call_complete(mcp_call *c, int rc, mcp__buf *out) {
   mcp__buf reply = {0};
   if (!cancelled)
     build_reply(c, rc, &reply);
-  bool failed = !cancelled && (rc < 0 || c->latched);
+  /* A missing client capability is the client's limit, not our failure:
+   * the legacy era reports it as a tool error. */
+  bool capability = rc < 0 && c->missing_caps && !c->latched;
+  bool failed = !cancelled && !capability && (rc < 0 || c->latched);
   mcp__audit(s->srv, c->tool->name, &s->principal,
              cancelled ? MCP_DECISION_CANCELLED : MCP_DECISION_ALLOWED, NULL,
-             c->is_error, failed, c->started_us);
+             c->is_error || (capability && !c->modern), failed, c->started_us);
   if (reply.err) {
     mcp__log(s->srv, MCP_LOG_ERROR,
              "tool \"%s\": out of memory building the reply", c->tool->name);
@@ -547,12 +583,8 @@ void mcp__call_complete(mcp_call *c, int rc, mcp__buf *out) {
       mcp__buf_append(out, reply.data, reply.len);
   }
   pthread_mutex_lock(&s->lock);
-  if (out == NULL && !cancelled && !reply.err && !s->closed &&
-      s->send(reply.data, reply.len, s->send_data) != 0) {
-    s->closed = true;
-    for (mcp_call *o = s->calls; o; o = o->next)
-      atomic_store(&o->cancelled, true);
-  }
+  if (out == NULL && !cancelled && !reply.err)
+    mcp__send_locked(s, c->sink, reply.data, reply.len);
   mcp__buf_free(&reply);
   mcp__call_discard_locked(c);
 }
@@ -560,6 +592,7 @@ void mcp__call_complete(mcp_call *c, int rc, mcp__buf *out) {
 /* Unlinks and frees a call; releases s->lock through the session unref. */
 void mcp__call_discard_locked(mcp_call *c) {
   mcp_session *s = c->session;
+  mcp__sink *sink = c->sink;
   if (c->prev)
     c->prev->next = c->next;
   else
@@ -570,6 +603,8 @@ void mcp__call_discard_locked(mcp_call *c) {
   mcp__tool_unref(c->tool);
   mcp__call_free(c);
   mcp__session_unref_locked(s);
+  /* After the lock is gone: done may call back into the transport. */
+  mcp__sink_release(sink);
 }
 
 void mcp__call_discard(mcp_call *c) {
@@ -588,11 +623,11 @@ static void reset_round(mcp_call *c) {
   c->missing_caps = 0;
   cJSON_Delete(c->requests);
   c->requests = NULL;
-  if (c->next_state) {
-    mcp__free(c->state);
-    c->state = c->next_state;
-    c->next_state = NULL;
-  }
+  /* mcp_call_state is what the previous round kept, as in the modern era,
+   * where only that travels in the requestState: NULL if it kept nothing. */
+  mcp__free(c->state);
+  c->state = c->next_state;
+  c->next_state = NULL;
 }
 
 void mcp__call_run(mcp_call *c, mcp__buf *out) {

@@ -20,6 +20,14 @@
 #include "internal.h"
 
 #define STATE_VERSION 1
+/* Bounds of a requestState: its signed payload (room for MCP_STATE_MAX
+ * bytes of state even if every byte needs a 6-byte JSON escape), and the
+ * token that carries it (base64url of that, a dot and the MAC). A payload
+ * over the bound is never signed, so every token we issue is one we accept. */
+#define MAX_PAYLOAD (6 * MCP_STATE_MAX + 16384)
+#define MAX_TOKEN ((MAX_PAYLOAD + 2) / 3 * 4 + 1 + 43)
+/* Requests one round may ask the client for. */
+#define MAX_REQUESTS 32
 
 static const cJSON *member(const cJSON *obj, const char *key) {
   return cJSON_GetObjectItemCaseSensitive(obj, key);
@@ -40,14 +48,18 @@ static int key_valid(const char *key) {
 
 /* Which capabilities a request of this kind needs from this client, as
  * MCP__CAP_* bits not declared (0 when all are). */
-static unsigned missing_caps(const cJSON *caps, mcp_input_kind kind,
-                             const cJSON *params) {
+static unsigned missing_caps(const cJSON *caps, mcp__version v,
+                             mcp_input_kind kind, const cJSON *params) {
   const cJSON *elicit = member(caps, "elicitation");
+  const cJSON *sampling = member(caps, "sampling");
   switch (kind) {
   case MCP_INPUT_ELICITATION: {
     const cJSON *mode = member(params, "mode");
     bool url = cJSON_IsString(mode) && strcmp(mode->valuestring, "url") == 0;
-    if (!cJSON_IsObject(elicit))
+    /* Elicitation arrived in 2025-06-18 and its URL mode in 2025-11-25: an
+     * older session cannot have it, whatever it declared. */
+    if (!cJSON_IsObject(elicit) || v < MCP__V2025_06_18 ||
+        (url && v < MCP__V2025_11_25))
       return url ? MCP__CAP_ELICITATION_URL : MCP__CAP_ELICITATION;
     if (url)
       return member(elicit, "url") ? 0 : MCP__CAP_ELICITATION_URL;
@@ -57,7 +69,13 @@ static unsigned missing_caps(const cJSON *caps, mcp_input_kind kind,
                : MCP__CAP_ELICITATION;
   }
   case MCP_INPUT_SAMPLING:
-    return cJSON_IsObject(member(caps, "sampling")) ? 0 : MCP__CAP_SAMPLING;
+    if (!cJSON_IsObject(sampling))
+      return MCP__CAP_SAMPLING;
+    /* Tool use in sampling is a capability of its own. */
+    if ((member(params, "tools") || member(params, "toolChoice")) &&
+        !cJSON_IsObject(member(sampling, "tools")))
+      return MCP__CAP_SAMPLING_TOOLS;
+    return 0;
   case MCP_INPUT_ROOTS:
     return cJSON_IsObject(member(caps, "roots")) ? 0 : MCP__CAP_ROOTS;
   }
@@ -70,7 +88,8 @@ int mcp_call_request_input(mcp_call *call, const char *key, mcp_input_kind kind,
                                         "sampling/createMessage", "roots/list"};
   if (call == NULL || !key_valid(key) || kind < MCP_INPUT_ELICITATION ||
       kind > MCP_INPUT_ROOTS || (params == NULL && kind != MCP_INPUT_ROOTS) ||
-      member(call->requests, key))
+      member(call->requests, key) ||
+      cJSON_GetArraySize(call->requests) >= MAX_REQUESTS)
     return MCP_EINVAL;
   mcp__json_doc doc = {0};
   int rc = mcp__json_parse(params ? params : "{}", params ? strlen(params) : 2,
@@ -81,7 +100,7 @@ int mcp_call_request_input(mcp_call *call, const char *key, mcp_input_kind kind,
     mcp__json_doc_free(&doc);
     return MCP_EINVAL;
   }
-  unsigned missing = missing_caps(call->caps, kind, doc.root);
+  unsigned missing = missing_caps(call->caps, call->version, kind, doc.root);
   if (missing) {
     call->missing_caps |= missing;
     mcp__json_doc_free(&doc);
@@ -112,7 +131,8 @@ const cJSON *mcp_call_input(const mcp_call *call, const char *key) {
 }
 
 int mcp_call_set_state(mcp_call *call, const char *state) {
-  if (call == NULL || state == NULL || !mcp__utf8_valid(state, strlen(state)))
+  if (call == NULL || state == NULL || strlen(state) > MCP_STATE_MAX ||
+      !mcp__utf8_valid(state, strlen(state)))
     return MCP_EINVAL;
   char *copy = mcp__strdup(state);
   if (copy == NULL)
@@ -158,8 +178,16 @@ static int digest(mcp__sha256 *h, const cJSON *v, int depth) {
     return 0;
   }
   case cJSON_Number: {
+    /* Integers by their exact value, which a handler can read beyond 2^53
+     * (mcp_call_arg_int); other numbers by their double. 1, 1.0 and 1e0
+     * stay one value. */
     char num[40];
-    mcp__fmt(num, sizeof num, "n%.17g;", v->valuedouble);
+    long long i;
+    int overflow = 0;
+    if (mcp__json_integral(v, &i, &overflow) && !overflow)
+      mcp__fmt(num, sizeof num, "i%lld;", i);
+    else
+      mcp__fmt(num, sizeof num, "n%.17g;", v->valuedouble);
     mcp__sha256_update(h, num, strlen(num));
     return 0;
   }
@@ -242,21 +270,28 @@ static int sign_state(mcp_call *c, mcp__buf *out) {
     mcp__json_quote(&payload, p->subject, strlen(p->subject));
   else
     mcp__buf_puts(&payload, "null");
-  mcp__buf_printf(&payload, ",\"exp\":%lld,\"keys\":[",
+  /* "keys" maps each request asked to its method, so a retry's answers can
+   * be checked against what was asked. */
+  mcp__buf_printf(&payload, ",\"exp\":%lld,\"keys\":{",
                   (long long)time(NULL) + ttl);
   for (const cJSON *r = c->requests ? c->requests->child : NULL; r;
        r = r->next) {
     mcp__json_quote(&payload, r->string, strlen(r->string));
+    mcp__buf_putc(&payload, ':');
+    mcp__json_write(&payload, member(r, "method"));
     if (r->next)
       mcp__buf_putc(&payload, ',');
   }
-  mcp__buf_putc(&payload, ']');
+  mcp__buf_putc(&payload, '}');
   if (c->next_state) {
     mcp__buf_puts(&payload, ",\"state\":");
     mcp__json_quote(&payload, c->next_state, strlen(c->next_state));
   }
   mcp__buf_putc(&payload, '}');
-  mcp__base64url(&token, payload.data, payload.len);
+  if (payload.err == 0 && payload.len > MAX_PAYLOAD)
+    payload.err = MCP_ELIMIT; /* a huge subject, say: refuse to sign */
+  if (payload.err == 0)
+    mcp__base64url(&token, payload.data, payload.len);
   if (token.err == 0 && payload.err == 0) {
     unsigned char m[32];
     mac(c, token.data, token.len, m);
@@ -295,12 +330,40 @@ int mcp__input_result(mcp_call *c, mcp__buf *out) {
   return out->err;
 }
 
+/* Returns NULL when answer has the shape of the result of a request of
+ * method (ElicitResult, CreateMessageResult, ListRootsResult), else what is
+ * wrong with it. Handlers then read fields they can rely on. */
+static const char *answer_problem(const char *method, const cJSON *answer) {
+  if (!cJSON_IsObject(answer))
+    return "must be an object";
+  if (strcmp(method, "elicitation/create") == 0) {
+    const cJSON *action = member(answer, "action");
+    const cJSON *content = member(answer, "content");
+    if (!cJSON_IsString(action) || (strcmp(action->valuestring, "accept") &&
+                                    strcmp(action->valuestring, "decline") &&
+                                    strcmp(action->valuestring, "cancel")))
+      return "needs an action: accept, decline or cancel";
+    if (content && !cJSON_IsObject(content))
+      return "content must be an object";
+  } else if (strcmp(method, "sampling/createMessage") == 0) {
+    const cJSON *content = member(answer, "content");
+    if (!cJSON_IsString(member(answer, "role")) ||
+        !cJSON_IsString(member(answer, "model")) ||
+        !(cJSON_IsObject(content) || cJSON_IsArray(content)))
+      return "needs role, content and model";
+  } else if (strcmp(method, "roots/list") == 0) {
+    if (!cJSON_IsArray(member(answer, "roots")))
+      return "needs a roots array";
+  }
+  return NULL;
+}
+
 /* Checks the token's signature and returns its payload, parsed, in *doc.
  * Returns 0, MCP_EINVAL or MCP_ENOMEM. */
 static int open_state(const mcp_call *c, const char *token,
                       mcp__json_doc *doc) {
   const char *dot = strchr(token, '.');
-  if (dot == NULL || strlen(token) > 65536)
+  if (dot == NULL || strlen(token) > MAX_TOKEN)
     return MCP_EINVAL;
   mcp__buf payload = {0}, sig = {0};
   int rc = mcp__base64url_decode(token, (size_t)(dot - token), &payload);
@@ -365,7 +428,7 @@ int mcp__input_accept(mcp_call *c, const cJSON *params, char *msg,
        !cJSON_IsString(args) || strcmp(args->valuestring, hex) ||
        !(subject ? cJSON_IsString(sub) && strcmp(sub->valuestring, subject) == 0
                  : cJSON_IsNull(sub)) ||
-       !cJSON_IsArray(keys))) {
+       !cJSON_IsObject(keys))) {
     mcp__fmt(msg, msglen,
              "requestState belongs to another call (tool, arguments or "
              "caller differ)");
@@ -376,15 +439,17 @@ int mcp__input_accept(mcp_call *c, const cJSON *params, char *msg,
     mcp__fmt(msg, msglen, "requestState has expired; call the tool again");
     rc = MCP_EINVAL;
   }
-  /* Only answers to what we asked count; an answer must be an object. */
+  /* Only answers to what we asked count, and each must have the shape of
+   * the result of the request asked. */
   for (const cJSON *k = rc == 0 ? keys->child : NULL; k && rc == 0;
        k = k->next) {
-    const cJSON *a = cJSON_IsString(k) ? member(answers, k->valuestring) : NULL;
+    const cJSON *a = member(answers, k->string);
     if (a == NULL)
       continue; /* missing: the handler sees NULL and may ask again */
-    if (!cJSON_IsObject(a)) {
-      mcp__fmt(msg, msglen, "inputResponses[\"%.64s\"] must be an object",
-               k->valuestring);
+    const char *what =
+        cJSON_IsString(k) ? answer_problem(k->valuestring, a) : "unexpected";
+    if (what) {
+      mcp__fmt(msg, msglen, "inputResponses[\"%.64s\"] %s", k->string, what);
       rc = MCP_EINVAL;
       break;
     }
@@ -392,7 +457,7 @@ int mcp__input_accept(mcp_call *c, const cJSON *params, char *msg,
     if (c->inputs == NULL)
       c->inputs = cJSON_CreateObject();
     if (copy == NULL || c->inputs == NULL ||
-        !cJSON_AddItemToObject(c->inputs, k->valuestring, copy)) {
+        !cJSON_AddItemToObject(c->inputs, k->string, copy)) {
       cJSON_Delete(copy);
       rc = MCP_ENOMEM;
     }
@@ -427,12 +492,8 @@ int mcp__input_send_locked(mcp_call *c) {
     int rc = b.err;
     if (rc == 0 && !cJSON_AddNumberToObject(r, "id", (double)id))
       rc = MCP_ENOMEM;
-    if (rc == 0 && s->send(b.data, b.len, s->send_data) != 0) {
-      s->closed = true;
-      for (mcp_call *o = s->calls; o; o = o->next)
-        atomic_store(&o->cancelled, true);
-      rc = MCP_ECLOSED;
-    }
+    if (rc == 0)
+      rc = mcp__send_locked(s, c->sink, b.data, b.len);
     mcp__buf_free(&b);
     if (rc)
       return rc;
@@ -462,7 +523,9 @@ mcp_call *mcp__input_response(mcp_session *s, const mcp__msg *m,
        * counts as no answer; the handler sees NULL and may ask again. */
       cJSON_DeleteItemFromObjectCaseSensitive(r, "id");
       matched = true;
-      cJSON *copy = cJSON_IsObject(result) ? cJSON_Duplicate(result, 1) : NULL;
+      bool fits = answer_problem(cJSON_GetStringValue(member(r, "method")),
+                                 result) == NULL;
+      cJSON *copy = fits ? cJSON_Duplicate(result, 1) : NULL;
       if (copy) {
         if (c->inputs == NULL)
           c->inputs = cJSON_CreateObject();
@@ -481,4 +544,23 @@ mcp_call *mcp__input_response(mcp_session *s, const mcp__msg *m,
   if (!matched)
     mcp__log(s->srv, MCP_LOG_DEBUG, "ignored a response to no request");
   return ready;
+}
+
+void mcp__input_cancel_locked(mcp_call *c) {
+  mcp_session *s = c->session;
+  for (cJSON *r = c->requests ? c->requests->child : NULL; r; r = r->next) {
+    const cJSON *id = member(r, "id");
+    if (!cJSON_IsNumber(id))
+      continue; /* answered already */
+    mcp__buf b = {0};
+    mcp__buf_printf(&b,
+                    "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/"
+                    "cancelled\",\"params\":{\"requestId\":%lld,\"reason\":"
+                    "\"the call that asked was cancelled\"}}",
+                    (long long)id->valuedouble);
+    /* Best effort: a peer that cannot take it is going away anyway. */
+    if (b.err == 0)
+      mcp__send_locked(s, c->sink, b.data, b.len);
+    mcp__buf_free(&b);
+  }
 }

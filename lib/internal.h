@@ -195,15 +195,54 @@ const char *mcp__version_name(mcp__version v);
 /* Returns the version named s, or -1. */
 int mcp__version_find(const char *s);
 
-/* ---- argument check (lib/schema.c) ---------------------------------------
- * The one place arguments are checked against a tool's inputSchema. For now
- * it covers "required", top-level property "type"s and
- * "additionalProperties": false; the [schema] issue replaces the inside with
- * full JSON Schema 2020-12 behind the same call.
- * Returns 0 when args conform, else MCP_EINVAL with a sentence a model can
- * act on in msg. */
-int mcp__schema_check_args(const struct cJSON *schema, const struct cJSON *args,
-                           char *msg, size_t msglen);
+/* ---- JSON Schema 2020-12 (lib/schema*.c, lib/regex.c) --------------------
+ * A schema is compiled once (at registration) into an immutable form that
+ * any number of threads may validate with at once; validating allocates
+ * nothing for all but very large objects and arrays. References resolve
+ * within the same document only: nothing is ever fetched. Every cost is
+ * bounded (subschemas, nesting, regular expression size, validation steps),
+ * so a pathological schema or instance fails closed, in bounded time.
+ * Validation recurses: at its depth limit it needs about 130 KB of stack.
+ * Patterns use the ECMA-262 subset documented in lib/regex.h. */
+typedef struct mcp__schema mcp__schema;
+
+/* Assert "format" for date-time, date, email, uri, uuid, ipv4 and ipv6
+ * (other formats stay annotations, as 2020-12 makes all of them by
+ * default). */
+#define MCP__SCHEMA_ASSERT_FORMAT 1u
+
+/* A document the caller already holds, which references may point into
+ * under its absolute URI (say, shared definitions). The library never
+ * looks anywhere else. */
+typedef struct mcp__schema_doc {
+  const char *uri;          /* absolute, without fragment */
+  const struct cJSON *json; /* borrowed, like the schema */
+} mcp__schema_doc;
+
+typedef struct mcp__schema_options {
+  unsigned flags;              /* MCP__SCHEMA_* bits; 0 = none */
+  size_t max_subschemas;       /* subschemas in one schema; 0 = 10000 */
+  unsigned long max_steps;     /* work units per validation; 0 = 1000000 */
+  const mcp__schema_doc *docs; /* other documents; may be NULL */
+  size_t ndocs;
+} mcp__schema_options;
+
+/* Compiles schema (opt NULL for the defaults). The compiled form borrows
+ * the document and opt->docs, which must outlive it. Returns 0 and sets *out;
+ * MCP_EINVAL when the schema is invalid or unsupported, with err naming the
+ * JSON pointer and the rule ("at /properties/n/minimum: must be a number");
+ * MCP_ENOMEM. */
+int mcp__schema_compile(const struct cJSON *schema,
+                        const mcp__schema_options *opt, mcp__schema **out,
+                        char *err, size_t errlen);
+void mcp__schema_free(mcp__schema *s);
+
+/* Validates instance. Returns 0 when it conforms; MCP_EINVAL with, in msg,
+ * "<label> at <instance path>: <keyword>: <sentence a model can act on>"
+ * (no " at ..." for the top level); MCP_ELIMIT when the instance is too
+ * costly to check (msg says so; treat it as invalid); MCP_ENOMEM. */
+int mcp__schema_validate(const mcp__schema *s, const struct cJSON *instance,
+                         const char *label, char *msg, size_t msglen);
 
 /* ---- registry (lib/registry.c) --------------------------------------------
  */
@@ -215,6 +254,8 @@ typedef struct mcp__tool {
   size_t nscopes;
   struct cJSON *input_schema;
   struct cJSON *output_schema; /* NULL if none */
+  mcp__schema *input;          /* input_schema compiled */
+  mcp__schema *output;         /* output_schema compiled; NULL if none */
   mcp_tool_fn handler;
   void *user_data;
   /* The Tool object as sent to each protocol version, built once. */
@@ -268,6 +309,7 @@ struct mcp_server {
   _Atomic unsigned list_ttl_ms; /* ttlMs of modern list results */
   _Atomic unsigned input_ttl_s; /* lifetime of a requestState */
   _Atomic bool hide_forbidden;  /* tools/list shows callable tools only */
+  _Atomic bool check_output;    /* validate structuredContent */
 };
 
 /* Logs a formatted message through the server's log callback. */
@@ -300,8 +342,27 @@ struct mcp_session {
   mcp_session *next, *prev;  /* in srv->sessions */
 };
 
-/* Sends one message unless the session is closed. Takes the session lock. */
-int mcp__session_send(mcp_session *s, const char *msg, size_t len);
+/* A transport's per-request sink (mcp_session_receive_to), shared by the
+ * request and the calls it starts; done is called when the last holder lets
+ * go. */
+typedef struct mcp__sink {
+  mcp_sink sink;
+  _Atomic unsigned refs;
+  bool failed; /* under the session lock */
+} mcp__sink;
+
+void mcp__sink_ref(mcp__sink *k);
+/* Drops a reference; at the last one calls done and frees. NULL is fine.
+ * Never call with the session lock held (done may re-enter). */
+void mcp__sink_release(mcp__sink *k);
+
+/* Sends one message to k (NULL: the session's callback). A failing session
+ * callback closes the session and cancels its calls; a failing sink only
+ * stops that sink. Call with s->lock held. */
+int mcp__send_locked(mcp_session *s, mcp__sink *k, const char *msg, size_t len);
+/* The same, taking the session lock. */
+int mcp__session_send(mcp_session *s, mcp__sink *k, const char *msg,
+                      size_t len);
 /* Drops one reference taken for a call; frees the session at zero. Call
  * with s->lock held; it is released. */
 void mcp__session_unref_locked(mcp_session *s);
@@ -319,6 +380,7 @@ struct mcp_call {
   struct cJSON *arguments; /* owned */
   _Atomic bool cancelled;
   bool modern;        /* answered in the modern era's shapes */
+  mcp__sink *sink;    /* where its messages go; NULL: the session's */
   int log_level;      /* modern: the request's logLevel, -1 = none */
   struct cJSON *caps; /* the client capabilities this call may use;
                          owned in the modern era, borrowed otherwise */
@@ -354,7 +416,8 @@ enum {
   MCP__CAP_ELICITATION = 1,
   MCP__CAP_ELICITATION_URL = 2,
   MCP__CAP_SAMPLING = 4,
-  MCP__CAP_ROOTS = 8
+  MCP__CAP_ROOTS = 8,
+  MCP__CAP_SAMPLING_TOOLS = 16
 };
 
 /* Canonical text of an id: a string as mcp__json_quote writes it, an
@@ -410,6 +473,10 @@ int mcp__input_send_locked(mcp_call *c);
  * again), else NULL. */
 mcp_call *mcp__input_response(mcp_session *s, const mcp__msg *m,
                               const struct cJSON *node);
+/* Tells the client (unless the session is closed) that the requests a
+ * parked call still waits for are cancelled. Call with the session lock
+ * held. */
+void mcp__input_cancel_locked(mcp_call *c);
 /* Frees a call's input bookkeeping. */
 void mcp__input_clear(mcp_call *c);
 

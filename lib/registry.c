@@ -73,13 +73,15 @@ static int text_valid(const char *s) {
   return s == NULL || mcp__utf8_valid(s, strlen(s));
 }
 
-/* Parses an object schema. Returns 0, MCP_EINVAL (why in err) or
- * MCP_ENOMEM. */
+/* Parses and compiles an object schema. The compiled form borrows the
+ * parsed document, so the tool keeps both. Returns 0, MCP_EINVAL (why in
+ * err) or MCP_ENOMEM. */
 static int parse_object_schema(const char *text, const char *which,
-                               const char *tool, cJSON **out, char *err,
+                               const char *tool, unsigned tool_flags,
+                               cJSON **out, mcp__schema **compiled, char *err,
                                size_t errlen) {
   mcp__json_doc doc = {0};
-  char why[160];
+  char why[320];
   int rc = mcp__json_parse(text, strlen(text), NULL, &doc, why, sizeof why);
   if (rc == MCP_ENOMEM)
     return rc;
@@ -97,6 +99,16 @@ static int parse_object_schema(const char *text, const char *which,
              "\"type\":\"object\"",
              tool, which);
     return MCP_EINVAL;
+  }
+  mcp__schema_options opt = {.flags = tool_flags & MCP_TOOL_ASSERT_FORMATS
+                                          ? MCP__SCHEMA_ASSERT_FORMAT
+                                          : 0};
+  rc = mcp__schema_compile(doc.root, &opt, compiled, why, sizeof why);
+  if (rc != 0) {
+    mcp__json_doc_free(&doc);
+    if (rc == MCP_EINVAL)
+      mcp__fmt(err, errlen, "tool \"%s\": %s is invalid %s", tool, which, why);
+    return rc;
   }
   *out = doc.root;
   doc.root = NULL;
@@ -165,6 +177,8 @@ static void tool_free(mcp__tool *t) {
   for (size_t i = 0; t->scopes && t->scopes[i]; i++)
     mcp__free(t->scopes[i]);
   mcp__free(t->scopes);
+  mcp__schema_free(t->input); /* borrows the documents: freed first */
+  mcp__schema_free(t->output);
   cJSON_Delete(t->input_schema);
   cJSON_Delete(t->output_schema);
   for (int v = 0; v < MCP__VERSION_COUNT; v++)
@@ -261,12 +275,14 @@ int mcp__tool_new(const mcp_tool *def, void *user_data, mcp__tool **out,
       def->input_schema
           ? def->input_schema
           : "{\"type\":\"object\",\"additionalProperties\":false}",
-      "input_schema", t->name, &t->input_schema, err, errlen);
+      "input_schema", t->name, def->flags, &t->input_schema, &t->input, err,
+      errlen);
   if (rc)
     goto fail;
   if (def->output_schema) {
     rc = parse_object_schema(def->output_schema, "output_schema", t->name,
-                             &t->output_schema, err, errlen);
+                             def->flags, &t->output_schema, &t->output, err,
+                             errlen);
     if (rc)
       goto fail;
   }

@@ -40,6 +40,11 @@ int mcp_server_new(const mcp_server_info *info, mcp_server **out) {
   atomic_init(&srv->list_ttl_ms, DEFAULT_LIST_TTL_MS);
   atomic_init(&srv->input_ttl_s, DEFAULT_INPUT_TTL_S);
   atomic_init(&srv->hide_forbidden, false);
+#ifdef NDEBUG
+  atomic_init(&srv->check_output, false);
+#else
+  atomic_init(&srv->check_output, true);
+#endif
   /* The requestState key must be unguessable; without the kernel's CSPRNG
    * there is no server rather than a weak one. */
   if (mcp__random(srv->state_key, sizeof srv->state_key) != 0) {
@@ -112,6 +117,10 @@ void mcp_server_set_list_ttl(mcp_server *srv, unsigned ttl_ms) {
   atomic_store(&srv->list_ttl_ms, ttl_ms);
 }
 
+void mcp_server_set_check_output(mcp_server *srv, bool on) {
+  atomic_store(&srv->check_output, on);
+}
+
 void mcp_server_set_hide_forbidden(mcp_server *srv, bool hide) {
   atomic_store(&srv->hide_forbidden, hide);
 }
@@ -123,7 +132,7 @@ void mcp_server_set_input_ttl(mcp_server *srv, unsigned seconds) {
 int mcp_server_set_state_key(mcp_server *srv, const void *key, size_t key_len) {
   if (srv == NULL || key == NULL || key_len < 32)
     return fail(srv, MCP_EINVAL, "the requestState key needs 32 bytes or more");
-  /* Longer secrets are condensed the way HMAC itself would. */
+  /* Longer secrets are reduced to the key size with SHA-256. */
   if (key_len > sizeof srv->state_key) {
     mcp__sha256 h;
     mcp__sha256_init(&h);
@@ -230,7 +239,7 @@ static void broadcast_list_changed(mcp_server *srv) {
   if (oom)
     mcp__log(srv, MCP_LOG_ERROR, "out of memory: tools/list_changed not sent");
   for (size_t i = 0; i < n; i++) {
-    mcp__session_send(pinned[i], msg, sizeof msg - 1);
+    mcp__session_send(pinned[i], NULL, msg, sizeof msg - 1);
     pthread_mutex_lock(&pinned[i]->lock);
     mcp__session_unref_locked(pinned[i]);
   }

@@ -54,6 +54,27 @@ void mcp__session_unref_locked(mcp_session *s) {
     session_destroy(s);
 }
 
+/* Marks every call cancelled and ends the calls parked for the client's
+ * answers, which have no thread of their own to notice. Call with s->lock
+ * held; it is held again on return. */
+static void cancel_all_locked(mcp_session *s) {
+  for (;;) {
+    mcp_call *parked = NULL;
+    for (mcp_call *c = s->calls; c; c = c->next) {
+      atomic_store(&c->cancelled, true);
+      if (c->phase == MCP__CALL_WAITING_INPUT && parked == NULL)
+        parked = c;
+    }
+    if (parked == NULL)
+      return;
+    mcp__input_cancel_locked(parked);
+    parked->phase = MCP__CALL_RUNNING;
+    pthread_mutex_unlock(&s->lock);
+    mcp__call_complete(parked, MCP_ECANCELED, NULL);
+    pthread_mutex_lock(&s->lock);
+  }
+}
+
 void mcp_session_free(mcp_session *s) {
   if (s == NULL)
     return;
@@ -71,20 +92,7 @@ void mcp_session_free(mcp_session *s) {
    * for the client's answers have no thread of their own: they end here. */
   pthread_mutex_lock(&s->lock);
   s->closed = true;
-  for (;;) {
-    mcp_call *parked = NULL;
-    for (mcp_call *c = s->calls; c; c = c->next) {
-      atomic_store(&c->cancelled, true);
-      if (c->phase == MCP__CALL_WAITING_INPUT && parked == NULL)
-        parked = c;
-    }
-    if (parked == NULL)
-      break;
-    parked->phase = MCP__CALL_RUNNING;
-    pthread_mutex_unlock(&s->lock);
-    mcp__call_complete(parked, MCP_ECANCELED, NULL);
-    pthread_mutex_lock(&s->lock);
-  }
+  cancel_all_locked(s);
   mcp__session_unref_locked(s);
 }
 
@@ -92,8 +100,7 @@ void mcp_session_cancel_all(mcp_session *s) {
   if (s == NULL)
     return;
   pthread_mutex_lock(&s->lock);
-  for (mcp_call *c = s->calls; c; c = c->next)
-    atomic_store(&c->cancelled, true);
+  cancel_all_locked(s);
   pthread_mutex_unlock(&s->lock);
 }
 
@@ -113,20 +120,45 @@ size_t mcp_session_pending(const mcp_session *s) {
   return n;
 }
 
-int mcp__session_send(mcp_session *s, const char *msg, size_t len) {
-  pthread_mutex_lock(&s->lock);
-  int rc = MCP_ECLOSED;
-  if (!s->closed) {
-    rc = s->send(msg, len, s->send_data);
-    if (rc != 0) {
-      /* A transport that cannot deliver has lost its peer; stop everything
-       * on this session rather than let calls run for nobody. */
-      s->closed = true;
-      for (mcp_call *c = s->calls; c; c = c->next)
-        atomic_store(&c->cancelled, true);
-      rc = MCP_ECLOSED;
+void mcp__sink_ref(mcp__sink *k) {
+  if (k)
+    atomic_fetch_add(&k->refs, 1);
+}
+
+void mcp__sink_release(mcp__sink *k) {
+  if (k == NULL || atomic_fetch_sub(&k->refs, 1) != 1)
+    return;
+  if (k->sink.done)
+    k->sink.done(k->sink.user_data);
+  mcp__free(k);
+}
+
+int mcp__send_locked(mcp_session *s, mcp__sink *k, const char *msg,
+                     size_t len) {
+  if (k != NULL) {
+    if (k->failed || k->sink.send(msg, len, k->sink.user_data) != 0) {
+      k->failed = true;
+      return MCP_ECLOSED;
     }
+    return 0;
   }
+  if (s->closed)
+    return MCP_ECLOSED;
+  if (s->send(msg, len, s->send_data) != 0) {
+    /* A transport that cannot deliver has lost its peer; stop everything
+     * on this session rather than let calls run for nobody. */
+    s->closed = true;
+    for (mcp_call *c = s->calls; c; c = c->next)
+      atomic_store(&c->cancelled, true);
+    return MCP_ECLOSED;
+  }
+  return 0;
+}
+
+int mcp__session_send(mcp_session *s, mcp__sink *k, const char *msg,
+                      size_t len) {
+  pthread_mutex_lock(&s->lock);
+  int rc = mcp__send_locked(s, k, msg, len);
   pthread_mutex_unlock(&s->lock);
   return rc;
 }
@@ -136,6 +168,7 @@ int mcp__session_send(mcp_session *s, const char *msg, size_t len) {
 /* Where replies to one incoming message go: straight to the peer, or into
  * the array answering a 2025-03-26 batch. */
 typedef struct reply_ctx {
+  mcp__sink *sink; /* where replies go; NULL: the session's callback */
   mcp__buf *batch; /* NULL when not in a batch */
   size_t nbatch;
   int err; /* first failure to send or to build a reply */
@@ -162,8 +195,9 @@ static void reply_buf(mcp_session *s, reply_ctx *ctx, mcp__buf *b) {
     mcp__buf_putc(ctx->batch, ctx->nbatch++ ? ',' : '[');
     mcp__buf_append(ctx->batch, b->data, b->len);
   } else {
-    int rc = mcp__session_send(s, b->data, b->len);
-    if (rc && !ctx->err)
+    /* A sink that fails stops only itself, not the session. */
+    int rc = mcp__session_send(s, ctx->sink, b->data, b->len);
+    if (rc && !ctx->err && ctx->sink == NULL)
       ctx->err = rc;
   }
   mcp__buf_free(b);
@@ -295,8 +329,10 @@ static void handle_discover(mcp_session *s, reply_ctx *ctx, const req *r) {
                     v ? "," : "");
   /* tools/list_changed reaches modern clients only through
    * subscriptions/listen, which this server does not offer yet, so the
-   * modern capability does not promise it. */
-  mcp__buf_puts(&b, "],\"capabilities\":{\"tools\":{}},");
+   * modern capability does not promise it. Log messages go to requests
+   * that ask for them (_meta logLevel), which the logging capability
+   * announces. */
+  mcp__buf_puts(&b, "],\"capabilities\":{\"tools\":{},\"logging\":{}},");
   if (srv->instructions) {
     mcp__buf_puts(&b, "\"instructions\":");
     mcp__json_quote(&b, srv->instructions, strlen(srv->instructions));
@@ -454,7 +490,13 @@ static void handle_tools_call(mcp_session *s, reply_ctx *ctx, const req *r) {
     deny(s, ctx, r, &d);
     goto done;
   }
-  if (mcp__schema_check_args(tool->input_schema, args, why, sizeof why)) {
+  int vrc = mcp__schema_validate(tool->input, args, "Invalid arguments", why,
+                                 sizeof why);
+  if (vrc == MCP_ENOMEM)
+    goto oom;
+  if (vrc) {
+    /* Failing the schema, or too costly to check (fail closed), is a tool
+     * error the model can act on (SEP-1303). */
     mcp__audit(srv, tool->name, &s->principal, MCP_DECISION_INVALID_ARGUMENTS,
                NULL, true, false, started);
     reply_tool_error(s, ctx, r, why);
@@ -467,6 +509,8 @@ static void handle_tools_call(mcp_session *s, reply_ctx *ctx, const req *r) {
     goto oom;
   call->started_us = started;
   call->modern = r->modern;
+  call->sink = ctx->sink;
+  mcp__sink_ref(call->sink);
   call->log_level = r->log_level;
   tool = NULL; /* the call holds the reference */
   mcp__decision_free(&d);
@@ -479,6 +523,10 @@ static void handle_tools_call(mcp_session *s, reply_ctx *ctx, const req *r) {
     rc = call->caps ? mcp__input_accept(call, params, why, sizeof why)
                     : MCP_ENOMEM;
     if (rc) {
+      mcp__audit(srv, call->tool->name, &s->principal,
+                 rc == MCP_EINVAL ? MCP_DECISION_INVALID_STATE
+                                  : MCP_DECISION_ALLOWED,
+                 NULL, false, rc != MCP_EINVAL, started);
       mcp__call_discard(call);
       if (rc == MCP_EINVAL)
         reply_invalid_params(s, ctx, r, why);
@@ -518,6 +566,7 @@ static void handle_cancelled(mcp_session *s, const cJSON *params) {
       /* A call parked for the client's answers has no thread to notice:
        * finish it here. */
       if (c->phase == MCP__CALL_WAITING_INPUT) {
+        mcp__input_cancel_locked(c);
         c->phase = MCP__CALL_RUNNING;
         parked = c;
       }
@@ -627,6 +676,13 @@ static void handle_request(mcp_session *s, reply_ctx *ctx, const mcp__msg *m,
   }
   if (!read_era(s, ctx, &r))
     return;
+  if (r.modern && ctx->batch) {
+    req_error(s, ctx, &r, MCP__RPC_INVALID_REQUEST,
+              "Invalid Request: 2026-07-28 requests are single messages, "
+              "never part of a batch",
+              NULL);
+    return;
+  }
   if (r.modern) {
     if (strcmp(method, "server/discover") == 0)
       handle_discover(s, ctx, &r);
@@ -686,8 +742,17 @@ static void handle_message(mcp_session *s, reply_ctx *ctx,
     /* The client's answer to a request of ours; once a parked call has
      * every answer it runs again, here. Anything else is dropped. */
     mcp_call *ready = mcp__input_response(s, &m, node);
-    if (ready)
-      run_here(s, ctx, ready);
+    if (ready) {
+      /* The call answers where it was asked (its own sink), not on the
+       * stream that carried the client's answer. */
+      mcp__sink *k = ready->sink;
+      reply_ctx own = {.sink = k};
+      mcp__sink_ref(k);
+      run_here(s, &own, ready);
+      mcp__sink_release(k);
+      if (own.err && !ctx->err)
+        ctx->err = own.err;
+    }
     break;
   }
   case MCP__MSG_INVALID: {
@@ -720,9 +785,8 @@ int mcp_session_reject(mcp_session *s, const char *reason) {
   return ctx.err;
 }
 
-int mcp_session_receive(mcp_session *s, const char *message, size_t len) {
-  if (s == NULL || (message == NULL && len > 0))
-    return MCP_EINVAL;
+static int receive(mcp_session *s, const char *message, size_t len,
+                   mcp__sink *sink) {
   /* Once sending failed nobody can read a reply: run nothing (a tool could
    * have effects) and keep telling the transport. */
   pthread_mutex_lock(&s->lock);
@@ -732,7 +796,7 @@ int mcp_session_receive(mcp_session *s, const char *message, size_t len) {
     return MCP_ECLOSED;
   mcp__json_doc doc = {0};
   char why[200], msg[240];
-  reply_ctx ctx = {0};
+  reply_ctx ctx = {.sink = sink};
   int rc =
       mcp__json_parse(message ? message : "", len, NULL, &doc, why, sizeof why);
   if (rc == MCP_ENOMEM) {
@@ -776,4 +840,26 @@ int mcp_session_receive(mcp_session *s, const char *message, size_t len) {
   if (ctx.err == MCP_ENOMEM)
     mcp__log(s->srv, MCP_LOG_ERROR, "out of memory while answering a message");
   return ctx.err;
+}
+
+int mcp_session_receive_to(mcp_session *s, const char *message, size_t len,
+                           const mcp_sink *sink) {
+  if (s == NULL || (message == NULL && len > 0) || (sink && sink->send == NULL))
+    return MCP_EINVAL;
+  mcp__sink *k = NULL;
+  if (sink) {
+    if ((k = mcp__calloc(1, sizeof *k)) == NULL)
+      return MCP_ENOMEM;
+    k->sink = *sink;
+    atomic_init(&k->refs, 1);
+  }
+  int rc = receive(s, message, len, k);
+  /* The calls this message started hold their own references; done comes
+   * when the last of them (or this) lets go. */
+  mcp__sink_release(k);
+  return rc;
+}
+
+int mcp_session_receive(mcp_session *s, const char *message, size_t len) {
+  return mcp_session_receive_to(s, message, len, NULL);
 }

@@ -171,7 +171,9 @@ typedef enum mcp_decision {
   MCP_DECISION_DENIED_SCOPE,      /* a required scope was missing */
   MCP_DECISION_DENIED_AUTHORIZER, /* the authorizer hook said no */
   MCP_DECISION_INVALID_ARGUMENTS, /* allowed, but arguments failed the schema */
-  MCP_DECISION_CANCELLED          /* allowed, then cancelled by the client */
+  MCP_DECISION_CANCELLED,         /* allowed, then cancelled by the client */
+  MCP_DECISION_INVALID_STATE      /* a modern retry whose requestState was
+                                     tampered with, expired or foreign */
 } mcp_decision;
 
 /** One audit record per tools/call of a known tool. All pointers are
@@ -242,6 +244,12 @@ MCP_API void mcp_server_set_audit(mcp_server *srv, mcp_audit_fn fn,
  * 100). Any thread. */
 MCP_API void mcp_server_set_page_size(mcp_server *srv, unsigned tools);
 
+/** When on, structuredContent is checked against the tool's outputSchema
+ * before it is sent; a mismatch is logged for the author and the client
+ * gets an internal error (-32603). On by default in builds without NDEBUG
+ * (debug builds of the library), off otherwise. Any thread. */
+MCP_API void mcp_server_set_check_output(mcp_server *srv, bool on);
+
 /** Sets the ttlMs that modern-era (2026-07-28) results of server/discover and
  * tools/list carry: how long a client may cache them, in milliseconds
  * (default 60000; 0 means "stale at once"). Any thread. */
@@ -258,7 +266,8 @@ MCP_API void mcp_server_set_hide_forbidden(mcp_server *srv, bool hide);
 MCP_API void mcp_server_set_input_ttl(mcp_server *srv, unsigned seconds);
 
 /** Replaces the server's requestState signing key (by default 32 bytes from
- * the kernel's CSPRNG, drawn by mcp_server_new). Give every process of a
+ * the kernel's CSPRNG, drawn by mcp_server_new); a key longer than 32 bytes
+ * is first reduced to 32 with SHA-256. Give every process of a
  * load-balanced deployment the same secret so any of them accepts a retry.
  * key_len must be at least 32. Returns 0 or MCP_EINVAL. Call before
  * serving. */
@@ -310,13 +319,26 @@ typedef int (*mcp_tool_fn)(mcp_call *call, void *user_data);
  *  - scopes: NULL-terminated list of scopes the caller must all hold
  *    (RFC 6750 scope tokens); NULL = none.
  *  - annotations: the hints, see mcp_tool_annotations.
- *  - handler: required. */
+ *  - handler: required.
+ *  - flags: MCP_TOOL_* options (0 for none).
+ * Schemas are JSON Schema 2020-12, compiled once here; arguments are checked
+ * against input_schema before the handler runs, so a handler can trust
+ * them. $ref resolves within the same schema only; nothing is ever fetched.
+ * Regular expressions ("pattern", "patternProperties") use a linear-time
+ * ECMA-262 subset; constructs outside it (backreferences, lookaround) refuse
+ * the tool rather than mis-match. */
 typedef struct mcp_tool {
   const char *name, *title, *description, *input_schema, *output_schema;
   const char *const *scopes;
   mcp_tool_annotations annotations;
   mcp_tool_fn handler;
+  unsigned flags; /* MCP_TOOL_* bits; 0 = none */
 } mcp_tool;
+
+/** mcp_tool.flags: check "format" in the schemas (date-time, date, email,
+ * uri, uuid, ipv4, ipv6) instead of treating it as an annotation, as JSON
+ * Schema 2020-12 does by default. */
+#define MCP_TOOL_ASSERT_FORMATS 1u
 
 /** Registers tool with its user_data (stored, never dereferenced). Returns
  * 0; MCP_EINVAL when the definition breaks a rule (mcp_server_errmsg names
@@ -425,10 +447,12 @@ MCP_API int mcp_call_request_input(mcp_call *call, const char *key,
 MCP_API const struct cJSON *mcp_call_input(const mcp_call *call,
                                            const char *key);
 
-/** Keeps text for the handler's next round (copied). In the modern era it
- * travels inside the signed requestState, so it is tamper-proof but not
- * secret: never put a credential in it. Returns 0, MCP_EINVAL or
- * MCP_ENOMEM. */
+/** Keeps text (at most MCP_STATE_MAX bytes) for the handler's next round
+ * (copied). In the modern era it travels inside the signed requestState, so
+ * it is tamper-proof but not secret: never put a credential in it. For more,
+ * keep the data server-side under a handle and keep the handle here.
+ * Returns 0, MCP_EINVAL (too long, or not UTF-8) or MCP_ENOMEM. */
+#define MCP_STATE_MAX 16384
 MCP_API int mcp_call_set_state(mcp_call *call, const char *state);
 
 /** The text the previous round kept with mcp_call_set_state, or NULL. */
@@ -507,6 +531,28 @@ MCP_API int mcp_session_new(mcp_server *srv, const mcp_principal *principal,
  * time per session. */
 MCP_API int mcp_session_receive(mcp_session *session, const char *message,
                                 size_t len);
+
+/** Where the messages caused by one incoming message go. */
+typedef struct mcp_sink {
+  mcp_send_fn send;              /* each message, in order */
+  void (*done)(void *user_data); /* once: nothing more will be sent here */
+  void *user_data;               /* for both; valid until done */
+} mcp_sink;
+
+/** Like mcp_session_receive, but every message this one causes goes to
+ * sink instead of the session's callback: its reply, and for a tools/call it
+ * starts, the progress and log notifications, the requests asking the client
+ * for input (legacy era) and the final reply, also when the call finishes
+ * later on another thread. Messages nobody asked for (list_changed) still go
+ * to the session's callback. sink->done is called exactly once, after the
+ * last message for this sink, on whichever thread sent it: possibly before
+ * this function returns (everything answered at once), possibly much later.
+ * A sink whose send fails gets nothing more, and the session stays open:
+ * this is how a transport with one stream per request (Streamable HTTP)
+ * routes replies. sink NULL is mcp_session_receive. Returns as
+ * mcp_session_receive. */
+MCP_API int mcp_session_receive_to(mcp_session *session, const char *message,
+                                   size_t len, const mcp_sink *sink);
 
 /** Answers a message the transport could not hand over whole (for example
  * a line longer than its limit) with a JSON-RPC parse error (-32700) whose

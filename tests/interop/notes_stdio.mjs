@@ -12,76 +12,38 @@
 // exiting at all counts as a failure. Prints PASS/FAIL per check and ends with
 // "N passed, N failed"; the exit status is non-zero on any failure.
 
-import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import process from 'node:process';
-import { isDeepStrictEqual, inspect } from 'node:util';
+import { isDeepStrictEqual } from 'node:util';
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { McpError, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
+
+import {
+  check, checkExit, ExitTracker, fail, failures, finish, forwardLines, parseCommandLine,
+  preflight, sdkVersion, serverCommand, shellQuote, show, sleep, startWatchdog,
+} from './lib.mjs';
 
 // ---- configuration ---------------------------------------------------------
 
 const NOTES_PROTOCOL_VERSIONS = ['2024-11-05', '2025-03-26', '2025-06-18', '2025-11-25'];
 const SCOPE_ERROR_CODE = -31403;
 
-const argv = process.argv.slice(2);
-if (argv.length < 1 || argv[0] === '-h' || argv[0] === '--help') {
-  console.error('usage: node notes_stdio.mjs <path-to-notes> [launcher words...]');
-  process.exit(2);
-}
-const NOTES = path.resolve(argv[0]);
-const LAUNCHER = argv.length > 1
-  ? argv.slice(1)
-  : (process.env.MCP_TEST_LAUNCHER ?? '').split(/\s+/).filter(Boolean);
-const SLOW = LAUNCHER.length > 0;
-
-// Time budget. The whole script stays under two minutes even under valgrind.
-const TOTAL_BUDGET_MS = 110_000;
-const REQUEST_TIMEOUT_MS = SLOW ? 30_000 : 10_000; // one JSON-RPC round trip
-const EXIT_GRACE_MS = SLOW ? 20_000 : 10_000;      // stdin EOF -> process exit
-
-// ---- reporting -------------------------------------------------------------
-
-let passed = 0;
-let failed = 0;
-
-function pass(name, detail) {
-  passed++;
-  console.log(`PASS: ${name}${detail ? ` (${detail})` : ''}`);
-}
-
-function fail(name, detail) {
-  failed++;
-  console.log(`FAIL: ${name}${detail ? ` -- ${detail}` : ''}`);
-}
-
-function check(name, cond, detail) {
-  if (cond) pass(name);
-  else fail(name, detail);
-  return Boolean(cond);
-}
-
-function show(v) {
-  return inspect(v, { depth: 6, breakLength: Infinity, compact: true });
-}
-
-function finish() {
-  console.log(`${passed} passed, ${failed} failed`);
-  process.exitCode = failed > 0 ? 1 : 0;
-}
+const CONFIG = parseCommandLine('notes_stdio.mjs');
+const { notes: NOTES, launcher: LAUNCHER, totalBudgetMs: TOTAL_BUDGET_MS } = CONFIG;
+const REQUEST_TIMEOUT_MS = CONFIG.requestTimeoutMs;
 
 // ---- transport with exit-status tracking -----------------------------------
 
 // StdioClientTransport.close() gives the server only 2 s between stdin EOF and
 // SIGTERM (then SIGKILL), which is not enough for valgrind's leak check, and it
 // does not expose the exit status. This subclass closes stdin itself, waits up
-// to EXIT_GRACE_MS for the process to exit, records (code, signal), and only
-// then lets the SDK's close() clean up. It also records every message sent.
+// to the exit grace for the process to exit (lib.mjs ExitTracker), records
+// (code, signal), and only then lets the SDK's close() clean up. It also
+// records every message sent.
 //
 // The child process handle is the SDK's private `_process` field (SDK version
 // pinned in package-lock.json); start() fails loudly if it is not there, so a
@@ -92,26 +54,16 @@ class TrackedStdioTransport extends StdioClientTransport {
     this.label = label;
     this.sent = [];
     this.received = [];
-    this.exitStatus = null; // { code, signal } once the process has exited
-    this.exitedByItself = null; // true: exited after stdin EOF within the grace
-    this.diedEarly = null; // true: exited before stdin was closed
-    this._exited = new Promise((resolve) => { this._resolveExited = resolve; });
+    this.tracker = null;
   }
 
   async start() {
     await super.start();
-    const child = this._process;
-    if (!child || typeof child.once !== 'function' || !('exitCode' in child)) {
-      throw new Error('StdioClientTransport internals changed: no child process handle; '
-        + 'the server exit status cannot be checked');
+    try {
+      this.tracker = new ExitTracker(this._process, CONFIG.exitGraceMs);
+    } catch (err) {
+      throw new Error(`StdioClientTransport internals changed: ${err.message}`);
     }
-    this.child = child;
-    const record = (code, signal) => {
-      if (!this.exitStatus) this.exitStatus = { code, signal };
-      this._resolveExited();
-    };
-    if (child.exitCode !== null || child.signalCode !== null) record(child.exitCode, child.signalCode);
-    else child.once('exit', record);
   }
 
   async send(message) {
@@ -120,45 +72,21 @@ class TrackedStdioTransport extends StdioClientTransport {
   }
 
   // Ends stdin and waits for the process to exit by itself (once).
-  shutdown() {
-    this._shutdown ??= this._doShutdown();
-    return this._shutdown;
-  }
-
-  async _doShutdown() {
-    if (!this.child) return;
-    if (this.exitStatus) {
-      this.diedEarly ??= this.exitedByItself === null; // exited before stdin EOF
-      this.exitedByItself ??= false;
-      return;
-    }
-    try { this.child.stdin?.end(); } catch { /* already closed */ }
-    const timedOut = await Promise.race([
-      this._exited.then(() => false),
-      sleep(EXIT_GRACE_MS).then(() => true),
-    ]);
-    this.exitedByItself = !timedOut;
+  async shutdown() {
+    await this.tracker?.shutdown();
   }
 
   async close() {
     await this.shutdown();
     await super.close(); // SIGTERM/SIGKILL only if the process is still there
-    if (this.child && !this.exitStatus) {
-      await Promise.race([this._exited, sleep(5000)]);
+    if (this.tracker && !this.tracker.exitStatus) {
+      await Promise.race([this.tracker.exited, sleep(5000)]);
     }
   }
 
   kill() {
-    try { this.child?.kill('SIGKILL'); } catch { /* gone */ }
+    this.tracker?.kill();
   }
-}
-
-function shellQuote(word) {
-  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
-}
-
-function sleep(ms) {
-  return new Promise((resolve) => setTimeout(resolve, ms).unref());
 }
 
 // ---- sessions --------------------------------------------------------------
@@ -171,8 +99,7 @@ let sessionCount = 0;
 async function startSession(label, args) {
   const n = ++sessionCount;
   const tag = `notes#${n} ${label}`;
-  const command = LAUNCHER.length ? LAUNCHER[0] : NOTES;
-  const fullArgs = LAUNCHER.length ? [...LAUNCHER.slice(1), NOTES, ...args] : args;
+  const { command, args: fullArgs } = serverCommand(CONFIG, args);
   console.log(`# [${tag}] spawn: ${[command, ...fullArgs].map(shellQuote).join(' ')}`);
 
   const transport = new TrackedStdioTransport({
@@ -182,19 +109,7 @@ async function startSession(label, args) {
     stderr: 'pipe',
   }, tag);
   // Forward the server's stderr (valgrind reports land there) line by line.
-  let pending = '';
-  transport.stderr.on('data', (chunk) => {
-    pending += chunk.toString('utf8');
-    let i;
-    while ((i = pending.indexOf('\n')) >= 0) {
-      process.stderr.write(`[${tag}] ${pending.slice(0, i)}\n`);
-      pending = pending.slice(i + 1);
-    }
-  });
-  transport.stderr.on('end', () => {
-    if (pending) process.stderr.write(`[${tag}] ${pending}\n`);
-    pending = '';
-  });
+  forwardLines(transport.stderr, tag);
 
   // Protocol.connect() chains callbacks already set on the transport.
   const transportErrors = [];
@@ -224,22 +139,8 @@ async function endSession(session) {
     fail(`${label}: close client`, show(err));
   }
   live.delete(transport);
-  const st = transport.exitStatus;
-  if (!st) {
-    fail(`${label}: server exits on stdin EOF`, 'process still running after SIGTERM/SIGKILL');
-  } else if (transport.diedEarly) {
-    fail(`${label}: server runs until stdin EOF`, `exited early with ${show(st)}`);
-  } else if (!transport.exitedByItself) {
-    fail(`${label}: server exits on stdin EOF`,
-      `did not exit within ${EXIT_GRACE_MS} ms of stdin EOF (ended with ${show(st)})`);
-  } else if (st.code !== 0 || st.signal !== null) {
-    const why = st.signal ? `killed by ${st.signal}`
-      : st.code === 99 && SLOW ? 'exit status 99: the launcher (valgrind) reported errors'
-        : `exit status ${st.code}`;
-    fail(`${label}: server exit status`, why);
-  } else {
-    pass(`${label}: server exited with status 0 on stdin EOF`);
-  }
+  if (transport.tracker) checkExit(label, transport.tracker, CONFIG);
+  else fail(`${label}: server exit status`, 'the server process was never started');
   check(`${label}: no transport errors (stdout is clean JSON-RPC)`, transportErrors.length === 0,
     transportErrors.map((e) => e?.message ?? String(e)).join('; '));
 }
@@ -579,48 +480,14 @@ async function scenarioScopes({ data, id }) {
 
 // ---- main --------------------------------------------------------------------
 
-function sdkVersion() {
-  try {
-    const entry = createRequire(import.meta.url).resolve('@modelcontextprotocol/sdk/client/index.js');
-    for (let dir = path.dirname(entry); dir !== path.dirname(dir); dir = path.dirname(dir)) {
-      const file = path.join(dir, 'package.json');
-      if (!fs.existsSync(file)) continue;
-      const pkg = JSON.parse(fs.readFileSync(file, 'utf8'));
-      if (pkg.name === '@modelcontextprotocol/sdk') return pkg.version;
-    }
-  } catch { /* fall through */ }
-  return '(version unknown)';
-}
-
-function preflight() {
-  let st;
-  try {
-    st = fs.statSync(NOTES);
-  } catch (err) {
-    return `cannot stat ${NOTES}: ${err.message}`;
-  }
-  if (!st.isFile()) return `${NOTES} is not a file`;
-  try { fs.accessSync(NOTES, fs.constants.X_OK); } catch { return `${NOTES} is not executable`; }
-  if (LAUNCHER.length) {
-    const which = spawnSync('sh', ['-c', 'command -v "$1"', 'sh', LAUNCHER[0]], { encoding: 'utf8' });
-    if (which.status !== 0) return `launcher ${LAUNCHER[0]} not found`;
-  }
-  return null;
-}
-
-const watchdog = setTimeout(() => {
-  fail('whole test within the time budget', `still running after ${TOTAL_BUDGET_MS} ms`);
-  cleanup();
-  finish();
-  process.exit(1);
-}, TOTAL_BUDGET_MS);
+const watchdog = startWatchdog(TOTAL_BUDGET_MS, cleanup);
 
 async function main() {
   console.log(`# notes: ${NOTES}`);
   console.log(`# launcher: ${LAUNCHER.length ? LAUNCHER.join(' ') : '(none)'}`);
   console.log(`# @modelcontextprotocol/sdk ${sdkVersion()}, protocol versions `
     + `${SUPPORTED_PROTOCOL_VERSIONS.join(', ')}`);
-  const problem = preflight();
+  const problem = preflight(CONFIG);
   if (problem) {
     fail('preflight', problem);
     return;
@@ -632,7 +499,7 @@ async function main() {
 
 function cleanup() {
   for (const t of live) t.kill();
-  if (failed === 0 || fs.readdirSync(tmp).length === 0) fs.rmSync(tmp, { recursive: true, force: true });
+  if (failures() === 0 || fs.readdirSync(tmp).length === 0) fs.rmSync(tmp, { recursive: true, force: true });
   else console.log(`# data files kept in ${tmp}`);
 }
 

@@ -1171,15 +1171,15 @@ START_TEST(args_wrong_type) {
   static const struct {
     const char *args, *property, *want;
   } bad[] = {
-      {"{\"s\":1}", "\"s\"", "must be a string, not integer"},
-      {"{\"s\":true}", "\"s\"", "must be a string, not boolean"},
-      {"{\"s\":null}", "\"s\"", "must be a string, not null"},
-      {"{\"s\":\"x\",\"n\":\"1\"}", "\"n\"", "must be a number, not string"},
-      {"{\"s\":\"x\",\"n\":[1]}", "\"n\"", "must be a number, not array"},
-      {"{\"s\":\"x\",\"b\":0}", "\"b\"", "must be a boolean, not integer"},
-      {"{\"s\":\"x\",\"o\":[]}", "\"o\"", "must be an object, not array"},
-      {"{\"s\":\"x\",\"a\":{}}", "\"a\"", "must be an array, not object"},
-      {"{\"s\":\"x\",\"z\":false}", "\"z\"", "must be a null, not boolean"},
+      {"{\"s\":1}", "at /s:", "must be a string, not integer"},
+      {"{\"s\":true}", "at /s:", "must be a string, not boolean"},
+      {"{\"s\":null}", "at /s:", "must be a string, not null"},
+      {"{\"s\":\"x\",\"n\":\"1\"}", "at /n:", "must be a number, not string"},
+      {"{\"s\":\"x\",\"n\":[1]}", "at /n:", "must be a number, not array"},
+      {"{\"s\":\"x\",\"b\":0}", "at /b:", "must be a boolean, not integer"},
+      {"{\"s\":\"x\",\"o\":[]}", "at /o:", "must be an object, not array"},
+      {"{\"s\":\"x\",\"a\":{}}", "at /a:", "must be an array, not object"},
+      {"{\"s\":\"x\",\"z\":false}", "at /z:", "must be null, not boolean"},
   };
   tu_peer p;
   mcp_server *srv = args_server(&p);
@@ -1197,10 +1197,10 @@ END_TEST
 START_TEST(args_integer_vs_number) {
   tu_peer p;
   mcp_server *srv = args_server(&p);
-  expect_invalid(&p, "typed", "{\"s\":\"x\",\"i\":1.5}", "\"i\"",
-                 "must be an integer, not number");
-  expect_invalid(&p, "typed", "{\"s\":\"x\",\"i\":\"2\"}", "\"i\"",
-                 "must be an integer, not string");
+  expect_invalid(&p, "typed", "{\"s\":\"x\",\"i\":1.5}",
+                 "at /i:", "must be an integer, not number");
+  expect_invalid(&p, "typed", "{\"s\":\"x\",\"i\":\"2\"}",
+                 "at /i:", "must be an integer, not string");
   expect_valid(&p, "typed", "{\"s\":\"x\",\"i\":2}");
   /* JSON Schema: an integer is a number without a fractional part. */
   expect_valid(&p, "typed", "{\"s\":\"x\",\"i\":2.0}");
@@ -1221,11 +1221,79 @@ START_TEST(args_type_array) {
   expect_valid(&p, "typed", "{\"s\":\"x\",\"u\":\"text\"}");
   expect_valid(&p, "typed", "{\"s\":\"x\",\"u\":null}");
   /* The message names the accepted types, without a stray article. */
-  expect_invalid(&p, "typed", "{\"s\":\"x\",\"u\":1}", "\"u\"",
-                 "must be one of string, null, not integer.");
-  expect_invalid(&p, "typed", "{\"s\":\"x\",\"u\":{}}", "\"u\"",
-                 "must be one of string, null, not object.");
+  expect_invalid(&p, "typed", "{\"s\":\"x\",\"u\":1}",
+                 "at /u:", "must be one of string, null, not integer.");
+  expect_invalid(&p, "typed", "{\"s\":\"x\",\"u\":{}}",
+                 "at /u:", "must be one of string, null, not object.");
   ck_assert_int_eq(handler_calls, 2);
+  tu_peer_close(&p);
+  mcp_server_free(srv);
+}
+END_TEST
+
+/* structuredContent is checked against outputSchema when the server asks
+ * for it: a mismatch is the author's bug, logged, and the client gets
+ * -32603 with no detail. */
+static const char *out_json;
+static int structured(mcp_call *call, void *user_data) {
+  (void)user_data;
+  return mcp_result_structured(call, out_json);
+}
+
+START_TEST(output_checked_against_output_schema) {
+  mcp_server *srv = new_server();
+  mcp_server_set_log(srv, tu_silent_log, NULL);
+  mcp_tool t = reader("out");
+  t.output_schema = "{\"type\":\"object\",\"properties\":{\"n\":{\"type\":"
+                    "\"integer\"}},\"required\":[\"n\"]}";
+  t.handler = structured;
+  expect_accepted(srv, &t);
+  tu_peer p;
+  tu_peer_open(&p, srv, NULL);
+  tu_initialize(&p, "2025-11-25");
+  mcp_server_set_check_output(srv, true);
+  out_json = "{\"n\":\"two\"}";
+  cJSON *m = tu_call_tool(&p, "7", "out", NULL);
+  tu_assert_json(m, "{\"error\":{\"code\":-32603,\"message\":\"Internal "
+                    "error\",\"data\":\"<absent>\"},\"result\":\"<absent>\"}");
+  cJSON_Delete(m);
+  out_json = "{\"n\":2}";
+  m = tu_call_tool(&p, "7", "out", NULL);
+  tu_assert_json(m, "{\"result\":{\"structuredContent\":{\"n\":2}}}");
+  cJSON_Delete(m);
+  /* Off, the library trusts the author. */
+  mcp_server_set_check_output(srv, false);
+  out_json = "{\"n\":\"two\"}";
+  m = tu_call_tool(&p, "7", "out", NULL);
+  tu_assert_json(m, "{\"result\":{\"structuredContent\":{\"n\":\"two\"}}}");
+  cJSON_Delete(m);
+  tu_peer_close(&p);
+  mcp_server_free(srv);
+}
+END_TEST
+
+/* "format" is an annotation unless the tool opts in to checking it. */
+START_TEST(format_checked_only_on_request) {
+  mcp_server *srv = new_server();
+  mcp_tool t = reader("loose");
+  t.input_schema = "{\"type\":\"object\",\"properties\":{\"d\":{\"type\":"
+                   "\"string\",\"format\":\"date\"}}}";
+  expect_accepted(srv, &t);
+  t.name = "strict";
+  t.flags = MCP_TOOL_ASSERT_FORMATS;
+  expect_accepted(srv, &t);
+  tu_peer p;
+  tu_peer_open(&p, srv, NULL);
+  tu_initialize(&p, "2025-11-25");
+  cJSON *m = tu_call_tool(&p, "7", "loose", "{\"d\":\"not a date\"}");
+  tu_assert_json(m, "{\"result\":{\"isError\":\"<absent>\"}}");
+  cJSON_Delete(m);
+  m = tu_call_tool(&p, "7", "strict", "{\"d\":\"not a date\"}");
+  tu_assert_json(m, "{\"result\":{\"isError\":true}}");
+  cJSON_Delete(m);
+  m = tu_call_tool(&p, "7", "strict", "{\"d\":\"2026-11-30\"}");
+  tu_assert_json(m, "{\"result\":{\"isError\":\"<absent>\"}}");
+  cJSON_Delete(m);
   tu_peer_close(&p);
   mcp_server_free(srv);
 }
@@ -1307,52 +1375,6 @@ START_TEST(call_unknown_tool) {
 }
 END_TEST
 
-/* The check itself, called directly, for what tools/call cannot send. */
-START_TEST(schema_check_direct) {
-  cJSON *schema = cJSON_Parse("{\"type\":\"object\",\"properties\":{\"p\":{"
-                              "\"type\":7}},\"required\":[\"p\",3]}");
-  cJSON *args = cJSON_Parse("[]");
-  char msg[128];
-  ck_assert_int_eq(mcp__schema_check_args(schema, args, msg, sizeof msg),
-                   MCP_EINVAL);
-  ck_assert_str_eq(msg, "Invalid arguments: expected an object.");
-  cJSON_Delete(args);
-  /* An unusable "type" or a non-string "required" entry checks nothing. */
-  args = cJSON_Parse("{\"p\":[]}");
-  ck_assert_int_eq(mcp__schema_check_args(schema, args, msg, sizeof msg), 0);
-  cJSON_Delete(args);
-  cJSON_Delete(schema);
-
-  /* Type arrays name their string members; with none usable, the message
-   * still reads as a sentence. Arguments are parsed as the engine does. */
-  static const struct {
-    const char *args, *msg;
-  } cases[] = {
-      {"{\"p\":1}", "Invalid arguments: property \"p\" must be one of "
-                    "string, not integer."},
-      {"{\"q\":\"x\"}", "Invalid arguments: property \"q\" must be one of "
-                        "the listed types, not string."},
-      {"{\"r\":[]}", "Invalid arguments: property \"r\" must be one of "
-                     "integer, boolean, not array."},
-  };
-  schema = cJSON_Parse("{\"type\":\"object\",\"properties\":{"
-                       "\"p\":{\"type\":[1,\"string\"]},"
-                       "\"q\":{\"type\":[]},"
-                       "\"r\":{\"type\":[\"integer\",\"boolean\"]}}}");
-  for (size_t i = 0; i < TU_COUNT(cases); i++) {
-    mcp__json_doc doc = {0};
-    ck_assert_int_eq(mcp__json_parse(cases[i].args, strlen(cases[i].args), NULL,
-                                     &doc, NULL, 0),
-                     0);
-    ck_assert_int_eq(mcp__schema_check_args(schema, doc.root, msg, sizeof msg),
-                     MCP_EINVAL);
-    ck_assert_str_eq(msg, cases[i].msg);
-    mcp__json_doc_free(&doc);
-  }
-  cJSON_Delete(schema);
-}
-END_TEST
-
 /* ---- suite --------------------------------------------------------------- */
 
 static Suite *registry_suite(void) {
@@ -1406,10 +1428,11 @@ static Suite *registry_suite(void) {
   tcase_add_test(t, args_integer_vs_number);
   tcase_add_test(t, args_type_array);
   tcase_add_test(t, args_additional_properties);
+  tcase_add_test(t, output_checked_against_output_schema);
+  tcase_add_test(t, format_checked_only_on_request);
   tcase_add_test(t, args_missing_is_empty_object);
   tcase_add_test(t, args_not_an_object);
   tcase_add_test(t, call_unknown_tool);
-  tcase_add_test(t, schema_check_direct);
   suite_add_tcase(s, t);
 
   /* Every allocation failed in turn runs long under valgrind. */

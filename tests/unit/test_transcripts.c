@@ -51,6 +51,26 @@ static int slow(mcp_call *call, void *user_data) {
   return mcp_result_text(call, "done");
 }
 
+/* Asks the user to confirm through elicitation (the same handler serves
+ * both eras), logging at two levels before it asks; answers with the
+ * action the user took. */
+static int confirm(mcp_call *call, void *user_data) {
+  (void)user_data;
+  const cJSON *answer = mcp_call_input(call, "ok");
+  if (answer == NULL) {
+    mcp_call_log(call, MCP_LOG_DEBUG, "no answer yet");
+    mcp_call_log(call, MCP_LOG_INFO, "asking the user");
+    int rc = mcp_call_request_input(
+        call, "ok", MCP_INPUT_ELICITATION,
+        "{\"message\":\"Proceed?\",\"requestedSchema\":{\"type\":"
+        "\"object\",\"properties\":{}}}");
+    return rc == 0 ? MCP_INPUT_REQUIRED : rc;
+  }
+  const cJSON *action = cJSON_GetObjectItemCaseSensitive(answer, "action");
+  return mcp_result_text(call, cJSON_IsString(action) ? action->valuestring
+                                                      : "no action");
+}
+
 static const char *const admin[] = {"admin", NULL};
 static const char *const read_write[] = {"data:read", "data:write", NULL};
 
@@ -87,6 +107,11 @@ static const mcp_tool fixture_tools[] = {
      .description = "Reports progress twice.",
      .annotations = {.read_only = MCP_HINT_TRUE, .open_world = MCP_HINT_FALSE},
      .handler = slow},
+    {.name = "confirm",
+     .title = "Confirm",
+     .description = "Asks the user to confirm and reports the answer.",
+     .annotations = {.read_only = MCP_HINT_TRUE, .open_world = MCP_HINT_FALSE},
+     .handler = confirm},
 };
 
 static mcp_server *fixture(void) {
@@ -214,6 +239,14 @@ TRANSCRIPT(before_initialize)
 TRANSCRIPT(scopes_denied)
 TRANSCRIPT(bad_input)
 TRANSCRIPT(tools_call)
+TRANSCRIPT(modern_discover)
+TRANSCRIPT(modern_tools_list)
+TRANSCRIPT(modern_tools_call)
+TRANSCRIPT(modern_errors)
+TRANSCRIPT(modern_input_required)
+TRANSCRIPT(modern_logging)
+TRANSCRIPT(modern_scopes)
+TRANSCRIPT(modern_dual_era)
 
 int main(void) {
   Suite *s = suite_create("transcripts");
@@ -226,6 +259,14 @@ int main(void) {
   tcase_add_test(tc, transcript_scopes_denied);
   tcase_add_test(tc, transcript_bad_input);
   tcase_add_test(tc, transcript_tools_call);
+  tcase_add_test(tc, transcript_modern_discover);
+  tcase_add_test(tc, transcript_modern_tools_list);
+  tcase_add_test(tc, transcript_modern_tools_call);
+  tcase_add_test(tc, transcript_modern_errors);
+  tcase_add_test(tc, transcript_modern_input_required);
+  tcase_add_test(tc, transcript_modern_logging);
+  tcase_add_test(tc, transcript_modern_scopes);
+  tcase_add_test(tc, transcript_modern_dual_era);
   suite_add_tcase(s, tc);
   return tu_run(s);
 }

@@ -1,0 +1,254 @@
+/* Per-request sinks (mcp_session_receive_to): the routing a transport with
+ * one stream per request relies on. Every message a request causes reaches
+ * its sink, done comes exactly once after the last one, and nothing else
+ * leaks into it. */
+#include <check.h>
+#include <cjson/cJSON.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+
+typedef struct sink_log {
+  char *msgs[16];
+  int n;
+  int done;
+  int fail; /* make send fail */
+} sink_log;
+
+static int sink_send(const char *msg, size_t len, void *user_data) {
+  sink_log *l = user_data;
+  if (l->fail)
+    return MCP_EIO;
+  ck_assert_int_lt(l->n, 16);
+  ck_assert_int_eq(l->done, 0); /* nothing after done */
+  l->msgs[l->n] = strndup(msg, len);
+  ck_assert_ptr_nonnull(l->msgs[l->n]);
+  l->n++;
+  return 0;
+}
+
+static void sink_done(void *user_data) {
+  sink_log *l = user_data;
+  l->done++;
+}
+
+static void sink_clear(sink_log *l) {
+  for (int i = 0; i < l->n; i++)
+    free(l->msgs[i]);
+  memset(l, 0, sizeof *l);
+}
+
+static void assert_sink_msg(const sink_log *l, int i, const char *expected) {
+  ck_assert_msg(i < l->n, "sink message %d missing (%d)", i, l->n);
+  cJSON *m = cJSON_Parse(l->msgs[i]);
+  ck_assert_ptr_nonnull(m);
+  tu_assert_json(m, expected);
+  cJSON_Delete(m);
+}
+
+static mcp_call *parked;
+static int run(mcp_call *call, void *user_data) {
+  (void)user_data;
+  const char *mode = "";
+  mcp_call_arg_string(call, "mode", &mode);
+  if (strcmp(mode, "defer") == 0) {
+    mcp_call_progress(call, 1, 2, NULL);
+    parked = call;
+    return MCP_DEFERRED;
+  }
+  if (strcmp(mode, "ask") == 0) {
+    const cJSON *a = mcp_call_input(call, "q");
+    if (a == NULL) {
+      int rc = mcp_call_request_input(
+          call, "q", MCP_INPUT_ELICITATION,
+          "{\"message\":\"ok?\",\"requestedSchema\":{\"type\":\"object\","
+          "\"properties\":{}}}");
+      return rc ? rc : MCP_INPUT_REQUIRED;
+    }
+    return mcp_result_text(call, "answered");
+  }
+  return mcp_result_text(call, "done");
+}
+
+static mcp_server *srv;
+static tu_peer P;
+
+static void setup(void) {
+  mcp_server_info info = {.name = "sink", .version = "1"};
+  ck_assert_int_eq(mcp_server_new(&info, &srv), 0);
+  mcp_tool t = {
+      .name = "run",
+      .description = "Runs as asked.",
+      .input_schema = "{\"type\":\"object\"}",
+      .annotations = {.read_only = MCP_HINT_TRUE, .open_world = MCP_HINT_FALSE},
+      .handler = run};
+  ck_assert_int_eq(mcp_server_add_tool(srv, &t, NULL), 0);
+  tu_peer_open(&P, srv, NULL);
+  ck_assert_int_eq(
+      tu_send(&P,
+              "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\","
+              "\"params\":{\"protocolVersion\":\"2025-11-25\",\"capabilities\":"
+              "{\"elicitation\":{}},\"clientInfo\":{\"name\":\"t\"}}}"),
+      0);
+  ck_assert_int_eq(tu_send(&P, "{\"jsonrpc\":\"2.0\",\"method\":"
+                               "\"notifications/initialized\"}"),
+                   0);
+  tu_clear(&P);
+  parked = NULL;
+}
+
+static void teardown(void) {
+  tu_peer_close(&P);
+  mcp_server_free(srv);
+}
+
+static int send_to(const char *msg, sink_log *l) {
+  mcp_sink k = {sink_send, sink_done, l};
+  return mcp_session_receive_to(P.session, msg, strlen(msg), &k);
+}
+
+#define CALL(id, mode)                                                         \
+  "{\"jsonrpc\":\"2.0\",\"id\":" #id ",\"method\":\"tools/call\",\"params\":{" \
+  "\"name\":\"run\",\"arguments\":{\"mode\":\"" mode "\"},\"_meta\":{"         \
+  "\"progressToken\":\"p\"}}}"
+
+START_TEST(sync_reply_goes_to_the_sink_and_done_comes_first) {
+  sink_log l = {0};
+  ck_assert_int_eq(send_to(CALL(1, "now"), &l), 0);
+  ck_assert_int_eq(l.n, 1);
+  ck_assert_int_eq(l.done, 1);
+  assert_sink_msg(&l, 0,
+                  "{\"id\":1,\"result\":{\"content\":[{\"text\":"
+                  "\"done\"}]}}");
+  ck_assert_uint_eq(P.nout, 0); /* nothing on the session's callback */
+  sink_clear(&l);
+  /* A notification causes nothing: done at once, no message. */
+  ck_assert_int_eq(
+      send_to("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/x\"}", &l), 0);
+  ck_assert_int_eq(l.n, 0);
+  ck_assert_int_eq(l.done, 1);
+}
+END_TEST
+
+static void *finish_later(void *arg) {
+  mcp_call *c = arg;
+  mcp_call_progress(c, 2, 2, NULL);
+  mcp_result_text(c, "late");
+  mcp_call_finish(c, 0);
+  return NULL;
+}
+
+START_TEST(deferred_call_keeps_its_sink_until_it_ends) {
+  sink_log l = {0};
+  ck_assert_int_eq(send_to(CALL(2, "defer"), &l), 0);
+  ck_assert_ptr_nonnull(parked);
+  ck_assert_int_eq(l.n, 1); /* the first progress notification */
+  ck_assert_int_eq(l.done, 0);
+  /* Tool list changes are nobody's reply: the session's callback. */
+  mcp_tool t = {
+      .name = "more",
+      .description = "More.",
+      .annotations = {.read_only = MCP_HINT_TRUE, .open_world = MCP_HINT_FALSE},
+      .handler = run};
+  ck_assert_int_eq(mcp_server_add_tool(srv, &t, NULL), 0);
+  ck_assert_uint_eq(P.nout, 1);
+  ck_assert_int_eq(l.n, 1);
+  pthread_t th;
+  ck_assert_int_eq(pthread_create(&th, NULL, finish_later, parked), 0);
+  pthread_join(th, NULL);
+  ck_assert_int_eq(l.n, 3);
+  ck_assert_int_eq(l.done, 1);
+  assert_sink_msg(&l, 1, "{\"method\":\"notifications/progress\"}");
+  assert_sink_msg(&l, 2,
+                  "{\"id\":2,\"result\":{\"content\":[{\"text\":"
+                  "\"late\"}]}}");
+  sink_clear(&l);
+}
+END_TEST
+
+/* Legacy input over two requests: the question and the final reply go to
+ * the sink of the call; the client's answer arrives on its own sink, which
+ * gets nothing and is done at once. */
+START_TEST(input_round_trip_across_two_sinks) {
+  sink_log call_sink = {0}, answer_sink = {0};
+  ck_assert_int_eq(send_to(CALL(3, "ask"), &call_sink), 0);
+  ck_assert_int_eq(call_sink.n, 1);
+  ck_assert_int_eq(call_sink.done, 0);
+  assert_sink_msg(&call_sink, 0,
+                  "{\"id\":1,\"method\":\"elicitation/create\"}");
+  ck_assert_int_eq(send_to("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{"
+                           "\"action\":\"accept\",\"content\":{}}}",
+                           &answer_sink),
+                   0);
+  ck_assert_int_eq(answer_sink.n, 0);
+  ck_assert_int_eq(answer_sink.done, 1);
+  ck_assert_int_eq(call_sink.n, 2);
+  ck_assert_int_eq(call_sink.done, 1);
+  assert_sink_msg(&call_sink, 1,
+                  "{\"id\":3,\"result\":{\"content\":[{\"text\":"
+                  "\"answered\"}]}}");
+  ck_assert_uint_eq(P.nout, 0);
+  sink_clear(&call_sink);
+}
+END_TEST
+
+/* A sink that cannot deliver stops only itself: the session stays open and
+ * done still comes. */
+START_TEST(failing_sink_does_not_close_the_session) {
+  sink_log l = {.fail = 1};
+  ck_assert_int_eq(send_to(CALL(4, "now"), &l), 0);
+  ck_assert_int_eq(l.done, 1);
+  ck_assert_int_eq(tu_send(&P, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":"
+                               "\"ping\"}"),
+                   0);
+  tu_assert_msg(&P, 0, "{\"id\":5,\"result\":{}}");
+}
+END_TEST
+
+/* Closing the session with a call still holding a sink: done comes when
+ * the call finishes, and its reply goes nowhere. */
+START_TEST(session_freed_before_the_call_ends) {
+  sink_log l = {0};
+  ck_assert_int_eq(send_to(CALL(6, "defer"), &l), 0);
+  ck_assert_int_eq(l.done, 0);
+  tu_peer_close(&P);
+  ck_assert_int_eq(l.done, 0);
+  mcp_call_finish(parked, 0);
+  ck_assert_int_eq(l.done, 1);
+  ck_assert_int_eq(l.n, 1); /* only the progress sent before */
+  sink_clear(&l);
+  tu_peer_open(&P, srv, NULL); /* for teardown */
+}
+END_TEST
+
+START_TEST(misuse_and_allocation_failure) {
+  mcp_sink bad = {NULL, NULL, NULL};
+  ck_assert_int_eq(mcp_session_receive_to(P.session, "{}", 2, &bad),
+                   MCP_EINVAL);
+  sink_log l = {0};
+  tu_alloc_install(1); /* the sink itself cannot be allocated */
+  mcp_sink k = {sink_send, sink_done, &l};
+  const char *ping = "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"ping\"}";
+  ck_assert_int_eq(mcp_session_receive_to(P.session, ping, strlen(ping), &k),
+                   MCP_ENOMEM);
+  tu_alloc_remove();
+  ck_assert_int_eq(l.done, 0); /* never taken, never called */
+  ck_assert_int_eq(l.n, 0);
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("sink");
+  TCase *t = tcase_create("routing");
+  tcase_add_checked_fixture(t, setup, teardown);
+  tcase_add_test(t, sync_reply_goes_to_the_sink_and_done_comes_first);
+  tcase_add_test(t, deferred_call_keeps_its_sink_until_it_ends);
+  tcase_add_test(t, input_round_trip_across_two_sinks);
+  tcase_add_test(t, failing_sink_does_not_close_the_session);
+  tcase_add_test(t, session_freed_before_the_call_ends);
+  tcase_add_test(t, misuse_and_allocation_failure);
+  suite_add_tcase(s, t);
+  return tu_run(s);
+}
