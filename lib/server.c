@@ -181,6 +181,11 @@ int mcp__result_end(mcp__buf *b) {
   return b->err;
 }
 
+void mcp_server_log(mcp_server *srv, mcp_log_level level, const char *message) {
+  if (srv && message)
+    mcp__log(srv, level, "%s", message);
+}
+
 void mcp__log(mcp_server *srv, mcp_log_level level, const char *fmt, ...) {
   char line[1024];
   va_list ap;

@@ -848,8 +848,13 @@ int mcp_session_receive_to(mcp_session *s, const char *message, size_t len,
     return MCP_EINVAL;
   mcp__sink *k = NULL;
   if (sink) {
-    if ((k = mcp__calloc(1, sizeof *k)) == NULL)
+    if ((k = mcp__calloc(1, sizeof *k)) == NULL) {
+      /* done fires exactly once whatever happens, so the transport can
+       * always release its stream there. */
+      if (sink->done)
+        sink->done(sink->user_data);
       return MCP_ENOMEM;
+    }
     k->sink = *sink;
     atomic_init(&k->refs, 1);
   }

@@ -230,6 +230,12 @@ MCP_API const char *mcp_server_errmsg(const mcp_server *srv);
 MCP_API void mcp_server_set_log(mcp_server *srv, mcp_log_fn fn,
                                 void *user_data);
 
+/** Writes message (one sentence) through the server's log callback (see
+ * mcp_server_set_log), as the library's own messages go. For transports and
+ * embedders. Any thread. */
+MCP_API void mcp_server_log(mcp_server *srv, mcp_log_level level,
+                            const char *message);
+
 /** Sets the authorizer hook (see mcp_authorize_fn); NULL removes it. Set it
  * before serving. */
 MCP_API void mcp_server_set_authorizer(mcp_server *srv, mcp_authorize_fn fn,
@@ -547,7 +553,9 @@ typedef struct mcp_sink {
  * to the session's callback. sink->done is called exactly once, after the
  * last message for this sink, on whichever thread sent it: possibly before
  * this function returns (everything answered at once), possibly much later.
- * A sink whose send fails gets nothing more, and the session stays open:
+ * done is called even when this function fails for lack of memory (but
+ * not for MCP_EINVAL). A sink whose send fails gets nothing more, and the
+ * session stays open:
  * this is how a transport with one stream per request (Streamable HTTP)
  * routes replies. sink NULL is mcp_session_receive. Returns as
  * mcp_session_receive. */
