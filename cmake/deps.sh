@@ -13,8 +13,12 @@ need_cmd cmake cmake
 need_cmd gcc gcc
 need_cmd pkg-config pkg-config
 need_pc libcjson libcjson-dev
+# The HTTP transport (mcp_http): libmicrohttpd, and OpenSSL's libcrypto.
+need_pc libmicrohttpd libmicrohttpd-dev
+need_pc libcrypto libssl-dev
 if [ "${1:-}" = "--test" ]; then
   need_cmd clang clang
+  need_cmd python3 python3
   need_cmd valgrind valgrind
   need_cmd node nodejs
   need_cmd npm npm
@@ -23,6 +27,8 @@ if [ "${1:-}" = "--test" ]; then
   need_pc check check
   # Debian's check.pc names subunit as a private dependency.
   need_pc libsubunit libsubunit-dev
+  # libcurl drives the Streamable HTTP suite (tests/http).
+  need_pc libcurl libcurl4-openssl-dev
   # The official JSON-Schema-Test-Suite, for tests/schema_suite.
   need_dir /usr/share/perl5/auto/share/dist/Test-JSON-Schema-Acceptance/tests/draft2020-12 \
     libtest-json-schema-acceptance-perl

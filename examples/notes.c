@@ -10,16 +10,27 @@
  * hints tell a client what to ask its user about; the scopes decide what a
  * caller may do, and libmcp checks them before any handler runs.
  *
- *   notes [--stdio] [--scopes "notes:read notes:write"] [--data FILE]
+ *   notes [--stdio | --http ADDR:PORT] [--scopes "notes:read notes:write"]
+ *         [--data FILE]
  *
  * With --data the notes live in FILE, rewritten atomically (temporary file,
- * fsync, rename) after every change, so a crash never loses a saved note. */
+ * fsync, rename) after every change, so a crash never loses a saved note.
+ *
+ * With --http the same tools are served over Streamable HTTP at
+ * http://ADDR:PORT/mcp (port 0 picks a free one) until SIGINT or SIGTERM.
+ * The server runs one polling thread, so the handlers below never run at
+ * the same time and the store needs no lock. */
 #define _POSIX_C_SOURCE 200809L
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
 #include <mcp/mcp.h>
+#ifdef MCP_NOTES_HTTP
+#include <mcp/http.h>
+#include <pthread.h>
+#include <signal.h>
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -334,9 +345,59 @@ static const mcp_tool tools[] = {
 /* ---- main ---------------------------------------------------------------- */
 
 static void usage(void) {
+#ifdef MCP_NOTES_HTTP
+  fprintf(stderr, "usage: notes [--stdio | --http ADDR:PORT] "
+                  "[--scopes \"SCOPE ...\"] [--data FILE]\n");
+#else
   fprintf(stderr, "usage: notes [--stdio] [--scopes \"SCOPE ...\"] "
                   "[--data FILE]\n");
+#endif
 }
+
+#ifdef MCP_NOTES_HTTP
+/* Serves over HTTP until SIGINT or SIGTERM. The signals are blocked before
+ * the server's threads start (they inherit the mask) and taken with
+ * sigwait, so no handler runs in the middle of anything. */
+static int serve_http(mcp_server *srv, const mcp_principal *who, char *spec) {
+  char *colon = strrchr(spec, ':');
+  char *end = NULL;
+  unsigned long port = colon ? strtoul(colon + 1, &end, 10) : 0;
+  if (colon == NULL || colon == spec || end == colon + 1 || *end != '\0' ||
+      port > 65535) {
+    fprintf(stderr, "notes: --http wants ADDR:PORT, e.g. 127.0.0.1:8080\n");
+    return 2;
+  }
+  *colon = '\0';
+  char *addr = spec;
+  size_t n = strlen(addr);
+  if (n >= 2 && addr[0] == '[' && addr[n - 1] == ']') { /* [::1]:8080 */
+    addr[n - 1] = '\0';
+    addr++;
+  }
+  sigset_t stop;
+  sigemptyset(&stop);
+  sigaddset(&stop, SIGINT);
+  sigaddset(&stop, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop, NULL);
+
+  mcp_http_options opts = {
+      .bind_addr = addr, .port = (uint16_t)port, .principal = who};
+  mcp_http *http;
+  int rc = mcp_http_start(srv, &opts, &http);
+  if (rc != 0) {
+    fprintf(stderr, "notes: cannot serve HTTP on %s port %lu: %s\n", addr, port,
+            mcp_strerror(rc));
+    return 1;
+  }
+  bool v6 = strchr(addr, ':') != NULL;
+  fprintf(stderr, "listening on http://%s%s%s:%u/mcp\n", v6 ? "[" : "", addr,
+          v6 ? "]" : "", (unsigned)mcp_http_port(http));
+  int sig;
+  sigwait(&stop, &sig);
+  mcp_http_stop(http);
+  return 0;
+}
+#endif
 
 /* Splits "a b c" into a NULL-terminated list (in place). */
 static const char **split_scopes(char *s) {
@@ -352,10 +413,14 @@ static const char **split_scopes(char *s) {
 
 int main(int argc, char **argv) {
   store st = {.next_id = 1};
-  char *scopes = NULL;
+  char *scopes = NULL, *http = NULL;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--stdio") == 0) {
-      continue;
+      http = NULL;
+#ifdef MCP_NOTES_HTTP
+    } else if (strcmp(argv[i], "--http") == 0 && i + 1 < argc) {
+      http = argv[++i];
+#endif
     } else if (strcmp(argv[i], "--scopes") == 0 && i + 1 < argc) {
       scopes = argv[++i];
     } else if (strcmp(argv[i], "--data") == 0 && i + 1 < argc) {
@@ -389,14 +454,22 @@ int main(int argc, char **argv) {
   }
 
   const char **list = NULL;
-  mcp_principal who = {.subject = "stdio"};
+  mcp_principal who = {.subject = http ? "http" : "stdio"};
   if (scopes) {
     if ((list = split_scopes(scopes)) == NULL)
       return 1;
     who.scopes = list;
   }
-  mcp_stdio_options opts = {.principal = scopes ? &who : NULL};
-  int rc = mcp_serve_stdio(srv, &opts);
+  int rc;
+#ifdef MCP_NOTES_HTTP
+  if (http) {
+    rc = serve_http(srv, scopes ? &who : NULL, http);
+  } else
+#endif
+  {
+    mcp_stdio_options opts = {.principal = scopes ? &who : NULL};
+    rc = mcp_serve_stdio(srv, &opts);
+  }
 
   mcp_server_free(srv);
   free(list);

@@ -1,0 +1,120 @@
+/* libmcp Streamable HTTP transport, on libmicrohttpd.
+ *
+ * Serves one mcp_server at one MCP endpoint (default
+ * http://127.0.0.1:<port>/mcp) in both protocol eras: 2026-07-28 requests
+ * statelessly, and 2025-03-26 ... 2025-11-25 clients in sessions created by
+ * initialize (Mcp-Session-Id). It is built on the public session API of
+ * mcp.h only (mcp_session_receive_to routes each request's messages to its
+ * own HTTP response), like any transport an embedder could write.
+ *
+ * Safe before it is configured: it binds 127.0.0.1; checks Host and Origin
+ * against loopback names; accepts only application/json bodies up to a cap;
+ * limits connections, header memory, sessions, calls in flight and time;
+ * mints session ids from OpenSSL's CSPRNG and binds each to the principal
+ * that created it. Link with mcp::http (pkg-config libmcp-http).
+ *
+ * Threads: by default the server runs its own polling thread(s); with
+ * external_loop set it runs none, and the embedder drives it from its own
+ * loop through mcp_http_backend_fd, mcp_http_backend_timeout and
+ * mcp_http_run. Tool handlers run on whichever thread handles the request;
+ * a handler that defers (MCP_DEFERRED) never holds a server thread.
+ */
+#ifndef MCP_HTTP_H
+#define MCP_HTTP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mcp/mcp.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct mcp_http mcp_http;
+
+/** Options of mcp_http_start. Zero (or NULL) means the default given in each
+ * member's comment; the struct may grow, so zero-initialize it. */
+typedef struct mcp_http_options {
+  const char *bind_addr; /* IPv4 or IPv6 literal; NULL = "127.0.0.1".
+                            Anything but a loopback address is logged as a
+                            warning: protect it with a token verifier. */
+  uint16_t port;         /* 0 = any free port (read it with mcp_http_port) */
+  const char *path;      /* the MCP endpoint; NULL = "/mcp" */
+  unsigned threads;      /* polling threads; 0 = 1 (ignored with
+                            external_loop) */
+  bool external_loop;    /* no threads: the embedder calls mcp_http_run */
+
+  /* DNS-rebinding protection. A request whose Host is not allowed, or
+   * whose Origin is present and not allowed, gets 403 before its body is
+   * read. Entries are host names or literals, compared case-insensitively
+   * and with any port ("localhost" allows "localhost:8080"); an Origin
+   * entry may also be a full origin ("https://app.example"). NULL-terminated
+   * lists; NULL = localhost, 127.0.0.1 and [::1]. An empty list denies
+   * every request (fail closed). */
+  const char *const *allowed_hosts;
+  const char *const *allowed_origins;
+
+  size_t max_body;               /* bytes of one POST body; 0 = 4 MiB */
+  size_t header_memory;          /* bytes per connection for the request
+                                    line and headers; 0 = 32 KiB */
+  unsigned connection_timeout_s; /* idle connection closed after; 0 = 30 */
+  unsigned max_connections;      /* open at once; 0 = 512 */
+  unsigned per_ip_connections;   /* from one address; 0 = 64 */
+  unsigned max_sessions;         /* legacy sessions; 0 = 1024 (503 above) */
+  unsigned session_idle_s;       /* a session unused this long ends;
+                                    0 = 600 */
+  unsigned max_inflight;         /* unfinished calls per session (or per
+                                    stateless request stream); 0 = 64 */
+  unsigned keepalive_s;          /* SSE comment interval on quiet streams;
+                                    0 = a third of connection_timeout_s */
+  size_t replay_events;          /* events kept per SSE stream for
+                                    Last-Event-ID resumption; 0 = 64 */
+  bool prefer_sse;               /* answer requests as text/event-stream
+                                    even when one JSON reply would do */
+  bool disable_get;              /* GET on the endpoint answers 405 */
+
+  /* Who calls, when no token verifier is configured ([auth] adds one):
+   * NULL = an anonymous caller holding every scope, suitable only for a
+   * loopback server (said once through the server's log). */
+  const mcp_principal *principal;
+} mcp_http_options;
+
+/** Starts serving srv over HTTP. srv must outlive the mcp_http. opts may be
+ * NULL; it is copied. Returns 0 and sets *out; MCP_EINVAL for bad options
+ * (a message goes to the server's log); MCP_EIO when the address cannot be
+ * bound or threads cannot start (nothing is left running); MCP_ENOMEM. Any
+ * thread. */
+MCP_API int mcp_http_start(mcp_server *srv, const mcp_http_options *opts,
+                           mcp_http **out);
+
+/** Stops accepting, closes every connection and session, waits for the
+ * server's threads, and frees http. Calls still deferred are cancelled;
+ * their later mcp_call_finish is harmless. NULL does nothing. Not from a
+ * handler or a callback of this server. */
+MCP_API void mcp_http_stop(mcp_http *http);
+
+/** The port the server listens on (useful with port 0). */
+MCP_API uint16_t mcp_http_port(const mcp_http *http);
+
+/** External loop: the descriptor to watch for readability (epoll-based;
+ * one descriptor covers every connection), or -1 when the server runs its
+ * own threads. */
+MCP_API int mcp_http_backend_fd(const mcp_http *http);
+
+/** External loop: how long the embedder may wait before calling
+ * mcp_http_run even if the descriptor stays quiet, in milliseconds; -1 when
+ * there is no deadline. */
+MCP_API long mcp_http_backend_timeout(const mcp_http *http);
+
+/** External loop: does whatever work is ready without blocking (accepts,
+ * reads, dispatches, writes, expires idle sessions). Returns 0 or MCP_EIO.
+ * Call it from one thread (the loop's). */
+MCP_API int mcp_http_run(mcp_http *http);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

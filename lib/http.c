@@ -1,0 +1,1389 @@
+/* The Streamable HTTP transport on libmicrohttpd: the daemon, the checks
+ * every request passes before its body is read, and the routing of POST,
+ * GET and DELETE to the two protocol eras.
+ *
+ * Built on the public API of mcp.h only. Each POST is handed to an engine
+ * session with mcp_session_receive_to and a sink of its own (a stream,
+ * http_stream.c); its reply goes out as application/json when it was ready
+ * at once and alone, else as text/event-stream. Legacy clients (2025-03-26
+ * to 2025-11-25) live in sessions created by initialize (http_session.c);
+ * 2026-07-28 requests get a session of their own that ends with the
+ * request, so nothing is shared between them. */
+#include <arpa/inet.h>
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "http_impl.h"
+
+#define DEFAULT_BIND "127.0.0.1"
+#define DEFAULT_PATH "/mcp"
+#define DEFAULT_MAX_BODY ((size_t)4 << 20)
+#define DEFAULT_HEADER_MEMORY ((size_t)32 << 10)
+#define DEFAULT_TIMEOUT_S 30
+#define DEFAULT_MAX_CONNECTIONS 512
+#define DEFAULT_PER_IP 64
+#define DEFAULT_MAX_SESSIONS 1024
+#define DEFAULT_IDLE_S 600
+#define DEFAULT_MAX_INFLIGHT 64
+#define DEFAULT_REPLAY 64
+#define TICK_MS 1000
+/* Unsent bytes one SSE stream may hold before its client counts as gone. */
+#define MIN_STREAM_BUFFER ((size_t)16 << 20)
+
+/* JSON-RPC codes the transport itself answers with. */
+#define RPC_INVALID_REQUEST (-32600)
+#define RPC_INVALID_PARAMS (-32602)
+#define RPC_INTERNAL_ERROR (-32603)
+#define RPC_SERVER_BUSY (-32000)
+#define RPC_HEADER_MISMATCH (-32020)
+
+/* ---- small helpers ------------------------------------------------------- */
+
+uint64_t mcp__http_now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* Messages go where the library's own go: the server's log callback, or
+ * standard error for warnings and errors. mcp.h has no public way yet to
+ * write through the server's callback (mcp_server_log is proposed), so
+ * until then this writes what the default log would. */
+void mcp__http_log(const mcp_http *http, mcp_log_level level, const char *fmt,
+                   ...) {
+  char line[512];
+  int n = snprintf(line, sizeof line, "http: ");
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
+  va_end(ap);
+  /* The server's log callback, like the engine's own messages. */
+  if (http && http->srv)
+    mcp_server_log(http->srv, level, line);
+  else if (level >= MCP_LOG_WARNING)
+    fprintf(stderr, "libmcp: %s\n", line);
+}
+
+/* libmicrohttpd's own messages (a client that vanished, a malformed
+ * request) are routine on a server; they are not worth a warning. */
+static void mhd_log(void *cls, const char *fmt, va_list ap) {
+  (void)cls;
+  (void)fmt;
+  (void)ap;
+}
+
+static char *dup_str(const char *s) {
+  if (s == NULL)
+    return NULL;
+  size_t n = strlen(s) + 1;
+  char *d = malloc(n);
+  if (d)
+    memcpy(d, s, n);
+  return d;
+}
+
+static void free_list(char **list) {
+  for (size_t i = 0; list && list[i]; i++)
+    free(list[i]);
+  free(list);
+}
+
+/* Copies a NULL-terminated list; *out stays NULL for a NULL list. Returns
+ * 0 or MCP_ENOMEM. */
+static int copy_list(const char *const *list, char ***out) {
+  *out = NULL;
+  if (list == NULL)
+    return 0;
+  size_t n = 0;
+  while (list[n])
+    n++;
+  char **copy = calloc(n + 1, sizeof *copy);
+  if (copy == NULL)
+    return MCP_ENOMEM;
+  for (size_t i = 0; i < n; i++) {
+    if ((copy[i] = dup_str(list[i])) == NULL) {
+      free_list(copy);
+      return MCP_ENOMEM;
+    }
+  }
+  *out = copy;
+  return 0;
+}
+
+/* ---- responses ----------------------------------------------------------- */
+
+typedef struct header_pair {
+  const char *name, *value;
+} header_pair;
+
+/* Queues a response with body (malloc'ed, taken over; NULL for none). */
+static enum MHD_Result respond(mcp__http_req *r, unsigned status,
+                               const char *content_type, char *body, size_t len,
+                               const header_pair *extra, size_t nextra) {
+  struct MHD_Response *resp =
+      body ? MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE)
+           : MHD_create_response_from_buffer(0, (void *)"",
+                                             MHD_RESPMEM_PERSISTENT);
+  if (resp == NULL) {
+    free(body);
+    return MHD_NO;
+  }
+  if (content_type)
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
+  for (size_t i = 0; i < nextra; i++)
+    if (extra[i].value)
+      MHD_add_response_header(resp, extra[i].name, extra[i].value);
+  enum MHD_Result ret = MHD_queue_response(r->conn, status, resp);
+  MHD_destroy_response(resp);
+  r->answered = true;
+  return ret;
+}
+
+/* Whether an id-less error omits "id" (2025-11-25 and later) or says
+ * "id": null (earlier versions, and when the version is unknown: a missing
+ * MCP-Protocol-Version means 2025-03-26). */
+static bool omit_id(const char *version) {
+  return version &&
+         (mcp__http_legacy_version(version) ||
+          strcmp(version, MCP__HTTP_MODERN_VERSION) == 0) &&
+         strcmp(version, "2025-11-25") >= 0;
+}
+
+/* Answers with a JSON-RPC error. id is the request's id as JSON text, or
+ * NULL when it could not be read (then omitted or null, as version asks).
+ * message must not need JSON escaping. */
+static enum MHD_Result respond_error(mcp__http_req *r, unsigned status,
+                                     int code, const char *message,
+                                     const char *id, const char *version,
+                                     const header_pair *extra, size_t nextra) {
+  size_t cap = strlen(message) + (id ? strlen(id) : 0) + 96;
+  char *body = malloc(cap);
+  if (body == NULL)
+    return MHD_NO;
+  int n;
+  if (id)
+    n = snprintf(body, cap,
+                 "{\"jsonrpc\":\"2.0\",\"id\":%s,\"error\":{\"code\":%d,"
+                 "\"message\":\"%s\"}}",
+                 id, code, message);
+  else if (omit_id(version))
+    n = snprintf(body, cap,
+                 "{\"jsonrpc\":\"2.0\",\"error\":{\"code\":%d,"
+                 "\"message\":\"%s\"}}",
+                 code, message);
+  else
+    n = snprintf(body, cap,
+                 "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":%d,"
+                 "\"message\":\"%s\"}}",
+                 code, message);
+  return respond(r, status, "application/json", body, (size_t)n, extra, nextra);
+}
+
+static const char *header(mcp__http_req *r, const char *name) {
+  return MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, name);
+}
+
+/* A header's value without the optional white space around it, as a
+ * pointer and a length; false when the header is absent. */
+static bool header_span(mcp__http_req *r, const char *name, const char **v,
+                        size_t *n) {
+  if (MHD_lookup_connection_value_n(r->conn, MHD_HEADER_KIND, name,
+                                    strlen(name), v, n) != MHD_YES ||
+      *v == NULL)
+    return false;
+  while (*n > 0 && (**v == ' ' || **v == '\t')) {
+    (*v)++;
+    (*n)--;
+  }
+  while (*n > 0 && ((*v)[*n - 1] == ' ' || (*v)[*n - 1] == '\t'))
+    (*n)--;
+  return true;
+}
+
+/* Copies a trimmed header value into buf; NULL when absent, "" when it
+ * does not fit (no valid value of the headers read this way is long). */
+static const char *header_copy(mcp__http_req *r, const char *name, char *buf,
+                               size_t size) {
+  const char *v;
+  size_t n;
+  if (!header_span(r, name, &v, &n))
+    return NULL;
+  if (n >= size)
+    n = 0;
+  memcpy(buf, v, n);
+  buf[n] = '\0';
+  return buf;
+}
+
+static enum MHD_Result method_not_allowed(mcp__http_req *r, const char *allow,
+                                          const char *version) {
+  const header_pair h = {MHD_HTTP_HEADER_ALLOW, allow};
+  return respond_error(r, MHD_HTTP_METHOD_NOT_ALLOWED, RPC_INVALID_REQUEST,
+                       "Method Not Allowed", NULL, version, &h, 1);
+}
+
+/* ---- checks before the body ---------------------------------------------- */
+
+/* Headers that may appear once, and must not carry a NUL. */
+static const char *const critical[] = {
+    "Content-Length", "Content-Type",  "Mcp-Session-Id", "MCP-Protocol-Version",
+    "Authorization",  "Last-Event-ID", "Mcp-Method",     "Mcp-Name"};
+#define NCRITICAL (sizeof critical / sizeof critical[0])
+
+/* What one pass over the request headers found. */
+typedef struct header_scan {
+  /* The header block as libmicrohttpd holds it, and where the previous
+   * value ended and what it was (see hidden_bytes). */
+  const char *base;
+  size_t size;
+  const char *prev_end;
+  int prev_class;
+  const char *host, *origin, *transfer_encoding;
+  size_t host_len, origin_len, te_len;
+  unsigned nhost, norigin, nte, ncritical_dup;
+  unsigned counts[NCRITICAL];
+  bool nul;        /* a NUL inside a critical header */
+  bool host_nul;   /* in Host or Origin: refused as not allowed */
+  unsigned accept; /* union of every Accept header */
+  bool has_content_length;
+} header_scan;
+
+/* Header classes for hidden-byte checks. */
+#define CLASS_OTHER 0
+#define CLASS_ORIGIN_HOST 1
+#define CLASS_CRITICAL 2
+
+/* libmicrohttpd 0.9.75 ends a header value at its first NUL and keeps the
+ * rest of the line out of sight ("Host: localhost\0.evil" reads as
+ * "localhost"). It parses the header block in place, so between the end
+ * of one value and the next name there is only the line end it zeroed (1
+ * or 2 bytes; 4 after the last value, with the empty line). Anything else
+ * there was hidden from us: the header is refused. A layout other than
+ * that (an obs-fold continuation line, say) counts as hidden too. This
+ * reads libmicrohttpd's buffer as 0.9.75 lays it out, so it is done only
+ * with that version (see hidden_check_applies). */
+static bool hidden_bytes(const header_scan *s, const char *to, size_t max) {
+  const char *from = s->prev_end;
+  if (s->base == NULL)
+    return false; /* the block's size is unknown: nothing to compare */
+  if (from < s->base || to > s->base + s->size || to <= from ||
+      (size_t)(to - from) > max)
+    return true;
+  for (const char *p = from; p < to; p++)
+    if (*p != '\0')
+      return true;
+  return false;
+}
+
+static void mark_hidden(header_scan *s) {
+  if (s->prev_class == CLASS_ORIGIN_HOST)
+    s->host_nul = true;
+  else if (s->prev_class == CLASS_CRITICAL)
+    s->nul = true;
+}
+
+static enum MHD_Result scan_header(void *cls, enum MHD_ValueKind kind,
+                                   const char *key, size_t key_size,
+                                   const char *value, size_t value_size) {
+  header_scan *s = cls;
+  (void)kind;
+  if (s->prev_end && hidden_bytes(s, key, 2))
+    mark_hidden(s);
+  s->prev_end = value ? value + value_size : key + key_size;
+  s->prev_class = CLASS_CRITICAL;
+  bool nul = memchr(key, '\0', key_size) != NULL ||
+             (value && memchr(value, '\0', value_size) != NULL);
+  /* Optional white space around a value is not part of it. */
+  while (value && value_size > 0 && (*value == ' ' || *value == '\t')) {
+    value++;
+    value_size--;
+  }
+  while (value && value_size > 0 &&
+         (value[value_size - 1] == ' ' || value[value_size - 1] == '\t'))
+    value_size--;
+  if (key_size == 4 && strncasecmp(key, "Host", 4) == 0) {
+    s->prev_class = CLASS_ORIGIN_HOST;
+    s->nhost++;
+    s->host = value;
+    s->host_len = value_size;
+    s->host_nul |= nul;
+  } else if (key_size == 6 && strncasecmp(key, "Origin", 6) == 0) {
+    s->prev_class = CLASS_ORIGIN_HOST;
+    s->norigin++;
+    s->origin = value;
+    s->origin_len = value_size;
+    s->host_nul |= nul;
+  } else if (key_size == 17 && strncasecmp(key, "Transfer-Encoding", 17) == 0) {
+    s->nte++;
+    s->transfer_encoding = value;
+    s->te_len = value_size;
+    s->nul |= nul;
+  } else if (key_size == 6 && strncasecmp(key, "Accept", 6) == 0) {
+    s->accept |= mcp__http_accept(value);
+  } else {
+    s->prev_class = CLASS_OTHER;
+    for (size_t i = 0; i < NCRITICAL; i++) {
+      if (key_size == strlen(critical[i]) &&
+          strncasecmp(key, critical[i], key_size) == 0) {
+        if (++s->counts[i] > 1)
+          s->ncritical_dup++;
+        s->nul |= nul;
+        s->prev_class = CLASS_CRITICAL;
+        if (i == 0)
+          s->has_content_length = true;
+      }
+    }
+  }
+  return MHD_YES;
+}
+
+/* Runs every check that needs no body. Returns true when the request may
+ * go on; otherwise a response is queued (*ret says how that went). */
+static bool precheck(mcp_http *h, mcp__http_req *r, const char *url,
+                     const char *method, enum MHD_Result *ret) {
+  header_scan s = {0};
+  const union MHD_ConnectionInfo *info =
+      h->find_hidden ? MHD_get_connection_info(
+                           r->conn, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE)
+                     : NULL;
+  if (info && info->header_size > 0) {
+    s.base = method; /* the request line starts the block */
+    s.size = info->header_size;
+  }
+  MHD_get_connection_values_n(r->conn, MHD_HEADER_KIND, scan_header, &s);
+  if (s.prev_end && s.base && hidden_bytes(&s, s.base + s.size, 4))
+    mark_hidden(&s);
+  r->version = header_copy(r, "MCP-Protocol-Version", r->version_buf,
+                           sizeof r->version_buf);
+  const char *version = r->version;
+  const char *const *hosts =
+      h->hosts ? (const char *const *)h->hosts : mcp__http_default_hosts;
+  const char *const *origins =
+      h->origins ? (const char *const *)h->origins : mcp__http_default_hosts;
+  pthread_mutex_lock(&h->lock);
+  bool stopping = h->stopping;
+  pthread_mutex_unlock(&h->lock);
+  if (stopping) {
+    *ret = respond_error(r, MHD_HTTP_SERVICE_UNAVAILABLE, RPC_SERVER_BUSY,
+                         "Service Unavailable: the server is stopping", NULL,
+                         version, NULL, 0);
+    return false;
+  }
+  /* DNS rebinding first: a foreign Host or Origin learns nothing else. */
+  if (s.nhost != 1) {
+    *ret = respond_error(r, MHD_HTTP_BAD_REQUEST, RPC_INVALID_REQUEST,
+                         s.nhost ? "Bad Request: more than one Host header"
+                                 : "Bad Request: a Host header is required",
+                         NULL, version, NULL, 0);
+    return false;
+  }
+  if (s.host_nul || !mcp__http_host_allowed(hosts, s.host, s.host_len) ||
+      s.norigin > 1 ||
+      (s.norigin == 1 &&
+       !mcp__http_origin_allowed(origins, s.origin, s.origin_len))) {
+    *ret =
+        respond_error(r, MHD_HTTP_FORBIDDEN, RPC_INVALID_REQUEST,
+                      s.norigin && !s.host_nul &&
+                              mcp__http_host_allowed(hosts, s.host, s.host_len)
+                          ? "Forbidden: this Origin is not allowed"
+                          : "Forbidden: this Host is not allowed",
+                      NULL, version, NULL, 0);
+    return false;
+  }
+  if (strcmp(url, h->path) != 0) {
+    *ret = respond_error(r, MHD_HTTP_NOT_FOUND, RPC_INVALID_REQUEST,
+                         "Not Found", NULL, version, NULL, 0);
+    return false;
+  }
+  if (strcmp(method, MHD_HTTP_METHOD_POST) == 0) {
+    r->method = MCP__HTTP_POST;
+  } else if (strcmp(method, MHD_HTTP_METHOD_GET) == 0) {
+    r->method = MCP__HTTP_GET;
+  } else if (strcmp(method, MHD_HTTP_METHOD_DELETE) == 0) {
+    r->method = MCP__HTTP_DELETE;
+  } else {
+    *ret = method_not_allowed(
+        r, h->disable_get ? "POST, DELETE" : "GET, POST, DELETE", version);
+    return false;
+  }
+  /* Shapes libmicrohttpd 0.9.75 lets through: two headers that decide
+   * routing or framing, a NUL hidden in one, Content-Length beside
+   * chunked (request smuggling). */
+  bool chunked = s.nte == 1 && s.te_len == 7 &&
+                 strncasecmp(s.transfer_encoding, "chunked", 7) == 0;
+  if (s.ncritical_dup || s.nul || s.nte > 1 || (s.nte && !chunked) ||
+      (s.nte && s.has_content_length)) {
+    *ret = respond_error(r, MHD_HTTP_BAD_REQUEST, RPC_INVALID_REQUEST,
+                         "Bad Request: duplicate, malformed or conflicting "
+                         "headers",
+                         NULL, version, NULL, 0);
+    return false;
+  }
+  if (r->method != MCP__HTTP_POST)
+    return true;
+  if (!mcp__http_content_type_json(header(r, "Content-Type"))) {
+    *ret =
+        respond_error(r, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE, RPC_INVALID_REQUEST,
+                      "Unsupported Media Type: the body must be "
+                      "application/json",
+                      NULL, version, NULL, 0);
+    return false;
+  }
+  if ((s.accept & (MCP__HTTP_ACCEPT_JSON | MCP__HTTP_ACCEPT_SSE)) !=
+      (MCP__HTTP_ACCEPT_JSON | MCP__HTTP_ACCEPT_SSE)) {
+    *ret = respond_error(r, MHD_HTTP_NOT_ACCEPTABLE, RPC_INVALID_REQUEST,
+                         "Not Acceptable: the client must accept both "
+                         "application/json and text/event-stream",
+                         NULL, version, NULL, 0);
+    return false;
+  }
+  char cl_buf[24];
+  const char *cl = header_copy(r, "Content-Length", cl_buf, sizeof cl_buf);
+  if (cl) {
+    char *end;
+    errno = 0;
+    unsigned long long n = strtoull(cl, &end, 10);
+    if (*cl < '0' || *cl > '9' || *end != '\0' || errno == ERANGE) {
+      *ret = respond_error(r, MHD_HTTP_BAD_REQUEST, RPC_INVALID_REQUEST,
+                           "Bad Request: malformed Content-Length", NULL,
+                           version, NULL, 0);
+      return false;
+    }
+    if (n > h->max_body) {
+      *ret = respond_error(r, MHD_HTTP_CONTENT_TOO_LARGE, RPC_INVALID_REQUEST,
+                           "Content Too Large", NULL, version, NULL, 0);
+      return false;
+    }
+    if (n > 0 && (r->body = malloc((size_t)n)) == NULL) {
+      *ret = MHD_NO;
+      return false;
+    }
+    r->cap = (size_t)n;
+  }
+  return true;
+}
+
+/* Appends a piece of the body; false when it would pass the cap (the
+ * connection is then closed: 0.9.75 cannot answer in the middle of an
+ * upload) or memory ran out. */
+static bool collect(mcp_http *h, mcp__http_req *r, const char *data, size_t n) {
+  if (n > h->max_body - r->len)
+    return false;
+  if (r->len + n > r->cap) {
+    size_t cap = r->cap ? r->cap : 4096;
+    while (cap < r->len + n)
+      cap *= 2;
+    if (cap > h->max_body)
+      cap = h->max_body;
+    char *p = realloc(r->body, cap);
+    if (p == NULL)
+      return false;
+    r->body = p;
+    r->cap = cap;
+  }
+  memcpy(r->body + r->len, data, n);
+  r->len += n;
+  return true;
+}
+
+/* ---- reading the body ahead of the engine -------------------------------- */
+
+/* What routing and the header checks need to know about a POST body. The
+ * engine parses it again, strictly; this lenient look is only for routing,
+ * and anything it cannot read goes to the engine, which answers it. */
+typedef struct peek {
+  cJSON *root;
+  const char *method;
+  char *id; /* the id as JSON text, when it can be echoed exactly */
+  bool has_id;
+  bool initialize;
+  size_t ncalls; /* tools/call requests */
+  bool modern;   /* modern _meta, or server/discover */
+  const char *meta_version;
+  bool meta_ok;      /* the _meta the modern era requires is there */
+  bool needs_name;   /* the method needs Mcp-Name */
+  const cJSON *name; /* params.name or params.uri */
+} peek;
+
+static const cJSON *member(const cJSON *o, const char *key) {
+  return cJSON_IsObject(o) ? cJSON_GetObjectItemCaseSensitive(o, key) : NULL;
+}
+
+static bool is_call(const cJSON *o) {
+  const cJSON *m = member(o, "method");
+  return cJSON_IsString(m) && strcmp(m->valuestring, "tools/call") == 0 &&
+         member(o, "id") != NULL;
+}
+
+static void peek_body(const char *body, size_t len, peek *p) {
+  *p = (peek){0};
+  const char *end = NULL;
+  if (len == 0 ||
+      (p->root = cJSON_ParseWithLengthOpts(body, len, &end, false)) == NULL)
+    return;
+  /* cJSON stops after the first value; anything but white space after it
+   * makes the body unreadable, as the engine will say. */
+  for (; end && end < body + len; end++) {
+    if (*end != ' ' && *end != '\t' && *end != '\n' && *end != '\r') {
+      cJSON_Delete(p->root);
+      p->root = NULL;
+      return;
+    }
+  }
+  if (cJSON_IsArray(p->root)) {
+    for (const cJSON *e = p->root->child; e; e = e->next)
+      p->ncalls += is_call(e);
+    return;
+  }
+  const cJSON *method = member(p->root, "method");
+  const cJSON *id = member(p->root, "id");
+  if (!cJSON_IsString(method))
+    return;
+  p->method = method->valuestring;
+  p->has_id = id != NULL;
+  if (cJSON_IsString(id) ||
+      (cJSON_IsNumber(id) &&
+       id->valuedouble == (double)(long long)id->valuedouble &&
+       id->valuedouble <= 9007199254740991.0 &&
+       id->valuedouble >= -9007199254740991.0))
+    p->id = cJSON_PrintUnformatted(id);
+  p->initialize = p->has_id && strcmp(p->method, "initialize") == 0;
+  p->ncalls = is_call(p->root);
+  const cJSON *params = member(p->root, "params");
+  const cJSON *meta = member(params, "_meta");
+  const cJSON *v = member(meta, "io.modelcontextprotocol/protocolVersion");
+  const cJSON *caps =
+      member(meta, "io.modelcontextprotocol/clientCapabilities");
+  const cJSON *level = member(meta, "io.modelcontextprotocol/logLevel");
+  p->modern = strcmp(p->method, "initialize") != 0 &&
+              (v || caps || strcmp(p->method, "server/discover") == 0);
+  p->meta_version = cJSON_IsString(v) ? v->valuestring : NULL;
+  p->meta_ok = p->meta_version && cJSON_IsObject(caps) &&
+               (level == NULL || cJSON_IsString(level));
+  if (strcmp(p->method, "tools/call") == 0 ||
+      strcmp(p->method, "prompts/get") == 0) {
+    p->needs_name = true;
+    p->name = member(params, "name");
+  } else if (strcmp(p->method, "resources/read") == 0) {
+    p->needs_name = true;
+    p->name = member(params, "uri");
+  }
+}
+
+static void peek_free(peek *p) {
+  cJSON_free(p->id);
+  cJSON_Delete(p->root);
+}
+
+/* The error code of a reply, or 0 when it is not an error. */
+static int error_code(const char *json, size_t len) {
+  cJSON *root = cJSON_ParseWithLength(json, len);
+  const cJSON *code = member(member(root, "error"), "code");
+  int c = cJSON_IsNumber(code) ? code->valueint : 0;
+  cJSON_Delete(root);
+  return c;
+}
+
+/* ---- answering a POST ---------------------------------------------------- */
+
+static void live_link(mcp_http *h, mcp__http_stream *st) {
+  st->live_prev = NULL;
+  st->live_next = h->live;
+  if (h->live)
+    h->live->live_prev = st;
+  h->live = st;
+  st->live = true;
+}
+
+static void live_unlink(mcp_http *h, mcp__http_stream *st) {
+  if (!st->live)
+    return;
+  if (st->live_prev)
+    st->live_prev->live_next = st->live_next;
+  else
+    h->live = st->live_next;
+  if (st->live_next)
+    st->live_next->live_prev = st->live_prev;
+  st->live_prev = st->live_next = NULL;
+  st->live = false;
+}
+
+static ssize_t sse_reader(void *cls, uint64_t pos, char *buf, size_t max) {
+  (void)pos;
+  return mcp__http_stream_read(cls, buf, max);
+}
+
+/* Queues the text/event-stream response of a stream attached to r. */
+static enum MHD_Result respond_sse(mcp__http_req *r, const char *session_id) {
+  struct MHD_Response *resp = MHD_create_response_from_callback(
+      MHD_SIZE_UNKNOWN, 16 * 1024, sse_reader, r, NULL);
+  if (resp == NULL)
+    return MHD_NO;
+  MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
+                          "text/event-stream");
+  MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
+  MHD_add_response_header(resp, "X-Accel-Buffering", "no");
+  if (session_id)
+    MHD_add_response_header(resp, "Mcp-Session-Id", session_id);
+  enum MHD_Result ret = MHD_queue_response(r->conn, MHD_HTTP_OK, resp);
+  MHD_destroy_response(resp);
+  r->answered = true;
+  return ret;
+}
+
+/* Attaches r to st in the live list; a server that is stopping ends the
+ * stream at once so no connection stays suspended. Call with h->lock. */
+static void attach_live(mcp_http *h, mcp__http_req *r, mcp__http_stream *st) {
+  live_link(h, st);
+  if (r->session)
+    r->session->attached++;
+  if (h->stopping)
+    mcp__http_stream_end(st); /* not suspended yet: nothing to resume */
+}
+
+/* Turns the engine's answer to a POST into the HTTP response. */
+static enum MHD_Result finish_post(mcp_http *h, mcp__http_req *r, const peek *p,
+                                   int rc, bool modern, bool priming,
+                                   const char *session_id,
+                                   const char *version) {
+  if (rc == MCP_ENOMEM || rc == MCP_ECLOSED)
+    return respond_error(r, MHD_HTTP_INTERNAL_SERVER_ERROR, RPC_INTERNAL_ERROR,
+                         "Internal error", p->id, version, NULL, 0);
+  char *json = NULL;
+  size_t len = 0;
+  pthread_mutex_lock(&h->lock);
+  mcp__http_mode mode = mcp__http_stream_settle(r->stream, r, h->prefer_sse,
+                                                priming, &json, &len);
+  if (mode == MCP__HTTP_MODE_SSE)
+    attach_live(h, r, r->stream);
+  else if (r->session)
+    mcp__http_session_forget_stream_locked(r->session, r->stream);
+  pthread_mutex_unlock(&h->lock);
+  const header_pair sid = {"Mcp-Session-Id", session_id};
+  if (mode == MCP__HTTP_MODE_EMPTY)
+    return respond(r, MHD_HTTP_ACCEPTED, NULL, NULL, 0, &sid, 1);
+  if (mode == MCP__HTTP_MODE_SSE)
+    return respond_sse(r, session_id);
+  /* One message: its status follows the digest's mapping. */
+  unsigned status = MHD_HTTP_OK;
+  int code = error_code(json, len);
+  if (code == -32700 || code == RPC_INVALID_REQUEST)
+    status = MHD_HTTP_BAD_REQUEST;
+  if (modern) {
+    if (code == -32601)
+      status = MHD_HTTP_NOT_FOUND;
+    else if (code == RPC_HEADER_MISMATCH || code == -32021 || code == -32022 ||
+             (code == RPC_INVALID_PARAMS && !p->meta_ok))
+      status = MHD_HTTP_BAD_REQUEST;
+  }
+  return respond(r, status, "application/json", json, len, &sid, 1);
+}
+
+/* A modern session's own messages (none are expected: nothing is
+ * broadcast to a request's session) are dropped. */
+static int drop_message(const char *message, size_t len, void *user_data) {
+  (void)message;
+  (void)len;
+  (void)user_data;
+  return 0;
+}
+
+/* Gives the stream to the engine as the sink of this message. */
+static int receive(mcp_session *s, mcp__http_req *r) {
+  mcp__http_stream_ref(r->stream); /* the sink's, dropped by done */
+  const mcp_sink sink = {mcp__http_stream_send, mcp__http_stream_done,
+                         r->stream};
+  return mcp_session_receive_to(s, r->body ? r->body : "", r->len, &sink);
+}
+
+/* Checks the modern headers against the body: MCP-Protocol-Version,
+ * Mcp-Method and Mcp-Name must say what the body says. Returns NULL or the
+ * reason to refuse. */
+static const char *modern_mismatch(mcp__http_req *r, const peek *p) {
+  const char *version = r->version;
+  if (version == NULL || strcmp(version, p->meta_version) != 0)
+    return "Header mismatch: MCP-Protocol-Version must equal "
+           "_meta.io.modelcontextprotocol/protocolVersion";
+  const char *method;
+  size_t method_len;
+  if (!header_span(r, "Mcp-Method", &method, &method_len) ||
+      method_len != strlen(p->method) ||
+      memcmp(method, p->method, method_len) != 0)
+    return "Header mismatch: Mcp-Method must equal the body's method";
+  if (!p->needs_name || !p->has_id)
+    return NULL;
+  const char *raw;
+  size_t raw_len;
+  if (!header_span(r, "Mcp-Name", &raw, &raw_len))
+    return "Header mismatch: Mcp-Name is required for this method";
+  size_t n;
+  char *name = mcp__http_header_decode(raw, raw_len, &n);
+  bool same = name && cJSON_IsString(p->name) &&
+              strlen(p->name->valuestring) == n &&
+              memcmp(name, p->name->valuestring, n) == 0;
+  free(name);
+  return same ? NULL
+              : "Header mismatch: Mcp-Name must equal the body's name or uri";
+}
+
+static enum MHD_Result post_modern(mcp_http *h, mcp__http_req *r,
+                                   const peek *p) {
+  const char *version = MCP__HTTP_MODERN_VERSION;
+  if (p->method && p->has_id && p->meta_version == NULL)
+    return respond_error(
+        r, MHD_HTTP_BAD_REQUEST, RPC_INVALID_PARAMS,
+        "Invalid params: _meta[io.modelcontextprotocol/protocolVersion] is "
+        "required (a string)",
+        p->id, version, NULL, 0);
+  if (p->method && p->meta_version) {
+    const char *why = modern_mismatch(r, p);
+    if (why)
+      return respond_error(r, MHD_HTTP_BAD_REQUEST, RPC_HEADER_MISMATCH, why,
+                           p->id, version, NULL, 0);
+  }
+  size_t out_cap =
+      h->max_body > MIN_STREAM_BUFFER ? h->max_body : MIN_STREAM_BUFFER;
+  if (mcp_session_new(h->srv, &h->principal, drop_message, NULL,
+                      &r->ephemeral) != 0 ||
+      (r->stream = mcp__http_stream_new(h->hub, MCP__HTTP_STREAM_MODERN, 0, 0,
+                                        out_cap)) == NULL)
+    return respond_error(r, MHD_HTTP_INTERNAL_SERVER_ERROR, RPC_INTERNAL_ERROR,
+                         "Internal error", p->id, version, NULL, 0);
+  int rc = receive(r->ephemeral, r);
+  return finish_post(h, r, p, rc, true, false, NULL, version);
+}
+
+static enum MHD_Result post_legacy(mcp_http *h, mcp__http_req *r,
+                                   const peek *p) {
+  const char *version = r->version;
+  const char *sid;
+  size_t sid_len;
+  bool created = false;
+  if (!header_span(r, "Mcp-Session-Id", &sid, &sid_len)) {
+    if (p->root == NULL)
+      return respond_error(r, MHD_HTTP_BAD_REQUEST, -32700,
+                           "Parse error: the body is not valid JSON", NULL,
+                           version, NULL, 0);
+    if (!p->initialize)
+      return respond_error(r, MHD_HTTP_BAD_REQUEST, RPC_INVALID_REQUEST,
+                           "Bad Request: Mcp-Session-Id header is required",
+                           p->id, version, NULL, 0);
+    int rc = mcp__http_session_create(h, &r->session);
+    if (rc == MCP_ELIMIT) {
+      const header_pair retry = {MHD_HTTP_HEADER_RETRY_AFTER, "5"};
+      return respond_error(r, MHD_HTTP_SERVICE_UNAVAILABLE, RPC_SERVER_BUSY,
+                           "Service Unavailable: too many sessions", p->id,
+                           version, &retry, 1);
+    }
+    if (rc)
+      return respond_error(
+          r, MHD_HTTP_INTERNAL_SERVER_ERROR, RPC_INTERNAL_ERROR,
+          rc == MCP_EIO ? "Internal error: no session id could be made"
+                        : "Internal error",
+          p->id, version, NULL, 0);
+    created = true;
+  } else {
+    if (!mcp__http_visible_ascii(sid, sid_len, 256))
+      return respond_error(r, MHD_HTTP_BAD_REQUEST, RPC_INVALID_REQUEST,
+                           "Bad Request: malformed Mcp-Session-Id", p->id,
+                           version, NULL, 0);
+    if (version && !mcp__http_legacy_version(version))
+      return respond_error(r, MHD_HTTP_BAD_REQUEST, RPC_INVALID_REQUEST,
+                           "Bad Request: unsupported MCP-Protocol-Version",
+                           p->id, NULL, NULL, 0);
+    r->session = mcp__http_session_find(h, sid, sid_len, h->principal.subject);
+    if (r->session == NULL)
+      return respond_error(r, MHD_HTTP_NOT_FOUND, RPC_INVALID_REQUEST,
+                           "Not Found: no such session", p->id, version, NULL,
+                           0);
+    if (p->ncalls &&
+        mcp_session_pending(r->session->mcp) + p->ncalls > h->max_inflight) {
+      const header_pair retry = {MHD_HTTP_HEADER_RETRY_AFTER, "1"};
+      return respond_error(r, MHD_HTTP_TOO_MANY_REQUESTS, RPC_SERVER_BUSY,
+                           "too many requests in flight", p->id, version,
+                           &retry, 1);
+    }
+  }
+  mcp__http_session *hs = r->session;
+  pthread_mutex_lock(&h->lock);
+  r->stream = mcp__http_session_stream_locked(hs, MCP__HTTP_STREAM_POST);
+  bool stopping = h->stopping;
+  pthread_mutex_unlock(&h->lock);
+  if (r->stream == NULL)
+    return respond_error(r,
+                         stopping ? MHD_HTTP_SERVICE_UNAVAILABLE
+                                  : MHD_HTTP_INTERNAL_SERVER_ERROR,
+                         stopping ? RPC_SERVER_BUSY : RPC_INTERNAL_ERROR,
+                         stopping ? "Service Unavailable" : "Internal error",
+                         p->id, version, NULL, 0);
+  pthread_mutex_lock(&hs->drive);
+  int rc = receive(hs->mcp, r);
+  pthread_mutex_unlock(&hs->drive);
+  /* The session's version decides the SSE framing when the request did
+   * not name one (an initialize has just negotiated it). */
+  const char *negotiated = mcp_session_protocol_version(hs->mcp);
+  const char *effective = version ? version : negotiated;
+  bool priming = effective && strcmp(effective, "2025-11-25") >= 0;
+  const char *session_id = NULL;
+  if (created && negotiated) {
+    mcp__http_session_publish(h, hs);
+    session_id = hs->id;
+  }
+  return finish_post(h, r, p, rc, false, priming, session_id, effective);
+}
+
+static enum MHD_Result dispatch_post(mcp_http *h, mcp__http_req *r) {
+  peek p;
+  peek_body(r->body, r->len, &p);
+  const char *version = r->version;
+  bool modern =
+      !p.initialize &&
+      ((version && strcmp(version, MCP__HTTP_MODERN_VERSION) == 0) || p.modern);
+  enum MHD_Result ret = modern ? post_modern(h, r, &p) : post_legacy(h, r, &p);
+  peek_free(&p);
+  return ret;
+}
+
+/* ---- GET and DELETE ------------------------------------------------------ */
+
+/* Finds the session a GET or DELETE names; on failure a response is
+ * queued. */
+static bool find_session(mcp_http *h, mcp__http_req *r, const char *version,
+                         enum MHD_Result *ret) {
+  const char *sid;
+  size_t sid_len;
+  if (!header_span(r, "Mcp-Session-Id", &sid, &sid_len)) {
+    *ret = respond_error(r, MHD_HTTP_BAD_REQUEST, RPC_INVALID_REQUEST,
+                         "Bad Request: Mcp-Session-Id header is required", NULL,
+                         version, NULL, 0);
+    return false;
+  }
+  if (!mcp__http_visible_ascii(sid, sid_len, 256) ||
+      (version && !mcp__http_legacy_version(version))) {
+    *ret = respond_error(r, MHD_HTTP_BAD_REQUEST, RPC_INVALID_REQUEST,
+                         "Bad Request: malformed Mcp-Session-Id or "
+                         "unsupported MCP-Protocol-Version",
+                         NULL, NULL, NULL, 0);
+    return false;
+  }
+  r->session = mcp__http_session_find(h, sid, sid_len, h->principal.subject);
+  if (r->session == NULL) {
+    *ret = respond_error(r, MHD_HTTP_NOT_FOUND, RPC_INVALID_REQUEST,
+                         "Not Found: no such session", NULL, version, NULL, 0);
+    return false;
+  }
+  return true;
+}
+
+static enum MHD_Result handle_get(mcp_http *h, mcp__http_req *r) {
+  const char *version = r->version;
+  enum MHD_Result ret;
+  if (version && strcmp(version, MCP__HTTP_MODERN_VERSION) == 0)
+    return method_not_allowed(r, "POST", version);
+  if (h->disable_get)
+    return method_not_allowed(r, "POST, DELETE", version);
+  if (!(mcp__http_accept(header(r, "Accept")) & MCP__HTTP_ACCEPT_SSE))
+    return respond_error(r, MHD_HTTP_NOT_ACCEPTABLE, RPC_INVALID_REQUEST,
+                         "Not Acceptable: GET opens a text/event-stream", NULL,
+                         version, NULL, 0);
+  if (!find_session(h, r, version, &ret))
+    return ret;
+  mcp__http_session *hs = r->session;
+  const char *negotiated = mcp_session_protocol_version(hs->mcp);
+  const char *effective = version ? version : negotiated;
+  bool priming = effective && strcmp(effective, "2025-11-25") >= 0;
+  char last_buf[48];
+  const char *last = header_copy(r, "Last-Event-ID", last_buf, sizeof last_buf);
+  unsigned no;
+  unsigned long long seq = 0;
+  int rc = -2;
+  pthread_mutex_lock(&h->lock);
+  if (h->stopping) {
+    rc = -3;
+  } else if (last) {
+    /* Resumption: only this session's streams are searched, so a foreign
+     * or forged id finds nothing. */
+    r->stream = mcp__http_event_id_parse(last, &no, &seq)
+                    ? mcp__http_session_find_stream_locked(hs, no)
+                    : NULL;
+  } else {
+    /* A standalone stream that overflowed (its client stopped reading) is
+     * replaced: the session may open a new one. */
+    if (hs->standalone && mcp__http_stream_ended(hs->standalone)) {
+      mcp__http_session_forget_stream_locked(hs, hs->standalone);
+      hs->standalone = NULL;
+    }
+    if (hs->standalone == NULL &&
+        (hs->standalone =
+             mcp__http_session_stream_locked(hs, MCP__HTTP_STREAM_GET)))
+      mcp__http_stream_unref(hs->standalone); /* streams[] keeps it */
+    r->stream = hs->standalone;
+    if (r->stream)
+      mcp__http_stream_ref(r->stream);
+  }
+  struct MHD_Connection *old = NULL;
+  if (r->stream) {
+    rc = mcp__http_stream_attach_get(r->stream, r, last != NULL, seq, priming,
+                                     &old);
+    if (rc == 0)
+      attach_live(h, r, r->stream);
+    else if (rc == 1)
+      rc = 0; /* already live and counted, under the old connection */
+  }
+  pthread_mutex_unlock(&h->lock);
+  mcp__http_resume(h->hub, old);
+  if (rc == -1)
+    return respond_error(r, MHD_HTTP_CONFLICT, RPC_INVALID_REQUEST,
+                         "Conflict: this stream is already open", NULL, version,
+                         NULL, 0);
+  if (rc == -3)
+    return respond_error(r, MHD_HTTP_SERVICE_UNAVAILABLE, RPC_SERVER_BUSY,
+                         "Service Unavailable", NULL, version, NULL, 0);
+  if (rc != 0)
+    return respond_error(r, MHD_HTTP_NOT_FOUND, RPC_INVALID_REQUEST,
+                         last ? "Not Found: no such event stream"
+                              : "Internal error",
+                         NULL, version, NULL, 0);
+  return respond_sse(r, NULL);
+}
+
+static enum MHD_Result handle_delete(mcp_http *h, mcp__http_req *r) {
+  const char *version = r->version;
+  enum MHD_Result ret;
+  if (version && strcmp(version, MCP__HTTP_MODERN_VERSION) == 0)
+    return method_not_allowed(r, "POST", version);
+  if (!find_session(h, r, version, &ret))
+    return ret;
+  mcp__http_session_delete(h, r->session);
+  return respond(r, MHD_HTTP_NO_CONTENT, NULL, NULL, 0, NULL, 0);
+}
+
+/* ---- libmicrohttpd callbacks --------------------------------------------- */
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
+                                  const char *url, const char *method,
+                                  const char *version, const char *upload,
+                                  size_t *upload_size, void **con_cls) {
+  mcp_http *h = cls;
+  mcp__http_req *r = *con_cls;
+  (void)version;
+  if (r == NULL) {
+    if ((r = calloc(1, sizeof *r)) == NULL)
+      return MHD_NO;
+    r->http = h;
+    r->conn = conn;
+    *con_cls = r;
+    enum MHD_Result ret = MHD_YES;
+    if (!precheck(h, r, url, method, &ret))
+      return ret;   /* refused: the body is never read, the connection closes */
+    return MHD_YES; /* the body (if any) comes next, then the last call */
+  }
+  if (r->answered) {
+    *upload_size = 0;
+    return MHD_YES;
+  }
+  if (*upload_size > 0) {
+    if (!collect(h, r, upload, *upload_size))
+      return MHD_NO;
+    *upload_size = 0;
+    return MHD_YES;
+  }
+  /* The request is complete: answering now keeps the connection alive. */
+  if (r->method == MCP__HTTP_GET)
+    return handle_get(h, r);
+  if (r->method == MCP__HTTP_DELETE)
+    return handle_delete(h, r);
+  return dispatch_post(h, r);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+                         enum MHD_RequestTerminationCode toe) {
+  mcp_http *h = cls;
+  mcp__http_req *r = *con_cls;
+  (void)conn;
+  if (r == NULL)
+    return;
+  *con_cls = NULL;
+  if (r->stream) {
+    pthread_mutex_lock(&h->lock);
+    bool attached;
+    bool left_early = mcp__http_stream_detach(r->stream, r, &attached);
+    if (attached) {
+      live_unlink(h, r->stream);
+      if (r->session)
+        r->session->attached--;
+    }
+    if (r->session)
+      r->session->last_ms = mcp__http_now_ms();
+    pthread_mutex_unlock(&h->lock);
+    if (left_early && r->ephemeral &&
+        toe != MHD_REQUEST_TERMINATED_COMPLETED_OK)
+      mcp__http_log(h, MCP_LOG_DEBUG,
+                    "a 2026-07-28 client closed its stream: call cancelled");
+  }
+  /* A modern request's session ends with it: closing the response stream
+   * is how a 2026-07-28 client cancels, and freeing the session cancels
+   * whatever still runs. A legacy client's leaving cancels nothing. */
+  mcp_session_free(r->ephemeral);
+  mcp__http_stream_unref(r->stream);
+  mcp__http_session_release(h, r->session);
+  free(r->body);
+  free(r);
+}
+
+/* ---- housekeeping -------------------------------------------------------- */
+
+/* Sends keep-alive comments on quiet streams and ends idle sessions. */
+static void housekeeping(mcp_http *h) {
+  uint64_t now = mcp__http_now_ms();
+  struct MHD_Connection **wake = NULL;
+  size_t nwake = 0, n = 0;
+  pthread_mutex_lock(&h->lock);
+  for (mcp__http_stream *st = h->live; st; st = st->live_next)
+    n++;
+  if (n && (wake = malloc(n * sizeof *wake)) != NULL) {
+    for (mcp__http_stream *st = h->live; st; st = st->live_next) {
+      struct MHD_Connection *c =
+          mcp__http_stream_keepalive(st, now, (uint64_t)h->keepalive_s * 1000);
+      if (c)
+        wake[nwake++] = c;
+    }
+  }
+  pthread_mutex_unlock(&h->lock);
+  for (size_t i = 0; i < nwake; i++)
+    mcp__http_resume(h->hub, wake[i]);
+  free(wake);
+  mcp__http_sessions_expire(h, now);
+}
+
+static void *timer_main(void *arg) {
+  mcp_http *h = arg;
+  pthread_mutex_lock(&h->lock);
+  while (!h->stopping) {
+    struct timespec until;
+    clock_gettime(CLOCK_MONOTONIC, &until);
+    until.tv_sec += TICK_MS / 1000;
+    pthread_cond_timedwait(&h->wake, &h->lock, &until);
+    if (h->stopping)
+      break;
+    pthread_mutex_unlock(&h->lock);
+    housekeeping(h);
+    pthread_mutex_lock(&h->lock);
+  }
+  pthread_mutex_unlock(&h->lock);
+  return NULL;
+}
+
+/* ---- start and stop ------------------------------------------------------ */
+
+static void http_free(mcp_http *h) {
+  if (h->loop_fd >= 0)
+    close(h->loop_fd);
+  mcp__http_hub_unref(h->hub);
+  free(h->path);
+  free_list(h->hosts);
+  free_list(h->origins);
+  free(h->principal_subject);
+  free_list(h->principal_scopes);
+  free(h->buckets);
+  free(h);
+}
+
+/* Copies and defaults the options; MCP_EINVAL names the bad one. */
+static int configure(mcp_http *h, const mcp_http_options *o,
+                     struct sockaddr_storage *sa, bool *loopback) {
+  const char *bind = o->bind_addr ? o->bind_addr : DEFAULT_BIND;
+  memset(sa, 0, sizeof *sa);
+  struct sockaddr_in *v4 = (struct sockaddr_in *)sa;
+  struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)sa;
+  if (inet_pton(AF_INET, bind, &v4->sin_addr) == 1) {
+    v4->sin_family = AF_INET;
+    v4->sin_port = htons(o->port);
+    *loopback = (ntohl(v4->sin_addr.s_addr) >> 24) == 127;
+  } else if (inet_pton(AF_INET6, bind, &v6->sin6_addr) == 1) {
+    v6->sin6_family = AF_INET6;
+    v6->sin6_port = htons(o->port);
+    *loopback =
+        memcmp(&v6->sin6_addr, &in6addr_loopback, sizeof in6addr_loopback) == 0;
+  } else {
+    mcp__http_log(h, MCP_LOG_ERROR, "bind_addr is not an IPv4 or IPv6 literal");
+    return MCP_EINVAL;
+  }
+  const char *path = o->path ? o->path : DEFAULT_PATH;
+  if (path[0] != '/') {
+    mcp__http_log(h, MCP_LOG_ERROR, "path must start with '/'");
+    return MCP_EINVAL;
+  }
+  unsigned timeout =
+      o->connection_timeout_s ? o->connection_timeout_s : DEFAULT_TIMEOUT_S;
+  h->keepalive_s = o->keepalive_s ? o->keepalive_s : timeout / 3;
+  if (h->keepalive_s == 0)
+    h->keepalive_s = 1;
+  if (h->keepalive_s >= timeout && timeout > 1) {
+    mcp__http_log(h, MCP_LOG_ERROR,
+                  "keepalive_s must be shorter than connection_timeout_s");
+    return MCP_EINVAL;
+  }
+  h->max_body = o->max_body ? o->max_body : DEFAULT_MAX_BODY;
+  h->idle_s = o->session_idle_s ? o->session_idle_s : DEFAULT_IDLE_S;
+  h->max_sessions = o->max_sessions ? o->max_sessions : DEFAULT_MAX_SESSIONS;
+  h->max_inflight = o->max_inflight ? o->max_inflight : DEFAULT_MAX_INFLIGHT;
+  h->replay_events = o->replay_events ? o->replay_events : DEFAULT_REPLAY;
+  h->prefer_sse = o->prefer_sse;
+  h->disable_get = o->disable_get;
+  h->external = o->external_loop;
+  if ((h->path = dup_str(path)) == NULL ||
+      copy_list(o->allowed_hosts, &h->hosts) ||
+      copy_list(o->allowed_origins, &h->origins))
+    return MCP_ENOMEM;
+  if (o->principal) {
+    h->principal.all_scopes = o->principal->all_scopes;
+    if ((o->principal->subject &&
+         (h->principal_subject = dup_str(o->principal->subject)) == NULL) ||
+        copy_list(o->principal->scopes, &h->principal_scopes))
+      return MCP_ENOMEM;
+    h->principal.subject = h->principal_subject;
+    h->principal.scopes = (const char *const *)h->principal_scopes;
+  } else {
+    h->principal.all_scopes = true;
+  }
+  return 0;
+}
+
+/* Whether the hidden-byte check knows this libmicrohttpd's buffer layout:
+ * the 0.9.7x releases up to 0.9.75, which the check was written against.
+ * Later releases parse headers strictly themselves. */
+static bool hidden_check_applies(void) {
+  unsigned major = 0, minor = 0, patch = 0;
+  const char *v = MHD_get_version();
+  if (v == NULL || sscanf(v, "%u.%u.%u", &major, &minor, &patch) != 3)
+    return false;
+  return major == 0 && minor == 9 && patch >= 70 && patch <= 75;
+}
+
+/* External loop: one descriptor for the embedder, an epoll set holding
+ * libmicrohttpd's epoll descriptor and the hub's eventfd (written when a
+ * thread finishing a call resumes a connection). */
+static int loop_fd_open(mcp_http *h) {
+  const union MHD_DaemonInfo *info =
+      MHD_get_daemon_info(h->daemon, MHD_DAEMON_INFO_EPOLL_FD);
+  if (info == NULL || (h->loop_fd = epoll_create1(EPOLL_CLOEXEC)) < 0)
+    return MCP_EIO;
+  struct epoll_event mhd = {.events = EPOLLIN, .data.fd = info->epoll_fd};
+  struct epoll_event hub = {.events = EPOLLIN, .data.fd = h->hub->event_fd};
+  if (epoll_ctl(h->loop_fd, EPOLL_CTL_ADD, info->epoll_fd, &mhd) != 0 ||
+      epoll_ctl(h->loop_fd, EPOLL_CTL_ADD, h->hub->event_fd, &hub) != 0)
+    return MCP_EIO;
+  return 0;
+}
+
+int mcp_http_start(mcp_server *srv, const mcp_http_options *opts,
+                   mcp_http **out) {
+  if (srv == NULL || out == NULL)
+    return MCP_EINVAL;
+  const mcp_http_options o = opts ? *opts : (mcp_http_options){0};
+  mcp_http *h = calloc(1, sizeof *h);
+  if (h == NULL)
+    return MCP_ENOMEM;
+  h->srv = srv;
+  h->loop_fd = -1;
+  h->find_hidden = hidden_check_applies();
+  struct sockaddr_storage sa;
+  bool loopback = false;
+  int rc = configure(h, &o, &sa, &loopback);
+  if (rc == 0)
+    rc = mcp__http_sessions_init(h);
+  if (rc == 0 && (h->hub = mcp__http_hub_new(h->external)) == NULL)
+    rc = MCP_ENOMEM;
+  if (rc) {
+    http_free(h);
+    return rc;
+  }
+  pthread_condattr_t ca;
+  pthread_condattr_init(&ca);
+  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+  bool cond_ok = pthread_cond_init(&h->wake, &ca) == 0;
+  pthread_condattr_destroy(&ca);
+  if (!cond_ok || pthread_mutex_init(&h->lock, NULL) != 0) {
+    if (cond_ok)
+      pthread_cond_destroy(&h->wake);
+    http_free(h);
+    return MCP_ENOMEM;
+  }
+
+  unsigned flags = MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
+  if (!h->external)
+    flags |= MHD_USE_INTERNAL_POLLING_THREAD;
+  if (sa.ss_family == AF_INET6)
+    flags |= MHD_USE_IPv6;
+  unsigned timeout =
+      o.connection_timeout_s ? o.connection_timeout_s : DEFAULT_TIMEOUT_S;
+  unsigned threads = o.threads ? o.threads : 1;
+  struct MHD_OptionItem items[] = {
+      {MHD_OPTION_SOCK_ADDR, 0, &sa},
+      {MHD_OPTION_CONNECTION_TIMEOUT, (intptr_t)timeout, NULL},
+      {MHD_OPTION_CONNECTION_LIMIT,
+       (intptr_t)(o.max_connections ? o.max_connections
+                                    : DEFAULT_MAX_CONNECTIONS),
+       NULL},
+      {MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+       (intptr_t)(o.per_ip_connections ? o.per_ip_connections : DEFAULT_PER_IP),
+       NULL},
+      {MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+       (intptr_t)(o.header_memory ? o.header_memory : DEFAULT_HEADER_MEMORY),
+       NULL},
+      /* Refuse malformed requests (no Host in HTTP/1.1, bad framing). */
+      {MHD_OPTION_STRICT_FOR_CLIENT, 1, NULL},
+      {threads > 1 && !h->external ? MHD_OPTION_THREAD_POOL_SIZE
+                                   : MHD_OPTION_END,
+       (intptr_t)threads, NULL},
+      {MHD_OPTION_END, 0, NULL},
+  };
+  h->daemon = MHD_start_daemon(flags, o.port, NULL, NULL, on_request, h,
+                               MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
+                               MHD_OPTION_EXTERNAL_LOGGER, mhd_log, h,
+                               MHD_OPTION_ARRAY, items, MHD_OPTION_END);
+  if (h->daemon == NULL) {
+    mcp__http_log(h, MCP_LOG_ERROR, "cannot listen on %s port %u",
+                  o.bind_addr ? o.bind_addr : DEFAULT_BIND, (unsigned)o.port);
+    pthread_cond_destroy(&h->wake);
+    pthread_mutex_destroy(&h->lock);
+    http_free(h);
+    return MCP_EIO;
+  }
+  const union MHD_DaemonInfo *info =
+      MHD_get_daemon_info(h->daemon, MHD_DAEMON_INFO_BIND_PORT);
+  h->port = info ? info->port : o.port;
+  if (h->external && (rc = loop_fd_open(h)) != 0) {
+    MHD_stop_daemon(h->daemon);
+    pthread_cond_destroy(&h->wake);
+    pthread_mutex_destroy(&h->lock);
+    http_free(h);
+    return rc;
+  }
+  h->next_tick_ms = mcp__http_now_ms() + TICK_MS;
+  if (!h->external) {
+    if (pthread_create(&h->timer, NULL, timer_main, h) != 0) {
+      MHD_stop_daemon(h->daemon);
+      pthread_cond_destroy(&h->wake);
+      pthread_mutex_destroy(&h->lock);
+      http_free(h);
+      return MCP_EIO;
+    }
+    h->timer_started = true;
+  }
+  if (!loopback)
+    mcp__http_log(h, MCP_LOG_WARNING,
+                  "listening on a non-loopback address: anyone who can reach "
+                  "it can call the tools unless a token verifier protects it");
+  if (h->hosts && h->hosts[0] == NULL)
+    mcp__http_log(h, MCP_LOG_WARNING,
+                  "allowed_hosts is empty: every request will be refused");
+  if (h->origins && h->origins[0] == NULL)
+    mcp__http_log(h, MCP_LOG_WARNING,
+                  "allowed_origins is empty: every request with an Origin "
+                  "will be refused");
+  if (o.principal == NULL)
+    mcp__http_log(h, loopback ? MCP_LOG_INFO : MCP_LOG_WARNING,
+                  "no principal configured, so every caller holds every "
+                  "scope");
+  *out = h;
+  return 0;
+}
+
+void mcp_http_stop(mcp_http *h) {
+  if (h == NULL)
+    return;
+  pthread_mutex_lock(&h->lock);
+  h->stopping = true;
+  pthread_cond_signal(&h->wake);
+  pthread_mutex_unlock(&h->lock);
+  if (h->timer_started)
+    pthread_join(h->timer, NULL);
+  MHD_socket listen_fd = MHD_quiesce_daemon(h->daemon);
+  /* libmicrohttpd must not be stopped with a suspended connection: end
+   * every stream, so each reader finishes instead of suspending again. */
+  struct MHD_Connection **wake = NULL;
+  size_t n = 0, nwake = 0;
+  pthread_mutex_lock(&h->lock);
+  for (mcp__http_stream *st = h->live; st; st = st->live_next)
+    n++;
+  if (n)
+    wake = malloc(n * sizeof *wake);
+  for (mcp__http_stream *st = h->live; st; st = st->live_next) {
+    struct MHD_Connection *c = mcp__http_stream_end(st);
+    if (c && wake)
+      wake[nwake++] = c;
+    else if (c)
+      mcp__http_resume(h->hub, c); /* no memory for the list: here */
+  }
+  pthread_mutex_unlock(&h->lock);
+  for (size_t i = 0; i < nwake; i++)
+    mcp__http_resume(h->hub, wake[i]);
+  free(wake);
+  /* A thread finishing a call may be between taking a resume and doing
+   * it; no new one can start now that every stream has ended. */
+  mcp__http_hub_wait_idle(h->hub);
+  MHD_stop_daemon(h->daemon);
+  if (listen_fd != MHD_INVALID_SOCKET)
+    close(listen_fd);
+  mcp__http_sessions_free_all(h);
+  pthread_cond_destroy(&h->wake);
+  pthread_mutex_destroy(&h->lock);
+  http_free(h);
+}
+
+uint16_t mcp_http_port(const mcp_http *h) { return h ? h->port : 0; }
+
+int mcp_http_backend_fd(const mcp_http *h) {
+  return h && h->external ? h->loop_fd : -1;
+}
+
+long mcp_http_backend_timeout(const mcp_http *h) {
+  if (h == NULL || !h->external)
+    return -1;
+  MHD_UNSIGNED_LONG_LONG t;
+  long ms = -1;
+  if (MHD_get_timeout(h->daemon, &t) == MHD_YES)
+    ms = t > (MHD_UNSIGNED_LONG_LONG)1 << 30 ? 1L << 30 : (long)t;
+  /* Housekeeping runs at least every tick while anything may need it. */
+  mcp_http *m = (mcp_http *)h;
+  pthread_mutex_lock(&m->lock);
+  bool busy = m->nsessions > 0 || m->live != NULL;
+  pthread_mutex_unlock(&m->lock);
+  if (busy) {
+    uint64_t now = mcp__http_now_ms();
+    long tick = now >= h->next_tick_ms ? 0 : (long)(h->next_tick_ms - now);
+    if (ms < 0 || tick < ms)
+      ms = tick;
+  }
+  return ms;
+}
+
+int mcp_http_run(mcp_http *h) {
+  if (h == NULL || !h->external)
+    return MCP_EINVAL;
+  /* Drain the eventfd (one read resets its counter): the resumes it
+   * announced are MHD_run's work now. */
+  uint64_t wakeups;
+  (void)!read(h->hub->event_fd, &wakeups, sizeof wakeups);
+  if (MHD_run(h->daemon) != MHD_YES)
+    return MCP_EIO;
+  uint64_t now = mcp__http_now_ms();
+  if (now >= h->next_tick_ms) {
+    h->next_tick_ms = now + TICK_MS;
+    housekeeping(h);
+  }
+  return 0;
+}

@@ -1,0 +1,369 @@
+/* Private declarations of the Streamable HTTP transport (lib/http*.c).
+ *
+ * The transport is built on the public API of mcp.h only, like a transport
+ * an embedder could write; nothing here includes lib/internal.h.
+ *
+ * Objects:
+ *  - mcp_http: the daemon, its options, the session table and the list of
+ *    streams attached to a connection (for keep-alives and stop).
+ *  - mcp__http_session: one legacy-era session (Mcp-Session-Id): its engine
+ *    session, the SSE streams kept for Last-Event-ID resumption and the
+ *    standalone GET stream.
+ *  - mcp__http_stream: where the messages caused by one POST go (the
+ *    engine's sink), or the standalone GET stream. It outlives its HTTP
+ *    connection while the engine may still send to it.
+ *  - mcp__http_req: one HTTP request (libmicrohttpd's con_cls).
+ *
+ * Locks, always taken in this order, never the other way round:
+ *   session->drive  (one thread drives an engine session at a time)
+ *   engine locks    (inside mcp_session_* calls)
+ *   http->lock      (session table, session counters and stream lists,
+ *                    live stream list, stopping)
+ *   stream->lock    (one stream's state and buffers)
+ *   libmicrohttpd's own locks (MHD_suspend_connection)
+ * So: no engine function is called while http->lock or a stream lock is
+ * held, and MHD_resume_connection is called with no lock of ours held. */
+#ifndef MCP_HTTP_IMPL_H
+#define MCP_HTTP_IMPL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "mcp/http.h"
+
+struct MHD_Connection;
+struct MHD_Daemon;
+
+typedef struct mcp__http_hub mcp__http_hub;
+typedef struct mcp__http_session mcp__http_session;
+typedef struct mcp__http_stream mcp__http_stream;
+typedef struct mcp__http_req mcp__http_req;
+
+/* ---- the server ---------------------------------------------------------- */
+
+struct mcp_http {
+  mcp_server *srv;
+  struct MHD_Daemon *daemon;
+  mcp__http_hub *hub;
+  int loop_fd; /* external loop: epoll set of libmicrohttpd's and the hub's
+                  descriptors; -1 otherwise */
+
+  /* Options, copied and defaulted. */
+  char *path;
+  char **hosts, **origins; /* NULL-terminated */
+  size_t max_body;
+  unsigned idle_s, max_sessions, max_inflight, keepalive_s;
+  size_t replay_events;
+  bool prefer_sse, disable_get, external;
+  bool find_hidden; /* look for header bytes libmicrohttpd hid (NUL) */
+  mcp_principal principal;
+  char *principal_subject;
+  char **principal_scopes;
+  uint16_t port;
+
+  pthread_mutex_t lock;
+  /* Session table: chained hash of published sessions. nsessions also
+   * counts sessions reserved by an initialize in progress. */
+  mcp__http_session **buckets;
+  size_t nbuckets, nsessions;
+  mcp__http_stream *live; /* streams attached to a connection */
+  bool stopping;
+
+  /* Housekeeping (keep-alives, idle expiry): a timer thread, or
+   * mcp_http_run in external-loop mode. */
+  pthread_t timer;
+  bool timer_started;
+  pthread_cond_t wake;
+  uint64_t next_tick_ms;
+};
+
+/* Milliseconds of CLOCK_MONOTONIC. */
+uint64_t mcp__http_now_ms(void);
+
+/* Writes a log line through the transport's logger (standard error for
+ * warnings and errors). */
+void mcp__http_log(const mcp_http *http, mcp_log_level level, const char *fmt,
+                   ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* ---- header checks (http_check.c): pure functions on header values ------- */
+
+/* The allowlists used when the options give none. */
+extern const char *const mcp__http_default_hosts[];
+
+/* True when a Host header value (name or literal, optional port) matches an
+ * entry of list. Entries without a port allow any port. */
+bool mcp__http_host_allowed(const char *const *list, const char *value,
+                            size_t len);
+
+/* True when an Origin header value matches list: an entry with "://" is a
+ * whole origin; any other entry is a host, as for Host. "null" never
+ * matches. */
+bool mcp__http_origin_allowed(const char *const *list, const char *value,
+                              size_t len);
+
+/* True when a Content-Type value is application/json, with parameters
+ * allowed (a charset other than UTF-8 is refused). */
+bool mcp__http_content_type_json(const char *value);
+
+/* Which of application/json and text/event-stream an Accept value admits,
+ * wildcards and q=0 included: a mask of the two flags below. */
+#define MCP__HTTP_ACCEPT_JSON 1u
+#define MCP__HTTP_ACCEPT_SSE 2u
+unsigned mcp__http_accept(const char *value);
+
+/* True for a session id made of 1-256 visible ASCII characters. */
+bool mcp__http_visible_ascii(const char *value, size_t len, size_t max);
+
+/* Decodes an Mcp-Name value: plain, or "=?base64?...?=" (standard
+ * alphabet, padding optional). Returns a malloc'ed NUL-terminated copy and
+ * its length, or NULL when the value is malformed or memory ran out. */
+char *mcp__http_header_decode(const char *value, size_t len, size_t *out_len);
+
+/* Parses a Last-Event-ID "STREAM-SEQ". Returns false when malformed. */
+bool mcp__http_event_id_parse(const char *value, unsigned *stream,
+                              unsigned long long *seq);
+
+/* Protocol versions this transport routes: the legacy ones an HTTP session
+ * may use, and the modern one. */
+#define MCP__HTTP_MODERN_VERSION "2026-07-28"
+bool mcp__http_legacy_version(const char *value);
+
+/* ---- resuming connections (http_stream.c) -------------------------------- */
+
+/* What every stream of one server shares, and may outlive the server (a
+ * deferred call can finish after mcp_http_stop): the count of resumes in
+ * progress, which mcp_http_stop waits for before stopping libmicrohttpd,
+ * and in external-loop mode an eventfd written after each resume, since
+ * libmicrohttpd then has no channel of its own to wake the embedder's
+ * loop. */
+struct mcp__http_hub {
+  pthread_mutex_t lock;
+  pthread_cond_t idle;
+  unsigned refs;
+  unsigned resuming;
+  int event_fd;
+};
+
+/* A hub with one reference; with_event_fd for external-loop mode. NULL
+ * when resources run out. */
+mcp__http_hub *mcp__http_hub_new(bool with_event_fd);
+void mcp__http_hub_unref(mcp__http_hub *hub);
+/* Waits until no resume is in progress. */
+void mcp__http_hub_wait_idle(mcp__http_hub *hub);
+/* Resumes a connection that a stream function handed out (see below):
+ * exactly once for each, with no lock of ours held. NULL does nothing. */
+void mcp__http_resume(mcp__http_hub *hub, struct MHD_Connection *conn);
+
+/* ---- streams (http_stream.c) --------------------------------------------- */
+
+typedef enum mcp__http_stream_kind {
+  MCP__HTTP_STREAM_POST,   /* a legacy POST: events have ids, replayable */
+  MCP__HTTP_STREAM_GET,    /* a session's standalone GET stream */
+  MCP__HTTP_STREAM_MODERN, /* a 2026-07-28 POST: no ids, no replay */
+} mcp__http_stream_kind;
+
+/* What a POST's reply became once the engine had its say. */
+typedef enum mcp__http_mode {
+  MCP__HTTP_MODE_PENDING, /* not decided: messages are held */
+  MCP__HTTP_MODE_EMPTY,   /* nothing to send: 202 */
+  MCP__HTTP_MODE_JSON,    /* one message: application/json */
+  MCP__HTTP_MODE_SSE,     /* text/event-stream */
+  MCP__HTTP_MODE_FAILED,  /* out of memory before deciding */
+} mcp__http_mode;
+
+struct mcp__http_stream {
+  pthread_mutex_t lock;
+  unsigned refs;
+  mcp__http_hub *hub; /* a reference */
+  mcp__http_stream_kind kind;
+  unsigned no;            /* number within the session (event ids) */
+  unsigned long long seq; /* last event number */
+  mcp__http_mode mode;
+  bool engine_done; /* the engine's sink is done */
+  bool ended;       /* closed by the server: session gone, stop, overflow */
+  bool overflow;    /* the client did not read fast enough */
+  size_t out_cap;   /* bound of the unsent bytes */
+
+  /* The connection carrying the stream, when one does. */
+  mcp__http_req *attached;
+  struct MHD_Connection *conn;
+  bool suspended;   /* conn suspended by the content reader */
+  bool hold_open;   /* a GET attachment: open until the client leaves */
+  uint64_t last_ms; /* last bytes handed to the connection */
+
+  /* Messages that arrived before the mode was decided. */
+  struct mcp__http_msg *pending, **pending_tail;
+  size_t npending, pending_bytes;
+
+  /* Bytes not yet handed to the connection. */
+  char *out;
+  size_t out_size, out_len, out_pos;
+
+  /* The last events, for Last-Event-ID (POST and GET streams). */
+  struct mcp__http_event *ring;
+  size_t ring_cap, ring_len, ring_start, ring_bytes;
+
+  /* Links: http->live (attached streams), under http->lock. */
+  mcp__http_stream *live_prev, *live_next;
+  bool live;
+};
+
+/* A new stream with one reference. ring_cap 0 keeps no events. Returns
+ * NULL when memory runs out. */
+mcp__http_stream *mcp__http_stream_new(mcp__http_hub *hub,
+                                       mcp__http_stream_kind kind, unsigned no,
+                                       size_t ring_cap, size_t out_cap);
+void mcp__http_stream_ref(mcp__http_stream *st);
+void mcp__http_stream_unref(mcp__http_stream *st);
+
+/* The engine's sink callbacks (user_data is the stream; the sink owns one
+ * reference, dropped by done). */
+int mcp__http_stream_send(const char *message, size_t len, void *user_data);
+void mcp__http_stream_done(void *user_data);
+
+/* Adds one message to the stream (also used for the session's messages on
+ * the standalone stream). Returns 0, or -1 when the stream cannot take it. */
+int mcp__http_stream_push(mcp__http_stream *st, const char *message,
+                          size_t len);
+
+/* Decides a POST's reply after mcp_session_receive_to returned: EMPTY when
+ * nothing was sent and nothing will be, JSON when exactly one message was
+ * sent and nothing will follow (unless prefer_sse; *json receives it,
+ * malloc'ed), else SSE. With SSE, the held messages become events (after a
+ * priming event when priming) and the stream is attached to r. Call with
+ * http->lock held. */
+mcp__http_mode mcp__http_stream_settle(mcp__http_stream *st, mcp__http_req *r,
+                                       bool prefer_sse, bool priming,
+                                       char **json, size_t *json_len);
+
+/* Attaches a GET to the stream: with replay (Last-Event-ID) it replays
+ * the kept events after after_seq and takes the stream over from a
+ * connection still attached (*old is then the connection to resume, so
+ * its reader fails); without, it starts with a priming event when priming.
+ * Returns 0 (attached), 1 (taken over), -1 when another connection is
+ * attached and this is no resumption (409), -2 when the stream has no
+ * events to resume (404). Call with http->lock held. */
+int mcp__http_stream_attach_get(mcp__http_stream *st, mcp__http_req *r,
+                                bool replay, unsigned long long after_seq,
+                                bool priming, struct MHD_Connection **old);
+
+/* Detaches r if it is attached: unsent bytes are dropped (kept events stay
+ * for replay). *was_attached says whether r was attached. Returns true when
+ * it was and the engine was not done: the client left before the end. Call
+ * with http->lock held. */
+bool mcp__http_stream_detach(mcp__http_stream *st, const mcp__http_req *r,
+                             bool *was_attached);
+
+/* The content reader of an SSE response whose cls is r. */
+ssize_t mcp__http_stream_read(mcp__http_req *r, char *buf, size_t max);
+
+/* Ends the stream from the server side (nothing more is sent; an attached
+ * connection finishes what it has). Returns the connection to resume, if
+ * any: pass it to mcp__http_resume after releasing every lock. */
+struct MHD_Connection *mcp__http_stream_end(mcp__http_stream *st);
+
+/* True once the stream was ended (by the server, or by an overflow). */
+bool mcp__http_stream_ended(mcp__http_stream *st);
+
+/* Adds a keep-alive comment when nothing was written for interval_ms.
+ * Returns the connection to resume, if any. */
+struct MHD_Connection *mcp__http_stream_keepalive(mcp__http_stream *st,
+                                                  uint64_t now_ms,
+                                                  uint64_t interval_ms);
+
+/* ---- sessions (http_session.c) ------------------------------------------- */
+
+/* Characters of a minted session id: 24 bytes of CSPRNG output in
+ * base64url. */
+#define MCP__HTTP_SID_LEN 32
+/* Streams a session keeps for Last-Event-ID, finished or not. */
+#define MCP__HTTP_KEPT_STREAMS 16
+
+struct mcp__http_session {
+  char id[MCP__HTTP_SID_LEN + 1];
+  char *subject; /* the creating principal's subject; NULL = anonymous */
+  mcp_session *mcp;
+  mcp_http *http;
+  pthread_mutex_t drive;
+
+  /* Under http->lock. */
+  unsigned refs;
+  unsigned attached; /* connections carrying this session's streams */
+  uint64_t last_ms;  /* last request or detach */
+  bool linked;       /* in the table */
+  unsigned next_stream;
+  mcp__http_stream *streams[MCP__HTTP_KEPT_STREAMS];
+  size_t nstreams;
+  mcp__http_stream *standalone;
+  mcp__http_session *hnext;
+};
+
+/* Creates a session for an initialize: reserves a slot (MCP_ELIMIT when
+ * max_sessions are in use), mints its id (MCP_EIO when the CSPRNG fails),
+ * creates the engine session. The caller holds the one reference; publish
+ * or abandon it. Returns 0, MCP_ELIMIT, MCP_EIO or MCP_ENOMEM. */
+int mcp__http_session_create(mcp_http *http, mcp__http_session **out);
+/* Makes the session findable by its id (initialize succeeded). */
+void mcp__http_session_publish(mcp_http *http, mcp__http_session *hs);
+
+/* Finds a published session bound to the same subject and takes a
+ * reference; NULL when unknown, expired, deleted or someone else's. Never
+ * allocates. */
+mcp__http_session *mcp__http_session_find(mcp_http *http, const char *id,
+                                          size_t len, const char *subject);
+/* Drops a reference; the last one (after unlinking) frees the session.
+ * Call with no lock held. */
+void mcp__http_session_release(mcp_http *http, mcp__http_session *hs);
+/* Unlinks a session (DELETE). Returns false when it was not linked. Call
+ * with no lock held; the caller still holds its reference. */
+bool mcp__http_session_delete(mcp_http *http, mcp__http_session *hs);
+
+/* A new stream of a legacy session, kept for resumption. Returns NULL when
+ * memory runs out or the server is stopping. Call with http->lock held. */
+mcp__http_stream *mcp__http_session_stream_locked(mcp__http_session *hs,
+                                                  mcp__http_stream_kind kind);
+/* Stops keeping a stream that has nothing to resume (its reply went out
+ * as application/json, or there was none). Call with http->lock held. */
+void mcp__http_session_forget_stream_locked(mcp__http_session *hs,
+                                            mcp__http_stream *st);
+/* Finds a kept stream by number, with a reference. Call with http->lock
+ * held. */
+mcp__http_stream *mcp__http_session_find_stream_locked(mcp__http_session *hs,
+                                                       unsigned no);
+
+/* Ends sessions idle for idle_s (no request, no connection attached). */
+void mcp__http_sessions_expire(mcp_http *http, uint64_t now_ms);
+/* Ends every session (stop). */
+void mcp__http_sessions_free_all(mcp_http *http);
+/* Allocates the table. Returns 0 or MCP_ENOMEM. */
+int mcp__http_sessions_init(mcp_http *http);
+
+/* ---- requests (http.c) --------------------------------------------------- */
+
+struct mcp__http_req {
+  mcp_http *http;
+  struct MHD_Connection *conn;
+  int method;    /* MCP__HTTP_POST, _GET, _DELETE */
+  bool answered; /* a response is queued */
+  char *body;
+  size_t len, cap;
+  mcp__http_session *session; /* a reference, legacy requests */
+  mcp_session *ephemeral;     /* modern requests */
+  mcp__http_stream *stream;   /* a reference, when a stream was made */
+  const char *version;        /* MCP-Protocol-Version, trimmed; NULL when
+                                 absent, "" when unreadable */
+  char version_buf[24];
+};
+
+#define MCP__HTTP_POST 1
+#define MCP__HTTP_GET 2
+#define MCP__HTTP_DELETE 3
+
+#endif

@@ -1,0 +1,328 @@
+/* Legacy-era HTTP sessions: the table of Mcp-Session-Id values, id
+ * minting, principal binding, the streams kept for Last-Event-ID, and idle
+ * expiry.
+ *
+ * Ids are 24 bytes from OpenSSL's CSPRNG (RAND_bytes) in base64url: 192
+ * bits, visible ASCII. There is no fallback: if the CSPRNG fails, the
+ * initialize fails. Lookups hash the presented id and compare in constant
+ * time; an unknown id allocates nothing. */
+#include <openssl/crypto.h>
+#include <openssl/rand.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "http_impl.h"
+
+#define SID_BYTES 24
+
+static uint64_t hash_id(const char *id, size_t len) {
+  uint64_t h = 1469598103934665603ull; /* FNV-1a */
+  for (size_t i = 0; i < len; i++) {
+    h ^= (unsigned char)id[i];
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+int mcp__http_sessions_init(mcp_http *h) {
+  size_t n = 64;
+  while (n < h->max_sessions && n < ((size_t)1 << 20))
+    n *= 2;
+  h->buckets = calloc(n, sizeof *h->buckets);
+  if (h->buckets == NULL)
+    return MCP_ENOMEM;
+  h->nbuckets = n;
+  return 0;
+}
+
+static void base64url(const unsigned char *in, size_t n, char *out) {
+  static const char abc[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+  size_t o = 0;
+  for (size_t i = 0; i + 2 < n; i += 3) {
+    unsigned v = (unsigned)in[i] << 16 | (unsigned)in[i + 1] << 8 | in[i + 2];
+    out[o++] = abc[v >> 18 & 63];
+    out[o++] = abc[v >> 12 & 63];
+    out[o++] = abc[v >> 6 & 63];
+    out[o++] = abc[v & 63];
+  }
+  out[o] = '\0';
+}
+
+/* The session's callback: messages no request asked for (list_changed)
+ * go to the standalone GET stream when the client opened one, else
+ * nowhere. It never fails, so the session stays open either way. */
+static int session_send(const char *message, size_t len, void *user_data) {
+  mcp__http_session *hs = user_data;
+  mcp_http *h = hs->http;
+  pthread_mutex_lock(&h->lock);
+  mcp__http_stream *st = hs->standalone;
+  if (st)
+    mcp__http_stream_ref(st);
+  pthread_mutex_unlock(&h->lock);
+  if (st) {
+    mcp__http_stream_push(st, message, len);
+    mcp__http_stream_unref(st);
+  }
+  return 0;
+}
+
+static void session_destroy(mcp__http_session *hs) {
+  /* Closing the engine session cancels its calls; parked ones answer on
+   * their own streams, which end when the engine lets go of them. */
+  mcp_session_free(hs->mcp);
+  for (size_t i = 0; i < hs->nstreams; i++) {
+    mcp__http_stream *st = hs->streams[i];
+    /* No connection is attached once the last reference went; resuming
+     * is only for safety. */
+    mcp__http_resume(hs->http->hub, mcp__http_stream_end(st));
+    mcp__http_stream_unref(st);
+  }
+  pthread_mutex_destroy(&hs->drive);
+  free(hs->subject);
+  free(hs);
+}
+
+int mcp__http_session_create(mcp_http *h, mcp__http_session **out) {
+  pthread_mutex_lock(&h->lock);
+  bool full = h->stopping || h->nsessions >= h->max_sessions;
+  if (!full)
+    h->nsessions++;
+  pthread_mutex_unlock(&h->lock);
+  if (full)
+    return MCP_ELIMIT;
+  int rc = MCP_ENOMEM;
+  mcp__http_session *hs = calloc(1, sizeof *hs);
+  unsigned char raw[SID_BYTES];
+  if (hs == NULL)
+    goto fail;
+  if (RAND_bytes(raw, sizeof raw) != 1) {
+    rc = MCP_EIO;
+    goto fail;
+  }
+  base64url(raw, sizeof raw, hs->id);
+  OPENSSL_cleanse(raw, sizeof raw);
+  if (h->principal.subject &&
+      (hs->subject = strdup(h->principal.subject)) == NULL)
+    goto fail;
+  if (pthread_mutex_init(&hs->drive, NULL) != 0)
+    goto fail;
+  hs->http = h;
+  hs->refs = 1;
+  hs->last_ms = mcp__http_now_ms();
+  rc = mcp_session_new(h->srv, &h->principal, session_send, hs, &hs->mcp);
+  if (rc) {
+    pthread_mutex_destroy(&hs->drive);
+    goto fail;
+  }
+  *out = hs;
+  return 0;
+fail:
+  if (hs)
+    free(hs->subject);
+  free(hs);
+  pthread_mutex_lock(&h->lock);
+  h->nsessions--;
+  pthread_mutex_unlock(&h->lock);
+  return rc;
+}
+
+void mcp__http_session_publish(mcp_http *h, mcp__http_session *hs) {
+  uint64_t b = hash_id(hs->id, MCP__HTTP_SID_LEN) & (h->nbuckets - 1);
+  pthread_mutex_lock(&h->lock);
+  hs->hnext = h->buckets[b];
+  h->buckets[b] = hs;
+  hs->linked = true;
+  hs->refs++; /* the table's */
+  pthread_mutex_unlock(&h->lock);
+}
+
+static bool same_subject(const char *a, const char *b) {
+  if (a == NULL || b == NULL)
+    return a == b;
+  return strcmp(a, b) == 0;
+}
+
+mcp__http_session *mcp__http_session_find(mcp_http *h, const char *id,
+                                          size_t len, const char *subject) {
+  if (len != MCP__HTTP_SID_LEN)
+    return NULL;
+  uint64_t b = hash_id(id, len) & (h->nbuckets - 1);
+  mcp__http_session *found = NULL;
+  pthread_mutex_lock(&h->lock);
+  for (mcp__http_session *hs = h->buckets[b]; hs; hs = hs->hnext) {
+    if (CRYPTO_memcmp(hs->id, id, len) == 0) {
+      /* Another principal's session looks exactly like an unknown one. */
+      if (same_subject(hs->subject, subject)) {
+        found = hs;
+        hs->refs++;
+        hs->last_ms = mcp__http_now_ms();
+      }
+      break;
+    }
+  }
+  pthread_mutex_unlock(&h->lock);
+  return found;
+}
+
+/* Unlinks hs from the table. Call with h->lock held. Returns true when it
+ * was linked (the table's reference is then the caller's to drop). */
+static bool unlink_locked(mcp_http *h, mcp__http_session *hs) {
+  if (!hs->linked)
+    return false;
+  uint64_t b = hash_id(hs->id, MCP__HTTP_SID_LEN) & (h->nbuckets - 1);
+  for (mcp__http_session **p = &h->buckets[b]; *p; p = &(*p)->hnext) {
+    if (*p == hs) {
+      *p = hs->hnext;
+      break;
+    }
+  }
+  hs->linked = false;
+  hs->hnext = NULL;
+  return true;
+}
+
+/* Drops one reference with h->lock held; returns true when it was the
+ * last (the caller destroys the session after unlocking). */
+static bool unref_locked(mcp_http *h, mcp__http_session *hs) {
+  if (--hs->refs > 0)
+    return false;
+  h->nsessions--;
+  return true;
+}
+
+void mcp__http_session_release(mcp_http *h, mcp__http_session *hs) {
+  if (hs == NULL)
+    return;
+  pthread_mutex_lock(&h->lock);
+  bool last = unref_locked(h, hs);
+  pthread_mutex_unlock(&h->lock);
+  if (last)
+    session_destroy(hs);
+}
+
+bool mcp__http_session_delete(mcp_http *h, mcp__http_session *hs) {
+  struct MHD_Connection *conns[MCP__HTTP_KEPT_STREAMS];
+  size_t nconns = 0;
+  pthread_mutex_lock(&h->lock);
+  bool was = unlink_locked(h, hs);
+  bool last = was && unref_locked(h, hs);
+  /* Every stream ends now, so each client carrying one sees the session
+   * go. */
+  for (size_t i = 0; was && i < hs->nstreams; i++) {
+    struct MHD_Connection *conn = mcp__http_stream_end(hs->streams[i]);
+    if (conn)
+      conns[nconns++] = conn;
+  }
+  pthread_mutex_unlock(&h->lock);
+  for (size_t i = 0; i < nconns; i++)
+    mcp__http_resume(h->hub, conns[i]);
+  if (was)
+    mcp_session_cancel_all(hs->mcp);
+  if (last)
+    session_destroy(hs); /* not reached while the caller holds a reference */
+  return was;
+}
+
+mcp__http_stream *mcp__http_session_stream_locked(mcp__http_session *hs,
+                                                  mcp__http_stream_kind kind) {
+  mcp_http *h = hs->http;
+  if (h->stopping)
+    return NULL;
+  /* Room for one more: the oldest stream no connection carries goes. */
+  if (hs->nstreams == MCP__HTTP_KEPT_STREAMS) {
+    size_t victim = MCP__HTTP_KEPT_STREAMS;
+    for (size_t i = 0; i < hs->nstreams && victim == MCP__HTTP_KEPT_STREAMS;
+         i++) {
+      mcp__http_stream *st = hs->streams[i];
+      pthread_mutex_lock(&st->lock);
+      bool idle = st->attached == NULL && st != hs->standalone;
+      pthread_mutex_unlock(&st->lock);
+      if (idle)
+        victim = i;
+    }
+    if (victim == MCP__HTTP_KEPT_STREAMS)
+      return NULL; /* every kept stream is busy: max_inflight bounds this */
+    mcp__http_stream_unref(hs->streams[victim]);
+    memmove(&hs->streams[victim], &hs->streams[victim + 1],
+            (hs->nstreams - victim - 1) * sizeof hs->streams[0]);
+    hs->nstreams--;
+  }
+  size_t out_cap = h->max_body > (16u << 20) ? h->max_body : (16u << 20);
+  mcp__http_stream *st = mcp__http_stream_new(h->hub, kind, ++hs->next_stream,
+                                              h->replay_events, out_cap);
+  if (st == NULL)
+    return NULL;
+  mcp__http_stream_ref(st); /* the session's */
+  hs->streams[hs->nstreams++] = st;
+  return st;
+}
+
+void mcp__http_session_forget_stream_locked(mcp__http_session *hs,
+                                            mcp__http_stream *st) {
+  for (size_t i = 0; i < hs->nstreams; i++) {
+    if (hs->streams[i] == st) {
+      memmove(&hs->streams[i], &hs->streams[i + 1],
+              (hs->nstreams - i - 1) * sizeof hs->streams[0]);
+      hs->nstreams--;
+      mcp__http_stream_unref(st);
+      return;
+    }
+  }
+}
+
+mcp__http_stream *mcp__http_session_find_stream_locked(mcp__http_session *hs,
+                                                       unsigned no) {
+  for (size_t i = 0; i < hs->nstreams; i++) {
+    if (hs->streams[i]->no == no) {
+      mcp__http_stream_ref(hs->streams[i]);
+      return hs->streams[i];
+    }
+  }
+  return NULL;
+}
+
+void mcp__http_sessions_expire(mcp_http *h, uint64_t now_ms) {
+  uint64_t idle_ms = (uint64_t)h->idle_s * 1000;
+  mcp__http_session *dead = NULL;
+  pthread_mutex_lock(&h->lock);
+  for (size_t b = 0; b < h->nbuckets && h->nsessions > 0; b++) {
+    for (mcp__http_session *hs = h->buckets[b], *next; hs; hs = next) {
+      next = hs->hnext;
+      if (hs->attached > 0 || now_ms - hs->last_ms < idle_ms || hs->refs > 1)
+        continue;
+      unlink_locked(h, hs);
+      if (unref_locked(h, hs)) {
+        hs->hnext = dead;
+        dead = hs;
+      }
+    }
+  }
+  pthread_mutex_unlock(&h->lock);
+  while (dead) {
+    mcp__http_session *next = dead->hnext;
+    session_destroy(dead);
+    dead = next;
+  }
+}
+
+void mcp__http_sessions_free_all(mcp_http *h) {
+  mcp__http_session *dead = NULL;
+  pthread_mutex_lock(&h->lock);
+  for (size_t b = 0; b < h->nbuckets; b++) {
+    for (mcp__http_session *hs = h->buckets[b], *next; hs; hs = next) {
+      next = hs->hnext;
+      unlink_locked(h, hs);
+      if (unref_locked(h, hs)) {
+        hs->hnext = dead;
+        dead = hs;
+      }
+    }
+  }
+  pthread_mutex_unlock(&h->lock);
+  while (dead) {
+    mcp__http_session *next = dead->hnext;
+    session_destroy(dead);
+    dead = next;
+  }
+}

@@ -1,0 +1,3813 @@
+/* The Streamable HTTP transport (include/mcp/http.h) on real loopback
+ * sockets.
+ *
+ * Each test starts an in-process mcp_server with a fixture tool set, serves
+ * it with mcp_http_start on 127.0.0.1 (port 0) and drives it with libcurl,
+ * or with a raw socket for what libcurl will not send (duplicate or
+ * NUL-bearing headers, no Host, a trickle, a huge header block). Tests are
+ * named after the rows of shared/spec/BAD-INPUTS.md they cover (a1_...,
+ * c1_..., d1_..., f1_...); the others cover the transport's contract
+ * (MCP-SERVER-DIGEST.md §6.2, §6.3, §9 items 32-41).
+ *
+ * Every tcase is its own ctest test (CK_RUN_CASE, see CMakeLists.txt), so
+ * each stays well under a minute. With MCP_VALGRIND_RUN set (the valgrind
+ * build) the loops are smaller and waits longer; there and in the
+ * AddressSanitizer build RSS figures are printed but not asserted. Nothing
+ * here binds or connects to anything but 127.0.0.0/8 and ::1, and every
+ * teardown checks that the process listens on loopback addresses only.
+ */
+#include <arpa/inet.h>
+#include <check.h>
+#include <cjson/cJSON.h>
+#include <curl/curl.h>
+#include <dirent.h>
+#include <errno.h>
+#include <malloc.h>
+#include <math.h>
+#include <mcp/http.h>
+#include <mcp/mcp.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "testutil.h"
+
+/* The protocol version most tests' sessions negotiate. */
+#define V "2025-11-25"
+
+/* ---------------------------------------------------------------------------
+ * Time and scale
+ * ------------------------------------------------------------------------ */
+
+static bool slow_run(void) { return getenv("MCP_VALGRIND_RUN") != NULL; }
+
+/* A loop count: normal, or the smaller one under valgrind. */
+static int scaled(int normal, int valgrind) {
+  return slow_run() ? valgrind : normal;
+}
+
+/* Whether RSS figures mean anything: not under valgrind, nor with
+ * AddressSanitizer's quarantine and shadow memory. */
+#if defined(__SANITIZE_ADDRESS__)
+#define TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TEST_ASAN 1
+#endif
+#endif
+#ifndef TEST_ASAN
+#define TEST_ASAN 0
+#endif
+
+static bool rss_bounded(void) { return !slow_run() && !TEST_ASAN; }
+
+/* A time budget in ms, longer under valgrind. */
+static long T(long ms) { return slow_run() ? ms * 5 : ms; }
+
+static long now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (long)ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+}
+
+static void sleep_ms(long ms) {
+  struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+  while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+  }
+}
+
+static struct timespec deadline_in(long ms) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  ts.tv_sec += ms / 1000;
+  ts.tv_nsec += (ms % 1000) * 1000000L;
+  if (ts.tv_nsec >= 1000000000L) {
+    ts.tv_sec++;
+    ts.tv_nsec -= 1000000000L;
+  }
+  return ts;
+}
+
+/* ---------------------------------------------------------------------------
+ * Growable text (also used from libcurl threads: aborts on OOM)
+ * ------------------------------------------------------------------------ */
+
+typedef struct buf {
+  char *p;
+  size_t n, cap;
+} buf;
+
+static void buf_add(buf *b, const void *data, size_t n) {
+  if (b->n + n + 1 > b->cap) {
+    size_t cap = b->cap ? b->cap : 256;
+    while (cap < b->n + n + 1)
+      cap *= 2;
+    char *p = realloc(b->p, cap);
+    if (p == NULL)
+      abort();
+    b->p = p;
+    b->cap = cap;
+  }
+  if (n)
+    memcpy(b->p + b->n, data, n);
+  b->n += n;
+  b->p[b->n] = '\0';
+}
+
+static void buf_str(buf *b, const char *s) { buf_add(b, s, strlen(s)); }
+
+__attribute__((format(printf, 2, 3))) static void
+buf_fmt(buf *b, const char *fmt, ...) {
+  char tmp[2048];
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+  va_end(ap);
+  ck_assert_int_ge(n, 0);
+  ck_assert_int_lt(n, (int)sizeof tmp);
+  buf_add(b, tmp, (size_t)n);
+}
+
+static void buf_free(buf *b) {
+  free(b->p);
+  memset(b, 0, sizeof *b);
+}
+
+static const char *find_n(const char *hay, size_t n, const char *needle) {
+  size_t m = strlen(needle);
+  if (hay == NULL)
+    return NULL;
+  for (size_t i = 0; i + m <= n; i++)
+    if (memcmp(hay + i, needle, m) == 0)
+      return hay + i;
+  return NULL;
+}
+
+static int count_n(const char *hay, size_t n, const char *needle) {
+  size_t m = strlen(needle);
+  int c = 0;
+  if (hay == NULL || m == 0)
+    return 0;
+  for (size_t i = 0; i + m <= n; i++)
+    if (memcmp(hay + i, needle, m) == 0) {
+      c++;
+      i += m - 1;
+    }
+  return c;
+}
+
+/* ---------------------------------------------------------------------------
+ * The process: RSS, threads, descriptors, listening sockets
+ * ------------------------------------------------------------------------ */
+
+/* A "Name:   N ..." field of /proc/self/status, or -1. */
+static long proc_status(const char *name) {
+  FILE *f = fopen("/proc/self/status", "r");
+  if (f == NULL)
+    return -1;
+  char line[256];
+  long v = -1;
+  size_t n = strlen(name);
+  while (fgets(line, sizeof line, f))
+    if (strncmp(line, name, n) == 0 && line[n] == ':') {
+      v = strtol(line + n + 1, NULL, 10);
+      break;
+    }
+  fclose(f);
+  return v;
+}
+
+static long rss_kib(void) { return proc_status("VmRSS"); }
+static long threads_now(void) { return proc_status("Threads"); }
+
+static int fds_now(void) {
+  DIR *d = opendir("/proc/self/fd");
+  ck_assert_ptr_nonnull(d);
+  int n = 0;
+  for (struct dirent *e; (e = readdir(d)) != NULL;)
+    if (e->d_name[0] != '.')
+      n++;
+  closedir(d);
+  return n;
+}
+
+/* The inodes of this process's sockets. */
+static size_t socket_inodes(unsigned long *out, size_t max) {
+  DIR *d = opendir("/proc/self/fd");
+  ck_assert_ptr_nonnull(d);
+  size_t n = 0;
+  for (struct dirent *e; (e = readdir(d)) != NULL && n < max;) {
+    char path[300], target[128];
+    if (e->d_name[0] == '.')
+      continue;
+    snprintf(path, sizeof path, "/proc/self/fd/%s", e->d_name);
+    ssize_t k = readlink(path, target, sizeof target - 1);
+    if (k <= 0)
+      continue;
+    target[k] = '\0';
+    if (strncmp(target, "socket:[", 8) == 0)
+      out[n++] = strtoul(target + 8, NULL, 10);
+  }
+  closedir(d);
+  return n;
+}
+
+/* A 32-bit word of /proc/net/tcp* as the kernel printed it (native order),
+ * back to its four bytes. */
+static void hex_word(const char *hex, unsigned char out[4]) {
+  char w[9];
+  memcpy(w, hex, 8);
+  w[8] = '\0';
+  uint32_t v = (uint32_t)strtoul(w, NULL, 16);
+  memcpy(out, &v, 4);
+}
+
+typedef struct listener {
+  unsigned char addr[16];
+  bool v6;
+  unsigned port;
+} listener;
+
+/* The listening TCP sockets of this process. */
+static size_t listeners(listener *out, size_t max) {
+  unsigned long inodes[1024];
+  size_t ni = socket_inodes(inodes, 1024), n = 0;
+  static const char *const files[] = {"/proc/self/net/tcp",
+                                      "/proc/self/net/tcp6"};
+  for (int fi = 0; fi < 2; fi++) {
+    FILE *f = fopen(files[fi], "r");
+    if (f == NULL)
+      continue;
+    char line[512];
+    if (fgets(line, sizeof line, f) == NULL) { /* the heading */
+      fclose(f);
+      continue;
+    }
+    while (fgets(line, sizeof line, f) && n < max) {
+      char local[64], remote[64], st[8];
+      unsigned long inode = 0;
+      /* sl local rem st tx:rx tr:when retrnsmt uid timeout inode */
+      if (sscanf(line, "%*s %63s %63s %7s %*s %*s %*s %*s %*s %lu", local,
+                 remote, st, &inode) != 4)
+        continue;
+      if (strcmp(st, "0A") != 0) /* TCP_LISTEN */
+        continue;
+      bool ours = false;
+      for (size_t i = 0; i < ni; i++)
+        ours = ours || inodes[i] == inode;
+      if (!ours)
+        continue;
+      char *colon = strchr(local, ':');
+      if (colon == NULL)
+        continue;
+      listener *l = &out[n++];
+      memset(l, 0, sizeof *l);
+      l->v6 = fi == 1;
+      for (int w = 0; w < (l->v6 ? 4 : 1); w++)
+        hex_word(local + 8 * w, l->addr + 4 * w);
+      l->port = (unsigned)strtoul(colon + 1, NULL, 16);
+    }
+    fclose(f);
+  }
+  return n;
+}
+
+static bool is_loopback(const listener *l) {
+  if (!l->v6)
+    return l->addr[0] == 127;
+  static const unsigned char one[16] = {[15] = 1};
+  static const unsigned char mapped[12] = {[10] = 0xff, [11] = 0xff};
+  return memcmp(l->addr, one, 16) == 0 ||
+         (memcmp(l->addr, mapped, 12) == 0 && l->addr[12] == 127);
+}
+
+/* Nothing in this process listens on anything but a loopback address. */
+static void assert_loopback_only(void) {
+  listener ls[64];
+  size_t n = listeners(ls, 64);
+  for (size_t i = 0; i < n; i++) {
+    char text[INET6_ADDRSTRLEN] = "?";
+    inet_ntop(ls[i].v6 ? AF_INET6 : AF_INET, ls[i].addr, text, sizeof text);
+    ck_assert_msg(is_loopback(&ls[i]),
+                  "a socket of this process listens on %s port %u, which is "
+                  "not a loopback address",
+                  text, ls[i].port);
+  }
+}
+
+/* ---------------------------------------------------------------------------
+ * The fixture: a server with a tool set, served over HTTP
+ * ------------------------------------------------------------------------ */
+
+#define MAXPARK 32
+
+typedef struct fixture {
+  mcp_server *srv;
+  mcp_http *http;
+  uint16_t port;
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  mcp_call *parked[MAXPARK]; /* deferred calls not yet finished */
+  int nparked;
+  int calls;       /* handler runs of echo, progress, park, ask */
+  int floods_done; /* flood handlers that returned */
+  int warnings;    /* log lines at WARNING or above */
+  buf log;
+} fixture;
+
+static fixture F;
+static CURL *G; /* the test thread's handle: keeps its connection alive */
+
+static void fx_log(mcp_log_level level, const char *message, void *ud) {
+  (void)ud;
+  pthread_mutex_lock(&F.mu);
+  if (level >= MCP_LOG_WARNING)
+    F.warnings++;
+  if (F.log.n < 65536) {
+    buf_str(&F.log, message);
+    buf_str(&F.log, "\n");
+  }
+  pthread_mutex_unlock(&F.mu);
+}
+
+static void fx_count(void) {
+  pthread_mutex_lock(&F.mu);
+  F.calls++;
+  pthread_cond_broadcast(&F.cv);
+  pthread_mutex_unlock(&F.mu);
+}
+
+static int fx_calls(void) {
+  pthread_mutex_lock(&F.mu);
+  int n = F.calls;
+  pthread_mutex_unlock(&F.mu);
+  return n;
+}
+
+static int tool_echo(mcp_call *call, void *ud) {
+  (void)ud;
+  fx_count();
+  const char *text = "";
+  mcp_call_arg_string(call, "text", &text);
+  return mcp_result_text(call, text);
+}
+
+static int tool_fail(mcp_call *call, void *ud) {
+  (void)ud;
+  fx_count();
+  return mcp_result_error(call, "this tool always fails");
+}
+
+/* Three progress notifications (when asked for), then the result. */
+static int tool_progress(mcp_call *call, void *ud) {
+  (void)ud;
+  fx_count();
+  for (int i = 1; i <= 3; i++)
+    mcp_call_progress(call, i, 3, "step");
+  return mcp_result_text(call, "progressed");
+}
+
+/* One progress notification, then the call waits in F.parked until a test
+ * finishes it. */
+static int tool_park(mcp_call *call, void *ud) {
+  (void)ud;
+  mcp_call_progress(call, 1, 0, "parked");
+  pthread_mutex_lock(&F.mu);
+  if (F.nparked == MAXPARK) {
+    pthread_mutex_unlock(&F.mu);
+    return MCP_ELIMIT;
+  }
+  F.parked[F.nparked++] = call;
+  F.calls++;
+  pthread_cond_broadcast(&F.cv);
+  pthread_mutex_unlock(&F.mu);
+  return MCP_DEFERRED;
+}
+
+/* Asks the user (legacy: a real elicitation/create request), then says what
+ * the answer was. */
+static int tool_ask(mcp_call *call, void *ud) {
+  (void)ud;
+  const cJSON *a = mcp_call_input(call, "q");
+  if (a == NULL) {
+    int rc = mcp_call_request_input(
+        call, "q", MCP_INPUT_ELICITATION,
+        "{\"message\":\"Proceed?\",\"requestedSchema\":{\"type\":\"object\","
+        "\"properties\":{}}}");
+    return rc ? rc : MCP_INPUT_REQUIRED;
+  }
+  fx_count();
+  const cJSON *action = cJSON_GetObjectItemCaseSensitive(a, "action");
+  char text[128];
+  snprintf(text, sizeof text, "answered: %s",
+           cJSON_IsString(action) ? action->valuestring : "?");
+  return mcp_result_text(call, text);
+}
+
+/* n progress notifications whose message is size bytes long. */
+static int tool_flood(mcp_call *call, void *ud) {
+  (void)ud;
+  int64_t n = 0, size = 0;
+  mcp_call_arg_int(call, "n", &n);
+  mcp_call_arg_int(call, "size", &size);
+  char *msg = malloc((size_t)size + 1);
+  if (msg == NULL)
+    return MCP_ENOMEM;
+  memset(msg, 'x', (size_t)size);
+  msg[size] = '\0';
+  for (int64_t i = 0; i < n; i++)
+    if (mcp_call_progress(call, (double)(i + 1), 0, msg) != 0 ||
+        mcp_call_cancelled(call))
+      break;
+  free(msg);
+  pthread_mutex_lock(&F.mu);
+  F.floods_done++;
+  pthread_cond_broadcast(&F.cv);
+  pthread_mutex_unlock(&F.mu);
+  return mcp_result_text(call, "flooded");
+}
+
+#define READ_ONLY                                                              \
+  { .read_only = MCP_HINT_TRUE, .open_world = MCP_HINT_FALSE }
+
+static void fx_add_tools(void) {
+  static const mcp_tool tools[] = {
+      {.name = "echo",
+       .description = "Returns its text.",
+       .input_schema = "{\"type\":\"object\",\"properties\":{\"text\":{"
+                       "\"type\":\"string\"}}}",
+       .annotations = READ_ONLY,
+       .handler = tool_echo},
+      {.name = "fail",
+       .description = "Always a tool error.",
+       .annotations = READ_ONLY,
+       .handler = tool_fail},
+      {.name = "progress",
+       .description = "Reports progress three times.",
+       .annotations = READ_ONLY,
+       .handler = tool_progress},
+      {.name = "park",
+       .description = "Deferred until the test finishes it.",
+       .annotations = READ_ONLY,
+       .handler = tool_park},
+      {.name = "ask",
+       .description = "Asks the user through elicitation.",
+       .annotations = READ_ONLY,
+       .handler = tool_ask},
+      {.name = "flood",
+       .description = "Sends n progress notifications of size bytes.",
+       .input_schema = "{\"type\":\"object\",\"properties\":{\"n\":{\"type\":"
+                       "\"integer\"},\"size\":{\"type\":\"integer\"}}}",
+       .annotations = READ_ONLY,
+       .handler = tool_flood},
+  };
+  for (size_t i = 0; i < TU_COUNT(tools); i++)
+    ck_assert_int_eq(mcp_server_add_tool(F.srv, &tools[i], NULL), 0);
+}
+
+/* Creates the server and starts HTTP with o (NULL = every default). */
+static void fx_start(const mcp_http_options *o) {
+  mcp_server_info info = {
+      .name = "httptest", .version = "1.0.0", .title = "HTTP test"};
+  ck_assert_int_eq(mcp_server_new(&info, &F.srv), 0);
+  mcp_server_set_log(F.srv, fx_log, NULL);
+  fx_add_tools();
+  int rc = mcp_http_start(F.srv, o, &F.http);
+  ck_assert_msg(rc == 0, "mcp_http_start: %s (%s)", mcp_strerror(rc),
+                mcp_server_errmsg(F.srv));
+  F.port = mcp_http_port(F.http);
+  ck_assert_uint_ne(F.port, 0);
+  assert_loopback_only();
+}
+
+/* Takes the oldest parked call, waiting up to ms for one. */
+static mcp_call *unpark(long ms) {
+  struct timespec dl = deadline_in(ms);
+  pthread_mutex_lock(&F.mu);
+  while (F.nparked == 0)
+    if (pthread_cond_timedwait(&F.cv, &F.mu, &dl) == ETIMEDOUT)
+      break;
+  mcp_call *c = NULL;
+  if (F.nparked > 0) {
+    c = F.parked[0];
+    memmove(F.parked, F.parked + 1, (size_t)(F.nparked - 1) * sizeof c);
+    F.nparked--;
+  }
+  pthread_mutex_unlock(&F.mu);
+  return c;
+}
+
+/* Waits until n calls are parked; returns how many are. */
+static int wait_parked(int n, long ms) {
+  struct timespec dl = deadline_in(ms);
+  pthread_mutex_lock(&F.mu);
+  while (F.nparked < n)
+    if (pthread_cond_timedwait(&F.cv, &F.mu, &dl) == ETIMEDOUT)
+      break;
+  int k = F.nparked;
+  pthread_mutex_unlock(&F.mu);
+  return k;
+}
+
+static void finish_text(mcp_call *c, const char *text) {
+  ck_assert_ptr_nonnull(c);
+  ck_assert_int_eq(mcp_result_text(c, text), 0);
+  ck_assert_int_eq(mcp_call_finish(c, 0), 0);
+}
+
+/* ---------------------------------------------------------------------------
+ * HTTP with libcurl
+ * ------------------------------------------------------------------------ */
+
+typedef struct resp {
+  long status;
+  bool headers_done;
+  buf head; /* the header lines of the last response */
+  buf body;
+  CURLcode rc;
+} resp;
+
+static void resp_free(resp *r) {
+  buf_free(&r->head);
+  buf_free(&r->body);
+  memset(r, 0, sizeof *r);
+}
+
+/* The value of the first header called name in the header block h (n
+ * bytes), copied into out; NULL when there is none. */
+static const char *header_in(const char *h, size_t n, const char *name,
+                             char *out, size_t size) {
+  size_t nl = strlen(name);
+  const char *p = h, *end = h ? h + n : NULL;
+  while (p && p < end) {
+    const char *eol = memchr(p, '\n', (size_t)(end - p));
+    size_t len = eol ? (size_t)(eol - p) : (size_t)(end - p);
+    if (len > nl && strncasecmp(p, name, nl) == 0 && p[nl] == ':') {
+      const char *v = p + nl + 1, *ve = p + len;
+      while (v < ve && (*v == ' ' || *v == '\t'))
+        v++;
+      while (ve > v && (ve[-1] == '\r' || ve[-1] == ' '))
+        ve--;
+      size_t vl = (size_t)(ve - v);
+      if (vl >= size)
+        vl = size - 1;
+      memcpy(out, v, vl);
+      out[vl] = '\0';
+      return out;
+    }
+    p = eol ? eol + 1 : NULL;
+  }
+  return NULL;
+}
+
+static const char *resp_header(const resp *r, const char *name, char *out,
+                               size_t size) {
+  return header_in(r->head.p, r->head.n, name, out, size);
+}
+
+/* The response's Content-Type up to any parameter ("" when absent). */
+static const char *resp_type(const resp *r, char *out, size_t size) {
+  if (resp_header(r, "Content-Type", out, size) == NULL)
+    out[0] = '\0';
+  out[strcspn(out, "; ")] = '\0';
+  return out;
+}
+
+static long status_of(const char *line, size_t len) {
+  if (len < 12 || memcmp(line, "HTTP/", 5) != 0)
+    return 0;
+  const char *sp = memchr(line, ' ', len);
+  return sp ? strtol(sp + 1, NULL, 10) : 0;
+}
+
+static void on_head_line(resp *r, const char *p, size_t len) {
+  long st = status_of(p, len);
+  if (st) { /* a new response (after an interim one): start over */
+    r->head.n = 0;
+    if (r->head.p)
+      r->head.p[0] = '\0';
+    r->status = st;
+    r->headers_done = false;
+  } else if (len <= 2 && (len == 0 || p[0] == '\r' || p[0] == '\n')) {
+    r->headers_done = r->status >= 200;
+  }
+  buf_add(&r->head, p, len);
+}
+
+static size_t on_body(char *p, size_t size, size_t n, void *ud) {
+  buf_add(&((resp *)ud)->body, p, size * n);
+  return size * n;
+}
+
+static size_t on_head(char *p, size_t size, size_t n, void *ud) {
+  on_head_line(ud, p, size * n);
+  return size * n;
+}
+
+#define MAXH 12
+
+typedef struct req {
+  const char *method;  /* NULL = POST */
+  const char *path;    /* NULL = "/mcp" */
+  const char *body;    /* NULL = none */
+  size_t body_len;     /* 0 = strlen(body) */
+  const char *session; /* Mcp-Session-Id */
+  const char *version; /* MCP-Protocol-Version */
+  const char *h[MAXH]; /* more "Name: value" lines; one naming Accept or
+                          Content-Type replaces the default ("Accept:"
+                          alone removes it) */
+  const char *host;    /* URL host; NULL = 127.0.0.1 */
+  long timeout_ms;     /* 0 = 15 s (75 s under valgrind) */
+} req;
+
+static bool req_has(const req *q, const char *name) {
+  size_t n = strlen(name);
+  for (int i = 0; i < MAXH && q->h[i]; i++)
+    if (strncasecmp(q->h[i], name, n) == 0 && q->h[i][n] == ':')
+      return true;
+  return false;
+}
+
+static struct curl_slist *add_header(struct curl_slist *sl, const char *h) {
+  struct curl_slist *n = curl_slist_append(sl, h);
+  if (n == NULL)
+    abort();
+  return n;
+}
+
+static struct curl_slist *req_headers(const req *q) {
+  const char *m = q->method ? q->method : "POST";
+  bool post = strcmp(m, "POST") == 0, get = strcmp(m, "GET") == 0;
+  struct curl_slist *sl = NULL;
+  char line[1100];
+  if (!req_has(q, "Accept") && (post || get))
+    sl = add_header(sl, post ? "Accept: application/json, text/event-stream"
+                             : "Accept: text/event-stream");
+  if (post && !req_has(q, "Content-Type"))
+    sl = add_header(sl, "Content-Type: application/json");
+  sl = add_header(sl, "Expect:");
+  if (q->session) {
+    snprintf(line, sizeof line, "Mcp-Session-Id: %s", q->session);
+    sl = add_header(sl, line);
+  }
+  if (q->version) {
+    snprintf(line, sizeof line, "MCP-Protocol-Version: %s", q->version);
+    sl = add_header(sl, line);
+  }
+  for (int i = 0; i < MAXH && q->h[i]; i++)
+    sl = add_header(sl, q->h[i]);
+  return sl;
+}
+
+static void curl_prepare(CURL *c, const req *q, struct curl_slist *sl,
+                         resp *r) {
+  char url[300];
+  snprintf(url, sizeof url, "http://%s:%u%s", q->host ? q->host : "127.0.0.1",
+           (unsigned)F.port, q->path ? q->path : "/mcp");
+  const char *m = q->method ? q->method : "POST";
+  curl_easy_reset(c);
+  curl_easy_setopt(c, CURLOPT_URL, url);
+  curl_easy_setopt(c, CURLOPT_PROXY, "");
+  curl_easy_setopt(c, CURLOPT_NOPROXY, "*");
+  curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(c, CURLOPT_HTTPHEADER, sl);
+  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+  curl_easy_setopt(c, CURLOPT_WRITEDATA, r);
+  curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_head);
+  curl_easy_setopt(c, CURLOPT_HEADERDATA, r);
+  curl_easy_setopt(c, CURLOPT_TIMEOUT_MS,
+                   q->timeout_ms ? q->timeout_ms : T(15000));
+  if (strcmp(m, "GET") == 0) {
+    curl_easy_setopt(c, CURLOPT_HTTPGET, 1L);
+  } else {
+    if (strcmp(m, "POST") == 0)
+      curl_easy_setopt(c, CURLOPT_POST, 1L);
+    else
+      curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, m);
+    if (q->body || strcmp(m, "POST") == 0) {
+      const char *b = q->body ? q->body : "";
+      size_t len = q->body_len ? q->body_len : strlen(b);
+      curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+      curl_easy_setopt(c, CURLOPT_COPYPOSTFIELDS, b);
+    }
+  }
+}
+
+/* One request on handle c; the answer in r (status 0 when none came). */
+static void http_with(CURL *c, const req *q, resp *r) {
+  memset(r, 0, sizeof *r);
+  struct curl_slist *sl = req_headers(q);
+  curl_prepare(c, q, sl, r);
+  r->rc = curl_easy_perform(c);
+  long st = 0;
+  if (curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &st) == CURLE_OK && st)
+    r->status = st;
+  curl_slist_free_all(sl);
+}
+
+static void http(const req *q, resp *r) { http_with(G, q, r); }
+
+/* A fresh handle for the test thread: its connections are closed. */
+static void fresh_curl(void) {
+  curl_easy_cleanup(G);
+  G = curl_easy_init();
+  ck_assert_ptr_nonnull(G);
+}
+
+/* ---------------------------------------------------------------------------
+ * Server-sent events
+ * ------------------------------------------------------------------------ */
+
+typedef struct sse_ev {
+  char *id, *event, *data;
+  bool has_id, has_data;
+} sse_ev;
+
+typedef struct sse {
+  sse_ev *ev;
+  int n;
+  int comments; /* ":" lines */
+  bool partial; /* text after the last blank line */
+} sse;
+
+static char *dup_n(const char *s, size_t n) {
+  char *d = malloc(n + 1);
+  ck_assert_ptr_nonnull(d);
+  memcpy(d, s, n);
+  d[n] = '\0';
+  return d;
+}
+
+/* Parses an event stream (WHATWG rules: fields until a blank line). */
+static sse sse_parse(const char *text, size_t len) {
+  sse s = {0};
+  int cap = 0;
+  sse_ev cur = {0};
+  bool any = false;
+  buf data = {0};
+  const char *p = text, *end = text ? text + len : NULL;
+  while (p && p < end) {
+    const char *eol = memchr(p, '\n', (size_t)(end - p));
+    if (eol == NULL) {
+      s.partial = true;
+      break;
+    }
+    size_t n = (size_t)(eol - p);
+    if (n && p[n - 1] == '\r')
+      n--;
+    if (n == 0) {
+      if (any) {
+        if (s.n == cap) {
+          cap = cap ? cap * 2 : 16;
+          s.ev = realloc(s.ev, (size_t)cap * sizeof *s.ev);
+          ck_assert_ptr_nonnull(s.ev);
+        }
+        cur.data = dup_n(data.p ? data.p : "", data.n);
+        s.ev[s.n++] = cur;
+      }
+      memset(&cur, 0, sizeof cur);
+      buf_free(&data);
+      any = false;
+    } else if (p[0] == ':') {
+      s.comments++;
+    } else {
+      const char *colon = memchr(p, ':', n);
+      size_t fl = colon ? (size_t)(colon - p) : n;
+      const char *v = colon ? colon + 1 : p + n;
+      if (v < p + n && *v == ' ')
+        v++;
+      size_t vl = (size_t)(p + n - v);
+      if (fl == 4 && memcmp(p, "data", 4) == 0) {
+        if (cur.has_data)
+          buf_str(&data, "\n");
+        buf_add(&data, v, vl);
+        cur.has_data = true;
+      } else if (fl == 2 && memcmp(p, "id", 2) == 0) {
+        free(cur.id);
+        cur.id = dup_n(v, vl);
+        cur.has_id = true;
+      } else if (fl == 5 && memcmp(p, "event", 5) == 0) {
+        free(cur.event);
+        cur.event = dup_n(v, vl);
+      }
+      any = true;
+    }
+    p = eol + 1;
+  }
+  if (any)
+    s.partial = true;
+  free(cur.id);
+  free(cur.event);
+  buf_free(&data);
+  return s;
+}
+
+static void sse_free(sse *s) {
+  for (int i = 0; i < s->n; i++) {
+    free(s->ev[i].id);
+    free(s->ev[i].event);
+    free(s->ev[i].data);
+  }
+  free(s->ev);
+  memset(s, 0, sizeof *s);
+}
+
+/* The JSON-RPC messages of a stream (events with data), parsed, in order;
+ * returns how many (at most max). Free each with cJSON_Delete. */
+static int sse_messages(const sse *s, cJSON **out, int max) {
+  int k = 0;
+  for (int i = 0; i < s->n && k < max; i++) {
+    if (s->ev[i].data[0] == '\0')
+      continue;
+    out[k] = cJSON_Parse(s->ev[i].data);
+    ck_assert_msg(out[k] != NULL, "SSE data is not JSON: %s", s->ev[i].data);
+    k++;
+  }
+  return k;
+}
+
+static void free_messages(cJSON **m, int n) {
+  for (int i = 0; i < n; i++)
+    cJSON_Delete(m[i]);
+}
+
+/* The JSON-RPC message a response carries: its JSON body, or the last
+ * message of its event stream. NULL when there is none. */
+static cJSON *reply_of(const resp *r) {
+  char type[128];
+  resp_type(r, type, sizeof type);
+  if (strcasecmp(type, "text/event-stream") == 0) {
+    sse s = sse_parse(r->body.p, r->body.n);
+    cJSON *last = NULL;
+    for (int i = 0; i < s.n; i++)
+      if (s.ev[i].data[0]) {
+        cJSON_Delete(last);
+        last = cJSON_Parse(s.ev[i].data);
+      }
+    sse_free(&s);
+    return last;
+  }
+  return r->body.n ? cJSON_ParseWithLength(r->body.p, r->body.n) : NULL;
+}
+
+static const cJSON *jget(const cJSON *o, const char *path) {
+  /* "a.b.0.c": members and array indexes */
+  char part[64];
+  while (o && *path) {
+    size_t n = strcspn(path, ".");
+    ck_assert_uint_lt(n, sizeof part);
+    memcpy(part, path, n);
+    part[n] = '\0';
+    path += n + (path[n] == '.');
+    if (cJSON_IsArray(o) && part[0] >= '0' && part[0] <= '9')
+      o = cJSON_GetArrayItem(o, atoi(part));
+    else
+      o = cJSON_GetObjectItemCaseSensitive(o, part);
+  }
+  return o;
+}
+
+static const char *jstr(const cJSON *o, const char *path) {
+  const cJSON *v = jget(o, path);
+  return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static char *show(const cJSON *m) {
+  return m ? cJSON_PrintUnformatted(m) : strdup("(none)");
+}
+
+enum { ID_NULL, ID_NULL_OR_ABSENT, ID_ANY };
+
+/* Asserts r is status with a JSON-RPC error body of code (0 = any code)
+ * whose id is as idmode says. */
+#define assert_rpc_error(r, status, code, idmode)                              \
+  assert_rpc_error_at(__LINE__, (r), (status), (code), (idmode))
+static void assert_rpc_error_at(int line, const resp *r, long status, int code,
+                                int idmode) {
+  ck_assert_msg(r->status == status,
+                "line %d: HTTP status %ld, expected %ld (body: %.300s)", line,
+                r->status, status, r->body.p ? r->body.p : "");
+  cJSON *m = reply_of(r);
+  ck_assert_msg(m != NULL, "line %d: no JSON-RPC body with the %ld (%.300s)",
+                line, status, r->body.p ? r->body.p : "");
+  char *text = show(m);
+  const cJSON *err = cJSON_GetObjectItemCaseSensitive(m, "error");
+  const cJSON *c = cJSON_GetObjectItemCaseSensitive(err, "code");
+  ck_assert_msg(cJSON_IsObject(err) && cJSON_IsNumber(c),
+                "line %d: not a JSON-RPC error: %s", line, text);
+  ck_assert_msg(strcmp(jstr(m, "jsonrpc") ? jstr(m, "jsonrpc") : "", "2.0") ==
+                    0,
+                "line %d: jsonrpc is not \"2.0\": %s", line, text);
+  if (code)
+    ck_assert_msg(c->valueint == code,
+                  "line %d: error code %d, expected %d: %s", line, c->valueint,
+                  code, text);
+  const cJSON *id = cJSON_GetObjectItemCaseSensitive(m, "id");
+  if (idmode == ID_NULL)
+    ck_assert_msg(cJSON_IsNull(id), "line %d: id is not null: %s", line, text);
+  else if (idmode == ID_NULL_OR_ABSENT)
+    ck_assert_msg(id == NULL || cJSON_IsNull(id),
+                  "line %d: id is neither null nor absent: %s", line, text);
+  free(text);
+  cJSON_Delete(m);
+}
+
+/* Asserts r is a 200 carrying a JSON-RPC result; returns the message. */
+#define expect_result(r) expect_result_at(__LINE__, (r))
+static cJSON *expect_result_at(int line, const resp *r) {
+  ck_assert_msg(r->status == 200,
+                "line %d: HTTP status %ld, expected 200 (curl: %s; body: "
+                "%.300s)",
+                line, r->status, curl_easy_strerror(r->rc),
+                r->body.p ? r->body.p : "");
+  cJSON *m = reply_of(r);
+  ck_assert_msg(m != NULL, "line %d: no JSON-RPC reply in %.300s", line,
+                r->body.p ? r->body.p : "");
+  ck_assert_msg(cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(m, "result")),
+                "line %d: not a result: %.300s", line, r->body.p);
+  return m;
+}
+
+/* The text of the first content block of a tools/call result. */
+static const char *result_text(const cJSON *m) {
+  return jstr(m, "result.content.0.text");
+}
+
+/* ---------------------------------------------------------------------------
+ * Requests of both eras
+ * ------------------------------------------------------------------------ */
+
+#define INIT_FMT                                                               \
+  "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{"       \
+  "\"protocolVersion\":\"%s\",\"capabilities\":%s,\"clientInfo\":{\"name\":"   \
+  "\"test_http\",\"version\":\"1\"}}}"
+#define INITIALIZED                                                            \
+  "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}"
+#define PING "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}"
+#define TOOLS_LIST "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}"
+#define CALL(id, name, args)                                                   \
+  "{\"jsonrpc\":\"2.0\",\"id\":" id ",\"method\":\"tools/call\",\"params\":{"  \
+  "\"name\":\"" name "\",\"arguments\":" args "}}"
+#define CALL_P(id, name, args)                                                 \
+  "{\"jsonrpc\":\"2.0\",\"id\":" id ",\"method\":\"tools/call\",\"params\":{"  \
+  "\"name\":\"" name "\",\"arguments\":" args ",\"_meta\":{"                   \
+  "\"progressToken\":\"tok-" id "\"}}}"
+
+/* POSTs initialize (no session header) and answers in r. */
+static void post_init(const char *version, const char *caps, resp *r) {
+  char body[512];
+  snprintf(body, sizeof body, INIT_FMT, version, caps ? caps : "{}");
+  req q = {.body = body};
+  http(&q, r);
+}
+
+/* Opens a legacy session: initialize, then notifications/initialized.
+ * Returns the Mcp-Session-Id (free it). */
+static char *open_session(const char *version, const char *caps) {
+  resp r;
+  post_init(version, caps, &r);
+  ck_assert_msg(r.status == 200, "initialize: HTTP %ld (%s) %.300s", r.status,
+                curl_easy_strerror(r.rc), r.body.p ? r.body.p : "");
+  char sid[1100];
+  ck_assert_msg(resp_header(&r, "Mcp-Session-Id", sid, sizeof sid) != NULL,
+                "initialize answered without an Mcp-Session-Id header");
+  cJSON *m = reply_of(&r);
+  ck_assert_ptr_nonnull(m);
+  ck_assert_str_eq(jstr(m, "result.protocolVersion"), version);
+  cJSON_Delete(m);
+  resp_free(&r);
+  req q = {.body = INITIALIZED, .session = sid, .version = version};
+  http(&q, &r);
+  ck_assert_msg(r.status == 202, "notifications/initialized: HTTP %ld",
+                r.status);
+  ck_assert_uint_eq(r.body.n, 0);
+  resp_free(&r);
+  char *copy = strdup(sid);
+  ck_assert_ptr_nonnull(copy);
+  return copy;
+}
+
+/* POSTs body on session (NULL = no header) with the session's version. */
+static void post(const char *session, const char *body, resp *r) {
+  req q = {.body = body, .session = session, .version = V};
+  http(&q, r);
+}
+
+static void expect_ping_ok(const char *session) {
+  resp r;
+  post(session, PING, &r);
+  cJSON *m = expect_result(&r);
+  cJSON_Delete(m);
+  resp_free(&r);
+}
+
+#define META                                                                   \
+  "\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","     \
+  "\"io.modelcontextprotocol/clientInfo\":{\"name\":\"test_http\","            \
+  "\"version\":\"1\"},\"io.modelcontextprotocol/clientCapabilities\":{}}"
+#define META_V(v)                                                              \
+  "\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"" v "\","          \
+  "\"io.modelcontextprotocol/clientInfo\":{\"name\":\"test_http\","            \
+  "\"version\":\"1\"},\"io.modelcontextprotocol/clientCapabilities\":{}}"
+#define MODERN_CALL(id, name, args)                                            \
+  "{\"jsonrpc\":\"2.0\",\"id\":" id ",\"method\":\"tools/call\",\"params\":{"  \
+  "\"name\":\"" name "\",\"arguments\":" args "," META "}}"
+#define MODERN_LIST                                                            \
+  "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\",\"params\":{" META  \
+  "}}"
+
+/* A 2026-07-28 request with the given header values (NULL = header not
+ * sent). */
+static void modern(const char *version, const char *method, const char *name,
+                   const char *body, resp *r) {
+  char hm[256], hn[256];
+  req q = {.body = body, .version = version};
+  int k = 0;
+  if (method) {
+    snprintf(hm, sizeof hm, "Mcp-Method: %s", method);
+    q.h[k++] = hm;
+  }
+  if (name) {
+    snprintf(hn, sizeof hn, "Mcp-Name: %s", name);
+    q.h[k++] = hn;
+  }
+  http(&q, r);
+}
+
+/* ---------------------------------------------------------------------------
+ * Streams: a request whose response is read while the test goes on
+ * ------------------------------------------------------------------------ */
+
+typedef struct stream {
+  CURL *c;
+  struct curl_slist *sl;
+  pthread_t th;
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  resp r;
+  bool done, aborting;
+  curl_socket_t fd;
+  CURLcode rc;
+  struct stream *next;
+} stream;
+
+static stream *open_streams; /* closed by the teardown */
+
+static size_t st_body(char *p, size_t size, size_t n, void *ud) {
+  stream *s = ud;
+  pthread_mutex_lock(&s->mu);
+  bool stop = s->aborting;
+  if (!stop)
+    buf_add(&s->r.body, p, size * n);
+  pthread_cond_broadcast(&s->cv);
+  pthread_mutex_unlock(&s->mu);
+  return stop ? 0 : size * n;
+}
+
+static size_t st_head(char *p, size_t size, size_t n, void *ud) {
+  stream *s = ud;
+  pthread_mutex_lock(&s->mu);
+  on_head_line(&s->r, p, size * n);
+  pthread_cond_broadcast(&s->cv);
+  pthread_mutex_unlock(&s->mu);
+  return size * n;
+}
+
+static curl_socket_t st_open(void *ud, curlsocktype purpose,
+                             struct curl_sockaddr *a) {
+  stream *s = ud;
+  (void)purpose;
+  curl_socket_t fd = socket(a->family, a->socktype, a->protocol);
+  pthread_mutex_lock(&s->mu);
+  s->fd = fd;
+  pthread_mutex_unlock(&s->mu);
+  return fd;
+}
+
+static int st_close(void *ud, curl_socket_t fd) {
+  stream *s = ud;
+  pthread_mutex_lock(&s->mu);
+  if (s->fd == fd)
+    s->fd = CURL_SOCKET_BAD;
+  int rc = close(fd);
+  pthread_mutex_unlock(&s->mu);
+  return rc;
+}
+
+static void *st_run(void *arg) {
+  stream *s = arg;
+  CURLcode rc = curl_easy_perform(s->c);
+  long st = 0;
+  curl_easy_getinfo(s->c, CURLINFO_RESPONSE_CODE, &st);
+  pthread_mutex_lock(&s->mu);
+  s->rc = rc;
+  if (st)
+    s->r.status = st;
+  s->done = true;
+  pthread_cond_broadcast(&s->cv);
+  pthread_mutex_unlock(&s->mu);
+  return NULL;
+}
+
+static stream *stream_open(const req *q) {
+  stream *s = calloc(1, sizeof *s);
+  ck_assert_ptr_nonnull(s);
+  pthread_mutex_init(&s->mu, NULL);
+  pthread_cond_init(&s->cv, NULL);
+  s->fd = CURL_SOCKET_BAD;
+  s->c = curl_easy_init();
+  ck_assert_ptr_nonnull(s->c);
+  s->sl = req_headers(q);
+  curl_prepare(s->c, q, s->sl, &s->r);
+  curl_easy_setopt(s->c, CURLOPT_WRITEFUNCTION, st_body);
+  curl_easy_setopt(s->c, CURLOPT_WRITEDATA, s);
+  curl_easy_setopt(s->c, CURLOPT_HEADERFUNCTION, st_head);
+  curl_easy_setopt(s->c, CURLOPT_HEADERDATA, s);
+  curl_easy_setopt(s->c, CURLOPT_OPENSOCKETFUNCTION, st_open);
+  curl_easy_setopt(s->c, CURLOPT_OPENSOCKETDATA, s);
+  curl_easy_setopt(s->c, CURLOPT_CLOSESOCKETFUNCTION, st_close);
+  curl_easy_setopt(s->c, CURLOPT_CLOSESOCKETDATA, s);
+  curl_easy_setopt(s->c, CURLOPT_TIMEOUT_MS, T(60000));
+  s->next = open_streams;
+  open_streams = s;
+  ck_assert_int_eq(pthread_create(&s->th, NULL, st_run, s), 0);
+  return s;
+}
+
+/* Waits until the body holds needle at least n times (or the transfer
+ * ended, or ms passed); returns whether it does. */
+static bool stream_wait(stream *s, const char *needle, int n, long ms) {
+  struct timespec dl = deadline_in(ms);
+  pthread_mutex_lock(&s->mu);
+  while (count_n(s->r.body.p, s->r.body.n, needle) < n && !s->done)
+    if (pthread_cond_timedwait(&s->cv, &s->mu, &dl) == ETIMEDOUT)
+      break;
+  bool ok = count_n(s->r.body.p, s->r.body.n, needle) >= n;
+  pthread_mutex_unlock(&s->mu);
+  return ok;
+}
+
+/* Waits for the response headers; returns the status (0 = none yet). */
+static long stream_wait_headers(stream *s, long ms) {
+  struct timespec dl = deadline_in(ms);
+  pthread_mutex_lock(&s->mu);
+  while (!s->r.headers_done && !s->done)
+    if (pthread_cond_timedwait(&s->cv, &s->mu, &dl) == ETIMEDOUT)
+      break;
+  long st = s->r.headers_done || s->done ? s->r.status : 0;
+  pthread_mutex_unlock(&s->mu);
+  return st;
+}
+
+static bool stream_wait_done(stream *s, long ms) {
+  struct timespec dl = deadline_in(ms);
+  pthread_mutex_lock(&s->mu);
+  while (!s->done)
+    if (pthread_cond_timedwait(&s->cv, &s->mu, &dl) == ETIMEDOUT)
+      break;
+  bool d = s->done;
+  pthread_mutex_unlock(&s->mu);
+  return d;
+}
+
+static bool stream_done(stream *s) {
+  pthread_mutex_lock(&s->mu);
+  bool d = s->done;
+  pthread_mutex_unlock(&s->mu);
+  return d;
+}
+
+/* The events received so far. */
+static sse stream_sse(stream *s) {
+  pthread_mutex_lock(&s->mu);
+  sse e = sse_parse(s->r.body.p, s->r.body.n);
+  pthread_mutex_unlock(&s->mu);
+  return e;
+}
+
+static const char *stream_header(stream *s, const char *name, char *out,
+                                 size_t size) {
+  pthread_mutex_lock(&s->mu);
+  const char *v = resp_header(&s->r, name, out, size);
+  pthread_mutex_unlock(&s->mu);
+  return v;
+}
+
+/* Disconnects (if still running: the server sees the connection close at
+ * once) and frees the stream. */
+static void stream_close(stream *s) {
+  pthread_mutex_lock(&s->mu);
+  s->aborting = true;
+  if (!s->done && s->fd != CURL_SOCKET_BAD)
+    shutdown(s->fd, SHUT_RDWR);
+  pthread_mutex_unlock(&s->mu);
+  pthread_join(s->th, NULL);
+  for (stream **pp = &open_streams; *pp; pp = &(*pp)->next)
+    if (*pp == s) {
+      *pp = s->next;
+      break;
+    }
+  curl_easy_cleanup(s->c);
+  curl_slist_free_all(s->sl);
+  resp_free(&s->r);
+  pthread_mutex_destroy(&s->mu);
+  pthread_cond_destroy(&s->cv);
+  free(s);
+}
+
+/* A GET stream on session; asserts it opened as an event stream. */
+static stream *open_get(const char *session, const char *last_event_id) {
+  char h[300];
+  req q = {.method = "GET", .session = session, .version = V};
+  if (last_event_id) {
+    snprintf(h, sizeof h, "Last-Event-ID: %s", last_event_id);
+    q.h[0] = h;
+  }
+  return stream_open(&q);
+}
+
+/* ---------------------------------------------------------------------------
+ * Raw sockets
+ * ------------------------------------------------------------------------ */
+
+/* Connects to the server from src (NULL = any local address); -1 when src
+ * cannot be bound. */
+static int raw_connect_from(const char *src) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  ck_assert_int_ge(fd, 0);
+  if (src) {
+    struct sockaddr_in a = {.sin_family = AF_INET};
+    ck_assert_int_eq(inet_pton(AF_INET, src, &a.sin_addr), 1);
+    if (bind(fd, (struct sockaddr *)&a, sizeof a) != 0) {
+      close(fd);
+      return -1;
+    }
+  }
+  struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(F.port)};
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  int rc = connect(fd, (struct sockaddr *)&a, sizeof a);
+  ck_assert_msg(rc == 0, "connect: %s", strerror(errno));
+  return fd;
+}
+
+static int raw_connect(void) { return raw_connect_from(NULL); }
+
+static bool raw_send(int fd, const void *data, size_t n) {
+  const char *p = data;
+  while (n) {
+    ssize_t k = send(fd, p, n, MSG_NOSIGNAL);
+    if (k < 0 && errno == EINTR)
+      continue;
+    if (k <= 0)
+      return false;
+    p += k;
+    n -= (size_t)k;
+  }
+  return true;
+}
+
+typedef struct raw_resp {
+  buf data;
+  long status;
+  bool closed;   /* EOF or reset seen */
+  bool complete; /* a whole response with a length is in */
+} raw_resp;
+
+/* How far a whole response in d reaches (0 = not whole yet, or no length). */
+static size_t raw_whole(const buf *d) {
+  const char *end = find_n(d->p, d->n, "\r\n\r\n");
+  if (end == NULL)
+    return 0;
+  size_t head = (size_t)(end - d->p) + 4;
+  char v[64];
+  if (header_in(d->p, head, "Content-Length", v, sizeof v)) {
+    size_t cl = strtoul(v, NULL, 10);
+    return d->n >= head + cl ? head + cl : 0;
+  }
+  if (header_in(d->p, head, "Transfer-Encoding", v, sizeof v) &&
+      strcasecmp(v, "chunked") == 0) {
+    const char *z = find_n(d->p + head - 2, d->n - head + 2, "\r\n0\r\n\r\n");
+    return z ? (size_t)(z - d->p) + 7 : 0;
+  }
+  return 0;
+}
+
+/* Reads for up to ms: until EOF, or (unless until_close) until a whole
+ * response is in. */
+static void raw_read(int fd, long ms, bool until_close, raw_resp *r) {
+  long end = now_ms() + ms;
+  for (;;) {
+    if (!until_close && raw_whole(&r->data))
+      break;
+    long left = end - now_ms();
+    if (left <= 0)
+      break;
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+    int k = poll(&p, 1, (int)left);
+    if (k < 0 && errno == EINTR)
+      continue;
+    if (k <= 0)
+      break;
+    char tmp[65536];
+    ssize_t n = recv(fd, tmp, sizeof tmp, 0);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0) {
+      r->closed = true;
+      break;
+    }
+    buf_add(&r->data, tmp, (size_t)n);
+  }
+  r->complete = raw_whole(&r->data) != 0;
+  r->status = r->data.n ? status_of(r->data.p, r->data.n) : 0;
+}
+
+static void raw_free(raw_resp *r) { buf_free(&r->data); }
+
+/* The body of a whole response with Content-Length. */
+static const char *raw_body(const raw_resp *r, size_t *len) {
+  const char *end = find_n(r->data.p, r->data.n, "\r\n\r\n");
+  if (end == NULL)
+    return NULL;
+  *len = r->data.n - (size_t)(end + 4 - r->data.p);
+  return end + 4;
+}
+
+/* The standard headers of a POST to /mcp, without Host. */
+#define RAW_POST_HEADERS                                                       \
+  "Accept: application/json, text/event-stream\r\n"                            \
+  "Content-Type: application/json\r\n"
+
+/* Sends "METHOD /mcp HTTP/1.1", Host 127.0.0.1:PORT unless host is false,
+ * the extra header lines (each ending in CRLF), Content-Length and body
+ * (when body is not NULL), and reads the answer. */
+static void raw_exchange(const char *method, bool host, const char *extra,
+                         size_t extra_len, const char *body, raw_resp *r) {
+  buf b = {0};
+  buf_fmt(&b, "%s /mcp HTTP/1.1\r\n", method);
+  if (host)
+    buf_fmt(&b, "Host: 127.0.0.1:%u\r\n", (unsigned)F.port);
+  if (extra)
+    buf_add(&b, extra, extra_len ? extra_len : strlen(extra));
+  if (body)
+    buf_fmt(&b, "Content-Length: %zu\r\n", strlen(body));
+  buf_str(&b, "Connection: close\r\n\r\n");
+  if (body)
+    buf_str(&b, body);
+  int fd = raw_connect();
+  memset(r, 0, sizeof *r);
+  raw_send(fd, b.p, b.n);
+  raw_read(fd, T(5000), false, r);
+  close(fd);
+  buf_free(&b);
+}
+
+/* ---------------------------------------------------------------------------
+ * Setup and teardown
+ * ------------------------------------------------------------------------ */
+
+static void setup(void) {
+  memset(&F, 0, sizeof F);
+  pthread_mutex_init(&F.mu, NULL);
+  pthread_cond_init(&F.cv, NULL);
+  G = curl_easy_init();
+  ck_assert_ptr_nonnull(G);
+}
+
+static void teardown(void) {
+  while (open_streams)
+    stream_close(open_streams);
+  curl_easy_cleanup(G);
+  G = NULL;
+  if (F.http) {
+    assert_loopback_only();
+    mcp_http_stop(F.http);
+    F.http = NULL;
+  }
+  /* Calls still parked were cancelled by the stop; finishing them is
+   * harmless and releases them. */
+  for (mcp_call *c; (c = unpark(0)) != NULL;)
+    mcp_call_finish(c, 0);
+  mcp_server_free(F.srv);
+  F.srv = NULL;
+  buf_free(&F.log);
+  pthread_mutex_destroy(&F.mu);
+  pthread_cond_destroy(&F.cv);
+}
+
+/* ===========================================================================
+ * Legacy sessions (2025-03-26 ... 2025-11-25): digest §6.3, §9 items 39, 41
+ * ======================================================================== */
+
+static bool visible_ascii(const char *s) {
+  for (; *s; s++)
+    if ((unsigned char)*s < 0x21 || (unsigned char)*s > 0x7E)
+      return false;
+  return true;
+}
+
+START_TEST(legacy_initialize_mints_session_id) {
+  fx_start(NULL);
+  resp r;
+  post_init(V, "{}", &r);
+  cJSON *m = expect_result(&r);
+  ck_assert_str_eq(jstr(m, "result.protocolVersion"), V);
+  ck_assert_str_eq(jstr(m, "result.serverInfo.name"), "httptest");
+  ck_assert_int_eq(jget(m, "id")->valueint, 0);
+  cJSON_Delete(m);
+  char sid[1100];
+  ck_assert_ptr_nonnull(resp_header(&r, "Mcp-Session-Id", sid, sizeof sid));
+  ck_assert_msg(visible_ascii(sid) && strlen(sid) > 0 && strlen(sid) <= 256,
+                "session id \"%s\" is not 1-256 visible ASCII characters", sid);
+  /* 128 bits need at least 22 characters of any visible-ASCII alphabet
+   * (log2(94) < 6.6 bits each). */
+  ck_assert_msg(strlen(sid) >= 20, "session id \"%s\" is too short", sid);
+  resp_free(&r);
+  /* The session works, and a request needs it. */
+  req q = {.body = INITIALIZED, .session = sid, .version = V};
+  http(&q, &r);
+  ck_assert_int_eq(r.status, 202);
+  resp_free(&r);
+  post(sid, TOOLS_LIST, &r);
+  m = expect_result(&r);
+  ck_assert_str_eq(jstr(m, "result.tools.0.name"), "echo");
+  cJSON_Delete(m);
+  resp_free(&r);
+}
+END_TEST
+
+static int cmp_str(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* C4: ids from the CSPRNG: >= 128 bits, distinct, not sequential. 10^4 ids
+ * (10^6 in BAD-INPUTS, scaled down for time; 1000 under valgrind). */
+START_TEST(c4_session_ids_random_and_distinct) {
+  int n = scaled(10000, 1000);
+  mcp_http_options o = {.max_sessions = (unsigned)n + 16};
+  fx_start(&o);
+  char **ids = calloc((size_t)n, sizeof *ids);
+  ck_assert_ptr_nonnull(ids);
+  long t0 = now_ms();
+  size_t minlen = SIZE_MAX;
+  for (int i = 0; i < n; i++) {
+    resp r;
+    post_init(V, "{}", &r);
+    ck_assert_msg(r.status == 200, "initialize %d: HTTP %ld", i, r.status);
+    char sid[1100];
+    ck_assert_ptr_nonnull(resp_header(&r, "Mcp-Session-Id", sid, sizeof sid));
+    ck_assert_msg(visible_ascii(sid), "id %d not visible ASCII", i);
+    ids[i] = strdup(sid);
+    if (strlen(sid) < minlen)
+      minlen = strlen(sid);
+    resp_free(&r);
+  }
+  long elapsed = now_ms() - t0;
+  /* Distinct. */
+  char **sorted = malloc((size_t)n * sizeof *sorted);
+  ck_assert_ptr_nonnull(sorted);
+  memcpy(sorted, ids, (size_t)n * sizeof *sorted);
+  qsort(sorted, (size_t)n, sizeof *sorted, cmp_str);
+  for (int i = 1; i < n; i++)
+    ck_assert_msg(strcmp(sorted[i - 1], sorted[i]) != 0,
+                  "session id minted twice: %s", sorted[i]);
+  free(sorted);
+  /* Per position: how many distinct characters appear. A constant position
+   * carries no entropy; log2(distinct) bounds what a random one carries. */
+  double bits = 0;
+  int varying = 0;
+  for (size_t p = 0; p < minlen; p++) {
+    bool seen[256] = {0};
+    int distinct = 0;
+    for (int i = 0; i < n; i++) {
+      unsigned char ch = (unsigned char)ids[i][p];
+      if (!seen[ch]) {
+        seen[ch] = true;
+        distinct++;
+      }
+    }
+    if (distinct > 1) {
+      varying++;
+      bits += log2(distinct);
+    }
+  }
+  /* Not sequential: consecutive ids differ in most varying positions. */
+  double diff = 0;
+  for (int i = 1; i < n; i++) {
+    int d = 0;
+    for (size_t p = 0; p < minlen; p++)
+      d += ids[i][p] != ids[i - 1][p];
+    diff += d;
+  }
+  diff /= n - 1;
+  printf("c4: %d ids in %ld ms, length %zu, %d varying positions, about "
+         "%.0f bits, consecutive ids differ in %.1f positions\n",
+         n, elapsed, strlen(ids[0]), varying, bits, diff);
+  ck_assert_msg(bits >= 128, "session ids carry about %.0f bits (< 128)", bits);
+  ck_assert_msg(diff >= varying / 2.0,
+                "consecutive ids differ in %.1f of %d varying positions: "
+                "sequential?",
+                diff, varying);
+  for (int i = 0; i < n; i++)
+    free(ids[i]);
+  free(ids);
+}
+END_TEST
+
+/* C2 / B1: a request other than initialize without the session header. */
+START_TEST(c2_b1_missing_session_400) {
+  fx_start(NULL);
+  resp r;
+  post(NULL, CALL("1", "echo", "{\"text\":\"x\"}"), &r);
+  assert_rpc_error(&r, 400, 0, ID_ANY);
+  resp_free(&r);
+  char *sid = open_session(V, "{}");
+  post(NULL, TOOLS_LIST, &r);
+  assert_rpc_error(&r, 400, 0, ID_ANY);
+  resp_free(&r);
+  ck_assert_int_eq(fx_calls(), 0);
+  expect_ping_ok(sid);
+  free(sid);
+}
+END_TEST
+
+/* C1 and F9: unknown ids are 404 with a JSON-RPC body, and a flood of them
+ * costs nothing. */
+START_TEST(c1_f9_unknown_session_404) {
+  fx_start(NULL);
+  char *sid = open_session(V, "{}");
+  resp r;
+  post("0123456789abcdef0123456789abcdef", PING, &r);
+  assert_rpc_error(&r, 404, 0, ID_ANY);
+  resp_free(&r);
+  /* Warm up, then a flood of random ids. */
+  for (int i = 0; i < 50; i++) {
+    post("warmup-id", PING, &r);
+    resp_free(&r);
+  }
+  long before = rss_kib();
+  int n = scaled(2000, 100);
+  unsigned seed = 12345;
+  for (int i = 0; i < n; i++) {
+    char id[40];
+    seed = seed * 1103515245u + 12345u;
+    snprintf(id, sizeof id, "%08x%08x%08x%08x", seed, seed ^ 0x5555u, seed * 7u,
+             (unsigned)i);
+    post(id, PING, &r);
+    ck_assert_msg(r.status == 404, "random id %d: HTTP %ld", i, r.status);
+    resp_free(&r);
+  }
+  long after = rss_kib();
+  printf("f9: %d random session ids, RSS %ld -> %ld KiB\n", n, before, after);
+  if (rss_bounded())
+    ck_assert_msg(after - before < 1024, "RSS grew by %ld KiB", after - before);
+  expect_ping_ok(sid);
+  free(sid);
+}
+END_TEST
+
+/* C3: session ids that are not 1-256 visible ASCII characters, or given
+ * twice: 400 (or 404), and the real session is not hit. */
+START_TEST(c3_malformed_session_id_refused) {
+  fx_start(NULL);
+  char *sid = open_session(V, "{}");
+  buf longid = {0};
+  for (int i = 0; i < 300; i++)
+    buf_str(&longid, "a");
+  struct {
+    const char *what;
+    buf h;
+  } cases[6];
+  memset(cases, 0, sizeof cases);
+  cases[0].what = "control character";
+  buf_fmt(&cases[0].h, "Mcp-Session-Id: %.10s\x01%s\r\n", sid, sid + 10);
+  cases[1].what = "NUL after the real id";
+  buf_fmt(&cases[1].h, "Mcp-Session-Id: %s", sid);
+  buf_add(&cases[1].h, "\0x\r\n", 4);
+  cases[2].what = "space inside";
+  buf_fmt(&cases[2].h, "Mcp-Session-Id: %.10s %s\r\n", sid, sid + 10);
+  cases[3].what = "300 bytes";
+  buf_fmt(&cases[3].h, "Mcp-Session-Id: %s\r\n", longid.p);
+  cases[4].what = "the header twice";
+  buf_fmt(&cases[4].h, "Mcp-Session-Id: %s\r\nMcp-Session-Id: %s\r\n", sid,
+          sid);
+  cases[5].what = "a byte above 0x7E";
+  buf_fmt(&cases[5].h, "Mcp-Session-Id: %.10s\xC3\xA9%s\r\n", sid, sid + 10);
+  for (size_t i = 0; i < TU_COUNT(cases); i++) {
+    buf h = {0};
+    buf_str(&h, RAW_POST_HEADERS);
+    buf_str(&h, "MCP-Protocol-Version: " V "\r\n");
+    buf_add(&h, cases[i].h.p, cases[i].h.n);
+    raw_resp rr;
+    raw_exchange("POST", true, h.p, h.n,
+                 CALL("5", "echo", "{\"text\":\"must not run\"}"), &rr);
+    ck_assert_msg(rr.status == 400 || rr.status == 404,
+                  "session id with %s: HTTP %ld, expected 400 or 404",
+                  cases[i].what, rr.status);
+    raw_free(&rr);
+    buf_free(&h);
+    buf_free(&cases[i].h);
+  }
+  ck_assert_int_eq(fx_calls(), 0);
+  buf_free(&longid);
+  expect_ping_ok(sid);
+  free(sid);
+}
+END_TEST
+
+/* C6: DELETE ends the session; afterwards (and for unknown ids) 404. */
+START_TEST(c6_delete_ends_session) {
+  fx_start(NULL);
+  char *sid = open_session(V, "{}");
+  resp r;
+  req del = {.method = "DELETE", .session = sid, .version = V};
+  http(&del, &r);
+  ck_assert_msg(r.status == 204 || r.status == 200, "DELETE: HTTP %ld",
+                r.status);
+  resp_free(&r);
+  post(sid, PING, &r);
+  assert_rpc_error(&r, 404, 0, ID_ANY);
+  resp_free(&r);
+  http(&del, &r);
+  ck_assert_int_eq(r.status, 404);
+  resp_free(&r);
+  req unknown = {.method = "DELETE",
+                 .session = "no-such-session-0000000000",
+                 .version = V};
+  http(&unknown, &r);
+  ck_assert_int_eq(r.status, 404);
+  resp_free(&r);
+  free(sid);
+}
+END_TEST
+
+/* A session is bound to the principal that created it (digest §8): another
+ * principal presenting its id gets 404. Until a token verifier exists
+ * ([auth]) the principal is per listener (mcp_http_options.principal), so
+ * the fixture varies it with two listeners on one server: alice's session id
+ * is unknown to bob's listener, and still alice's. Per-request principals
+ * (tokens) cannot be tested yet. */
+START_TEST(session_bound_to_principal) {
+  static const char *const scopes[] = {"notes:read", NULL};
+  mcp_principal alice = {.subject = "alice", .scopes = scopes};
+  mcp_principal bob = {.subject = "bob", .scopes = scopes};
+  mcp_http_options oa = {.principal = &alice};
+  fx_start(&oa);
+  uint16_t port_a = F.port;
+  mcp_http_options ob = {.principal = &bob};
+  mcp_http *hb = NULL;
+  ck_assert_int_eq(mcp_http_start(F.srv, &ob, &hb), 0);
+  char *sid = open_session(V, "{}");
+  F.port = mcp_http_port(hb);
+  resp r;
+  post(sid, PING, &r);
+  long st = r.status;
+  resp_free(&r);
+  fresh_curl();
+  F.port = port_a;
+  mcp_http_stop(hb);
+  ck_assert_msg(st == 404, "alice's session id on bob's listener: HTTP %ld",
+                st);
+  expect_ping_ok(sid);
+  free(sid);
+  printf("NOTE session_bound_to_principal: principals varied per listener; "
+         "per-request principals need a token verifier ([auth])\n");
+}
+END_TEST
+
+/* B2: initialize on an established session. */
+START_TEST(b2_second_initialize_400) {
+  fx_start(NULL);
+  char *sid = open_session(V, "{}");
+  char body[512];
+  snprintf(body, sizeof body, INIT_FMT, V, "{}");
+  resp r;
+  post(sid, body, &r);
+  assert_rpc_error(&r, 400, -32600, ID_ANY);
+  resp_free(&r);
+  expect_ping_ok(sid);
+  free(sid);
+}
+END_TEST
+
+/* B5: an unsupported MCP-Protocol-Version on a later request. */
+START_TEST(b5_unsupported_protocol_version_400) {
+  fx_start(NULL);
+  char *sid = open_session(V, "{}");
+  static const char *const bad[] = {"1999-01-01", "2025-11-25x", "latest"};
+  for (size_t i = 0; i < TU_COUNT(bad); i++) {
+    resp r;
+    req q = {.body = PING, .session = sid, .version = bad[i]};
+    http(&q, &r);
+    ck_assert_msg(r.status == 400, "MCP-Protocol-Version %s: HTTP %ld", bad[i],
+                  r.status);
+    resp_free(&r);
+  }
+  expect_ping_ok(sid);
+  free(sid);
+}
+END_TEST
+
+/* Absent MCP-Protocol-Version means 2025-03-26, and every supported version
+ * is accepted on any session (the conformance suite's raw POSTs send
+ * 2025-03-26 on a 2025-11-25 session). */
+START_TEST(protocol_version_absent_or_any_supported) {
+  fx_start(NULL);
+  char *sid = open_session(V, "{}");
+  static const char *const ok[] = {NULL, "2025-03-26", "2025-06-18",
+                                   "2025-11-25"};
+  for (size_t i = 0; i < TU_COUNT(ok); i++) {
+    resp r;
+    req q = {.body = TOOLS_LIST, .session = sid, .version = ok[i]};
+    http(&q, &r);
+    ck_assert_msg(r.status == 200, "MCP-Protocol-Version %s: HTTP %ld %.200s",
+                  ok[i] ? ok[i] : "(absent)", r.status,
+                  r.body.p ? r.body.p : "");
+    cJSON *m = reply_of(&r);
+    ck_assert_ptr_nonnull(jget(m, "result.tools"));
+    cJSON_Delete(m);
+    resp_free(&r);
+  }
+  free(sid);
+}
+END_TEST
+
+/* C13 (and A18, A19): notifications and responses get 202 and no body. */
+START_TEST(c13_notification_and_response_202_empty) {
+  fx_start(NULL);
+  char *sid = open_session(V, "{}");
+  static const char *const bodies[] = {
+      "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\","
+      "\"params\":{\"requestId\":12345}}",
+      "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/unknown\"}",
+      "{\"jsonrpc\":\"2.0\",\"id\":987,\"result\":{}}",
+      "{\"jsonrpc\":\"2.0\",\"id\":988,\"error\":{\"code\":-1,\"message\":"
+      "\"no\"}}",
+  };
+  for (size_t i = 0; i < TU_COUNT(bodies); i++) {
+    resp r;
+    post(sid, bodies[i], &r);
+    ck_assert_msg(r.status == 202, "%s: HTTP %ld", bodies[i], r.status);
+    ck_assert_msg(r.body.n == 0, "%s: 202 with a body: %s", bodies[i],
+                  r.body.p);
+    resp_free(&r);
+  }
+  expect_ping_ok(sid);
+  free(sid);
+}
+END_TEST
+
+/* A session unused for session_idle_s ends (404); one in use does not. */
+START_TEST(idle_session_expires) {
+  mcp_http_options o = {.session_idle_s = 2};
+  fx_start(&o);
+  char *idle = open_session(V, "{}");
+  char *busy = open_session(V, "{}");
+  long end = now_ms() + 5000;
+  while (now_ms() < end) {
+    expect_ping_ok(busy);
+    sleep_ms(300);
+  }
+  resp r;
+  post(idle, PING, &r);
+  assert_rpc_error(&r, 404, 0, ID_ANY);
+  resp_free(&r);
+  expect_ping_ok(busy);
+  free(idle);
+  free(busy);
+}
+END_TEST
+
+/* F8: above the session cap initialize gets 503 with Retry-After and a
+ * JSON-RPC error; a DELETE or idle expiry makes room again. */
+START_TEST(f8_session_cap_503_retry_after) {
+  mcp_http_options o = {.max_sessions = 3, .session_idle_s = 4};
+  fx_start(&o);
+  char *s[3];
+  for (int i = 0; i < 3; i++)
+    s[i] = open_session(V, "{}");
+  resp r;
+  post_init(V, "{}", &r);
+  assert_rpc_error(&r, 503, 0, ID_ANY);
+  char ra[64];
+  ck_assert_msg(resp_header(&r, "Retry-After", ra, sizeof ra) != NULL,
+                "503 without Retry-After");
+  ck_assert_msg(strtol(ra, NULL, 10) > 0, "Retry-After: %s", ra);
+  char tmp[64];
+  ck_assert_ptr_null(resp_header(&r, "Mcp-Session-Id", tmp, sizeof tmp));
+  resp_free(&r);
+  /* A DELETE frees a slot at once. */
+  req del = {.method = "DELETE", .session = s[0], .version = V};
+  http(&del, &r);
+  resp_free(&r);
+  char *again = open_session(V, "{}");
+  /* Full again; idle expiry frees the slots. */
+  post_init(V, "{}", &r);
+  ck_assert_int_eq(r.status, 503);
+  resp_free(&r);
+  long end = now_ms() + T(12000);
+  long status = 0;
+  while (now_ms() < end) {
+    sleep_ms(500);
+    post_init(V, "{}", &r);
+    status = r.status;
+    resp_free(&r);
+    if (status == 200)
+      break;
+  }
+  ck_assert_msg(status == 200, "no session slot after idle expiry (%ld)",
+                status);
+  for (int i = 0; i < 3; i++)
+    free(s[i]);
+  free(again);
+}
+END_TEST
+
+/* ===========================================================================
+ * JSON-RPC framing over HTTP (BAD-INPUTS A and B rows)
+ * ======================================================================== */
+
+/* Posts body (len bytes) and asserts 400 with code; the session, when
+ * given, still works afterwards. */
+static void expect_400(const char *session, const char *body, size_t len,
+                       int code, const char *what) {
+  resp r;
+  req q = {.body = body,
+           .body_len = len,
+           .session = session,
+           .version = session ? V : NULL};
+  http(&q, &r);
+  ck_assert_msg(r.status == 400, "%s: HTTP %ld (%.200s)", what, r.status,
+                r.body.p ? r.body.p : "");
+  assert_rpc_error(&r, 400, code, session ? ID_NULL_OR_ABSENT : ID_NULL);
+  resp_free(&r);
+  if (session)
+    expect_ping_ok(session);
+}
+
+START_TEST(a1_malformed_json_400) {
+  fx_start(NULL);
+  expect_400(NULL, "{\"jsonrpc\":", 0, -32700, "truncated, no session");
+  char *sid = open_session(V, "{}");
+  expect_400(sid, "{\"jsonrpc\":", 0, -32700, "truncated");
+  expect_400(sid, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"p\xC3\x28ng\"}",
+             0, -32700, "invalid UTF-8");
+  expect_400(sid, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"pi\x01ng\"}", 0,
+             -32700, "raw control character (A11)");
+  free(sid);
+}
+END_TEST
+
+/* A6: nesting 10,000 deep in a request handled on a server thread: 400
+ * with -32700, no stack overflow. */
+START_TEST(a6_deep_nesting_400) {
+  fx_start(NULL);
+  char *sid = open_session(V, "{}");
+  buf b = {0};
+  buf_str(&b, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\","
+              "\"params\":{\"name\":\"echo\",\"arguments\":{\"a\":");
+  for (int i = 0; i < 10000; i++)
+    buf_str(&b, "[");
+  for (int i = 0; i < 10000; i++)
+    buf_str(&b, "]");
+  buf_str(&b, "}}}");
+  expect_400(sid, b.p, b.n, -32700, "depth 10000");
+  buf_free(&b);
+  ck_assert_int_eq(fx_calls(), 0);
+  free(sid);
+}
+END_TEST
+
+START_TEST(a2_not_an_object_400) {
+  fx_start(NULL);
+  char *sid = open_session(V, "{}");
+  static const char *const bodies[] = {"42", "\"x\"", "null", "true"};
+  for (size_t i = 0; i < TU_COUNT(bodies); i++)
+    expect_400(sid, bodies[i], 0, -32600, bodies[i]);
+  free(sid);
+}
+END_TEST
+
+/* A3: a batch on a 2025-11-25 session: 4xx, one error, nothing run. */
+START_TEST(a3_batch_refused_nothing_run) {
+  fx_start(NULL);
+  char *sid = open_session(V, "{}");
+  resp r;
+  post(sid,
+       "[" CALL("1", "echo", "{\"text\":\"a\"}") "," CALL(
+           "2", "echo", "{\"text\":\"b\"}") "]",
+       &r);
+  ck_assert_msg(r.status >= 400 && r.status < 500, "batch: HTTP %ld", r.status);
+  assert_rpc_error(&r, r.status, -32600, ID_NULL_OR_ABSENT);
+  resp_free(&r);
+  ck_assert_int_eq(fx_calls(), 0);
+  expect_ping_ok(sid);
+  free(sid);
+}
+END_TEST
+
+START_TEST(a4_empty_body_400) {
+  fx_start(NULL);
+  expect_400(NULL, "", 0, -32700, "empty, no session");
+  char *sid = open_session(V, "{}");
+  expect_400(sid, "", 0, -32700, "empty");
+  free(sid);
+}
+END_TEST
+
+START_TEST(a5_trailing_garbage_400) {
+  fx_start(NULL);
+  expect_400(NULL, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"} x", 0,
+             -32700, "trailing garbage, no session");
+  char *sid = open_session(V, "{}");
+  expect_400(sid, PING " x", 0, -32700, "trailing garbage");
+  expect_400(sid, PING PING, 0, -32700, "two messages");
+  free(sid);
+}
+END_TEST
+
+/* A7: duplicate keys are refused, never "first wins" or "last wins".
+ * BAD-INPUTS says -32600; libmcp's strict parser refuses them as malformed
+ * JSON (-32700, pinned by tests/unit/test_engine.c), so either code
+ * passes here; the status must be 400 and nothing may run. */
+START_TEST(a7_duplicate_keys_400) {
+  fx_start(NULL);
+  char *sid = open_session(V, "{}");
+  static const char *const bodies[] = {
+      "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"method\":"
+      "\"tools/list\"}",
+      "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{"
+      "\"name\":\"echo\",\"name\":\"fail\",\"arguments\":{}}}",
+  };
+  for (size_t i = 0; i < TU_COUNT(bodies); i++) {
+    resp r;
+    post(sid, bodies[i], &r);
+    ck_assert_msg(r.status == 400, "%s: HTTP %ld", bodies[i], r.status);
+    cJSON *m = reply_of(&r);
+    int code = jget(m, "error.code") ? jget(m, "error.code")->valueint : 0;
+    ck_assert_msg(code == -32600 || code == -32700, "%s: code %d", bodies[i],
+                  code);
+    cJSON_Delete(m);
+    resp_free(&r);
+  }
+  ck_assert_int_eq(fx_calls(), 0);
+  expect_ping_ok(sid);
+  free(sid);
+}
+END_TEST
+
+/* ===========================================================================
+ * Responses and streams (legacy): digest §6.3, §9 items 33, 34, 40
+ * ======================================================================== */
+
+/* Stops the server and starts a new one with o. */
+static void fx_restart(const mcp_http_options *o) {
+  while (open_streams)
+    stream_close(open_streams);
+  fresh_curl();
+  mcp_http_stop(F.http);
+  F.http = NULL;
+  for (mcp_call *c; (c = unpark(0)) != NULL;)
+    mcp_call_finish(c, 0);
+  mcp_server_free(F.srv);
+  F.srv = NULL;
+  fx_start(o);
+}
+
+static void assert_header(const resp *r, const char *name, const char *want) {
+  char v[256];
+  ck_assert_msg(resp_header(r, name, v, sizeof v) != NULL, "no %s header",
+                name);
+  ck_assert_msg(strcasecmp(v, want) == 0, "%s: %s, expected %s", name, v, want);
+}
+
+START_TEST(json_response_for_simple_request) {
+  fx_start(NULL);
+  char *sid = open_session(V, "{}");
+  resp r;
+  post(sid, CALL("3", "echo", "{\"text\":\"hello\"}"), &r);
+  cJSON *m = expect_result(&r);
+  char type[128];
+  ck_assert_str_eq(resp_type(&r, type, sizeof type), "application/json");
+  ck_assert_str_eq(result_text(m), "hello");
+  ck_assert_int_eq(jget(m, "id")->valueint, 3);
+  cJSON_Delete(m);
+  resp_free(&r);
+  free(sid);
+}
+END_TEST
+
+/* With prefer_sse every request is answered as an event stream: "event:
+ * message" events whose data is one JSON-RPC message on one line, blank
+ * line terminated, X-Accel-Buffering: no, and the stream ends after the
+ * response. */
+START_TEST(sse_framing_and_headers) {
+  mcp_http_options o = {.prefer_sse = true};
+  fx_start(&o);
+  char *sid = open_session(V, "{}");
+  resp r;
+  post(sid, CALL("4", "echo", "{\"text\":\"framed\"}"), &r);
+  ck_assert_int_eq(r.status, 200);
+  ck_assert_int_eq(r.rc, CURLE_OK); /* the stream ended by itself */
+  char type[128];
+  ck_assert_str_eq(resp_type(&r, type, sizeof type), "text/event-stream");
+  assert_header(&r, "X-Accel-Buffering", "no");
+  ck_assert_msg(find_n(r.body.p, r.body.n, "event: message\n") &&
+                    find_n(r.body.p, r.body.n, "data: {"),
+                "not \"event: message\" / \"data: {...}\" framing: %s",
+                r.body.p);
+  ck_assert_msg(r.body.n >= 2 &&
+                    memcmp(r.body.p + r.body.n - 2, "\n\n", 2) == 0,
+                "the stream does not end with a blank line: %s", r.body.p);
+  sse e = sse_parse(r.body.p, r.body.n);
+  ck_assert(!e.partial);
+  int msgs = 0;
+  for (int i = 0; i < e.n; i++) {
+    if (e.ev[i].data[0] == '\0')
+      continue;
+    msgs++;
+    ck_assert_msg(e.ev[i].event && strcmp(e.ev[i].event, "message") == 0,
+                  "event type %s", e.ev[i].event ? e.ev[i].event : "(none)");
+    ck_assert_ptr_null(strchr(e.ev[i].data, '\n'));
+  }
+  ck_assert_int_eq(msgs, 1);
+  sse_free(&e);
+  cJSON *m = expect_result(&r);
+  ck_assert_str_eq(result_text(m), "framed");
+  cJSON_Delete(m);
+  resp_free(&r);
+  free(sid);
+}
+END_TEST
+
+/* 2025-11-25 streams start with a priming event: an id and empty data. */
+START_TEST(sse_priming_event_2025_11_25) {
+  mcp_http_options o = {.prefer_sse = true};
+  fx_start(&o);
+  char *sid = open_session(V, "{}");
+  static const char *const bodies[] = {PING, CALL_P("6", "progress", "{}")};
+  for (size_t i = 0; i < TU_COUNT(bodies); i++) {
+    resp r;
+    post(sid, bodies[i], &r);
+    ck_assert_int_eq(r.status, 200);
+    sse e = sse_parse(r.body.p, r.body.n);
+    ck_assert_int_ge(e.n, 2);
+    ck_assert_msg(e.ev[0].has_id && e.ev[0].id[0] && e.ev[0].has_data &&
+                      e.ev[0].data[0] == '\0',
+                  "the first event is not a priming event (id, empty data): "
+                  "%.300s",
+                  r.body.p);
+    ck_assert(visible_ascii(e.ev[0].id));
+    sse_free(&e);
+    resp_free(&r);
+  }
+  free(sid);
+}
+END_TEST
+
+/* A tool reporting progress: SSE with the notifications, then the result
+ * (digest §9 items 29, 34). */
+START_TEST(progress_on_sse_then_result) {
+  fx_start(NULL);
+  char *sid = open_session(V, "{}");
+  resp r;
+  post(sid, CALL_P("6", "progress", "{}"), &r);
+  ck_assert_int_eq(r.status, 200);
+  char type[128];
+  ck_assert_str_eq(resp_type(&r, type, sizeof type), "text/event-stream");
+  assert_header(&r, "X-Accel-Buffering", "no");
+  sse e = sse_parse(r.body.p, r.body.n);
+  cJSON *m[16];
+  int n = sse_messages(&e, m, 16);
+  ck_assert_msg(n == 4, "%d messages: %s", n, r.body.p);
+  for (int i = 0; i < 3; i++) {
+    ck_assert_str_eq(jstr(m[i], "method"), "notifications/progress");
+    ck_assert_str_eq(jstr(m[i], "params.progressToken"), "tok-6");
+    ck_assert_int_eq(jget(m[i], "params.progress")->valueint, i + 1);
+    ck_assert_ptr_null(jget(m[i], "id"));
+  }
+  ck_assert_int_eq(jget(m[3], "id")->valueint, 6);
+  ck_assert_str_eq(result_text(m[3]), "progressed");
+  free_messages(m, n);
+  sse_free(&e);
+  resp_free(&r);
+  free(sid);
+}
+END_TEST
+
+/* GET opens the session's standalone stream, where list_changed goes. */
+START_TEST(get_stream_receives_list_changed) {
+  fx_start(NULL);
+  char *sid = open_session(V, "{}");
+  stream *s = open_get(sid, NULL);
+  ck_assert_int_eq(stream_wait_headers(s, T(5000)), 200);
+  char v[128];
+  ck_assert_ptr_nonnull(stream_header(s, "Content-Type", v, sizeof v));
+  ck_assert_msg(strncasecmp(v, "text/event-stream", 17) == 0, "%s", v);
+  ck_assert_ptr_nonnull(stream_header(s, "X-Accel-Buffering", v, sizeof v));
+  ck_assert_str_eq(v, "no");
+  mcp_tool t = {.name = "extra",
+                .description = "Added while serving.",
+                .annotations = READ_ONLY,
+                .handler = tool_echo};
+  ck_assert_int_eq(mcp_server_add_tool(F.srv, &t, NULL), 0);
+  ck_assert_msg(stream_wait(s, "notifications/tools/list_changed", 1, T(5000)),
+                "no list_changed on the GET stream");
+  ck_assert_int_eq(mcp_server_remove_tool(F.srv, "extra"), 0);
+  ck_assert(stream_wait(s, "notifications/tools/list_changed", 2, T(5000)));
+  ck_assert(!stream_done(s));
+  /* No responses on the standalone stream. */
+  sse e = stream_sse(s);
+  cJSON *m[16];
+  int n = sse_messages(&e, m, 16);
+  for (int i = 0; i < n; i++)
+    ck_assert(jget(m[i], "result") == NULL && jget(m[i], "error") == NULL);
+  free_messages(m, n);
+  sse_free(&e);
+  stream_close(s);
+  free(sid);
+}
+END_TEST
+
+/* C10: one standalone stream per session. */
+START_TEST(c10_second_get_409) {
+  fx_start(NULL);
+  char *sid = open_session(V, "{}");
+  stream *s = open_get(sid, NULL);
+  ck_assert_int_eq(stream_wait_headers(s, T(5000)), 200);
+  resp r;
+  req q = {
+      .method = "GET", .session = sid, .version = V, .timeout_ms = T(5000)};
+  http(&q, &r);
+  ck_assert_msg(r.status == 409, "second GET: HTTP %ld", r.status);
+  resp_free(&r);
+  /* The first one still gets what it should. */
+  mcp_tool t = {.name = "extra",
+                .description = "Added while serving.",
+                .annotations = READ_ONLY,
+                .handler = tool_echo};
+  ck_assert_int_eq(mcp_server_add_tool(F.srv, &t, NULL), 0);
+  ck_assert(stream_wait(s, "notifications/tools/list_changed", 1, T(5000)));
+  stream_close(s);
+  free(sid);
+}
+END_TEST
+
+/* C7: GET without Accept: text/event-stream is 406; with disable_get, 405. */
+START_TEST(c7_get_accept_406_and_disabled_405) {
+  fx_start(NULL);
+  char *sid = open_session(V, "{}");
+  static const char *const accepts[] = {"Accept: application/json",
+                                        "Accept: text/html", "Accept:"};
+  for (size_t i = 0; i < TU_COUNT(accepts); i++) {
+    resp r;
+    req q = {.method = "GET",
+             .session = sid,
+             .version = V,
+             .h = {accepts[i]},
+             .timeout_ms = T(5000)};
+    http(&q, &r);
+    ck_assert_msg(r.status == 406, "GET with \"%s\": HTTP %ld", accepts[i],
+                  r.status);
+    resp_free(&r);
+  }
+  free(sid);
+  mcp_http_options o = {.disable_get = true};
+  fx_restart(&o);
+  sid = open_session(V, "{}");
+  resp r;
+  req q = {
+      .method = "GET", .session = sid, .version = V, .timeout_ms = T(5000)};
+  http(&q, &r);
+  ck_assert_msg(r.status == 405, "GET with disable_get: HTTP %ld", r.status);
+  resp_free(&r);
+  expect_ping_ok(sid);
+  free(sid);
+}
+END_TEST
+
+/* C8: a POST whose Accept allows neither JSON nor SSE is 406 before
+ * anything runs; one allowing only JSON, if served, gets JSON. */
+START_TEST(c8_post_accept_406) {
+  fx_start(NULL);
+  char *sid = open_session(V, "{}");
+  resp r;
+  req q = {.body = CALL("1", "echo", "{\"text\":\"x\"}"),
+           .session = sid,
+           .version = V,
+           .h = {"Accept: text/html"}};
+  http(&q, &r);
+  ck_assert_msg(r.status == 406, "Accept: text/html: HTTP %ld", r.status);
+  resp_free(&r);
+  ck_assert_int_eq(fx_calls(), 0);
+  q.h[0] = "Accept: application/json";
+  http(&q, &r);
+  ck_assert_msg(r.status == 406 || r.status == 200,
+                "Accept: application/json: HTTP %ld", r.status);
+  if (r.status == 200) {
+    char type[128];
+    ck_assert_str_eq(resp_type(&r, type, sizeof type), "application/json");
+  }
+  resp_free(&r);
+  q.h[0] = "Accept: application/json;q=0.9, text/event-stream;q=0.5";
+  http(&q, &r);
+  cJSON *m = expect_result(&r);
+  cJSON_Delete(m);
+  resp_free(&r);
+  free(sid);
+}
+END_TEST
+
+/* C9: only application/json bodies reach the dispatcher. */
+START_TEST(c9_content_type_415_before_dispatch) {
+  fx_start(NULL);
+  char *sid = open_session(V, "{}");
+  const char *body = CALL("1", "echo", "{\"text\":\"x\"}");
+  resp r;
+  req q = {.body = body,
+           .session = sid,
+           .version = V,
+           .h = {"Content-Type: text/plain"}};
+  http(&q, &r);
+  ck_assert_msg(r.status == 415, "text/plain: HTTP %ld", r.status);
+  resp_free(&r);
+  q.h[0] = "Content-Type: application/x-www-form-urlencoded";
+  http(&q, &r);
+  ck_assert_msg(r.status == 415, "form: HTTP %ld", r.status);
+  resp_free(&r);
+  q.h[0] = "Content-Type:"; /* none */
+  http(&q, &r);
+  ck_assert_msg(r.status == 415 || r.status == 400, "none: HTTP %ld", r.status);
+  resp_free(&r);
+  q.h[0] = "Content-Type: application/jsonx";
+  http(&q, &r);
+  ck_assert_msg(r.status == 415, "application/jsonx: HTTP %ld", r.status);
+  resp_free(&r);
+  ck_assert_int_eq(fx_calls(), 0);
+  static const char *const ok[] = {"Content-Type: application/json; "
+                                   "charset=utf-8",
+                                   "Content-Type: Application/JSON"};
+  for (size_t i = 0; i < TU_COUNT(ok); i++) {
+    q.h[0] = ok[i];
+    http(&q, &r);
+    cJSON *m = expect_result(&r);
+    cJSON_Delete(m);
+    resp_free(&r);
+  }
+  free(sid);
+}
+END_TEST
+
+/* C14: other methods on the endpoint are 405 with Allow; other paths 404. */
+START_TEST(c14_other_methods_405_with_allow) {
+  fx_start(NULL);
+  char *sid = open_session(V, "{}");
+  static const char *const methods[] = {"PUT", "PATCH", "BREW"};
+  for (size_t i = 0; i < TU_COUNT(methods); i++) {
+    resp r;
+    req q = {.method = methods[i],
+             .body = PING,
+             .session = sid,
+             .version = V,
+             .h = {"Content-Type: application/json"}};
+    http(&q, &r);
+    ck_assert_msg(r.status == 405, "%s: HTTP %ld", methods[i], r.status);
+    char allow[128];
+    ck_assert_msg(resp_header(&r, "Allow", allow, sizeof allow) != NULL,
+                  "%s: 405 without Allow", methods[i]);
+    ck_assert_msg(strstr(allow, "POST") != NULL, "Allow: %s", allow);
+    resp_free(&r);
+  }
+  resp r;
+  req q = {.path = "/other", .body = PING, .session = sid, .version = V};
+  http(&q, &r);
+  ck_assert_msg(r.status == 404, "POST /other: HTTP %ld", r.status);
+  resp_free(&r);
+  ck_assert_int_eq(fx_calls(), 0);
+  expect_ping_ok(sid);
+  free(sid);
+}
+END_TEST
+
+/* The ids of the data events of e, in order (pointers into e). */
+static int event_ids(const sse *e, const char **ids, int max) {
+  int k = 0;
+  for (int i = 0; i < e->n && k < max; i++)
+    if (e->ev[i].data[0] && e->ev[i].has_id)
+      ids[k++] = e->ev[i].id;
+  return k;
+}
+
+/* Opens GET with Last-Event-ID, retrying while the server still holds the
+ * previous standalone stream (409). */
+static stream *resume(const char *sid, const char *last) {
+  long end = now_ms() + T(3000);
+  for (;;) {
+    stream *s = open_get(sid, last);
+    long st = stream_wait_headers(s, T(5000));
+    if (st != 409 || now_ms() > end)
+      return s;
+    stream_close(s);
+    sleep_ms(100);
+  }
+}
+
+/* Last-Event-ID replays the missed events of that stream only. */
+START_TEST(last_event_id_replays_only_that_stream) {
+  /* A short keep-alive lets the server see the first GET stream's
+   * disconnect quickly; the semantics tested do not depend on it. */
+  mcp_http_options o = {.keepalive_s = 1};
+  fx_start(&o);
+  char *sid = open_session(V, "{}");
+  stream *g = open_get(sid, NULL);
+  ck_assert_int_eq(stream_wait_headers(g, T(5000)), 200);
+  mcp_tool t1 = {.name = "extra1",
+                 .description = "Added while serving.",
+                 .annotations = READ_ONLY,
+                 .handler = tool_echo};
+  mcp_tool t2 = t1;
+  t2.name = "extra2";
+  ck_assert_int_eq(mcp_server_add_tool(F.srv, &t1, NULL), 0);
+  ck_assert_int_eq(mcp_server_add_tool(F.srv, &t2, NULL), 0);
+  ck_assert(stream_wait(g, "notifications/tools/list_changed", 2, T(5000)));
+  sse ge = stream_sse(g);
+  const char *gid[8];
+  ck_assert_msg(event_ids(&ge, gid, 8) == 2,
+                "the GET stream's events lack ids (needed to resume)");
+  char first[256];
+  snprintf(first, sizeof first, "%s", gid[0]);
+  stream_close(g);
+  /* A request stream of the same session meanwhile. */
+  resp r;
+  post(sid, CALL_P("6", "progress", "{}"), &r);
+  ck_assert_int_eq(r.status, 200);
+  sse pe = sse_parse(r.body.p, r.body.n);
+  const char *pid[8];
+  int np = event_ids(&pe, pid, 8);
+  ck_assert_msg(np == 4, "%d of the request stream's 4 events have ids", np);
+  /* Ids are unique across the session's streams. */
+  for (int i = 0; i < np; i++)
+    ck_assert_msg(strcmp(pid[i], gid[0]) && strcmp(pid[i], gid[1]),
+                  "event id %s used on two streams", pid[i]);
+  /* Resume the standalone stream after its first event: the second list
+   * change, nothing of the request stream, not the first again. */
+  stream *g2 = resume(sid, first);
+  ck_assert_int_eq(stream_wait_headers(g2, T(5000)), 200);
+  ck_assert_msg(stream_wait(g2, "notifications/tools/list_changed", 1, T(3000)),
+                "the missed list_changed was not replayed");
+  sleep_ms(T(500));
+  sse e2 = stream_sse(g2);
+  cJSON *m[16];
+  int n = sse_messages(&e2, m, 16);
+  ck_assert_msg(n == 1, "%d messages replayed, expected 1", n);
+  ck_assert_str_eq(jstr(m[0], "method"), "notifications/tools/list_changed");
+  const char *rid[4];
+  ck_assert_int_eq(event_ids(&e2, rid, 4), 1);
+  ck_assert_str_eq(rid[0], gid[1]);
+  free_messages(m, n);
+  sse_free(&e2);
+  stream_close(g2);
+  /* Resuming from an event of the request stream never yields the
+   * standalone stream's events. */
+  char pfirst[256];
+  snprintf(pfirst, sizeof pfirst, "%s", pid[0]);
+  stream *g3 = resume(sid, pfirst);
+  long st = stream_wait_headers(g3, T(5000));
+  if (st == 200) {
+    sleep_ms(T(700));
+    sse e3 = stream_sse(g3);
+    n = sse_messages(&e3, m, 16);
+    for (int i = 0; i < n; i++)
+      ck_assert_msg(jstr(m[i], "method") == NULL ||
+                        strcmp(jstr(m[i], "method"),
+                               "notifications/tools/list_changed") != 0,
+                    "a request stream's resumption replayed list_changed");
+    free_messages(m, n);
+    sse_free(&e3);
+  }
+  stream_close(g3);
+  sse_free(&ge);
+  sse_free(&pe);
+  resp_free(&r);
+  free(sid);
+}
+END_TEST
+
+/* C11: a Last-Event-ID from another session, or forged, replays nothing
+ * (404, or a stream without messages). */
+static void expect_no_replay(const char *sid, const char *last) {
+  stream *s = resume(sid, last);
+  long st = stream_wait_headers(s, T(5000));
+  ck_assert_msg(st == 200 || st == 400 || st == 404,
+                "Last-Event-ID %s: HTTP %ld", last, st);
+  if (st == 200) {
+    sleep_ms(T(800));
+    sse e = stream_sse(s);
+    cJSON *m[4];
+    int n = sse_messages(&e, m, 4);
+    ck_assert_msg(n == 0, "Last-Event-ID %s replayed %d messages", last, n);
+    sse_free(&e);
+  }
+  stream_close(s);
+}
+
+START_TEST(c11_foreign_or_forged_last_event_id) {
+  mcp_http_options o = {.keepalive_s = 1}; /* see last_event_id_... */
+  fx_start(&o);
+  char *a = open_session(V, "{}");
+  stream *g = open_get(a, NULL);
+  ck_assert_int_eq(stream_wait_headers(g, T(5000)), 200);
+  mcp_tool t = {.name = "extra",
+                .description = "Added while serving.",
+                .annotations = READ_ONLY,
+                .handler = tool_echo};
+  ck_assert_int_eq(mcp_server_add_tool(F.srv, &t, NULL), 0);
+  ck_assert(stream_wait(g, "notifications/tools/list_changed", 1, T(5000)));
+  sse e = stream_sse(g);
+  const char *ids[4];
+  ck_assert_int_eq(event_ids(&e, ids, 4), 1);
+  char eid[256];
+  snprintf(eid, sizeof eid, "%s", ids[0]);
+  sse_free(&e);
+  stream_close(g);
+  /* Session b never saw that event. */
+  char *b = open_session(V, "{}");
+  expect_no_replay(b, eid);
+  /* Forged ids on the session that did. */
+  static const char *const forged[] = {"forged-0", "0", "-1",
+                                       "../../etc/passwd"};
+  for (size_t i = 0; i < TU_COUNT(forged); i++)
+    expect_no_replay(a, forged[i]);
+  free(a);
+  free(b);
+}
+END_TEST
+
+/* F11: quiet streams outlive the connection timeout through keep-alive
+ * comments, standalone and request streams alike. */
+START_TEST(f11_quiet_stream_keepalive) {
+  mcp_http_options o = {.connection_timeout_s = 2, .keepalive_s = 1};
+  fx_start(&o);
+  char *sid = open_session(V, "{}");
+  stream *g = open_get(sid, NULL);
+  ck_assert_int_eq(stream_wait_headers(g, T(5000)), 200);
+  req q = {.body = CALL_P("21", "park", "{}"), .session = sid, .version = V};
+  stream *p = stream_open(&q);
+  ck_assert(stream_wait(p, "notifications/progress", 1, T(5000)));
+  mcp_call *c = unpark(T(5000));
+  ck_assert_ptr_nonnull(c);
+  sleep_ms(5000);
+  ck_assert_msg(!stream_done(g), "the quiet GET stream was closed");
+  ck_assert_msg(!stream_done(p), "the quiet request stream was closed");
+  sse e = stream_sse(g);
+  ck_assert_msg(e.comments >= 2, "%d keep-alive comments in 5 s", e.comments);
+  sse_free(&e);
+  e = stream_sse(p);
+  ck_assert_msg(e.comments >= 2, "%d keep-alive comments in 5 s", e.comments);
+  sse_free(&e);
+  mcp_tool t = {.name = "extra",
+                .description = "Added while serving.",
+                .annotations = READ_ONLY,
+                .handler = tool_echo};
+  ck_assert_int_eq(mcp_server_add_tool(F.srv, &t, NULL), 0);
+  ck_assert(stream_wait(g, "notifications/tools/list_changed", 1, T(3000)));
+  finish_text(c, "after the quiet");
+  ck_assert(stream_wait(p, "after the quiet", 1, T(3000)));
+  stream_close(p);
+  stream_close(g);
+  free(sid);
+}
+END_TEST
+
+/* ===========================================================================
+ * Calls that outlive their request: elicitation, deferral, disconnects
+ * ======================================================================== */
+
+/* A server-to-client request goes on the call's stream; the client answers
+ * on a second POST (202) while the first stays open, and the first stream
+ * then carries the result (conformance pitfall 8). */
+START_TEST(elicitation_answered_on_second_post) {
+  fx_start(NULL);
+  char *sid = open_session(V, "{\"elicitation\":{}}");
+  req q = {.body = CALL("7", "ask", "{}"), .session = sid, .version = V};
+  stream *s = stream_open(&q);
+  ck_assert_msg(stream_wait(s, "elicitation/create", 1, T(5000)),
+                "no elicitation/create on the call's stream");
+  char v[128];
+  ck_assert_ptr_nonnull(stream_header(s, "Content-Type", v, sizeof v));
+  ck_assert_msg(strncasecmp(v, "text/event-stream", 17) == 0, "%s", v);
+  sse e = stream_sse(s);
+  cJSON *m[8];
+  int n = sse_messages(&e, m, 8);
+  ck_assert_int_ge(n, 1);
+  ck_assert_str_eq(jstr(m[n - 1], "method"), "elicitation/create");
+  char *id = show(jget(m[n - 1], "id"));
+  free_messages(m, n);
+  sse_free(&e);
+  char body[256];
+  snprintf(body, sizeof body,
+           "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"action\":\"accept\","
+           "\"content\":{}}}",
+           id);
+  free(id);
+  ck_assert(!stream_done(s));
+  resp r;
+  post(sid, body, &r);
+  ck_assert_msg(r.status == 202, "the answer's POST: HTTP %ld", r.status);
+  ck_assert_uint_eq(r.body.n, 0);
+  resp_free(&r);
+  ck_assert_msg(stream_wait(s, "answered: accept", 1, T(5000)),
+                "no result on the first stream");
+  ck_assert_msg(stream_wait_done(s, T(5000)),
+                "the stream stays open after the response");
+  e = stream_sse(s);
+  n = sse_messages(&e, m, 8);
+  ck_assert_int_eq(jget(m[n - 1], "id")->valueint, 7);
+  ck_assert_str_eq(result_text(m[n - 1]), "answered: accept");
+  free_messages(m, n);
+  sse_free(&e);
+  stream_close(s);
+  free(sid);
+}
+END_TEST
+
+static void *finish_late(void *arg) {
+  mcp_result_text(arg, "late");
+  mcp_call_finish(arg, 0);
+  return NULL;
+}
+
+/* A deferred call holds no server thread: with one polling thread, other
+ * requests are answered while it waits, and it finishes from a thread of
+ * the application. */
+START_TEST(deferred_call_finished_from_another_thread) {
+  fx_start(NULL); /* one polling thread */
+  char *sid = open_session(V, "{}");
+  req q = {.body = CALL("8", "park", "{}"), .session = sid, .version = V};
+  stream *s = stream_open(&q);
+  mcp_call *c = unpark(T(5000));
+  ck_assert_ptr_nonnull(c);
+  expect_ping_ok(sid);
+  resp r;
+  post(sid, CALL("9", "echo", "{\"text\":\"meanwhile\"}"), &r);
+  cJSON *m = expect_result(&r);
+  ck_assert_str_eq(result_text(m), "meanwhile");
+  cJSON_Delete(m);
+  resp_free(&r);
+  char *other = open_session(V, "{}");
+  expect_ping_ok(other);
+  ck_assert(!stream_done(s));
+  pthread_t th;
+  ck_assert_int_eq(pthread_create(&th, NULL, finish_late, c), 0);
+  pthread_join(th, NULL);
+  ck_assert_msg(stream_wait_done(s, T(5000)), "no answer after the finish");
+  ck_assert_int_eq(s->r.status, 200);
+  m = reply_of(&s->r);
+  ck_assert_ptr_nonnull(m);
+  ck_assert_int_eq(jget(m, "id")->valueint, 8);
+  ck_assert_str_eq(result_text(m), "late");
+  cJSON_Delete(m);
+  stream_close(s);
+  free(sid);
+  free(other);
+}
+END_TEST
+
+/* C12: clients vanishing mid-stream (x3) are not cancellations, cost
+ * nothing, and the next client is served. */
+START_TEST(c12_client_disconnects_mid_sse) {
+  fx_start(NULL);
+  char *sid = open_session(V, "{}");
+  static const char *const bodies[] = {CALL_P("31", "park", "{}"),
+                                       CALL_P("32", "park", "{}"),
+                                       CALL_P("33", "park", "{}")};
+  mcp_call *c[3];
+  for (int i = 0; i < 3; i++) {
+    req q = {.body = bodies[i], .session = sid, .version = V};
+    stream *s = stream_open(&q);
+    ck_assert_msg(stream_wait(s, "notifications/progress", 1, T(5000)),
+                  "call %d: no progress event", i);
+    c[i] = unpark(T(5000));
+    ck_assert_ptr_nonnull(c[i]);
+    stream_close(s);
+  }
+  sleep_ms(T(500));
+  for (int i = 0; i < 3; i++)
+    ck_assert_msg(!mcp_call_cancelled(c[i]),
+                  "a 2025-11-25 disconnect was taken as cancellation");
+  for (int i = 0; i < 3; i++)
+    finish_text(c[i], "nobody listens");
+  resp r;
+  post(sid, CALL("34", "echo", "{\"text\":\"still here\"}"), &r);
+  cJSON *m = expect_result(&r);
+  ck_assert_str_eq(result_text(m), "still here");
+  cJSON_Delete(m);
+  resp_free(&r);
+  char *fresh = open_session(V, "{}");
+  req q = {.body = CALL_P("35", "park", "{}"), .session = fresh, .version = V};
+  stream *s = stream_open(&q);
+  mcp_call *d = unpark(T(5000));
+  ck_assert_ptr_nonnull(d);
+  finish_text(d, "good client");
+  ck_assert(stream_wait(s, "good client", 1, T(5000)));
+  stream_close(s);
+  free(sid);
+  free(fresh);
+}
+END_TEST
+
+/* F10: calls in flight per session are capped; the excess is refused
+ * without running, the others are unaffected. */
+START_TEST(f10_inflight_cap) {
+  mcp_http_options o = {.max_inflight = 2};
+  fx_start(&o);
+  char *sid = open_session(V, "{}");
+  req q1 = {.body = CALL("11", "park", "{}"), .session = sid, .version = V};
+  req q2 = {.body = CALL("12", "park", "{}"), .session = sid, .version = V};
+  stream *s1 = stream_open(&q1);
+  ck_assert_int_eq(wait_parked(1, T(5000)), 1);
+  stream *s2 = stream_open(&q2);
+  ck_assert_int_eq(wait_parked(2, T(5000)), 2);
+  int calls = fx_calls();
+  resp r;
+  req q3 = {.body = CALL("13", "park", "{}"),
+            .session = sid,
+            .version = V,
+            .timeout_ms = T(5000)};
+  http(&q3, &r);
+  cJSON *m = reply_of(&r);
+  ck_assert_msg(r.status == 429 || r.status == 503 ||
+                    (m && jget(m, "error") != NULL),
+                "call over the cap: HTTP %ld (curl: %s) %.200s", r.status,
+                curl_easy_strerror(r.rc), r.body.p ? r.body.p : "");
+  cJSON_Delete(m);
+  resp_free(&r);
+  ck_assert_int_eq(fx_calls(), calls);
+  ck_assert_int_eq(wait_parked(3, 200), 2);
+  finish_text(unpark(0), "one");
+  finish_text(unpark(0), "two");
+  ck_assert(stream_wait(s1, "one", 1, T(5000)));
+  ck_assert(stream_wait(s2, "two", 1, T(5000)));
+  post(sid, CALL("14", "echo", "{\"text\":\"room again\"}"), &r);
+  m = expect_result(&r);
+  cJSON_Delete(m);
+  resp_free(&r);
+  stream_close(s1);
+  stream_close(s2);
+  free(sid);
+}
+END_TEST
+
+/* F12: a client that never reads its stream: the stream's buffer is
+ * capped and the stream closed; memory stays bounded; others are served. */
+START_TEST(f12_sse_client_never_reads) {
+  fx_start(NULL);
+  char *sid = open_session(V, "{}");
+  int n = scaled(4000, 100), size = 16384; /* 64 MiB */
+  char body[512];
+  snprintf(body, sizeof body,
+           "{\"jsonrpc\":\"2.0\",\"id\":15,\"method\":\"tools/call\","
+           "\"params\":{\"name\":\"flood\",\"arguments\":{\"n\":%d,\"size\":"
+           "%d},\"_meta\":{\"progressToken\":\"f\"}}}",
+           n, size);
+  buf h = {0};
+  buf_fmt(&h,
+          "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:%u\r\n" RAW_POST_HEADERS
+          "Mcp-Session-Id: %s\r\nMCP-Protocol-Version: " V
+          "\r\nContent-Length: %zu\r\n\r\n%s",
+          (unsigned)F.port, sid, strlen(body), body);
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  int small = 4096;
+  setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+  struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(F.port)};
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ck_assert_int_eq(connect(fd, (struct sockaddr *)&a, sizeof a), 0);
+  long before = rss_kib();
+  ck_assert(raw_send(fd, h.p, h.n));
+  buf_free(&h);
+  struct timespec dl = deadline_in(T(30000));
+  pthread_mutex_lock(&F.mu);
+  while (F.floods_done == 0)
+    if (pthread_cond_timedwait(&F.cv, &F.mu, &dl) == ETIMEDOUT)
+      break;
+  int done = F.floods_done;
+  pthread_mutex_unlock(&F.mu);
+  ck_assert_msg(done == 1, "the flooding handler never returned");
+  long peak = rss_kib();
+  /* The server answers others meanwhile. */
+  char *other = open_session(V, "{}");
+  expect_ping_ok(other);
+  expect_ping_ok(sid);
+  raw_resp rr = {0};
+  raw_read(fd, T(5000), true, &rr);
+  printf("f12: %d x %d bytes sent to a reader that does not read: RSS %ld -> "
+         "%ld KiB; the reader then got %zu bytes, %s: %.100s\n",
+         n, size, before, peak, rr.data.n, rr.closed ? "then EOF" : "no EOF",
+         rr.data.p ? rr.data.p : "");
+  if (rss_bounded())
+    ck_assert_msg(peak - before < 40 * 1024,
+                  "RSS grew by %ld KiB while a handler sent %d KiB to a "
+                  "stream nobody reads: not bounded",
+                  peak - before, n * (size / 1024));
+  if (!slow_run()) {
+    ck_assert_msg(rr.closed, "the overflowing stream was not closed");
+    ck_assert_msg(rr.data.n < (size_t)n * (size_t)size / 2,
+                  "%zu of %zu bytes were kept for the reader", rr.data.n,
+                  (size_t)n * (size_t)size);
+  }
+  raw_free(&rr);
+  close(fd);
+  free(sid);
+  free(other);
+}
+END_TEST
+
+/* ===========================================================================
+ * Modern era (2026-07-28), stateless: digest §6.2, §9 items 35-38
+ * ======================================================================== */
+
+START_TEST(modern_stateless_requests) {
+  fx_start(NULL);
+  resp r;
+  modern("2026-07-28", "tools/call", "echo",
+         MODERN_CALL("1", "echo", "{\"text\":\"hi\"}"), &r);
+  cJSON *m = expect_result(&r);
+  ck_assert_str_eq(jstr(m, "result.resultType"), "complete");
+  ck_assert_str_eq(result_text(m), "hi");
+  char v[256];
+  ck_assert_msg(resp_header(&r, "Mcp-Session-Id", v, sizeof v) == NULL,
+                "a modern response carries Mcp-Session-Id %s", v);
+  cJSON_Delete(m);
+  resp_free(&r);
+  modern("2026-07-28", "tools/list", NULL, MODERN_LIST, &r);
+  m = expect_result(&r);
+  ck_assert_ptr_nonnull(jget(m, "result.tools.0.name"));
+  cJSON_Delete(m);
+  resp_free(&r);
+  modern("2026-07-28", "server/discover", NULL,
+         "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"server/discover\","
+         "\"params\":{" META "}}",
+         &r);
+  m = expect_result(&r);
+  ck_assert_ptr_nonnull(jget(m, "result.supportedVersions"));
+  cJSON_Delete(m);
+  resp_free(&r);
+  /* Header names are case-insensitive; a session header is ignored, never
+   * echoed. */
+  req q = {.body = MODERN_LIST,
+           .h = {"mcp-protocol-version: 2026-07-28", "mcp-method: tools/list",
+                 "Mcp-Session-Id: not-a-session"}};
+  http(&q, &r);
+  m = expect_result(&r);
+  ck_assert_ptr_null(resp_header(&r, "Mcp-Session-Id", v, sizeof v));
+  cJSON_Delete(m);
+  resp_free(&r);
+  /* A tool error and an unknown tool are still 200. */
+  modern("2026-07-28", "tools/call", "fail", MODERN_CALL("4", "fail", "{}"),
+         &r);
+  m = expect_result(&r);
+  ck_assert(cJSON_IsTrue(jget(m, "result.isError")));
+  cJSON_Delete(m);
+  resp_free(&r);
+  modern("2026-07-28", "tools/call", "nope", MODERN_CALL("5", "nope", "{}"),
+         &r);
+  assert_rpc_error(&r, 200, -32602, ID_ANY);
+  resp_free(&r);
+}
+END_TEST
+
+/* Headers that disagree with the body, or are missing: 400 + -32020, and
+ * nothing runs. */
+START_TEST(modern_header_mismatch_400_32020) {
+  fx_start(NULL);
+  const char *call = MODERN_CALL("1", "echo", "{\"text\":\"x\"}");
+  static const char *const old_meta =
+      "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{"
+      "\"name\":\"echo\",\"arguments\":{}," META_V("2025-11-25") "}}";
+  struct {
+    const char *what, *version, *method, *name, *body;
+  } cases[] = {
+      {"Mcp-Method differs", "2026-07-28", "tools/list", NULL, call},
+      {"Mcp-Method missing", "2026-07-28", NULL, "echo", call},
+      {"Mcp-Method in another case", "2026-07-28", "Tools/Call", "echo", call},
+      {"Mcp-Name missing", "2026-07-28", "tools/call", NULL, call},
+      {"Mcp-Name differs", "2026-07-28", "tools/call", "fail", call},
+      {"Mcp-Name in another case", "2026-07-28", "tools/call", "ECHO", call},
+      {"Mcp-Name base64 of another name", "2026-07-28", "tools/call",
+       "=?base64?ZmFpbA==?=", call},
+      {"Mcp-Name invalid base64", "2026-07-28", "tools/call",
+       "=?base64?@@@?=", call},
+      {"MCP-Protocol-Version differs from _meta", "2026-07-28", "tools/call",
+       "echo", old_meta},
+  };
+  for (size_t i = 0; i < TU_COUNT(cases); i++) {
+    resp r;
+    modern(cases[i].version, cases[i].method, cases[i].name, cases[i].body, &r);
+    ck_assert_msg(r.status == 400, "%s: HTTP %ld %.200s", cases[i].what,
+                  r.status, r.body.p ? r.body.p : "");
+    cJSON *m = reply_of(&r);
+    const cJSON *code = jget(m, "error.code");
+    ck_assert_msg(code && code->valueint == -32020, "%s: %.200s", cases[i].what,
+                  r.body.p ? r.body.p : "");
+    cJSON_Delete(m);
+    resp_free(&r);
+  }
+  /* Without MCP-Protocol-Version the request is not a valid modern one. */
+  resp r;
+  modern(NULL, "tools/call", "echo", call, &r);
+  ck_assert_msg(r.status == 400, "no MCP-Protocol-Version: HTTP %ld", r.status);
+  resp_free(&r);
+  ck_assert_int_eq(fx_calls(), 0);
+}
+END_TEST
+
+START_TEST(modern_base64_mcp_name) {
+  fx_start(NULL);
+  resp r;
+  modern("2026-07-28", "tools/call",
+         "=?base64?ZWNobw==?=", MODERN_CALL("1", "echo", "{\"text\":\"b64\"}"),
+         &r);
+  cJSON *m = expect_result(&r);
+  ck_assert_str_eq(result_text(m), "b64");
+  cJSON_Delete(m);
+  resp_free(&r);
+}
+END_TEST
+
+START_TEST(modern_unknown_method_404_32601) {
+  fx_start(NULL);
+  resp r;
+  modern("2026-07-28", "foo/bar", NULL,
+         "{\"jsonrpc\":\"2.0\",\"id\":\"u1\",\"method\":\"foo/bar\","
+         "\"params\":{" META "}}",
+         &r);
+  assert_rpc_error(&r, 404, -32601, ID_ANY);
+  cJSON *m = reply_of(&r);
+  ck_assert_str_eq(jstr(m, "id"), "u1");
+  cJSON_Delete(m);
+  resp_free(&r);
+}
+END_TEST
+
+START_TEST(modern_unsupported_version_400_32022) {
+  fx_start(NULL);
+  resp r;
+  modern("2099-01-01", "tools/list", NULL,
+         "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\",\"params\":{"
+         "" META_V("2099-01-01") "}}",
+         &r);
+  assert_rpc_error(&r, 400, -32022, ID_ANY);
+  cJSON *m = reply_of(&r);
+  const cJSON *sup = jget(m, "error.data.supported");
+  ck_assert_msg(cJSON_IsArray(sup), "no error.data.supported");
+  bool has = false;
+  for (const cJSON *e = sup->child; e; e = e->next)
+    has = has || (cJSON_IsString(e) && !strcmp(e->valuestring, "2026-07-28"));
+  ck_assert(has);
+  cJSON_Delete(m);
+  resp_free(&r);
+}
+END_TEST
+
+START_TEST(modern_missing_capability_400_32021) {
+  fx_start(NULL);
+  resp r;
+  modern("2026-07-28", "tools/call", "ask", MODERN_CALL("1", "ask", "{}"), &r);
+  assert_rpc_error(&r, 400, -32021, ID_ANY);
+  resp_free(&r);
+}
+END_TEST
+
+START_TEST(modern_get_and_delete_405) {
+  fx_start(NULL);
+  static const char *const methods[] = {"GET", "DELETE"};
+  for (size_t i = 0; i < TU_COUNT(methods); i++) {
+    resp r;
+    req q = {
+        .method = methods[i], .version = "2026-07-28", .timeout_ms = T(5000)};
+    http(&q, &r);
+    ck_assert_msg(r.status == 405, "modern %s: HTTP %ld", methods[i], r.status);
+    resp_free(&r);
+  }
+}
+END_TEST
+
+#define MODERN_META_P                                                          \
+  "\"_meta\":{\"progressToken\":\"mp\","                                       \
+  "\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","                \
+  "\"io.modelcontextprotocol/clientInfo\":{\"name\":\"test_http\","            \
+  "\"version\":\"1\"},\"io.modelcontextprotocol/clientCapabilities\":{}}"
+
+/* Request-scoped notifications on the request's stream, then the result;
+ * never a JSON-RPC request. */
+START_TEST(modern_progress_on_sse) {
+  fx_start(NULL);
+  resp r;
+  modern("2026-07-28", "tools/call", "progress",
+         "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{"
+         "\"name\":\"progress\",\"arguments\":{}," MODERN_META_P "}}",
+         &r);
+  ck_assert_int_eq(r.status, 200);
+  char type[128];
+  ck_assert_str_eq(resp_type(&r, type, sizeof type), "text/event-stream");
+  assert_header(&r, "X-Accel-Buffering", "no");
+  sse e = sse_parse(r.body.p, r.body.n);
+  cJSON *m[16];
+  int n = sse_messages(&e, m, 16);
+  ck_assert_int_eq(n, 4);
+  for (int i = 0; i < 3; i++)
+    ck_assert_str_eq(jstr(m[i], "method"), "notifications/progress");
+  ck_assert_str_eq(jstr(m[3], "result.resultType"), "complete");
+  for (int i = 0; i < n; i++)
+    ck_assert(!(jget(m[i], "method") && jget(m[i], "id")));
+  free_messages(m, n);
+  sse_free(&e);
+  resp_free(&r);
+}
+END_TEST
+
+/* A closed response stream cancels a modern call (digest §9 item 38). */
+START_TEST(modern_closed_stream_cancels_call) {
+  /* A short keep-alive bounds how long a server may take to notice. */
+  mcp_http_options o = {.keepalive_s = 1};
+  fx_start(&o);
+  req q = {.body = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\","
+                   "\"params\":{\"name\":\"park\",\"arguments\":{},"
+                   "" MODERN_META_P "}}",
+           .version = "2026-07-28",
+           .h = {"Mcp-Method: tools/call", "Mcp-Name: park"}};
+  stream *s = stream_open(&q);
+  ck_assert(stream_wait(s, "notifications/progress", 1, T(5000)));
+  mcp_call *c = unpark(T(5000));
+  ck_assert_ptr_nonnull(c);
+  ck_assert(!mcp_call_cancelled(c));
+  stream_close(s);
+  long t0 = now_ms(), end = t0 + T(8000);
+  while (!mcp_call_cancelled(c) && now_ms() < end)
+    sleep_ms(50);
+  bool cancelled = mcp_call_cancelled(c);
+  printf("modern: the call saw the disconnect after %ld ms\n", now_ms() - t0);
+  mcp_call_finish(c, 0);
+  ck_assert_msg(cancelled, "the call was not cancelled by the disconnect");
+}
+END_TEST
+
+/* ===========================================================================
+ * Host, Origin, binding (BAD-INPUTS D rows; digest §8, §9 item 32)
+ * ======================================================================== */
+
+static long init_with(const char *const *headers, size_t n) {
+  char body[512];
+  snprintf(body, sizeof body, INIT_FMT, V, "{}");
+  req q = {.body = body};
+  for (size_t i = 0; i < n && i < MAXH; i++)
+    q.h[i] = headers[i];
+  resp r;
+  http(&q, &r);
+  long st = r.status;
+  if (st == 403) {
+    cJSON *m = reply_of(&r);
+    ck_assert_msg(m && jget(m, "error"), "403 without a JSON-RPC error body");
+    ck_assert_msg(jget(m, "id") == NULL || cJSON_IsNull(jget(m, "id")),
+                  "403 body with an id");
+    cJSON_Delete(m);
+  }
+  resp_free(&r);
+  return st;
+}
+
+/* D1: a foreign Host is refused before the body is read. */
+START_TEST(d1_foreign_host_403_before_body) {
+  fx_start(NULL);
+  /* Headers promising a body that never comes: the 403 must not wait. */
+  int fd = raw_connect();
+  const char *head = "POST /mcp HTTP/1.1\r\nHost: evil.example.com\r\n"
+                     "Origin: http://evil.example.com\r\n" RAW_POST_HEADERS
+                     "Content-Length: 1000000\r\n\r\n";
+  ck_assert(raw_send(fd, head, strlen(head)));
+  raw_resp rr = {0};
+  raw_read(fd, T(3000), false, &rr);
+  ck_assert_msg(rr.status == 403, "foreign Host: HTTP %ld (%.200s)", rr.status,
+                rr.data.p ? rr.data.p : "");
+  size_t blen = 0;
+  const char *b = raw_body(&rr, &blen);
+  cJSON *m = b ? cJSON_ParseWithLength(b, blen) : NULL;
+  ck_assert_msg(m && jget(m, "error"), "403 without a JSON-RPC error body");
+  ck_assert_msg(jget(m, "id") == NULL || cJSON_IsNull(jget(m, "id")),
+                "403 body with an id");
+  cJSON_Delete(m);
+  raw_free(&rr);
+  close(fd);
+  char host[128];
+  static const char *const bad[] = {
+      "Host: evil.example.com",       "Host: evil.example.com:80",
+      "Host: 127.0.0.1.evil.example", "Host: localhost.evil.example",
+      "Host: evil.example:127.0.0.1", "Host: 127.0.0.2"};
+  for (size_t i = 0; i < TU_COUNT(bad); i++)
+    ck_assert_msg(init_with(&bad[i], 1) == 403, "%s allowed", bad[i]);
+  ck_assert_int_eq(fx_calls(), 0);
+  /* Loopback names with any port, in any case. */
+  static const char *const good[] = {"localhost", "LocalHost:1", "127.0.0.1",
+                                     "[::1]:8080"};
+  for (size_t i = 0; i < TU_COUNT(good); i++) {
+    snprintf(host, sizeof host, "Host: %s", good[i]);
+    const char *h = host;
+    ck_assert_msg(init_with(&h, 1) == 200, "%s refused", host);
+  }
+  snprintf(host, sizeof host, "Host: localhost:%u", (unsigned)F.port);
+  const char *h = host;
+  ck_assert_int_eq(init_with(&h, 1), 200);
+}
+END_TEST
+
+START_TEST(d2_d4_foreign_or_null_origin_403) {
+  fx_start(NULL);
+  static const char *const bad[] = {"Origin: https://evil.example",
+                                    "Origin: http://localhost.evil.example",
+                                    "Origin: http://127.0.0.1.evil.example:80",
+                                    "Origin: null", "Origin: file://"};
+  for (size_t i = 0; i < TU_COUNT(bad); i++)
+    ck_assert_msg(init_with(&bad[i], 1) == 403, "%s allowed", bad[i]);
+  static const char *const good[] = {
+      "Origin: http://localhost:9999", "Origin: http://127.0.0.1",
+      "Origin: https://[::1]:1", "Origin: http://LOCALHOST:3000"};
+  for (size_t i = 0; i < TU_COUNT(good); i++)
+    ck_assert_msg(init_with(&good[i], 1) == 200, "%s refused", good[i]);
+  /* A session's later requests are checked too. */
+  char *sid = open_session(V, "{}");
+  resp r;
+  req q = {.body = PING,
+           .session = sid,
+           .version = V,
+           .h = {"Origin: https://evil.example"}};
+  http(&q, &r);
+  ck_assert_int_eq(r.status, 403);
+  resp_free(&r);
+  free(sid);
+}
+END_TEST
+
+/* D3: no Origin (curl, native clients) is allowed. */
+START_TEST(d3_no_origin_allowed) {
+  fx_start(NULL);
+  ck_assert_int_eq(init_with(NULL, 0), 200);
+}
+END_TEST
+
+/* D6: empty allow-lists deny everything, with a warning at start. Custom
+ * lists replace the defaults. */
+START_TEST(d6_empty_allowlists_fail_closed) {
+  static const char *const none[] = {NULL};
+  mcp_http_options o = {.allowed_hosts = none};
+  fx_start(&o);
+  ck_assert_msg(F.warnings > 0, "no warning about an empty host list");
+  ck_assert_int_eq(init_with(NULL, 0), 403);
+  const char *h = "Host: localhost";
+  ck_assert_int_eq(init_with(&h, 1), 403);
+  mcp_http_options o2 = {.allowed_origins = none};
+  fx_restart(&o2);
+  const char *origin = "Origin: http://localhost";
+  ck_assert_int_eq(init_with(&origin, 1), 403);
+  static const char *const hosts[] = {"mcp.example", NULL};
+  static const char *const origins[] = {"https://app.example", NULL};
+  mcp_http_options o3 = {.allowed_hosts = hosts, .allowed_origins = origins};
+  fx_restart(&o3);
+  const char *ok[] = {"Host: mcp.example:8443", "Origin: https://app.example"};
+  ck_assert_int_eq(init_with(ok, 2), 200);
+  const char *mcp_host = "Host: MCP.EXAMPLE";
+  ck_assert_int_eq(init_with(&mcp_host, 1), 200);
+  ck_assert_int_eq(init_with(NULL, 0), 403); /* 127.0.0.1 is not listed */
+  const char *bad1[] = {"Host: mcp.example", "Origin: http://app.example"};
+  ck_assert_int_eq(init_with(bad1, 2), 403);
+  const char *bad2[] = {"Host: mcp.example",
+                        "Origin: https://app.example.evil"};
+  ck_assert_int_eq(init_with(bad2, 2), 403);
+}
+END_TEST
+
+/* D7: HTTP/1.1 without Host is 400; HTTP/1.0 without Host is refused. */
+START_TEST(d7_missing_host_400) {
+  fx_start(NULL);
+  raw_resp rr;
+  raw_exchange("POST", false, RAW_POST_HEADERS, 0, PING, &rr);
+  ck_assert_msg(rr.status == 400, "HTTP/1.1 without Host: %ld", rr.status);
+  raw_free(&rr);
+  int fd = raw_connect();
+  buf b = {0};
+  buf_fmt(&b,
+          "POST /mcp HTTP/1.0\r\n" RAW_POST_HEADERS
+          "Content-Length: %zu\r\n\r\n" PING,
+          strlen(PING));
+  raw_send(fd, b.p, b.n);
+  memset(&rr, 0, sizeof rr);
+  raw_read(fd, T(3000), false, &rr);
+  ck_assert_msg(rr.status == 400 || rr.status == 403,
+                "HTTP/1.0 without Host: %ld", rr.status);
+  raw_free(&rr);
+  buf_free(&b);
+  close(fd);
+  ck_assert_int_eq(fx_calls(), 0);
+}
+END_TEST
+
+/* D8: a NUL inside Host or Origin (libmicrohttpd 0.9.75 truncates there)
+ * never passes as the allowed prefix. */
+START_TEST(d8_nul_in_host_or_origin) {
+  fx_start(NULL);
+  static const char hdrs[][96] = {
+      "Host: localhost\0.evil.example\r\n",
+      "Host: 127.0.0.1:1\0.evil\r\n",
+  };
+  static const size_t hlen[] = {sizeof "Host: localhost\0.evil.example\r\n" - 1,
+                                sizeof "Host: 127.0.0.1:1\0.evil\r\n" - 1};
+  for (size_t i = 0; i < TU_COUNT(hdrs); i++) {
+    buf h = {0};
+    buf_add(&h, hdrs[i], hlen[i]);
+    buf_str(&h, RAW_POST_HEADERS);
+    raw_resp rr;
+    char body[512];
+    snprintf(body, sizeof body, INIT_FMT, V, "{}");
+    raw_exchange("POST", false, h.p, h.n, body, &rr);
+    ck_assert_msg(rr.status == 400 || rr.status == 403,
+                  "Host with NUL %zu: HTTP %ld", i, rr.status);
+    raw_free(&rr);
+    buf_free(&h);
+  }
+  static const char origin[] = "Origin: http://localhost\0.evil.example\r\n";
+  buf h = {0};
+  buf_add(&h, origin, sizeof origin - 1);
+  buf_str(&h, RAW_POST_HEADERS);
+  raw_resp rr;
+  char body[512];
+  snprintf(body, sizeof body, INIT_FMT, V, "{}");
+  raw_exchange("POST", true, h.p, h.n, body, &rr);
+  ck_assert_msg(rr.status == 400 || rr.status == 403,
+                "Origin with NUL: HTTP %ld", rr.status);
+  raw_free(&rr);
+  buf_free(&h);
+}
+END_TEST
+
+static bool ipv6_loopback_available(void) {
+  int fd = socket(AF_INET6, SOCK_STREAM, 0);
+  if (fd < 0)
+    return false;
+  struct sockaddr_in6 a = {.sin6_family = AF_INET6};
+  a.sin6_addr = in6addr_loopback;
+  bool ok = bind(fd, (struct sockaddr *)&a, sizeof a) == 0;
+  close(fd);
+  return ok;
+}
+
+/* D9: the default bind address is 127.0.0.1; ::1 works when asked. */
+START_TEST(d9_default_bind_loopback) {
+  fx_start(NULL);
+  listener ls[16];
+  size_t n = listeners(ls, 16);
+  bool found = false;
+  for (size_t i = 0; i < n; i++)
+    if (ls[i].port == F.port) {
+      found = true;
+      ck_assert_msg(!ls[i].v6 && ls[i].addr[0] == 127 && ls[i].addr[1] == 0 &&
+                        ls[i].addr[2] == 0 && ls[i].addr[3] == 1,
+                    "the default listener is not 127.0.0.1");
+    }
+  ck_assert_msg(found, "no listening socket on port %u", (unsigned)F.port);
+  if (!ipv6_loopback_available()) {
+    printf("SKIP d9 (::1 part): no IPv6 loopback on this machine\n");
+    return;
+  }
+  mcp_http_options o = {.bind_addr = "::1"};
+  fx_restart(&o);
+  resp r;
+  char body[512];
+  snprintf(body, sizeof body, INIT_FMT, V, "{}");
+  req q = {.body = body, .host = "[::1]"};
+  http(&q, &r);
+  ck_assert_msg(r.status == 200, "over ::1: HTTP %ld (%s)", r.status,
+                curl_easy_strerror(r.rc));
+  resp_free(&r);
+}
+END_TEST
+
+/* D10: a CORS preflight from an unlisted origin gets no
+ * Access-Control-Allow-Origin. */
+START_TEST(d10_cors_preflight_unlisted_origin) {
+  fx_start(NULL);
+  resp r;
+  req q = {.method = "OPTIONS",
+           .h = {"Origin: https://evil.example",
+                 "Access-Control-Request-Method: POST",
+                 "Access-Control-Request-Headers: content-type, "
+                 "mcp-session-id"},
+           .timeout_ms = T(5000)};
+  http(&q, &r);
+  char v[256];
+  ck_assert_msg(r.status >= 400, "preflight from evil.example: HTTP %ld",
+                r.status);
+  ck_assert_msg(resp_header(&r, "Access-Control-Allow-Origin", v, sizeof v) ==
+                    NULL,
+                "Access-Control-Allow-Origin: %s", v);
+  resp_free(&r);
+}
+END_TEST
+
+/* ===========================================================================
+ * Limits (BAD-INPUTS F rows)
+ * ======================================================================== */
+
+/* The text of an initialize request; keep_alive leaves the connection open. */
+static void raw_init_text(buf *b, bool keep_alive) {
+  char body[512];
+  snprintf(body, sizeof body, INIT_FMT, V, "{}");
+  buf_fmt(b,
+          "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:%u\r\n" RAW_POST_HEADERS
+          "Content-Length: %zu\r\n%s\r\n%s",
+          (unsigned)F.port, strlen(body),
+          keep_alive ? "" : "Connection: close\r\n", body);
+}
+
+/* Sends an initialize on fd and reads the answer's status (0 = none). */
+static long raw_init_on(int fd, long ms) {
+  buf b = {0};
+  raw_init_text(&b, true);
+  long st = 0;
+  if (raw_send(fd, b.p, b.n)) {
+    raw_resp rr = {0};
+    raw_read(fd, ms, false, &rr);
+    st = rr.status;
+    raw_free(&rr);
+  }
+  buf_free(&b);
+  return st;
+}
+
+/* F1: a declared body over the cap: 413 with a JSON-RPC error before any
+ * of it is read, then the connection is closed. The cap is exact. */
+START_TEST(f1_content_length_over_cap_413) {
+  fx_start(NULL);
+  int fd = raw_connect();
+  buf h = {0};
+  buf_fmt(&h,
+          "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:%u\r\n" RAW_POST_HEADERS
+          "Content-Length: 104857600\r\n\r\n{\"jsonrpc\":",
+          (unsigned)F.port);
+  ck_assert(raw_send(fd, h.p, h.n));
+  buf_free(&h);
+  raw_resp rr = {0};
+  raw_read(fd, T(3000), false, &rr);
+  ck_assert_msg(rr.status == 413, "100 MB Content-Length: HTTP %ld", rr.status);
+  size_t blen = 0;
+  const char *b = raw_body(&rr, &blen);
+  cJSON *m = b ? cJSON_ParseWithLength(b, blen) : NULL;
+  ck_assert_msg(m && jget(m, "error"), "413 without a JSON-RPC error body");
+  cJSON_Delete(m);
+  raw_resp after = {0};
+  raw_read(fd, T(3000), true, &after);
+  ck_assert_msg(after.closed, "the connection stays open after the 413");
+  raw_free(&after);
+  raw_free(&rr);
+  close(fd);
+  /* max_body bytes pass, one more does not. */
+  mcp_http_options o = {.max_body = 1024};
+  fx_restart(&o);
+  char init[512];
+  snprintf(init, sizeof init, INIT_FMT, V, "{}");
+  for (size_t len = 1024; len <= 1025; len++) {
+    char *body = malloc(len + 1);
+    memset(body, ' ', len);
+    memcpy(body, init, strlen(init));
+    body[len] = '\0';
+    resp r;
+    req q = {.body = body};
+    http(&q, &r);
+    ck_assert_msg(len == 1024 ? r.status == 200 : r.status == 413,
+                  "a %zu-byte body with max_body 1024: HTTP %ld", len,
+                  r.status);
+    resp_free(&r);
+    free(body);
+  }
+}
+END_TEST
+
+/* F2: a chunked body growing past the cap: the connection is closed (413
+ * when it can still be sent), and nothing is dispatched. */
+START_TEST(f2_chunked_over_cap_closed) {
+  mcp_http_options o = {.max_body = 65536};
+  fx_start(&o);
+  int fd = raw_connect();
+  buf h = {0};
+  buf_fmt(&h,
+          "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:%u\r\n" RAW_POST_HEADERS
+          "Transfer-Encoding: chunked\r\n\r\n",
+          (unsigned)F.port);
+  ck_assert(raw_send(fd, h.p, h.n));
+  buf_free(&h);
+  char chunk[8192 + 16];
+  int k = snprintf(chunk, sizeof chunk, "2000\r\n");
+  memset(chunk + k, ' ', 8192);
+  memcpy(chunk + k + 8192, "\r\n", 2);
+  size_t clen = (size_t)k + 8194;
+  size_t sent = 0;
+  bool stopped = false;
+  for (int i = 0; i < 128 && !stopped; i++) { /* up to 1 MiB */
+    if (!raw_send(fd, chunk, clen)) {
+      stopped = true;
+      break;
+    }
+    sent += 8192;
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+    stopped = poll(&p, 1, 0) > 0;
+  }
+  if (!stopped)
+    raw_send(fd, "0\r\n\r\n", 5);
+  raw_resp rr = {0};
+  raw_read(fd, T(3000), true, &rr);
+  printf("f2: %zu body bytes sent before the server %s; HTTP %ld\n", sent,
+         stopped ? "stopped reading" : "got them all", rr.status);
+  ck_assert_msg(rr.status == 0 || rr.status == 413,
+                "chunked body over the cap: HTTP %ld", rr.status);
+  ck_assert_msg(rr.closed, "the connection was not closed");
+  raw_free(&rr);
+  close(fd);
+  ck_assert_int_eq(init_with(NULL, 0), 200);
+}
+END_TEST
+
+/* F3: 100 KB of headers: 431, or closed without an answer. */
+START_TEST(f3_huge_header_block_431) {
+  fx_start(NULL);
+  for (int shape = 0; shape < 2; shape++) {
+    buf h = {0};
+    buf_str(&h, RAW_POST_HEADERS);
+    if (shape == 0) {
+      buf_str(&h, "X-Big: ");
+      for (int i = 0; i < 1024; i++)
+        buf_str(&h,
+                "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+                "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa");
+      buf_str(&h, "\r\n");
+    } else {
+      for (int i = 0; i < 1024; i++)
+        buf_fmt(&h, "X-Many-%04d: %090d\r\n", i, i);
+    }
+    raw_resp rr;
+    raw_exchange("POST", true, h.p, h.n, PING, &rr);
+    ck_assert_msg(rr.status == 431 || (rr.status == 0 && rr.closed),
+                  "100 KB of headers (shape %d): HTTP %ld", shape, rr.status);
+    raw_free(&rr);
+    buf_free(&h);
+  }
+  ck_assert_int_eq(init_with(NULL, 0), 200);
+}
+END_TEST
+
+/* F4 and F6: connections from one address beyond the per-IP limit are
+ * refused while trickling ones hold their slots; another address is still
+ * served; a freed slot serves again. */
+START_TEST(f4_f6_per_ip_limit_and_slowloris) {
+  mcp_http_options o = {.per_ip_connections = 4, .connection_timeout_s = 30};
+  fx_start(&o);
+  int slow[4];
+  for (int i = 0; i < 4; i++) {
+    slow[i] = raw_connect();
+    const char *part = "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n";
+    ck_assert(raw_send(slow[i], part, strlen(part)));
+  }
+  sleep_ms(T(300));
+  int extra = raw_connect();
+  long st = raw_init_on(extra, T(2000));
+  ck_assert_msg(st != 200, "a 5th connection from 127.0.0.1 was served");
+  close(extra);
+  for (int round = 0; round < 5; round++) { /* 1 byte per slot per 100 ms */
+    for (int i = 0; i < 4; i++)
+      raw_send(slow[i], "X", 1);
+    sleep_ms(100);
+  }
+  int other = raw_connect_from("127.0.0.2");
+  if (other < 0) {
+    printf("SKIP f4 (other address part): cannot bind 127.0.0.2\n");
+  } else {
+    ck_assert_int_eq(raw_init_on(other, T(5000)), 200);
+    close(other);
+  }
+  close(slow[0]);
+  long end = now_ms() + T(3000);
+  st = 0;
+  while (st != 200 && now_ms() < end) {
+    sleep_ms(100);
+    int fd = raw_connect();
+    st = raw_init_on(fd, T(2000));
+    close(fd);
+  }
+  ck_assert_msg(st == 200, "a freed slot does not serve again (%ld)", st);
+  for (int i = 1; i < 4; i++)
+    close(slow[i]);
+}
+END_TEST
+
+/* F7: at the global connection limit new connections are refused and the
+ * open ones keep working. */
+START_TEST(f7_global_connection_limit) {
+  mcp_http_options o = {.max_connections = 4,
+                        .per_ip_connections = 64,
+                        .connection_timeout_s = 30};
+  fx_start(&o);
+  int keep = raw_connect();
+  ck_assert_int_eq(raw_init_on(keep, T(5000)), 200);
+  int idle[3];
+  for (int i = 0; i < 3; i++)
+    idle[i] = raw_connect();
+  sleep_ms(T(300));
+  int extra = raw_connect();
+  long st = raw_init_on(extra, T(1500));
+  ck_assert_msg(st != 200, "a connection over the global limit was served");
+  ck_assert_int_eq(raw_init_on(keep, T(5000)), 200);
+  close(extra);
+  for (int i = 0; i < 3; i++)
+    close(idle[i]);
+  close(keep);
+}
+END_TEST
+
+/* F5: an idle connection is closed after connection_timeout_s, and so is
+ * one that stopped half-way through its headers. */
+START_TEST(f5_idle_connection_closed) {
+  mcp_http_options o = {.connection_timeout_s = 2};
+  fx_start(&o);
+  for (int shape = 0; shape < 2; shape++) {
+    int fd = raw_connect();
+    if (shape == 1)
+      raw_send(fd, "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n", 38);
+    long t0 = now_ms();
+    raw_resp rr = {0};
+    raw_read(fd, 10000, true, &rr);
+    long took = now_ms() - t0;
+    printf("f5: %s connection closed after %ld ms\n",
+           shape ? "half-sent" : "idle", took);
+    ck_assert_msg(rr.closed, "still open after 10 s");
+    ck_assert_msg(took >= 1000 && took <= 6000,
+                  "closed after %ld ms with a 2 s timeout", took);
+    raw_free(&rr);
+    close(fd);
+  }
+}
+END_TEST
+
+/* F15: a flood of pings and unknown cancellations costs O(1) each. */
+START_TEST(f15_ping_and_cancel_flood_bounded) {
+  fx_start(NULL);
+  char *sid = open_session(V, "{}");
+  for (int i = 0; i < 100; i++)
+    expect_ping_ok(sid);
+  long before = rss_kib();
+  int n = scaled(3000, 100);
+  for (int i = 0; i < n; i++) {
+    char body[160];
+    snprintf(body, sizeof body,
+             "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\","
+             "\"params\":{\"requestId\":%d}}",
+             100000 + i);
+    resp r;
+    post(sid, i % 2 ? PING : body, &r);
+    ck_assert_int_eq(r.status, i % 2 ? 200 : 202);
+    resp_free(&r);
+  }
+  long after = rss_kib();
+  printf("f15: %d pings and cancellations, RSS %ld -> %ld KiB\n", n, before,
+         after);
+  if (rss_bounded())
+    ck_assert_msg(after - before < 1024, "RSS grew by %ld KiB", after - before);
+  free(sid);
+}
+END_TEST
+
+/* ===========================================================================
+ * Embedding: external loop, start failures, stop, memory
+ * ======================================================================== */
+
+typedef struct loop_client {
+  pthread_mutex_t mu;
+  bool done;
+  long status[3];
+  char text[64];
+} loop_client;
+
+static void *loop_client_run(void *arg) {
+  loop_client *lc = arg;
+  CURL *c = curl_easy_init();
+  char body[512], sid[300] = "";
+  snprintf(body, sizeof body, INIT_FMT, V, "{}");
+  resp r;
+  req q1 = {.body = body};
+  http_with(c, &q1, &r);
+  long s0 = r.status;
+  resp_header(&r, "Mcp-Session-Id", sid, sizeof sid);
+  resp_free(&r);
+  pthread_mutex_lock(&lc->mu);
+  lc->status[0] = s0;
+  pthread_mutex_unlock(&lc->mu);
+  req q2 = {.body = INITIALIZED, .session = sid, .version = V};
+  http_with(c, &q2, &r);
+  long s1 = r.status;
+  resp_free(&r);
+  req q3 = {.body = CALL("2", "echo", "{\"text\":\"via the loop\"}"),
+            .session = sid,
+            .version = V};
+  http_with(c, &q3, &r);
+  long s2 = r.status;
+  cJSON *m = reply_of(&r);
+  pthread_mutex_lock(&lc->mu);
+  lc->status[1] = s1;
+  lc->status[2] = s2;
+  snprintf(lc->text, sizeof lc->text, "%s",
+           result_text(m) ? result_text(m) : "");
+  lc->done = true;
+  pthread_mutex_unlock(&lc->mu);
+  cJSON_Delete(m);
+  resp_free(&r);
+  curl_easy_cleanup(c);
+  return NULL;
+}
+
+/* The embedder's own poll() loop drives the server: no thread of the
+ * library runs, and nothing is served while the loop does not run. */
+START_TEST(external_loop_driven_by_poll) {
+  long threads0 = threads_now();
+  mcp_http_options o = {.external_loop = true};
+  fx_start(&o);
+  ck_assert_msg(threads_now() == threads0,
+                "external_loop started %ld thread(s)",
+                threads_now() - threads0);
+  int fd = mcp_http_backend_fd(F.http);
+  ck_assert_int_ge(fd, 0);
+  loop_client lc = {.done = false};
+  pthread_mutex_init(&lc.mu, NULL);
+  pthread_t th;
+  ck_assert_int_eq(pthread_create(&th, NULL, loop_client_run, &lc), 0);
+  sleep_ms(300);
+  pthread_mutex_lock(&lc.mu);
+  long early = lc.status[0];
+  pthread_mutex_unlock(&lc.mu);
+  long end = now_ms() + T(15000);
+  int runs = 0, rc = 0;
+  bool done = false;
+  while (!done && now_ms() < end && rc == 0) {
+    long t = mcp_http_backend_timeout(F.http);
+    if (t < 0 || t > 100)
+      t = 100;
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+    poll(&p, 1, (int)t);
+    rc = mcp_http_run(F.http);
+    runs++;
+    pthread_mutex_lock(&lc.mu);
+    done = lc.done;
+    pthread_mutex_unlock(&lc.mu);
+  }
+  if (!done) { /* let the client give up before failing */
+    while (!done) {
+      struct pollfd p = {.fd = fd, .events = POLLIN};
+      poll(&p, 1, 50);
+      mcp_http_run(F.http);
+      pthread_mutex_lock(&lc.mu);
+      done = lc.done;
+      pthread_mutex_unlock(&lc.mu);
+    }
+  }
+  pthread_join(th, NULL);
+  pthread_mutex_destroy(&lc.mu);
+  printf("external loop: %d runs\n", runs);
+  ck_assert_int_eq(rc, 0);
+  ck_assert_msg(early == 0, "a request was answered with the loop stopped");
+  ck_assert_int_eq(lc.status[0], 200);
+  ck_assert_int_eq(lc.status[1], 202);
+  ck_assert_int_eq(lc.status[2], 200);
+  ck_assert_str_eq(lc.text, "via the loop");
+}
+END_TEST
+
+/* A port in use is MCP_EIO and leaves nothing behind (no thread, no
+ * descriptor, *out untouched); bad options are MCP_EINVAL. */
+START_TEST(start_on_port_in_use_fails_cleanly) {
+  fx_start(NULL);
+  ck_assert_int_eq(mcp_http_backend_fd(F.http), -1);
+  /* A warm-up request, so that lazily created state is not counted. */
+  ck_assert_int_eq(init_with(NULL, 0), 200);
+  long th0 = threads_now();
+  int fd0 = fds_now();
+  for (int ext = 0; ext < 2; ext++) {
+    mcp_http_options o = {.port = F.port, .external_loop = ext == 1};
+    mcp_http *sentinel = (mcp_http *)&o, *h = sentinel;
+    int rc = mcp_http_start(F.srv, &o, &h);
+    if (rc == 0 && h != sentinel)
+      mcp_http_stop(h);
+    ck_assert_msg(rc == MCP_EIO, "start on a port in use: %s",
+                  mcp_strerror(rc));
+    ck_assert_ptr_eq(h, sentinel);
+  }
+  mcp_http_options bad = {.bind_addr = "not-an-address"};
+  mcp_http *h = NULL;
+  ck_assert_int_eq(mcp_http_start(F.srv, &bad, &h), MCP_EINVAL);
+  ck_assert_ptr_null(h);
+  ck_assert_int_eq(mcp_http_start(NULL, NULL, &h), MCP_EINVAL);
+  ck_assert_ptr_null(h);
+  ck_assert_int_eq(threads_now(), th0);
+  ck_assert_int_eq(fds_now(), fd0);
+  mcp_http_stop(NULL);
+  ck_assert_int_eq(init_with(NULL, 0), 200);
+}
+END_TEST
+
+/* mcp_http_stop with a standalone stream open and a call deferred: the
+ * streams end, the call is cancelled, finishing it later is harmless. */
+START_TEST(stop_with_open_streams_and_deferred_call) {
+  fx_start(NULL);
+  char *sid = open_session(V, "{}");
+  stream *g = open_get(sid, NULL);
+  ck_assert_int_eq(stream_wait_headers(g, T(5000)), 200);
+  req q = {.body = CALL_P("41", "park", "{}"), .session = sid, .version = V};
+  stream *p = stream_open(&q);
+  mcp_call *c = unpark(T(5000));
+  ck_assert_ptr_nonnull(c);
+  long t0 = now_ms();
+  mcp_http_stop(F.http);
+  F.http = NULL;
+  long took = now_ms() - t0;
+  ck_assert_msg(stream_wait_done(g, T(3000)), "GET stream still open");
+  ck_assert_msg(stream_wait_done(p, T(3000)), "request stream still open");
+  ck_assert(mcp_call_cancelled(c));
+  mcp_call_finish(c, 0);
+  printf("stop with open streams took %ld ms\n", took);
+  ck_assert_msg(took < T(5000), "mcp_http_stop took %ld ms", took);
+  stream_close(g);
+  stream_close(p);
+  free(sid);
+}
+END_TEST
+
+/* 1,000 sessions opened, then expired: the RSS comes back near its
+ * baseline (figures printed; asserted within +4 MiB after malloc_trim,
+ * except under valgrind, which runs 50). */
+START_TEST(rss_1000_sessions_then_expired) {
+  mcp_http_options o = {.session_idle_s = 2, .max_sessions = 2048};
+  fx_start(&o);
+  /* Warm-up: lazily allocated state of the server, libcurl and libc. */
+  for (int i = 0; i < 20; i++) {
+    char *sid = open_session(V, "{}");
+    resp r;
+    req del = {.method = "DELETE", .session = sid, .version = V};
+    http(&del, &r);
+    resp_free(&r);
+    free(sid);
+  }
+  malloc_trim(0);
+  long base = rss_kib();
+  int n = scaled(1000, 50);
+  char **ids = calloc((size_t)n, sizeof *ids);
+  long t0 = now_ms();
+  for (int i = 0; i < n; i++) {
+    ids[i] = open_session(V, "{}");
+    resp r;
+    post(ids[i], TOOLS_LIST, &r);
+    ck_assert_int_eq(r.status, 200);
+    resp_free(&r);
+  }
+  long opened = now_ms() - t0;
+  long peak = rss_kib();
+  sleep_ms(4500);
+  /* All gone: the last ones opened too. */
+  for (int i = n - 5; i < n; i++) {
+    resp r;
+    post(ids[i], PING, &r);
+    ck_assert_msg(r.status == 404, "session %d alive after its idle time", i);
+    resp_free(&r);
+  }
+  long after = rss_kib();
+  malloc_trim(0);
+  long trimmed = rss_kib();
+  printf("rss: baseline %ld KiB; %d sessions opened in %ld ms: %ld KiB "
+         "(%+ld); expired: %ld KiB, after malloc_trim %ld KiB (%+ld)\n",
+         base, n, opened, peak, peak - base, after, trimmed, trimmed - base);
+  if (rss_bounded())
+    ck_assert_msg(trimmed - base <= 4096,
+                  "RSS %ld KiB above the baseline after the sessions expired",
+                  trimmed - base);
+  for (int i = 0; i < n; i++)
+    free(ids[i]);
+  free(ids);
+}
+END_TEST
+
+/* ===========================================================================
+ * The suite: one tcase per ctest test (tests/http/CMakeLists.txt reads the
+ * tc(s, "...") names below)
+ * ======================================================================== */
+
+static TCase *tc(Suite *s, const char *name) {
+  TCase *t = tcase_create(name);
+  tcase_add_checked_fixture(t, setup, teardown);
+  tcase_set_timeout(t, 120);
+  suite_add_tcase(s, t);
+  return t;
+}
+
+int main(void) {
+  signal(SIGPIPE, SIG_IGN);
+  setvbuf(stdout, NULL, _IOLBF, 0);
+  if (curl_global_init(CURL_GLOBAL_ALL) != CURLE_OK)
+    return EXIT_FAILURE;
+  Suite *s = suite_create("http");
+  TCase *t = tc(s, "legacy");
+  tcase_add_test(t, legacy_initialize_mints_session_id);
+  tcase_add_test(t, c2_b1_missing_session_400);
+  tcase_add_test(t, c1_f9_unknown_session_404);
+  tcase_add_test(t, c3_malformed_session_id_refused);
+  tcase_add_test(t, c6_delete_ends_session);
+  tcase_add_test(t, session_bound_to_principal);
+  tcase_add_test(t, b2_second_initialize_400);
+  tcase_add_test(t, b5_unsupported_protocol_version_400);
+  tcase_add_test(t, protocol_version_absent_or_any_supported);
+  tcase_add_test(t, c13_notification_and_response_202_empty);
+  t = tc(s, "session_ids");
+  tcase_add_test(t, c4_session_ids_random_and_distinct);
+  t = tc(s, "session_limits");
+  tcase_add_test(t, idle_session_expires);
+  tcase_add_test(t, f8_session_cap_503_retry_after);
+  t = tc(s, "framing");
+  tcase_add_test(t, a1_malformed_json_400);
+  tcase_add_test(t, a2_not_an_object_400);
+  tcase_add_test(t, a6_deep_nesting_400);
+  tcase_add_test(t, a3_batch_refused_nothing_run);
+  tcase_add_test(t, a4_empty_body_400);
+  tcase_add_test(t, a5_trailing_garbage_400);
+  tcase_add_test(t, a7_duplicate_keys_400);
+  t = tc(s, "responses");
+  tcase_add_test(t, json_response_for_simple_request);
+  tcase_add_test(t, sse_framing_and_headers);
+  tcase_add_test(t, sse_priming_event_2025_11_25);
+  tcase_add_test(t, progress_on_sse_then_result);
+  tcase_add_test(t, c7_get_accept_406_and_disabled_405);
+  tcase_add_test(t, c8_post_accept_406);
+  tcase_add_test(t, c9_content_type_415_before_dispatch);
+  tcase_add_test(t, c14_other_methods_405_with_allow);
+  t = tc(s, "streams");
+  tcase_add_test(t, get_stream_receives_list_changed);
+  tcase_add_test(t, c10_second_get_409);
+  tcase_add_test(t, last_event_id_replays_only_that_stream);
+  tcase_add_test(t, c11_foreign_or_forged_last_event_id);
+  tcase_add_test(t, f11_quiet_stream_keepalive);
+  t = tc(s, "calls");
+  tcase_add_test(t, elicitation_answered_on_second_post);
+  tcase_add_test(t, deferred_call_finished_from_another_thread);
+  tcase_add_test(t, c12_client_disconnects_mid_sse);
+  tcase_add_test(t, f10_inflight_cap);
+  tcase_add_test(t, f12_sse_client_never_reads);
+  t = tc(s, "modern");
+  tcase_add_test(t, modern_stateless_requests);
+  tcase_add_test(t, modern_header_mismatch_400_32020);
+  tcase_add_test(t, modern_base64_mcp_name);
+  tcase_add_test(t, modern_unknown_method_404_32601);
+  tcase_add_test(t, modern_unsupported_version_400_32022);
+  tcase_add_test(t, modern_missing_capability_400_32021);
+  tcase_add_test(t, modern_get_and_delete_405);
+  tcase_add_test(t, modern_progress_on_sse);
+  tcase_add_test(t, modern_closed_stream_cancels_call);
+  t = tc(s, "origin");
+  tcase_add_test(t, d1_foreign_host_403_before_body);
+  tcase_add_test(t, d2_d4_foreign_or_null_origin_403);
+  tcase_add_test(t, d3_no_origin_allowed);
+  tcase_add_test(t, d6_empty_allowlists_fail_closed);
+  tcase_add_test(t, d7_missing_host_400);
+  tcase_add_test(t, d8_nul_in_host_or_origin);
+  tcase_add_test(t, d9_default_bind_loopback);
+  tcase_add_test(t, d10_cors_preflight_unlisted_origin);
+  t = tc(s, "body_limits");
+  tcase_add_test(t, f1_content_length_over_cap_413);
+  tcase_add_test(t, f2_chunked_over_cap_closed);
+  tcase_add_test(t, f3_huge_header_block_431);
+  tcase_add_test(t, f15_ping_and_cancel_flood_bounded);
+  t = tc(s, "connections");
+  tcase_add_test(t, f4_f6_per_ip_limit_and_slowloris);
+  tcase_add_test(t, f7_global_connection_limit);
+  tcase_add_test(t, f5_idle_connection_closed);
+  t = tc(s, "embed");
+  tcase_add_test(t, external_loop_driven_by_poll);
+  tcase_add_test(t, start_on_port_in_use_fails_cleanly);
+  tcase_add_test(t, stop_with_open_streams_and_deferred_call);
+  t = tc(s, "rss");
+  tcase_add_test(t, rss_1000_sessions_then_expired);
+  int rc = tu_run(s);
+  curl_global_cleanup();
+  return rc;
+}
