@@ -164,6 +164,8 @@ typedef struct mcp__decision {
   const char **missing; /* NULL-terminated, points into the tool's scopes;
                            owned (free with mcp__decision_free) */
   char reason[256];     /* the authorizer's reason, if it gave one */
+  const char *const *required; /* every scope the tool needs (borrowed) */
+  size_t nrequired;
 } mcp__decision;
 
 /* Fills *out. Returns 0 or MCP_ENOMEM (then the call must be refused). */
@@ -172,8 +174,9 @@ int mcp__policy_decide(const mcp__policy *policy,
                        const char *const *required, size_t nrequired,
                        const struct cJSON *arguments, mcp__decision *out);
 void mcp__decision_free(mcp__decision *d);
-/* The JSON-RPC error data for a denial: {"requiredScopes":[...]} plus
- * "reason" when the authorizer gave one. Appended to b. */
+/* The JSON-RPC error data for a denial: {"requiredScopes":[the missing
+ * ones],"scopes":[every scope the tool needs]} plus "reason" when the
+ * authorizer gave one. Appended to b. */
 int mcp__decision_data(mcp__buf *b, const mcp__decision *d);
 
 /* ---- protocol versions (lib/registry.c) ---------------------------------
@@ -258,6 +261,9 @@ typedef struct mcp__tool {
   mcp__schema *output;         /* output_schema compiled; NULL if none */
   mcp_tool_fn handler;
   void *user_data;
+  /* Two stated hints kept for mcp_server_lint's warnings, and nothing
+   * else: access never reads them (DESIGN promise 2). */
+  bool destructive, open_world;
   /* The Tool object as sent to each protocol version, built once. */
   char *wire[MCP__VERSION_COUNT];
   size_t wire_len[MCP__VERSION_COUNT];

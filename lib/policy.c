@@ -69,7 +69,9 @@ int mcp__policy_decide(const mcp__policy *policy,
                        const mcp_principal *principal, const char *tool,
                        const char *const *required, size_t nrequired,
                        const cJSON *arguments, mcp__decision *out) {
-  *out = (mcp__decision){.decision = MCP_DECISION_ALLOWED};
+  *out = (mcp__decision){.decision = MCP_DECISION_ALLOWED,
+                         .required = required,
+                         .nrequired = nrequired};
   out->missing = mcp__calloc(nrequired + 1, sizeof *out->missing);
   if (out->missing == NULL)
     return MCP_ENOMEM;
@@ -101,14 +103,23 @@ void mcp__decision_free(mcp__decision *d) {
   d->missing = NULL;
 }
 
-int mcp__decision_data(mcp__buf *b, const mcp__decision *d) {
-  mcp__buf_puts(b, "{\"requiredScopes\":[");
-  for (size_t i = 0; d->missing && d->missing[i]; i++) {
+static void put_list(mcp__buf *b, const char *const *list, size_t n) {
+  mcp__buf_putc(b, '[');
+  for (size_t i = 0; list && i < n && list[i]; i++) {
     if (i)
       mcp__buf_putc(b, ',');
-    mcp__json_quote(b, d->missing[i], strlen(d->missing[i]));
+    mcp__json_quote(b, list[i], strlen(list[i]));
   }
   mcp__buf_putc(b, ']');
+}
+
+int mcp__decision_data(mcp__buf *b, const mcp__decision *d) {
+  /* The missing scopes say what to ask for; all of them let an HTTP
+   * transport name every scope the call needs in one challenge. */
+  mcp__buf_puts(b, "{\"requiredScopes\":");
+  put_list(b, d->missing, d->nrequired);
+  mcp__buf_puts(b, ",\"scopes\":");
+  put_list(b, d->required, d->nrequired);
   if (d->decision == MCP_DECISION_DENIED_AUTHORIZER && d->reason[0]) {
     mcp__buf_puts(b, ",\"reason\":");
     mcp__json_quote(b, d->reason, strlen(d->reason));

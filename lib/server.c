@@ -2,6 +2,7 @@
  * when the table changes. */
 #include <cjson/cJSON.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
@@ -287,4 +288,78 @@ int mcp_server_remove_tool(mcp_server *srv, const char *name) {
                 mcp__utf8_valid(name, strlen(name)) ? name : "(invalid UTF-8)");
   broadcast_list_changed(srv);
   return 0;
+}
+
+static int by_string(const void *a, const void *b) {
+  return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+long mcp_server_scopes(mcp_server *srv, char *buf, size_t size) {
+  if (srv == NULL || (buf == NULL && size > 0))
+    return MCP_EINVAL;
+  pthread_mutex_lock(&srv->lock);
+  size_t n = 0;
+  for (size_t i = 0; i < srv->reg.n; i++)
+    n += srv->reg.tools[i]->nscopes;
+  const char **all = mcp__calloc(n ? n : 1, sizeof *all);
+  if (all == NULL) {
+    pthread_mutex_unlock(&srv->lock);
+    return MCP_ENOMEM;
+  }
+  n = 0;
+  for (size_t i = 0; i < srv->reg.n; i++)
+    for (size_t k = 0; k < srv->reg.tools[i]->nscopes; k++)
+      all[n++] = srv->reg.tools[i]->scopes[k];
+  qsort(all, n, sizeof *all, by_string);
+  size_t need = 0;
+  if (size)
+    buf[0] = '\0';
+  for (size_t i = 0; i < n; i++) {
+    if (i && strcmp(all[i], all[i - 1]) == 0)
+      continue;
+    size_t len = strlen(all[i]);
+    size_t at = need ? need + 1 : 0;
+    if (at + len < size) {
+      if (need)
+        buf[need] = ' ';
+      memcpy(buf + at, all[i], len + 1);
+    }
+    need = at + len;
+  }
+  pthread_mutex_unlock(&srv->lock);
+  mcp__free(all);
+  return (long)need;
+}
+
+unsigned mcp_server_lint(mcp_server *srv, const char *const *supported) {
+  if (srv == NULL)
+    return 0;
+  unsigned warnings = 0;
+  pthread_mutex_lock(&srv->lock);
+  for (size_t i = 0; i < srv->reg.n; i++) {
+    const mcp__tool *t = srv->reg.tools[i];
+    /* The hints are read here only to point the author at a tool whose
+     * claims say it needs guarding; access is still decided by scopes. */
+    if (t->nscopes == 0 && (t->destructive || t->open_world)) {
+      mcp__log(srv, MCP_LOG_WARNING,
+               "tool \"%s\" is %s but needs no scope: any authenticated "
+               "caller may use it",
+               t->name, t->destructive ? "destructive" : "open-world");
+      warnings++;
+    }
+    for (size_t k = 0; supported && k < t->nscopes; k++) {
+      bool listed = false;
+      for (const char *const *s = supported; *s && !listed; s++)
+        listed = strcmp(*s, t->scopes[k]) == 0;
+      if (!listed) {
+        mcp__log(srv, MCP_LOG_WARNING,
+                 "tool \"%s\" needs scope \"%s\", which scopes_supported "
+                 "does not list: no client can obtain it",
+                 t->name, t->scopes[k]);
+        warnings++;
+      }
+    }
+  }
+  pthread_mutex_unlock(&srv->lock);
+  return warnings;
 }

@@ -89,9 +89,9 @@ MCP_API const char *mcp_strerror(int rc);
  * status codes) when the caller lacks a scope a tool needs, or the
  * authorizer hook denies the call. Chosen outside -32768..-32000, the range
  * JSON-RPC and MCP reserve, as the spec's code-range policy asks of
- * application codes. error.data is {"requiredScopes":[the missing scopes]}
- * (empty when only the authorizer denied) and, when the authorizer denied,
- * "reason". */
+ * application codes. error.data is {"requiredScopes":[the missing scopes],
+ * "scopes":[every scope the tool needs]} (requiredScopes empty when only the
+ * authorizer denied) and, when the authorizer denied, "reason". */
 #define MCP_RPC_FORBIDDEN (-31403)
 
 /* ---------------------------------------------------------------------------
@@ -353,6 +353,20 @@ typedef struct mcp_tool {
  * notifications/tools/list_changed. */
 MCP_API int mcp_server_add_tool(mcp_server *srv, const mcp_tool *tool,
                                 void *user_data);
+
+/** Writes the union of every registered tool's scopes into buf (size
+ * bytes), sorted, without duplicates, separated by single spaces and
+ * NUL-terminated (truncated if size is too small). Returns the length the
+ * whole list needs, excluding the NUL, or a negative code. For a transport's
+ * "scopes_supported". Any thread. */
+MCP_API long mcp_server_scopes(mcp_server *srv, char *buf, size_t size);
+
+/** Warns, through the server's log, about tools whose access is not
+ * guarded: a tool stated destructive or open-world that needs no scope,
+ * and (when supported is not NULL) a tool scope missing from supported, the
+ * scopes an authorization server issues. A warning for the author, never an
+ * access decision. Returns how many warnings it wrote. Any thread. */
+MCP_API unsigned mcp_server_lint(mcp_server *srv, const char *const *supported);
 
 /** Removes the tool named name. Calls already running finish normally.
  * Returns 0 or MCP_ENOENT. Any thread; sends list_changed like add. */

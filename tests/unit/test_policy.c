@@ -215,13 +215,23 @@ START_TEST(all_scopes_required) {
     bool all;
     const char *data; /* expected error.data, NULL = allowed */
   } cases[] = {
-      {{NULL}, false, "{\"requiredScopes\":[\"a\",\"b\",\"c\"]}"},
-      {{"b", NULL}, false, "{\"requiredScopes\":[\"a\",\"c\"]}"},
-      {{"c", "a", NULL}, false, "{\"requiredScopes\":[\"b\"]}"},
+      {{NULL},
+       false,
+       "{\"requiredScopes\":[\"a\",\"b\",\"c\"],\"scopes\":[\"a\",\"b\",\"c\"]"
+       "}"},
+      {{"b", NULL},
+       false,
+       "{\"requiredScopes\":[\"a\",\"c\"],\"scopes\":[\"a\",\"b\",\"c\"]}"},
+      {{"c", "a", NULL},
+       false,
+       "{\"requiredScopes\":[\"b\"],\"scopes\":[\"a\",\"b\",\"c\"]}"},
       {{"A", "B", "C", NULL},
        false,
-       "{\"requiredScopes\":[\"a\",\"b\",\"c\"]}"},
-      {{"a", "b", NULL}, false, "{\"requiredScopes\":[\"c\"]}"},
+       "{\"requiredScopes\":[\"a\",\"b\",\"c\"],\"scopes\":[\"a\",\"b\",\"c\"]"
+       "}"},
+      {{"a", "b", NULL},
+       false,
+       "{\"requiredScopes\":[\"c\"],\"scopes\":[\"a\",\"b\",\"c\"]}"},
       {{"c", "b", "a", NULL}, false, NULL},
       {{"a", "b", "c", NULL}, false, NULL},
       {{NULL}, true, NULL},
@@ -278,7 +288,8 @@ START_TEST(denial_message_and_data) {
   tu_assert_exact(cJSON_GetObjectItemCaseSensitive(m, "error"),
                   "{\"code\":-31403,\"message\":\"Forbidden: insufficient "
                   "scope; this tool needs files:read files:write\",\"data\":{"
-                  "\"requiredScopes\":[\"files:read\",\"files:write\"]}}");
+                  "\"requiredScopes\":[\"files:read\",\"files:write\"],"
+                  "\"scopes\":[\"files:read\",\"files:write\"]}}");
   ck_assert_int_eq(MCP_RPC_FORBIDDEN, -31403);
   ck_assert_uint_eq(nrecords, 1);
   ck_assert(records[0].anonymous);
@@ -364,10 +375,11 @@ START_TEST(authorizer_denies) {
   authz.answer = 1;
   authz.reason = "eve may not call t on Sundays";
   cJSON *m = tu_call_tool(&p, "1", "t", "{}");
-  tu_assert_exact(cJSON_GetObjectItemCaseSensitive(m, "error"),
-                  "{\"code\":-31403,\"message\":\"Forbidden: the server's "
-                  "policy denied this call\",\"data\":{\"requiredScopes\":[],"
-                  "\"reason\":\"eve may not call t on Sundays\"}}");
+  tu_assert_exact(
+      cJSON_GetObjectItemCaseSensitive(m, "error"),
+      "{\"code\":-31403,\"message\":\"Forbidden: the server's "
+      "policy denied this call\",\"data\":{\"requiredScopes\":[],"
+      "\"scopes\":[],\"reason\":\"eve may not call t on Sundays\"}}");
   tu_assert_json(m, "{\"id\":1,\"result\":\"<absent>\"}");
   ck_assert_int_eq(handler_calls, 0);
   ck_assert_uint_eq(nrecords, 1);
@@ -381,13 +393,14 @@ START_TEST(authorizer_denies) {
   authz.answer = -1;
   authz.reason = NULL;
   m = tu_call_tool(&p, "1", "t", "{}");
-  tu_assert_exact(error_data(m), "{\"requiredScopes\":[]}");
+  tu_assert_exact(error_data(m), "{\"requiredScopes\":[],\"scopes\":[]}");
   cJSON_Delete(m);
   /* A reason with characters JSON must escape stays one valid string. */
   authz.answer = 42;
   authz.reason = "say \"no\"\\\n\ttwice";
   m = tu_call_tool(&p, "1", "t", "{}");
-  tu_assert_exact(error_data(m), "{\"requiredScopes\":[],\"reason\":\"say "
+  tu_assert_exact(error_data(m), "{\"requiredScopes\":[],\"scopes\":[],"
+                                 "\"reason\":\"say "
                                  "\\\"no\\\"\\\\\\n\\ttwice\"}");
   cJSON_Delete(m);
   ck_assert_int_eq(handler_calls, 0);
@@ -847,7 +860,8 @@ START_TEST(policy_decide_direct) {
   ck_assert_ptr_null(d.missing[2]);
   mcp__buf b = {0};
   ck_assert_int_eq(mcp__decision_data(&b, &d), 0);
-  ck_assert_str_eq(mcp__buf_str(&b), "{\"requiredScopes\":[\"a\",\"c\"]}");
+  ck_assert_str_eq(mcp__buf_str(&b), "{\"requiredScopes\":[\"a\",\"c\"],"
+                                     "\"scopes\":[\"a\",\"b\",\"c\"]}");
   mcp__buf_free(&b);
   mcp__decision_free(&d);
   ck_assert_ptr_null(d.missing);
@@ -894,7 +908,8 @@ START_TEST(policy_decide_direct) {
   ck_assert_ptr_null(d.missing[0]);
   ck_assert_int_eq(mcp__decision_data(&b, &d), 0);
   ck_assert_str_eq(mcp__buf_str(&b),
-                   "{\"requiredScopes\":[],\"reason\":\"no\"}");
+                   "{\"requiredScopes\":[],\"scopes\":[\"b\"],\"reason\":"
+                   "\"no\"}");
   mcp__buf_free(&b);
   mcp__decision_free(&d);
   mcp__decision_free(&d); /* twice is harmless */
@@ -1091,6 +1106,62 @@ END_TEST
 
 /* ---- scope-token syntax -------------------------------------------------- */
 
+/* The union of the tools' scopes, for a transport's scopes_supported. */
+START_TEST(server_scopes_union) {
+  static const char *const ab[] = {"b", "a", NULL};
+  static const char *const bc[] = {"c", "b", NULL};
+  mcp_server *srv = new_server();
+  char buf[64];
+  ck_assert_int_eq(mcp_server_scopes(srv, buf, sizeof buf), 0);
+  ck_assert_str_eq(buf, "");
+  add_tool(srv, "one", ab, NULL);
+  add_tool(srv, "two", bc, NULL);
+  add_tool(srv, "three", NULL, NULL);
+  ck_assert_int_eq(mcp_server_scopes(srv, buf, sizeof buf), 5);
+  ck_assert_str_eq(buf, "a b c");
+  /* Too small: truncated at a whole scope, and the length says so. */
+  ck_assert_int_eq(mcp_server_scopes(srv, buf, 4), 5);
+  ck_assert_str_eq(buf, "a b");
+  ck_assert_int_eq(mcp_server_scopes(srv, NULL, 0), 5);
+  ck_assert_int_eq(mcp_server_scopes(NULL, buf, sizeof buf), MCP_EINVAL);
+  mcp_server_free(srv);
+}
+END_TEST
+
+static int lint_lines;
+static void count_log(mcp_log_level level, const char *message,
+                      void *user_data) {
+  (void)message;
+  (void)user_data;
+  if (level == MCP_LOG_WARNING)
+    lint_lines++;
+}
+
+/* Unguarded destructive or open-world tools are pointed out; scopes no
+ * authorization server issues too. A warning, never a decision. */
+START_TEST(lint_points_at_unguarded_tools) {
+  static const char *const w[] = {"w", NULL};
+  mcp_server *srv = new_server();
+  mcp_server_set_log(srv, count_log, NULL);
+  add_tool(srv, "guarded", w, NULL); /* destructive, open world, scoped */
+  ck_assert_uint_eq(mcp_server_lint(srv, NULL), 0);
+  add_tool(srv, "naked", NULL, NULL); /* destructive, open world, no scope */
+  lint_lines = 0;
+  ck_assert_uint_eq(mcp_server_lint(srv, NULL), 1);
+  ck_assert_int_eq(lint_lines, 1);
+  static const char *const supported[] = {"other", NULL};
+  ck_assert_uint_eq(mcp_server_lint(srv, supported), 2);
+  mcp_tool ro = {
+      .name = "reader",
+      .description = "Reads.",
+      .annotations = {.read_only = MCP_HINT_TRUE, .open_world = MCP_HINT_FALSE},
+      .handler = record_handler};
+  ck_assert_int_eq(mcp_server_add_tool(srv, &ro, NULL), 0);
+  ck_assert_uint_eq(mcp_server_lint(srv, NULL), 1); /* reader is fine */
+  mcp_server_free(srv);
+}
+END_TEST
+
 START_TEST(scope_token_table) {
   static const struct {
     const char *s;
@@ -1150,6 +1221,8 @@ static Suite *policy_suite(void) {
   tcase_add_test(t, all_scopes_required);
   tcase_add_test(t, denial_message_and_data);
   tcase_add_test(t, scope_token_table);
+  tcase_add_test(t, server_scopes_union);
+  tcase_add_test(t, lint_points_at_unguarded_tools);
   suite_add_tcase(s, t);
 
   t = tcase_create("hooks");
