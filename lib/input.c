@@ -33,19 +33,6 @@ static const cJSON *member(const cJSON *obj, const char *key) {
   return cJSON_GetObjectItemCaseSensitive(obj, key);
 }
 
-static int key_valid(const char *key) {
-  size_t n = key ? strlen(key) : 0;
-  if (n < 1 || n > 64)
-    return 0;
-  for (size_t i = 0; i < n; i++) {
-    unsigned char c = (unsigned char)key[i];
-    if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
-          (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-'))
-      return 0;
-  }
-  return 1;
-}
-
 /* Which capabilities a request of this kind needs from this client, as
  * MCP__CAP_* bits not declared (0 when all are). */
 static unsigned missing_caps(const cJSON *caps, mcp__version v,
@@ -86,8 +73,9 @@ int mcp_call_request_input(mcp_call *call, const char *key, mcp_input_kind kind,
                            const char *params) {
   static const char *const methods[] = {NULL, "elicitation/create",
                                         "sampling/createMessage", "roots/list"};
-  if (call == NULL || !key_valid(key) || kind < MCP_INPUT_ELICITATION ||
-      kind > MCP_INPUT_ROOTS || (params == NULL && kind != MCP_INPUT_ROOTS) ||
+  if (call == NULL || !mcp__name_valid(key, 64) ||
+      kind < MCP_INPUT_ELICITATION || kind > MCP_INPUT_ROOTS ||
+      (params == NULL && kind != MCP_INPUT_ROOTS) ||
       member(call->requests, key) ||
       cJSON_GetArraySize(call->requests) >= MAX_REQUESTS)
     return MCP_EINVAL;

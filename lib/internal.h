@@ -198,6 +198,10 @@ const char *mcp__version_name(mcp__version v);
 /* Returns the version named s, or -1. */
 int mcp__version_find(const char *s);
 
+/* Is s 1 to max characters of [A-Za-z0-9_.-]? The rule of tool names
+ * (MCP 2025-11-25), also used for input-request keys. */
+int mcp__name_valid(const char *s, size_t max);
+
 /* ---- JSON Schema 2020-12 (lib/schema*.c, lib/regex.c) --------------------
  * A schema is compiled once (at registration) into an immutable form that
  * any number of threads may validate with at once; validating allocates

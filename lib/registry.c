@@ -25,9 +25,9 @@ int mcp__version_find(const char *s) {
 
 /* ---- validation ---------------------------------------------------------- */
 
-static int name_valid(const char *name) {
+int mcp__name_valid(const char *name, size_t max) {
   size_t n = name ? strlen(name) : 0;
-  if (n < 1 || n > 128)
+  if (n < 1 || n > max)
     return 0;
   for (size_t i = 0; i < n; i++) {
     unsigned char c = (unsigned char)name[i];
@@ -195,7 +195,7 @@ void mcp__tool_unref(mcp__tool *t) {
 
 static int check_definition(const mcp_tool *def, char *err, size_t errlen) {
   const char *name = def->name ? def->name : "";
-  if (!name_valid(def->name)) {
+  if (!mcp__name_valid(def->name, 128)) {
     mcp__fmt(err, errlen,
              "tool \"%.140s\": the name must be 1-128 characters of "
              "[A-Za-z0-9_.-]",
