@@ -634,7 +634,10 @@ void mcp__call_run(mcp_call *c, mcp__buf *out) {
   mcp_session *s = c->session;
   if (c->rounds++ > 0)
     reset_round(c);
+  /* Under the lock: cancellation reads the phase from other threads. */
+  pthread_mutex_lock(&s->lock);
   c->phase = MCP__CALL_RUNNING;
+  pthread_mutex_unlock(&s->lock);
   int rc = c->tool->handler(c, c->tool->user_data);
   if (rc == MCP_DEFERRED) {
     /* The handler may have handed the call to another thread that already

@@ -103,6 +103,9 @@ typedef struct mcp__msg {
   const char *why; /* for MCP__MSG_INVALID: a static reason */
 } mcp__msg;
 
+/* Most messages in one 2025-03-26 batch. */
+#define MCP__MAX_BATCH 64
+
 /* Longest method name accepted, in bytes. */
 #define MCP__MAX_METHOD 256
 
@@ -315,12 +318,16 @@ struct mcp_server {
   mcp__policy policy;
   mcp_audit_fn audit;
   void *audit_data;
+  _Atomic unsigned refs; /* the owner's plus one per live session */
   _Atomic unsigned page_size;
   _Atomic unsigned list_ttl_ms; /* ttlMs of modern list results */
   _Atomic unsigned input_ttl_s; /* lifetime of a requestState */
   _Atomic bool hide_forbidden;  /* tools/list shows callable tools only */
   _Atomic bool check_output;    /* validate structuredContent */
 };
+
+/* Drops a reference to srv (a session ending); the last one frees it. */
+void mcp__server_unref(mcp_server *srv);
 
 /* Logs a formatted message through the server's log callback. */
 void mcp__log(mcp_server *srv, mcp_log_level level, const char *fmt, ...)
@@ -340,12 +347,13 @@ struct mcp_session {
   mcp_principal principal;
   mcp_send_fn send;
   void *send_data;
-  pthread_mutex_t lock; /* guards sending, calls, refs, closed */
-  unsigned refs;        /* the owner's plus one per unfinished call */
-  bool closed;          /* freed by its owner, or sending failed */
-  _Atomic int state;    /* mcp__state */
-  _Atomic int version;  /* mcp__version; valid from INITIALIZED */
-  mcp_call *calls;      /* unfinished calls */
+  pthread_mutex_t lock;     /* guards sending, calls, refs, closed */
+  unsigned refs;            /* the owner's plus one per unfinished call */
+  bool closed;              /* freed by its owner, or sending failed */
+  _Atomic int state;        /* mcp__state */
+  _Atomic int version;      /* mcp__version; valid from INITIALIZED */
+  _Atomic bool modern_seen; /* a 2026-07-28 request came: omit null ids */
+  mcp_call *calls;          /* unfinished calls */
   size_t ncalls;
   struct cJSON *client_caps; /* from initialize (legacy era) */
   long long next_request_id; /* ids of requests we send (legacy input) */

@@ -37,6 +37,7 @@ int mcp_server_new(const mcp_server_info *info, mcp_server **out) {
   srv->version = mcp__strdup(info->version);
   srv->title = mcp__strdup(info->title);
   srv->instructions = mcp__strdup(info->instructions);
+  atomic_init(&srv->refs, 1);
   atomic_init(&srv->page_size, DEFAULT_PAGE_SIZE);
   atomic_init(&srv->list_ttl_ms, DEFAULT_LIST_TTL_MS);
   atomic_init(&srv->input_ttl_s, DEFAULT_INPUT_TTL_S);
@@ -61,18 +62,30 @@ int mcp_server_new(const mcp_server_info *info, mcp_server **out) {
   return 0;
 }
 
-void mcp_server_free(mcp_server *srv) {
-  if (srv == NULL)
-    return;
+static void server_destroy(mcp_server *srv) {
   mcp__registry_clear(&srv->reg);
   mcp__free(srv->name);
   mcp__free(srv->version);
   mcp__free(srv->title);
   mcp__free(srv->instructions);
   pthread_mutex_destroy(&srv->lock);
+  mcp__free(srv);
+}
+
+void mcp__server_unref(mcp_server *srv) {
+  if (atomic_fetch_sub(&srv->refs, 1) == 1)
+    server_destroy(srv);
+}
+
+/* Sessions hold the server too: a deferred call that finishes after the
+ * owner let go (the natural order at shutdown: stop the transport, free
+ * the server) still finds it, and the last session frees it. */
+void mcp_server_free(mcp_server *srv) {
+  if (srv == NULL)
+    return;
   if (err_server == srv)
     err_server = NULL;
-  mcp__free(srv);
+  mcp__server_unref(srv);
 }
 
 const char *mcp_server_errmsg(const mcp_server *srv) {
@@ -193,6 +206,12 @@ void mcp__log(mcp_server *srv, mcp_log_level level, const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(line, sizeof line, fmt, ap);
   va_end(ap);
+  /* Messages quote client text (tool names, arguments): a control
+   * character must not start a forged log line. */
+  for (char *p = line; *p; p++)
+    if ((unsigned char)*p < 0x20 || *p == 0x7f)
+      *p = '?';
+  mcp__utf8_trim(line);
   if (srv->log) {
     srv->log(level, line, srv->log_data);
   } else if (level >= MCP_LOG_WARNING) {

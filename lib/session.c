@@ -25,10 +25,12 @@ int mcp_session_new(mcp_server *srv, const mcp_principal *principal,
     return MCP_ENOMEM;
   }
   s->srv = srv;
+  atomic_fetch_add(&srv->refs, 1);
   s->send = send;
   s->send_data = user_data;
   s->refs = 1;
   atomic_init(&s->state, MCP__STATE_NEW);
+  atomic_init(&s->modern_seen, false);
   atomic_init(&s->version, MCP__VERSION_LATEST);
   pthread_mutex_lock(&srv->lock);
   s->next = srv->sessions;
@@ -41,10 +43,12 @@ int mcp_session_new(mcp_server *srv, const mcp_principal *principal,
 }
 
 static void session_destroy(mcp_session *s) {
+  mcp_server *srv = s->srv;
   cJSON_Delete(s->client_caps);
   mcp__principal_free(&s->principal);
   pthread_mutex_destroy(&s->lock);
   mcp__free(s);
+  mcp__server_unref(srv);
 }
 
 void mcp__session_unref_locked(mcp_session *s) {
@@ -204,8 +208,11 @@ static void reply_buf(mcp_session *s, reply_ctx *ctx, mcp__buf *b) {
 }
 
 static mcp__null_id null_id_style(const mcp_session *s) {
-  if (atomic_load(&s->state) != MCP__STATE_NEW &&
-      atomic_load(&s->version) >= MCP__V2025_11_25)
+  /* 2025-11-25 and 2026-07-28 omit an unreadable id; older versions (and
+   * JSON-RPC 2.0, before we know the peer) write null. */
+  if ((atomic_load(&s->state) != MCP__STATE_NEW &&
+       atomic_load(&s->version) >= MCP__V2025_11_25) ||
+      atomic_load(&s->modern_seen))
     return MCP__ID_OMIT;
   return MCP__ID_NULL;
 }
@@ -609,6 +616,7 @@ static bool read_era(mcp_session *s, reply_ctx *ctx, req *r) {
     return true;
   }
   r->modern = true;
+  atomic_store(&s->modern_seen, true);
   r->v = MCP__VERSION_MODERN;
   if (!cJSON_IsString(version)) {
     reply_invalid_params(s, ctx, r,
@@ -808,11 +816,16 @@ static int receive(mcp_session *s, const char *message, size_t len,
     /* Batches exist only in 2025-03-26, and never before initialize. */
     bool batches = atomic_load(&s->state) != MCP__STATE_NEW &&
                    atomic_load(&s->version) == MCP__V2025_03_26;
-    if (!batches || doc.root->child == NULL) {
+    /* A bounded batch keeps the reply bounded too (each element's reply is
+     * built before anything is sent) and every id within raw capture. */
+    int n = cJSON_GetArraySize(doc.root);
+    if (!batches || n == 0 || n > MCP__MAX_BATCH) {
       reply_error(s, &ctx, NULL, 0, MCP__RPC_INVALID_REQUEST,
-                  batches ? "Invalid Request: empty batch"
-                          : "Invalid Request: batches are not supported in "
-                            "this protocol version",
+                  !batches ? "Invalid Request: batches are not supported in "
+                             "this protocol version"
+                  : n == 0 ? "Invalid Request: empty batch"
+                           : "Invalid Request: a batch holds at most 64 "
+                             "messages",
                   NULL);
     } else {
       mcp__buf batch = {0};

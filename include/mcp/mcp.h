@@ -213,10 +213,13 @@ typedef struct mcp_server_info {
 /** Creates a server. info is copied. Returns 0 and sets *out, or
  * MCP_EINVAL (name or version missing, or text not UTF-8), MCP_ENOMEM, or
  * MCP_EIO when the kernel's CSPRNG cannot seed the requestState key. Free with
- * mcp_server_free after every session using it has been freed. */
+ * mcp_server_free. */
 MCP_API int mcp_server_new(const mcp_server_info *info, mcp_server **out);
 
-/** Frees a server and its tools. NULL does nothing. */
+/** Lets go of a server: it and its tools are freed at once, or, while
+ * sessions are still alive (a deferred call finishing late keeps its
+ * session), when the last of them is freed. Call it after stopping the
+ * transports; do not use srv afterwards. NULL does nothing. */
 MCP_API void mcp_server_free(mcp_server *srv);
 
 /** Returns a sentence describing the last failure of a call on srv made by
@@ -532,7 +535,9 @@ MCP_API int mcp_call_finish(mcp_call *call, int rc);
  * newline; len bytes, not NUL-terminated in general; borrowed for the call).
  * Return 0, or a negative code if it cannot be delivered (the session then
  * treats itself as closed). Calls are serialized per session (never two at
- * once) but may come from a thread finishing a deferred call. */
+ * once) but may come from a thread finishing a deferred call. It runs with
+ * the session's lock held: it must not call back into this session or its
+ * calls (queue the message and return). */
 typedef int (*mcp_send_fn)(const char *message, size_t len, void *user_data);
 
 /** Creates a session: one client connection (a stdio process, an HTTP
@@ -555,7 +560,8 @@ MCP_API int mcp_session_receive(mcp_session *session, const char *message,
 /** Where the messages caused by one incoming message go. */
 typedef struct mcp_sink {
   mcp_send_fn send;              /* each message, in order */
-  void (*done)(void *user_data); /* once: nothing more will be sent here */
+  void (*done)(void *user_data); /* once: nothing more will be sent here
+                                    (called without any engine lock) */
   void *user_data;               /* for both; valid until done */
 } mcp_sink;
 

@@ -5,6 +5,7 @@
 #include <check.h>
 #include <cjson/cJSON.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -223,6 +224,97 @@ START_TEST(session_freed_before_the_call_ends) {
 }
 END_TEST
 
+/* The natural shutdown order (close the session, free the server) while a
+ * deferred call is still out: the call still finds both, and the last one
+ * out frees the server. ASan or valgrind would see a use after free. */
+START_TEST(server_freed_before_a_deferred_call_ends) {
+  sink_log l = {0};
+  ck_assert_int_eq(send_to(CALL(7, "defer"), &l), 0);
+  tu_peer_close(&P);
+  mcp_server_free(srv);
+  srv = NULL;
+  ck_assert_int_eq(mcp_call_finish(parked, 0), 0);
+  ck_assert_int_eq(l.done, 1);
+  sink_clear(&l);
+  /* For teardown. */
+  mcp_server_info info = {.name = "again", .version = "1"};
+  ck_assert_int_eq(mcp_server_new(&info, &srv), 0);
+  tu_peer_open(&P, srv, NULL);
+}
+END_TEST
+
+static char last_log[256];
+static void keep_log(mcp_log_level level, const char *message,
+                     void *user_data) {
+  (void)level;
+  (void)user_data;
+  snprintf(last_log, sizeof last_log, "%s", message);
+}
+
+static int log_args(mcp_call *call, void *user_data) {
+  (void)user_data;
+  const char *text = "";
+  mcp_call_arg_string(call, "text", &text);
+  mcp_call_log(call, MCP_LOG_WARNING, text);
+  return mcp_result_text(call, "logged");
+}
+
+/* Client text cannot forge a log line: control characters are neutered. */
+START_TEST(client_text_cannot_forge_log_lines) {
+  mcp_tool t = {
+      .name = "logs",
+      .description = "Logs its text.",
+      .input_schema = "{\"type\":\"object\"}",
+      .annotations = {.read_only = MCP_HINT_TRUE, .open_world = MCP_HINT_FALSE},
+      .handler = log_args};
+  ck_assert_int_eq(mcp_server_add_tool(srv, &t, NULL), 0);
+  mcp_server_set_log(srv, keep_log, NULL);
+  tu_clear(&P);
+  ck_assert_int_eq(
+      tu_send(&P, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\","
+                  "\"params\":{\"name\":\"logs\",\"arguments\":{\"text\":"
+                  "\"hi\\nFAKE LINE\\r\\u001b[31m\"}}}"),
+      0);
+  ck_assert_ptr_null(strchr(last_log, '\n'));
+  ck_assert_ptr_null(strchr(last_log, '\r'));
+  ck_assert_ptr_null(strchr(last_log, 0x1b));
+  ck_assert_msg(strstr(last_log, "hi?FAKE LINE?") != NULL, "log: %s", last_log);
+}
+END_TEST
+
+/* A 2025-03-26 batch of n pings (free with free). */
+static char *ping_batch(int n) {
+  char *b = malloc((size_t)n * 64 + 16);
+  ck_assert_ptr_nonnull(b);
+  strcpy(b, "[");
+  for (int i = 0; i < n; i++)
+    sprintf(b + strlen(b),
+            "%s{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"ping\"}",
+            i ? "," : "", i);
+  strcat(b, "]");
+  return b;
+}
+
+/* A 2025-03-26 batch is bounded. */
+START_TEST(batches_are_bounded) {
+  tu_peer B;
+  tu_peer_open(&B, srv, NULL);
+  tu_initialize(&B, "2025-03-26");
+  char *big = ping_batch(65);
+  ck_assert_int_eq(tu_send(&B, big), 0);
+  free(big);
+  tu_assert_msg(&B, 0, "{\"id\":null,\"error\":{\"code\":-32600}}");
+  tu_clear(&B);
+  char *fine = ping_batch(64);
+  ck_assert_int_eq(tu_send(&B, fine), 0);
+  free(fine);
+  cJSON *r = tu_msg(&B, 0);
+  ck_assert_int_eq(cJSON_GetArraySize(r), 64);
+  cJSON_Delete(r);
+  tu_peer_close(&B);
+}
+END_TEST
+
 START_TEST(misuse_and_allocation_failure) {
   mcp_sink bad = {NULL, NULL, NULL};
   ck_assert_int_eq(mcp_session_receive_to(P.session, "{}", 2, &bad),
@@ -249,6 +341,9 @@ int main(void) {
   tcase_add_test(t, failing_sink_does_not_close_the_session);
   tcase_add_test(t, session_freed_before_the_call_ends);
   tcase_add_test(t, misuse_and_allocation_failure);
+  tcase_add_test(t, server_freed_before_a_deferred_call_ends);
+  tcase_add_test(t, client_text_cannot_forge_log_lines);
+  tcase_add_test(t, batches_are_bounded);
   suite_add_tcase(s, t);
   return tu_run(s);
 }
