@@ -75,8 +75,9 @@ fuzz: test-deps
 bench:
 	@$(CMAKE) -B build-bench -DCMAKE_BUILD_TYPE=Release -DMCP_INTEROP=OFF \
 	  -DMCP_BUILD_EXAMPLES=OFF >/dev/null
-	@cmake --build build-bench -j $(JOBS) --target bench_schema
+	@cmake --build build-bench -j $(JOBS) --target bench_schema bench_jwt
 	@./build-bench/tests/bench/bench_schema
+	@./build-bench/tests/bench/bench_jwt
 
 format:
 	@clang-format -i include/mcp/*.h lib/*.c lib/*.h examples/*.c tests/unit/*.c tests/unit/*.h

@@ -12,6 +12,8 @@
  *
  *   notes [--stdio | --http ADDR:PORT] [--scopes "notes:read notes:write"]
  *         [--data FILE]
+ *   notes --http ADDR:PORT --jwks FILE --issuer URL --audience URL
+ *         [--data FILE]
  *
  * With --data the notes live in FILE, rewritten atomically (temporary file,
  * fsync, rename) after every change, so a crash never loses a saved note.
@@ -19,7 +21,16 @@
  * With --http the same tools are served over Streamable HTTP at
  * http://ADDR:PORT/mcp (port 0 picks a free one) until SIGINT or SIGTERM.
  * The server runs one polling thread, so the handlers below never run at
- * the same time and the store needs no lock. */
+ * the same time and the store needs no lock.
+ *
+ * --jwks, --issuer and --audience (all three) make it an OAuth 2.1
+ * resource server: every request needs "Authorization: Bearer <JWT>"
+ * signed by a key of the JWKS in FILE, issued by URL ("iss") for the
+ * audience URL ("aud"), the endpoint's canonical URI (e.g.
+ * https://notes.example/mcp when a proxy serves it there); the token's
+ * scopes decide, and --scopes does not apply. The protected resource
+ * metadata is served at /.well-known/oauth-protected-resource[/mcp], naming
+ * the issuer as its authorization server. SIGHUP re-reads FILE. */
 #define _POSIX_C_SOURCE 200809L
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -347,7 +358,9 @@ static const mcp_tool tools[] = {
 static void usage(void) {
 #ifdef MCP_NOTES_HTTP
   fprintf(stderr, "usage: notes [--stdio | --http ADDR:PORT] "
-                  "[--scopes \"SCOPE ...\"] [--data FILE]\n");
+                  "[--scopes \"SCOPE ...\"] [--data FILE]\n"
+                  "       notes --http ADDR:PORT --jwks FILE --issuer URL "
+                  "--audience URL [--data FILE]\n");
 #else
   fprintf(stderr, "usage: notes [--stdio] [--scopes \"SCOPE ...\"] "
                   "[--data FILE]\n");
@@ -355,10 +368,17 @@ static void usage(void) {
 }
 
 #ifdef MCP_NOTES_HTTP
-/* Serves over HTTP until SIGINT or SIGTERM. The signals are blocked before
- * the server's threads start (they inherit the mask) and taken with
- * sigwait, so no handler runs in the middle of anything. */
-static int serve_http(mcp_server *srv, const mcp_principal *who, char *spec) {
+/* The OAuth settings of --jwks, --issuer and --audience. */
+typedef struct auth_args {
+  const char *jwks, *issuer, *audience;
+} auth_args;
+
+/* Serves over HTTP until SIGINT or SIGTERM (SIGHUP re-reads the JWKS
+ * file). The signals are blocked before the server's threads start (they
+ * inherit the mask) and taken with sigwait, so no handler runs in the
+ * middle of anything. */
+static int serve_http(mcp_server *srv, const mcp_principal *who, char *spec,
+                      const auth_args *aa) {
   char *colon = strrchr(spec, ':');
   char *end = NULL;
   unsigned long port = colon ? strtoul(colon + 1, &end, 10) : 0;
@@ -378,10 +398,33 @@ static int serve_http(mcp_server *srv, const mcp_principal *who, char *spec) {
   sigemptyset(&stop);
   sigaddset(&stop, SIGINT);
   sigaddset(&stop, SIGTERM);
+  sigaddset(&stop, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &stop, NULL);
 
   mcp_http_options opts = {
       .bind_addr = addr, .port = (uint16_t)port, .principal = who};
+  /* With auth, the audience's host is allowed beside the loopback names,
+   * for a proxy that passes the public Host on. */
+  const char *servers[] = {aa->issuer, NULL};
+  char host[256] = "";
+  const char *hosts[] = {"localhost", "127.0.0.1", "[::1]", host, NULL};
+  mcp_auth_options auth = {.resource = aa->audience,
+                           .authorization_servers = servers,
+                           .issuer = aa->issuer,
+                           .jwks_file = aa->jwks};
+  if (aa->jwks) {
+    opts.auth = &auth;
+    opts.principal = NULL;
+    const char *authority = strstr(aa->audience, "://");
+    if (authority) {
+      authority += 3;
+      int len = (int)strcspn(authority, "/?#");
+      if (len > 0 && (size_t)len < sizeof host) {
+        snprintf(host, sizeof host, "%.*s", len, authority);
+        opts.allowed_hosts = hosts;
+      }
+    }
+  }
   mcp_http *http;
   int rc = mcp_http_start(srv, &opts, &http);
   if (rc != 0) {
@@ -393,7 +436,13 @@ static int serve_http(mcp_server *srv, const mcp_principal *who, char *spec) {
   fprintf(stderr, "listening on http://%s%s%s:%u/mcp\n", v6 ? "[" : "", addr,
           v6 ? "]" : "", (unsigned)mcp_http_port(http));
   int sig;
-  sigwait(&stop, &sig);
+  while (sigwait(&stop, &sig) == 0 && sig == SIGHUP) {
+    if (aa->jwks) {
+      rc = mcp_http_set_jwks(http, NULL);
+      fprintf(stderr, "notes: %s %s\n", aa->jwks,
+              rc == 0 ? "re-read" : "not used (the last good keys stay)");
+    }
+  }
   mcp_http_stop(http);
   return 0;
 }
@@ -405,8 +454,8 @@ static const char **split_scopes(char *s) {
   const char **list = calloc(strlen(s) / 2 + 2, sizeof *list);
   if (list == NULL)
     return NULL;
-  for (char *save = NULL, *tok = strtok_r(s, " \t", &save); tok;
-       tok = strtok_r(NULL, " \t", &save))
+  for (char *rest = NULL, *tok = strtok_r(s, " \t", &rest); tok;
+       tok = strtok_r(NULL, " \t", &rest))
     list[n++] = tok;
   return list;
 }
@@ -414,12 +463,21 @@ static const char **split_scopes(char *s) {
 int main(int argc, char **argv) {
   store st = {.next_id = 1};
   char *scopes = NULL, *http = NULL;
+#ifdef MCP_NOTES_HTTP
+  auth_args aa = {0};
+#endif
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--stdio") == 0) {
       http = NULL;
 #ifdef MCP_NOTES_HTTP
     } else if (strcmp(argv[i], "--http") == 0 && i + 1 < argc) {
       http = argv[++i];
+    } else if (strcmp(argv[i], "--jwks") == 0 && i + 1 < argc) {
+      aa.jwks = argv[++i];
+    } else if (strcmp(argv[i], "--issuer") == 0 && i + 1 < argc) {
+      aa.issuer = argv[++i];
+    } else if (strcmp(argv[i], "--audience") == 0 && i + 1 < argc) {
+      aa.audience = argv[++i];
 #endif
     } else if (strcmp(argv[i], "--scopes") == 0 && i + 1 < argc) {
       scopes = argv[++i];
@@ -430,6 +488,16 @@ int main(int argc, char **argv) {
       return 2;
     }
   }
+#ifdef MCP_NOTES_HTTP
+  /* Auth takes all three, over HTTP, and the token's scopes decide. */
+  bool any = aa.jwks || aa.issuer || aa.audience;
+  if (any && (!aa.jwks || !aa.issuer || !aa.audience || !http || scopes)) {
+    fprintf(stderr, "notes: --jwks, --issuer and --audience go together, "
+                    "with --http and without --scopes\n");
+    usage();
+    return 2;
+  }
+#endif
   if (st.path && load(&st) != 0) {
     fprintf(stderr, "notes: cannot read %s\n", st.path);
     return 1;
@@ -463,7 +531,7 @@ int main(int argc, char **argv) {
   int rc;
 #ifdef MCP_NOTES_HTTP
   if (http) {
-    rc = serve_http(srv, scopes ? &who : NULL, http);
+    rc = serve_http(srv, scopes ? &who : NULL, http, &aa);
   } else
 #endif
   {

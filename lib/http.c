@@ -348,6 +348,94 @@ static enum MHD_Result scan_header(void *cls, enum MHD_ValueKind kind,
   return MHD_YES;
 }
 
+/* ---- authorization ------------------------------------------------------- */
+
+/* The index of Authorization in critical[]. */
+#define AUTHORIZATION 4
+
+/* Answers a request that did not authenticate: status with the
+ * WWW-Authenticate challenge (error NULL for none). */
+static enum MHD_Result respond_challenge(mcp_http *h, mcp__http_req *r,
+                                         unsigned status, const char *error,
+                                         const char *message,
+                                         const char *version) {
+  char *challenge = mcp__http_auth_challenge(h->auth, error, NULL);
+  if (challenge == NULL)
+    return MHD_NO;
+  const header_pair hp = {MHD_HTTP_HEADER_WWW_AUTHENTICATE, challenge};
+  enum MHD_Result ret = respond_error(r, status, RPC_INVALID_REQUEST, message,
+                                      NULL, version, &hp, 1);
+  free(challenge);
+  return ret;
+}
+
+/* Authenticates a request by its bearer token (RFC 6750 §2.1: the header
+ * only, exactly once). Returns true with r->caller filled; otherwise the
+ * answer is queued. */
+static bool authorize(mcp_http *h, mcp__http_req *r, const header_scan *s,
+                      const char *version, enum MHD_Result *ret) {
+  unsigned n = s->counts[AUTHORIZATION];
+  /* A token in the query string is never read; beside a header it makes
+   * two methods at once, which RFC 6750 §2 forbids. */
+  bool in_query = MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND,
+                                              "access_token") != NULL;
+  mcp__http_auth_result res;
+  const char *v;
+  size_t len;
+  if (n == 0)
+    res = MCP__HTTP_AUTH_MISSING;
+  else if (n > 1 || s->nul || in_query ||
+           !header_span(r, "Authorization", &v, &len))
+    res = MCP__HTTP_AUTH_MALFORMED;
+  else
+    res = mcp__http_authenticate(h, v, len, &r->caller);
+  switch (res) {
+  case MCP__HTTP_AUTH_OK:
+    return true;
+  case MCP__HTTP_AUTH_MISSING:
+    *ret =
+        respond_challenge(h, r, MHD_HTTP_UNAUTHORIZED, NULL,
+                          "Unauthorized: a bearer token is required", version);
+    return false;
+  case MCP__HTTP_AUTH_MALFORMED:
+    *ret = respond_challenge(h, r, MHD_HTTP_BAD_REQUEST, "invalid_request",
+                             "Bad Request: malformed Authorization (send "
+                             "exactly one header 'Authorization: Bearer "
+                             "<token>', and no token in the query)",
+                             version);
+    return false;
+  case MCP__HTTP_AUTH_INVALID:
+    *ret = respond_challenge(h, r, MHD_HTTP_UNAUTHORIZED, "invalid_token",
+                             "Unauthorized: the bearer token is invalid or "
+                             "expired",
+                             version);
+    return false;
+  case MCP__HTTP_AUTH_NOMEM:
+  default:
+    *ret = respond_error(r, MHD_HTTP_INTERNAL_SERVER_ERROR, RPC_INTERNAL_ERROR,
+                         "Internal error", NULL, version, NULL, 0);
+    return false;
+  }
+}
+
+/* Serves the protected resource metadata (RFC 9728 §3) to anyone. */
+static enum MHD_Result respond_metadata(mcp_http *h, mcp__http_req *r,
+                                        const char *method,
+                                        const char *version) {
+  if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 &&
+      strcmp(method, MHD_HTTP_METHOD_HEAD) != 0) {
+    const header_pair allow = {MHD_HTTP_HEADER_ALLOW, "GET, HEAD"};
+    return respond_error(r, MHD_HTTP_METHOD_NOT_ALLOWED, RPC_INVALID_REQUEST,
+                         "Method Not Allowed", NULL, version, &allow, 1);
+  }
+  size_t len = 0;
+  char *doc = mcp__http_auth_prm(h, &len);
+  if (doc == NULL)
+    return respond_error(r, MHD_HTTP_INTERNAL_SERVER_ERROR, RPC_INTERNAL_ERROR,
+                         "Internal error", NULL, version, NULL, 0);
+  return respond(r, MHD_HTTP_OK, "application/json", doc, len, NULL, 0);
+}
+
 /* Runs every check that needs no body. Returns true when the request may
  * go on; otherwise a response is queued (*ret says how that went). */
 static bool precheck(mcp_http *h, mcp__http_req *r, const char *url,
@@ -400,6 +488,18 @@ static bool precheck(mcp_http *h, mcp__http_req *r, const char *url,
                           : "Forbidden: this Host is not allowed",
                       NULL, version, NULL, 0);
     return false;
+  }
+  if (h->auth) {
+    /* The metadata is public (RFC 9728); every other path, the endpoint
+     * and unknown ones alike, needs a valid token first. */
+    if (mcp__http_auth_wellknown(h->auth, url)) {
+      *ret = respond_metadata(h, r, method, version);
+      return false;
+    }
+    if (!authorize(h, r, &s, version, ret))
+      return false;
+  } else {
+    r->caller.principal = h->principal;
   }
   if (strcmp(url, h->path) != 0) {
     *ret = respond_error(r, MHD_HTTP_NOT_FOUND, RPC_INVALID_REQUEST,
@@ -662,15 +762,43 @@ static enum MHD_Result finish_post(mcp_http *h, mcp__http_req *r, const peek *p,
                          "Internal error", p->id, version, NULL, 0);
   char *json = NULL;
   size_t len = 0;
+  /* A tools/call the policy refused for a missing scope is answered 403
+   * with the challenge the client steps up with (RFC 6750 §3.1), before
+   * any stream opens: the engine refused it at once, alone, so its one
+   * message is here already. */
+  char *forbidden = NULL;
+  if (h->auth) {
+    size_t lone_len;
+    char *lone = mcp__http_stream_lone(r->stream, &lone_len);
+    if (lone)
+      forbidden = mcp__http_auth_forbidden_scopes(lone, lone_len);
+    free(lone);
+  }
   pthread_mutex_lock(&h->lock);
-  mcp__http_mode mode = mcp__http_stream_settle(r->stream, r, h->prefer_sse,
-                                                priming, &json, &len);
+  mcp__http_mode mode = mcp__http_stream_settle(
+      r->stream, r, h->prefer_sse && forbidden == NULL, priming, &json, &len);
   if (mode == MCP__HTTP_MODE_SSE)
     attach_live(h, r, r->stream);
   else if (r->session)
     mcp__http_session_forget_stream_locked(r->session, r->stream);
   pthread_mutex_unlock(&h->lock);
   const header_pair sid = {"Mcp-Session-Id", session_id};
+  if (mode == MCP__HTTP_MODE_JSON && forbidden) {
+    char *challenge =
+        mcp__http_auth_challenge(h->auth, "insufficient_scope", forbidden);
+    free(forbidden);
+    if (challenge == NULL) {
+      free(json);
+      return MHD_NO;
+    }
+    const header_pair hp[] = {{"Mcp-Session-Id", session_id},
+                              {MHD_HTTP_HEADER_WWW_AUTHENTICATE, challenge}};
+    enum MHD_Result ret =
+        respond(r, MHD_HTTP_FORBIDDEN, "application/json", json, len, hp, 2);
+    free(challenge);
+    return ret;
+  }
+  free(forbidden);
   if (mode == MCP__HTTP_MODE_EMPTY)
     return respond(r, MHD_HTTP_ACCEPTED, NULL, NULL, 0, &sid, 1);
   if (mode == MCP__HTTP_MODE_SSE)
@@ -754,7 +882,7 @@ static enum MHD_Result post_modern(mcp_http *h, mcp__http_req *r,
   }
   size_t out_cap =
       h->max_body > MIN_STREAM_BUFFER ? h->max_body : MIN_STREAM_BUFFER;
-  if (mcp_session_new(h->srv, &h->principal, drop_message, NULL,
+  if (mcp_session_new(h->srv, &r->caller.principal, drop_message, NULL,
                       &r->ephemeral) != 0 ||
       (r->stream = mcp__http_stream_new(h->hub, MCP__HTTP_STREAM_MODERN, 0, 0,
                                         out_cap)) == NULL)
@@ -779,7 +907,7 @@ static enum MHD_Result post_legacy(mcp_http *h, mcp__http_req *r,
       return respond_error(r, MHD_HTTP_BAD_REQUEST, RPC_INVALID_REQUEST,
                            "Bad Request: Mcp-Session-Id header is required",
                            p->id, version, NULL, 0);
-    int rc = mcp__http_session_create(h, &r->session);
+    int rc = mcp__http_session_create(h, &r->caller, &r->session);
     if (rc == MCP_ELIMIT) {
       const header_pair retry = {MHD_HTTP_HEADER_RETRY_AFTER, "5"};
       return respond_error(r, MHD_HTTP_SERVICE_UNAVAILABLE, RPC_SERVER_BUSY,
@@ -802,7 +930,9 @@ static enum MHD_Result post_legacy(mcp_http *h, mcp__http_req *r,
       return respond_error(r, MHD_HTTP_BAD_REQUEST, RPC_INVALID_REQUEST,
                            "Bad Request: unsupported MCP-Protocol-Version",
                            p->id, NULL, NULL, 0);
-    r->session = mcp__http_session_find(h, sid, sid_len, h->principal.subject);
+    /* The engine session decides with the scopes it was created with, so
+     * only a token with those same scopes may drive it. */
+    r->session = mcp__http_session_find(h, sid, sid_len, &r->caller, true);
     if (r->session == NULL)
       return respond_error(r, MHD_HTTP_NOT_FOUND, RPC_INVALID_REQUEST,
                            "Not Found: no such session", p->id, version, NULL,
@@ -877,7 +1007,7 @@ static bool find_session(mcp_http *h, mcp__http_req *r, const char *version,
                          NULL, NULL, NULL, 0);
     return false;
   }
-  r->session = mcp__http_session_find(h, sid, sid_len, h->principal.subject);
+  r->session = mcp__http_session_find(h, sid, sid_len, &r->caller, false);
   if (r->session == NULL) {
     *ret = respond_error(r, MHD_HTTP_NOT_FOUND, RPC_INVALID_REQUEST,
                          "Not Found: no such session", NULL, version, NULL, 0);
@@ -940,6 +1070,12 @@ static enum MHD_Result handle_get(mcp_http *h, mcp__http_req *r) {
       attach_live(h, r, r->stream);
     else if (rc == 1)
       rc = 0; /* already live and counted, under the old connection */
+    if (rc == 0 && r->caller.expires_at > 0) {
+      /* The connection lasts no longer than the token that opened it. */
+      pthread_mutex_lock(&r->stream->lock);
+      r->stream->expires_at = r->caller.expires_at;
+      pthread_mutex_unlock(&r->stream->lock);
+    }
   }
   pthread_mutex_unlock(&h->lock);
   mcp__http_resume(h->hub, old);
@@ -1038,6 +1174,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
   mcp_session_free(r->ephemeral);
   mcp__http_stream_unref(r->stream);
   mcp__http_session_release(h, r->session);
+  mcp__http_caller_free(&r->caller);
   free(r->body);
   free(r);
 }
@@ -1052,10 +1189,13 @@ static void housekeeping(mcp_http *h) {
   pthread_mutex_lock(&h->lock);
   for (mcp__http_stream *st = h->live; st; st = st->live_next)
     n++;
+  long long wall = (long long)time(NULL);
   if (n && (wake = malloc(n * sizeof *wake)) != NULL) {
     for (mcp__http_stream *st = h->live; st; st = st->live_next) {
-      struct MHD_Connection *c =
-          mcp__http_stream_keepalive(st, now, (uint64_t)h->keepalive_s * 1000);
+      struct MHD_Connection *c = mcp__http_stream_expire(st, wall);
+      if (c == NULL)
+        c = mcp__http_stream_keepalive(st, now,
+                                       (uint64_t)h->keepalive_s * 1000);
       if (c)
         wake[nwake++] = c;
     }
@@ -1096,6 +1236,7 @@ static void http_free(mcp_http *h) {
   free_list(h->origins);
   free(h->principal_subject);
   free_list(h->principal_scopes);
+  mcp__http_auth_free(h->auth);
   free(h->buckets);
   free(h);
 }
@@ -1158,6 +1299,8 @@ static int configure(mcp_http *h, const mcp_http_options *o,
   } else {
     h->principal.all_scopes = true;
   }
+  if (o->auth)
+    return mcp__http_auth_new(h, o->auth, &h->auth);
   return 0;
 }
 
@@ -1283,7 +1426,7 @@ int mcp_http_start(mcp_server *srv, const mcp_http_options *opts,
     }
     h->timer_started = true;
   }
-  if (!loopback)
+  if (!loopback && h->auth == NULL)
     mcp__http_log(h, MCP_LOG_WARNING,
                   "listening on a non-loopback address: anyone who can reach "
                   "it can call the tools unless a token verifier protects it");
@@ -1294,10 +1437,21 @@ int mcp_http_start(mcp_server *srv, const mcp_http_options *opts,
     mcp__http_log(h, MCP_LOG_WARNING,
                   "allowed_origins is empty: every request with an Origin "
                   "will be refused");
-  if (o.principal == NULL)
+  if (h->auth) {
+    if (o.principal)
+      mcp__http_log(h, MCP_LOG_WARNING,
+                    "auth is on, so the configured principal is ignored: "
+                    "each request's bearer token names its caller");
+    if (o.auth->hide_forbidden_tools)
+      mcp_server_set_hide_forbidden(srv, true);
+    /* Tools whose hints say they need guarding but which need no scope,
+     * and scopes no client can obtain: warnings for the author. */
+    mcp_server_lint(srv, mcp__http_auth_supported(h->auth));
+  } else if (o.principal == NULL) {
     mcp__http_log(h, loopback ? MCP_LOG_INFO : MCP_LOG_WARNING,
                   "no principal configured, so every caller holds every "
                   "scope");
+  }
   *out = h;
   return 0;
 }

@@ -41,6 +41,7 @@ typedef struct mcp__http_hub mcp__http_hub;
 typedef struct mcp__http_session mcp__http_session;
 typedef struct mcp__http_stream mcp__http_stream;
 typedef struct mcp__http_req mcp__http_req;
+typedef struct mcp__http_auth mcp__http_auth;
 
 /* ---- the server ---------------------------------------------------------- */
 
@@ -58,10 +59,11 @@ struct mcp_http {
   unsigned idle_s, max_sessions, max_inflight, keepalive_s;
   size_t replay_events;
   bool prefer_sse, disable_get, external;
-  bool find_hidden; /* look for header bytes libmicrohttpd hid (NUL) */
-  mcp_principal principal;
+  bool find_hidden;        /* look for header bytes libmicrohttpd hid (NUL) */
+  mcp_principal principal; /* every caller's, without auth */
   char *principal_subject;
   char **principal_scopes;
+  mcp__http_auth *auth; /* OAuth resource server (http_auth.c); NULL = off */
   uint16_t port;
 
   pthread_mutex_t lock;
@@ -135,6 +137,60 @@ bool mcp__http_event_id_parse(const char *value, unsigned *stream,
 #define MCP__HTTP_MODERN_VERSION "2026-07-28"
 bool mcp__http_legacy_version(const char *value);
 
+/* ---- authorization (http_auth.c) ---------------------------------------- */
+
+/* Who sent one request: the configured principal, or the one a verified
+ * bearer token names. */
+typedef struct mcp__http_caller {
+  mcp_principal principal; /* what the engine sees; points into the rest */
+  bool authenticated;      /* from a verified token */
+  mcp_token_info *info;    /* the verifier's answer (malloc'ed) */
+  const char **scopes;     /* NULL-terminated, into info->scopes */
+  char *scope_key;         /* the scopes sorted, without duplicates, joined
+                              by spaces: the same set gives the same text */
+  long long expires_at;    /* unix seconds; 0 = unknown */
+} mcp__http_caller;
+
+typedef enum mcp__http_auth_result {
+  MCP__HTTP_AUTH_OK,        /* *caller is filled */
+  MCP__HTTP_AUTH_MISSING,   /* no bearer token: 401 without an error */
+  MCP__HTTP_AUTH_MALFORMED, /* 400 invalid_request */
+  MCP__HTTP_AUTH_INVALID,   /* 401 invalid_token */
+  MCP__HTTP_AUTH_NOMEM,     /* memory ran out: 500 */
+} mcp__http_auth_result;
+
+/* Checks and copies the authorization settings (the endpoint path h->path
+ * is already set). MCP_EINVAL says why through the log. Returns 0,
+ * MCP_EINVAL or MCP_ENOMEM. */
+int mcp__http_auth_new(mcp_http *h, const mcp_auth_options *o,
+                       mcp__http_auth **out);
+void mcp__http_auth_free(mcp__http_auth *a);
+/* scopes_supported as configured, or NULL (the tools' union). */
+const char *const *mcp__http_auth_supported(const mcp__http_auth *a);
+/* True when url is one of the paths the metadata is served at. */
+bool mcp__http_auth_wellknown(const mcp__http_auth *a, const char *url);
+/* The protected resource metadata document (malloc'ed JSON), or NULL when
+ * memory ran out. */
+char *mcp__http_auth_prm(const mcp_http *h, size_t *len);
+/* A WWW-Authenticate value: Bearer [error="...", ][scope="...", ]
+ * resource_metadata="..." (malloc'ed; NULL when memory ran out). */
+char *mcp__http_auth_challenge(const mcp__http_auth *a, const char *error,
+                               const char *scope);
+/* When reply (one JSON-RPC message) is the engine's refusal of a
+ * tools/call on scope (MCP_RPC_FORBIDDEN with missing scopes), the scopes
+ * the call needs, space-separated (malloc'ed); NULL otherwise. */
+char *mcp__http_auth_forbidden_scopes(const char *reply, size_t len);
+/* Reads an Authorization value "Bearer <token68>": 0 with the token, 1 for
+ * another scheme, -1 when malformed. */
+int mcp__http_bearer_parse(const char *v, size_t n, const char **token,
+                           size_t *token_len);
+/* Verifies the bearer token of an Authorization value (len bytes) and
+ * fills *caller. The token itself is kept nowhere. */
+mcp__http_auth_result mcp__http_authenticate(mcp_http *h, const char *value,
+                                             size_t len,
+                                             mcp__http_caller *caller);
+void mcp__http_caller_free(mcp__http_caller *caller);
+
 /* ---- resuming connections (http_stream.c) -------------------------------- */
 
 /* What every stream of one server shares, and may outlive the server (a
@@ -194,9 +250,12 @@ struct mcp__http_stream {
   /* The connection carrying the stream, when one does. */
   mcp__http_req *attached;
   struct MHD_Connection *conn;
-  bool suspended;   /* conn suspended by the content reader */
-  bool hold_open;   /* a GET attachment: open until the client leaves */
-  uint64_t last_ms; /* last bytes handed to the connection */
+  bool suspended;       /* conn suspended by the content reader */
+  bool hold_open;       /* a GET attachment: open until the client leaves */
+  uint64_t last_ms;     /* last bytes handed to the connection */
+  long long expires_at; /* a GET attachment: when the bearer token that
+                           opened it expires (unix seconds; 0 = never) */
+  bool expired;         /* ... and it has: the connection ends */
 
   /* Messages that arrived before the mode was decided. */
   struct mcp__http_msg *pending, **pending_tail;
@@ -269,6 +328,17 @@ ssize_t mcp__http_stream_read(mcp__http_req *r, char *buf, size_t max);
  * any: pass it to mcp__http_resume after releasing every lock. */
 struct MHD_Connection *mcp__http_stream_end(mcp__http_stream *st);
 
+/* A copy (malloc'ed, *len bytes) of the one message held when the engine
+ * is done and sent exactly that one, as mcp__http_stream_settle would
+ * answer it with application/json; NULL otherwise. Call before settling. */
+char *mcp__http_stream_lone(mcp__http_stream *st, size_t *len);
+
+/* Ends the connection of a GET attachment whose bearer token expired by
+ * now_s (unix seconds); the stream stays, so the client resumes it with a
+ * fresh token (Last-Event-ID). Returns the connection to resume, if any. */
+struct MHD_Connection *mcp__http_stream_expire(mcp__http_stream *st,
+                                               long long now_s);
+
 /* True once the stream was ended (by the server, or by an overflow). */
 bool mcp__http_stream_ended(mcp__http_stream *st);
 
@@ -288,7 +358,9 @@ struct MHD_Connection *mcp__http_stream_keepalive(mcp__http_stream *st,
 
 struct mcp__http_session {
   char id[MCP__HTTP_SID_LEN + 1];
-  char *subject; /* the creating principal's subject; NULL = anonymous */
+  char *subject;   /* the creating principal's subject; NULL = anonymous */
+  char *scope_key; /* with auth: the creating token's scopes (see
+                      mcp__http_caller); NULL without */
   mcp_session *mcp;
   mcp_http *http;
   pthread_mutex_t drive;
@@ -305,19 +377,26 @@ struct mcp__http_session {
   mcp__http_session *hnext;
 };
 
-/* Creates a session for an initialize: reserves a slot (MCP_ELIMIT when
- * max_sessions are in use), mints its id (MCP_EIO when the CSPRNG fails),
- * creates the engine session. The caller holds the one reference; publish
- * or abandon it. Returns 0, MCP_ELIMIT, MCP_EIO or MCP_ENOMEM. */
-int mcp__http_session_create(mcp_http *http, mcp__http_session **out);
+/* Creates a session for an initialize by caller: reserves a slot
+ * (MCP_ELIMIT when max_sessions are in use), mints its id (MCP_EIO when the
+ * CSPRNG fails), creates the engine session with the caller's principal.
+ * The caller holds the one reference; publish or abandon it. Returns 0,
+ * MCP_ELIMIT, MCP_EIO or MCP_ENOMEM. */
+int mcp__http_session_create(mcp_http *http, const mcp__http_caller *caller,
+                             mcp__http_session **out);
 /* Makes the session findable by its id (initialize succeeded). */
 void mcp__http_session_publish(mcp_http *http, mcp__http_session *hs);
 
-/* Finds a published session bound to the same subject and takes a
- * reference; NULL when unknown, expired, deleted or someone else's. Never
- * allocates. */
+/* Finds a published session bound to the caller's subject and takes a
+ * reference; NULL when unknown, expired, deleted or someone else's. With
+ * same_scopes, a session created by a token holding other scopes is not
+ * found either: its engine session decides with the scopes it was created
+ * with, so a token with fewer must not use it, and one with more gets a
+ * new session. Never allocates. */
 mcp__http_session *mcp__http_session_find(mcp_http *http, const char *id,
-                                          size_t len, const char *subject);
+                                          size_t len,
+                                          const mcp__http_caller *caller,
+                                          bool same_scopes);
 /* Drops a reference; the last one (after unlinking) frees the session.
  * Call with no lock held. */
 void mcp__http_session_release(mcp_http *http, mcp__http_session *hs);
@@ -360,6 +439,7 @@ struct mcp__http_req {
   const char *version;        /* MCP-Protocol-Version, trimmed; NULL when
                                  absent, "" when unreadable */
   char version_buf[24];
+  mcp__http_caller caller; /* who sent it */
 };
 
 #define MCP__HTTP_POST 1

@@ -80,10 +80,12 @@ static void session_destroy(mcp__http_session *hs) {
   }
   pthread_mutex_destroy(&hs->drive);
   free(hs->subject);
+  free(hs->scope_key);
   free(hs);
 }
 
-int mcp__http_session_create(mcp_http *h, mcp__http_session **out) {
+int mcp__http_session_create(mcp_http *h, const mcp__http_caller *caller,
+                             mcp__http_session **out) {
   pthread_mutex_lock(&h->lock);
   bool full = h->stopping || h->nsessions >= h->max_sessions;
   if (!full)
@@ -102,15 +104,17 @@ int mcp__http_session_create(mcp_http *h, mcp__http_session **out) {
   }
   base64url(raw, sizeof raw, hs->id);
   OPENSSL_cleanse(raw, sizeof raw);
-  if (h->principal.subject &&
-      (hs->subject = strdup(h->principal.subject)) == NULL)
+  const mcp_principal *who = &caller->principal;
+  if ((who->subject && (hs->subject = strdup(who->subject)) == NULL) ||
+      (caller->scope_key &&
+       (hs->scope_key = strdup(caller->scope_key)) == NULL))
     goto fail;
   if (pthread_mutex_init(&hs->drive, NULL) != 0)
     goto fail;
   hs->http = h;
   hs->refs = 1;
   hs->last_ms = mcp__http_now_ms();
-  rc = mcp_session_new(h->srv, &h->principal, session_send, hs, &hs->mcp);
+  rc = mcp_session_new(h->srv, who, session_send, hs, &hs->mcp);
   if (rc) {
     pthread_mutex_destroy(&hs->drive);
     goto fail;
@@ -118,8 +122,10 @@ int mcp__http_session_create(mcp_http *h, mcp__http_session **out) {
   *out = hs;
   return 0;
 fail:
-  if (hs)
+  if (hs) {
     free(hs->subject);
+    free(hs->scope_key);
+  }
   free(hs);
   pthread_mutex_lock(&h->lock);
   h->nsessions--;
@@ -137,14 +143,18 @@ void mcp__http_session_publish(mcp_http *h, mcp__http_session *hs) {
   pthread_mutex_unlock(&h->lock);
 }
 
-static bool same_subject(const char *a, const char *b) {
+/* Both NULL, or equal text. */
+static bool same_text(const char *a, const char *b) {
   if (a == NULL || b == NULL)
     return a == b;
   return strcmp(a, b) == 0;
 }
 
 mcp__http_session *mcp__http_session_find(mcp_http *h, const char *id,
-                                          size_t len, const char *subject) {
+                                          size_t len,
+                                          const mcp__http_caller *caller,
+                                          bool same_scopes) {
+  const char *subject = caller->principal.subject;
   if (len != MCP__HTTP_SID_LEN)
     return NULL;
   uint64_t b = hash_id(id, len) & (h->nbuckets - 1);
@@ -153,7 +163,8 @@ mcp__http_session *mcp__http_session_find(mcp_http *h, const char *id,
   for (mcp__http_session *hs = h->buckets[b]; hs; hs = hs->hnext) {
     if (CRYPTO_memcmp(hs->id, id, len) == 0) {
       /* Another principal's session looks exactly like an unknown one. */
-      if (same_subject(hs->subject, subject)) {
+      if (same_text(hs->subject, subject) &&
+          (!same_scopes || same_text(hs->scope_key, caller->scope_key))) {
         found = hs;
         hs->refs++;
         hs->last_ms = mcp__http_now_ms();
@@ -289,7 +300,10 @@ void mcp__http_sessions_expire(mcp_http *h, uint64_t now_ms) {
   for (size_t b = 0; b < h->nbuckets && h->nsessions > 0; b++) {
     for (mcp__http_session *hs = h->buckets[b], *next; hs; hs = next) {
       next = hs->hnext;
-      if (hs->attached > 0 || now_ms - hs->last_ms < idle_ms || hs->refs > 1)
+      /* last_ms may be later than now_ms: a request or a connection's end
+       * on another thread since the caller read the clock. */
+      if (hs->attached > 0 || hs->last_ms >= now_ms ||
+          now_ms - hs->last_ms < idle_ms || hs->refs > 1)
         continue;
       unlink_locked(h, hs);
       if (unref_locked(h, hs)) {

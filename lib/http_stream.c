@@ -353,6 +353,33 @@ void mcp__http_stream_done(void *user_data) {
   mcp__http_stream_unref(st);
 }
 
+char *mcp__http_stream_lone(mcp__http_stream *st, size_t *len) {
+  char *copy = NULL;
+  pthread_mutex_lock(&st->lock);
+  if (st->mode == MCP__HTTP_MODE_PENDING && st->engine_done &&
+      st->npending == 1 && (copy = malloc(st->pending->len + 1)) != NULL) {
+    memcpy(copy, st->pending->data, st->pending->len);
+    copy[st->pending->len] = '\0';
+    *len = st->pending->len;
+  }
+  pthread_mutex_unlock(&st->lock);
+  return copy;
+}
+
+struct MHD_Connection *mcp__http_stream_expire(mcp__http_stream *st,
+                                               long long now_s) {
+  struct MHD_Connection *conn = NULL;
+  pthread_mutex_lock(&st->lock);
+  if (st->attached && st->hold_open && st->expires_at > 0 &&
+      now_s >= st->expires_at && !st->expired) {
+    /* Only this connection ends: the stream stays for Last-Event-ID. */
+    st->expired = true;
+    conn = wake(st);
+  }
+  pthread_mutex_unlock(&st->lock);
+  return conn;
+}
+
 bool mcp__http_stream_ended(mcp__http_stream *st) {
   pthread_mutex_lock(&st->lock);
   bool ended = st->ended;
@@ -391,6 +418,8 @@ static void attach(mcp__http_stream *st, mcp__http_req *r, bool hold_open) {
   st->conn = r->conn;
   st->suspended = false;
   st->hold_open = hold_open;
+  st->expires_at = 0;
+  st->expired = false;
   st->last_ms = mcp__http_now_ms();
   st->out_len = st->out_pos = 0;
   st->overflow = false;
@@ -443,7 +472,9 @@ int mcp__http_stream_attach_get(mcp__http_stream *st, mcp__http_req *r,
       *old = wake(st);
       rc = 1;
     }
-    attach(st, r, true);
+    /* Only the standalone GET stream stays open indefinitely; a resumed
+     * POST stream ends once its call has answered, as the original would. */
+    attach(st, r, st->kind == MCP__HTTP_STREAM_GET);
     if (replay) {
       for (size_t i = 0; i < st->ring_len; i++) {
         const mcp__http_event *e =
@@ -470,6 +501,8 @@ bool mcp__http_stream_detach(mcp__http_stream *st, const mcp__http_req *r,
     st->conn = NULL;
     st->suspended = false;
     st->hold_open = false;
+    st->expires_at = 0;
+    st->expired = false;
     free(st->out);
     st->out = NULL;
     st->out_size = st->out_len = st->out_pos = 0;
@@ -496,7 +529,7 @@ ssize_t mcp__http_stream_read(mcp__http_req *r, char *buf, size_t max) {
       st->out_pos = st->out_len = 0;
     st->last_ms = mcp__http_now_ms();
     n = (ssize_t)take;
-  } else if (st->ended || (!st->hold_open && st->engine_done)) {
+  } else if (st->ended || st->expired || (!st->hold_open && st->engine_done)) {
     n = MHD_CONTENT_READER_END_OF_STREAM;
   } else {
     /* Nothing to send yet: park the connection until a message, the end,

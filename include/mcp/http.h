@@ -34,6 +34,77 @@ extern "C" {
 
 typedef struct mcp_http mcp_http;
 
+/* ---------------------------------------------------------------------------
+ * Authorization: OAuth 2.1 resource server
+ *
+ * With mcp_http_options.auth set, every request to the MCP endpoint needs
+ * "Authorization: Bearer <token>" (never a query parameter). A missing,
+ * malformed, invalid or expired token gets 401 with
+ * WWW-Authenticate: Bearer resource_metadata="..." (plus error="invalid_token"
+ * when a token was presented, and scope). A valid token becomes the
+ * request's principal (subject and scopes), and the same policy as on stdio
+ * decides each tools/call: a missing scope gets 403 with
+ * WWW-Authenticate: Bearer error="insufficient_scope", scope="<every scope
+ * the call needs>", resource_metadata="..." before any stream opens; the
+ * handler never runs. RFC 9728 metadata is served without authentication at
+ * /.well-known/oauth-protected-resource and at its path-inserted form for
+ * the endpoint. Sessions are bound to the token's subject.
+ * ------------------------------------------------------------------------ */
+
+/** What a token verifier says about a valid token. */
+typedef struct mcp_token_info {
+  char subject[256];    /* "sub"; empty = none */
+  char scopes[2048];    /* granted scopes, space-separated */
+  long long expires_at; /* unix seconds; 0 = unknown */
+} mcp_token_info;
+
+/** A custom token verifier (introspection, opaque tokens...). Fills info
+ * and returns 0 for a valid token for this resource; any other value means
+ * invalid (401). Called on server threads; must be thread-safe. */
+typedef int (*mcp_token_verify_fn)(const char *token, mcp_token_info *info,
+                                   void *user_data);
+
+/** Fetches a JWKS document when a token names a key id the server does
+ * not know (the application does the HTTP; libmcp has no HTTP client).
+ * Returns 0 and sets *json to a malloc'd buffer of *len bytes (freed by
+ * libmcp with free), or nonzero on failure (the last good set is kept).
+ * Called at most once at a time and at most once per refresh interval. */
+typedef int (*mcp_jwks_fetch_fn)(char **json, size_t *len, void *user_data);
+
+/** Authorization settings. Zero means the default in each comment. */
+typedef struct mcp_auth_options {
+  const char *resource; /* canonical URI of this MCP endpoint, e.g.
+                           "https://mcp.example.com/mcp": the audience
+                           tokens must carry and PRM's "resource".
+                           Required. */
+  const char *const *authorization_servers; /* issuer URLs for PRM;
+                                               NULL-terminated, non-empty.
+                                               Required. */
+  const char *const *scopes_supported;      /* PRM; NULL = the union of every
+                                               tool's scopes */
+  bool hide_forbidden_tools; /* tools/list shows only what the caller may
+                                call (see mcp_server_set_hide_forbidden) */
+
+  /* Built-in JWT verification (used when verify is NULL). */
+  const char *issuer;           /* exact "iss"; required for JWT */
+  const char *jwks;             /* JWKS JSON text, or NULL */
+  const char *jwks_file;        /* or a file holding it (re-read by
+                                      mcp_http_set_jwks(http, NULL)) */
+  mcp_jwks_fetch_fn jwks_fetch; /* refresh on an unknown kid; may be NULL */
+  void *jwks_fetch_data;
+  unsigned jwks_refresh_s;  /* minimum seconds between fetches; 0 = 60 */
+  const void *hs256_secret; /* HS256 only when set explicitly */
+  size_t hs256_secret_len;  /* bytes; at least 32 */
+  const char *scope_claim;  /* NULL = "scope" (space-delimited); e.g. "scp"
+                               (a string or an array of strings) */
+  unsigned leeway_s;        /* clock skew allowed for exp/nbf/iat; 0 = 60 */
+  bool require_at_jwt;      /* typ must be "at+jwt" (RFC 9068) */
+
+  /* A custom verifier instead of JWT. */
+  mcp_token_verify_fn verify;
+  void *verify_data;
+} mcp_auth_options;
+
 /** Options of mcp_http_start. Zero (or NULL) means the default given in each
  * member's comment; the struct may grow, so zero-initialize it. */
 typedef struct mcp_http_options {
@@ -79,6 +150,9 @@ typedef struct mcp_http_options {
    * NULL = an anonymous caller holding every scope, suitable only for a
    * loopback server (said once through the server's log). */
   const mcp_principal *principal;
+
+  /* OAuth 2.1 resource server (see above); NULL = no authentication. */
+  const mcp_auth_options *auth;
 } mcp_http_options;
 
 /** Starts serving srv over HTTP. srv must outlive the mcp_http. opts may be
@@ -94,6 +168,13 @@ MCP_API int mcp_http_start(mcp_server *srv, const mcp_http_options *opts,
  * their later mcp_call_finish is harmless. NULL does nothing. Not from a
  * handler or a callback of this server. */
 MCP_API void mcp_http_stop(mcp_http *http);
+
+/** Replaces the JWT key set with a JWKS document (JSON text), or re-reads
+ * auth->jwks_file when jwks is NULL. The last good set stays in use when
+ * the new one is unusable. Returns 0, MCP_EINVAL (nothing usable; the
+ * server's log says why), MCP_EIO (file unreadable) or MCP_ESTATE (no JWT
+ * verification configured). Any thread. */
+MCP_API int mcp_http_set_jwks(mcp_http *http, const char *jwks);
 
 /** The port the server listens on (useful with port 0). */
 MCP_API uint16_t mcp_http_port(const mcp_http *http);

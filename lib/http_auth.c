@@ -1,0 +1,615 @@
+/* The OAuth 2.1 resource-server duties of the HTTP transport: the
+ * authorization settings checked at start, the Authorization header read
+ * strictly (RFC 6750 §2.1), the token verified (the built-in JWT verifier
+ * of lib/jwt.c, or the application's own), the caller it names, the
+ * WWW-Authenticate challenges (RFC 6750 §3, RFC 9728 §5.1) and the
+ * protected resource metadata document (RFC 9728 §3).
+ *
+ * The transport decides nothing about tools here: which scopes a call
+ * needs is the engine's policy, the same as on stdio; http.c turns the
+ * engine's refusal into a 403 with the challenge built below. Tokens are
+ * never logged, never kept past the request that carried them, and never
+ * reach a handler (it sees the principal: subject and scopes). */
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "http_impl.h"
+#include "jwt.h"
+
+#define WELL_KNOWN "/.well-known/oauth-protected-resource"
+/* Longest bearer token read; a longer one is refused unread. */
+#define MAX_TOKEN ((size_t)16 << 10)
+
+struct mcp__http_auth {
+  char *resource; /* exactly as configured: PRM's "resource" */
+  char *prm_url;  /* the path-inserted metadata URL of the resource */
+  /* Local paths the metadata is served at: the root form, the
+   * path-inserted form for the endpoint, and for the resource's path when
+   * that differs (a proxy in front). NULL when not needed. */
+  char *wk_endpoint, *wk_resource;
+  char **servers;   /* authorization_servers */
+  char **supported; /* scopes_supported as configured; NULL = the union
+                       of the tools' scopes */
+  mcp_token_verify_fn verify;
+  void *verify_data;
+  mcp__jwt *jwt;
+};
+
+/* ---- small helpers ------------------------------------------------------- */
+
+static char *dup_str(const char *s) {
+  size_t n = strlen(s) + 1;
+  char *d = malloc(n);
+  if (d)
+    memcpy(d, s, n);
+  return d;
+}
+
+static char *dup_n(const char *s, size_t n) {
+  char *d = malloc(n + 1);
+  if (d) {
+    memcpy(d, s, n);
+    d[n] = '\0';
+  }
+  return d;
+}
+
+static void free_list(char **list) {
+  for (size_t i = 0; list && list[i]; i++)
+    free(list[i]);
+  free(list);
+}
+
+/* A RFC 6749 §3.3 scope token: %x21 / %x23-5B / %x5D-7E, at least one. */
+static bool scope_token(const char *s) {
+  if (*s == '\0')
+    return false;
+  for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+    if (*p < 0x21 || *p > 0x7e || *p == '"' || *p == '\\')
+      return false;
+  return true;
+}
+
+/* Text that may stand inside a quoted-string of a header and a JSON string
+ * unescaped: visible ASCII without '"' and '\', no space, no control
+ * character (no CR/LF: no header injection). */
+static bool header_safe(const char *s) { return scope_token(s); }
+
+/* Splits an http(s) URL without query or fragment into its origin
+ * (scheme://authority) and path. Returns false for anything else. */
+static bool split_url(const char *url, size_t *origin_len, const char **path) {
+  size_t scheme;
+  if (strncmp(url, "https://", 8) == 0)
+    scheme = 8;
+  else if (strncmp(url, "http://", 7) == 0)
+    scheme = 7;
+  else
+    return false;
+  if (!header_safe(url) || strpbrk(url, "?#") != NULL)
+    return false;
+  const char *authority = url + scheme;
+  size_t n = strcspn(authority, "/");
+  if (n == 0 || memchr(authority, '@', n) != NULL)
+    return false;
+  *origin_len = scheme + n;
+  *path = authority + n;
+  return true;
+}
+
+/* ---- configuration ------------------------------------------------------- */
+
+static int copy_checked(mcp_http *h, const char *const *list, const char *what,
+                        bool (*ok)(const char *), char ***out) {
+  *out = NULL;
+  if (list == NULL)
+    return 0;
+  size_t n = 0;
+  while (list[n])
+    n++;
+  char **copy = calloc(n + 1, sizeof *copy);
+  if (copy == NULL)
+    return MCP_ENOMEM;
+  for (size_t i = 0; i < n; i++) {
+    if (!ok(list[i])) {
+      mcp__http_log(h, MCP_LOG_ERROR,
+                    "auth: %s entry %zu is not acceptable (quotes, "
+                    "backslashes, spaces and control characters are "
+                    "refused)",
+                    what, i);
+      free_list(copy);
+      return MCP_EINVAL;
+    }
+    if ((copy[i] = dup_str(list[i])) == NULL) {
+      free_list(copy);
+      return MCP_ENOMEM;
+    }
+  }
+  *out = copy;
+  return 0;
+}
+
+static bool url_ok(const char *s) {
+  size_t origin;
+  const char *path;
+  return split_url(s, &origin, &path);
+}
+
+void mcp__http_auth_free(mcp__http_auth *a) {
+  if (a == NULL)
+    return;
+  mcp__jwt_free(a->jwt);
+  free(a->resource);
+  free(a->prm_url);
+  free(a->wk_endpoint);
+  free(a->wk_resource);
+  free_list(a->servers);
+  free_list(a->supported);
+  free(a);
+}
+
+/* "/.well-known/oauth-protected-resource" + path, or NULL for a path that
+ * is empty or "/" (the root form covers it). */
+static int well_known(const char *path, size_t n, char **out) {
+  *out = NULL;
+  if (n == 0 || (n == 1 && path[0] == '/'))
+    return 0;
+  size_t k = sizeof WELL_KNOWN - 1;
+  if ((*out = malloc(k + n + 1)) == NULL)
+    return MCP_ENOMEM;
+  memcpy(*out, WELL_KNOWN, k);
+  memcpy(*out + k, path, n);
+  (*out)[k + n] = '\0';
+  return 0;
+}
+
+int mcp__http_auth_new(mcp_http *h, const mcp_auth_options *o,
+                       mcp__http_auth **out) {
+  *out = NULL;
+  size_t origin_len;
+  const char *rpath;
+  if (o->resource == NULL || !split_url(o->resource, &origin_len, &rpath)) {
+    mcp__http_log(h, MCP_LOG_ERROR,
+                  "auth: resource must be the endpoint's canonical http(s) "
+                  "URI, without query, fragment, quotes, backslashes, "
+                  "spaces or control characters");
+    return MCP_EINVAL;
+  }
+  if (o->authorization_servers == NULL || o->authorization_servers[0] == NULL) {
+    mcp__http_log(h, MCP_LOG_ERROR,
+                  "auth: authorization_servers must name at least one "
+                  "issuer");
+    return MCP_EINVAL;
+  }
+  if (o->verify == NULL && o->issuer == NULL) {
+    mcp__http_log(h, MCP_LOG_ERROR,
+                  "auth: give either a verify callback or the JWT settings "
+                  "(issuer and keys)");
+    return MCP_EINVAL;
+  }
+  if (o->issuer && !header_safe(o->issuer)) {
+    mcp__http_log(h, MCP_LOG_ERROR,
+                  "auth: issuer has characters refused "
+                  "(quotes, backslashes, spaces, control "
+                  "characters)");
+    return MCP_EINVAL;
+  }
+  mcp__http_auth *a = calloc(1, sizeof *a);
+  if (a == NULL)
+    return MCP_ENOMEM;
+  int rc = copy_checked(h, o->authorization_servers, "authorization_servers",
+                        url_ok, &a->servers);
+  if (rc == 0)
+    rc = copy_checked(h, o->scopes_supported, "scopes_supported", scope_token,
+                      &a->supported);
+  if (rc) {
+    mcp__http_auth_free(a);
+    return rc;
+  }
+  for (size_t i = 0; a->supported && a->supported[i]; i++)
+    if (strcmp(a->supported[i], "offline_access") == 0)
+      mcp__http_log(h, MCP_LOG_WARNING,
+                    "auth: scopes_supported lists offline_access, which the "
+                    "metadata leaves out (a resource never needs it)");
+  const char *wk = WELL_KNOWN;
+  size_t wkn = sizeof WELL_KNOWN - 1, pn = strlen(rpath);
+  if (pn == 1) /* "https://host/" is the root */
+    pn = 0;
+  if ((a->resource = dup_str(o->resource)) == NULL ||
+      (a->prm_url = malloc(origin_len + wkn + pn + 1)) == NULL ||
+      well_known(h->path, strlen(h->path), &a->wk_endpoint) != 0 ||
+      well_known(rpath, pn, &a->wk_resource) != 0) {
+    mcp__http_auth_free(a);
+    return MCP_ENOMEM;
+  }
+  memcpy(a->prm_url, o->resource, origin_len);
+  memcpy(a->prm_url + origin_len, wk, wkn);
+  memcpy(a->prm_url + origin_len + wkn, rpath, pn);
+  a->prm_url[origin_len + wkn + pn] = '\0';
+  if (a->wk_resource && a->wk_endpoint &&
+      strcmp(a->wk_resource, a->wk_endpoint) == 0) {
+    free(a->wk_resource);
+    a->wk_resource = NULL;
+  }
+  if (o->verify) {
+    a->verify = o->verify;
+    a->verify_data = o->verify_data;
+    if (o->issuer || o->jwks || o->jwks_file || o->jwks_fetch ||
+        o->hs256_secret)
+      mcp__http_log(h, MCP_LOG_WARNING,
+                    "auth: a verify callback is set, so the JWT settings "
+                    "are ignored");
+  } else {
+    char err[256] = "";
+    rc = mcp__jwt_new(o, &a->jwt, err, sizeof err);
+    if (rc) {
+      if (rc != MCP_ENOMEM)
+        mcp__http_log(h, MCP_LOG_ERROR, "auth: %s",
+                      err[0] ? err : "the JWT settings are not usable");
+      mcp__http_auth_free(a);
+      return rc == MCP_ENOMEM ? MCP_ENOMEM : MCP_EINVAL;
+    }
+    if (err[0]) /* keys it skipped, and why */
+      mcp__http_log(h, MCP_LOG_WARNING, "auth: %s", err);
+  }
+  if (strncmp(o->resource, "http://", 7) == 0)
+    mcp__http_log(h, MCP_LOG_INFO,
+                  "auth: the resource is an http:// URI; deployments serve "
+                  "it over https");
+  *out = a;
+  return 0;
+}
+
+const char *const *mcp__http_auth_supported(const mcp__http_auth *a) {
+  return (const char *const *)a->supported;
+}
+
+/* ---- the metadata document ----------------------------------------------- */
+
+bool mcp__http_auth_wellknown(const mcp__http_auth *a, const char *url) {
+  return strcmp(url, WELL_KNOWN) == 0 ||
+         (a->wk_endpoint && strcmp(url, a->wk_endpoint) == 0) ||
+         (a->wk_resource && strcmp(url, a->wk_resource) == 0);
+}
+
+/* Adds the union of the tools' scopes (the default scopes_supported). */
+static int add_tool_scopes(mcp_server *srv, cJSON *arr) {
+  char small[1024];
+  long need = mcp_server_scopes(srv, small, sizeof small);
+  if (need < 0)
+    return (int)need;
+  char *all = small;
+  if ((size_t)need >= sizeof small) {
+    if ((all = malloc((size_t)need + 1)) == NULL)
+      return MCP_ENOMEM;
+    /* Tools added meanwhile may make it longer: a truncated list is
+     * still a list of whole scopes only up to the last space. */
+    long again = mcp_server_scopes(srv, all, (size_t)need + 1);
+    if (again < 0) {
+      free(all);
+      return (int)again;
+    }
+    if (again > need) {
+      char *sp = strrchr(all, ' ');
+      if (sp)
+        *sp = '\0';
+    }
+  }
+  int rc = 0;
+  for (char *save = NULL, *tok = strtok_r(all, " ", &save); tok && rc == 0;
+       tok = strtok_r(NULL, " ", &save)) {
+    if (strcmp(tok, "offline_access") == 0)
+      continue;
+    if (!cJSON_AddItemToArray(arr, cJSON_CreateString(tok)))
+      rc = MCP_ENOMEM;
+  }
+  if (all != small)
+    free(all);
+  return rc;
+}
+
+char *mcp__http_auth_prm(const mcp_http *h, size_t *len) {
+  const mcp__http_auth *a = h->auth;
+  cJSON *doc = cJSON_CreateObject();
+  cJSON *servers = cJSON_CreateArray();
+  cJSON *scopes = cJSON_CreateArray();
+  cJSON *methods = cJSON_CreateArray();
+  char *text = NULL;
+  if (doc == NULL || servers == NULL || scopes == NULL || methods == NULL)
+    goto done;
+  if (!cJSON_AddItemToObject(doc, "resource",
+                             cJSON_CreateString(a->resource)) ||
+      !cJSON_AddItemToObject(doc, "authorization_servers", servers))
+    goto done;
+  servers = NULL;
+  for (size_t i = 0; a->servers[i]; i++)
+    if (!cJSON_AddItemToArray(
+            cJSON_GetObjectItemCaseSensitive(doc, "authorization_servers"),
+            cJSON_CreateString(a->servers[i])))
+      goto done;
+  if (a->supported) {
+    for (size_t i = 0; a->supported[i]; i++)
+      if (strcmp(a->supported[i], "offline_access") != 0 &&
+          !cJSON_AddItemToArray(scopes, cJSON_CreateString(a->supported[i])))
+        goto done;
+  } else if (add_tool_scopes(h->srv, scopes) != 0) {
+    goto done;
+  }
+  /* No scopes at all: the member is left out, so a client asks for none
+   * rather than for an empty list. */
+  if (cJSON_GetArraySize(scopes) > 0) {
+    if (!cJSON_AddItemToObject(doc, "scopes_supported", scopes))
+      goto done;
+    scopes = NULL;
+  }
+  if (!cJSON_AddItemToArray(methods, cJSON_CreateString("header")) ||
+      !cJSON_AddItemToObject(doc, "bearer_methods_supported", methods))
+    goto done;
+  methods = NULL;
+  text = cJSON_PrintUnformatted(doc);
+done:
+  cJSON_Delete(doc);
+  cJSON_Delete(servers);
+  cJSON_Delete(scopes);
+  cJSON_Delete(methods);
+  if (text == NULL)
+    return NULL;
+  /* The body goes to libmicrohttpd, which frees it with free(). */
+  *len = strlen(text);
+  char *copy = dup_n(text, *len);
+  cJSON_free(text);
+  return copy;
+}
+
+/* ---- challenges ---------------------------------------------------------- */
+
+char *mcp__http_auth_challenge(const mcp__http_auth *a, const char *error,
+                               const char *scope) {
+  /* Every piece was checked to be header-safe: the resource URL at start,
+   * error is a constant, scope is made of scope tokens. */
+  size_t cap = 64 + strlen(a->prm_url) + (error ? strlen(error) : 0) +
+               (scope ? strlen(scope) : 0);
+  char *v = malloc(cap);
+  if (v == NULL)
+    return NULL;
+  int n = snprintf(v, cap, "Bearer ");
+  if (error)
+    n += snprintf(v + n, cap - (size_t)n, "error=\"%s\", ", error);
+  if (scope && *scope)
+    n += snprintf(v + n, cap - (size_t)n, "scope=\"%s\", ", scope);
+  snprintf(v + n, cap - (size_t)n, "resource_metadata=\"%s\"", a->prm_url);
+  return v;
+}
+
+/* The scope list of a 403 from the engine's refusal (error.data): every
+ * scope the tool needs ("scopes"), or the missing ones when that is absent.
+ * NULL when reply is no refusal on scope (an authorizer's denial has no
+ * missing scope: it stays a JSON-RPC error) or a scope is not header-safe. */
+char *mcp__http_auth_forbidden_scopes(const char *reply, size_t len) {
+  char code[16];
+  int k = snprintf(code, sizeof code, "%d", MCP_RPC_FORBIDDEN);
+  /* Cheap filter first: most replies are not refusals. */
+  bool maybe = false;
+  for (size_t i = 0; i + (size_t)k <= len && !maybe; i++)
+    maybe = memcmp(reply + i, code, (size_t)k) == 0;
+  if (!maybe)
+    return NULL;
+  cJSON *root = cJSON_ParseWithLength(reply, len);
+  const cJSON *err = cJSON_GetObjectItemCaseSensitive(root, "error");
+  const cJSON *c = cJSON_GetObjectItemCaseSensitive(err, "code");
+  const cJSON *data = cJSON_GetObjectItemCaseSensitive(err, "data");
+  const cJSON *missing =
+      cJSON_GetObjectItemCaseSensitive(data, "requiredScopes");
+  const cJSON *all = cJSON_GetObjectItemCaseSensitive(data, "scopes");
+  char *out = NULL;
+  if (!cJSON_IsObject(root) || !cJSON_IsNumber(c) ||
+      c->valuedouble != MCP_RPC_FORBIDDEN || !cJSON_IsArray(missing) ||
+      cJSON_GetArraySize(missing) == 0)
+    goto done;
+  const cJSON *list =
+      cJSON_IsArray(all) && cJSON_GetArraySize(all) > 0 ? all : missing;
+  size_t need = 1;
+  for (const cJSON *e = list->child; e; e = e->next) {
+    if (!cJSON_IsString(e) || !scope_token(e->valuestring))
+      goto done;
+    need += strlen(e->valuestring) + 1;
+  }
+  if ((out = malloc(need)) == NULL)
+    goto done;
+  size_t o = 0;
+  for (const cJSON *e = list->child; e; e = e->next) {
+    size_t n = strlen(e->valuestring);
+    if (e != list->child)
+      out[o++] = ' ';
+    memcpy(out + o, e->valuestring, n);
+    o += n;
+  }
+  out[o] = '\0';
+done:
+  cJSON_Delete(root);
+  return out;
+}
+
+/* ---- the Authorization header -------------------------------------------- */
+
+static bool token68_char(char c) {
+  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+         (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_' ||
+         c == '~' || c == '+' || c == '/';
+}
+
+/* Reads "Bearer" SP token68 (RFC 6750 §2.1; the scheme's case does not
+ * matter, exactly one space, nothing after). Returns 0 with the token, 1
+ * for another scheme (no bearer token was presented), -1 when malformed. */
+int mcp__http_bearer_parse(const char *v, size_t n, const char **token,
+                           size_t *token_len) {
+  size_t scheme = 0;
+  while (scheme < n && v[scheme] != ' ' && v[scheme] != '\t')
+    scheme++;
+  if (scheme == 0)
+    return -1;
+  if (scheme != 6 || strncasecmp(v, "Bearer", 6) != 0)
+    return 1;
+  if (scheme + 1 >= n || v[scheme] != ' ')
+    return -1; /* "Bearer" alone, or a tab */
+  const char *t = v + scheme + 1;
+  size_t tn = n - scheme - 1, i = 0;
+  while (i < tn && token68_char(t[i]))
+    i++;
+  if (i == 0)
+    return -1; /* a second space, or nothing usable */
+  while (i < tn && t[i] == '=')
+    i++;
+  if (i != tn)
+    return -1;
+  *token = t;
+  *token_len = tn;
+  return 0;
+}
+
+/* Sorted, without duplicates, joined by single spaces: the same set of
+ * scopes always gives the same text. */
+static int cmp_str(const void *x, const void *y) {
+  return strcmp(*(const char *const *)x, *(const char *const *)y);
+}
+
+void mcp__http_caller_free(mcp__http_caller *c) {
+  free(c->info);
+  free(c->scopes);
+  free(c->scope_key);
+  *c = (mcp__http_caller){0};
+}
+
+/* Builds the principal from a verified token's info. */
+static int caller_from_info(mcp__http_caller *c) {
+  mcp_token_info *info = c->info;
+  info->subject[sizeof info->subject - 1] = '\0';
+  info->scopes[sizeof info->scopes - 1] = '\0';
+  size_t n = 0;
+  for (char *p = info->scopes; *p;) {
+    while (*p == ' ')
+      p++;
+    if (*p == '\0')
+      break;
+    n++;
+    while (*p && *p != ' ')
+      p++;
+  }
+  const char **list = calloc(n + 1, sizeof *list);
+  const char **sorted = calloc(n + 1, sizeof *sorted);
+  size_t keylen = strlen(info->scopes) + 1;
+  char *key = malloc(keylen);
+  if (list == NULL || sorted == NULL || key == NULL) {
+    free(list);
+    free(sorted);
+    free(key);
+    return MCP_ENOMEM;
+  }
+  size_t k = 0;
+  for (char *p = info->scopes; *p;) {
+    while (*p == ' ')
+      *p++ = '\0';
+    if (*p == '\0')
+      break;
+    list[k++] = p;
+    while (*p && *p != ' ')
+      p++;
+  }
+  memcpy(sorted, list, n * sizeof *list);
+  qsort(sorted, n, sizeof *sorted, cmp_str);
+  size_t o = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (i && strcmp(sorted[i], sorted[i - 1]) == 0)
+      continue;
+    size_t len = strlen(sorted[i]);
+    if (o)
+      key[o++] = ' ';
+    memcpy(key + o, sorted[i], len);
+    o += len;
+  }
+  key[o] = '\0';
+  free(sorted);
+  c->scopes = list;
+  c->scope_key = key;
+  c->principal = (mcp_principal){
+      .subject = info->subject[0] ? info->subject : NULL,
+      .scopes = list,
+      .all_scopes = false,
+  };
+  c->expires_at = info->expires_at;
+  return 0;
+}
+
+mcp__http_auth_result mcp__http_authenticate(mcp_http *h, const char *value,
+                                             size_t len, mcp__http_caller *c) {
+  const mcp__http_auth *a = h->auth;
+  const char *tok;
+  size_t tok_len;
+  int parsed = mcp__http_bearer_parse(value, len, &tok, &tok_len);
+  if (parsed > 0)
+    return MCP__HTTP_AUTH_MISSING;
+  if (parsed < 0)
+    return MCP__HTTP_AUTH_MALFORMED;
+  if (tok_len > MAX_TOKEN)
+    return MCP__HTTP_AUTH_INVALID;
+  char *token = dup_n(tok, tok_len);
+  c->info = calloc(1, sizeof *c->info);
+  if (token == NULL || c->info == NULL) {
+    free(token);
+    mcp__http_caller_free(c);
+    return MCP__HTTP_AUTH_NOMEM;
+  }
+  int rc;
+  char why[256] = "";
+  if (a->verify)
+    rc = a->verify(token, c->info, a->verify_data) == 0 ? 0 : -1;
+  else
+    rc = mcp__jwt_verify(a->jwt, token, c->info, why, sizeof why);
+  /* The token is not needed past this point: wipe it. */
+  memset(token, 0, tok_len);
+  free(token);
+  /* A custom verifier's word on expiry is checked too (the JWT verifier
+   * checks "exp" itself, with its leeway). */
+  if (rc == 0 && a->verify && c->info->expires_at > 0 &&
+      (long long)time(NULL) >= c->info->expires_at) {
+    rc = -1;
+    snprintf(why, sizeof why, "the token has expired");
+  }
+  if (rc != 0) {
+    why[sizeof why - 1] = '\0';
+    mcp__http_log(h, MCP_LOG_DEBUG, "token refused: %s",
+                  why[0] ? why : "the verifier said no");
+    mcp__http_caller_free(c);
+    return rc == MCP_ENOMEM ? MCP__HTTP_AUTH_NOMEM : MCP__HTTP_AUTH_INVALID;
+  }
+  if (caller_from_info(c) != 0) {
+    mcp__http_caller_free(c);
+    return MCP__HTTP_AUTH_NOMEM;
+  }
+  c->authenticated = true;
+  return MCP__HTTP_AUTH_OK;
+}
+
+/* ---- keys at run time ---------------------------------------------------- */
+
+int mcp_http_set_jwks(mcp_http *h, const char *jwks) {
+  if (h == NULL)
+    return MCP_EINVAL;
+  if (h->auth == NULL || h->auth->jwt == NULL)
+    return MCP_ESTATE;
+  char err[256] = "";
+  int rc = jwks ? mcp__jwt_set_jwks(h->auth->jwt, jwks, strlen(jwks), err,
+                                    sizeof err)
+                : mcp__jwt_reload_file(h->auth->jwt, err, sizeof err);
+  if (rc != 0)
+    mcp__http_log(h, MCP_LOG_WARNING,
+                  "auth: the new key set is not used (the last good one "
+                  "stays): %s",
+                  err[0] ? err : mcp_strerror(rc));
+  else if (err[0])
+    mcp__http_log(h, MCP_LOG_WARNING, "auth: %s", err);
+  return rc;
+}
