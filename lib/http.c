@@ -83,7 +83,7 @@ static void mhd_log(void *cls, const char *fmt, va_list ap) {
   (void)ap;
 }
 
-static char *dup_str(const char *s) {
+char *mcp__http_strdup(const char *s) {
   if (s == NULL)
     return NULL;
   size_t n = strlen(s) + 1;
@@ -93,15 +93,13 @@ static char *dup_str(const char *s) {
   return d;
 }
 
-static void free_list(char **list) {
+void mcp__http_list_free(char **list) {
   for (size_t i = 0; list && list[i]; i++)
     free(list[i]);
   free(list);
 }
 
-/* Copies a NULL-terminated list; *out stays NULL for a NULL list. Returns
- * 0 or MCP_ENOMEM. */
-static int copy_list(const char *const *list, char ***out) {
+int mcp__http_list_copy(const char *const *list, char ***out) {
   *out = NULL;
   if (list == NULL)
     return 0;
@@ -112,8 +110,8 @@ static int copy_list(const char *const *list, char ***out) {
   if (copy == NULL)
     return MCP_ENOMEM;
   for (size_t i = 0; i < n; i++) {
-    if ((copy[i] = dup_str(list[i])) == NULL) {
-      free_list(copy);
+    if ((copy[i] = mcp__http_strdup(list[i])) == NULL) {
+      mcp__http_list_free(copy);
       return MCP_ENOMEM;
     }
   }
@@ -1232,10 +1230,10 @@ static void http_free(mcp_http *h) {
     close(h->loop_fd);
   mcp__http_hub_unref(h->hub);
   free(h->path);
-  free_list(h->hosts);
-  free_list(h->origins);
+  mcp__http_list_free(h->hosts);
+  mcp__http_list_free(h->origins);
   free(h->principal_subject);
-  free_list(h->principal_scopes);
+  mcp__http_list_free(h->principal_scopes);
   mcp__http_auth_free(h->auth);
   free(h->buckets);
   free(h);
@@ -1284,15 +1282,15 @@ static int configure(mcp_http *h, const mcp_http_options *o,
   h->prefer_sse = o->prefer_sse;
   h->disable_get = o->disable_get;
   h->external = o->external_loop;
-  if ((h->path = dup_str(path)) == NULL ||
-      copy_list(o->allowed_hosts, &h->hosts) ||
-      copy_list(o->allowed_origins, &h->origins))
+  if ((h->path = mcp__http_strdup(path)) == NULL ||
+      mcp__http_list_copy(o->allowed_hosts, &h->hosts) ||
+      mcp__http_list_copy(o->allowed_origins, &h->origins))
     return MCP_ENOMEM;
   if (o->principal) {
     h->principal.all_scopes = o->principal->all_scopes;
-    if ((o->principal->subject &&
-         (h->principal_subject = dup_str(o->principal->subject)) == NULL) ||
-        copy_list(o->principal->scopes, &h->principal_scopes))
+    if ((o->principal->subject && (h->principal_subject = mcp__http_strdup(
+                                       o->principal->subject)) == NULL) ||
+        mcp__http_list_copy(o->principal->scopes, &h->principal_scopes))
       return MCP_ENOMEM;
     h->principal.subject = h->principal_subject;
     h->principal.scopes = (const char *const *)h->principal_scopes;

@@ -41,14 +41,6 @@ struct mcp__http_auth {
 
 /* ---- small helpers ------------------------------------------------------- */
 
-static char *dup_str(const char *s) {
-  size_t n = strlen(s) + 1;
-  char *d = malloc(n);
-  if (d)
-    memcpy(d, s, n);
-  return d;
-}
-
 static char *dup_n(const char *s, size_t n) {
   char *d = malloc(n + 1);
   if (d) {
@@ -56,12 +48,6 @@ static char *dup_n(const char *s, size_t n) {
     d[n] = '\0';
   }
   return d;
-}
-
-static void free_list(char **list) {
-  for (size_t i = 0; list && list[i]; i++)
-    free(list[i]);
-  free(list);
 }
 
 /* A RFC 6749 §3.3 scope token: %x21 / %x23-5B / %x5D-7E, at least one. */
@@ -102,34 +88,22 @@ static bool split_url(const char *url, size_t *origin_len, const char **path) {
 
 /* ---- configuration ------------------------------------------------------- */
 
+/* Copies list after checking each entry with ok; a refused entry is named
+ * in the log. Returns 0, MCP_EINVAL or MCP_ENOMEM. */
 static int copy_checked(mcp_http *h, const char *const *list, const char *what,
                         bool (*ok)(const char *), char ***out) {
   *out = NULL;
-  if (list == NULL)
-    return 0;
-  size_t n = 0;
-  while (list[n])
-    n++;
-  char **copy = calloc(n + 1, sizeof *copy);
-  if (copy == NULL)
-    return MCP_ENOMEM;
-  for (size_t i = 0; i < n; i++) {
+  for (size_t i = 0; list && list[i]; i++) {
     if (!ok(list[i])) {
       mcp__http_log(h, MCP_LOG_ERROR,
                     "auth: %s entry %zu is not acceptable (quotes, "
                     "backslashes, spaces and control characters are "
                     "refused)",
                     what, i);
-      free_list(copy);
       return MCP_EINVAL;
     }
-    if ((copy[i] = dup_str(list[i])) == NULL) {
-      free_list(copy);
-      return MCP_ENOMEM;
-    }
   }
-  *out = copy;
-  return 0;
+  return mcp__http_list_copy(list, out);
 }
 
 static bool url_ok(const char *s) {
@@ -146,8 +120,8 @@ void mcp__http_auth_free(mcp__http_auth *a) {
   free(a->prm_url);
   free(a->wk_endpoint);
   free(a->wk_resource);
-  free_list(a->servers);
-  free_list(a->supported);
+  mcp__http_list_free(a->servers);
+  mcp__http_list_free(a->supported);
   free(a);
 }
 
@@ -218,7 +192,7 @@ int mcp__http_auth_new(mcp_http *h, const mcp_auth_options *o,
   size_t wkn = sizeof WELL_KNOWN - 1, pn = strlen(rpath);
   if (pn == 1) /* "https://host/" is the root */
     pn = 0;
-  if ((a->resource = dup_str(o->resource)) == NULL ||
+  if ((a->resource = mcp__http_strdup(o->resource)) == NULL ||
       (a->prm_url = malloc(origin_len + wkn + pn + 1)) == NULL ||
       well_known(h->path, strlen(h->path), &a->wk_endpoint) != 0 ||
       well_known(rpath, pn, &a->wk_resource) != 0) {

@@ -446,4 +446,11 @@ struct mcp__http_req {
 #define MCP__HTTP_GET 2
 #define MCP__HTTP_DELETE 3
 
+/* Small copies shared by the transport's files (lib/http.c). */
+char *mcp__http_strdup(const char *s); /* NULL for NULL or no memory */
+/* Copies a NULL-terminated list; *out stays NULL for a NULL list. Returns 0
+ * or MCP_ENOMEM. */
+int mcp__http_list_copy(const char *const *list, char ***out);
+void mcp__http_list_free(char **list);
+
 #endif

@@ -293,8 +293,11 @@ mcp__http_stream *mcp__http_session_find_stream_locked(mcp__http_session *hs,
   return NULL;
 }
 
-void mcp__http_sessions_expire(mcp_http *h, uint64_t now_ms) {
-  uint64_t idle_ms = (uint64_t)h->idle_s * 1000;
+/* Ends the sessions that are idle since before now_ms by idle_ms, or every
+ * session with all set. They are unlinked under the lock and destroyed
+ * after it. */
+static void end_sessions(mcp_http *h, bool all, uint64_t now_ms,
+                         uint64_t idle_ms) {
   mcp__http_session *dead = NULL;
   pthread_mutex_lock(&h->lock);
   for (size_t b = 0; b < h->nbuckets && h->nsessions > 0; b++) {
@@ -302,8 +305,8 @@ void mcp__http_sessions_expire(mcp_http *h, uint64_t now_ms) {
       next = hs->hnext;
       /* last_ms may be later than now_ms: a request or a connection's end
        * on another thread since the caller read the clock. */
-      if (hs->attached > 0 || hs->last_ms >= now_ms ||
-          now_ms - hs->last_ms < idle_ms || hs->refs > 1)
+      if (!all && (hs->attached > 0 || hs->last_ms >= now_ms ||
+                   now_ms - hs->last_ms < idle_ms || hs->refs > 1))
         continue;
       unlink_locked(h, hs);
       if (unref_locked(h, hs)) {
@@ -320,23 +323,8 @@ void mcp__http_sessions_expire(mcp_http *h, uint64_t now_ms) {
   }
 }
 
-void mcp__http_sessions_free_all(mcp_http *h) {
-  mcp__http_session *dead = NULL;
-  pthread_mutex_lock(&h->lock);
-  for (size_t b = 0; b < h->nbuckets; b++) {
-    for (mcp__http_session *hs = h->buckets[b], *next; hs; hs = next) {
-      next = hs->hnext;
-      unlink_locked(h, hs);
-      if (unref_locked(h, hs)) {
-        hs->hnext = dead;
-        dead = hs;
-      }
-    }
-  }
-  pthread_mutex_unlock(&h->lock);
-  while (dead) {
-    mcp__http_session *next = dead->hnext;
-    session_destroy(dead);
-    dead = next;
-  }
+void mcp__http_sessions_expire(mcp_http *h, uint64_t now_ms) {
+  end_sessions(h, false, now_ms, (uint64_t)h->idle_s * 1000);
 }
+
+void mcp__http_sessions_free_all(mcp_http *h) { end_sessions(h, true, 0, 0); }

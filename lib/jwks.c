@@ -28,21 +28,6 @@
  * verification. */
 #define MAX_RSA_BYTES 1024
 
-static void say(char *err, size_t errlen, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
-
-static void say(char *err, size_t errlen, const char *fmt, ...) {
-  if (err == NULL || errlen == 0)
-    return;
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(err, errlen, fmt, ap);
-  va_end(ap);
-}
-
 /* Members that only a private or symmetric JWK has (RFC 7518 §6.2.2,
  * §6.3.2, §6.4; "priv" of the draft OKP private form). A key published
  * with them was leaked by mistake, and using it would bless the mistake. */
@@ -298,14 +283,15 @@ void mcp__jwks_free(mcp__jwks *set) {
 
 int mcp__jwks_parse(const char *json, size_t len, mcp__jwks **out, char *err,
                     size_t errlen) {
-  say(err, errlen, "%s", "");
+  mcp__jwt_say(err, errlen, "%s", "");
   if (json == NULL || len > MCP__JWKS_MAX_DOC) {
-    say(err, errlen, "the JWKS is larger than %u bytes", MCP__JWKS_MAX_DOC);
+    mcp__jwt_say(err, errlen, "the JWKS is larger than %u bytes",
+                 MCP__JWKS_MAX_DOC);
     return MCP_EINVAL;
   }
   uint32_t *scratch = OPENSSL_malloc(MCP__JSON_SCRATCH(len) * sizeof *scratch);
   if (scratch == NULL) {
-    say(err, errlen, "out of memory reading the JWKS");
+    mcp__jwt_say(err, errlen, "out of memory reading the JWKS");
     return MCP_ENOMEM;
   }
   mcp__jspan root, keys, jwk;
@@ -314,24 +300,25 @@ int mcp__jwks_parse(const char *json, size_t len, mcp__jwks **out, char *err,
                                 &root, &why);
   OPENSSL_free(scratch);
   if (!ok) {
-    say(err, errlen, "the JWKS is not strict JSON: %s", why);
+    mcp__jwt_say(err, errlen, "the JWKS is not strict JSON: %s", why);
     return MCP_EINVAL;
   }
   if (!mcp__jwt_json_get(root, "keys", &keys) ||
       mcp__jwt_json_type(keys) != MCP__J_ARRAY) {
-    say(err, errlen, "the JWKS has no \"keys\" array");
+    mcp__jwt_say(err, errlen, "the JWKS has no \"keys\" array");
     return MCP_EINVAL;
   }
   size_t count = 0, pos = 0;
   while (mcp__jwt_json_next(keys, &pos, &jwk))
     count++;
   if (count > MCP__JWKS_MAX_KEYS) {
-    say(err, errlen, "the JWKS has more than %d keys", MCP__JWKS_MAX_KEYS);
+    mcp__jwt_say(err, errlen, "the JWKS has more than %d keys",
+                 MCP__JWKS_MAX_KEYS);
     return MCP_EINVAL;
   }
   mcp__jwks *set = OPENSSL_zalloc(sizeof *set + count * sizeof set->keys[0]);
   if (set == NULL) {
-    say(err, errlen, "out of memory reading the JWKS");
+    mcp__jwt_say(err, errlen, "out of memory reading the JWKS");
     return MCP_ENOMEM;
   }
   size_t skipped = 0;
@@ -342,7 +329,7 @@ int mcp__jwks_parse(const char *json, size_t len, mcp__jwks **out, char *err,
     int rc = parse_jwk(jwk, k, &why);
     if (rc == JWK_NOMEM) {
       mcp__jwks_free(set);
-      say(err, errlen, "out of memory reading the JWKS");
+      mcp__jwt_say(err, errlen, "out of memory reading the JWKS");
       return MCP_ENOMEM;
     }
     if (rc == JWK_OK) {
@@ -356,16 +343,18 @@ int mcp__jwks_parse(const char *json, size_t len, mcp__jwks **out, char *err,
   if (set->n == 0) {
     mcp__jwks_free(set);
     if (skipped)
-      say(err, errlen,
+      mcp__jwt_say(
+          err, errlen,
           "the JWKS has no usable key (%zu skipped, the first being %s)",
           skipped, first);
     else
-      say(err, errlen, "the JWKS has no keys");
+      mcp__jwt_say(err, errlen, "the JWKS has no keys");
     return MCP_EINVAL;
   }
   if (skipped)
-    say(err, errlen, "%zu key(s) of the JWKS skipped, the first being %s",
-        skipped, first);
+    mcp__jwt_say(err, errlen,
+                 "%zu key(s) of the JWKS skipped, the first being %s", skipped,
+                 first);
   set->refs = 1;
   *out = set;
   return 0;

@@ -94,13 +94,7 @@ static unsigned long long now_ms(void) {
          (unsigned long long)ts.tv_nsec / 1000000;
 }
 
-static void say(char *err, size_t errlen, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
-
-static void say(char *err, size_t errlen, const char *fmt, ...) {
+void mcp__jwt_say(char *err, size_t errlen, const char *fmt, ...) {
   if (err == NULL || errlen == 0)
     return;
   va_list ap;
@@ -144,7 +138,7 @@ static int read_file(const char *path, char **out, size_t *len, char *err,
                      size_t errlen) {
   FILE *f = fopen(path, "rb");
   if (f == NULL) {
-    say(err, errlen, "cannot open %s: %s", path, strerror(errno));
+    mcp__jwt_say(err, errlen, "cannot open %s: %s", path, strerror(errno));
     return MCP_EIO;
   }
   /* One byte more than the cap tells a file that is too large. */
@@ -157,7 +151,8 @@ static int read_file(const char *path, char **out, size_t *len, char *err,
     if (n < cap)
       break;
     if (n == most) {
-      say(err, errlen, "%s is larger than %u bytes", path, MCP__JWKS_MAX_DOC);
+      mcp__jwt_say(err, errlen, "%s is larger than %u bytes", path,
+                   MCP__JWKS_MAX_DOC);
       rc = MCP_EINVAL;
       break;
     }
@@ -169,10 +164,10 @@ static int read_file(const char *path, char **out, size_t *len, char *err,
     cap = bigger_cap;
   }
   if (rc == 0 && buf == NULL) {
-    say(err, errlen, "out of memory reading %s", path);
+    mcp__jwt_say(err, errlen, "out of memory reading %s", path);
     rc = MCP_ENOMEM;
   } else if (rc == 0 && ferror(f)) {
-    say(err, errlen, "cannot read %s", path);
+    mcp__jwt_say(err, errlen, "cannot read %s", path);
     rc = MCP_EIO;
   }
   fclose(f);
@@ -195,9 +190,9 @@ static int load(mcp__jwt *j, const char *json, size_t len, const char *from,
   if (rc == 0)
     keys_install(j, set);
   if (why[0] != '\0')
-    say(err, errlen, "%s: %s", from, why);
+    mcp__jwt_say(err, errlen, "%s: %s", from, why);
   else
-    say(err, errlen, "%s", "");
+    mcp__jwt_say(err, errlen, "%s", "");
   return rc;
 }
 
@@ -224,42 +219,44 @@ static bool copy_str(char **dst, const char *src) {
 
 int mcp__jwt_new(const mcp_auth_options *opts, mcp__jwt **out, char *err,
                  size_t errlen) {
-  say(err, errlen, "%s", "");
+  mcp__jwt_say(err, errlen, "%s", "");
   if (opts == NULL || opts->issuer == NULL || opts->issuer[0] == '\0') {
-    say(err, errlen, "JWT verification needs the issuer (auth.issuer).");
+    mcp__jwt_say(err, errlen,
+                 "JWT verification needs the issuer (auth.issuer).");
     return MCP_EINVAL;
   }
   if (opts->resource == NULL || opts->resource[0] == '\0') {
-    say(err, errlen,
+    mcp__jwt_say(
+        err, errlen,
         "JWT verification needs the resource URI tokens are issued for "
         "(auth.resource).");
     return MCP_EINVAL;
   }
   if (opts->jwks != NULL && opts->jwks_file != NULL) {
-    say(err, errlen, "Give auth.jwks or auth.jwks_file, not both.");
+    mcp__jwt_say(err, errlen, "Give auth.jwks or auth.jwks_file, not both.");
     return MCP_EINVAL;
   }
   if (opts->jwks == NULL && opts->jwks_file == NULL &&
       opts->jwks_fetch == NULL && opts->hs256_secret == NULL) {
-    say(err, errlen,
-        "JWT verification needs keys: auth.jwks, auth.jwks_file, "
-        "auth.jwks_fetch or auth.hs256_secret.");
+    mcp__jwt_say(err, errlen,
+                 "JWT verification needs keys: auth.jwks, auth.jwks_file, "
+                 "auth.jwks_fetch or auth.hs256_secret.");
     return MCP_EINVAL;
   }
   if (opts->hs256_secret != NULL && opts->hs256_secret_len < MIN_SECRET) {
-    say(err, errlen, "auth.hs256_secret must hold at least %d bytes.",
-        MIN_SECRET);
+    mcp__jwt_say(err, errlen, "auth.hs256_secret must hold at least %d bytes.",
+                 MIN_SECRET);
     return MCP_EINVAL;
   }
   if (opts->scope_claim != NULL &&
       (opts->scope_claim[0] == '\0' || strlen(opts->scope_claim) > 64)) {
-    say(err, errlen, "auth.scope_claim must be a claim name.");
+    mcp__jwt_say(err, errlen, "auth.scope_claim must be a claim name.");
     return MCP_EINVAL;
   }
 
   mcp__jwt *j = OPENSSL_zalloc(sizeof *j);
   if (j == NULL) {
-    say(err, errlen, "Out of memory.");
+    mcp__jwt_say(err, errlen, "Out of memory.");
     return MCP_ENOMEM;
   }
   pthread_condattr_t ca;
@@ -275,7 +272,7 @@ int mcp__jwt_new(const mcp_auth_options *opts, mcp__jwt **out, char *err,
   }
   if (!sync_ok) {
     OPENSSL_free(j);
-    say(err, errlen, "Out of memory.");
+    mcp__jwt_say(err, errlen, "Out of memory.");
     return MCP_ENOMEM;
   }
   j->fetch = opts->jwks_fetch;
@@ -292,7 +289,7 @@ int mcp__jwt_new(const mcp_auth_options *opts, mcp__jwt **out, char *err,
        (j->secret = OPENSSL_memdup(opts->hs256_secret,
                                    opts->hs256_secret_len)) == NULL)) {
     mcp__jwt_free(j);
-    say(err, errlen, "Out of memory.");
+    mcp__jwt_say(err, errlen, "Out of memory.");
     return MCP_ENOMEM;
   }
   j->secret_len = j->secret ? opts->hs256_secret_len : 0;
@@ -326,7 +323,7 @@ int mcp__jwt_set_jwks(mcp__jwt *j, const char *json, size_t len, char *err,
 
 int mcp__jwt_reload_file(mcp__jwt *j, char *err, size_t errlen) {
   if (j->jwks_file == NULL) {
-    say(err, errlen, "no JWKS file is configured (auth.jwks_file)");
+    mcp__jwt_say(err, errlen, "no JWKS file is configured (auth.jwks_file)");
     return MCP_ESTATE;
   }
   char *doc = NULL;
@@ -869,6 +866,6 @@ int mcp__jwt_verify(mcp__jwt *j, const char *token, mcp_token_info *info,
   ERR_pop_to_mark();
   if (rc != 0)
     memset(info, 0, sizeof *info);
-  say(why, whylen, "%s", rc == 0 ? "" : reason);
+  mcp__jwt_say(why, whylen, "%s", rc == 0 ? "" : reason);
   return rc;
 }

@@ -127,4 +127,12 @@ void mcp__jwks_free(mcp__jwks *set);
  * a supported asymmetric algorithm). */
 unsigned mcp__jwt_alg_kinds(const char *alg, size_t len);
 
+/* Writes a formatted reason into err (errlen bytes; nothing when err is
+ * NULL or errlen 0). Shared by lib/jwt.c and lib/jwks.c. */
+void mcp__jwt_say(char *err, size_t errlen, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
 #endif
