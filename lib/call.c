@@ -8,6 +8,13 @@
 
 #include "internal.h"
 
+/* "tool", "prompt" or "resource", for log lines. */
+static const char *what(const mcp_call *c) {
+  return c->kind == MCP_CALL_PROMPT     ? "prompt"
+         : c->kind == MCP_CALL_RESOURCE ? "resource"
+                                        : "tool";
+}
+
 int mcp__id_canonical(mcp__buf *b, const cJSON *id) {
   if (cJSON_IsString(id))
     return mcp__json_quote(b, id->valuestring, strlen(id->valuestring));
@@ -36,6 +43,7 @@ int mcp__call_new(mcp_session *s, mcp__tool *tool, mcp__version v,
     return MCP_ENOMEM;
   }
   c->tool = tool;
+  c->kind = tool->kind;
   c->session = s;
   pthread_mutex_lock(&s->lock);
   c->next = s->calls;
@@ -59,6 +67,9 @@ void mcp__call_free(mcp_call *c) {
   mcp__free(c->id);
   mcp__free(c->canon_id);
   mcp__free(c->progress_token);
+  mcp__free(c->uri);
+  mcp__free(c->description);
+  mcp__free(c->error_text);
   mcp__buf_free(&c->content);
   mcp__buf_free(&c->structured);
   mcp__free(c);
@@ -71,6 +82,12 @@ const cJSON *mcp_call_arguments(const mcp_call *call) {
 }
 
 const char *mcp_call_tool(const mcp_call *call) { return call->tool->name; }
+
+mcp_call_kind mcp_call_kind_of(const mcp_call *call) {
+  return (mcp_call_kind)call->kind;
+}
+
+const char *mcp_call_uri(const mcp_call *call) { return call->uri; }
 
 const mcp_principal *mcp_call_principal(const mcp_call *call) {
   return &call->session->principal;
@@ -135,13 +152,13 @@ bool mcp_call_cancelled(const mcp_call *call) {
 void mcp_call_log(mcp_call *call, mcp_log_level level, const char *message) {
   const char *text =
       message && mcp__utf8_valid(message, strlen(message)) ? message : "";
-  mcp__log(call->session->srv, level, "tool \"%s\": %s", call->tool->name,
-           text);
+  mcp__log(call->session->srv, level, "%s \"%s\": %s", what(call),
+           call->tool->name, text);
   /* The modern era sends log messages only to a request that asked for
    * them, at its level or above, on that request's own stream. */
   static const char *const names[] = {"debug", "info", "notice", "warning",
                                       "error"};
-  if (!call->modern || call->log_level < 0 || (int)level < call->log_level ||
+  if (call->log_level < 0 || (int)level < call->log_level ||
       (unsigned)level >= sizeof names / sizeof *names ||
       mcp_call_cancelled(call))
     return;
@@ -193,17 +210,23 @@ int mcp_call_progress(mcp_call *call, double progress, double total,
 
 /* ---- result builder ------------------------------------------------------ */
 
-/* Opens a content block: "{" after a separating comma. Returns nonzero when
- * a failure is latched. */
+/* Opens a content block: "{" after a separating comma; for a prompt, the
+ * message around it. Returns nonzero when a failure is latched. */
 static int begin_block(mcp_call *c) {
   if (c->latched)
     return c->latched;
   if (c->content.len)
     mcp__buf_putc(&c->content, ',');
+  if (c->kind == MCP_CALL_PROMPT)
+    return mcp__buf_printf(&c->content, "{\"role\":\"%s\",\"content\":{",
+                           c->role == MCP_ROLE_ASSISTANT ? "assistant"
+                                                         : "user");
   return mcp__buf_putc(&c->content, '{');
 }
 
 static int end_block(mcp_call *c) {
+  if (c->kind == MCP_CALL_PROMPT)
+    mcp__buf_putc(&c->content, '}');
   mcp__buf_putc(&c->content, '}');
   if (c->content.err && !c->latched)
     c->latched = c->content.err;
@@ -225,12 +248,27 @@ static void put_str(mcp__buf *b, const char *key, const char *val) {
   mcp__json_quote(b, val, strlen(val));
 }
 
+/* A ReadResourceResult item for the URI asked for, in the resource's
+ * mime type (or mime): the members before "text" or "blob". */
+static void contents_head(mcp_call *c, const char *mime) {
+  put_str(&c->content, "uri", c->uri);
+  mime = mime ? mime : c->tool->mime_type;
+  if (mime) {
+    mcp__buf_putc(&c->content, ',');
+    put_str(&c->content, "mimeType", mime);
+  }
+  mcp__buf_putc(&c->content, ',');
+}
+
 int mcp_result_text(mcp_call *call, const char *text) {
   if (!valid_text(text))
     return latch(call, MCP_EINVAL);
   if (begin_block(call))
     return call->latched;
-  mcp__buf_puts(&call->content, "\"type\":\"text\",");
+  if (call->kind == MCP_CALL_RESOURCE)
+    contents_head(call, NULL);
+  else
+    mcp__buf_puts(&call->content, "\"type\":\"text\",");
   put_str(&call->content, "text", text);
   return end_block(call);
 }
@@ -241,6 +279,13 @@ static int binary(mcp_call *c, const char *type, const void *data, size_t size,
     return latch(c, MCP_EINVAL);
   if (begin_block(c))
     return c->latched;
+  if (c->kind == MCP_CALL_RESOURCE) {
+    contents_head(c, mime);
+    mcp__buf_puts(&c->content, "\"blob\":\"");
+    mcp__base64(&c->content, data, size);
+    mcp__buf_putc(&c->content, '"');
+    return end_block(c);
+  }
   mcp__buf_printf(&c->content, "\"type\":\"%s\",\"data\":\"", type);
   mcp__base64(&c->content, data, size);
   mcp__buf_puts(&c->content, "\",");
@@ -255,7 +300,7 @@ int mcp_result_image(mcp_call *call, const void *data, size_t size,
 
 int mcp_result_audio(mcp_call *call, const void *data, size_t size,
                      const char *mime_type) {
-  if (call->version < MCP__V2025_03_26) {
+  if (call->version < MCP__V2025_03_26 && call->kind != MCP_CALL_RESOURCE) {
     /* Audio content arrived in 2025-03-26; tell older clients what they
      * are missing rather than send a block their schema rejects. */
     if (!valid_text(mime_type) || (data == NULL && size))
@@ -275,7 +320,8 @@ int mcp_result_resource_link(mcp_call *call, const char *uri, const char *name,
                              const char *mime_type, const char *description) {
   if (!valid_text(uri) || !valid_text(name) ||
       (mime_type && !valid_text(mime_type)) ||
-      (description && !valid_text(description)))
+      (description && !valid_text(description)) ||
+      call->kind == MCP_CALL_RESOURCE)
     return latch(call, MCP_EINVAL);
   if (call->version < MCP__V2025_06_18) {
     /* resource_link arrived in 2025-06-18; older clients get the same
@@ -313,7 +359,9 @@ static int resource(mcp_call *c, const char *uri, const char *mime,
   if (begin_block(c))
     return c->latched;
   mcp__buf *b = &c->content;
-  mcp__buf_puts(b, "\"type\":\"resource\",\"resource\":{");
+  bool item = c->kind == MCP_CALL_RESOURCE; /* a contents item, unwrapped */
+  if (!item)
+    mcp__buf_puts(b, "\"type\":\"resource\",\"resource\":{");
   put_str(b, "uri", uri);
   if (mime) {
     mcp__buf_putc(b, ',');
@@ -327,7 +375,8 @@ static int resource(mcp_call *c, const char *uri, const char *mime,
     mcp__base64(b, data, size);
     mcp__buf_putc(b, '"');
   }
-  mcp__buf_putc(b, '}');
+  if (!item)
+    mcp__buf_putc(b, '}');
   return end_block(c);
 }
 
@@ -351,7 +400,7 @@ int mcp_result_structured_json(mcp_call *call, const cJSON *value) {
     return call->latched;
   if (call->has_structured)
     return latch(call, MCP_ESTATE);
-  if (!cJSON_IsObject(value))
+  if (!cJSON_IsObject(value) || call->kind != MCP_CALL_TOOL)
     return latch(call, MCP_EINVAL);
   mcp_server *srv = call->session->srv;
   if (call->tool->output && atomic_load(&srv->check_output)) {
@@ -393,10 +442,42 @@ int mcp_result_structured(mcp_call *call, const char *json) {
 }
 
 int mcp_result_error(mcp_call *call, const char *text) {
+  if (call->kind != MCP_CALL_TOOL) {
+    /* Prompts and resources have no error result: the request fails with
+     * this text. */
+    if (call->latched)
+      return call->latched;
+    if (!valid_text(text))
+      return latch(call, MCP_EINVAL);
+    mcp__free(call->error_text);
+    if ((call->error_text = mcp__strdup(text)) == NULL)
+      return latch(call, MCP_ENOMEM);
+    call->is_error = true;
+    return 0;
+  }
   int rc = mcp_result_text(call, text);
   if (rc == 0)
     call->is_error = true;
   return rc;
+}
+
+int mcp_result_role(mcp_call *call, mcp_role role) {
+  if (call->kind != MCP_CALL_PROMPT ||
+      (role != MCP_ROLE_USER && role != MCP_ROLE_ASSISTANT))
+    return latch(call, MCP_EINVAL);
+  call->role = role;
+  return call->latched;
+}
+
+int mcp_result_description(mcp_call *call, const char *text) {
+  if (call->kind != MCP_CALL_PROMPT || !valid_text(text))
+    return latch(call, MCP_EINVAL);
+  if (call->latched)
+    return call->latched;
+  mcp__free(call->description);
+  if ((call->description = mcp__strdup(text)) == NULL)
+    return latch(call, MCP_ENOMEM);
+  return 0;
 }
 
 /* ---- finishing ----------------------------------------------------------- */
@@ -459,6 +540,14 @@ static void missing_capability(mcp_call *c, mcp__buf *out) {
     } else {
       out->err = MCP_ENOMEM;
     }
+  } else if (names && c->kind != MCP_CALL_TOOL) {
+    char msg[200];
+    mcp__fmt(msg, sizeof msg,
+             "This %s needs the client to support %s, which it did not "
+             "declare",
+             what(c), names);
+    mcp__rpc_error(out, c->id, c->id_len, MCP__ID_NULL, MCP__RPC_INVALID_PARAMS,
+                   msg, NULL);
   } else if (names) {
     char msg[200];
     mcp__fmt(msg, sizeof msg,
@@ -488,17 +577,43 @@ static void build_reply(mcp_call *c, int rc, mcp__buf *out) {
     if (mcp__input_result(c, out) == MCP_EINVAL) {
       mcp__buf_free(out);
       mcp__log(srv, MCP_LOG_ERROR,
-               "tool \"%s\" returned MCP_INPUT_REQUIRED without asking for "
+               "%s \"%s\" returned MCP_INPUT_REQUIRED without asking for "
                "input or keeping state",
-               c->tool->name);
+               what(c), c->tool->name);
       rc = MCP_EINVAL;
     } else {
       return;
     }
   }
+  if (rc == MCP_ENOENT && c->kind == MCP_CALL_RESOURCE && !c->latched) {
+    /* No such resource: -32002 until 2025-11-25, -32602 in the modern era
+     * (SEP-2164), never an empty contents list. */
+    mcp__buf data = {0};
+    mcp__buf_puts(&data, "{\"uri\":");
+    mcp__json_quote(&data, c->uri, strlen(c->uri));
+    mcp__buf_putc(&data, '}');
+    const char *json = mcp__buf_str(&data);
+    if (json)
+      mcp__rpc_error(out, c->id, c->id_len, MCP__ID_NULL,
+                     c->modern ? MCP__RPC_INVALID_PARAMS
+                               : MCP__RPC_RESOURCE_NOT_FOUND,
+                     "Resource not found", json);
+    else
+      out->err = MCP_ENOMEM;
+    mcp__buf_free(&data);
+    return;
+  }
+  if (rc == 0 && c->is_error && c->kind != MCP_CALL_TOOL && !c->latched) {
+    char msg[512];
+    mcp__fmt(msg, sizeof msg, "%s", c->error_text);
+    mcp__utf8_trim(msg);
+    mcp__rpc_error(out, c->id, c->id_len, MCP__ID_NULL, MCP__RPC_INVALID_PARAMS,
+                   msg, NULL);
+    return;
+  }
   if (rc < 0 || c->latched) {
     /* The detail is for the author, never for the client (DESIGN §4). */
-    mcp__log(srv, MCP_LOG_ERROR, "tool \"%s\" failed: %s", c->tool->name,
+    mcp__log(srv, MCP_LOG_ERROR, "%s \"%s\" failed: %s", what(c), c->tool->name,
              mcp_strerror(rc < 0 ? rc : c->latched));
     mcp__rpc_error(out, c->id, c->id_len, MCP__ID_NULL, MCP__RPC_INTERNAL_ERROR,
                    "Internal error", NULL);
@@ -508,9 +623,20 @@ static void build_reply(mcp_call *c, int rc, mcp__buf *out) {
   mcp__buf_append(out, c->id, c->id_len);
   mcp__buf_puts(out, ",\"result\":");
   mcp__result_begin(out, srv, c->modern, "complete");
-  mcp__buf_puts(out, "\"content\":[");
+  if (c->kind == MCP_CALL_PROMPT) {
+    if (c->description) {
+      put_str(out, "description", c->description);
+      mcp__buf_putc(out, ',');
+    }
+    mcp__buf_puts(out, "\"messages\":[");
+  } else {
+    mcp__buf_puts(out, c->kind == MCP_CALL_RESOURCE ? "\"contents\":["
+                                                    : "\"content\":[");
+  }
   mcp__buf_append(out, c->content.data, c->content.len);
   mcp__buf_puts(out, "],");
+  if (c->kind == MCP_CALL_RESOURCE && c->modern)
+    mcp__put_cache(out, srv, c->tool->nscopes > 0);
   if (c->has_structured && c->version >= MCP__V2025_06_18) {
     mcp__buf_puts(out, "\"structuredContent\":");
     mcp__buf_append(out, c->structured.data, c->structured.len);
@@ -551,8 +677,8 @@ void mcp__call_complete(mcp_call *c, int rc, mcp__buf *out) {
       return;
     if (c->rounds >= MAX_ROUNDS)
       mcp__log(s->srv, MCP_LOG_ERROR,
-               "tool \"%s\" asked for input %d times; giving up", c->tool->name,
-               MAX_ROUNDS);
+               "%s \"%s\" asked for input %d times; giving up", what(c),
+               c->tool->name, MAX_ROUNDS);
     rc = c->requests ? MCP_EIO : MCP_EINVAL;
     cancelled = mcp_call_cancelled(c);
   }
@@ -563,12 +689,15 @@ void mcp__call_complete(mcp_call *c, int rc, mcp__buf *out) {
    * the legacy era reports it as a tool error. */
   bool capability = rc < 0 && c->missing_caps && !c->latched;
   bool failed = !cancelled && !capability && (rc < 0 || c->latched);
-  mcp__audit(s->srv, c->tool->name, &s->principal,
-             cancelled ? MCP_DECISION_CANCELLED : MCP_DECISION_ALLOWED, NULL,
-             c->is_error || (capability && !c->modern), failed, c->started_us);
+  if (c->kind == MCP_CALL_TOOL)
+    mcp__audit(s->srv, c->tool->name, &s->principal,
+               cancelled ? MCP_DECISION_CANCELLED : MCP_DECISION_ALLOWED, NULL,
+               c->is_error || (capability && !c->modern), failed,
+               c->started_us);
   if (reply.err) {
     mcp__log(s->srv, MCP_LOG_ERROR,
-             "tool \"%s\": out of memory building the reply", c->tool->name);
+             "%s \"%s\": out of memory building the reply", what(c),
+             c->tool->name);
     /* The request is still owed an answer, and a deferred call has nobody
      * to return an error to: send the short internal error instead. */
     mcp__buf_free(&reply);
@@ -617,6 +746,11 @@ void mcp__call_discard(mcp_call *c) {
 static void reset_round(mcp_call *c) {
   mcp__buf_free(&c->content);
   mcp__buf_free(&c->structured);
+  mcp__free(c->description);
+  c->description = NULL;
+  mcp__free(c->error_text);
+  c->error_text = NULL;
+  c->role = MCP_ROLE_USER;
   c->has_structured = false;
   c->is_error = false;
   c->latched = 0;

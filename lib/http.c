@@ -664,8 +664,11 @@ static void peek_body(const char *body, size_t len, peek *p) {
   const cJSON *caps =
       member(meta, "io.modelcontextprotocol/clientCapabilities");
   const cJSON *level = member(meta, "io.modelcontextprotocol/logLevel");
-  p->modern = strcmp(p->method, "initialize") != 0 &&
-              (v || caps || strcmp(p->method, "server/discover") == 0);
+  /* initialize belongs to the legacy era, unless its _meta names a
+   * version (the engine then answers that 2026-07-28 has no initialize). */
+  p->modern = strcmp(p->method, "initialize") != 0
+                  ? (v || caps || strcmp(p->method, "server/discover") == 0)
+                  : v != NULL;
   p->meta_version = cJSON_IsString(v) ? v->valuestring : NULL;
   p->meta_ok = p->meta_version && cJSON_IsObject(caps) &&
                (level == NULL || cJSON_IsString(level));
@@ -976,8 +979,7 @@ static enum MHD_Result dispatch_post(mcp_http *h, mcp__http_req *r) {
   peek_body(r->body, r->len, &p);
   const char *version = r->version;
   bool modern =
-      !p.initialize &&
-      ((version && strcmp(version, MCP__HTTP_MODERN_VERSION) == 0) || p.modern);
+      (version && strcmp(version, MCP__HTTP_MODERN_VERSION) == 0) || p.modern;
   enum MHD_Result ret = modern ? post_modern(h, r, &p) : post_legacy(h, r, &p);
   peek_free(&p);
   return ret;

@@ -251,7 +251,10 @@ static int sign_state(mcp_call *c, mcp__buf *out) {
   const mcp_principal *p = &c->session->principal;
   unsigned ttl = atomic_load(&c->session->srv->input_ttl_s);
   mcp__buf payload = {0}, token = {0};
-  mcp__buf_printf(&payload, "{\"v\":%d,\"tool\":", STATE_VERSION);
+  /* A prompt, a resource and a tool may share a name: the kind is bound
+   * too. */
+  mcp__buf_printf(&payload, "{\"v\":%d,\"kind\":%d,\"tool\":", STATE_VERSION,
+                  c->kind);
   mcp__json_quote(&payload, c->tool->name, strlen(c->tool->name));
   mcp__buf_printf(&payload, ",\"args\":\"%s\",\"sub\":", hex);
   if (p->subject)
@@ -377,6 +380,48 @@ static int open_state(const mcp_call *c, const char *token,
   return rc;
 }
 
+/* Keeps a copy of answer under key in c->inputs. */
+static int keep_answer(mcp_call *c, const char *key, const cJSON *answer) {
+  cJSON *copy = cJSON_Duplicate(answer, 1);
+  if (c->inputs == NULL)
+    c->inputs = cJSON_CreateObject();
+  if (copy == NULL || c->inputs == NULL ||
+      !cJSON_AddItemToObject(c->inputs, key, copy)) {
+    cJSON_Delete(copy);
+    return MCP_ENOMEM;
+  }
+  return 0;
+}
+
+/* A retry without a requestState (a client that answers at once, or lost
+ * the state) starts a first round that already has answers. Nothing binds
+ * them to a question, so each must at least have the shape of one of the
+ * results a client can give; the handler sees them as the client's word,
+ * as it must any answer, and has no state. */
+static int accept_unbound(mcp_call *c, const cJSON *answers, char *msg,
+                          size_t msglen) {
+  static const char *const methods[] = {"elicitation/create",
+                                        "sampling/createMessage", "roots/list"};
+  for (const cJSON *a = answers->child; a; a = a->next) {
+    bool fits = false;
+    for (size_t i = 0; i < 3 && !fits; i++)
+      fits = answer_problem(methods[i], a) == NULL;
+    if (!fits) {
+      mcp__fmt(msg, msglen,
+               "inputResponses[\"%.64s\"] is not an elicitation, sampling or "
+               "roots result",
+               a->string);
+      mcp__utf8_trim(msg);
+      return MCP_EINVAL;
+    }
+    if (keep_answer(c, a->string, a) != 0) {
+      mcp__fmt(msg, msglen, "out of memory");
+      return MCP_ENOMEM;
+    }
+  }
+  return 0;
+}
+
 int mcp__input_accept(mcp_call *c, const cJSON *params, char *msg,
                       size_t msglen) {
   const cJSON *token = member(params, "requestState");
@@ -387,10 +432,10 @@ int mcp__input_accept(mcp_call *c, const cJSON *params, char *msg,
     mcp__fmt(msg, msglen, "inputResponses must be an object");
     return MCP_EINVAL;
   }
+  if (token == NULL)
+    return accept_unbound(c, answers, msg, msglen);
   if (!cJSON_IsString(token)) {
-    mcp__fmt(msg, msglen,
-             "requestState (a string from this server) must accompany "
-             "inputResponses");
+    mcp__fmt(msg, msglen, "requestState must be a string from this server");
     return MCP_EINVAL;
   }
   mcp__json_doc doc = {0};
@@ -404,6 +449,7 @@ int mcp__input_accept(mcp_call *c, const cJSON *params, char *msg,
   char hex[65];
   rc = args_digest(c, hex);
   const cJSON *p = doc.root;
+  const cJSON *kind = member(p, "kind");
   const cJSON *v = member(p, "v"), *tool = member(p, "tool"),
               *args = member(p, "args"), *sub = member(p, "sub"),
               *exp = member(p, "exp"), *keys = member(p, "keys"),
@@ -412,6 +458,7 @@ int mcp__input_accept(mcp_call *c, const cJSON *params, char *msg,
   long long expiry = 0;
   if (rc == 0 &&
       (!cJSON_IsNumber(v) || v->valuedouble != STATE_VERSION ||
+       !cJSON_IsNumber(kind) || kind->valuedouble != c->kind ||
        !cJSON_IsString(tool) || strcmp(tool->valuestring, c->tool->name) ||
        !cJSON_IsString(args) || strcmp(args->valuestring, hex) ||
        !(subject ? cJSON_IsString(sub) && strcmp(sub->valuestring, subject) == 0
@@ -441,14 +488,7 @@ int mcp__input_accept(mcp_call *c, const cJSON *params, char *msg,
       rc = MCP_EINVAL;
       break;
     }
-    cJSON *copy = cJSON_Duplicate(a, 1);
-    if (c->inputs == NULL)
-      c->inputs = cJSON_CreateObject();
-    if (copy == NULL || c->inputs == NULL ||
-        !cJSON_AddItemToObject(c->inputs, k->string, copy)) {
-      cJSON_Delete(copy);
-      rc = MCP_ENOMEM;
-    }
+    rc = keep_answer(c, k->string, a);
   }
   if (rc == 0 && cJSON_IsString(state) &&
       (c->state = mcp__strdup(state->valuestring)) == NULL)

@@ -138,6 +138,8 @@ enum {
   MCP__RPC_METHOD_NOT_FOUND = -32601,
   MCP__RPC_INVALID_PARAMS = -32602,
   MCP__RPC_INTERNAL_ERROR = -32603,
+  /* Defined by MCP up to 2025-11-25. */
+  MCP__RPC_RESOURCE_NOT_FOUND = -32002,
   /* Defined by MCP 2026-07-28. */
   MCP__RPC_HEADER_MISMATCH = -32020,
   MCP__RPC_MISSING_CAPABILITY = -32021,
@@ -254,11 +256,16 @@ void mcp__schema_free(mcp__schema *s);
 int mcp__schema_validate(const mcp__schema *s, const struct cJSON *instance,
                          const char *label, char *msg, size_t msglen);
 
-/* ---- registry (lib/registry.c) --------------------------------------------
- */
+/* ---- registry (lib/registry.c, lib/catalog.c) ----------------------------
+ * One entry type serves tools, prompts and resources: each has a name (a
+ * resource's is its uri or uri_template), required scopes, a handler run
+ * through mcp_call, and a wire form per protocol version. */
+struct mcp__uritemplate;
+
 typedef struct mcp__tool {
   _Atomic unsigned refs;
   unsigned long long seq; /* registration order; the list order and cursor */
+  int kind;               /* mcp_call_kind */
   char *name;
   char **scopes; /* NULL-terminated */
   size_t nscopes;
@@ -271,7 +278,14 @@ typedef struct mcp__tool {
   /* Two stated hints kept for mcp_server_lint's warnings, and nothing
    * else: access never reads them (DESIGN promise 2). */
   bool destructive, open_world;
-  /* The Tool object as sent to each protocol version, built once. */
+  mcp_complete_fn complete;      /* prompts and templates; may be NULL */
+  char *mime_type;               /* resources; NULL if none */
+  struct mcp__uritemplate *tmpl; /* resource templates only */
+  char **arg_names;              /* prompts: NULL-terminated */
+  bool *arg_required;
+  size_t nargs;
+  /* The Tool (Prompt, Resource, ResourceTemplate) object as sent to each
+   * protocol version, built once. */
   char *wire[MCP__VERSION_COUNT];
   size_t wire_len[MCP__VERSION_COUNT];
 } mcp__tool;
@@ -280,12 +294,30 @@ typedef struct mcp__registry {
   mcp__tool **tools; /* in registration order */
   size_t n, cap;
   unsigned long long next_seq;
+  const char *key; /* the list's member: "tools", "prompts", ... */
+  char tag;        /* first character of its cursors */
 } mcp__registry;
 
 /* Validates def and builds a tool with one reference. On MCP_EINVAL, err
  * names the tool and the rule broken. */
 int mcp__tool_new(const mcp_tool *def, void *user_data, mcp__tool **out,
                   char *err, size_t errlen);
+/* The same for prompts and resources (lib/catalog.c). */
+int mcp__prompt_new(const mcp_prompt *def, void *user_data, mcp__tool **out,
+                    char *err, size_t errlen);
+int mcp__resource_new(const mcp_resource *def, void *user_data, mcp__tool **out,
+                      char *err, size_t errlen);
+/* Checks a prompts/get's arguments against the prompt: an object of
+ * strings, every name known, every required one present. Returns 0 or
+ * MCP_EINVAL with the reason in msg. */
+int mcp__prompt_check_args(const mcp__tool *t, const struct cJSON *args,
+                           char *msg, size_t msglen);
+/* Shared checks of lib/registry.c and lib/catalog.c. */
+int mcp__scopes_copy(const char *what, const char *name,
+                     const char *const *scopes, mcp__tool *t, char *err,
+                     size_t errlen);
+void mcp__put_string_member(mcp__buf *b, const char *key, const char *val);
+bool mcp__tool_callable_by(const mcp__tool *t, const mcp_principal *p);
 void mcp__tool_ref(mcp__tool *t);
 void mcp__tool_unref(mcp__tool *t);
 
@@ -311,8 +343,11 @@ struct mcp_server {
   char *name, *version, *title, *instructions;
   unsigned char state_key[32]; /* HMAC key of requestState */
   pthread_mutex_t lock;        /* guards reg and sessions */
-  mcp__registry reg;
-  mcp_session *sessions; /* every live session, for list_changed */
+  mcp__registry reg;           /* tools */
+  mcp__registry prompts;       /* prompts */
+  mcp__registry resources;     /* resources with a fixed uri */
+  mcp__registry templates;     /* resource templates, matched in order */
+  mcp_session *sessions;       /* every live session, for list_changed */
   mcp_log_fn log;
   void *log_data;
   mcp__policy policy;
@@ -357,7 +392,12 @@ struct mcp_session {
   size_t ncalls;
   struct cJSON *client_caps; /* from initialize (legacy era) */
   long long next_request_id; /* ids of requests we send (legacy input) */
-  mcp_session *next, *prev;  /* in srv->sessions */
+  int log_level;             /* legacy logging/setLevel; -1 = not set */
+  unsigned announced;        /* MCP__LISTEN_* initialize announced */
+  char **subscribed;         /* legacy resources/subscribe URIs */
+  size_t nsubscribed;
+  struct mcp__listener *listeners; /* modern subscriptions/listen */
+  mcp_session *next, *prev;        /* in srv->sessions */
 };
 
 /* A transport's per-request sink (mcp_session_receive_to), shared by the
@@ -368,6 +408,43 @@ typedef struct mcp__sink {
   _Atomic unsigned refs;
   bool failed; /* under the session lock */
 } mcp__sink;
+
+/* A modern subscriptions/listen: its stream stays open (the sink is held)
+ * until the client closes it or the session ends. Under s->lock. */
+typedef struct mcp__listener {
+  char *id; /* the listen request's raw id, the subscriptionId */
+  size_t id_len;
+  char *canon_id;
+  mcp__sink *sink;
+  unsigned flags; /* MCP__LISTEN_* */
+  char **uris;    /* resourceSubscriptions */
+  size_t nuris;
+  struct mcp__listener *next;
+} mcp__listener;
+
+enum {
+  MCP__LISTEN_TOOLS = 1,
+  MCP__LISTEN_PROMPTS = 2,
+  MCP__LISTEN_RESOURCES = 4
+};
+
+/* What changed, for mcp__broadcast. */
+typedef enum mcp__change {
+  MCP__CHANGED_TOOLS = MCP__LISTEN_TOOLS,
+  MCP__CHANGED_PROMPTS = MCP__LISTEN_PROMPTS,
+  MCP__CHANGED_RESOURCES = MCP__LISTEN_RESOURCES,
+  MCP__CHANGED_RESOURCE = 8 /* one resource's contents (uri given) */
+} mcp__change;
+
+/* Tells every session that asked for it that something changed: legacy
+ * sessions by their callback, modern listeners on their streams. Returns
+ * how many were told, or MCP_ENOMEM. Never call with a lock held. */
+int mcp__broadcast(mcp_server *srv, mcp__change what, const char *uri);
+
+/* Frees a session's subscriptions and ends its listeners (their sinks are
+ * released). Call with s->lock held; listeners' sinks are handed back in
+ * *sinks (NULL-terminated, free with mcp__free) for release after it. */
+void mcp__session_drop_subscriptions_locked(mcp_session *s, mcp__sink ***sinks);
 
 void mcp__sink_ref(mcp__sink *k);
 /* Drops a reference; at the last one calls done and frees. NULL is fine.
@@ -400,6 +477,11 @@ struct mcp_call {
   bool modern;        /* answered in the modern era's shapes */
   mcp__sink *sink;    /* where its messages go; NULL: the session's */
   int log_level;      /* modern: the request's logLevel, -1 = none */
+  int kind;           /* mcp_call_kind */
+  char *uri;          /* resources/read: the URI asked for */
+  int role;           /* prompts: mcp_role of the next message */
+  char *description;  /* prompts: the result's description */
+  char *error_text;   /* prompts, resources: mcp_result_error's text */
   struct cJSON *caps; /* the client capabilities this call may use;
                          owned in the modern era, borrowed otherwise */
   /* Input required (lib/input.c). */
@@ -467,6 +549,9 @@ void mcp__call_complete(mcp_call *c, int rc, mcp__buf *out);
 void mcp__result_begin(mcp__buf *b, const mcp_server *srv, bool modern,
                        const char *result_type);
 int mcp__result_end(mcp__buf *b);
+/* The ttlMs and cacheScope members of a cacheable modern result, each
+ * followed by a comma. */
+void mcp__put_cache(mcp__buf *b, const mcp_server *srv, bool private_);
 /* Appends srv's Implementation object as version v shows it. */
 void mcp__server_info(mcp__buf *b, const mcp_server *srv, mcp__version v);
 

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "uritemplate.h"
 
 static const char *const version_names[MCP__VERSION_COUNT] = {
     "2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"};
@@ -126,7 +127,7 @@ static void put_hint(mcp__buf *b, const char *key, mcp_hint h, int *first) {
   *first = 0;
 }
 
-static void put_string_member(mcp__buf *b, const char *key, const char *val) {
+void mcp__put_string_member(mcp__buf *b, const char *key, const char *val) {
   if (val == NULL)
     return;
   mcp__buf_printf(b, ",\"%s\":", key);
@@ -142,8 +143,8 @@ static int build_wire(const mcp_tool *def, const mcp__tool *t, mcp__version v,
   mcp__buf_puts(b, "{\"name\":");
   mcp__json_quote(b, t->name, strlen(t->name));
   if (v >= MCP__V2025_06_18)
-    put_string_member(b, "title", def->title);
-  put_string_member(b, "description", def->description);
+    mcp__put_string_member(b, "title", def->title);
+  mcp__put_string_member(b, "description", def->description);
   mcp__buf_puts(b, ",\"inputSchema\":");
   mcp__json_write(b, t->input_schema);
   if (v >= MCP__V2025_06_18 && t->output_schema) {
@@ -174,6 +175,12 @@ static void tool_free(mcp__tool *t) {
   if (t == NULL)
     return;
   mcp__free(t->name);
+  mcp__free(t->mime_type);
+  mcp__uritemplate_free(t->tmpl);
+  for (size_t i = 0; i < t->nargs; i++)
+    mcp__free(t->arg_names[i]);
+  mcp__free(t->arg_names);
+  mcp__free(t->arg_required);
   for (size_t i = 0; t->scopes && t->scopes[i]; i++)
     mcp__free(t->scopes[i]);
   mcp__free(t->scopes);
@@ -224,22 +231,37 @@ static int check_definition(const mcp_tool *def, char *err, size_t errlen) {
     mcp__fmt(err, errlen, "tool \"%s\": %s", name, rule);
     return MCP_EINVAL;
   }
-  for (const char *const *s = def->scopes; s && *s; s++) {
-    for (const char *const *t = def->scopes; t != s; t++) {
-      if (strcmp(*t, *s) == 0) {
-        mcp__fmt(err, errlen, "tool \"%s\": scope \"%.64s\" is listed twice",
-                 name, *s);
+  return 0;
+}
+
+int mcp__scopes_copy(const char *what, const char *name,
+                     const char *const *scopes, mcp__tool *t, char *err,
+                     size_t errlen) {
+  for (const char *const *s = scopes; s && *s; s++) {
+    for (const char *const *o = scopes; o != s; o++) {
+      if (strcmp(*o, *s) == 0) {
+        mcp__fmt(err, errlen, "%s \"%.200s\": scope \"%.64s\" is listed twice",
+                 what, name, *s);
         return MCP_EINVAL;
       }
     }
     if (!mcp__scope_token_valid(*s)) {
       mcp__fmt(err, errlen,
-               "tool \"%s\": scope \"%.64s\" is not an RFC 6750 scope token "
-               "(printable ASCII without space, '\"' or '\\')",
-               name, mcp__utf8_valid(*s, strlen(*s)) ? *s : "(invalid)");
+               "%s \"%.200s\": scope \"%.64s\" is not an RFC 6750 scope "
+               "token (printable ASCII without space, '\"' or '\\')",
+               what, name, mcp__utf8_valid(*s, strlen(*s)) ? *s : "(invalid)");
       return MCP_EINVAL;
     }
   }
+  size_t n = 0;
+  while (scopes && scopes[n])
+    n++;
+  if ((t->scopes = mcp__calloc(n + 1, sizeof *t->scopes)) == NULL)
+    return MCP_ENOMEM;
+  for (size_t i = 0; i < n; i++)
+    if ((t->scopes[i] = mcp__strdup(scopes[i])) == NULL)
+      return MCP_ENOMEM;
+  t->nscopes = n;
   return 0;
 }
 
@@ -262,17 +284,12 @@ int mcp__tool_new(const mcp_tool *def, void *user_data, mcp__tool **out,
   t->user_data = user_data;
   t->destructive = def->annotations.destructive == MCP_HINT_TRUE;
   t->open_world = def->annotations.open_world == MCP_HINT_TRUE;
-  size_t n = 0;
-  while (def->scopes && def->scopes[n])
-    n++;
-  t->nscopes = n;
   rc = MCP_ENOMEM;
-  if ((t->name = mcp__strdup(def->name)) == NULL ||
-      (t->scopes = mcp__calloc(n + 1, sizeof *t->scopes)) == NULL)
+  if ((t->name = mcp__strdup(def->name)) == NULL)
     goto fail;
-  for (size_t i = 0; i < n; i++)
-    if ((t->scopes[i] = mcp__strdup(def->scopes[i])) == NULL)
-      goto fail;
+  rc = mcp__scopes_copy("tool", t->name, def->scopes, t, err, errlen);
+  if (rc)
+    goto fail;
   rc = parse_object_schema(
       def->input_schema
           ? def->input_schema
@@ -356,7 +373,7 @@ mcp__tool *mcp__registry_find(const mcp__registry *r, const char *name) {
 static int cursor_parse(const mcp__registry *r, const char *cursor,
                         unsigned long long *seq) {
   size_t n = strlen(cursor);
-  if (n < 2 || n > 20 || cursor[0] != 't' || cursor[1] == '0')
+  if (n < 2 || n > 20 || cursor[0] != r->tag || cursor[1] == '0')
     return MCP_EINVAL;
   unsigned long long v = 0;
   for (const char *p = cursor + 1; *p; p++) {
@@ -370,7 +387,7 @@ static int cursor_parse(const mcp__registry *r, const char *cursor,
   return 0;
 }
 
-static bool callable_by(const mcp__tool *t, const mcp_principal *p) {
+bool mcp__tool_callable_by(const mcp__tool *t, const mcp_principal *p) {
   for (size_t i = 0; i < t->nscopes; i++)
     if (!mcp_principal_has_scope(p, t->scopes[i]))
       return false;
@@ -392,10 +409,10 @@ int mcp__registry_page(const mcp__registry *r, mcp__version v,
     else
       hi = mid;
   }
-  mcp__buf_puts(b, "\"tools\":[");
+  mcp__buf_printf(b, "\"%s\":[", r->key);
   size_t i = lo, shown = 0;
   for (; i < r->n && shown < page_size; i++) {
-    if (visible && !callable_by(r->tools[i], visible))
+    if (visible && !mcp__tool_callable_by(r->tools[i], visible))
       continue;
     if (shown++)
       mcp__buf_putc(b, ',');
@@ -403,10 +420,11 @@ int mcp__registry_page(const mcp__registry *r, mcp__version v,
   }
   mcp__buf_puts(b, "],");
   /* The next page starts after the last tool examined, shown or not. */
-  while (visible && i < r->n && !callable_by(r->tools[i], visible))
+  while (visible && i < r->n && !mcp__tool_callable_by(r->tools[i], visible))
     i++;
   if (i < r->n)
-    mcp__buf_printf(b, "\"nextCursor\":\"t%llu\",", r->tools[i - 1]->seq);
+    mcp__buf_printf(b, "\"nextCursor\":\"%c%llu\",", r->tag,
+                    r->tools[i - 1]->seq);
   return b->err;
 }
 
@@ -414,5 +432,5 @@ void mcp__registry_clear(mcp__registry *r) {
   for (size_t i = 0; i < r->n; i++)
     mcp__tool_unref(r->tools[i]);
   mcp__free(r->tools);
-  *r = (mcp__registry){0};
+  *r = (mcp__registry){.key = r->key, .tag = r->tag};
 }

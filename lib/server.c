@@ -37,6 +37,10 @@ int mcp_server_new(const mcp_server_info *info, mcp_server **out) {
   srv->version = mcp__strdup(info->version);
   srv->title = mcp__strdup(info->title);
   srv->instructions = mcp__strdup(info->instructions);
+  srv->reg = (mcp__registry){.key = "tools", .tag = 't'};
+  srv->prompts = (mcp__registry){.key = "prompts", .tag = 'p'};
+  srv->resources = (mcp__registry){.key = "resources", .tag = 'r'};
+  srv->templates = (mcp__registry){.key = "resourceTemplates", .tag = 'u'};
   atomic_init(&srv->refs, 1);
   atomic_init(&srv->page_size, DEFAULT_PAGE_SIZE);
   atomic_init(&srv->list_ttl_ms, DEFAULT_LIST_TTL_MS);
@@ -64,6 +68,9 @@ int mcp_server_new(const mcp_server_info *info, mcp_server **out) {
 
 static void server_destroy(mcp_server *srv) {
   mcp__registry_clear(&srv->reg);
+  mcp__registry_clear(&srv->prompts);
+  mcp__registry_clear(&srv->resources);
+  mcp__registry_clear(&srv->templates);
   mcp__free(srv->name);
   mcp__free(srv->version);
   mcp__free(srv->title);
@@ -187,6 +194,12 @@ void mcp__result_begin(mcp__buf *b, const mcp_server *srv, bool modern,
   mcp__buf_puts(b, "},");
 }
 
+void mcp__put_cache(mcp__buf *b, const mcp_server *srv, bool private_) {
+  mcp__buf_printf(b, "\"ttlMs\":%u,\"cacheScope\":\"%s\",",
+                  atomic_load(&srv->list_ttl_ms),
+                  private_ ? "private" : "public");
+}
+
 int mcp__result_end(mcp__buf *b) {
   if (b->err == 0 && b->len > 0 && b->data[b->len - 1] == ',')
     b->data[b->len - 1] = '}';
@@ -237,12 +250,81 @@ void mcp__audit(mcp_server *srv, const char *tool, const mcp_principal *p,
   srv->audit(&rec, srv->audit_data);
 }
 
-/* Tells every initialized session that the tool list changed. Sessions are
- * pinned under the server lock and sent to after it is released, so a send
- * callback may call back into the server. */
-static void broadcast_list_changed(mcp_server *srv) {
-  static const char msg[] =
-      "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}";
+/* The legacy notification for a change, and its method. */
+static const char *change_method(mcp__change what) {
+  switch (what) {
+  case MCP__CHANGED_TOOLS:
+    return "notifications/tools/list_changed";
+  case MCP__CHANGED_PROMPTS:
+    return "notifications/prompts/list_changed";
+  case MCP__CHANGED_RESOURCES:
+    return "notifications/resources/list_changed";
+  default:
+    return "notifications/resources/updated";
+  }
+}
+
+static bool uri_listed(char *const *uris, size_t n, const char *uri) {
+  for (size_t i = 0; i < n; i++)
+    if (strcmp(uris[i], uri) == 0)
+      return true;
+  return false;
+}
+
+/* Sends the change to one session: on its callback if it is a legacy
+ * session that wants it, and to each modern listener that asked for it.
+ * Returns how many were told. Call with s->lock held. */
+static int tell_locked(mcp_session *s, mcp__change what, const char *uri,
+                       const char *legacy, size_t legacy_len) {
+  int told = 0;
+  unsigned feature = what == MCP__CHANGED_RESOURCE
+                         ? (unsigned)MCP__LISTEN_RESOURCES
+                         : (unsigned)what;
+  if (atomic_load(&s->state) == MCP__STATE_READY && !s->closed &&
+      (s->announced & feature) &&
+      (what != MCP__CHANGED_RESOURCE ||
+       uri_listed(s->subscribed, s->nsubscribed, uri)) &&
+      mcp__send_locked(s, NULL, legacy, legacy_len) == 0)
+    told++;
+  for (mcp__listener *l = s->listeners; l; l = l->next) {
+    if (what == MCP__CHANGED_RESOURCE ? !uri_listed(l->uris, l->nuris, uri)
+                                      : !(l->flags & (unsigned)what))
+      continue;
+    mcp__buf b = {0};
+    mcp__buf_printf(&b, "{\"jsonrpc\":\"2.0\",\"method\":\"%s\",\"params\":{",
+                    change_method(what));
+    if (uri) {
+      mcp__buf_puts(&b, "\"uri\":");
+      mcp__json_quote(&b, uri, strlen(uri));
+      mcp__buf_putc(&b, ',');
+    }
+    mcp__buf_puts(&b, "\"_meta\":{\"io.modelcontextprotocol/subscriptionId\":");
+    mcp__buf_append(&b, l->id, l->id_len);
+    mcp__buf_puts(&b, "}}}");
+    if (b.err == 0 && mcp__send_locked(s, l->sink, b.data, b.len) == 0)
+      told++;
+    mcp__buf_free(&b);
+  }
+  return told;
+}
+
+/* Sessions are pinned under the server lock and sent to after it is
+ * released, so a send callback may call back into the server. */
+int mcp__broadcast(mcp_server *srv, mcp__change what, const char *uri) {
+  pthread_mutex_lock(&srv->lock);
+  bool nobody = srv->sessions == NULL;
+  pthread_mutex_unlock(&srv->lock);
+  if (nobody)
+    return 0; /* a server being set up: nothing to tell, nothing to fail */
+  mcp__buf legacy = {0};
+  mcp__buf_printf(&legacy, "{\"jsonrpc\":\"2.0\",\"method\":\"%s\"",
+                  change_method(what));
+  if (uri) {
+    mcp__buf_puts(&legacy, ",\"params\":{\"uri\":");
+    mcp__json_quote(&legacy, uri, strlen(uri));
+    mcp__buf_putc(&legacy, '}');
+  }
+  mcp__buf_putc(&legacy, '}');
   pthread_mutex_lock(&srv->lock);
   size_t n = 0;
   for (mcp_session *s = srv->sessions; s; s = s->next)
@@ -250,8 +332,6 @@ static void broadcast_list_changed(mcp_server *srv) {
   mcp_session **pinned = n ? mcp__calloc(n, sizeof *pinned) : NULL;
   n = 0;
   for (mcp_session *s = pinned ? srv->sessions : NULL; s; s = s->next) {
-    if (atomic_load(&s->state) != MCP__STATE_READY)
-      continue;
     pthread_mutex_lock(&s->lock);
     if (!s->closed) {
       s->refs++;
@@ -259,16 +339,57 @@ static void broadcast_list_changed(mcp_server *srv) {
     }
     pthread_mutex_unlock(&s->lock);
   }
-  bool oom = srv->sessions != NULL && pinned == NULL;
+  bool oom = (srv->sessions != NULL && pinned == NULL) || legacy.err;
   pthread_mutex_unlock(&srv->lock);
-  if (oom)
-    mcp__log(srv, MCP_LOG_ERROR, "out of memory: tools/list_changed not sent");
+  int told = 0;
   for (size_t i = 0; i < n; i++) {
-    mcp__session_send(pinned[i], NULL, msg, sizeof msg - 1);
     pthread_mutex_lock(&pinned[i]->lock);
+    if (!oom)
+      told += tell_locked(pinned[i], what, uri, legacy.data, legacy.len);
     mcp__session_unref_locked(pinned[i]);
   }
   mcp__free(pinned);
+  mcp__buf_free(&legacy);
+  if (oom) {
+    mcp__log(srv, MCP_LOG_ERROR, "out of memory: %s not sent",
+             change_method(what));
+    return MCP_ENOMEM;
+  }
+  return told;
+}
+
+/* Adds a built entry to one of the server's tables and tells the clients. */
+static int add_entry(mcp_server *srv, mcp__registry *r, mcp__tool *t,
+                     const char *what, mcp__change change) {
+  pthread_mutex_lock(&srv->lock);
+  int rc = mcp__registry_add(r, t);
+  pthread_mutex_unlock(&srv->lock);
+  if (rc == MCP_EEXIST)
+    fail(srv, rc, "%s \"%.200s\": a %s of that name is already registered",
+         what, t->name, what);
+  else if (rc)
+    fail(srv, rc, "%s \"%.200s\": out of memory", what, t->name);
+  if (rc) {
+    mcp__tool_unref(t);
+    return rc;
+  }
+  mcp__broadcast(srv, change, NULL);
+  return 0;
+}
+
+static int remove_entry(mcp_server *srv, mcp__registry *r, const char *name,
+                        const char *what, mcp__change change) {
+  if (srv == NULL || name == NULL)
+    return MCP_EINVAL;
+  pthread_mutex_lock(&srv->lock);
+  int rc = mcp__registry_remove(r, name);
+  pthread_mutex_unlock(&srv->lock);
+  if (rc)
+    return fail(
+        srv, rc, "%s \"%.200s\": no %s of that name is registered", what,
+        mcp__utf8_valid(name, strlen(name)) ? name : "(invalid UTF-8)", what);
+  mcp__broadcast(srv, change, NULL);
+  return 0;
 }
 
 int mcp_server_add_tool(mcp_server *srv, const mcp_tool *tool,
@@ -280,33 +401,64 @@ int mcp_server_add_tool(mcp_server *srv, const mcp_tool *tool,
   int rc = mcp__tool_new(tool, user_data, &t, err, sizeof err);
   if (rc)
     return fail(srv, rc, "%s", err);
-  pthread_mutex_lock(&srv->lock);
-  rc = mcp__registry_add(&srv->reg, t);
-  pthread_mutex_unlock(&srv->lock);
-  if (rc) {
-    fail(srv, rc,
-         rc == MCP_EEXIST
-             ? "tool \"%s\": a tool of that name is already registered"
-             : "tool \"%s\": out of memory",
-         t->name);
-    mcp__tool_unref(t);
-    return rc;
-  }
-  broadcast_list_changed(srv);
-  return 0;
+  return add_entry(srv, &srv->reg, t, "tool", MCP__CHANGED_TOOLS);
 }
 
 int mcp_server_remove_tool(mcp_server *srv, const char *name) {
-  if (srv == NULL || name == NULL)
+  return remove_entry(srv, srv ? &srv->reg : NULL, name, "tool",
+                      MCP__CHANGED_TOOLS);
+}
+
+int mcp_server_add_prompt(mcp_server *srv, const mcp_prompt *prompt,
+                          void *user_data) {
+  if (srv == NULL)
+    return MCP_EINVAL;
+  char err[sizeof err_text];
+  mcp__tool *t = NULL;
+  int rc = mcp__prompt_new(prompt, user_data, &t, err, sizeof err);
+  if (rc)
+    return fail(srv, rc, "%s", err);
+  return add_entry(srv, &srv->prompts, t, "prompt", MCP__CHANGED_PROMPTS);
+}
+
+int mcp_server_remove_prompt(mcp_server *srv, const char *name) {
+  return remove_entry(srv, srv ? &srv->prompts : NULL, name, "prompt",
+                      MCP__CHANGED_PROMPTS);
+}
+
+int mcp_server_add_resource(mcp_server *srv, const mcp_resource *resource,
+                            void *user_data) {
+  if (srv == NULL)
+    return MCP_EINVAL;
+  char err[sizeof err_text];
+  mcp__tool *t = NULL;
+  int rc = mcp__resource_new(resource, user_data, &t, err, sizeof err);
+  if (rc)
+    return fail(srv, rc, "%s", err);
+  return add_entry(srv, t->tmpl ? &srv->templates : &srv->resources, t,
+                   t->tmpl ? "resource template" : "resource",
+                   MCP__CHANGED_RESOURCES);
+}
+
+int mcp_server_remove_resource(mcp_server *srv, const char *uri) {
+  if (srv == NULL || uri == NULL)
     return MCP_EINVAL;
   pthread_mutex_lock(&srv->lock);
-  int rc = mcp__registry_remove(&srv->reg, name);
+  int rc = mcp__registry_remove(&srv->resources, uri);
+  if (rc == MCP_ENOENT)
+    rc = mcp__registry_remove(&srv->templates, uri);
   pthread_mutex_unlock(&srv->lock);
   if (rc)
-    return fail(srv, rc, "tool \"%.200s\": no tool of that name is registered",
-                mcp__utf8_valid(name, strlen(name)) ? name : "(invalid UTF-8)");
-  broadcast_list_changed(srv);
+    return fail(srv, rc, "resource \"%.200s\": none is registered under it",
+                mcp__utf8_valid(uri, strlen(uri)) ? uri : "(invalid UTF-8)");
+  mcp__broadcast(srv, MCP__CHANGED_RESOURCES, NULL);
   return 0;
+}
+
+int mcp_server_resource_updated(mcp_server *srv, const char *uri) {
+  if (srv == NULL || uri == NULL || !mcp__utf8_valid(uri, strlen(uri)))
+    return MCP_EINVAL;
+  return mcp__broadcast(srv, MCP__CHANGED_RESOURCE, uri);
 }
 
 static int by_string(const void *a, const void *b) {
@@ -316,19 +468,23 @@ static int by_string(const void *a, const void *b) {
 long mcp_server_scopes(mcp_server *srv, char *buf, size_t size) {
   if (srv == NULL || (buf == NULL && size > 0))
     return MCP_EINVAL;
+  const mcp__registry *tables[] = {&srv->reg, &srv->prompts, &srv->resources,
+                                   &srv->templates};
   pthread_mutex_lock(&srv->lock);
   size_t n = 0;
-  for (size_t i = 0; i < srv->reg.n; i++)
-    n += srv->reg.tools[i]->nscopes;
+  for (size_t t = 0; t < 4; t++)
+    for (size_t i = 0; i < tables[t]->n; i++)
+      n += tables[t]->tools[i]->nscopes;
   const char **all = mcp__calloc(n ? n : 1, sizeof *all);
   if (all == NULL) {
     pthread_mutex_unlock(&srv->lock);
     return MCP_ENOMEM;
   }
   n = 0;
-  for (size_t i = 0; i < srv->reg.n; i++)
-    for (size_t k = 0; k < srv->reg.tools[i]->nscopes; k++)
-      all[n++] = srv->reg.tools[i]->scopes[k];
+  for (size_t t = 0; t < 4; t++)
+    for (size_t i = 0; i < tables[t]->n; i++)
+      for (size_t k = 0; k < tables[t]->tools[i]->nscopes; k++)
+        all[n++] = tables[t]->tools[i]->scopes[k];
   qsort(all, n, sizeof *all, by_string);
   size_t need = 0;
   if (size)

@@ -4,7 +4,7 @@
 #include <cjson/cJSON.h>
 #include <string.h>
 
-#include "internal.h"
+#include "engine.h"
 
 /* ---- lifetime ------------------------------------------------------------ */
 
@@ -29,6 +29,7 @@ int mcp_session_new(mcp_server *srv, const mcp_principal *principal,
   s->send = send;
   s->send_data = user_data;
   s->refs = 1;
+  s->log_level = -1;
   atomic_init(&s->state, MCP__STATE_NEW);
   atomic_init(&s->modern_seen, false);
   atomic_init(&s->version, MCP__VERSION_LATEST);
@@ -44,6 +45,9 @@ int mcp_session_new(mcp_server *srv, const mcp_principal *principal,
 
 static void session_destroy(mcp_session *s) {
   mcp_server *srv = s->srv;
+  for (size_t i = 0; i < s->nsubscribed; i++)
+    mcp__free(s->subscribed[i]);
+  mcp__free(s->subscribed);
   cJSON_Delete(s->client_caps);
   mcp__principal_free(&s->principal);
   pthread_mutex_destroy(&s->lock);
@@ -97,7 +101,13 @@ void mcp_session_free(mcp_session *s) {
   pthread_mutex_lock(&s->lock);
   s->closed = true;
   cancel_all_locked(s);
+  /* Listeners hold their streams open; ending the session ends them. */
+  mcp__sink **sinks = NULL;
+  mcp__session_drop_subscriptions_locked(s, &sinks);
   mcp__session_unref_locked(s);
+  for (size_t i = 0; sinks && sinks[i]; i++)
+    mcp__sink_release(sinks[i]);
+  mcp__free(sinks);
 }
 
 void mcp_session_cancel_all(mcp_session *s) {
@@ -169,29 +179,7 @@ int mcp__session_send(mcp_session *s, mcp__sink *k, const char *msg,
 
 /* ---- replies ------------------------------------------------------------- */
 
-/* Where replies to one incoming message go: straight to the peer, or into
- * the array answering a 2025-03-26 batch. */
-typedef struct reply_ctx {
-  mcp__sink *sink; /* where replies go; NULL: the session's callback */
-  mcp__buf *batch; /* NULL when not in a batch */
-  size_t nbatch;
-  int err; /* first failure to send or to build a reply */
-} reply_ctx;
-
-/* One request as the engine serves it: its envelope, and the era and
- * version whose schema shapes the reply. Legacy requests take them from
- * the session; modern ones carry them in their own _meta. */
-typedef struct req {
-  const mcp__msg *m;
-  const cJSON *params; /* never NULL: an empty object stands in */
-  cJSON *params_node;  /* the mutable node, NULL when absent */
-  mcp__version v;
-  bool modern;
-  const cJSON *caps; /* client capabilities */
-  int log_level;     /* modern: requested log level, -1 = none */
-} req;
-
-static void reply_buf(mcp_session *s, reply_ctx *ctx, mcp__buf *b) {
+void mcp__reply_buf(mcp_session *s, reply_ctx *ctx, mcp__buf *b) {
   if (b->err) {
     if (!ctx->err)
       ctx->err = b->err;
@@ -217,23 +205,23 @@ static mcp__null_id null_id_style(const mcp_session *s) {
   return MCP__ID_NULL;
 }
 
-static void reply_error(mcp_session *s, reply_ctx *ctx, const char *id,
-                        size_t id_len, int code, const char *message,
-                        const char *data) {
+void mcp__reply_error(mcp_session *s, reply_ctx *ctx, const char *id,
+                      size_t id_len, int code, const char *message,
+                      const char *data) {
   mcp__buf b = {0};
   mcp__rpc_error(&b, id, id_len, null_id_style(s), code, message, data);
-  reply_buf(s, ctx, &b);
+  mcp__reply_buf(s, ctx, &b);
 }
 
-static void req_error(mcp_session *s, reply_ctx *ctx, const req *r, int code,
-                      const char *message, const char *data) {
-  reply_error(s, ctx, r->m->id, r->m->id_len, code, message, data);
+void mcp__req_error(mcp_session *s, reply_ctx *ctx, const req *r, int code,
+                    const char *message, const char *data) {
+  mcp__reply_error(s, ctx, r->m->id, r->m->id_len, code, message, data);
 }
 
 /* Sends a result whose members (each with a trailing comma) are in body;
  * the era's common members are added in front. */
-static void reply_result(mcp_session *s, reply_ctx *ctx, const req *r,
-                         mcp__buf *body) {
+void mcp__reply_result(mcp_session *s, reply_ctx *ctx, const req *r,
+                       mcp__buf *body) {
   mcp__buf res = {0}, b = {0};
   mcp__result_begin(&res, s->srv, r->modern, "complete");
   if (body->err)
@@ -247,50 +235,45 @@ static void reply_result(mcp_session *s, reply_ctx *ctx, const req *r,
   else
     mcp__rpc_result(&b, r->m->id, r->m->id_len, res.data, res.len);
   mcp__buf_free(&res);
-  reply_buf(s, ctx, &b);
+  mcp__reply_buf(s, ctx, &b);
 }
 
-static void reply_invalid_params(mcp_session *s, reply_ctx *ctx, const req *r,
-                                 const char *why) {
+void mcp__reply_invalid_params(mcp_session *s, reply_ctx *ctx, const req *r,
+                               const char *why) {
   char msg[300];
   mcp__fmt(msg, sizeof msg, "Invalid params: %s", why);
   mcp__utf8_trim(msg);
-  req_error(s, ctx, r, MCP__RPC_INVALID_PARAMS, msg, NULL);
+  mcp__req_error(s, ctx, r, MCP__RPC_INVALID_PARAMS, msg, NULL);
 }
 
-static const cJSON *member(const cJSON *obj, const char *key) {
+const cJSON *mcp__member(const cJSON *obj, const char *key) {
   return cJSON_GetObjectItemCaseSensitive(obj, key);
-}
-
-/* The ttlMs and cacheScope members of a cacheable modern result. */
-static void put_cache(mcp__buf *b, const mcp_server *srv, bool private_) {
-  mcp__buf_printf(b, "\"ttlMs\":%u,\"cacheScope\":\"%s\",",
-                  atomic_load(&srv->list_ttl_ms),
-                  private_ ? "private" : "public");
 }
 
 /* ---- initialize and server/discover -------------------------------------- */
 
 static void handle_initialize(mcp_session *s, reply_ctx *ctx, const req *r) {
   if (ctx->batch) {
-    req_error(s, ctx, r, MCP__RPC_INVALID_REQUEST,
-              "Invalid Request: initialize must not be part of a batch", NULL);
+    mcp__req_error(s, ctx, r, MCP__RPC_INVALID_REQUEST,
+                   "Invalid Request: initialize must not be part of a batch",
+                   NULL);
     return;
   }
   if (atomic_load(&s->state) != MCP__STATE_NEW) {
-    req_error(s, ctx, r, MCP__RPC_INVALID_REQUEST,
-              "Invalid Request: the session is already initialized", NULL);
+    mcp__req_error(s, ctx, r, MCP__RPC_INVALID_REQUEST,
+                   "Invalid Request: the session is already initialized", NULL);
     return;
   }
-  const cJSON *version = member(r->params, "protocolVersion");
-  const cJSON *caps = member(r->params, "capabilities");
-  const cJSON *client = member(r->params, "clientInfo");
+  const cJSON *version = mcp__member(r->params, "protocolVersion");
+  const cJSON *caps = mcp__member(r->params, "capabilities");
+  const cJSON *client = mcp__member(r->params, "clientInfo");
   if (!cJSON_IsString(version) || !cJSON_IsObject(caps) ||
-      !cJSON_IsObject(client) || !cJSON_IsString(member(client, "name"))) {
-    reply_invalid_params(s, ctx, r,
-                         "initialize needs protocolVersion (string), "
-                         "capabilities (object) and clientInfo (object with "
-                         "a name)");
+      !cJSON_IsObject(client) || !cJSON_IsString(mcp__member(client, "name"))) {
+    mcp__reply_invalid_params(
+        s, ctx, r,
+        "initialize needs protocolVersion (string), "
+        "capabilities (object) and clientInfo (object with "
+        "a name)");
     return;
   }
   /* The client's version if initialize can serve it, else our latest: the
@@ -303,8 +286,11 @@ static void handle_initialize(mcp_session *s, reply_ctx *ctx, const req *r) {
   mcp__buf b = {0};
   mcp__buf_printf(&b,
                   "\"protocolVersion\":\"%s\",\"capabilities\":{\"tools\":{"
-                  "\"listChanged\":true}},\"serverInfo\":",
+                  "\"listChanged\":true},\"logging\":{}",
                   mcp__version_name((mcp__version)v));
+  unsigned announced =
+      MCP__LISTEN_TOOLS | mcp__put_capabilities(&b, srv, (mcp__version)v);
+  mcp__buf_puts(&b, "},\"serverInfo\":");
   mcp__server_info(&b, srv, (mcp__version)v);
   mcp__buf_putc(&b, ',');
   if (srv->instructions) {
@@ -315,16 +301,17 @@ static void handle_initialize(mcp_session *s, reply_ctx *ctx, const req *r) {
   if (b.err || copy == NULL) {
     mcp__buf_free(&b);
     cJSON_Delete(copy);
-    req_error(s, ctx, r, MCP__RPC_INTERNAL_ERROR, "Internal error", NULL);
+    mcp__req_error(s, ctx, r, MCP__RPC_INTERNAL_ERROR, "Internal error", NULL);
     return;
   }
   pthread_mutex_lock(&s->lock);
   cJSON_Delete(s->client_caps);
   s->client_caps = copy;
+  s->announced = announced;
   pthread_mutex_unlock(&s->lock);
   atomic_store(&s->version, v);
   atomic_store(&s->state, MCP__STATE_INITIALIZED);
-  reply_result(s, ctx, r, &b);
+  mcp__reply_result(s, ctx, r, &b);
 }
 
 static void handle_discover(mcp_session *s, reply_ctx *ctx, const req *r) {
@@ -334,45 +321,47 @@ static void handle_discover(mcp_session *s, reply_ctx *ctx, const req *r) {
   for (int v = MCP__VERSION_COUNT - 1; v >= 0; v--)
     mcp__buf_printf(&b, "\"%s\"%s", mcp__version_name((mcp__version)v),
                     v ? "," : "");
-  /* tools/list_changed reaches modern clients only through
-   * subscriptions/listen, which this server does not offer yet, so the
-   * modern capability does not promise it. Log messages go to requests
-   * that ask for them (_meta logLevel), which the logging capability
-   * announces. */
-  mcp__buf_puts(&b, "],\"capabilities\":{\"tools\":{},\"logging\":{}},");
+  /* list_changed reaches modern clients through subscriptions/listen. Log
+   * messages go to requests that ask for them (_meta logLevel), which the
+   * logging capability announces. */
+  mcp__buf_puts(&b, "],\"capabilities\":{\"tools\":{\"listChanged\":true},"
+                    "\"logging\":{}");
+  mcp__put_capabilities(&b, srv, MCP__VERSION_MODERN);
+  mcp__buf_puts(&b, "},");
   if (srv->instructions) {
     mcp__buf_puts(&b, "\"instructions\":");
     mcp__json_quote(&b, srv->instructions, strlen(srv->instructions));
     mcp__buf_putc(&b, ',');
   }
-  put_cache(&b, srv, false);
-  reply_result(s, ctx, r, &b);
+  mcp__put_cache(&b, srv, false);
+  mcp__reply_result(s, ctx, r, &b);
 }
 
 /* ---- tools --------------------------------------------------------------- */
 
-static void handle_tools_list(mcp_session *s, reply_ctx *ctx, const req *r) {
-  const cJSON *cursor = member(r->params, "cursor");
+void mcp__handle_list(mcp_session *s, reply_ctx *ctx, const req *r,
+                      mcp__registry *table) {
+  const cJSON *cursor = mcp__member(r->params, "cursor");
   if (cursor && !cJSON_IsString(cursor)) {
-    reply_invalid_params(s, ctx, r, "cursor must be a string");
+    mcp__reply_invalid_params(s, ctx, r, "cursor must be a string");
     return;
   }
   mcp_server *srv = s->srv;
   bool hide = atomic_load(&srv->hide_forbidden);
   mcp__buf b = {0};
   pthread_mutex_lock(&srv->lock);
-  int rc = mcp__registry_page(
-      &srv->reg, r->v, cursor ? cursor->valuestring : NULL,
-      atomic_load(&srv->page_size), hide ? &s->principal : NULL, &b);
+  int rc = mcp__registry_page(table, r->v, cursor ? cursor->valuestring : NULL,
+                              atomic_load(&srv->page_size),
+                              hide ? &s->principal : NULL, &b);
   pthread_mutex_unlock(&srv->lock);
   if (rc == MCP_EINVAL) {
     mcp__buf_free(&b);
-    reply_invalid_params(s, ctx, r, "unknown cursor");
+    mcp__reply_invalid_params(s, ctx, r, "unknown cursor");
     return;
   }
   if (r->modern)
-    put_cache(&b, srv, hide); /* a filtered list is this caller's own */
-  reply_result(s, ctx, r, &b);
+    mcp__put_cache(&b, srv, hide); /* a filtered list is this caller's own */
+  mcp__reply_result(s, ctx, r, &b);
 }
 
 /* Finds an unfinished call by canonical id. Call with s->lock held. */
@@ -384,10 +373,13 @@ static mcp_call *find_call(mcp_session *s, const char *canon) {
 }
 
 static void deny(mcp_session *s, reply_ctx *ctx, const req *r,
-                 const mcp__decision *d) {
+                 const mcp__decision *d, int kind) {
   mcp__buf msg = {0}, data = {0};
   if (d->decision == MCP_DECISION_DENIED_SCOPE) {
-    mcp__buf_puts(&msg, "Forbidden: insufficient scope; this tool needs");
+    mcp__buf_printf(&msg, "Forbidden: insufficient scope; this %s needs",
+                    kind == MCP_CALL_PROMPT     ? "prompt"
+                    : kind == MCP_CALL_RESOURCE ? "resource"
+                                                : "tool");
     for (size_t i = 0; d->missing[i]; i++)
       mcp__buf_printf(&msg, " %s", d->missing[i]);
   } else {
@@ -396,7 +388,7 @@ static void deny(mcp_session *s, reply_ctx *ctx, const req *r,
   mcp__decision_data(&data, d);
   const char *text = mcp__buf_str(&msg), *json = mcp__buf_str(&data);
   if (text && json)
-    req_error(s, ctx, r, MCP_RPC_FORBIDDEN, text, json);
+    mcp__req_error(s, ctx, r, MCP_RPC_FORBIDDEN, text, json);
   else if (!ctx->err)
     ctx->err = MCP_ENOMEM;
   mcp__buf_free(&msg);
@@ -410,7 +402,7 @@ static void reply_tool_error(mcp_session *s, reply_ctx *ctx, const req *r,
   mcp__buf_puts(&b, "\"content\":[{\"type\":\"text\",\"text\":");
   mcp__json_quote(&b, text, strlen(text));
   mcp__buf_puts(&b, "}],\"isError\":true,");
-  reply_result(s, ctx, r, &b);
+  mcp__reply_result(s, ctx, r, &b);
 }
 
 /* Runs a call on the receiving thread, so its reply can join a batch. */
@@ -418,7 +410,7 @@ static void run_here(mcp_session *s, reply_ctx *ctx, mcp_call *call) {
   mcp__buf out = {0};
   mcp__call_run(call, &out);
   if (out.len || out.err)
-    reply_buf(s, ctx, &out);
+    mcp__reply_buf(s, ctx, &out);
   else
     mcp__buf_free(&out);
 }
@@ -427,27 +419,19 @@ static void handle_tools_call(mcp_session *s, reply_ctx *ctx, const req *r) {
   unsigned long long started = mcp__now_us();
   mcp_server *srv = s->srv;
   cJSON *params = r->params_node;
-  const cJSON *name = member(params, "name");
+  const cJSON *name = mcp__member(params, "name");
   cJSON *args = cJSON_GetObjectItemCaseSensitive(params, "arguments");
-  const cJSON *meta = member(params, "_meta");
-  const cJSON *token =
-      cJSON_IsObject(meta) ? member(meta, "progressToken") : NULL;
   if (params == NULL) {
-    reply_invalid_params(s, ctx, r, "tools/call needs params");
+    mcp__reply_invalid_params(s, ctx, r, "tools/call needs params");
     return;
   }
   if (!cJSON_IsString(name)) {
-    reply_invalid_params(s, ctx, r, "tools/call needs a tool name (string)");
+    mcp__reply_invalid_params(s, ctx, r,
+                              "tools/call needs a tool name (string)");
     return;
   }
   if (args != NULL && !cJSON_IsObject(args)) {
-    reply_invalid_params(s, ctx, r, "arguments must be an object");
-    return;
-  }
-  if (token && !cJSON_IsString(token) &&
-      !(cJSON_IsNumber(token) && mcp__json_integer(token, NULL, NULL))) {
-    reply_invalid_params(s, ctx, r,
-                         "_meta.progressToken must be a string or an integer");
+    mcp__reply_invalid_params(s, ctx, r, "arguments must be an object");
     return;
   }
   pthread_mutex_lock(&srv->lock);
@@ -457,7 +441,7 @@ static void handle_tools_call(mcp_session *s, reply_ctx *ctx, const req *r) {
     char msg[200];
     mcp__fmt(msg, sizeof msg, "Unknown tool: %.128s", name->valuestring);
     mcp__utf8_trim(msg);
-    req_error(s, ctx, r, MCP__RPC_INVALID_PARAMS, msg, NULL);
+    mcp__req_error(s, ctx, r, MCP__RPC_INVALID_PARAMS, msg, NULL);
     return;
   }
   /* The call owns its arguments: they outlive this message when the
@@ -466,14 +450,31 @@ static void handle_tools_call(mcp_session *s, reply_ctx *ctx, const req *r) {
     cJSON_DetachItemViaPointer(params, args);
   else
     args = cJSON_CreateObject();
+  mcp__start_call(s, ctx, r, tool, args, NULL, started);
+}
+
+void mcp__start_call(mcp_session *s, reply_ctx *ctx, const req *r,
+                     mcp__tool *tool, cJSON *args, const char *uri,
+                     unsigned long long started) {
+  mcp_server *srv = s->srv;
+  bool is_tool = tool->kind == MCP_CALL_TOOL;
+  const cJSON *meta = mcp__member(r->params, "_meta");
+  const cJSON *token =
+      cJSON_IsObject(meta) ? mcp__member(meta, "progressToken") : NULL;
   mcp__buf canon = {0}, tok = {0};
-  mcp__id_canonical(&canon, r->m->id_node);
-  if (token)
-    mcp__json_write(&tok, token);
   mcp__decision d = {0};
   mcp_call *call = NULL;
   char why[512];
   int rc = MCP_ENOMEM;
+  if (token && !cJSON_IsString(token) &&
+      !(cJSON_IsNumber(token) && mcp__json_integer(token, NULL, NULL))) {
+    mcp__reply_invalid_params(
+        s, ctx, r, "_meta.progressToken must be a string or an integer");
+    goto done;
+  }
+  mcp__id_canonical(&canon, r->m->id_node);
+  if (token)
+    mcp__json_write(&tok, token);
   if (args == NULL || !mcp__buf_str(&canon) || !mcp__buf_str(&tok))
     goto oom;
   /* A reused id is refused before the policy runs: it is not a new call,
@@ -482,32 +483,38 @@ static void handle_tools_call(mcp_session *s, reply_ctx *ctx, const req *r) {
   bool duplicate = find_call(s, canon.data) != NULL;
   pthread_mutex_unlock(&s->lock);
   if (duplicate) {
-    req_error(s, ctx, r, MCP__RPC_INVALID_REQUEST,
-              "Invalid Request: a call with this id is still in progress",
-              NULL);
+    mcp__req_error(s, ctx, r, MCP__RPC_INVALID_REQUEST,
+                   "Invalid Request: a call with this id is still in progress",
+                   NULL);
     goto done;
   }
-  if (mcp__policy_decide(&srv->policy, &s->principal, tool->name,
-                         (const char *const *)tool->scopes, tool->nscopes, args,
-                         &d) != 0)
+  /* Scopes decide every kind alike; the authorizer hook is asked about
+   * tools/call, as documented at mcp_authorize_fn. */
+  static const mcp__policy scopes_only = {0};
+  if (mcp__policy_decide(is_tool ? &srv->policy : &scopes_only, &s->principal,
+                         tool->name, (const char *const *)tool->scopes,
+                         tool->nscopes, args, &d) != 0)
     goto oom;
   if (d.decision != MCP_DECISION_ALLOWED) {
-    mcp__audit(srv, tool->name, &s->principal, d.decision,
-               (const char *const *)d.missing, false, false, started);
-    deny(s, ctx, r, &d);
+    if (is_tool)
+      mcp__audit(srv, tool->name, &s->principal, d.decision,
+                 (const char *const *)d.missing, false, false, started);
+    deny(s, ctx, r, &d, tool->kind);
     goto done;
   }
-  int vrc = mcp__schema_validate(tool->input, args, "Invalid arguments", why,
-                                 sizeof why);
-  if (vrc == MCP_ENOMEM)
-    goto oom;
-  if (vrc) {
-    /* Failing the schema, or too costly to check (fail closed), is a tool
-     * error the model can act on (SEP-1303). */
-    mcp__audit(srv, tool->name, &s->principal, MCP_DECISION_INVALID_ARGUMENTS,
-               NULL, true, false, started);
-    reply_tool_error(s, ctx, r, why);
-    goto done;
+  if (is_tool) {
+    int vrc = mcp__schema_validate(tool->input, args, "Invalid arguments", why,
+                                   sizeof why);
+    if (vrc == MCP_ENOMEM)
+      goto oom;
+    if (vrc) {
+      /* Failing the schema, or too costly to check (fail closed), is a
+       * tool error the model can act on (SEP-1303). */
+      mcp__audit(srv, tool->name, &s->principal, MCP_DECISION_INVALID_ARGUMENTS,
+                 NULL, true, false, started);
+      reply_tool_error(s, ctx, r, why);
+      goto done;
+    }
   }
   rc = mcp__call_new(s, tool, r->v, r->m->id, r->m->id_len, canon.data,
                      token ? tok.data : NULL, args, &call);
@@ -523,22 +530,29 @@ static void handle_tools_call(mcp_session *s, reply_ctx *ctx, const req *r) {
   mcp__decision_free(&d);
   mcp__buf_free(&canon);
   mcp__buf_free(&tok);
+  if (uri && (call->uri = mcp__strdup(uri)) == NULL) {
+    mcp__call_discard(call);
+    mcp__req_error(s, ctx, r, MCP__RPC_INTERNAL_ERROR, "Internal error", NULL);
+    return;
+  }
   if (r->modern) {
     /* A modern call owns a copy of the capabilities it may use, and a
      * retry's requestState is checked before the handler sees anything. */
     call->caps = cJSON_Duplicate(r->caps, 1);
-    rc = call->caps ? mcp__input_accept(call, params, why, sizeof why)
+    rc = call->caps ? mcp__input_accept(call, r->params, why, sizeof why)
                     : MCP_ENOMEM;
     if (rc) {
-      mcp__audit(srv, call->tool->name, &s->principal,
-                 rc == MCP_EINVAL ? MCP_DECISION_INVALID_STATE
-                                  : MCP_DECISION_ALLOWED,
-                 NULL, false, rc != MCP_EINVAL, started);
+      if (call->kind == MCP_CALL_TOOL)
+        mcp__audit(srv, call->tool->name, &s->principal,
+                   rc == MCP_EINVAL ? MCP_DECISION_INVALID_STATE
+                                    : MCP_DECISION_ALLOWED,
+                   NULL, false, rc != MCP_EINVAL, started);
       mcp__call_discard(call);
       if (rc == MCP_EINVAL)
-        reply_invalid_params(s, ctx, r, why);
+        mcp__reply_invalid_params(s, ctx, r, why);
       else
-        req_error(s, ctx, r, MCP__RPC_INTERNAL_ERROR, "Internal error", NULL);
+        mcp__req_error(s, ctx, r, MCP__RPC_INTERNAL_ERROR, "Internal error",
+                       NULL);
       return;
     }
   } else {
@@ -547,9 +561,10 @@ static void handle_tools_call(mcp_session *s, reply_ctx *ctx, const req *r) {
   run_here(s, ctx, call);
   return;
 oom:
-  mcp__audit(srv, tool->name, &s->principal, d.decision, NULL, false, true,
-             started);
-  req_error(s, ctx, r, MCP__RPC_INTERNAL_ERROR, "Internal error", NULL);
+  if (is_tool)
+    mcp__audit(srv, tool->name, &s->principal, d.decision, NULL, false, true,
+               started);
+  mcp__req_error(s, ctx, r, MCP__RPC_INTERNAL_ERROR, "Internal error", NULL);
 done:
   cJSON_Delete(args);
   if (tool)
@@ -560,13 +575,15 @@ done:
 }
 
 static void handle_cancelled(mcp_session *s, const cJSON *params) {
-  const cJSON *id = member(params, "requestId");
+  const cJSON *id = mcp__member(params, "requestId");
   if (id == NULL || !(cJSON_IsString(id) || cJSON_IsNumber(id)))
     return; /* malformed cancellations are ignored, as the spec asks */
   mcp__buf canon = {0};
   mcp_call *parked = NULL;
+  mcp__sink *listener = NULL;
   if (mcp__id_canonical(&canon, id) == 0 && mcp__buf_str(&canon)) {
     pthread_mutex_lock(&s->lock);
+    listener = mcp__listener_cancel_locked(s, canon.data);
     mcp_call *c = find_call(s, canon.data);
     if (c) {
       atomic_store(&c->cancelled, true);
@@ -581,47 +598,53 @@ static void handle_cancelled(mcp_session *s, const cJSON *params) {
     pthread_mutex_unlock(&s->lock);
   }
   mcp__buf_free(&canon);
+  mcp__sink_release(listener);
   if (parked)
     mcp__call_complete(parked, MCP_ECANCELED, NULL);
 }
 
 /* ---- dispatch ------------------------------------------------------------ */
 
-static const char *const log_levels[] = {"debug",   "info",     "notice",
-                                         "warning", "error",    "critical",
-                                         "alert",   "emergency"};
+const char *const mcp__log_levels[8] = {"debug",   "info",     "notice",
+                                        "warning", "error",    "critical",
+                                        "alert",   "emergency"};
 
 /* Fills r's era from the request's _meta. A request is modern when its
  * _meta names a protocol version or client capabilities; then both are
  * required, the version must be a modern one, and a log level, if any, must
  * be valid. Returns false after answering the request with the error. */
 static bool read_era(mcp_session *s, reply_ctx *ctx, req *r) {
-  const cJSON *meta = member(r->params, "_meta");
+  const cJSON *meta = mcp__member(r->params, "_meta");
   const cJSON *version =
       cJSON_IsObject(meta)
-          ? member(meta, "io.modelcontextprotocol/protocolVersion")
+          ? mcp__member(meta, "io.modelcontextprotocol/protocolVersion")
           : NULL;
   const cJSON *caps =
       cJSON_IsObject(meta)
-          ? member(meta, "io.modelcontextprotocol/clientCapabilities")
+          ? mcp__member(meta, "io.modelcontextprotocol/clientCapabilities")
           : NULL;
-  const cJSON *level = cJSON_IsObject(meta)
-                           ? member(meta, "io.modelcontextprotocol/logLevel")
-                           : NULL;
+  const cJSON *level =
+      cJSON_IsObject(meta)
+          ? mcp__member(meta, "io.modelcontextprotocol/logLevel")
+          : NULL;
   r->log_level = -1;
   if (version == NULL && caps == NULL &&
       strcmp(r->m->method, "server/discover") != 0) {
     r->v = (mcp__version)atomic_load(&s->version);
     r->caps = s->client_caps;
+    pthread_mutex_lock(&s->lock);
+    r->log_level = s->log_level;
+    pthread_mutex_unlock(&s->lock);
     return true;
   }
   r->modern = true;
   atomic_store(&s->modern_seen, true);
   r->v = MCP__VERSION_MODERN;
   if (!cJSON_IsString(version)) {
-    reply_invalid_params(s, ctx, r,
-                         "_meta[\"io.modelcontextprotocol/protocolVersion\"] "
-                         "is required (a string)");
+    mcp__reply_invalid_params(
+        s, ctx, r,
+        "_meta[\"io.modelcontextprotocol/protocolVersion\"] "
+        "is required (a string)");
     return false;
   }
   int v = mcp__version_find(version->valuestring);
@@ -636,28 +659,30 @@ static bool read_era(mcp_session *s, reply_ctx *ctx, req *r) {
     mcp__buf_putc(&data, '}');
     const char *json = mcp__buf_str(&data);
     if (json)
-      req_error(s, ctx, r, MCP__RPC_UNSUPPORTED_VERSION,
-                "Unsupported protocol version", json);
+      mcp__req_error(s, ctx, r, MCP__RPC_UNSUPPORTED_VERSION,
+                     "Unsupported protocol version", json);
     else if (!ctx->err)
       ctx->err = MCP_ENOMEM;
     mcp__buf_free(&data);
     return false;
   }
   if (!cJSON_IsObject(caps)) {
-    reply_invalid_params(s, ctx, r,
-                         "_meta[\"io.modelcontextprotocol/clientCapabilities\"]"
-                         " is required (an object)");
+    mcp__reply_invalid_params(
+        s, ctx, r,
+        "_meta[\"io.modelcontextprotocol/clientCapabilities\"]"
+        " is required (an object)");
     return false;
   }
   r->caps = caps;
   if (level != NULL) {
     for (int i = 0; i < 8 && cJSON_IsString(level); i++)
-      if (strcmp(level->valuestring, log_levels[i]) == 0)
+      if (strcmp(level->valuestring, mcp__log_levels[i]) == 0)
         r->log_level = i;
     if (r->log_level < 0) {
-      reply_invalid_params(s, ctx, r,
-                           "_meta[\"io.modelcontextprotocol/logLevel\"] is not "
-                           "a log level");
+      mcp__reply_invalid_params(
+          s, ctx, r,
+          "_meta[\"io.modelcontextprotocol/logLevel\"] is not "
+          "a log level");
       return false;
     }
   }
@@ -668,7 +693,18 @@ static void method_not_found(mcp_session *s, reply_ctx *ctx, const req *r) {
   char msg[MCP__MAX_METHOD + 40];
   mcp__fmt(msg, sizeof msg, "Method not found: %s", r->m->method);
   mcp__utf8_trim(msg);
-  req_error(s, ctx, r, MCP__RPC_METHOD_NOT_FOUND, msg, NULL);
+  mcp__req_error(s, ctx, r, MCP__RPC_METHOD_NOT_FOUND, msg, NULL);
+}
+
+/* An initialize without the handshake's protocolVersion whose _meta names a
+ * modern version is a 2026-07-28 request for a method that era lacks. */
+static bool modern_initialize(const cJSON *params) {
+  if (mcp__member(params, "protocolVersion") != NULL)
+    return false;
+  const cJSON *meta = mcp__member(params, "_meta");
+  const cJSON *v = mcp__member(meta, "io.modelcontextprotocol/protocolVersion");
+  return cJSON_IsString(v) &&
+         mcp__version_find(v->valuestring) >= MCP__VERSION_MODERN;
 }
 
 static void handle_request(mcp_session *s, reply_ctx *ctx, const mcp__msg *m,
@@ -676,7 +712,13 @@ static void handle_request(mcp_session *s, reply_ctx *ctx, const mcp__msg *m,
   static const cJSON empty = {.type = cJSON_Object};
   req r = {.m = m, .params = params ? params : &empty, .params_node = params};
   const char *method = m->method;
-  /* initialize always starts the legacy era, whatever _meta it carries. */
+  /* initialize starts the legacy era, whatever _meta it carries, unless it
+   * is a modern request (see modern_initialize). */
+  if (strcmp(method, "initialize") == 0 && modern_initialize(r.params)) {
+    r.modern = true;
+    method_not_found(s, ctx, &r);
+    return;
+  }
   if (strcmp(method, "initialize") == 0) {
     r.v = (mcp__version)atomic_load(&s->version);
     handle_initialize(s, ctx, &r);
@@ -685,43 +727,88 @@ static void handle_request(mcp_session *s, reply_ctx *ctx, const mcp__msg *m,
   if (!read_era(s, ctx, &r))
     return;
   if (r.modern && ctx->batch) {
-    req_error(s, ctx, &r, MCP__RPC_INVALID_REQUEST,
-              "Invalid Request: 2026-07-28 requests are single messages, "
-              "never part of a batch",
-              NULL);
+    mcp__req_error(s, ctx, &r, MCP__RPC_INVALID_REQUEST,
+                   "Invalid Request: 2026-07-28 requests are single messages, "
+                   "never part of a batch",
+                   NULL);
     return;
   }
-  if (r.modern) {
-    if (strcmp(method, "server/discover") == 0)
-      handle_discover(s, ctx, &r);
-    else if (strcmp(method, "tools/list") == 0)
-      handle_tools_list(s, ctx, &r);
-    else if (strcmp(method, "tools/call") == 0)
-      handle_tools_call(s, ctx, &r);
-    else
-      method_not_found(s, ctx, &r); /* ping and the rest are legacy only */
+  if (r.modern && strcmp(method, "server/discover") == 0) {
+    handle_discover(s, ctx, &r);
     return;
   }
-  if (strcmp(method, "ping") == 0) {
+  if (r.modern && strcmp(method, "subscriptions/listen") == 0) {
+    mcp__handle_listen(s, ctx, &r);
+    return;
+  }
+  if (!r.modern && strcmp(method, "ping") == 0) {
     mcp__buf b = {0};
-    reply_result(s, ctx, &r, &b);
+    mcp__reply_result(s, ctx, &r, &b);
     return;
   }
-  bool tools_method =
-      strcmp(method, "tools/list") == 0 || strcmp(method, "tools/call") == 0;
-  if (tools_method && atomic_load(&s->state) == MCP__STATE_NEW) {
-    req_error(s, ctx, &r, MCP__RPC_INVALID_REQUEST,
-              "Invalid Request: the session is not initialized; send "
-              "initialize first",
-              NULL);
-    return;
-  }
-  if (strcmp(method, "tools/list") == 0)
-    handle_tools_list(s, ctx, &r);
-  else if (strcmp(method, "tools/call") == 0)
-    handle_tools_call(s, ctx, &r);
-  else
+  /* The methods of both eras; ping, logging/setLevel and resources/
+   * subscribe are legacy only (the modern era has _meta log levels and
+   * subscriptions/listen). */
+  static const char *const methods[] = {
+      "tools/list",          "tools/call",
+      "prompts/list",        "prompts/get",
+      "resources/list",      "resources/templates/list",
+      "resources/read",      "completion/complete",
+      "resources/subscribe", "resources/unsubscribe",
+      "logging/setLevel"};
+  size_t which = 0, nmethods = sizeof methods / sizeof *methods;
+  while (which < nmethods && strcmp(method, methods[which]) != 0)
+    which++;
+  /* Methods of a feature the server does not offer are unknown here. */
+  mcp__feature needs = which == 2 || which == 3 ? MCP__FEATURE_PROMPTS
+                       : which == 7             ? MCP__FEATURE_COMPLETIONS
+                                                : MCP__FEATURE_RESOURCES;
+  bool gated = which >= 2 && which <= 9 && !mcp__offers(s->srv, needs);
+  if (which == nmethods || (r.modern && which >= 8) || gated) {
     method_not_found(s, ctx, &r);
+    return;
+  }
+  if (!r.modern && atomic_load(&s->state) == MCP__STATE_NEW) {
+    mcp__req_error(s, ctx, &r, MCP__RPC_INVALID_REQUEST,
+                   "Invalid Request: the session is not initialized; send "
+                   "initialize first",
+                   NULL);
+    return;
+  }
+  mcp_server *srv = s->srv;
+  switch (which) {
+  case 0:
+    mcp__handle_list(s, ctx, &r, &srv->reg);
+    break;
+  case 1:
+    handle_tools_call(s, ctx, &r);
+    break;
+  case 2:
+    mcp__handle_list(s, ctx, &r, &srv->prompts);
+    break;
+  case 3:
+    mcp__handle_prompts_get(s, ctx, &r);
+    break;
+  case 4:
+    mcp__handle_list(s, ctx, &r, &srv->resources);
+    break;
+  case 5:
+    mcp__handle_list(s, ctx, &r, &srv->templates);
+    break;
+  case 6:
+    mcp__handle_resources_read(s, ctx, &r);
+    break;
+  case 7:
+    mcp__handle_complete(s, ctx, &r);
+    break;
+  case 8:
+  case 9:
+    mcp__handle_subscribe(s, ctx, &r, which == 8);
+    break;
+  default:
+    mcp__handle_set_level(s, ctx, &r);
+    break;
+  }
 }
 
 static void handle_notification(mcp_session *s, const mcp__msg *m) {
@@ -774,7 +861,8 @@ static void handle_message(mcp_session *s, reply_ctx *ctx,
     }
     char msg[160];
     mcp__fmt(msg, sizeof msg, "Invalid Request: %s", m.why);
-    reply_error(s, ctx, m.id, m.id_len, MCP__RPC_INVALID_REQUEST, msg, NULL);
+    mcp__reply_error(s, ctx, m.id, m.id_len, MCP__RPC_INVALID_REQUEST, msg,
+                     NULL);
     break;
   }
   }
@@ -789,7 +877,7 @@ int mcp_session_reject(mcp_session *s, const char *reason) {
            reason && mcp__utf8_valid(reason, strlen(reason)) ? reason
                                                              : "unreadable");
   mcp__utf8_trim(msg);
-  reply_error(s, &ctx, NULL, 0, MCP__RPC_PARSE_ERROR, msg, NULL);
+  mcp__reply_error(s, &ctx, NULL, 0, MCP__RPC_PARSE_ERROR, msg, NULL);
   return ctx.err;
 }
 
@@ -811,7 +899,7 @@ static int receive(mcp_session *s, const char *message, size_t len,
     ctx.err = MCP_ENOMEM;
   } else if (rc != 0) {
     mcp__fmt(msg, sizeof msg, "Parse error: %s", why);
-    reply_error(s, &ctx, NULL, 0, MCP__RPC_PARSE_ERROR, msg, NULL);
+    mcp__reply_error(s, &ctx, NULL, 0, MCP__RPC_PARSE_ERROR, msg, NULL);
   } else if (cJSON_IsArray(doc.root)) {
     /* Batches exist only in 2025-03-26, and never before initialize. */
     bool batches = atomic_load(&s->state) != MCP__STATE_NEW &&
@@ -820,13 +908,14 @@ static int receive(mcp_session *s, const char *message, size_t len,
      * built before anything is sent) and every id within raw capture. */
     int n = cJSON_GetArraySize(doc.root);
     if (!batches || n == 0 || n > MCP__MAX_BATCH) {
-      reply_error(s, &ctx, NULL, 0, MCP__RPC_INVALID_REQUEST,
-                  !batches ? "Invalid Request: batches are not supported in "
+      mcp__reply_error(s, &ctx, NULL, 0, MCP__RPC_INVALID_REQUEST,
+                       !batches
+                           ? "Invalid Request: batches are not supported in "
                              "this protocol version"
-                  : n == 0 ? "Invalid Request: empty batch"
-                           : "Invalid Request: a batch holds at most 64 "
-                             "messages",
-                  NULL);
+                       : n == 0 ? "Invalid Request: empty batch"
+                                : "Invalid Request: a batch holds at most 64 "
+                                  "messages",
+                       NULL);
     } else {
       mcp__buf batch = {0};
       ctx.batch = &batch;
@@ -835,7 +924,7 @@ static int receive(mcp_session *s, const char *message, size_t len,
       ctx.batch = NULL;
       if (batch.len || batch.err) {
         mcp__buf_putc(&batch, ']');
-        reply_buf(s, &ctx, &batch);
+        mcp__reply_buf(s, &ctx, &batch);
       }
     }
   } else {

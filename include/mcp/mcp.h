@@ -357,9 +357,9 @@ typedef struct mcp_tool {
 MCP_API int mcp_server_add_tool(mcp_server *srv, const mcp_tool *tool,
                                 void *user_data);
 
-/** Writes the union of every registered tool's scopes into buf (size
- * bytes), sorted, without duplicates, separated by single spaces and
- * NUL-terminated (truncated if size is too small). Returns the length the
+/** Writes the union of every registered tool's, prompt's and resource's scopes
+ * into buf (size bytes), sorted, without duplicates, separated by single spaces
+ * and NUL-terminated (truncated if size is too small). Returns the length the
  * whole list needs, excluding the NUL, or a negative code. For a transport's
  * "scopes_supported". Any thread. */
 MCP_API long mcp_server_scopes(mcp_server *srv, char *buf, size_t size);
@@ -376,6 +376,124 @@ MCP_API unsigned mcp_server_lint(mcp_server *srv, const char *const *supported);
 MCP_API int mcp_server_remove_tool(mcp_server *srv, const char *name);
 
 /* ---------------------------------------------------------------------------
+ * Prompts, resources and completions
+ *
+ * Prompt and resource handlers are mcp_tool_fn handlers too: they receive an
+ * mcp_call, read their arguments with mcp_call_arg_string (a prompt's
+ * arguments; a template's variables), may ask for input with
+ * mcp_call_request_input, may defer, and build their result with the
+ * mcp_result_* functions, which then build a GetPromptResult or a
+ * ReadResourceResult (see each builder). Access works as for tools: every
+ * scope in scopes is required, checked before the handler runs, on every
+ * transport alike.
+ * ------------------------------------------------------------------------ */
+
+typedef struct mcp_completion mcp_completion;
+
+/** Suggests values for one argument of a prompt or one variable of a
+ * resource template (completion/complete). Add at most 100 values with
+ * mcp_completion_add; return 0, or a negative code (the client gets a
+ * JSON-RPC internal error). Runs on the thread that drives the session;
+ * it cannot defer. */
+typedef int (*mcp_complete_fn)(mcp_completion *completion, void *user_data);
+
+/** One argument of a prompt. name: 1-128 characters of [A-Za-z0-9_.-]. */
+typedef struct mcp_prompt_argument {
+  const char *name, *title, *description;
+  bool required; /* prompts/get without it is refused (-32602) */
+} mcp_prompt_argument;
+
+/** A prompt definition, plain data like mcp_tool; everything is copied.
+ *  - name: 1-128 characters of [A-Za-z0-9_.-], unique among prompts.
+ *  - description: required (clients show it when choosing a prompt).
+ *  - arguments: array ended by an entry whose name is NULL; NULL = none.
+ *    Arguments are strings; unknown ones are refused.
+ *  - scopes: as for tools.
+ *  - handler: required; builds the messages (see mcp_result_role).
+ *  - complete: optional, suggests argument values. */
+typedef struct mcp_prompt {
+  const char *name, *title, *description;
+  const mcp_prompt_argument *arguments;
+  const char *const *scopes;
+  mcp_tool_fn handler;
+  mcp_complete_fn complete;
+} mcp_prompt;
+
+/** Registers prompt with its user_data (handed to handler and complete).
+ * Returns 0, MCP_EINVAL (mcp_server_errmsg says why), MCP_EEXIST or
+ * MCP_ENOMEM. Any thread; initialized sessions get
+ * notifications/prompts/list_changed. */
+MCP_API int mcp_server_add_prompt(mcp_server *srv, const mcp_prompt *prompt,
+                                  void *user_data);
+
+/** Removes the prompt named name. Returns 0 or MCP_ENOENT. Any thread. */
+MCP_API int mcp_server_remove_prompt(mcp_server *srv, const char *name);
+
+/** A resource definition: either one resource (uri) or a family of them
+ * (uri_template, an RFC 6570 template such as "file:///notes/{name}";
+ * expressions {var}, {+var}, {#var}, {/var}, {.var}, {?a,b}, {&a}, matched
+ * in linear time), never both. Everything is copied.
+ *  - name: required, a short human-readable name.
+ *  - mime_type: the default type of the contents (optional).
+ *  - scopes: as for tools.
+ *  - handler: required; reads the resource (mcp_call_uri, and
+ *    mcp_call_arg_string for a template's variables), answers with
+ *    mcp_result_text or mcp_result_resource_text/blob, or returns
+ *    MCP_ENOENT when there is no such resource (the client gets the
+ *    protocol's not-found error).
+ *  - complete: templates only, optional: suggests variable values.
+ * A resources/read names a registered uri exactly, or else the first
+ * template (in registration order) that matches it. */
+typedef struct mcp_resource {
+  const char *uri, *uri_template;
+  const char *name, *title, *description, *mime_type;
+  const char *const *scopes;
+  mcp_tool_fn handler;
+  mcp_complete_fn complete;
+} mcp_resource;
+
+/** Registers a resource or a template with its user_data. Returns 0,
+ * MCP_EINVAL (mcp_server_errmsg says why), MCP_EEXIST (same uri or same
+ * template) or MCP_ENOMEM. Any thread; initialized sessions get
+ * notifications/resources/list_changed. */
+MCP_API int mcp_server_add_resource(mcp_server *srv,
+                                    const mcp_resource *resource,
+                                    void *user_data);
+
+/** Removes the resource registered under uri, or the template registered as
+ * uri (its template text). Returns 0 or MCP_ENOENT. Any thread. */
+MCP_API int mcp_server_remove_resource(mcp_server *srv, const char *uri);
+
+/** Tells the clients subscribed to uri that it changed:
+ * notifications/resources/updated to legacy sessions that sent
+ * resources/subscribe, and to 2026-07-28 subscriptions/listen streams that
+ * named it. Returns how many were told, or a negative code. Any thread. */
+MCP_API int mcp_server_resource_updated(mcp_server *srv, const char *uri);
+
+/** Inside a completion callback: the name of the argument or variable being
+ * completed, and its partial value (borrowed; never NULL). */
+MCP_API const char *mcp_completion_argument(const mcp_completion *completion);
+MCP_API const char *mcp_completion_value(const mcp_completion *completion);
+
+/** The value the client already chose for another argument (the request's
+ * context.arguments), or NULL. Borrowed. */
+MCP_API const char *mcp_completion_context(const mcp_completion *completion,
+                                           const char *name);
+
+/** The caller (borrowed; never NULL). */
+MCP_API const mcp_principal *
+mcp_completion_principal(const mcp_completion *completion);
+
+/** Adds a suggestion (copied). Returns 0, MCP_EINVAL (not UTF-8) or
+ * MCP_ENOMEM; past the 100th value it returns MCP_ELIMIT and the reply says
+ * hasMore. */
+MCP_API int mcp_completion_add(mcp_completion *completion, const char *value);
+
+/** States how many values exist in all (sent as completion.total). */
+MCP_API void mcp_completion_total(mcp_completion *completion,
+                                  unsigned long total);
+
+/* ---------------------------------------------------------------------------
  * Inside a handler: the call context
  * ------------------------------------------------------------------------ */
 
@@ -383,8 +501,24 @@ MCP_API int mcp_server_remove_tool(mcp_server *srv, const char *name);
  * client sent none). Valid until the call is finished. */
 MCP_API const struct cJSON *mcp_call_arguments(const mcp_call *call);
 
-/** The tool's name (borrowed, valid until the call is finished). */
+/** The tool's name (borrowed, valid until the call is finished); for a
+ * prompt, the prompt's name; for a resource, the registered uri or
+ * uri_template. */
 MCP_API const char *mcp_call_tool(const mcp_call *call);
+
+/** What a call serves. */
+typedef enum mcp_call_kind {
+  MCP_CALL_TOOL = 0, /* tools/call */
+  MCP_CALL_PROMPT,   /* prompts/get */
+  MCP_CALL_RESOURCE  /* resources/read */
+} mcp_call_kind;
+
+/** Which request the call serves. */
+MCP_API mcp_call_kind mcp_call_kind_of(const mcp_call *call);
+
+/** For a resources/read, the URI the client asked for (borrowed, valid
+ * until the call is finished); NULL for tools and prompts. */
+MCP_API const char *mcp_call_uri(const mcp_call *call);
 
 /** The caller (borrowed, valid until the call is finished; never NULL). */
 MCP_API const mcp_principal *mcp_call_principal(const mcp_call *call);
@@ -417,11 +551,12 @@ MCP_API bool mcp_call_cancelled(const mcp_call *call);
 MCP_API int mcp_call_progress(mcp_call *call, double progress, double total,
                               const char *message);
 
-/** Logs through the server's log callback, naming the tool. In the modern
- * era, when the request asked for log messages at or above level, the
- * message also goes to the client as notifications/message on that
- * request's stream; otherwise the client receives nothing. Same thread rule
- * as mcp_call_progress. */
+/** Logs through the server's log callback, naming the tool (prompt,
+ * resource). When the client asked for log messages at or below level
+ * (legacy era: logging/setLevel on the session; modern era: the request's
+ * _meta logLevel), the message also goes to the client as
+ * notifications/message on that request's stream; otherwise the client
+ * receives nothing. Same thread rule as mcp_call_progress. */
 MCP_API void mcp_call_log(mcp_call *call, mcp_log_level level,
                           const char *message);
 
@@ -519,6 +654,29 @@ MCP_API int mcp_result_structured_json(mcp_call *call,
  * sentence the model can act on. The call still succeeds at the protocol
  * level: this is how a handler reports failure. */
 MCP_API int mcp_result_error(mcp_call *call, const char *text);
+
+/* How the builders serve prompts and resources:
+ *  - prompts/get: every content builder (text, image, audio, resource_link,
+ *    resource_text/blob) appends one message whose role is the current one
+ *    (user until mcp_result_role changes it); mcp_result_description sets the
+ *    result's description; mcp_result_error answers a JSON-RPC error with its
+ *    text instead of the messages; mcp_result_structured is MCP_EINVAL.
+ *  - resources/read: mcp_result_text appends {uri, mimeType, text} for the
+ *    URI asked for with the resource's mime type; mcp_result_resource_text
+ *    and _blob append an item for any uri (a directory listing its files,
+ *    say); mcp_result_image/audio append a blob item for the asked URI;
+ *    mcp_result_error answers a JSON-RPC error with its text; the others
+ *    are MCP_EINVAL. */
+
+/** Who speaks the messages a prompt handler appends next. */
+typedef enum mcp_role { MCP_ROLE_USER = 0, MCP_ROLE_ASSISTANT } mcp_role;
+
+/** Sets the role of the messages appended next (prompts only; MCP_EINVAL
+ * for other calls). */
+MCP_API int mcp_result_role(mcp_call *call, mcp_role role);
+
+/** Sets the description of a prompts/get result (copied; prompts only). */
+MCP_API int mcp_result_description(mcp_call *call, const char *text);
 
 /** Finishes a call whose handler returned MCP_DEFERRED, with rc as the
  * handler's return value (0 or a negative code). Sends the reply (nothing if

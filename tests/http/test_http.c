@@ -2963,6 +2963,115 @@ START_TEST(modern_closed_stream_cancels_call) {
 }
 END_TEST
 
+static int read_watched(mcp_call *call, void *ud) {
+  (void)ud;
+  return mcp_result_text(call, "contents");
+}
+
+/* subscriptions/listen: the acknowledgement first, then only the
+ * notifications asked for, tagged with the subscription id, on a stream
+ * that stays open; closing it ends the subscription. */
+START_TEST(modern_listen_stream) {
+  mcp_http_options o = {.keepalive_s = 1};
+  fx_start(&o);
+  mcp_resource res = {.uri = "test://watched",
+                      .name = "watched",
+                      .mime_type = "text/plain",
+                      .handler = read_watched};
+  ck_assert_int_eq(mcp_server_add_resource(F.srv, &res, NULL), 0);
+  req q = {.body = "{\"jsonrpc\":\"2.0\",\"id\":\"sub-1\",\"method\":"
+                   "\"subscriptions/listen\",\"params\":{" META
+                   ",\"notifications\":{\"toolsListChanged\":true,"
+                   "\"resourceSubscriptions\":[\"test://watched\"]}}}",
+           .version = "2026-07-28",
+           .h = {"Mcp-Method: subscriptions/listen"}};
+  stream *s = stream_open(&q);
+  ck_assert_int_eq(stream_wait_headers(s, T(5000)), 200);
+  ck_assert_msg(
+      stream_wait(s, "notifications/subscriptions/acknowledged", 1, T(5000)),
+      "no acknowledgement");
+  ck_assert_int_eq(mcp_server_resource_updated(F.srv, "test://watched"), 1);
+  ck_assert_int_eq(mcp_server_resource_updated(F.srv, "test://other"), 0);
+  mcp_tool t = {.name = "extra",
+                .description = "Added while listening.",
+                .annotations = READ_ONLY,
+                .handler = tool_echo};
+  ck_assert_int_eq(mcp_server_add_tool(F.srv, &t, NULL), 0);
+  ck_assert(stream_wait(s, "notifications/tools/list_changed", 1, T(5000)));
+  ck_assert(!stream_done(s));
+  sse e = stream_sse(s);
+  cJSON *m[16];
+  int n = sse_messages(&e, m, 16);
+  ck_assert_int_eq(n, 3);
+  ck_assert_str_eq(jstr(m[0], "method"),
+                   "notifications/subscriptions/acknowledged");
+  ck_assert_str_eq(jstr(m[1], "method"), "notifications/resources/updated");
+  ck_assert_str_eq(jstr(m[1], "params.uri"), "test://watched");
+  for (int i = 0; i < n; i++) {
+    const cJSON *meta = jget(m[i], "params._meta");
+    const cJSON *id = cJSON_GetObjectItemCaseSensitive(
+        meta, "io.modelcontextprotocol/subscriptionId");
+    ck_assert_msg(cJSON_IsString(id) && strcmp(id->valuestring, "sub-1") == 0,
+                  "message %d is not tagged", i);
+    ck_assert(jget(m[i], "id") == NULL);
+  }
+  free_messages(m, n);
+  sse_free(&e);
+  ck_assert_int_eq(mcp_server_remove_tool(F.srv, "extra"), 0);
+  stream_close(s);
+  /* The server notices the close at the latest with its next keep-alive;
+   * then nobody is subscribed any more. */
+  long end = now_ms() + T(8000);
+  while (mcp_server_resource_updated(F.srv, "test://watched") != 0 &&
+         now_ms() < end)
+    sleep_ms(50);
+  ck_assert_int_eq(mcp_server_resource_updated(F.srv, "test://watched"), 0);
+}
+END_TEST
+
+/* Legacy subscriptions: resources/subscribe on a POST, updates on the
+ * session's GET stream, none after resources/unsubscribe. */
+START_TEST(legacy_resource_updates_on_get_stream) {
+  fx_start(NULL);
+  mcp_resource res = {.uri = "test://watched",
+                      .name = "watched",
+                      .mime_type = "text/plain",
+                      .handler = read_watched};
+  ck_assert_int_eq(mcp_server_add_resource(F.srv, &res, NULL), 0);
+  char *sid = open_session(V, "{}");
+  resp r;
+  post(sid,
+       "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"resources/subscribe\","
+       "\"params\":{\"uri\":\"test://watched\"}}",
+       &r);
+  cJSON *m = expect_result(&r);
+  cJSON_Delete(m);
+  resp_free(&r);
+  stream *s = open_get(sid, NULL);
+  ck_assert_int_eq(stream_wait_headers(s, T(5000)), 200);
+  ck_assert_int_eq(mcp_server_resource_updated(F.srv, "test://watched"), 1);
+  ck_assert(stream_wait(s, "notifications/resources/updated", 1, T(5000)));
+  post(sid,
+       "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"resources/"
+       "unsubscribe\",\"params\":{\"uri\":\"test://watched\"}}",
+       &r);
+  m = expect_result(&r);
+  cJSON_Delete(m);
+  resp_free(&r);
+  ck_assert_int_eq(mcp_server_resource_updated(F.srv, "test://watched"), 0);
+  post(sid,
+       "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"resources/read\","
+       "\"params\":{\"uri\":\"test://watched\"}}",
+       &r);
+  m = expect_result(&r);
+  ck_assert_str_eq(jstr(m, "result.contents.0.text"), "contents");
+  cJSON_Delete(m);
+  resp_free(&r);
+  stream_close(s);
+  free(sid);
+}
+END_TEST
+
 /* ===========================================================================
  * Host, Origin, binding (BAD-INPUTS D rows; digest §8, §9 item 32)
  * ======================================================================== */
@@ -3783,6 +3892,8 @@ int main(void) {
   tcase_add_test(t, modern_get_and_delete_405);
   tcase_add_test(t, modern_progress_on_sse);
   tcase_add_test(t, modern_closed_stream_cancels_call);
+  tcase_add_test(t, modern_listen_stream);
+  tcase_add_test(t, legacy_resource_updates_on_get_stream);
   t = tc(s, "origin");
   tcase_add_test(t, d1_foreign_host_403_before_body);
   tcase_add_test(t, d2_d4_foreign_or_null_origin_403);

@@ -518,16 +518,18 @@ static void check_initialize(const char *asked, const char *answered) {
   snprintf(expected, sizeof expected,
            "{\"jsonrpc\":\"2.0\",\"id\":\"init\",\"error\":\"<absent>\","
            "\"result\":{\"protocolVersion\":\"%s\",\"capabilities\":{"
-           "\"tools\":{\"listChanged\":true}},\"serverInfo\":{\"name\":"
+           "\"tools\":{\"listChanged\":true},\"logging\":{}},"
+           "\"serverInfo\":{\"name\":"
            "\"srv\",\"version\":\"1.2.3\",\"title\":%s},\"instructions\":"
            "\"Use it wisely.\"}}",
            answered, titled ? "\"Test Server\"" : "\"<absent>\"");
   EXPECT(0, expected);
-  /* Only the tools capability, with only listChanged. */
+  /* Only tools, with only listChanged, and logging: this server has no
+   * prompts, resources or completions to announce. */
   cJSON *m = tu_msg(&P, 0);
   const cJSON *r = cJSON_GetObjectItemCaseSensitive(m, "result");
   const cJSON *caps = cJSON_GetObjectItemCaseSensitive(r, "capabilities");
-  ck_assert_int_eq(cJSON_GetArraySize(caps), 1);
+  ck_assert_int_eq(cJSON_GetArraySize(caps), 2);
   ck_assert_int_eq(
       cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(caps, "tools")), 1);
   ck_assert_int_eq(cJSON_GetArraySize(r), 4);

@@ -459,10 +459,12 @@ START_TEST(must10_server_discover_answered_first_with_versions_and_info) {
          "\":{\"name\":\"srv\",\"version\":\"1.2.3\",\"title\":\"Test "
          "Server\"}},\"ttlMs\":60000,\"cacheScope\":\"public\"}}");
   const cJSON *res = result_of(r);
-  /* Modern tools cannot promise list_changed: it would need
-   * subscriptions/listen. */
+  /* list_changed reaches modern clients on subscriptions/listen; nothing
+   * is announced that this server lacks. */
   tu_assert_json(get(res, "capabilities"),
-                 "{\"tools\":{\"listChanged\":\"<absent>\"}}");
+                 "{\"tools\":{\"listChanged\":true},\"logging\":{},"
+                 "\"prompts\":\"<absent>\",\"resources\":\"<absent>\","
+                 "\"completions\":\"<absent>\"}");
   const cJSON *v = get(res, "supportedVersions");
   ck_assert(cJSON_IsArray(v));
   ck_assert_str_eq(v->child->valuestring, "2026-07-28"); /* newest first */
@@ -1342,10 +1344,20 @@ START_TEST(must16_input_responses_validated) {
   char *st = obtain_state(&P, "run", "{}");
   char *q = quote(st);
   int runs = g_runs;
-  /* inputResponses without requestState. */
+  /* inputResponses without requestState: a first round with its answers,
+   * taken when each has the shape of a result, refused otherwise. */
   cJSON *r = rq(&P, mcall(40, "run", "{}", META_ELICIT, NULL,
                           "{\"confirm\":{\"action\":\"accept\"}}"));
-  EXPECT_ERROR(r, -32602, "requestState");
+  tu_assert_json(r, "{\"result\":{\"resultType\":\"complete\"}}");
+  cJSON_Delete(r);
+  ck_assert_int_eq(g_runs, runs + 1);
+  runs = g_runs;
+  r = rq(&P, mcall(40, "run", "{}", META_ELICIT, NULL,
+                   "{\"confirm\":{\"action\":\"maybe\"}}"));
+  EXPECT_ERROR(r, -32602, "inputResponses");
+  cJSON_Delete(r);
+  r = rq(&P, mcall(40, "run", "{}", META_ELICIT, NULL, "{\"confirm\":12345}"));
+  EXPECT_ERROR(r, -32602, "inputResponses");
   cJSON_Delete(r);
   /* inputResponses not an object. */
   static const char *const not_objects[] = {"\"x\"", "[]", "null", "1"};

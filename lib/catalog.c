@@ -1,0 +1,318 @@
+/* Prompts and resources: the rules their definitions must meet and their
+ * wire forms. They share the tools' entry type (lib/registry.c), so the
+ * same table, the same paging and the same call machinery serve them. */
+#include <cjson/cJSON.h>
+#include <stdatomic.h>
+#include <string.h>
+
+#include "internal.h"
+#include "uritemplate.h"
+
+static int text_ok(const char *s) {
+  return s == NULL || mcp__utf8_valid(s, strlen(s));
+}
+
+static const char *shown(const char *s) {
+  return s && mcp__utf8_valid(s, strlen(s)) ? s : "(invalid UTF-8)";
+}
+
+/* Builds the wire form of every protocol version with print. */
+static int build_all(mcp__tool *t, const void *def,
+                     void (*print)(const void *def, const mcp__tool *t,
+                                   mcp__version v, mcp__buf *b)) {
+  for (int v = 0; v < MCP__VERSION_COUNT; v++) {
+    mcp__buf b = {0};
+    print(def, t, (mcp__version)v, &b);
+    if ((t->wire[v] = mcp__buf_take(&b, &t->wire_len[v])) == NULL)
+      return MCP_ENOMEM;
+  }
+  return 0;
+}
+
+/* ---- prompts ------------------------------------------------------------- */
+
+/* The Prompt object: title from 2025-06-18. */
+static void print_prompt(const void *d, const mcp__tool *t, mcp__version v,
+                         mcp__buf *b) {
+  const mcp_prompt *def = d;
+  mcp__buf_puts(b, "{\"name\":");
+  mcp__json_quote(b, t->name, strlen(t->name));
+  if (v >= MCP__V2025_06_18)
+    mcp__put_string_member(b, "title", def->title);
+  mcp__put_string_member(b, "description", def->description);
+  if (t->nargs) {
+    mcp__buf_puts(b, ",\"arguments\":[");
+    for (size_t i = 0; i < t->nargs; i++) {
+      const mcp_prompt_argument *a = &def->arguments[i];
+      mcp__buf_puts(b, i ? ",{\"name\":" : "{\"name\":");
+      mcp__json_quote(b, a->name, strlen(a->name));
+      if (v >= MCP__V2025_06_18)
+        mcp__put_string_member(b, "title", a->title);
+      mcp__put_string_member(b, "description", a->description);
+      mcp__buf_printf(b, ",\"required\":%s}", a->required ? "true" : "false");
+    }
+    mcp__buf_putc(b, ']');
+  }
+  mcp__buf_putc(b, '}');
+}
+
+static int check_prompt(const mcp_prompt *def, char *err, size_t errlen) {
+  const char *name = def->name ? def->name : "";
+  if (!mcp__name_valid(def->name, 128)) {
+    mcp__fmt(err, errlen,
+             "prompt \"%.140s\": the name must be 1-128 characters of "
+             "[A-Za-z0-9_.-]",
+             shown(name));
+    return MCP_EINVAL;
+  }
+  if (def->handler == NULL) {
+    mcp__fmt(err, errlen, "prompt \"%s\": a handler is required", name);
+    return MCP_EINVAL;
+  }
+  if (def->description == NULL || def->description[0] == '\0') {
+    mcp__fmt(err, errlen,
+             "prompt \"%s\": a description is required (clients show it "
+             "when offering the prompt)",
+             name);
+    return MCP_EINVAL;
+  }
+  if (!text_ok(def->title) || !text_ok(def->description)) {
+    mcp__fmt(err, errlen, "prompt \"%s\": title and description must be UTF-8",
+             name);
+    return MCP_EINVAL;
+  }
+  for (const mcp_prompt_argument *a = def->arguments; a && a->name; a++) {
+    if (!mcp__name_valid(a->name, 128)) {
+      mcp__fmt(err, errlen,
+               "prompt \"%s\": argument \"%.140s\": the name must be 1-128 "
+               "characters of [A-Za-z0-9_.-]",
+               name, shown(a->name));
+      return MCP_EINVAL;
+    }
+    if (!text_ok(a->title) || !text_ok(a->description)) {
+      mcp__fmt(err, errlen,
+               "prompt \"%s\": argument \"%s\": title and description must "
+               "be UTF-8",
+               name, a->name);
+      return MCP_EINVAL;
+    }
+    for (const mcp_prompt_argument *o = def->arguments; o != a; o++) {
+      if (strcmp(o->name, a->name) == 0) {
+        mcp__fmt(err, errlen, "prompt \"%s\": argument \"%s\" is listed twice",
+                 name, a->name);
+        return MCP_EINVAL;
+      }
+    }
+  }
+  return 0;
+}
+
+static mcp__tool *entry_new(int kind, mcp_tool_fn handler,
+                            mcp_complete_fn complete, void *user_data) {
+  mcp__tool *t = mcp__calloc(1, sizeof *t);
+  if (t == NULL)
+    return NULL;
+  atomic_init(&t->refs, 1);
+  t->kind = kind;
+  t->handler = handler;
+  t->complete = complete;
+  t->user_data = user_data;
+  return t;
+}
+
+int mcp__prompt_new(const mcp_prompt *def, void *user_data, mcp__tool **out,
+                    char *err, size_t errlen) {
+  if (def == NULL) {
+    mcp__fmt(err, errlen, "the prompt definition is NULL");
+    return MCP_EINVAL;
+  }
+  int rc = check_prompt(def, err, errlen);
+  if (rc)
+    return rc;
+  mcp__tool *t =
+      entry_new(MCP_CALL_PROMPT, def->handler, def->complete, user_data);
+  size_t n = 0;
+  while (def->arguments && def->arguments[n].name)
+    n++;
+  rc = MCP_ENOMEM;
+  if (t == NULL || (t->name = mcp__strdup(def->name)) == NULL ||
+      (t->arg_names = mcp__calloc(n + 1, sizeof *t->arg_names)) == NULL ||
+      (t->arg_required = mcp__calloc(n + 1, sizeof *t->arg_required)) == NULL)
+    goto fail;
+  for (; t->nargs < n; t->nargs++) {
+    t->arg_required[t->nargs] = def->arguments[t->nargs].required;
+    if ((t->arg_names[t->nargs] = mcp__strdup(def->arguments[t->nargs].name)) ==
+        NULL)
+      goto fail;
+  }
+  rc = mcp__scopes_copy("prompt", t->name, def->scopes, t, err, errlen);
+  if (rc == 0)
+    rc = build_all(t, def, print_prompt);
+  if (rc == 0) {
+    *out = t;
+    return 0;
+  }
+fail:
+  if (rc == MCP_ENOMEM)
+    mcp__fmt(err, errlen, "out of memory");
+  mcp__tool_unref(t);
+  return rc;
+}
+
+int mcp__prompt_check_args(const mcp__tool *t, const cJSON *args, char *msg,
+                           size_t msglen) {
+  if (args != NULL && !cJSON_IsObject(args)) {
+    mcp__fmt(msg, msglen, "arguments must be an object of strings");
+    return MCP_EINVAL;
+  }
+  for (const cJSON *a = args ? args->child : NULL; a; a = a->next) {
+    size_t i = 0;
+    while (i < t->nargs && strcmp(t->arg_names[i], a->string) != 0)
+      i++;
+    if (i == t->nargs) {
+      mcp__fmt(msg, msglen, "prompt \"%s\" has no argument \"%.64s\"", t->name,
+               a->string);
+      mcp__utf8_trim(msg);
+      return MCP_EINVAL;
+    }
+    if (!cJSON_IsString(a)) {
+      mcp__fmt(msg, msglen, "argument \"%s\" must be a string", a->string);
+      return MCP_EINVAL;
+    }
+  }
+  for (size_t i = 0; i < t->nargs; i++) {
+    if (t->arg_required[i] &&
+        !cJSON_GetObjectItemCaseSensitive(args, t->arg_names[i])) {
+      mcp__fmt(msg, msglen, "prompt \"%s\" needs argument \"%s\"", t->name,
+               t->arg_names[i]);
+      return MCP_EINVAL;
+    }
+  }
+  return 0;
+}
+
+/* ---- resources ----------------------------------------------------------- */
+
+/* The Resource or ResourceTemplate object: title from 2025-06-18. */
+static void print_resource(const void *d, const mcp__tool *t, mcp__version v,
+                           mcp__buf *b) {
+  const mcp_resource *def = d;
+  mcp__buf_puts(b, t->tmpl ? "{\"uriTemplate\":" : "{\"uri\":");
+  mcp__json_quote(b, t->name, strlen(t->name));
+  mcp__put_string_member(b, "name", def->name);
+  if (v >= MCP__V2025_06_18)
+    mcp__put_string_member(b, "title", def->title);
+  mcp__put_string_member(b, "description", def->description);
+  mcp__put_string_member(b, "mimeType", def->mime_type);
+  mcp__buf_putc(b, '}');
+}
+
+/* An absolute URI as RFC 3986 has it: a scheme, ':', then printable ASCII
+ * without spaces. Enough to refuse what no client could ask for. */
+static bool uri_plausible(const char *uri) {
+  const char *p = uri;
+  if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z')))
+    return false;
+  while ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+         (*p >= '0' && *p <= '9') || *p == '+' || *p == '-' || *p == '.')
+    p++;
+  if (*p != ':')
+    return false;
+  for (; *p; p++)
+    if ((unsigned char)*p <= 0x20 || (unsigned char)*p >= 0x7f)
+      return false;
+  return strlen(uri) <= 2048;
+}
+
+static int check_resource(const mcp_resource *def, const char **what, char *err,
+                          size_t errlen) {
+  const char *id = def->uri ? def->uri : def->uri_template;
+  *what = def->uri ? "resource" : "resource template";
+  if ((def->uri == NULL) == (def->uri_template == NULL)) {
+    mcp__fmt(err, errlen,
+             "resource \"%.140s\": give exactly one of uri and uri_template",
+             shown(def->name ? def->name : ""));
+    return MCP_EINVAL;
+  }
+  if (!mcp__utf8_valid(id, strlen(id))) {
+    mcp__fmt(err, errlen, "%s: the uri is not UTF-8", *what);
+    return MCP_EINVAL;
+  }
+  if (def->uri && !uri_plausible(def->uri)) {
+    mcp__fmt(err, errlen,
+             "resource \"%.140s\": the uri must be an absolute URI (scheme, "
+             "':', printable ASCII without spaces, at most 2048 bytes)",
+             id);
+    mcp__utf8_trim(err);
+    return MCP_EINVAL;
+  }
+  if (def->handler == NULL) {
+    mcp__fmt(err, errlen, "%s \"%.140s\": a handler is required", *what, id);
+    mcp__utf8_trim(err);
+    return MCP_EINVAL;
+  }
+  if (def->name == NULL || def->name[0] == '\0') {
+    mcp__fmt(err, errlen, "%s \"%.140s\": a name is required", *what, id);
+    mcp__utf8_trim(err);
+    return MCP_EINVAL;
+  }
+  if (def->uri && def->complete) {
+    mcp__fmt(err, errlen,
+             "resource \"%.140s\": complete applies to templates only (a "
+             "fixed uri has no variables)",
+             id);
+    mcp__utf8_trim(err);
+    return MCP_EINVAL;
+  }
+  if (!text_ok(def->name) || !text_ok(def->title) ||
+      !text_ok(def->description) || !text_ok(def->mime_type)) {
+    mcp__fmt(err, errlen,
+             "%s \"%.140s\": name, title, description and mime_type must be "
+             "UTF-8",
+             *what, id);
+    mcp__utf8_trim(err);
+    return MCP_EINVAL;
+  }
+  return 0;
+}
+
+int mcp__resource_new(const mcp_resource *def, void *user_data, mcp__tool **out,
+                      char *err, size_t errlen) {
+  if (def == NULL) {
+    mcp__fmt(err, errlen, "the resource definition is NULL");
+    return MCP_EINVAL;
+  }
+  const char *what;
+  int rc = check_resource(def, &what, err, errlen);
+  if (rc)
+    return rc;
+  const char *id = def->uri ? def->uri : def->uri_template;
+  mcp__tool *t =
+      entry_new(MCP_CALL_RESOURCE, def->handler, def->complete, user_data);
+  rc = MCP_ENOMEM;
+  if (t == NULL || (t->name = mcp__strdup(id)) == NULL ||
+      (def->mime_type && (t->mime_type = mcp__strdup(def->mime_type)) == NULL))
+    goto fail;
+  if (def->uri_template) {
+    char why[200];
+    rc = mcp__uritemplate_compile(def->uri_template, &t->tmpl, why, sizeof why);
+    if (rc == MCP_EINVAL) {
+      mcp__fmt(err, errlen, "resource template \"%.140s\": %s", id, why);
+      mcp__utf8_trim(err);
+    }
+    if (rc)
+      goto fail;
+  }
+  rc = mcp__scopes_copy(what, t->name, def->scopes, t, err, errlen);
+  if (rc == 0)
+    rc = build_all(t, def, print_resource);
+  if (rc == 0) {
+    *out = t;
+    return 0;
+  }
+fail:
+  if (rc == MCP_ENOMEM)
+    mcp__fmt(err, errlen, "out of memory");
+  mcp__tool_unref(t);
+  return rc;
+}

@@ -1,0 +1,614 @@
+/* The server surface beyond tools: prompts/get, resources/read, resource
+ * subscriptions (legacy resources/subscribe and modern
+ * subscriptions/listen), logging/setLevel and completion/complete. Prompts
+ * and resources run through the same call machinery as tools (lib/call.c),
+ * so scopes, input requests, deferral and cancellation work alike. */
+#include <cjson/cJSON.h>
+#include <string.h>
+
+#include "engine.h"
+#include "uritemplate.h"
+
+/* Most URIs one legacy session or one listener may subscribe to. */
+#define MAX_SUBSCRIPTIONS 256
+
+/* Longest URI a client may name, in bytes. */
+#define MAX_URI 4096
+
+/* ---- capabilities -------------------------------------------------------- */
+
+static bool any_complete(const mcp__registry *r) {
+  for (size_t i = 0; i < r->n; i++)
+    if (r->tools[i]->complete)
+      return true;
+  return false;
+}
+
+/* A feature is offered while the server has something of it registered:
+ * announced in the capabilities, its methods served; without it they
+ * answer -32601, as for a capability not advertised. Register prompts and
+ * resources before serving, so that initialize announces them. */
+bool mcp__offers(mcp_server *srv, mcp__feature f) {
+  pthread_mutex_lock(&srv->lock);
+  bool on = f == MCP__FEATURE_PROMPTS ? srv->prompts.n > 0
+            : f == MCP__FEATURE_RESOURCES
+                ? srv->resources.n + srv->templates.n > 0
+                : any_complete(&srv->prompts) || any_complete(&srv->templates);
+  pthread_mutex_unlock(&srv->lock);
+  return on;
+}
+
+unsigned mcp__put_capabilities(mcp__buf *b, mcp_server *srv, mcp__version v) {
+  bool prompts = mcp__offers(srv, MCP__FEATURE_PROMPTS);
+  bool resources = mcp__offers(srv, MCP__FEATURE_RESOURCES);
+  bool complete = mcp__offers(srv, MCP__FEATURE_COMPLETIONS);
+  if (prompts)
+    mcp__buf_puts(b, ",\"prompts\":{\"listChanged\":true}");
+  if (resources)
+    mcp__buf_puts(b,
+                  ",\"resources\":{\"subscribe\":true,\"listChanged\":true}");
+  /* completion/complete arrived in 2025-03-26. */
+  if (complete && v >= MCP__V2025_03_26)
+    mcp__buf_puts(b, ",\"completions\":{}");
+  return (prompts ? (unsigned)MCP__LISTEN_PROMPTS : 0u) |
+         (resources ? (unsigned)MCP__LISTEN_RESOURCES : 0u);
+}
+
+/* ---- prompts/get and resources/read -------------------------------------- */
+
+/* Answers -32602 "Invalid params: <what> <name>" for an unknown name. */
+static void unknown(mcp_session *s, reply_ctx *ctx, const req *r,
+                    const char *what, const char *name) {
+  char msg[200];
+  mcp__fmt(msg, sizeof msg, "Invalid params: unknown %s: %.128s", what, name);
+  mcp__utf8_trim(msg);
+  mcp__req_error(s, ctx, r, MCP__RPC_INVALID_PARAMS, msg, NULL);
+}
+
+void mcp__handle_prompts_get(mcp_session *s, reply_ctx *ctx, const req *r) {
+  unsigned long long started = mcp__now_us();
+  cJSON *params = r->params_node;
+  const cJSON *name = mcp__member(r->params, "name");
+  cJSON *args = cJSON_GetObjectItemCaseSensitive(params, "arguments");
+  if (!cJSON_IsString(name)) {
+    mcp__reply_invalid_params(s, ctx, r,
+                              "prompts/get needs a prompt name (string)");
+    return;
+  }
+  mcp_server *srv = s->srv;
+  pthread_mutex_lock(&srv->lock);
+  mcp__tool *prompt = mcp__registry_find(&srv->prompts, name->valuestring);
+  pthread_mutex_unlock(&srv->lock);
+  if (prompt == NULL) {
+    unknown(s, ctx, r, "prompt", name->valuestring);
+    return;
+  }
+  /* Scopes come first, as for tools: a caller who may not use the prompt
+   * learns nothing of its arguments, and mcp__start_call refuses it. */
+  char why[300];
+  if (mcp__tool_callable_by(prompt, &s->principal) &&
+      mcp__prompt_check_args(prompt, args, why, sizeof why)) {
+    mcp__tool_unref(prompt);
+    mcp__reply_invalid_params(s, ctx, r, why);
+    return;
+  }
+  if (args)
+    cJSON_DetachItemViaPointer(params, args);
+  else
+    args = cJSON_CreateObject();
+  mcp__start_call(s, ctx, r, prompt, args, NULL, started);
+}
+
+/* Finds what serves uri: a resource registered under it, else the first
+ * template that matches it, whose variables go to *vars. Returns a new
+ * reference, or NULL with *rc MCP_ENOENT or MCP_ENOMEM. */
+static mcp__tool *find_resource(mcp_server *srv, const char *uri, cJSON **vars,
+                                int *rc) {
+  *vars = NULL;
+  *rc = MCP_ENOENT;
+  pthread_mutex_lock(&srv->lock);
+  mcp__tool *t = mcp__registry_find(&srv->resources, uri);
+  for (size_t i = 0; t == NULL && i < srv->templates.n; i++) {
+    int m = mcp__uritemplate_match(srv->templates.tools[i]->tmpl, uri, vars);
+    if (m == 0) {
+      t = srv->templates.tools[i];
+      mcp__tool_ref(t);
+    } else if (m == MCP_ENOMEM) {
+      *rc = MCP_ENOMEM;
+      break;
+    }
+  }
+  pthread_mutex_unlock(&srv->lock);
+  if (t && *vars == NULL && (*vars = cJSON_CreateObject()) == NULL) {
+    mcp__tool_unref(t);
+    *rc = MCP_ENOMEM;
+    return NULL;
+  }
+  return t;
+}
+
+/* Is uri something a client may name: UTF-8 text of sane length without
+ * controls? */
+static bool uri_acceptable(const char *uri) {
+  size_t n = strlen(uri);
+  if (n == 0 || n > MAX_URI || !mcp__utf8_valid(uri, n))
+    return false;
+  for (const char *p = uri; *p; p++)
+    if ((unsigned char)*p < 0x20 || *p == 0x7f)
+      return false;
+  return true;
+}
+
+static const char *request_uri(mcp_session *s, reply_ctx *ctx, const req *r) {
+  const cJSON *uri = mcp__member(r->params, "uri");
+  if (!cJSON_IsString(uri)) {
+    mcp__reply_invalid_params(s, ctx, r, "uri is required (a string)");
+    return NULL;
+  }
+  if (!uri_acceptable(uri->valuestring)) {
+    mcp__reply_invalid_params(s, ctx, r,
+                              "uri must be 1-4096 bytes of UTF-8 without "
+                              "control characters");
+    return NULL;
+  }
+  return uri->valuestring;
+}
+
+void mcp__handle_resources_read(mcp_session *s, reply_ctx *ctx, const req *r) {
+  unsigned long long started = mcp__now_us();
+  const char *uri = request_uri(s, ctx, r);
+  if (uri == NULL)
+    return;
+  cJSON *vars;
+  int rc;
+  mcp__tool *t = find_resource(s->srv, uri, &vars, &rc);
+  if (t == NULL) {
+    if (rc == MCP_ENOMEM) {
+      mcp__req_error(s, ctx, r, MCP__RPC_INTERNAL_ERROR, "Internal error",
+                     NULL);
+      return;
+    }
+    /* -32002 up to 2025-11-25; the modern era uses -32602 (SEP-2164).
+     * Either way the data names the URI. */
+    mcp__buf data = {0};
+    mcp__buf_puts(&data, "{\"uri\":");
+    mcp__json_quote(&data, uri, strlen(uri));
+    mcp__buf_putc(&data, '}');
+    const char *json = mcp__buf_str(&data);
+    if (json)
+      mcp__req_error(s, ctx, r,
+                     r->modern ? MCP__RPC_INVALID_PARAMS
+                               : MCP__RPC_RESOURCE_NOT_FOUND,
+                     "Resource not found", json);
+    else if (!ctx->err)
+      ctx->err = MCP_ENOMEM;
+    mcp__buf_free(&data);
+    return;
+  }
+  mcp__start_call(s, ctx, r, t, vars, uri, started);
+}
+
+/* ---- legacy subscriptions ------------------------------------------------ */
+
+void mcp__handle_subscribe(mcp_session *s, reply_ctx *ctx, const req *r,
+                           bool on) {
+  const char *uri = request_uri(s, ctx, r);
+  if (uri == NULL)
+    return;
+  int rc = 0;
+  pthread_mutex_lock(&s->lock);
+  size_t i = 0;
+  while (i < s->nsubscribed && strcmp(s->subscribed[i], uri) != 0)
+    i++;
+  if (on && i == s->nsubscribed) {
+    char *copy = NULL;
+    char **grown = NULL;
+    if (s->nsubscribed >= MAX_SUBSCRIPTIONS)
+      rc = MCP_ELIMIT;
+    else if ((copy = mcp__strdup(uri)) == NULL ||
+             (grown = mcp__realloc(s->subscribed, (s->nsubscribed + 1) *
+                                                      sizeof *grown)) == NULL)
+      rc = MCP_ENOMEM;
+    if (rc == 0) {
+      s->subscribed = grown;
+      s->subscribed[s->nsubscribed++] = copy;
+    } else {
+      mcp__free(copy);
+    }
+  } else if (!on && i < s->nsubscribed) {
+    mcp__free(s->subscribed[i]);
+    s->subscribed[i] = s->subscribed[--s->nsubscribed];
+  }
+  pthread_mutex_unlock(&s->lock);
+  if (rc == MCP_ELIMIT) {
+    mcp__reply_invalid_params(s, ctx, r,
+                              "this session already watches 256 resources; "
+                              "unsubscribe from some first");
+  } else if (rc) {
+    mcp__req_error(s, ctx, r, MCP__RPC_INTERNAL_ERROR, "Internal error", NULL);
+  } else {
+    mcp__buf b = {0};
+    mcp__reply_result(s, ctx, r, &b);
+  }
+}
+
+/* ---- logging/setLevel ---------------------------------------------------- */
+
+void mcp__handle_set_level(mcp_session *s, reply_ctx *ctx, const req *r) {
+  const cJSON *level = mcp__member(r->params, "level");
+  int found = -1;
+  for (int i = 0; i < 8 && cJSON_IsString(level); i++)
+    if (strcmp(level->valuestring, mcp__log_levels[i]) == 0)
+      found = i;
+  if (found < 0) {
+    mcp__reply_invalid_params(s, ctx, r,
+                              "level must be one of debug, info, notice, "
+                              "warning, error, critical, alert, emergency");
+    return;
+  }
+  pthread_mutex_lock(&s->lock);
+  s->log_level = found;
+  pthread_mutex_unlock(&s->lock);
+  mcp__buf b = {0};
+  mcp__reply_result(s, ctx, r, &b);
+}
+
+/* ---- completion/complete ------------------------------------------------- */
+
+/* Most values one completion answers with (the protocol's limit). */
+#define MAX_VALUES 100
+
+struct mcp_completion {
+  const char *argument, *value;
+  const cJSON *context; /* context.arguments, or NULL */
+  const mcp_principal *principal;
+  mcp__buf values; /* quoted strings, comma-separated */
+  size_t n;
+  bool more;
+  bool has_total;
+  unsigned long total;
+};
+
+const char *mcp_completion_argument(const mcp_completion *c) {
+  return c->argument;
+}
+
+const char *mcp_completion_value(const mcp_completion *c) { return c->value; }
+
+const char *mcp_completion_context(const mcp_completion *c, const char *name) {
+  const cJSON *v = name ? mcp__member(c->context, name) : NULL;
+  return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+const mcp_principal *mcp_completion_principal(const mcp_completion *c) {
+  return c->principal;
+}
+
+int mcp_completion_add(mcp_completion *c, const char *value) {
+  if (c == NULL || value == NULL || !mcp__utf8_valid(value, strlen(value)))
+    return MCP_EINVAL;
+  if (c->n >= MAX_VALUES) {
+    c->more = true;
+    return MCP_ELIMIT;
+  }
+  if (c->n)
+    mcp__buf_putc(&c->values, ',');
+  mcp__json_quote(&c->values, value, strlen(value));
+  if (c->values.err)
+    return c->values.err;
+  c->n++;
+  return 0;
+}
+
+void mcp_completion_total(mcp_completion *c, unsigned long total) {
+  if (c) {
+    c->has_total = true;
+    c->total = total;
+  }
+}
+
+/* Refuses a completion for t to a caller without its scopes, naming those
+ * missing. */
+static void forbidden(mcp_session *s, reply_ctx *ctx, const req *r,
+                      const mcp__tool *t) {
+  mcp__buf data = {0};
+  mcp__buf_puts(&data, "{\"requiredScopes\":[");
+  size_t shown = 0;
+  for (size_t i = 0; i < t->nscopes; i++)
+    if (!mcp_principal_has_scope(&s->principal, t->scopes[i])) {
+      mcp__buf_puts(&data, shown++ ? "," : "");
+      mcp__json_quote(&data, t->scopes[i], strlen(t->scopes[i]));
+    }
+  mcp__buf_puts(&data, "]}");
+  const char *json = mcp__buf_str(&data);
+  if (json)
+    mcp__req_error(s, ctx, r, MCP_RPC_FORBIDDEN,
+                   "Forbidden: insufficient scope", json);
+  else if (!ctx->err)
+    ctx->err = MCP_ENOMEM;
+  mcp__buf_free(&data);
+}
+
+/* Finds the prompt or template a completion's ref names, checks that the
+ * caller holds its scopes and that the argument is one of its own, and
+ * returns a new reference; NULL after answering the request. */
+static mcp__tool *completion_target(mcp_session *s, reply_ctx *ctx,
+                                    const req *r, const char *argument) {
+  const cJSON *ref = mcp__member(r->params, "ref");
+  const cJSON *type = mcp__member(ref, "type");
+  bool prompt =
+      cJSON_IsString(type) && strcmp(type->valuestring, "ref/prompt") == 0;
+  bool resource =
+      cJSON_IsString(type) && strcmp(type->valuestring, "ref/resource") == 0;
+  const cJSON *key = mcp__member(ref, prompt ? "name" : "uri");
+  if ((!prompt && !resource) || !cJSON_IsString(key)) {
+    mcp__reply_invalid_params(s, ctx, r,
+                              "ref must be {\"type\":\"ref/prompt\",\"name\":"
+                              "...} or {\"type\":\"ref/resource\",\"uri\":"
+                              "...}");
+    return NULL;
+  }
+  mcp_server *srv = s->srv;
+  pthread_mutex_lock(&srv->lock);
+  mcp__tool *t = mcp__registry_find(prompt ? &srv->prompts : &srv->templates,
+                                    key->valuestring);
+  if (t == NULL && resource)
+    t = mcp__registry_find(&srv->resources, key->valuestring);
+  pthread_mutex_unlock(&srv->lock);
+  if (t == NULL) {
+    unknown(s, ctx, r, prompt ? "prompt" : "resource", key->valuestring);
+    return NULL;
+  }
+  /* Suggestions reveal what a prompt or resource holds, and the names of
+   * its arguments what it takes: the caller needs the same scopes as for
+   * using it, checked first. */
+  if (!mcp__tool_callable_by(t, &s->principal)) {
+    forbidden(s, ctx, r, t);
+    mcp__tool_unref(t);
+    return NULL;
+  }
+  bool known = false;
+  for (size_t i = 0; i < t->nargs && !known; i++)
+    known = strcmp(t->arg_names[i], argument) == 0;
+  if (t->tmpl)
+    known = mcp__uritemplate_has_var(t->tmpl, argument);
+  if (!known) {
+    char msg[300];
+    mcp__fmt(msg, sizeof msg, "%s has no %s named \"%.64s\"", t->name,
+             prompt ? "argument" : "variable", argument);
+    mcp__utf8_trim(msg);
+    mcp__tool_unref(t);
+    mcp__reply_invalid_params(s, ctx, r, msg);
+    return NULL;
+  }
+  return t;
+}
+
+void mcp__handle_complete(mcp_session *s, reply_ctx *ctx, const req *r) {
+  const cJSON *arg = mcp__member(r->params, "argument");
+  const cJSON *name = mcp__member(arg, "name"),
+              *value = mcp__member(arg, "value");
+  const cJSON *context = mcp__member(r->params, "context");
+  const cJSON *cargs = mcp__member(context, "arguments");
+  if (!cJSON_IsString(name) || !cJSON_IsString(value)) {
+    mcp__reply_invalid_params(s, ctx, r,
+                              "argument must be {\"name\":string,\"value\":"
+                              "string}");
+    return;
+  }
+  if ((context && !cJSON_IsObject(context)) ||
+      (cargs && !cJSON_IsObject(cargs))) {
+    mcp__reply_invalid_params(s, ctx, r,
+                              "context.arguments must be an object of "
+                              "strings");
+    return;
+  }
+  mcp__tool *t = completion_target(s, ctx, r, name->valuestring);
+  if (t == NULL)
+    return;
+  mcp_completion c = {.argument = name->valuestring,
+                      .value = value->valuestring,
+                      .context = cargs,
+                      .principal = &s->principal};
+  int rc = t->complete ? t->complete(&c, t->user_data) : 0;
+  if (rc < 0 || c.values.err) {
+    mcp__log(s->srv, MCP_LOG_ERROR, "completion of \"%s\" failed: %s", t->name,
+             mcp_strerror(rc < 0 ? rc : c.values.err));
+    mcp__req_error(s, ctx, r, MCP__RPC_INTERNAL_ERROR, "Internal error", NULL);
+  } else {
+    mcp__buf b = {0};
+    mcp__buf_puts(&b, "\"completion\":{\"values\":[");
+    mcp__buf_append(&b, c.values.data, c.values.len);
+    mcp__buf_putc(&b, ']');
+    if (c.has_total)
+      mcp__buf_printf(&b, ",\"total\":%lu", c.total);
+    mcp__buf_printf(&b, ",\"hasMore\":%s},", c.more ? "true" : "false");
+    mcp__reply_result(s, ctx, r, &b);
+  }
+  mcp__buf_free(&c.values);
+  mcp__tool_unref(t);
+}
+
+/* ---- modern subscriptions/listen ----------------------------------------- */
+
+static void listener_free(mcp__listener *l) {
+  for (size_t i = 0; i < l->nuris; i++)
+    mcp__free(l->uris[i]);
+  mcp__free(l->uris);
+  mcp__free(l->id);
+  mcp__free(l->canon_id);
+  mcp__free(l);
+}
+
+mcp__sink *mcp__listener_cancel_locked(mcp_session *s, const char *canon) {
+  for (mcp__listener **p = &s->listeners; *p; p = &(*p)->next) {
+    if (strcmp((*p)->canon_id, canon) == 0) {
+      mcp__listener *l = *p;
+      mcp__sink *sink = l->sink;
+      *p = l->next;
+      listener_free(l);
+      return sink;
+    }
+  }
+  return NULL;
+}
+
+void mcp__session_drop_subscriptions_locked(mcp_session *s,
+                                            mcp__sink ***sinks) {
+  size_t n = 0;
+  for (mcp__listener *l = s->listeners; l; l = l->next)
+    n++;
+  /* Without memory for the list the sinks are released at once: their
+   * done callbacks then run under the lock, which only the transport's
+   * own bookkeeping sees. */
+  mcp__sink **out = n ? mcp__calloc(n + 1, sizeof *out) : NULL;
+  n = 0;
+  while (s->listeners) {
+    mcp__listener *l = s->listeners;
+    s->listeners = l->next;
+    if (out)
+      out[n++] = l->sink;
+    else
+      mcp__sink_release(l->sink);
+    listener_free(l);
+  }
+  *sinks = out;
+}
+
+/* Reads a listen request's filter into l; returns NULL or why it is bad. */
+static const char *read_filter(const cJSON *filter, mcp__listener *l, int *rc) {
+  static const struct {
+    const char *key;
+    unsigned flag;
+  } kinds[] = {{"toolsListChanged", MCP__LISTEN_TOOLS},
+               {"promptsListChanged", MCP__LISTEN_PROMPTS},
+               {"resourcesListChanged", MCP__LISTEN_RESOURCES}};
+  if (!cJSON_IsObject(filter))
+    return "notifications is required (an object)";
+  for (size_t i = 0; i < sizeof kinds / sizeof *kinds; i++) {
+    const cJSON *v = mcp__member(filter, kinds[i].key);
+    if (v && !cJSON_IsBool(v))
+      return "the list-changed members of notifications must be booleans";
+    if (cJSON_IsTrue(v))
+      l->flags |= kinds[i].flag;
+  }
+  const cJSON *uris = mcp__member(filter, "resourceSubscriptions");
+  if (uris == NULL)
+    return NULL;
+  if (!cJSON_IsArray(uris))
+    return "resourceSubscriptions must be an array of URIs";
+  int n = cJSON_GetArraySize(uris);
+  if (n > MAX_SUBSCRIPTIONS)
+    return "resourceSubscriptions names more than 256 URIs";
+  if (n && (l->uris = mcp__calloc((size_t)n, sizeof *l->uris)) == NULL) {
+    *rc = MCP_ENOMEM;
+    return NULL;
+  }
+  for (const cJSON *u = uris->child; u; u = u->next) {
+    if (!cJSON_IsString(u) || !uri_acceptable(u->valuestring))
+      return "resourceSubscriptions must hold URIs (1-4096 bytes of UTF-8 "
+             "without control characters)";
+    if ((l->uris[l->nuris] = mcp__strdup(u->valuestring)) == NULL) {
+      *rc = MCP_ENOMEM;
+      return NULL;
+    }
+    l->nuris++;
+  }
+  return NULL;
+}
+
+void mcp__handle_listen(mcp_session *s, reply_ctx *ctx, const req *r) {
+  mcp__listener *l = mcp__calloc(1, sizeof *l);
+  mcp__buf canon = {0}, ack = {0};
+  int rc = l ? 0 : MCP_ENOMEM;
+  const char *bad =
+      l ? read_filter(mcp__member(r->params, "notifications"), l, &rc) : NULL;
+  if (bad) {
+    listener_free(l);
+    mcp__reply_invalid_params(s, ctx, r, bad);
+    return;
+  }
+  if (rc == 0) {
+    mcp__id_canonical(&canon, r->m->id_node);
+    l->id = mcp__strndup(r->m->id, r->m->id_len);
+    l->id_len = r->m->id_len;
+    l->canon_id = mcp__buf_take(&canon, NULL);
+    if (l->id == NULL || l->canon_id == NULL)
+      rc = MCP_ENOMEM;
+  }
+  /* Only what the server offers (as server/discover announces it) is
+   * honoured: no prompts, no prompt list changes; no resources, neither
+   * resource list changes nor resource subscriptions. Tools always. */
+  if (rc == 0) {
+    if (!mcp__offers(s->srv, MCP__FEATURE_PROMPTS))
+      l->flags &= ~(unsigned)MCP__LISTEN_PROMPTS;
+    if (!mcp__offers(s->srv, MCP__FEATURE_RESOURCES)) {
+      l->flags &= ~(unsigned)MCP__LISTEN_RESOURCES;
+      for (size_t i = 0; i < l->nuris; i++)
+        mcp__free(l->uris[i]);
+      l->nuris = 0;
+    }
+    mcp__buf_puts(&ack, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/"
+                        "subscriptions/acknowledged\",\"params\":{"
+                        "\"notifications\":{");
+    const char *sep = "";
+    if (l->flags & MCP__LISTEN_TOOLS) {
+      mcp__buf_puts(&ack, "\"toolsListChanged\":true");
+      sep = ",";
+    }
+    if (l->flags & MCP__LISTEN_PROMPTS) {
+      mcp__buf_printf(&ack, "%s\"promptsListChanged\":true", sep);
+      sep = ",";
+    }
+    if (l->flags & MCP__LISTEN_RESOURCES) {
+      mcp__buf_printf(&ack, "%s\"resourcesListChanged\":true", sep);
+      sep = ",";
+    }
+    if (l->nuris) {
+      mcp__buf_printf(&ack, "%s\"resourceSubscriptions\":[", sep);
+      for (size_t i = 0; i < l->nuris; i++) {
+        mcp__buf_puts(&ack, i ? "," : "");
+        mcp__json_quote(&ack, l->uris[i], strlen(l->uris[i]));
+      }
+      mcp__buf_putc(&ack, ']');
+    }
+    mcp__buf_puts(&ack,
+                  "},\"_meta\":{\"io.modelcontextprotocol/subscriptionId\":");
+    mcp__buf_append(&ack, l->id, l->id_len);
+    mcp__buf_puts(&ack, "}}}");
+    rc = ack.err;
+  }
+  if (rc == 0 && ctx->batch)
+    rc = MCP_EINVAL; /* never: modern requests are refused in batches */
+  if (rc) {
+    if (l)
+      listener_free(l);
+    mcp__buf_free(&ack);
+    mcp__buf_free(&canon);
+    mcp__req_error(s, ctx, r, MCP__RPC_INTERNAL_ERROR, "Internal error", NULL);
+    return;
+  }
+  /* The acknowledgement goes first, then the listener joins: a change
+   * between the two is not lost to a listener that never heard it was
+   * established, and nothing is sent before the acknowledgement. */
+  pthread_mutex_lock(&s->lock);
+  bool duplicate = false;
+  for (mcp__listener *o = s->listeners; o && !duplicate; o = o->next)
+    duplicate = strcmp(o->canon_id, l->canon_id) == 0;
+  if (!duplicate && mcp__send_locked(s, ctx->sink, ack.data, ack.len) == 0) {
+    l->sink = ctx->sink;
+    mcp__sink_ref(l->sink);
+    l->next = s->listeners;
+    s->listeners = l;
+    l = NULL;
+  }
+  pthread_mutex_unlock(&s->lock);
+  mcp__buf_free(&ack);
+  if (l) {
+    listener_free(l);
+    if (duplicate)
+      mcp__req_error(s, ctx, r, MCP__RPC_INVALID_REQUEST,
+                     "Invalid Request: a subscription with this id is open",
+                     NULL);
+  }
+}
