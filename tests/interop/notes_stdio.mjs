@@ -19,13 +19,13 @@ import process from 'node:process';
 import { isDeepStrictEqual } from 'node:util';
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { McpError, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 
 import {
-  check, checkExit, ExitTracker, fail, failures, finish, forwardLines, parseCommandLine,
-  preflight, sdkVersion, serverCommand, shellQuote, show, sleep, startWatchdog,
+  check, checkExit, fail, failures, finish, forwardLines, parseCommandLine,
+  preflight, sdkVersion, serverCommand, shellQuote, show, startWatchdog,
 } from './lib.mjs';
+import { TrackedStdioTransport } from './stdio_lib.mjs';
 
 // ---- configuration ---------------------------------------------------------
 
@@ -35,59 +35,6 @@ const SCOPE_ERROR_CODE = -31403;
 const CONFIG = parseCommandLine('notes_stdio.mjs');
 const { notes: NOTES, launcher: LAUNCHER, totalBudgetMs: TOTAL_BUDGET_MS } = CONFIG;
 const REQUEST_TIMEOUT_MS = CONFIG.requestTimeoutMs;
-
-// ---- transport with exit-status tracking -----------------------------------
-
-// StdioClientTransport.close() gives the server only 2 s between stdin EOF and
-// SIGTERM (then SIGKILL), which is not enough for valgrind's leak check, and it
-// does not expose the exit status. This subclass closes stdin itself, waits up
-// to the exit grace for the process to exit (lib.mjs ExitTracker), records
-// (code, signal), and only then lets the SDK's close() clean up. It also
-// records every message sent.
-//
-// The child process handle is the SDK's private `_process` field (SDK version
-// pinned in package-lock.json); start() fails loudly if it is not there, so a
-// change in the SDK can never make the exit-status check pass silently.
-class TrackedStdioTransport extends StdioClientTransport {
-  constructor(params, label) {
-    super(params);
-    this.label = label;
-    this.sent = [];
-    this.received = [];
-    this.tracker = null;
-  }
-
-  async start() {
-    await super.start();
-    try {
-      this.tracker = new ExitTracker(this._process, CONFIG.exitGraceMs);
-    } catch (err) {
-      throw new Error(`StdioClientTransport internals changed: ${err.message}`);
-    }
-  }
-
-  async send(message) {
-    this.sent.push(message);
-    return super.send(message);
-  }
-
-  // Ends stdin and waits for the process to exit by itself (once).
-  async shutdown() {
-    await this.tracker?.shutdown();
-  }
-
-  async close() {
-    await this.shutdown();
-    await super.close(); // SIGTERM/SIGKILL only if the process is still there
-    if (this.tracker && !this.tracker.exitStatus) {
-      await Promise.race([this.tracker.exited, sleep(5000)]);
-    }
-  }
-
-  kill() {
-    this.tracker?.kill();
-  }
-}
 
 // ---- sessions --------------------------------------------------------------
 
@@ -107,7 +54,7 @@ async function startSession(label, args) {
     args: fullArgs,
     env: { ...process.env }, // keep VALGRIND_OPTS, ASAN_OPTIONS, ...
     stderr: 'pipe',
-  }, tag);
+  }, tag, CONFIG.exitGraceMs);
   // Forward the server's stderr (valgrind reports land there) line by line.
   forwardLines(transport.stderr, tag);
 
