@@ -32,6 +32,11 @@
 extern "C" {
 #endif
 
+/** A running Streamable HTTP server for one mcp_server. Created (and
+ * started) by mcp_http_start, stopped and freed by mcp_http_stop. Its
+ * functions may be called from any thread unless their comment says
+ * otherwise; with external_loop set, mcp_http_run is called from one thread
+ * (the loop's). */
 typedef struct mcp_http mcp_http;
 
 /* ---------------------------------------------------------------------------
@@ -53,9 +58,9 @@ typedef struct mcp_http mcp_http;
 
 /** What a token verifier says about a valid token. */
 typedef struct mcp_token_info {
-  char subject[256];    /* "sub"; empty = none */
-  char scopes[2048];    /* granted scopes, space-separated */
-  long long expires_at; /* unix seconds; 0 = unknown */
+  char subject[256];    /**< "sub"; empty = none */
+  char scopes[2048];    /**< granted scopes, space-separated */
+  long long expires_at; /**< unix seconds; 0 = unknown */
 } mcp_token_info;
 
 /** A custom token verifier (introspection, opaque tokens...). Fills info
@@ -73,86 +78,104 @@ typedef int (*mcp_jwks_fetch_fn)(char **json, size_t *len, void *user_data);
 
 /** Authorization settings. Zero means the default in each comment. */
 typedef struct mcp_auth_options {
-  const char *resource; /* canonical URI of this MCP endpoint, e.g.
-                           "https://mcp.example.com/mcp": the audience
-                           tokens must carry and PRM's "resource".
-                           Required. */
-  const char *const *authorization_servers; /* issuer URLs for PRM;
-                                               NULL-terminated, non-empty.
-                                               Required. */
-  const char *const *scopes_supported;      /* PRM; NULL = the union of every
-                                               tool's scopes */
-  bool hide_forbidden_tools; /* tools/list shows only what the caller may
-                                call (see mcp_server_set_hide_forbidden) */
+  const char *resource; /**< canonical URI of this MCP endpoint, e.g.
+                            "https://mcp.example.com/mcp": the audience
+                            tokens must carry and PRM's "resource".
+                            Required. */
+  const char *const *authorization_servers; /**< issuer URLs for PRM;
+                                                 NULL-terminated, non-empty.
+                                                 Required. */
+  const char *const *scopes_supported;      /**< PRM; NULL = the union of
+                                                 every tool's scopes */
+  bool hide_forbidden_tools; /**< tools/list shows only what the caller may
+                                  call (see mcp_server_set_hide_forbidden) */
 
   /* Built-in JWT verification (used when verify is NULL). */
-  const char *issuer;           /* exact "iss"; required for JWT */
-  const char *jwks;             /* JWKS JSON text, or NULL */
-  const char *jwks_file;        /* or a file holding it (re-read by
-                                      mcp_http_set_jwks(http, NULL)) */
-  mcp_jwks_fetch_fn jwks_fetch; /* refresh on an unknown kid; may be NULL */
-  void *jwks_fetch_data;
-  unsigned jwks_refresh_s;  /* minimum seconds between fetches; 0 = 60 */
-  const void *hs256_secret; /* HS256 only when set explicitly */
-  size_t hs256_secret_len;  /* bytes; at least 32 */
-  const char *scope_claim;  /* NULL = "scope" (space-delimited); e.g. "scp"
-                               (a string or an array of strings) */
-  unsigned leeway_s;        /* clock skew allowed for exp/nbf/iat; 0 = 60 */
-  bool require_at_jwt;      /* typ must be "at+jwt" (RFC 9068) */
+  const char *issuer;           /**< exact "iss"; required for JWT */
+  const char *jwks;             /**< JWKS JSON text, or NULL */
+  const char *jwks_file;        /**< or a file holding it (re-read by
+                                     mcp_http_set_jwks(http, NULL)) */
+  mcp_jwks_fetch_fn jwks_fetch; /**< refresh on an unknown kid; may be
+                                     NULL */
+  void *jwks_fetch_data;        /**< user_data handed to jwks_fetch */
+  unsigned jwks_refresh_s;      /**< minimum seconds between fetches; 0 = 60 */
+  const void *hs256_secret;     /**< HS256 only when set explicitly */
+  size_t hs256_secret_len;      /**< bytes; at least 32 */
+  const char *scope_claim;      /**< NULL = "scope" (space-delimited); e.g.
+                                     "scp" (a string or an array of strings) */
+  unsigned leeway_s;            /**< clock skew allowed for exp/nbf/iat;
+                                     0 = 60 */
+  bool require_at_jwt;          /**< typ must be "at+jwt" (RFC 9068) */
 
   /* A custom verifier instead of JWT. */
-  mcp_token_verify_fn verify;
-  void *verify_data;
+  mcp_token_verify_fn verify; /**< a custom verifier instead of JWT; NULL =
+                                   the built-in JWT verification */
+  void *verify_data;          /**< user_data handed to verify */
 } mcp_auth_options;
 
 /** Options of mcp_http_start. Zero (or NULL) means the default given in each
  * member's comment; the struct may grow, so zero-initialize it. */
 typedef struct mcp_http_options {
-  const char *bind_addr; /* IPv4 or IPv6 literal; NULL = "127.0.0.1".
-                            Anything but a loopback address is logged as a
-                            warning: protect it with a token verifier. */
-  uint16_t port;         /* 0 = any free port (read it with mcp_http_port) */
-  const char *path;      /* the MCP endpoint; NULL = "/mcp" */
-  unsigned threads;      /* polling threads; 0 = 1 (ignored with
-                            external_loop) */
-  bool external_loop;    /* no threads: the embedder calls mcp_http_run */
+  const char *bind_addr; /**< IPv4 or IPv6 literal; NULL = "127.0.0.1".
+                              Anything but a loopback address is logged as a
+                              warning: protect it with a token verifier. */
+  uint16_t port;         /**< 0 = any free port (read it with
+                              mcp_http_port) */
+  const char *path;      /**< the MCP endpoint; NULL = "/mcp" */
+  unsigned threads;      /**< polling threads; 0 = 1 (ignored with
+                              external_loop) */
+  bool external_loop;    /**< no threads: the embedder calls mcp_http_run */
 
-  /* DNS-rebinding protection. A request whose Host is not allowed, or
-   * whose Origin is present and not allowed, gets 403 before its body is
-   * read. Entries are host names or literals, compared case-insensitively
-   * and with any port ("localhost" allows "localhost:8080"); an Origin
-   * entry may also be a full origin ("https://app.example"). NULL-terminated
-   * lists; NULL = localhost, 127.0.0.1 and [::1]. An empty list denies
-   * every request (fail closed). */
-  const char *const *allowed_hosts;
-  const char *const *allowed_origins;
+  /* DNS-rebinding protection. */
+  const char *const *allowed_hosts;   /**< a request whose Host is not
+                                           allowed gets 403 before its body
+                                           is read. Entries are host names or
+                                           literals, compared
+                                           case-insensitively and with any
+                                           port ("localhost" allows
+                                           "localhost:8080"). NULL-terminated;
+                                           NULL = localhost, 127.0.0.1 and
+                                           [::1]. An empty list denies every
+                                           request (fail closed). */
+  const char *const *allowed_origins; /**< a request whose Origin is present
+                                           and not allowed gets 403 before
+                                           its body is read. Entries as in
+                                           allowed_hosts, or a full origin
+                                           ("https://app.example");
+                                           NULL-terminated; NULL = localhost,
+                                           127.0.0.1 and [::1]. An empty list
+                                           denies every request that has an
+                                           Origin (fail closed). */
 
-  size_t max_body;               /* bytes of one POST body; 0 = 4 MiB */
-  size_t header_memory;          /* bytes per connection for the request
-                                    line and headers; 0 = 32 KiB */
-  unsigned connection_timeout_s; /* idle connection closed after; 0 = 30 */
-  unsigned max_connections;      /* open at once; 0 = 512 */
-  unsigned per_ip_connections;   /* from one address; 0 = 64 */
-  unsigned max_sessions;         /* legacy sessions; 0 = 1024 (503 above) */
-  unsigned session_idle_s;       /* a session unused this long ends;
-                                    0 = 600 */
-  unsigned max_inflight;         /* unfinished calls per session (or per
-                                    stateless request stream); 0 = 64 */
-  unsigned keepalive_s;          /* SSE comment interval on quiet streams;
-                                    0 = a third of connection_timeout_s */
-  size_t replay_events;          /* events kept per SSE stream for
-                                    Last-Event-ID resumption; 0 = 64 */
-  bool prefer_sse;               /* answer requests as text/event-stream
-                                    even when one JSON reply would do */
-  bool disable_get;              /* GET on the endpoint answers 405 */
+  size_t max_body;               /**< bytes of one POST body; 0 = 4 MiB */
+  size_t header_memory;          /**< bytes per connection for the request
+                                      line and headers; 0 = 32 KiB */
+  unsigned connection_timeout_s; /**< idle connection closed after;
+                                      0 = 30 */
+  unsigned max_connections;      /**< open at once; 0 = 512 */
+  unsigned per_ip_connections;   /**< from one address; 0 = 64 */
+  unsigned max_sessions;         /**< legacy sessions; 0 = 1024 (503
+                                      above) */
+  unsigned session_idle_s;       /**< a session unused this long ends;
+                                      0 = 600 */
+  unsigned max_inflight;         /**< unfinished calls per session (or per
+                                      stateless request stream); 0 = 64 */
+  unsigned keepalive_s;          /**< SSE comment interval on quiet streams;
+                                      0 = a third of connection_timeout_s */
+  size_t replay_events;          /**< events kept per SSE stream for
+                                      Last-Event-ID resumption; 0 = 64 */
+  bool prefer_sse;               /**< answer requests as text/event-stream
+                                      even when one JSON reply would do */
+  bool disable_get;              /**< GET on the endpoint answers 405 */
 
-  /* Who calls, when no token verifier is configured ([auth] adds one):
-   * NULL = an anonymous caller holding every scope, suitable only for a
-   * loopback server (said once through the server's log). */
-  const mcp_principal *principal;
-
-  /* OAuth 2.1 resource server (see above); NULL = no authentication. */
-  const mcp_auth_options *auth;
+  const mcp_principal *principal; /**< who calls, when no token verifier is
+                                       configured ([auth] adds one): NULL =
+                                       an anonymous caller holding every
+                                       scope, suitable only for a loopback
+                                       server (said once through the
+                                       server's log) */
+  const mcp_auth_options *auth;   /**< OAuth 2.1 resource server (see
+                                       above); NULL = no authentication */
 } mcp_http_options;
 
 /** Starts serving srv over HTTP. srv must outlive the mcp_http. opts may be

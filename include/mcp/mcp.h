@@ -46,7 +46,7 @@ struct cJSON;
  * Errors
  * ------------------------------------------------------------------------ */
 
-/* Every error code with its text, defined once so mcp_strerror cannot drift.
+/** Every error code with its text, defined once so mcp_strerror cannot drift.
  * X(name, value, text). */
 #define MCP_ERROR_LIST(X)                                                      \
   X(MCP_OK, 0, "success")                                                      \
@@ -65,11 +65,14 @@ struct cJSON;
   X(MCP_EINTERNAL, -13, "internal error")                                      \
   X(MCP_ECAPABILITY, -14, "the client did not declare a capability this needs")
 
-/** Error codes returned by libmcp functions. */
+/** Error codes returned by libmcp functions (the names, values and texts
+ * are those of MCP_ERROR_LIST). */
 typedef enum mcp_error {
+/** @cond */
 #define MCP_ERROR_ENUM_(name, value, text) name = value,
   MCP_ERROR_LIST(MCP_ERROR_ENUM_)
 #undef MCP_ERROR_ENUM_
+  /** @endcond */
 } mcp_error;
 
 /** A handler's return value meaning "I will finish this call later with
@@ -105,10 +108,13 @@ MCP_API const char *mcp_version(void);
 
 /** An allocator. All three functions are required. */
 typedef struct mcp_allocator {
+  /** Allocates size bytes, as malloc does; NULL on failure. */
   void *(*malloc_fn)(size_t size, void *user_data);
+  /** Resizes ptr to size bytes, as realloc does; NULL on failure. */
   void *(*realloc_fn)(void *ptr, size_t size, void *user_data);
+  /** Frees ptr, as free does. */
   void (*free_fn)(void *ptr, void *user_data);
-  void *user_data;
+  void *user_data; /**< handed to each of the three functions */
 } mcp_allocator;
 
 /** Routes every allocation of libmcp (and of cJSON, whose hooks are global)
@@ -142,10 +148,10 @@ typedef void (*mcp_log_fn)(mcp_log_level level, const char *message,
 /** Who is calling. Filled by the transport: from a verified token over HTTP,
  * from the embedder's configuration on stdio. */
 typedef struct mcp_principal {
-  const char *subject;       /* who; NULL = anonymous */
-  const char *const *scopes; /* NULL-terminated list; NULL = none */
-  bool all_scopes;           /* holds every scope (the local user on a
-                                stdio server configured with none) */
+  const char *subject;       /**< who; NULL = anonymous */
+  const char *const *scopes; /**< NULL-terminated list; NULL = none */
+  bool all_scopes;           /**< holds every scope (the local user on a
+                                  stdio server configured with none) */
 } mcp_principal;
 
 /** Returns true when principal holds scope (exact, case-sensitive match).
@@ -168,28 +174,29 @@ typedef int (*mcp_authorize_fn)(const mcp_principal *principal,
 /** The decision taken for one tools/call. */
 typedef enum mcp_decision {
   MCP_DECISION_ALLOWED = 0,
-  MCP_DECISION_DENIED_SCOPE,      /* a required scope was missing */
-  MCP_DECISION_DENIED_AUTHORIZER, /* the authorizer hook said no */
-  MCP_DECISION_INVALID_ARGUMENTS, /* allowed, but arguments failed the schema */
-  MCP_DECISION_CANCELLED,         /* allowed, then cancelled by the client */
-  MCP_DECISION_INVALID_STATE      /* a modern retry whose requestState was
-                                     tampered with, expired or foreign */
+  MCP_DECISION_DENIED_SCOPE,      /**< a required scope was missing */
+  MCP_DECISION_DENIED_AUTHORIZER, /**< the authorizer hook said no */
+  MCP_DECISION_INVALID_ARGUMENTS, /**< allowed, but arguments failed the
+                                       schema */
+  MCP_DECISION_CANCELLED,         /**< allowed, then cancelled by the client */
+  MCP_DECISION_INVALID_STATE      /**< a modern retry whose requestState was
+                                       tampered with, expired or foreign */
 } mcp_decision;
 
 /** One audit record per tools/call of a known tool. All pointers are
  * borrowed for the duration of the callback. */
 typedef struct mcp_audit_record {
-  const char *tool;
-  const char *subject; /* NULL = anonymous */
-  mcp_decision decision;
-  const char *const *missing_scopes; /* NULL-terminated; empty unless
-                                        DENIED_SCOPE */
-  bool is_error;                     /* the result had isError: true */
-  bool failed;                       /* answered with a JSON-RPC internal
-                                        error: the handler returned a
-                                        negative code, a builder failed, or
-                                        memory ran out */
-  uint64_t duration_us;              /* from receipt to reply */
+  const char *tool;                  /**< the tool's name */
+  const char *subject;               /**< NULL = anonymous */
+  mcp_decision decision;             /**< what was decided */
+  const char *const *missing_scopes; /**< NULL-terminated; empty unless
+                                          DENIED_SCOPE */
+  bool is_error;                     /**< the result had isError: true */
+  bool failed;                       /**< answered with a JSON-RPC internal
+                                          error: the handler returned a
+                                          negative code, a builder failed,
+                                          or memory ran out */
+  uint64_t duration_us;              /**< from receipt to reply */
 } mcp_audit_record;
 
 /** Receives audit records. Called on the thread that finished the call;
@@ -200,14 +207,32 @@ typedef void (*mcp_audit_fn)(const mcp_audit_record *record, void *user_data);
  * Server
  * ------------------------------------------------------------------------ */
 
+/** A server: the registered tools, prompts and resources and the policy
+ * that guards them, served to any number of sessions and transports. Created
+ * with mcp_server_new and freed with mcp_server_free. Any number of threads
+ * and sessions may share it; tools may be added and removed while serving. */
 typedef struct mcp_server mcp_server;
+
+/** One request being served (a tools/call, prompts/get or resources/read),
+ * handed to its handler. The library creates it and frees it when the call
+ * is finished (for a deferred call, in mcp_call_finish); the caller never
+ * frees it. Used by the thread that runs the handler, except that
+ * mcp_call_finish and the mcp_result_* / mcp_call_progress calls on a
+ * deferred call may come from any thread. */
 typedef struct mcp_call mcp_call;
+
+/** One client connection (a stdio process, an HTTP session, a socket): the
+ * I/O-free protocol engine. Created with mcp_session_new and freed with
+ * mcp_session_free. Driven by one thread at a time, except where a function
+ * says otherwise. */
 typedef struct mcp_session mcp_session;
 
 /** What the server says about itself in initialize. */
 typedef struct mcp_server_info {
-  const char *name, *version, *title, *instructions;
-  /* name and version are required; title and instructions optional. */
+  const char *name;         /**< the server's name; required */
+  const char *version;      /**< the server's version; required */
+  const char *title;        /**< display name; optional */
+  const char *instructions; /**< how to use the server; optional */
 } mcp_server_info;
 
 /** Creates a server. info is copied. Returns 0 and sets *out, or
@@ -289,22 +314,26 @@ MCP_API int mcp_server_set_state_key(mcp_server *srv, const void *key,
 
 /** A hint's state: unset, false or true. */
 typedef enum mcp_hint {
-  MCP_HINT_UNSET = 0,
-  MCP_HINT_FALSE,
-  MCP_HINT_TRUE
+  MCP_HINT_UNSET = 0, /**< not stated */
+  MCP_HINT_FALSE,     /**< stated false */
+  MCP_HINT_TRUE       /**< stated true */
 } mcp_hint;
 
 /** The hints a client may use to decide what to ask its user about. They
  * are claims, not guarantees: clients must not trust them and libmcp never
- * reads them to decide access. Registration requires:
- *  - read_only and open_world always stated;
- *  - destructive and idempotent stated when read_only is FALSE, and left
- *    UNSET when read_only is TRUE (they are meaningless there);
- *  - never read_only TRUE together with destructive TRUE.
- * title is optional and falls back to the tool's title. */
+ * reads them to decide access. Registration refuses hints that break the
+ * rule given with each member. */
 typedef struct mcp_tool_annotations {
-  const char *title;
-  mcp_hint read_only, destructive, idempotent, open_world;
+  const char *title;    /**< optional; falls back to the tool's title */
+  mcp_hint read_only;   /**< readOnlyHint; always stated; never TRUE together
+                             with destructive TRUE */
+  mcp_hint destructive; /**< destructiveHint; stated when read_only is FALSE,
+                             and left UNSET when read_only is TRUE (it is
+                             meaningless there) */
+  mcp_hint idempotent;  /**< idempotentHint; stated when read_only is FALSE,
+                             and left UNSET when read_only is TRUE (it is
+                             meaningless there) */
+  mcp_hint open_world;  /**< openWorldHint; always stated */
 } mcp_tool_annotations;
 
 /** A tool handler. It reads its arguments and principal from call, builds
@@ -317,19 +346,6 @@ typedef int (*mcp_tool_fn)(mcp_call *call, void *user_data);
 
 /** A tool definition: plain data, typically a static const struct with
  * designated initializers. Everything is copied at registration.
- *  - name: 1-128 characters of [A-Za-z0-9_.-], unique per server.
- *  - title: display name (optional).
- *  - description: what it does, for the model (required).
- *  - input_schema: JSON Schema text whose root is an object schema
- *    ({"type":"object",...}); NULL means a tool without arguments
- *    ({"type":"object","additionalProperties":false}).
- *  - output_schema: JSON Schema text of structuredContent (optional; an
- *    object schema).
- *  - scopes: NULL-terminated list of scopes the caller must all hold
- *    (RFC 6750 scope tokens); NULL = none.
- *  - annotations: the hints, see mcp_tool_annotations.
- *  - handler: required.
- *  - flags: MCP_TOOL_* options (0 for none).
  * Schemas are JSON Schema 2020-12, compiled once here; arguments are checked
  * against input_schema before the handler runs, so a handler can trust
  * them. $ref resolves within the same schema only; nothing is ever fetched.
@@ -337,11 +353,27 @@ typedef int (*mcp_tool_fn)(mcp_call *call, void *user_data);
  * ECMA-262 subset; constructs outside it (backreferences, lookaround) refuse
  * the tool rather than mis-match. */
 typedef struct mcp_tool {
-  const char *name, *title, *description, *input_schema, *output_schema;
-  const char *const *scopes;
-  mcp_tool_annotations annotations;
-  mcp_tool_fn handler;
-  unsigned flags; /* MCP_TOOL_* bits; 0 = none */
+  const char *name;                 /**< 1-128 characters of [A-Za-z0-9_.-],
+                                         unique per server */
+  const char *title;                /**< display name (optional) */
+  const char *description;          /**< what it does, for the model
+                                         (required) */
+  const char *input_schema;         /**< JSON Schema text whose root is an
+                                         object schema
+                                         ({"type":"object",...}); NULL means
+                                         a tool without arguments
+                                         ({"type":"object",
+                                         "additionalProperties":false}) */
+  const char *output_schema;        /**< JSON Schema text of
+                                         structuredContent (optional; an
+                                         object schema) */
+  const char *const *scopes;        /**< NULL-terminated list of scopes the
+                                         caller must all hold (RFC 6750
+                                         scope tokens); NULL = none */
+  mcp_tool_annotations annotations; /**< the hints, see
+                                         mcp_tool_annotations */
+  mcp_tool_fn handler;              /**< required */
+  unsigned flags;                   /**< MCP_TOOL_* options (bits); 0 = none */
 } mcp_tool;
 
 /** mcp_tool.flags: check "format" in the schemas (date-time, date, email,
@@ -388,6 +420,10 @@ MCP_API int mcp_server_remove_tool(mcp_server *srv, const char *name);
  * transport alike.
  * ------------------------------------------------------------------------ */
 
+/** One completion/complete request, handed to a mcp_complete_fn: read what
+ * is being completed and add suggestions with the mcp_completion_*
+ * functions. The library creates it and frees it when the callback returns;
+ * it is valid only during the callback, on the callback's thread. */
 typedef struct mcp_completion mcp_completion;
 
 /** Suggests values for one argument of a prompt or one variable of a
@@ -397,26 +433,31 @@ typedef struct mcp_completion mcp_completion;
  * it cannot defer. */
 typedef int (*mcp_complete_fn)(mcp_completion *completion, void *user_data);
 
-/** One argument of a prompt. name: 1-128 characters of [A-Za-z0-9_.-]. */
+/** One argument of a prompt. */
 typedef struct mcp_prompt_argument {
-  const char *name, *title, *description;
-  bool required; /* prompts/get without it is refused (-32602) */
+  const char *name;        /**< 1-128 characters of [A-Za-z0-9_.-] */
+  const char *title;       /**< display name (optional) */
+  const char *description; /**< what the argument is (optional) */
+  bool required;           /**< prompts/get without it is refused (-32602) */
 } mcp_prompt_argument;
 
-/** A prompt definition, plain data like mcp_tool; everything is copied.
- *  - name: 1-128 characters of [A-Za-z0-9_.-], unique among prompts.
- *  - description: required (clients show it when choosing a prompt).
- *  - arguments: array ended by an entry whose name is NULL; NULL = none.
- *    Arguments are strings; unknown ones are refused.
- *  - scopes: as for tools.
- *  - handler: required; builds the messages (see mcp_result_role).
- *  - complete: optional, suggests argument values. */
+/** A prompt definition, plain data like mcp_tool; everything is copied. */
 typedef struct mcp_prompt {
-  const char *name, *title, *description;
-  const mcp_prompt_argument *arguments;
-  const char *const *scopes;
-  mcp_tool_fn handler;
-  mcp_complete_fn complete;
+  const char *name;                     /**< 1-128 characters of
+                                             [A-Za-z0-9_.-], unique among
+                                             prompts */
+  const char *title;                    /**< display name (optional) */
+  const char *description;              /**< required (clients show it when
+                                             choosing a prompt) */
+  const mcp_prompt_argument *arguments; /**< array ended by an entry whose
+                                             name is NULL; NULL = none.
+                                             Arguments are strings; unknown
+                                             ones are refused. */
+  const char *const *scopes;            /**< as for tools */
+  mcp_tool_fn handler;                  /**< required; builds the messages
+                                             (see mcp_result_role) */
+  mcp_complete_fn complete;             /**< optional, suggests argument
+                                             values */
 } mcp_prompt;
 
 /** Registers prompt with its user_data (handed to handler and complete).
@@ -430,26 +471,32 @@ MCP_API int mcp_server_add_prompt(mcp_server *srv, const mcp_prompt *prompt,
 MCP_API int mcp_server_remove_prompt(mcp_server *srv, const char *name);
 
 /** A resource definition: either one resource (uri) or a family of them
- * (uri_template, an RFC 6570 template such as "file:///notes/{name}";
- * expressions {var}, {+var}, {#var}, {/var}, {.var}, {?a,b}, {&a}, matched
- * in linear time), never both. Everything is copied.
- *  - name: required, a short human-readable name.
- *  - mime_type: the default type of the contents (optional).
- *  - scopes: as for tools.
- *  - handler: required; reads the resource (mcp_call_uri, and
- *    mcp_call_arg_string for a template's variables), answers with
- *    mcp_result_text or mcp_result_resource_text/blob, or returns
- *    MCP_ENOENT when there is no such resource (the client gets the
- *    protocol's not-found error).
- *  - complete: templates only, optional: suggests variable values.
+ * (uri_template), never both. Everything is copied.
  * A resources/read names a registered uri exactly, or else the first
  * template (in registration order) that matches it. */
 typedef struct mcp_resource {
-  const char *uri, *uri_template;
-  const char *name, *title, *description, *mime_type;
-  const char *const *scopes;
-  mcp_tool_fn handler;
-  mcp_complete_fn complete;
+  const char *uri;           /**< one resource */
+  const char *uri_template;  /**< a family of them: an RFC 6570 template such
+                                  as "file:///notes/{name}"; expressions
+                                  `{var}`, `{+var}`, `{#var}`, `{/var}`,
+                                  `{.var}`, `{?a,b}`, `{&a}`, matched in
+                                  linear time */
+  const char *name;          /**< required, a short human-readable name */
+  const char *title;         /**< display name (optional) */
+  const char *description;   /**< what it is (optional) */
+  const char *mime_type;     /**< the default type of the contents
+                                  (optional) */
+  const char *const *scopes; /**< as for tools */
+  mcp_tool_fn handler;       /**< required; reads the resource
+                                  (mcp_call_uri, and mcp_call_arg_string for
+                                  a template's variables), answers with
+                                  mcp_result_text or
+                                  mcp_result_resource_text/blob, or returns
+                                  MCP_ENOENT when there is no such resource
+                                  (the client gets the protocol's not-found
+                                  error) */
+  mcp_complete_fn complete;  /**< templates only, optional: suggests
+                                  variable values */
 } mcp_resource;
 
 /** Registers a resource or a template with its user_data. Returns 0,
@@ -471,8 +518,13 @@ MCP_API int mcp_server_remove_resource(mcp_server *srv, const char *uri);
 MCP_API int mcp_server_resource_updated(mcp_server *srv, const char *uri);
 
 /** Inside a completion callback: the name of the argument or variable being
- * completed, and its partial value (borrowed; never NULL). */
+ * completed (borrowed, valid until the callback returns; never NULL). Only
+ * on the callback's thread. */
 MCP_API const char *mcp_completion_argument(const mcp_completion *completion);
+
+/** Inside a completion callback: the partial value of the argument or
+ * variable being completed (borrowed, valid until the callback returns;
+ * never NULL). Only on the callback's thread. */
 MCP_API const char *mcp_completion_value(const mcp_completion *completion);
 
 /** The value the client already chose for another argument (the request's
@@ -508,9 +560,9 @@ MCP_API const char *mcp_call_tool(const mcp_call *call);
 
 /** What a call serves. */
 typedef enum mcp_call_kind {
-  MCP_CALL_TOOL = 0, /* tools/call */
-  MCP_CALL_PROMPT,   /* prompts/get */
-  MCP_CALL_RESOURCE  /* resources/read */
+  MCP_CALL_TOOL = 0, /**< tools/call */
+  MCP_CALL_PROMPT,   /**< prompts/get */
+  MCP_CALL_RESOURCE  /**< resources/read */
 } mcp_call_kind;
 
 /** Which request the call serves. */
@@ -523,16 +575,30 @@ MCP_API const char *mcp_call_uri(const mcp_call *call);
 /** The caller (borrowed, valid until the call is finished; never NULL). */
 MCP_API const mcp_principal *mcp_call_principal(const mcp_call *call);
 
-/** Typed argument getters. Each returns 0 and stores the value,
- * MCP_ENOENT when the argument is absent (or null), MCP_ETYPE when it has
- * another JSON type, MCP_ERANGE when an integer does not fit. Strings are
- * borrowed, valid until the call is finished. */
+/** Reads the argument called name, a JSON string, into *out (borrowed, valid
+ * until the call is finished). Returns 0 and stores the value, MCP_ENOENT when
+ * the argument is absent (or null), MCP_ETYPE when it has another JSON type.
+ * Same thread rule as mcp_call_progress. */
 MCP_API int mcp_call_arg_string(const mcp_call *call, const char *name,
                                 const char **out);
+
+/** Reads the argument called name, an integer, into *out. Returns 0 and stores
+ * the value, MCP_ENOENT when the argument is absent (or null), MCP_ETYPE when
+ * it has another JSON type (or is a number that is not an integer), MCP_ERANGE
+ * when the integer does not fit. Same thread rule as mcp_call_progress. */
 MCP_API int mcp_call_arg_int(const mcp_call *call, const char *name,
                              int64_t *out);
+
+/** Reads the argument called name, a JSON number, into *out. Returns 0 and
+ * stores the value, MCP_ENOENT when the argument is absent (or null), MCP_ETYPE
+ * when it has another JSON type, MCP_ERANGE when it does not fit a finite
+ * double. Same thread rule as mcp_call_progress. */
 MCP_API int mcp_call_arg_number(const mcp_call *call, const char *name,
                                 double *out);
+
+/** Reads the argument called name, a JSON boolean, into *out. Returns 0 and
+ * stores the value, MCP_ENOENT when the argument is absent (or null), MCP_ETYPE
+ * when it has another JSON type. Same thread rule as mcp_call_progress. */
 MCP_API int mcp_call_arg_bool(const mcp_call *call, const char *name,
                               bool *out);
 
@@ -584,9 +650,9 @@ MCP_API void mcp_call_log(mcp_call *call, mcp_log_level level,
 
 /** What a handler can ask the client for. */
 typedef enum mcp_input_kind {
-  MCP_INPUT_ELICITATION = 1, /* elicitation/create: ask the user */
-  MCP_INPUT_SAMPLING,        /* sampling/createMessage: ask the model */
-  MCP_INPUT_ROOTS            /* roots/list: the client's roots */
+  MCP_INPUT_ELICITATION = 1, /**< elicitation/create: ask the user */
+  MCP_INPUT_SAMPLING,        /**< sampling/createMessage: ask the model */
+  MCP_INPUT_ROOTS            /**< roots/list: the client's roots */
 } mcp_input_kind;
 
 /** Asks for input under key (1-64 characters of [A-Za-z0-9_.-], unique per
@@ -605,12 +671,14 @@ MCP_API int mcp_call_request_input(mcp_call *call, const char *key,
 MCP_API const struct cJSON *mcp_call_input(const mcp_call *call,
                                            const char *key);
 
+/** The most bytes of text mcp_call_set_state keeps for the next round. */
+#define MCP_STATE_MAX 16384
+
 /** Keeps text (at most MCP_STATE_MAX bytes) for the handler's next round
  * (copied). In the modern era it travels inside the signed requestState, so
  * it is tamper-proof but not secret: never put a credential in it. For more,
  * keep the data server-side under a handle and keep the handle here.
  * Returns 0, MCP_EINVAL (too long, or not UTF-8) or MCP_ENOMEM. */
-#define MCP_STATE_MAX 16384
 MCP_API int mcp_call_set_state(mcp_call *call, const char *state);
 
 /** The text the previous round kept with mcp_call_set_state, or NULL. */
@@ -717,10 +785,10 @@ MCP_API int mcp_session_receive(mcp_session *session, const char *message,
 
 /** Where the messages caused by one incoming message go. */
 typedef struct mcp_sink {
-  mcp_send_fn send;              /* each message, in order */
-  void (*done)(void *user_data); /* once: nothing more will be sent here
-                                    (called without any engine lock) */
-  void *user_data;               /* for both; valid until done */
+  mcp_send_fn send;              /**< each message, in order */
+  void (*done)(void *user_data); /**< once: nothing more will be sent here
+                                      (called without any engine lock) */
+  void *user_data;               /**< for both; valid until done */
 } mcp_sink;
 
 /** Like mcp_session_receive, but every message this one causes goes to
@@ -770,12 +838,12 @@ MCP_API void mcp_session_free(mcp_session *session);
 
 /** Options of mcp_serve_stdio; a zeroed struct (or NULL) means defaults. */
 typedef struct mcp_stdio_options {
-  const mcp_principal *principal; /* the caller's scopes; NULL = the local
-                                     user holds every scope (said once on
-                                     stderr) */
-  int in_fd;                      /* 0 = standard input */
-  int out_fd;                     /* 0 = standard output */
-  size_t max_line;                /* bytes in one message; 0 = 4 MiB */
+  const mcp_principal *principal; /**< the caller's scopes; NULL = the local
+                                       user holds every scope (said once on
+                                       stderr) */
+  int in_fd;                      /**< 0 = standard input */
+  int out_fd;                     /**< 0 = standard output */
+  size_t max_line;                /**< bytes in one message; 0 = 4 MiB */
 } mcp_stdio_options;
 
 /** Serves srv on a stream of newline-delimited JSON-RPC messages until end
