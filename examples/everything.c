@@ -705,6 +705,16 @@ static const mcp_tool tools[] = {
      .input_schema = JSON_SCHEMA_2020_12,
      .annotations = READ_ONLY,
      .handler = json_schema_tool},
+    /* x-mcp-header (SEP-2243): over Streamable HTTP a 2026-07-28 client
+     * mirrors region in the header Mcp-Param-Region, which proxies may
+     * route on; the transport refuses a call whose header disagrees. */
+    {.name = "test_custom_header",
+     .description = "Echoes its arguments; region travels in a header too.",
+     .input_schema = "{\"type\":\"object\",\"properties\":{\"region\":{"
+                     "\"type\":\"string\",\"x-mcp-header\":\"Region\"}},"
+                     "\"required\":[\"region\"]}",
+     .annotations = READ_ONLY,
+     .handler = json_schema_tool},
 
     /* Notifications from a deferred call. */
     {.name = "test_tool_with_logging",

@@ -866,6 +866,89 @@ static const char *modern_mismatch(mcp__http_req *r, const peek *p) {
               : "Header mismatch: Mcp-Name must equal the body's name or uri";
 }
 
+/* The Mcp-Param-* headers of one request, decoded (SEP-2243). */
+#define MAX_PARAM_HEADERS 32
+typedef struct params {
+  struct {
+    char *name; /* after "Mcp-Param-" */
+    char *value;
+  } h[MAX_PARAM_HEADERS];
+  size_t n;
+  const char *why; /* why the headers are refused, or NULL */
+} params;
+
+static enum MHD_Result collect_param(void *cls, enum MHD_ValueKind kind,
+                                     const char *key, const char *value) {
+  static const char prefix[] = "Mcp-Param-";
+  params *ps = cls;
+  (void)kind;
+  if (key == NULL || strncasecmp(key, prefix, sizeof prefix - 1) != 0)
+    return MHD_YES;
+  const char *name = key + sizeof prefix - 1;
+  for (size_t i = 0; i < ps->n; i++)
+    if (strcasecmp(ps->h[i].name, name) == 0) {
+      ps->why = "Header mismatch: an Mcp-Param header is repeated";
+      return MHD_NO;
+    }
+  if (ps->n == MAX_PARAM_HEADERS) {
+    ps->why = "Header mismatch: too many Mcp-Param headers";
+    return MHD_NO;
+  }
+  /* Optional white space around the value is not part of it. */
+  size_t len = value ? strlen(value) : 0;
+  while (len && (*value == ' ' || *value == '\t')) {
+    value++;
+    len--;
+  }
+  while (len && (value[len - 1] == ' ' || value[len - 1] == '\t'))
+    len--;
+  size_t n;
+  char *decoded = value ? mcp__http_header_decode(value, len, &n) : NULL;
+  char *copy = decoded ? mcp__http_strdup(name) : NULL;
+  if (copy == NULL) {
+    free(decoded);
+    ps->why = "Header mismatch: an Mcp-Param header is neither plain "
+              "visible ASCII nor canonical =?base64?...?=";
+    return MHD_NO;
+  }
+  ps->h[ps->n].name = copy;
+  ps->h[ps->n++].value = decoded;
+  return MHD_YES;
+}
+
+static const char *param_lookup(const char *name, void *user_data) {
+  const params *ps = user_data;
+  for (size_t i = 0; i < ps->n; i++)
+    if (strcasecmp(ps->h[i].name, name) == 0)
+      return ps->h[i].value;
+  return NULL;
+}
+
+/* Checks a modern tools/call's Mcp-Param-* headers against its arguments;
+ * NULL when they agree (or the tool is unknown: the engine answers that),
+ * else the reason to refuse, written into why. */
+static const char *param_mismatch(mcp_http *h, mcp__http_req *r, const peek *p,
+                                  char *why, size_t size) {
+  if (p->method == NULL || strcmp(p->method, "tools/call") != 0 ||
+      !cJSON_IsString(p->name))
+    return NULL;
+  params ps = {0};
+  MHD_get_connection_values(r->conn, MHD_HEADER_KIND, collect_param, &ps);
+  const char *bad = ps.why;
+  if (bad == NULL) {
+    const cJSON *args = member(member(p->root, "params"), "arguments");
+    int rc = mcp_server_check_param_headers(h->srv, p->name->valuestring, args,
+                                            param_lookup, &ps, why, size);
+    if (rc == MCP_EINVAL)
+      bad = why;
+  }
+  for (size_t i = 0; i < ps.n; i++) {
+    free(ps.h[i].name);
+    free(ps.h[i].value);
+  }
+  return bad;
+}
+
 static enum MHD_Result post_modern(mcp_http *h, mcp__http_req *r,
                                    const peek *p) {
   const char *version = MCP__HTTP_MODERN_VERSION;
@@ -876,7 +959,9 @@ static enum MHD_Result post_modern(mcp_http *h, mcp__http_req *r,
         "required (a string)",
         p->id, version, NULL, 0);
   if (p->method && p->meta_version) {
+    char buf[200];
     const char *why = modern_mismatch(r, p);
+    why = why ? why : param_mismatch(h, r, p, buf, sizeof buf);
     if (why)
       return respond_error(r, MHD_HTTP_BAD_REQUEST, RPC_HEADER_MISMATCH, why,
                            p->id, version, NULL, 0);

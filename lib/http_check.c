@@ -264,12 +264,14 @@ char *mcp__http_header_decode(const char *value, size_t len, size_t *out_len) {
     return NULL;
   if (len >= npre + npost && memcmp(value, pre, npre) == 0 &&
       memcmp(value + len - npost, post, npost) == 0) {
+    /* Canonical base64 only (SEP-2243): whole quanta, padding at the end
+     * and nowhere else. */
     const char *in = value + npre;
     size_t n = len - npre - npost;
-    while (n > 0 && in[n - 1] == '=')
-      n--;
-    if (n % 4 == 1)
+    if (n % 4 != 0)
       return NULL;
+    if (n > 0 && in[n - 1] == '=')
+      n -= n > 1 && in[n - 2] == '=' ? 2 : 1;
     char *out = malloc(n / 4 * 3 + 3);
     if (out == NULL)
       return NULL;
@@ -290,6 +292,10 @@ char *mcp__http_header_decode(const char *value, size_t len, size_t *out_len) {
       }
     }
     out[o] = '\0';
+    if (memchr(out, '\0', o) != NULL) {
+      free(out); /* a NUL cannot be compared with JSON text */
+      return NULL;
+    }
     *out_len = o;
     return out;
   }

@@ -123,9 +123,11 @@ unsigned mcp__http_accept(const char *value);
 /* True for a session id made of 1-256 visible ASCII characters. */
 bool mcp__http_visible_ascii(const char *value, size_t len, size_t max);
 
-/* Decodes an Mcp-Name value: plain, or "=?base64?...?=" (standard
- * alphabet, padding optional). Returns a malloc'ed NUL-terminated copy and
- * its length, or NULL when the value is malformed or memory ran out. */
+/* Decodes an Mcp-Name or Mcp-Param-* value: plain visible ASCII, or
+ * "=?base64?...?=" (canonical standard base64: length a multiple of four,
+ * padding only at the end; no NUL decoded). Returns a malloc'ed NUL-terminated
+ * copy and its length, or NULL when the value is malformed or memory ran out.
+ */
 char *mcp__http_header_decode(const char *value, size_t len, size_t *out_len);
 
 /* Parses a Last-Event-ID "STREAM-SEQ". Returns false when malformed. */

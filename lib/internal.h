@@ -278,6 +278,8 @@ typedef struct mcp__tool {
   /* Two stated hints kept for mcp_server_lint's warnings, and nothing
    * else: access never reads them (DESIGN promise 2). */
   bool destructive, open_world;
+  struct mcp__param *params; /* x-mcp-header marks (lib/params.c) */
+  size_t nparams;
   mcp_complete_fn complete;      /* prompts and templates; may be NULL */
   char *mime_type;               /* resources; NULL if none */
   struct mcp__uritemplate *tmpl; /* resource templates only */
@@ -312,6 +314,10 @@ int mcp__resource_new(const mcp_resource *def, void *user_data, mcp__tool **out,
  * MCP_EINVAL with the reason in msg. */
 int mcp__prompt_check_args(const mcp__tool *t, const struct cJSON *args,
                            char *msg, size_t msglen);
+/* Reads and checks a tool's x-mcp-header marks (SEP-2243) from its input
+ * schema; MCP_EINVAL with the rule in err, or MCP_ENOMEM. */
+int mcp__params_collect(mcp__tool *t, char *err, size_t errlen);
+void mcp__params_free(mcp__tool *t);
 /* Shared checks of lib/registry.c and lib/catalog.c. */
 int mcp__scopes_copy(const char *what, const char *name,
                      const char *const *scopes, mcp__tool *t, char *err,

@@ -174,6 +174,7 @@ static int build_wire(const mcp_tool *def, const mcp__tool *t, mcp__version v,
 static void tool_free(mcp__tool *t) {
   if (t == NULL)
     return;
+  mcp__params_free(t);
   mcp__free(t->name);
   mcp__free(t->mime_type);
   mcp__uritemplate_free(t->tmpl);
@@ -296,6 +297,8 @@ int mcp__tool_new(const mcp_tool *def, void *user_data, mcp__tool **out,
           : "{\"type\":\"object\",\"additionalProperties\":false}",
       "input_schema", t->name, def->flags, &t->input_schema, &t->input, err,
       errlen);
+  if (rc == 0)
+    rc = mcp__params_collect(t, err, errlen);
   if (rc)
     goto fail;
   if (def->output_schema) {

@@ -407,6 +407,33 @@ MCP_API unsigned mcp_server_lint(mcp_server *srv, const char *const *supported);
  * Returns 0 or MCP_ENOENT. Any thread; sends list_changed like add. */
 MCP_API int mcp_server_remove_tool(mcp_server *srv, const char *name);
 
+/** Gives a transport the value of the request header "Mcp-Param-<name>"
+ * (name compared case-insensitively), already decoded from its
+ * "=?base64?...?=" form, or NULL when the request has no such header. The
+ * string stays valid until mcp_server_check_param_headers returns. */
+typedef const char *(*mcp_header_fn)(const char *name, void *user_data);
+
+/** For transports with headers (Streamable HTTP, 2026-07-28; SEP-2243): a
+ * tool's input schema may mark a property of type string, integer or
+ * boolean with "x-mcp-header": "Name" (checked at registration: an RFC 9110
+ * token, unique case-insensitively, only on properties reached through
+ * "properties" from the root), and a client then mirrors that argument in
+ * the header Mcp-Param-Name. This checks a tools/call of tool: for every
+ * marked argument present in arguments (a borrowed JSON object, or NULL),
+ * header(name) must give the same value (integers compare as numbers);
+ * for an absent or null one, no header. Returns 0 when they agree;
+ * MCP_ENOENT for an unknown tool (nothing to check: the engine answers
+ * the call); MCP_EINVAL with a sentence (starting "Header mismatch:") in
+ * why (why_size bytes, NUL-terminated) when they do not, which the
+ * transport answers with HTTP 400 and JSON-RPC error -32020 before the
+ * request reaches the engine; MCP_EINVAL for NULL srv, tool or header.
+ * Any thread. */
+MCP_API int mcp_server_check_param_headers(mcp_server *srv, const char *tool,
+                                           const struct cJSON *arguments,
+                                           mcp_header_fn header,
+                                           void *user_data, char *why,
+                                           size_t why_size);
+
 /* ---------------------------------------------------------------------------
  * Prompts, resources and completions
  *

@@ -2963,6 +2963,74 @@ START_TEST(modern_closed_stream_cancels_call) {
 }
 END_TEST
 
+/* SEP-2243: arguments marked x-mcp-header are mirrored in Mcp-Param-*
+ * headers, which must agree with the body before anything runs. */
+START_TEST(modern_param_headers) {
+  fx_start(NULL);
+  mcp_tool t = {.name = "route",
+                .description = "Echoes its region.",
+                .input_schema =
+                    "{\"type\":\"object\",\"properties\":{\"region\":{"
+                    "\"type\":\"string\",\"x-mcp-header\":\"Region\"}}}",
+                .annotations = READ_ONLY,
+                .handler = tool_echo};
+  ck_assert_int_eq(mcp_server_add_tool(F.srv, &t, NULL), 0);
+  static const struct {
+    const char *args, *header; /* header NULL: none sent */
+    long status;
+  } cases[] = {
+      {"{\"region\":\"Hello\"}", "Mcp-Param-Region: =?base64?SGVsbG8=?=", 200},
+      {"{\"region\":\"Hello\"}", "mcp-param-region:  Hello ", 200},
+      {"{\"region\":\"SGVsbG8=\"}", "Mcp-Param-Region: SGVsbG8=", 200},
+      {"{\"region\":\"=?base64?SGVsbG8=\"}",
+       "Mcp-Param-Region: =?base64?SGVsbG8=", 200},
+      {"{}", NULL, 200},
+      {"{\"region\":\"Hello\"}", "Mcp-Param-Region: =?base64?SGVsbG8?=", 400},
+      {"{\"region\":\"Hello\"}",
+       "Mcp-Param-Region: =?base64?SGVs!!!bG8=?=", 400},
+      {"{\"region\":\"Hello\"}", NULL, 400},
+      {"{\"region\":\"Hello\"}", "Mcp-Param-Region: Bye", 400},
+      {"{}", "Mcp-Param-Region: Hello", 400},
+  };
+  int before = fx_calls();
+  int accepted = 0;
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    char body[512];
+    snprintf(body, sizeof body,
+             "{\"jsonrpc\":\"2.0\",\"id\":%zu,\"method\":\"tools/call\","
+             "\"params\":{\"name\":\"route\",\"arguments\":%s," META "}}",
+             i, cases[i].args);
+    req q = {
+        .body = body,
+        .version = "2026-07-28",
+        .h = {"Mcp-Method: tools/call", "Mcp-Name: route", cases[i].header}};
+    resp r;
+    http(&q, &r);
+    if (cases[i].status == 200) {
+      cJSON *m = expect_result(&r);
+      cJSON_Delete(m);
+      accepted++;
+    } else {
+      assert_rpc_error(&r, 400, -32020, ID_ANY);
+    }
+    resp_free(&r);
+  }
+  /* A refused call never reached the handler. */
+  ck_assert_int_eq(fx_calls() - before, accepted);
+  /* The same header twice is refused too. */
+  req q = {.body = "{\"jsonrpc\":\"2.0\",\"id\":99,\"method\":\"tools/"
+                   "call\",\"params\":{\"name\":\"route\",\"arguments\":{"
+                   "\"region\":\"a\"}," META "}}",
+           .version = "2026-07-28",
+           .h = {"Mcp-Method: tools/call", "Mcp-Name: route",
+                 "Mcp-Param-Region: a", "MCP-PARAM-REGION: a"}};
+  resp r;
+  http(&q, &r);
+  assert_rpc_error(&r, 400, -32020, ID_ANY);
+  resp_free(&r);
+}
+END_TEST
+
 static int read_watched(mcp_call *call, void *ud) {
   (void)ud;
   return mcp_result_text(call, "contents");
@@ -3893,6 +3961,7 @@ int main(void) {
   tcase_add_test(t, modern_progress_on_sse);
   tcase_add_test(t, modern_closed_stream_cancels_call);
   tcase_add_test(t, modern_listen_stream);
+  tcase_add_test(t, modern_param_headers);
   tcase_add_test(t, legacy_resource_updates_on_get_stream);
   t = tc(s, "origin");
   tcase_add_test(t, d1_foreign_host_403_before_body);

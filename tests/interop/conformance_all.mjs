@@ -122,18 +122,6 @@ const ALLOWED_FAILURES = {
       why: TASKS_WHY,
       checks: ['sep-2663-mrtr-synchronous-before-task-creation'],
     },
-    // Custom Mcp-Param-* headers mirrored from tool arguments marked
-    // x-mcp-header (SEP-2243). The transport does not validate them yet, so
-    // everything marks no argument that way, and the suite reports every
-    // check "Not testable". requirements/2026-07-28.yaml: not_scored, reason
-    // "pending" ("SEP-2243; pending against the reference fixture").
-    'http-custom-header-server-validation': {
-      why: 'SEP-2243 custom headers: not_scored, reason "pending"; libmcp does not validate '
-        + 'Mcp-Param-* headers, so everything declares no x-mcp-header argument',
-      checks: ['sep-2243-server-no-xmcp-tool', 'sep-2243-server-decode-base64',
-        'sep-2243-server-validate-param-match', 'sep-2243-server-reject-invalid-param-chars',
-        'sep-2243-server-reject-param-mismatch'],
-    },
   },
 };
 

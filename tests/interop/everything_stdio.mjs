@@ -41,7 +41,8 @@ const ROOT = { uri: 'file:///srv/interop', name: 'Interop root' };
 const TOOLS = {
   test_simple_text: 'ro', test_image_content: 'ro', test_audio_content: 'ro',
   test_embedded_resource: 'ro', test_multiple_content_types: 'ro', test_error_handling: 'ro',
-  json_schema_2020_12_tool: 'ro', test_tool_with_logging: 'ro', test_logging_tool: 'ro',
+  json_schema_2020_12_tool: 'ro', test_custom_header: 'ro',
+  test_tool_with_logging: 'ro', test_logging_tool: 'ro',
   test_tool_with_progress: 'ro', test_sampling: 'ro', test_elicitation: 'ro',
   test_elicitation_sep1034_defaults: 'ro', test_elicitation_sep1330_enums: 'ro',
   test_streaming_elicitation: 'ro', test_missing_capability: 'ro',

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "internal.h"
 #include "testutil.h"
@@ -404,6 +405,136 @@ START_TEST(rule_scope_token) {
   mcp_tool t = writer("w");
   t.scopes = scopes;
   expect_accepted(srv, &t);
+  mcp_server_free(srv);
+}
+END_TEST
+
+/* x-mcp-header (SEP-2243): only on string, integer or boolean properties
+ * reached through "properties", a token, unique case-insensitively. */
+START_TEST(rule_x_mcp_header) {
+  mcp_server *srv = new_server();
+  static const struct {
+    const char *schema, *fragment; /* fragment NULL: accepted */
+  } cases[] = {
+      {"{\"type\":\"object\",\"properties\":{\"r\":{\"type\":\"string\","
+       "\"x-mcp-header\":\"Region\"},\"n\":{\"type\":\"integer\","
+       "\"x-mcp-header\":\"N\"},\"b\":{\"type\":\"boolean\","
+       "\"x-mcp-header\":\"Flag\"}}}",
+       NULL},
+      {"{\"type\":\"object\",\"properties\":{\"o\":{\"type\":\"object\","
+       "\"properties\":{\"r\":{\"type\":\"string\",\"x-mcp-header\":"
+       "\"Inner\"}}}}}",
+       NULL},
+      {"{\"type\":\"object\",\"properties\":{\"r\":{\"type\":\"number\","
+       "\"x-mcp-header\":\"R\"}}}",
+       "type string, integer or boolean"},
+      {"{\"type\":\"object\",\"properties\":{\"r\":{\"x-mcp-header\":"
+       "\"R\"}}}",
+       "type string, integer or boolean"},
+      {"{\"type\":\"object\",\"properties\":{\"r\":{\"type\":\"string\","
+       "\"x-mcp-header\":\"Bad Name\"}}}",
+       "RFC 9110 token"},
+      {"{\"type\":\"object\",\"properties\":{\"r\":{\"type\":\"string\","
+       "\"x-mcp-header\":\"\"}}}",
+       "RFC 9110 token"},
+      {"{\"type\":\"object\",\"properties\":{\"r\":{\"type\":\"string\","
+       "\"x-mcp-header\":7}}}",
+       "RFC 9110 token"},
+      {"{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"string\","
+       "\"x-mcp-header\":\"Same\"},\"b\":{\"type\":\"string\","
+       "\"x-mcp-header\":\"sAME\"}}}",
+       "same header"},
+      {"{\"type\":\"object\",\"x-mcp-header\":\"Root\"}", "reached through"},
+      {"{\"type\":\"object\",\"properties\":{\"l\":{\"type\":\"array\","
+       "\"items\":{\"type\":\"string\",\"x-mcp-header\":\"Item\"}}}}",
+       "reached through"},
+      {"{\"type\":\"object\",\"$defs\":{\"d\":{\"type\":\"object\","
+       "\"properties\":{\"r\":{\"type\":\"string\",\"x-mcp-header\":"
+       "\"Def\"}}}}}",
+       "reached through"},
+      {"{\"type\":\"object\",\"anyOf\":[{\"properties\":{\"r\":{"
+       "\"type\":\"string\",\"x-mcp-header\":\"Any\"}}}]}",
+       "reached through"},
+  };
+  for (size_t i = 0; i < TU_COUNT(cases); i++) {
+    char name[16];
+    snprintf(name, sizeof name, "h%zu", i);
+    mcp_tool t = reader(name);
+    t.input_schema = cases[i].schema;
+    if (cases[i].fragment)
+      expect_refused(srv, &t, MCP_EINVAL, name, cases[i].fragment);
+    else
+      expect_accepted(srv, &t);
+  }
+  mcp_server_free(srv);
+}
+END_TEST
+
+static const char *const *g_headers; /* name, value, ..., NULL */
+
+static const char *lookup(const char *name, void *ud) {
+  (void)ud;
+  for (size_t i = 0; g_headers && g_headers[i]; i += 2)
+    if (strcasecmp(g_headers[i], name) == 0)
+      return g_headers[i + 1];
+  return NULL;
+}
+
+/* The comparison a transport asks for. */
+START_TEST(param_headers_checked) {
+  mcp_server *srv = new_server();
+  mcp_tool t = reader("route");
+  t.input_schema =
+      "{\"type\":\"object\",\"properties\":{\"region\":{\"type\":"
+      "\"string\",\"x-mcp-header\":\"Region\"},\"n\":{\"type\":"
+      "\"integer\",\"x-mcp-header\":\"N\"},\"ok\":{\"type\":\"boolean\","
+      "\"x-mcp-header\":\"Ok\"},\"plain\":{\"type\":\"string\"}}}";
+  expect_accepted(srv, &t);
+  static const struct {
+    const char *args;
+    const char *headers[8];
+    int rc;
+  } cases[] = {
+      {"{}", {NULL}, 0},
+      {"{\"plain\":\"x\"}", {NULL}, 0},
+      {"{\"region\":\"eu\"}", {"region", "eu", NULL}, 0},
+      {"{\"region\":\"eu\"}", {NULL}, MCP_EINVAL},
+      {"{\"region\":\"eu\"}", {"Region", "us", NULL}, MCP_EINVAL},
+      {"{}", {"Region", "eu", NULL}, MCP_EINVAL},
+      {"{\"region\":null}", {NULL}, 0},
+      {"{\"n\":7}", {"N", "7", NULL}, 0},
+      {"{\"n\":7}", {"N", "007", NULL}, 0},
+      {"{\"n\":-7}", {"N", "-7", NULL}, 0},
+      {"{\"n\":7}", {"N", "7.0", NULL}, MCP_EINVAL},
+      {"{\"n\":7}", {"N", "8", NULL}, MCP_EINVAL},
+      {"{\"n\":7}", {"N", "", NULL}, MCP_EINVAL},
+      {"{\"ok\":true}", {"Ok", "true", NULL}, 0},
+      {"{\"ok\":false}", {"Ok", "true", NULL}, MCP_EINVAL},
+      {"{\"ok\":\"true\"}", {"Ok", "true", NULL}, MCP_EINVAL},
+      {"{\"region\":\"eu\",\"n\":1,\"ok\":false}",
+       {"region", "eu", "n", "1", "ok", "false", NULL},
+       0},
+  };
+  char why[200];
+  for (size_t i = 0; i < TU_COUNT(cases); i++) {
+    cJSON *args = cJSON_Parse(cases[i].args);
+    g_headers = cases[i].headers;
+    why[0] = '\0';
+    int rc = mcp_server_check_param_headers(srv, "route", args, lookup, NULL,
+                                            why, sizeof why);
+    ck_assert_msg(rc == cases[i].rc, "case %zu: %d (%s)", i, rc, why);
+    if (rc)
+      ck_assert_msg(strncmp(why, "Header mismatch: Mcp-Param-", 27) == 0,
+                    "case %zu: %s", i, why);
+    cJSON_Delete(args);
+  }
+  g_headers = NULL;
+  ck_assert_int_eq(mcp_server_check_param_headers(srv, "nope", NULL, lookup,
+                                                  NULL, why, sizeof why),
+                   MCP_ENOENT);
+  ck_assert_int_eq(mcp_server_check_param_headers(srv, "route", NULL, NULL,
+                                                  NULL, why, sizeof why),
+                   MCP_EINVAL);
   mcp_server_free(srv);
 }
 END_TEST
@@ -1398,6 +1529,8 @@ static Suite *registry_suite(void) {
   tcase_add_test(t, rule_output_schema_object);
   tcase_add_test(t, rule_scope_token);
   tcase_add_test(t, rule_scope_listed_once);
+  tcase_add_test(t, rule_x_mcp_header);
+  tcase_add_test(t, param_headers_checked);
   tcase_add_test(t, errmsg_is_per_thread);
   tcase_add_test(t, rule_unique_name);
   tcase_add_test(t, rule_null_tool);
