@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages the build and the tests need, and only the
-# missing ones. Used by `make demo` and `make check`. As root it runs
-# apt-get; as anyone else it prints the command to run and fails.
+# missing ones. Used by `make demo`, `make docs` (--docs) and `make check`
+# (--test). As root it runs apt-get; as anyone else it prints the command
+# to run and fails.
 set -euo pipefail
 
 missing=()
@@ -16,7 +17,15 @@ need_pc libcjson libcjson-dev
 # The HTTP transport (mcp_http): libmicrohttpd, and OpenSSL's libcrypto.
 need_pc libmicrohttpd libmicrohttpd-dev
 need_pc libcrypto libssl-dev
+# make demo: the openssl command line makes its development key and token.
+need_cmd openssl openssl
+# The API reference: make docs (and make check CHECK_DOCS=1).
+if [ "${1:-}" = "--docs" ] || [ "${1:-}" = "--test" ]; then
+  need_cmd doxygen doxygen
+fi
 if [ "${1:-}" = "--test" ]; then
+  # The documentation tests run the tutorial's curl commands.
+  need_cmd curl curl
   need_cmd clang clang
   need_cmd python3 python3
   need_cmd valgrind valgrind

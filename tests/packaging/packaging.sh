@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# Packaging tests: libmcp installed into a prefix and used from outside, as
+# a user would use it. Run by ctest (tests/packaging/CMakeLists.txt):
+#   packaging.sh install      BUILD-DIR WORK-DIR
+#   packaging.sh find_package BUILD-DIR WORK-DIR
+#   packaging.sh pkg_config   BUILD-DIR WORK-DIR
+#   packaging.sh deb          BUILD-DIR WORK-DIR
+# install puts libmcp into WORK-DIR/prefix (the other two consumers need
+# it); deb builds the .deb with CPack into WORK-DIR/deb and checks its
+# contents and dependencies.
+set -euo pipefail
+step=$1
+build=$(cd "$2" && pwd)
+work=$3
+here=$(cd "$(dirname "$0")" && pwd)
+prefix=$work/prefix
+mkdir -p "$work"
+
+fail() {
+  echo "FAIL: packaging $step: $*" >&2
+  exit 1
+}
+
+case $step in
+install)
+  rm -rf "$prefix"
+  cmake --install "$build" --prefix "$prefix" >/dev/null
+  ;;
+find_package)
+  rm -rf "$work/find_package"
+  cmake -S "$here/find_package" -B "$work/find_package" \
+    -DCMAKE_PREFIX_PATH="$prefix" -Wno-dev >/dev/null
+  cmake --build "$work/find_package" >/dev/null
+  "$work/find_package/consumer"
+  ;;
+pkg_config)
+  export PKG_CONFIG_PATH=$prefix/lib/pkgconfig
+  cd "$work"
+  cp "$here/consumer.c" app.c
+  # pkg-config consumer: begin
+  cc -o app app.c $(pkg-config --cflags --libs libmcp-http)
+  # pkg-config consumer: end
+  LD_LIBRARY_PATH=$prefix/lib ./app
+  # A stdio-only program links cJSON alone: neither libmicrohttpd nor
+  # OpenSSL appears in what libmcp asks for.
+  if pkg-config --libs --static libmcp | grep -Eq 'microhttpd|crypto'; then
+    fail "libmcp.pc pulls in the HTTP transport's dependencies"
+  fi
+  ;;
+deb)
+  rm -rf "$work/deb"
+  (cd "$build" && cpack -G DEB -B "$work/deb" >/dev/null)
+  shopt -s nullglob
+  debs=("$work"/deb/*.deb)
+  [ ${#debs[@]} -eq 1 ] || fail "expected one .deb, found ${#debs[@]}"
+  deb=${debs[0]}
+  contents=$(dpkg-deb -c "$deb" | awk '{print $6}')
+  version=$(sed -n 's/^CMAKE_PROJECT_VERSION:STATIC=//p' "$build/CMakeCache.txt")
+  major=${version%%.*}
+  for want in \
+    "./usr/include/mcp/mcp.h" "./usr/include/mcp/http.h" \
+    "./usr/include/mcp/version.h" "./usr/include/mcp/export.h" \
+    "./usr/lib/libmcp.so.$version" "./usr/lib/libmcp.so.$major" \
+    "./usr/lib/libmcp.so" "./usr/lib/libmcp.a" \
+    "./usr/lib/libmcp_http.so.$version" "./usr/lib/libmcp_http.so.$major" \
+    "./usr/lib/libmcp_http.a" \
+    "./usr/lib/pkgconfig/libmcp.pc" "./usr/lib/pkgconfig/libmcp-http.pc" \
+    "./usr/lib/cmake/mcp/mcpConfig.cmake" \
+    "./usr/lib/cmake/mcp/mcpConfigVersion.cmake" \
+    "./usr/lib/cmake/mcp/mcpTargets.cmake"; do
+    grep -qxF -- "$want" <<<"$contents" || fail "$deb lacks $want"
+  done
+  depends=$(dpkg-deb -f "$deb" Depends)
+  for want in libcjson1 libmicrohttpd12 libssl3; do
+    grep -q "$want" <<<"$depends" || fail "Depends lacks $want: $depends"
+  done
+  [ "$(dpkg-deb -f "$deb" Package)" = libmcp ] || fail "package name"
+  [ "$(dpkg-deb -f "$deb" Version)" = "$version" ] || fail "version"
+  echo "$(basename "$deb"): $(wc -l <<<"$contents") entries; Depends: $depends"
+  ;;
+*)
+  echo "usage: packaging.sh install|find_package|pkg_config|deb BUILD WORK" >&2
+  exit 2
+  ;;
+esac
+echo "PASS: packaging $step"
