@@ -651,10 +651,10 @@ static void peek_body(const char *body, size_t len, peek *p) {
   p->method = method->valuestring;
   p->has_id = id != NULL;
   if (cJSON_IsString(id) ||
-      (cJSON_IsNumber(id) &&
-       id->valuedouble == (double)(long long)id->valuedouble &&
-       id->valuedouble <= 9007199254740991.0 &&
-       id->valuedouble >= -9007199254740991.0))
+      (cJSON_IsNumber(id) && id->valuedouble <= 9007199254740991.0 &&
+       id->valuedouble >= -9007199254740991.0 &&
+       /* the range first: converting a larger double is undefined */
+       id->valuedouble == (double)(long long)id->valuedouble))
     p->id = cJSON_PrintUnformatted(id);
   p->initialize = p->has_id && strcmp(p->method, "initialize") == 0;
   p->ncalls = is_call(p->root);

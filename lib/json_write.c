@@ -16,7 +16,9 @@ static int write_number(mcp__buf *b, const cJSON *node) {
   double d = node->valuedouble;
   if (!isfinite(d))
     return mcp__buf_puts(b, "null");
-  if (d == (double)(long long)d && fabs(d) < 1e15)
+  /* The magnitude first: converting a double beyond long long's range is
+   * undefined behaviour. */
+  if (fabs(d) < 1e15 && d == (double)(long long)d)
     return mcp__buf_printf(b, "%lld", (long long)d);
   char tmp[32];
   snprintf(tmp, sizeof tmp, "%1.15g", d);

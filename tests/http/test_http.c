@@ -2963,6 +2963,25 @@ START_TEST(modern_closed_stream_cancels_call) {
 }
 END_TEST
 
+/* A numeric id beyond every integer type is refused like any unusable id,
+ * without undefined behaviour on the way (found by fuzz_http: the range
+ * was checked after converting the double). */
+START_TEST(huge_numeric_ids) {
+  fx_start(NULL);
+  static const char *const bodies[] = {
+      "{\"jsonrpc\":\"2.0\",\"id\":12345689012345567890,\"method\":\"ping\"}",
+      "{\"jsonrpc\":\"2.0\",\"id\":-1e300,\"method\":\"ping\"}",
+      "{\"jsonrpc\":\"2.0\",\"id\":1e400,\"method\":\"ping\"}"};
+  for (size_t i = 0; i < sizeof bodies / sizeof *bodies; i++) {
+    req q = {.body = bodies[i]};
+    resp r;
+    http(&q, &r);
+    ck_assert_msg(r.status == 400, "body %zu: HTTP %ld", i, r.status);
+    resp_free(&r);
+  }
+}
+END_TEST
+
 /* SEP-2243: arguments marked x-mcp-header are mirrored in Mcp-Param-*
  * headers, which must agree with the body before anything runs. */
 START_TEST(modern_param_headers) {
@@ -3962,6 +3981,7 @@ int main(void) {
   tcase_add_test(t, modern_closed_stream_cancels_call);
   tcase_add_test(t, modern_listen_stream);
   tcase_add_test(t, modern_param_headers);
+  tcase_add_test(t, huge_numeric_ids);
   tcase_add_test(t, legacy_resource_updates_on_get_stream);
   t = tc(s, "origin");
   tcase_add_test(t, d1_foreign_host_403_before_body);

@@ -1080,6 +1080,35 @@ static char *complex_document(void) {
   return mcp__buf_take(&b, NULL);
 }
 
+/* Numbers an application builds (not parsed, so no text is kept) are
+ * written exactly, whatever their magnitude: converting a double beyond
+ * long long's range used to be undefined behaviour (found by fuzz_engine;
+ * UBSan builds abort on it). */
+START_TEST(write_built_numbers) {
+  static const struct {
+    double d;
+    const char *want;
+  } cases[] = {{0, "0"},
+               {-7, "-7"},
+               {1e14, "100000000000000"},
+               {0.5, "0.5"},
+               {1e15, "1e+15"},
+               {3e300, "3e+300"},
+               {-1.7976931348623157e308, "-1.7976931348623157e+308"},
+               {9223372036854775808.0, "9.2233720368547758e+18"}};
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    cJSON *n = cJSON_CreateNumber(cases[i].d);
+    mcp__buf b = {0};
+    ck_assert_int_eq(mcp__json_write(&b, n), 0);
+    ck_assert_str_eq(mcp__buf_str(&b), cases[i].want);
+    /* It reads back as the same double. */
+    ck_assert(strtod(b.data, NULL) == cases[i].d);
+    mcp__buf_free(&b);
+    cJSON_Delete(n);
+  }
+}
+END_TEST
+
 START_TEST(allocation_failure) {
   char *text = complex_document();
   ck_assert_ptr_nonnull(text);
@@ -1153,6 +1182,7 @@ static Suite *json_suite(void) {
   tcase_add_test(t, number_locale);
   tcase_add_test(t, number_text_and_integer);
   tcase_add_test(t, quote);
+  tcase_add_test(t, write_built_numbers);
   suite_add_tcase(s, t);
 
   t = tcase_create("raw");
