@@ -4,7 +4,8 @@
 #                and token (examples/demo.sh); Ctrl-C stops it
 #   make check   installs what is missing, builds, runs every test suite:
 #                gcc build, clang build with ASan+UBSan, valgrind memcheck,
-#                and the API reference (make docs)
+#                the API reference (make docs) and ThreadSanitizer on the
+#                threaded suites (check-tsan)
 # The API reference:
 #   make docs    Doxygen over include/mcp/*.h into build/docs/html; any
 #                warning (an undocumented declaration) fails it
@@ -13,7 +14,8 @@
 #                under ASan+UBSan, with a corpus kept in build-fuzz/corpus
 #   make bench   runs the benchmarks at full size in a Release build
 .PHONY: all build deps test-deps docs-deps demo docs check check-gcc \
-        check-asan check-valgrind check-docs fuzz bench format clean
+        check-asan check-valgrind check-docs check-tsan fuzz bench format \
+        clean
 
 JOBS   := $(shell nproc 2>/dev/null || echo 2)
 CTEST  := ctest --output-on-failure -j $(JOBS)
@@ -45,7 +47,7 @@ demo: build
 docs: docs-deps build
 	@cmake --build build --target docs
 
-check: test-deps check-gcc check-asan check-valgrind check-docs
+check: test-deps check-gcc check-asan check-valgrind check-docs check-tsan
 	@echo "make check: all suites passed"
 
 check-docs: check-gcc
@@ -66,6 +68,22 @@ check-valgrind:
 	@CC=gcc $(CMAKE) -B build-valgrind -DMCP_VALGRIND=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null
 	@cmake --build build-valgrind -j $(JOBS)
 	@cd build-valgrind && $(CTEST) -LE $(PLAIN_ONLY)
+
+# ThreadSanitizer (clang, build-tsan): the HTTP suites (a pool of polling
+# threads, deferred calls finished from other threads), the engine suites
+# with deferred calls and threads, and the load tests. Only what they need
+# is built; MCP_TSAN scales the slow tests down. Any report fails the run.
+TSAN_FLAGS := -fsanitize=thread -fno-omit-frame-pointer
+TSAN_TESTS := '^(http|http_auth|jwt|load)\.|^unit\.test_(engine|surface|modern|stdio)$$'
+check-tsan:
+	@CC=clang $(CMAKE) -B build-tsan -DMCP_TSAN=ON -DMCP_INTEROP=OFF \
+	  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_FLAGS="$(TSAN_FLAGS)" \
+	  -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread \
+	  -DCMAKE_SHARED_LINKER_FLAGS=-fsanitize=thread >/dev/null
+	@cmake --build build-tsan -j $(JOBS) --target test_http test_http_auth \
+	  test_jwt test_engine test_surface test_modern test_stdio load notes
+	@cd build-tsan && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+	  $(CTEST) -R $(TSAN_TESTS)
 
 # Each target gets its own corpus folder; fuzz_schema is seeded with every
 # (schema, instance) pair of the JSON-Schema-Test-Suite when it is installed.
@@ -101,4 +119,4 @@ format:
 	  examples/port_daemon/*.c tests/packaging/*.c
 
 clean:
-	rm -rf build build-asan build-valgrind build-fuzz build-bench
+	rm -rf build build-asan build-valgrind build-fuzz build-bench build-tsan

@@ -218,10 +218,14 @@ static int begin_block(mcp_call *c) {
   if (c->content.len)
     mcp__buf_putc(&c->content, ',');
   if (c->kind == MCP_CALL_PROMPT)
-    return mcp__buf_printf(&c->content, "{\"role\":\"%s\",\"content\":{",
-                           c->role == MCP_ROLE_ASSISTANT ? "assistant"
-                                                         : "user");
-  return mcp__buf_putc(&c->content, '{');
+    mcp__buf_printf(&c->content, "{\"role\":\"%s\",\"content\":{",
+                    c->role == MCP_ROLE_ASSISTANT ? "assistant" : "user");
+  else
+    mcp__buf_putc(&c->content, '{');
+  /* A failed write is latched here too, so the builder reports it. */
+  if (c->content.err)
+    c->latched = c->content.err;
+  return c->latched;
 }
 
 static int end_block(mcp_call *c) {
@@ -569,6 +573,10 @@ static void missing_capability(mcp_call *c, mcp__buf *out) {
 
 static void build_reply(mcp_call *c, int rc, mcp__buf *out) {
   mcp_server *srv = c->session->srv;
+  /* A result buffer that failed is never sent as a (truncated) success,
+   * whatever the handler made of its builders' return values. */
+  if (!c->latched && (c->content.err || c->structured.err))
+    c->latched = c->content.err ? c->content.err : c->structured.err;
   if (rc < 0 && c->missing_caps && !c->latched) {
     missing_capability(c, out);
     return;
@@ -766,6 +774,10 @@ static void reset_round(mcp_call *c) {
 
 void mcp__call_run(mcp_call *c, mcp__buf *out) {
   mcp_session *s = c->session;
+  if (c->lost_input) {
+    mcp__call_complete(c, MCP_ENOMEM, out);
+    return;
+  }
   if (c->rounds++ > 0)
     reset_round(c);
   /* Under the lock: cancellation reads the phase from other threads. */

@@ -612,6 +612,7 @@ typedef struct peek {
   bool meta_ok;      /* the _meta the modern era requires is there */
   bool needs_name;   /* the method needs Mcp-Name */
   const cJSON *name; /* params.name or params.uri */
+  bool oom;          /* JSON that could not be read for lack of memory */
 } peek;
 
 static const cJSON *member(const cJSON *o, const char *key) {
@@ -627,9 +628,13 @@ static bool is_call(const cJSON *o) {
 static void peek_body(const char *body, size_t len, peek *p) {
   *p = (peek){0};
   const char *end = NULL;
-  if (len == 0 ||
-      (p->root = cJSON_ParseWithLengthOpts(body, len, &end, false)) == NULL)
+  if (len == 0)
     return;
+  if ((p->root = cJSON_ParseWithLengthOpts(body, len, &end, false)) == NULL) {
+    /* cJSON says the same for bad JSON and for no memory. */
+    p->oom = mcp__http_json_syntax_ok(body, len);
+    return;
+  }
   /* cJSON stops after the first value; anything but white space after it
    * makes the body unreadable, as the engine will say. */
   for (; end && end < body + len; end++) {
@@ -688,12 +693,45 @@ static void peek_free(peek *p) {
 }
 
 /* The error code of a reply, or 0 when it is not an error. */
+/* The error code of a reply, or 0 when it is not an error. The engine
+ * frames every message as {"jsonrpc":"2.0",["id":ID,]"error":{"code":N...
+ * or ..."result":..., so the code is read from that prefix without
+ * allocating (running out of memory must not turn a 400 into a 200). */
 static int error_code(const char *json, size_t len) {
-  cJSON *root = cJSON_ParseWithLength(json, len);
-  const cJSON *code = member(member(root, "error"), "code");
-  int c = cJSON_IsNumber(code) ? code->valueint : 0;
-  cJSON_Delete(root);
-  return c;
+  static const char head[] = "{\"jsonrpc\":\"2.0\",";
+  static const char id[] = "\"id\":", err[] = "\"error\":{\"code\":";
+  const char *p = json, *end = json + len;
+  if ((size_t)(end - p) < sizeof head - 1 ||
+      memcmp(p, head, sizeof head - 1) != 0)
+    return 0;
+  p += sizeof head - 1;
+  if ((size_t)(end - p) >= sizeof id - 1 && memcmp(p, id, sizeof id - 1) == 0) {
+    p += sizeof id - 1;
+    if (p < end && *p == '"') { /* a string id: skip to its closing quote */
+      for (p++; p < end && *p != '"'; p++)
+        if (*p == '\\')
+          p++;
+      p++;
+    } else {
+      while (p < end && *p != ',')
+        p++;
+    }
+    if (p >= end || *p != ',')
+      return 0;
+    p++;
+  }
+  if ((size_t)(end - p) < sizeof err - 1 || memcmp(p, err, sizeof err - 1) != 0)
+    return 0;
+  p += sizeof err - 1;
+  int sign = 1, c = 0;
+  if (p < end && *p == '-') {
+    sign = -1;
+    p++;
+  }
+  for (int digits = 0; p < end && *p >= '0' && *p <= '9' && digits < 9;
+       p++, digits++)
+    c = c * 10 + (*p - '0');
+  return sign * c;
 }
 
 /* ---- answering a POST ---------------------------------------------------- */
@@ -1052,7 +1090,9 @@ static enum MHD_Result post_legacy(mcp_http *h, mcp__http_req *r,
   const char *effective = version ? version : negotiated;
   bool priming = effective && strcmp(effective, "2025-11-25") >= 0;
   const char *session_id = NULL;
-  if (created && negotiated) {
+  /* A session whose initialize failed (the client got no id) is never
+   * published: it is released with this request. */
+  if (created && negotiated && rc == 0) {
     mcp__http_session_publish(h, hs);
     session_id = hs->id;
   }
@@ -1063,6 +1103,9 @@ static enum MHD_Result dispatch_post(mcp_http *h, mcp__http_req *r) {
   peek p;
   peek_body(r->body, r->len, &p);
   const char *version = r->version;
+  if (p.oom)
+    return respond_error(r, MHD_HTTP_INTERNAL_SERVER_ERROR, RPC_INTERNAL_ERROR,
+                         "Internal error", NULL, version, NULL, 0);
   bool modern =
       (version && strcmp(version, MCP__HTTP_MODERN_VERSION) == 0) || p.modern;
   enum MHD_Result ret = modern ? post_modern(h, r, &p) : post_legacy(h, r, &p);

@@ -1,6 +1,7 @@
 /* Header checks of the HTTP transport: pure functions on header values,
  * so every rule can be tested with strings. They are strict on purpose:
  * anything they cannot read is refused, never guessed at. */
+#include <ctype.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -337,4 +338,158 @@ bool mcp__http_legacy_version(const char *value) {
     if (strcmp(value, versions[i]) == 0)
       return true;
   return false;
+}
+
+/* ---- JSON syntax without allocating ---------------------------------------
+ * Enough to tell a body cJSON could not parse for lack of memory from one
+ * that is not JSON: RFC 8259 syntax (strings, numbers, literals, nesting up
+ * to 64 levels), one value and white space around it. The engine parses
+ * strictly afterwards; this only routes. */
+
+static const char *json_ws(const char *p, const char *end) {
+  while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
+    p++;
+  return p;
+}
+
+/* Reads the four hex digits after "\\u" at p (pointing at 'u'); -1 when
+ * they are not there. */
+static long json_u4(const char *p, const char *end) {
+  if (end - p < 5)
+    return -1;
+  long v = 0;
+  for (int i = 1; i <= 4; i++) {
+    if (!isxdigit((unsigned char)p[i]))
+      return -1;
+    v = v * 16 + (isdigit((unsigned char)p[i])
+                      ? p[i] - '0'
+                      : (tolower((unsigned char)p[i]) - 'a' + 10));
+  }
+  return v;
+}
+
+static const char *json_string(const char *p, const char *end) {
+  for (p++; p < end; p++) {
+    unsigned char c = (unsigned char)*p;
+    if (c == '"')
+      return p + 1;
+    if (c < 0x20)
+      return NULL;
+    if (c != '\\')
+      continue;
+    if (++p >= end)
+      return NULL;
+    if (*p != 'u') {
+      if (*p == '\0' || !strchr("\"\\/bfnrt", *p))
+        return NULL;
+      continue;
+    }
+    /* Surrogates come in pairs, high then low, as cJSON requires. */
+    long u = json_u4(p, end);
+    if (u < 0 || (u >= 0xDC00 && u <= 0xDFFF))
+      return NULL;
+    p += 4;
+    if (u >= 0xD800 && u <= 0xDBFF) {
+      long low = end - p >= 3 && p[1] == '\\' && p[2] == 'u'
+                     ? json_u4(p + 2, end)
+                     : -1;
+      if (low < 0xDC00 || low > 0xDFFF)
+        return NULL;
+      p += 6;
+    }
+  }
+  return NULL;
+}
+
+static const char *json_number(const char *p, const char *end) {
+  if (p < end && *p == '-')
+    p++;
+  if (p >= end || !is_digit(*p))
+    return NULL;
+  if (*p == '0')
+    p++;
+  else
+    while (p < end && is_digit(*p))
+      p++;
+  if (p < end && *p == '.') {
+    if (++p >= end || !is_digit(*p))
+      return NULL;
+    while (p < end && is_digit(*p))
+      p++;
+  }
+  if (p < end && (*p == 'e' || *p == 'E')) {
+    p++;
+    if (p < end && (*p == '+' || *p == '-'))
+      p++;
+    if (p >= end || !is_digit(*p))
+      return NULL;
+    while (p < end && is_digit(*p))
+      p++;
+  }
+  return p;
+}
+
+bool mcp__http_json_syntax_ok(const char *text, size_t len) {
+  const char *p = text, *end = text + len;
+  char stack[64]; /* the open containers: '{' or '[' */
+  int depth = 0;
+  bool want_key = false; /* a member name comes next */
+  for (;;) {
+    p = json_ws(p, end);
+    if (p >= end)
+      return false;
+    if (want_key) {
+      if (*p != '"' || (p = json_string(p, end)) == NULL)
+        return false;
+      p = json_ws(p, end);
+      if (p >= end || *p++ != ':')
+        return false;
+      want_key = false;
+      continue;
+    }
+    if (*p == '{' || *p == '[') {
+      if (depth == (int)sizeof stack)
+        return false;
+      stack[depth++] = *p++;
+      p = json_ws(p, end);
+      if (p >= end || *p != (stack[depth - 1] == '{' ? '}' : ']')) {
+        want_key = stack[depth - 1] == '{';
+        continue; /* its first member or element */
+      }
+      p++;
+      depth--;
+    } else {
+      if (*p == '"')
+        p = json_string(p, end);
+      else if (*p == '-' || is_digit(*p))
+        p = json_number(p, end);
+      else if ((size_t)(end - p) >= 4 && memcmp(p, "true", 4) == 0)
+        p += 4;
+      else if ((size_t)(end - p) >= 5 && memcmp(p, "false", 5) == 0)
+        p += 5;
+      else if ((size_t)(end - p) >= 4 && memcmp(p, "null", 4) == 0)
+        p += 4;
+      else
+        return false;
+      if (p == NULL)
+        return false;
+    }
+    /* After a value: close what ends here, then a comma or the end. */
+    for (;;) {
+      p = json_ws(p, end);
+      if (depth == 0)
+        return p == end;
+      if (p >= end)
+        return false;
+      if (*p == (stack[depth - 1] == '{' ? '}' : ']')) {
+        p++;
+        depth--;
+        continue;
+      }
+      if (*p++ != ',')
+        return false;
+      want_key = stack[depth - 1] == '{';
+      break;
+    }
+  }
 }

@@ -558,9 +558,15 @@ mcp_call *mcp__input_response(mcp_session *s, const mcp__msg *m,
         if (c->inputs == NULL)
           c->inputs = cJSON_CreateObject();
         if (c->inputs == NULL ||
-            !cJSON_AddItemToObject(c->inputs, r->string, copy))
+            !cJSON_AddItemToObject(c->inputs, r->string, copy)) {
           cJSON_Delete(copy);
+          copy = NULL;
+        }
       }
+      /* An answer lost for lack of memory is not "no answer": asking the
+       * user again would be wrong, so the call fails instead. */
+      if (fits && copy == NULL)
+        c->lost_input = true;
       if (--c->waiting == 0) {
         c->phase = MCP__CALL_RUNNING;
         ready = c;

@@ -498,8 +498,9 @@ struct mcp_call {
   unsigned missing_caps;  /* MCP__CAP_* the client did not declare */
   unsigned waiting;       /* legacy: client answers still outstanding */
   unsigned rounds;
-  int phase;     /* mcp__call_phase, under session->lock */
-  int finish_rc; /* rc given to an early mcp_call_finish */
+  bool lost_input; /* legacy: an answer could not be kept (no memory) */
+  int phase;       /* mcp__call_phase, under session->lock */
+  int finish_rc;   /* rc given to an early mcp_call_finish */
   bool is_error;
   bool has_structured;
   int latched;      /* first builder error */

@@ -311,7 +311,18 @@ static void handle_initialize(mcp_session *s, reply_ctx *ctx, const req *r) {
   pthread_mutex_unlock(&s->lock);
   atomic_store(&s->version, v);
   atomic_store(&s->state, MCP__STATE_INITIALIZED);
+  int before = ctx->err;
   mcp__reply_result(s, ctx, r, &b);
+  if (ctx->err == MCP_ENOMEM && before != MCP_ENOMEM) {
+    /* The answer could not be built, so the client never heard of this
+     * handshake: it may try again. */
+    atomic_store(&s->state, MCP__STATE_NEW);
+    pthread_mutex_lock(&s->lock);
+    cJSON_Delete(s->client_caps);
+    s->client_caps = NULL;
+    s->announced = 0;
+    pthread_mutex_unlock(&s->lock);
+  }
 }
 
 static void handle_discover(mcp_session *s, reply_ctx *ctx, const req *r) {

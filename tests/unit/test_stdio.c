@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,7 +34,8 @@ static int noisy(mcp_call *call, void *user_data) {
   return mcp_result_text(call, "ok");
 }
 
-static mcp_call *parked;
+/* Set on the server's thread, read on the test's. */
+static mcp_call *_Atomic parked;
 static int park(mcp_call *call, void *user_data) {
   (void)user_data;
   parked = call;

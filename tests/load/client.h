@@ -1,0 +1,101 @@
+/* A small client for the torture and load suites: HTTP requests with
+ * libcurl (one response read whole, its JSON-RPC messages parsed from a
+ * JSON body or from SSE events), raw loopback sockets, and the clock,
+ * process and scale helpers both suites need. Test code only: it aborts
+ * when the test process itself runs out of memory. */
+#ifndef MCP_TEST_CLIENT_H
+#define MCP_TEST_CLIENT_H
+
+#include <curl/curl.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct cJSON;
+
+/* The protocol versions the suites speak. */
+#define LC_LEGACY "2025-11-25"
+#define LC_MODERN "2026-07-28"
+
+/* _meta members of a 2026-07-28 request declaring capabilities caps (JSON
+ * object text), without the braces around _meta's value. */
+#define LC_META(caps)                                                          \
+  "\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","     \
+  "\"io.modelcontextprotocol/clientInfo\":{\"name\":\"load\",\"version\":"     \
+  "\"1\"},\"io.modelcontextprotocol/clientCapabilities\":" caps "}"
+
+/* Growable bytes, NUL-terminated. */
+typedef struct lc_buf {
+  char *p;
+  size_t n, cap;
+} lc_buf;
+
+void lc_buf_add(lc_buf *b, const void *data, size_t n);
+void lc_buf_str(lc_buf *b, const char *s);
+void lc_buf_fmt(lc_buf *b, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+void lc_buf_free(lc_buf *b);
+
+/* One HTTP request. Zero members mean: POST, the MCP endpoint /mcp, no
+ * session, no MCP-Protocol-Version, 15 s (75 s under valgrind). POSTs get
+ * "Accept: application/json, text/event-stream" and a JSON Content-Type
+ * unless headers name their own. */
+typedef struct lc_req {
+  const char *method;
+  const char *path;
+  const char *body;
+  size_t body_len; /* 0 = strlen(body) */
+  const char *session;
+  const char *version;
+  const char *headers[6]; /* "Name: value", NULL-terminated */
+  const char *source;     /* local address to bind (e.g. "127.0.0.2") */
+  long timeout_ms;
+} lc_req;
+
+/* The answer: status 0 when none came (curl_rc says why). */
+typedef struct lc_resp {
+  long status;
+  lc_buf head; /* the header lines of the final response */
+  lc_buf body;
+  CURLcode curl_rc;
+} lc_resp;
+
+/* Performs q on c (a handle reused for keep-alive) against 127.0.0.1:port;
+ * r is reset first. */
+void lc_http(CURL *c, uint16_t port, const lc_req *q, lc_resp *r);
+void lc_resp_free(lc_resp *r);
+/* Copies the value of header name (case-insensitive) into out; false when
+ * absent. */
+bool lc_resp_header(const lc_resp *r, const char *name, char *out, size_t size);
+/* The JSON-RPC messages of a response, as a cJSON array (caller deletes):
+ * the body when it is application/json, the data of each SSE event when it
+ * is text/event-stream; NULL when the body is neither or does not parse. An
+ * empty body gives an empty array. */
+struct cJSON *lc_messages(const lc_resp *r);
+
+/* A TCP connection to 127.0.0.1:port from source (NULL = any), blocking,
+ * or -1. */
+int lc_connect(uint16_t port, const char *source);
+/* Sends all n bytes; false on error. MSG_NOSIGNAL: a closed peer is
+ * EPIPE, never SIGPIPE. */
+bool lc_send_all(int fd, const void *data, size_t n);
+/* Closes fd with a reset (SO_LINGER 0) instead of an orderly FIN. */
+void lc_close_reset(int fd);
+
+long lc_now_ms(void);
+void lc_sleep_ms(long ms);
+/* Resident set size of this process in KiB (-1 when unknown). */
+long lc_rss_kib(void);
+/* True under valgrind (MCP_VALGRIND_RUN set, as tests/http does). */
+bool lc_slow_run(void);
+/* True in sanitizer builds, where RSS says little. */
+bool lc_sanitized(void);
+/* normal, or small under valgrind; under ThreadSanitizer (MCP_TSAN_RUN set)
+ * the middle of the two. An environment variable MCP_LOAD_SCALE, a
+ * percentage, scales the result further (minimum 1). */
+long lc_scaled(long normal, long small);
+
+#endif
