@@ -12,7 +12,9 @@
 # And two for library work:
 #   make fuzz    runs each libFuzzer target for FUZZ_SECONDS (default 60)
 #                under ASan+UBSan, with a corpus kept in build-fuzz/corpus
-#   make bench   runs the benchmarks at full size in a Release build
+#   make bench   runs the benchmarks at full size in a Release build and
+#                writes the table of figures, ceilings and ratios to
+#                build-bench/bench.md
 .PHONY: all build deps test-deps docs-deps demo docs check check-gcc \
         check-asan check-valgrind check-docs check-tsan fuzz bench format \
         clean
@@ -110,9 +112,8 @@ fuzz: test-deps
 bench:
 	@$(CMAKE) -B build-bench -DCMAKE_BUILD_TYPE=Release -DMCP_INTEROP=OFF \
 	  -DMCP_BUILD_EXAMPLES=OFF >/dev/null
-	@cmake --build build-bench -j $(JOBS) --target bench_schema bench_jwt
-	@./build-bench/tests/bench/bench_schema
-	@./build-bench/tests/bench/bench_jwt
+	@cmake --build build-bench -j $(JOBS) --target bench_load
+	@./build-bench/tests/bench/bench_load --out build-bench/bench.md
 
 format:
 	@clang-format -i include/mcp/*.h lib/*.c lib/*.h examples/*.c tests/unit/*.c tests/unit/*.h \
