@@ -65,23 +65,32 @@ void mcp__principal_free(mcp_principal *p) {
   *p = (mcp_principal){0};
 }
 
+/* The missing scopes of a decision that lacks none. */
+static const char *no_scopes[1];
+
 int mcp__policy_decide(const mcp__policy *policy,
                        const mcp_principal *principal, const char *tool,
                        const char *const *required, size_t nrequired,
                        const cJSON *arguments, mcp__decision *out) {
   *out = (mcp__decision){.decision = MCP_DECISION_ALLOWED,
+                         .missing = no_scopes,
                          .required = required,
                          .nrequired = nrequired};
-  out->missing = mcp__calloc(nrequired + 1, sizeof *out->missing);
-  if (out->missing == NULL)
-    return MCP_ENOMEM;
   /* Every required scope is checked, so a denial names all that are missing
-   * and the client can ask for them in one step. */
+   * and the client can ask for them in one step. The list is allocated only
+   * then: an allowed call costs no allocation here. */
   size_t n = 0;
   for (size_t i = 0; i < nrequired; i++)
-    if (!mcp_principal_has_scope(principal, required[i]))
-      out->missing[n++] = required[i];
+    n += !mcp_principal_has_scope(principal, required[i]);
   if (n > 0) {
+    if ((out->missing = mcp__calloc(n + 1, sizeof *out->missing)) == NULL) {
+      out->missing = no_scopes;
+      return MCP_ENOMEM;
+    }
+    n = 0;
+    for (size_t i = 0; i < nrequired; i++)
+      if (!mcp_principal_has_scope(principal, required[i]))
+        out->missing[n++] = required[i];
     out->decision = MCP_DECISION_DENIED_SCOPE;
     return 0;
   }
@@ -99,7 +108,8 @@ int mcp__policy_decide(const mcp__policy *policy,
 }
 
 void mcp__decision_free(mcp__decision *d) {
-  mcp__free(d->missing);
+  if (d->missing != no_scopes)
+    mcp__free(d->missing);
   d->missing = NULL;
 }
 

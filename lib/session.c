@@ -486,7 +486,7 @@ void mcp__start_call(mcp_session *s, reply_ctx *ctx, const req *r,
   mcp__id_canonical(&canon, r->m->id_node);
   if (token)
     mcp__json_write(&tok, token);
-  if (args == NULL || !mcp__buf_str(&canon) || !mcp__buf_str(&tok))
+  if (args == NULL || !mcp__buf_str(&canon) || (token && !mcp__buf_str(&tok)))
     goto oom;
   /* A reused id is refused before the policy runs: it is not a new call,
    * and the authorizer should not be asked about it. */

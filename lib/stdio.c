@@ -1,9 +1,11 @@
 /* The stdio transport: newline-delimited JSON-RPC on two file descriptors,
  * built only on the public session API (DESIGN promise 3). */
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -11,31 +13,86 @@
 
 #define DEFAULT_MAX_LINE (4u << 20)
 
+/* Replies written while the reader still holds more complete lines wait
+ * in a buffer and leave in one write once those lines are handled: a
+ * client that pipelines requests gets its answers in few system calls, and
+ * one that waits for each answer gets it at once. */
+#define MAX_PENDING (64u * 1024)
+
 typedef struct stdio_out {
   int fd;
+  pthread_mutex_t lock; /* guards pending and batching */
+  mcp__buf pending;     /* whole lines not written yet */
+  bool batching;        /* the reader has more lines queued */
 } stdio_out;
 
-/* Writes one message and its newline. The session serializes calls, so
- * lines never interleave even when a deferred call finishes on another
- * thread. */
-static int write_all(int fd, const char *p, size_t n) {
+/* Writes iov[0..n) whole. */
+static int write_all(int fd, struct iovec *iov, int n) {
   while (n > 0) {
-    ssize_t w = write(fd, p, n);
+    ssize_t w = writev(fd, iov, n);
     if (w < 0) {
       if (errno == EINTR)
         continue;
       return MCP_EIO;
     }
-    p += w;
-    n -= (size_t)w;
+    for (; n > 0 && (size_t)w >= iov->iov_len; iov++, n--)
+      w -= (ssize_t)iov->iov_len;
+    if (n > 0) {
+      iov->iov_base = (char *)iov->iov_base + w;
+      iov->iov_len -= (size_t)w;
+    }
   }
   return 0;
 }
 
+/* Writes what is pending, then msg and its newline (msg may be NULL).
+ * Call with out->lock held. */
+static int flush_locked(stdio_out *out, const char *msg, size_t len) {
+  struct iovec iov[3];
+  int n = 0;
+  if (out->pending.len)
+    iov[n++] = (struct iovec){out->pending.data, out->pending.len};
+  if (msg) {
+    iov[n++] = (struct iovec){(void *)msg, len};
+    iov[n++] = (struct iovec){(void *)"\n", 1};
+  }
+  int rc = n ? write_all(out->fd, iov, n) : 0;
+  out->pending.len = 0;
+  return rc;
+}
+
+/* The session's send callback: one message and its newline. The session
+ * serializes calls, and the lock orders them with the reader's flushes, so
+ * lines never interleave even when a deferred call finishes on another
+ * thread. */
 static int send_line(const char *msg, size_t len, void *user_data) {
   stdio_out *out = user_data;
-  int rc = write_all(out->fd, msg, len);
-  return rc ? rc : write_all(out->fd, "\n", 1);
+  pthread_mutex_lock(&out->lock);
+  if (out->batching && out->pending.len + len < MAX_PENDING) {
+    size_t before = out->pending.len;
+    mcp__buf_append(&out->pending, msg, len);
+    mcp__buf_putc(&out->pending, '\n');
+    if (out->pending.err == 0) {
+      pthread_mutex_unlock(&out->lock);
+      return 0;
+    }
+    /* No memory to keep it: forget the partial line, write it now. */
+    out->pending.err = 0;
+    out->pending.len = before;
+  }
+  int rc = flush_locked(out, msg, len);
+  pthread_mutex_unlock(&out->lock);
+  return rc;
+}
+
+/* Tells the transport whether more lines wait in the reader's buffer; when
+ * none do, what is pending is written. Returns 0 or MCP_EIO. */
+static int set_batching(stdio_out *out, bool more) {
+  pthread_mutex_lock(&out->lock);
+  out->batching = more;
+  int rc = more ? 0 : flush_locked(out, NULL, 0);
+  pthread_mutex_unlock(&out->lock);
+  return rc;
 }
 
 /* Hands one line to the session: a trailing CR is dropped (CRLF input) and
@@ -60,7 +117,7 @@ static int oversized(mcp_session *s, size_t max_line) {
 /* Reads until end of input, splitting lines. A line over max_line bytes is
  * answered once and discarded up to its newline, so memory stays bounded
  * and the stream resynchronizes. */
-static int read_loop(mcp_session *s, int fd, size_t max_line) {
+static int read_loop(mcp_session *s, stdio_out *out, int fd, size_t max_line) {
   size_t cap = 64 * 1024, len = 0;
   char *buf = mcp__malloc(cap);
   if (buf == NULL)
@@ -93,9 +150,12 @@ static int read_loop(mcp_session *s, int fd, size_t max_line) {
     size_t scan = len;
     len += (size_t)n;
     size_t start = 0;
-    for (size_t i = scan; i < len; i++) {
-      if (buf[i] != '\n')
-        continue;
+    const char *nl = memchr(buf + scan, '\n', len - scan);
+    while (nl != NULL) {
+      size_t i = (size_t)(nl - buf);
+      nl = memchr(buf + i + 1, '\n', len - i - 1);
+      /* Replies wait while another whole line is already here. */
+      set_batching(out, nl != NULL);
       /* A whole line can arrive in one read; the limit applies to it too. */
       if (!skipping)
         rc = i - start > max_line ? oversized(s, max_line)
@@ -104,6 +164,10 @@ static int read_loop(mcp_session *s, int fd, size_t max_line) {
       start = i + 1;
       if (rc == MCP_ECLOSED)
         goto out;
+    }
+    if (set_batching(out, false) != 0) {
+      rc = MCP_ECLOSED;
+      break;
     }
     memmove(buf, buf + start, len - start);
     len -= start;
@@ -159,12 +223,15 @@ int mcp_serve_stdio(mcp_server *srv, const mcp_stdio_options *opts) {
   if (o.principal == NULL)
     (void)!write(STDERR_FILENO, all_scopes_note, sizeof all_scopes_note - 1);
 
-  stdio_out out = {out_fd};
+  stdio_out out = {.fd = out_fd};
   mcp_session *s = NULL;
-  int rc = mcp_session_new(srv, o.principal ? o.principal : &local, send_line,
-                           &out, &s);
+  bool locked = pthread_mutex_init(&out.lock, NULL) == 0;
+  int rc = locked ? 0 : MCP_ENOMEM;
+  if (rc == 0)
+    rc = mcp_session_new(srv, o.principal ? o.principal : &local, send_line,
+                         &out, &s);
   if (rc == 0) {
-    rc = read_loop(s, in_fd, max_line);
+    rc = read_loop(s, &out, in_fd, max_line);
     /* End of input: what still runs is cancelled, and we wait (bounded)
      * for deferred calls so their threads never write to a closed fd. */
     mcp_session_cancel_all(s);
@@ -172,6 +239,11 @@ int mcp_serve_stdio(mcp_server *srv, const mcp_stdio_options *opts) {
       nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
     mcp_session_free(s);
   }
+  if (locked) {
+    set_batching(&out, false); /* nothing may stay unwritten */
+    pthread_mutex_destroy(&out.lock);
+  }
+  mcp__buf_free(&out.pending);
   sigaction(SIGPIPE, &old_pipe, NULL);
   if (saved_stdout >= 0) {
     dup2(saved_stdout, STDOUT_FILENO);

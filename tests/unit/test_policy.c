@@ -914,13 +914,21 @@ START_TEST(policy_decide_direct) {
   mcp__decision_free(&d);
   mcp__decision_free(&d); /* twice is harmless */
 
-  /* Out of memory: refused, nothing leaks, the hook is not called. */
+  /* Out of memory while naming the missing scopes: refused, nothing
+   * leaks, the hook is not called. */
   tu_alloc_install(1);
   int calls = authz.calls;
+  const mcp_principal nobody = {0};
   ck_assert_int_eq(
-      mcp__policy_decide(&hook, &who, "t", required + 1, 1, args, &d),
+      mcp__policy_decide(&hook, &nobody, "t", required + 1, 1, args, &d),
       MCP_ENOMEM);
   ck_assert_int_eq(authz.calls, calls);
+  mcp__decision_free(&d);
+  ck_assert_int_eq(tu_alloc.live, 0);
+  /* An allowed call needs no allocation at all. */
+  ck_assert_int_eq(
+      mcp__policy_decide(&hook, &who, "t", required + 1, 1, args, &d), 0);
+  ck_assert_int_eq(d.decision, MCP_DECISION_DENIED_AUTHORIZER);
   mcp__decision_free(&d);
   ck_assert_int_eq(tu_alloc.live, 0);
   tu_alloc_remove();

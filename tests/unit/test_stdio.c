@@ -191,6 +191,40 @@ START_TEST(several_messages_in_one_write) {
 }
 END_TEST
 
+/* Pipelined requests: replies wait while more lines are queued and leave
+ * together when the queue ends (the input arrives in several reads, so
+ * over several flushes): every one arrives, once, in order. The replies
+ * stay under a pipe's capacity, as the test reads them only at the end. */
+START_TEST(pipelined_requests_answered_in_order) {
+  mcp_server *srv = make_server();
+  enum { N = 1400 };
+  size_t cap = (size_t)N * 64 + 512, len = 0;
+  char *in = malloc(cap);
+  ck_assert_ptr_nonnull(in);
+  len += (size_t)snprintf(in + len, cap - len, "%s\n", INIT);
+  for (int i = 0; i < N; i++)
+    len += (size_t)snprintf(in + len, cap - len,
+                            "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":"
+                            "\"ping\"}\n",
+                            i + 2);
+  run r;
+  char *out = serve_input(&r, srv, NULL, in);
+  ck_assert_int_eq(r.rc, 0);
+  ck_assert_int_eq(count_lines(out), N + 1);
+  const char *p = strchr(out, '\n') + 1;
+  for (int i = 0; i < N; i++) {
+    char want[64];
+    int n =
+        snprintf(want, sizeof want, "{\"jsonrpc\":\"2.0\",\"id\":%d,", i + 2);
+    ck_assert_msg(strncmp(p, want, (size_t)n) == 0, "reply %d: %.60s", i, p);
+    p = strchr(p, '\n') + 1;
+  }
+  free(out);
+  free(in);
+  mcp_server_free(srv);
+}
+END_TEST
+
 START_TEST(one_message_split_across_writes) {
   mcp_server *srv = make_server();
   run r;
@@ -395,6 +429,7 @@ static Suite *stdio_suite(void) {
   TCase *tc = tcase_create("framing");
   tcase_set_timeout(tc, 60);
   tcase_add_test(tc, several_messages_in_one_write);
+  tcase_add_test(tc, pipelined_requests_answered_in_order);
   tcase_add_test(tc, one_message_split_across_writes);
   tcase_add_test(tc, crlf_and_blank_lines);
   tcase_add_test(tc, last_line_without_newline);
