@@ -66,6 +66,14 @@ void mcp__free(void *p) {
 
 void mcp_free(void *ptr) { mcp__free(ptr); }
 
+/* The public face of the hook, for code built on the public API only (the
+ * HTTP transport): mcp__ symbols are hidden from it. */
+void *mcp_malloc(size_t size) { return mcp__malloc(size); }
+
+void *mcp_calloc(size_t count, size_t size) { return mcp__calloc(count, size); }
+
+void *mcp_realloc(void *ptr, size_t size) { return mcp__realloc(ptr, size); }
+
 char *mcp__strndup(const char *s, size_t n) {
   if (s == NULL)
     return NULL;

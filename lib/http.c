@@ -87,7 +87,7 @@ char *mcp__http_strdup(const char *s) {
   if (s == NULL)
     return NULL;
   size_t n = strlen(s) + 1;
-  char *d = malloc(n);
+  char *d = mcp_malloc(n);
   if (d)
     memcpy(d, s, n);
   return d;
@@ -95,8 +95,8 @@ char *mcp__http_strdup(const char *s) {
 
 void mcp__http_list_free(char **list) {
   for (size_t i = 0; list && list[i]; i++)
-    free(list[i]);
-  free(list);
+    mcp_free(list[i]);
+  mcp_free(list);
 }
 
 int mcp__http_list_copy(const char *const *list, char ***out) {
@@ -106,7 +106,7 @@ int mcp__http_list_copy(const char *const *list, char ***out) {
   size_t n = 0;
   while (list[n])
     n++;
-  char **copy = calloc(n + 1, sizeof *copy);
+  char **copy = mcp_calloc(n + 1, sizeof *copy);
   if (copy == NULL)
     return MCP_ENOMEM;
   for (size_t i = 0; i < n; i++) {
@@ -125,16 +125,20 @@ typedef struct header_pair {
   const char *name, *value;
 } header_pair;
 
-/* Queues a response with body (malloc'ed, taken over; NULL for none). */
+/* Queues a response with body (from mcp_malloc, taken over; NULL for
+ * none). */
 static enum MHD_Result respond(mcp__http_req *r, unsigned status,
                                const char *content_type, char *body, size_t len,
                                const header_pair *extra, size_t nextra) {
+  /* MHD_RESPMEM_MUST_FREE would free the body with free(): it came from
+   * the embedder's allocator, so it goes back through mcp_free. */
   struct MHD_Response *resp =
-      body ? MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE)
+      body ? MHD_create_response_from_buffer_with_free_callback(len, body,
+                                                                mcp_free)
            : MHD_create_response_from_buffer(0, (void *)"",
                                              MHD_RESPMEM_PERSISTENT);
-  if (resp == NULL) {
-    free(body);
+  if (resp == NULL) { /* then libmicrohttpd did not take the body */
+    mcp_free(body);
     return MHD_NO;
   }
   if (content_type)
@@ -166,7 +170,7 @@ static enum MHD_Result respond_error(mcp__http_req *r, unsigned status,
                                      const char *id, const char *version,
                                      const header_pair *extra, size_t nextra) {
   size_t cap = strlen(message) + (id ? strlen(id) : 0) + 96;
-  char *body = malloc(cap);
+  char *body = mcp_malloc(cap);
   if (body == NULL)
     return MHD_NO;
   int n;
@@ -363,7 +367,7 @@ static enum MHD_Result respond_challenge(mcp_http *h, mcp__http_req *r,
   const header_pair hp = {MHD_HTTP_HEADER_WWW_AUTHENTICATE, challenge};
   enum MHD_Result ret = respond_error(r, status, RPC_INVALID_REQUEST, message,
                                       NULL, version, &hp, 1);
-  free(challenge);
+  mcp_free(challenge);
   return ret;
 }
 
@@ -563,7 +567,7 @@ static bool precheck(mcp_http *h, mcp__http_req *r, const char *url,
                            "Content Too Large", NULL, version, NULL, 0);
       return false;
     }
-    if (n > 0 && (r->body = malloc((size_t)n)) == NULL) {
+    if (n > 0 && (r->body = mcp_malloc((size_t)n)) == NULL) {
       *ret = MHD_NO;
       return false;
     }
@@ -584,7 +588,7 @@ static bool collect(mcp_http *h, mcp__http_req *r, const char *data, size_t n) {
       cap *= 2;
     if (cap > h->max_body)
       cap = h->max_body;
-    char *p = realloc(r->body, cap);
+    char *p = mcp_realloc(r->body, cap);
     if (p == NULL)
       return false;
     r->body = p;
@@ -612,7 +616,8 @@ typedef struct peek {
   bool meta_ok;      /* the _meta the modern era requires is there */
   bool needs_name;   /* the method needs Mcp-Name */
   const cJSON *name; /* params.name or params.uri */
-  bool oom;          /* JSON that could not be read for lack of memory */
+  bool oom;          /* JSON that could not be read, or an id that could
+                        not be printed, for lack of memory */
 } peek;
 
 static const cJSON *member(const cJSON *o, const char *key) {
@@ -659,8 +664,11 @@ static void peek_body(const char *body, size_t len, peek *p) {
       (cJSON_IsNumber(id) && id->valuedouble <= 9007199254740991.0 &&
        id->valuedouble >= -9007199254740991.0 &&
        /* the range first: converting a larger double is undefined */
-       id->valuedouble == (double)(long long)id->valuedouble))
+       id->valuedouble == (double)(long long)id->valuedouble)) {
     p->id = cJSON_PrintUnformatted(id);
+    /* The transport's own error answers must echo it, never say null. */
+    p->oom = p->id == NULL;
+  }
   p->initialize = p->has_id && strcmp(p->method, "initialize") == 0;
   p->ncalls = is_call(p->root);
   const cJSON *params = member(p->root, "params");
@@ -736,6 +744,12 @@ static int error_code(const char *json, size_t len) {
 
 /* ---- answering a POST ---------------------------------------------------- */
 
+/* Whether a reply is a refusal (MCP_RPC_FORBIDDEN), which may become a 403
+ * with a challenge (finish_post). */
+static bool is_refusal(const char *json, size_t len) {
+  return error_code(json, len) == MCP_RPC_FORBIDDEN;
+}
+
 static void live_link(mcp_http *h, mcp__http_stream *st) {
   st->live_prev = NULL;
   st->live_next = h->live;
@@ -806,38 +820,53 @@ static enum MHD_Result finish_post(mcp_http *h, mcp__http_req *r, const peek *p,
    * any stream opens: the engine refused it at once, alone, so its one
    * message is here already. */
   char *forbidden = NULL;
+  bool lost = false; /* no memory to tell a refusal from another answer */
   if (h->auth) {
-    size_t lone_len;
-    char *lone = mcp__http_stream_lone(r->stream, &lone_len);
-    if (lone)
-      forbidden = mcp__http_auth_forbidden_scopes(lone, lone_len);
-    free(lone);
+    size_t lone_len = 0;
+    char *lone = NULL;
+    lost =
+        mcp__http_stream_lone(r->stream, is_refusal, &lone, &lone_len) != 0 ||
+        (lone &&
+         mcp__http_auth_forbidden_scopes(lone, lone_len, &forbidden) != 0);
+    mcp_free(lone);
   }
   pthread_mutex_lock(&h->lock);
   mcp__http_mode mode = mcp__http_stream_settle(
-      r->stream, r, h->prefer_sse && forbidden == NULL, priming, &json, &len);
+      r->stream, r, h->prefer_sse && forbidden == NULL && !lost, priming, &json,
+      &len);
   if (mode == MCP__HTTP_MODE_SSE)
     attach_live(h, r, r->stream);
   else if (r->session)
     mcp__http_session_forget_stream_locked(r->session, r->stream);
   pthread_mutex_unlock(&h->lock);
+  if (mode == MCP__HTTP_MODE_FAILED || lost) {
+    mcp_free(forbidden);
+    mcp_free(json);
+    /* A reply past the stream's bound closes the connection, as an
+     * overflowing event stream does. */
+    const header_pair closing = {MHD_HTTP_HEADER_CONNECTION, "close"};
+    bool overflow = mcp__http_stream_ended(r->stream);
+    return respond_error(r, MHD_HTTP_INTERNAL_SERVER_ERROR, RPC_INTERNAL_ERROR,
+                         "Internal error", p->id, version, &closing,
+                         overflow ? 1 : 0);
+  }
   const header_pair sid = {"Mcp-Session-Id", session_id};
   if (mode == MCP__HTTP_MODE_JSON && forbidden) {
     char *challenge =
         mcp__http_auth_challenge(h->auth, "insufficient_scope", forbidden);
-    free(forbidden);
+    mcp_free(forbidden);
     if (challenge == NULL) {
-      free(json);
+      mcp_free(json);
       return MHD_NO;
     }
     const header_pair hp[] = {{"Mcp-Session-Id", session_id},
                               {MHD_HTTP_HEADER_WWW_AUTHENTICATE, challenge}};
     enum MHD_Result ret =
         respond(r, MHD_HTTP_FORBIDDEN, "application/json", json, len, hp, 2);
-    free(challenge);
+    mcp_free(challenge);
     return ret;
   }
-  free(forbidden);
+  mcp_free(forbidden);
   if (mode == MCP__HTTP_MODE_EMPTY)
     return respond(r, MHD_HTTP_ACCEPTED, NULL, NULL, 0, &sid, 1);
   if (mode == MCP__HTTP_MODE_SSE)
@@ -876,8 +905,8 @@ static int receive(mcp_session *s, mcp__http_req *r) {
 
 /* Checks the modern headers against the body: MCP-Protocol-Version,
  * Mcp-Method and Mcp-Name must say what the body says. Returns NULL or the
- * reason to refuse. */
-static const char *modern_mismatch(mcp__http_req *r, const peek *p) {
+ * reason to refuse; *oom is set when memory ran out before knowing. */
+static const char *modern_mismatch(mcp__http_req *r, const peek *p, bool *oom) {
   const char *version = r->version;
   if (version == NULL || strcmp(version, p->meta_version) != 0)
     return "Header mismatch: MCP-Protocol-Version must equal "
@@ -894,12 +923,16 @@ static const char *modern_mismatch(mcp__http_req *r, const peek *p) {
   size_t raw_len;
   if (!header_span(r, "Mcp-Name", &raw, &raw_len))
     return "Header mismatch: Mcp-Name is required for this method";
-  size_t n;
-  char *name = mcp__http_header_decode(raw, raw_len, &n);
+  char *name = NULL;
+  size_t n = 0;
+  if (mcp__http_header_decode(raw, raw_len, &name, &n) == MCP_ENOMEM) {
+    *oom = true;
+    return NULL;
+  }
   bool same = name && cJSON_IsString(p->name) &&
               strlen(p->name->valuestring) == n &&
               memcmp(name, p->name->valuestring, n) == 0;
-  free(name);
+  mcp_free(name);
   return same ? NULL
               : "Header mismatch: Mcp-Name must equal the body's name or uri";
 }
@@ -913,6 +946,7 @@ typedef struct params {
   } h[MAX_PARAM_HEADERS];
   size_t n;
   const char *why; /* why the headers are refused, or NULL */
+  bool oom;        /* memory ran out: neither agreed nor refused */
 } params;
 
 static enum MHD_Result collect_param(void *cls, enum MHD_ValueKind kind,
@@ -940,13 +974,18 @@ static enum MHD_Result collect_param(void *cls, enum MHD_ValueKind kind,
   }
   while (len && (value[len - 1] == ' ' || value[len - 1] == '\t'))
     len--;
+  char *decoded = NULL;
   size_t n;
-  char *decoded = value ? mcp__http_header_decode(value, len, &n) : NULL;
-  char *copy = decoded ? mcp__http_strdup(name) : NULL;
+  int rc =
+      value ? mcp__http_header_decode(value, len, &decoded, &n) : MCP_EINVAL;
+  char *copy = rc == 0 ? mcp__http_strdup(name) : NULL;
   if (copy == NULL) {
-    free(decoded);
-    ps->why = "Header mismatch: an Mcp-Param header is neither plain "
-              "visible ASCII nor canonical =?base64?...?=";
+    mcp_free(decoded);
+    if (rc == MCP_EINVAL)
+      ps->why = "Header mismatch: an Mcp-Param header is neither plain "
+                "visible ASCII nor canonical =?base64?...?=";
+    else
+      ps->oom = true;
     return MHD_NO;
   }
   ps->h[ps->n].name = copy;
@@ -964,16 +1003,18 @@ static const char *param_lookup(const char *name, void *user_data) {
 
 /* Checks a modern tools/call's Mcp-Param-* headers against its arguments;
  * NULL when they agree (or the tool is unknown: the engine answers that),
- * else the reason to refuse, written into why. */
+ * else the reason to refuse, written into why. *oom is set when memory ran
+ * out before knowing. */
 static const char *param_mismatch(mcp_http *h, mcp__http_req *r, const peek *p,
-                                  char *why, size_t size) {
+                                  char *why, size_t size, bool *oom) {
   if (p->method == NULL || strcmp(p->method, "tools/call") != 0 ||
       !cJSON_IsString(p->name))
     return NULL;
   params ps = {0};
   MHD_get_connection_values(r->conn, MHD_HEADER_KIND, collect_param, &ps);
   const char *bad = ps.why;
-  if (bad == NULL) {
+  *oom = ps.oom;
+  if (bad == NULL && !ps.oom) {
     const cJSON *args = member(member(p->root, "params"), "arguments");
     int rc = mcp_server_check_param_headers(h->srv, p->name->valuestring, args,
                                             param_lookup, &ps, why, size);
@@ -981,8 +1022,8 @@ static const char *param_mismatch(mcp_http *h, mcp__http_req *r, const peek *p,
       bad = why;
   }
   for (size_t i = 0; i < ps.n; i++) {
-    free(ps.h[i].name);
-    free(ps.h[i].value);
+    mcp_free(ps.h[i].name);
+    mcp_free(ps.h[i].value);
   }
   return bad;
 }
@@ -998,8 +1039,13 @@ static enum MHD_Result post_modern(mcp_http *h, mcp__http_req *r,
         p->id, version, NULL, 0);
   if (p->method && p->meta_version) {
     char buf[200];
-    const char *why = modern_mismatch(r, p);
-    why = why ? why : param_mismatch(h, r, p, buf, sizeof buf);
+    bool oom = false;
+    const char *why = modern_mismatch(r, p, &oom);
+    why = (why || oom) ? why : param_mismatch(h, r, p, buf, sizeof buf, &oom);
+    if (oom)
+      return respond_error(r, MHD_HTTP_INTERNAL_SERVER_ERROR,
+                           RPC_INTERNAL_ERROR, "Internal error", p->id, version,
+                           NULL, 0);
     if (why)
       return respond_error(r, MHD_HTTP_BAD_REQUEST, RPC_HEADER_MISMATCH, why,
                            p->id, version, NULL, 0);
@@ -1090,9 +1136,10 @@ static enum MHD_Result post_legacy(mcp_http *h, mcp__http_req *r,
   const char *effective = version ? version : negotiated;
   bool priming = effective && strcmp(effective, "2025-11-25") >= 0;
   const char *session_id = NULL;
-  /* A session whose initialize failed (the client got no id) is never
-   * published: it is released with this request. */
-  if (created && negotiated && rc == 0) {
+  /* A session whose initialize failed, or whose reply was lost (the
+   * client gets no id), is never published: it is released with this
+   * request. */
+  if (created && negotiated && rc == 0 && !mcp__http_stream_failed(r->stream)) {
     mcp__http_session_publish(h, hs);
     session_id = hs->id;
   }
@@ -1103,12 +1150,14 @@ static enum MHD_Result dispatch_post(mcp_http *h, mcp__http_req *r) {
   peek p;
   peek_body(r->body, r->len, &p);
   const char *version = r->version;
-  if (p.oom)
-    return respond_error(r, MHD_HTTP_INTERNAL_SERVER_ERROR, RPC_INTERNAL_ERROR,
-                         "Internal error", NULL, version, NULL, 0);
   bool modern =
       (version && strcmp(version, MCP__HTTP_MODERN_VERSION) == 0) || p.modern;
-  enum MHD_Result ret = modern ? post_modern(h, r, &p) : post_legacy(h, r, &p);
+  enum MHD_Result ret;
+  if (p.oom)
+    ret = respond_error(r, MHD_HTTP_INTERNAL_SERVER_ERROR, RPC_INTERNAL_ERROR,
+                        "Internal error", NULL, version, NULL, 0);
+  else
+    ret = modern ? post_modern(h, r, &p) : post_legacy(h, r, &p);
   peek_free(&p);
   return ret;
 }
@@ -1214,11 +1263,13 @@ static enum MHD_Result handle_get(mcp_http *h, mcp__http_req *r) {
   if (rc == -3)
     return respond_error(r, MHD_HTTP_SERVICE_UNAVAILABLE, RPC_SERVER_BUSY,
                          "Service Unavailable", NULL, version, NULL, 0);
-  if (rc != 0)
+  if (rc != 0 && last)
     return respond_error(r, MHD_HTTP_NOT_FOUND, RPC_INVALID_REQUEST,
-                         last ? "Not Found: no such event stream"
-                              : "Internal error",
-                         NULL, version, NULL, 0);
+                         "Not Found: no such event stream", NULL, version, NULL,
+                         0);
+  if (rc != 0) /* no standalone stream could be made */
+    return respond_error(r, MHD_HTTP_INTERNAL_SERVER_ERROR, RPC_INTERNAL_ERROR,
+                         "Internal error", NULL, version, NULL, 0);
   return respond_sse(r, NULL);
 }
 
@@ -1243,7 +1294,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
   mcp__http_req *r = *con_cls;
   (void)version;
   if (r == NULL) {
-    if ((r = calloc(1, sizeof *r)) == NULL)
+    if ((r = mcp_calloc(1, sizeof *r)) == NULL)
       return MHD_NO;
     r->http = h;
     r->conn = conn;
@@ -1303,8 +1354,8 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
   mcp__http_stream_unref(r->stream);
   mcp__http_session_release(h, r->session);
   mcp__http_caller_free(&r->caller);
-  free(r->body);
-  free(r);
+  mcp_free(r->body);
+  mcp_free(r);
 }
 
 /* ---- housekeeping -------------------------------------------------------- */
@@ -1318,7 +1369,7 @@ static void housekeeping(mcp_http *h) {
   for (mcp__http_stream *st = h->live; st; st = st->live_next)
     n++;
   long long wall = (long long)time(NULL);
-  if (n && (wake = malloc(n * sizeof *wake)) != NULL) {
+  if (n && (wake = mcp_malloc(n * sizeof *wake)) != NULL) {
     for (mcp__http_stream *st = h->live; st; st = st->live_next) {
       struct MHD_Connection *c = mcp__http_stream_expire(st, wall);
       if (c == NULL)
@@ -1331,7 +1382,7 @@ static void housekeeping(mcp_http *h) {
   pthread_mutex_unlock(&h->lock);
   for (size_t i = 0; i < nwake; i++)
     mcp__http_resume(h->hub, wake[i]);
-  free(wake);
+  mcp_free(wake);
   mcp__http_sessions_expire(h, now);
 }
 
@@ -1359,14 +1410,14 @@ static void http_free(mcp_http *h) {
   if (h->loop_fd >= 0)
     close(h->loop_fd);
   mcp__http_hub_unref(h->hub);
-  free(h->path);
+  mcp_free(h->path);
   mcp__http_list_free(h->hosts);
   mcp__http_list_free(h->origins);
-  free(h->principal_subject);
+  mcp_free(h->principal_subject);
   mcp__http_list_free(h->principal_scopes);
   mcp__http_auth_free(h->auth);
-  free(h->buckets);
-  free(h);
+  mcp_free(h->buckets);
+  mcp_free(h);
 }
 
 /* Copies and defaults the options; MCP_EINVAL names the bad one. */
@@ -1464,7 +1515,7 @@ int mcp_http_start(mcp_server *srv, const mcp_http_options *opts,
   if (srv == NULL || out == NULL)
     return MCP_EINVAL;
   const mcp_http_options o = opts ? *opts : (mcp_http_options){0};
-  mcp_http *h = calloc(1, sizeof *h);
+  mcp_http *h = mcp_calloc(1, sizeof *h);
   if (h == NULL)
     return MCP_ENOMEM;
   h->srv = srv;
@@ -1602,7 +1653,7 @@ void mcp_http_stop(mcp_http *h) {
   for (mcp__http_stream *st = h->live; st; st = st->live_next)
     n++;
   if (n)
-    wake = malloc(n * sizeof *wake);
+    wake = mcp_malloc(n * sizeof *wake);
   for (mcp__http_stream *st = h->live; st; st = st->live_next) {
     struct MHD_Connection *c = mcp__http_stream_end(st);
     if (c && wake)
@@ -1613,7 +1664,7 @@ void mcp_http_stop(mcp_http *h) {
   pthread_mutex_unlock(&h->lock);
   for (size_t i = 0; i < nwake; i++)
     mcp__http_resume(h->hub, wake[i]);
-  free(wake);
+  mcp_free(wake);
   /* A thread finishing a call may be between taking a resume and doing
    * it; no new one can start now that every stream has ended. */
   mcp__http_hub_wait_idle(h->hub);

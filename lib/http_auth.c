@@ -42,7 +42,7 @@ struct mcp__http_auth {
 /* ---- small helpers ------------------------------------------------------- */
 
 static char *dup_n(const char *s, size_t n) {
-  char *d = malloc(n + 1);
+  char *d = mcp_malloc(n + 1);
   if (d) {
     memcpy(d, s, n);
     d[n] = '\0';
@@ -116,13 +116,13 @@ void mcp__http_auth_free(mcp__http_auth *a) {
   if (a == NULL)
     return;
   mcp__jwt_free(a->jwt);
-  free(a->resource);
-  free(a->prm_url);
-  free(a->wk_endpoint);
-  free(a->wk_resource);
+  mcp_free(a->resource);
+  mcp_free(a->prm_url);
+  mcp_free(a->wk_endpoint);
+  mcp_free(a->wk_resource);
   mcp__http_list_free(a->servers);
   mcp__http_list_free(a->supported);
-  free(a);
+  mcp_free(a);
 }
 
 /* "/.well-known/oauth-protected-resource" + path, or NULL for a path that
@@ -132,7 +132,7 @@ static int well_known(const char *path, size_t n, char **out) {
   if (n == 0 || (n == 1 && path[0] == '/'))
     return 0;
   size_t k = sizeof WELL_KNOWN - 1;
-  if ((*out = malloc(k + n + 1)) == NULL)
+  if ((*out = mcp_malloc(k + n + 1)) == NULL)
     return MCP_ENOMEM;
   memcpy(*out, WELL_KNOWN, k);
   memcpy(*out + k, path, n);
@@ -171,7 +171,7 @@ int mcp__http_auth_new(mcp_http *h, const mcp_auth_options *o,
                   "characters)");
     return MCP_EINVAL;
   }
-  mcp__http_auth *a = calloc(1, sizeof *a);
+  mcp__http_auth *a = mcp_calloc(1, sizeof *a);
   if (a == NULL)
     return MCP_ENOMEM;
   int rc = copy_checked(h, o->authorization_servers, "authorization_servers",
@@ -193,7 +193,7 @@ int mcp__http_auth_new(mcp_http *h, const mcp_auth_options *o,
   if (pn == 1) /* "https://host/" is the root */
     pn = 0;
   if ((a->resource = mcp__http_strdup(o->resource)) == NULL ||
-      (a->prm_url = malloc(origin_len + wkn + pn + 1)) == NULL ||
+      (a->prm_url = mcp_malloc(origin_len + wkn + pn + 1)) == NULL ||
       well_known(h->path, strlen(h->path), &a->wk_endpoint) != 0 ||
       well_known(rpath, pn, &a->wk_resource) != 0) {
     mcp__http_auth_free(a);
@@ -205,7 +205,7 @@ int mcp__http_auth_new(mcp_http *h, const mcp_auth_options *o,
   a->prm_url[origin_len + wkn + pn] = '\0';
   if (a->wk_resource && a->wk_endpoint &&
       strcmp(a->wk_resource, a->wk_endpoint) == 0) {
-    free(a->wk_resource);
+    mcp_free(a->wk_resource);
     a->wk_resource = NULL;
   }
   if (o->verify) {
@@ -257,13 +257,13 @@ static int add_tool_scopes(mcp_server *srv, cJSON *arr) {
     return (int)need;
   char *all = small;
   if ((size_t)need >= sizeof small) {
-    if ((all = malloc((size_t)need + 1)) == NULL)
+    if ((all = mcp_malloc((size_t)need + 1)) == NULL)
       return MCP_ENOMEM;
     /* Tools added meanwhile may make it longer: a truncated list is
      * still a list of whole scopes only up to the last space. */
     long again = mcp_server_scopes(srv, all, (size_t)need + 1);
     if (again < 0) {
-      free(all);
+      mcp_free(all);
       return (int)again;
     }
     if (again > need) {
@@ -281,7 +281,7 @@ static int add_tool_scopes(mcp_server *srv, cJSON *arr) {
       rc = MCP_ENOMEM;
   }
   if (all != small)
-    free(all);
+    mcp_free(all);
   return rc;
 }
 
@@ -294,8 +294,9 @@ char *mcp__http_auth_prm(const mcp_http *h, size_t *len) {
   char *text = NULL;
   if (doc == NULL || servers == NULL || scopes == NULL || methods == NULL)
     goto done;
-  if (!cJSON_AddItemToObject(doc, "resource",
-                             cJSON_CreateString(a->resource)) ||
+  /* cJSON_AddStringToObject frees the string when the member cannot be
+   * added; cJSON_AddItemToObject would leave it to the caller. */
+  if (!cJSON_AddStringToObject(doc, "resource", a->resource) ||
       !cJSON_AddItemToObject(doc, "authorization_servers", servers))
     goto done;
   servers = NULL;
@@ -331,7 +332,8 @@ done:
   cJSON_Delete(methods);
   if (text == NULL)
     return NULL;
-  /* The body goes to libmicrohttpd, which frees it with free(). */
+  /* The body goes to libmicrohttpd, which frees it with mcp_free: a copy
+   * of cJSON's text, which is cJSON_free's to free. */
   *len = strlen(text);
   char *copy = dup_n(text, *len);
   cJSON_free(text);
@@ -346,7 +348,7 @@ char *mcp__http_auth_challenge(const mcp__http_auth *a, const char *error,
    * error is a constant, scope is made of scope tokens. */
   size_t cap = 64 + strlen(a->prm_url) + (error ? strlen(error) : 0) +
                (scope ? strlen(scope) : 0);
-  char *v = malloc(cap);
+  char *v = mcp_malloc(cap);
   if (v == NULL)
     return NULL;
   int n = snprintf(v, cap, "Bearer ");
@@ -360,9 +362,12 @@ char *mcp__http_auth_challenge(const mcp__http_auth *a, const char *error,
 
 /* The scope list of a 403 from the engine's refusal (error.data): every
  * scope the tool needs ("scopes"), or the missing ones when that is absent.
- * NULL when reply is no refusal on scope (an authorizer's denial has no
- * missing scope: it stays a JSON-RPC error) or a scope is not header-safe. */
-char *mcp__http_auth_forbidden_scopes(const char *reply, size_t len) {
+ * *scopes is NULL when reply is no refusal on scope (an authorizer's denial
+ * has no missing scope: it stays a JSON-RPC error) or a scope is not
+ * header-safe. */
+int mcp__http_auth_forbidden_scopes(const char *reply, size_t len,
+                                    char **scopes) {
+  *scopes = NULL;
   char code[16];
   int k = snprintf(code, sizeof code, "%d", MCP_RPC_FORBIDDEN);
   /* Cheap filter first: most replies are not refusals. */
@@ -370,8 +375,11 @@ char *mcp__http_auth_forbidden_scopes(const char *reply, size_t len) {
   for (size_t i = 0; i + (size_t)k <= len && !maybe; i++)
     maybe = memcmp(reply + i, code, (size_t)k) == 0;
   if (!maybe)
-    return NULL;
+    return 0;
+  /* The engine's messages are JSON: only memory stops cJSON here. */
   cJSON *root = cJSON_ParseWithLength(reply, len);
+  if (root == NULL)
+    return MCP_ENOMEM;
   const cJSON *err = cJSON_GetObjectItemCaseSensitive(root, "error");
   const cJSON *c = cJSON_GetObjectItemCaseSensitive(err, "code");
   const cJSON *data = cJSON_GetObjectItemCaseSensitive(err, "data");
@@ -379,6 +387,7 @@ char *mcp__http_auth_forbidden_scopes(const char *reply, size_t len) {
       cJSON_GetObjectItemCaseSensitive(data, "requiredScopes");
   const cJSON *all = cJSON_GetObjectItemCaseSensitive(data, "scopes");
   char *out = NULL;
+  int rc = 0;
   if (!cJSON_IsObject(root) || !cJSON_IsNumber(c) ||
       c->valuedouble != MCP_RPC_FORBIDDEN || !cJSON_IsArray(missing) ||
       cJSON_GetArraySize(missing) == 0)
@@ -391,8 +400,10 @@ char *mcp__http_auth_forbidden_scopes(const char *reply, size_t len) {
       goto done;
     need += strlen(e->valuestring) + 1;
   }
-  if ((out = malloc(need)) == NULL)
+  if ((out = mcp_malloc(need)) == NULL) {
+    rc = MCP_ENOMEM;
     goto done;
+  }
   size_t o = 0;
   for (const cJSON *e = list->child; e; e = e->next) {
     size_t n = strlen(e->valuestring);
@@ -404,7 +415,8 @@ char *mcp__http_auth_forbidden_scopes(const char *reply, size_t len) {
   out[o] = '\0';
 done:
   cJSON_Delete(root);
-  return out;
+  *scopes = out;
+  return rc;
 }
 
 /* ---- the Authorization header -------------------------------------------- */
@@ -451,9 +463,9 @@ static int cmp_str(const void *x, const void *y) {
 }
 
 void mcp__http_caller_free(mcp__http_caller *c) {
-  free(c->info);
-  free(c->scopes);
-  free(c->scope_key);
+  mcp_free(c->info);
+  mcp_free(c->scopes);
+  mcp_free(c->scope_key);
   *c = (mcp__http_caller){0};
 }
 
@@ -472,14 +484,14 @@ static int caller_from_info(mcp__http_caller *c) {
     while (*p && *p != ' ')
       p++;
   }
-  const char **list = calloc(n + 1, sizeof *list);
-  const char **sorted = calloc(n + 1, sizeof *sorted);
+  const char **list = mcp_calloc(n + 1, sizeof *list);
+  const char **sorted = mcp_calloc(n + 1, sizeof *sorted);
   size_t keylen = strlen(info->scopes) + 1;
-  char *key = malloc(keylen);
+  char *key = mcp_malloc(keylen);
   if (list == NULL || sorted == NULL || key == NULL) {
-    free(list);
-    free(sorted);
-    free(key);
+    mcp_free(list);
+    mcp_free(sorted);
+    mcp_free(key);
     return MCP_ENOMEM;
   }
   size_t k = 0;
@@ -505,7 +517,7 @@ static int caller_from_info(mcp__http_caller *c) {
     o += len;
   }
   key[o] = '\0';
-  free(sorted);
+  mcp_free(sorted);
   c->scopes = list;
   c->scope_key = key;
   c->principal = (mcp_principal){
@@ -530,9 +542,9 @@ mcp__http_auth_result mcp__http_authenticate(mcp_http *h, const char *value,
   if (tok_len > MAX_TOKEN)
     return MCP__HTTP_AUTH_INVALID;
   char *token = dup_n(tok, tok_len);
-  c->info = calloc(1, sizeof *c->info);
+  c->info = mcp_calloc(1, sizeof *c->info);
   if (token == NULL || c->info == NULL) {
-    free(token);
+    mcp_free(token);
     mcp__http_caller_free(c);
     return MCP__HTTP_AUTH_NOMEM;
   }
@@ -544,7 +556,7 @@ mcp__http_auth_result mcp__http_authenticate(mcp_http *h, const char *value,
     rc = mcp__jwt_verify(a->jwt, token, c->info, why, sizeof why);
   /* The token is not needed past this point: wipe it. */
   memset(token, 0, tok_len);
-  free(token);
+  mcp_free(token);
   /* A custom verifier's word on expiry is checked too (the JWT verifier
    * checks "exp" itself, with its leeway). */
   if (rc == 0 && a->verify && c->info->expires_at > 0 &&

@@ -258,11 +258,42 @@ static int b64_value(char c) {
   return -1;
 }
 
-char *mcp__http_header_decode(const char *value, size_t len, size_t *out_len) {
+/* Decodes n characters of base64 (padding removed) into out, or only
+ * checks them when out is NULL. Returns the decoded length, or -1 for a
+ * character outside the alphabet or a decoded NUL (a NUL cannot be
+ * compared with JSON text). */
+static long b64_decode(const char *in, size_t n, char *out) {
+  size_t o = 0;
+  unsigned acc = 0;
+  int bits = 0;
+  for (size_t i = 0; i < n; i++) {
+    int v = b64_value(in[i]);
+    if (v < 0)
+      return -1;
+    acc = (acc << 6) | (unsigned)v;
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      char c = (char)((acc >> bits) & 0xff);
+      if (c == '\0')
+        return -1;
+      if (out)
+        out[o] = c;
+      o++;
+    }
+  }
+  return (long)o;
+}
+
+int mcp__http_header_decode(const char *value, size_t len, char **out,
+                            size_t *out_len) {
   static const char pre[] = "=?base64?", post[] = "?=";
   size_t npre = sizeof pre - 1, npost = sizeof post - 1;
   if (value == NULL)
-    return NULL;
+    return MCP_EINVAL;
+  /* The value is checked whole before anything is allocated, so running
+   * out of memory (MCP_ENOMEM: a 500) is never taken for a malformed
+   * value (a 400). */
   if (len >= npre + npost && memcmp(value, pre, npre) == 0 &&
       memcmp(value + len - npost, post, npost) == 0) {
     /* Canonical base64 only (SEP-2243): whole quanta, padding at the end
@@ -270,47 +301,29 @@ char *mcp__http_header_decode(const char *value, size_t len, size_t *out_len) {
     const char *in = value + npre;
     size_t n = len - npre - npost;
     if (n % 4 != 0)
-      return NULL;
+      return MCP_EINVAL;
     if (n > 0 && in[n - 1] == '=')
       n -= n > 1 && in[n - 2] == '=' ? 2 : 1;
-    char *out = malloc(n / 4 * 3 + 3);
-    if (out == NULL)
-      return NULL;
-    size_t o = 0;
-    unsigned acc = 0;
-    int bits = 0;
-    for (size_t i = 0; i < n; i++) {
-      int v = b64_value(in[i]);
-      if (v < 0) {
-        free(out);
-        return NULL;
-      }
-      acc = (acc << 6) | (unsigned)v;
-      bits += 6;
-      if (bits >= 8) {
-        bits -= 8;
-        out[o++] = (char)((acc >> bits) & 0xff);
-      }
-    }
-    out[o] = '\0';
-    if (memchr(out, '\0', o) != NULL) {
-      free(out); /* a NUL cannot be compared with JSON text */
-      return NULL;
-    }
-    *out_len = o;
-    return out;
+    long o = b64_decode(in, n, NULL);
+    if (o < 0)
+      return MCP_EINVAL;
+    if ((*out = mcp_malloc((size_t)o + 1)) == NULL)
+      return MCP_ENOMEM;
+    b64_decode(in, n, *out);
+    (*out)[o] = '\0';
+    *out_len = (size_t)o;
+    return 0;
   }
   /* A plain value: visible ASCII and spaces only. */
   for (size_t i = 0; i < len; i++)
     if ((unsigned char)value[i] < 0x20 || (unsigned char)value[i] > 0x7e)
-      return NULL;
-  char *out = malloc(len + 1);
-  if (out == NULL)
-    return NULL;
-  memcpy(out, value, len);
-  out[len] = '\0';
+      return MCP_EINVAL;
+  if ((*out = mcp_malloc(len + 1)) == NULL)
+    return MCP_ENOMEM;
+  memcpy(*out, value, len);
+  (*out)[len] = '\0';
   *out_len = len;
-  return out;
+  return 0;
 }
 
 bool mcp__http_event_id_parse(const char *value, unsigned *stream,

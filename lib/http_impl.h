@@ -1,7 +1,10 @@
 /* Private declarations of the Streamable HTTP transport (lib/http*.c).
  *
  * The transport is built on the public API of mcp.h only, like a transport
- * an embedder could write; nothing here includes lib/internal.h.
+ * an embedder could write; nothing here includes lib/internal.h. Its memory
+ * comes from mcp_malloc, mcp_calloc and mcp_realloc and goes back with
+ * mcp_free, so the embedder's allocator (mcp_set_allocator) sees every block
+ * and a test can fail any.
  *
  * Objects:
  *  - mcp_http: the daemon, its options, the session table and the list of
@@ -125,10 +128,12 @@ bool mcp__http_visible_ascii(const char *value, size_t len, size_t max);
 
 /* Decodes an Mcp-Name or Mcp-Param-* value: plain visible ASCII, or
  * "=?base64?...?=" (canonical standard base64: length a multiple of four,
- * padding only at the end; no NUL decoded). Returns a malloc'ed NUL-terminated
- * copy and its length, or NULL when the value is malformed or memory ran out.
- */
-char *mcp__http_header_decode(const char *value, size_t len, size_t *out_len);
+ * padding only at the end; no NUL decoded). Returns 0 with *out, a
+ * NUL-terminated copy (freed with mcp_free), and its length *out_len;
+ * MCP_EINVAL when the value is malformed (nothing allocated), MCP_ENOMEM
+ * when memory ran out. */
+int mcp__http_header_decode(const char *value, size_t len, char **out,
+                            size_t *out_len);
 
 /* Is text (len bytes) one JSON value (RFC 8259 syntax, nesting up to 64)?
  * Allocates nothing: it tells a body cJSON could not parse for lack of
@@ -151,7 +156,7 @@ bool mcp__http_legacy_version(const char *value);
 typedef struct mcp__http_caller {
   mcp_principal principal; /* what the engine sees; points into the rest */
   bool authenticated;      /* from a verified token */
-  mcp_token_info *info;    /* the verifier's answer (malloc'ed) */
+  mcp_token_info *info;    /* the verifier's answer (mcp_free) */
   const char **scopes;     /* NULL-terminated, into info->scopes */
   char *scope_key;         /* the scopes sorted, without duplicates, joined
                               by spaces: the same set gives the same text */
@@ -176,17 +181,20 @@ void mcp__http_auth_free(mcp__http_auth *a);
 const char *const *mcp__http_auth_supported(const mcp__http_auth *a);
 /* True when url is one of the paths the metadata is served at. */
 bool mcp__http_auth_wellknown(const mcp__http_auth *a, const char *url);
-/* The protected resource metadata document (malloc'ed JSON), or NULL when
- * memory ran out. */
+/* The protected resource metadata document (JSON, freed with mcp_free),
+ * or NULL when memory ran out. */
 char *mcp__http_auth_prm(const mcp_http *h, size_t *len);
 /* A WWW-Authenticate value: Bearer [error="...", ][scope="...", ]
- * resource_metadata="..." (malloc'ed; NULL when memory ran out). */
+ * resource_metadata="..." (freed with mcp_free; NULL when memory ran
+ * out). */
 char *mcp__http_auth_challenge(const mcp__http_auth *a, const char *error,
                                const char *scope);
 /* When reply (one JSON-RPC message) is the engine's refusal of a
- * tools/call on scope (MCP_RPC_FORBIDDEN with missing scopes), the scopes
- * the call needs, space-separated (malloc'ed); NULL otherwise. */
-char *mcp__http_auth_forbidden_scopes(const char *reply, size_t len);
+ * request on scope (MCP_RPC_FORBIDDEN with missing scopes), *scopes gets
+ * the scopes it needs, space-separated (freed with mcp_free); NULL
+ * otherwise. Returns 0, or MCP_ENOMEM when memory ran out before knowing. */
+int mcp__http_auth_forbidden_scopes(const char *reply, size_t len,
+                                    char **scopes);
 /* Reads an Authorization value "Bearer <token68>": 0 with the token, 1 for
  * another scheme, -1 when malformed. */
 int mcp__http_bearer_parse(const char *v, size_t n, const char **token,
@@ -238,7 +246,8 @@ typedef enum mcp__http_mode {
   MCP__HTTP_MODE_EMPTY,   /* nothing to send: 202 */
   MCP__HTTP_MODE_JSON,    /* one message: application/json */
   MCP__HTTP_MODE_SSE,     /* text/event-stream */
-  MCP__HTTP_MODE_FAILED,  /* out of memory before deciding */
+  MCP__HTTP_MODE_FAILED,  /* a message was lost before deciding (no memory,
+                             or past out_cap): 500 */
 } mcp__http_mode;
 
 struct mcp__http_stream {
@@ -302,9 +311,9 @@ int mcp__http_stream_push(mcp__http_stream *st, const char *message,
 /* Decides a POST's reply after mcp_session_receive_to returned: EMPTY when
  * nothing was sent and nothing will be, JSON when exactly one message was
  * sent and nothing will follow (unless prefer_sse; *json receives it,
- * malloc'ed), else SSE. With SSE, the held messages become events (after a
- * priming event when priming) and the stream is attached to r. Call with
- * http->lock held. */
+ * freed with mcp_free), FAILED when a message was lost, else SSE. With SSE, the
+ * held messages become events (after a priming event when priming) and the
+ * stream is attached to r. Call with http->lock held. */
 mcp__http_mode mcp__http_stream_settle(mcp__http_stream *st, mcp__http_req *r,
                                        bool prefer_sse, bool priming,
                                        char **json, size_t *json_len);
@@ -335,16 +344,25 @@ ssize_t mcp__http_stream_read(mcp__http_req *r, char *buf, size_t max);
  * any: pass it to mcp__http_resume after releasing every lock. */
 struct MHD_Connection *mcp__http_stream_end(mcp__http_stream *st);
 
-/* A copy (malloc'ed, *len bytes) of the one message held when the engine
- * is done and sent exactly that one, as mcp__http_stream_settle would
- * answer it with application/json; NULL otherwise. Call before settling. */
-char *mcp__http_stream_lone(mcp__http_stream *st, size_t *len);
+/* When the engine is done and sent exactly one message, and want says
+ * that message matters (want allocates nothing: it runs under the stream's
+ * lock), *copy gets a copy of it (*len bytes, freed with mcp_free), as
+ * mcp__http_stream_settle would answer it with application/json; NULL
+ * otherwise. Returns 0, or MCP_ENOMEM when the copy could not be made.
+ * Call before settling. */
+int mcp__http_stream_lone(mcp__http_stream *st,
+                          bool (*want)(const char *message, size_t len),
+                          char **copy, size_t *len);
 
 /* Ends the connection of a GET attachment whose bearer token expired by
  * now_s (unix seconds); the stream stays, so the client resumes it with a
  * fresh token (Last-Event-ID). Returns the connection to resume, if any. */
 struct MHD_Connection *mcp__http_stream_expire(mcp__http_stream *st,
                                                long long now_s);
+
+/* True once a message was lost before the reply was decided (the reply
+ * is then FAILED). */
+bool mcp__http_stream_failed(mcp__http_stream *st);
 
 /* True once the stream was ended (by the server, or by an overflow). */
 bool mcp__http_stream_ended(mcp__http_stream *st);

@@ -28,7 +28,7 @@ int mcp__http_sessions_init(mcp_http *h) {
   size_t n = 64;
   while (n < h->max_sessions && n < ((size_t)1 << 20))
     n *= 2;
-  h->buckets = calloc(n, sizeof *h->buckets);
+  h->buckets = mcp_calloc(n, sizeof *h->buckets);
   if (h->buckets == NULL)
     return MCP_ENOMEM;
   h->nbuckets = n;
@@ -79,9 +79,9 @@ static void session_destroy(mcp__http_session *hs) {
     mcp__http_stream_unref(st);
   }
   pthread_mutex_destroy(&hs->drive);
-  free(hs->subject);
-  free(hs->scope_key);
-  free(hs);
+  mcp_free(hs->subject);
+  mcp_free(hs->scope_key);
+  mcp_free(hs);
 }
 
 int mcp__http_session_create(mcp_http *h, const mcp__http_caller *caller,
@@ -94,7 +94,7 @@ int mcp__http_session_create(mcp_http *h, const mcp__http_caller *caller,
   if (full)
     return MCP_ELIMIT;
   int rc = MCP_ENOMEM;
-  mcp__http_session *hs = calloc(1, sizeof *hs);
+  mcp__http_session *hs = mcp_calloc(1, sizeof *hs);
   unsigned char raw[SID_BYTES];
   if (hs == NULL)
     goto fail;
@@ -105,9 +105,10 @@ int mcp__http_session_create(mcp_http *h, const mcp__http_caller *caller,
   base64url(raw, sizeof raw, hs->id);
   OPENSSL_cleanse(raw, sizeof raw);
   const mcp_principal *who = &caller->principal;
-  if ((who->subject && (hs->subject = strdup(who->subject)) == NULL) ||
+  if ((who->subject &&
+       (hs->subject = mcp__http_strdup(who->subject)) == NULL) ||
       (caller->scope_key &&
-       (hs->scope_key = strdup(caller->scope_key)) == NULL))
+       (hs->scope_key = mcp__http_strdup(caller->scope_key)) == NULL))
     goto fail;
   if (pthread_mutex_init(&hs->drive, NULL) != 0)
     goto fail;
@@ -123,10 +124,10 @@ int mcp__http_session_create(mcp_http *h, const mcp__http_caller *caller,
   return 0;
 fail:
   if (hs) {
-    free(hs->subject);
-    free(hs->scope_key);
+    mcp_free(hs->subject);
+    mcp_free(hs->scope_key);
   }
-  free(hs);
+  mcp_free(hs);
   pthread_mutex_lock(&h->lock);
   h->nsessions--;
   pthread_mutex_unlock(&h->lock);

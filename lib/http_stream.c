@@ -38,27 +38,27 @@ typedef struct mcp__http_event {
  */
 
 mcp__http_hub *mcp__http_hub_new(bool with_event_fd) {
-  mcp__http_hub *hub = calloc(1, sizeof *hub);
+  mcp__http_hub *hub = mcp_calloc(1, sizeof *hub);
   if (hub == NULL)
     return NULL;
   hub->refs = 1;
   hub->event_fd = -1;
   if (with_event_fd &&
       (hub->event_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0) {
-    free(hub);
+    mcp_free(hub);
     return NULL;
   }
   if (pthread_mutex_init(&hub->lock, NULL) != 0) {
     if (hub->event_fd >= 0)
       close(hub->event_fd);
-    free(hub);
+    mcp_free(hub);
     return NULL;
   }
   if (pthread_cond_init(&hub->idle, NULL) != 0) {
     pthread_mutex_destroy(&hub->lock);
     if (hub->event_fd >= 0)
       close(hub->event_fd);
-    free(hub);
+    mcp_free(hub);
     return NULL;
   }
   return hub;
@@ -82,7 +82,7 @@ void mcp__http_hub_unref(mcp__http_hub *hub) {
     close(hub->event_fd);
   pthread_cond_destroy(&hub->idle);
   pthread_mutex_destroy(&hub->lock);
-  free(hub);
+  mcp_free(hub);
 }
 
 void mcp__http_hub_wait_idle(mcp__http_hub *hub) {
@@ -111,11 +111,11 @@ void mcp__http_resume(mcp__http_hub *hub, struct MHD_Connection *conn) {
 mcp__http_stream *mcp__http_stream_new(mcp__http_hub *hub,
                                        mcp__http_stream_kind kind, unsigned no,
                                        size_t ring_cap, size_t out_cap) {
-  mcp__http_stream *st = calloc(1, sizeof *st);
+  mcp__http_stream *st = mcp_calloc(1, sizeof *st);
   if (st == NULL)
     return NULL;
   if (pthread_mutex_init(&st->lock, NULL) != 0) {
-    free(st);
+    mcp_free(st);
     return NULL;
   }
   st->refs = 1;
@@ -140,8 +140,8 @@ void mcp__http_stream_ref(mcp__http_stream *st) {
 static void free_pending(mcp__http_stream *st) {
   for (mcp__http_msg *m = st->pending, *next; m; m = next) {
     next = m->next;
-    free(m->data);
-    free(m);
+    mcp_free(m->data);
+    mcp_free(m);
   }
   st->pending = NULL;
   st->pending_tail = &st->pending;
@@ -158,12 +158,12 @@ void mcp__http_stream_unref(mcp__http_stream *st) {
     return;
   free_pending(st);
   for (size_t i = 0; i < st->ring_len; i++)
-    free(st->ring[(st->ring_start + i) % st->ring_cap].text);
-  free(st->ring);
-  free(st->out);
+    mcp_free(st->ring[(st->ring_start + i) % st->ring_cap].text);
+  mcp_free(st->ring);
+  mcp_free(st->out);
   mcp__http_hub_unref(st->hub);
   pthread_mutex_destroy(&st->lock);
-  free(st);
+  mcp_free(st);
 }
 
 /* ---- buffers (stream lock held) ------------------------------------------ */
@@ -189,7 +189,7 @@ static int out_append(mcp__http_stream *st, const char *p, size_t n) {
     size_t cap = st->out_size ? st->out_size : 256;
     while (cap < need)
       cap *= 2;
-    char *q = realloc(st->out, cap);
+    char *q = mcp_realloc(st->out, cap);
     if (q == NULL) {
       st->overflow = st->ended = true;
       return -1;
@@ -213,7 +213,7 @@ static char *format_event(const mcp__http_stream *st, unsigned long long seq,
     lines += msg[i] == '\n' || msg[i] == '\r';
   static const char type[] = "event: message\n";
   size_t cap = 48 + sizeof type + len + 7 * lines + 2;
-  char *ev = malloc(cap);
+  char *ev = mcp_malloc(cap);
   if (ev == NULL)
     return NULL;
   size_t o = 0;
@@ -247,15 +247,15 @@ static void ring_add(mcp__http_stream *st, unsigned long long seq, char *text,
    * one (their reply went out as application/json). */
   if (st->ring_cap == 0 || len > RING_MAX_BYTES ||
       (st->ring == NULL &&
-       (st->ring = calloc(st->ring_cap, sizeof *st->ring)) == NULL)) {
-    free(text);
+       (st->ring = mcp_calloc(st->ring_cap, sizeof *st->ring)) == NULL)) {
+    mcp_free(text);
     return;
   }
   while (st->ring_len > 0 && (st->ring_len == st->ring_cap ||
                               st->ring_bytes + len > RING_MAX_BYTES)) {
     mcp__http_event *old = &st->ring[st->ring_start];
     st->ring_bytes -= old->len;
-    free(old->text);
+    mcp_free(old->text);
     st->ring_start = (st->ring_start + 1) % st->ring_cap;
     st->ring_len--;
   }
@@ -282,7 +282,7 @@ static int emit(mcp__http_stream *st, const char *msg, size_t len) {
   if (ids)
     ring_add(st, st->seq, ev, n);
   else
-    free(ev);
+    mcp_free(ev);
   return rc;
 }
 
@@ -314,11 +314,18 @@ int mcp__http_stream_push(mcp__http_stream *st, const char *message,
   pthread_mutex_lock(&st->lock);
   if (st->mode == MCP__HTTP_MODE_PENDING) {
     /* Held messages count against the same bound as unsent bytes. */
-    mcp__http_msg *m =
-        st->pending_bytes + len <= st->out_cap ? malloc(sizeof *m) : NULL;
-    char *copy = m ? malloc(len ? len : 1) : NULL;
+    bool fits = st->pending_bytes + len <= st->out_cap;
+    mcp__http_msg *m = fits ? mcp_malloc(sizeof *m) : NULL;
+    char *copy = m ? mcp_malloc(len ? len : 1) : NULL;
     if (copy == NULL) {
-      free(m);
+      mcp_free(m);
+      /* A message lost before the reply was decided: answering without it
+       * (a 202, or one message fewer) would be a wrong answer. Past the
+       * bound, the stream overflowed: its connection closes too. */
+      if (!fits)
+        st->overflow = st->ended = true;
+      st->mode = MCP__HTTP_MODE_FAILED;
+      free_pending(st);
       rc = -1;
     } else {
       memcpy(copy, message, len);
@@ -353,17 +360,25 @@ void mcp__http_stream_done(void *user_data) {
   mcp__http_stream_unref(st);
 }
 
-char *mcp__http_stream_lone(mcp__http_stream *st, size_t *len) {
-  char *copy = NULL;
+int mcp__http_stream_lone(mcp__http_stream *st,
+                          bool (*want)(const char *message, size_t len),
+                          char **copy, size_t *len) {
+  int rc = 0;
+  *copy = NULL;
   pthread_mutex_lock(&st->lock);
+  const mcp__http_msg *m = st->pending;
   if (st->mode == MCP__HTTP_MODE_PENDING && st->engine_done &&
-      st->npending == 1 && (copy = malloc(st->pending->len + 1)) != NULL) {
-    memcpy(copy, st->pending->data, st->pending->len);
-    copy[st->pending->len] = '\0';
-    *len = st->pending->len;
+      st->npending == 1 && want(m->data, m->len)) {
+    if ((*copy = mcp_malloc(m->len + 1)) != NULL) {
+      memcpy(*copy, m->data, m->len);
+      (*copy)[m->len] = '\0';
+      *len = m->len;
+    } else {
+      rc = MCP_ENOMEM;
+    }
   }
   pthread_mutex_unlock(&st->lock);
-  return copy;
+  return rc;
 }
 
 struct MHD_Connection *mcp__http_stream_expire(mcp__http_stream *st,
@@ -378,6 +393,13 @@ struct MHD_Connection *mcp__http_stream_expire(mcp__http_stream *st,
   }
   pthread_mutex_unlock(&st->lock);
   return conn;
+}
+
+bool mcp__http_stream_failed(mcp__http_stream *st) {
+  pthread_mutex_lock(&st->lock);
+  bool failed = st->mode == MCP__HTTP_MODE_FAILED;
+  pthread_mutex_unlock(&st->lock);
+  return failed;
 }
 
 bool mcp__http_stream_ended(mcp__http_stream *st) {
@@ -430,7 +452,9 @@ mcp__http_mode mcp__http_stream_settle(mcp__http_stream *st, mcp__http_req *r,
                                        char **json, size_t *json_len) {
   pthread_mutex_lock(&st->lock);
   mcp__http_mode mode;
-  if (st->engine_done && st->npending == 0) {
+  if (st->mode == MCP__HTTP_MODE_FAILED) {
+    mode = MCP__HTTP_MODE_FAILED;
+  } else if (st->engine_done && st->npending == 0) {
     mode = MCP__HTTP_MODE_EMPTY;
   } else if (st->engine_done && st->npending == 1 && !prefer_sse) {
     mode = MCP__HTTP_MODE_JSON;
@@ -503,7 +527,7 @@ bool mcp__http_stream_detach(mcp__http_stream *st, const mcp__http_req *r,
     st->hold_open = false;
     st->expires_at = 0;
     st->expired = false;
-    free(st->out);
+    mcp_free(st->out);
     st->out = NULL;
     st->out_size = st->out_len = st->out_pos = 0;
   }

@@ -127,6 +127,28 @@ MCP_API int mcp_set_allocator(const mcp_allocator *alloc);
 /** Frees memory that libmcp handed to the caller. NULL does nothing. */
 MCP_API void mcp_free(void *ptr);
 
+/** Allocates size bytes (at least one, so 0 gives a block too) through the
+ * allocator set with mcp_set_allocator, as libmcp's own allocations are;
+ * for code built on the public API, such as a transport, whose memory the
+ * embedder's allocator should see. Returns the block, uninitialised, or
+ * NULL when memory ran out. The caller owns it and frees it with mcp_free.
+ * Any thread. */
+MCP_API void *mcp_malloc(size_t size);
+
+/** Allocates count elements of size bytes each, zeroed, as mcp_malloc does.
+ * Returns the block, or NULL when memory ran out or count * size does not
+ * fit in a size_t. The caller owns it and frees it with mcp_free. Any
+ * thread. */
+MCP_API void *mcp_calloc(size_t count, size_t size);
+
+/** Resizes ptr (NULL, or a block from mcp_malloc, mcp_calloc or
+ * mcp_realloc) to size bytes, as realloc does, through the same allocator;
+ * size 0 keeps a block of one byte and never frees ptr. Returns the block,
+ * which may have moved, or NULL when memory ran out: ptr is then unchanged
+ * and still the caller's. The caller owns the result and frees it with
+ * mcp_free. Any thread. */
+MCP_API void *mcp_realloc(void *ptr, size_t size);
+
 /** Log levels, in the order of RFC 5424 as MCP uses them. */
 typedef enum mcp_log_level {
   MCP_LOG_DEBUG = 0,

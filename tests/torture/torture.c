@@ -32,10 +32,9 @@
  * tried and then a stride that keeps each mode to about TORTURE_SPARSE
  * (default 1000) more runs; the test prints what it did.
  *
- * The HTTP transport allocates with plain malloc in places (it is built on
- * the public API and mcp__malloc is internal to libmcp), so the HTTP
- * scenarios fail only the engine's and OpenSSL's allocations; the
- * transport's own are covered by ASan and valgrind elsewhere.
+ * The HTTP transport allocates through the same hook (mcp_malloc and
+ * friends, public for it), so the HTTP scenarios fail its allocations as
+ * well as the engine's and OpenSSL's; libmicrohttpd's own stay on libc.
  *
  * One ctest test per scenario and mode: CK_RUN_CASE picks the scenario
  * (the tcase), TORTURE_MODE ("once" or "from") the mode. To reproduce one

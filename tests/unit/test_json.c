@@ -5,6 +5,7 @@
 #include <limits.h>
 #include <locale.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1109,6 +1110,29 @@ START_TEST(write_built_numbers) {
 }
 END_TEST
 
+/* The public allocators transports use: through the hook, size 0 still a
+ * block, calloc's count * size checked for overflow. */
+START_TEST(public_allocators) {
+  ck_assert_ptr_null(mcp_calloc(SIZE_MAX / 2, 4));
+  ck_assert_ptr_null(mcp_calloc(4, SIZE_MAX / 2));
+  char *p = mcp_calloc(3, 5);
+  ck_assert_ptr_nonnull(p);
+  for (int i = 0; i < 15; i++)
+    ck_assert_int_eq(p[i], 0);
+  char *q = mcp_realloc(p, 4096);
+  ck_assert_ptr_nonnull(q);
+  void *z = mcp_malloc(0);
+  ck_assert_ptr_nonnull(z);
+  mcp_free(z);
+  mcp_free(q);
+  mcp_free(NULL);
+  tu_alloc_install(1);
+  ck_assert_ptr_null(mcp_malloc(8));
+  ck_assert_int_eq(tu_alloc.live, 0);
+  tu_alloc_remove();
+}
+END_TEST
+
 START_TEST(allocation_failure) {
   char *text = complex_document();
   ck_assert_ptr_nonnull(text);
@@ -1183,6 +1207,7 @@ static Suite *json_suite(void) {
   tcase_add_test(t, number_text_and_integer);
   tcase_add_test(t, quote);
   tcase_add_test(t, write_built_numbers);
+  tcase_add_test(t, public_allocators);
   suite_add_tcase(s, t);
 
   t = tcase_create("raw");
