@@ -665,7 +665,14 @@ static void peek_body(const char *body, size_t len, peek *p) {
        id->valuedouble >= -9007199254740991.0 &&
        /* the range first: converting a larger double is undefined */
        id->valuedouble == (double)(long long)id->valuedouble)) {
-    p->id = cJSON_PrintUnformatted(id);
+    if (cJSON_IsNumber(id)) {
+      /* An integer prints directly: cJSON's printer would format it as a
+       * double and read it back, a large share of a small request. */
+      if ((p->id = cJSON_malloc(24)) != NULL)
+        snprintf(p->id, 24, "%lld", (long long)id->valuedouble);
+    } else {
+      p->id = cJSON_PrintUnformatted(id);
+    }
     /* The transport's own error answers must echo it, never say null. */
     p->oom = p->id == NULL;
   }
