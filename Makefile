@@ -4,20 +4,28 @@
 #                and token (examples/demo.sh); Ctrl-C stops it
 #   make check   installs what is missing, builds, runs every test suite:
 #                gcc build, clang build with ASan+UBSan, valgrind memcheck,
-#                the API reference (make docs) and ThreadSanitizer on the
-#                threaded suites (check-tsan)
+#                the API reference (make docs), every libFuzzer target
+#                briefly (check-fuzz) and ThreadSanitizer on the threaded
+#                suites (check-tsan)
 # The API reference:
 #   make docs    Doxygen over include/mcp/*.h into build/docs/html; any
 #                warning (an undocumented declaration) fails it
 # And two for library work:
 #   make fuzz    runs each libFuzzer target for FUZZ_SECONDS (default 60)
 #                under ASan+UBSan, with a corpus kept in build-fuzz/corpus
+#                (seeded from tests/fuzz/corpus)
+#   make check-fuzz  the part of `make check` that builds the libFuzzer
+#                targets (clang, ASan+UBSan+LeakSanitizer, build-fuzz) and
+#                runs each for CHECK_FUZZ_SECONDS (default 8, about a minute
+#                for all) from its committed seeds and the reproducers of
+#                past findings (tests/fuzz/regressions); any crash, leak or
+#                hang fails it
 #   make bench   runs the benchmarks at full size in a Release build and
 #                writes the table of figures, ceilings and ratios to
 #                build-bench/bench.md
 .PHONY: all build deps test-deps docs-deps demo docs check check-gcc \
-        check-asan check-valgrind check-docs check-tsan fuzz bench format \
-        clean
+        check-asan check-valgrind check-docs check-fuzz check-tsan fuzz bench \
+        format clean
 
 JOBS   := $(shell nproc 2>/dev/null || echo 2)
 CTEST  := ctest --output-on-failure -j $(JOBS)
@@ -49,7 +57,8 @@ demo: build
 docs: docs-deps build
 	@cmake --build build --target docs
 
-check: test-deps check-gcc check-asan check-valgrind check-docs check-tsan
+check: test-deps check-gcc check-asan check-valgrind check-docs check-fuzz \
+       check-tsan
 	@echo "make check: all suites passed"
 
 check-docs: check-gcc
@@ -87,11 +96,20 @@ check-tsan:
 	@cd build-tsan && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
 	  $(CTEST) -R $(TSAN_TESTS)
 
-# Each target gets its own corpus folder; fuzz_schema is seeded with every
-# (schema, instance) pair of the JSON-Schema-Test-Suite when it is installed.
+# The fuzz build (tests/fuzz): clang, ASan+UBSan, only what the targets need.
+FUZZ_CMAKE := CC=clang $(CMAKE) -B build-fuzz -DMCP_FUZZ=ON -DMCP_SANITIZE=ON \
+  -DCMAKE_BUILD_TYPE=Debug -DMCP_INTEROP=OFF -DMCP_BUILD_EXAMPLES=OFF
+FUZZ_ENV := ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+CHECK_FUZZ_SECONDS ?= 8
+
+# Each target gets its own corpus folder, seeded with its committed seeds
+# (tests/fuzz/corpus/<target>); fuzz_schema also with every (schema,
+# instance) pair of the JSON-Schema-Test-Suite when it is installed. The
+# reproducers of past findings (tests/fuzz/regressions/<target>) run too,
+# and a target's dictionary (tests/fuzz/<target>.dict) when it has one.
 fuzz: test-deps
-	@CC=clang $(CMAKE) -B build-fuzz -DMCP_FUZZ=ON -DMCP_SANITIZE=ON \
-	  -DCMAKE_BUILD_TYPE=Debug -DMCP_INTEROP=OFF >/dev/null
+	@$(FUZZ_CMAKE) >/dev/null
 	@cmake --build build-fuzz -j $(JOBS) --target mcp_fuzz_targets json_schema_suite
 	@mkdir -p build-fuzz/corpus/fuzz_schema
 	@suite=$$(sed -n 's/^MCP_JSON_SCHEMA_SUITE_DIR:PATH=//p' build-fuzz/CMakeCache.txt); \
@@ -101,12 +119,38 @@ fuzz: test-deps
 	  fi
 	@for t in build-fuzz/tests/fuzz/fuzz_*; do \
 	  name=$$(basename $$t); mkdir -p build-fuzz/corpus/$$name; \
+	  if [ -d tests/fuzz/corpus/$$name ]; then \
+	    cp -n tests/fuzz/corpus/$$name/* build-fuzz/corpus/$$name/; \
+	  fi; \
+	  reg=tests/fuzz/regressions/$$name; [ -d $$reg ] || reg=; \
+	  dict=tests/fuzz/$$name.dict; [ -f $$dict ] && dict=-dict=$$dict || dict=; \
 	  echo "fuzzing $$name for $(FUZZ_SECONDS) s" >&2; \
-	  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
-	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-	    $$t -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
-	      -artifact_prefix=build-fuzz/$$name- build-fuzz/corpus/$$name \
+	  $(FUZZ_ENV) $$t -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+	      $$dict -artifact_prefix=build-fuzz/$$name- \
+	      build-fuzz/corpus/$$name $$reg \
 	    || exit 1; \
+	done
+
+# Each target runs from a scratch corpus folder (build-fuzz/check-corpus)
+# with its committed seeds and regression inputs read alongside, so the
+# tree is never written to; its output goes to build-fuzz/check-<target>.log.
+check-fuzz: test-deps
+	@$(FUZZ_CMAKE) >/dev/null
+	@cmake --build build-fuzz -j $(JOBS) --target mcp_fuzz_targets
+	@rm -rf build-fuzz/check-corpus
+	@for t in build-fuzz/tests/fuzz/fuzz_*; do \
+	  name=$$(basename $$t); log=build-fuzz/check-$$name.log; \
+	  mkdir -p build-fuzz/check-corpus/$$name; dirs=; \
+	  for d in tests/fuzz/corpus/$$name tests/fuzz/regressions/$$name; do \
+	    if [ -d $$d ]; then dirs="$$dirs $$d"; fi; \
+	  done; \
+	  dict=tests/fuzz/$$name.dict; [ -f $$dict ] && dict=-dict=$$dict || dict=; \
+	  $(FUZZ_ENV) $$t -max_total_time=$(CHECK_FUZZ_SECONDS) -timeout=20 $$dict \
+	      -rss_limit_mb=2048 -artifact_prefix=build-fuzz/check-$$name- \
+	      build-fuzz/check-corpus/$$name $$dirs >$$log 2>&1 \
+	    || { tail -n 40 $$log; echo "check-fuzz: $$name failed, see $$log" >&2; \
+	         exit 1; }; \
+	  echo "check-fuzz: $$name: $$(sed -n 's/^#\([0-9]*\)[[:space:]]*DONE[[:space:]]*cov: \([0-9]*\) ft: \([0-9]*\).*/\1 runs, \2 edges, \3 features/p' $$log)"; \
 	done
 
 bench:
