@@ -29,6 +29,29 @@ static int build_all(mcp__tool *t, const void *def,
   return 0;
 }
 
+/* The common end of building an entry: its scopes and wire forms, then
+ * either *out or, on failure (rc, or a later one), the entry freed and err
+ * saying why. */
+static int finish_entry(int rc, const char *what, const void *def,
+                        const char *const *scopes,
+                        void (*print)(const void *def, const mcp__tool *t,
+                                      mcp__version v, mcp__buf *b),
+                        mcp__tool *t, mcp__tool **out, char *err,
+                        size_t errlen) {
+  if (rc == 0)
+    rc = mcp__scopes_copy(what, t->name, scopes, t, err, errlen);
+  if (rc == 0)
+    rc = build_all(t, def, print);
+  if (rc == 0) {
+    *out = t;
+    return 0;
+  }
+  if (rc == MCP_ENOMEM)
+    mcp__fmt(err, errlen, "out of memory");
+  mcp__tool_unref(t);
+  return rc;
+}
+
 /* ---- prompts ------------------------------------------------------------- */
 
 /* The Prompt object: title from 2025-06-18. */
@@ -145,18 +168,10 @@ int mcp__prompt_new(const mcp_prompt *def, void *user_data, mcp__tool **out,
         NULL)
       goto fail;
   }
-  rc = mcp__scopes_copy("prompt", t->name, def->scopes, t, err, errlen);
-  if (rc == 0)
-    rc = build_all(t, def, print_prompt);
-  if (rc == 0) {
-    *out = t;
-    return 0;
-  }
+  rc = 0;
 fail:
-  if (rc == MCP_ENOMEM)
-    mcp__fmt(err, errlen, "out of memory");
-  mcp__tool_unref(t);
-  return rc;
+  return finish_entry(rc, "prompt", def, def->scopes, print_prompt, t, out, err,
+                      errlen);
 }
 
 int mcp__prompt_check_args(const mcp__tool *t, const cJSON *args, char *msg,
@@ -293,6 +308,7 @@ int mcp__resource_new(const mcp_resource *def, void *user_data, mcp__tool **out,
   if (t == NULL || (t->name = mcp__strdup(id)) == NULL ||
       (def->mime_type && (t->mime_type = mcp__strdup(def->mime_type)) == NULL))
     goto fail;
+  rc = 0;
   if (def->uri_template) {
     char why[200];
     rc = mcp__uritemplate_compile(def->uri_template, &t->tmpl, why, sizeof why);
@@ -300,19 +316,8 @@ int mcp__resource_new(const mcp_resource *def, void *user_data, mcp__tool **out,
       mcp__fmt(err, errlen, "resource template \"%.140s\": %s", id, why);
       mcp__utf8_trim(err);
     }
-    if (rc)
-      goto fail;
-  }
-  rc = mcp__scopes_copy(what, t->name, def->scopes, t, err, errlen);
-  if (rc == 0)
-    rc = build_all(t, def, print_resource);
-  if (rc == 0) {
-    *out = t;
-    return 0;
   }
 fail:
-  if (rc == MCP_ENOMEM)
-    mcp__fmt(err, errlen, "out of memory");
-  mcp__tool_unref(t);
-  return rc;
+  return finish_entry(rc, what, def, def->scopes, print_resource, t, out, err,
+                      errlen);
 }
