@@ -108,9 +108,21 @@ static int connect_client(void) {
   struct sockaddr_in sa = {.sin_family = AF_INET,
                            .sin_port = htons(port),
                            .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-  /* Loopback completes the handshake in the kernel: no accept needed. */
-  if (bind(fd, (struct sockaddr *)&from, sizeof from) != 0 ||
-      connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
+  /* Loopback completes the handshake in the kernel: no accept needed. A
+   * signal (libFuzzer's timer) may interrupt connect, which then goes on
+   * by itself: wait for it. */
+  int rc = bind(fd, (struct sockaddr *)&from, sizeof from);
+  if (rc == 0 && (rc = connect(fd, (struct sockaddr *)&sa, sizeof sa)) != 0 &&
+      errno == EINTR) {
+    struct pollfd p = {.fd = fd, .events = POLLOUT};
+    int err = 0;
+    socklen_t len = sizeof err;
+    while (poll(&p, 1, 1000) < 0 && errno == EINTR)
+      ;
+    rc = getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) == 0 && err == 0 ? 0
+                                                                           : -1;
+  }
+  if (rc != 0) {
     perror("fuzz_http: connect");
     abort();
   }
