@@ -29,29 +29,32 @@
  * (MCP_TSAN_RUN); MCP_LOAD_SCALE (a percentage) scales them further. RSS is
  * asserted only in plain builds. One ctest test per tcase (CK_RUN_CASE). */
 #define _DEFAULT_SOURCE /* malloc_trim */
-/* RAND_set_rand_method: OpenSSL 3 deprecates the hook, and it is still the
- * way to make RAND_bytes fail. */
-#define OPENSSL_SUPPRESS_DEPRECATED
 #include <check.h>
 #include <cjson/cJSON.h>
 #include <curl/curl.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <malloc.h>
 #include <mcp/http.h>
 #include <mcp/mcp.h>
-#include <openssl/rand.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -277,13 +280,20 @@ static const mcp_tool TOOLS[] = {
      .handler = tool_big},
 };
 
-static void fx_server(void) {
+/* Makes F.srv with TOOLS. Returns 0 or the failing call's code (no Check
+ * assertion here: h3's child runs outside the test runner). */
+static int fx_server_make(void) {
   mcp_server_info info = {.name = "load", .version = "1.0.0"};
-  ck_assert_int_eq(mcp_server_new(&info, &F.srv), 0);
+  int rc = mcp_server_new(&info, &F.srv);
+  if (rc != 0)
+    return rc;
   mcp_server_set_log(F.srv, fx_log, NULL);
-  for (size_t i = 0; i < TU_COUNT(TOOLS); i++)
-    ck_assert_int_eq(mcp_server_add_tool(F.srv, &TOOLS[i], NULL), 0);
+  for (size_t i = 0; i < TU_COUNT(TOOLS) && rc == 0; i++)
+    rc = mcp_server_add_tool(F.srv, &TOOLS[i], NULL);
+  return rc;
 }
+
+static void fx_server(void) { ck_assert_int_eq(fx_server_make(), 0); }
 
 static void fx_start(mcp_http_options *o) {
   fx_server();
@@ -1530,15 +1540,104 @@ END_TEST
  * H3: no session id when the CSPRNG fails
  * ======================================================================== */
 
-static int rand_fail_bytes(unsigned char *buf, int num) {
-  (void)buf;
-  (void)num;
+#if defined(__x86_64__)
+#define AUDIT_ARCH_NATIVE AUDIT_ARCH_X86_64
+#elif defined(__aarch64__)
+#define AUDIT_ARCH_NATIVE AUDIT_ARCH_AARCH64
+#else
+#error "tests/load/load.c: add this architecture's AUDIT_ARCH_ value"
+#endif
+
+/* Makes every getrandom(2) of this process fail with EIO from now on: a
+ * seccomp filter, so the kernel itself refuses, as it would on a machine
+ * whose generator is broken. Only the calling thread and the threads it
+ * creates later are covered, so call it before starting any. Returns 0. */
+static int fail_getrandom(void) {
+  struct sock_filter f[] = {
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_NATIVE, 1, 0),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_getrandom, 0, 1),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EIO & SECCOMP_RET_DATA)),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+  };
+  struct sock_fprog prog = {.len = (unsigned short)TU_COUNT(f), .filter = f};
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
+      prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) != 0)
+    return -1;
   return 0;
 }
 
-static int rand_fail_status(void) { return 0; }
+/* The child of h3_rand_failure_no_session: a server whose every getrandom
+ * fails. Exits 0 when initialize was refused with a JSON-RPC internal
+ * error and no session id, and a stateless request (which needs no
+ * randomness) was still served; 1 otherwise, saying why on stderr. */
+#define H3_CHILD "--h3-child"
+static const char *self_path; /* argv[0]: valgrind's /proc/self/exe is
+                                 valgrind */
+static void h3_child(void) {
+  /* The server itself is made first: it draws its requestState key. */
+  if (fx_server_make() != 0) {
+    fprintf(stderr, "the server could not be made\n");
+    exit(1);
+  }
+  if (fail_getrandom() != 0) {
+    fprintf(stderr, "seccomp: %s\n", strerror(errno));
+    exit(1);
+  }
+  unsigned char probe[8];
+  if (getrandom(probe, sizeof probe, 0) != -1 || errno != EIO) {
+    fprintf(stderr, "getrandom still works under the filter\n");
+    exit(1);
+  }
+  mcp_http_options o = {0};
+  if (mcp_http_start(F.srv, &o, &F.http) != 0) {
+    fprintf(stderr, "mcp_http_start failed\n");
+    exit(1);
+  }
+  F.port = mcp_http_port(F.http);
+  CURL *c = curl_easy_init();
+  int bad = c == NULL;
+  lc_req q = {.body = INIT_BODY};
+  lc_resp r;
+  if (!bad) {
+    lc_http(c, F.port, &q, &r);
+    char none[256];
+    cJSON *all = lc_messages(&r);
+    if (r.status < 500 ||
+        lc_resp_header(&r, "Mcp-Session-Id", none, sizeof none) ||
+        all == NULL || code_of(all->child) != -32603) {
+      fprintf(stderr, "initialize without randomness: HTTP %ld %s\n", r.status,
+              r.body.p ? r.body.p : "");
+      bad = 1;
+    }
+    cJSON_Delete(all);
+    lc_resp_free(&r);
+    /* The server goes on serving what needs no session id. */
+    lc_req m = {
+        .body = "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":"
+                "\"tools/call\",\"params\":{\"name\":\"echo\","
+                "\"arguments\":{\"text\":\"still here\"}," LC_META("{}") "}}",
+        .version = LC_MODERN,
+        .headers = {"Mcp-Method: tools/call", "Mcp-Name: echo"}};
+    lc_http(c, F.port, &m, &r);
+    if (r.status != 200 || r.body.p == NULL ||
+        strstr(r.body.p, "still here") == NULL) {
+      fprintf(stderr, "stateless call without randomness: HTTP %ld %s\n",
+              r.status, r.body.p ? r.body.p : "");
+      bad = 1;
+    }
+    lc_resp_free(&r);
+    curl_easy_cleanup(c);
+  }
+  mcp_http_stop(F.http);
+  mcp_server_free(F.srv);
+  exit(bad);
+}
 
 START_TEST(h3_rand_failure_no_session) {
+  /* The parent's own server mints ids as usual. */
   mcp_http_options o = {0};
   fx_start(&o);
   CURL *c = curl_easy_init();
@@ -1546,26 +1645,22 @@ START_TEST(h3_rand_failure_no_session) {
   char sid[256];
   ck_assert_int_eq(open_session(c, NULL, sid, sizeof sid), 200);
   close_session(c, sid);
-  /* OpenSSL's legacy hook: every RAND_bytes now fails. */
-  static const RAND_METHOD failing = {.bytes = rand_fail_bytes,
-                                      .status = rand_fail_status};
-  const RAND_METHOD *old = RAND_get_rand_method();
-  ck_assert_int_eq(RAND_set_rand_method(&failing), 1);
-  lc_req q = {.body = INIT_BODY};
-  lc_resp r;
-  lc_http(c, F.port, &q, &r);
-  RAND_set_rand_method(old);
-  char none[256];
-  ck_assert_msg(r.status >= 500 &&
-                    !lc_resp_header(&r, "Mcp-Session-Id", none, sizeof none),
-                "initialize without randomness: HTTP %ld %s", r.status,
-                r.body.p ? r.body.p : "");
-  cJSON *all = lc_messages(&r);
-  ck_assert_ptr_nonnull(all);
-  ck_assert_int_eq(code_of(all->child), -32603);
-  cJSON_Delete(all);
-  lc_resp_free(&r);
-  /* Randomness back: sessions again. */
+  /* A server in a process whose kernel generator fails: a seccomp filter
+   * cannot be lifted, so the failing one runs in a process of its own, a
+   * fresh one (exec), since threads may not be started after forking a
+   * threaded process under ThreadSanitizer. */
+  fflush(NULL);
+  pid_t pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    execl(self_path, self_path, H3_CHILD, (char *)NULL);
+    _exit(127);
+  }
+  int status = 0;
+  ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+  ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+                "the server without randomness misbehaved (status %d)", status);
+  /* And the parent's server, with randomness, still opens sessions. */
   ck_assert_int_eq(open_session(c, NULL, sid, sizeof sid), 200);
   close_session(c, sid);
   curl_easy_cleanup(c);
@@ -1584,11 +1679,14 @@ static TCase *tc(Suite *s, const char *name) {
   return t;
 }
 
-int main(void) {
+int main(int argc, char **argv) {
   mcp_allocator a = {c_malloc, c_realloc, c_free, NULL};
   if (mcp_set_allocator(&a) != 0)
     return EXIT_FAILURE;
   curl_global_init(CURL_GLOBAL_DEFAULT);
+  self_path = argv[0];
+  if (argc == 2 && strcmp(argv[1], H3_CHILD) == 0)
+    h3_child(); /* does not return */
   Suite *s = suite_create("load");
   tcase_add_test(tc(s, "mix"), mix);
   tcase_add_test(tc(s, "slowloris"), slowloris_and_flood);
