@@ -25,23 +25,28 @@ int mcp__call_new(mcp_session *s, mcp__tool *tool, mcp__version v,
                   const char *id, size_t id_len, const char *canon_id,
                   const char *progress_token, cJSON *arguments,
                   mcp_call **out) {
-  mcp_call *c = mcp__calloc(1, sizeof *c);
+  /* The call and the texts it keeps share one block: one allocation per
+   * call instead of four. */
+  size_t canon_len = strlen(canon_id) + 1;
+  size_t token_len = progress_token ? strlen(progress_token) + 1 : 0;
+  mcp_call *c = mcp__calloc(1, sizeof *c + id_len + 1 + canon_len + token_len);
   if (c == NULL) {
     cJSON_Delete(arguments);
     return MCP_ENOMEM;
   }
   c->arguments = arguments;
   c->version = v;
-  c->id = mcp__strndup(id, id_len);
+  c->id = (char *)(c + 1);
+  memcpy(c->id, id, id_len);
   c->id_len = id_len;
-  c->canon_id = mcp__strdup(canon_id);
-  c->progress_token = mcp__strdup(progress_token);
+  c->canon_id = c->id + id_len + 1;
+  memcpy(c->canon_id, canon_id, canon_len);
+  if (progress_token) {
+    c->progress_token = c->canon_id + canon_len;
+    memcpy(c->progress_token, progress_token, token_len);
+  }
   c->log_level = -1;
   atomic_init(&c->cancelled, false);
-  if (!c->id || !c->canon_id || (progress_token && !c->progress_token)) {
-    mcp__call_free(c);
-    return MCP_ENOMEM;
-  }
   c->tool = tool;
   c->kind = tool->kind;
   c->session = s;
@@ -64,9 +69,6 @@ void mcp__call_free(mcp_call *c) {
   if (c->modern)
     cJSON_Delete(c->caps);
   cJSON_Delete(c->arguments);
-  mcp__free(c->id);
-  mcp__free(c->canon_id);
-  mcp__free(c->progress_token);
   mcp__free(c->uri);
   mcp__free(c->description);
   mcp__free(c->error_text);
@@ -714,10 +716,15 @@ void mcp__call_complete(mcp_call *c, int rc, mcp__buf *out) {
   }
 
   if (out != NULL && !cancelled) {
-    if (reply.err)
+    if (reply.err) {
       out->err = out->err ? out->err : reply.err;
-    else
+    } else if (out->data == NULL && out->err == 0) {
+      /* An empty out takes the reply's buffer rather than a copy of it. */
+      *out = reply;
+      reply = (mcp__buf){0};
+    } else {
       mcp__buf_append(out, reply.data, reply.len);
+    }
   }
   pthread_mutex_lock(&s->lock);
   if (out == NULL && !cancelled && !reply.err)

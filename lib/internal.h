@@ -114,6 +114,11 @@ typedef struct mcp__msg {
 void mcp__msg_classify(const mcp__json_doc *doc, const struct cJSON *node,
                        mcp__msg *out);
 
+/* The canonical text of m's id (see mcp__id_canonical), or NULL when m has
+ * no usable id or memory ran out. Usually that is the raw id itself; only
+ * an id with escapes is rewritten, into scratch, which the caller frees. */
+const char *mcp__msg_canon_id(const mcp__msg *m, mcp__buf *scratch);
+
 /* How to write an id that could not be read. */
 typedef enum mcp__null_id {
   MCP__ID_NULL = 0, /* "id":null, JSON-RPC 2.0 and MCP <= 2025-06-18 */
@@ -472,7 +477,8 @@ struct mcp_call {
   mcp_session *session;
   mcp__tool *tool;
   mcp__version version;
-  char *id; /* raw request id, echoed as received */
+  char *id; /* raw request id, echoed as received; it, canon_id and
+               progress_token live in the call's own block */
   size_t id_len;
   char *canon_id; /* canonical form, to match cancellations and duplicates */
   char *progress_token; /* raw JSON, NULL when the client asked for none */

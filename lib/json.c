@@ -5,11 +5,16 @@
  * Every node is linked into the tree the moment it is created, which makes
  * cleanup after any failure a single cJSON_Delete of the root plus the one
  * key that may be waiting for its value.
+ *
+ * Allocations are what a message costs most, so the parser makes as few as
+ * it can: a string or number node carries its text in its own block, common
+ * keys point at static copies, and short raw ids are kept in the document.
  */
 #include <cjson/cJSON.h>
 #include <float.h>
 #include <limits.h>
 #include <locale.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,6 +89,96 @@ typedef struct key_ref {
   size_t off; /* byte offset of the key's opening quote */
 } key_ref;
 
+/* Keys the parser does not copy: the members of MCP messages and of the
+ * JSON Schemas tools declare, one line per first character. */
+/* clang-format off */
+static const char *const keys[] = {
+    "$anchor", "$comment", "$defs", "$dynamicAnchor", "$dynamicRef", "$id",
+    "$ref", "$schema", "$vocabulary",
+    "_meta",
+    "action", "additionalProperties", "allOf", "annotations", "anyOf",
+    "argument", "arguments", "audience",
+    "blob",
+    "cacheScope", "capabilities", "clientInfo", "code", "completion",
+    "completions", "const", "contains", "content", "contentEncoding",
+    "contentMediaType", "contentSchema", "context", "costPriority", "cursor",
+    "data", "default", "definitions", "dependentRequired", "dependentSchemas",
+    "deprecated", "description", "destructiveHint",
+    "elicitation", "elicitationId", "else", "enum", "error", "examples",
+    "exclusiveMaximum", "exclusiveMinimum", "experimental",
+    "form", "format",
+    "hasMore", "hints",
+    "icons", "id", "idempotentHint", "if", "includeContext", "inputRequests",
+    "inputResponses", "inputSchema", "intelligencePriority",
+    "io.modelcontextprotocol/clientCapabilities",
+    "io.modelcontextprotocol/logLevel",
+    "io.modelcontextprotocol/protocolVersion",
+    "io.modelcontextprotocol/serverInfo", "isError", "items",
+    "jsonrpc",
+    "lastModified", "level", "listChanged", "logger", "logging",
+    "maxContains", "maxItems", "maxLength", "maxProperties", "maxTokens",
+    "maximum", "message", "messages", "metadata", "method", "mimeType",
+    "minContains", "minItems", "minLength", "minProperties", "minimum", "mode",
+    "model", "modelPreferences", "multipleOf",
+    "name", "nextCursor", "not",
+    "oneOf", "openWorldHint", "outputSchema",
+    "params", "pattern", "patternProperties", "prefixItems", "priority",
+    "progress", "progressToken", "prompts", "properties", "propertyNames",
+    "protocolVersion",
+    "readOnly", "readOnlyHint", "reason", "ref", "requestId", "requestState",
+    "requestedSchema", "required", "resource", "resources", "result",
+    "resultType", "role", "roots",
+    "sampling", "serverInfo", "size", "sizes", "speedPriority", "src",
+    "stopReason", "stopSequences", "structuredContent", "subscribe",
+    "systemPrompt",
+    "temperature", "text", "then", "title", "toolChoice", "tools", "total",
+    "ttlMs", "type",
+    "unevaluatedItems", "unevaluatedProperties", "uniqueItems", "uri",
+    "uriTemplate", "url",
+    "value", "values", "version",
+    "writeOnly"
+};
+/* clang-format on */
+
+/* An open-addressing hash table of the keys, filled once: a lookup costs a
+ * hash and usually one comparison, less than the allocation it saves. */
+#define INTERN_SLOTS 512
+typedef struct intern_slot {
+  const char *key; /* NULL: empty */
+  size_t len;
+} intern_slot;
+static intern_slot intern_table[INTERN_SLOTS];
+static pthread_once_t intern_once = PTHREAD_ONCE_INIT;
+
+static size_t intern_hash(const char *s, size_t len) {
+  const unsigned char *u = (const unsigned char *)s;
+  size_t h = len * 131u + u[0] * 31u + u[len / 2] * 7u + u[len - 1];
+  return h % INTERN_SLOTS;
+}
+
+static void intern_fill(void) {
+  for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
+    size_t len = strlen(keys[i]);
+    size_t h = intern_hash(keys[i], len);
+    while (intern_table[h].key != NULL)
+      h = (h + 1) % INTERN_SLOTS;
+    intern_table[h] = (intern_slot){keys[i], len};
+  }
+}
+
+const char *mcp__json_intern(const char *s, size_t len) {
+  if (len == 0)
+    return NULL;
+  pthread_once(&intern_once, intern_fill);
+  for (size_t h = intern_hash(s, len); intern_table[h].key != NULL;
+       h = (h + 1) % INTERN_SLOTS) {
+    const intern_slot *k = &intern_table[h];
+    if (k->len == len && memcmp(k->key, s, len) == 0)
+      return k->key;
+  }
+  return NULL;
+}
+
 typedef struct parser {
   const unsigned char *s;
   size_t n;
@@ -96,10 +191,11 @@ typedef struct parser {
   size_t depth, frames_cap;
   key_ref *keys;
   size_t nkeys, keys_cap;
-  char *key;      /* a key read but not yet given to its value's node */
-  int key_is_raw; /* that key asks for the value's raw text */
-  mcp__json_raw *raws;
-  size_t nraws, raws_cap;
+  const char *key; /* a key read but not yet given to its value's node */
+  int key_owned;   /* that key is a heap copy, not an interned one */
+  int key_is_raw;  /* that key asks for the value's raw text */
+  mcp__json_doc *doc;
+  size_t more_cap; /* capacity of doc->more */
   frame frame_buf[INLINE_FRAMES];
   key_ref key_buf[INLINE_KEYS];
 } parser;
@@ -314,30 +410,44 @@ static void decode(const unsigned char *s, size_t i, size_t end, char *out) {
   *out = '\0';
 }
 
-/* Reads the string at p->pos into a new NUL-terminated buffer and moves past
- * its closing quote. */
-static int read_string(parser *p, char **out, size_t *outlen) {
-  size_t end = 0, dlen = 0;
-  int escaped = 0;
-  int rc = scan_string(p, &end, &dlen, &escaped);
+/* Scans the string at p->pos (see scan_string) and applies the length
+ * limit to its decoded form. */
+static int string_bounds(parser *p, size_t *end, size_t *dlen, int *escaped) {
+  int rc = scan_string(p, end, dlen, escaped);
   if (rc)
     return rc;
-  if (dlen > p->max_string)
+  if (*dlen > p->max_string)
     return fail(p, MCP_ELIMIT, p->pos, "string longer than %zu bytes",
                 p->max_string);
-  char *str = mcp__malloc(dlen + 1);
-  if (str == NULL)
-    return oom(p);
-  if (escaped) {
-    decode(p->s, p->pos + 1, end, str);
-  } else {
-    memcpy(str, p->s + p->pos + 1, dlen);
-    str[dlen] = '\0';
-  }
-  *out = str;
-  *outlen = dlen;
-  p->pos = end + 1;
   return 0;
+}
+
+/* Copies the string whose opening quote is at p->pos and whose closing
+ * quote is at end into out (dlen + 1 bytes), decoding it if escaped. */
+static void string_copy(const parser *p, size_t end, size_t dlen, int escaped,
+                        char *out) {
+  if (escaped) {
+    decode(p->s, p->pos + 1, end, out);
+  } else {
+    memcpy(out, p->s + p->pos + 1, dlen);
+    out[dlen] = '\0';
+  }
+}
+
+/* A string or number node whose text (len bytes plus a NUL, filled in by
+ * the caller) shares the node's block: one allocation instead of two. The
+ * reference flag keeps cJSON_Delete from freeing the text on its own, and
+ * cJSON_Duplicate gives a copy text of its own. */
+static cJSON *new_leaf(int type, size_t len) {
+  if (len > SIZE_MAX - sizeof(cJSON) - 1)
+    return NULL;
+  cJSON *node = mcp__malloc(sizeof(cJSON) + len + 1);
+  if (node == NULL)
+    return NULL;
+  memset(node, 0, sizeof *node);
+  node->type = type | cJSON_IsReference;
+  node->valuestring = (char *)(node + 1);
+  return node;
 }
 
 /* Converts number text to double without depending on the locale. The
@@ -446,8 +556,12 @@ static void attach(parser *p, cJSON *node) {
   }
   f->last = node;
   if (f->object) {
-    node->string = p->key;
+    /* cJSON_Delete leaves a key flagged constant alone. */
+    node->string = (char *)p->key;
+    if (!p->key_owned)
+      node->type |= cJSON_StringIsConst;
     p->key = NULL;
+    p->key_owned = 0;
   }
 }
 
@@ -488,22 +602,37 @@ static int push(parser *p, cJSON *node, int object) {
 }
 
 static int record_raw(parser *p, const cJSON *node, size_t start, size_t end) {
-  if (p->nraws >= MAX_RAWS)
+  mcp__json_doc *d = p->doc;
+  if (d->nraws >= MAX_RAWS)
     return 0;
-  if (p->nraws == p->raws_cap) {
-    size_t cap = p->raws_cap ? p->raws_cap * 2 : 4;
-    mcp__json_raw *r = mcp__realloc(p->raws, cap * sizeof *r);
-    if (r == NULL)
-      return oom(p);
-    p->raws = r;
-    p->raws_cap = cap;
+  mcp__json_raw *r;
+  if (d->nraws < MCP__JSON_RAW_SLOTS) {
+    r = &d->raws[d->nraws];
+  } else {
+    size_t k = d->nraws - MCP__JSON_RAW_SLOTS;
+    if (k == p->more_cap) {
+      size_t cap = p->more_cap ? p->more_cap * 2 : 8;
+      mcp__json_raw *m = mcp__realloc(d->more, cap * sizeof *m);
+      if (m == NULL)
+        return oom(p);
+      d->more = m;
+      p->more_cap = cap;
+    }
+    r = &d->more[k];
   }
-  char *text = mcp__malloc(end - start + 1);
-  if (text == NULL)
-    return oom(p);
-  memcpy(text, p->s + start, end - start);
-  text[end - start] = '\0';
-  p->raws[p->nraws++] = (mcp__json_raw){node, text, end - start};
+  size_t len = end - start;
+  char *text = r->small;
+  r->heap = NULL;
+  if (len >= sizeof r->small) {
+    if ((text = mcp__malloc(len + 1)) == NULL)
+      return oom(p);
+    r->heap = text;
+  }
+  memcpy(text, p->s + start, len);
+  text[len] = '\0';
+  r->node = node;
+  r->len = len;
+  d->nraws++;
   return 0;
 }
 
@@ -632,18 +761,12 @@ static int read_number(parser *p, cJSON **out) {
   if (len > p->max_number)
     return fail(p, MCP_ELIMIT, start, "number longer than %zu characters",
                 p->max_number);
-  char *text = mcp__malloc(len + 1);
-  if (text == NULL)
+  cJSON *node = new_leaf(cJSON_Number, len);
+  if (node == NULL)
     return oom(p);
+  char *text = node->valuestring;
   memcpy(text, s + start, len);
   text[len] = '\0';
-  cJSON *node = cJSON_CreateNull();
-  if (node == NULL) {
-    mcp__free(text);
-    return oom(p);
-  }
-  node->type = cJSON_Number;
-  node->valuestring = text;
   attach(p, node);
   double v = 0;
   if (number_value(text, len, &v))
@@ -728,18 +851,15 @@ static int parse_document(parser *p) {
         continue;
       }
       case '"': {
-        char *str = NULL;
-        size_t len = 0;
-        if ((rc = read_string(p, &str, &len)) != 0)
+        size_t end = 0, len = 0;
+        int escaped = 0;
+        if ((rc = string_bounds(p, &end, &len, &escaped)) != 0)
           return rc;
-        node = cJSON_CreateNull();
-        if (node == NULL) {
-          mcp__free(str);
+        if ((node = new_leaf(cJSON_String, len)) == NULL)
           return oom(p);
-        }
-        node->type = cJSON_String;
-        node->valuestring = str;
+        string_copy(p, end, len, escaped, node->valuestring);
         attach(p, node);
+        p->pos = end + 1;
         break;
       }
       case 't':
@@ -780,9 +900,21 @@ static int parse_document(parser *p) {
       if (++f->count > p->max_members)
         return fail(p, MCP_ELIMIT, p->pos,
                     "more than %zu members in one object", p->max_members);
-      size_t off = p->pos, len = 0;
-      if ((rc = read_string(p, &p->key, &len)) != 0)
+      size_t off = p->pos, end = 0, len = 0;
+      int escaped = 0;
+      if ((rc = string_bounds(p, &end, &len, &escaped)) != 0)
         return rc;
+      p->key =
+          escaped ? NULL : mcp__json_intern((const char *)s + off + 1, len);
+      if (p->key == NULL) {
+        char *key = mcp__malloc(len + 1);
+        if (key == NULL)
+          return oom(p);
+        string_copy(p, end, len, escaped, key);
+        p->key = key;
+        p->key_owned = 1;
+      }
+      p->pos = end + 1;
       if ((rc = add_key(p, p->key, len, off)) != 0)
         return rc;
       p->key_is_raw = p->depth <= RAW_DEPTH &&
@@ -855,10 +987,10 @@ int mcp__json_parse(const char *buf, size_t len, const mcp__json_limits *lim,
   p.nkeys = 0;
   p.keys_cap = INLINE_KEYS;
   p.key = NULL;
+  p.key_owned = 0;
   p.key_is_raw = 0;
-  p.raws = NULL;
-  p.nraws = 0;
-  p.raws_cap = 0;
+  p.doc = doc;
+  p.more_cap = 0;
   if (err != NULL && errlen > 0)
     err[0] = '\0';
   if (doc == NULL || (buf == NULL && len > 0))
@@ -869,41 +1001,49 @@ int mcp__json_parse(const char *buf, size_t len, const mcp__json_limits *lim,
 
   int rc = parse_document(&p);
   release(&p);
-  if (rc != 0) {
-    mcp__free(p.key);
-    cJSON_Delete(p.root);
-    for (size_t i = 0; i < p.nraws; i++)
-      mcp__free(p.raws[i].text);
-    mcp__free(p.raws);
-    return rc;
-  }
   doc->root = p.root;
-  doc->raws = p.raws;
-  doc->nraws = p.nraws;
-  return 0;
+  if (rc != 0) {
+    if (p.key_owned)
+      mcp__free((char *)p.key);
+    mcp__json_doc_free(doc);
+  }
+  return rc;
+}
+
+static const mcp__json_raw *raw_entry(const mcp__json_doc *doc, size_t i) {
+  return i < MCP__JSON_RAW_SLOTS ? &doc->raws[i]
+                                 : &doc->more[i - MCP__JSON_RAW_SLOTS];
 }
 
 void mcp__json_doc_free(mcp__json_doc *doc) {
   if (doc == NULL)
     return;
   for (size_t i = 0; i < doc->nraws; i++)
-    mcp__free(doc->raws[i].text);
-  mcp__free(doc->raws);
+    mcp__free(raw_entry(doc, i)->heap);
+  mcp__free(doc->more);
   cJSON_Delete(doc->root);
   *doc = (mcp__json_doc){0};
+}
+
+const char *mcp__json_raw_at(const mcp__json_doc *doc, size_t i,
+                             const cJSON **node, size_t *len) {
+  if (doc == NULL || i >= doc->nraws)
+    return NULL;
+  const mcp__json_raw *r = raw_entry(doc, i);
+  if (node)
+    *node = r->node;
+  if (len)
+    *len = r->len;
+  return r->heap ? r->heap : r->small;
 }
 
 const char *mcp__json_raw_text(const mcp__json_doc *doc, const cJSON *node,
                                size_t *len) {
   if (doc == NULL || node == NULL)
     return NULL;
-  for (size_t i = 0; i < doc->nraws; i++) {
-    if (doc->raws[i].node == node) {
-      if (len)
-        *len = doc->raws[i].len;
-      return doc->raws[i].text;
-    }
-  }
+  for (size_t i = 0; i < doc->nraws; i++)
+    if (raw_entry(doc, i)->node == node)
+      return mcp__json_raw_at(doc, i, NULL, len);
   return NULL;
 }
 

@@ -17,6 +17,15 @@
  *    text behind;
  *  - the raw bytes of members named "id" or "requestId" (at depth <= 3) are
  *    kept, so a request id can be echoed exactly as received.
+ *
+ * To save allocations, a node's type may carry cJSON's flag bits: a string
+ * or number node keeps its text in the same block as the node itself
+ * (cJSON_IsReference), and a member whose key is a common MCP or JSON Schema
+ * name points at a static copy of it (cJSON_StringIsConst). cJSON_Delete,
+ * cJSON_Duplicate, cJSON_Detach* and re-adding a detached member elsewhere
+ * all honour these flags, but code must read a type with cJSON_Is* or
+ * (type & 0xFF), never compare it whole, and must not change a parsed
+ * node's valuestring or string in place (cJSON_SetValuestring refuses).
  */
 #ifndef MCP_JSON_H
 #define MCP_JSON_H
@@ -34,18 +43,30 @@ typedef struct mcp__json_limits {
   size_t max_number;  /* characters in one number; 0 = 63 */
 } mcp__json_limits;
 
-/* The raw text of one scalar value, as it appeared in the input. */
+/* Captured texts shorter than this many bytes live in the capture itself;
+ * request ids are short, so a typical capture needs no allocation. */
+#define MCP__JSON_RAW_INLINE 40
+/* This many captures live in the document itself: a request has one id, a
+ * cancellation one requestId; only a batch needs more. */
+#define MCP__JSON_RAW_SLOTS 2
+
+/* The raw text of one scalar value, as it appeared in the input. Read it
+ * with mcp__json_raw_text or mcp__json_raw_at. */
 typedef struct mcp__json_raw {
   const struct cJSON *node; /* the node built for the value */
-  char *text;               /* its bytes as received, NUL-terminated; owned */
   size_t len;
+  char *heap; /* the text when len >= MCP__JSON_RAW_INLINE; owned */
+  char small[MCP__JSON_RAW_INLINE]; /* the text otherwise, NUL-terminated */
 } mcp__json_raw;
 
-/* A parsed document. */
+/* A parsed document. Raw texts handed out point into it, so a document is
+ * used where mcp__json_parse filled it, never copied. */
 typedef struct mcp__json_doc {
-  struct cJSON *root;  /* owned; NULL only after a failure */
-  mcp__json_raw *raws; /* raw text of "id"/"requestId" members */
-  size_t nraws;
+  struct cJSON *root; /* owned; NULL only after a failure */
+  size_t nraws;       /* captured "id"/"requestId" values */
+  mcp__json_raw raws[MCP__JSON_RAW_SLOTS]; /* the first captures */
+  mcp__json_raw *more; /* the rest, nraws - MCP__JSON_RAW_SLOTS of them;
+                          owned, NULL when there are none */
 } mcp__json_doc;
 
 /* Parses exactly one JSON text of len bytes (no NUL terminator needed;
@@ -62,9 +83,21 @@ int mcp__json_parse(const char *buf, size_t len, const mcp__json_limits *lim,
 void mcp__json_doc_free(mcp__json_doc *doc);
 
 /* The raw text of node if it is one of the captured "id"/"requestId" values,
- * else NULL. *len receives its length when not NULL. */
+ * else NULL. *len receives its length when not NULL. The text belongs to
+ * doc and lives as long as it does. */
 const char *mcp__json_raw_text(const mcp__json_doc *doc,
                                const struct cJSON *node, size_t *len);
+
+/* The raw text of capture i (0 <= i < doc->nraws, in input order), or NULL
+ * beyond the last. *node and *len receive its node and length when not
+ * NULL. The text belongs to doc. */
+const char *mcp__json_raw_at(const mcp__json_doc *doc, size_t i,
+                             const struct cJSON **node, size_t *len);
+
+/* The static copy of the len bytes at s if they spell one of the keys the
+ * parser interns, else NULL. Two parses of an interned key give the same
+ * pointer. */
+const char *mcp__json_intern(const char *s, size_t len);
 
 /* The exact text of a number node built by mcp__json_parse (NULL for other
  * nodes, or for numbers created elsewhere). */

@@ -75,6 +75,19 @@ void mcp__msg_classify(const mcp__json_doc *doc, const cJSON *node,
   out->kind = id ? MCP__MSG_REQUEST : MCP__MSG_NOTIFICATION;
 }
 
+const char *mcp__msg_canon_id(const mcp__msg *m, mcp__buf *scratch) {
+  if (m->id == NULL)
+    return NULL;
+  /* Raw text without a backslash already is the canonical form: a number's
+   * canonical text is its exact text, and a string without escapes holds
+   * no byte that mcp__json_quote would escape (the parser refused raw
+   * controls, and a '"' inside would need one). */
+  if (memchr(m->id, '\\', m->id_len) == NULL)
+    return m->id;
+  mcp__id_canonical(scratch, m->id_node);
+  return mcp__buf_str(scratch);
+}
+
 static int put_id(mcp__buf *b, const char *id, size_t id_len,
                   mcp__null_id null_id) {
   if (id != NULL) {

@@ -483,15 +483,15 @@ void mcp__start_call(mcp_session *s, reply_ctx *ctx, const req *r,
         s, ctx, r, "_meta.progressToken must be a string or an integer");
     goto done;
   }
-  mcp__id_canonical(&canon, r->m->id_node);
+  const char *canon_id = mcp__msg_canon_id(r->m, &canon);
   if (token)
     mcp__json_write(&tok, token);
-  if (args == NULL || !mcp__buf_str(&canon) || (token && !mcp__buf_str(&tok)))
+  if (args == NULL || canon_id == NULL || (token && !mcp__buf_str(&tok)))
     goto oom;
   /* A reused id is refused before the policy runs: it is not a new call,
    * and the authorizer should not be asked about it. */
   pthread_mutex_lock(&s->lock);
-  bool duplicate = find_call(s, canon.data) != NULL;
+  bool duplicate = find_call(s, canon_id) != NULL;
   pthread_mutex_unlock(&s->lock);
   if (duplicate) {
     mcp__req_error(s, ctx, r, MCP__RPC_INVALID_REQUEST,
@@ -527,7 +527,7 @@ void mcp__start_call(mcp_session *s, reply_ctx *ctx, const req *r,
       goto done;
     }
   }
-  rc = mcp__call_new(s, tool, r->v, r->m->id, r->m->id_len, canon.data,
+  rc = mcp__call_new(s, tool, r->v, r->m->id, r->m->id_len, canon_id,
                      token ? tok.data : NULL, args, &call);
   args = NULL; /* the call owns them now, or freed them on failure */
   if (rc)

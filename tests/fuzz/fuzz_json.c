@@ -218,7 +218,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (rc != 0) {
     if (rc != MCP_EPARSE && rc != MCP_ELIMIT && rc != MCP_ENOMEM)
       abort();
-    if (doc.root != NULL || doc.raws != NULL || doc.nraws != 0)
+    if (doc.root != NULL || doc.more != NULL || doc.nraws != 0)
       abort();
     check_reason(err, sizeof err);
   } else {

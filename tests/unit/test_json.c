@@ -37,7 +37,7 @@ static int parse_n(const char *s, size_t n, const mcp__json_limits *lim) {
     ck_assert_ptr_nonnull(doc.root);
   } else {
     ck_assert_ptr_null(doc.root);
-    ck_assert_ptr_null(doc.raws);
+    ck_assert_ptr_null(doc.more);
     ck_assert_uint_eq(doc.nraws, 0);
     ck_assert_msg(errbuf[0] != '\0', "no message for rc %d", rc);
     ck_assert_msg(strchr(errbuf, '\n') == NULL, "message not one line");
@@ -918,13 +918,13 @@ START_TEST(raw_not_captured) {
   for (size_t i = 0; i < TU_COUNT(none); i++) {
     mcp__json_doc doc = parse_ok(none[i]);
     ck_assert_msg(doc.nraws == 0, "case %zu captured", i);
-    ck_assert_ptr_null(doc.raws);
+    ck_assert_ptr_null(doc.more);
     mcp__json_doc_free(&doc);
   }
   /* Depth 3 is still captured; so is an escaped spelling of "id". */
   mcp__json_doc doc = parse_ok("{\"a\":{\"b\":{\"id\":7}}}");
   ck_assert_uint_eq(doc.nraws, 1);
-  ck_assert_str_eq(doc.raws[0].text, "7");
+  ck_assert_str_eq(mcp__json_raw_at(&doc, 0, NULL, NULL), "7");
   mcp__json_doc_free(&doc);
   doc = parse_ok("{\"\\u0069d\":\"q\"}");
   ck_assert_uint_eq(doc.nraws, 1);
@@ -945,9 +945,383 @@ START_TEST(raw_cap) {
   s[o] = '\0';
   mcp__json_doc doc = parse_ok(s);
   ck_assert_uint_eq(doc.nraws, 4096);
-  ck_assert_str_eq(doc.raws[4095].text, "4095");
+  ck_assert_str_eq(mcp__json_raw_at(&doc, 4095, NULL, NULL), "4095");
+  ck_assert_ptr_null(mcp__json_raw_at(&doc, 4096, NULL, NULL));
   mcp__json_doc_free(&doc);
   free(s);
+}
+END_TEST
+
+/* Raw texts up to 39 bytes live in the capture, longer ones on the heap;
+ * the first two captures live in the document, the rest in doc.more. */
+START_TEST(raw_inline_and_heap) {
+  char s39[40], s40[41];
+  memset(s39, 'a', 37);
+  s39[37] = '\0';
+  memset(s40, 'b', 38);
+  s40[38] = '\0';
+  char json[512];
+  snprintf(json, sizeof json,
+           "[{\"id\":\"%s\"},{\"id\":\"%s\"},{\"id\":\"%s\"},{\"id\":\"%s\"},"
+           "{\"params\":{\"requestId\":7}},{\"id\":-1.5e3}]",
+           s39, s40, s40, s39);
+  mcp__json_doc doc = parse_ok(json);
+  ck_assert_uint_eq(doc.nraws, 6);
+  ck_assert_ptr_nonnull(doc.more);
+  static const size_t want_len[] = {39, 40, 40, 39, 1, 6};
+  size_t i = 0;
+  for (const cJSON *el = doc.root->child; el; el = el->next, i++) {
+    const cJSON *id = cJSON_GetObjectItemCaseSensitive(el, "id");
+    if (id == NULL)
+      id = cJSON_GetObjectItemCaseSensitive(
+          cJSON_GetObjectItemCaseSensitive(el, "params"), "requestId");
+    const cJSON *node = NULL;
+    size_t len = 0, len2 = 0;
+    const char *text = mcp__json_raw_at(&doc, i, &node, &len);
+    ck_assert_ptr_nonnull(text);
+    ck_assert_ptr_eq(node, id);
+    ck_assert_uint_eq(len, want_len[i]);
+    ck_assert_uint_eq(strlen(text), len);
+    ck_assert_ptr_eq(mcp__json_raw_text(&doc, id, &len2), text);
+    ck_assert_uint_eq(len2, len);
+    if (id->valuestring && cJSON_IsString(id)) {
+      ck_assert_int_eq(text[0], '"');
+      ck_assert_int_eq(memcmp(text + 1, id->valuestring, len - 2), 0);
+    }
+  }
+  ck_assert_str_eq(mcp__json_raw_at(&doc, 5, NULL, NULL), "-1.5e3");
+  ck_assert_ptr_null(mcp__json_raw_at(&doc, 6, NULL, NULL));
+  ck_assert_ptr_null(mcp__json_raw_at(NULL, 0, NULL, NULL));
+  /* A node that is not captured leaves *len alone. */
+  size_t untouched = 12345;
+  ck_assert_ptr_null(mcp__json_raw_text(&doc, doc.root, &untouched));
+  ck_assert_uint_eq(untouched, 12345);
+  mcp__json_doc_free(&doc);
+  ck_assert_uint_eq(doc.nraws, 0);
+  ck_assert_ptr_null(doc.more);
+  ck_assert_ptr_null(doc.root);
+
+  /* One or two captures need no array. */
+  doc = parse_ok("[{\"id\":1},{\"id\":2}]");
+  ck_assert_uint_eq(doc.nraws, 2);
+  ck_assert_ptr_null(doc.more);
+  ck_assert_str_eq(mcp__json_raw_at(&doc, 1, NULL, NULL), "2");
+  mcp__json_doc_free(&doc);
+}
+END_TEST
+
+/* Every allocation of a document with captures beyond the inline slots,
+ * some too long to be kept inline, fails in turn without a leak. */
+START_TEST(raw_allocation_failure) {
+  static const char json[] =
+      "[{\"id\":\"0123456789012345678901234567890123456789\"},{\"id\":2},"
+      "{\"id\":3},{\"id\":\"4\"},{\"params\":{\"requestId\":"
+      "\"0123456789012345678901234567890123456789xyz\"}},{\"id\":6},"
+      "{\"id\":7},{\"id\":8},{\"id\":9},{\"id\":10},{\"id\":11}]";
+  mcp__json_doc doc;
+  int rc = -1;
+  long n;
+  for (n = 1; n < 1000; n++) {
+    tu_alloc_install(n);
+    rc = mcp__json_parse(json, sizeof json - 1, NULL, &doc, errbuf,
+                         sizeof errbuf);
+    if (rc == 0)
+      break;
+    ck_assert_int_eq(rc, MCP_ENOMEM);
+    tu_assert_no_leak(n);
+    ck_assert_ptr_null(doc.root);
+    ck_assert_ptr_null(doc.more);
+    ck_assert_uint_eq(doc.nraws, 0);
+  }
+  ck_assert_int_eq(rc, 0);
+  ck_assert_uint_eq(doc.nraws, 11);
+  ck_assert_str_eq(mcp__json_raw_at(&doc, 4, NULL, NULL),
+                   "\"0123456789012345678901234567890123456789xyz\"");
+  ck_assert_str_eq(mcp__json_raw_at(&doc, 10, NULL, NULL), "11");
+  mcp__json_doc_free(&doc);
+  ck_assert_int_eq(tu_alloc.live, 0);
+  tu_alloc_remove();
+}
+END_TEST
+
+/* ---- allocations saved -------------------------------------------------- */
+
+static const char echo_request[] =
+    "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":{"
+    "\"name\":\"echo\",\"arguments\":{\"text\":\"hello 7\"}}}";
+
+/* A tools/call costs one allocation per node: common keys are static, a
+ * leaf's text shares its node's block, the id is kept in the document. */
+START_TEST(echo_request_allocations) {
+  mcp__json_doc doc;
+  /* A failure point never reached makes the allocator count. */
+  tu_alloc_install(LONG_MAX);
+  long before = tu_alloc.count;
+  ck_assert_int_eq(mcp__json_parse(echo_request, sizeof echo_request - 1, NULL,
+                                   &doc, errbuf, sizeof errbuf),
+                   0);
+  ck_assert_int_eq(tu_alloc.count - before, 8);
+  ck_assert_int_eq(tu_alloc.live, 8);
+  mcp__json_doc_free(&doc);
+  ck_assert_int_eq(tu_alloc.live, 0);
+  tu_alloc_remove();
+}
+END_TEST
+
+START_TEST(interned_keys) {
+  static const char *const common[] = {
+      "jsonrpc",
+      "id",
+      "method",
+      "params",
+      "result",
+      "error",
+      "name",
+      "arguments",
+      "_meta",
+      "cursor",
+      "uri",
+      "progressToken",
+      "requestId",
+      "text",
+      "type",
+      "content",
+      "properties",
+      "additionalProperties",
+      "$schema",
+      "io.modelcontextprotocol/protocolVersion",
+      "io.modelcontextprotocol/clientCapabilities"};
+  for (size_t i = 0; i < TU_COUNT(common); i++) {
+    size_t len = strlen(common[i]);
+    const char *k = mcp__json_intern(common[i], len);
+    ck_assert_msg(k != NULL, "%s is not interned", common[i]);
+    ck_assert_str_eq(k, common[i]);
+    ck_assert_ptr_eq(mcp__json_intern(common[i], len), k);
+    /* The bytes need no terminator: a longer buffer cut at len. */
+    char buf[64];
+    memcpy(buf, common[i], len);
+    memcpy(buf + len, "xyz", 4);
+    ck_assert_ptr_eq(mcp__json_intern(buf, len), k);
+  }
+  static const char *const rare[] = {"",
+                                     "i",
+                                     "Id",
+                                     "ID",
+                                     "idx",
+                                     "jsonrpc ",
+                                     "texts",
+                                     "hello",
+                                     "\xC3\xA9",
+                                     "io.modelcontextprotocol/",
+                                     "zzzzzzzzzzzzzzzzz",
+                                     "argument\xC3\xA9"};
+  for (size_t i = 0; i < TU_COUNT(rare); i++)
+    ck_assert_msg(mcp__json_intern(rare[i], strlen(rare[i])) == NULL,
+                  "%s is interned", rare[i]);
+
+  /* Two parses share the static keys; other keys are copies of their own,
+   * and so is an escaped spelling of a common key. */
+  mcp__json_doc a = parse_ok("{\"jsonrpc\":\"2.0\",\"params\":{\"zzz\":1,"
+                             "\"text\":\"t\"},\"\\u0069d\":1}");
+  mcp__json_doc b = parse_ok("{\"jsonrpc\":\"2.0\",\"params\":{\"zzz\":1,"
+                             "\"text\":\"t\"}}");
+  const cJSON *ja = a.root->child, *jb = b.root->child;
+  ck_assert_ptr_eq(ja->string, jb->string);
+  ck_assert(ja->type & cJSON_StringIsConst);
+  ck_assert(cJSON_IsString(ja));
+  const cJSON *pa = cJSON_GetObjectItemCaseSensitive(a.root, "params");
+  const cJSON *pb = cJSON_GetObjectItemCaseSensitive(b.root, "params");
+  ck_assert_ptr_eq(pa->string, pb->string);
+  ck_assert(cJSON_IsObject(pa));
+  ck_assert_ptr_ne(pa->child->string, pb->child->string);
+  ck_assert(!(pa->child->type & cJSON_StringIsConst));
+  ck_assert_ptr_eq(pa->child->next->string, pb->child->next->string);
+  const cJSON *id = cJSON_GetObjectItemCaseSensitive(a.root, "id");
+  ck_assert_ptr_nonnull(id);
+  ck_assert(!(id->type & cJSON_StringIsConst));
+  ck_assert_ptr_ne(id->string, mcp__json_intern("id", 2));
+  ck_assert_str_eq(mcp__json_raw_text(&a, id, NULL), "1");
+  mcp__json_doc_free(&a);
+  mcp__json_doc_free(&b);
+}
+END_TEST
+
+/* Strings and numbers carry their text in their own block; every reader
+ * of the tree sees ordinary nodes. */
+START_TEST(leaf_nodes) {
+  mcp__json_doc doc =
+      parse_ok("{\"s\":\"caf\\u00e9\",\"e\":\"\",\"n\":-12.50e1,"
+               "\"big\":123456789012345678901234567890,\"t\":true}");
+  const cJSON *s = cJSON_GetObjectItemCaseSensitive(doc.root, "s");
+  const cJSON *e = cJSON_GetObjectItemCaseSensitive(doc.root, "e");
+  const cJSON *n = cJSON_GetObjectItemCaseSensitive(doc.root, "n");
+  const cJSON *big = cJSON_GetObjectItemCaseSensitive(doc.root, "big");
+  ck_assert(cJSON_IsString(s) && cJSON_IsString(e));
+  ck_assert_str_eq(cJSON_GetStringValue(s), "caf\xC3\xA9");
+  ck_assert_str_eq(e->valuestring, "");
+  ck_assert(cJSON_IsNumber(n) && cJSON_IsNumber(big));
+  ck_assert_str_eq(mcp__json_number_text(n), "-12.50e1");
+  ck_assert(n->valuedouble == -125.0);
+  ck_assert_str_eq(mcp__json_number_text(big),
+                   "123456789012345678901234567890");
+  /* The library's own writer and cJSON's printer read them alike. */
+  mcp__buf b = {0};
+  ck_assert_int_eq(mcp__json_write(&b, doc.root), 0);
+  ck_assert_str_eq(mcp__buf_str(&b),
+                   "{\"s\":\"caf\xC3\xA9\",\"e\":\"\",\"n\":-12.50e1,"
+                   "\"big\":123456789012345678901234567890,\"t\":true}");
+  mcp__buf_free(&b);
+  char *printed = cJSON_PrintUnformatted(doc.root);
+  ck_assert_ptr_nonnull(printed);
+  ck_assert_ptr_nonnull(strstr(printed, "\"s\":\"caf\xC3\xA9\""));
+  cJSON_free(printed);
+  /* A parsed string is read-only, as the header says. */
+  ck_assert_ptr_null(cJSON_SetValuestring((cJSON *)s, "x"));
+  ck_assert_str_eq(s->valuestring, "caf\xC3\xA9");
+  mcp__json_doc_free(&doc);
+}
+END_TEST
+
+/* Number text is kept whole at every length, around every threshold a
+ * shortcut might use (15 and 17 digits, 2^53, int64). */
+START_TEST(number_text_boundaries) {
+  static const char *const texts[] = {
+      "0",
+      "-0",
+      "7",
+      "-7",
+      "999999999999999",
+      "-999999999999999",
+      "1000000000000000",
+      "9007199254740992",
+      "9007199254740993",
+      "-9007199254740993",
+      "99999999999999999",
+      "9223372036854775807",
+      "-9223372036854775808",
+      "9223372036854775808",
+      "18446744073709551616",
+      "1.0",
+      "1e2",
+      "0.000001",
+      "1E+400",
+      "123456789012345678901234567890123456789012345678901234567890123"};
+  for (size_t i = 0; i < TU_COUNT(texts); i++) {
+    char json[128];
+    snprintf(json, sizeof json, "[%s]", texts[i]);
+    mcp__json_doc doc = parse_ok(json);
+    const cJSON *n = doc.root->child;
+    ck_assert_str_eq(mcp__json_number_text(n), texts[i]);
+    mcp__buf b = {0};
+    mcp__json_write(&b, doc.root);
+    ck_assert_str_eq(mcp__buf_str(&b), json);
+    mcp__buf_free(&b);
+    /* A duplicate keeps the exact text too, in a block of its own. */
+    cJSON *dup = cJSON_Duplicate(n, 0);
+    mcp__json_doc_free(&doc);
+    ck_assert_ptr_nonnull(dup);
+    ck_assert_str_eq(mcp__json_number_text(dup), texts[i]);
+    cJSON_Delete(dup);
+  }
+}
+END_TEST
+
+/* A member with an interned key detached from its tree, the tree freed,
+ * and the member put in other trees (as the engine does with
+ * "arguments"), renamed, replaced and deleted: nothing leaks, nothing is
+ * freed twice (ASan and valgrind runs check). */
+START_TEST(interned_key_moved) {
+  tu_alloc_install(0);
+  mcp__json_doc doc =
+      parse_ok("{\"params\":{\"name\":\"n\",\"arguments\":{\"text\":\"hi\","
+               "\"type\":7,\"zzz\":\"z\"},\"_meta\":{\"progressToken\":1}}}");
+  cJSON *params = cJSON_GetObjectItemCaseSensitive(doc.root, "params");
+  cJSON *args = cJSON_GetObjectItemCaseSensitive(params, "arguments");
+  cJSON *meta = cJSON_GetObjectItemCaseSensitive(params, "_meta");
+  cJSON_DetachItemViaPointer(params, args);
+  cJSON_DetachItemViaPointer(params, meta);
+  mcp__json_doc_free(&doc);
+  ck_assert_str_eq(args->string, "arguments");
+  ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(args, "text")->valuestring,
+                   "hi");
+
+  /* Into another object under a new, copied key... */
+  cJSON *other = cJSON_CreateObject();
+  ck_assert(cJSON_AddItemToObject(other, "args", args));
+  ck_assert_str_eq(args->string, "args");
+  ck_assert(!(args->type & cJSON_StringIsConst));
+  /* ...or keeping its static key in an array. */
+  cJSON *list = cJSON_CreateArray();
+  ck_assert(cJSON_AddItemToArray(list, meta));
+  ck_assert_str_eq(meta->string, "_meta");
+  /* Members of the moved object are replaced and deleted. */
+  ck_assert(cJSON_ReplaceItemInObjectCaseSensitive(args, "text",
+                                                   cJSON_CreateString("new")));
+  ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(args, "text")->valuestring,
+                   "new");
+  cJSON_DeleteItemFromObjectCaseSensitive(args, "type");
+  cJSON *zzz = cJSON_DetachItemFromObjectCaseSensitive(args, "zzz");
+  cJSON *text = cJSON_GetObjectItemCaseSensitive(args, "text");
+  cJSON *copy = cJSON_Duplicate(zzz, 1);
+  ck_assert_str_eq(copy->string, "zzz");
+  ck_assert(cJSON_ReplaceItemViaPointer(args, text, copy));
+  cJSON_Delete(zzz);
+  ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(args, "zzz")->valuestring,
+                   "z");
+
+  /* A parsed member with an interned key replaces one in another tree. */
+  doc = parse_ok("{\"name\":\"echo\"}");
+  cJSON *name = doc.root->child;
+  cJSON_DetachItemViaPointer(doc.root, name);
+  mcp__json_doc_free(&doc);
+  cJSON_AddItemToObject(other, "name", cJSON_CreateNull());
+  ck_assert(cJSON_ReplaceItemInObjectCaseSensitive(other, "name", name));
+  ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(other, "name")->valuestring,
+                   "echo");
+
+  cJSON_Delete(other);
+  cJSON_Delete(list);
+  ck_assert_int_eq(tu_alloc.live, 0);
+  tu_alloc_remove();
+}
+END_TEST
+
+/* A deep copy of a parsed tree outlives it: it shares only the static
+ * keys, owns every other text, and compares and writes the same. */
+START_TEST(duplicate_tree) {
+  tu_alloc_install(0);
+  mcp__json_doc doc = parse_ok(
+      "{\"jsonrpc\":\"2.0\",\"id\":9007199254740993,\"method\":\"tools/call\","
+      "\"params\":{\"name\":\"echo\",\"arguments\":{\"text\":\"h\\u00e9\","
+      "\"zzz\":[1.50,\"x\",null,{\"type\":false}]}}}");
+  mcp__buf want = {0};
+  mcp__json_write(&want, doc.root);
+  cJSON *dup = cJSON_Duplicate(doc.root, 1);
+  ck_assert_ptr_nonnull(dup);
+  ck_assert(cJSON_Compare(dup, doc.root, 1));
+  cJSON *again = cJSON_Duplicate(dup, 1);
+  mcp__json_doc_free(&doc);
+  ck_assert_ptr_nonnull(again);
+
+  const cJSON *jsonrpc = cJSON_GetObjectItemCaseSensitive(dup, "jsonrpc");
+  ck_assert_ptr_eq(jsonrpc->string, mcp__json_intern("jsonrpc", 7));
+  ck_assert(!(jsonrpc->type & cJSON_IsReference));
+  ck_assert_str_eq(
+      mcp__json_number_text(cJSON_GetObjectItemCaseSensitive(dup, "id")),
+      "9007199254740993");
+  mcp__buf got = {0};
+  mcp__json_write(&got, dup);
+  ck_assert_str_eq(mcp__buf_str(&got), mcp__buf_str(&want));
+  mcp__buf_free(&got);
+  ck_assert(cJSON_Compare(dup, again, 1));
+  cJSON_Delete(dup);
+  mcp__json_write(&got, again);
+  ck_assert_str_eq(mcp__buf_str(&got), mcp__buf_str(&want));
+  mcp__buf_free(&got);
+  cJSON_Delete(again);
+  mcp__buf_free(&want);
+  ck_assert_int_eq(tu_alloc.live, 0);
+  tu_alloc_remove();
 }
 END_TEST
 
@@ -984,7 +1358,7 @@ START_TEST(error_messages) {
   memset(&d, 0x5A, sizeof d);
   ck_assert_int_eq(mcp__json_parse("[1,", 3, NULL, &d, NULL, 0), MCP_EPARSE);
   ck_assert_ptr_null(d.root);
-  ck_assert_ptr_null(d.raws);
+  ck_assert_ptr_null(d.more);
   ck_assert_uint_eq(d.nraws, 0);
   mcp__json_doc_free(&d);
   mcp__json_doc_free(NULL);
@@ -1069,6 +1443,8 @@ static char *complex_document(void) {
                     "null,{},[]],\"s\":\"caf\xC3\xA9\\n\"}}}");
   for (int i = 0; i < 6; i++)
     mcp__buf_printf(&b, ",{\"id\":%d,\"params\":{\"requestId\":%d}}", i, i);
+  /* A raw id too long to be kept inline. */
+  mcp__buf_puts(&b, ",{\"id\":\"0123456789abcdef0123456789abcdef0123456789\"}");
   mcp__buf_puts(&b, ",{");
   for (int i = 0; i < 70; i++)
     mcp__buf_printf(&b, "%s\"key%d\":%d", i ? "," : "", i, i);
@@ -1155,12 +1531,15 @@ START_TEST(allocation_failure) {
                   errbuf);
     tu_assert_no_leak(n);
     ck_assert_ptr_null(doc.root);
-    ck_assert_ptr_null(doc.raws);
+    ck_assert_ptr_null(doc.more);
+    ck_assert_uint_eq(doc.nraws, 0);
     ck_assert_ptr_nonnull(strstr(errbuf, "out of memory"));
   }
   ck_assert_int_eq(rc, 0);
   ck_assert_msg(n > 100, "only %ld allocations", n);
-  ck_assert_uint_eq(doc.nraws, 13);
+  ck_assert_uint_eq(doc.nraws, 14);
+  ck_assert_str_eq(mcp__json_raw_at(&doc, 13, NULL, NULL),
+                   "\"0123456789abcdef0123456789abcdef0123456789\"");
   mcp__json_doc_free(&doc);
   ck_assert_int_eq(tu_alloc.live, 0);
 
@@ -1217,6 +1596,17 @@ static Suite *json_suite(void) {
   tcase_add_test(t, raw_batch_ids);
   tcase_add_test(t, raw_not_captured);
   tcase_add_test(t, raw_cap);
+  tcase_add_test(t, raw_inline_and_heap);
+  tcase_add_test(t, raw_allocation_failure);
+  suite_add_tcase(s, t);
+
+  t = tcase_create("saving");
+  tcase_add_test(t, echo_request_allocations);
+  tcase_add_test(t, interned_keys);
+  tcase_add_test(t, leaf_nodes);
+  tcase_add_test(t, number_text_boundaries);
+  tcase_add_test(t, interned_key_moved);
+  tcase_add_test(t, duplicate_tree);
   suite_add_tcase(s, t);
 
   /* Large inputs run long under valgrind. */

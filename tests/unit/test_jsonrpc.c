@@ -478,6 +478,69 @@ START_TEST(frame_out_of_memory) {
 }
 END_TEST
 
+/* ---- canonical ids ----------------------------------------------------- */
+
+/* The canonical id is the raw text itself unless the raw text has escapes;
+ * only then is scratch written. */
+START_TEST(canon_id) {
+  static const struct {
+    const char *id, *canon;
+    int rewritten;
+  } cases[] = {
+      {"7", "7", 0},
+      {"-0", "-0", 0},
+      {"123456789012345678901234567890", "123456789012345678901234567890", 0},
+      {"\"abc\"", "\"abc\"", 0},
+      {"\"caf\xC3\xA9 x\"", "\"caf\xC3\xA9 x\"", 0},
+      {"\"\"", "\"\"", 0},
+      {"\"\\u0061b\"", "\"ab\"", 1},
+      {"\"a\\/b\"", "\"a/b\"", 1},
+      {"\"a\\\"b\\n\"", "\"a\\\"b\\n\"", 1},
+  };
+  for (size_t i = 0; i < TU_COUNT(cases); i++) {
+    char json[200];
+    snprintf(json, sizeof json,
+             "{\"jsonrpc\":\"2.0\",\"id\":%s,\"method\":\"x\"}", cases[i].id);
+    classified c;
+    classify(&c, json);
+    ck_assert_int_eq(c.m.kind, MCP__MSG_REQUEST);
+    mcp__buf scratch = {0};
+    const char *canon = mcp__msg_canon_id(&c.m, &scratch);
+    ck_assert_msg(canon && strcmp(canon, cases[i].canon) == 0,
+                  "case %zu: got %s", i, canon ? canon : "NULL");
+    if (cases[i].rewritten)
+      ck_assert_ptr_eq(canon, scratch.data);
+    else
+      ck_assert_ptr_null(scratch.data);
+    mcp__buf_free(&scratch);
+
+    /* With no memory a rewritten id is NULL, never a wrong text. */
+    tu_alloc_install(1);
+    canon = mcp__msg_canon_id(&c.m, &scratch);
+    if (cases[i].rewritten)
+      ck_assert_ptr_null(canon);
+    else
+      ck_assert_ptr_eq(canon, c.m.id);
+    mcp__buf_free(&scratch);
+    ck_assert_int_eq(tu_alloc.live, 0);
+    tu_alloc_remove();
+    done(&c);
+  }
+  /* No usable id, no canonical one. */
+  classified c;
+  mcp__buf scratch = {0};
+  classify(&c, "{\"jsonrpc\":\"2.0\",\"id\":1.5,\"method\":\"x\"}");
+  ck_assert_ptr_null(mcp__msg_canon_id(&c.m, &scratch));
+  done(&c);
+  classify(&c, "{\"jsonrpc\":\"2.0\",\"method\":\"x\"}");
+  ck_assert_ptr_null(mcp__msg_canon_id(&c.m, &scratch));
+  ck_assert_ptr_null(scratch.data);
+  done(&c);
+}
+END_TEST
+
+/* ---- suite -------------------------------------------------------------- */
+
 static Suite *jsonrpc_suite(void) {
   Suite *s = suite_create("jsonrpc");
   TCase *t = tcase_create("classify");
@@ -495,6 +558,7 @@ static Suite *jsonrpc_suite(void) {
   tcase_add_test(t, case_variant_keys);
   tcase_add_test(t, invalid_keeps_id);
   tcase_add_test(t, classify_resets_output);
+  tcase_add_test(t, canon_id);
   suite_add_tcase(s, t);
 
   t = tcase_create("frame");
