@@ -33,8 +33,9 @@ CMAKE  := cmake -S . -Wno-dev
 FUZZ_SECONDS ?= 60
 # Test labels run in the plain gcc build only: the sanitizer and valgrind
 # builds would check nothing more in them (formatting, the documentation's
-# commands, installed-package consumers).
-PLAIN_ONLY := 'lint|docs|packaging'
+# commands, installed-package consumers), and libfaketime, preloaded by the
+# faketime tests, does not mix with the sanitizers' runtimes or valgrind.
+PLAIN_ONLY := 'lint|docs|packaging|faketime'
 
 all: build
 

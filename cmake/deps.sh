@@ -38,6 +38,9 @@ if [ "${1:-}" = "--test" ]; then
   need_pc libsubunit libsubunit-dev
   # libcurl drives the Streamable HTTP suite (tests/http).
   need_pc libcurl libcurl4-openssl-dev
+  # libfaketime moves the wall clock under a running server (BAD-INPUTS H5,
+  # faketime.h5_clock_jumps); the package faketime brings the library.
+  need_cmd faketime faketime
   # The official JSON-Schema-Test-Suite, for tests/schema_suite.
   need_dir /usr/share/perl5/auto/share/dist/Test-JSON-Schema-Acceptance/tests/draft2020-12 \
     libtest-json-schema-acceptance-perl

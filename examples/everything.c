@@ -13,7 +13,8 @@
  * With --http it serves Streamable HTTP at http://ADDR:PORT/mcp (port 0
  * picks a free one; the line "listening on URL" on stderr gives the real
  * one) until SIGINT or SIGTERM, without authentication: bind it to a
- * loopback address. Without, it serves stdio until end of input.
+ * loopback address. Without, it serves stdio until end of input, SIGINT or
+ * SIGTERM.
  *
  * Every tool here reaches nothing outside this process: asking the client
  * (elicitation, sampling, roots) goes through the client the user runs, so
@@ -1091,8 +1092,11 @@ int main(int argc, char **argv) {
     return 1;
   }
 
-  int rc =
-      http ? serve_http(srv, http) : (mcp_serve_stdio(srv, NULL) == 0 ? 0 : 1);
+  /* Over stdio, SIGTERM or Ctrl-C ends serving cleanly, like the end of
+   * input. */
+  const mcp_stdio_options stdio = {.stop_on_signal = true};
+  int rc = http ? serve_http(srv, http)
+                : (mcp_serve_stdio(srv, &stdio) == 0 ? 0 : 1);
   wait_for_workers(); /* the deferred calls' threads */
   mcp_server_free(srv);
   return rc;

@@ -36,7 +36,10 @@ int main(void) {
     mcp_server_free(srv);
     return 1;
   }
-  int rc = mcp_serve_stdio(srv, NULL);
+  /* Until the client closes our input, or stops us with SIGTERM (or Ctrl-C):
+   * either way, replies already made are written and we exit cleanly. */
+  const mcp_stdio_options opts = {.stop_on_signal = true};
+  int rc = mcp_serve_stdio(srv, &opts);
   mcp_server_free(srv);
   return rc == 0 ? 0 : 1;
 }

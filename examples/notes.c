@@ -15,6 +15,8 @@
  *   notes --http ADDR:PORT --jwks FILE --issuer URL --audience URL
  *         [--data FILE]
  *
+ * Over stdio (the default) it serves until end of input, SIGINT or SIGTERM.
+ *
  * With --data the notes live in FILE, rewritten atomically (temporary file,
  * fsync, rename) after every change, so a crash never loses a saved note.
  *
@@ -535,7 +537,9 @@ int main(int argc, char **argv) {
   } else
 #endif
   {
-    mcp_stdio_options opts = {.principal = scopes ? &who : NULL};
+    /* SIGTERM or Ctrl-C ends serving cleanly, like the end of input. */
+    mcp_stdio_options opts = {.principal = scopes ? &who : NULL,
+                              .stop_on_signal = true};
     rc = mcp_serve_stdio(srv, &opts);
   }
 

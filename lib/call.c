@@ -65,6 +65,8 @@ int mcp__call_new(mcp_session *s, mcp__tool *tool, mcp__version v,
 }
 
 void mcp__call_free(mcp_call *c) {
+  if (c->deadline_us)
+    atomic_fetch_sub(&c->session->srv->timed_calls, 1);
   mcp__input_clear(c);
   if (c->modern)
     cJSON_Delete(c->caps);
@@ -148,7 +150,7 @@ int mcp_call_arg_bool(const mcp_call *call, const char *name, bool *out) {
 }
 
 bool mcp_call_cancelled(const mcp_call *call) {
-  return atomic_load(&((mcp_call *)call)->cancelled);
+  return atomic_load(&((mcp_call *)call)->cancelled) || mcp__call_late(call);
 }
 
 void mcp_call_log(mcp_call *call, mcp_log_level level, const char *message) {
@@ -174,7 +176,7 @@ void mcp_call_log(mcp_call *call, mcp_log_level level, const char *message) {
   mcp__json_quote(&b, text, strlen(text));
   mcp__buf_puts(&b, "}}");
   if (b.err == 0)
-    mcp__session_send(call->session, call->sink, b.data, b.len);
+    mcp__call_send(call, b.data, b.len);
   mcp__buf_free(&b);
 }
 
@@ -204,7 +206,7 @@ int mcp_call_progress(mcp_call *call, double progress, double total,
   if (rc == 0) {
     call->progressed = true;
     call->last_progress = progress;
-    mcp__session_send(call->session, call->sink, b.data, b.len);
+    mcp__call_send(call, b.data, b.len);
   }
   mcp__buf_free(&b);
   return rc;
@@ -236,7 +238,8 @@ static int end_block(mcp_call *c) {
   mcp__buf_putc(&c->content, '}');
   if (c->content.err && !c->latched)
     c->latched = c->content.err;
-  return c->latched;
+  /* Escapes and the members around the text count too. */
+  return c->latched ? c->latched : mcp__call_room(c, 0);
 }
 
 static int latch(mcp_call *c, int rc) {
@@ -269,7 +272,7 @@ static void contents_head(mcp_call *c, const char *mime) {
 int mcp_result_text(mcp_call *call, const char *text) {
   if (!valid_text(text))
     return latch(call, MCP_EINVAL);
-  if (begin_block(call))
+  if (mcp__call_room(call, mcp__quoted_len(text)) || begin_block(call))
     return call->latched;
   if (call->kind == MCP_CALL_RESOURCE)
     contents_head(call, NULL);
@@ -283,7 +286,8 @@ static int binary(mcp_call *c, const char *type, const void *data, size_t size,
                   const char *mime) {
   if ((data == NULL && size) || !valid_text(mime))
     return latch(c, MCP_EINVAL);
-  if (begin_block(c))
+  /* The base64 text is 4 bytes for every 3, checked before it is made. */
+  if (mcp__call_room(c, size / 3 * 4 + 4) || begin_block(c))
     return c->latched;
   if (c->kind == MCP_CALL_RESOURCE) {
     contents_head(c, mime);
@@ -362,7 +366,8 @@ static int resource(mcp_call *c, const char *uri, const char *mime,
   if (!valid_text(uri) || (mime && !valid_text(mime)) ||
       (data == NULL && text == NULL && size) || (text && !valid_text(text)))
     return latch(c, MCP_EINVAL);
-  if (begin_block(c))
+  if (mcp__call_room(c, text ? mcp__quoted_len(text) : size / 3 * 4 + 4) ||
+      begin_block(c))
     return c->latched;
   mcp__buf *b = &c->content;
   bool item = c->kind == MCP_CALL_RESOURCE; /* a contents item, unwrapped */
@@ -424,6 +429,8 @@ int mcp_result_structured_json(mcp_call *call, const cJSON *value) {
     }
   }
   mcp__json_write(&call->structured, value);
+  if (mcp__call_room(call, 0))
+    return call->latched;
   const char *json = mcp__buf_str(&call->structured);
   if (json == NULL)
     return latch(call, MCP_ENOMEM);
@@ -438,6 +445,9 @@ int mcp_result_structured(mcp_call *call, const char *json) {
     return call->latched;
   if (json == NULL)
     return latch(call, MCP_EINVAL);
+  /* Its compact form is no longer than the text: refuse before parsing. */
+  if (mcp__call_room(call, strlen(json)))
+    return call->latched;
   mcp__json_doc doc = {0};
   int rc = mcp__json_parse(json, strlen(json), NULL, &doc, NULL, 0);
   if (rc)
@@ -579,6 +589,12 @@ static void build_reply(mcp_call *c, int rc, mcp__buf *out) {
    * whatever the handler made of its builders' return values. */
   if (!c->latched && (c->content.err || c->structured.err))
     c->latched = c->content.err ? c->content.err : c->structured.err;
+  /* Whatever the handler returned after a builder said MCP_ELIMIT, the
+   * reason the client must hear is the size. */
+  if (c->too_large) {
+    mcp__call_too_large(c, out);
+    return;
+  }
   if (rc < 0 && c->missing_caps && !c->latched) {
     missing_capability(c, out);
     return;
@@ -693,16 +709,28 @@ void mcp__call_complete(mcp_call *c, int rc, mcp__buf *out) {
     cancelled = mcp_call_cancelled(c);
   }
   mcp__buf reply = {0};
-  if (!cancelled)
+  /* Past its deadline, a call its client did not cancel is owed the
+   * timeout answer instead of its result, unless mcp_server_expire gave
+   * that already (and then marked it cancelled). */
+  bool timeout = cancelled && !atomic_load(&c->cancelled);
+  bool late = timeout || c->timed_out;
+  if (timeout) {
+    cancelled = false;
+    mcp__call_timeout(c, &reply);
+  } else if (!cancelled) {
     build_reply(c, rc, &reply);
+  }
   /* A missing client capability is the client's limit, not our failure:
    * the legacy era reports it as a tool error. */
-  bool capability = rc < 0 && c->missing_caps && !c->latched;
-  bool failed = !cancelled && !capability && (rc < 0 || c->latched);
+  bool capability = rc < 0 && c->missing_caps && !c->latched && !late;
+  bool failed = !cancelled && !capability && !late && !c->too_large &&
+                (rc < 0 || c->latched);
   if (c->kind == MCP_CALL_TOOL)
     mcp__audit(s->srv, c->tool->name, &s->principal,
-               cancelled ? MCP_DECISION_CANCELLED : MCP_DECISION_ALLOWED, NULL,
-               c->is_error || (capability && !c->modern), failed,
+               late        ? MCP_DECISION_TIMEOUT
+               : cancelled ? MCP_DECISION_CANCELLED
+                           : MCP_DECISION_ALLOWED,
+               NULL, late || c->is_error || (capability && !c->modern), failed,
                c->started_us);
   if (reply.err) {
     mcp__log(s->srv, MCP_LOG_ERROR,
@@ -801,6 +829,9 @@ void mcp__call_run(mcp_call *c, mcp__buf *out) {
       mcp__call_complete(c, c->finish_rc, out);
     } else {
       c->phase = MCP__CALL_DEFERRED;
+      /* Now mcp_server_expire must watch its deadline. */
+      if (c->deadline_us)
+        atomic_store(&s->srv->deadline_dirty, true);
       pthread_mutex_unlock(&s->lock);
     }
     return;

@@ -57,6 +57,13 @@ void mcp__start_call(mcp_session *s, reply_ctx *ctx, const req *r,
                      mcp__tool *entry, struct cJSON *args, const char *uri,
                      unsigned long long started);
 
+/* lib/limits.c: takes one token from the caller's rate-limit bucket for a
+ * tools/call of tool that passed the scope check and the authorizer.
+ * Returns 0 (go on), 1 when the caller is over its rate (the request was
+ * answered with an isError result and audited), or MCP_ENOMEM. */
+int mcp__rate_take(mcp_session *s, reply_ctx *ctx, const req *r,
+                   const char *tool, unsigned long long started);
+
 /* lib/surface.c: the methods beyond tools. */
 void mcp__handle_prompts_get(mcp_session *s, reply_ctx *ctx, const req *r);
 void mcp__handle_resources_read(mcp_session *s, reply_ctx *ctx, const req *r);

@@ -76,11 +76,19 @@ void mcp__http_log(const mcp_http *http, mcp_log_level level, const char *fmt,
 }
 
 /* libmicrohttpd's own messages (a client that vanished, a malformed
- * request) are routine on a server; they are not worth a warning. */
+ * request) are routine on a server; they are not worth a warning. Those
+ * given on the thread inside mcp_http_start say why starting failed (an
+ * address in use, a thread that cannot be created), so the last one is
+ * kept for the error logged then. */
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 0)))
+#endif
+    ;
 static void mhd_log(void *cls, const char *fmt, va_list ap) {
-  (void)cls;
-  (void)fmt;
-  (void)ap;
+  mcp_http *h = cls;
+  if (pthread_equal(pthread_self(), h->starter))
+    vsnprintf(h->start_error, sizeof h->start_error, fmt, ap);
 }
 
 char *mcp__http_strdup(const char *s) {
@@ -1367,8 +1375,10 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 
 /* ---- housekeeping -------------------------------------------------------- */
 
-/* Sends keep-alive comments on quiet streams and ends idle sessions. */
+/* Answers the calls whose deadline passed, sends keep-alive comments on
+ * quiet streams and ends idle sessions. */
 static void housekeeping(mcp_http *h) {
+  mcp_server_expire(h->srv);
   uint64_t now = mcp__http_now_ms();
   struct MHD_Connection **wake = NULL;
   size_t nwake = 0, n = 0;
@@ -1397,9 +1407,22 @@ static void *timer_main(void *arg) {
   mcp_http *h = arg;
   pthread_mutex_lock(&h->lock);
   while (!h->stopping) {
+    /* A call deadline nearer than the tick shortens the wait. The engine
+     * is asked without http->lock held (the lock order above). */
+    pthread_mutex_unlock(&h->lock);
+    long due = mcp_server_timeout(h->srv);
+    pthread_mutex_lock(&h->lock);
+    if (h->stopping)
+      break;
+    long wait = due >= 0 && due < TICK_MS ? due : TICK_MS;
     struct timespec until;
     clock_gettime(CLOCK_MONOTONIC, &until);
-    until.tv_sec += TICK_MS / 1000;
+    until.tv_sec += wait / 1000;
+    until.tv_nsec += (wait % 1000) * 1000000L;
+    if (until.tv_nsec >= 1000000000L) {
+      until.tv_sec++;
+      until.tv_nsec -= 1000000000L;
+    }
     pthread_cond_timedwait(&h->wake, &h->lock, &until);
     if (h->stopping)
       break;
@@ -1517,6 +1540,25 @@ static int loop_fd_open(mcp_http *h) {
   return 0;
 }
 
+static void *probe_main(void *arg) { return arg; }
+
+/* Starts and joins one thread with a stack of size bytes: 0, or the
+ * pthread error. libmicrohttpd (0.9.75) leaks a descriptor when a thread of
+ * its pool fails to start, so a stack size the system refuses is found
+ * here first, before anything is allocated. */
+static int stack_probe(size_t size) {
+  pthread_attr_t attr;
+  int err = pthread_attr_init(&attr);
+  if (err != 0)
+    return err;
+  pthread_t t;
+  if ((err = pthread_attr_setstacksize(&attr, size)) == 0 &&
+      (err = pthread_create(&t, &attr, probe_main, NULL)) == 0)
+    pthread_join(t, NULL);
+  pthread_attr_destroy(&attr);
+  return err;
+}
+
 int mcp_http_start(mcp_server *srv, const mcp_http_options *opts,
                    mcp_http **out) {
   if (srv == NULL || out == NULL)
@@ -1574,18 +1616,41 @@ int mcp_http_start(mcp_server *srv, const mcp_http_options *opts,
        NULL},
       /* Refuse malformed requests (no Host in HTTP/1.1, bad framing). */
       {MHD_OPTION_STRICT_FOR_CLIENT, 1, NULL},
+      /* 0 keeps libmicrohttpd's (the system's) default. */
+      {MHD_OPTION_THREAD_STACK_SIZE, (intptr_t)o.thread_stack_size, NULL},
       {threads > 1 && !h->external ? MHD_OPTION_THREAD_POOL_SIZE
                                    : MHD_OPTION_END,
        (intptr_t)threads, NULL},
       {MHD_OPTION_END, 0, NULL},
   };
+  int err = o.thread_stack_size && !h->external
+                ? stack_probe(o.thread_stack_size)
+                : 0;
+  if (err != 0) {
+    mcp__http_log(h, MCP_LOG_ERROR,
+                  "cannot start a thread with a stack of %zu bytes "
+                  "(thread_stack_size): %s",
+                  o.thread_stack_size,
+                  err == EINVAL ? "the system refuses that size"
+                                : "no memory for such a stack");
+    pthread_cond_destroy(&h->wake);
+    pthread_mutex_destroy(&h->lock);
+    http_free(h);
+    return MCP_EIO;
+  }
+  h->starter = pthread_self();
   h->daemon = MHD_start_daemon(flags, o.port, NULL, NULL, on_request, h,
                                MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
                                MHD_OPTION_EXTERNAL_LOGGER, mhd_log, h,
                                MHD_OPTION_ARRAY, items, MHD_OPTION_END);
   if (h->daemon == NULL) {
-    mcp__http_log(h, MCP_LOG_ERROR, "cannot listen on %s port %u",
-                  o.bind_addr ? o.bind_addr : DEFAULT_BIND, (unsigned)o.port);
+    size_t n = strlen(h->start_error);
+    while (n > 0 &&
+           (h->start_error[n - 1] == '\n' || h->start_error[n - 1] == '.'))
+      h->start_error[--n] = '\0';
+    mcp__http_log(h, MCP_LOG_ERROR, "cannot start serving on %s port %u: %s",
+                  o.bind_addr ? o.bind_addr : DEFAULT_BIND, (unsigned)o.port,
+                  n ? h->start_error : "libmicrohttpd gave no reason");
     pthread_cond_destroy(&h->wake);
     pthread_mutex_destroy(&h->lock);
     http_free(h);
@@ -1708,6 +1773,10 @@ long mcp_http_backend_timeout(const mcp_http *h) {
     if (ms < 0 || tick < ms)
       ms = tick;
   }
+  /* mcp_http_run answers the calls whose deadline passed. */
+  long due = mcp_server_timeout(h->srv);
+  if (due >= 0 && (ms < 0 || due < ms))
+    ms = due;
   return ms;
 }
 
@@ -1720,6 +1789,7 @@ int mcp_http_run(mcp_http *h) {
   (void)!read(h->hub->event_fd, &wakeups, sizeof wakeups);
   if (MHD_run(h->daemon) != MHD_YES)
     return MCP_EIO;
+  mcp_server_expire(h->srv);
   uint64_t now = mcp__http_now_ms();
   if (now >= h->next_tick_ms) {
     h->next_tick_ms = now + TICK_MS;

@@ -83,6 +83,11 @@ struct mcp_http {
   bool timer_started;
   pthread_cond_t wake;
   uint64_t next_tick_ms;
+
+  /* The thread in mcp_http_start, and the last message libmicrohttpd gave
+   * on it: why starting failed. Only that thread writes or reads it. */
+  pthread_t starter;
+  char start_error[160];
 };
 
 /* Milliseconds of CLOCK_MONOTONIC. */

@@ -350,6 +350,21 @@ void mcp__registry_clear(mcp__registry *r);
 /* ---- server, sessions and calls (lib/server.c, session.c, call.c) -------- */
 #include <pthread.h>
 
+/* The per-principal rate limit of tools/call (lib/limits.c): a token
+ * bucket per caller in a bounded table that forgets the least recently
+ * used caller first. */
+typedef struct mcp__rate_entry mcp__rate_entry;
+typedef struct mcp__ratelimit {
+  pthread_mutex_t lock;    /* guards everything below */
+  _Atomic unsigned calls;  /* bucket size; 0 = off (read without the lock
+                              to keep the disabled path free) */
+  unsigned per_s;          /* seconds in which calls tokens come back */
+  mcp__rate_entry **heads; /* hash chains; NULL until first used */
+  mcp__rate_entry *lru;    /* most recently used first */
+  mcp__rate_entry *lru_tail;
+  size_t n;
+} mcp__ratelimit;
+
 struct mcp_server {
   char *name, *version, *title, *instructions;
   unsigned char state_key[32]; /* HMAC key of requestState */
@@ -370,6 +385,17 @@ struct mcp_server {
   _Atomic unsigned input_ttl_s; /* lifetime of a requestState */
   _Atomic bool hide_forbidden;  /* tools/list shows callable tools only */
   _Atomic bool check_output;    /* validate structuredContent */
+  /* Limits (lib/limits.c). */
+  _Atomic size_t max_result;        /* bytes one call's result may reach */
+  _Atomic unsigned call_timeout_ms; /* each call's deadline; 0 = none */
+  /* No call deadline needs a look before this time (CLOCK_MONOTONIC
+   * microseconds; ULLONG_MAX = none), unless dirty says a call was added
+   * or deferred since it was computed. */
+  _Atomic unsigned long long deadline_hint_us;
+  _Atomic bool deadline_dirty;
+  _Atomic unsigned long timed_calls;      /* live calls with a deadline */
+  _Atomic unsigned long long next_serial; /* of sessions, for rate keys */
+  mcp__ratelimit rate;
 };
 
 /* Drops a reference to srv (a session ending); the last one frees it. */
@@ -408,6 +434,8 @@ struct mcp_session {
   char **subscribed;         /* legacy resources/subscribe URIs */
   size_t nsubscribed;
   struct mcp__listener *listeners; /* modern subscriptions/listen */
+  unsigned long long serial;       /* rate-limit key of an anonymous
+                                      caller; 0 until needed; under lock */
   mcp_session *next, *prev;        /* in srv->sessions */
 };
 
@@ -513,6 +541,11 @@ struct mcp_call {
   mcp__buf content; /* content blocks, comma-separated */
   mcp__buf structured;
   unsigned long long started_us;
+  unsigned long long deadline_us; /* 0 = none; set under session->lock */
+  bool timed_out; /* under session->lock: mcp_server_expire dealt with the
+                     passed deadline (answered it, unless it had no memory
+                     to; then the finish answers) */
+  bool too_large; /* the result passed the server's maximum size */
   mcp_call *next, *prev; /* in session->calls */
 };
 
@@ -595,6 +628,32 @@ mcp_call *mcp__input_response(mcp_session *s, const mcp__msg *m,
 void mcp__input_cancel_locked(mcp_call *c);
 /* Frees a call's input bookkeeping. */
 void mcp__input_clear(mcp_call *c);
+
+/* ---- limits (lib/limits.c) ------------------------------------------------
+ * Result size: builders ask for room before they copy, so an oversized
+ * result is refused before it is built, and what was built is freed. */
+/* Bytes mcp__json_quote writes for s, quotes included (an upper bound). */
+size_t mcp__quoted_len(const char *s);
+/* Latches MCP_ELIMIT (and frees the result built so far) when more bytes
+ * would take the call's result past the server's maximum. Returns 0 or the
+ * latched code. */
+int mcp__call_room(mcp_call *c, size_t more);
+/* The reply to a call whose result was too large: an isError result for a
+ * tool, a JSON-RPC error otherwise. Logs for the author. */
+void mcp__call_too_large(mcp_call *c, mcp__buf *out);
+/* Deadlines: sets a new call's deadline from the server's call timeout,
+ * counted from started (its receipt). */
+void mcp__call_set_deadline(mcp_call *c, unsigned long long started);
+/* Has the call's deadline passed? Any thread. */
+bool mcp__call_late(const mcp_call *c);
+/* The reply to a call that missed its deadline (isError "timeout" for a
+ * tool, a JSON-RPC error otherwise), with the log line for the author. */
+void mcp__call_timeout(mcp_call *c, mcp__buf *out);
+/* Sends a notification of a running call (progress, log) where its
+ * replies go, unless mcp_server_expire answered it already. */
+void mcp__call_send(mcp_call *c, const char *msg, size_t len);
+void mcp__ratelimit_init(mcp__ratelimit *rl);
+void mcp__ratelimit_free(mcp__ratelimit *rl);
 
 /* Emits the audit record of a call that was refused before it ran. */
 void mcp__audit(mcp_server *srv, const char *tool, const mcp_principal *p,

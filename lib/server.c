@@ -1,6 +1,7 @@
 /* The server: identity, the tool table, hooks, and the sessions to tell
  * when the table changes. */
 #include <cjson/cJSON.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +34,18 @@ int mcp_server_new(const mcp_server_info *info, mcp_server **out) {
     mcp__free(srv);
     return MCP_ENOMEM;
   }
+  if (pthread_mutex_init(&srv->rate.lock, NULL) != 0) {
+    pthread_mutex_destroy(&srv->lock);
+    mcp__free(srv);
+    return MCP_ENOMEM;
+  }
+  mcp__ratelimit_init(&srv->rate);
+  atomic_init(&srv->max_result, MCP_DEFAULT_MAX_RESULT);
+  atomic_init(&srv->call_timeout_ms, 0);
+  atomic_init(&srv->deadline_hint_us, ULLONG_MAX);
+  atomic_init(&srv->deadline_dirty, false);
+  atomic_init(&srv->timed_calls, 0);
+  atomic_init(&srv->next_serial, 0);
   srv->name = mcp__strdup(info->name);
   srv->version = mcp__strdup(info->version);
   srv->title = mcp__strdup(info->title);
@@ -75,6 +88,8 @@ static void server_destroy(mcp_server *srv) {
   mcp__free(srv->version);
   mcp__free(srv->title);
   mcp__free(srv->instructions);
+  mcp__ratelimit_free(&srv->rate);
+  pthread_mutex_destroy(&srv->rate.lock);
   pthread_mutex_destroy(&srv->lock);
   mcp__free(srv);
 }
@@ -144,6 +159,16 @@ void mcp_server_set_check_output(mcp_server *srv, bool on) {
 
 void mcp_server_set_hide_forbidden(mcp_server *srv, bool hide) {
   atomic_store(&srv->hide_forbidden, hide);
+}
+
+void mcp_server_set_max_result(mcp_server *srv, size_t bytes) {
+  if (srv)
+    atomic_store(&srv->max_result, bytes ? bytes : MCP_DEFAULT_MAX_RESULT);
+}
+
+void mcp_server_set_call_timeout(mcp_server *srv, unsigned ms) {
+  if (srv)
+    atomic_store(&srv->call_timeout_ms, ms);
 }
 
 void mcp_server_set_input_ttl(mcp_server *srv, unsigned seconds) {

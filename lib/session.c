@@ -514,6 +514,13 @@ void mcp__start_call(mcp_session *s, reply_ctx *ctx, const req *r,
     goto done;
   }
   if (is_tool) {
+    /* After access is decided, so a caller refused access learns nothing
+     * from the limiter; before validation, so every allowed call counts. */
+    int lim = mcp__rate_take(s, ctx, r, tool->name, started);
+    if (lim == MCP_ENOMEM)
+      goto oom;
+    if (lim)
+      goto done;
     int vrc = mcp__schema_validate(tool->input, args, "Invalid arguments", why,
                                    sizeof why);
     if (vrc == MCP_ENOMEM)
@@ -533,6 +540,7 @@ void mcp__start_call(mcp_session *s, reply_ctx *ctx, const req *r,
   if (rc)
     goto oom;
   call->started_us = started;
+  mcp__call_set_deadline(call, started);
   call->modern = r->modern;
   call->sink = ctx->sink;
   mcp__sink_ref(call->sink);

@@ -1,6 +1,8 @@
 /* The stdio transport: newline-delimited JSON-RPC on two file descriptors,
  * built only on the public session API (DESIGN promise 3). */
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -114,10 +116,105 @@ static int oversized(mcp_session *s, size_t max_line) {
   return mcp_session_reject(s, why);
 }
 
+/* The graceful stop (mcp_stdio_options.stop_on_signal). A signal handler
+ * may only call async-signal-safe functions, so it writes one byte to a
+ * pipe whose read end the reader polls beside its input; this works
+ * whichever thread the signal lands on. The pipe is made once and kept for
+ * the life of the process, so that a handler still running on another
+ * thread after the old handlers are back never writes to a closed (or
+ * reused) descriptor. */
+static pthread_mutex_t stop_lock = PTHREAD_MUTEX_INITIALIZER;
+static bool stop_taken;                /* under stop_lock */
+static int stop_read_fd = -1;          /* under stop_lock */
+static _Atomic int stop_write_fd = -1; /* read by the handler */
+
+static void on_stop_signal(int sig) {
+  (void)sig;
+  int saved = errno;
+  (void)!write(atomic_load_explicit(&stop_write_fd, memory_order_relaxed), "",
+               1);
+  errno = saved;
+}
+
+/* Installs the stop handlers for SIGTERM and SIGINT, keeping the previous
+ * ones in old, and sets *stop_fd to the descriptor that becomes readable on
+ * either signal. Returns 0, MCP_ESTATE when another mcp_serve_stdio holds
+ * the signals, or MCP_EIO when the pipe cannot be made. */
+static int take_signals(struct sigaction old[2], int *stop_fd) {
+  pthread_mutex_lock(&stop_lock);
+  int rc = stop_taken ? MCP_ESTATE : 0;
+  if (rc == 0 && stop_read_fd < 0) {
+    int p[2];
+    if (pipe(p) != 0) {
+      rc = MCP_EIO;
+    } else {
+      /* Non-blocking: a burst of signals must never block the handler,
+       * and draining must never block the reader. */
+      for (int i = 0; i < 2; i++) {
+        fcntl(p[i], F_SETFD, FD_CLOEXEC);
+        fcntl(p[i], F_SETFL, O_NONBLOCK);
+      }
+      stop_read_fd = p[0];
+      atomic_store(&stop_write_fd, p[1]);
+    }
+  }
+  if (rc == 0) {
+    /* A signal taken by an earlier call must not stop this one. */
+    char drain[64];
+    while (read(stop_read_fd, drain, sizeof drain) > 0)
+      ;
+    struct sigaction sa = {.sa_handler = on_stop_signal,
+                           .sa_flags = SA_RESTART};
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, &old[0]);
+    sigaction(SIGINT, &sa, &old[1]);
+    stop_taken = true;
+    *stop_fd = stop_read_fd;
+  }
+  pthread_mutex_unlock(&stop_lock);
+  return rc;
+}
+
+static void give_signals(const struct sigaction old[2]) {
+  pthread_mutex_lock(&stop_lock);
+  sigaction(SIGTERM, &old[0], NULL);
+  sigaction(SIGINT, &old[1], NULL);
+  stop_taken = false;
+  pthread_mutex_unlock(&stop_lock);
+}
+
+/* Waits until fd has something for read (data, end of input or an error,
+ * which read then reports) or stop_fd (when >= 0) is readable. Returns
+ * false on the stop, which wins when both are ready. Meanwhile it answers
+ * the calls whose deadline passes (mcp_server_expire), so a deferred call
+ * gets its timeout even while the client is silent. */
+static bool wait_input(mcp_server *srv, int fd, int stop_fd) {
+  struct pollfd p[2] = {{.fd = fd, .events = POLLIN},
+                        {.fd = stop_fd, .events = POLLIN}};
+  for (;;) {
+    long t = mcp_server_timeout(srv);
+    int n = poll(p, stop_fd >= 0 ? 2 : 1, t < 0 ? -1 : (int)t);
+    if (n == 0) {
+      mcp_server_expire(srv);
+      continue;
+    }
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0)
+      return true;
+    if (stop_fd >= 0 && p[1].revents)
+      return false;
+    if (p[0].revents)
+      return true;
+  }
+}
+
 /* Reads until end of input, splitting lines. A line over max_line bytes is
  * answered once and discarded up to its newline, so memory stays bounded
- * and the stream resynchronizes. */
-static int read_loop(mcp_session *s, stdio_out *out, int fd, size_t max_line) {
+ * and the stream resynchronizes. With stop_fd (>= 0) it also ends when
+ * stop_fd becomes readable; a partial line read so far is dropped. */
+static int read_loop(mcp_session *s, stdio_out *out, int fd, size_t max_line,
+                     int stop_fd, mcp_server *srv) {
   size_t cap = 64 * 1024, len = 0;
   char *buf = mcp__malloc(cap);
   if (buf == NULL)
@@ -135,6 +232,12 @@ static int read_loop(mcp_session *s, stdio_out *out, int fd, size_t max_line) {
       buf = p;
       cap = ncap;
     }
+    /* Every whole line read so far has been handled: a stop here leaves
+     * no request half done. With call deadlines to watch, the wait is
+     * where they are answered. */
+    if ((stop_fd >= 0 || mcp_server_timeout(srv) >= 0) &&
+        !wait_input(srv, fd, stop_fd))
+      break;
     ssize_t n = read(fd, buf + len, cap - len);
     if (n < 0 && errno == EINTR)
       continue;
@@ -193,6 +296,13 @@ int mcp_serve_stdio(mcp_server *srv, const mcp_stdio_options *opts) {
   int in_fd = o.in_fd ? o.in_fd : STDIN_FILENO;
   int out_fd = o.out_fd ? o.out_fd : STDOUT_FILENO;
   int saved_stdout = -1;
+  struct sigaction old_stop[2];
+  int stop_fd = -1;
+  if (o.stop_on_signal) {
+    int rc = take_signals(old_stop, &stop_fd);
+    if (rc != 0)
+      return rc;
+  }
 
   /* Only protocol messages may reach standard output. Keep a private
    * descriptor for them and point fd 1 at stderr, so stray output from a
@@ -207,6 +317,8 @@ int mcp_serve_stdio(mcp_server *srv, const mcp_stdio_options *opts) {
         close(priv);
       if (saved_stdout >= 0)
         close(saved_stdout);
+      if (stop_fd >= 0)
+        give_signals(old_stop);
       return MCP_EIO;
     }
     out_fd = priv;
@@ -231,9 +343,10 @@ int mcp_serve_stdio(mcp_server *srv, const mcp_stdio_options *opts) {
     rc = mcp_session_new(srv, o.principal ? o.principal : &local, send_line,
                          &out, &s);
   if (rc == 0) {
-    rc = read_loop(s, &out, in_fd, max_line);
-    /* End of input: what still runs is cancelled, and we wait (bounded)
-     * for deferred calls so their threads never write to a closed fd. */
+    rc = read_loop(s, &out, in_fd, max_line, stop_fd, srv);
+    /* End of input (or the stop signal): what still runs is cancelled,
+     * and we wait (bounded) for deferred calls so their threads never
+     * write to a closed fd. */
     mcp_session_cancel_all(s);
     for (int i = 0; i < 500 && mcp_session_pending(s) > 0; i++)
       nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
@@ -245,6 +358,8 @@ int mcp_serve_stdio(mcp_server *srv, const mcp_stdio_options *opts) {
   }
   mcp__buf_free(&out.pending);
   sigaction(SIGPIPE, &old_pipe, NULL);
+  if (stop_fd >= 0)
+    give_signals(old_stop);
   if (saved_stdout >= 0) {
     dup2(saved_stdout, STDOUT_FILENO);
     close(saved_stdout);

@@ -150,6 +150,14 @@ typedef struct mcp_http_options {
   size_t max_body;               /**< bytes of one POST body; 0 = 4 MiB */
   size_t header_memory;          /**< bytes per connection for the request
                                       line and headers; 0 = 32 KiB */
+  size_t thread_stack_size;      /**< bytes of stack for each polling
+                                      thread, where handlers run; 0 = the
+                                      system's default (often 8 MiB of
+                                      address space). A daemon running many
+                                      threads may lower it to what its
+                                      handlers need; a size the system
+                                      cannot provide makes mcp_http_start
+                                      fail with MCP_EIO */
   unsigned connection_timeout_s; /**< idle connection closed after;
                                       0 = 30 */
   unsigned max_connections;      /**< open at once; 0 = 512 */
@@ -209,11 +217,13 @@ MCP_API int mcp_http_backend_fd(const mcp_http *http);
 
 /** External loop: how long the embedder may wait before calling
  * mcp_http_run even if the descriptor stays quiet, in milliseconds; -1 when
- * there is no deadline. */
+ * there is no deadline. It accounts for the nearest call deadline
+ * (mcp_server_set_call_timeout), which mcp_http_run then answers. */
 MCP_API long mcp_http_backend_timeout(const mcp_http *http);
 
 /** External loop: does whatever work is ready without blocking (accepts,
- * reads, dispatches, writes, expires idle sessions). Returns 0 or MCP_EIO.
+ * reads, dispatches, writes, expires idle sessions, answers calls whose
+ * deadline passed with mcp_server_expire). Returns 0 or MCP_EIO.
  * Call it from one thread (the loop's). */
 MCP_API int mcp_http_run(mcp_http *http);
 

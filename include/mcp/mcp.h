@@ -201,8 +201,14 @@ typedef enum mcp_decision {
   MCP_DECISION_INVALID_ARGUMENTS, /**< allowed, but arguments failed the
                                        schema */
   MCP_DECISION_CANCELLED,         /**< allowed, then cancelled by the client */
-  MCP_DECISION_INVALID_STATE      /**< a modern retry whose requestState was
+  MCP_DECISION_INVALID_STATE,     /**< a modern retry whose requestState was
                                        tampered with, expired or foreign */
+  MCP_DECISION_RATE_LIMITED,      /**< allowed, but the caller was over its
+                                       rate (mcp_server_set_rate_limit); the
+                                       handler did not run */
+  MCP_DECISION_TIMEOUT            /**< allowed, then answered "timeout" at
+                                       the server's call deadline
+                                       (mcp_server_set_call_timeout) */
 } mcp_decision;
 
 /** One audit record per tools/call of a known tool. All pointers are
@@ -321,6 +327,89 @@ MCP_API void mcp_server_set_hide_forbidden(mcp_server *srv, bool hide);
  * (default 600). Any thread. */
 MCP_API void mcp_server_set_input_ttl(mcp_server *srv, unsigned seconds);
 
+/** The default of mcp_server_set_max_result: 16 MiB. */
+#define MCP_DEFAULT_MAX_RESULT ((size_t)16 << 20)
+
+/** Sets the most bytes one call's result may reach: the JSON text of its
+ * content blocks (prompt messages, resource contents) plus its
+ * structuredContent, as the mcp_result_* builders write it; 0 restores the
+ * default, MCP_DEFAULT_MAX_RESULT (SIZE_MAX turns the cap off). The builders
+ * check before they copy (mcp_result_structured_json, given a cJSON tree,
+ * serializes it first and then checks), so a handler adding 50 MB never
+ * makes the library build a 50 MB reply: the builder that would pass the
+ * cap returns
+ * MCP_ELIMIT (latched, as any builder failure), what was built is freed,
+ * and the client gets, for a tool, a result with isError and the text
+ * "result too large: limit N bytes"; for prompts/get and resources/read a
+ * JSON-RPC internal error (-32603) saying the same. The server's log names
+ * the call. Any thread; calls already running may see either value. */
+MCP_API void mcp_server_set_max_result(mcp_server *srv, size_t bytes);
+
+/** Limits how often each caller may call tools: a token bucket of calls
+ * tokens per caller, refilled evenly over per_seconds (so up to calls at
+ * once, and calls per per_seconds on average). calls 0 turns the limit off
+ * (the default) and forgets every caller.
+ *
+ * A caller is the principal's subject; anonymous callers (subject NULL)
+ * are counted per session, so on Streamable HTTP without authentication
+ * give the transport a principal with a subject, or a 2026-07-28 client
+ * (one session per request) is never limited. The table of callers holds
+ * at most 4096 of them; past that the least recently seen is forgotten
+ * (it starts again with a full bucket).
+ *
+ * Only tools/call counts: prompts/get, resources/read and
+ * completion/complete are reads a client makes in bursts to fill its
+ * interface, and are not limited. Each request counts, so a 2026-07-28
+ * input-required retry is a call of its own. The limit is checked after
+ * the scope check and the authorizer, so a caller refused access gets that
+ * refusal, learns nothing about the limiter and spends no token; and
+ * before the arguments are validated, so every call the caller may make
+ * counts, valid or not. A call over the limit never reaches its handler:
+ * it is answered, alike on every transport, with a result whose isError is
+ * true and whose text begins "rate limited" and says how many seconds to
+ * wait, and audited as MCP_DECISION_RATE_LIMITED. Time is CLOCK_MONOTONIC.
+ * Returns 0, or MCP_EINVAL (srv NULL, or calls without per_seconds). Any
+ * thread. */
+MCP_API int mcp_server_set_rate_limit(mcp_server *srv, unsigned calls,
+                                      unsigned per_seconds);
+
+/** Sets a deadline for every tools/call, prompts/get and resources/read:
+ * ms milliseconds from the request's receipt (0, the default, means none).
+ * It covers the whole request, including, in the 2025 protocol versions,
+ * rounds waiting for the client's answers to input requests. A C handler
+ * cannot be stopped from outside, so the deadline is cooperative: once it
+ * passes, mcp_call_cancelled() returns true, and the handler should stop.
+ * A call that finishes after its deadline is answered, instead of with its
+ * result, for a tool with a result whose isError is true and whose text
+ * begins "timeout"; for a prompt or a resource with a JSON-RPC internal
+ * error (-32603) whose message says the same. A deferred call (or one
+ * waiting for the client's input) is answered so when the transport next
+ * calls mcp_server_expire after the deadline, and its later
+ * mcp_call_finish only frees it. Audited as MCP_DECISION_TIMEOUT. The
+ * server's log names the call. The stdio and HTTP transports call
+ * mcp_server_expire themselves; an embedder's own transport must (see
+ * there). Applies to calls received afterwards. Any thread. */
+MCP_API void mcp_server_set_call_timeout(mcp_server *srv, unsigned ms);
+
+/** For transports and embedders with their own event loop, as
+ * mcp_http_backend_timeout is for HTTP: how long, in milliseconds, the loop
+ * may wait before calling mcp_server_expire: 0 when a deadline has passed
+ * and a call waits for its answer, -1 when no call of srv has a deadline
+ * to watch. Cheap when no call timeout is set. Any thread. */
+MCP_API long mcp_server_timeout(mcp_server *srv);
+
+/** Answers, with the timeout answer described at mcp_server_set_call_timeout,
+ * every deferred call of srv (on any session) whose deadline has passed,
+ * and every call waiting for the client's input whose deadline has passed
+ * (the client is told the requests are cancelled). The answers go where the
+ * calls' replies go, through the sessions' send callbacks or sinks, from
+ * the calling thread. Calls whose handler is still running answer for
+ * themselves when it returns. Call it when mcp_server_timeout's time is
+ * up; calling it early or often is harmless and cheap. Returns how many
+ * calls it answered, or MCP_EINVAL for srv NULL. Any thread, but not from
+ * a send callback or a handler. */
+MCP_API int mcp_server_expire(mcp_server *srv);
+
 /** Replaces the server's requestState signing key (by default 32 bytes from
  * the kernel's CSPRNG, drawn by mcp_server_new); a key longer than 32 bytes
  * is first reduced to 32 with SHA-256. Give every process of a
@@ -363,7 +452,20 @@ typedef struct mcp_tool_annotations {
  * sent), MCP_DEFERRED (it will call mcp_call_finish later, from any thread),
  * or a negative code (the client gets a JSON-RPC internal error; the detail
  * goes to the log, never to the client). Runs on the thread that drives the
- * session. */
+ * session.
+ *
+ * A handler runs inside the server's process, on a server thread: if it
+ * crashes (dereferences NULL, aborts, overflows its stack), the whole
+ * server dies with it, with every session and every call in flight. libmcp
+ * cannot catch that, and does not try. Its own code never aborts on
+ * anything a client sends (the fuzz targets check that); a handler's code
+ * must hold to the same rule. For code that may crash or that you do not
+ * trust (a parser of uploaded files, a third-party plugin), run the work
+ * in a child process: start it from the handler (or from a thread after
+ * returning MCP_DEFERRED), pass the arguments on its standard input, build
+ * the result from its output, and answer with mcp_result_error when it
+ * dies or times out. The child can then also get its own resource limits
+ * and sandbox. */
 typedef int (*mcp_tool_fn)(mcp_call *call, void *user_data);
 
 /** A tool definition: plain data, typically a static const struct with
@@ -651,9 +753,11 @@ MCP_API int mcp_call_arg_number(const mcp_call *call, const char *name,
 MCP_API int mcp_call_arg_bool(const mcp_call *call, const char *name,
                               bool *out);
 
-/** Returns true once the client cancelled the call (notifications/cancelled)
- * or its session closed. A long handler should poll it and stop; whatever it
- * returns afterwards is discarded. Any thread. */
+/** Returns true once the client cancelled the call (notifications/cancelled),
+ * its session closed, or its deadline passed (mcp_server_set_call_timeout).
+ * A long handler should poll it and stop; whatever it returns afterwards is
+ * discarded (after a deadline, the client gets the timeout answer instead).
+ * Any thread. */
 MCP_API bool mcp_call_cancelled(const mcp_call *call);
 
 /** Reports progress when the client asked for it (a progressToken); does
@@ -735,8 +839,10 @@ MCP_API const char *mcp_call_state(const mcp_call *call);
 
 /* Result builders. Each appends to the call's result and copies its input.
  * The first failure is latched: later builders do nothing and return it, and
- * finishing a call with a latched failure answers a JSON-RPC internal error.
- * Returns 0, MCP_EINVAL, MCP_ENOMEM, or the latched code. */
+ * finishing a call with a latched failure answers a JSON-RPC internal error
+ * (except MCP_ELIMIT: see mcp_server_set_max_result).
+ * Returns 0, MCP_EINVAL, MCP_ENOMEM, MCP_ELIMIT (the result would pass the
+ * server's maximum size), or the latched code. */
 
 /** Appends a text block. */
 MCP_API int mcp_result_text(mcp_call *call, const char *text);
@@ -893,6 +999,11 @@ typedef struct mcp_stdio_options {
   int in_fd;                      /**< 0 = standard input */
   int out_fd;                     /**< 0 = standard output */
   size_t max_line;                /**< bytes in one message; 0 = 4 MiB */
+  bool stop_on_signal;            /**< true = SIGTERM and SIGINT end serving
+                                       gracefully (see mcp_serve_stdio);
+                                       false = they keep their current
+                                       action (by default, the process
+                                       dies) */
 } mcp_stdio_options;
 
 /** Serves srv on a stream of newline-delimited JSON-RPC messages until end
@@ -902,8 +1013,20 @@ typedef struct mcp_stdio_options {
  * SIGPIPE is ignored. A line longer than max_line is answered with a parse
  * error and skipped. Deferred calls may finish from other threads while it
  * runs; it waits for them (they see the cancelled flag) before returning.
- * Returns 0 at end of input, MCP_EIO on a read or write error, MCP_ENOMEM.
- * Blocks the calling thread. */
+ *
+ * With stop_on_signal, SIGTERM and SIGINT are handled (sigaction) for the
+ * duration of the call and the previous handlers are restored before it
+ * returns. On either signal it stops reading input (a message not yet read
+ * is never handled), then ends as at end of input: calls still running are
+ * cancelled, replies already produced are written, and it waits at most 5
+ * seconds for deferred calls before returning 0. This is the graceful stop a
+ * client's shutdown sequence (close input, SIGTERM, SIGKILL) expects. The
+ * signals must not be blocked in every thread. One call at a time per
+ * process may set stop_on_signal; another gets MCP_ESTATE.
+ *
+ * Returns 0 at end of input or on the stop signal, MCP_EIO on a read or
+ * write error, MCP_ESTATE (see stop_on_signal), MCP_ENOMEM. Blocks the
+ * calling thread. */
 MCP_API int mcp_serve_stdio(mcp_server *srv, const mcp_stdio_options *opts);
 
 #ifdef __cplusplus

@@ -2584,6 +2584,83 @@ START_TEST(deferred_call_finished_from_another_thread) {
 }
 END_TEST
 
+/* F18: a deferred call past the server's deadline is answered with the
+ * timeout by the transport's timer, in both eras, and its stream ends then;
+ * the handler's late finish only frees the call. */
+START_TEST(f18_deferred_call_times_out) {
+  fx_start(NULL);
+  mcp_server_set_call_timeout(F.srv, 100);
+  char *sid = open_session(V, "{}");
+  req legacy = {.body = CALL("8", "park", "{}"), .session = sid, .version = V};
+  req stateless = {.body = MODERN_CALL("9", "park", "{}"),
+                   .version = "2026-07-28",
+                   .h = {"Mcp-Method: tools/call", "Mcp-Name: park"}};
+  const req *qs[] = {&legacy, &stateless};
+  for (int i = 0; i < 2; i++) {
+    stream *s = stream_open(qs[i]);
+    mcp_call *c = unpark(T(5000));
+    ck_assert_ptr_nonnull(c);
+    ck_assert_msg(stream_wait_done(s, T(15000)), "no answer at the deadline");
+    ck_assert_int_eq(s->r.status, 200);
+    cJSON *m = reply_of(&s->r);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_int_eq(jget(m, "id")->valueint, 8 + i);
+    ck_assert(cJSON_IsTrue(jget(m, "result.isError")));
+    ck_assert_str_eq(result_text(m),
+                     "timeout: the tool did not finish within 100 ms");
+    cJSON_Delete(m);
+    stream_close(s);
+    ck_assert(mcp_call_cancelled(c));
+    finish_text(c, "late");
+  }
+  expect_ping_ok(sid);
+  free(sid);
+}
+END_TEST
+
+/* F16: the rate limit answers alike over HTTP, in both eras: an isError
+ * result (HTTP 200), the handler not run. */
+START_TEST(f16_rate_limited_over_http) {
+  static const mcp_principal alice = {.subject = "alice", .all_scopes = true};
+  mcp_http_options o = {.principal = &alice};
+  fx_start(&o);
+  ck_assert_int_eq(mcp_server_set_rate_limit(F.srv, 2, 3600), 0);
+  char *sid = open_session(V, "{}");
+  resp r;
+  post(sid, CALL("1", "echo", "{\"text\":\"a\"}"), &r);
+  cJSON *m = expect_result(&r);
+  ck_assert_str_eq(result_text(m), "a");
+  cJSON_Delete(m);
+  resp_free(&r);
+  modern("2026-07-28", "tools/call", "echo",
+         MODERN_CALL("2", "echo", "{\"text\":\"b\"}"), &r);
+  m = expect_result(&r);
+  ck_assert_str_eq(result_text(m), "b");
+  cJSON_Delete(m);
+  resp_free(&r);
+  int before = fx_calls();
+  post(sid, CALL("3", "echo", "{\"text\":\"c\"}"), &r);
+  ck_assert_int_eq(r.status, 200);
+  m = expect_result(&r);
+  ck_assert(cJSON_IsTrue(jget(m, "result.isError")));
+  ck_assert_msg(strncmp(result_text(m), "rate limited", 12) == 0, "%s",
+                result_text(m));
+  cJSON_Delete(m);
+  resp_free(&r);
+  modern("2026-07-28", "tools/call", "echo",
+         MODERN_CALL("4", "echo", "{\"text\":\"d\"}"), &r);
+  ck_assert_int_eq(r.status, 200);
+  m = expect_result(&r);
+  ck_assert(cJSON_IsTrue(jget(m, "result.isError")));
+  ck_assert_msg(strstr(result_text(m), "try again in") != NULL, "%s",
+                result_text(m));
+  cJSON_Delete(m);
+  resp_free(&r);
+  ck_assert_int_eq(fx_calls(), before);
+  free(sid);
+}
+END_TEST
+
 /* C12: clients vanishing mid-stream (x3) are not cancellations, cost
  * nothing, and the next client is served. */
 START_TEST(c12_client_disconnects_mid_sse) {
@@ -3825,6 +3902,93 @@ START_TEST(start_on_port_in_use_fails_cleanly) {
 }
 END_TEST
 
+/* A loopback port nobody listens on right now, or 0 when it cannot be
+ * bound (so it is not free). */
+static uint16_t loopback_port(uint16_t port) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  ck_assert_int_ge(fd, 0);
+  struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(port)};
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  bool ok = bind(fd, (struct sockaddr *)&a, sizeof a) == 0 &&
+            getsockname(fd, (struct sockaddr *)&a, &len) == 0;
+  close(fd);
+  return ok ? ntohs(a.sin_port) : 0;
+}
+
+/* H6, thread creation failing: a stack larger than the address space can
+ * hold, for the one polling thread and for a pool. mcp_http_start fails
+ * with MCP_EIO and says why in the server's log; no thread, descriptor or
+ * listening socket is left, and the server already running still serves.
+ * The same start with an ordinary stack then succeeds on that port. */
+START_TEST(h6_thread_creation_fails_cleanly) {
+  fx_start(NULL);
+  ck_assert_int_eq(init_with(NULL, 0), 200);
+  long th0 = threads_now();
+  int fd0 = fds_now();
+  for (unsigned threads = 1; threads <= 2; threads++) {
+    uint16_t port = loopback_port(0);
+    ck_assert_uint_ne(port, 0);
+    mcp_http_options o = {
+        .port = port, .threads = threads, .thread_stack_size = SIZE_MAX / 2};
+    mcp_http *sentinel = (mcp_http *)&o, *h = sentinel;
+    int rc = mcp_http_start(F.srv, &o, &h);
+    if (rc == 0 && h != sentinel)
+      mcp_http_stop(h);
+    ck_assert_msg(rc == MCP_EIO, "start with an impossible stack: %s",
+                  mcp_strerror(rc));
+    ck_assert_ptr_eq(h, sentinel);
+    ck_assert_int_eq(threads_now(), th0);
+    ck_assert_int_eq(fds_now(), fd0);
+    ck_assert_uint_eq(loopback_port(port), port); /* the port is free */
+    o.thread_stack_size = 0;
+    ck_assert_int_eq(mcp_http_start(F.srv, &o, &h), 0);
+    mcp_http_stop(h);
+  }
+  pthread_mutex_lock(&F.mu);
+  bool said = F.log.p && strstr(F.log.p, "thread_stack_size");
+  pthread_mutex_unlock(&F.mu);
+  ck_assert_msg(said, "no clear reason in the log:\n%s", F.log.p);
+  ck_assert_int_eq(init_with(NULL, 0), 200);
+}
+END_TEST
+
+/* thread_stack_size for a daemon with many threads: a pool of two
+ * polling threads with 256 KiB stacks serves sessions, calls, a deferred
+ * call and deeply nested input. */
+START_TEST(small_thread_stack_serves) {
+  fx_start(&(mcp_http_options){.threads = 2,
+                               .thread_stack_size = (size_t)256 << 10});
+  char *sid = open_session(V, "{}");
+  resp r;
+  post(sid, CALL("3", "echo", "{\"text\":\"small stack\"}"), &r);
+  cJSON *m = expect_result(&r);
+  ck_assert_str_eq(result_text(m), "small stack");
+  cJSON_Delete(m);
+  resp_free(&r);
+  /* 10,000 brackets: refused at the depth limit, not by a stack overflow. */
+  size_t depth = 10000;
+  char *deep = malloc(2 * depth + 1);
+  ck_assert_ptr_nonnull(deep);
+  memset(deep, '[', depth);
+  memset(deep + depth, ']', depth);
+  deep[2 * depth] = '\0';
+  post(sid, deep, &r);
+  ck_assert_int_eq(r.status, 400);
+  resp_free(&r);
+  free(deep);
+  req q = {.body = CALL_P("4", "park", "{}"), .session = sid, .version = V};
+  stream *p = stream_open(&q);
+  mcp_call *c = unpark(T(5000));
+  ck_assert_ptr_nonnull(c);
+  ck_assert_int_eq(mcp_result_text(c, "parked"), 0);
+  ck_assert_int_eq(mcp_call_finish(c, 0), 0);
+  ck_assert_msg(stream_wait_done(p, T(5000)), "the deferred call's stream");
+  stream_close(p);
+  free(sid);
+}
+END_TEST
+
 /* mcp_http_stop with a standalone stream open and a call deferred: the
  * streams end, the call is cancelled, finishing it later is harmless. */
 START_TEST(stop_with_open_streams_and_deferred_call) {
@@ -3966,6 +4130,8 @@ int main(void) {
   t = tc(s, "calls");
   tcase_add_test(t, elicitation_answered_on_second_post);
   tcase_add_test(t, deferred_call_finished_from_another_thread);
+  tcase_add_test(t, f18_deferred_call_times_out);
+  tcase_add_test(t, f16_rate_limited_over_http);
   tcase_add_test(t, c12_client_disconnects_mid_sse);
   tcase_add_test(t, f10_inflight_cap);
   tcase_add_test(t, f12_sse_client_never_reads);
@@ -4004,6 +4170,8 @@ int main(void) {
   t = tc(s, "embed");
   tcase_add_test(t, external_loop_driven_by_poll);
   tcase_add_test(t, start_on_port_in_use_fails_cleanly);
+  tcase_add_test(t, h6_thread_creation_fails_cleanly);
+  tcase_add_test(t, small_thread_stack_serves);
   tcase_add_test(t, stop_with_open_streams_and_deferred_call);
   t = tc(s, "rss");
   tcase_add_test(t, rss_1000_sessions_then_expired);

@@ -1463,6 +1463,125 @@ START_TEST(get_stream_ends_when_its_token_expires) {
 END_TEST
 
 /* ===========================================================================
+ * H5: the wall clock jumps. ctest runs this tcase alone under libfaketime
+ * (faketime.h5_clock_jumps): the wall clock is real time plus the offset
+ * in FAKETIME_TIMESTAMP_FILE, re-read on every call, and CLOCK_MONOTONIC
+ * stays real, as when an administrator or NTP steps the clock.
+ * ======================================================================== */
+
+/* Moves the wall clock to real time plus s seconds. The file is replaced
+ * whole (rename), so a server thread never reads it half written. */
+static void clock_offset(long s) {
+  const char *path = getenv("FAKETIME_TIMESTAMP_FILE");
+  ck_assert_msg(path && *path, "FAKETIME_TIMESTAMP_FILE is not set: run "
+                               "this through ctest -R faketime");
+  char tmp[4096], text[32];
+  snprintf(tmp, sizeof tmp, "%s.new", path);
+  snprintf(text, sizeof text, "%+ld\n", s);
+  write_file(tmp, text);
+  ck_assert_int_eq(rename(tmp, path), 0);
+}
+
+static long long mono_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (long long)ts.tv_sec;
+}
+
+/* A token for alice (notes:read) with these dates (nbf 0 = none). */
+static char *token_dates(long long iat, long long nbf, long long exp) {
+  char header[128], payload[512], nbf_member[40] = "";
+  snprintf(header, sizeof header,
+           "{\"alg\":\"RS256\",\"typ\":\"at+jwt\",\"kid\":\"%s\"}", RSA_A.kid);
+  if (nbf)
+    snprintf(nbf_member, sizeof nbf_member, "\"nbf\":%lld,", nbf);
+  snprintf(payload, sizeof payload,
+           "{\"iss\":\"%s\",\"aud\":\"%s\",\"sub\":\"alice\","
+           "\"scope\":\"notes:read\",\"iat\":%lld,%s\"exp\":%lld}",
+           ISSUER, RESOURCE, iat, nbf_member, exp);
+  return sign_jwt(&RSA_A, header, payload);
+}
+
+/* The last request on G reused the connection of the one before. */
+static bool same_connection(void) {
+  long made = -1;
+  curl_easy_getinfo(G, CURLINFO_NUM_CONNECTS, &made);
+  return made == 0;
+}
+
+/* Token checks follow the wall clock, so a jump may flip a token's
+ * validity (by design: "exp" and "nbf" are wall-clock dates). Session idle
+ * expiry and connection timeouts run on CLOCK_MONOTONIC, so neither a jump
+ * of +1 h (past session_idle_s, 600 s by default, and the 30 s connection
+ * timeout) nor one of -1 h ends a session or an open connection. */
+START_TEST(h5_wall_clock_jumps) {
+  /* First, that the clock can be moved at all: without libfaketime this
+   * test would prove nothing, so it fails. */
+  clock_offset(0);
+  long long wall0 = (long long)time(NULL), mono0 = mono_s();
+  clock_offset(3600);
+  long long jumped = (long long)time(NULL) - wall0;
+  clock_offset(0);
+  ck_assert_msg(jumped > 3500 && jumped < 3700,
+                "the wall clock moved %lld s, not 3600: libfaketime is not "
+                "preloaded (install the Debian package faketime: "
+                "cmake/deps.sh --test)",
+                jumped);
+  ck_assert_msg(mono_s() - mono0 < 60, "CLOCK_MONOTONIC jumped too");
+
+  fx_start();
+  long long now = (long long)time(NULL), old = now - 7200;
+  char *soon = token_dates(old, 0, now + 600);            /* 10 minutes */
+  char *later = token_dates(old, now + 1800, now + 7200); /* in 30 min */
+  char *day = token_dates(old, 0, now + 86400);           /* a day */
+  resp r;
+  call_modern(soon, "read", &r);
+  assert_ran(&r);
+  resp_free(&r);
+  call_modern(later, "read", &r);
+  ck_assert_int_eq(r.status, 401);
+  assert_challenge(&r, CHALLENGE_INVALID);
+  resp_free(&r);
+  char *sid = open_session(day);
+  call_legacy(day, sid, "read", &r);
+  assert_ran(&r);
+  resp_free(&r);
+
+  static const long offsets[] = {3600, -3600};
+  for (size_t i = 0; i < TU_COUNT(offsets); i++) {
+    clock_offset(offsets[i]);
+    /* Let the server's housekeeping (once a second) run on the new time:
+     * it is what would end idle sessions and quiet connections. */
+    long ms = T(2500);
+    nanosleep(&(struct timespec){ms / 1000, (ms % 1000) * 1000000}, NULL);
+    /* The session and the connection that served it are still there. */
+    call_legacy(day, sid, "read", &r);
+    assert_ran(&r);
+    ck_assert_msg(same_connection(),
+                  "the open connection was closed by a "
+                  "jump of %+ld s",
+                  offsets[i]);
+    resp_free(&r);
+    /* +1 h: the 10-minute token has expired and the early one is valid;
+     * -1 h: the other way round. */
+    call_modern(offsets[i] > 0 ? soon : later, "read", &r);
+    ck_assert_msg(r.status == 401, "after %+ld s: HTTP %ld", offsets[i],
+                  r.status);
+    assert_challenge(&r, CHALLENGE_INVALID);
+    resp_free(&r);
+    call_modern(offsets[i] > 0 ? later : soon, "read", &r);
+    assert_ran(&r);
+    resp_free(&r);
+  }
+  clock_offset(0);
+  free(sid);
+  free(soon);
+  free(later);
+  free(day);
+}
+END_TEST
+
+/* ===========================================================================
  * Keys at run time: mcp_http_set_jwks
  * ======================================================================== */
 
@@ -1691,6 +1810,11 @@ int main(void) {
   tcase_add_test(t, get_stream_ends_when_its_token_expires);
   t = tc(s, "keys");
   tcase_add_test(t, jwks_replaced_and_reloaded_at_run_time);
+  /* Only where ctest preloads libfaketime (tests/http/CMakeLists.txt). */
+  if (getenv("FAKETIME_TIMESTAMP_FILE")) {
+    t = tc(s, "clock");
+    tcase_add_test(t, h5_wall_clock_jumps);
+  }
   int rc = tu_run(s);
   unlink(jwks_path);
   EVP_PKEY_free(RSA_A.pkey);

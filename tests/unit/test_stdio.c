@@ -106,6 +106,17 @@ static void start(run *r, mcp_server *srv, const mcp_principal *p,
   ck_assert_int_eq(pthread_create(&r->thread, NULL, serve, r), 0);
 }
 
+/* Like start, with the options in o (its descriptors are replaced). */
+static void start_with(run *r, mcp_server *srv, const mcp_stdio_options *o) {
+  int in[2], out[2];
+  ck_assert_int_eq(pipe(in), 0);
+  ck_assert_int_eq(pipe(out), 0);
+  *r = (run){.srv = srv, .opts = *o, .in_w = in[1], .out_r = out[0]};
+  r->opts.in_fd = in[0];
+  r->opts.out_fd = out[1];
+  ck_assert_int_eq(pthread_create(&r->thread, NULL, serve, r), 0);
+}
+
 static void put(run *r, const char *bytes) {
   size_t n = strlen(bytes);
   ck_assert_int_eq(write(r->in_w, bytes, n), (ssize_t)n);
@@ -126,6 +137,24 @@ static char *read_all(int fd) {
     if (n <= 0)
       break;
     len += (size_t)n;
+  }
+  all[len] = '\0';
+  return all;
+}
+
+/* Reads from fd until n whole lines have come (the server keeps running);
+ * the caller frees the result. */
+static char *read_lines(int fd, int n) {
+  size_t len = 0, cap = 4096;
+  char *all = malloc(cap);
+  ck_assert_ptr_nonnull(all);
+  while (n > 0) {
+    if (len + 1 == cap) {
+      all = realloc(all, cap *= 2);
+      ck_assert_ptr_nonnull(all);
+    }
+    ck_assert_int_eq(read(fd, all + len, 1), 1);
+    n -= all[len++] == '\n';
   }
   all[len] = '\0';
   return all;
@@ -364,6 +393,34 @@ START_TEST(end_of_input_cancels_deferred_calls) {
 }
 END_TEST
 
+/* F18 through the poll loop: a deferred call is answered with the timeout
+ * while the client stays silent, and its late finish sends nothing. */
+START_TEST(f18_deadline_answered_by_the_poll_loop) {
+  mcp_server *srv = make_server();
+  mcp_server_set_call_timeout(srv, 50);
+  mcp_server_set_log(srv, tu_silent_log, NULL);
+  run r;
+  parked = NULL;
+  start(&r, srv, NULL, 0);
+  put(&r, INIT "\n{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\","
+               "\"params\":{\"name\":\"park\"}}\n");
+  /* The initialize answer, then (no more input) the timeout. */
+  char *lines = read_lines(r.out_r, 2);
+  assert_line(lines, 1, "{\"id\":2,\"result\":{\"isError\":true}}");
+  ck_assert_ptr_nonnull(strstr(lines, "timeout: the tool did not finish "
+                                      "within 50 ms"));
+  free(lines);
+  ck_assert_ptr_nonnull(parked);
+  ck_assert(mcp_call_cancelled(parked));
+  ck_assert_int_eq(mcp_call_finish(parked, 0), 0);
+  char *out = finish(&r);
+  ck_assert_int_eq(r.rc, 0);
+  ck_assert_str_eq(out, ""); /* the finish sent nothing */
+  free(out);
+  mcp_server_free(srv);
+}
+END_TEST
+
 START_TEST(write_error_ends_serving) {
   mcp_server *srv = make_server();
   run r;
@@ -374,6 +431,106 @@ START_TEST(write_error_ends_serving) {
   pthread_join(r.thread, NULL);
   ck_assert_int_eq(r.rc, MCP_EIO);
   mcp_server_free(srv);
+}
+END_TEST
+
+/* A handler the stop signals must never reach while mcp_serve_stdio holds
+ * them. */
+static _Atomic int marker_runs;
+static void marker(int sig) {
+  (void)sig;
+  marker_runs++;
+}
+
+static void (*handler_now(int sig))(int) {
+  struct sigaction now;
+  ck_assert_int_eq(sigaction(sig, NULL, &now), 0);
+  return now.sa_handler;
+}
+
+/* I5: SIGTERM (and SIGINT) with stop_on_signal. A real signal to this
+ * process, input left open: serving stops, the deferred call sees the
+ * cancellation, the replies already made are on the pipe, the return is 0,
+ * and the handler that was there before is back. */
+START_TEST(signal_stops_serving_gracefully) {
+  const int sig = _i == 0 ? SIGTERM : SIGINT;
+  struct sigaction mark = {.sa_handler = marker}, before;
+  sigemptyset(&mark.sa_mask);
+  ck_assert_int_eq(sigaction(sig, &mark, &before), 0);
+  marker_runs = 0;
+  mcp_server *srv = make_server();
+  run r;
+  parked = NULL;
+  start_with(&r, srv, &(mcp_stdio_options){.stop_on_signal = true});
+  put(&r, INIT "\n{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\","
+               "\"params\":{\"name\":\"echo\",\"arguments\":{\"text\":"
+               "\"before\"}}}\n{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":"
+               "\"tools/call\",\"params\":{\"name\":\"park\"}}\n");
+  /* Both answers that can be made are made before the signal. */
+  char *got = read_lines(r.out_r, 2);
+  for (int i = 0; i < 5000 && parked == NULL; i++)
+    sleep_us(1000);
+  ck_assert_ptr_nonnull(parked);
+  ck_assert_int_eq(kill(getpid(), sig), 0);
+  /* The server waits (bounded) for the parked call; its owner sees the
+   * cancellation and finishes it, as a worker thread would. */
+  for (int i = 0; i < 20000 && !mcp_call_cancelled(parked); i++)
+    sleep_us(1000);
+  ck_assert(mcp_call_cancelled(parked));
+  ck_assert_int_eq(mcp_call_finish(parked, 0), 0);
+  /* Input is still open: the signal alone ended serving. */
+  pthread_join(r.thread, NULL);
+  char *rest = read_all(r.out_r);
+  ck_assert_int_eq(r.rc, 0);
+  assert_line(got, 1,
+              "{\"id\":2,\"result\":{\"content\":[{\"text\":\"before\"}]}}");
+  ck_assert_str_eq(rest, ""); /* no reply to the cancelled call */
+  ck_assert_int_eq(marker_runs, 0);
+  ck_assert(handler_now(sig) == marker);
+  free(got);
+  free(rest);
+  close(r.in_w);
+  close(r.out_r);
+  mcp_server_free(srv);
+  sigaction(sig, &before, NULL);
+}
+END_TEST
+
+/* A zeroed options struct leaves the signals alone; with stop_on_signal
+ * they are taken while serving, by one call at a time. */
+START_TEST(stop_on_signal_is_opt_in_and_one_at_a_time) {
+  struct sigaction mark = {.sa_handler = marker}, before;
+  sigemptyset(&mark.sa_mask);
+  ck_assert_int_eq(sigaction(SIGTERM, &mark, &before), 0);
+  mcp_server *srv = make_server();
+  run a, b;
+  start(&a, srv, NULL, 0);
+  put(&a, INIT "\n");
+  free(read_lines(a.out_r, 1));
+  ck_assert(handler_now(SIGTERM) == marker);
+  free(finish(&a));
+  ck_assert_int_eq(a.rc, 0);
+
+  start_with(&b, srv, &(mcp_stdio_options){.stop_on_signal = true});
+  put(&b, INIT "\n");
+  free(read_lines(b.out_r, 1));
+  ck_assert(handler_now(SIGTERM) != marker);
+  ck_assert(handler_now(SIGINT) != SIG_DFL);
+  int in[2], out[2];
+  ck_assert_int_eq(pipe(in), 0);
+  ck_assert_int_eq(pipe(out), 0);
+  mcp_stdio_options second = {
+      .in_fd = in[0], .out_fd = out[1], .stop_on_signal = true};
+  ck_assert_int_eq(mcp_serve_stdio(srv, &second), MCP_ESTATE);
+  for (int i = 0; i < 2; i++) {
+    close(in[i]);
+    close(out[i]);
+  }
+  free(finish(&b));
+  ck_assert_int_eq(b.rc, 0);
+  ck_assert(handler_now(SIGTERM) == marker);
+  mcp_server_free(srv);
+  sigaction(SIGTERM, &before, NULL);
 }
 END_TEST
 
@@ -438,8 +595,11 @@ static Suite *stdio_suite(void) {
   tcase_add_test(tc, no_principal_means_every_scope);
   tcase_add_test(tc, configured_principal_is_enforced);
   tcase_add_test(tc, end_of_input_cancels_deferred_calls);
+  tcase_add_test(tc, f18_deadline_answered_by_the_poll_loop);
   tcase_add_test(tc, write_error_ends_serving);
   tcase_add_test(tc, stdout_is_reserved_for_the_protocol);
+  tcase_add_loop_test(tc, signal_stops_serving_gracefully, 0, 2);
+  tcase_add_test(tc, stop_on_signal_is_opt_in_and_one_at_a_time);
   suite_add_tcase(s, tc);
   return s;
 }
