@@ -612,21 +612,7 @@ static void build_reply(mcp_call *c, int rc, mcp__buf *out) {
     }
   }
   if (rc == MCP_ENOENT && c->kind == MCP_CALL_RESOURCE && !c->latched) {
-    /* No such resource: -32002 until 2025-11-25, -32602 in the modern era
-     * (SEP-2164), never an empty contents list. */
-    mcp__buf data = {0};
-    mcp__buf_puts(&data, "{\"uri\":");
-    mcp__json_quote(&data, c->uri, strlen(c->uri));
-    mcp__buf_putc(&data, '}');
-    const char *json = mcp__buf_str(&data);
-    if (json)
-      mcp__rpc_error(out, c->id, c->id_len, MCP__ID_NULL,
-                     c->modern ? MCP__RPC_INVALID_PARAMS
-                               : MCP__RPC_RESOURCE_NOT_FOUND,
-                     "Resource not found", json);
-    else
-      out->err = MCP_ENOMEM;
-    mcp__buf_free(&data);
+    mcp__rpc_resource_not_found(out, c->id, c->id_len, c->modern, c->uri);
     return;
   }
   if (rc == 0 && c->is_error && c->kind != MCP_CALL_TOOL && !c->latched) {

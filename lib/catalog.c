@@ -222,23 +222,6 @@ static void print_resource(const void *d, const mcp__tool *t, mcp__version v,
   mcp__buf_putc(b, '}');
 }
 
-/* An absolute URI as RFC 3986 has it: a scheme, ':', then printable ASCII
- * without spaces. Enough to refuse what no client could ask for. */
-static bool uri_plausible(const char *uri) {
-  const char *p = uri;
-  if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z')))
-    return false;
-  while ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-         (*p >= '0' && *p <= '9') || *p == '+' || *p == '-' || *p == '.')
-    p++;
-  if (*p != ':')
-    return false;
-  for (; *p; p++)
-    if ((unsigned char)*p <= 0x20 || (unsigned char)*p >= 0x7f)
-      return false;
-  return strlen(uri) <= 2048;
-}
-
 static int check_resource(const mcp_resource *def, const char **what, char *err,
                           size_t errlen) {
   const char *id = def->uri ? def->uri : def->uri_template;
@@ -253,7 +236,7 @@ static int check_resource(const mcp_resource *def, const char **what, char *err,
     mcp__fmt(err, errlen, "%s: the uri is not UTF-8", *what);
     return MCP_EINVAL;
   }
-  if (def->uri && !uri_plausible(def->uri)) {
+  if (def->uri && !mcp__uri_valid(def->uri, MCP__URI_REGISTERED)) {
     mcp__fmt(err, errlen,
              "resource \"%.140s\": the uri must be an absolute URI (scheme, "
              "':', printable ASCII without spaces, at most 2048 bytes)",

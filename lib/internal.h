@@ -55,8 +55,6 @@ int mcp__base64(mcp__buf *b, const void *p, size_t n);
 /* Monotonic microseconds. */
 unsigned long long mcp__now_us(void);
 
-#endif
-
 /* ---- crypto (lib/crypto.c) ----------------------------------------------- */
 #include <stdint.h>
 
@@ -600,6 +598,11 @@ int mcp__result_end(mcp__buf *b);
 void mcp__put_cache(mcp__buf *b, const mcp_server *srv, bool private_);
 /* Appends srv's Implementation object as version v shows it. */
 void mcp__server_info(mcp__buf *b, const mcp_server *srv, mcp__version v);
+/* Appends the error answering request id when uri names no resource:
+ * -32002 up to 2025-11-25, -32602 in the modern era (SEP-2164), with
+ * {"uri":uri} as data in both (lib/surface.c). Returns out's error. */
+int mcp__rpc_resource_not_found(mcp__buf *out, const char *id, size_t id_len,
+                                bool modern, const char *uri);
 
 /* Runs a call's handler (again, for a later round) and deals with what it
  * returns, on the thread that drives the session; out as for
@@ -659,3 +662,5 @@ void mcp__ratelimit_free(mcp__ratelimit *rl);
 void mcp__audit(mcp_server *srv, const char *tool, const mcp_principal *p,
                 mcp_decision decision, const char *const *missing,
                 bool is_error, bool failed, unsigned long long started_us);
+
+#endif

@@ -297,34 +297,46 @@ static bool same_literal(const unsigned char *a, const unsigned char *b) {
 
 static bool check_value(scan *c);
 
-static bool check_object(scan *c) {
+/* Reads the name and ':' of the next member of the object whose names so
+ * far are c->keys[base..]; members counts them. */
+static bool check_member_name(scan *c, size_t base, size_t *members) {
+  if (c->pos >= c->n || c->s[c->pos] != '"')
+    return fail(c, "expected a member name");
+  size_t key = c->pos;
+  if (!check_string(c))
+    return false;
+  /* Quadratic in the members of one object, which are capped; a JWT
+   * payload is only read after its signature was verified. */
+  for (size_t k = base; k < c->nkeys; k++)
+    if (same_literal(c->s + c->keys[k], c->s + key))
+      return fail(c, "duplicate member name");
+  if (++*members > MCP__JSON_MAX_MEMBERS || c->nkeys == c->cap)
+    return fail(c, "too many members");
+  c->keys[c->nkeys++] = (uint32_t)key;
+  c->pos = skip_ws(c->s, c->n, c->pos);
+  if (c->pos >= c->n || c->s[c->pos] != ':')
+    return fail(c, "expected ':'");
+  c->pos = skip_ws(c->s, c->n, c->pos + 1);
+  return true;
+}
+
+/* Checks the object or array that opens at c->pos and moves past it: the
+ * two differ only in their brackets and in the name before each value. */
+static bool check_container(scan *c) {
+  bool object = c->s[c->pos] == '{';
+  unsigned char close = object ? '}' : ']';
   if (++c->depth > MCP__JSON_MAX_DEPTH)
     return fail(c, "nested too deeply");
   size_t base = c->nkeys, members = 0;
   c->pos = skip_ws(c->s, c->n, c->pos + 1);
-  if (c->pos < c->n && c->s[c->pos] == '}') {
+  if (c->pos < c->n && c->s[c->pos] == close) {
     c->pos++;
     c->depth--;
     return true;
   }
   for (;;) {
-    if (c->pos >= c->n || c->s[c->pos] != '"')
-      return fail(c, "expected a member name");
-    size_t key = c->pos;
-    if (!check_string(c))
+    if (object && !check_member_name(c, base, &members))
       return false;
-    /* Quadratic in the members of one object, which are capped; a JWT
-     * payload is only read after its signature was verified. */
-    for (size_t k = base; k < c->nkeys; k++)
-      if (same_literal(c->s + c->keys[k], c->s + key))
-        return fail(c, "duplicate member name");
-    if (++members > MCP__JSON_MAX_MEMBERS || c->nkeys == c->cap)
-      return fail(c, "too many members");
-    c->keys[c->nkeys++] = (uint32_t)key;
-    c->pos = skip_ws(c->s, c->n, c->pos);
-    if (c->pos >= c->n || c->s[c->pos] != ':')
-      return fail(c, "expected ':'");
-    c->pos = skip_ws(c->s, c->n, c->pos + 1);
     if (!check_value(c))
       return false;
     c->pos = skip_ws(c->s, c->n, c->pos);
@@ -332,38 +344,12 @@ static bool check_object(scan *c) {
       c->pos = skip_ws(c->s, c->n, c->pos + 1);
       continue;
     }
-    if (c->pos < c->n && c->s[c->pos] == '}')
+    if (c->pos < c->n && c->s[c->pos] == close)
       break;
-    return fail(c, "expected ',' or '}'");
+    return fail(c, object ? "expected ',' or '}'" : "expected ',' or ']'");
   }
   c->pos++;
   c->nkeys = base;
-  c->depth--;
-  return true;
-}
-
-static bool check_array(scan *c) {
-  if (++c->depth > MCP__JSON_MAX_DEPTH)
-    return fail(c, "nested too deeply");
-  c->pos = skip_ws(c->s, c->n, c->pos + 1);
-  if (c->pos < c->n && c->s[c->pos] == ']') {
-    c->pos++;
-    c->depth--;
-    return true;
-  }
-  for (;;) {
-    if (!check_value(c))
-      return false;
-    c->pos = skip_ws(c->s, c->n, c->pos);
-    if (c->pos < c->n && c->s[c->pos] == ',') {
-      c->pos = skip_ws(c->s, c->n, c->pos + 1);
-      continue;
-    }
-    if (c->pos < c->n && c->s[c->pos] == ']')
-      break;
-    return fail(c, "expected ',' or ']'");
-  }
-  c->pos++;
   c->depth--;
   return true;
 }
@@ -373,9 +359,8 @@ static bool check_value(scan *c) {
     return fail(c, "unexpected end");
   switch (c->s[c->pos]) {
   case '{':
-    return check_object(c);
   case '[':
-    return check_array(c);
+    return check_container(c);
   case '"':
     return check_string(c);
   case 't':
@@ -398,7 +383,7 @@ bool mcp__jwt_json_check(const char *s, size_t n, uint32_t *scratch, size_t cap,
     return false;
   }
   size_t start = c.pos;
-  if (!check_object(&c)) {
+  if (!check_container(&c)) {
     *why = c.why;
     return false;
   }

@@ -12,9 +12,6 @@
 /* Most URIs one legacy session or one listener may subscribe to. */
 #define MAX_SUBSCRIPTIONS 256
 
-/* Longest URI a client may name, in bytes. */
-#define MAX_URI 4096
-
 /* ---- capabilities -------------------------------------------------------- */
 
 static bool any_complete(const mcp__registry *r) {
@@ -127,31 +124,41 @@ static mcp__tool *find_resource(mcp_server *srv, const char *uri, cJSON **vars,
   return t;
 }
 
-/* Is uri something a client may name: UTF-8 text of sane length without
- * controls? */
-static bool uri_acceptable(const char *uri) {
-  size_t n = strlen(uri);
-  if (n == 0 || n > MAX_URI || !mcp__utf8_valid(uri, n))
-    return false;
-  for (const char *p = uri; *p; p++)
-    if ((unsigned char)*p < 0x20 || *p == 0x7f)
-      return false;
-  return true;
-}
-
 static const char *request_uri(mcp_session *s, reply_ctx *ctx, const req *r) {
   const cJSON *uri = mcp__member(r->params, "uri");
   if (!cJSON_IsString(uri)) {
     mcp__reply_invalid_params(s, ctx, r, "uri is required (a string)");
     return NULL;
   }
-  if (!uri_acceptable(uri->valuestring)) {
+  if (!mcp__uri_valid(uri->valuestring, MCP__URI_REQUESTED)) {
     mcp__reply_invalid_params(s, ctx, r,
                               "uri must be 1-4096 bytes of UTF-8 without "
                               "control characters");
     return NULL;
   }
   return uri->valuestring;
+}
+
+/* Both ways of finding that a resource does not exist end here (nothing
+ * serves the URI, or its handler finished with MCP_ENOENT), so a client
+ * gets the same answer either way: the protocol's not-found error naming
+ * the URI, never an empty contents list. */
+int mcp__rpc_resource_not_found(mcp__buf *out, const char *id, size_t id_len,
+                                bool modern, const char *uri) {
+  mcp__buf data = {0};
+  mcp__buf_puts(&data, "{\"uri\":");
+  mcp__json_quote(&data, uri, strlen(uri));
+  mcp__buf_putc(&data, '}');
+  const char *json = mcp__buf_str(&data);
+  if (json)
+    mcp__rpc_error(out, id, id_len, MCP__ID_NULL,
+                   modern ? MCP__RPC_INVALID_PARAMS
+                          : MCP__RPC_RESOURCE_NOT_FOUND,
+                   "Resource not found", json);
+  else if (!out->err)
+    out->err = data.err;
+  mcp__buf_free(&data);
+  return out->err;
 }
 
 void mcp__handle_resources_read(mcp_session *s, reply_ctx *ctx, const req *r) {
@@ -168,21 +175,9 @@ void mcp__handle_resources_read(mcp_session *s, reply_ctx *ctx, const req *r) {
                      NULL);
       return;
     }
-    /* -32002 up to 2025-11-25; the modern era uses -32602 (SEP-2164).
-     * Either way the data names the URI. */
-    mcp__buf data = {0};
-    mcp__buf_puts(&data, "{\"uri\":");
-    mcp__json_quote(&data, uri, strlen(uri));
-    mcp__buf_putc(&data, '}');
-    const char *json = mcp__buf_str(&data);
-    if (json)
-      mcp__req_error(s, ctx, r,
-                     r->modern ? MCP__RPC_INVALID_PARAMS
-                               : MCP__RPC_RESOURCE_NOT_FOUND,
-                     "Resource not found", json);
-    else if (!ctx->err)
-      ctx->err = MCP_ENOMEM;
-    mcp__buf_free(&data);
+    mcp__buf b = {0};
+    mcp__rpc_resource_not_found(&b, r->m->id, r->m->id_len, r->modern, uri);
+    mcp__reply_buf(s, ctx, &b);
     return;
   }
   mcp__start_call(s, ctx, r, t, vars, uri, started);
@@ -505,7 +500,8 @@ static const char *read_filter(const cJSON *filter, mcp__listener *l, int *rc) {
     return NULL;
   }
   for (const cJSON *u = uris->child; u; u = u->next) {
-    if (!cJSON_IsString(u) || !uri_acceptable(u->valuestring))
+    if (!cJSON_IsString(u) ||
+        !mcp__uri_valid(u->valuestring, MCP__URI_REQUESTED))
       return "resourceSubscriptions must hold URIs (1-4096 bytes of UTF-8 "
              "without control characters)";
     if ((l->uris[l->nuris] = mcp__strdup(u->valuestring)) == NULL) {

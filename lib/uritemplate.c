@@ -6,7 +6,11 @@
  * table so the search never steps back in the URI, or the leading
  * characters of the expressions directly after it. Everything lives in one
  * allocation. Matching is a single left-to-right walk over the parts with
- * no retries; uritemplate.h gives the rules. */
+ * no retries; uritemplate.h gives the rules.
+ *
+ * The rules a plain resource URI meets live here too, beside the only
+ * other code that reads URIs, so that registering a resource and naming
+ * one share a single definition of each rule. */
 #include <cjson/cJSON.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -741,4 +745,34 @@ int mcp__uritemplate_match(const mcp__uritemplate *t, const char *uri,
   if (rc == 0)
     *vars = obj;
   return rc;
+}
+
+/* ---- plain URIs ---------------------------------------------------------- */
+
+static bool is_alpha(unsigned char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
+/* RFC 3986 section 3.1: ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ) ":". */
+static bool has_scheme(const char *uri) {
+  const unsigned char *p = (const unsigned char *)uri;
+  if (!is_alpha(*p))
+    return false;
+  while (is_alpha(*p) || (*p >= '0' && *p <= '9') || *p == '+' || *p == '-' ||
+         *p == '.')
+    p++;
+  return *p == ':';
+}
+
+bool mcp__uri_valid(const char *uri, mcp__uri_rules rules) {
+  bool registered = rules == MCP__URI_REGISTERED;
+  size_t n = strlen(uri);
+  if (n == 0 ||
+      n > (registered ? MCP__URI_MAX_REGISTERED : MCP__URI_MAX_REQUESTED) ||
+      !mcp__utf8_valid(uri, n))
+    return false;
+  for (const unsigned char *p = (const unsigned char *)uri; *p; p++)
+    if (*p < 0x20 || *p == 0x7f || (registered && (*p == ' ' || *p >= 0x80)))
+      return false;
+  return !registered || has_scheme(uri);
 }

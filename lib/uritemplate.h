@@ -146,4 +146,32 @@ const char *mcp__uritemplate_var(const mcp__uritemplate *t, size_t i);
 /* Does t declare a variable called name (compared byte for byte)? */
 bool mcp__uritemplate_has_var(const mcp__uritemplate *t, const char *name);
 
+/* ---- Plain URIs ----
+ * A resource's URI is checked twice, by different rules: when a server
+ * registers it and when a client names it (resources/read,
+ * resources/subscribe and unsubscribe, subscriptions/listen). Both refuse
+ * what cannot be a URI at all: nothing, control characters (C0 and DEL),
+ * bytes that are not UTF-8, and more than a length that bounds the work one
+ * URI costs. A registered URI is published in resources/list for clients
+ * to send back unchanged and is compared with what they send as a string,
+ * so it must also be an absolute URI that every client carries the same
+ * way: a scheme (a letter, then letters, digits, "+", "-" or "."), ":",
+ * then printable ASCII without spaces, at most 2048 bytes. A URI a client
+ * names is only looked up and matched against templates, which take raw
+ * non-ASCII (a client may send an IRI); a subscription may name a URI that
+ * nothing serves yet. Holding it to the registration rules would turn "no
+ * such resource" (-32002 with the URI in data) into a malformed request,
+ * so it only has to be text of up to 4096 bytes: no scheme is needed, and
+ * spaces and non-ASCII are allowed. */
+#define MCP__URI_MAX_REGISTERED 2048
+#define MCP__URI_MAX_REQUESTED 4096
+
+typedef enum mcp__uri_rules {
+  MCP__URI_REGISTERED, /* a server's mcp_resource uri */
+  MCP__URI_REQUESTED   /* a uri a client names */
+} mcp__uri_rules;
+
+/* Does the NUL-terminated uri meet the rules above? */
+bool mcp__uri_valid(const char *uri, mcp__uri_rules rules);
+
 #endif
