@@ -609,13 +609,20 @@ static bool collect(mcp_http *h, mcp__http_req *r, const char *data, size_t n) {
 
 /* ---- reading the body ahead of the engine -------------------------------- */
 
-/* What routing and the header checks need to know about a POST body. The
- * engine parses it again, strictly; this lenient look is only for routing,
- * and anything it cannot read goes to the engine, which answers it. */
+/* What routing and the header checks need to know about a POST body. It
+ * is parsed once, strictly, by the engine's own parser
+ * (mcp_message_parse), and the message read here is the one handed to the
+ * session: routing and the checks of the headers against the body can
+ * never see the bytes otherwise than the engine does. A body that does not
+ * parse goes to the engine as bytes, and it answers the error. */
+#define PEEK_ID_INLINE 72
 typedef struct peek {
-  cJSON *root;
+  mcp_message *msg; /* owned until handed to the session */
+  const cJSON *root;
   const char *method;
-  char *id; /* the id as JSON text, when it can be echoed exactly */
+  char *id; /* the id as JSON text, when it can be echoed exactly: it
+               outlives msg, so it is a copy (in id_inline when short) */
+  char id_inline[PEEK_ID_INLINE];
   bool has_id;
   bool initialize;
   size_t ncalls; /* tools/call requests */
@@ -638,25 +645,30 @@ static bool is_call(const cJSON *o) {
          member(o, "id") != NULL;
 }
 
+/* Keeps a copy of the message's raw id (which lives in the message). */
+static void peek_id(peek *p) {
+  size_t n;
+  const char *raw = mcp_message_id(p->msg, &n);
+  if (raw == NULL)
+    return;
+  p->id = n < sizeof p->id_inline ? p->id_inline : mcp_malloc(n + 1);
+  if (p->id == NULL) {
+    p->oom = true; /* the transport's own answers must echo it */
+    return;
+  }
+  memcpy(p->id, raw, n + 1);
+}
+
 static void peek_body(const char *body, size_t len, peek *p) {
   *p = (peek){0};
-  const char *end = NULL;
   if (len == 0)
     return;
-  if ((p->root = cJSON_ParseWithLengthOpts(body, len, &end, false)) == NULL) {
-    /* cJSON says the same for bad JSON and for no memory. */
-    p->oom = mcp__http_json_syntax_ok(body, len);
+  int rc = mcp_message_parse(body, len, &p->msg);
+  if (rc) {
+    p->oom = rc == MCP_ENOMEM;
     return;
   }
-  /* cJSON stops after the first value; anything but white space after it
-   * makes the body unreadable, as the engine will say. */
-  for (; end && end < body + len; end++) {
-    if (*end != ' ' && *end != '\t' && *end != '\n' && *end != '\r') {
-      cJSON_Delete(p->root);
-      p->root = NULL;
-      return;
-    }
-  }
+  p->root = mcp_message_json(p->msg);
   if (cJSON_IsArray(p->root)) {
     for (const cJSON *e = p->root->child; e; e = e->next)
       p->ncalls += is_call(e);
@@ -672,18 +684,8 @@ static void peek_body(const char *body, size_t len, peek *p) {
       (cJSON_IsNumber(id) && id->valuedouble <= 9007199254740991.0 &&
        id->valuedouble >= -9007199254740991.0 &&
        /* the range first: converting a larger double is undefined */
-       id->valuedouble == (double)(long long)id->valuedouble)) {
-    if (cJSON_IsNumber(id)) {
-      /* An integer prints directly: cJSON's printer would format it as a
-       * double and read it back, a large share of a small request. */
-      if ((p->id = cJSON_malloc(24)) != NULL)
-        snprintf(p->id, 24, "%lld", (long long)id->valuedouble);
-    } else {
-      p->id = cJSON_PrintUnformatted(id);
-    }
-    /* The transport's own error answers must echo it, never say null. */
-    p->oom = p->id == NULL;
-  }
+       id->valuedouble == (double)(long long)id->valuedouble))
+    peek_id(p);
   p->initialize = p->has_id && strcmp(p->method, "initialize") == 0;
   p->ncalls = is_call(p->root);
   const cJSON *params = member(p->root, "params");
@@ -711,8 +713,9 @@ static void peek_body(const char *body, size_t len, peek *p) {
 }
 
 static void peek_free(peek *p) {
-  cJSON_free(p->id);
-  cJSON_Delete(p->root);
+  if (p->id != p->id_inline)
+    mcp_free(p->id);
+  mcp_message_free(p->msg);
 }
 
 /* The error code of a reply, or 0 when it is not an error. */
@@ -910,12 +913,21 @@ static int drop_message(const char *message, size_t len, void *user_data) {
   return 0;
 }
 
-/* Gives the stream to the engine as the sink of this message. */
-static int receive(mcp_session *s, mcp__http_req *r) {
+/* Gives the stream to the engine as the sink of this message: the
+ * message parsed by peek_body when there is one (the session takes it, and
+ * what the peek read inside it is gone, but for its copy of the id), else
+ * the bytes, for the engine to answer as unreadable. */
+static int receive(mcp_session *s, mcp__http_req *r, peek *p) {
   mcp__http_stream_ref(r->stream); /* the sink's, dropped by done */
   const mcp_sink sink = {mcp__http_stream_send, mcp__http_stream_done,
                          r->stream};
-  return mcp_session_receive_to(s, r->body ? r->body : "", r->len, &sink);
+  if (p->msg == NULL)
+    return mcp_session_receive_to(s, r->body ? r->body : "", r->len, &sink);
+  mcp_message *msg = p->msg;
+  p->msg = NULL;
+  p->root = p->name = NULL;
+  p->method = p->meta_version = NULL;
+  return mcp_session_receive_message(s, msg, &sink);
 }
 
 /* Checks the modern headers against the body: MCP-Protocol-Version,
@@ -1043,8 +1055,7 @@ static const char *param_mismatch(mcp_http *h, mcp__http_req *r, const peek *p,
   return bad;
 }
 
-static enum MHD_Result post_modern(mcp_http *h, mcp__http_req *r,
-                                   const peek *p) {
+static enum MHD_Result post_modern(mcp_http *h, mcp__http_req *r, peek *p) {
   const char *version = MCP__HTTP_MODERN_VERSION;
   if (p->method && p->has_id && p->meta_version == NULL)
     return respond_error(
@@ -1073,12 +1084,11 @@ static enum MHD_Result post_modern(mcp_http *h, mcp__http_req *r,
                                         out_cap)) == NULL)
     return respond_error(r, MHD_HTTP_INTERNAL_SERVER_ERROR, RPC_INTERNAL_ERROR,
                          "Internal error", p->id, version, NULL, 0);
-  int rc = receive(r->ephemeral, r);
+  int rc = receive(r->ephemeral, r, p);
   return finish_post(h, r, p, rc, true, false, NULL, version);
 }
 
-static enum MHD_Result post_legacy(mcp_http *h, mcp__http_req *r,
-                                   const peek *p) {
+static enum MHD_Result post_legacy(mcp_http *h, mcp__http_req *r, peek *p) {
   const char *version = r->version;
   const char *sid;
   size_t sid_len;
@@ -1143,7 +1153,7 @@ static enum MHD_Result post_legacy(mcp_http *h, mcp__http_req *r,
                          stopping ? "Service Unavailable" : "Internal error",
                          p->id, version, NULL, 0);
   pthread_mutex_lock(&hs->drive);
-  int rc = receive(hs->mcp, r);
+  int rc = receive(hs->mcp, r, p);
   pthread_mutex_unlock(&hs->drive);
   /* The session's version decides the SSE framing when the request did
    * not name one (an initialize has just negotiated it). */

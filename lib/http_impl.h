@@ -140,11 +140,6 @@ bool mcp__http_visible_ascii(const char *value, size_t len, size_t max);
 int mcp__http_header_decode(const char *value, size_t len, char **out,
                             size_t *out_len);
 
-/* Is text (len bytes) one JSON value (RFC 8259 syntax, nesting up to 64)?
- * Allocates nothing: it tells a body cJSON could not parse for lack of
- * memory from one that is not JSON. */
-bool mcp__http_json_syntax_ok(const char *text, size_t len);
-
 /* Parses a Last-Event-ID "STREAM-SEQ". Returns false when malformed. */
 bool mcp__http_event_id_parse(const char *value, unsigned *stream,
                               unsigned long long *seq);

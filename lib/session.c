@@ -900,8 +900,10 @@ int mcp_session_reject(mcp_session *s, const char *reason) {
   return ctx.err;
 }
 
-static int receive(mcp_session *s, const char *message, size_t len,
-                   mcp__sink *sink) {
+/* Handles one parsed message (doc), or answers the parse failure prc (a
+ * negative code, with why) of one that could not be parsed. */
+static int receive_doc(mcp_session *s, mcp__json_doc *doc, int prc,
+                       const char *why, mcp__sink *sink) {
   /* Once sending failed nobody can read a reply: run nothing (a tool could
    * have effects) and keep telling the transport. */
   pthread_mutex_lock(&s->lock);
@@ -909,23 +911,20 @@ static int receive(mcp_session *s, const char *message, size_t len,
   pthread_mutex_unlock(&s->lock);
   if (closed)
     return MCP_ECLOSED;
-  mcp__json_doc doc = {0};
-  char why[200], msg[240];
+  char msg[240];
   reply_ctx ctx = {.sink = sink};
-  int rc =
-      mcp__json_parse(message ? message : "", len, NULL, &doc, why, sizeof why);
-  if (rc == MCP_ENOMEM) {
+  if (prc == MCP_ENOMEM) {
     ctx.err = MCP_ENOMEM;
-  } else if (rc != 0) {
+  } else if (prc != 0) {
     mcp__fmt(msg, sizeof msg, "Parse error: %s", why);
     mcp__reply_error(s, &ctx, NULL, 0, MCP__RPC_PARSE_ERROR, msg, NULL);
-  } else if (cJSON_IsArray(doc.root)) {
+  } else if (cJSON_IsArray(doc->root)) {
     /* Batches exist only in 2025-03-26, and never before initialize. */
     bool batches = atomic_load(&s->state) != MCP__STATE_NEW &&
                    atomic_load(&s->version) == MCP__V2025_03_26;
     /* A bounded batch keeps the reply bounded too (each element's reply is
      * built before anything is sent) and every id within raw capture. */
-    int n = cJSON_GetArraySize(doc.root);
+    int n = cJSON_GetArraySize(doc->root);
     if (!batches || n == 0 || n > MCP__MAX_BATCH) {
       mcp__reply_error(s, &ctx, NULL, 0, MCP__RPC_INVALID_REQUEST,
                        !batches
@@ -938,8 +937,8 @@ static int receive(mcp_session *s, const char *message, size_t len,
     } else {
       mcp__buf batch = {0};
       ctx.batch = &batch;
-      for (cJSON *e = doc.root->child; e; e = e->next)
-        handle_message(s, &ctx, &doc, e);
+      for (cJSON *e = doc->root->child; e; e = e->next)
+        handle_message(s, &ctx, doc, e);
       ctx.batch = NULL;
       if (batch.len || batch.err) {
         mcp__buf_putc(&batch, ']');
@@ -947,9 +946,8 @@ static int receive(mcp_session *s, const char *message, size_t len,
       }
     }
   } else {
-    handle_message(s, &ctx, &doc, doc.root);
+    handle_message(s, &ctx, doc, doc->root);
   }
-  mcp__json_doc_free(&doc);
   if (ctx.err == 0) {
     /* A send that failed on the way (a progress notification, say) closed
      * the session even if no reply of this message was due. */
@@ -963,25 +961,95 @@ static int receive(mcp_session *s, const char *message, size_t len,
   return ctx.err;
 }
 
+/* The sink record of a transport's sink (NULL for none). With no memory
+ * for it, done fires at once, since it must fire exactly once whatever
+ * happens, and *rc is MCP_ENOMEM. */
+static mcp__sink *sink_new(const mcp_sink *sink, int *rc) {
+  *rc = 0;
+  if (sink == NULL)
+    return NULL;
+  mcp__sink *k = mcp__calloc(1, sizeof *k);
+  if (k == NULL) {
+    if (sink->done)
+      sink->done(sink->user_data);
+    *rc = MCP_ENOMEM;
+    return NULL;
+  }
+  k->sink = *sink;
+  atomic_init(&k->refs, 1);
+  return k;
+}
+
 int mcp_session_receive_to(mcp_session *s, const char *message, size_t len,
                            const mcp_sink *sink) {
   if (s == NULL || (message == NULL && len > 0) || (sink && sink->send == NULL))
     return MCP_EINVAL;
-  mcp__sink *k = NULL;
-  if (sink) {
-    if ((k = mcp__calloc(1, sizeof *k)) == NULL) {
-      /* done fires exactly once whatever happens, so the transport can
-       * always release its stream there. */
-      if (sink->done)
-        sink->done(sink->user_data);
-      return MCP_ENOMEM;
-    }
-    k->sink = *sink;
-    atomic_init(&k->refs, 1);
-  }
-  int rc = receive(s, message, len, k);
+  int rc;
+  mcp__sink *k = sink_new(sink, &rc);
+  if (rc)
+    return rc;
+  mcp__json_doc doc = {0};
+  char why[200];
+  int prc =
+      mcp__json_parse(message ? message : "", len, NULL, &doc, why, sizeof why);
+  rc = receive_doc(s, &doc, prc, why, k);
+  mcp__json_doc_free(&doc);
   /* The calls this message started hold their own references; done comes
    * when the last of them (or this) lets go. */
+  mcp__sink_release(k);
+  return rc;
+}
+
+/* A parsed message: the document stays where it is (its raw ids may point
+ * into it), so it lives in a block of its own. */
+struct mcp_message {
+  mcp__json_doc doc;
+};
+
+int mcp_message_parse(const char *text, size_t len, mcp_message **out) {
+  if (out == NULL || (text == NULL && len > 0))
+    return MCP_EINVAL;
+  mcp_message *m = mcp__calloc(1, sizeof *m);
+  if (m == NULL)
+    return MCP_ENOMEM;
+  int rc = mcp__json_parse(text ? text : "", len, NULL, &m->doc, NULL, 0);
+  if (rc) {
+    mcp__free(m);
+    return rc;
+  }
+  *out = m;
+  return 0;
+}
+
+const cJSON *mcp_message_json(const mcp_message *msg) {
+  return msg ? msg->doc.root : NULL;
+}
+
+const char *mcp_message_id(const mcp_message *msg, size_t *len) {
+  const cJSON *id = cJSON_IsObject(mcp_message_json(msg))
+                        ? cJSON_GetObjectItemCaseSensitive(msg->doc.root, "id")
+                        : NULL;
+  return id ? mcp__json_raw_text(&msg->doc, id, len) : NULL;
+}
+
+void mcp_message_free(mcp_message *msg) {
+  if (msg == NULL)
+    return;
+  mcp__json_doc_free(&msg->doc);
+  mcp__free(msg);
+}
+
+int mcp_session_receive_message(mcp_session *s, mcp_message *msg,
+                                const mcp_sink *sink) {
+  if (s == NULL || msg == NULL || (sink && sink->send == NULL)) {
+    mcp_message_free(msg);
+    return MCP_EINVAL;
+  }
+  int rc;
+  mcp__sink *k = sink_new(sink, &rc);
+  if (rc == 0)
+    rc = receive_doc(s, &msg->doc, 0, NULL, k);
+  mcp_message_free(msg);
   mcp__sink_release(k);
   return rc;
 }

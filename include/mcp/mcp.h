@@ -963,6 +963,47 @@ typedef struct mcp_sink {
 MCP_API int mcp_session_receive_to(mcp_session *session, const char *message,
                                    size_t len, const mcp_sink *sink);
 
+/** One incoming message, parsed once (mcp_message_parse). */
+typedef struct mcp_message mcp_message;
+
+/** Parses len bytes as one incoming JSON-RPC message (or batch), with the
+ * same strict JSON rules a session applies (RFC 8259 exactly: valid UTF-8,
+ * no duplicate keys, nothing after the value; the session's limits on
+ * depth, string and number size). For a transport that must read a message
+ * before it hands it to a session, to route it or to check its headers
+ * against it: it reads the very tree the session will act on, instead of a
+ * second parse that could see the bytes differently, and the message is
+ * parsed once. Returns 0 and sets *out, to be handed to
+ * mcp_session_receive_message or freed with mcp_message_free; MCP_EPARSE or
+ * MCP_ELIMIT when the bytes are not a message a session would read (hand
+ * them to mcp_session_receive_to, which answers with the JSON-RPC error the
+ * protocol wants); MCP_EINVAL for out NULL or text NULL with len > 0;
+ * MCP_ENOMEM. *out is untouched on failure. Any thread. */
+MCP_API int mcp_message_parse(const char *text, size_t len, mcp_message **out);
+
+/** The parsed JSON of msg (an object, or an array for a batch), read-only;
+ * valid until msg is freed or handed to a session. NULL for msg NULL. Any
+ * thread. */
+MCP_API const struct cJSON *mcp_message_json(const mcp_message *msg);
+
+/** The exact text of msg's top-level "id" member as it was received (a
+ * JSON string with its quotes, or a number), NUL-terminated, so an answer
+ * can echo it byte for byte; *len receives its length when len is not
+ * NULL. NULL when msg is not an object whose id is a string or a number
+ * (null is not an id a reply can echo). Valid as
+ * mcp_message_json. Any thread. */
+MCP_API const char *mcp_message_id(const mcp_message *msg, size_t *len);
+
+/** Frees msg. NULL does nothing. Any thread. */
+MCP_API void mcp_message_free(mcp_message *msg);
+
+/** mcp_session_receive_to for a message parsed with mcp_message_parse:
+ * the same replies, sink rules and return values. Takes ownership of msg,
+ * also when it fails (MCP_EINVAL for session or msg NULL or a sink without
+ * send; then sink->done is not called). Same thread rule as receive. */
+MCP_API int mcp_session_receive_message(mcp_session *session, mcp_message *msg,
+                                        const mcp_sink *sink);
+
 /** Answers a message the transport could not hand over whole (for example
  * a line longer than its limit) with a JSON-RPC parse error (-32700) whose
  * message includes reason, addressed as the negotiated version requires.
