@@ -900,25 +900,33 @@ int mcp_session_reject(mcp_session *s, const char *reason) {
   return ctx.err;
 }
 
-/* Handles one parsed message (doc), or answers the parse failure prc (a
- * negative code, with why) of one that could not be parsed. */
-static int receive_doc(mcp_session *s, mcp__json_doc *doc, int prc,
-                       const char *why, mcp__sink *sink) {
-  /* Once sending failed nobody can read a reply: run nothing (a tool could
-   * have effects) and keep telling the transport. */
+/* Whether sending failed before: then nobody can read a reply, so nothing
+ * is run (a tool could have effects) and the transport keeps hearing it. */
+static bool session_closed(mcp_session *s) {
   pthread_mutex_lock(&s->lock);
   bool closed = s->closed;
   pthread_mutex_unlock(&s->lock);
-  if (closed)
+  return closed;
+}
+
+/* What receiving one message returns, once its replies are out. */
+static int receive_end(mcp_session *s, const reply_ctx *ctx) {
+  int err = ctx->err;
+  /* A send that failed on the way (a progress notification, say) closed
+   * the session even if no reply of this message was due. */
+  if (err == 0 && session_closed(s))
+    err = MCP_ECLOSED;
+  if (err == MCP_ENOMEM)
+    mcp__log(s->srv, MCP_LOG_ERROR, "out of memory while answering a message");
+  return err;
+}
+
+/* Handles one parsed message. */
+static int receive_doc(mcp_session *s, mcp__json_doc *doc, mcp__sink *sink) {
+  if (session_closed(s))
     return MCP_ECLOSED;
-  char msg[240];
   reply_ctx ctx = {.sink = sink};
-  if (prc == MCP_ENOMEM) {
-    ctx.err = MCP_ENOMEM;
-  } else if (prc != 0) {
-    mcp__fmt(msg, sizeof msg, "Parse error: %s", why);
-    mcp__reply_error(s, &ctx, NULL, 0, MCP__RPC_PARSE_ERROR, msg, NULL);
-  } else if (cJSON_IsArray(doc->root)) {
+  if (cJSON_IsArray(doc->root)) {
     /* Batches exist only in 2025-03-26, and never before initialize. */
     bool batches = atomic_load(&s->state) != MCP__STATE_NEW &&
                    atomic_load(&s->version) == MCP__V2025_03_26;
@@ -948,17 +956,39 @@ static int receive_doc(mcp_session *s, mcp__json_doc *doc, int prc,
   } else {
     handle_message(s, &ctx, doc, doc->root);
   }
-  if (ctx.err == 0) {
-    /* A send that failed on the way (a progress notification, say) closed
-     * the session even if no reply of this message was due. */
-    pthread_mutex_lock(&s->lock);
-    if (s->closed)
-      ctx.err = MCP_ECLOSED;
-    pthread_mutex_unlock(&s->lock);
+  return receive_end(s, &ctx);
+}
+
+/* Parses message into doc. One the session cannot read is answered here
+ * (*rc says how that went, 0 is returned); in a frame of its own, so that
+ * the buffers of the reason are off the stack while a parsed message is
+ * handled: deep arguments run the validator recursively, and an embedder
+ * may drive sessions from threads with small stacks. Returns 1 when doc
+ * holds a message to handle. */
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static int
+parse_or_answer(mcp_session *s, const char *message, size_t len,
+                mcp__json_doc *doc, mcp__sink *sink, int *rc) {
+  char why[200], msg[240];
+  int prc =
+      mcp__json_parse(message ? message : "", len, NULL, doc, why, sizeof why);
+  if (prc == 0)
+    return 1;
+  if (session_closed(s)) {
+    *rc = MCP_ECLOSED;
+    return 0;
   }
-  if (ctx.err == MCP_ENOMEM)
-    mcp__log(s->srv, MCP_LOG_ERROR, "out of memory while answering a message");
-  return ctx.err;
+  reply_ctx ctx = {.sink = sink};
+  if (prc == MCP_ENOMEM) {
+    ctx.err = MCP_ENOMEM;
+  } else {
+    mcp__fmt(msg, sizeof msg, "Parse error: %s", why);
+    mcp__reply_error(s, &ctx, NULL, 0, MCP__RPC_PARSE_ERROR, msg, NULL);
+  }
+  *rc = receive_end(s, &ctx);
+  return 0;
 }
 
 /* The sink record of a transport's sink (NULL for none). With no memory
@@ -989,10 +1019,8 @@ int mcp_session_receive_to(mcp_session *s, const char *message, size_t len,
   if (rc)
     return rc;
   mcp__json_doc doc = {0};
-  char why[200];
-  int prc =
-      mcp__json_parse(message ? message : "", len, NULL, &doc, why, sizeof why);
-  rc = receive_doc(s, &doc, prc, why, k);
+  if (parse_or_answer(s, message, len, &doc, k, &rc))
+    rc = receive_doc(s, &doc, k);
   mcp__json_doc_free(&doc);
   /* The calls this message started hold their own references; done comes
    * when the last of them (or this) lets go. */
@@ -1048,7 +1076,7 @@ int mcp_session_receive_message(mcp_session *s, mcp_message *msg,
   int rc;
   mcp__sink *k = sink_new(sink, &rc);
   if (rc == 0)
-    rc = receive_doc(s, &msg->doc, 0, NULL, k);
+    rc = receive_doc(s, &msg->doc, k);
   mcp_message_free(msg);
   mcp__sink_release(k);
   return rc;
