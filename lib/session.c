@@ -971,7 +971,7 @@ __attribute__((noinline))
 static int
 parse_or_answer(mcp_session *s, const char *message, size_t len,
                 mcp__json_doc *doc, mcp__sink *sink, int *rc) {
-  char why[200], msg[240];
+  char why[200];
   int prc =
       mcp__json_parse(message ? message : "", len, NULL, doc, why, sizeof why);
   if (prc == 0)
@@ -984,6 +984,7 @@ parse_or_answer(mcp_session *s, const char *message, size_t len,
   if (prc == MCP_ENOMEM) {
     ctx.err = MCP_ENOMEM;
   } else {
+    char msg[240];
     mcp__fmt(msg, sizeof msg, "Parse error: %s", why);
     mcp__reply_error(s, &ctx, NULL, 0, MCP__RPC_PARSE_ERROR, msg, NULL);
   }
