@@ -41,6 +41,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "client.h"
 #include "testutil.h"
 
 /* The protocol version most tests' sessions negotiate. */
@@ -50,11 +51,9 @@
  * Time and scale
  * ------------------------------------------------------------------------ */
 
-static bool slow_run(void) { return getenv("MCP_VALGRIND_RUN") != NULL; }
-
 /* A loop count: normal, or the smaller one under valgrind. */
 static int scaled(int normal, int valgrind) {
-  return slow_run() ? valgrind : normal;
+  return lc_slow_run() ? valgrind : normal;
 }
 
 /* Whether RSS figures mean anything: not under valgrind, nor with
@@ -70,22 +69,10 @@ static int scaled(int normal, int valgrind) {
 #define TEST_ASAN 0
 #endif
 
-static bool rss_bounded(void) { return !slow_run() && !TEST_ASAN; }
+static bool rss_bounded(void) { return !lc_slow_run() && !TEST_ASAN; }
 
 /* A time budget in ms, longer under valgrind. */
-static long T(long ms) { return slow_run() ? ms * 5 : ms; }
-
-static long now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (long)ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
-}
-
-static void sleep_ms(long ms) {
-  struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-  while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
-  }
-}
+static long T(long ms) { return lc_slow_run() ? ms * 5 : ms; }
 
 static struct timespec deadline_in(long ms) {
   struct timespec ts;
@@ -97,51 +84,6 @@ static struct timespec deadline_in(long ms) {
     ts.tv_nsec -= 1000000000L;
   }
   return ts;
-}
-
-/* ---------------------------------------------------------------------------
- * Growable text (also used from libcurl threads: aborts on OOM)
- * ------------------------------------------------------------------------ */
-
-typedef struct buf {
-  char *p;
-  size_t n, cap;
-} buf;
-
-static void buf_add(buf *b, const void *data, size_t n) {
-  if (b->n + n + 1 > b->cap) {
-    size_t cap = b->cap ? b->cap : 256;
-    while (cap < b->n + n + 1)
-      cap *= 2;
-    char *p = realloc(b->p, cap);
-    if (p == NULL)
-      abort();
-    b->p = p;
-    b->cap = cap;
-  }
-  if (n)
-    memcpy(b->p + b->n, data, n);
-  b->n += n;
-  b->p[b->n] = '\0';
-}
-
-static void buf_str(buf *b, const char *s) { buf_add(b, s, strlen(s)); }
-
-__attribute__((format(printf, 2, 3))) static void
-buf_fmt(buf *b, const char *fmt, ...) {
-  char tmp[2048];
-  va_list ap;
-  va_start(ap, fmt);
-  int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
-  va_end(ap);
-  ck_assert_int_ge(n, 0);
-  ck_assert_int_lt(n, (int)sizeof tmp);
-  buf_add(b, tmp, (size_t)n);
-}
-
-static void buf_free(buf *b) {
-  free(b->p);
-  memset(b, 0, sizeof *b);
 }
 
 static const char *find_n(const char *hay, size_t n, const char *needle) {
@@ -188,7 +130,6 @@ static long proc_status(const char *name) {
   return v;
 }
 
-static long rss_kib(void) { return proc_status("VmRSS"); }
 static long threads_now(void) { return proc_status("Threads"); }
 
 static int fds_now(void) {
@@ -323,7 +264,7 @@ typedef struct fixture {
   int calls;       /* handler runs of echo, progress, park, ask */
   int floods_done; /* flood handlers that returned */
   int warnings;    /* log lines at WARNING or above */
-  buf log;
+  lc_buf log;
 } fixture;
 
 static fixture F;
@@ -335,8 +276,8 @@ static void fx_log(mcp_log_level level, const char *message, void *ud) {
   if (level >= MCP_LOG_WARNING)
     F.warnings++;
   if (F.log.n < 65536) {
-    buf_str(&F.log, message);
-    buf_str(&F.log, "\n");
+    lc_buf_str(&F.log, message);
+    lc_buf_str(&F.log, "\n");
   }
   pthread_mutex_unlock(&F.mu);
 }
@@ -530,20 +471,6 @@ static void finish_text(mcp_call *c, const char *text) {
  * HTTP with libcurl
  * ------------------------------------------------------------------------ */
 
-typedef struct resp {
-  long status;
-  bool headers_done;
-  buf head; /* the header lines of the last response */
-  buf body;
-  CURLcode rc;
-} resp;
-
-static void resp_free(resp *r) {
-  buf_free(&r->head);
-  buf_free(&r->body);
-  memset(r, 0, sizeof *r);
-}
-
 /* The value of the first header called name in the header block h (n
  * bytes), copied into out; NULL when there is none. */
 static const char *header_in(const char *h, size_t n, const char *name,
@@ -571,13 +498,13 @@ static const char *header_in(const char *h, size_t n, const char *name,
   return NULL;
 }
 
-static const char *resp_header(const resp *r, const char *name, char *out,
+static const char *resp_header(const lc_resp *r, const char *name, char *out,
                                size_t size) {
   return header_in(r->head.p, r->head.n, name, out, size);
 }
 
 /* The response's Content-Type up to any parameter ("" when absent). */
-static const char *resp_type(const resp *r, char *out, size_t size) {
+static const char *resp_type(const lc_resp *r, char *out, size_t size) {
   if (resp_header(r, "Content-Type", out, size) == NULL)
     out[0] = '\0';
   out[strcspn(out, "; ")] = '\0';
@@ -591,132 +518,8 @@ static long status_of(const char *line, size_t len) {
   return sp ? strtol(sp + 1, NULL, 10) : 0;
 }
 
-static void on_head_line(resp *r, const char *p, size_t len) {
-  long st = status_of(p, len);
-  if (st) { /* a new response (after an interim one): start over */
-    r->head.n = 0;
-    if (r->head.p)
-      r->head.p[0] = '\0';
-    r->status = st;
-    r->headers_done = false;
-  } else if (len <= 2 && (len == 0 || p[0] == '\r' || p[0] == '\n')) {
-    r->headers_done = r->status >= 200;
-  }
-  buf_add(&r->head, p, len);
-}
-
-static size_t on_body(char *p, size_t size, size_t n, void *ud) {
-  buf_add(&((resp *)ud)->body, p, size * n);
-  return size * n;
-}
-
-static size_t on_head(char *p, size_t size, size_t n, void *ud) {
-  on_head_line(ud, p, size * n);
-  return size * n;
-}
-
-#define MAXH 12
-
-typedef struct req {
-  const char *method;  /* NULL = POST */
-  const char *path;    /* NULL = "/mcp" */
-  const char *body;    /* NULL = none */
-  size_t body_len;     /* 0 = strlen(body) */
-  const char *session; /* Mcp-Session-Id */
-  const char *version; /* MCP-Protocol-Version */
-  const char *h[MAXH]; /* more "Name: value" lines; one naming Accept or
-                          Content-Type replaces the default ("Accept:"
-                          alone removes it) */
-  const char *host;    /* URL host; NULL = 127.0.0.1 */
-  long timeout_ms;     /* 0 = 15 s (75 s under valgrind) */
-} req;
-
-static bool req_has(const req *q, const char *name) {
-  size_t n = strlen(name);
-  for (int i = 0; i < MAXH && q->h[i]; i++)
-    if (strncasecmp(q->h[i], name, n) == 0 && q->h[i][n] == ':')
-      return true;
-  return false;
-}
-
-static struct curl_slist *add_header(struct curl_slist *sl, const char *h) {
-  struct curl_slist *n = curl_slist_append(sl, h);
-  if (n == NULL)
-    abort();
-  return n;
-}
-
-static struct curl_slist *req_headers(const req *q) {
-  const char *m = q->method ? q->method : "POST";
-  bool post = strcmp(m, "POST") == 0, get = strcmp(m, "GET") == 0;
-  struct curl_slist *sl = NULL;
-  char line[1100];
-  if (!req_has(q, "Accept") && (post || get))
-    sl = add_header(sl, post ? "Accept: application/json, text/event-stream"
-                             : "Accept: text/event-stream");
-  if (post && !req_has(q, "Content-Type"))
-    sl = add_header(sl, "Content-Type: application/json");
-  sl = add_header(sl, "Expect:");
-  if (q->session) {
-    snprintf(line, sizeof line, "Mcp-Session-Id: %s", q->session);
-    sl = add_header(sl, line);
-  }
-  if (q->version) {
-    snprintf(line, sizeof line, "MCP-Protocol-Version: %s", q->version);
-    sl = add_header(sl, line);
-  }
-  for (int i = 0; i < MAXH && q->h[i]; i++)
-    sl = add_header(sl, q->h[i]);
-  return sl;
-}
-
-static void curl_prepare(CURL *c, const req *q, struct curl_slist *sl,
-                         resp *r) {
-  char url[300];
-  snprintf(url, sizeof url, "http://%s:%u%s", q->host ? q->host : "127.0.0.1",
-           (unsigned)F.port, q->path ? q->path : "/mcp");
-  const char *m = q->method ? q->method : "POST";
-  curl_easy_reset(c);
-  curl_easy_setopt(c, CURLOPT_URL, url);
-  curl_easy_setopt(c, CURLOPT_PROXY, "");
-  curl_easy_setopt(c, CURLOPT_NOPROXY, "*");
-  curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(c, CURLOPT_HTTPHEADER, sl);
-  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
-  curl_easy_setopt(c, CURLOPT_WRITEDATA, r);
-  curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_head);
-  curl_easy_setopt(c, CURLOPT_HEADERDATA, r);
-  curl_easy_setopt(c, CURLOPT_TIMEOUT_MS,
-                   q->timeout_ms ? q->timeout_ms : T(15000));
-  if (strcmp(m, "GET") == 0) {
-    curl_easy_setopt(c, CURLOPT_HTTPGET, 1L);
-  } else {
-    if (strcmp(m, "POST") == 0)
-      curl_easy_setopt(c, CURLOPT_POST, 1L);
-    else
-      curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, m);
-    if (q->body || strcmp(m, "POST") == 0) {
-      const char *b = q->body ? q->body : "";
-      size_t len = q->body_len ? q->body_len : strlen(b);
-      curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
-      curl_easy_setopt(c, CURLOPT_COPYPOSTFIELDS, b);
-    }
-  }
-}
-
-/* One request on handle c; the answer in r (status 0 when none came). */
-static void http_with(CURL *c, const req *q, resp *r) {
-  memset(r, 0, sizeof *r);
-  struct curl_slist *sl = req_headers(q);
-  curl_prepare(c, q, sl, r);
-  r->rc = curl_easy_perform(c);
-  long st = 0;
-  if (curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &st) == CURLE_OK && st)
-    r->status = st;
-  curl_slist_free_all(sl);
-}
-
-static void http(const req *q, resp *r) { http_with(G, q, r); }
+/* One request on the test thread's handle. */
+static void http(const lc_req *q, lc_resp *r) { lc_http(G, F.port, q, r); }
 
 /* A fresh handle for the test thread: its connections are closed. */
 static void fresh_curl(void) {
@@ -755,7 +558,7 @@ static sse sse_parse(const char *text, size_t len) {
   int cap = 0;
   sse_ev cur = {0};
   bool any = false;
-  buf data = {0};
+  lc_buf data = {0};
   const char *p = text, *end = text ? text + len : NULL;
   while (p && p < end) {
     const char *eol = memchr(p, '\n', (size_t)(end - p));
@@ -777,7 +580,7 @@ static sse sse_parse(const char *text, size_t len) {
         s.ev[s.n++] = cur;
       }
       memset(&cur, 0, sizeof cur);
-      buf_free(&data);
+      lc_buf_free(&data);
       any = false;
     } else if (p[0] == ':') {
       s.comments++;
@@ -790,8 +593,8 @@ static sse sse_parse(const char *text, size_t len) {
       size_t vl = (size_t)(p + n - v);
       if (fl == 4 && memcmp(p, "data", 4) == 0) {
         if (cur.has_data)
-          buf_str(&data, "\n");
-        buf_add(&data, v, vl);
+          lc_buf_str(&data, "\n");
+        lc_buf_add(&data, v, vl);
         cur.has_data = true;
       } else if (fl == 2 && memcmp(p, "id", 2) == 0) {
         free(cur.id);
@@ -809,7 +612,7 @@ static sse sse_parse(const char *text, size_t len) {
     s.partial = true;
   free(cur.id);
   free(cur.event);
-  buf_free(&data);
+  lc_buf_free(&data);
   return s;
 }
 
@@ -844,7 +647,7 @@ static void free_messages(cJSON **m, int n) {
 
 /* The JSON-RPC message a response carries: its JSON body, or the last
  * message of its event stream. NULL when there is none. */
-static cJSON *reply_of(const resp *r) {
+static cJSON *reply_of(const lc_resp *r) {
   char type[128];
   resp_type(r, type, sizeof type);
   if (strcasecmp(type, "text/event-stream") == 0) {
@@ -861,28 +664,6 @@ static cJSON *reply_of(const resp *r) {
   return r->body.n ? cJSON_ParseWithLength(r->body.p, r->body.n) : NULL;
 }
 
-static const cJSON *jget(const cJSON *o, const char *path) {
-  /* "a.b.0.c": members and array indexes */
-  char part[64];
-  while (o && *path) {
-    size_t n = strcspn(path, ".");
-    ck_assert_uint_lt(n, sizeof part);
-    memcpy(part, path, n);
-    part[n] = '\0';
-    path += n + (path[n] == '.');
-    if (cJSON_IsArray(o) && part[0] >= '0' && part[0] <= '9')
-      o = cJSON_GetArrayItem(o, atoi(part));
-    else
-      o = cJSON_GetObjectItemCaseSensitive(o, part);
-  }
-  return o;
-}
-
-static const char *jstr(const cJSON *o, const char *path) {
-  const cJSON *v = jget(o, path);
-  return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
 static char *show(const cJSON *m) {
   return m ? cJSON_PrintUnformatted(m) : strdup("(none)");
 }
@@ -893,8 +674,8 @@ enum { ID_NULL, ID_NULL_OR_ABSENT, ID_ANY };
  * whose id is as idmode says. */
 #define assert_rpc_error(r, status, code, idmode)                              \
   assert_rpc_error_at(__LINE__, (r), (status), (code), (idmode))
-static void assert_rpc_error_at(int line, const resp *r, long status, int code,
-                                int idmode) {
+static void assert_rpc_error_at(int line, const lc_resp *r, long status,
+                                int code, int idmode) {
   ck_assert_msg(r->status == status,
                 "line %d: HTTP status %ld, expected %ld (body: %.300s)", line,
                 r->status, status, r->body.p ? r->body.p : "");
@@ -906,9 +687,9 @@ static void assert_rpc_error_at(int line, const resp *r, long status, int code,
   const cJSON *c = cJSON_GetObjectItemCaseSensitive(err, "code");
   ck_assert_msg(cJSON_IsObject(err) && cJSON_IsNumber(c),
                 "line %d: not a JSON-RPC error: %s", line, text);
-  ck_assert_msg(strcmp(jstr(m, "jsonrpc") ? jstr(m, "jsonrpc") : "", "2.0") ==
-                    0,
-                "line %d: jsonrpc is not \"2.0\": %s", line, text);
+  ck_assert_msg(
+      strcmp(tu_jstr(m, "jsonrpc") ? tu_jstr(m, "jsonrpc") : "", "2.0") == 0,
+      "line %d: jsonrpc is not \"2.0\": %s", line, text);
   if (code)
     ck_assert_msg(c->valueint == code,
                   "line %d: error code %d, expected %d: %s", line, c->valueint,
@@ -925,11 +706,11 @@ static void assert_rpc_error_at(int line, const resp *r, long status, int code,
 
 /* Asserts r is a 200 carrying a JSON-RPC result; returns the message. */
 #define expect_result(r) expect_result_at(__LINE__, (r))
-static cJSON *expect_result_at(int line, const resp *r) {
+static cJSON *expect_result_at(int line, const lc_resp *r) {
   ck_assert_msg(r->status == 200,
                 "line %d: HTTP status %ld, expected 200 (curl: %s; body: "
                 "%.300s)",
-                line, r->status, curl_easy_strerror(r->rc),
+                line, r->status, curl_easy_strerror(r->curl_rc),
                 r->body.p ? r->body.p : "");
   cJSON *m = reply_of(r);
   ck_assert_msg(m != NULL, "line %d: no JSON-RPC reply in %.300s", line,
@@ -941,7 +722,7 @@ static cJSON *expect_result_at(int line, const resp *r) {
 
 /* The text of the first content block of a tools/call result. */
 static const char *result_text(const cJSON *m) {
-  return jstr(m, "result.content.0.text");
+  return tu_jstr(m, "result.content.0.text");
 }
 
 /* ---------------------------------------------------------------------------
@@ -965,51 +746,51 @@ static const char *result_text(const cJSON *m) {
   "\"progressToken\":\"tok-" id "\"}}}"
 
 /* POSTs initialize (no session header) and answers in r. */
-static void post_init(const char *version, const char *caps, resp *r) {
+static void post_init(const char *version, const char *caps, lc_resp *r) {
   char body[512];
   snprintf(body, sizeof body, INIT_FMT, version, caps ? caps : "{}");
-  req q = {.body = body};
+  lc_req q = {.body = body};
   http(&q, r);
 }
 
 /* Opens a legacy session: initialize, then notifications/initialized.
  * Returns the Mcp-Session-Id (free it). */
 static char *open_session(const char *version, const char *caps) {
-  resp r;
+  lc_resp r;
   post_init(version, caps, &r);
   ck_assert_msg(r.status == 200, "initialize: HTTP %ld (%s) %.300s", r.status,
-                curl_easy_strerror(r.rc), r.body.p ? r.body.p : "");
+                curl_easy_strerror(r.curl_rc), r.body.p ? r.body.p : "");
   char sid[1100];
   ck_assert_msg(resp_header(&r, "Mcp-Session-Id", sid, sizeof sid) != NULL,
                 "initialize answered without an Mcp-Session-Id header");
   cJSON *m = reply_of(&r);
   ck_assert_ptr_nonnull(m);
-  ck_assert_str_eq(jstr(m, "result.protocolVersion"), version);
+  ck_assert_str_eq(tu_jstr(m, "result.protocolVersion"), version);
   cJSON_Delete(m);
-  resp_free(&r);
-  req q = {.body = INITIALIZED, .session = sid, .version = version};
+  lc_resp_free(&r);
+  lc_req q = {.body = INITIALIZED, .session = sid, .version = version};
   http(&q, &r);
   ck_assert_msg(r.status == 202, "notifications/initialized: HTTP %ld",
                 r.status);
   ck_assert_uint_eq(r.body.n, 0);
-  resp_free(&r);
+  lc_resp_free(&r);
   char *copy = strdup(sid);
   ck_assert_ptr_nonnull(copy);
   return copy;
 }
 
 /* POSTs body on session (NULL = no header) with the session's version. */
-static void post(const char *session, const char *body, resp *r) {
-  req q = {.body = body, .session = session, .version = V};
+static void post(const char *session, const char *body, lc_resp *r) {
+  lc_req q = {.body = body, .session = session, .version = V};
   http(&q, r);
 }
 
 static void expect_ping_ok(const char *session) {
-  resp r;
+  lc_resp r;
   post(session, PING, &r);
   cJSON *m = expect_result(&r);
   cJSON_Delete(m);
-  resp_free(&r);
+  lc_resp_free(&r);
 }
 
 #define META                                                                   \
@@ -1030,17 +811,17 @@ static void expect_ping_ok(const char *session) {
 /* A 2026-07-28 request with the given header values (NULL = header not
  * sent). */
 static void modern(const char *version, const char *method, const char *name,
-                   const char *body, resp *r) {
+                   const char *body, lc_resp *r) {
   char hm[256], hn[256];
-  req q = {.body = body, .version = version};
+  lc_req q = {.body = body, .version = version};
   int k = 0;
   if (method) {
     snprintf(hm, sizeof hm, "Mcp-Method: %s", method);
-    q.h[k++] = hm;
+    q.headers[k++] = hm;
   }
   if (name) {
     snprintf(hn, sizeof hn, "Mcp-Name: %s", name);
-    q.h[k++] = hn;
+    q.headers[k++] = hn;
   }
   http(&q, r);
 }
@@ -1055,7 +836,7 @@ typedef struct stream {
   pthread_t th;
   pthread_mutex_t mu;
   pthread_cond_t cv;
-  resp r;
+  lc_resp r;
   bool done, aborting;
   curl_socket_t fd;
   CURLcode rc;
@@ -1069,7 +850,7 @@ static size_t st_body(char *p, size_t size, size_t n, void *ud) {
   pthread_mutex_lock(&s->mu);
   bool stop = s->aborting;
   if (!stop)
-    buf_add(&s->r.body, p, size * n);
+    lc_buf_add(&s->r.body, p, size * n);
   pthread_cond_broadcast(&s->cv);
   pthread_mutex_unlock(&s->mu);
   return stop ? 0 : size * n;
@@ -1078,7 +859,7 @@ static size_t st_body(char *p, size_t size, size_t n, void *ud) {
 static size_t st_head(char *p, size_t size, size_t n, void *ud) {
   stream *s = ud;
   pthread_mutex_lock(&s->mu);
-  on_head_line(&s->r, p, size * n);
+  lc_head_line(&s->r, p, size * n);
   pthread_cond_broadcast(&s->cv);
   pthread_mutex_unlock(&s->mu);
   return size * n;
@@ -1120,7 +901,7 @@ static void *st_run(void *arg) {
   return NULL;
 }
 
-static stream *stream_open(const req *q) {
+static stream *stream_open(const lc_req *q) {
   stream *s = calloc(1, sizeof *s);
   ck_assert_ptr_nonnull(s);
   pthread_mutex_init(&s->mu, NULL);
@@ -1128,8 +909,7 @@ static stream *stream_open(const req *q) {
   s->fd = CURL_SOCKET_BAD;
   s->c = curl_easy_init();
   ck_assert_ptr_nonnull(s->c);
-  s->sl = req_headers(q);
-  curl_prepare(s->c, q, s->sl, &s->r);
+  s->sl = lc_prepare(s->c, F.port, q, &s->r);
   curl_easy_setopt(s->c, CURLOPT_WRITEFUNCTION, st_body);
   curl_easy_setopt(s->c, CURLOPT_WRITEDATA, s);
   curl_easy_setopt(s->c, CURLOPT_HEADERFUNCTION, st_head);
@@ -1220,7 +1000,7 @@ static void stream_close(stream *s) {
     }
   curl_easy_cleanup(s->c);
   curl_slist_free_all(s->sl);
-  resp_free(&s->r);
+  lc_resp_free(&s->r);
   pthread_mutex_destroy(&s->mu);
   pthread_cond_destroy(&s->cv);
   free(s);
@@ -1229,10 +1009,10 @@ static void stream_close(stream *s) {
 /* A GET stream on session; asserts it opened as an event stream. */
 static stream *open_get(const char *session, const char *last_event_id) {
   char h[300];
-  req q = {.method = "GET", .session = session, .version = V};
+  lc_req q = {.method = "GET", .session = session, .version = V};
   if (last_event_id) {
     snprintf(h, sizeof h, "Last-Event-ID: %s", last_event_id);
-    q.h[0] = h;
+    q.headers[0] = h;
   }
   return stream_open(&q);
 }
@@ -1278,14 +1058,14 @@ static bool raw_send(int fd, const void *data, size_t n) {
 }
 
 typedef struct raw_resp {
-  buf data;
+  lc_buf data;
   long status;
   bool closed;   /* EOF or reset seen */
   bool complete; /* a whole response with a length is in */
 } raw_resp;
 
 /* How far a whole response in d reaches (0 = not whole yet, or no length). */
-static size_t raw_whole(const buf *d) {
+static size_t raw_whole(const lc_buf *d) {
   const char *end = find_n(d->p, d->n, "\r\n\r\n");
   if (end == NULL)
     return 0;
@@ -1306,11 +1086,11 @@ static size_t raw_whole(const buf *d) {
 /* Reads for up to ms: until EOF, or (unless until_close) until a whole
  * response is in. */
 static void raw_read(int fd, long ms, bool until_close, raw_resp *r) {
-  long end = now_ms() + ms;
+  long end = lc_now_ms() + ms;
   for (;;) {
     if (!until_close && raw_whole(&r->data))
       break;
-    long left = end - now_ms();
+    long left = end - lc_now_ms();
     if (left <= 0)
       break;
     struct pollfd p = {.fd = fd, .events = POLLIN};
@@ -1327,13 +1107,13 @@ static void raw_read(int fd, long ms, bool until_close, raw_resp *r) {
       r->closed = true;
       break;
     }
-    buf_add(&r->data, tmp, (size_t)n);
+    lc_buf_add(&r->data, tmp, (size_t)n);
   }
   r->complete = raw_whole(&r->data) != 0;
   r->status = r->data.n ? status_of(r->data.p, r->data.n) : 0;
 }
 
-static void raw_free(raw_resp *r) { buf_free(&r->data); }
+static void raw_free(raw_resp *r) { lc_buf_free(&r->data); }
 
 /* The body of a whole response with Content-Length. */
 static const char *raw_body(const raw_resp *r, size_t *len) {
@@ -1354,23 +1134,23 @@ static const char *raw_body(const raw_resp *r, size_t *len) {
  * (when body is not NULL), and reads the answer. */
 static void raw_exchange(const char *method, bool host, const char *extra,
                          size_t extra_len, const char *body, raw_resp *r) {
-  buf b = {0};
-  buf_fmt(&b, "%s /mcp HTTP/1.1\r\n", method);
+  lc_buf b = {0};
+  lc_buf_fmt(&b, "%s /mcp HTTP/1.1\r\n", method);
   if (host)
-    buf_fmt(&b, "Host: 127.0.0.1:%u\r\n", (unsigned)F.port);
+    lc_buf_fmt(&b, "Host: 127.0.0.1:%u\r\n", (unsigned)F.port);
   if (extra)
-    buf_add(&b, extra, extra_len ? extra_len : strlen(extra));
+    lc_buf_add(&b, extra, extra_len ? extra_len : strlen(extra));
   if (body)
-    buf_fmt(&b, "Content-Length: %zu\r\n", strlen(body));
-  buf_str(&b, "Connection: close\r\n\r\n");
+    lc_buf_fmt(&b, "Content-Length: %zu\r\n", strlen(body));
+  lc_buf_str(&b, "Connection: close\r\n\r\n");
   if (body)
-    buf_str(&b, body);
+    lc_buf_str(&b, body);
   int fd = raw_connect();
   memset(r, 0, sizeof *r);
   raw_send(fd, b.p, b.n);
   raw_read(fd, T(5000), false, r);
   close(fd);
-  buf_free(&b);
+  lc_buf_free(&b);
 }
 
 /* ---------------------------------------------------------------------------
@@ -1401,7 +1181,7 @@ static void teardown(void) {
     mcp_call_finish(c, 0);
   mcp_server_free(F.srv);
   F.srv = NULL;
-  buf_free(&F.log);
+  lc_buf_free(&F.log);
   pthread_mutex_destroy(&F.mu);
   pthread_cond_destroy(&F.cv);
 }
@@ -1419,12 +1199,12 @@ static bool visible_ascii(const char *s) {
 
 START_TEST(legacy_initialize_mints_session_id) {
   fx_start(NULL);
-  resp r;
+  lc_resp r;
   post_init(V, "{}", &r);
   cJSON *m = expect_result(&r);
-  ck_assert_str_eq(jstr(m, "result.protocolVersion"), V);
-  ck_assert_str_eq(jstr(m, "result.serverInfo.name"), "httptest");
-  ck_assert_int_eq(jget(m, "id")->valueint, 0);
+  ck_assert_str_eq(tu_jstr(m, "result.protocolVersion"), V);
+  ck_assert_str_eq(tu_jstr(m, "result.serverInfo.name"), "httptest");
+  ck_assert_int_eq(tu_jget(m, "id")->valueint, 0);
   cJSON_Delete(m);
   char sid[1100];
   ck_assert_ptr_nonnull(resp_header(&r, "Mcp-Session-Id", sid, sizeof sid));
@@ -1433,17 +1213,17 @@ START_TEST(legacy_initialize_mints_session_id) {
   /* 128 bits need at least 22 characters of any visible-ASCII alphabet
    * (log2(94) < 6.6 bits each). */
   ck_assert_msg(strlen(sid) >= 20, "session id \"%s\" is too short", sid);
-  resp_free(&r);
+  lc_resp_free(&r);
   /* The session works, and a request needs it. */
-  req q = {.body = INITIALIZED, .session = sid, .version = V};
+  lc_req q = {.body = INITIALIZED, .session = sid, .version = V};
   http(&q, &r);
   ck_assert_int_eq(r.status, 202);
-  resp_free(&r);
+  lc_resp_free(&r);
   post(sid, TOOLS_LIST, &r);
   m = expect_result(&r);
-  ck_assert_str_eq(jstr(m, "result.tools.0.name"), "echo");
+  ck_assert_str_eq(tu_jstr(m, "result.tools.0.name"), "echo");
   cJSON_Delete(m);
-  resp_free(&r);
+  lc_resp_free(&r);
 }
 END_TEST
 
@@ -1459,10 +1239,10 @@ START_TEST(c4_session_ids_random_and_distinct) {
   fx_start(&o);
   char **ids = calloc((size_t)n, sizeof *ids);
   ck_assert_ptr_nonnull(ids);
-  long t0 = now_ms();
+  long t0 = lc_now_ms();
   size_t minlen = SIZE_MAX;
   for (int i = 0; i < n; i++) {
-    resp r;
+    lc_resp r;
     post_init(V, "{}", &r);
     ck_assert_msg(r.status == 200, "initialize %d: HTTP %ld", i, r.status);
     char sid[1100];
@@ -1471,9 +1251,9 @@ START_TEST(c4_session_ids_random_and_distinct) {
     ids[i] = strdup(sid);
     if (strlen(sid) < minlen)
       minlen = strlen(sid);
-    resp_free(&r);
+    lc_resp_free(&r);
   }
-  long elapsed = now_ms() - t0;
+  long elapsed = lc_now_ms() - t0;
   /* Distinct. */
   char **sorted = malloc((size_t)n * sizeof *sorted);
   ck_assert_ptr_nonnull(sorted);
@@ -1528,14 +1308,14 @@ END_TEST
 /* C2 / B1: a request other than initialize without the session header. */
 START_TEST(c2_b1_missing_session_400) {
   fx_start(NULL);
-  resp r;
+  lc_resp r;
   post(NULL, CALL("1", "echo", "{\"text\":\"x\"}"), &r);
   assert_rpc_error(&r, 400, 0, ID_ANY);
-  resp_free(&r);
+  lc_resp_free(&r);
   char *sid = open_session(V, "{}");
   post(NULL, TOOLS_LIST, &r);
   assert_rpc_error(&r, 400, 0, ID_ANY);
-  resp_free(&r);
+  lc_resp_free(&r);
   ck_assert_int_eq(fx_calls(), 0);
   expect_ping_ok(sid);
   free(sid);
@@ -1547,16 +1327,16 @@ END_TEST
 START_TEST(c1_f9_unknown_session_404) {
   fx_start(NULL);
   char *sid = open_session(V, "{}");
-  resp r;
+  lc_resp r;
   post("0123456789abcdef0123456789abcdef", PING, &r);
   assert_rpc_error(&r, 404, 0, ID_ANY);
-  resp_free(&r);
+  lc_resp_free(&r);
   /* Warm up, then a flood of random ids. */
   for (int i = 0; i < 50; i++) {
     post("warmup-id", PING, &r);
-    resp_free(&r);
+    lc_resp_free(&r);
   }
-  long before = rss_kib();
+  long before = lc_rss_kib();
   int n = scaled(2000, 100);
   unsigned seed = 12345;
   for (int i = 0; i < n; i++) {
@@ -1566,9 +1346,9 @@ START_TEST(c1_f9_unknown_session_404) {
              (unsigned)i);
     post(id, PING, &r);
     ck_assert_msg(r.status == 404, "random id %d: HTTP %ld", i, r.status);
-    resp_free(&r);
+    lc_resp_free(&r);
   }
-  long after = rss_kib();
+  long after = lc_rss_kib();
   printf("f9: %d random session ids, RSS %ld -> %ld KiB\n", n, before, after);
   if (rss_bounded())
     ck_assert_msg(after - before < 1024, "RSS grew by %ld KiB", after - before);
@@ -1582,33 +1362,33 @@ END_TEST
 START_TEST(c3_malformed_session_id_refused) {
   fx_start(NULL);
   char *sid = open_session(V, "{}");
-  buf longid = {0};
+  lc_buf longid = {0};
   for (int i = 0; i < 300; i++)
-    buf_str(&longid, "a");
+    lc_buf_str(&longid, "a");
   struct {
     const char *what;
-    buf h;
+    lc_buf h;
   } cases[6];
   memset(cases, 0, sizeof cases);
   cases[0].what = "control character";
-  buf_fmt(&cases[0].h, "Mcp-Session-Id: %.10s\x01%s\r\n", sid, sid + 10);
+  lc_buf_fmt(&cases[0].h, "Mcp-Session-Id: %.10s\x01%s\r\n", sid, sid + 10);
   cases[1].what = "NUL after the real id";
-  buf_fmt(&cases[1].h, "Mcp-Session-Id: %s", sid);
-  buf_add(&cases[1].h, "\0x\r\n", 4);
+  lc_buf_fmt(&cases[1].h, "Mcp-Session-Id: %s", sid);
+  lc_buf_add(&cases[1].h, "\0x\r\n", 4);
   cases[2].what = "space inside";
-  buf_fmt(&cases[2].h, "Mcp-Session-Id: %.10s %s\r\n", sid, sid + 10);
+  lc_buf_fmt(&cases[2].h, "Mcp-Session-Id: %.10s %s\r\n", sid, sid + 10);
   cases[3].what = "300 bytes";
-  buf_fmt(&cases[3].h, "Mcp-Session-Id: %s\r\n", longid.p);
+  lc_buf_fmt(&cases[3].h, "Mcp-Session-Id: %s\r\n", longid.p);
   cases[4].what = "the header twice";
-  buf_fmt(&cases[4].h, "Mcp-Session-Id: %s\r\nMcp-Session-Id: %s\r\n", sid,
-          sid);
+  lc_buf_fmt(&cases[4].h, "Mcp-Session-Id: %s\r\nMcp-Session-Id: %s\r\n", sid,
+             sid);
   cases[5].what = "a byte above 0x7E";
-  buf_fmt(&cases[5].h, "Mcp-Session-Id: %.10s\xC3\xA9%s\r\n", sid, sid + 10);
+  lc_buf_fmt(&cases[5].h, "Mcp-Session-Id: %.10s\xC3\xA9%s\r\n", sid, sid + 10);
   for (size_t i = 0; i < TU_COUNT(cases); i++) {
-    buf h = {0};
-    buf_str(&h, RAW_POST_HEADERS);
-    buf_str(&h, "MCP-Protocol-Version: " V "\r\n");
-    buf_add(&h, cases[i].h.p, cases[i].h.n);
+    lc_buf h = {0};
+    lc_buf_str(&h, RAW_POST_HEADERS);
+    lc_buf_str(&h, "MCP-Protocol-Version: " V "\r\n");
+    lc_buf_add(&h, cases[i].h.p, cases[i].h.n);
     raw_resp rr;
     raw_exchange("POST", true, h.p, h.n,
                  CALL("5", "echo", "{\"text\":\"must not run\"}"), &rr);
@@ -1616,11 +1396,11 @@ START_TEST(c3_malformed_session_id_refused) {
                   "session id with %s: HTTP %ld, expected 400 or 404",
                   cases[i].what, rr.status);
     raw_free(&rr);
-    buf_free(&h);
-    buf_free(&cases[i].h);
+    lc_buf_free(&h);
+    lc_buf_free(&cases[i].h);
   }
   ck_assert_int_eq(fx_calls(), 0);
-  buf_free(&longid);
+  lc_buf_free(&longid);
   expect_ping_ok(sid);
   free(sid);
 }
@@ -1630,24 +1410,24 @@ END_TEST
 START_TEST(c6_delete_ends_session) {
   fx_start(NULL);
   char *sid = open_session(V, "{}");
-  resp r;
-  req del = {.method = "DELETE", .session = sid, .version = V};
+  lc_resp r;
+  lc_req del = {.method = "DELETE", .session = sid, .version = V};
   http(&del, &r);
   ck_assert_msg(r.status == 204 || r.status == 200, "DELETE: HTTP %ld",
                 r.status);
-  resp_free(&r);
+  lc_resp_free(&r);
   post(sid, PING, &r);
   assert_rpc_error(&r, 404, 0, ID_ANY);
-  resp_free(&r);
+  lc_resp_free(&r);
   http(&del, &r);
   ck_assert_int_eq(r.status, 404);
-  resp_free(&r);
-  req unknown = {.method = "DELETE",
-                 .session = "no-such-session-0000000000",
-                 .version = V};
+  lc_resp_free(&r);
+  lc_req unknown = {.method = "DELETE",
+                    .session = "no-such-session-0000000000",
+                    .version = V};
   http(&unknown, &r);
   ck_assert_int_eq(r.status, 404);
-  resp_free(&r);
+  lc_resp_free(&r);
   free(sid);
 }
 END_TEST
@@ -1670,10 +1450,10 @@ START_TEST(session_bound_to_principal) {
   ck_assert_int_eq(mcp_http_start(F.srv, &ob, &hb), 0);
   char *sid = open_session(V, "{}");
   F.port = mcp_http_port(hb);
-  resp r;
+  lc_resp r;
   post(sid, PING, &r);
   long st = r.status;
-  resp_free(&r);
+  lc_resp_free(&r);
   fresh_curl();
   F.port = port_a;
   mcp_http_stop(hb);
@@ -1692,10 +1472,10 @@ START_TEST(b2_second_initialize_400) {
   char *sid = open_session(V, "{}");
   char body[512];
   snprintf(body, sizeof body, INIT_FMT, V, "{}");
-  resp r;
+  lc_resp r;
   post(sid, body, &r);
   assert_rpc_error(&r, 400, -32600, ID_ANY);
-  resp_free(&r);
+  lc_resp_free(&r);
   expect_ping_ok(sid);
   free(sid);
 }
@@ -1707,12 +1487,12 @@ START_TEST(b5_unsupported_protocol_version_400) {
   char *sid = open_session(V, "{}");
   static const char *const bad[] = {"1999-01-01", "2025-11-25x", "latest"};
   for (size_t i = 0; i < TU_COUNT(bad); i++) {
-    resp r;
-    req q = {.body = PING, .session = sid, .version = bad[i]};
+    lc_resp r;
+    lc_req q = {.body = PING, .session = sid, .version = bad[i]};
     http(&q, &r);
     ck_assert_msg(r.status == 400, "MCP-Protocol-Version %s: HTTP %ld", bad[i],
                   r.status);
-    resp_free(&r);
+    lc_resp_free(&r);
   }
   expect_ping_ok(sid);
   free(sid);
@@ -1728,16 +1508,16 @@ START_TEST(protocol_version_absent_or_any_supported) {
   static const char *const ok[] = {NULL, "2025-03-26", "2025-06-18",
                                    "2025-11-25"};
   for (size_t i = 0; i < TU_COUNT(ok); i++) {
-    resp r;
-    req q = {.body = TOOLS_LIST, .session = sid, .version = ok[i]};
+    lc_resp r;
+    lc_req q = {.body = TOOLS_LIST, .session = sid, .version = ok[i]};
     http(&q, &r);
     ck_assert_msg(r.status == 200, "MCP-Protocol-Version %s: HTTP %ld %.200s",
                   ok[i] ? ok[i] : "(absent)", r.status,
                   r.body.p ? r.body.p : "");
     cJSON *m = reply_of(&r);
-    ck_assert_ptr_nonnull(jget(m, "result.tools"));
+    ck_assert_ptr_nonnull(tu_jget(m, "result.tools"));
     cJSON_Delete(m);
-    resp_free(&r);
+    lc_resp_free(&r);
   }
   free(sid);
 }
@@ -1756,12 +1536,12 @@ START_TEST(c13_notification_and_response_202_empty) {
       "\"no\"}}",
   };
   for (size_t i = 0; i < TU_COUNT(bodies); i++) {
-    resp r;
+    lc_resp r;
     post(sid, bodies[i], &r);
     ck_assert_msg(r.status == 202, "%s: HTTP %ld", bodies[i], r.status);
     ck_assert_msg(r.body.n == 0, "%s: 202 with a body: %s", bodies[i],
                   r.body.p);
-    resp_free(&r);
+    lc_resp_free(&r);
   }
   expect_ping_ok(sid);
   free(sid);
@@ -1774,15 +1554,15 @@ START_TEST(idle_session_expires) {
   fx_start(&o);
   char *idle = open_session(V, "{}");
   char *busy = open_session(V, "{}");
-  long end = now_ms() + 5000;
-  while (now_ms() < end) {
+  long end = lc_now_ms() + 5000;
+  while (lc_now_ms() < end) {
     expect_ping_ok(busy);
-    sleep_ms(300);
+    lc_sleep_ms(300);
   }
-  resp r;
+  lc_resp r;
   post(idle, PING, &r);
   assert_rpc_error(&r, 404, 0, ID_ANY);
-  resp_free(&r);
+  lc_resp_free(&r);
   expect_ping_ok(busy);
   free(idle);
   free(busy);
@@ -1797,7 +1577,7 @@ START_TEST(f8_session_cap_503_retry_after) {
   char *s[3];
   for (int i = 0; i < 3; i++)
     s[i] = open_session(V, "{}");
-  resp r;
+  lc_resp r;
   post_init(V, "{}", &r);
   assert_rpc_error(&r, 503, 0, ID_ANY);
   char ra[64];
@@ -1806,23 +1586,23 @@ START_TEST(f8_session_cap_503_retry_after) {
   ck_assert_msg(strtol(ra, NULL, 10) > 0, "Retry-After: %s", ra);
   char tmp[64];
   ck_assert_ptr_null(resp_header(&r, "Mcp-Session-Id", tmp, sizeof tmp));
-  resp_free(&r);
+  lc_resp_free(&r);
   /* A DELETE frees a slot at once. */
-  req del = {.method = "DELETE", .session = s[0], .version = V};
+  lc_req del = {.method = "DELETE", .session = s[0], .version = V};
   http(&del, &r);
-  resp_free(&r);
+  lc_resp_free(&r);
   char *again = open_session(V, "{}");
   /* Full again; idle expiry frees the slots. */
   post_init(V, "{}", &r);
   ck_assert_int_eq(r.status, 503);
-  resp_free(&r);
-  long end = now_ms() + T(12000);
+  lc_resp_free(&r);
+  long end = lc_now_ms() + T(12000);
   long status = 0;
-  while (now_ms() < end) {
-    sleep_ms(500);
+  while (lc_now_ms() < end) {
+    lc_sleep_ms(500);
     post_init(V, "{}", &r);
     status = r.status;
-    resp_free(&r);
+    lc_resp_free(&r);
     if (status == 200)
       break;
   }
@@ -1842,16 +1622,16 @@ END_TEST
  * given, still works afterwards. */
 static void expect_400(const char *session, const char *body, size_t len,
                        int code, const char *what) {
-  resp r;
-  req q = {.body = body,
-           .body_len = len,
-           .session = session,
-           .version = session ? V : NULL};
+  lc_resp r;
+  lc_req q = {.body = body,
+              .body_len = len,
+              .session = session,
+              .version = session ? V : NULL};
   http(&q, &r);
   ck_assert_msg(r.status == 400, "%s: HTTP %ld (%.200s)", what, r.status,
                 r.body.p ? r.body.p : "");
   assert_rpc_error(&r, 400, code, session ? ID_NULL_OR_ABSENT : ID_NULL);
-  resp_free(&r);
+  lc_resp_free(&r);
   if (session)
     expect_ping_ok(session);
 }
@@ -1874,16 +1654,16 @@ END_TEST
 START_TEST(a6_deep_nesting_400) {
   fx_start(NULL);
   char *sid = open_session(V, "{}");
-  buf b = {0};
-  buf_str(&b, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\","
-              "\"params\":{\"name\":\"echo\",\"arguments\":{\"a\":");
+  lc_buf b = {0};
+  lc_buf_str(&b, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\","
+                 "\"params\":{\"name\":\"echo\",\"arguments\":{\"a\":");
   for (int i = 0; i < 10000; i++)
-    buf_str(&b, "[");
+    lc_buf_str(&b, "[");
   for (int i = 0; i < 10000; i++)
-    buf_str(&b, "]");
-  buf_str(&b, "}}}");
+    lc_buf_str(&b, "]");
+  lc_buf_str(&b, "}}}");
   expect_400(sid, b.p, b.n, -32700, "depth 10000");
-  buf_free(&b);
+  lc_buf_free(&b);
   ck_assert_int_eq(fx_calls(), 0);
   free(sid);
 }
@@ -1903,14 +1683,14 @@ END_TEST
 START_TEST(a3_batch_refused_nothing_run) {
   fx_start(NULL);
   char *sid = open_session(V, "{}");
-  resp r;
+  lc_resp r;
   post(sid,
        "[" CALL("1", "echo", "{\"text\":\"a\"}") "," CALL(
            "2", "echo", "{\"text\":\"b\"}") "]",
        &r);
   ck_assert_msg(r.status >= 400 && r.status < 500, "batch: HTTP %ld", r.status);
   assert_rpc_error(&r, r.status, -32600, ID_NULL_OR_ABSENT);
-  resp_free(&r);
+  lc_resp_free(&r);
   ck_assert_int_eq(fx_calls(), 0);
   expect_ping_ok(sid);
   free(sid);
@@ -1951,15 +1731,16 @@ START_TEST(a7_duplicate_keys_400) {
       "\"name\":\"echo\",\"name\":\"fail\",\"arguments\":{}}}",
   };
   for (size_t i = 0; i < TU_COUNT(bodies); i++) {
-    resp r;
+    lc_resp r;
     post(sid, bodies[i], &r);
     ck_assert_msg(r.status == 400, "%s: HTTP %ld", bodies[i], r.status);
     cJSON *m = reply_of(&r);
-    int code = jget(m, "error.code") ? jget(m, "error.code")->valueint : 0;
+    int code =
+        tu_jget(m, "error.code") ? tu_jget(m, "error.code")->valueint : 0;
     ck_assert_msg(code == -32600 || code == -32700, "%s: code %d", bodies[i],
                   code);
     cJSON_Delete(m);
-    resp_free(&r);
+    lc_resp_free(&r);
   }
   ck_assert_int_eq(fx_calls(), 0);
   expect_ping_ok(sid);
@@ -1985,7 +1766,8 @@ static void fx_restart(const mcp_http_options *o) {
   fx_start(o);
 }
 
-static void assert_header(const resp *r, const char *name, const char *want) {
+static void assert_header(const lc_resp *r, const char *name,
+                          const char *want) {
   char v[256];
   ck_assert_msg(resp_header(r, name, v, sizeof v) != NULL, "no %s header",
                 name);
@@ -1995,15 +1777,15 @@ static void assert_header(const resp *r, const char *name, const char *want) {
 START_TEST(json_response_for_simple_request) {
   fx_start(NULL);
   char *sid = open_session(V, "{}");
-  resp r;
+  lc_resp r;
   post(sid, CALL("3", "echo", "{\"text\":\"hello\"}"), &r);
   cJSON *m = expect_result(&r);
   char type[128];
   ck_assert_str_eq(resp_type(&r, type, sizeof type), "application/json");
   ck_assert_str_eq(result_text(m), "hello");
-  ck_assert_int_eq(jget(m, "id")->valueint, 3);
+  ck_assert_int_eq(tu_jget(m, "id")->valueint, 3);
   cJSON_Delete(m);
-  resp_free(&r);
+  lc_resp_free(&r);
   free(sid);
 }
 END_TEST
@@ -2016,10 +1798,10 @@ START_TEST(sse_framing_and_headers) {
   mcp_http_options o = {.prefer_sse = true};
   fx_start(&o);
   char *sid = open_session(V, "{}");
-  resp r;
+  lc_resp r;
   post(sid, CALL("4", "echo", "{\"text\":\"framed\"}"), &r);
   ck_assert_int_eq(r.status, 200);
-  ck_assert_int_eq(r.rc, CURLE_OK); /* the stream ended by itself */
+  ck_assert_int_eq(r.curl_rc, CURLE_OK); /* the stream ended by itself */
   char type[128];
   ck_assert_str_eq(resp_type(&r, type, sizeof type), "text/event-stream");
   assert_header(&r, "X-Accel-Buffering", "no");
@@ -2046,7 +1828,7 @@ START_TEST(sse_framing_and_headers) {
   cJSON *m = expect_result(&r);
   ck_assert_str_eq(result_text(m), "framed");
   cJSON_Delete(m);
-  resp_free(&r);
+  lc_resp_free(&r);
   free(sid);
 }
 END_TEST
@@ -2058,7 +1840,7 @@ START_TEST(sse_priming_event_2025_11_25) {
   char *sid = open_session(V, "{}");
   static const char *const bodies[] = {PING, CALL_P("6", "progress", "{}")};
   for (size_t i = 0; i < TU_COUNT(bodies); i++) {
-    resp r;
+    lc_resp r;
     post(sid, bodies[i], &r);
     ck_assert_int_eq(r.status, 200);
     sse e = sse_parse(r.body.p, r.body.n);
@@ -2070,7 +1852,7 @@ START_TEST(sse_priming_event_2025_11_25) {
                   r.body.p);
     ck_assert(visible_ascii(e.ev[0].id));
     sse_free(&e);
-    resp_free(&r);
+    lc_resp_free(&r);
   }
   free(sid);
 }
@@ -2081,7 +1863,7 @@ END_TEST
 START_TEST(progress_on_sse_then_result) {
   fx_start(NULL);
   char *sid = open_session(V, "{}");
-  resp r;
+  lc_resp r;
   post(sid, CALL_P("6", "progress", "{}"), &r);
   ck_assert_int_eq(r.status, 200);
   char type[128];
@@ -2092,16 +1874,16 @@ START_TEST(progress_on_sse_then_result) {
   int n = sse_messages(&e, m, 16);
   ck_assert_msg(n == 4, "%d messages: %s", n, r.body.p);
   for (int i = 0; i < 3; i++) {
-    ck_assert_str_eq(jstr(m[i], "method"), "notifications/progress");
-    ck_assert_str_eq(jstr(m[i], "params.progressToken"), "tok-6");
-    ck_assert_int_eq(jget(m[i], "params.progress")->valueint, i + 1);
-    ck_assert_ptr_null(jget(m[i], "id"));
+    ck_assert_str_eq(tu_jstr(m[i], "method"), "notifications/progress");
+    ck_assert_str_eq(tu_jstr(m[i], "params.progressToken"), "tok-6");
+    ck_assert_int_eq(tu_jget(m[i], "params.progress")->valueint, i + 1);
+    ck_assert_ptr_null(tu_jget(m[i], "id"));
   }
-  ck_assert_int_eq(jget(m[3], "id")->valueint, 6);
+  ck_assert_int_eq(tu_jget(m[3], "id")->valueint, 6);
   ck_assert_str_eq(result_text(m[3]), "progressed");
   free_messages(m, n);
   sse_free(&e);
-  resp_free(&r);
+  lc_resp_free(&r);
   free(sid);
 }
 END_TEST
@@ -2132,7 +1914,8 @@ START_TEST(get_stream_receives_list_changed) {
   cJSON *m[16];
   int n = sse_messages(&e, m, 16);
   for (int i = 0; i < n; i++)
-    ck_assert(jget(m[i], "result") == NULL && jget(m[i], "error") == NULL);
+    ck_assert(tu_jget(m[i], "result") == NULL &&
+              tu_jget(m[i], "error") == NULL);
   free_messages(m, n);
   sse_free(&e);
   stream_close(s);
@@ -2146,12 +1929,12 @@ START_TEST(c10_second_get_409) {
   char *sid = open_session(V, "{}");
   stream *s = open_get(sid, NULL);
   ck_assert_int_eq(stream_wait_headers(s, T(5000)), 200);
-  resp r;
-  req q = {
+  lc_resp r;
+  lc_req q = {
       .method = "GET", .session = sid, .version = V, .timeout_ms = T(5000)};
   http(&q, &r);
   ck_assert_msg(r.status == 409, "second GET: HTTP %ld", r.status);
-  resp_free(&r);
+  lc_resp_free(&r);
   /* The first one still gets what it should. */
   mcp_tool t = {.name = "extra",
                 .description = "Added while serving.",
@@ -2171,27 +1954,27 @@ START_TEST(c7_get_accept_406_and_disabled_405) {
   static const char *const accepts[] = {"Accept: application/json",
                                         "Accept: text/html", "Accept:"};
   for (size_t i = 0; i < TU_COUNT(accepts); i++) {
-    resp r;
-    req q = {.method = "GET",
-             .session = sid,
-             .version = V,
-             .h = {accepts[i]},
-             .timeout_ms = T(5000)};
+    lc_resp r;
+    lc_req q = {.method = "GET",
+                .session = sid,
+                .version = V,
+                .headers = {accepts[i]},
+                .timeout_ms = T(5000)};
     http(&q, &r);
     ck_assert_msg(r.status == 406, "GET with \"%s\": HTTP %ld", accepts[i],
                   r.status);
-    resp_free(&r);
+    lc_resp_free(&r);
   }
   free(sid);
   mcp_http_options o = {.disable_get = true};
   fx_restart(&o);
   sid = open_session(V, "{}");
-  resp r;
-  req q = {
+  lc_resp r;
+  lc_req q = {
       .method = "GET", .session = sid, .version = V, .timeout_ms = T(5000)};
   http(&q, &r);
   ck_assert_msg(r.status == 405, "GET with disable_get: HTTP %ld", r.status);
-  resp_free(&r);
+  lc_resp_free(&r);
   expect_ping_ok(sid);
   free(sid);
 }
@@ -2202,16 +1985,16 @@ END_TEST
 START_TEST(c8_post_accept_406) {
   fx_start(NULL);
   char *sid = open_session(V, "{}");
-  resp r;
-  req q = {.body = CALL("1", "echo", "{\"text\":\"x\"}"),
-           .session = sid,
-           .version = V,
-           .h = {"Accept: text/html"}};
+  lc_resp r;
+  lc_req q = {.body = CALL("1", "echo", "{\"text\":\"x\"}"),
+              .session = sid,
+              .version = V,
+              .headers = {"Accept: text/html"}};
   http(&q, &r);
   ck_assert_msg(r.status == 406, "Accept: text/html: HTTP %ld", r.status);
-  resp_free(&r);
+  lc_resp_free(&r);
   ck_assert_int_eq(fx_calls(), 0);
-  q.h[0] = "Accept: application/json";
+  q.headers[0] = "Accept: application/json";
   http(&q, &r);
   ck_assert_msg(r.status == 406 || r.status == 200,
                 "Accept: application/json: HTTP %ld", r.status);
@@ -2219,12 +2002,12 @@ START_TEST(c8_post_accept_406) {
     char type[128];
     ck_assert_str_eq(resp_type(&r, type, sizeof type), "application/json");
   }
-  resp_free(&r);
-  q.h[0] = "Accept: application/json;q=0.9, text/event-stream;q=0.5";
+  lc_resp_free(&r);
+  q.headers[0] = "Accept: application/json;q=0.9, text/event-stream;q=0.5";
   http(&q, &r);
   cJSON *m = expect_result(&r);
   cJSON_Delete(m);
-  resp_free(&r);
+  lc_resp_free(&r);
   free(sid);
 }
 END_TEST
@@ -2234,36 +2017,36 @@ START_TEST(c9_content_type_415_before_dispatch) {
   fx_start(NULL);
   char *sid = open_session(V, "{}");
   const char *body = CALL("1", "echo", "{\"text\":\"x\"}");
-  resp r;
-  req q = {.body = body,
-           .session = sid,
-           .version = V,
-           .h = {"Content-Type: text/plain"}};
+  lc_resp r;
+  lc_req q = {.body = body,
+              .session = sid,
+              .version = V,
+              .headers = {"Content-Type: text/plain"}};
   http(&q, &r);
   ck_assert_msg(r.status == 415, "text/plain: HTTP %ld", r.status);
-  resp_free(&r);
-  q.h[0] = "Content-Type: application/x-www-form-urlencoded";
+  lc_resp_free(&r);
+  q.headers[0] = "Content-Type: application/x-www-form-urlencoded";
   http(&q, &r);
   ck_assert_msg(r.status == 415, "form: HTTP %ld", r.status);
-  resp_free(&r);
-  q.h[0] = "Content-Type:"; /* none */
+  lc_resp_free(&r);
+  q.headers[0] = "Content-Type:"; /* none */
   http(&q, &r);
   ck_assert_msg(r.status == 415 || r.status == 400, "none: HTTP %ld", r.status);
-  resp_free(&r);
-  q.h[0] = "Content-Type: application/jsonx";
+  lc_resp_free(&r);
+  q.headers[0] = "Content-Type: application/jsonx";
   http(&q, &r);
   ck_assert_msg(r.status == 415, "application/jsonx: HTTP %ld", r.status);
-  resp_free(&r);
+  lc_resp_free(&r);
   ck_assert_int_eq(fx_calls(), 0);
   static const char *const ok[] = {"Content-Type: application/json; "
                                    "charset=utf-8",
                                    "Content-Type: Application/JSON"};
   for (size_t i = 0; i < TU_COUNT(ok); i++) {
-    q.h[0] = ok[i];
+    q.headers[0] = ok[i];
     http(&q, &r);
     cJSON *m = expect_result(&r);
     cJSON_Delete(m);
-    resp_free(&r);
+    lc_resp_free(&r);
   }
   free(sid);
 }
@@ -2275,25 +2058,25 @@ START_TEST(c14_other_methods_405_with_allow) {
   char *sid = open_session(V, "{}");
   static const char *const methods[] = {"PUT", "PATCH", "BREW"};
   for (size_t i = 0; i < TU_COUNT(methods); i++) {
-    resp r;
-    req q = {.method = methods[i],
-             .body = PING,
-             .session = sid,
-             .version = V,
-             .h = {"Content-Type: application/json"}};
+    lc_resp r;
+    lc_req q = {.method = methods[i],
+                .body = PING,
+                .session = sid,
+                .version = V,
+                .headers = {"Content-Type: application/json"}};
     http(&q, &r);
     ck_assert_msg(r.status == 405, "%s: HTTP %ld", methods[i], r.status);
     char allow[128];
     ck_assert_msg(resp_header(&r, "Allow", allow, sizeof allow) != NULL,
                   "%s: 405 without Allow", methods[i]);
     ck_assert_msg(strstr(allow, "POST") != NULL, "Allow: %s", allow);
-    resp_free(&r);
+    lc_resp_free(&r);
   }
-  resp r;
-  req q = {.path = "/other", .body = PING, .session = sid, .version = V};
+  lc_resp r;
+  lc_req q = {.path = "/other", .body = PING, .session = sid, .version = V};
   http(&q, &r);
   ck_assert_msg(r.status == 404, "POST /other: HTTP %ld", r.status);
-  resp_free(&r);
+  lc_resp_free(&r);
   ck_assert_int_eq(fx_calls(), 0);
   expect_ping_ok(sid);
   free(sid);
@@ -2312,14 +2095,14 @@ static int event_ids(const sse *e, const char **ids, int max) {
 /* Opens GET with Last-Event-ID, retrying while the server still holds the
  * previous standalone stream (409). */
 static stream *resume(const char *sid, const char *last) {
-  long end = now_ms() + T(3000);
+  long end = lc_now_ms() + T(3000);
   for (;;) {
     stream *s = open_get(sid, last);
     long st = stream_wait_headers(s, T(5000));
-    if (st != 409 || now_ms() > end)
+    if (st != 409 || lc_now_ms() > end)
       return s;
     stream_close(s);
-    sleep_ms(100);
+    lc_sleep_ms(100);
   }
 }
 
@@ -2349,7 +2132,7 @@ START_TEST(last_event_id_replays_only_that_stream) {
   snprintf(first, sizeof first, "%s", gid[0]);
   stream_close(g);
   /* A request stream of the same session meanwhile. */
-  resp r;
+  lc_resp r;
   post(sid, CALL_P("6", "progress", "{}"), &r);
   ck_assert_int_eq(r.status, 200);
   sse pe = sse_parse(r.body.p, r.body.n);
@@ -2366,12 +2149,12 @@ START_TEST(last_event_id_replays_only_that_stream) {
   ck_assert_int_eq(stream_wait_headers(g2, T(5000)), 200);
   ck_assert_msg(stream_wait(g2, "notifications/tools/list_changed", 1, T(3000)),
                 "the missed list_changed was not replayed");
-  sleep_ms(T(500));
+  lc_sleep_ms(T(500));
   sse e2 = stream_sse(g2);
   cJSON *m[16];
   int n = sse_messages(&e2, m, 16);
   ck_assert_msg(n == 1, "%d messages replayed, expected 1", n);
-  ck_assert_str_eq(jstr(m[0], "method"), "notifications/tools/list_changed");
+  ck_assert_str_eq(tu_jstr(m[0], "method"), "notifications/tools/list_changed");
   const char *rid[4];
   ck_assert_int_eq(event_ids(&e2, rid, 4), 1);
   ck_assert_str_eq(rid[0], gid[1]);
@@ -2385,12 +2168,12 @@ START_TEST(last_event_id_replays_only_that_stream) {
   stream *g3 = resume(sid, pfirst);
   long st = stream_wait_headers(g3, T(5000));
   if (st == 200) {
-    sleep_ms(T(700));
+    lc_sleep_ms(T(700));
     sse e3 = stream_sse(g3);
     n = sse_messages(&e3, m, 16);
     for (int i = 0; i < n; i++)
-      ck_assert_msg(jstr(m[i], "method") == NULL ||
-                        strcmp(jstr(m[i], "method"),
+      ck_assert_msg(tu_jstr(m[i], "method") == NULL ||
+                        strcmp(tu_jstr(m[i], "method"),
                                "notifications/tools/list_changed") != 0,
                     "a request stream's resumption replayed list_changed");
     free_messages(m, n);
@@ -2399,7 +2182,7 @@ START_TEST(last_event_id_replays_only_that_stream) {
   stream_close(g3);
   sse_free(&ge);
   sse_free(&pe);
-  resp_free(&r);
+  lc_resp_free(&r);
   free(sid);
 }
 END_TEST
@@ -2412,7 +2195,7 @@ static void expect_no_replay(const char *sid, const char *last) {
   ck_assert_msg(st == 200 || st == 400 || st == 404,
                 "Last-Event-ID %s: HTTP %ld", last, st);
   if (st == 200) {
-    sleep_ms(T(800));
+    lc_sleep_ms(T(800));
     sse e = stream_sse(s);
     cJSON *m[4];
     int n = sse_messages(&e, m, 4);
@@ -2462,12 +2245,12 @@ START_TEST(f11_quiet_stream_keepalive) {
   char *sid = open_session(V, "{}");
   stream *g = open_get(sid, NULL);
   ck_assert_int_eq(stream_wait_headers(g, T(5000)), 200);
-  req q = {.body = CALL_P("21", "park", "{}"), .session = sid, .version = V};
+  lc_req q = {.body = CALL_P("21", "park", "{}"), .session = sid, .version = V};
   stream *p = stream_open(&q);
   ck_assert(stream_wait(p, "notifications/progress", 1, T(5000)));
   mcp_call *c = unpark(T(5000));
   ck_assert_ptr_nonnull(c);
-  sleep_ms(5000);
+  lc_sleep_ms(5000);
   ck_assert_msg(!stream_done(g), "the quiet GET stream was closed");
   ck_assert_msg(!stream_done(p), "the quiet request stream was closed");
   sse e = stream_sse(g);
@@ -2500,7 +2283,7 @@ END_TEST
 START_TEST(elicitation_answered_on_second_post) {
   fx_start(NULL);
   char *sid = open_session(V, "{\"elicitation\":{}}");
-  req q = {.body = CALL("7", "ask", "{}"), .session = sid, .version = V};
+  lc_req q = {.body = CALL("7", "ask", "{}"), .session = sid, .version = V};
   stream *s = stream_open(&q);
   ck_assert_msg(stream_wait(s, "elicitation/create", 1, T(5000)),
                 "no elicitation/create on the call's stream");
@@ -2511,8 +2294,8 @@ START_TEST(elicitation_answered_on_second_post) {
   cJSON *m[8];
   int n = sse_messages(&e, m, 8);
   ck_assert_int_ge(n, 1);
-  ck_assert_str_eq(jstr(m[n - 1], "method"), "elicitation/create");
-  char *id = show(jget(m[n - 1], "id"));
+  ck_assert_str_eq(tu_jstr(m[n - 1], "method"), "elicitation/create");
+  char *id = show(tu_jget(m[n - 1], "id"));
   free_messages(m, n);
   sse_free(&e);
   char body[256];
@@ -2522,18 +2305,18 @@ START_TEST(elicitation_answered_on_second_post) {
            id);
   free(id);
   ck_assert(!stream_done(s));
-  resp r;
+  lc_resp r;
   post(sid, body, &r);
   ck_assert_msg(r.status == 202, "the answer's POST: HTTP %ld", r.status);
   ck_assert_uint_eq(r.body.n, 0);
-  resp_free(&r);
+  lc_resp_free(&r);
   ck_assert_msg(stream_wait(s, "answered: accept", 1, T(5000)),
                 "no result on the first stream");
   ck_assert_msg(stream_wait_done(s, T(5000)),
                 "the stream stays open after the response");
   e = stream_sse(s);
   n = sse_messages(&e, m, 8);
-  ck_assert_int_eq(jget(m[n - 1], "id")->valueint, 7);
+  ck_assert_int_eq(tu_jget(m[n - 1], "id")->valueint, 7);
   ck_assert_str_eq(result_text(m[n - 1]), "answered: accept");
   free_messages(m, n);
   sse_free(&e);
@@ -2554,17 +2337,17 @@ static void *finish_late(void *arg) {
 START_TEST(deferred_call_finished_from_another_thread) {
   fx_start(NULL); /* one polling thread */
   char *sid = open_session(V, "{}");
-  req q = {.body = CALL("8", "park", "{}"), .session = sid, .version = V};
+  lc_req q = {.body = CALL("8", "park", "{}"), .session = sid, .version = V};
   stream *s = stream_open(&q);
   mcp_call *c = unpark(T(5000));
   ck_assert_ptr_nonnull(c);
   expect_ping_ok(sid);
-  resp r;
+  lc_resp r;
   post(sid, CALL("9", "echo", "{\"text\":\"meanwhile\"}"), &r);
   cJSON *m = expect_result(&r);
   ck_assert_str_eq(result_text(m), "meanwhile");
   cJSON_Delete(m);
-  resp_free(&r);
+  lc_resp_free(&r);
   char *other = open_session(V, "{}");
   expect_ping_ok(other);
   ck_assert(!stream_done(s));
@@ -2575,7 +2358,7 @@ START_TEST(deferred_call_finished_from_another_thread) {
   ck_assert_int_eq(s->r.status, 200);
   m = reply_of(&s->r);
   ck_assert_ptr_nonnull(m);
-  ck_assert_int_eq(jget(m, "id")->valueint, 8);
+  ck_assert_int_eq(tu_jget(m, "id")->valueint, 8);
   ck_assert_str_eq(result_text(m), "late");
   cJSON_Delete(m);
   stream_close(s);
@@ -2591,11 +2374,12 @@ START_TEST(f18_deferred_call_times_out) {
   fx_start(NULL);
   mcp_server_set_call_timeout(F.srv, 100);
   char *sid = open_session(V, "{}");
-  req legacy = {.body = CALL("8", "park", "{}"), .session = sid, .version = V};
-  req stateless = {.body = MODERN_CALL("9", "park", "{}"),
-                   .version = "2026-07-28",
-                   .h = {"Mcp-Method: tools/call", "Mcp-Name: park"}};
-  const req *qs[] = {&legacy, &stateless};
+  lc_req legacy = {
+      .body = CALL("8", "park", "{}"), .session = sid, .version = V};
+  lc_req stateless = {.body = MODERN_CALL("9", "park", "{}"),
+                      .version = "2026-07-28",
+                      .headers = {"Mcp-Method: tools/call", "Mcp-Name: park"}};
+  const lc_req *qs[] = {&legacy, &stateless};
   for (int i = 0; i < 2; i++) {
     stream *s = stream_open(qs[i]);
     mcp_call *c = unpark(T(5000));
@@ -2604,8 +2388,8 @@ START_TEST(f18_deferred_call_times_out) {
     ck_assert_int_eq(s->r.status, 200);
     cJSON *m = reply_of(&s->r);
     ck_assert_ptr_nonnull(m);
-    ck_assert_int_eq(jget(m, "id")->valueint, 8 + i);
-    ck_assert(cJSON_IsTrue(jget(m, "result.isError")));
+    ck_assert_int_eq(tu_jget(m, "id")->valueint, 8 + i);
+    ck_assert(cJSON_IsTrue(tu_jget(m, "result.isError")));
     ck_assert_str_eq(result_text(m),
                      "timeout: the tool did not finish within 100 ms");
     cJSON_Delete(m);
@@ -2626,36 +2410,36 @@ START_TEST(f16_rate_limited_over_http) {
   fx_start(&o);
   ck_assert_int_eq(mcp_server_set_rate_limit(F.srv, 2, 3600), 0);
   char *sid = open_session(V, "{}");
-  resp r;
+  lc_resp r;
   post(sid, CALL("1", "echo", "{\"text\":\"a\"}"), &r);
   cJSON *m = expect_result(&r);
   ck_assert_str_eq(result_text(m), "a");
   cJSON_Delete(m);
-  resp_free(&r);
+  lc_resp_free(&r);
   modern("2026-07-28", "tools/call", "echo",
          MODERN_CALL("2", "echo", "{\"text\":\"b\"}"), &r);
   m = expect_result(&r);
   ck_assert_str_eq(result_text(m), "b");
   cJSON_Delete(m);
-  resp_free(&r);
+  lc_resp_free(&r);
   int before = fx_calls();
   post(sid, CALL("3", "echo", "{\"text\":\"c\"}"), &r);
   ck_assert_int_eq(r.status, 200);
   m = expect_result(&r);
-  ck_assert(cJSON_IsTrue(jget(m, "result.isError")));
+  ck_assert(cJSON_IsTrue(tu_jget(m, "result.isError")));
   ck_assert_msg(strncmp(result_text(m), "rate limited", 12) == 0, "%s",
                 result_text(m));
   cJSON_Delete(m);
-  resp_free(&r);
+  lc_resp_free(&r);
   modern("2026-07-28", "tools/call", "echo",
          MODERN_CALL("4", "echo", "{\"text\":\"d\"}"), &r);
   ck_assert_int_eq(r.status, 200);
   m = expect_result(&r);
-  ck_assert(cJSON_IsTrue(jget(m, "result.isError")));
+  ck_assert(cJSON_IsTrue(tu_jget(m, "result.isError")));
   ck_assert_msg(strstr(result_text(m), "try again in") != NULL, "%s",
                 result_text(m));
   cJSON_Delete(m);
-  resp_free(&r);
+  lc_resp_free(&r);
   ck_assert_int_eq(fx_calls(), before);
   free(sid);
 }
@@ -2671,7 +2455,7 @@ START_TEST(c12_client_disconnects_mid_sse) {
                                        CALL_P("33", "park", "{}")};
   mcp_call *c[3];
   for (int i = 0; i < 3; i++) {
-    req q = {.body = bodies[i], .session = sid, .version = V};
+    lc_req q = {.body = bodies[i], .session = sid, .version = V};
     stream *s = stream_open(&q);
     ck_assert_msg(stream_wait(s, "notifications/progress", 1, T(5000)),
                   "call %d: no progress event", i);
@@ -2679,20 +2463,21 @@ START_TEST(c12_client_disconnects_mid_sse) {
     ck_assert_ptr_nonnull(c[i]);
     stream_close(s);
   }
-  sleep_ms(T(500));
+  lc_sleep_ms(T(500));
   for (int i = 0; i < 3; i++)
     ck_assert_msg(!mcp_call_cancelled(c[i]),
                   "a 2025-11-25 disconnect was taken as cancellation");
   for (int i = 0; i < 3; i++)
     finish_text(c[i], "nobody listens");
-  resp r;
+  lc_resp r;
   post(sid, CALL("34", "echo", "{\"text\":\"still here\"}"), &r);
   cJSON *m = expect_result(&r);
   ck_assert_str_eq(result_text(m), "still here");
   cJSON_Delete(m);
-  resp_free(&r);
+  lc_resp_free(&r);
   char *fresh = open_session(V, "{}");
-  req q = {.body = CALL_P("35", "park", "{}"), .session = fresh, .version = V};
+  lc_req q = {
+      .body = CALL_P("35", "park", "{}"), .session = fresh, .version = V};
   stream *s = stream_open(&q);
   mcp_call *d = unpark(T(5000));
   ck_assert_ptr_nonnull(d);
@@ -2710,26 +2495,26 @@ START_TEST(f10_inflight_cap) {
   mcp_http_options o = {.max_inflight = 2};
   fx_start(&o);
   char *sid = open_session(V, "{}");
-  req q1 = {.body = CALL("11", "park", "{}"), .session = sid, .version = V};
-  req q2 = {.body = CALL("12", "park", "{}"), .session = sid, .version = V};
+  lc_req q1 = {.body = CALL("11", "park", "{}"), .session = sid, .version = V};
+  lc_req q2 = {.body = CALL("12", "park", "{}"), .session = sid, .version = V};
   stream *s1 = stream_open(&q1);
   ck_assert_int_eq(wait_parked(1, T(5000)), 1);
   stream *s2 = stream_open(&q2);
   ck_assert_int_eq(wait_parked(2, T(5000)), 2);
   int calls = fx_calls();
-  resp r;
-  req q3 = {.body = CALL("13", "park", "{}"),
-            .session = sid,
-            .version = V,
-            .timeout_ms = T(5000)};
+  lc_resp r;
+  lc_req q3 = {.body = CALL("13", "park", "{}"),
+               .session = sid,
+               .version = V,
+               .timeout_ms = T(5000)};
   http(&q3, &r);
   cJSON *m = reply_of(&r);
   ck_assert_msg(r.status == 429 || r.status == 503 ||
-                    (m && jget(m, "error") != NULL),
+                    (m && tu_jget(m, "error") != NULL),
                 "call over the cap: HTTP %ld (curl: %s) %.200s", r.status,
-                curl_easy_strerror(r.rc), r.body.p ? r.body.p : "");
+                curl_easy_strerror(r.curl_rc), r.body.p ? r.body.p : "");
   cJSON_Delete(m);
-  resp_free(&r);
+  lc_resp_free(&r);
   ck_assert_int_eq(fx_calls(), calls);
   ck_assert_int_eq(wait_parked(3, 200), 2);
   finish_text(unpark(0), "one");
@@ -2739,7 +2524,7 @@ START_TEST(f10_inflight_cap) {
   post(sid, CALL("14", "echo", "{\"text\":\"room again\"}"), &r);
   m = expect_result(&r);
   cJSON_Delete(m);
-  resp_free(&r);
+  lc_resp_free(&r);
   stream_close(s1);
   stream_close(s2);
   free(sid);
@@ -2758,21 +2543,21 @@ START_TEST(f12_sse_client_never_reads) {
            "\"params\":{\"name\":\"flood\",\"arguments\":{\"n\":%d,\"size\":"
            "%d},\"_meta\":{\"progressToken\":\"f\"}}}",
            n, size);
-  buf h = {0};
-  buf_fmt(&h,
-          "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:%u\r\n" RAW_POST_HEADERS
-          "Mcp-Session-Id: %s\r\nMCP-Protocol-Version: " V
-          "\r\nContent-Length: %zu\r\n\r\n%s",
-          (unsigned)F.port, sid, strlen(body), body);
+  lc_buf h = {0};
+  lc_buf_fmt(&h,
+             "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:%u\r\n" RAW_POST_HEADERS
+             "Mcp-Session-Id: %s\r\nMCP-Protocol-Version: " V
+             "\r\nContent-Length: %zu\r\n\r\n%s",
+             (unsigned)F.port, sid, strlen(body), body);
   int fd = socket(AF_INET, SOCK_STREAM, 0);
   int small = 4096;
   setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
   struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(F.port)};
   a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   ck_assert_int_eq(connect(fd, (struct sockaddr *)&a, sizeof a), 0);
-  long before = rss_kib();
+  long before = lc_rss_kib();
   ck_assert(raw_send(fd, h.p, h.n));
-  buf_free(&h);
+  lc_buf_free(&h);
   struct timespec dl = deadline_in(T(30000));
   pthread_mutex_lock(&F.mu);
   while (F.floods_done == 0)
@@ -2781,7 +2566,7 @@ START_TEST(f12_sse_client_never_reads) {
   int done = F.floods_done;
   pthread_mutex_unlock(&F.mu);
   ck_assert_msg(done == 1, "the flooding handler never returned");
-  long peak = rss_kib();
+  long peak = lc_rss_kib();
   /* The server answers others meanwhile. */
   char *other = open_session(V, "{}");
   expect_ping_ok(other);
@@ -2797,7 +2582,7 @@ START_TEST(f12_sse_client_never_reads) {
                   "RSS grew by %ld KiB while a handler sent %d KiB to a "
                   "stream nobody reads: not bounded",
                   peak - before, n * (size / 1024));
-  if (!slow_run()) {
+  if (!lc_slow_run()) {
     ck_assert_msg(rr.closed, "the overflowing stream was not closed");
     ck_assert_msg(rr.data.n < (size_t)n * (size_t)size / 2,
                   "%zu of %zu bytes were kept for the reader", rr.data.n,
@@ -2816,51 +2601,52 @@ END_TEST
 
 START_TEST(modern_stateless_requests) {
   fx_start(NULL);
-  resp r;
+  lc_resp r;
   modern("2026-07-28", "tools/call", "echo",
          MODERN_CALL("1", "echo", "{\"text\":\"hi\"}"), &r);
   cJSON *m = expect_result(&r);
-  ck_assert_str_eq(jstr(m, "result.resultType"), "complete");
+  ck_assert_str_eq(tu_jstr(m, "result.resultType"), "complete");
   ck_assert_str_eq(result_text(m), "hi");
   char v[256];
   ck_assert_msg(resp_header(&r, "Mcp-Session-Id", v, sizeof v) == NULL,
                 "a modern response carries Mcp-Session-Id %s", v);
   cJSON_Delete(m);
-  resp_free(&r);
+  lc_resp_free(&r);
   modern("2026-07-28", "tools/list", NULL, MODERN_LIST, &r);
   m = expect_result(&r);
-  ck_assert_ptr_nonnull(jget(m, "result.tools.0.name"));
+  ck_assert_ptr_nonnull(tu_jget(m, "result.tools.0.name"));
   cJSON_Delete(m);
-  resp_free(&r);
+  lc_resp_free(&r);
   modern("2026-07-28", "server/discover", NULL,
          "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"server/discover\","
          "\"params\":{" META "}}",
          &r);
   m = expect_result(&r);
-  ck_assert_ptr_nonnull(jget(m, "result.supportedVersions"));
+  ck_assert_ptr_nonnull(tu_jget(m, "result.supportedVersions"));
   cJSON_Delete(m);
-  resp_free(&r);
+  lc_resp_free(&r);
   /* Header names are case-insensitive; a session header is ignored, never
    * echoed. */
-  req q = {.body = MODERN_LIST,
-           .h = {"mcp-protocol-version: 2026-07-28", "mcp-method: tools/list",
-                 "Mcp-Session-Id: not-a-session"}};
+  lc_req q = {.body = MODERN_LIST,
+              .headers = {"mcp-protocol-version: 2026-07-28",
+                          "mcp-method: tools/list",
+                          "Mcp-Session-Id: not-a-session"}};
   http(&q, &r);
   m = expect_result(&r);
   ck_assert_ptr_null(resp_header(&r, "Mcp-Session-Id", v, sizeof v));
   cJSON_Delete(m);
-  resp_free(&r);
+  lc_resp_free(&r);
   /* A tool error and an unknown tool are still 200. */
   modern("2026-07-28", "tools/call", "fail", MODERN_CALL("4", "fail", "{}"),
          &r);
   m = expect_result(&r);
-  ck_assert(cJSON_IsTrue(jget(m, "result.isError")));
+  ck_assert(cJSON_IsTrue(tu_jget(m, "result.isError")));
   cJSON_Delete(m);
-  resp_free(&r);
+  lc_resp_free(&r);
   modern("2026-07-28", "tools/call", "nope", MODERN_CALL("5", "nope", "{}"),
          &r);
   assert_rpc_error(&r, 200, -32602, ID_ANY);
-  resp_free(&r);
+  lc_resp_free(&r);
 }
 END_TEST
 
@@ -2889,80 +2675,80 @@ START_TEST(modern_header_mismatch_400_32020) {
        "echo", old_meta},
   };
   for (size_t i = 0; i < TU_COUNT(cases); i++) {
-    resp r;
+    lc_resp r;
     modern(cases[i].version, cases[i].method, cases[i].name, cases[i].body, &r);
     ck_assert_msg(r.status == 400, "%s: HTTP %ld %.200s", cases[i].what,
                   r.status, r.body.p ? r.body.p : "");
     cJSON *m = reply_of(&r);
-    const cJSON *code = jget(m, "error.code");
+    const cJSON *code = tu_jget(m, "error.code");
     ck_assert_msg(code && code->valueint == -32020, "%s: %.200s", cases[i].what,
                   r.body.p ? r.body.p : "");
     cJSON_Delete(m);
-    resp_free(&r);
+    lc_resp_free(&r);
   }
   /* Without MCP-Protocol-Version the request is not a valid modern one. */
-  resp r;
+  lc_resp r;
   modern(NULL, "tools/call", "echo", call, &r);
   ck_assert_msg(r.status == 400, "no MCP-Protocol-Version: HTTP %ld", r.status);
-  resp_free(&r);
+  lc_resp_free(&r);
   ck_assert_int_eq(fx_calls(), 0);
 }
 END_TEST
 
 START_TEST(modern_base64_mcp_name) {
   fx_start(NULL);
-  resp r;
+  lc_resp r;
   modern("2026-07-28", "tools/call",
          "=?base64?ZWNobw==?=", MODERN_CALL("1", "echo", "{\"text\":\"b64\"}"),
          &r);
   cJSON *m = expect_result(&r);
   ck_assert_str_eq(result_text(m), "b64");
   cJSON_Delete(m);
-  resp_free(&r);
+  lc_resp_free(&r);
 }
 END_TEST
 
 START_TEST(modern_unknown_method_404_32601) {
   fx_start(NULL);
-  resp r;
+  lc_resp r;
   modern("2026-07-28", "foo/bar", NULL,
          "{\"jsonrpc\":\"2.0\",\"id\":\"u1\",\"method\":\"foo/bar\","
          "\"params\":{" META "}}",
          &r);
   assert_rpc_error(&r, 404, -32601, ID_ANY);
   cJSON *m = reply_of(&r);
-  ck_assert_str_eq(jstr(m, "id"), "u1");
+  ck_assert_str_eq(tu_jstr(m, "id"), "u1");
   cJSON_Delete(m);
-  resp_free(&r);
+  lc_resp_free(&r);
 }
 END_TEST
 
 START_TEST(modern_unsupported_version_400_32022) {
   fx_start(NULL);
-  resp r;
+  lc_resp r;
   modern("2099-01-01", "tools/list", NULL,
          "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\",\"params\":{"
          "" META_V("2099-01-01") "}}",
          &r);
   assert_rpc_error(&r, 400, -32022, ID_ANY);
   cJSON *m = reply_of(&r);
-  const cJSON *sup = jget(m, "error.data.supported");
+  const cJSON *sup = tu_jget(m, "error.data.supported");
   ck_assert_msg(cJSON_IsArray(sup), "no error.data.supported");
   bool has = false;
   for (const cJSON *e = sup->child; e; e = e->next)
     has = has || (cJSON_IsString(e) && !strcmp(e->valuestring, "2026-07-28"));
   ck_assert(has);
   cJSON_Delete(m);
-  resp_free(&r);
+  lc_resp_free(&r);
 }
 END_TEST
 
 START_TEST(modern_missing_capability_400_32021) {
   fx_start(NULL);
-  resp r;
+  lc_resp r;
   modern("2026-07-28", "tools/call", "ask", MODERN_CALL("1", "ask", "{}"), &r);
   assert_rpc_error(&r, 400, -32021, ID_ANY);
-  resp_free(&r);
+  lc_resp_free(&r);
 }
 END_TEST
 
@@ -2970,12 +2756,12 @@ START_TEST(modern_get_and_delete_405) {
   fx_start(NULL);
   static const char *const methods[] = {"GET", "DELETE"};
   for (size_t i = 0; i < TU_COUNT(methods); i++) {
-    resp r;
-    req q = {
+    lc_resp r;
+    lc_req q = {
         .method = methods[i], .version = "2026-07-28", .timeout_ms = T(5000)};
     http(&q, &r);
     ck_assert_msg(r.status == 405, "modern %s: HTTP %ld", methods[i], r.status);
-    resp_free(&r);
+    lc_resp_free(&r);
   }
 }
 END_TEST
@@ -2990,7 +2776,7 @@ END_TEST
  * never a JSON-RPC request. */
 START_TEST(modern_progress_on_sse) {
   fx_start(NULL);
-  resp r;
+  lc_resp r;
   modern("2026-07-28", "tools/call", "progress",
          "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{"
          "\"name\":\"progress\",\"arguments\":{}," MODERN_META_P "}}",
@@ -3004,13 +2790,13 @@ START_TEST(modern_progress_on_sse) {
   int n = sse_messages(&e, m, 16);
   ck_assert_int_eq(n, 4);
   for (int i = 0; i < 3; i++)
-    ck_assert_str_eq(jstr(m[i], "method"), "notifications/progress");
-  ck_assert_str_eq(jstr(m[3], "result.resultType"), "complete");
+    ck_assert_str_eq(tu_jstr(m[i], "method"), "notifications/progress");
+  ck_assert_str_eq(tu_jstr(m[3], "result.resultType"), "complete");
   for (int i = 0; i < n; i++)
-    ck_assert(!(jget(m[i], "method") && jget(m[i], "id")));
+    ck_assert(!(tu_jget(m[i], "method") && tu_jget(m[i], "id")));
   free_messages(m, n);
   sse_free(&e);
-  resp_free(&r);
+  lc_resp_free(&r);
 }
 END_TEST
 
@@ -3019,22 +2805,23 @@ START_TEST(modern_closed_stream_cancels_call) {
   /* A short keep-alive bounds how long a server may take to notice. */
   mcp_http_options o = {.keepalive_s = 1};
   fx_start(&o);
-  req q = {.body = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\","
-                   "\"params\":{\"name\":\"park\",\"arguments\":{},"
-                   "" MODERN_META_P "}}",
-           .version = "2026-07-28",
-           .h = {"Mcp-Method: tools/call", "Mcp-Name: park"}};
+  lc_req q = {.body = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\","
+                      "\"params\":{\"name\":\"park\",\"arguments\":{},"
+                      "" MODERN_META_P "}}",
+              .version = "2026-07-28",
+              .headers = {"Mcp-Method: tools/call", "Mcp-Name: park"}};
   stream *s = stream_open(&q);
   ck_assert(stream_wait(s, "notifications/progress", 1, T(5000)));
   mcp_call *c = unpark(T(5000));
   ck_assert_ptr_nonnull(c);
   ck_assert(!mcp_call_cancelled(c));
   stream_close(s);
-  long t0 = now_ms(), end = t0 + T(8000);
-  while (!mcp_call_cancelled(c) && now_ms() < end)
-    sleep_ms(50);
+  long t0 = lc_now_ms(), end = t0 + T(8000);
+  while (!mcp_call_cancelled(c) && lc_now_ms() < end)
+    lc_sleep_ms(50);
   bool cancelled = mcp_call_cancelled(c);
-  printf("modern: the call saw the disconnect after %ld ms\n", now_ms() - t0);
+  printf("modern: the call saw the disconnect after %ld ms\n",
+         lc_now_ms() - t0);
   mcp_call_finish(c, 0);
   ck_assert_msg(cancelled, "the call was not cancelled by the disconnect");
 }
@@ -3050,11 +2837,11 @@ START_TEST(huge_numeric_ids) {
       "{\"jsonrpc\":\"2.0\",\"id\":-1e300,\"method\":\"ping\"}",
       "{\"jsonrpc\":\"2.0\",\"id\":1e400,\"method\":\"ping\"}"};
   for (size_t i = 0; i < sizeof bodies / sizeof *bodies; i++) {
-    req q = {.body = bodies[i]};
-    resp r;
+    lc_req q = {.body = bodies[i]};
+    lc_resp r;
     http(&q, &r);
     ck_assert_msg(r.status == 400, "body %zu: HTTP %ld", i, r.status);
-    resp_free(&r);
+    lc_resp_free(&r);
   }
 }
 END_TEST
@@ -3096,11 +2883,11 @@ START_TEST(modern_param_headers) {
              "{\"jsonrpc\":\"2.0\",\"id\":%zu,\"method\":\"tools/call\","
              "\"params\":{\"name\":\"route\",\"arguments\":%s," META "}}",
              i, cases[i].args);
-    req q = {
-        .body = body,
-        .version = "2026-07-28",
-        .h = {"Mcp-Method: tools/call", "Mcp-Name: route", cases[i].header}};
-    resp r;
+    lc_req q = {.body = body,
+                .version = "2026-07-28",
+                .headers = {"Mcp-Method: tools/call", "Mcp-Name: route",
+                            cases[i].header}};
+    lc_resp r;
     http(&q, &r);
     if (cases[i].status == 200) {
       cJSON *m = expect_result(&r);
@@ -3109,21 +2896,21 @@ START_TEST(modern_param_headers) {
     } else {
       assert_rpc_error(&r, 400, -32020, ID_ANY);
     }
-    resp_free(&r);
+    lc_resp_free(&r);
   }
   /* A refused call never reached the handler. */
   ck_assert_int_eq(fx_calls() - before, accepted);
   /* The same header twice is refused too. */
-  req q = {.body = "{\"jsonrpc\":\"2.0\",\"id\":99,\"method\":\"tools/"
-                   "call\",\"params\":{\"name\":\"route\",\"arguments\":{"
-                   "\"region\":\"a\"}," META "}}",
-           .version = "2026-07-28",
-           .h = {"Mcp-Method: tools/call", "Mcp-Name: route",
-                 "Mcp-Param-Region: a", "MCP-PARAM-REGION: a"}};
-  resp r;
+  lc_req q = {.body = "{\"jsonrpc\":\"2.0\",\"id\":99,\"method\":\"tools/"
+                      "call\",\"params\":{\"name\":\"route\",\"arguments\":{"
+                      "\"region\":\"a\"}," META "}}",
+              .version = "2026-07-28",
+              .headers = {"Mcp-Method: tools/call", "Mcp-Name: route",
+                          "Mcp-Param-Region: a", "MCP-PARAM-REGION: a"}};
+  lc_resp r;
   http(&q, &r);
   assert_rpc_error(&r, 400, -32020, ID_ANY);
-  resp_free(&r);
+  lc_resp_free(&r);
 }
 END_TEST
 
@@ -3143,12 +2930,12 @@ START_TEST(modern_listen_stream) {
                       .mime_type = "text/plain",
                       .handler = read_watched};
   ck_assert_int_eq(mcp_server_add_resource(F.srv, &res, NULL), 0);
-  req q = {.body = "{\"jsonrpc\":\"2.0\",\"id\":\"sub-1\",\"method\":"
-                   "\"subscriptions/listen\",\"params\":{" META
-                   ",\"notifications\":{\"toolsListChanged\":true,"
-                   "\"resourceSubscriptions\":[\"test://watched\"]}}}",
-           .version = "2026-07-28",
-           .h = {"Mcp-Method: subscriptions/listen"}};
+  lc_req q = {.body = "{\"jsonrpc\":\"2.0\",\"id\":\"sub-1\",\"method\":"
+                      "\"subscriptions/listen\",\"params\":{" META
+                      ",\"notifications\":{\"toolsListChanged\":true,"
+                      "\"resourceSubscriptions\":[\"test://watched\"]}}}",
+              .version = "2026-07-28",
+              .headers = {"Mcp-Method: subscriptions/listen"}};
   stream *s = stream_open(&q);
   ck_assert_int_eq(stream_wait_headers(s, T(5000)), 200);
   ck_assert_msg(
@@ -3167,17 +2954,17 @@ START_TEST(modern_listen_stream) {
   cJSON *m[16];
   int n = sse_messages(&e, m, 16);
   ck_assert_int_eq(n, 3);
-  ck_assert_str_eq(jstr(m[0], "method"),
+  ck_assert_str_eq(tu_jstr(m[0], "method"),
                    "notifications/subscriptions/acknowledged");
-  ck_assert_str_eq(jstr(m[1], "method"), "notifications/resources/updated");
-  ck_assert_str_eq(jstr(m[1], "params.uri"), "test://watched");
+  ck_assert_str_eq(tu_jstr(m[1], "method"), "notifications/resources/updated");
+  ck_assert_str_eq(tu_jstr(m[1], "params.uri"), "test://watched");
   for (int i = 0; i < n; i++) {
-    const cJSON *meta = jget(m[i], "params._meta");
+    const cJSON *meta = tu_jget(m[i], "params._meta");
     const cJSON *id = cJSON_GetObjectItemCaseSensitive(
         meta, "io.modelcontextprotocol/subscriptionId");
     ck_assert_msg(cJSON_IsString(id) && strcmp(id->valuestring, "sub-1") == 0,
                   "message %d is not tagged", i);
-    ck_assert(jget(m[i], "id") == NULL);
+    ck_assert(tu_jget(m[i], "id") == NULL);
   }
   free_messages(m, n);
   sse_free(&e);
@@ -3185,10 +2972,10 @@ START_TEST(modern_listen_stream) {
   stream_close(s);
   /* The server notices the close at the latest with its next keep-alive;
    * then nobody is subscribed any more. */
-  long end = now_ms() + T(8000);
+  long end = lc_now_ms() + T(8000);
   while (mcp_server_resource_updated(F.srv, "test://watched") != 0 &&
-         now_ms() < end)
-    sleep_ms(50);
+         lc_now_ms() < end)
+    lc_sleep_ms(50);
   ck_assert_int_eq(mcp_server_resource_updated(F.srv, "test://watched"), 0);
 }
 END_TEST
@@ -3203,14 +2990,14 @@ START_TEST(legacy_resource_updates_on_get_stream) {
                       .handler = read_watched};
   ck_assert_int_eq(mcp_server_add_resource(F.srv, &res, NULL), 0);
   char *sid = open_session(V, "{}");
-  resp r;
+  lc_resp r;
   post(sid,
        "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"resources/subscribe\","
        "\"params\":{\"uri\":\"test://watched\"}}",
        &r);
   cJSON *m = expect_result(&r);
   cJSON_Delete(m);
-  resp_free(&r);
+  lc_resp_free(&r);
   stream *s = open_get(sid, NULL);
   ck_assert_int_eq(stream_wait_headers(s, T(5000)), 200);
   ck_assert_int_eq(mcp_server_resource_updated(F.srv, "test://watched"), 1);
@@ -3221,16 +3008,16 @@ START_TEST(legacy_resource_updates_on_get_stream) {
        &r);
   m = expect_result(&r);
   cJSON_Delete(m);
-  resp_free(&r);
+  lc_resp_free(&r);
   ck_assert_int_eq(mcp_server_resource_updated(F.srv, "test://watched"), 0);
   post(sid,
        "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"resources/read\","
        "\"params\":{\"uri\":\"test://watched\"}}",
        &r);
   m = expect_result(&r);
-  ck_assert_str_eq(jstr(m, "result.contents.0.text"), "contents");
+  ck_assert_str_eq(tu_jstr(m, "result.contents.0.text"), "contents");
   cJSON_Delete(m);
-  resp_free(&r);
+  lc_resp_free(&r);
   stream_close(s);
   free(sid);
 }
@@ -3243,20 +3030,21 @@ END_TEST
 static long init_with(const char *const *headers, size_t n) {
   char body[512];
   snprintf(body, sizeof body, INIT_FMT, V, "{}");
-  req q = {.body = body};
-  for (size_t i = 0; i < n && i < MAXH; i++)
-    q.h[i] = headers[i];
-  resp r;
+  lc_req q = {.body = body};
+  for (size_t i = 0; i < n && i < LC_MAXH; i++)
+    q.headers[i] = headers[i];
+  lc_resp r;
   http(&q, &r);
   long st = r.status;
   if (st == 403) {
     cJSON *m = reply_of(&r);
-    ck_assert_msg(m && jget(m, "error"), "403 without a JSON-RPC error body");
-    ck_assert_msg(jget(m, "id") == NULL || cJSON_IsNull(jget(m, "id")),
+    ck_assert_msg(m && tu_jget(m, "error"),
+                  "403 without a JSON-RPC error body");
+    ck_assert_msg(tu_jget(m, "id") == NULL || cJSON_IsNull(tu_jget(m, "id")),
                   "403 body with an id");
     cJSON_Delete(m);
   }
-  resp_free(&r);
+  lc_resp_free(&r);
   return st;
 }
 
@@ -3276,8 +3064,8 @@ START_TEST(d1_foreign_host_403_before_body) {
   size_t blen = 0;
   const char *b = raw_body(&rr, &blen);
   cJSON *m = b ? cJSON_ParseWithLength(b, blen) : NULL;
-  ck_assert_msg(m && jget(m, "error"), "403 without a JSON-RPC error body");
-  ck_assert_msg(jget(m, "id") == NULL || cJSON_IsNull(jget(m, "id")),
+  ck_assert_msg(m && tu_jget(m, "error"), "403 without a JSON-RPC error body");
+  ck_assert_msg(tu_jget(m, "id") == NULL || cJSON_IsNull(tu_jget(m, "id")),
                 "403 body with an id");
   cJSON_Delete(m);
   raw_free(&rr);
@@ -3319,14 +3107,14 @@ START_TEST(d2_d4_foreign_or_null_origin_403) {
     ck_assert_msg(init_with(&good[i], 1) == 200, "%s refused", good[i]);
   /* A session's later requests are checked too. */
   char *sid = open_session(V, "{}");
-  resp r;
-  req q = {.body = PING,
-           .session = sid,
-           .version = V,
-           .h = {"Origin: https://evil.example"}};
+  lc_resp r;
+  lc_req q = {.body = PING,
+              .session = sid,
+              .version = V,
+              .headers = {"Origin: https://evil.example"}};
   http(&q, &r);
   ck_assert_int_eq(r.status, 403);
-  resp_free(&r);
+  lc_resp_free(&r);
   free(sid);
 }
 END_TEST
@@ -3377,18 +3165,18 @@ START_TEST(d7_missing_host_400) {
   ck_assert_msg(rr.status == 400, "HTTP/1.1 without Host: %ld", rr.status);
   raw_free(&rr);
   int fd = raw_connect();
-  buf b = {0};
-  buf_fmt(&b,
-          "POST /mcp HTTP/1.0\r\n" RAW_POST_HEADERS
-          "Content-Length: %zu\r\n\r\n" PING,
-          strlen(PING));
+  lc_buf b = {0};
+  lc_buf_fmt(&b,
+             "POST /mcp HTTP/1.0\r\n" RAW_POST_HEADERS
+             "Content-Length: %zu\r\n\r\n" PING,
+             strlen(PING));
   raw_send(fd, b.p, b.n);
   memset(&rr, 0, sizeof rr);
   raw_read(fd, T(3000), false, &rr);
   ck_assert_msg(rr.status == 400 || rr.status == 403,
                 "HTTP/1.0 without Host: %ld", rr.status);
   raw_free(&rr);
-  buf_free(&b);
+  lc_buf_free(&b);
   close(fd);
   ck_assert_int_eq(fx_calls(), 0);
 }
@@ -3405,9 +3193,9 @@ START_TEST(d8_nul_in_host_or_origin) {
   static const size_t hlen[] = {sizeof "Host: localhost\0.evil.example\r\n" - 1,
                                 sizeof "Host: 127.0.0.1:1\0.evil\r\n" - 1};
   for (size_t i = 0; i < TU_COUNT(hdrs); i++) {
-    buf h = {0};
-    buf_add(&h, hdrs[i], hlen[i]);
-    buf_str(&h, RAW_POST_HEADERS);
+    lc_buf h = {0};
+    lc_buf_add(&h, hdrs[i], hlen[i]);
+    lc_buf_str(&h, RAW_POST_HEADERS);
     raw_resp rr;
     char body[512];
     snprintf(body, sizeof body, INIT_FMT, V, "{}");
@@ -3415,12 +3203,12 @@ START_TEST(d8_nul_in_host_or_origin) {
     ck_assert_msg(rr.status == 400 || rr.status == 403,
                   "Host with NUL %zu: HTTP %ld", i, rr.status);
     raw_free(&rr);
-    buf_free(&h);
+    lc_buf_free(&h);
   }
   static const char origin[] = "Origin: http://localhost\0.evil.example\r\n";
-  buf h = {0};
-  buf_add(&h, origin, sizeof origin - 1);
-  buf_str(&h, RAW_POST_HEADERS);
+  lc_buf h = {0};
+  lc_buf_add(&h, origin, sizeof origin - 1);
+  lc_buf_str(&h, RAW_POST_HEADERS);
   raw_resp rr;
   char body[512];
   snprintf(body, sizeof body, INIT_FMT, V, "{}");
@@ -3428,7 +3216,7 @@ START_TEST(d8_nul_in_host_or_origin) {
   ck_assert_msg(rr.status == 400 || rr.status == 403,
                 "Origin with NUL: HTTP %ld", rr.status);
   raw_free(&rr);
-  buf_free(&h);
+  lc_buf_free(&h);
 }
 END_TEST
 
@@ -3463,14 +3251,14 @@ START_TEST(d9_default_bind_loopback) {
   }
   mcp_http_options o = {.bind_addr = "::1"};
   fx_restart(&o);
-  resp r;
+  lc_resp r;
   char body[512];
   snprintf(body, sizeof body, INIT_FMT, V, "{}");
-  req q = {.body = body, .host = "[::1]"};
+  lc_req q = {.body = body, .host = "[::1]"};
   http(&q, &r);
   ck_assert_msg(r.status == 200, "over ::1: HTTP %ld (%s)", r.status,
-                curl_easy_strerror(r.rc));
-  resp_free(&r);
+                curl_easy_strerror(r.curl_rc));
+  lc_resp_free(&r);
 }
 END_TEST
 
@@ -3478,13 +3266,13 @@ END_TEST
  * Access-Control-Allow-Origin. */
 START_TEST(d10_cors_preflight_unlisted_origin) {
   fx_start(NULL);
-  resp r;
-  req q = {.method = "OPTIONS",
-           .h = {"Origin: https://evil.example",
-                 "Access-Control-Request-Method: POST",
-                 "Access-Control-Request-Headers: content-type, "
-                 "mcp-session-id"},
-           .timeout_ms = T(5000)};
+  lc_resp r;
+  lc_req q = {.method = "OPTIONS",
+              .headers = {"Origin: https://evil.example",
+                          "Access-Control-Request-Method: POST",
+                          "Access-Control-Request-Headers: content-type, "
+                          "mcp-session-id"},
+              .timeout_ms = T(5000)};
   http(&q, &r);
   char v[256];
   ck_assert_msg(r.status >= 400, "preflight from evil.example: HTTP %ld",
@@ -3492,7 +3280,7 @@ START_TEST(d10_cors_preflight_unlisted_origin) {
   ck_assert_msg(resp_header(&r, "Access-Control-Allow-Origin", v, sizeof v) ==
                     NULL,
                 "Access-Control-Allow-Origin: %s", v);
-  resp_free(&r);
+  lc_resp_free(&r);
 }
 END_TEST
 
@@ -3501,19 +3289,19 @@ END_TEST
  * ======================================================================== */
 
 /* The text of an initialize request; keep_alive leaves the connection open. */
-static void raw_init_text(buf *b, bool keep_alive) {
+static void raw_init_text(lc_buf *b, bool keep_alive) {
   char body[512];
   snprintf(body, sizeof body, INIT_FMT, V, "{}");
-  buf_fmt(b,
-          "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:%u\r\n" RAW_POST_HEADERS
-          "Content-Length: %zu\r\n%s\r\n%s",
-          (unsigned)F.port, strlen(body),
-          keep_alive ? "" : "Connection: close\r\n", body);
+  lc_buf_fmt(b,
+             "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:%u\r\n" RAW_POST_HEADERS
+             "Content-Length: %zu\r\n%s\r\n%s",
+             (unsigned)F.port, strlen(body),
+             keep_alive ? "" : "Connection: close\r\n", body);
 }
 
 /* Sends an initialize on fd and reads the answer's status (0 = none). */
 static long raw_init_on(int fd, long ms) {
-  buf b = {0};
+  lc_buf b = {0};
   raw_init_text(&b, true);
   long st = 0;
   if (raw_send(fd, b.p, b.n)) {
@@ -3522,7 +3310,7 @@ static long raw_init_on(int fd, long ms) {
     st = rr.status;
     raw_free(&rr);
   }
-  buf_free(&b);
+  lc_buf_free(&b);
   return st;
 }
 
@@ -3531,20 +3319,20 @@ static long raw_init_on(int fd, long ms) {
 START_TEST(f1_content_length_over_cap_413) {
   fx_start(NULL);
   int fd = raw_connect();
-  buf h = {0};
-  buf_fmt(&h,
-          "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:%u\r\n" RAW_POST_HEADERS
-          "Content-Length: 104857600\r\n\r\n{\"jsonrpc\":",
-          (unsigned)F.port);
+  lc_buf h = {0};
+  lc_buf_fmt(&h,
+             "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:%u\r\n" RAW_POST_HEADERS
+             "Content-Length: 104857600\r\n\r\n{\"jsonrpc\":",
+             (unsigned)F.port);
   ck_assert(raw_send(fd, h.p, h.n));
-  buf_free(&h);
+  lc_buf_free(&h);
   raw_resp rr = {0};
   raw_read(fd, T(3000), false, &rr);
   ck_assert_msg(rr.status == 413, "100 MB Content-Length: HTTP %ld", rr.status);
   size_t blen = 0;
   const char *b = raw_body(&rr, &blen);
   cJSON *m = b ? cJSON_ParseWithLength(b, blen) : NULL;
-  ck_assert_msg(m && jget(m, "error"), "413 without a JSON-RPC error body");
+  ck_assert_msg(m && tu_jget(m, "error"), "413 without a JSON-RPC error body");
   cJSON_Delete(m);
   raw_resp after = {0};
   raw_read(fd, T(3000), true, &after);
@@ -3562,13 +3350,13 @@ START_TEST(f1_content_length_over_cap_413) {
     memset(body, ' ', len);
     memcpy(body, init, strlen(init));
     body[len] = '\0';
-    resp r;
-    req q = {.body = body};
+    lc_resp r;
+    lc_req q = {.body = body};
     http(&q, &r);
     ck_assert_msg(len == 1024 ? r.status == 200 : r.status == 413,
                   "a %zu-byte body with max_body 1024: HTTP %ld", len,
                   r.status);
-    resp_free(&r);
+    lc_resp_free(&r);
     free(body);
   }
 }
@@ -3580,13 +3368,13 @@ START_TEST(f2_chunked_over_cap_closed) {
   mcp_http_options o = {.max_body = 65536};
   fx_start(&o);
   int fd = raw_connect();
-  buf h = {0};
-  buf_fmt(&h,
-          "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:%u\r\n" RAW_POST_HEADERS
-          "Transfer-Encoding: chunked\r\n\r\n",
-          (unsigned)F.port);
+  lc_buf h = {0};
+  lc_buf_fmt(&h,
+             "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:%u\r\n" RAW_POST_HEADERS
+             "Transfer-Encoding: chunked\r\n\r\n",
+             (unsigned)F.port);
   ck_assert(raw_send(fd, h.p, h.n));
-  buf_free(&h);
+  lc_buf_free(&h);
   char chunk[8192 + 16];
   int k = snprintf(chunk, sizeof chunk, "2000\r\n");
   memset(chunk + k, ' ', 8192);
@@ -3622,25 +3410,25 @@ END_TEST
 START_TEST(f3_huge_header_block_431) {
   fx_start(NULL);
   for (int shape = 0; shape < 2; shape++) {
-    buf h = {0};
-    buf_str(&h, RAW_POST_HEADERS);
+    lc_buf h = {0};
+    lc_buf_str(&h, RAW_POST_HEADERS);
     if (shape == 0) {
-      buf_str(&h, "X-Big: ");
+      lc_buf_str(&h, "X-Big: ");
       for (int i = 0; i < 1024; i++)
-        buf_str(&h,
-                "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+        lc_buf_str(
+            &h, "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
                 "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa");
-      buf_str(&h, "\r\n");
+      lc_buf_str(&h, "\r\n");
     } else {
       for (int i = 0; i < 1024; i++)
-        buf_fmt(&h, "X-Many-%04d: %090d\r\n", i, i);
+        lc_buf_fmt(&h, "X-Many-%04d: %090d\r\n", i, i);
     }
     raw_resp rr;
     raw_exchange("POST", true, h.p, h.n, PING, &rr);
     ck_assert_msg(rr.status == 431 || (rr.status == 0 && rr.closed),
                   "100 KB of headers (shape %d): HTTP %ld", shape, rr.status);
     raw_free(&rr);
-    buf_free(&h);
+    lc_buf_free(&h);
   }
   ck_assert_int_eq(init_with(NULL, 0), 200);
 }
@@ -3658,7 +3446,7 @@ START_TEST(f4_f6_per_ip_limit_and_slowloris) {
     const char *part = "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n";
     ck_assert(raw_send(slow[i], part, strlen(part)));
   }
-  sleep_ms(T(300));
+  lc_sleep_ms(T(300));
   int extra = raw_connect();
   long st = raw_init_on(extra, T(2000));
   ck_assert_msg(st != 200, "a 5th connection from 127.0.0.1 was served");
@@ -3666,7 +3454,7 @@ START_TEST(f4_f6_per_ip_limit_and_slowloris) {
   for (int round = 0; round < 5; round++) { /* 1 byte per slot per 100 ms */
     for (int i = 0; i < 4; i++)
       raw_send(slow[i], "X", 1);
-    sleep_ms(100);
+    lc_sleep_ms(100);
   }
   int other = raw_connect_from("127.0.0.2");
   if (other < 0) {
@@ -3676,10 +3464,10 @@ START_TEST(f4_f6_per_ip_limit_and_slowloris) {
     close(other);
   }
   close(slow[0]);
-  long end = now_ms() + T(3000);
+  long end = lc_now_ms() + T(3000);
   st = 0;
-  while (st != 200 && now_ms() < end) {
-    sleep_ms(100);
+  while (st != 200 && lc_now_ms() < end) {
+    lc_sleep_ms(100);
     int fd = raw_connect();
     st = raw_init_on(fd, T(2000));
     close(fd);
@@ -3702,7 +3490,7 @@ START_TEST(f7_global_connection_limit) {
   int idle[3];
   for (int i = 0; i < 3; i++)
     idle[i] = raw_connect();
-  sleep_ms(T(300));
+  lc_sleep_ms(T(300));
   int extra = raw_connect();
   long st = raw_init_on(extra, T(1500));
   ck_assert_msg(st != 200, "a connection over the global limit was served");
@@ -3723,10 +3511,10 @@ START_TEST(f5_idle_connection_closed) {
     int fd = raw_connect();
     if (shape == 1)
       raw_send(fd, "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n", 38);
-    long t0 = now_ms();
+    long t0 = lc_now_ms();
     raw_resp rr = {0};
     raw_read(fd, 10000, true, &rr);
-    long took = now_ms() - t0;
+    long took = lc_now_ms() - t0;
     printf("f5: %s connection closed after %ld ms\n",
            shape ? "half-sent" : "idle", took);
     ck_assert_msg(rr.closed, "still open after 10 s");
@@ -3744,7 +3532,7 @@ START_TEST(f15_ping_and_cancel_flood_bounded) {
   char *sid = open_session(V, "{}");
   for (int i = 0; i < 100; i++)
     expect_ping_ok(sid);
-  long before = rss_kib();
+  long before = lc_rss_kib();
   int n = scaled(3000, 100);
   for (int i = 0; i < n; i++) {
     char body[160];
@@ -3752,12 +3540,12 @@ START_TEST(f15_ping_and_cancel_flood_bounded) {
              "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\","
              "\"params\":{\"requestId\":%d}}",
              100000 + i);
-    resp r;
+    lc_resp r;
     post(sid, i % 2 ? PING : body, &r);
     ck_assert_int_eq(r.status, i % 2 ? 200 : 202);
-    resp_free(&r);
+    lc_resp_free(&r);
   }
-  long after = rss_kib();
+  long after = lc_rss_kib();
   printf("f15: %d pings and cancellations, RSS %ld -> %ld KiB\n", n, before,
          after);
   if (rss_bounded())
@@ -3782,23 +3570,23 @@ static void *loop_client_run(void *arg) {
   CURL *c = curl_easy_init();
   char body[512], sid[300] = "";
   snprintf(body, sizeof body, INIT_FMT, V, "{}");
-  resp r;
-  req q1 = {.body = body};
-  http_with(c, &q1, &r);
+  lc_resp r;
+  lc_req q1 = {.body = body};
+  lc_http(c, F.port, &q1, &r);
   long s0 = r.status;
   resp_header(&r, "Mcp-Session-Id", sid, sizeof sid);
-  resp_free(&r);
+  lc_resp_free(&r);
   pthread_mutex_lock(&lc->mu);
   lc->status[0] = s0;
   pthread_mutex_unlock(&lc->mu);
-  req q2 = {.body = INITIALIZED, .session = sid, .version = V};
-  http_with(c, &q2, &r);
+  lc_req q2 = {.body = INITIALIZED, .session = sid, .version = V};
+  lc_http(c, F.port, &q2, &r);
   long s1 = r.status;
-  resp_free(&r);
-  req q3 = {.body = CALL("2", "echo", "{\"text\":\"via the loop\"}"),
-            .session = sid,
-            .version = V};
-  http_with(c, &q3, &r);
+  lc_resp_free(&r);
+  lc_req q3 = {.body = CALL("2", "echo", "{\"text\":\"via the loop\"}"),
+               .session = sid,
+               .version = V};
+  lc_http(c, F.port, &q3, &r);
   long s2 = r.status;
   cJSON *m = reply_of(&r);
   pthread_mutex_lock(&lc->mu);
@@ -3809,7 +3597,7 @@ static void *loop_client_run(void *arg) {
   lc->done = true;
   pthread_mutex_unlock(&lc->mu);
   cJSON_Delete(m);
-  resp_free(&r);
+  lc_resp_free(&r);
   curl_easy_cleanup(c);
   return NULL;
 }
@@ -3829,14 +3617,14 @@ START_TEST(external_loop_driven_by_poll) {
   pthread_mutex_init(&lc.mu, NULL);
   pthread_t th;
   ck_assert_int_eq(pthread_create(&th, NULL, loop_client_run, &lc), 0);
-  sleep_ms(300);
+  lc_sleep_ms(300);
   pthread_mutex_lock(&lc.mu);
   long early = lc.status[0];
   pthread_mutex_unlock(&lc.mu);
-  long end = now_ms() + T(15000);
+  long end = lc_now_ms() + T(15000);
   int runs = 0, rc = 0;
   bool done = false;
-  while (!done && now_ms() < end && rc == 0) {
+  while (!done && lc_now_ms() < end && rc == 0) {
     long t = mcp_http_backend_timeout(F.http);
     if (t < 0 || t > 100)
       t = 100;
@@ -3960,12 +3748,12 @@ START_TEST(small_thread_stack_serves) {
   fx_start(&(mcp_http_options){.threads = 2,
                                .thread_stack_size = (size_t)256 << 10});
   char *sid = open_session(V, "{}");
-  resp r;
+  lc_resp r;
   post(sid, CALL("3", "echo", "{\"text\":\"small stack\"}"), &r);
   cJSON *m = expect_result(&r);
   ck_assert_str_eq(result_text(m), "small stack");
   cJSON_Delete(m);
-  resp_free(&r);
+  lc_resp_free(&r);
   /* 10,000 brackets: refused at the depth limit, not by a stack overflow. */
   size_t depth = 10000;
   char *deep = malloc(2 * depth + 1);
@@ -3975,9 +3763,9 @@ START_TEST(small_thread_stack_serves) {
   deep[2 * depth] = '\0';
   post(sid, deep, &r);
   ck_assert_int_eq(r.status, 400);
-  resp_free(&r);
+  lc_resp_free(&r);
   free(deep);
-  req q = {.body = CALL_P("4", "park", "{}"), .session = sid, .version = V};
+  lc_req q = {.body = CALL_P("4", "park", "{}"), .session = sid, .version = V};
   stream *p = stream_open(&q);
   mcp_call *c = unpark(T(5000));
   ck_assert_ptr_nonnull(c);
@@ -3996,14 +3784,14 @@ START_TEST(stop_with_open_streams_and_deferred_call) {
   char *sid = open_session(V, "{}");
   stream *g = open_get(sid, NULL);
   ck_assert_int_eq(stream_wait_headers(g, T(5000)), 200);
-  req q = {.body = CALL_P("41", "park", "{}"), .session = sid, .version = V};
+  lc_req q = {.body = CALL_P("41", "park", "{}"), .session = sid, .version = V};
   stream *p = stream_open(&q);
   mcp_call *c = unpark(T(5000));
   ck_assert_ptr_nonnull(c);
-  long t0 = now_ms();
+  long t0 = lc_now_ms();
   mcp_http_stop(F.http);
   F.http = NULL;
-  long took = now_ms() - t0;
+  long took = lc_now_ms() - t0;
   ck_assert_msg(stream_wait_done(g, T(3000)), "GET stream still open");
   ck_assert_msg(stream_wait_done(p, T(3000)), "request stream still open");
   ck_assert(mcp_call_cancelled(c));
@@ -4025,37 +3813,37 @@ START_TEST(rss_1000_sessions_then_expired) {
   /* Warm-up: lazily allocated state of the server, libcurl and libc. */
   for (int i = 0; i < 20; i++) {
     char *sid = open_session(V, "{}");
-    resp r;
-    req del = {.method = "DELETE", .session = sid, .version = V};
+    lc_resp r;
+    lc_req del = {.method = "DELETE", .session = sid, .version = V};
     http(&del, &r);
-    resp_free(&r);
+    lc_resp_free(&r);
     free(sid);
   }
   malloc_trim(0);
-  long base = rss_kib();
+  long base = lc_rss_kib();
   int n = scaled(1000, 50);
   char **ids = calloc((size_t)n, sizeof *ids);
-  long t0 = now_ms();
+  long t0 = lc_now_ms();
   for (int i = 0; i < n; i++) {
     ids[i] = open_session(V, "{}");
-    resp r;
+    lc_resp r;
     post(ids[i], TOOLS_LIST, &r);
     ck_assert_int_eq(r.status, 200);
-    resp_free(&r);
+    lc_resp_free(&r);
   }
-  long opened = now_ms() - t0;
-  long peak = rss_kib();
-  sleep_ms(4500);
+  long opened = lc_now_ms() - t0;
+  long peak = lc_rss_kib();
+  lc_sleep_ms(4500);
   /* All gone: the last ones opened too. */
   for (int i = n - 5; i < n; i++) {
-    resp r;
+    lc_resp r;
     post(ids[i], PING, &r);
     ck_assert_msg(r.status == 404, "session %d alive after its idle time", i);
-    resp_free(&r);
+    lc_resp_free(&r);
   }
-  long after = rss_kib();
+  long after = lc_rss_kib();
   malloc_trim(0);
-  long trimmed = rss_kib();
+  long trimmed = lc_rss_kib();
   printf("rss: baseline %ld KiB; %d sessions opened in %ld ms: %ld KiB "
          "(%+ld); expired: %ld KiB, after malloc_trim %ld KiB (%+ld)\n",
          base, n, opened, peak, peak - base, after, trimmed, trimmed - base);
@@ -4075,11 +3863,7 @@ END_TEST
  * ======================================================================== */
 
 static TCase *tc(Suite *s, const char *name) {
-  TCase *t = tcase_create(name);
-  tcase_add_checked_fixture(t, setup, teardown);
-  tcase_set_timeout(t, 120);
-  suite_add_tcase(s, t);
-  return t;
+  return tu_tcase(s, name, setup, teardown, 120);
 }
 
 int main(void) {

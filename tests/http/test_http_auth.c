@@ -37,6 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "client.h"
 #include "testutil.h"
 
 #define V "2025-11-25"
@@ -48,57 +49,7 @@
 #define PRM_PATH "/.well-known/oauth-protected-resource/mcp"
 #define PRM_ROOT "/.well-known/oauth-protected-resource"
 
-static bool slow_run(void) { return getenv("MCP_VALGRIND_RUN") != NULL; }
-static long T(long ms) { return slow_run() ? ms * 5 : ms; }
-
-/* ---------------------------------------------------------------------------
- * Growable text
- * ------------------------------------------------------------------------ */
-
-typedef struct buf {
-  char *p;
-  size_t n, cap;
-} buf;
-
-static void buf_add(buf *b, const void *data, size_t n) {
-  if (b->n + n + 1 > b->cap) {
-    size_t cap = b->cap ? b->cap : 256;
-    while (cap < b->n + n + 1)
-      cap *= 2;
-    char *p = realloc(b->p, cap);
-    if (p == NULL)
-      abort();
-    b->p = p;
-    b->cap = cap;
-  }
-  if (n)
-    memcpy(b->p + b->n, data, n);
-  b->n += n;
-  b->p[b->n] = '\0';
-}
-
-static void buf_str(buf *b, const char *s) { buf_add(b, s, strlen(s)); }
-
-__attribute__((format(printf, 2, 3))) static void
-buf_fmt(buf *b, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  int n = vsnprintf(NULL, 0, fmt, ap);
-  va_end(ap);
-  char *tmp = n >= 0 ? malloc((size_t)n + 1) : NULL;
-  if (tmp == NULL) /* also used outside tests (main): no ck_assert */
-    abort();
-  va_start(ap, fmt);
-  vsnprintf(tmp, (size_t)n + 1, fmt, ap);
-  va_end(ap);
-  buf_add(b, tmp, (size_t)n);
-  free(tmp);
-}
-
-static void buf_free(buf *b) {
-  free(b->p);
-  memset(b, 0, sizeof *b);
-}
+static long T(long ms) { return lc_slow_run() ? ms * 5 : ms; }
 
 /* ---------------------------------------------------------------------------
  * Keys and tokens
@@ -170,23 +121,25 @@ static void key_make(key *k) {
                 : EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-256");
   if (k->pkey == NULL)
     abort();
-  buf j = {0};
+  lc_buf j = {0};
   if (rsa) {
     char *n = bn_b64(k->pkey, OSSL_PKEY_PARAM_RSA_N, 0);
     char *e = bn_b64(k->pkey, OSSL_PKEY_PARAM_RSA_E, 0);
-    buf_fmt(&j,
-            "{\"kty\":\"RSA\",\"kid\":\"%s\",\"use\":\"sig\",\"alg\":\"RS256\","
-            "\"n\":\"%s\",\"e\":\"%s\"}",
-            k->kid, n, e);
+    lc_buf_fmt(
+        &j,
+        "{\"kty\":\"RSA\",\"kid\":\"%s\",\"use\":\"sig\",\"alg\":\"RS256\","
+        "\"n\":\"%s\",\"e\":\"%s\"}",
+        k->kid, n, e);
     free(n);
     free(e);
   } else {
     char *x = bn_b64(k->pkey, OSSL_PKEY_PARAM_EC_PUB_X, 32);
     char *y = bn_b64(k->pkey, OSSL_PKEY_PARAM_EC_PUB_Y, 32);
-    buf_fmt(&j,
-            "{\"kty\":\"EC\",\"kid\":\"%s\",\"use\":\"sig\",\"alg\":\"ES256\","
-            "\"crv\":\"P-256\",\"x\":\"%s\",\"y\":\"%s\"}",
-            k->kid, x, y);
+    lc_buf_fmt(
+        &j,
+        "{\"kty\":\"EC\",\"kid\":\"%s\",\"use\":\"sig\",\"alg\":\"ES256\","
+        "\"crv\":\"P-256\",\"x\":\"%s\",\"y\":\"%s\"}",
+        k->kid, x, y);
     free(x);
     free(y);
   }
@@ -195,8 +148,8 @@ static void key_make(key *k) {
 
 /* A JWKS of the given keys (JSON text; free it). */
 static char *jwks_of(const key *a, const key *b) {
-  buf j = {0};
-  buf_fmt(&j, "{\"keys\":[%s%s%s]}", a->jwk, b ? "," : "", b ? b->jwk : "");
+  lc_buf j = {0};
+  lc_buf_fmt(&j, "{\"keys\":[%s%s%s]}", a->jwk, b ? "," : "", b ? b->jwk : "");
   return j.p;
 }
 
@@ -210,8 +163,8 @@ static void write_file(const char *path, const char *text) {
 /* Signs header.payload with k (RS256: PKCS#1 v1.5; ES256: r||s). */
 static char *sign_jwt(const key *k, const char *header, const char *payload) {
   char *h = b64url_str(header), *p = b64url_str(payload);
-  buf in = {0};
-  buf_fmt(&in, "%s.%s", h, p);
+  lc_buf in = {0};
+  lc_buf_fmt(&in, "%s.%s", h, p);
   free(h);
   free(p);
   EVP_MD_CTX *md = EVP_MD_CTX_new();
@@ -241,7 +194,7 @@ static char *sign_jwt(const key *k, const char *header, const char *payload) {
     s = b64url(sig, siglen);
   }
   free(sig);
-  buf_fmt(&in, ".%s", s);
+  lc_buf_fmt(&in, ".%s", s);
   free(s);
   return in.p;
 }
@@ -256,15 +209,15 @@ static char *token_full(const key *k, const char *sub, const char *scope,
   snprintf(header, sizeof header,
            "{\"alg\":\"%s\",\"typ\":\"at+jwt\",\"kid\":\"%s\"}", k->alg,
            k->kid);
-  buf p = {0};
-  buf_fmt(&p, "{\"iss\":\"%s\",\"aud\":\"%s\",\"sub\":\"%s\",", ISSUER,
-          aud ? aud : RESOURCE, sub);
+  lc_buf p = {0};
+  lc_buf_fmt(&p, "{\"iss\":\"%s\",\"aud\":\"%s\",\"sub\":\"%s\",", ISSUER,
+             aud ? aud : RESOURCE, sub);
   if (scope)
-    buf_fmt(&p, "\"scope\":\"%s\",", scope);
-  buf_fmt(&p, "\"iat\":%lld,\"exp\":%lld,\"jti\":\"%lld-%d\"}",
-          ttl < 0 ? now + ttl - 600 : now, now + ttl, now, rand());
+    lc_buf_fmt(&p, "\"scope\":\"%s\",", scope);
+  lc_buf_fmt(&p, "\"iat\":%lld,\"exp\":%lld,\"jti\":\"%lld-%d\"}",
+             ttl < 0 ? now + ttl - 600 : now, now + ttl, now, rand());
   char *t = sign_jwt(k, header, p.p);
-  buf_free(&p);
+  lc_buf_free(&p);
   return t;
 }
 
@@ -283,8 +236,8 @@ typedef struct fixture {
   pthread_mutex_t mu;
   int runs[8]; /* handler runs per tool index */
   int warnings;
-  buf log;
-  buf seen; /* what handlers saw of their principal */
+  lc_buf log;
+  lc_buf seen; /* what handlers saw of their principal */
 } fixture;
 
 static fixture F;
@@ -296,8 +249,8 @@ static void fx_log(mcp_log_level level, const char *message, void *ud) {
   if (level >= MCP_LOG_WARNING)
     F.warnings++;
   if (F.log.n < 65536) {
-    buf_str(&F.log, message);
-    buf_str(&F.log, "\n");
+    lc_buf_str(&F.log, message);
+    lc_buf_str(&F.log, "\n");
   }
   pthread_mutex_unlock(&F.mu);
 }
@@ -331,17 +284,17 @@ static int total_runs(void) {
 static int tool_run(mcp_call *call, void *ud) {
   int idx = (int)(intptr_t)ud;
   const mcp_principal *p = mcp_call_principal(call);
-  buf who = {0};
-  buf_fmt(&who, "%s|", p->subject ? p->subject : "(anonymous)");
+  lc_buf who = {0};
+  lc_buf_fmt(&who, "%s|", p->subject ? p->subject : "(anonymous)");
   for (const char *const *s = p->scopes; s && *s; s++)
-    buf_fmt(&who, "%s%s", s == p->scopes ? "" : " ", *s);
+    lc_buf_fmt(&who, "%s%s", s == p->scopes ? "" : " ", *s);
   pthread_mutex_lock(&F.mu);
   F.runs[idx]++;
-  buf_str(&F.seen, who.p);
-  buf_str(&F.seen, "\n");
+  lc_buf_str(&F.seen, who.p);
+  lc_buf_str(&F.seen, "\n");
   pthread_mutex_unlock(&F.mu);
   int rc = mcp_result_text(call, who.p);
-  buf_free(&who);
+  lc_buf_free(&who);
   return rc;
 }
 
@@ -440,8 +393,8 @@ static void teardown(void) {
   F.http = NULL;
   mcp_server_free(F.srv);
   F.srv = NULL;
-  buf_free(&F.log);
-  buf_free(&F.seen);
+  lc_buf_free(&F.log);
+  lc_buf_free(&F.seen);
   pthread_mutex_destroy(&F.mu);
 }
 
@@ -449,32 +402,8 @@ static void teardown(void) {
  * HTTP with libcurl
  * ------------------------------------------------------------------------ */
 
-typedef struct resp {
-  long status;
-  buf head, body;
-  CURLcode rc;
-} resp;
-
-static void resp_free(resp *r) {
-  buf_free(&r->head);
-  buf_free(&r->body);
-}
-
-static size_t on_body(char *p, size_t size, size_t n, void *ud) {
-  buf_add(&((resp *)ud)->body, p, size * n);
-  return size * n;
-}
-
-static size_t on_head(char *p, size_t size, size_t n, void *ud) {
-  resp *r = ud;
-  if (size * n >= 5 && memcmp(p, "HTTP/", 5) == 0)
-    r->head.n = 0; /* a new response after an interim one */
-  buf_add(&r->head, p, size * n);
-  return size * n;
-}
-
 /* The value of header name (first one), or NULL; count says how many. */
-static const char *resp_header(const resp *r, const char *name, char *out,
+static const char *resp_header(const lc_resp *r, const char *name, char *out,
                                size_t size, int *count) {
   size_t nl = strlen(name);
   const char *found = NULL;
@@ -514,74 +443,28 @@ typedef struct req {
   const char *h[MAXH]; /* more header lines */
 } req;
 
-static void http(const req *q, resp *r) {
-  memset(r, 0, sizeof *r);
-  const char *m = q->method ? q->method : "POST";
-  bool post = strcmp(m, "POST") == 0, get = strcmp(m, "GET") == 0;
-  struct curl_slist *sl = NULL;
-  buf line = {0};
-  if (post)
-    sl = curl_slist_append(sl, "Accept: application/json, text/event-stream");
-  if (get)
-    sl = curl_slist_append(sl, "Accept: text/event-stream");
-  if (post)
-    sl = curl_slist_append(sl, "Content-Type: application/json");
-  sl = curl_slist_append(sl, "Expect:");
+/* q as an lc_req, its token an Authorization header before q's own. */
+static void http(const req *q, lc_resp *r) {
+  lc_req lq = {.method = q->method,
+               .path = q->path,
+               .body = q->body,
+               .session = q->session,
+               .version = q->version};
+  lc_buf auth = {0};
+  int k = 0;
   if (q->token) {
-    buf_fmt(&line, "Authorization: Bearer %s", q->token);
-    sl = curl_slist_append(sl, line.p);
-    line.n = 0;
-  }
-  if (q->session) {
-    buf_fmt(&line, "Mcp-Session-Id: %s", q->session);
-    sl = curl_slist_append(sl, line.p);
-    line.n = 0;
-  }
-  if (q->version) {
-    buf_fmt(&line, "MCP-Protocol-Version: %s", q->version);
-    sl = curl_slist_append(sl, line.p);
-    line.n = 0;
+    lc_buf_fmt(&auth, "Authorization: Bearer %s", q->token);
+    lq.headers[k++] = auth.p;
   }
   for (int i = 0; i < MAXH && q->h[i]; i++)
-    sl = curl_slist_append(sl, q->h[i]);
-  buf_free(&line);
-  char url[512];
-  snprintf(url, sizeof url, "http://127.0.0.1:%u%s", (unsigned)F.port,
-           q->path ? q->path : "/mcp");
-  curl_easy_reset(G);
-  curl_easy_setopt(G, CURLOPT_URL, url);
-  curl_easy_setopt(G, CURLOPT_PROXY, "");
-  curl_easy_setopt(G, CURLOPT_NOPROXY, "*");
-  curl_easy_setopt(G, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(G, CURLOPT_HTTPHEADER, sl);
-  curl_easy_setopt(G, CURLOPT_WRITEFUNCTION, on_body);
-  curl_easy_setopt(G, CURLOPT_WRITEDATA, r);
-  curl_easy_setopt(G, CURLOPT_HEADERFUNCTION, on_head);
-  curl_easy_setopt(G, CURLOPT_HEADERDATA, r);
-  curl_easy_setopt(G, CURLOPT_TIMEOUT_MS, T(15000));
-  if (get) {
-    curl_easy_setopt(G, CURLOPT_HTTPGET, 1L);
-  } else if (strcmp(m, "HEAD") == 0) {
-    curl_easy_setopt(G, CURLOPT_NOBODY, 1L);
-  } else {
-    if (post)
-      curl_easy_setopt(G, CURLOPT_POST, 1L);
-    else
-      curl_easy_setopt(G, CURLOPT_CUSTOMREQUEST, m);
-    if (q->body || post) {
-      const char *b = q->body ? q->body : "";
-      curl_easy_setopt(G, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(b));
-      curl_easy_setopt(G, CURLOPT_COPYPOSTFIELDS, b);
-    }
-  }
-  r->rc = curl_easy_perform(G);
-  curl_easy_getinfo(G, CURLINFO_RESPONSE_CODE, &r->status);
-  curl_slist_free_all(sl);
+    lq.headers[k++] = q->h[i];
+  lc_http(G, F.port, &lq, r);
+  lc_buf_free(&auth);
 }
 
 /* The JSON-RPC message of a response: its JSON body, or the last data
  * line of its event stream. */
-static cJSON *reply_of(const resp *r) {
+static cJSON *reply_of(const lc_resp *r) {
   if (r->body.n == 0)
     return NULL;
   if (r->body.p[0] == '{' || r->body.p[0] == '[')
@@ -599,31 +482,11 @@ static cJSON *reply_of(const resp *r) {
   return last;
 }
 
-static const cJSON *jget(const cJSON *o, const char *path) {
-  char part[64];
-  while (o && *path) {
-    size_t n = strcspn(path, ".");
-    ck_assert_uint_lt(n, sizeof part);
-    memcpy(part, path, n);
-    part[n] = '\0';
-    path += n + (path[n] == '.');
-    if (cJSON_IsArray(o) && part[0] >= '0' && part[0] <= '9')
-      o = cJSON_GetArrayItem(o, atoi(part));
-    else
-      o = cJSON_GetObjectItemCaseSensitive(o, part);
-  }
-  return o;
-}
-
-static const char *jstr(const cJSON *o, const char *path) {
-  const cJSON *v = jget(o, path);
-  return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
 /* Asserts the exact WWW-Authenticate value (and that there is one). */
 #define assert_challenge(r, expected)                                          \
   assert_challenge_at(__LINE__, (r), (expected))
-static void assert_challenge_at(int line, const resp *r, const char *expected) {
+static void assert_challenge_at(int line, const lc_resp *r,
+                                const char *expected) {
   char v[1024];
   int count = 0;
   const char *got = resp_header(r, "WWW-Authenticate", v, sizeof v, &count);
@@ -635,7 +498,7 @@ static void assert_challenge_at(int line, const resp *r, const char *expected) {
                 expected);
 }
 
-static void assert_no_challenge(const resp *r) {
+static void assert_no_challenge(const lc_resp *r) {
   char v[16];
   ck_assert_ptr_null(resp_header(r, "WWW-Authenticate", v, sizeof v, NULL));
 }
@@ -643,12 +506,12 @@ static void assert_no_challenge(const resp *r) {
 /* Asserts HTTP status with a JSON-RPC error body of code (0 = any). */
 #define assert_rpc_error(r, status, code)                                      \
   assert_rpc_error_at(__LINE__, (r), (status), (code))
-static void assert_rpc_error_at(int line, const resp *r, long status,
+static void assert_rpc_error_at(int line, const lc_resp *r, long status,
                                 int code) {
   ck_assert_msg(r->status == status, "line %d: HTTP %ld, expected %ld: %s",
                 line, r->status, status, r->body.p ? r->body.p : "");
   cJSON *m = reply_of(r);
-  const cJSON *c = jget(m, "error.code");
+  const cJSON *c = tu_jget(m, "error.code");
   ck_assert_msg(cJSON_IsNumber(c), "line %d: not a JSON-RPC error: %s", line,
                 r->body.p ? r->body.p : "");
   if (code)
@@ -685,7 +548,7 @@ static void assert_rpc_error_at(int line, const resp *r, long status,
 
 /* Opens a legacy session with token; returns its id (free it). */
 static char *open_session(const char *tok) {
-  resp r;
+  lc_resp r;
   req q = {.body = INIT, .token = tok};
   http(&q, &r);
   ck_assert_msg(r.status == 200, "initialize: HTTP %ld %s", r.status,
@@ -693,11 +556,11 @@ static char *open_session(const char *tok) {
   char sid[512];
   ck_assert_ptr_nonnull(
       resp_header(&r, "Mcp-Session-Id", sid, sizeof sid, NULL));
-  resp_free(&r);
+  lc_resp_free(&r);
   req q2 = {.body = INITIALIZED, .token = tok, .session = sid, .version = V};
   http(&q2, &r);
   ck_assert_int_eq(r.status, 202);
-  resp_free(&r);
+  lc_resp_free(&r);
   char *copy = strdup(sid);
   ck_assert_ptr_nonnull(copy);
   return copy;
@@ -705,7 +568,7 @@ static char *open_session(const char *tok) {
 
 /* tools/call of tool in a legacy session. */
 static void call_legacy(const char *tok, const char *sid, const char *tool,
-                        resp *r) {
+                        lc_resp *r) {
   char body[256];
   snprintf(body, sizeof body,
            "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\","
@@ -716,7 +579,7 @@ static void call_legacy(const char *tok, const char *sid, const char *tool,
 }
 
 /* A stateless 2026-07-28 tools/call of tool. */
-static void call_modern(const char *tok, const char *tool, resp *r) {
+static void call_modern(const char *tok, const char *tool, lc_resp *r) {
   char body[512], hn[128];
   snprintf(body, sizeof body,
            "{\"jsonrpc\":\"2.0\",\"id\":\"m\",\"method\":\"tools/call\","
@@ -730,7 +593,7 @@ static void call_modern(const char *tok, const char *tool, resp *r) {
   http(&q, r);
 }
 
-static void list_modern(const char *tok, resp *r) {
+static void list_modern(const char *tok, lc_resp *r) {
   req q = {.body = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\","
                    "\"params\":{" META "}}",
            .token = tok,
@@ -741,11 +604,11 @@ static void list_modern(const char *tok, resp *r) {
 
 /* Asserts a tools/call answered 200 with a result that is no error. */
 #define assert_ran(r) assert_ran_at(__LINE__, (r))
-static void assert_ran_at(int line, const resp *r) {
+static void assert_ran_at(int line, const lc_resp *r) {
   ck_assert_msg(r->status == 200, "line %d: HTTP %ld: %s", line, r->status,
                 r->body.p ? r->body.p : "");
   cJSON *m = reply_of(r);
-  ck_assert_msg(jget(m, "result") != NULL && jget(m, "error") == NULL,
+  ck_assert_msg(tu_jget(m, "result") != NULL && tu_jget(m, "error") == NULL,
                 "line %d: no result: %s", line, r->body.p);
   cJSON_Delete(m);
 }
@@ -756,7 +619,8 @@ static void assert_ran_at(int line, const resp *r) {
 #define assert_forbidden(r, challenge_scope, missing_json)                     \
   assert_forbidden_at(__LINE__, (r), CHALLENGE_403(challenge_scope),           \
                       (missing_json))
-static void assert_forbidden_at(int line, const resp *r, const char *challenge,
+static void assert_forbidden_at(int line, const lc_resp *r,
+                                const char *challenge,
                                 const char *missing_json) {
   ck_assert_msg(r->status == 403, "line %d: HTTP %ld, expected 403: %s", line,
                 r->status, r->body.p ? r->body.p : "");
@@ -767,10 +631,11 @@ static void assert_forbidden_at(int line, const resp *r, const char *challenge,
                 "line %d: a 403 is application/json, not %s", line, type);
   assert_challenge_at(line, r, challenge);
   cJSON *m = reply_of(r);
-  const cJSON *code = jget(m, "error.code");
+  const cJSON *code = tu_jget(m, "error.code");
   ck_assert_msg(cJSON_IsNumber(code) && code->valueint == MCP_RPC_FORBIDDEN,
                 "line %d: body is not the -31403 refusal: %s", line, r->body.p);
-  char *missing = cJSON_PrintUnformatted(jget(m, "error.data.requiredScopes"));
+  char *missing =
+      cJSON_PrintUnformatted(tu_jget(m, "error.data.requiredScopes"));
   ck_assert_msg(missing && strcmp(missing, missing_json) == 0,
                 "line %d: requiredScopes %s, expected %s", line,
                 missing ? missing : "(none)", missing_json);
@@ -786,23 +651,23 @@ START_TEST(e1_no_authorization_401) {
   fx_start();
   const char *methods[] = {"POST", "GET", "DELETE", "PUT"};
   for (size_t i = 0; i < TU_COUNT(methods); i++) {
-    resp r;
+    lc_resp r;
     req q = {.method = methods[i], .body = INIT};
     http(&q, &r);
     assert_rpc_error(&r, 401, 0);
     assert_challenge(&r, CHALLENGE_401);
-    resp_free(&r);
+    lc_resp_free(&r);
   }
   /* Both eras, and with a session id that is not even known. */
-  resp r;
+  lc_resp r;
   call_modern(NULL, "read", &r);
   assert_rpc_error(&r, 401, 0);
   assert_challenge(&r, CHALLENGE_401);
-  resp_free(&r);
+  lc_resp_free(&r);
   call_legacy(NULL, "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", "read", &r);
   assert_rpc_error(&r, 401, 0);
   assert_challenge(&r, CHALLENGE_401);
-  resp_free(&r);
+  lc_resp_free(&r);
   ck_assert_int_eq(total_runs(), 0);
 }
 END_TEST
@@ -810,28 +675,28 @@ END_TEST
 START_TEST(e2_token_in_query_never_accepted) {
   fx_start();
   char *tok = token("alice", "notes:read");
-  buf path = {0};
-  buf_fmt(&path, "/mcp?access_token=%s", tok);
+  lc_buf path = {0};
+  lc_buf_fmt(&path, "/mcp?access_token=%s", tok);
   /* Alone: as if there were no token. */
-  resp r;
+  lc_resp r;
   req q = {.path = path.p, .body = INIT};
   http(&q, &r);
   assert_rpc_error(&r, 401, 0);
   assert_challenge(&r, CHALLENGE_401);
-  resp_free(&r);
+  lc_resp_free(&r);
   /* Beside the header: two methods at once (RFC 6750 §2), refused. */
   req q2 = {.path = path.p, .body = INIT, .token = tok};
   http(&q2, &r);
   assert_rpc_error(&r, 400, 0);
   assert_challenge(&r, CHALLENGE_400);
-  resp_free(&r);
+  lc_resp_free(&r);
   /* The header alone works. */
   req q3 = {.body = INIT, .token = tok};
   http(&q3, &r);
   ck_assert_int_eq(r.status, 200);
-  resp_free(&r);
+  lc_resp_free(&r);
   ck_assert_msg(!log_has(tok), "the token was logged");
-  buf_free(&path);
+  lc_buf_free(&path);
   free(tok);
 }
 END_TEST
@@ -839,14 +704,14 @@ END_TEST
 START_TEST(e3_malformed_authorization) {
   fx_start();
   char *tok = token("alice", "notes:read");
-  buf two_spaces = {0}, tab = {0}, trailing = {0}, lower = {0}, both = {0},
-      comma = {0};
-  buf_fmt(&two_spaces, "Authorization: Bearer  %s", tok);
-  buf_fmt(&tab, "Authorization: Bearer\t%s", tok);
-  buf_fmt(&trailing, "Authorization: Bearer %s extra", tok);
-  buf_fmt(&comma, "Authorization: Bearer %s,x", tok);
-  buf_fmt(&lower, "Authorization: bEARER %s", tok);
-  buf_fmt(&both, "Authorization: Bearer %s", tok);
+  lc_buf two_spaces = {0}, tab = {0}, trailing = {0}, lower = {0}, both = {0},
+         comma = {0};
+  lc_buf_fmt(&two_spaces, "Authorization: Bearer  %s", tok);
+  lc_buf_fmt(&tab, "Authorization: Bearer\t%s", tok);
+  lc_buf_fmt(&trailing, "Authorization: Bearer %s extra", tok);
+  lc_buf_fmt(&comma, "Authorization: Bearer %s,x", tok);
+  lc_buf_fmt(&lower, "Authorization: bEARER %s", tok);
+  lc_buf_fmt(&both, "Authorization: Bearer %s", tok);
   struct {
     const char *h1, *h2;
     long status;
@@ -865,7 +730,7 @@ START_TEST(e3_malformed_authorization) {
       {"Authorization: Bearer a.b.c", NULL, 401, CHALLENGE_INVALID},
   };
   for (size_t i = 0; i < TU_COUNT(cases); i++) {
-    resp r;
+    lc_resp r;
     req q = {.body = INIT, .h = {cases[i].h1, cases[i].h2}};
     http(&q, &r);
     ck_assert_msg(r.status == cases[i].status, "case %zu: HTTP %ld, not %ld", i,
@@ -875,21 +740,21 @@ START_TEST(e3_malformed_authorization) {
     ck_assert_msg(resp_header(&r, "Mcp-Session-Id", sid, sizeof sid, NULL) ==
                       NULL,
                   "case %zu: a session was created", i);
-    resp_free(&r);
+    lc_resp_free(&r);
   }
   /* The scheme's case does not matter (RFC 7235 §2.1). */
-  resp r;
+  lc_resp r;
   req q = {.body = INIT, .h = {lower.p}};
   http(&q, &r);
   ck_assert_int_eq(r.status, 200);
-  resp_free(&r);
+  lc_resp_free(&r);
   ck_assert_int_eq(total_runs(), 0);
-  buf_free(&two_spaces);
-  buf_free(&tab);
-  buf_free(&trailing);
-  buf_free(&comma);
-  buf_free(&lower);
-  buf_free(&both);
+  lc_buf_free(&two_spaces);
+  lc_buf_free(&tab);
+  lc_buf_free(&trailing);
+  lc_buf_free(&comma);
+  lc_buf_free(&lower);
+  lc_buf_free(&both);
   free(tok);
 }
 END_TEST
@@ -902,25 +767,25 @@ START_TEST(valid_rs256_and_es256_tokens) {
   fx_start();
   char *rs = token_full(&RSA_A, "alice", "notes:read", 600, NULL);
   char *es = token_full(&EC_A, "bob", "notes:read notes:write", 600, NULL);
-  resp r;
+  lc_resp r;
   call_modern(rs, "read", &r);
   assert_ran(&r);
   cJSON *m = reply_of(&r);
-  ck_assert_str_eq(jstr(m, "result.content.0.text"), "alice|notes:read");
+  ck_assert_str_eq(tu_jstr(m, "result.content.0.text"), "alice|notes:read");
   cJSON_Delete(m);
-  resp_free(&r);
+  lc_resp_free(&r);
   call_modern(es, "write", &r);
   assert_ran(&r);
   m = reply_of(&r);
-  ck_assert_str_eq(jstr(m, "result.content.0.text"),
+  ck_assert_str_eq(tu_jstr(m, "result.content.0.text"),
                    "bob|notes:read notes:write");
   cJSON_Delete(m);
-  resp_free(&r);
+  lc_resp_free(&r);
   /* Legacy sessions too. */
   char *sid = open_session(es);
   call_legacy(es, sid, "write", &r);
   assert_ran(&r);
-  resp_free(&r);
+  lc_resp_free(&r);
   ck_assert_int_eq(runs(T_WRITE), 2);
   free(sid);
   free(rs);
@@ -942,23 +807,23 @@ START_TEST(e7_expired_or_foreign_token_401_invalid_token) {
   *last = *last == 'A' ? 'B' : 'A';
   const char *bad[] = {expired, other_aud, unknown_key, forged};
   for (size_t i = 0; i < TU_COUNT(bad); i++) {
-    resp r;
+    lc_resp r;
     call_modern(bad[i], "read", &r);
     ck_assert_msg(r.status == 401, "token %zu: HTTP %ld", i, r.status);
     assert_challenge(&r, CHALLENGE_INVALID);
-    resp_free(&r);
+    lc_resp_free(&r);
     req q = {.body = INIT, .token = bad[i]};
     http(&q, &r);
     ck_assert_int_eq(r.status, 401);
     assert_challenge(&r, CHALLENGE_INVALID);
-    resp_free(&r);
+    lc_resp_free(&r);
     ck_assert_msg(!log_has(bad[i]), "token %zu was logged", i);
   }
   ck_assert_int_eq(total_runs(), 0);
-  resp r;
+  lc_resp r;
   call_modern(good, "read", &r);
   assert_ran(&r);
-  resp_free(&r);
+  lc_resp_free(&r);
   free(expired);
   free(other_aud);
   free(unknown_key);
@@ -975,40 +840,40 @@ START_TEST(e22_insufficient_scope_403_exact_header) {
   fx_start();
   char *ro = token("alice", "notes:read");
   char *w = token("alice", "notes:write");
-  resp r;
+  lc_resp r;
   /* Stateless. */
   call_modern(ro, "write", &r);
   assert_forbidden(&r, "notes:write", "[\"notes:write\"]");
-  resp_free(&r);
+  lc_resp_free(&r);
   /* Every scope the call needs, though the token holds one of them. */
   call_modern(w, "wipe", &r);
   assert_forbidden(&r, "notes:admin notes:write", "[\"notes:admin\"]");
-  resp_free(&r);
+  lc_resp_free(&r);
   call_modern(ro, "wipe", &r);
   assert_forbidden(&r, "notes:admin notes:write",
                    "[\"notes:admin\",\"notes:write\"]");
-  resp_free(&r);
+  lc_resp_free(&r);
   /* In a session. */
   char *sid = open_session(ro);
   call_legacy(ro, sid, "write", &r);
   assert_forbidden(&r, "notes:write", "[\"notes:write\"]");
-  resp_free(&r);
+  lc_resp_free(&r);
   call_legacy(ro, sid, "wipe", &r);
   assert_forbidden(&r, "notes:admin notes:write",
                    "[\"notes:admin\",\"notes:write\"]");
-  resp_free(&r);
+  lc_resp_free(&r);
   ck_assert_int_eq(runs(T_WRITE), 0);
   ck_assert_int_eq(runs(T_WIPE), 0);
   /* What the token allows runs, in the same session. */
   call_legacy(ro, sid, "read", &r);
   assert_ran(&r);
-  resp_free(&r);
+  lc_resp_free(&r);
   /* Other refusals keep their status: an unknown tool is a JSON-RPC
    * error in a 200, and no challenge. */
   call_legacy(ro, sid, "nosuch", &r);
   assert_rpc_error(&r, 200, -32602);
   assert_no_challenge(&r);
-  resp_free(&r);
+  lc_resp_free(&r);
   free(sid);
   free(ro);
   free(w);
@@ -1023,22 +888,22 @@ START_TEST(e22_decided_before_any_stream_opens) {
   mcp_http_options o = {.prefer_sse = true};
   fx_start_with(&a, &o);
   char *ro = token("alice", "notes:read");
-  resp r;
+  lc_resp r;
   call_modern(ro, "wipe", &r);
   assert_forbidden(&r, "notes:admin notes:write",
                    "[\"notes:admin\",\"notes:write\"]");
-  resp_free(&r);
+  lc_resp_free(&r);
   char *sid = open_session(ro);
   call_legacy(ro, sid, "write", &r);
   assert_forbidden(&r, "notes:write", "[\"notes:write\"]");
-  resp_free(&r);
+  lc_resp_free(&r);
   /* An allowed call does stream. */
   call_legacy(ro, sid, "read", &r);
   assert_ran(&r);
   char type[128];
   resp_header(&r, "Content-Type", type, sizeof type, NULL);
   ck_assert_msg(strncmp(type, "text/event-stream", 17) == 0, "%s", type);
-  resp_free(&r);
+  lc_resp_free(&r);
   ck_assert_int_eq(runs(T_WIPE) + runs(T_WRITE), 0);
   free(sid);
   free(ro);
@@ -1052,27 +917,27 @@ START_TEST(e24_recommended_check_readonly_token_vs_destructive_tool) {
   fx_start();
   char *ro = token("alice", "notes:read");
   char *sid = open_session(ro);
-  resp r;
+  lc_resp r;
   req q = {.body = TOOLS_LIST, .token = ro, .session = sid, .version = V};
   http(&q, &r);
   ck_assert_int_eq(r.status, 200);
   cJSON *m = reply_of(&r);
-  const cJSON *tools = jget(m, "result.tools");
+  const cJSON *tools = tu_jget(m, "result.tools");
   const char *destructive = NULL;
   const cJSON *t;
   cJSON_ArrayForEach(t, tools) {
-    if (cJSON_IsTrue(jget(t, "annotations.destructiveHint")))
-      destructive = jstr(t, "name");
+    if (cJSON_IsTrue(tu_jget(t, "annotations.destructiveHint")))
+      destructive = tu_jstr(t, "name");
   }
   ck_assert_msg(destructive != NULL, "no tool is annotated destructive: %s",
                 r.body.p);
   ck_assert_str_eq(destructive, "wipe");
   cJSON_Delete(m);
-  resp_free(&r);
+  lc_resp_free(&r);
   call_legacy(ro, sid, "wipe", &r);
   assert_forbidden(&r, "notes:admin notes:write",
                    "[\"notes:admin\",\"notes:write\"]");
-  resp_free(&r);
+  lc_resp_free(&r);
   ck_assert_int_eq(runs(T_WIPE), 0);
   free(sid);
   free(ro);
@@ -1080,7 +945,7 @@ START_TEST(e24_recommended_check_readonly_token_vs_destructive_tool) {
 END_TEST
 
 /* Every (token, tool) decision on a server, as text: "status/ran". */
-static void decisions(buf *out) {
+static void decisions(lc_buf *out) {
   static const char *const scopes[] = {NULL,
                                        "",
                                        "notes:read",
@@ -1093,14 +958,14 @@ static void decisions(buf *out) {
     char *tok = token("alice", scopes[i]);
     for (int k = 0; k < NTOOLS; k++) {
       int before = runs(k);
-      resp r;
+      lc_resp r;
       call_modern(tok, tool_names[k], &r);
       char v[512] = "";
       resp_header(&r, "WWW-Authenticate", v, sizeof v, NULL);
-      buf_fmt(out, "[%s] %s: %ld ran=%d %s\n",
-              scopes[i] ? scopes[i] : "(no scope claim)", tool_names[k],
-              r.status, runs(k) - before, v);
-      resp_free(&r);
+      lc_buf_fmt(out, "[%s] %s: %ld ran=%d %s\n",
+                 scopes[i] ? scopes[i] : "(no scope claim)", tool_names[k],
+                 r.status, runs(k) - before, v);
+      lc_resp_free(&r);
     }
     free(tok);
   }
@@ -1108,7 +973,7 @@ static void decisions(buf *out) {
 
 START_TEST(e24_rewritten_annotations_change_no_decision) {
   fx_start();
-  buf honest = {0}, turned = {0};
+  lc_buf honest = {0}, turned = {0};
   decisions(&honest);
   mcp_http_stop(F.http);
   F.http = NULL;
@@ -1128,8 +993,8 @@ START_TEST(e24_rewritten_annotations_change_no_decision) {
   ck_assert_ptr_nonnull(
       strstr(honest.p, "[notes:admin notes:write] wipe: 200 ran=1"));
   ck_assert_ptr_nonnull(strstr(honest.p, "[] whoami: 200 ran=1"));
-  buf_free(&honest);
-  buf_free(&turned);
+  lc_buf_free(&honest);
+  lc_buf_free(&turned);
 }
 END_TEST
 
@@ -1139,20 +1004,20 @@ START_TEST(hide_forbidden_tools_lists_only_callable) {
   a.hide_forbidden_tools = true;
   fx_start_with(&a, NULL);
   char *ro = token("alice", "notes:read");
-  resp r;
+  lc_resp r;
   list_modern(ro, &r);
   ck_assert_int_eq(r.status, 200);
   cJSON *m = reply_of(&r);
-  const cJSON *tools = jget(m, "result.tools");
+  const cJSON *tools = tu_jget(m, "result.tools");
   ck_assert_int_eq(cJSON_GetArraySize(tools), 2); /* read, whoami */
-  ck_assert_str_eq(jstr(m, "result.cacheScope"), "private");
+  ck_assert_str_eq(tu_jstr(m, "result.cacheScope"), "private");
   cJSON_Delete(m);
-  resp_free(&r);
+  lc_resp_free(&r);
   /* Hidden is still refused with the challenge when called. */
   call_modern(ro, "wipe", &r);
   assert_forbidden(&r, "notes:admin notes:write",
                    "[\"notes:admin\",\"notes:write\"]");
-  resp_free(&r);
+  lc_resp_free(&r);
   free(ro);
 }
 END_TEST
@@ -1161,7 +1026,7 @@ END_TEST
  * E28, C15: the protected resource metadata, and what needs auth
  * ======================================================================== */
 
-static void assert_prm(const resp *r, const char *scopes_json) {
+static void assert_prm(const lc_resp *r, const char *scopes_json) {
   ck_assert_msg(r->status == 200, "HTTP %ld: %s", r->status,
                 r->body.p ? r->body.p : "");
   char type[128];
@@ -1173,16 +1038,16 @@ static void assert_prm(const resp *r, const char *scopes_json) {
                 "%s", r->body.p);
   cJSON *m = cJSON_ParseWithLength(r->body.p, r->body.n);
   ck_assert_ptr_nonnull(m);
-  ck_assert_str_eq(jstr(m, "resource"), RESOURCE);
-  const cJSON *as = jget(m, "authorization_servers");
+  ck_assert_str_eq(tu_jstr(m, "resource"), RESOURCE);
+  const cJSON *as = tu_jget(m, "authorization_servers");
   ck_assert(cJSON_IsArray(as));
   ck_assert_int_eq(cJSON_GetArraySize(as), 1);
-  ck_assert_str_eq(jstr(m, "authorization_servers.0"), ISSUER);
-  char *s = cJSON_PrintUnformatted(jget(m, "scopes_supported"));
+  ck_assert_str_eq(tu_jstr(m, "authorization_servers.0"), ISSUER);
+  char *s = cJSON_PrintUnformatted(tu_jget(m, "scopes_supported"));
   ck_assert_msg(s && strcmp(s, scopes_json) == 0, "scopes_supported %s",
                 s ? s : "(absent)");
   cJSON_free(s);
-  s = cJSON_PrintUnformatted(jget(m, "bearer_methods_supported"));
+  s = cJSON_PrintUnformatted(tu_jget(m, "bearer_methods_supported"));
   ck_assert_str_eq(s, "[\"header\"]");
   cJSON_free(s);
   ck_assert_int_eq(cJSON_GetArraySize(m), 4);
@@ -1195,37 +1060,37 @@ START_TEST(e28_c15_metadata_without_auth) {
    * scopes_supported is the union of the tools' scopes. */
   const char *paths[] = {PRM_PATH, PRM_ROOT};
   for (size_t i = 0; i < TU_COUNT(paths); i++) {
-    resp r;
+    lc_resp r;
     req q = {.method = "GET", .path = paths[i]};
     http(&q, &r);
     assert_prm(&r, "[\"notes:admin\",\"notes:read\",\"notes:write\"]");
     assert_no_challenge(&r);
-    resp_free(&r);
+    lc_resp_free(&r);
     /* Even with a bad token: the document is public. */
     req q2 = {.method = "GET",
               .path = paths[i],
               .h = {"Authorization: Bearer x.y.z"}};
     http(&q2, &r);
     ck_assert_int_eq(r.status, 200);
-    resp_free(&r);
+    lc_resp_free(&r);
     req q3 = {.method = "POST", .path = paths[i], .body = "{}"};
     http(&q3, &r);
     ck_assert_int_eq(r.status, 405);
-    resp_free(&r);
+    lc_resp_free(&r);
   }
   /* The resource_metadata URL of the challenge names one of them. */
   ck_assert_ptr_nonnull(strstr(PRM_URL, PRM_PATH));
   /* Host and Origin checks still apply. */
-  resp r;
+  lc_resp r;
   req q = {.method = "GET", .path = PRM_PATH, .h = {"Host: evil.example"}};
   http(&q, &r);
   ck_assert_int_eq(r.status, 403);
-  resp_free(&r);
+  lc_resp_free(&r);
   req q2 = {
       .method = "GET", .path = PRM_PATH, .h = {"Origin: https://evil.example"}};
   http(&q2, &r);
   ck_assert_int_eq(r.status, 403);
-  resp_free(&r);
+  lc_resp_free(&r);
   /* A tool added later is in the next document. */
   static const char *const extra[] = {"notes:export", NULL};
   mcp_tool t = {
@@ -1239,7 +1104,7 @@ START_TEST(e28_c15_metadata_without_auth) {
   http(&q3, &r);
   assert_prm(&r, "[\"notes:admin\",\"notes:export\",\"notes:read\","
                  "\"notes:write\"]");
-  resp_free(&r);
+  lc_resp_free(&r);
 }
 END_TEST
 
@@ -1250,12 +1115,12 @@ START_TEST(e28_configured_scopes_supported) {
   mcp_auth_options a = auth_jwt();
   a.scopes_supported = supported;
   fx_start_with(&a, NULL);
-  resp r;
+  lc_resp r;
   req q = {.method = "GET", .path = PRM_PATH};
   http(&q, &r);
   /* As configured, without offline_access (digest §9 item 47). */
   assert_prm(&r, "[\"notes:read\",\"notes:write\"]");
-  resp_free(&r);
+  lc_resp_free(&r);
   /* The lint: a tool scope no client can obtain. */
   ck_assert_msg(log_has("notes:admin"), "no warning about notes:admin: %s",
                 F.log.p ? F.log.p : "");
@@ -1282,13 +1147,13 @@ START_TEST(c15_every_other_route_needs_auth) {
       {"GET", "/.well-known/oauth-protected-resourc", 404},
   };
   for (size_t i = 0; i < TU_COUNT(routes); i++) {
-    resp r;
+    lc_resp r;
     req q = {.method = routes[i].method, .path = routes[i].path, .body = INIT};
     http(&q, &r);
     ck_assert_msg(r.status == 401, "%s %s without a token: HTTP %ld",
                   routes[i].method, routes[i].path, r.status);
     assert_challenge(&r, CHALLENGE_401);
-    resp_free(&r);
+    lc_resp_free(&r);
     req q2 = {.method = routes[i].method,
               .path = routes[i].path,
               .body = INIT,
@@ -1298,7 +1163,7 @@ START_TEST(c15_every_other_route_needs_auth) {
                   "%s %s with a token: HTTP %ld, expected %ld",
                   routes[i].method, routes[i].path, r.status,
                   routes[i].with_token);
-    resp_free(&r);
+    lc_resp_free(&r);
   }
   free(tok);
 }
@@ -1385,7 +1250,7 @@ START_TEST(sessions_bound_to_subject_404) {
   char *bob = token("bob", "notes:read");
   char *alice_more = token("alice", "notes:read notes:write");
   char *sid = open_session(alice);
-  resp r;
+  lc_resp r;
   /* Bob's valid token on Alice's session: as if it did not exist. */
   const char *methods[] = {"POST", "GET", "DELETE"};
   for (size_t i = 0; i < TU_COUNT(methods); i++) {
@@ -1396,33 +1261,33 @@ START_TEST(sessions_bound_to_subject_404) {
              .version = V};
     http(&q, &r);
     assert_rpc_error(&r, 404, 0);
-    resp_free(&r);
+    lc_resp_free(&r);
   }
   call_legacy(bob, sid, "read", &r);
   assert_rpc_error(&r, 404, 0);
-  resp_free(&r);
+  lc_resp_free(&r);
   ck_assert_int_eq(runs(T_READ), 0);
   /* Alice's next token (same subject, same scopes) goes on. */
   call_legacy(alice2, sid, "read", &r);
   assert_ran(&r);
-  resp_free(&r);
+  lc_resp_free(&r);
   /* A token of Alice's with other scopes does not drive a session the
    * engine decides for with the old ones: she starts a new one. */
   call_legacy(alice_more, sid, "write", &r);
   assert_rpc_error(&r, 404, 0);
-  resp_free(&r);
+  lc_resp_free(&r);
   char *sid2 = open_session(alice_more);
   call_legacy(alice_more, sid2, "write", &r);
   assert_ran(&r);
-  resp_free(&r);
+  lc_resp_free(&r);
   /* Bob cannot end Alice's session; Alice can. */
   req del = {.method = "DELETE", .token = alice, .session = sid, .version = V};
   http(&del, &r);
   ck_assert_int_eq(r.status, 204);
-  resp_free(&r);
+  lc_resp_free(&r);
   call_legacy(alice, sid, "read", &r);
   assert_rpc_error(&r, 404, 0);
-  resp_free(&r);
+  lc_resp_free(&r);
   free(sid);
   free(sid2);
   free(alice);
@@ -1442,20 +1307,21 @@ START_TEST(get_stream_ends_when_its_token_expires) {
   char *brief = token_full(&RSA_A, "alice", "notes:read", 2, NULL);
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
-  resp r;
+  lc_resp r;
   req q = {.method = "GET", .token = brief, .session = sid, .version = V};
   http(&q, &r);
   clock_gettime(CLOCK_MONOTONIC, &t1);
   long ms =
       (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
   ck_assert_int_eq(r.status, 200);
-  ck_assert_msg(r.rc == CURLE_OK, "curl: %s", curl_easy_strerror(r.rc));
+  ck_assert_msg(r.curl_rc == CURLE_OK, "curl: %s",
+                curl_easy_strerror(r.curl_rc));
   ck_assert_msg(ms >= 1000 && ms <= T(6000), "the stream lasted %ld ms", ms);
-  resp_free(&r);
+  lc_resp_free(&r);
   /* The session is still there. */
   call_legacy(longer, sid, "read", &r);
   assert_ran(&r);
-  resp_free(&r);
+  lc_resp_free(&r);
   free(sid);
   free(longer);
   free(brief);
@@ -1534,18 +1400,18 @@ START_TEST(h5_wall_clock_jumps) {
   char *soon = token_dates(old, 0, now + 600);            /* 10 minutes */
   char *later = token_dates(old, now + 1800, now + 7200); /* in 30 min */
   char *day = token_dates(old, 0, now + 86400);           /* a day */
-  resp r;
+  lc_resp r;
   call_modern(soon, "read", &r);
   assert_ran(&r);
-  resp_free(&r);
+  lc_resp_free(&r);
   call_modern(later, "read", &r);
   ck_assert_int_eq(r.status, 401);
   assert_challenge(&r, CHALLENGE_INVALID);
-  resp_free(&r);
+  lc_resp_free(&r);
   char *sid = open_session(day);
   call_legacy(day, sid, "read", &r);
   assert_ran(&r);
-  resp_free(&r);
+  lc_resp_free(&r);
 
   static const long offsets[] = {3600, -3600};
   for (size_t i = 0; i < TU_COUNT(offsets); i++) {
@@ -1561,17 +1427,17 @@ START_TEST(h5_wall_clock_jumps) {
                   "the open connection was closed by a "
                   "jump of %+ld s",
                   offsets[i]);
-    resp_free(&r);
+    lc_resp_free(&r);
     /* +1 h: the 10-minute token has expired and the early one is valid;
      * -1 h: the other way round. */
     call_modern(offsets[i] > 0 ? soon : later, "read", &r);
     ck_assert_msg(r.status == 401, "after %+ld s: HTTP %ld", offsets[i],
                   r.status);
     assert_challenge(&r, CHALLENGE_INVALID);
-    resp_free(&r);
+    lc_resp_free(&r);
     call_modern(offsets[i] > 0 ? later : soon, "read", &r);
     assert_ran(&r);
-    resp_free(&r);
+    lc_resp_free(&r);
   }
   clock_offset(0);
   free(sid);
@@ -1589,33 +1455,33 @@ START_TEST(jwks_replaced_and_reloaded_at_run_time) {
   fx_start();
   char *a = token_full(&RSA_A, "alice", "notes:read", 600, NULL);
   char *b = token_full(&EC_B, "bob", "notes:read", 600, NULL);
-  resp r;
+  lc_resp r;
   call_modern(b, "read", &r);
   ck_assert_int_eq(r.status, 401);
-  resp_free(&r);
+  lc_resp_free(&r);
   /* A new set holding B only. */
   char *only_b = jwks_of(&EC_B, NULL);
   ck_assert_int_eq(mcp_http_set_jwks(F.http, only_b), 0);
   call_modern(b, "read", &r);
   assert_ran(&r);
-  resp_free(&r);
+  lc_resp_free(&r);
   call_modern(a, "read", &r);
   ck_assert_int_eq(r.status, 401);
-  resp_free(&r);
+  lc_resp_free(&r);
   /* Something unusable: refused, and the last good set stays. */
   ck_assert_int_eq(mcp_http_set_jwks(F.http, "{\"keys\":[]}"), MCP_EINVAL);
   ck_assert_int_eq(mcp_http_set_jwks(F.http, "not json"), MCP_EINVAL);
   call_modern(b, "read", &r);
   assert_ran(&r);
-  resp_free(&r);
+  lc_resp_free(&r);
   /* Re-reading the file (it still holds A and EC): A again. */
   ck_assert_int_eq(mcp_http_set_jwks(F.http, NULL), 0);
   call_modern(a, "read", &r);
   assert_ran(&r);
-  resp_free(&r);
+  lc_resp_free(&r);
   call_modern(b, "read", &r);
   ck_assert_int_eq(r.status, 401);
-  resp_free(&r);
+  lc_resp_free(&r);
   /* The file rewritten with B and read again. */
   char path[64];
   snprintf(path, sizeof path, "/tmp/libmcp-auth-reload-%ld.json",
@@ -1628,18 +1494,18 @@ START_TEST(jwks_replaced_and_reloaded_at_run_time) {
   fx_start_with(&opts, NULL);
   call_modern(b, "read", &r);
   assert_ran(&r);
-  resp_free(&r);
+  lc_resp_free(&r);
   char *ab = jwks_of(&RSA_A, &EC_B);
   write_file(path, ab);
   ck_assert_int_eq(mcp_http_set_jwks(F.http, NULL), 0);
   call_modern(a, "read", &r);
   assert_ran(&r);
-  resp_free(&r);
+  lc_resp_free(&r);
   unlink(path);
   ck_assert_int_eq(mcp_http_set_jwks(F.http, NULL), MCP_EIO);
   call_modern(a, "read", &r);
   assert_ran(&r);
-  resp_free(&r);
+  lc_resp_free(&r);
   free(ab);
   free(only_b);
   free(a);
@@ -1685,25 +1551,25 @@ START_TEST(custom_verifier_and_e25_no_token_passthrough) {
                         .verify = verify_opaque,
                         .verify_data = &calls};
   fx_start_with(&a, NULL);
-  resp r;
+  lc_resp r;
   call_modern(OPAQUE[0].token, "whoami", &r);
   assert_ran(&r);
-  resp_free(&r);
+  lc_resp_free(&r);
   call_modern(OPAQUE[0].token, "write", &r);
   assert_forbidden(&r, "notes:write", "[\"notes:write\"]");
-  resp_free(&r);
+  lc_resp_free(&r);
   call_modern(OPAQUE[1].token, "wipe", &r);
   assert_ran(&r);
-  resp_free(&r);
+  lc_resp_free(&r);
   /* A verifier that says the token expired long ago is not believed. */
   call_modern(OPAQUE[2].token, "read", &r);
   ck_assert_int_eq(r.status, 401);
   assert_challenge(&r, CHALLENGE_INVALID);
-  resp_free(&r);
+  lc_resp_free(&r);
   call_modern("opaque-unknown", "read", &r);
   ck_assert_int_eq(r.status, 401);
   assert_challenge(&r, CHALLENGE_INVALID);
-  resp_free(&r);
+  lc_resp_free(&r);
   ck_assert_int_ge(__atomic_load_n(&calls, __ATOMIC_SEQ_CST), 5);
   /* E25: what handlers saw is the principal, never the token; nothing
    * logged it either. */
@@ -1745,10 +1611,10 @@ START_TEST(lint_unguarded_destructive_tool) {
                 F.log.p ? F.log.p : "");
   /* The warning decided nothing: any valid token may call it. */
   char *tok = token("alice", "");
-  resp r;
+  lc_resp r;
   call_modern(tok, "drop_everything", &r);
   assert_ran(&r);
-  resp_free(&r);
+  lc_resp_free(&r);
   free(tok);
 }
 END_TEST
@@ -1758,11 +1624,7 @@ END_TEST
  * ======================================================================== */
 
 static TCase *tc(Suite *s, const char *name) {
-  TCase *t = tcase_create(name);
-  tcase_add_checked_fixture(t, setup, teardown);
-  tcase_set_timeout(t, 240);
-  suite_add_tcase(s, t);
-  return t;
+  return tu_tcase(s, name, setup, teardown, 240);
 }
 
 int main(void) {

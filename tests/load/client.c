@@ -63,15 +63,32 @@ static size_t on_body(char *p, size_t size, size_t n, void *ud) {
   return size * n;
 }
 
+static long status_of(const char *line, size_t len) {
+  if (len < 12 || memcmp(line, "HTTP/", 5) != 0)
+    return 0;
+  const char *sp = memchr(line, ' ', len);
+  return sp ? strtol(sp + 1, NULL, 10) : 0;
+}
+
+void lc_head_line(lc_resp *r, const char *p, size_t len) {
+  long st = status_of(p, len);
+  if (st) { /* a new response (after an interim one): start over */
+    r->head.n = 0;
+    if (r->head.p)
+      r->head.p[0] = '\0';
+    r->status = st;
+    r->headers_done = false;
+  } else if (len <= 2 && (len == 0 || p[0] == '\r' || p[0] == '\n')) {
+    r->headers_done = r->status >= 200;
+  }
+  lc_buf_add(&r->head, p, len);
+}
+
 /* Keeps the header lines of the last response only (a 100 Continue or a
  * redirect would come first). */
 static size_t on_head(char *p, size_t size, size_t n, void *ud) {
-  lc_resp *r = ud;
-  size_t len = size * n;
-  if (len >= 5 && strncmp(p, "HTTP/", 5) == 0)
-    r->head.n = 0;
-  lc_buf_add(&r->head, p, len);
-  return len;
+  lc_head_line(ud, p, size * n);
+  return size * n;
 }
 
 static bool has_header(const lc_req *q, const char *name) {
@@ -90,12 +107,13 @@ static struct curl_slist *add(struct curl_slist *sl, const char *h) {
   return n;
 }
 
-void lc_http(CURL *c, uint16_t port, const lc_req *q, lc_resp *r) {
+struct curl_slist *lc_prepare(CURL *c, uint16_t port, const lc_req *q,
+                              lc_resp *r) {
   memset(r, 0, sizeof *r);
   const char *m = q->method ? q->method : "POST";
   bool post = strcmp(m, "POST") == 0, get = strcmp(m, "GET") == 0;
   struct curl_slist *sl = NULL;
-  char line[1200];
+  lc_buf line = {0};
   if ((post || get) && !has_header(q, "Accept"))
     sl = add(sl, post ? "Accept: application/json, text/event-stream"
                       : "Accept: text/event-stream");
@@ -103,20 +121,22 @@ void lc_http(CURL *c, uint16_t port, const lc_req *q, lc_resp *r) {
     sl = add(sl, "Content-Type: application/json");
   sl = add(sl, "Expect:");
   if (q->session) {
-    snprintf(line, sizeof line, "Mcp-Session-Id: %s", q->session);
-    sl = add(sl, line);
+    lc_buf_fmt(&line, "Mcp-Session-Id: %s", q->session);
+    sl = add(sl, line.p);
+    line.n = 0;
   }
   if (q->version) {
-    snprintf(line, sizeof line, "MCP-Protocol-Version: %s", q->version);
-    sl = add(sl, line);
+    lc_buf_fmt(&line, "MCP-Protocol-Version: %s", q->version);
+    sl = add(sl, line.p);
   }
+  lc_buf_free(&line);
   for (size_t i = 0;
        i < sizeof q->headers / sizeof q->headers[0] && q->headers[i]; i++)
     sl = add(sl, q->headers[i]);
 
   char url[300];
-  snprintf(url, sizeof url, "http://127.0.0.1:%u%s", (unsigned)port,
-           q->path ? q->path : "/mcp");
+  snprintf(url, sizeof url, "http://%s:%u%s", q->host ? q->host : "127.0.0.1",
+           (unsigned)port, q->path ? q->path : "/mcp");
   curl_easy_reset(c);
   curl_easy_setopt(c, CURLOPT_URL, url);
   curl_easy_setopt(c, CURLOPT_PROXY, "");
@@ -134,6 +154,8 @@ void lc_http(CURL *c, uint16_t port, const lc_req *q, lc_resp *r) {
                    lc_slow_run() ? timeout * 5 : timeout);
   if (get) {
     curl_easy_setopt(c, CURLOPT_HTTPGET, 1L);
+  } else if (strcmp(m, "HEAD") == 0) {
+    curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
   } else {
     if (post)
       curl_easy_setopt(c, CURLOPT_POST, 1L);
@@ -146,9 +168,14 @@ void lc_http(CURL *c, uint16_t port, const lc_req *q, lc_resp *r) {
       curl_easy_setopt(c, CURLOPT_COPYPOSTFIELDS, b);
     }
   }
+  return sl;
+}
+
+void lc_http(CURL *c, uint16_t port, const lc_req *q, lc_resp *r) {
+  struct curl_slist *sl = lc_prepare(c, port, q, r);
   r->curl_rc = curl_easy_perform(c);
   long st = 0;
-  if (curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &st) == CURLE_OK)
+  if (curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &st) == CURLE_OK && st)
     r->status = st;
   curl_slist_free_all(sl);
 }

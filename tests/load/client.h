@@ -39,10 +39,15 @@ void lc_buf_fmt(lc_buf *b, const char *fmt, ...)
     ;
 void lc_buf_free(lc_buf *b);
 
-/* One HTTP request. Zero members mean: POST, the MCP endpoint /mcp, no
- * session, no MCP-Protocol-Version, 15 s (75 s under valgrind). POSTs get
- * "Accept: application/json, text/event-stream" and a JSON Content-Type
- * unless headers name their own. */
+/* The most extra header lines of one request. */
+#define LC_MAXH 12
+
+/* One HTTP request. Zero members mean: POST, the MCP endpoint /mcp on
+ * 127.0.0.1, no session, no MCP-Protocol-Version, 15 s (75 s under
+ * valgrind). POSTs get "Accept: application/json, text/event-stream" and
+ * GETs "Accept: text/event-stream", POSTs a JSON Content-Type, unless
+ * headers name their own ("Accept:" alone removes it). HEAD asks for no
+ * body. */
 typedef struct lc_req {
   const char *method;
   const char *path;
@@ -50,15 +55,17 @@ typedef struct lc_req {
   size_t body_len; /* 0 = strlen(body) */
   const char *session;
   const char *version;
-  const char *headers[6]; /* "Name: value", NULL-terminated */
-  const char *source;     /* local address to bind (e.g. "127.0.0.2") */
+  const char *headers[LC_MAXH]; /* "Name: value", NULL-terminated */
+  const char *host;             /* the URL's host (e.g. "[::1]") */
+  const char *source;           /* local address to bind (e.g. "127.0.0.2") */
   long timeout_ms;
 } lc_req;
 
 /* The answer: status 0 when none came (curl_rc says why). */
 typedef struct lc_resp {
   long status;
-  lc_buf head; /* the header lines of the final response */
+  bool headers_done; /* the final response's header block has ended */
+  lc_buf head;       /* the header lines of the final response */
   lc_buf body;
   CURLcode curl_rc;
 } lc_resp;
@@ -66,6 +73,15 @@ typedef struct lc_resp {
 /* Performs q on c (a handle reused for keep-alive) against 127.0.0.1:port;
  * r is reset first. */
 void lc_http(CURL *c, uint16_t port, const lc_req *q, lc_resp *r);
+/* Sets c up for q as lc_http does, without performing it, for a caller
+ * that replaces callbacks or options; r is reset first. Returns the header
+ * list to free with curl_slist_free_all once the transfer is over. */
+struct curl_slist *lc_prepare(CURL *c, uint16_t port, const lc_req *q,
+                              lc_resp *r);
+/* Takes one header line into r as lc_http's header callback does: a status
+ * line starts a new response (after an interim one), the blank line ends
+ * its header block. */
+void lc_head_line(lc_resp *r, const char *p, size_t len);
 void lc_resp_free(lc_resp *r);
 /* Copies the value of header name (case-insensitive) into out; false when
  * absent. */

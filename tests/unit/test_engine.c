@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "testinternal.h"
 #include "testutil.h"
 
 static const char *const VERSIONS[] = {"2024-11-05", "2025-03-26", "2025-06-18",
@@ -25,11 +26,10 @@ static tu_peer P;
 
 /* What the "run" tool does; NULL answers the text "ok". */
 static int (*g_fn)(mcp_call *call);
-static int g_runs;          /* handler invocations */
-static char g_args[2048];   /* the arguments the last handler saw */
-static mcp_call *g_call[8]; /* calls stashed by deferring handlers */
-static int g_nstash;
-static int g_rc[8];        /* return codes recorded by handlers */
+static int g_runs;        /* handler invocations */
+static char g_args[2048]; /* the arguments the last handler saw */
+static int g_rc[8];       /* return codes recorded by handlers */
+static int g_nrc;
 static pthread_t g_thread; /* started by a handler */
 static bool g_thread_started;
 
@@ -92,9 +92,9 @@ static void setup(void) {
   g_fn = NULL;
   g_runs = 0;
   g_args[0] = '\0';
-  memset(g_call, 0, sizeof g_call);
+  tu_deferred_reset();
   memset(g_rc, 0, sizeof g_rc);
-  g_nstash = 0;
+  g_nrc = 0;
   g_thread_started = false;
   g_log[0] = '\0';
   ck_assert_int_eq(mcp_server_new(&INFO, &srv), 0);
@@ -120,13 +120,9 @@ static void teardown(void) {
 /* The i-th captured message must be strict JSON (the library's own strict
  * parser, which refuses invalid UTF-8, raw controls, duplicates...). */
 static void strict_at(const char *file, int line, size_t i) {
-  mcp__json_doc doc;
-  char err[200];
-  int rc =
-      mcp__json_parse(P.out[i], strlen(P.out[i]), NULL, &doc, err, sizeof err);
-  ck_assert_msg(rc == 0, "%s:%d: message %zu is not strict JSON (%s): %s", file,
-                line, i, err, P.out[i]);
-  mcp__json_doc_free(&doc);
+  char about[300];
+  snprintf(about, sizeof about, "%s:%d: message %zu", file, line, i);
+  tu_assert_strict(P.out[i], strlen(P.out[i]), about);
 }
 
 /* The i-th message matches expected and is strict JSON. */
@@ -198,12 +194,6 @@ static bool logged(const char *needle) {
 }
 
 /* Handlers used by several tests. */
-static int h_defer(mcp_call *call) {
-  ck_assert_int_lt(g_nstash, (int)TU_COUNT(g_call));
-  g_call[g_nstash++] = call;
-  return MCP_DEFERRED;
-}
-
 static int h_nothing(mcp_call *call) {
   (void)call;
   return 0;
@@ -1545,24 +1535,24 @@ static void cancel(const char *request_id) {
 
 static void check_cancel(const char *id, const char *request_id) {
   reopen("2025-11-25");
-  g_nstash = 0;
-  g_fn = h_defer;
+  tu_deferred_reset();
+  g_fn = tu_defer;
   call_ok(id, "run", NULL, "{\"progressToken\":\"pt\"}");
   EXPECT_COUNT(0);
   ck_assert_uint_eq(mcp_session_pending(P.session), 1);
-  ck_assert(!mcp_call_cancelled(g_call[0]));
-  ck_assert_int_eq(mcp_call_progress(g_call[0], 1, 0, NULL), 0);
+  ck_assert(!mcp_call_cancelled(tu_deferred[0]));
+  ck_assert_int_eq(mcp_call_progress(tu_deferred[0], 1, 0, NULL), 0);
   EXPECT_COUNT(1);
   tu_clear(&P);
   cancel(request_id);
   EXPECT_COUNT(0);
-  ck_assert(mcp_call_cancelled(g_call[0]));
+  ck_assert(mcp_call_cancelled(tu_deferred[0]));
   /* Nothing more is sent for that id: no progress... */
-  ck_assert_int_eq(mcp_call_progress(g_call[0], 2, 0, NULL), 0);
+  ck_assert_int_eq(mcp_call_progress(tu_deferred[0], 2, 0, NULL), 0);
   EXPECT_COUNT(0);
   /* The handler's late result goes nowhere. */
-  ck_assert_int_eq(mcp_result_text(g_call[0], "too late"), 0);
-  ck_assert_int_eq(mcp_call_finish(g_call[0], 0), 0);
+  ck_assert_int_eq(mcp_result_text(tu_deferred[0], "too late"), 0);
+  ck_assert_int_eq(mcp_call_finish(tu_deferred[0], 0), 0);
   EXPECT_COUNT(0);
   ck_assert_uint_eq(mcp_session_pending(P.session), 0);
   /* The session goes on. */
@@ -1584,15 +1574,15 @@ END_TEST
 /* A cancellation that must not touch the deferred call id. */
 static void check_not_cancelled(const char *id, const char *notification) {
   reopen("2025-11-25");
-  g_nstash = 0;
-  g_fn = h_defer;
+  tu_deferred_reset();
+  g_fn = tu_defer;
   call_ok(id, "run", NULL, NULL);
   send_ok(notification);
   EXPECT_COUNT(0);
-  ck_assert_msg(!mcp_call_cancelled(g_call[0]), "cancelled by %s",
+  ck_assert_msg(!mcp_call_cancelled(tu_deferred[0]), "cancelled by %s",
                 notification);
-  ck_assert_int_eq(mcp_result_text(g_call[0], "answered"), 0);
-  ck_assert_int_eq(mcp_call_finish(g_call[0], 0), 0);
+  ck_assert_int_eq(mcp_result_text(tu_deferred[0], "answered"), 0);
+  ck_assert_int_eq(mcp_call_finish(tu_deferred[0], 0), 0);
   EXPECT_COUNT(1);
   EXPECT(0, "{\"result\":{\"content\":[{\"text\":\"answered\"}]}}");
 }
@@ -1631,13 +1621,13 @@ START_TEST(cancel_ignored) {
     check_not_cancelled("5", notes[i]);
   /* A cancellation sent as a request is not a cancellation. */
   reopen("2025-11-25");
-  g_nstash = 0;
+  tu_deferred_reset();
   call_ok("5", "run", NULL, NULL);
   send_ok("{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"notifications/"
           "cancelled\",\"params\":{\"requestId\":5}}");
   EXPECT(0, "{\"id\":9,\"error\":{\"code\":-32601}}");
-  ck_assert(!mcp_call_cancelled(g_call[0]));
-  mcp_call_finish(g_call[0], 0);
+  ck_assert(!mcp_call_cancelled(tu_deferred[0]));
+  mcp_call_finish(tu_deferred[0], 0);
   EXPECT_COUNT(2);
 }
 END_TEST
@@ -1665,7 +1655,7 @@ END_TEST
 
 START_TEST(duplicate_id_in_flight) {
   tu_initialize(&P, "2025-11-25");
-  g_fn = h_defer;
+  g_fn = tu_defer;
   call_ok("7", "run", NULL, NULL);
   EXPECT_COUNT(0);
   /* Same id again while the first is unfinished. */
@@ -1673,24 +1663,24 @@ START_TEST(duplicate_id_in_flight) {
   EXPECT_COUNT(1);
   EXPECT(0, "{\"id\":7,\"result\":\"<absent>\",\"error\":{\"code\":-32600}}");
   ck_assert_int_eq(g_runs, 1);
-  ck_assert_int_eq(g_nstash, 1);
+  ck_assert_int_eq(tu_ndeferred, 1);
   ck_assert_uint_eq(mcp_session_pending(P.session), 1);
-  ck_assert(!mcp_call_cancelled(g_call[0]));
+  ck_assert(!mcp_call_cancelled(tu_deferred[0]));
   /* A string "7" is another id. */
   call_ok("\"7\"", "run", NULL, NULL);
-  ck_assert_int_eq(g_nstash, 2);
+  ck_assert_int_eq(tu_ndeferred, 2);
   /* ...but "\u0037" is the same as "7". */
   call_ok("\"\\u0037\"", "run", NULL, NULL);
   EXPECT_COUNT(2);
   EXPECT(1, "{\"id\":\"7\",\"error\":{\"code\":-32600}}");
-  ck_assert_int_eq(g_nstash, 2);
+  ck_assert_int_eq(tu_ndeferred, 2);
   /* The first is unaffected and answerable. */
   tu_clear(&P);
-  ck_assert_int_eq(mcp_result_text(g_call[0], "first"), 0);
-  ck_assert_int_eq(mcp_call_finish(g_call[0], 0), 0);
+  ck_assert_int_eq(mcp_result_text(tu_deferred[0], "first"), 0);
+  ck_assert_int_eq(mcp_call_finish(tu_deferred[0], 0), 0);
   EXPECT_RAW(0, "{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{\"content\":[{"
                 "\"type\":\"text\",\"text\":\"first\"}]}}");
-  ck_assert_int_eq(mcp_call_finish(g_call[1], 0), 0);
+  ck_assert_int_eq(mcp_call_finish(tu_deferred[1], 0), 0);
   EXPECT(1, "{\"id\":\"7\",\"result\":{}}");
   /* After finishing, the id can be used again. */
   tu_clear(&P);
@@ -1703,15 +1693,15 @@ END_TEST
 
 START_TEST(cancel_all) {
   tu_initialize(&P, "2025-11-25");
-  g_fn = h_defer;
+  g_fn = tu_defer;
   call_ok("1", "run", NULL, NULL);
   call_ok("2", "run", NULL, NULL);
   ck_assert_uint_eq(mcp_session_pending(P.session), 2);
   mcp_session_cancel_all(P.session);
-  ck_assert(mcp_call_cancelled(g_call[0]));
-  ck_assert(mcp_call_cancelled(g_call[1]));
-  mcp_call_finish(g_call[1], 0);
-  mcp_call_finish(g_call[0], MCP_EIO);
+  ck_assert(mcp_call_cancelled(tu_deferred[0]));
+  ck_assert(mcp_call_cancelled(tu_deferred[1]));
+  mcp_call_finish(tu_deferred[1], 0);
+  mcp_call_finish(tu_deferred[0], MCP_EIO);
   EXPECT_COUNT(0);
   ck_assert_uint_eq(mcp_session_pending(P.session), 0);
   /* The session stays usable, and new calls are not cancelled. */
@@ -1737,12 +1727,12 @@ static void *finisher(void *arg) {
 
 START_TEST(deferred_finished_by_thread) {
   tu_initialize(&P, "2025-11-25");
-  g_fn = h_defer;
+  g_fn = tu_defer;
   call_ok("\"d\"", "run", NULL, NULL);
   EXPECT_COUNT(0);
   ck_assert_uint_eq(mcp_session_pending(P.session), 1);
   pthread_t t;
-  ck_assert_int_eq(pthread_create(&t, NULL, finisher, g_call[0]), 0);
+  ck_assert_int_eq(pthread_create(&t, NULL, finisher, tu_deferred[0]), 0);
   pthread_join(t, NULL);
   EXPECT_RAW(0, "{\"jsonrpc\":\"2.0\",\"id\":\"d\",\"result\":{\"content\":[{"
                 "\"type\":\"text\",\"text\":\"from a thread\"}]}}");
@@ -1813,17 +1803,17 @@ END_TEST
 
 START_TEST(deferred_finish_codes) {
   tu_initialize(&P, "2025-11-25");
-  g_fn = h_defer;
+  g_fn = tu_defer;
   call_ok("1", "run", NULL, NULL);
   call_ok("2", "run", NULL, NULL);
   call_ok("3", "run", NULL, NULL);
   ck_assert_uint_eq(mcp_session_pending(P.session), 3);
-  mcp_result_text(g_call[1], "two");
-  ck_assert_int_eq(mcp_call_finish(g_call[1], 0), 0);
+  mcp_result_text(tu_deferred[1], "two");
+  ck_assert_int_eq(mcp_call_finish(tu_deferred[1], 0), 0);
   ck_assert_uint_eq(mcp_session_pending(P.session), 2);
-  mcp_result_text(g_call[0], "hidden");
-  ck_assert_int_eq(mcp_call_finish(g_call[0], MCP_ENOENT), 0);
-  ck_assert_int_eq(mcp_call_finish(g_call[2], 5), 0);
+  mcp_result_text(tu_deferred[0], "hidden");
+  ck_assert_int_eq(mcp_call_finish(tu_deferred[0], MCP_ENOENT), 0);
+  ck_assert_int_eq(mcp_call_finish(tu_deferred[2], 5), 0);
   ck_assert_uint_eq(mcp_session_pending(P.session), 0);
   EXPECT_COUNT(3);
   EXPECT(0, "{\"id\":2,\"result\":{\"content\":[{\"text\":\"two\"}]}}");
@@ -1846,11 +1836,11 @@ static void *progress_then_finish(void *arg) {
 
 START_TEST(deferred_progress_from_thread) {
   tu_initialize(&P, "2025-06-18");
-  g_fn = h_defer;
+  g_fn = tu_defer;
   call_ok("1", "run", NULL, "{\"progressToken\":\"p\"}");
   pthread_t t;
-  ck_assert_int_eq(pthread_create(&t, NULL, progress_then_finish, g_call[0]),
-                   0);
+  ck_assert_int_eq(
+      pthread_create(&t, NULL, progress_then_finish, tu_deferred[0]), 0);
   pthread_join(t, NULL);
   EXPECT_COUNT(3);
   EXPECT(0, "{\"method\":\"notifications/progress\",\"params\":{"
@@ -1864,13 +1854,13 @@ START_TEST(deferred_in_batch) {
   /* A deferred call in a 2025-03-26 batch answers on its own later; the
    * batch carries the other replies. */
   tu_initialize(&P, "2025-03-26");
-  g_fn = h_defer;
+  g_fn = tu_defer;
   send_ok("[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\","
           "\"params\":{\"name\":\"run\"}},{\"jsonrpc\":\"2.0\",\"id\":2,"
           "\"method\":\"ping\"}]");
   EXPECT_COUNT(1);
   EXPECT(0, "[{\"id\":2,\"result\":{}}]");
-  mcp_call_finish(g_call[0], 0);
+  mcp_call_finish(tu_deferred[0], 0);
   EXPECT_COUNT(2);
   EXPECT(1, "{\"id\":1,\"result\":{\"content\":[]}}");
   /* A call finished early inside a batch joins the batch. */
@@ -1885,7 +1875,7 @@ END_TEST
 
 START_TEST(deferred_outlives_session) {
   tu_initialize(&P, "2025-11-25");
-  g_fn = h_defer;
+  g_fn = tu_defer;
   call_ok("1", "run", NULL, "{\"progressToken\":1}");
   call_ok("2", "run", NULL, NULL);
   mcp_session *s = P.session;
@@ -1893,13 +1883,13 @@ START_TEST(deferred_outlives_session) {
   mcp_session_free(s);
   /* The calls see the session gone; nothing is sent; memory is released
    * when the last call finishes. */
-  ck_assert(mcp_call_cancelled(g_call[0]));
-  ck_assert(mcp_call_cancelled(g_call[1]));
-  ck_assert_int_eq(mcp_call_progress(g_call[0], 1, 0, NULL), 0);
-  ck_assert_int_eq(mcp_result_text(g_call[0], "nobody listens"), 0);
-  ck_assert_int_eq(mcp_call_finish(g_call[0], 0), 0);
+  ck_assert(mcp_call_cancelled(tu_deferred[0]));
+  ck_assert(mcp_call_cancelled(tu_deferred[1]));
+  ck_assert_int_eq(mcp_call_progress(tu_deferred[0], 1, 0, NULL), 0);
+  ck_assert_int_eq(mcp_result_text(tu_deferred[0], "nobody listens"), 0);
+  ck_assert_int_eq(mcp_call_finish(tu_deferred[0], 0), 0);
   pthread_t t;
-  ck_assert_int_eq(pthread_create(&t, NULL, finisher, g_call[1]), 0);
+  ck_assert_int_eq(pthread_create(&t, NULL, finisher, tu_deferred[1]), 0);
   pthread_join(t, NULL);
   EXPECT_COUNT(0);
 }
@@ -1918,13 +1908,13 @@ END_TEST
 
 START_TEST(send_failure_closes) {
   tu_initialize(&P, "2025-11-25");
-  g_fn = h_defer;
+  g_fn = tu_defer;
   call_ok("1", "run", NULL, NULL);
   P.fail_send = 1;
   ck_assert_int_eq(tu_send(&P, PING1), MCP_ECLOSED);
   EXPECT_COUNT(0);
   /* Calls in flight are cancelled; later messages send nothing. */
-  ck_assert(mcp_call_cancelled(g_call[0]));
+  ck_assert(mcp_call_cancelled(tu_deferred[0]));
   P.fail_send = 0;
   ck_assert_int_eq(tu_send(&P, PING1), MCP_ECLOSED);
   ck_assert_int_eq(tu_send(&P, "{\"jsonrpc\":"), MCP_ECLOSED);
@@ -1933,7 +1923,7 @@ START_TEST(send_failure_closes) {
   g_fn = NULL;
   ck_assert_int_eq(call_tool("2", "run", NULL, NULL), MCP_ECLOSED);
   ck_assert_int_eq(g_runs, 1);
-  mcp_call_finish(g_call[0], 0);
+  mcp_call_finish(tu_deferred[0], 0);
   EXPECT_COUNT(0);
   ck_assert_int_eq(
       tu_send(&P, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/x\"}"),
@@ -1942,7 +1932,7 @@ START_TEST(send_failure_closes) {
 END_TEST
 
 static int h_progress_then_note(mcp_call *call) {
-  g_rc[g_nstash++] = mcp_call_cancelled(call);
+  g_rc[g_nrc++] = mcp_call_cancelled(call);
   mcp_call_progress(call, 1, 0, NULL);
   return 0;
 }
@@ -1958,7 +1948,7 @@ START_TEST(send_failure_in_batch) {
                        "\"_meta\":{\"progressToken\":1}}},{\"jsonrpc\":"
                        "\"2.0\",\"id\":2,\"method\":\"tools/call\","
                        "\"params\":{\"name\":\"run\"}}]");
-  ck_assert_int_eq(g_nstash, 2);
+  ck_assert_int_eq(g_nrc, 2);
   ck_assert_int_eq(g_rc[0], 0);
   ck_assert_int_eq(g_rc[1], 1);
   ck_assert_int_eq(rc, MCP_ECLOSED);
@@ -1967,11 +1957,11 @@ START_TEST(send_failure_in_batch) {
   EXPECT_COUNT(0);
   /* Outside a batch too: the transport learns at once. */
   reopen("2025-11-25");
-  g_nstash = 0;
+  g_nrc = 0;
   P.fail_send = 1;
   ck_assert_int_eq(call_tool("3", "run", NULL, "{\"progressToken\":1}"),
                    MCP_ECLOSED);
-  ck_assert_int_eq(g_nstash, 1);
+  ck_assert_int_eq(g_nrc, 1);
   P.fail_send = 0;
   EXPECT_COUNT(0);
 }
@@ -1979,15 +1969,15 @@ END_TEST
 
 START_TEST(send_failure_on_deferred_reply) {
   tu_initialize(&P, "2025-11-25");
-  g_fn = h_defer;
+  g_fn = tu_defer;
   call_ok("1", "run", NULL, NULL);
   call_ok("2", "run", NULL, NULL);
   P.fail_send = 1;
-  mcp_call_finish(g_call[0], 0);
+  mcp_call_finish(tu_deferred[0], 0);
   /* The failed delivery closed the session: the other call is cancelled. */
-  ck_assert(mcp_call_cancelled(g_call[1]));
+  ck_assert(mcp_call_cancelled(tu_deferred[1]));
   P.fail_send = 0;
-  mcp_call_finish(g_call[1], 0);
+  mcp_call_finish(tu_deferred[1], 0);
   ck_assert_int_eq(tu_send(&P, PING1), MCP_ECLOSED);
   EXPECT_COUNT(0);
 }
@@ -2088,25 +2078,6 @@ END_TEST
  * Allocation failure at every allocation
  * ======================================================================== */
 
-typedef struct sink {
-  char *last[16];
-  size_t n;
-} sink;
-
-static int sink_send(const char *msg, size_t len, void *user_data) {
-  sink *k = user_data;
-  if (k->n < TU_COUNT(k->last)) {
-    char *copy = malloc(len + 1); /* not through the failing allocator */
-    if (copy == NULL)
-      return MCP_EIO;
-    memcpy(copy, msg, len);
-    copy[len] = '\0';
-    k->last[k->n] = copy;
-  }
-  k->n++;
-  return 0;
-}
-
 static int h_alloc(mcp_call *call) {
   static const unsigned char png[] = {0x89, 'P', 'N', 'G'};
   mcp_call_progress(call, 1, 2, "working");
@@ -2139,8 +2110,8 @@ static const mcp_tool TOOL_LATER = {.name = "later",
 
 /* Feeds msg; a request must get exactly one reply unless receive reports
  * MCP_ENOMEM. Returns false when receive failed. */
-static bool alloc_step(mcp_session *s, sink *k, const char *msg, bool request,
-                       long n) {
+static bool alloc_step(mcp_session *s, tu_sink *k, const char *msg,
+                       bool request, long n) {
   size_t before = k->n;
   int rc = mcp_session_receive(s, msg, strlen(msg));
   ck_assert_msg(rc == 0 || rc == MCP_ENOMEM, "fail_at %ld: rc %d for %s", n, rc,
@@ -2152,31 +2123,31 @@ static bool alloc_step(mcp_session *s, sink *k, const char *msg, bool request,
 
 /* One whole life under allocation failure number n. Returns whether
  * everything succeeded (then the replies are checked by the caller). */
-static void alloc_scenario(long n, sink *k, bool *complete) {
-  *complete = false;
+static bool alloc_scenario(long n, void *user) {
+  tu_sink *k = user;
   mcp_server *s = NULL;
   mcp_server_info info = {
       .name = "a", .version = "1", .title = "A", .instructions = "i"};
   int rc = mcp_server_new(&info, &s);
   if (rc) {
     ck_assert_int_eq(rc, MCP_ENOMEM);
-    return;
+    return false;
   }
   mcp_server_set_log(s, log_capture, NULL);
   if ((rc = mcp_server_add_tool(s, &TOOL_ALLOC, NULL)) != 0 ||
       (rc = mcp_server_add_tool(s, &TOOL_LATER, NULL)) != 0) {
     ck_assert_int_eq(rc, MCP_ENOMEM);
     mcp_server_free(s);
-    return;
+    return false;
   }
   static const char *const scopes[] = {"read", NULL};
   mcp_principal who = {.subject = "me", .scopes = scopes};
   mcp_session *session = NULL;
-  rc = mcp_session_new(s, &who, sink_send, k, &session);
+  rc = mcp_session_new(s, &who, tu_sink_send, k, &session);
   if (rc) {
     ck_assert_int_eq(rc, MCP_ENOMEM);
     mcp_server_free(s);
-    return;
+    return false;
   }
   bool ok = true;
   ok &= alloc_step(session, k,
@@ -2227,44 +2198,31 @@ static void alloc_scenario(long n, sink *k, bool *complete) {
   mcp_session_free(session);
   mcp_server_free(s);
   g_fn = NULL;
-  *complete = ok;
+  return ok;
+}
+
+/* The run in which nothing failed went all the way, correctly; whatever
+ * any run sent is strict JSON. */
+static void alloc_after(long n, bool complete, bool clean, void *user) {
+  tu_sink *k = user;
+  if (clean) {
+    ck_assert(complete);
+    ck_assert_uint_eq(k->n, 8);
+    ck_assert_ptr_nonnull(strstr(k->msgs[0], "\"protocolVersion\""));
+    ck_assert_ptr_nonnull(strstr(k->msgs[1], "\"tools\":[{"));
+    ck_assert_ptr_nonnull(strstr(k->msgs[2], "notifications/progress"));
+    ck_assert_ptr_nonnull(strstr(k->msgs[3], "\"structuredContent\""));
+    ck_assert_ptr_nonnull(strstr(k->msgs[4], "\"isError\":true"));
+    ck_assert_ptr_nonnull(strstr(k->msgs[5], "\"text\":\"later\""));
+    ck_assert_ptr_nonnull(strstr(k->msgs[6], "-32700"));
+    ck_assert_ptr_nonnull(strstr(k->msgs[7], "-32600"));
+  }
+  tu_sink_free(k, n, tu_assert_strict);
 }
 
 START_TEST(allocation_failure) {
-  bool finished = false;
-  for (long n = 1; n < 20000 && !finished; n++) {
-    sink k = {0};
-    bool complete;
-    tu_alloc_install(n);
-    alloc_scenario(n, &k, &complete);
-    long live = tu_alloc.live, failures = tu_alloc.failures;
-    tu_alloc_remove();
-    ck_assert_msg(live == 0, "fail_at %ld: %ld blocks leaked", n, live);
-    if (failures == 0) {
-      /* Nothing failed: the run must have gone all the way, correctly. */
-      finished = true;
-      ck_assert(complete);
-      ck_assert_uint_eq(k.n, 8);
-      ck_assert_ptr_nonnull(strstr(k.last[0], "\"protocolVersion\""));
-      ck_assert_ptr_nonnull(strstr(k.last[1], "\"tools\":[{"));
-      ck_assert_ptr_nonnull(strstr(k.last[2], "notifications/progress"));
-      ck_assert_ptr_nonnull(strstr(k.last[3], "\"structuredContent\""));
-      ck_assert_ptr_nonnull(strstr(k.last[4], "\"isError\":true"));
-      ck_assert_ptr_nonnull(strstr(k.last[5], "\"text\":\"later\""));
-      ck_assert_ptr_nonnull(strstr(k.last[6], "-32700"));
-      ck_assert_ptr_nonnull(strstr(k.last[7], "-32600"));
-    }
-    for (size_t i = 0; i < k.n && i < TU_COUNT(k.last); i++) {
-      /* Whatever was sent is valid JSON-RPC text. */
-      mcp__json_doc doc;
-      ck_assert_msg(mcp__json_parse(k.last[i], strlen(k.last[i]), NULL, &doc,
-                                    NULL, 0) == 0,
-                    "fail_at %ld: not JSON: %s", n, k.last[i]);
-      mcp__json_doc_free(&doc);
-      free(k.last[i]);
-    }
-  }
-  ck_assert(finished);
+  tu_sink k = {0};
+  tu_alloc_every(20000, alloc_scenario, alloc_after, &k);
 }
 END_TEST
 
@@ -2273,10 +2231,7 @@ END_TEST
  * ======================================================================== */
 
 static TCase *tcase(Suite *s, const char *name) {
-  TCase *t = tcase_create(name);
-  tcase_add_checked_fixture(t, setup, teardown);
-  suite_add_tcase(s, t);
-  return t;
+  return tu_tcase(s, name, setup, teardown, 0);
 }
 
 static Suite *engine_suite(void) {

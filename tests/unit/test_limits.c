@@ -9,38 +9,12 @@
 #include <check.h>
 #include <cjson/cJSON.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "testutil.h"
-
-#define PV "\"io.modelcontextprotocol/protocolVersion\""
-#define CC "\"io.modelcontextprotocol/clientCapabilities\""
-#define META "{" PV ":\"2026-07-28\"," CC ":{}}"
-
-/* printf into a new buffer (free with free). */
-static char *text(const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 1, 2)))
-#endif
-    ;
-
-static char *text(const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  int n = vsnprintf(NULL, 0, fmt, ap);
-  va_end(ap);
-  ck_assert_int_ge(n, 0);
-  char *s = malloc((size_t)n + 1);
-  ck_assert_ptr_nonnull(s);
-  va_start(ap, fmt);
-  vsnprintf(s, (size_t)n + 1, fmt, ap);
-  va_end(ap);
-  return s;
-}
 
 static void sleep_ms(long ms) {
   struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
@@ -108,7 +82,7 @@ static int handler(mcp_call *call, void *user_data) {
   }
   case M_STRUCTURED: {
     char *s = filled(g_big);
-    char *json = text("{\"s\":\"%s\"}", s);
+    char *json = tu_text("{\"s\":\"%s\"}", s);
     g_rc = mcp_result_structured(call, json);
     free(json);
     free(s);
@@ -241,19 +215,20 @@ static char *tool_call(bool modern, int id, const char *name,
                        const char *args) {
   char idt[16];
   snprintf(idt, sizeof idt, "%d", id);
-  return tu_call_text(idt, name, args ? args : "{}", modern ? META : NULL);
+  return tu_call_text(idt, name, args ? args : "{}",
+                      modern ? TU_META_NONE : NULL);
 }
 
 static char *prompt_get(bool modern, int id) {
-  return text("{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"prompts/get\","
-              "\"params\":{\"name\":\"p\"%s}}",
-              id, modern ? ",\"_meta\":" META : "");
+  return tu_text("{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"prompts/get\","
+                 "\"params\":{\"name\":\"p\"%s}}",
+                 id, modern ? ",\"_meta\":" TU_META_NONE : "");
 }
 
 static char *resource_read(bool modern, int id) {
-  return text("{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"resources/read\","
-              "\"params\":{\"uri\":\"file:///r\"%s}}",
-              id, modern ? ",\"_meta\":" META : "");
+  return tu_text("{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"resources/read\","
+                 "\"params\":{\"uri\":\"file:///r\"%s}}",
+                 id, modern ? ",\"_meta\":" TU_META_NONE : "");
 }
 
 /* A peer of the era: P initialized for legacy, or a new session of the
@@ -284,13 +259,6 @@ static const char *error_message(const cJSON *m) {
   return cJSON_IsString(t) ? t->valuestring : "";
 }
 
-/* Sends msg (freed) on p and returns its one reply. */
-static cJSON *ask(tu_peer *p, char *msg) {
-  cJSON *m = tu_request(p, msg);
-  free(msg);
-  return m;
-}
-
 /* ===========================================================================
  * F14: the maximum result size
  * ======================================================================== */
@@ -301,7 +269,7 @@ static void too_large_tool(bool modern, mode how, size_t big) {
   g_mode = how;
   g_big = big;
   g_audits = 0;
-  cJSON *m = ask(p, tool_call(modern, 7, "work", NULL));
+  cJSON *m = tu_ask(p, tool_call(modern, 7, "work", NULL));
   tu_assert_json(m, modern ? "{\"id\":7,\"result\":{\"resultType\":"
                              "\"complete\",\"isError\":true,"
                              "\"structuredContent\":\"<absent>\"}}"
@@ -343,14 +311,14 @@ START_TEST(f14_under_the_cap_is_served) {
   mcp_server_set_max_result(srv, 1024);
   g_mode = M_BIG;
   g_big = 900;
-  cJSON *m = ask(&P, tool_call(false, 1, "work", NULL));
+  cJSON *m = tu_ask(&P, tool_call(false, 1, "work", NULL));
   tu_assert_json(m, "{\"result\":{\"isError\":\"<absent>\"}}");
   ck_assert_uint_eq(strlen(result_text(m)), 900);
   cJSON_Delete(m);
   /* 0 restores the default (16 MiB): a megabyte passes. */
   mcp_server_set_max_result(srv, 0);
   g_big = 1 << 20;
-  m = ask(&P, tool_call(false, 2, "work", NULL));
+  m = tu_ask(&P, tool_call(false, 2, "work", NULL));
   ck_assert_uint_eq(strlen(result_text(m)), (size_t)1 << 20);
   cJSON_Delete(m);
   mcp_server_set_max_result(NULL, 5); /* harmless */
@@ -363,18 +331,18 @@ START_TEST(f14_prompt_and_resource_get_json_rpc_error) {
     mcp_server_set_max_result(srv, 1024);
     g_mode = M_BIG;
     g_big = 4000;
-    cJSON *m = ask(p, prompt_get(modern, 3));
+    cJSON *m = tu_ask(p, prompt_get(modern, 3));
     tu_assert_json(m, "{\"id\":3,\"error\":{\"code\":-32603},"
                       "\"result\":\"<absent>\"}");
     ck_assert_str_eq(error_message(m),
                      "Internal error: result too large: limit 1024 bytes");
     cJSON_Delete(m);
-    m = ask(p, resource_read(modern, 4));
+    m = tu_ask(p, resource_read(modern, 4));
     tu_assert_json(m, "{\"id\":4,\"error\":{\"code\":-32603}}");
     ck_assert_ptr_nonnull(strstr(error_message(m), "result too large"));
     cJSON_Delete(m);
     g_mode = M_BLOB;
-    m = ask(p, resource_read(modern, 5));
+    m = tu_ask(p, resource_read(modern, 5));
     tu_assert_json(m, "{\"id\":5,\"error\":{\"code\":-32603}}");
     cJSON_Delete(m);
     if (modern)
@@ -415,14 +383,14 @@ START_TEST(f14_fifty_megabytes_never_built) {
   g_mode = M_BIG;
   g_big = (size_t)50 << 20;
   g_runs = 0;
-  cJSON *m = ask(&p, tool_call(false, 1, "work", NULL));
+  cJSON *m = tu_ask(&p, tool_call(false, 1, "work", NULL));
   tu_assert_json(m, "{\"result\":{\"isError\":true}}");
   ck_assert_str_eq(result_text(m), "result too large: limit 16777216 bytes");
   ck_assert_int_eq(g_rc, MCP_ELIMIT);
   cJSON_Delete(m);
   /* In many blocks, too: the result grows up to the cap, never past it. */
   g_mode = M_PIECES;
-  m = ask(&p, tool_call(false, 2, "work", NULL));
+  m = tu_ask(&p, tool_call(false, 2, "work", NULL));
   tu_assert_json(m, "{\"result\":{\"isError\":true}}");
   cJSON_Delete(m);
   tu_peer_close(&p);
@@ -446,7 +414,7 @@ static bool rate_limited(const cJSON *m) {
 /* One call of tool on p; true when it was rate limited. */
 static bool limited(tu_peer *p, bool modern, const char *tool) {
   static int id = 100;
-  cJSON *m = ask(p, tool_call(modern, id++, tool, NULL));
+  cJSON *m = tu_ask(p, tool_call(modern, id++, tool, NULL));
   bool r = rate_limited(m);
   cJSON_Delete(m);
   return r;
@@ -463,7 +431,7 @@ START_TEST(f16_burst_then_rate_limited_in_both_eras) {
   tu_peer_open(&m, srv, &ALICE);
   ck_assert(!limited(&m, true, "work"));
   ck_assert_int_eq(g_runs, 3);
-  cJSON *r = ask(&m, tool_call(true, 9, "work", NULL));
+  cJSON *r = tu_ask(&m, tool_call(true, 9, "work", NULL));
   tu_assert_json(r, "{\"id\":9,\"result\":{\"resultType\":\"complete\","
                     "\"isError\":true}}");
   ck_assert(rate_limited(r));
@@ -471,7 +439,7 @@ START_TEST(f16_burst_then_rate_limited_in_both_eras) {
                                        "again in ") != NULL,
                 "%s", result_text(r));
   cJSON_Delete(r);
-  r = ask(&P, tool_call(false, 10, "work", NULL));
+  r = tu_ask(&P, tool_call(false, 10, "work", NULL));
   tu_assert_json(r, "{\"id\":10,\"result\":{\"isError\":true,"
                     "\"resultType\":\"<absent>\"}}");
   ck_assert(rate_limited(r));
@@ -510,14 +478,14 @@ START_TEST(f16_access_is_decided_first) {
   tu_initialize(&P, "2025-11-25");
   /* Refused calls spend nothing... */
   for (int i = 0; i < 5; i++) {
-    cJSON *m = ask(
+    cJSON *m = tu_ask(
         &P, tool_call(false, 20 + i, i % 2 ? "denied" : "admin_only", NULL));
     tu_assert_json(m, "{\"error\":{\"code\":-31403}}");
     cJSON_Delete(m);
   }
   ck_assert(!limited(&P, false, "work"));
   /* ...schema-invalid ones do (every call the caller may make counts)... */
-  cJSON *m = ask(&P, tool_call(false, 30, "typed", "{\"n\":\"x\"}"));
+  cJSON *m = tu_ask(&P, tool_call(false, 30, "typed", "{\"n\":\"x\"}"));
   tu_assert_json(m, "{\"result\":{\"isError\":true}}");
   ck_assert(!rate_limited(m));
   cJSON_Delete(m);
@@ -525,10 +493,10 @@ START_TEST(f16_access_is_decided_first) {
   ck_assert(limited(&P, false, "typed"));
   /* ...and once over the limit, a caller without the scope still hears
    * only that it lacks it: the limiter tells it nothing. */
-  m = ask(&P, tool_call(false, 31, "admin_only", NULL));
+  m = tu_ask(&P, tool_call(false, 31, "admin_only", NULL));
   tu_assert_json(m, "{\"error\":{\"code\":-31403}}");
   cJSON_Delete(m);
-  m = ask(&P, tool_call(false, 32, "denied", NULL));
+  m = tu_ask(&P, tool_call(false, 32, "denied", NULL));
   tu_assert_json(m, "{\"error\":{\"code\":-31403}}");
   cJSON_Delete(m);
   ck_assert_int_eq(g_runs, 1);
@@ -540,10 +508,10 @@ START_TEST(f16_only_tools_count) {
   tu_initialize(&P, "2025-11-25");
   ck_assert(!limited(&P, false, "work"));
   ck_assert(limited(&P, false, "work"));
-  cJSON *m = ask(&P, prompt_get(false, 40));
+  cJSON *m = tu_ask(&P, prompt_get(false, 40));
   tu_assert_json(m, "{\"result\":{\"messages\":[{\"role\":\"user\"}]}}");
   cJSON_Delete(m);
-  m = ask(&P, resource_read(false, 41));
+  m = tu_ask(&P, resource_read(false, 41));
   tu_assert_json(m, "{\"result\":{\"contents\":[{\"text\":\"ok\"}]}}");
   cJSON_Delete(m);
 }
@@ -663,6 +631,10 @@ END_TEST
  * ======================================================================== */
 
 /* Waits (10 s at most) until mcp_server_timeout says a deadline passed. */
+/* Deadlines in these tests are 300 ms: long enough that a handler under
+ * valgrind on a loaded machine has deferred or asked for input before its
+ * deadline, as each test needs, and short enough to wait for. Only
+ * ordering is asserted, never how long anything took. */
 static void wait_due(void) {
   for (int i = 0; i < 2000 && mcp_server_timeout(srv) != 0; i++)
     sleep_ms(5);
@@ -678,7 +650,7 @@ START_TEST(f18_api_without_deadlines) {
   /* A call that ends in time leaves nothing to watch. */
   mcp_server_set_call_timeout(srv, 60000);
   tu_initialize(&P, "2025-11-25");
-  cJSON *m = ask(&P, tool_call(false, 1, "work", NULL));
+  cJSON *m = tu_ask(&P, tool_call(false, 1, "work", NULL));
   ck_assert_str_eq(result_text(m), "ok");
   cJSON_Delete(m);
   ck_assert_int_eq(mcp_server_timeout(srv), -1);
@@ -698,31 +670,31 @@ START_TEST(f18_api_without_deadlines) {
 END_TEST
 
 START_TEST(f18_running_handler_sees_cancelled_and_times_out) {
-  mcp_server_set_call_timeout(srv, 30);
+  mcp_server_set_call_timeout(srv, 300);
   g_mode = M_WAIT;
   for (int modern = 0; modern < 2; modern++) {
     tu_peer fresh, *p = era_peer(modern, &fresh, &ALICE);
     g_cancelled = false;
     g_audits = 0;
-    cJSON *m = ask(p, tool_call(modern, 5, "work", NULL));
+    cJSON *m = tu_ask(p, tool_call(modern, 5, "work", NULL));
     ck_assert(g_cancelled);
     tu_assert_json(m, modern ? "{\"id\":5,\"result\":{\"resultType\":"
                                "\"complete\",\"isError\":true}}"
                              : "{\"id\":5,\"result\":{\"isError\":true}}");
     ck_assert_str_eq(result_text(m),
-                     "timeout: the tool did not finish within 30 ms");
+                     "timeout: the tool did not finish within 300 ms");
     cJSON_Delete(m);
     ck_assert_int_eq(g_audits, 1);
     ck_assert_int_eq(g_audit.decision, MCP_DECISION_TIMEOUT);
     ck_assert(g_audit.is_error);
     ck_assert(!g_audit.failed);
     /* Prompts and resources get a JSON-RPC error. */
-    m = ask(p, prompt_get(modern, 6));
+    m = tu_ask(p, prompt_get(modern, 6));
     tu_assert_json(m, "{\"id\":6,\"error\":{\"code\":-32603}}");
     ck_assert_str_eq(error_message(m), "Internal error: timeout: the prompt "
-                                       "did not finish within 30 ms");
+                                       "did not finish within 300 ms");
     cJSON_Delete(m);
-    m = ask(p, resource_read(modern, 7));
+    m = tu_ask(p, resource_read(modern, 7));
     tu_assert_json(m, "{\"id\":7,\"error\":{\"code\":-32603}}");
     ck_assert_ptr_nonnull(strstr(error_message(m), "timeout"));
     cJSON_Delete(m);
@@ -733,19 +705,19 @@ START_TEST(f18_running_handler_sees_cancelled_and_times_out) {
 END_TEST
 
 START_TEST(f18_deferred_call_answered_at_deadline) {
-  mcp_server_set_call_timeout(srv, 20);
+  mcp_server_set_call_timeout(srv, 300);
   tu_initialize(&P, "2025-11-25");
   g_mode = M_DEFER;
-  char *msg = text("{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"tools/call\","
-                   "\"params\":{\"name\":\"work\",\"_meta\":{"
-                   "\"progressToken\":\"t\"}}}");
+  char *msg = tu_text("{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"tools/call\","
+                      "\"params\":{\"name\":\"work\",\"_meta\":{"
+                      "\"progressToken\":\"t\"}}}");
   tu_clear(&P);
   ck_assert_int_eq(tu_send(&P, msg), 0);
   free(msg);
   ck_assert_uint_eq(P.nout, 0);
   ck_assert_ptr_nonnull(g_stash);
   long t = mcp_server_timeout(srv);
-  ck_assert(t >= 0 && t <= 20);
+  ck_assert(t >= 0 && t <= 300);
   wait_due();
   ck_assert(mcp_call_cancelled(g_stash));
   ck_assert_int_eq(mcp_server_expire(srv), 1);
@@ -753,7 +725,7 @@ START_TEST(f18_deferred_call_answered_at_deadline) {
   tu_assert_msg(&P, 0, "{\"id\":8,\"result\":{\"isError\":true}}");
   cJSON *m = tu_msg(&P, 0);
   ck_assert_str_eq(result_text(m),
-                   "timeout: the tool did not finish within 20 ms");
+                   "timeout: the tool did not finish within 300 ms");
   cJSON_Delete(m);
   /* Nothing more is due, and the call is still the handler's. */
   ck_assert_int_eq(mcp_server_expire(srv), 0);
@@ -798,7 +770,7 @@ static void sink_clear(sink_rec *k) {
 }
 
 START_TEST(f18_modern_deferred_stream_released_at_deadline) {
-  mcp_server_set_call_timeout(srv, 20);
+  mcp_server_set_call_timeout(srv, 300);
   g_mode = M_DEFER;
   sink_rec rec = {0};
   const mcp_sink sink = {sink_send, sink_done, &rec};
@@ -833,7 +805,7 @@ START_TEST(f18_modern_deferred_stream_released_at_deadline) {
 END_TEST
 
 START_TEST(f18_cancelled_call_is_not_answered) {
-  mcp_server_set_call_timeout(srv, 20);
+  mcp_server_set_call_timeout(srv, 300);
   tu_initialize(&P, "2025-11-25");
   g_mode = M_DEFER;
   char *msg = tool_call(false, 12, "work", NULL);
@@ -843,7 +815,7 @@ START_TEST(f18_cancelled_call_is_not_answered) {
                            "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/"
                            "cancelled\",\"params\":{\"requestId\":12}}"),
                    0);
-  sleep_ms(40);
+  sleep_ms(350); /* past the deadline */
   ck_assert_int_eq(mcp_server_expire(srv), 0);
   ck_assert_int_eq(mcp_server_timeout(srv), -1);
   ck_assert_int_eq(mcp_call_finish(g_stash, 0), 0);
@@ -853,7 +825,7 @@ START_TEST(f18_cancelled_call_is_not_answered) {
 END_TEST
 
 START_TEST(f18_call_waiting_for_input_times_out) {
-  mcp_server_set_call_timeout(srv, 20);
+  mcp_server_set_call_timeout(srv, 300);
   ck_assert_int_eq(
       tu_send(&P, "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\","
                   "\"params\":{\"protocolVersion\":\"2025-11-25\","
@@ -885,7 +857,7 @@ END_TEST
 /* A deferred call still pending when the session ends is cancelled, not
  * timed out, and the server lets go of everything. */
 START_TEST(f18_session_freed_with_timed_out_call) {
-  mcp_server_set_call_timeout(srv, 10);
+  mcp_server_set_call_timeout(srv, 300);
   tu_initialize(&P, "2025-11-25");
   g_mode = M_DEFER;
   char *msg = tool_call(false, 14, "work", NULL);
@@ -920,7 +892,8 @@ static bool feed(mcp_session *session, char *msg) {
 
 /* Every feature once, on a server built under the failing allocator.
  * Returns true when every step worked. */
-static bool alloc_scenario(void) {
+static bool alloc_scenario(long n, void *user) {
+  (void)n, (void)user;
   const mcp_server_info info = {.name = "limits", .version = "1"};
   mcp_server *s;
   if (mcp_server_new(&info, &s) != 0)
@@ -937,10 +910,11 @@ static bool alloc_scenario(void) {
     mcp_server_free(s);
     return false;
   }
-  ok &= feed(session, text("{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":"
-                           "\"initialize\",\"params\":{\"protocolVersion\":"
-                           "\"2025-11-25\",\"capabilities\":{},\"clientInfo\":{"
-                           "\"name\":\"t\",\"version\":\"1\"}}}"));
+  ok &= feed(session,
+             tu_text("{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":"
+                     "\"initialize\",\"params\":{\"protocolVersion\":"
+                     "\"2025-11-25\",\"capabilities\":{},\"clientInfo\":{"
+                     "\"name\":\"t\",\"version\":\"1\"}}}"));
   /* Too large, a deadline passed while running, deferred and expired, two
    * in time, rate limited (both eras by turns); a prompt deferred and
    * expired. */
@@ -966,20 +940,14 @@ static bool alloc_scenario(void) {
   return ok;
 }
 
+static void alloc_after(long n, bool ok, bool clean, void *user) {
+  (void)n, (void)user;
+  if (clean)
+    ck_assert_msg(ok, "the scenario failed without a failed allocation");
+}
+
 START_TEST(allocation_failure_leaks_nothing) {
-  bool finished = false;
-  for (long n = 1; n < 5000 && !finished; n++) {
-    tu_alloc_install(n);
-    bool ok = alloc_scenario();
-    long live = tu_alloc.live, failures = tu_alloc.failures;
-    tu_alloc_remove();
-    ck_assert_msg(live == 0, "fail_at %ld: %ld blocks leaked", n, live);
-    if (failures == 0) {
-      finished = true;
-      ck_assert_msg(ok, "the scenario failed without a failed allocation");
-    }
-  }
-  ck_assert(finished);
+  tu_alloc_every(5000, alloc_scenario, alloc_after, NULL);
 }
 END_TEST
 
@@ -988,12 +956,7 @@ END_TEST
  * ======================================================================== */
 
 static TCase *tcase(Suite *s, const char *name, bool fixture) {
-  TCase *t = tcase_create(name);
-  if (fixture)
-    tcase_add_checked_fixture(t, setup, teardown);
-  tcase_set_timeout(t, 300);
-  suite_add_tcase(s, t);
-  return t;
+  return tu_tcase(s, name, fixture ? setup : NULL, teardown, 300);
 }
 
 static Suite *limits_suite(void) {

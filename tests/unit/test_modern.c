@@ -12,29 +12,23 @@
  * request, which only the legacy-input tests may produce (teardown checks). */
 #include <check.h>
 #include <cjson/cJSON.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "internal.h"
+#include "testinternal.h"
 #include "testutil.h"
 
 /* ---- requests ------------------------------------------------------------ */
 
-#define PV "\"io.modelcontextprotocol/protocolVersion\""
-#define CC "\"io.modelcontextprotocol/clientCapabilities\""
 #define LL "\"io.modelcontextprotocol/logLevel\""
 #define SI "io.modelcontextprotocol/serverInfo"
 
-/* _meta of a modern request declaring the capabilities caps (JSON text). */
-#define META(caps) "{" PV ":\"2026-07-28\"," CC ":" caps "}"
-#define META_NONE META("{}")
-#define META_ELICIT META("{\"elicitation\":{}}")
 #define META_ALL                                                               \
-  META("{\"elicitation\":{\"form\":{},\"url\":{}},\"sampling\":{},"            \
-       "\"roots\":{}}")
+  TU_META("{\"elicitation\":{\"form\":{},\"url\":{}},\"sampling\":{},"         \
+          "\"roots\":{}}")
 
 static const char FORM[] =
     "{\"mode\":\"form\",\"message\":\"Delete it?\",\"requestedSchema\":{"
@@ -48,50 +42,6 @@ static const char SAMPLING[] =
     "\"text\":\"Summarize\"}}],\"maxTokens\":100}";
 static const char ACCEPT[] =
     "{\"action\":\"accept\",\"content\":{\"ok\":true}}";
-
-/* printf into a new buffer (free with free). */
-static char *text(const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 1, 2)))
-#endif
-    ;
-
-static char *text(const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  int n = vsnprintf(NULL, 0, fmt, ap);
-  va_end(ap);
-  ck_assert_int_ge(n, 0);
-  char *s = malloc((size_t)n + 1);
-  ck_assert_ptr_nonnull(s);
-  va_start(ap, fmt);
-  vsnprintf(s, (size_t)n + 1, fmt, ap);
-  va_end(ap);
-  return s;
-}
-
-/* A request whose params are {"_meta":meta, extra...}; extra is members
- * without braces, or NULL. */
-static char *mreq(int id, const char *method, const char *meta,
-                  const char *extra) {
-  return text("{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"%s\",\"params\":{"
-              "\"_meta\":%s%s%s}}",
-              id, method, meta, extra ? "," : "", extra ? extra : "");
-}
-
-/* A tools/call. args, meta, state (JSON text of requestState) and
- * responses (JSON text of inputResponses) may each be NULL to leave the
- * member out. */
-static char *mcall(int id, const char *name, const char *args, const char *meta,
-                   const char *state, const char *responses) {
-  return text("{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\","
-              "\"params\":{\"name\":\"%s\"%s%s%s%s%s%s%s%s}}",
-              id, name, args ? ",\"arguments\":" : "", args ? args : "",
-              meta ? ",\"_meta\":" : "", meta ? meta : "",
-              state ? ",\"requestState\":" : "", state ? state : "",
-              responses ? ",\"inputResponses\":" : "",
-              responses ? responses : "");
-}
 
 /* ---- fixture --------------------------------------------------------------
  */
@@ -109,46 +59,19 @@ static char g_last_state[256];   /* mcp_call_state, "(null)" for NULL */
 static char g_last_confirm[512]; /* mcp_call_input "confirm", "(null)" */
 static bool g_last_bogus;        /* mcp_call_input "bogus" was present */
 static int g_req_rc;             /* last mcp_call_request_input result */
-static mcp_call *g_stash;        /* a deferred call */
 
 static const char *const READ_SCOPES[] = {"read", NULL};
 static const mcp_principal ALICE = {.subject = "alice", .scopes = READ_SCOPES};
 static const mcp_principal BOB = {.subject = "bob", .scopes = READ_SCOPES};
 
-/* The capture behind every peer of this suite: like testutil's, plus the
- * strict-JSON check and the count of server-to-client requests. */
-static int capture(const char *msg, size_t len, void *user_data) {
-  tu_peer *p = user_data;
-  if (p->fail_send)
-    return MCP_EIO;
-  mcp__json_doc doc;
-  char err[200];
-  ck_assert_msg(mcp__json_parse(msg, len, NULL, &doc, err, sizeof err) == 0,
-                "not strict JSON (%s): %.*s", err, (int)len, msg);
-  if (cJSON_IsObject(doc.root) &&
-      cJSON_GetObjectItemCaseSensitive(doc.root, "method") &&
-      cJSON_GetObjectItemCaseSensitive(doc.root, "id"))
+/* The check behind every peer of this suite: strict JSON, and the count of
+ * server-to-client requests. */
+static void inspect(const char *msg, size_t len) {
+  tu_assert_strict(msg, len, "a message sent");
+  cJSON *m = cJSON_ParseWithLength(msg, len);
+  if (cJSON_IsObject(m) && tu_get(m, "method") && tu_get(m, "id"))
     g_server_requests++;
-  mcp__json_doc_free(&doc);
-  if (p->nout == p->cap) {
-    p->cap = p->cap ? p->cap * 2 : 8;
-    p->out = realloc(p->out, p->cap * sizeof *p->out);
-    ck_assert_ptr_nonnull(p->out);
-  }
-  char *copy = malloc(len + 1);
-  ck_assert_ptr_nonnull(copy);
-  memcpy(copy, msg, len);
-  copy[len] = '\0';
-  ck_assert_msg(memchr(copy, '\n', len) == NULL, "raw newline in a message");
-  p->out[p->nout++] = copy;
-  return 0;
-}
-
-static void peer_open(tu_peer *p, mcp_server *server,
-                      const mcp_principal *who) {
-  memset(p, 0, sizeof *p);
-  p->srv = server;
-  ck_assert_int_eq(mcp_session_new(server, who, capture, p, &p->session), 0);
+  cJSON_Delete(m);
 }
 
 static void copy_json(char *dst, size_t n, const cJSON *v) {
@@ -223,10 +146,10 @@ static void setup(void) {
   g_last_tool[0] = g_last_state[0] = g_last_confirm[0] = '\0';
   g_last_bogus = false;
   g_req_rc = 0;
-  g_stash = NULL;
+  tu_deferred_reset();
   ck_assert_int_eq(mcp_server_new(&INFO, &srv), 0);
   add_tools(srv);
-  peer_open(&P, srv, &ALICE);
+  tu_peer_open_with(&P, srv, &ALICE, inspect);
 }
 
 static void teardown(void) {
@@ -240,51 +163,9 @@ static void teardown(void) {
 
 /* ---- helpers ------------------------------------------------------------ */
 
-/* tu_request that frees msg. */
-static cJSON *rq(tu_peer *p, char *msg) {
-  cJSON *r = tu_request(p, msg);
-  free(msg);
-  return r;
-}
-
-/* Sends msg (freed) and returns what receive returned. */
-static int sendf(tu_peer *p, char *msg) {
-  int rc = tu_send(p, msg);
-  free(msg);
-  return rc;
-}
-
-static const cJSON *get(const cJSON *o, const char *key) {
-  return cJSON_GetObjectItemCaseSensitive(o, key);
-}
-
-static const cJSON *result_of(const cJSON *reply) {
-  return get(reply, "result");
-}
-
-/* Asserts reply is an error with code whose message contains needle (when
- * not NULL). */
-#define EXPECT_ERROR(reply, code, needle)                                      \
-  expect_error_at(__FILE__, __LINE__, (reply), (code), (needle))
-static void expect_error_at(const char *file, int line, const cJSON *reply,
-                            int code, const char *needle) {
-  char expected[160];
-  snprintf(expected, sizeof expected,
-           "{\"jsonrpc\":\"2.0\",\"error\":{\"code\":%d,\"message\":"
-           "\"<any>\"},\"result\":\"<absent>\",\"method\":\"<absent>\"}",
-           code);
-  tu_assert_json_at(file, line, reply, expected);
-  if (needle) {
-    const cJSON *m = get(get(reply, "error"), "message");
-    ck_assert_msg(cJSON_IsString(m) && strstr(m->valuestring, needle),
-                  "%s:%d: error message \"%s\" lacks \"%s\"", file, line,
-                  cJSON_IsString(m) ? m->valuestring : "", needle);
-  }
-}
-
 /* The requestState of an input_required reply (free with free). */
 static char *state_of(const cJSON *reply) {
-  const cJSON *s = get(result_of(reply), "requestState");
+  const cJSON *s = tu_get(tu_result_of(reply), "requestState");
   ck_assert_msg(cJSON_IsString(s), "no requestState");
   char *copy = strdup(s->valuestring);
   ck_assert_ptr_nonnull(copy);
@@ -292,12 +173,12 @@ static char *state_of(const cJSON *reply) {
 }
 
 /* A JSON string of s (free with free); s is a token, no escaping needed. */
-static char *quote(const char *s) { return text("\"%s\"", s); }
+static char *quote(const char *s) { return tu_text("\"%s\"", s); }
 
-/* Calls the tool name with args in the modern era (META_ELICIT) and
+/* Calls the tool name with args in the modern era (TU_META_ELICIT) and
  * returns the requestState of the input_required answer; g_fn must ask. */
 static char *obtain_state(tu_peer *p, const char *name, const char *args) {
-  cJSON *r = rq(p, mcall(90, name, args, META_ELICIT, NULL, NULL));
+  cJSON *r = tu_ask(p, tu_mcall(90, name, args, TU_META_ELICIT, NULL, NULL));
   tu_assert_json(r, "{\"result\":{\"resultType\":\"input_required\"}}");
   char *s = state_of(r);
   cJSON_Delete(r);
@@ -308,7 +189,7 @@ static char *obtain_state(tu_peer *p, const char *name, const char *args) {
 static cJSON *retry(tu_peer *p, int id, const char *name, const char *args,
                     const char *token, const char *responses) {
   char *q = quote(token);
-  cJSON *r = rq(p, mcall(id, name, args, META_ELICIT, q, responses));
+  cJSON *r = tu_ask(p, tu_mcall(id, name, args, TU_META_ELICIT, q, responses));
   free(q);
   return r;
 }
@@ -332,7 +213,7 @@ static long long exp_of(const char *token) {
   char *p = payload_of(token);
   cJSON *j = cJSON_Parse(p);
   ck_assert_ptr_nonnull(j);
-  const cJSON *e = get(j, "exp");
+  const cJSON *e = tu_get(j, "exp");
   ck_assert(cJSON_IsNumber(e));
   long long v = (long long)e->valuedouble;
   cJSON_Delete(j);
@@ -353,7 +234,7 @@ static char *forge(const unsigned char *key, size_t key_len, const char *token,
   while (*end == '-' || (*end >= '0' && *end <= '9'))
     end++;
   ck_assert_ptr_ne(end, e);
-  char *np = text("%.*s%lld%s", (int)(e - p), p, new_exp, end);
+  char *np = tu_text("%.*s%lld%s", (int)(e - p), p, new_exp, end);
   mcp__buf tok = {0};
   mcp__base64url(&tok, np, strlen(np));
   unsigned char mac[32];
@@ -374,30 +255,13 @@ static char *forge(const unsigned char *key, size_t key_len, const char *token,
 /* Comma-separated tool names of a tools/list reply. */
 static void tool_names(const cJSON *reply, char *dst, size_t n) {
   dst[0] = '\0';
-  const cJSON *tools = get(result_of(reply), "tools");
+  const cJSON *tools = tu_get(tu_result_of(reply), "tools");
   ck_assert(cJSON_IsArray(tools));
   for (const cJSON *t = tools->child; t; t = t->next) {
     size_t k = strlen(dst);
-    snprintf(dst + k, n - k, "%s%s", k ? "," : "", get(t, "name")->valuestring);
+    snprintf(dst + k, n - k, "%s%s", k ? "," : "",
+             tu_get(t, "name")->valuestring);
   }
-}
-
-/* initialize (legacy) declaring caps, then notifications/initialized. */
-static void legacy_init(tu_peer *p, const char *version, const char *caps) {
-  cJSON *r = rq(p, text("{\"jsonrpc\":\"2.0\",\"id\":\"init\",\"method\":"
-                        "\"initialize\",\"params\":{\"protocolVersion\":\"%s\","
-                        "\"capabilities\":%s,\"clientInfo\":{\"name\":\"c\","
-                        "\"version\":\"1\"}}}",
-                        version, caps));
-  tu_assert_json(r,
-                 "{\"id\":\"init\",\"result\":{\"protocolVersion\":\"<any>\","
-                 "\"resultType\":\"<absent>\"}}");
-  cJSON_Delete(r);
-  ck_assert_int_eq(tu_send(p, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/"
-                              "initialized\"}"),
-                   0);
-  ck_assert_uint_eq(p->nout, 1);
-  tu_clear(p);
 }
 
 /* Handlers. */
@@ -414,7 +278,7 @@ static int h_confirm(mcp_call *call) {
     int rc = mcp_call_set_state(call, "asked-once");
     return rc ? rc : MCP_INPUT_REQUIRED;
   }
-  const cJSON *action = get(a, "action");
+  const cJSON *action = tu_get(a, "action");
   bool yes =
       cJSON_IsString(action) && strcmp(action->valuestring, "accept") == 0;
   return mcp_result_text(call, yes ? "deleted" : "kept");
@@ -451,21 +315,21 @@ static bool has_string(const cJSON *array, const char *s) {
 
 START_TEST(must10_server_discover_answered_first_with_versions_and_info) {
   /* The very first message on a fresh session. */
-  cJSON *r = rq(&P, mreq(1, "server/discover", META_NONE, NULL));
+  cJSON *r = tu_ask(&P, tu_mreq(1, "server/discover", TU_META_NONE, NULL));
   tu_assert_json(
       r, "{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":\"<absent>\",\"result\":{"
          "\"resultType\":\"complete\",\"supportedVersions\":\"<any>\","
          "\"instructions\":\"Use it wisely.\",\"_meta\":{\"" SI
          "\":{\"name\":\"srv\",\"version\":\"1.2.3\",\"title\":\"Test "
          "Server\"}},\"ttlMs\":60000,\"cacheScope\":\"public\"}}");
-  const cJSON *res = result_of(r);
+  const cJSON *res = tu_result_of(r);
   /* list_changed reaches modern clients on subscriptions/listen; nothing
    * is announced that this server lacks. */
-  tu_assert_json(get(res, "capabilities"),
+  tu_assert_json(tu_get(res, "capabilities"),
                  "{\"tools\":{\"listChanged\":true},\"logging\":{},"
                  "\"prompts\":\"<absent>\",\"resources\":\"<absent>\","
                  "\"completions\":\"<absent>\"}");
-  const cJSON *v = get(res, "supportedVersions");
+  const cJSON *v = tu_get(res, "supportedVersions");
   ck_assert(cJSON_IsArray(v));
   ck_assert_str_eq(v->child->valuestring, "2026-07-28"); /* newest first */
   ck_assert(has_string(v, "2025-11-25"));
@@ -478,13 +342,13 @@ START_TEST(must10_server_discover_answered_first_with_versions_and_info) {
   ck_assert_ptr_null(mcp_session_protocol_version(P.session));
 
   /* server/discover is modern only: without _meta it is refused. */
-  r = rq(&P, strdup("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":"
-                    "\"server/discover\"}"));
-  EXPECT_ERROR(r, -32602, "protocolVersion");
+  r = tu_ask(&P, strdup("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":"
+                        "\"server/discover\"}"));
+  tu_assert_error(r, -32602, "protocolVersion");
   cJSON_Delete(r);
-  r = rq(&P, strdup("{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":"
-                    "\"server/discover\",\"params\":{\"_meta\":\"x\"}}"));
-  EXPECT_ERROR(r, -32602, "protocolVersion");
+  r = tu_ask(&P, strdup("{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":"
+                        "\"server/discover\",\"params\":{\"_meta\":\"x\"}}"));
+  tu_assert_error(r, -32602, "protocolVersion");
   cJSON_Delete(r);
 
   /* A server without instructions leaves the member out; on a session that
@@ -493,9 +357,9 @@ START_TEST(must10_server_discover_answered_first_with_versions_and_info) {
   mcp_server_info info = {.name = "bare", .version = "0"};
   ck_assert_int_eq(mcp_server_new(&info, &bare), 0);
   tu_peer B;
-  peer_open(&B, bare, NULL);
-  legacy_init(&B, "2025-11-25", "{}");
-  r = rq(&B, mreq(4, "server/discover", META_NONE, NULL));
+  tu_peer_open_with(&B, bare, NULL, inspect);
+  tu_legacy_init(&B, "2025-11-25", "{}");
+  r = tu_ask(&B, tu_mreq(4, "server/discover", TU_META_NONE, NULL));
   tu_assert_json(r, "{\"id\":4,\"result\":{\"resultType\":\"complete\","
                     "\"instructions\":\"<absent>\",\"_meta\":{\"" SI
                     "\":{\"name\":\"bare\",\"version\":\"0\",\"title\":"
@@ -517,29 +381,29 @@ START_TEST(must11_version_and_capabilities_from_every_request) {
     const char *meta, *needle;
   } bad[] = {
       /* protocolVersion missing, or not a string */
-      {"{" CC ":{}}", "protocolVersion"},
-      {"{" PV ":20260728," CC ":{}}", "protocolVersion"},
-      {"{" PV ":null," CC ":{}}", "protocolVersion"},
+      {"{" TU_CC ":{}}", "protocolVersion"},
+      {"{" TU_PV ":20260728," TU_CC ":{}}", "protocolVersion"},
+      {"{" TU_PV ":null," TU_CC ":{}}", "protocolVersion"},
       /* clientCapabilities missing, or not an object */
-      {"{" PV ":\"2026-07-28\"}", "clientCapabilities"},
-      {"{" PV ":\"2026-07-28\"," CC ":[]}", "clientCapabilities"},
-      {"{" PV ":\"2026-07-28\"," CC ":\"all\"}", "clientCapabilities"},
-      {"{" PV ":\"2026-07-28\"," CC ":null}", "clientCapabilities"},
-      {"{" PV ":\"2026-07-28\"," CC ":true}", "clientCapabilities"},
+      {"{" TU_PV ":\"2026-07-28\"}", "clientCapabilities"},
+      {"{" TU_PV ":\"2026-07-28\"," TU_CC ":[]}", "clientCapabilities"},
+      {"{" TU_PV ":\"2026-07-28\"," TU_CC ":\"all\"}", "clientCapabilities"},
+      {"{" TU_PV ":\"2026-07-28\"," TU_CC ":null}", "clientCapabilities"},
+      {"{" TU_PV ":\"2026-07-28\"," TU_CC ":true}", "clientCapabilities"},
       /* a log level that is not one */
-      {"{" PV ":\"2026-07-28\"," CC ":{}," LL ":\"loud\"}", "logLevel"},
-      {"{" PV ":\"2026-07-28\"," CC ":{}," LL ":\"INFO\"}", "logLevel"},
-      {"{" PV ":\"2026-07-28\"," CC ":{}," LL ":\"\"}", "logLevel"},
-      {"{" PV ":\"2026-07-28\"," CC ":{}," LL ":3}", "logLevel"},
-      {"{" PV ":\"2026-07-28\"," CC ":{}," LL ":null}", "logLevel"},
+      {"{" TU_PV ":\"2026-07-28\"," TU_CC ":{}," LL ":\"loud\"}", "logLevel"},
+      {"{" TU_PV ":\"2026-07-28\"," TU_CC ":{}," LL ":\"INFO\"}", "logLevel"},
+      {"{" TU_PV ":\"2026-07-28\"," TU_CC ":{}," LL ":\"\"}", "logLevel"},
+      {"{" TU_PV ":\"2026-07-28\"," TU_CC ":{}," LL ":3}", "logLevel"},
+      {"{" TU_PV ":\"2026-07-28\"," TU_CC ":{}," LL ":null}", "logLevel"},
   };
   for (size_t m = 0; m < TU_COUNT(methods); m++) {
     for (size_t i = 0; i < TU_COUNT(bad); i++) {
       char *msg = strcmp(methods[m], "tools/call") == 0
-                      ? mcall(5, "run", "{}", bad[i].meta, NULL, NULL)
-                      : mreq(5, methods[m], bad[i].meta, NULL);
-      cJSON *r = rq(&P, msg);
-      EXPECT_ERROR(r, -32602, bad[i].needle);
+                      ? tu_mcall(5, "run", "{}", bad[i].meta, NULL, NULL)
+                      : tu_mreq(5, methods[m], bad[i].meta, NULL);
+      cJSON *r = tu_ask(&P, msg);
+      tu_assert_error(r, -32602, bad[i].needle);
       tu_assert_json(r, "{\"id\":5}");
       cJSON_Delete(r);
     }
@@ -551,9 +415,9 @@ START_TEST(must11_version_and_capabilities_from_every_request) {
                                        "warning", "error",    "critical",
                                        "alert",   "emergency"};
   for (size_t i = 0; i < TU_COUNT(levels); i++) {
-    char *meta =
-        text("{" PV ":\"2026-07-28\"," CC ":{}," LL ":\"%s\"}", levels[i]);
-    cJSON *r = rq(&P, mreq(6, "tools/list", meta, NULL));
+    char *meta = tu_text(
+        "{" TU_PV ":\"2026-07-28\"," TU_CC ":{}," LL ":\"%s\"}", levels[i]);
+    cJSON *r = tu_ask(&P, tu_mreq(6, "tools/list", meta, NULL));
     tu_assert_json(r, "{\"result\":{\"resultType\":\"complete\"}}");
     cJSON_Delete(r);
     free(meta);
@@ -562,14 +426,14 @@ START_TEST(must11_version_and_capabilities_from_every_request) {
   /* Capabilities come from this request only: not from an earlier request
    * on the same connection... */
   g_fn = h_confirm;
-  cJSON *r = rq(&P, mcall(7, "run", "{}", META_ELICIT, NULL, NULL));
+  cJSON *r = tu_ask(&P, tu_mcall(7, "run", "{}", TU_META_ELICIT, NULL, NULL));
   tu_assert_json(r, "{\"result\":{\"resultType\":\"input_required\"}}");
   cJSON_Delete(r);
-  r = rq(&P, mcall(8, "run", "{}", META_NONE, NULL, NULL));
-  EXPECT_ERROR(r, -32021, NULL);
+  r = tu_ask(&P, tu_mcall(8, "run", "{}", TU_META_NONE, NULL, NULL));
+  tu_assert_error(r, -32021, NULL);
   ck_assert_int_eq(g_req_rc, MCP_ECAPABILITY);
   cJSON_Delete(r);
-  r = rq(&P, mcall(9, "run", "{}", META_ELICIT, NULL, NULL));
+  r = tu_ask(&P, tu_mcall(9, "run", "{}", TU_META_ELICIT, NULL, NULL));
   tu_assert_json(r, "{\"result\":{\"resultType\":\"input_required\"}}");
   cJSON_Delete(r);
   ck_assert_int_eq(g_runs, 3);
@@ -577,15 +441,15 @@ START_TEST(must11_version_and_capabilities_from_every_request) {
   /* ... nor from a legacy initialize on the same session, in either
    * direction. */
   tu_peer L;
-  peer_open(&L, srv, &ALICE);
-  legacy_init(&L, "2025-11-25", "{\"elicitation\":{}}");
-  r = rq(&L, mcall(10, "run", "{}", META_NONE, NULL, NULL));
-  EXPECT_ERROR(r, -32021, NULL);
+  tu_peer_open_with(&L, srv, &ALICE, inspect);
+  tu_legacy_init(&L, "2025-11-25", "{\"elicitation\":{}}");
+  r = tu_ask(&L, tu_mcall(10, "run", "{}", TU_META_NONE, NULL, NULL));
+  tu_assert_error(r, -32021, NULL);
   cJSON_Delete(r);
   tu_peer_close(&L);
-  peer_open(&L, srv, &ALICE);
-  legacy_init(&L, "2025-11-25", "{}");
-  r = rq(&L, mcall(11, "run", "{}", META_ELICIT, NULL, NULL));
+  tu_peer_open_with(&L, srv, &ALICE, inspect);
+  tu_legacy_init(&L, "2025-11-25", "{}");
+  r = tu_ask(&L, tu_mcall(11, "run", "{}", TU_META_ELICIT, NULL, NULL));
   tu_assert_json(r, "{\"result\":{\"resultType\":\"input_required\"}}");
   cJSON_Delete(r);
   ck_assert_uint_eq(mcp_session_pending(L.session), 0);
@@ -598,8 +462,8 @@ END_TEST
  * ======================================================================== */
 
 START_TEST(must12_unsupported_version_32022_with_supported_and_requested) {
-  cJSON *d = rq(&P, mreq(1, "server/discover", META_NONE, NULL));
-  const cJSON *advertised = get(result_of(d), "supportedVersions");
+  cJSON *d = tu_ask(&P, tu_mreq(1, "server/discover", TU_META_NONE, NULL));
+  const cJSON *advertised = tu_get(tu_result_of(d), "supportedVersions");
   static const char *const versions[] = {
       "2099-01-01", "2025-11-25", "2025-06-18", "2025-03-26",
       "2024-11-05", "",           "2026-07-29", "latest"};
@@ -607,20 +471,21 @@ START_TEST(must12_unsupported_version_32022_with_supported_and_requested) {
                                         "tools/call"};
   for (int legacy = 0; legacy < 2; legacy++) {
     if (legacy)
-      legacy_init(&P, "2025-11-25", "{}"); /* same answer on such a session */
+      tu_legacy_init(&P, "2025-11-25",
+                     "{}"); /* same answer on such a session */
     for (size_t m = 0; m < TU_COUNT(methods); m++) {
       for (size_t i = 0; i < TU_COUNT(versions); i++) {
-        char *meta = text("{" PV ":\"%s\"," CC ":{}}", versions[i]);
+        char *meta = tu_text("{" TU_PV ":\"%s\"," TU_CC ":{}}", versions[i]);
         char *msg = strcmp(methods[m], "tools/call") == 0
-                        ? mcall(7, "run", "{}", meta, NULL, NULL)
-                        : mreq(7, methods[m], meta, NULL);
-        cJSON *r = rq(&P, msg);
+                        ? tu_mcall(7, "run", "{}", meta, NULL, NULL)
+                        : tu_mreq(7, methods[m], meta, NULL);
+        cJSON *r = tu_ask(&P, msg);
         free(meta);
-        EXPECT_ERROR(r, -32022, NULL);
-        const cJSON *data = get(get(r, "error"), "data");
+        tu_assert_error(r, -32022, NULL);
+        const cJSON *data = tu_get(tu_get(r, "error"), "data");
         tu_assert_json(r, "{\"id\":7}");
-        ck_assert_str_eq(get(data, "requested")->valuestring, versions[i]);
-        const cJSON *supported = get(data, "supported");
+        ck_assert_str_eq(tu_get(data, "requested")->valuestring, versions[i]);
+        const cJSON *supported = tu_get(data, "supported");
         ck_assert(has_string(supported, "2026-07-28"));
         ck_assert(has_string(supported, "2025-11-25"));
         ck_assert(has_string(supported, "2025-06-18"));
@@ -634,8 +499,9 @@ START_TEST(must12_unsupported_version_32022_with_supported_and_requested) {
   ck_assert_int_eq(g_runs, 0);
   /* The version is judged before the capabilities: a client that speaks
    * another version learns which ones to use. */
-  cJSON *r = rq(&P, mreq(8, "tools/list", "{" PV ":\"2099-01-01\"}", NULL));
-  EXPECT_ERROR(r, -32022, NULL);
+  cJSON *r =
+      tu_ask(&P, tu_mreq(8, "tools/list", "{" TU_PV ":\"2099-01-01\"}", NULL));
+  tu_assert_error(r, -32022, NULL);
   cJSON_Delete(r);
   cJSON_Delete(d);
 }
@@ -656,15 +522,16 @@ static void expect_missing_at(const char *file, int line, const char *caps,
   g_kind = kind;
   g_params = params;
   g_req_rc = 0;
-  char *meta = text("{" PV ":\"2026-07-28\"," CC ":%s}", caps);
-  cJSON *r = rq(&P, mcall(3, "run", "{}", meta, NULL, NULL));
+  char *meta = tu_text("{" TU_PV ":\"2026-07-28\"," TU_CC ":%s}", caps);
+  cJSON *r = tu_ask(&P, tu_mcall(3, "run", "{}", meta, NULL, NULL));
   free(meta);
   ck_assert_msg(g_req_rc == MCP_ECAPABILITY, "%s:%d: request_input gave %d",
                 file, line, g_req_rc);
-  expect_error_at(file, line, r, -32021, NULL);
-  tu_assert_exact_at(file, line,
-                     get(get(get(r, "error"), "data"), "requiredCapabilities"),
-                     required);
+  tu_assert_error_at(file, line, r, -32021, NULL);
+  tu_assert_exact_at(
+      file, line,
+      tu_get(tu_get(tu_get(r, "error"), "data"), "requiredCapabilities"),
+      required);
   cJSON_Delete(r);
   ck_assert_uint_eq(mcp_session_pending(P.session), 0);
 }
@@ -709,8 +576,8 @@ START_TEST(must13_undeclared_capability_32021_with_required_capabilities) {
     g_fn = h_need;
     g_kind = ok[i].kind;
     g_params = ok[i].params;
-    char *meta = text("{" PV ":\"2026-07-28\"," CC ":%s}", ok[i].caps);
-    cJSON *r = rq(&P, mcall(4, "run", "{}", meta, NULL, NULL));
+    char *meta = tu_text("{" TU_PV ":\"2026-07-28\"," TU_CC ":%s}", ok[i].caps);
+    cJSON *r = tu_ask(&P, tu_mcall(4, "run", "{}", meta, NULL, NULL));
     free(meta);
     ck_assert_int_eq(g_req_rc, 0);
     tu_assert_json(r, "{\"result\":{\"resultType\":\"input_required\","
@@ -746,28 +613,31 @@ static int h_partial(mcp_call *call) {
 
 START_TEST(must13_several_missing_capabilities_named_together) {
   g_fn = h_two_missing;
-  cJSON *r = rq(&P, mcall(1, "run", "{}", META_NONE, NULL, NULL));
-  EXPECT_ERROR(r, -32021, "sampling");
-  tu_assert_exact(get(get(get(r, "error"), "data"), "requiredCapabilities"),
-                  "{\"sampling\":{},\"roots\":{}}");
+  cJSON *r = tu_ask(&P, tu_mcall(1, "run", "{}", TU_META_NONE, NULL, NULL));
+  tu_assert_error(r, -32021, "sampling");
+  tu_assert_exact(
+      tu_get(tu_get(tu_get(r, "error"), "data"), "requiredCapabilities"),
+      "{\"sampling\":{},\"roots\":{}}");
   cJSON_Delete(r);
   /* Form and URL mode both missing: the client needs both modes. */
   g_fn = h_form_and_url;
-  r = rq(&P, mcall(2, "run", "{}", META_NONE, NULL, NULL));
-  EXPECT_ERROR(r, -32021, NULL);
-  tu_assert_exact(get(get(get(r, "error"), "data"), "requiredCapabilities"),
-                  "{\"elicitation\":{\"form\":{},\"url\":{}}}");
+  r = tu_ask(&P, tu_mcall(2, "run", "{}", TU_META_NONE, NULL, NULL));
+  tu_assert_error(r, -32021, NULL);
+  tu_assert_exact(
+      tu_get(tu_get(tu_get(r, "error"), "data"), "requiredCapabilities"),
+      "{\"elicitation\":{\"form\":{},\"url\":{}}}");
   cJSON_Delete(r);
   /* inputRequests hold only what the client declared. */
   g_fn = h_partial;
-  r = rq(&P, mcall(3, "run", "{}", META("{\"roots\":{}}"), NULL, NULL));
+  r = tu_ask(&P,
+             tu_mcall(3, "run", "{}", TU_META("{\"roots\":{}}"), NULL, NULL));
   tu_assert_json(r, "{\"result\":{\"resultType\":\"input_required\","
                     "\"inputRequests\":{\"r\":{\"method\":\"roots/list\"},"
                     "\"s\":\"<absent>\"}}}");
   cJSON_Delete(r);
   /* A handler may do without what it cannot ask for. */
   g_fn = h_do_without;
-  r = rq(&P, mcall(4, "run", "{}", META_NONE, NULL, NULL));
+  r = tu_ask(&P, tu_mcall(4, "run", "{}", TU_META_NONE, NULL, NULL));
   ck_assert_int_eq(g_req_rc, MCP_ECAPABILITY);
   tu_assert_json(r, "{\"result\":{\"resultType\":\"complete\",\"content\":[{"
                     "\"type\":\"text\",\"text\":\"did without\"}],"
@@ -779,23 +649,24 @@ END_TEST
 /* In the legacy era the same handler's refusal is a tool error naming the
  * capability, and nothing is asked of the client. */
 START_TEST(legacy_missing_capability_is_tool_error) {
-  legacy_init(&P, "2025-11-25", "{\"sampling\":{}}");
+  tu_legacy_init(&P, "2025-11-25", "{\"sampling\":{}}");
   g_fn = h_need;
   g_kind = MCP_INPUT_ELICITATION;
   g_params = FORM;
-  cJSON *r = rq(&P, mcall(1, "run", "{}", NULL, NULL, NULL));
+  cJSON *r = tu_ask(&P, tu_mcall(1, "run", "{}", NULL, NULL, NULL));
   ck_assert_int_eq(g_req_rc, MCP_ECAPABILITY);
   tu_assert_json(r, "{\"id\":1,\"error\":\"<absent>\",\"result\":{"
                     "\"isError\":true,\"resultType\":\"<absent>\",\"_meta\":"
                     "\"<absent>\",\"content\":[{\"type\":\"text\",\"text\":"
                     "\"<any>\"}]}}");
-  const char *t = get(get(result_of(r), "content")->child, "text")->valuestring;
+  const char *t =
+      tu_get(tu_get(tu_result_of(r), "content")->child, "text")->valuestring;
   ck_assert_ptr_nonnull(strstr(t, "elicitation"));
   cJSON_Delete(r);
   g_kind = MCP_INPUT_ROOTS;
   g_params = NULL;
-  r = rq(&P, mcall(2, "run", "{}", NULL, NULL, NULL));
-  t = get(get(result_of(r), "content")->child, "text")->valuestring;
+  r = tu_ask(&P, tu_mcall(2, "run", "{}", NULL, NULL, NULL));
+  t = tu_get(tu_get(tu_result_of(r), "content")->child, "text")->valuestring;
   ck_assert_ptr_nonnull(strstr(t, "roots"));
   cJSON_Delete(r);
   ck_assert_int_eq(g_server_requests, 0);
@@ -820,58 +691,59 @@ static int h_rich(mcp_call *call) {
   "\"_meta\":\"<absent>\"}}"
 
 START_TEST(must14_result_type_and_server_info_on_every_result) {
-  cJSON *r = rq(&P, mreq(1, "server/discover", META_NONE, NULL));
+  cJSON *r = tu_ask(&P, tu_mreq(1, "server/discover", TU_META_NONE, NULL));
   tu_assert_json(r, MODERN_RESULT("complete"));
   cJSON_Delete(r);
-  r = rq(&P, mreq(2, "tools/list", META_NONE, NULL));
+  r = tu_ask(&P, tu_mreq(2, "tools/list", TU_META_NONE, NULL));
   tu_assert_json(r, MODERN_RESULT("complete"));
   cJSON_Delete(r);
-  r = rq(&P, mcall(3, "run", "{}", META_NONE, NULL, NULL));
+  r = tu_ask(&P, tu_mcall(3, "run", "{}", TU_META_NONE, NULL, NULL));
   tu_assert_json(r, MODERN_RESULT("complete"));
   tu_assert_json(r, "{\"result\":{\"content\":[{\"type\":\"text\",\"text\":"
                     "\"ok\"}]}}");
   cJSON_Delete(r);
   /* A tool error (arguments failing the schema) is a result too. */
-  r = rq(&P, mcall(4, "typed", "{\"n\":\"x\"}", META_NONE, NULL, NULL));
+  r = tu_ask(&P,
+             tu_mcall(4, "typed", "{\"n\":\"x\"}", TU_META_NONE, NULL, NULL));
   tu_assert_json(r, MODERN_RESULT("complete"));
   tu_assert_json(r, "{\"result\":{\"isError\":true}}");
   cJSON_Delete(r);
   /* A handler's own tool error and structured content. */
   g_fn = h_rich;
-  r = rq(&P, mcall(5, "run", NULL, META_NONE, NULL, NULL));
+  r = tu_ask(&P, tu_mcall(5, "run", NULL, TU_META_NONE, NULL, NULL));
   tu_assert_json(r, MODERN_RESULT("complete"));
   tu_assert_json(r, "{\"result\":{\"isError\":true,\"structuredContent\":{"
                     "\"a\":1}}}");
   cJSON_Delete(r);
   g_fn = h_confirm;
-  r = rq(&P, mcall(6, "run", "{}", META_ELICIT, NULL, NULL));
+  r = tu_ask(&P, tu_mcall(6, "run", "{}", TU_META_ELICIT, NULL, NULL));
   tu_assert_json(r, MODERN_RESULT("input_required"));
   cJSON_Delete(r);
   /* Errors carry no result at all. */
-  r = rq(&P, mcall(7, "nope", "{}", META_NONE, NULL, NULL));
-  EXPECT_ERROR(r, -32602, "nope");
+  r = tu_ask(&P, tu_mcall(7, "nope", "{}", TU_META_NONE, NULL, NULL));
+  tu_assert_error(r, -32602, "nope");
   cJSON_Delete(r);
-  r = rq(&P, mcall(8, "secret", "{}", META_NONE, NULL, NULL));
-  EXPECT_ERROR(r, MCP_RPC_FORBIDDEN, "admin");
+  r = tu_ask(&P, tu_mcall(8, "secret", "{}", TU_META_NONE, NULL, NULL));
+  tu_assert_error(r, MCP_RPC_FORBIDDEN, "admin");
   cJSON_Delete(r);
 
   /* Legacy replies on the same session have neither. */
-  legacy_init(&P, "2025-11-25", "{}");
+  tu_legacy_init(&P, "2025-11-25", "{}");
   g_fn = NULL;
-  r = rq(&P, strdup("{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"tools/"
-                    "list\"}"));
+  r = tu_ask(&P, strdup("{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"tools/"
+                        "list\"}"));
   tu_assert_json(r, LEGACY_RESULT);
   tu_assert_json(r, "{\"result\":{\"ttlMs\":\"<absent>\",\"cacheScope\":"
                     "\"<absent>\"}}");
   cJSON_Delete(r);
-  r = rq(&P, mcall(10, "run", "{}", NULL, NULL, NULL));
+  r = tu_ask(&P, tu_mcall(10, "run", "{}", NULL, NULL, NULL));
   tu_assert_json(r, LEGACY_RESULT);
   cJSON_Delete(r);
-  r = rq(&P, mcall(11, "typed", "{}", NULL, NULL, NULL));
+  r = tu_ask(&P, tu_mcall(11, "typed", "{}", NULL, NULL, NULL));
   tu_assert_json(r, LEGACY_RESULT);
   cJSON_Delete(r);
-  r = rq(&P, strdup("{\"jsonrpc\":\"2.0\",\"id\":12,\"method\":\"ping\"}"));
-  tu_assert_exact(result_of(r), "{}");
+  r = tu_ask(&P, strdup("{\"jsonrpc\":\"2.0\",\"id\":12,\"method\":\"ping\"}"));
+  tu_assert_exact(tu_result_of(r), "{}");
   cJSON_Delete(r);
 }
 END_TEST
@@ -904,26 +776,29 @@ static void assert_no_requests(const tu_peer *p) {
   for (size_t i = 0; i < p->nout; i++) {
     cJSON *m = tu_msg(p, i);
     ck_assert_ptr_nonnull(m);
-    bool method = get(m, "method") != NULL, id = get(m, "id") != NULL;
+    bool method = tu_get(m, "method") != NULL, id = tu_get(m, "id") != NULL;
     ck_assert_msg(method != id, "neither response nor notification: %s",
                   p->out[i]);
     if (id)
-      ck_assert_msg((get(m, "result") != NULL) != (get(m, "error") != NULL),
+      ck_assert_msg((tu_get(m, "result") != NULL) !=
+                        (tu_get(m, "error") != NULL),
                     "%s", p->out[i]);
     cJSON_Delete(m);
   }
 }
 
 static void modern_flows(tu_peer *p) {
-  static const char meta[] =
-      "{" PV ":\"2026-07-28\"," CC ":{\"elicitation\":{\"form\":{},\"url\":{}"
-      "},\"sampling\":{},\"roots\":{}}," LL
-      ":\"debug\",\"progressToken\":\"p\"}";
+  static const char meta[] = "{" TU_PV ":\"2026-07-28\"," TU_CC
+                             ":{\"elicitation\":{\"form\":{},\"url\":{}"
+                             "},\"sampling\":{},\"roots\":{}}," LL
+                             ":\"debug\",\"progressToken\":\"p\"}";
   tu_clear(p);
-  ck_assert_int_eq(sendf(p, mreq(1, "server/discover", META_ALL, NULL)), 0);
-  ck_assert_int_eq(sendf(p, mreq(2, "tools/list", META_ALL, NULL)), 0);
+  ck_assert_int_eq(
+      tu_send_free(p, tu_mreq(1, "server/discover", META_ALL, NULL)), 0);
+  ck_assert_int_eq(tu_send_free(p, tu_mreq(2, "tools/list", META_ALL, NULL)),
+                   0);
   g_fn = h_everything;
-  cJSON *r = rq(p, mcall(3, "run", "{\"a\":1}", meta, NULL, NULL));
+  cJSON *r = tu_ask(p, tu_mcall(3, "run", "{\"a\":1}", meta, NULL, NULL));
   tu_assert_json(
       r, "{\"result\":{\"resultType\":\"input_required\",\"inputRequests\":{"
          "\"form\":{\"method\":\"elicitation/create\"},\"url\":{\"method\":"
@@ -935,12 +810,13 @@ static void modern_flows(tu_peer *p) {
   char *q = quote(st);
   tu_clear(p);
   ck_assert_int_eq(
-      sendf(p, mcall(4, "run", "{\"a\":1}", meta, q,
-                     "{\"form\":{\"action\":\"accept\",\"content\":{\"ok\":"
-                     "true}},\"url\":{\"action\":\"accept\"},\"model\":{"
-                     "\"role\":\"assistant\",\"content\":{\"type\":\"text\","
-                     "\"text\":\"hi\"},\"model\":\"m\"},\"roots\":{\"roots\":"
-                     "[]}}")),
+      tu_send_free(
+          p, tu_mcall(4, "run", "{\"a\":1}", meta, q,
+                      "{\"form\":{\"action\":\"accept\",\"content\":{\"ok\":"
+                      "true}},\"url\":{\"action\":\"accept\"},\"model\":{"
+                      "\"role\":\"assistant\",\"content\":{\"type\":\"text\","
+                      "\"text\":\"hi\"},\"model\":\"m\"},\"roots\":{\"roots\":"
+                      "[]}}")),
       0);
   ck_assert_uint_eq(p->nout, 3); /* log, progress, reply */
   tu_assert_msg(p, 2, "{\"id\":4,\"result\":{\"resultType\":\"complete\"}}");
@@ -956,18 +832,18 @@ START_TEST(must15_no_server_requests_in_modern_era) {
   /* ... and on one that also has a legacy handshake in which the client
    * declared every capability: modern calls still never send requests. */
   tu_peer L;
-  peer_open(&L, srv, &ALICE);
-  legacy_init(&L, "2025-11-25",
-              "{\"elicitation\":{},\"sampling\":{},\"roots\":{}}");
+  tu_peer_open_with(&L, srv, &ALICE, inspect);
+  tu_legacy_init(&L, "2025-11-25",
+                 "{\"elicitation\":{},\"sampling\":{},\"roots\":{}}");
   modern_flows(&L);
   tu_peer_close(&L);
   ck_assert_int_eq(g_server_requests, 0);
   /* Input is asked for only from tools/call: discover and list are always
    * complete. */
-  cJSON *r = rq(&P, mreq(5, "server/discover", META_ALL, NULL));
+  cJSON *r = tu_ask(&P, tu_mreq(5, "server/discover", META_ALL, NULL));
   tu_assert_json(r, "{\"result\":{\"resultType\":\"complete\"}}");
   cJSON_Delete(r);
-  r = rq(&P, mreq(6, "tools/list", META_ALL, NULL));
+  r = tu_ask(&P, tu_mreq(6, "tools/list", META_ALL, NULL));
   tu_assert_json(r, "{\"result\":{\"resultType\":\"complete\"}}");
   cJSON_Delete(r);
 }
@@ -979,8 +855,8 @@ END_TEST
 
 START_TEST(must16_request_state_round_trip) {
   g_fn = h_confirm;
-  cJSON *r =
-      rq(&P, mcall(1, "run", "{\"file\":\"a.txt\"}", META_ELICIT, NULL, NULL));
+  cJSON *r = tu_ask(&P, tu_mcall(1, "run", "{\"file\":\"a.txt\"}",
+                                 TU_META_ELICIT, NULL, NULL));
   ck_assert_int_eq(g_runs, 1);
   ck_assert_str_eq(g_last_state, "(null)");
   ck_assert_str_eq(g_last_confirm, "(null)");
@@ -989,10 +865,10 @@ START_TEST(must16_request_state_round_trip) {
                     "\"<any>\",\"ttlMs\":\"<absent>\",\"cacheScope\":"
                     "\"<absent>\",\"content\":\"<absent>\",\"isError\":"
                     "\"<absent>\"}}");
-  char *expected = text("{\"confirm\":{\"method\":\"elicitation/create\","
-                        "\"params\":%s}}",
-                        FORM);
-  tu_assert_exact(get(result_of(r), "inputRequests"), expected);
+  char *expected = tu_text("{\"confirm\":{\"method\":\"elicitation/create\","
+                           "\"params\":%s}}",
+                           FORM);
+  tu_assert_exact(tu_get(tu_result_of(r), "inputRequests"), expected);
   free(expected);
   char *st = state_of(r);
   cJSON_Delete(r);
@@ -1015,7 +891,7 @@ START_TEST(must16_request_state_round_trip) {
   /* Stateless: the same token works again, from another connection of the
    * same caller (nothing is bound to a connection). */
   tu_peer A2;
-  peer_open(&A2, srv, &ALICE);
+  tu_peer_open_with(&A2, srv, &ALICE, inspect);
   r = retry(&A2, 3, "run", "{\"file\":\"a.txt\"}", st,
             "{\"confirm\":{\"action\":\"decline\"}}");
   tu_assert_json(r, "{\"result\":{\"content\":[{\"text\":\"kept\"}]}}");
@@ -1049,17 +925,17 @@ START_TEST(must16_tampered_request_state_refused_before_handler) {
     v[dot + mac_at[i]] = v[dot + mac_at[i]] == 'A' ? 'Q' : 'A';
     variants[nv++] = v;
   }
-  variants[nv++] = strndup(st, n - 1);       /* truncated by one */
-  variants[nv++] = strndup(st, n - 4);       /* MAC 4 characters short */
-  variants[nv++] = strndup(st, dot + 1);     /* no MAC at all */
-  variants[nv++] = strndup(st, dot);         /* no dot, no MAC */
-  variants[nv++] = strdup(st + dot);         /* no payload */
-  variants[nv++] = text("%s%s", st, "AAAA"); /* MAC too long */
-  variants[nv++] = text("%s.%s", st, "x");   /* a third part */
-  variants[nv++] = text("%.*s%s", (int)dot, st, st + dot + 1);  /* dot gone */
-  variants[nv++] = text("%s.%.*s", st + dot + 1, (int)dot, st); /* swapped */
+  variants[nv++] = strndup(st, n - 1);          /* truncated by one */
+  variants[nv++] = strndup(st, n - 4);          /* MAC 4 characters short */
+  variants[nv++] = strndup(st, dot + 1);        /* no MAC at all */
+  variants[nv++] = strndup(st, dot);            /* no dot, no MAC */
+  variants[nv++] = strdup(st + dot);            /* no payload */
+  variants[nv++] = tu_text("%s%s", st, "AAAA"); /* MAC too long */
+  variants[nv++] = tu_text("%s.%s", st, "x");   /* a third part */
+  variants[nv++] = tu_text("%.*s%s", (int)dot, st, st + dot + 1); /* dot gone */
+  variants[nv++] = tu_text("%s.%.*s", st + dot + 1, (int)dot, st); /* swapped */
   /* The payload of one token with the MAC of another. */
-  variants[nv++] = text("%.*s%s", (int)dot, st, other + odot);
+  variants[nv++] = tu_text("%.*s%s", (int)dot, st, other + odot);
   variants[nv++] = strdup("");
   variants[nv++] = strdup(".");
   variants[nv++] = strdup("not a token");
@@ -1068,7 +944,7 @@ START_TEST(must16_tampered_request_state_refused_before_handler) {
     ck_assert_ptr_nonnull(variants[i]);
     cJSON *r = retry(&P, 10, "run", "{\"x\":1}", variants[i],
                      "{\"confirm\":{\"action\":\"accept\"}}");
-    EXPECT_ERROR(r, -32602, "requestState");
+    tu_assert_error(r, -32602, "requestState");
     cJSON_Delete(r);
     free(variants[i]);
   }
@@ -1076,12 +952,14 @@ START_TEST(must16_tampered_request_state_refused_before_handler) {
   static const char *const nonstrings[] = {"5", "null", "true", "{}",
                                            "[\"x\"]"};
   for (size_t i = 0; i < TU_COUNT(nonstrings); i++) {
-    cJSON *r = rq(&P, mcall(11, "run", "{\"x\":1}", META_ELICIT, nonstrings[i],
-                            "{\"confirm\":{\"action\":\"accept\"}}"));
-    EXPECT_ERROR(r, -32602, "requestState");
+    cJSON *r = tu_ask(&P, tu_mcall(11, "run", "{\"x\":1}", TU_META_ELICIT,
+                                   nonstrings[i],
+                                   "{\"confirm\":{\"action\":\"accept\"}}"));
+    tu_assert_error(r, -32602, "requestState");
     cJSON_Delete(r);
-    r = rq(&P, mcall(12, "run", "{\"x\":1}", META_ELICIT, nonstrings[i], NULL));
-    EXPECT_ERROR(r, -32602, "requestState");
+    r = tu_ask(&P, tu_mcall(12, "run", "{\"x\":1}", TU_META_ELICIT,
+                            nonstrings[i], NULL));
+    tu_assert_error(r, -32602, "requestState");
     cJSON_Delete(r);
   }
   ck_assert_int_eq(g_runs, 2); /* the handler never ran */
@@ -1103,7 +981,7 @@ END_TEST
     int runs_ = g_runs;                                                        \
     cJSON *r_ = retry((peer), 20, (name), (args), (token),                     \
                       "{\"confirm\":{\"action\":\"accept\"}}");                \
-    EXPECT_ERROR(r_, -32602, "requestState");                                  \
+    tu_assert_error(r_, -32602, "requestState");                               \
     cJSON_Delete(r_);                                                          \
     ck_assert_int_eq(g_runs, runs_);                                           \
   } while (0)
@@ -1171,11 +1049,11 @@ START_TEST(must16_request_state_bound_to_tool_and_principal) {
   EXPECT_MISMATCH(&P, "other", "{\"x\":1}", st);
   /* Another caller (a second connection with another subject)... */
   tu_peer Bob;
-  peer_open(&Bob, srv, &BOB);
+  tu_peer_open_with(&Bob, srv, &BOB, inspect);
   EXPECT_MISMATCH(&Bob, "run", "{\"x\":1}", st);
   /* ... an anonymous one... */
   tu_peer Anon;
-  peer_open(&Anon, srv, NULL);
+  tu_peer_open_with(&Anon, srv, NULL, inspect);
   EXPECT_MISMATCH(&Anon, "run", "{\"x\":1}", st);
   /* ... and the other way round: an anonymous caller's state is not
    * alice's, nor bob's. */
@@ -1186,7 +1064,7 @@ START_TEST(must16_request_state_bound_to_tool_and_principal) {
   /* A subject that only starts like alice's. */
   static const mcp_principal ALICE2 = {.subject = "alice2"};
   tu_peer A2;
-  peer_open(&A2, srv, &ALICE2);
+  tu_peer_open_with(&A2, srv, &ALICE2, inspect);
   EXPECT_MISMATCH(&A2, "run", "{\"x\":1}", st);
   tu_peer_close(&A2);
   tu_peer_close(&Anon);
@@ -1209,7 +1087,7 @@ START_TEST(must16_foreign_request_state_refused) {
   ck_assert_int_eq(mcp_server_new(&INFO, &srv2), 0);
   add_tools(srv2);
   tu_peer F;
-  peer_open(&F, srv2, &ALICE);
+  tu_peer_open_with(&F, srv2, &ALICE, inspect);
   /* Same tool, same arguments, same caller: only the key differs. */
   char *foreign = obtain_state(&F, "run", "{\"x\":1}");
   EXPECT_MISMATCH(&P, "run", "{\"x\":1}", foreign);
@@ -1285,7 +1163,7 @@ START_TEST(must16_expired_request_state_refused) {
     int runs = g_runs;
     cJSON *r = retry(&P, 30, "run", "{\"x\":1}", old,
                      "{\"confirm\":{\"action\":\"accept\"}}");
-    EXPECT_ERROR(r, -32602, "expired");
+    tu_assert_error(r, -32602, "expired");
     cJSON_Delete(r);
     ck_assert_int_eq(g_runs, runs);
     free(old);
@@ -1346,24 +1224,26 @@ START_TEST(must16_input_responses_validated) {
   int runs = g_runs;
   /* inputResponses without requestState: a first round with its answers,
    * taken when each has the shape of a result, refused otherwise. */
-  cJSON *r = rq(&P, mcall(40, "run", "{}", META_ELICIT, NULL,
-                          "{\"confirm\":{\"action\":\"accept\"}}"));
+  cJSON *r = tu_ask(&P, tu_mcall(40, "run", "{}", TU_META_ELICIT, NULL,
+                                 "{\"confirm\":{\"action\":\"accept\"}}"));
   tu_assert_json(r, "{\"result\":{\"resultType\":\"complete\"}}");
   cJSON_Delete(r);
   ck_assert_int_eq(g_runs, runs + 1);
   runs = g_runs;
-  r = rq(&P, mcall(40, "run", "{}", META_ELICIT, NULL,
-                   "{\"confirm\":{\"action\":\"maybe\"}}"));
-  EXPECT_ERROR(r, -32602, "inputResponses");
+  r = tu_ask(&P, tu_mcall(40, "run", "{}", TU_META_ELICIT, NULL,
+                          "{\"confirm\":{\"action\":\"maybe\"}}"));
+  tu_assert_error(r, -32602, "inputResponses");
   cJSON_Delete(r);
-  r = rq(&P, mcall(40, "run", "{}", META_ELICIT, NULL, "{\"confirm\":12345}"));
-  EXPECT_ERROR(r, -32602, "inputResponses");
+  r = tu_ask(&P, tu_mcall(40, "run", "{}", TU_META_ELICIT, NULL,
+                          "{\"confirm\":12345}"));
+  tu_assert_error(r, -32602, "inputResponses");
   cJSON_Delete(r);
   /* inputResponses not an object. */
   static const char *const not_objects[] = {"\"x\"", "[]", "null", "1"};
   for (size_t i = 0; i < TU_COUNT(not_objects); i++) {
-    r = rq(&P, mcall(41, "run", "{}", META_ELICIT, q, not_objects[i]));
-    EXPECT_ERROR(r, -32602, "inputResponses");
+    r = tu_ask(&P,
+               tu_mcall(41, "run", "{}", TU_META_ELICIT, q, not_objects[i]));
+    tu_assert_error(r, -32602, "inputResponses");
     cJSON_Delete(r);
   }
   /* An answer to a requested key that is not an object. */
@@ -1374,15 +1254,16 @@ START_TEST(must16_input_responses_validated) {
       "{\"confirm\":{}}", "{\"confirm\":{\"action\":\"maybe\"}}",
       "{\"confirm\":{\"action\":\"accept\",\"content\":[]}}"};
   for (size_t i = 0; i < TU_COUNT(bad_answers); i++) {
-    r = rq(&P, mcall(42, "run", "{}", META_ELICIT, q, bad_answers[i]));
-    EXPECT_ERROR(r, -32602, "confirm");
+    r = tu_ask(&P,
+               tu_mcall(42, "run", "{}", TU_META_ELICIT, q, bad_answers[i]));
+    tu_assert_error(r, -32602, "confirm");
     cJSON_Delete(r);
   }
   ck_assert_int_eq(g_runs, runs);
   /* Answers to keys that were not asked are ignored, whatever they are. */
-  r = rq(&P, mcall(43, "run", "{}", META_ELICIT, q,
-                   "{\"bogus\":{\"action\":\"accept\"},\"other\":\"x\","
-                   "\"confirm\":{\"action\":\"accept\"}}"));
+  r = tu_ask(&P, tu_mcall(43, "run", "{}", TU_META_ELICIT, q,
+                          "{\"bogus\":{\"action\":\"accept\"},\"other\":\"x\","
+                          "\"confirm\":{\"action\":\"accept\"}}"));
   tu_assert_json(r, "{\"result\":{\"resultType\":\"complete\",\"content\":[{"
                     "\"text\":\"deleted\"}]}}");
   cJSON_Delete(r);
@@ -1402,7 +1283,8 @@ START_TEST(must16_reask_instead_of_failing) {
   static const char *const missing[] = {NULL, "{}", "{\"bogus\":{}}"};
   for (size_t i = 0; i < TU_COUNT(missing); i++) {
     int runs = g_runs;
-    cJSON *r = rq(&P, mcall(50, "run", "{}", META_ELICIT, q, missing[i]));
+    cJSON *r =
+        tu_ask(&P, tu_mcall(50, "run", "{}", TU_META_ELICIT, q, missing[i]));
     ck_assert_int_eq(g_runs, runs + 1);
     ck_assert_str_eq(g_last_confirm, "(null)");
     ck_assert_str_eq(g_last_state, "asked-once");
@@ -1442,8 +1324,8 @@ static void list_all(tu_peer *p, long ttl, const char *scope, char *dst,
   *pages = 0;
   char *cursor = NULL;
   do {
-    char *extra = cursor ? text("\"cursor\":\"%s\"", cursor) : NULL;
-    cJSON *r = rq(p, mreq(60, "tools/list", META_NONE, extra));
+    char *extra = cursor ? tu_text("\"cursor\":\"%s\"", cursor) : NULL;
+    cJSON *r = tu_ask(p, tu_mreq(60, "tools/list", TU_META_NONE, extra));
     free(extra);
     free(cursor);
     cursor = NULL;
@@ -1452,7 +1334,7 @@ static void list_all(tu_peer *p, long ttl, const char *scope, char *dst,
     tool_names(r, names, sizeof names);
     size_t k = strlen(dst);
     snprintf(dst + k, n - k, "%s%s", k && names[0] ? "," : "", names);
-    const cJSON *next = get(result_of(r), "nextCursor");
+    const cJSON *next = tu_get(tu_result_of(r), "nextCursor");
     if (next)
       cursor = strdup(next->valuestring);
     cJSON_Delete(r);
@@ -1464,7 +1346,7 @@ START_TEST(must17_ttl_and_cache_scope_on_discover_and_lists) {
   char names[256];
   int pages;
   /* Defaults: one minute, public. */
-  cJSON *r = rq(&P, mreq(1, "server/discover", META_NONE, NULL));
+  cJSON *r = tu_ask(&P, tu_mreq(1, "server/discover", TU_META_NONE, NULL));
   expect_cache(r, 60000, "public");
   cJSON_Delete(r);
   list_all(&P, 60000, "public", names, sizeof names, &pages);
@@ -1474,7 +1356,7 @@ START_TEST(must17_ttl_and_cache_scope_on_discover_and_lists) {
   mcp_server_set_page_size(srv, 1);
   for (size_t i = 0; i < TU_COUNT(ttls); i++) {
     mcp_server_set_list_ttl(srv, ttls[i]);
-    r = rq(&P, mreq(2, "server/discover", META_NONE, NULL));
+    r = tu_ask(&P, tu_mreq(2, "server/discover", TU_META_NONE, NULL));
     expect_cache(r, (long)ttls[i], "public");
     cJSON_Delete(r);
     list_all(&P, (long)ttls[i], "public", names, sizeof names, &pages);
@@ -1492,38 +1374,38 @@ START_TEST(must17_ttl_and_cache_scope_on_discover_and_lists) {
   ck_assert_int_eq(pages, 1);
   ck_assert_str_eq(names, "run,other,typed");
   /* Filtering never replaces the check at the call. */
-  r = rq(&P, mcall(3, "secret", "{}", META_NONE, NULL, NULL));
-  EXPECT_ERROR(r, MCP_RPC_FORBIDDEN, NULL);
+  r = tu_ask(&P, tu_mcall(3, "secret", "{}", TU_META_NONE, NULL, NULL));
+  tu_assert_error(r, MCP_RPC_FORBIDDEN, NULL);
   cJSON_Delete(r);
   /* A caller holding the scope sees it, still privately. */
   static const char *const admin_scopes[] = {"admin", NULL};
   static const mcp_principal ROOT = {.subject = "root", .scopes = admin_scopes};
   tu_peer R;
-  peer_open(&R, srv, &ROOT);
+  tu_peer_open_with(&R, srv, &ROOT, inspect);
   list_all(&R, 500, "private", names, sizeof names, &pages);
   ck_assert_str_eq(names, "run,other,secret,typed");
   tu_peer_close(&R);
   /* discover does not depend on the caller. */
-  r = rq(&P, mreq(4, "server/discover", META_NONE, NULL));
+  r = tu_ask(&P, tu_mreq(4, "server/discover", TU_META_NONE, NULL));
   expect_cache(r, 500, "public");
   cJSON_Delete(r);
   mcp_server_set_hide_forbidden(srv, false);
   list_all(&P, 500, "public", names, sizeof names, &pages);
   ck_assert_str_eq(names, "run,other,secret,typed");
   /* Not on call results, complete or input_required. */
-  r = rq(&P, mcall(5, "run", "{}", META_NONE, NULL, NULL));
+  r = tu_ask(&P, tu_mcall(5, "run", "{}", TU_META_NONE, NULL, NULL));
   tu_assert_json(r, "{\"result\":{\"ttlMs\":\"<absent>\",\"cacheScope\":"
                     "\"<absent>\"}}");
   cJSON_Delete(r);
   g_fn = h_confirm;
-  r = rq(&P, mcall(6, "run", "{}", META_ELICIT, NULL, NULL));
+  r = tu_ask(&P, tu_mcall(6, "run", "{}", TU_META_ELICIT, NULL, NULL));
   tu_assert_json(r, "{\"result\":{\"resultType\":\"input_required\","
                     "\"ttlMs\":\"<absent>\",\"cacheScope\":\"<absent>\"}}");
   cJSON_Delete(r);
   /* Nor on legacy lists. */
-  legacy_init(&P, "2025-11-25", "{}");
-  r = rq(&P, strdup("{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/"
-                    "list\"}"));
+  tu_legacy_init(&P, "2025-11-25", "{}");
+  r = tu_ask(&P, strdup("{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/"
+                        "list\"}"));
   tu_assert_json(r, "{\"result\":{\"ttlMs\":\"<absent>\",\"cacheScope\":"
                     "\"<absent>\"}}");
   cJSON_Delete(r);
@@ -1535,90 +1417,93 @@ END_TEST
  * ======================================================================== */
 
 START_TEST(dual_era_modern_requests_do_not_initialize) {
-  cJSON *r = rq(&P, mreq(1, "server/discover", META_NONE, NULL));
+  cJSON *r = tu_ask(&P, tu_mreq(1, "server/discover", TU_META_NONE, NULL));
   tu_assert_json(r, MODERN_RESULT("complete"));
   cJSON_Delete(r);
-  r = rq(&P, mreq(2, "tools/list", META_NONE, NULL));
+  r = tu_ask(&P, tu_mreq(2, "tools/list", TU_META_NONE, NULL));
   tu_assert_json(r, MODERN_RESULT("complete"));
   cJSON_Delete(r);
-  r = rq(&P, mcall(3, "run", "{}", META_NONE, NULL, NULL));
+  r = tu_ask(&P, tu_mcall(3, "run", "{}", TU_META_NONE, NULL, NULL));
   tu_assert_json(r, MODERN_RESULT("complete"));
   cJSON_Delete(r);
   ck_assert_ptr_null(mcp_session_protocol_version(P.session));
   /* The legacy era still needs its handshake. */
-  r = rq(&P, strdup("{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/"
-                    "list\"}"));
-  EXPECT_ERROR(r, -32600, "not initialized");
+  r = tu_ask(&P, strdup("{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/"
+                        "list\"}"));
+  tu_assert_error(r, -32600, "not initialized");
   cJSON_Delete(r);
-  r = rq(&P, mcall(5, "run", "{}", NULL, NULL, NULL));
-  EXPECT_ERROR(r, -32600, "not initialized");
+  r = tu_ask(&P, tu_mcall(5, "run", "{}", NULL, NULL, NULL));
+  tu_assert_error(r, -32600, "not initialized");
   cJSON_Delete(r);
   /* _meta without the modern keys is a legacy request. */
-  r = rq(&P, mcall(6, "run", "{}", "{\"progressToken\":1}", NULL, NULL));
-  EXPECT_ERROR(r, -32600, "not initialized");
+  r = tu_ask(&P, tu_mcall(6, "run", "{}", "{\"progressToken\":1}", NULL, NULL));
+  tu_assert_error(r, -32600, "not initialized");
   cJSON_Delete(r);
   ck_assert_int_eq(g_runs, 1);
   /* ... which then works, whatever came before. */
-  legacy_init(&P, "2025-06-18", "{}");
+  tu_legacy_init(&P, "2025-06-18", "{}");
   ck_assert_str_eq(mcp_session_protocol_version(P.session), "2025-06-18");
   /* A modern request afterwards leaves the negotiated version alone. */
-  r = rq(&P, mreq(7, "tools/list", META_NONE, NULL));
+  r = tu_ask(&P, tu_mreq(7, "tools/list", TU_META_NONE, NULL));
   tu_assert_json(r, MODERN_RESULT("complete"));
   cJSON_Delete(r);
   ck_assert_str_eq(mcp_session_protocol_version(P.session), "2025-06-18");
   /* initialize carrying modern _meta is still the legacy handshake (and a
    * second one is refused). */
-  r = rq(&P, strdup("{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"initialize\","
+  r = tu_ask(&P,
+             strdup("{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"initialize\","
                     "\"params\":{\"protocolVersion\":\"2025-11-25\","
                     "\"capabilities\":{},\"clientInfo\":{\"name\":\"c\"},"
-                    "\"_meta\":" META_NONE "}}"));
-  EXPECT_ERROR(r, -32600, "already initialized");
+                    "\"_meta\":" TU_META_NONE "}}"));
+  tu_assert_error(r, -32600, "already initialized");
   cJSON_Delete(r);
 }
 END_TEST
 
 START_TEST(dual_era_interleaved_on_one_session) {
   tu_peer F;
-  peer_open(&F, srv, &ALICE);
-  cJSON *r = rq(&F, strdup("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
-                           "\"initialize\",\"params\":{\"protocolVersion\":"
-                           "\"2025-11-25\",\"capabilities\":{},\"clientInfo\":"
-                           "{\"name\":\"c\"},\"_meta\":" META_NONE "}}"));
+  tu_peer_open_with(&F, srv, &ALICE, inspect);
+  cJSON *r =
+      tu_ask(&F, strdup("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+                        "\"initialize\",\"params\":{\"protocolVersion\":"
+                        "\"2025-11-25\",\"capabilities\":{},\"clientInfo\":"
+                        "{\"name\":\"c\"},\"_meta\":" TU_META_NONE "}}"));
   tu_assert_json(r, "{\"result\":{\"protocolVersion\":\"2025-11-25\","
                     "\"resultType\":\"<absent>\",\"_meta\":\"<absent>\"}}");
   cJSON_Delete(r);
   tu_peer_close(&F);
 
-  legacy_init(&P, "2025-11-25", "{}");
+  tu_legacy_init(&P, "2025-11-25", "{}");
   char legacy_names[256], modern_names[256];
   for (int round = 0; round < 3; round++) {
-    r = rq(&P, strdup("{\"jsonrpc\":\"2.0\",\"id\":\"l\",\"method\":\"tools/"
+    r = tu_ask(&P,
+               strdup("{\"jsonrpc\":\"2.0\",\"id\":\"l\",\"method\":\"tools/"
                       "list\"}"));
     tu_assert_json(r, LEGACY_RESULT);
     tool_names(r, legacy_names, sizeof legacy_names);
     cJSON_Delete(r);
-    r = rq(&P, mreq(2, "tools/list", META_NONE, NULL));
+    r = tu_ask(&P, tu_mreq(2, "tools/list", TU_META_NONE, NULL));
     tu_assert_json(r, MODERN_RESULT("complete"));
     tool_names(r, modern_names, sizeof modern_names);
     cJSON_Delete(r);
     /* One tool table, one deterministic order, in both eras. */
     ck_assert_str_eq(legacy_names, modern_names);
-    r = rq(&P, mcall(3, "run", "{}", NULL, NULL, NULL));
+    r = tu_ask(&P, tu_mcall(3, "run", "{}", NULL, NULL, NULL));
     tu_assert_json(r, LEGACY_RESULT);
     tu_assert_json(r,
                    "{\"id\":3,\"result\":{\"content\":[{\"text\":\"ok\"}]}}");
     cJSON_Delete(r);
-    r = rq(&P, mcall(4, "run", "{}", META_NONE, NULL, NULL));
+    r = tu_ask(&P, tu_mcall(4, "run", "{}", TU_META_NONE, NULL, NULL));
     tu_assert_json(r, MODERN_RESULT("complete"));
     tu_assert_json(r,
                    "{\"id\":4,\"result\":{\"content\":[{\"text\":\"ok\"}]}}");
     cJSON_Delete(r);
     /* The policy is shared too. */
-    r = rq(&P, mcall(5, "secret", "{}", NULL, NULL, NULL));
-    EXPECT_ERROR(r, MCP_RPC_FORBIDDEN, NULL);
+    r = tu_ask(&P, tu_mcall(5, "secret", "{}", NULL, NULL, NULL));
+    tu_assert_error(r, MCP_RPC_FORBIDDEN, NULL);
     cJSON_Delete(r);
-    r = rq(&P, mcall(6, "secret", "{}", META_NONE, NULL, NULL));
-    EXPECT_ERROR(r, MCP_RPC_FORBIDDEN, NULL);
+    r = tu_ask(&P, tu_mcall(6, "secret", "{}", TU_META_NONE, NULL, NULL));
+    tu_assert_error(r, MCP_RPC_FORBIDDEN, NULL);
     cJSON_Delete(r);
     if (round == 0) {
       ck_assert_str_eq(modern_names, "run,other,secret,typed");
@@ -1638,30 +1523,31 @@ START_TEST(dual_era_interleaved_on_one_session) {
   }
   ck_assert_int_eq(g_runs, 6);
   /* ping is legacy only. */
-  r = rq(&P, strdup("{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"ping\"}"));
-  tu_assert_exact(result_of(r), "{}");
+  r = tu_ask(&P, strdup("{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"ping\"}"));
+  tu_assert_exact(tu_result_of(r), "{}");
   cJSON_Delete(r);
-  r = rq(&P, mreq(8, "ping", META_NONE, NULL));
-  EXPECT_ERROR(r, -32601, "ping");
+  r = tu_ask(&P, tu_mreq(8, "ping", TU_META_NONE, NULL));
+  tu_assert_error(r, -32601, "ping");
   cJSON_Delete(r);
   /* And so is everything else the modern era removed or never had. */
   static const char *const gone[] = {"logging/setLevel", "initialize2",
                                      "resources/list", "tasks/list"};
   for (size_t i = 0; i < TU_COUNT(gone); i++) {
-    r = rq(&P, mreq(9, gone[i], META_NONE, NULL));
-    EXPECT_ERROR(r, -32601, gone[i]);
+    r = tu_ask(&P, tu_mreq(9, gone[i], TU_META_NONE, NULL));
+    tu_assert_error(r, -32601, gone[i]);
     cJSON_Delete(r);
   }
 }
 END_TEST
 
 START_TEST(modern_ping_method_not_found_even_first) {
-  cJSON *r = rq(&P, mreq(1, "ping", META_NONE, NULL));
-  EXPECT_ERROR(r, -32601, NULL);
+  cJSON *r = tu_ask(&P, tu_mreq(1, "ping", TU_META_NONE, NULL));
+  tu_assert_error(r, -32601, NULL);
   cJSON_Delete(r);
   /* The version is still judged first. */
-  r = rq(&P, mreq(2, "ping", "{" PV ":\"2099-01-01\"," CC ":{}}", NULL));
-  EXPECT_ERROR(r, -32022, NULL);
+  r = tu_ask(
+      &P, tu_mreq(2, "ping", "{" TU_PV ":\"2099-01-01\"," TU_CC ":{}}", NULL));
+  tu_assert_error(r, -32022, NULL);
   cJSON_Delete(r);
 }
 END_TEST
@@ -1678,9 +1564,9 @@ START_TEST(deterministic_tool_order_in_both_eras) {
     ck_assert_int_eq(mcp_server_add_tool(s, &t, NULL), 0);
   }
   tu_peer T;
-  peer_open(&T, s, NULL);
+  tu_peer_open_with(&T, s, NULL, inspect);
   char first[256], again[256];
-  cJSON *r = rq(&T, mreq(1, "tools/list", META_NONE, NULL));
+  cJSON *r = tu_ask(&T, tu_mreq(1, "tools/list", TU_META_NONE, NULL));
   tool_names(r, first, sizeof first);
   cJSON_Delete(r);
   ck_assert_str_eq(first, "zeta,alpha,mid,Beta,a.b");
@@ -1689,10 +1575,10 @@ START_TEST(deterministic_tool_order_in_both_eras) {
   list_all(&T, 60000, "public", again, sizeof again, &pages);
   ck_assert_str_eq(again, first);
   ck_assert_int_eq(pages, 3);
-  legacy_init(&T, "2025-11-25", "{}");
+  tu_legacy_init(&T, "2025-11-25", "{}");
   mcp_server_set_page_size(s, 0);
-  r = rq(&T, strdup("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/"
-                    "list\"}"));
+  r = tu_ask(&T, strdup("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/"
+                        "list\"}"));
   tool_names(r, again, sizeof again);
   cJSON_Delete(r);
   ck_assert_str_eq(again, first);
@@ -1766,9 +1652,9 @@ static int h_misuse(mcp_call *call) {
 
 START_TEST(input_api_misuse) {
   g_fn = h_misuse;
-  cJSON *r = rq(&P, mcall(1, "run", "{}", META_ALL, NULL, NULL));
+  cJSON *r = tu_ask(&P, tu_mcall(1, "run", "{}", META_ALL, NULL, NULL));
   tu_assert_json(r, "{\"result\":{\"resultType\":\"input_required\"}}");
-  const cJSON *req = get(result_of(r), "inputRequests");
+  const cJSON *req = tu_get(tu_result_of(r), "inputRequests");
   ck_assert_int_eq(cJSON_GetArraySize(req), 3);
   tu_assert_json(req, "{\"A-z_0.9\":{\"method\":\"elicitation/create\"},"
                       "\"r\":{\"method\":\"roots/list\",\"params\":{}}}");
@@ -1805,20 +1691,20 @@ static int h_nothing_asked(mcp_call *call) {
 
 START_TEST(input_required_with_state_only_and_with_nothing) {
   g_fn = h_state_only;
-  cJSON *r = rq(&P, mcall(1, "run", "{}", META_NONE, NULL, NULL));
+  cJSON *r = tu_ask(&P, tu_mcall(1, "run", "{}", TU_META_NONE, NULL, NULL));
   tu_assert_json(r, "{\"result\":{\"resultType\":\"input_required\","
                     "\"inputRequests\":\"<absent>\",\"requestState\":"
                     "\"<any>\"}}");
   char *st = state_of(r);
   cJSON_Delete(r);
   char *q = quote(st);
-  r = rq(&P, mcall(2, "run", "{}", META_NONE, q, NULL));
+  r = tu_ask(&P, tu_mcall(2, "run", "{}", TU_META_NONE, q, NULL));
   free(q);
   free(st);
   st = state_of(r);
   cJSON_Delete(r);
   q = quote(st);
-  r = rq(&P, mcall(3, "run", "{}", META_NONE, q, NULL));
+  r = tu_ask(&P, tu_mcall(3, "run", "{}", TU_META_NONE, q, NULL));
   tu_assert_json(r, "{\"result\":{\"resultType\":\"complete\",\"content\":[{"
                     "\"text\":\"2\"}]}}");
   cJSON_Delete(r);
@@ -1826,19 +1712,19 @@ START_TEST(input_required_with_state_only_and_with_nothing) {
   free(st);
   ck_assert_int_eq(g_runs, 3);
   /* Legacy: the rounds run back to back in one request. */
-  legacy_init(&P, "2025-11-25", "{}");
-  r = rq(&P, mcall(4, "run", "{}", NULL, NULL, NULL));
+  tu_legacy_init(&P, "2025-11-25", "{}");
+  r = tu_ask(&P, tu_mcall(4, "run", "{}", NULL, NULL, NULL));
   tu_assert_json(r, "{\"result\":{\"content\":[{\"text\":\"2\"}]}}");
   cJSON_Delete(r);
   ck_assert_int_eq(g_runs, 6);
   /* Asking nothing and keeping nothing is the handler's bug: an internal
    * error in both eras. */
   g_fn = h_nothing_asked;
-  r = rq(&P, mcall(5, "run", "{}", META_NONE, NULL, NULL));
-  EXPECT_ERROR(r, -32603, NULL);
+  r = tu_ask(&P, tu_mcall(5, "run", "{}", TU_META_NONE, NULL, NULL));
+  tu_assert_error(r, -32603, NULL);
   cJSON_Delete(r);
-  r = rq(&P, mcall(6, "run", "{}", NULL, NULL, NULL));
-  EXPECT_ERROR(r, -32603, NULL);
+  r = tu_ask(&P, tu_mcall(6, "run", "{}", NULL, NULL, NULL));
+  tu_assert_error(r, -32603, NULL);
   cJSON_Delete(r);
   ck_assert_uint_eq(mcp_session_pending(P.session), 0);
 }
@@ -1863,11 +1749,11 @@ START_TEST(large_state_round_trips) {
   g_big[100] = '"'; /* needs escaping inside the payload */
   g_big[200] = '\\';
   g_fn = h_big_state;
-  cJSON *r = rq(&P, mcall(1, "run", "{}", META_NONE, NULL, NULL));
+  cJSON *r = tu_ask(&P, tu_mcall(1, "run", "{}", TU_META_NONE, NULL, NULL));
   char *st = state_of(r);
   cJSON_Delete(r);
   char *q = quote(st);
-  r = rq(&P, mcall(2, "run", "{}", META_NONE, q, NULL));
+  r = tu_ask(&P, tu_mcall(2, "run", "{}", TU_META_NONE, q, NULL));
   tu_assert_json(r, "{\"result\":{\"content\":[{\"text\":\"same\"}]}}");
   cJSON_Delete(r);
   free(q);
@@ -1918,18 +1804,18 @@ static int h_script(mcp_call *call) {
 
 /* Drives a modern client through every round; returns the final reply. */
 static cJSON *drive_modern(tu_peer *p) {
-  cJSON *r = rq(p, mcall(1, "run", "{}", META(CAPS_ER), NULL, NULL));
+  cJSON *r = tu_ask(p, tu_mcall(1, "run", "{}", TU_META(CAPS_ER), NULL, NULL));
   for (int id = 2; id < 10; id++) {
-    const cJSON *res = result_of(r);
-    if (strcmp(get(res, "resultType")->valuestring, "input_required") != 0)
+    const cJSON *res = tu_result_of(r);
+    if (strcmp(tu_get(res, "resultType")->valuestring, "input_required") != 0)
       break;
     char answers[512] = "{";
-    const cJSON *reqs = get(res, "inputRequests");
+    const cJSON *reqs = tu_get(res, "inputRequests");
     for (const cJSON *q = reqs ? reqs->child : NULL; q; q = q->next) {
       size_t k = strlen(answers);
       snprintf(answers + k, sizeof answers - k, "%s\"%s\":%s", k > 1 ? "," : "",
                q->string,
-               strcmp(get(q, "method")->valuestring, "roots/list") == 0
+               strcmp(tu_get(q, "method")->valuestring, "roots/list") == 0
                    ? "{\"roots\":[]}"
                    : ACCEPT);
     }
@@ -1937,7 +1823,7 @@ static cJSON *drive_modern(tu_peer *p) {
     char *st = state_of(r);
     char *qs = quote(st);
     cJSON_Delete(r);
-    r = rq(p, mcall(id, "run", "{}", META(CAPS_ER), qs, answers));
+    r = tu_ask(p, tu_mcall(id, "run", "{}", TU_META(CAPS_ER), qs, answers));
     free(qs);
     free(st);
   }
@@ -1948,12 +1834,13 @@ static cJSON *drive_modern(tu_peer *p) {
  * call's reply comes. */
 static cJSON *drive_legacy(tu_peer *p, int *requests) {
   tu_clear(p);
-  ck_assert_int_eq(sendf(p, mcall(1, "run", "{}", NULL, NULL, NULL)), 0);
+  ck_assert_int_eq(tu_send_free(p, tu_mcall(1, "run", "{}", NULL, NULL, NULL)),
+                   0);
   *requests = 0;
   for (int guard = 0; guard < 40; guard++) {
     ck_assert_uint_ge(p->nout, 1);
     cJSON *m = tu_msg(p, p->nout - 1);
-    if (get(m, "method") == NULL) {
+    if (tu_get(m, "method") == NULL) {
       ck_assert_uint_eq(p->nout, 1);
       return m;
     }
@@ -1963,17 +1850,17 @@ static cJSON *drive_legacy(tu_peer *p, int *requests) {
     ck_assert_uint_le(n, TU_COUNT(answers));
     for (size_t i = 0; i < n; i++) {
       cJSON *q = tu_msg(p, i);
-      const char *method = get(q, "method")->valuestring;
-      answers[i] =
-          text("{\"jsonrpc\":\"2.0\",\"id\":%d,\"result\":%s}",
-               get(q, "id")->valueint,
-               strcmp(method, "roots/list") == 0 ? "{\"roots\":[]}" : ACCEPT);
+      const char *method = tu_get(q, "method")->valuestring;
+      answers[i] = tu_text("{\"jsonrpc\":\"2.0\",\"id\":%d,\"result\":%s}",
+                           tu_get(q, "id")->valueint,
+                           strcmp(method, "roots/list") == 0 ? "{\"roots\":[]}"
+                                                             : ACCEPT);
       cJSON_Delete(q);
     }
     cJSON_Delete(m);
     tu_clear(p);
     for (size_t i = 0; i < n; i++) {
-      ck_assert_int_eq(sendf(p, answers[i]), 0);
+      ck_assert_int_eq(tu_send_free(p, answers[i]), 0);
       (*requests)++;
     }
   }
@@ -1996,8 +1883,8 @@ START_TEST(one_handler_sees_the_same_rounds_in_both_eras) {
                   "modern, script %d: %s", g_script, g_trace);
 
     tu_peer L;
-    peer_open(&L, srv, &ALICE);
-    legacy_init(&L, "2025-11-25", CAPS_ER);
+    tu_peer_open_with(&L, srv, &ALICE, inspect);
+    tu_legacy_init(&L, "2025-11-25", CAPS_ER);
     g_trace[0] = '\0';
     int requests;
     r = drive_legacy(&L, &requests);
@@ -2021,29 +1908,29 @@ static void legacy_setup(void) {
 }
 
 static void legacy_elicit_session(void) {
-  legacy_init(&P, "2025-11-25", "{\"elicitation\":{}}");
+  tu_legacy_init(&P, "2025-11-25", "{\"elicitation\":{}}");
   g_fn = h_confirm;
 }
 
 START_TEST(legacy_input_request_and_resume) {
   legacy_elicit_session();
   tu_clear(&P);
-  ck_assert_int_eq(sendf(&P, mcall(7, "run", "{\"f\":1}", NULL, NULL, NULL)),
-                   0);
+  ck_assert_int_eq(
+      tu_send_free(&P, tu_mcall(7, "run", "{\"f\":1}", NULL, NULL, NULL)), 0);
   /* A real request, and no reply yet. */
   ck_assert_uint_eq(P.nout, 1);
   cJSON *m = tu_msg(&P, 0);
-  char *expected = text("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
-                        "\"elicitation/create\",\"params\":%s}",
-                        FORM);
+  char *expected = tu_text("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+                           "\"elicitation/create\",\"params\":%s}",
+                           FORM);
   tu_assert_exact(m, expected);
   free(expected);
   cJSON_Delete(m);
   ck_assert_uint_eq(mcp_session_pending(P.session), 1);
   ck_assert_int_eq(g_runs, 1);
   /* The answer runs the handler again; the reply follows. */
-  cJSON *r =
-      rq(&P, text("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":%s}", ACCEPT));
+  cJSON *r = tu_ask(
+      &P, tu_text("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":%s}", ACCEPT));
   ck_assert_int_eq(g_runs, 2);
   ck_assert_str_eq(g_last_confirm, ACCEPT);
   ck_assert_str_eq(g_last_state, "asked-once");
@@ -2057,10 +1944,11 @@ START_TEST(legacy_input_request_and_resume) {
   ck_assert_int_eq(tu_send(&P, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}"),
                    0);
   ck_assert_uint_eq(P.nout, 0);
-  ck_assert_int_eq(sendf(&P, mcall(8, "run", "{}", NULL, NULL, NULL)), 0);
+  ck_assert_int_eq(tu_send_free(&P, tu_mcall(8, "run", "{}", NULL, NULL, NULL)),
+                   0);
   tu_assert_msg(&P, 0, "{\"id\":2,\"method\":\"elicitation/create\"}");
-  r = rq(&P, strdup("{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"action\":"
-                    "\"decline\"}}"));
+  r = tu_ask(&P, strdup("{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"action\":"
+                        "\"decline\"}}"));
   tu_assert_json(r,
                  "{\"id\":8,\"result\":{\"content\":[{\"text\":\"kept\"}]}}");
   cJSON_Delete(r);
@@ -2070,7 +1958,8 @@ END_TEST
 START_TEST(legacy_input_error_response_is_no_answer) {
   legacy_elicit_session();
   tu_clear(&P);
-  ck_assert_int_eq(sendf(&P, mcall(7, "run", "{}", NULL, NULL, NULL)), 0);
+  ck_assert_int_eq(tu_send_free(&P, tu_mcall(7, "run", "{}", NULL, NULL, NULL)),
+                   0);
   tu_clear(&P);
   /* An error is no answer: the handler sees NULL and asks again. */
   ck_assert_int_eq(tu_send(&P, "{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{"
@@ -2082,8 +1971,8 @@ START_TEST(legacy_input_error_response_is_no_answer) {
   ck_assert_uint_eq(P.nout, 1);
   tu_assert_msg(&P, 0, "{\"id\":2,\"method\":\"elicitation/create\"}");
   ck_assert_uint_eq(mcp_session_pending(P.session), 1);
-  cJSON *r =
-      rq(&P, text("{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":%s}", ACCEPT));
+  cJSON *r = tu_ask(
+      &P, tu_text("{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":%s}", ACCEPT));
   ck_assert_int_eq(g_runs, 3);
   tu_assert_json(r, "{\"id\":7,\"result\":{\"content\":[{\"text\":"
                     "\"deleted\"}]}}");
@@ -2095,7 +1984,8 @@ END_TEST
 START_TEST(legacy_input_unknown_response_ignored) {
   legacy_elicit_session();
   tu_clear(&P);
-  ck_assert_int_eq(sendf(&P, mcall(7, "run", "{}", NULL, NULL, NULL)), 0);
+  ck_assert_int_eq(tu_send_free(&P, tu_mcall(7, "run", "{}", NULL, NULL, NULL)),
+                   0);
   tu_clear(&P);
   static const char *const strays[] = {
       "{\"jsonrpc\":\"2.0\",\"id\":99,\"result\":{\"action\":\"accept\"}}",
@@ -2110,10 +2000,11 @@ START_TEST(legacy_input_unknown_response_ignored) {
   ck_assert_int_eq(g_runs, 1);
   ck_assert_uint_eq(mcp_session_pending(P.session), 1);
   /* The call id itself is still taken. */
-  cJSON *r = rq(&P, mcall(7, "run", "{}", NULL, NULL, NULL));
-  EXPECT_ERROR(r, -32600, NULL);
+  cJSON *r = tu_ask(&P, tu_mcall(7, "run", "{}", NULL, NULL, NULL));
+  tu_assert_error(r, -32600, NULL);
   cJSON_Delete(r);
-  r = rq(&P, text("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":%s}", ACCEPT));
+  r = tu_ask(&P,
+             tu_text("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":%s}", ACCEPT));
   tu_assert_json(r, "{\"id\":7,\"result\":{\"content\":[{\"text\":"
                     "\"deleted\"}]}}");
   cJSON_Delete(r);
@@ -2137,10 +2028,11 @@ static int h_two(mcp_call *call) {
 }
 
 START_TEST(legacy_input_two_requests_in_one_round) {
-  legacy_init(&P, "2025-06-18", "{\"elicitation\":{},\"roots\":{}}");
+  tu_legacy_init(&P, "2025-06-18", "{\"elicitation\":{},\"roots\":{}}");
   g_fn = h_two;
   tu_clear(&P);
-  ck_assert_int_eq(sendf(&P, mcall(5, "run", "{}", NULL, NULL, NULL)), 0);
+  ck_assert_int_eq(tu_send_free(&P, tu_mcall(5, "run", "{}", NULL, NULL, NULL)),
+                   0);
   ck_assert_uint_eq(P.nout, 2);
   tu_assert_msg(&P, 0, "{\"id\":1,\"method\":\"elicitation/create\"}");
   tu_assert_msg(&P, 1, "{\"id\":2,\"method\":\"roots/list\",\"params\":{}}");
@@ -2151,8 +2043,8 @@ START_TEST(legacy_input_two_requests_in_one_round) {
                    0);
   ck_assert_uint_eq(P.nout, 0);
   ck_assert_int_eq(g_runs, 1);
-  cJSON *r =
-      rq(&P, text("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":%s}", ACCEPT));
+  cJSON *r = tu_ask(
+      &P, tu_text("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":%s}", ACCEPT));
   ck_assert_int_eq(g_runs, 2);
   tu_assert_json(r, "{\"id\":5,\"result\":{\"content\":[{\"text\":"
                     "\"both\"}]}}");
@@ -2164,7 +2056,8 @@ END_TEST
 START_TEST(legacy_input_cancelled_while_waiting) {
   legacy_elicit_session();
   tu_clear(&P);
-  ck_assert_int_eq(sendf(&P, mcall(7, "run", "{}", NULL, NULL, NULL)), 0);
+  ck_assert_int_eq(tu_send_free(&P, tu_mcall(7, "run", "{}", NULL, NULL, NULL)),
+                   0);
   ck_assert_uint_eq(mcp_session_pending(P.session), 1);
   tu_clear(&P);
   ck_assert_int_eq(tu_send(&P, "{\"jsonrpc\":\"2.0\",\"method\":"
@@ -2180,12 +2073,14 @@ START_TEST(legacy_input_cancelled_while_waiting) {
   /* The late answer finds nothing; no reply ever comes. */
   tu_clear(&P);
   ck_assert_int_eq(
-      sendf(&P, text("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":%s}", ACCEPT)),
+      tu_send_free(
+          &P, tu_text("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":%s}", ACCEPT)),
       0);
   ck_assert_uint_eq(P.nout, 0);
   ck_assert_int_eq(g_runs, 1);
   /* The id is free again. */
-  ck_assert_int_eq(sendf(&P, mcall(7, "run", "{}", NULL, NULL, NULL)), 0);
+  ck_assert_int_eq(tu_send_free(&P, tu_mcall(7, "run", "{}", NULL, NULL, NULL)),
+                   0);
   tu_assert_msg(&P, 0, "{\"id\":2,\"method\":\"elicitation/create\"}");
 }
 END_TEST
@@ -2194,13 +2089,15 @@ END_TEST
  * nothing leaks (the leak check is valgrind's or ASan's). */
 START_TEST(legacy_input_session_free_while_waiting_no_leak) {
   tu_peer L;
-  peer_open(&L, srv, &ALICE);
-  legacy_init(&L, "2025-11-25", "{\"elicitation\":{},\"roots\":{}}");
+  tu_peer_open_with(&L, srv, &ALICE, inspect);
+  tu_legacy_init(&L, "2025-11-25", "{\"elicitation\":{},\"roots\":{}}");
   g_fn = h_two;
-  ck_assert_int_eq(
-      sendf(&L, mcall(1, "run", "{\"big\":[1,2,3]}", NULL, NULL, NULL)), 0);
+  ck_assert_int_eq(tu_send_free(&L, tu_mcall(1, "run", "{\"big\":[1,2,3]}",
+                                             NULL, NULL, NULL)),
+                   0);
   g_fn = h_confirm;
-  ck_assert_int_eq(sendf(&L, mcall(2, "run", "{}", NULL, NULL, NULL)), 0);
+  ck_assert_int_eq(tu_send_free(&L, tu_mcall(2, "run", "{}", NULL, NULL, NULL)),
+                   0);
   ck_assert_uint_eq(mcp_session_pending(L.session), 2);
   ck_assert_uint_eq(L.nout, 3);
   /* One answer of two arrived for the first call. */
@@ -2223,30 +2120,32 @@ static int h_forever(mcp_call *call) {
 }
 
 START_TEST(legacy_input_round_cap) {
-  legacy_init(&P, "2025-11-25", "{\"elicitation\":{}}");
+  tu_legacy_init(&P, "2025-11-25", "{\"elicitation\":{}}");
   g_fn = h_forever;
   tu_clear(&P);
-  ck_assert_int_eq(sendf(&P, mcall(7, "run", "{}", NULL, NULL, NULL)), 0);
+  ck_assert_int_eq(tu_send_free(&P, tu_mcall(7, "run", "{}", NULL, NULL, NULL)),
+                   0);
   int requests = 0;
   cJSON *reply = NULL;
   while (reply == NULL && requests < 1000) {
     ck_assert_uint_eq(P.nout, 1);
     cJSON *m = tu_msg(&P, 0);
-    if (get(m, "method") == NULL) {
+    if (tu_get(m, "method") == NULL) {
       reply = m;
       break;
     }
-    int id = get(m, "id")->valueint;
+    int id = tu_get(m, "id")->valueint;
     cJSON_Delete(m);
     tu_clear(&P);
     requests++;
     ck_assert_int_eq(
-        sendf(&P, text("{\"jsonrpc\":\"2.0\",\"id\":%d,\"result\":%s}", id,
-                       ACCEPT)),
+        tu_send_free(&P,
+                     tu_text("{\"jsonrpc\":\"2.0\",\"id\":%d,\"result\":%s}",
+                             id, ACCEPT)),
         0);
   }
   ck_assert_ptr_nonnull(reply);
-  EXPECT_ERROR(reply, -32603, NULL);
+  tu_assert_error(reply, -32603, NULL);
   tu_assert_json(reply, "{\"id\":7}");
   cJSON_Delete(reply);
   ck_assert_int_ge(requests, 2);
@@ -2262,10 +2161,10 @@ static int h_state_forever(mcp_call *call) {
 }
 
 START_TEST(legacy_state_only_rounds_capped) {
-  legacy_init(&P, "2025-11-25", "{}");
+  tu_legacy_init(&P, "2025-11-25", "{}");
   g_fn = h_state_forever;
-  cJSON *r = rq(&P, mcall(7, "run", "{}", NULL, NULL, NULL));
-  EXPECT_ERROR(r, -32603, NULL);
+  cJSON *r = tu_ask(&P, tu_mcall(7, "run", "{}", NULL, NULL, NULL));
+  tu_assert_error(r, -32603, NULL);
   cJSON_Delete(r);
   ck_assert_int_ge(g_runs, 2);
   ck_assert_int_le(g_runs, 64);
@@ -2290,10 +2189,12 @@ static int h_log(mcp_call *call) {
  * reply. */
 static void expect_logs(tu_peer *p, const char *level, const char *expect) {
   char *meta =
-      level ? text("{" PV ":\"2026-07-28\"," CC ":{}," LL ":\"%s\"}", level)
-            : strdup(META_NONE);
+      level ? tu_text("{" TU_PV ":\"2026-07-28\"," TU_CC ":{}," LL ":\"%s\"}",
+                      level)
+            : strdup(TU_META_NONE);
   tu_clear(p);
-  ck_assert_int_eq(sendf(p, mcall(3, "run", "{}", meta, NULL, NULL)), 0);
+  ck_assert_int_eq(tu_send_free(p, tu_mcall(3, "run", "{}", meta, NULL, NULL)),
+                   0);
   free(meta);
   size_t n = strlen(expect);
   ck_assert_msg(p->nout == n + 1, "level %s: %zu messages", level, p->nout);
@@ -2303,10 +2204,11 @@ static void expect_logs(tu_peer *p, const char *level, const char *expect) {
                        : expect[i] == 'i' ? names[1]
                        : expect[i] == 'w' ? names[2]
                                           : names[3];
-    char *want = text("{\"jsonrpc\":\"2.0\",\"id\":\"<absent>\",\"method\":"
-                      "\"notifications/message\",\"params\":{\"level\":\"%s\","
-                      "\"logger\":\"run\",\"data\":\"%c\"}}",
-                      name, expect[i]);
+    char *want =
+        tu_text("{\"jsonrpc\":\"2.0\",\"id\":\"<absent>\",\"method\":"
+                "\"notifications/message\",\"params\":{\"level\":\"%s\","
+                "\"logger\":\"run\",\"data\":\"%c\"}}",
+                name, expect[i]);
     tu_assert_msg(p, i, want);
     free(want);
   }
@@ -2328,14 +2230,14 @@ START_TEST(modern_log_only_when_asked_at_or_above_level) {
   /* Each request stands alone: the previous level is not remembered. */
   expect_logs(&P, NULL, "");
   /* Never in the legacy era. */
-  legacy_init(&P, "2025-11-25", "{}");
+  tu_legacy_init(&P, "2025-11-25", "{}");
   tu_clear(&P);
-  cJSON *r = rq(&P, mcall(4, "run", "{}", NULL, NULL, NULL));
+  cJSON *r = tu_ask(&P, tu_mcall(4, "run", "{}", NULL, NULL, NULL));
   tu_assert_json(r, "{\"id\":4,\"result\":{\"content\":[{\"text\":"
                     "\"logged\"}]}}");
   cJSON_Delete(r);
   /* A legacy request carrying a logLevel alone is still legacy. */
-  r = rq(&P, mcall(5, "run", "{}", "{" LL ":\"debug\"}", NULL, NULL));
+  r = tu_ask(&P, tu_mcall(5, "run", "{}", "{" LL ":\"debug\"}", NULL, NULL));
   tu_assert_json(r, "{\"id\":5,\"result\":\"<any>\"}");
   cJSON_Delete(r);
 }
@@ -2358,16 +2260,18 @@ START_TEST(modern_progress_notifications) {
   g_fn = h_progress;
   static const char *const tokens[] = {"\"p1\"", "7"};
   for (size_t i = 0; i < TU_COUNT(tokens); i++) {
-    char *meta = text("{" PV ":\"2026-07-28\"," CC ":{},\"progressToken\":%s}",
-                      tokens[i]);
+    char *meta =
+        tu_text("{" TU_PV ":\"2026-07-28\"," TU_CC ":{},\"progressToken\":%s}",
+                tokens[i]);
     tu_clear(&P);
-    ck_assert_int_eq(sendf(&P, mcall(9, "run", "{}", meta, NULL, NULL)), 0);
+    ck_assert_int_eq(
+        tu_send_free(&P, tu_mcall(9, "run", "{}", meta, NULL, NULL)), 0);
     free(meta);
     ck_assert_uint_eq(P.nout, 3);
-    char *want = text("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/"
-                      "progress\",\"params\":{\"progressToken\":%s,"
-                      "\"progress\":1,\"total\":2,\"message\":\"half\"}}",
-                      tokens[i]);
+    char *want = tu_text("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/"
+                         "progress\",\"params\":{\"progressToken\":%s,"
+                         "\"progress\":1,\"total\":2,\"message\":\"half\"}}",
+                         tokens[i]);
     cJSON *m = tu_msg(&P, 0);
     tu_assert_exact(m, want);
     cJSON_Delete(m);
@@ -2379,39 +2283,36 @@ START_TEST(modern_progress_notifications) {
   }
   /* No token, no notifications: progress does nothing and succeeds. */
   g_fn = h_progress_untracked;
-  cJSON *r = rq(&P, mcall(10, "run", "{}", META_NONE, NULL, NULL));
+  cJSON *r = tu_ask(&P, tu_mcall(10, "run", "{}", TU_META_NONE, NULL, NULL));
   tu_assert_json(r, "{\"id\":10}");
   cJSON_Delete(r);
 }
 END_TEST
 
-static int h_defer(mcp_call *call) {
-  g_stash = call;
-  return MCP_DEFERRED;
-}
-
 START_TEST(modern_cancelled_call_sends_nothing) {
-  g_fn = h_defer;
+  g_fn = tu_defer;
   tu_clear(&P);
-  ck_assert_int_eq(sendf(&P, mcall(5, "run", "{}", META_NONE, NULL, NULL)), 0);
+  ck_assert_int_eq(
+      tu_send_free(&P, tu_mcall(5, "run", "{}", TU_META_NONE, NULL, NULL)), 0);
   ck_assert_uint_eq(P.nout, 0);
-  ck_assert_ptr_nonnull(g_stash);
-  ck_assert(!mcp_call_cancelled(g_stash));
+  ck_assert_ptr_nonnull(tu_stash);
+  ck_assert(!mcp_call_cancelled(tu_stash));
   ck_assert_int_eq(tu_send(&P, "{\"jsonrpc\":\"2.0\",\"method\":"
                                "\"notifications/cancelled\",\"params\":{"
-                               "\"requestId\":5,\"_meta\":" META_NONE "}}"),
+                               "\"requestId\":5,\"_meta\":" TU_META_NONE "}}"),
                    0);
-  ck_assert(mcp_call_cancelled(g_stash));
-  mcp_result_text(g_stash, "too late");
-  ck_assert_int_eq(mcp_call_finish(g_stash, 0), 0);
+  ck_assert(mcp_call_cancelled(tu_stash));
+  mcp_result_text(tu_stash, "too late");
+  ck_assert_int_eq(mcp_call_finish(tu_stash, 0), 0);
   ck_assert_uint_eq(P.nout, 0);
   ck_assert_uint_eq(mcp_session_pending(P.session), 0);
   /* A deferred modern call may end in input_required too. */
-  ck_assert_int_eq(sendf(&P, mcall(6, "run", "{}", META_ELICIT, NULL, NULL)),
-                   0);
   ck_assert_int_eq(
-      mcp_call_request_input(g_stash, "k", MCP_INPUT_ELICITATION, FORM), 0);
-  ck_assert_int_eq(mcp_call_finish(g_stash, MCP_INPUT_REQUIRED), 0);
+      tu_send_free(&P, tu_mcall(6, "run", "{}", TU_META_ELICIT, NULL, NULL)),
+      0);
+  ck_assert_int_eq(
+      mcp_call_request_input(tu_stash, "k", MCP_INPUT_ELICITATION, FORM), 0);
+  ck_assert_int_eq(mcp_call_finish(tu_stash, MCP_INPUT_REQUIRED), 0);
   ck_assert_uint_eq(P.nout, 1);
   tu_assert_msg(&P, 0, MODERN_RESULT("input_required"));
   ck_assert_uint_eq(mcp_session_pending(P.session), 0);
@@ -2421,29 +2322,6 @@ END_TEST
 /* ===========================================================================
  * Allocation failure: a modern input round trip, and a legacy one
  * ======================================================================== */
-
-typedef struct sink {
-  char *msgs[32];
-  size_t n;
-} sink;
-
-static int sink_send(const char *msg, size_t len, void *user_data) {
-  sink *k = user_data;
-  if (k->n < TU_COUNT(k->msgs)) {
-    char *copy = malloc(len + 1); /* not through the failing allocator */
-    if (copy == NULL)
-      return MCP_EIO;
-    memcpy(copy, msg, len);
-    copy[len] = '\0';
-    k->msgs[k->n] = copy;
-  }
-  k->n++;
-  return 0;
-}
-
-static const char *sink_last(const sink *k) {
-  return k->n && k->n <= TU_COUNT(k->msgs) ? k->msgs[k->n - 1] : "";
-}
 
 /* The requestState in an input_required reply, copied into dst. */
 static bool find_state(const char *reply, char *dst, size_t n) {
@@ -2491,7 +2369,7 @@ static const mcp_tool TOOL_ALLOC = {.name = "ask",
 
 /* Feeds msg; receive returns 0 or MCP_ENOMEM, and a request accepted is
  * answered. */
-static bool alloc_step(mcp_session *s, sink *k, char *msg, long n,
+static bool alloc_step(mcp_session *s, tu_sink *k, char *msg, long n,
                        bool expect_reply) {
   size_t before = k->n;
   int rc = mcp_session_receive(s, msg, strlen(msg));
@@ -2503,41 +2381,42 @@ static bool alloc_step(mcp_session *s, sink *k, char *msg, long n,
   return rc == 0;
 }
 
-static void alloc_scenario(long n, sink *k, bool *complete) {
-  *complete = false;
+static bool alloc_scenario(long n, void *user) {
+  tu_sink *k = user;
   mcp_server *s = NULL;
   int rc = mcp_server_new(&INFO, &s);
   if (rc) {
     ck_assert_int_eq(rc, MCP_ENOMEM);
-    return;
+    return false;
   }
   mcp_server_set_log(s, tu_silent_log, NULL);
   if ((rc = mcp_server_add_tool(s, &TOOL_ALLOC, NULL)) != 0) {
     ck_assert_int_eq(rc, MCP_ENOMEM);
     mcp_server_free(s);
-    return;
+    return false;
   }
   mcp_session *session = NULL;
-  rc = mcp_session_new(s, &ALICE, sink_send, k, &session);
+  rc = mcp_session_new(s, &ALICE, tu_sink_send, k, &session);
   if (rc) {
     ck_assert_int_eq(rc, MCP_ENOMEM);
     mcp_server_free(s);
-    return;
+    return false;
   }
-  static const char meta[] =
-      "{" PV ":\"2026-07-28\"," CC ":{\"elicitation\":{}}," LL ":\"info\"}";
+  static const char meta[] = "{" TU_PV ":\"2026-07-28\"," TU_CC
+                             ":{\"elicitation\":{}}," LL ":\"info\"}";
   bool ok = true;
-  ok &= alloc_step(session, k, mreq(1, "server/discover", META_NONE, NULL), n,
-                   true);
+  ok &= alloc_step(session, k,
+                   tu_mreq(1, "server/discover", TU_META_NONE, NULL), n, true);
   ok &= alloc_step(
       session, k,
-      mcall(2, "ask", "{\"f\":[1,{\"g\":\"h\"}]}", meta, NULL, NULL), n, true);
+      tu_mcall(2, "ask", "{\"f\":[1,{\"g\":\"h\"}]}", meta, NULL, NULL), n,
+      true);
   char state[4096];
-  if (find_state(sink_last(k), state, sizeof state)) {
+  if (find_state(tu_sink_last(k), state, sizeof state)) {
     char *q = quote(state);
     ok &= alloc_step(session, k,
-                     mcall(3, "ask", "{\"f\":[1,{\"g\":\"h\"}]}", meta, q,
-                           "{\"confirm\":{\"action\":\"accept\"}}"),
+                     tu_mcall(3, "ask", "{\"f\":[1,{\"g\":\"h\"}]}", meta, q,
+                              "{\"confirm\":{\"action\":\"accept\"}}"),
                      n, true);
     free(q);
   } else {
@@ -2555,9 +2434,9 @@ static void alloc_scenario(long n, sink *k, bool *complete) {
                           "initialized\"}"),
                    n, false);
   size_t before = k->n;
-  ok &=
-      alloc_step(session, k, mcall(5, "ask", "{}", NULL, NULL, NULL), n, true);
-  bool asked = k->n > before && strstr(sink_last(k), "elicitation/create");
+  ok &= alloc_step(session, k, tu_mcall(5, "ask", "{}", NULL, NULL, NULL), n,
+                   true);
+  bool asked = k->n > before && strstr(tu_sink_last(k), "elicitation/create");
   if (asked) {
     ck_assert_uint_eq(mcp_session_pending(session), 1);
     ok &= alloc_step(session, k,
@@ -2569,48 +2448,35 @@ static void alloc_scenario(long n, sink *k, bool *complete) {
   }
   /* Whatever happened, nothing stays parked once answered (unless the
    * answer was lost to memory and the handler asked again)... */
-  if (ok && !strstr(sink_last(k), "elicitation/create"))
+  if (ok && !strstr(tu_sink_last(k), "elicitation/create"))
     ck_assert_uint_eq(mcp_session_pending(session), 0);
   /* ... and freeing the session ends what might. */
   mcp_session_free(session);
   mcp_server_free(s);
-  *complete = ok;
+  return ok;
+}
+
+/* The run in which nothing failed went all the way, correctly; every run's
+ * messages are strict JSON. */
+static void alloc_after(long n, bool complete, bool clean, void *user) {
+  tu_sink *k = user;
+  if (clean) {
+    ck_assert(complete);
+    ck_assert_uint_eq(k->n, 7);
+    ck_assert_ptr_nonnull(strstr(k->msgs[0], "\"supportedVersions\""));
+    ck_assert_ptr_nonnull(strstr(k->msgs[1], "notifications/message"));
+    ck_assert_ptr_nonnull(strstr(k->msgs[2], "\"input_required\""));
+    ck_assert_ptr_nonnull(strstr(k->msgs[3], "\"text\":\"deleted\""));
+    ck_assert_ptr_nonnull(strstr(k->msgs[4], "\"protocolVersion\""));
+    ck_assert_ptr_nonnull(strstr(k->msgs[5], "elicitation/create"));
+    ck_assert_ptr_nonnull(strstr(k->msgs[6], "\"text\":\"deleted\""));
+  }
+  tu_sink_free(k, n, tu_assert_strict);
 }
 
 START_TEST(input_round_trips_under_allocation_failure) {
-  bool finished = false;
-  long n;
-  for (n = 1; n < 50000 && !finished; n++) {
-    sink k = {0};
-    bool complete;
-    tu_alloc_install(n);
-    alloc_scenario(n, &k, &complete);
-    long live = tu_alloc.live, failures = tu_alloc.failures;
-    tu_alloc_remove();
-    ck_assert_msg(live == 0, "fail_at %ld: %ld blocks leaked", n, live);
-    if (failures == 0) {
-      finished = true;
-      ck_assert(complete);
-      ck_assert_uint_eq(k.n, 7);
-      ck_assert_ptr_nonnull(strstr(k.msgs[0], "\"supportedVersions\""));
-      ck_assert_ptr_nonnull(strstr(k.msgs[1], "notifications/message"));
-      ck_assert_ptr_nonnull(strstr(k.msgs[2], "\"input_required\""));
-      ck_assert_ptr_nonnull(strstr(k.msgs[3], "\"text\":\"deleted\""));
-      ck_assert_ptr_nonnull(strstr(k.msgs[4], "\"protocolVersion\""));
-      ck_assert_ptr_nonnull(strstr(k.msgs[5], "elicitation/create"));
-      ck_assert_ptr_nonnull(strstr(k.msgs[6], "\"text\":\"deleted\""));
-    }
-    for (size_t i = 0; i < k.n && i < TU_COUNT(k.msgs); i++) {
-      mcp__json_doc doc;
-      ck_assert_msg(mcp__json_parse(k.msgs[i], strlen(k.msgs[i]), NULL, &doc,
-                                    NULL, 0) == 0,
-                    "fail_at %ld: not JSON: %s", n, k.msgs[i]);
-      mcp__json_doc_free(&doc);
-      free(k.msgs[i]);
-    }
-  }
-  ck_assert(finished);
-  ck_assert_int_gt(n, 10);
+  tu_sink k = {0};
+  ck_assert_int_ge(tu_alloc_every(50000, alloc_scenario, alloc_after, &k), 10);
 }
 END_TEST
 
@@ -2621,9 +2487,9 @@ END_TEST
 /* Elicitation arrived in 2025-06-18: a 2025-03-26 session cannot have it,
  * whatever it declares, and nothing is sent to it. */
 START_TEST(legacy_old_version_has_no_elicitation) {
-  legacy_init(&P, "2025-03-26", "{\"elicitation\":{}}");
+  tu_legacy_init(&P, "2025-03-26", "{\"elicitation\":{}}");
   g_fn = h_confirm;
-  cJSON *r = rq(&P, mcall(3, "run", "{}", NULL, NULL, NULL));
+  cJSON *r = tu_ask(&P, tu_mcall(3, "run", "{}", NULL, NULL, NULL));
   ck_assert_int_eq(g_req_rc, MCP_ECAPABILITY);
   tu_assert_json(r, "{\"id\":3,\"result\":{\"isError\":true}}");
   cJSON_Delete(r);
@@ -2636,14 +2502,15 @@ START_TEST(modern_sampling_tools_need_their_capability) {
   g_fn = h_need;
   g_kind = MCP_INPUT_SAMPLING;
   g_params = "{\"messages\":[],\"maxTokens\":10,\"tools\":[]}";
-  cJSON *r =
-      rq(&P, mcall(4, "run", "{}", META("{\"sampling\":{}}"), NULL, NULL));
-  EXPECT_ERROR(r, -32021, "tool use in sampling");
+  cJSON *r = tu_ask(
+      &P, tu_mcall(4, "run", "{}", TU_META("{\"sampling\":{}}"), NULL, NULL));
+  tu_assert_error(r, -32021, "tool use in sampling");
   tu_assert_json(r, "{\"error\":{\"data\":{\"requiredCapabilities\":{"
                     "\"sampling\":{\"tools\":{}}}}}}");
   cJSON_Delete(r);
-  r = rq(&P, mcall(5, "run", "{}", META("{\"sampling\":{\"tools\":{}}}"), NULL,
-                   NULL));
+  r = tu_ask(&P,
+             tu_mcall(5, "run", "{}", TU_META("{\"sampling\":{\"tools\":{}}}"),
+                      NULL, NULL));
   tu_assert_json(r, "{\"result\":{\"resultType\":\"input_required\"}}");
   cJSON_Delete(r);
 }
@@ -2651,9 +2518,9 @@ END_TEST
 
 /* The modern era has no batches, even inside a 2025-03-26 session. */
 START_TEST(modern_request_in_batch_refused) {
-  legacy_init(&P, "2025-03-26", "{}");
-  char *lst = mreq(8, "tools/list", META_NONE, NULL);
-  char *batch = text("[%s]", lst);
+  tu_legacy_init(&P, "2025-03-26", "{}");
+  char *lst = tu_mreq(8, "tools/list", TU_META_NONE, NULL);
+  char *batch = tu_text("[%s]", lst);
   ck_assert_int_eq(tu_send(&P, batch), 0);
   free(lst);
   free(batch);
@@ -2676,7 +2543,7 @@ static int h_huge_state(mcp_call *call) {
 
 START_TEST(state_is_bounded) {
   g_fn = h_huge_state;
-  cJSON *r = rq(&P, mcall(6, "run", "{}", META_NONE, NULL, NULL));
+  cJSON *r = tu_ask(&P, tu_mcall(6, "run", "{}", TU_META_NONE, NULL, NULL));
   tu_assert_json(r, "{\"result\":{\"content\":[{\"text\":\"ok\"}]}}");
   cJSON_Delete(r);
 }
@@ -2696,7 +2563,7 @@ START_TEST(refused_request_state_is_audited) {
   token[strlen(token) - 1] = token[strlen(token) - 1] == 'A' ? 'B' : 'A';
   int runs = g_runs;
   cJSON *r = retry(&P, 11, "run", "{}", token, NULL);
-  EXPECT_ERROR(r, -32602, NULL);
+  tu_assert_error(r, -32602, NULL);
   cJSON_Delete(r);
   free(token);
   ck_assert_int_eq(g_runs, runs);
@@ -2709,7 +2576,8 @@ END_TEST
 START_TEST(legacy_malformed_answer_is_no_answer) {
   legacy_elicit_session();
   tu_clear(&P);
-  ck_assert_int_eq(sendf(&P, mcall(7, "run", "{}", NULL, NULL, NULL)), 0);
+  ck_assert_int_eq(tu_send_free(&P, tu_mcall(7, "run", "{}", NULL, NULL, NULL)),
+                   0);
   tu_clear(&P);
   ck_assert_int_eq(tu_send(&P, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{"
                                "\"action\":\"maybe\"}}"),
@@ -2725,7 +2593,8 @@ END_TEST
 START_TEST(cancel_all_ends_parked_calls) {
   legacy_elicit_session();
   tu_clear(&P);
-  ck_assert_int_eq(sendf(&P, mcall(7, "run", "{}", NULL, NULL, NULL)), 0);
+  ck_assert_int_eq(tu_send_free(&P, tu_mcall(7, "run", "{}", NULL, NULL, NULL)),
+                   0);
   ck_assert_uint_eq(mcp_session_pending(P.session), 1);
   tu_clear(&P);
   mcp_session_cancel_all(P.session);
@@ -2742,11 +2611,7 @@ END_TEST
  * ======================================================================== */
 
 static TCase *tcase(Suite *s, const char *name, void (*set)(void)) {
-  TCase *t = tcase_create(name);
-  tcase_add_checked_fixture(t, set, teardown);
-  tcase_set_timeout(t, 120);
-  suite_add_tcase(s, t);
-  return t;
+  return tu_tcase(s, name, set, teardown, 120);
 }
 
 static Suite *modern_suite(void) {

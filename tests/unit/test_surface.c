@@ -11,7 +11,6 @@
 #include <check.h>
 #include <cjson/cJSON.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,14 +20,7 @@
 
 /* ---- requests ------------------------------------------------------------ */
 
-#define PV "\"io.modelcontextprotocol/protocolVersion\""
-#define CC "\"io.modelcontextprotocol/clientCapabilities\""
 #define SUB "io.modelcontextprotocol/subscriptionId"
-
-/* _meta of a modern request declaring the capabilities caps (JSON text). */
-#define META(caps) "{" PV ":\"2026-07-28\"," CC ":" caps "}"
-#define META_NONE META("{}")
-#define META_ELICIT META("{\"elicitation\":{}}")
 
 /* A completion reference to the prompt "greet". */
 #define REF_GREET_TEXT "{\"type\":\"ref/prompt\",\"name\":\"greet\"}"
@@ -39,42 +31,6 @@ static const char FORM[] =
     "\"required\":[\"ok\"]}}";
 static const char ACCEPT[] =
     "{\"action\":\"accept\",\"content\":{\"ok\":true}}";
-
-/* printf into a new buffer (free with free). */
-static char *text(const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 1, 2)))
-#endif
-    ;
-
-static char *text(const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  int n = vsnprintf(NULL, 0, fmt, ap);
-  va_end(ap);
-  ck_assert_int_ge(n, 0);
-  char *s = malloc((size_t)n + 1);
-  ck_assert_ptr_nonnull(s);
-  va_start(ap, fmt);
-  vsnprintf(s, (size_t)n + 1, fmt, ap);
-  va_end(ap);
-  return s;
-}
-
-/* A request with params (JSON object text), or without when NULL. */
-static char *req(int id, const char *method, const char *params) {
-  return text("{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"%s\"%s%s}", id,
-              method, params ? ",\"params\":" : "", params ? params : "");
-}
-
-/* A modern request: params {"_meta":meta, extra...}; extra is members
- * without braces, or NULL. */
-static char *mreq(int id, const char *method, const char *meta,
-                  const char *extra) {
-  return text("{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"%s\",\"params\":{"
-              "\"_meta\":%s%s%s}}",
-              id, method, meta, extra ? "," : "", extra ? extra : "");
-}
 
 /* ---- fixture ------------------------------------------------------------- */
 
@@ -91,7 +47,6 @@ static char g_name[256];            /* argument or variable "name" */
 static int g_name_rc;               /* mcp_call_arg_string's result */
 static char g_state[64];            /* mcp_call_state, "(null)" for NULL */
 static int g_req_rc;                /* mcp_call_request_input's result */
-static mcp_call *g_stash;           /* a deferred call */
 
 static int g_c_runs;  /* completion callback runs */
 static int g_c_rc;    /* what the completion callback returns */
@@ -120,35 +75,13 @@ static void log_capture(mcp_log_level level, const char *message,
   snprintf(g_log + n, sizeof g_log - n, "%s\n", message);
 }
 
-/* The capture behind every peer of this suite: each message must be one
- * JSON object on one line. */
-static int capture(const char *msg, size_t len, void *user_data) {
-  tu_peer *p = user_data;
-  if (p->fail_send)
-    return MCP_EIO;
+/* The check behind every peer of this suite: each message is JSON, an
+ * object (or a batch's array). */
+static void inspect(const char *msg, size_t len) {
   cJSON *doc = cJSON_ParseWithLength(msg, len);
   ck_assert_msg(cJSON_IsObject(doc) || cJSON_IsArray(doc),
                 "not a JSON message: %.*s", (int)(len > 200 ? 200 : len), msg);
   cJSON_Delete(doc);
-  ck_assert_msg(memchr(msg, '\n', len) == NULL, "raw newline in a message");
-  if (p->nout == p->cap) {
-    p->cap = p->cap ? p->cap * 2 : 8;
-    p->out = realloc(p->out, p->cap * sizeof *p->out);
-    ck_assert_ptr_nonnull(p->out);
-  }
-  char *c = malloc(len + 1);
-  ck_assert_ptr_nonnull(c);
-  memcpy(c, msg, len);
-  c[len] = '\0';
-  p->out[p->nout++] = c;
-  return 0;
-}
-
-static void peer_open(tu_peer *p, mcp_server *server,
-                      const mcp_principal *who) {
-  memset(p, 0, sizeof *p);
-  p->srv = server;
-  ck_assert_int_eq(mcp_session_new(server, who, capture, p, &p->session), 0);
 }
 
 /* Every prompt and resource of the suite runs this. */
@@ -284,7 +217,7 @@ static void reset_globals(void) {
   g_tool[0] = g_uri[0] = g_name[0] = g_state[0] = '\0';
   g_name_rc = 0;
   g_req_rc = 0;
-  g_stash = NULL;
+  tu_deferred_reset();
   g_c_runs = g_c_rc = g_c_count = 0;
   g_c_total = 0;
   g_c_last_add = 0;
@@ -310,7 +243,7 @@ static void setup_bare(void) {
   ck_assert_int_eq(mcp_server_new(&INFO, &srv), 0);
   mcp_server_set_log(srv, log_capture, NULL);
   ck_assert_int_eq(mcp_server_add_tool(srv, &TOOL_RUN, NULL), 0);
-  peer_open(&P, srv, &ALICE);
+  tu_peer_open_with(&P, srv, &ALICE, inspect);
 }
 
 /* The tool, three prompts, three resources and three templates. */
@@ -327,83 +260,22 @@ static void teardown(void) {
 
 /* ---- helpers ------------------------------------------------------------- */
 
-/* tu_request that frees msg. */
-static cJSON *rq(tu_peer *p, char *msg) {
-  cJSON *r = tu_request(p, msg);
-  free(msg);
-  return r;
-}
-
-/* Sends msg (freed) and returns what receive returned. */
-static int sendf(tu_peer *p, char *msg) {
-  int rc = tu_send(p, msg);
-  free(msg);
-  return rc;
-}
-
-static const cJSON *get(const cJSON *o, const char *key) {
-  return cJSON_GetObjectItemCaseSensitive(o, key);
-}
-
-static const cJSON *result_of(const cJSON *reply) {
-  return get(reply, "result");
-}
-
-/* Asserts reply is an error with code whose message contains needle (when
- * not NULL). */
-#define EXPECT_ERROR(reply, code, needle)                                      \
-  expect_error_at(__FILE__, __LINE__, (reply), (code), (needle))
-static void expect_error_at(const char *file, int line, const cJSON *reply,
-                            int code, const char *needle) {
-  char expected[200];
-  snprintf(expected, sizeof expected,
-           "{\"jsonrpc\":\"2.0\",\"error\":{\"code\":%d,\"message\":"
-           "\"<any>\"},\"result\":\"<absent>\",\"method\":\"<absent>\"}",
-           code);
-  tu_assert_json_at(file, line, reply, expected);
-  if (needle) {
-    const cJSON *m = get(get(reply, "error"), "message");
-    ck_assert_msg(cJSON_IsString(m) && strstr(m->valuestring, needle),
-                  "%s:%d: error message \"%s\" lacks \"%s\"", file, line,
-                  cJSON_IsString(m) ? m->valuestring : "", needle);
-  }
-}
-
 /* Asserts mcp_server_errmsg(srv) is exactly expected. */
 #define EXPECT_ERRMSG(expected)                                                \
   ck_assert_str_eq(mcp_server_errmsg(srv), (expected))
-
-/* initialize (legacy) declaring caps, then notifications/initialized. */
-static void legacy_init(tu_peer *p, const char *version, const char *caps) {
-  cJSON *r = rq(p, text("{\"jsonrpc\":\"2.0\",\"id\":\"init\",\"method\":"
-                        "\"initialize\",\"params\":{\"protocolVersion\":\"%s\","
-                        "\"capabilities\":%s,\"clientInfo\":{\"name\":\"c\","
-                        "\"version\":\"1\"}}}",
-                        version, caps));
-  char *expected = text("{\"id\":\"init\",\"result\":{\"protocolVersion\":"
-                        "\"%s\"}}",
-                        version);
-  tu_assert_json(r, expected);
-  free(expected);
-  cJSON_Delete(r);
-  ck_assert_int_eq(tu_send(p, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/"
-                              "initialized\"}"),
-                   0);
-  ck_assert_uint_eq(p->nout, 1);
-  tu_clear(p);
-}
 
 /* The capabilities a fresh session of s is told in initialize at version
  * (a copy; free with cJSON_Delete). */
 static cJSON *initialize_caps(mcp_server *s, const char *version) {
   tu_peer q;
-  peer_open(&q, s, NULL);
-  cJSON *r = rq(&q, text("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+  tu_peer_open_with(&q, s, NULL, inspect);
+  cJSON *r =
+      tu_ask(&q, tu_text("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
                          "\"initialize\",\"params\":{\"protocolVersion\":"
                          "\"%s\",\"capabilities\":{},\"clientInfo\":{"
                          "\"name\":\"c\"}}}",
                          version));
-  cJSON *caps = cJSON_Duplicate(get(result_of(r), "capabilities"), 1);
+  cJSON *caps = cJSON_Duplicate(tu_get(tu_result_of(r), "capabilities"), 1);
   ck_assert_ptr_nonnull(caps);
   cJSON_Delete(r);
   tu_peer_close(&q);
@@ -413,9 +285,9 @@ static cJSON *initialize_caps(mcp_server *s, const char *version) {
 /* The capabilities of server/discover (a copy). */
 static cJSON *discover_caps(mcp_server *s) {
   tu_peer q;
-  peer_open(&q, s, NULL);
-  cJSON *r = rq(&q, mreq(1, "server/discover", META_NONE, NULL));
-  cJSON *caps = cJSON_Duplicate(get(result_of(r), "capabilities"), 1);
+  tu_peer_open_with(&q, s, NULL, inspect);
+  cJSON *r = tu_ask(&q, tu_mreq(1, "server/discover", TU_META_NONE, NULL));
+  cJSON *caps = cJSON_Duplicate(tu_get(tu_result_of(r), "capabilities"), 1);
   ck_assert_ptr_nonnull(caps);
   cJSON_Delete(r);
   tu_peer_close(&q);
@@ -427,7 +299,7 @@ static void names_of(const cJSON *array, const char *key, char *dst, size_t n) {
   dst[0] = '\0';
   ck_assert(cJSON_IsArray(array));
   for (const cJSON *e = array->child; e; e = e->next) {
-    const cJSON *v = get(e, key);
+    const cJSON *v = tu_get(e, key);
     ck_assert(cJSON_IsString(v));
     size_t k = strlen(dst);
     snprintf(dst + k, n - k, "%s%s", k ? "," : "", v->valuestring);
@@ -436,28 +308,28 @@ static void names_of(const cJSON *array, const char *key, char *dst, size_t n) {
 
 /* A prompts/get of name with arguments (JSON text or NULL), legacy. */
 static char *get_prompt(int id, const char *name, const char *args) {
-  return text("{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"prompts/get\","
-              "\"params\":{\"name\":\"%s\"%s%s}}",
-              id, name, args ? ",\"arguments\":" : "", args ? args : "");
+  return tu_text("{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"prompts/get\","
+                 "\"params\":{\"name\":\"%s\"%s%s}}",
+                 id, name, args ? ",\"arguments\":" : "", args ? args : "");
 }
 
 /* A resources/read of uri (put between quotes as is), legacy. */
 static char *read_uri(int id, const char *uri) {
-  return text("{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"resources/read\","
-              "\"params\":{\"uri\":\"%s\"}}",
-              id, uri);
+  return tu_text("{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"resources/read\","
+                 "\"params\":{\"uri\":\"%s\"}}",
+                 id, uri);
 }
 
 /* A completion/complete of ref (JSON text) for argument name = value, with
  * context (JSON text of context.arguments) or NULL. */
 static char *complete_req(int id, const char *ref, const char *name,
                           const char *value, const char *context) {
-  return text("{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"completion/"
-              "complete\",\"params\":{\"ref\":%s,\"argument\":{\"name\":"
-              "\"%s\",\"value\":\"%s\"}%s%s%s}}",
-              id, ref, name, value,
-              context ? ",\"context\":{\"arguments\":" : "",
-              context ? context : "", context ? "}" : "");
+  return tu_text("{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"completion/"
+                 "complete\",\"params\":{\"ref\":%s,\"argument\":{\"name\":"
+                 "\"%s\",\"value\":\"%s\"}%s%s%s}}",
+                 id, ref, name, value,
+                 context ? ",\"context\":{\"arguments\":" : "",
+                 context ? context : "", context ? "}" : "");
 }
 
 /* ---- a sink, for receive_to -------------------------------------------- */
@@ -603,9 +475,9 @@ START_TEST(prompt_registration_rules) {
   p.scopes = NULL;
 
   /* Nothing refused was kept: there are no prompts to offer. */
-  legacy_init(&P, "2025-11-25", "{}");
-  cJSON *r = rq(&P, req(1, "prompts/list", NULL));
-  EXPECT_ERROR(r, -32601, "prompts/list");
+  tu_legacy_init(&P, "2025-11-25", "{}");
+  cJSON *r = tu_ask(&P, tu_req(1, "prompts/list", NULL));
+  tu_assert_error(r, -32601, "prompts/list");
   cJSON_Delete(r);
   ck_assert_uint_eq(P.nout, 1); /* and no list_changed was sent */
 
@@ -614,8 +486,8 @@ START_TEST(prompt_registration_rules) {
   ck_assert_int_eq(mcp_server_add_prompt(srv, &p, NULL), 0);
   ck_assert_int_eq(mcp_server_add_prompt(srv, &p, NULL), MCP_EEXIST);
   EXPECT_ERRMSG("prompt \"run\": a prompt of that name is already registered");
-  r = rq(&P, req(2, "prompts/list", NULL));
-  tu_assert_exact(get(result_of(r), "prompts"),
+  r = tu_ask(&P, tu_req(2, "prompts/list", NULL));
+  tu_assert_exact(tu_get(tu_result_of(r), "prompts"),
                   "[{\"name\":\"run\",\"description\":\"d\",\"arguments\":"
                   "[{\"name\":\"x\",\"required\":false}]}]");
   cJSON_Delete(r);
@@ -651,10 +523,10 @@ START_TEST(resource_registration_rules) {
     r.uri = bad_uris[i];
     ck_assert_msg(mcp_server_add_resource(srv, &r, NULL) == MCP_EINVAL, "%s",
                   bad_uris[i]);
-    char *msg = text("resource \"%s\": the uri must be an absolute URI "
-                     "(scheme, ':', printable ASCII without spaces, at most "
-                     "2048 bytes)",
-                     bad_uris[i]);
+    char *msg = tu_text("resource \"%s\": the uri must be an absolute URI "
+                        "(scheme, ':', printable ASCII without spaces, at most "
+                        "2048 bytes)",
+                        bad_uris[i]);
     EXPECT_ERRMSG(msg);
     free(msg);
   }
@@ -708,7 +580,7 @@ START_TEST(resource_registration_rules) {
     t.uri_template = bad_templates[i];
     ck_assert_msg(mcp_server_add_resource(srv, &t, NULL) == MCP_EINVAL, "%s",
                   bad_templates[i]);
-    char *prefix = text("resource template \"%s\": ", bad_templates[i]);
+    char *prefix = tu_text("resource template \"%s\": ", bad_templates[i]);
     const char *msg = mcp_server_errmsg(srv);
     ck_assert_msg(strncmp(msg, prefix, strlen(prefix)) == 0 &&
                       strlen(msg) > strlen(prefix) + 5,
@@ -725,12 +597,12 @@ START_TEST(resource_registration_rules) {
 
   /* Nothing refused was kept: no resources are offered, and no resources
    * capability came of it. */
-  legacy_init(&P, "2025-11-25", "{}");
-  cJSON *l = rq(&P, req(1, "resources/list", NULL));
-  EXPECT_ERROR(l, -32601, "resources/list");
+  tu_legacy_init(&P, "2025-11-25", "{}");
+  cJSON *l = tu_ask(&P, tu_req(1, "resources/list", NULL));
+  tu_assert_error(l, -32601, "resources/list");
   cJSON_Delete(l);
-  l = rq(&P, req(2, "resources/templates/list", NULL));
-  EXPECT_ERROR(l, -32601, "resources/templates/list");
+  l = tu_ask(&P, tu_req(2, "resources/templates/list", NULL));
+  tu_assert_error(l, -32601, "resources/templates/list");
   cJSON_Delete(l);
   cJSON *caps = initialize_caps(srv, "2025-11-25");
   tu_assert_json(caps, "{\"resources\":\"<absent>\"}");
@@ -743,12 +615,12 @@ START_TEST(resource_registration_rules) {
                 "registered");
   ck_assert_int_eq(mcp_server_add_resource(srv, &t, NULL), 0);
   ck_assert_int_eq(mcp_server_add_resource(srv, &t, NULL), MCP_EEXIST);
-  l = rq(&P, req(3, "resources/list", NULL));
-  tu_assert_exact(get(result_of(l), "resources"),
+  l = tu_ask(&P, tu_req(3, "resources/list", NULL));
+  tu_assert_exact(tu_get(tu_result_of(l), "resources"),
                   "[{\"uri\":\"file:///a\",\"name\":\"a\"}]");
   cJSON_Delete(l);
-  l = rq(&P, req(4, "resources/templates/list", NULL));
-  tu_assert_exact(get(result_of(l), "resourceTemplates"),
+  l = tu_ask(&P, tu_req(4, "resources/templates/list", NULL));
+  tu_assert_exact(tu_get(tu_result_of(l), "resourceTemplates"),
                   "[{\"uriTemplate\":\"file:///t/{x}\",\"name\":\"t\"}]");
   cJSON_Delete(l);
   EXPECT_ERRMSG("resource template \"file:///t/{x}\": a resource template of "
@@ -862,13 +734,13 @@ END_TEST
 static void expect_gated(tu_peer *p, const char *const *methods, size_t n,
                          bool modern) {
   for (size_t i = 0; i < n; i++) {
-    char *msg = modern ? mreq((int)i + 1, methods[i], META_NONE,
-                              "\"name\":\"x\",\"uri\":\"file:///x\"")
-                       : req((int)i + 1, methods[i],
-                             "{\"name\":\"x\",\"uri\":\"file:///x\"}");
-    cJSON *r = rq(p, msg);
-    char *needle = text("Method not found: %s", methods[i]);
-    EXPECT_ERROR(r, -32601, needle);
+    char *msg = modern ? tu_mreq((int)i + 1, methods[i], TU_META_NONE,
+                                 "\"name\":\"x\",\"uri\":\"file:///x\"")
+                       : tu_req((int)i + 1, methods[i],
+                                "{\"name\":\"x\",\"uri\":\"file:///x\"}");
+    cJSON *r = tu_ask(p, msg);
+    char *needle = tu_text("Method not found: %s", methods[i]);
+    tu_assert_error(r, -32601, needle);
     free(needle);
     cJSON_Delete(r);
   }
@@ -881,7 +753,7 @@ static const char *const RESOURCE_METHODS[] = {
 static const char *const COMPLETE_METHODS[] = {"completion/complete"};
 
 START_TEST(methods_only_for_what_is_offered) {
-  legacy_init(&P, "2025-11-25", "{}");
+  tu_legacy_init(&P, "2025-11-25", "{}");
   expect_gated(&P, PROMPT_METHODS, 2, false);
   expect_gated(&P, RESOURCE_METHODS, 5, false);
   expect_gated(&P, COMPLETE_METHODS, 1, false);
@@ -890,27 +762,28 @@ START_TEST(methods_only_for_what_is_offered) {
   expect_gated(&P, COMPLETE_METHODS, 1, true);
   /* Even before initialize. */
   tu_peer q;
-  peer_open(&q, srv, &ALICE);
+  tu_peer_open_with(&q, srv, &ALICE, inspect);
   expect_gated(&q, PROMPT_METHODS, 1, false);
   tu_peer_close(&q);
   /* A prompt without completion: prompts, not completions. */
   ck_assert_int_eq(mcp_server_add_prompt(srv, &PROMPT_PLAIN, &g_runs), 0);
-  cJSON *r = rq(&P, req(10, "prompts/list", NULL));
+  cJSON *r = tu_ask(&P, tu_req(10, "prompts/list", NULL));
   tu_assert_json(r, "{\"result\":{\"prompts\":[{\"name\":\"plain\"}]}}");
   cJSON_Delete(r);
   expect_gated(&P, COMPLETE_METHODS, 1, false);
   expect_gated(&P, RESOURCE_METHODS, 5, false);
   /* A fixed resource: resources, still no completions. */
   ck_assert_int_eq(mcp_server_add_resource(srv, &RES_README, &g_runs), 0);
-  r = rq(&P, read_uri(11, "file:///readme"));
+  r = tu_ask(&P, read_uri(11, "file:///readme"));
   tu_assert_json(r, "{\"result\":{\"contents\":[{\"text\":\"data\"}]}}");
   cJSON_Delete(r);
   expect_gated(&P, COMPLETE_METHODS, 1, false);
   /* A template that completes: completion/complete, for every ref. */
   ck_assert_int_eq(mcp_server_add_resource(srv, &TMPL_NOTES, &g_runs), 0);
-  r = rq(&P, complete_req(12, "{\"type\":\"ref/prompt\",\"name\":\"plain\"}",
+  r = tu_ask(&P,
+             complete_req(12, "{\"type\":\"ref/prompt\",\"name\":\"plain\"}",
                           "text", "", NULL));
-  tu_assert_exact(get(result_of(r), "completion"),
+  tu_assert_exact(tu_get(tu_result_of(r), "completion"),
                   "{\"values\":[],\"hasMore\":false}");
   cJSON_Delete(r);
   /* Gone again when the last of them goes. */
@@ -955,10 +828,10 @@ START_TEST(prompts_list_shapes_by_version) {
       "\"required\":false}]}";
   for (size_t i = 0; i < TU_COUNT(LEGACY); i++) {
     tu_peer q;
-    peer_open(&q, srv, &ALICE);
-    legacy_init(&q, LEGACY[i], "{}");
-    cJSON *r = rq(&q, req(1, "prompts/list", NULL));
-    const cJSON *prompts = get(result_of(r), "prompts");
+    tu_peer_open_with(&q, srv, &ALICE, inspect);
+    tu_legacy_init(&q, LEGACY[i], "{}");
+    cJSON *r = tu_ask(&q, tu_req(1, "prompts/list", NULL));
+    const cJSON *prompts = tu_get(tu_result_of(r), "prompts");
     char names[128];
     names_of(prompts, "name", names, sizeof names);
     /* Registration order; a prompt the caller may not get is still listed
@@ -975,17 +848,17 @@ START_TEST(prompts_list_shapes_by_version) {
     tu_peer_close(&q);
   }
   mcp_server_set_list_ttl(srv, 1234);
-  cJSON *r = rq(&P, mreq(1, "prompts/list", META_NONE, NULL));
+  cJSON *r = tu_ask(&P, tu_mreq(1, "prompts/list", TU_META_NONE, NULL));
   tu_assert_json(r, "{\"result\":{\"resultType\":\"complete\",\"ttlMs\":1234,"
                     "\"cacheScope\":\"public\",\"nextCursor\":\"<absent>\"}}");
-  tu_assert_exact(cJSON_GetArrayItem(get(result_of(r), "prompts"), 0),
+  tu_assert_exact(cJSON_GetArrayItem(tu_get(tu_result_of(r), "prompts"), 0),
                   greet_new);
   cJSON_Delete(r);
   /* Hidden when forbidden: this caller's own list, private. */
   mcp_server_set_hide_forbidden(srv, true);
-  r = rq(&P, mreq(2, "prompts/list", META_NONE, NULL));
+  r = tu_ask(&P, tu_mreq(2, "prompts/list", TU_META_NONE, NULL));
   char names[128];
-  names_of(get(result_of(r), "prompts"), "name", names, sizeof names);
+  names_of(tu_get(tu_result_of(r), "prompts"), "name", names, sizeof names);
   ck_assert_str_eq(names, "greet,plain");
   tu_assert_json(r, "{\"result\":{\"cacheScope\":\"private\"}}");
   cJSON_Delete(r);
@@ -1000,23 +873,23 @@ START_TEST(prompts_list_paged) {
     ck_assert_int_eq(mcp_server_add_prompt(srv, &p, &g_runs), 0);
   }
   mcp_server_set_page_size(srv, 2);
-  legacy_init(&P, "2025-11-25", "{}");
-  cJSON *r = rq(&P, req(1, "prompts/list", NULL));
+  tu_legacy_init(&P, "2025-11-25", "{}");
+  cJSON *r = tu_ask(&P, tu_req(1, "prompts/list", NULL));
   char names[64];
-  names_of(get(result_of(r), "prompts"), "name", names, sizeof names);
+  names_of(tu_get(tu_result_of(r), "prompts"), "name", names, sizeof names);
   ck_assert_str_eq(names, "p0,p1");
   tu_assert_json(r, "{\"result\":{\"nextCursor\":\"p2\"}}");
   cJSON_Delete(r);
-  r = rq(&P, req(2, "prompts/list", "{\"cursor\":\"p2\"}"));
-  names_of(get(result_of(r), "prompts"), "name", names, sizeof names);
+  r = tu_ask(&P, tu_req(2, "prompts/list", "{\"cursor\":\"p2\"}"));
+  names_of(tu_get(tu_result_of(r), "prompts"), "name", names, sizeof names);
   ck_assert_str_eq(names, "p2,p3");
   tu_assert_json(r, "{\"result\":{\"nextCursor\":\"p4\"}}");
   cJSON_Delete(r);
   /* A prompt removed meanwhile does not move the next page. */
   ck_assert_int_eq(mcp_server_remove_prompt(srv, "p2"), 0);
   tu_clear(&P);
-  r = rq(&P, req(3, "prompts/list", "{\"cursor\":\"p4\"}"));
-  names_of(get(result_of(r), "prompts"), "name", names, sizeof names);
+  r = tu_ask(&P, tu_req(3, "prompts/list", "{\"cursor\":\"p4\"}"));
+  names_of(tu_get(tu_result_of(r), "prompts"), "name", names, sizeof names);
   ck_assert_str_eq(names, "p4");
   tu_assert_json(r, "{\"result\":{\"nextCursor\":\"<absent>\"}}");
   cJSON_Delete(r);
@@ -1024,15 +897,15 @@ START_TEST(prompts_list_paged) {
   static const char *const bad[] = {"\"t2\"", "\"r2\"", "\"p9\"",  "\"p0\"",
                                     "\"p\"",  "\"\"",   "\"p02\"", "2"};
   for (size_t i = 0; i < TU_COUNT(bad); i++) {
-    char *params = text("{\"cursor\":%s}", bad[i]);
-    r = rq(&P, req(4, "prompts/list", params));
+    char *params = tu_text("{\"cursor\":%s}", bad[i]);
+    r = tu_ask(&P, tu_req(4, "prompts/list", params));
     free(params);
-    EXPECT_ERROR(r, -32602, "cursor");
+    tu_assert_error(r, -32602, "cursor");
     cJSON_Delete(r);
   }
   /* Modern pages say the same. */
-  r = rq(&P, mreq(5, "prompts/list", META_NONE, "\"cursor\":\"p2\""));
-  names_of(get(result_of(r), "prompts"), "name", names, sizeof names);
+  r = tu_ask(&P, tu_mreq(5, "prompts/list", TU_META_NONE, "\"cursor\":\"p2\""));
+  names_of(tu_get(tu_result_of(r), "prompts"), "name", names, sizeof names);
   ck_assert_str_eq(names, "p3,p4");
   tu_assert_json(r, "{\"result\":{\"resultType\":\"complete\",\"nextCursor\":"
                     "\"<absent>\",\"cacheScope\":\"public\"}}");
@@ -1041,14 +914,14 @@ START_TEST(prompts_list_paged) {
 END_TEST
 
 START_TEST(prompts_list_needs_initialize) {
-  cJSON *r = rq(&P, req(1, "prompts/list", NULL));
-  EXPECT_ERROR(r, -32600, "initialize");
+  cJSON *r = tu_ask(&P, tu_req(1, "prompts/list", NULL));
+  tu_assert_error(r, -32600, "initialize");
   cJSON_Delete(r);
-  r = rq(&P, get_prompt(2, "greet", "{\"name\":\"a\"}"));
-  EXPECT_ERROR(r, -32600, "initialize");
+  r = tu_ask(&P, get_prompt(2, "greet", "{\"name\":\"a\"}"));
+  tu_assert_error(r, -32600, "initialize");
   cJSON_Delete(r);
-  r = rq(&P, read_uri(3, "file:///readme"));
-  EXPECT_ERROR(r, -32600, "initialize");
+  r = tu_ask(&P, read_uri(3, "file:///readme"));
+  tu_assert_error(r, -32600, "initialize");
   cJSON_Delete(r);
   ck_assert_int_eq(g_runs, 0);
 }
@@ -1078,9 +951,9 @@ static int h_every_kind(mcp_call *call) {
 }
 
 START_TEST(prompts_get_messages_every_kind) {
-  legacy_init(&P, "2025-11-25", "{}");
+  tu_legacy_init(&P, "2025-11-25", "{}");
   g_fn = h_every_kind;
-  cJSON *r = rq(&P, get_prompt(7, "greet", "{\"name\":\"Ann\"}"));
+  cJSON *r = tu_ask(&P, get_prompt(7, "greet", "{\"name\":\"Ann\"}"));
   tu_assert_exact(
       r, "{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{\"description\":\"A "
          "greeting\",\"messages\":["
@@ -1113,10 +986,10 @@ START_TEST(prompts_get_older_versions) {
   static const char *const versions[] = {"2024-11-05", "2025-03-26"};
   for (size_t i = 0; i < TU_COUNT(versions); i++) {
     tu_peer q;
-    peer_open(&q, srv, &ALICE);
-    legacy_init(&q, versions[i], "{}");
-    cJSON *r = rq(&q, get_prompt(1, "greet", "{\"name\":\"Ann\"}"));
-    const cJSON *msgs = get(result_of(r), "messages");
+    tu_peer_open_with(&q, srv, &ALICE, inspect);
+    tu_legacy_init(&q, versions[i], "{}");
+    cJSON *r = tu_ask(&q, get_prompt(1, "greet", "{\"name\":\"Ann\"}"));
+    const cJSON *msgs = tu_get(tu_result_of(r), "messages");
     ck_assert_int_eq(cJSON_GetArraySize(msgs), 6);
     tu_assert_exact(cJSON_GetArrayItem(msgs, 2),
                     i == 0 ? "{\"role\":\"assistant\",\"content\":{\"type\":"
@@ -1136,7 +1009,8 @@ START_TEST(prompts_get_older_versions) {
 END_TEST
 
 START_TEST(prompts_get_modern) {
-  cJSON *r = rq(&P, mreq(3, "prompts/get", META_NONE,
+  cJSON *r =
+      tu_ask(&P, tu_mreq(3, "prompts/get", TU_META_NONE,
                          "\"name\":\"greet\",\"arguments\":{\"name\":\"Bo\","
                          "\"style\":\"casual\"}"));
   tu_assert_exact(r, "{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{"
@@ -1165,7 +1039,7 @@ static int h_style(mcp_call *call) {
 }
 
 START_TEST(prompts_get_argument_errors) {
-  legacy_init(&P, "2025-11-25", "{}");
+  tu_legacy_init(&P, "2025-11-25", "{}");
   struct {
     const char *name, *args, *needle;
   } cases[] = {
@@ -1190,39 +1064,40 @@ START_TEST(prompts_get_argument_errors) {
       {"Greet", "{\"name\":\"a\"}", "unknown prompt: Greet"},
   };
   for (size_t i = 0; i < TU_COUNT(cases); i++) {
-    cJSON *r = rq(&P, get_prompt((int)i + 1, cases[i].name, cases[i].args));
-    EXPECT_ERROR(r, -32602, cases[i].needle);
+    cJSON *r = tu_ask(&P, get_prompt((int)i + 1, cases[i].name, cases[i].args));
+    tu_assert_error(r, -32602, cases[i].needle);
     tu_assert_json(r, "{\"error\":{\"data\":\"<absent>\"}}");
-    ck_assert_int_eq((int)get(r, "id")->valuedouble, (int)i + 1);
+    ck_assert_int_eq((int)tu_get(r, "id")->valuedouble, (int)i + 1);
     cJSON_Delete(r);
   }
   /* No name, a name that is not a string, no params at all. */
-  cJSON *r = rq(&P, req(20, "prompts/get", "{\"arguments\":{}}"));
-  EXPECT_ERROR(r, -32602, "prompt name");
+  cJSON *r = tu_ask(&P, tu_req(20, "prompts/get", "{\"arguments\":{}}"));
+  tu_assert_error(r, -32602, "prompt name");
   cJSON_Delete(r);
-  r = rq(&P, req(21, "prompts/get", "{\"name\":5}"));
-  EXPECT_ERROR(r, -32602, "prompt name");
+  r = tu_ask(&P, tu_req(21, "prompts/get", "{\"name\":5}"));
+  tu_assert_error(r, -32602, "prompt name");
   cJSON_Delete(r);
-  r = rq(&P, req(22, "prompts/get", NULL));
-  EXPECT_ERROR(r, -32602, "prompt name");
+  r = tu_ask(&P, tu_req(22, "prompts/get", NULL));
+  tu_assert_error(r, -32602, "prompt name");
   cJSON_Delete(r);
   ck_assert_int_eq(g_runs, 0);
   /* The same rules in the modern era. */
-  r = rq(&P, mreq(23, "prompts/get", META_NONE,
-                  "\"name\":\"greet\",\"arguments\":{\"name\":\"a\","
-                  "\"x\":\"y\"}"));
-  EXPECT_ERROR(r, -32602, "has no argument \"x\"");
+  r = tu_ask(&P, tu_mreq(23, "prompts/get", TU_META_NONE,
+                         "\"name\":\"greet\",\"arguments\":{\"name\":\"a\","
+                         "\"x\":\"y\"}"));
+  tu_assert_error(r, -32602, "has no argument \"x\"");
   cJSON_Delete(r);
-  r = rq(&P, mreq(24, "prompts/get", META_NONE, "\"name\":\"greet\""));
-  EXPECT_ERROR(r, -32602, "needs argument \"name\"");
+  r = tu_ask(&P,
+             tu_mreq(24, "prompts/get", TU_META_NONE, "\"name\":\"greet\""));
+  tu_assert_error(r, -32602, "needs argument \"name\"");
   cJSON_Delete(r);
-  r = rq(&P, mreq(25, "prompts/get", META_NONE, "\"name\":\"zzz\""));
-  EXPECT_ERROR(r, -32602, "unknown prompt: zzz");
+  r = tu_ask(&P, tu_mreq(25, "prompts/get", TU_META_NONE, "\"name\":\"zzz\""));
+  tu_assert_error(r, -32602, "unknown prompt: zzz");
   cJSON_Delete(r);
   ck_assert_int_eq(g_runs, 0);
   /* Optional arguments may be left out; the handler sees what came. */
   g_fn = h_style;
-  r = rq(&P, get_prompt(30, "greet", "{\"name\":\"a\"}"));
+  r = tu_ask(&P, get_prompt(30, "greet", "{\"name\":\"a\"}"));
   tu_assert_json(r, "{\"result\":{\"messages\":[{\"content\":{\"text\":"
                     "\"ok\"}}]}}");
   cJSON_Delete(r);
@@ -1232,12 +1107,12 @@ START_TEST(prompts_get_argument_errors) {
   mcp_prompt bare = {.name = "bare", .description = "d", .handler = h_entry};
   ck_assert_int_eq(mcp_server_add_prompt(srv, &bare, &g_runs), 0);
   tu_clear(&P);
-  r = rq(&P, get_prompt(31, "bare", NULL));
+  r = tu_ask(&P, get_prompt(31, "bare", NULL));
   tu_assert_json(r, "{\"result\":{\"messages\":[{\"content\":{\"text\":"
                     "\"Hello\"}}]}}");
   cJSON_Delete(r);
-  r = rq(&P, get_prompt(32, "bare", "{\"a\":\"b\"}"));
-  EXPECT_ERROR(r, -32602, "prompt \"bare\" has no argument \"a\"");
+  r = tu_ask(&P, get_prompt(32, "bare", "{\"a\":\"b\"}"));
+  tu_assert_error(r, -32602, "prompt \"bare\" has no argument \"a\"");
   cJSON_Delete(r);
   ck_assert_int_eq(g_runs, 2);
 }
@@ -1275,15 +1150,15 @@ static int h_input_nothing(mcp_call *call) {
 }
 
 START_TEST(prompts_get_handler_errors) {
-  legacy_init(&P, "2025-11-25", "{}");
+  tu_legacy_init(&P, "2025-11-25", "{}");
   /* mcp_result_error answers a JSON-RPC error carrying its text. */
   g_fn = h_error;
-  cJSON *r = rq(&P, get_prompt(1, "greet", "{\"name\":\"a\"}"));
+  cJSON *r = tu_ask(&P, get_prompt(1, "greet", "{\"name\":\"a\"}"));
   tu_assert_exact(r, "{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":"
                      "-32602,\"message\":\"Unknown style: loud\"}}");
   cJSON_Delete(r);
-  r = rq(&P, mreq(2, "prompts/get", META_NONE,
-                  "\"name\":\"greet\",\"arguments\":{\"name\":\"a\"}"));
+  r = tu_ask(&P, tu_mreq(2, "prompts/get", TU_META_NONE,
+                         "\"name\":\"greet\",\"arguments\":{\"name\":\"a\"}"));
   tu_assert_exact(r, "{\"jsonrpc\":\"2.0\",\"id\":2,\"error\":{\"code\":"
                      "-32602,\"message\":\"Unknown style: loud\"}}");
   cJSON_Delete(r);
@@ -1294,10 +1169,10 @@ START_TEST(prompts_get_handler_errors) {
   for (size_t i = 0; i < TU_COUNT(internal); i++) {
     g_fn = internal[i];
     g_log[0] = '\0';
-    r = rq(&P, get_prompt(10 + (int)i, "greet", "{\"name\":\"a\"}"));
-    char *expected = text("{\"jsonrpc\":\"2.0\",\"id\":%d,\"error\":{"
-                          "\"code\":-32603,\"message\":\"Internal error\"}}",
-                          10 + (int)i);
+    r = tu_ask(&P, get_prompt(10 + (int)i, "greet", "{\"name\":\"a\"}"));
+    char *expected = tu_text("{\"jsonrpc\":\"2.0\",\"id\":%d,\"error\":{"
+                             "\"code\":-32603,\"message\":\"Internal error\"}}",
+                             10 + (int)i);
     tu_assert_exact(r, expected);
     free(expected);
     cJSON_Delete(r);
@@ -1308,16 +1183,17 @@ START_TEST(prompts_get_handler_errors) {
 END_TEST
 
 START_TEST(prompts_get_scope_denied) {
-  legacy_init(&P, "2025-11-25", "{}");
-  cJSON *r = rq(&P, get_prompt(1, "secret", "{\"topic\":\"x\"}"));
+  tu_legacy_init(&P, "2025-11-25", "{}");
+  cJSON *r = tu_ask(&P, get_prompt(1, "secret", "{\"topic\":\"x\"}"));
   tu_assert_exact(r, "{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":"
                      "-31403,\"message\":\"Forbidden: insufficient scope; "
                      "this prompt needs admin\",\"data\":{\"requiredScopes\":"
                      "[\"admin\"],\"scopes\":[\"admin\"]}}}");
   cJSON_Delete(r);
-  r = rq(&P, mreq(2, "prompts/get", META_NONE,
-                  "\"name\":\"secret\",\"arguments\":{\"topic\":\"x\"}"));
-  EXPECT_ERROR(r, MCP_RPC_FORBIDDEN, "this prompt needs admin");
+  r = tu_ask(&P,
+             tu_mreq(2, "prompts/get", TU_META_NONE,
+                     "\"name\":\"secret\",\"arguments\":{\"topic\":\"x\"}"));
+  tu_assert_error(r, MCP_RPC_FORBIDDEN, "this prompt needs admin");
   tu_assert_json(r, "{\"error\":{\"data\":{\"requiredScopes\":[\"admin\"]}}}");
   cJSON_Delete(r);
   ck_assert_int_eq(g_runs, 0);
@@ -1327,20 +1203,20 @@ START_TEST(prompts_get_scope_denied) {
   static const char *const probes[] = {NULL, "{}", "{\"bogus\":\"x\"}",
                                        "{\"topic\":1}", "[]"};
   for (size_t i = 0; i < TU_COUNT(probes); i++) {
-    r = rq(&P, get_prompt(3, "secret", probes[i]));
-    EXPECT_ERROR(r, MCP_RPC_FORBIDDEN, "this prompt needs admin");
+    r = tu_ask(&P, get_prompt(3, "secret", probes[i]));
+    tu_assert_error(r, MCP_RPC_FORBIDDEN, "this prompt needs admin");
     cJSON_Delete(r);
   }
   ck_assert_int_eq(g_runs, 0);
   /* A caller holding the scope gets it, and the argument checks. */
   tu_peer q;
-  peer_open(&q, srv, &ROOT);
-  legacy_init(&q, "2025-11-25", "{}");
-  r = rq(&q, get_prompt(4, "secret", "{\"topic\":\"x\"}"));
+  tu_peer_open_with(&q, srv, &ROOT, inspect);
+  tu_legacy_init(&q, "2025-11-25", "{}");
+  r = tu_ask(&q, get_prompt(4, "secret", "{\"topic\":\"x\"}"));
   tu_assert_json(r, "{\"result\":{\"messages\":[{\"role\":\"user\"}]}}");
   cJSON_Delete(r);
-  r = rq(&q, get_prompt(5, "secret", "{}"));
-  EXPECT_ERROR(r, -32602, "prompt \"secret\" needs argument \"topic\"");
+  r = tu_ask(&q, get_prompt(5, "secret", "{}"));
+  tu_assert_error(r, -32602, "prompt \"secret\" needs argument \"topic\"");
   cJSON_Delete(r);
   tu_peer_close(&q);
   ck_assert_int_eq(g_runs, 1);
@@ -1359,7 +1235,7 @@ static int h_ask(mcp_call *call) {
     int rc = mcp_call_set_state(call, "asked");
     return rc ? rc : MCP_INPUT_REQUIRED;
   }
-  const cJSON *action = get(a, "action");
+  const cJSON *action = tu_get(a, "action");
   bool yes =
       cJSON_IsString(action) && strcmp(action->valuestring, "accept") == 0;
   return mcp_result_text(call, yes ? "confirmed" : "declined");
@@ -1369,28 +1245,28 @@ static int h_ask(mcp_call *call) {
 
 START_TEST(prompts_get_modern_input_required_round_trip) {
   g_fn = h_ask;
-  cJSON *r = rq(&P, mreq(1, "prompts/get", META_ELICIT, GREET_ANN));
+  cJSON *r = tu_ask(&P, tu_mreq(1, "prompts/get", TU_META_ELICIT, GREET_ANN));
   tu_assert_json(r, "{\"id\":1,\"result\":{\"resultType\":\"input_required\","
                     "\"requestState\":\"<any>\",\"messages\":\"<absent>\","
                     "\"ttlMs\":\"<absent>\"}}");
-  char *expected = text("{\"confirm\":{\"method\":\"elicitation/create\","
-                        "\"params\":%s}}",
-                        FORM);
-  tu_assert_exact(get(result_of(r), "inputRequests"), expected);
+  char *expected = tu_text("{\"confirm\":{\"method\":\"elicitation/create\","
+                           "\"params\":%s}}",
+                           FORM);
+  tu_assert_exact(tu_get(tu_result_of(r), "inputRequests"), expected);
   free(expected);
-  char *state = strdup(get(result_of(r), "requestState")->valuestring);
+  char *state = strdup(tu_get(tu_result_of(r), "requestState")->valuestring);
   ck_assert_ptr_nonnull(state);
   cJSON_Delete(r);
   ck_assert_int_eq(g_runs, 1);
   ck_assert_str_eq(g_state, "(null)");
 
   /* The retry runs the handler with the answer and the kept state. */
-  char *extra = text(GREET_ANN ",\"requestState\":\"%s\",\"inputResponses\":"
-                               "{\"confirm\":%s}",
-                     state, ACCEPT);
-  r = rq(&P, mreq(2, "prompts/get", META_ELICIT, extra));
+  char *extra = tu_text(GREET_ANN ",\"requestState\":\"%s\",\"inputResponses\":"
+                                  "{\"confirm\":%s}",
+                        state, ACCEPT);
+  r = tu_ask(&P, tu_mreq(2, "prompts/get", TU_META_ELICIT, extra));
   free(extra);
-  tu_assert_exact(get(result_of(r), "messages"),
+  tu_assert_exact(tu_get(tu_result_of(r), "messages"),
                   "[{\"role\":\"user\",\"content\":{\"type\":\"text\","
                   "\"text\":\"confirmed\"}}]");
   tu_assert_json(r, "{\"id\":2,\"result\":{\"resultType\":\"complete\"}}");
@@ -1399,12 +1275,12 @@ START_TEST(prompts_get_modern_input_required_round_trip) {
   ck_assert_str_eq(g_state, "asked");
 
   /* Bound to the arguments: another name is refused before the handler. */
-  extra = text("\"name\":\"greet\",\"arguments\":{\"name\":\"Bob\"},"
-               "\"requestState\":\"%s\",\"inputResponses\":{\"confirm\":%s}",
-               state, ACCEPT);
-  r = rq(&P, mreq(3, "prompts/get", META_ELICIT, extra));
+  extra = tu_text("\"name\":\"greet\",\"arguments\":{\"name\":\"Bob\"},"
+                  "\"requestState\":\"%s\",\"inputResponses\":{\"confirm\":%s}",
+                  state, ACCEPT);
+  r = tu_ask(&P, tu_mreq(3, "prompts/get", TU_META_ELICIT, extra));
   free(extra);
-  EXPECT_ERROR(r, -32602, "requestState");
+  tu_assert_error(r, -32602, "requestState");
   cJSON_Delete(r);
   ck_assert_int_eq(g_runs, 2);
 
@@ -1412,33 +1288,35 @@ START_TEST(prompts_get_modern_input_required_round_trip) {
   mcp_tool tool = TOOL_RUN;
   tool.name = "greet";
   ck_assert_int_eq(mcp_server_add_tool(srv, &tool, NULL), 0);
-  r = rq(&P, mreq(4, "tools/call", META_ELICIT,
-                  "\"name\":\"greet\",\"arguments\":{\"name\":\"Ann\"}"));
+  r = tu_ask(&P,
+             tu_mreq(4, "tools/call", TU_META_ELICIT,
+                     "\"name\":\"greet\",\"arguments\":{\"name\":\"Ann\"}"));
   tu_assert_json(r, "{\"result\":{\"resultType\":\"input_required\"}}");
   ck_assert_int_eq(g_tool_runs, 1);
-  char *tool_state = strdup(get(result_of(r), "requestState")->valuestring);
+  char *tool_state =
+      strdup(tu_get(tu_result_of(r), "requestState")->valuestring);
   ck_assert_ptr_nonnull(tool_state);
   cJSON_Delete(r);
-  extra = text(GREET_ANN ",\"requestState\":\"%s\",\"inputResponses\":{"
-                         "\"confirm\":%s}",
-               tool_state, ACCEPT);
-  r = rq(&P, mreq(5, "prompts/get", META_ELICIT, extra));
+  extra = tu_text(GREET_ANN ",\"requestState\":\"%s\",\"inputResponses\":{"
+                            "\"confirm\":%s}",
+                  tool_state, ACCEPT);
+  r = tu_ask(&P, tu_mreq(5, "prompts/get", TU_META_ELICIT, extra));
   free(extra);
-  EXPECT_ERROR(r, -32602, "requestState belongs to another call");
+  tu_assert_error(r, -32602, "requestState belongs to another call");
   cJSON_Delete(r);
   ck_assert_int_eq(g_runs, 2);
   /* ... nor is the prompt's state the tool's. */
-  extra = text("\"name\":\"greet\",\"arguments\":{\"name\":\"Ann\"},"
-               "\"requestState\":\"%s\",\"inputResponses\":{\"confirm\":%s}",
-               state, ACCEPT);
-  r = rq(&P, mreq(6, "tools/call", META_ELICIT, extra));
+  extra = tu_text("\"name\":\"greet\",\"arguments\":{\"name\":\"Ann\"},"
+                  "\"requestState\":\"%s\",\"inputResponses\":{\"confirm\":%s}",
+                  state, ACCEPT);
+  r = tu_ask(&P, tu_mreq(6, "tools/call", TU_META_ELICIT, extra));
   free(extra);
-  EXPECT_ERROR(r, -32602, "requestState");
+  tu_assert_error(r, -32602, "requestState");
   cJSON_Delete(r);
   ck_assert_int_eq(g_tool_runs, 1);
   /* A client without elicitation gets -32021, not a request. */
-  r = rq(&P, mreq(7, "prompts/get", META_NONE, GREET_ANN));
-  EXPECT_ERROR(r, -32021, "elicitation");
+  r = tu_ask(&P, tu_mreq(7, "prompts/get", TU_META_NONE, GREET_ANN));
+  tu_assert_error(r, -32021, "elicitation");
   tu_assert_json(r, "{\"error\":{\"data\":{\"requiredCapabilities\":{"
                     "\"elicitation\":{}}}}}");
   cJSON_Delete(r);
@@ -1449,23 +1327,24 @@ START_TEST(prompts_get_modern_input_required_round_trip) {
 END_TEST
 
 START_TEST(prompts_get_legacy_elicitation_and_resume) {
-  legacy_init(&P, "2025-11-25", "{\"elicitation\":{}}");
+  tu_legacy_init(&P, "2025-11-25", "{\"elicitation\":{}}");
   g_fn = h_ask;
   tu_clear(&P);
-  ck_assert_int_eq(sendf(&P, get_prompt(7, "greet", "{\"name\":\"Ann\"}")), 0);
+  ck_assert_int_eq(
+      tu_send_free(&P, get_prompt(7, "greet", "{\"name\":\"Ann\"}")), 0);
   /* A real request to the client, and no reply yet. */
   ck_assert_uint_eq(P.nout, 1);
   cJSON *m = tu_msg(&P, 0);
-  char *expected = text("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
-                        "\"elicitation/create\",\"params\":%s}",
-                        FORM);
+  char *expected = tu_text("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+                           "\"elicitation/create\",\"params\":%s}",
+                           FORM);
   tu_assert_exact(m, expected);
   free(expected);
   cJSON_Delete(m);
   ck_assert_uint_eq(mcp_session_pending(P.session), 1);
   /* The answer runs the handler again; the prompt's reply follows. */
-  cJSON *r =
-      rq(&P, text("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":%s}", ACCEPT));
+  cJSON *r = tu_ask(
+      &P, tu_text("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":%s}", ACCEPT));
   tu_assert_exact(r, "{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{\"messages\":"
                      "[{\"role\":\"user\",\"content\":{\"type\":\"text\","
                      "\"text\":\"confirmed\"}}]}}");
@@ -1476,11 +1355,11 @@ START_TEST(prompts_get_legacy_elicitation_and_resume) {
   /* A session that did not declare elicitation gets an error, not a
    * request. */
   tu_peer q;
-  peer_open(&q, srv, &ALICE);
-  legacy_init(&q, "2025-11-25", "{}");
-  r = rq(&q, get_prompt(8, "greet", "{\"name\":\"Ann\"}"));
-  EXPECT_ERROR(r, -32602,
-               "This prompt needs the client to support elicitation");
+  tu_peer_open_with(&q, srv, &ALICE, inspect);
+  tu_legacy_init(&q, "2025-11-25", "{}");
+  r = tu_ask(&q, get_prompt(8, "greet", "{\"name\":\"Ann\"}"));
+  tu_assert_error(r, -32602,
+                  "This prompt needs the client to support elicitation");
   cJSON_Delete(r);
   ck_assert_uint_eq(mcp_session_pending(q.session), 0);
   tu_peer_close(&q);
@@ -1489,31 +1368,28 @@ END_TEST
 
 START_TEST(prompts_get_legacy_session_freed_while_asking) {
   tu_peer q;
-  peer_open(&q, srv, &ALICE);
-  legacy_init(&q, "2025-11-25", "{\"elicitation\":{}}");
+  tu_peer_open_with(&q, srv, &ALICE, inspect);
+  tu_legacy_init(&q, "2025-11-25", "{\"elicitation\":{}}");
   g_fn = h_ask;
-  ck_assert_int_eq(sendf(&q, get_prompt(7, "greet", "{\"name\":\"Ann\"}")), 0);
+  ck_assert_int_eq(
+      tu_send_free(&q, get_prompt(7, "greet", "{\"name\":\"Ann\"}")), 0);
   ck_assert_uint_eq(mcp_session_pending(q.session), 1);
   tu_peer_close(&q); /* the parked prompt ends with it, leaking nothing */
   ck_assert_int_eq(g_runs, 1);
 }
 END_TEST
 
-static int h_defer(mcp_call *call) {
-  g_stash = call;
-  return MCP_DEFERRED;
-}
-
 START_TEST(prompts_get_deferred) {
-  legacy_init(&P, "2025-11-25", "{}");
-  g_fn = h_defer;
+  tu_legacy_init(&P, "2025-11-25", "{}");
+  g_fn = tu_defer;
   tu_clear(&P);
-  ck_assert_int_eq(sendf(&P, get_prompt(9, "greet", "{\"name\":\"Ann\"}")), 0);
+  ck_assert_int_eq(
+      tu_send_free(&P, get_prompt(9, "greet", "{\"name\":\"Ann\"}")), 0);
   ck_assert_uint_eq(P.nout, 0);
-  ck_assert_ptr_nonnull(g_stash);
-  ck_assert_int_eq(mcp_result_role(g_stash, MCP_ROLE_ASSISTANT), 0);
-  ck_assert_int_eq(mcp_result_text(g_stash, "later"), 0);
-  ck_assert_int_eq(mcp_call_finish(g_stash, 0), 0);
+  ck_assert_ptr_nonnull(tu_stash);
+  ck_assert_int_eq(mcp_result_role(tu_stash, MCP_ROLE_ASSISTANT), 0);
+  ck_assert_int_eq(mcp_result_text(tu_stash, "later"), 0);
+  ck_assert_int_eq(mcp_call_finish(tu_stash, 0), 0);
   ck_assert_uint_eq(P.nout, 1);
   cJSON *r = tu_msg(&P, 0);
   tu_assert_exact(r, "{\"jsonrpc\":\"2.0\",\"id\":9,\"result\":{\"messages\":"
@@ -1524,19 +1400,20 @@ START_TEST(prompts_get_deferred) {
 END_TEST
 
 START_TEST(prompts_get_deferred_then_cancelled) {
-  legacy_init(&P, "2025-11-25", "{}");
-  g_fn = h_defer;
+  tu_legacy_init(&P, "2025-11-25", "{}");
+  g_fn = tu_defer;
   tu_clear(&P);
-  ck_assert_int_eq(sendf(&P, get_prompt(9, "greet", "{\"name\":\"Ann\"}")), 0);
+  ck_assert_int_eq(
+      tu_send_free(&P, get_prompt(9, "greet", "{\"name\":\"Ann\"}")), 0);
   ck_assert_uint_eq(mcp_session_pending(P.session), 1);
   ck_assert_int_eq(tu_send(&P, "{\"jsonrpc\":\"2.0\",\"method\":"
                                "\"notifications/cancelled\",\"params\":{"
                                "\"requestId\":9}}"),
                    0);
-  ck_assert_ptr_nonnull(g_stash);
-  ck_assert(mcp_call_cancelled(g_stash));
-  ck_assert_int_eq(mcp_result_text(g_stash, "too late"), 0);
-  ck_assert_int_eq(mcp_call_finish(g_stash, 0), 0);
+  ck_assert_ptr_nonnull(tu_stash);
+  ck_assert(mcp_call_cancelled(tu_stash));
+  ck_assert_int_eq(mcp_result_text(tu_stash, "too late"), 0);
+  ck_assert_int_eq(mcp_call_finish(tu_stash, 0), 0);
   /* A cancelled request is not answered. */
   ck_assert_uint_eq(P.nout, 0);
   ck_assert_uint_eq(mcp_session_pending(P.session), 0);
@@ -1544,7 +1421,7 @@ START_TEST(prompts_get_deferred_then_cancelled) {
 END_TEST
 
 START_TEST(batch_2025_03_26_serves_the_surface) {
-  legacy_init(&P, "2025-03-26", "{}");
+  tu_legacy_init(&P, "2025-03-26", "{}");
   tu_clear(&P);
   ck_assert_int_eq(
       tu_send(&P,
@@ -1612,10 +1489,10 @@ START_TEST(resources_lists_by_version) {
       "\"description\":\"One note.\",\"mimeType\":\"text/markdown\"}";
   for (size_t i = 0; i < TU_COUNT(LEGACY); i++) {
     tu_peer q;
-    peer_open(&q, srv, &ALICE);
-    legacy_init(&q, LEGACY[i], "{}");
-    cJSON *r = rq(&q, req(1, "resources/list", NULL));
-    const cJSON *list = get(result_of(r), "resources");
+    tu_peer_open_with(&q, srv, &ALICE, inspect);
+    tu_legacy_init(&q, LEGACY[i], "{}");
+    cJSON *r = tu_ask(&q, tu_req(1, "resources/list", NULL));
+    const cJSON *list = tu_get(tu_result_of(r), "resources");
     char names[200];
     names_of(list, "uri", names, sizeof names);
     ck_assert_str_eq(names, "file:///readme,file:///logo.png,file:///private");
@@ -1627,8 +1504,8 @@ START_TEST(resources_lists_by_version) {
     tu_assert_json(r, "{\"result\":{\"nextCursor\":\"<absent>\","
                       "\"resourceTemplates\":\"<absent>\"}}");
     cJSON_Delete(r);
-    r = rq(&q, req(2, "resources/templates/list", NULL));
-    list = get(result_of(r), "resourceTemplates");
+    r = tu_ask(&q, tu_req(2, "resources/templates/list", NULL));
+    list = tu_get(tu_result_of(r), "resourceTemplates");
     names_of(list, "uriTemplate", names, sizeof names);
     ck_assert_str_eq(names, "file:///notes/{name},file:///docs/{+path},"
                             "file:///vault/{key}");
@@ -1643,28 +1520,29 @@ START_TEST(resources_lists_by_version) {
   }
   /* Modern: cacheable, public unless filtered by the caller's scopes. */
   mcp_server_set_list_ttl(srv, 500);
-  cJSON *r = rq(&P, mreq(1, "resources/list", META_NONE, NULL));
+  cJSON *r = tu_ask(&P, tu_mreq(1, "resources/list", TU_META_NONE, NULL));
   tu_assert_json(r, "{\"result\":{\"resultType\":\"complete\",\"ttlMs\":500,"
                     "\"cacheScope\":\"public\"}}");
-  tu_assert_exact(cJSON_GetArrayItem(get(result_of(r), "resources"), 0),
+  tu_assert_exact(cJSON_GetArrayItem(tu_get(tu_result_of(r), "resources"), 0),
                   readme_new);
-  ck_assert_int_eq(cJSON_GetArraySize(get(result_of(r), "resources")), 3);
+  ck_assert_int_eq(cJSON_GetArraySize(tu_get(tu_result_of(r), "resources")), 3);
   cJSON_Delete(r);
-  r = rq(&P, mreq(2, "resources/templates/list", META_NONE, NULL));
+  r = tu_ask(&P, tu_mreq(2, "resources/templates/list", TU_META_NONE, NULL));
   tu_assert_json(r, "{\"result\":{\"resultType\":\"complete\",\"ttlMs\":500,"
                     "\"cacheScope\":\"public\"}}");
-  tu_assert_exact(cJSON_GetArrayItem(get(result_of(r), "resourceTemplates"), 0),
-                  notes_new);
+  tu_assert_exact(
+      cJSON_GetArrayItem(tu_get(tu_result_of(r), "resourceTemplates"), 0),
+      notes_new);
   cJSON_Delete(r);
   mcp_server_set_hide_forbidden(srv, true);
-  r = rq(&P, mreq(3, "resources/list", META_NONE, NULL));
+  r = tu_ask(&P, tu_mreq(3, "resources/list", TU_META_NONE, NULL));
   char names[200];
-  names_of(get(result_of(r), "resources"), "uri", names, sizeof names);
+  names_of(tu_get(tu_result_of(r), "resources"), "uri", names, sizeof names);
   ck_assert_str_eq(names, "file:///readme,file:///logo.png");
   tu_assert_json(r, "{\"result\":{\"cacheScope\":\"private\"}}");
   cJSON_Delete(r);
-  r = rq(&P, mreq(4, "resources/templates/list", META_NONE, NULL));
-  names_of(get(result_of(r), "resourceTemplates"), "uriTemplate", names,
+  r = tu_ask(&P, tu_mreq(4, "resources/templates/list", TU_META_NONE, NULL));
+  names_of(tu_get(tu_result_of(r), "resourceTemplates"), "uriTemplate", names,
            sizeof names);
   ck_assert_str_eq(names, "file:///notes/{name},file:///docs/{+path}");
   cJSON_Delete(r);
@@ -1673,34 +1551,34 @@ END_TEST
 
 START_TEST(resources_lists_paged) {
   mcp_server_set_page_size(srv, 2);
-  legacy_init(&P, "2025-11-25", "{}");
-  cJSON *r = rq(&P, req(1, "resources/list", NULL));
+  tu_legacy_init(&P, "2025-11-25", "{}");
+  cJSON *r = tu_ask(&P, tu_req(1, "resources/list", NULL));
   tu_assert_json(r, "{\"result\":{\"nextCursor\":\"r2\"}}");
-  ck_assert_int_eq(cJSON_GetArraySize(get(result_of(r), "resources")), 2);
+  ck_assert_int_eq(cJSON_GetArraySize(tu_get(tu_result_of(r), "resources")), 2);
   cJSON_Delete(r);
-  r = rq(&P, req(2, "resources/list", "{\"cursor\":\"r2\"}"));
+  r = tu_ask(&P, tu_req(2, "resources/list", "{\"cursor\":\"r2\"}"));
   char names[200];
-  names_of(get(result_of(r), "resources"), "uri", names, sizeof names);
+  names_of(tu_get(tu_result_of(r), "resources"), "uri", names, sizeof names);
   ck_assert_str_eq(names, "file:///private");
   tu_assert_json(r, "{\"result\":{\"nextCursor\":\"<absent>\"}}");
   cJSON_Delete(r);
-  r = rq(&P, req(3, "resources/templates/list", NULL));
+  r = tu_ask(&P, tu_req(3, "resources/templates/list", NULL));
   tu_assert_json(r, "{\"result\":{\"nextCursor\":\"u2\"}}");
   cJSON_Delete(r);
-  r = rq(&P, req(4, "resources/templates/list", "{\"cursor\":\"u2\"}"));
-  names_of(get(result_of(r), "resourceTemplates"), "uriTemplate", names,
+  r = tu_ask(&P, tu_req(4, "resources/templates/list", "{\"cursor\":\"u2\"}"));
+  names_of(tu_get(tu_result_of(r), "resourceTemplates"), "uriTemplate", names,
            sizeof names);
   ck_assert_str_eq(names, "file:///vault/{key}");
   cJSON_Delete(r);
   /* Each list takes only its own cursors. */
-  r = rq(&P, req(5, "resources/list", "{\"cursor\":\"u2\"}"));
-  EXPECT_ERROR(r, -32602, "cursor");
+  r = tu_ask(&P, tu_req(5, "resources/list", "{\"cursor\":\"u2\"}"));
+  tu_assert_error(r, -32602, "cursor");
   cJSON_Delete(r);
-  r = rq(&P, req(6, "resources/templates/list", "{\"cursor\":\"r2\"}"));
-  EXPECT_ERROR(r, -32602, "cursor");
+  r = tu_ask(&P, tu_req(6, "resources/templates/list", "{\"cursor\":\"r2\"}"));
+  tu_assert_error(r, -32602, "cursor");
   cJSON_Delete(r);
-  r = rq(&P, req(7, "tools/list", "{\"cursor\":\"p1\"}"));
-  EXPECT_ERROR(r, -32602, "cursor");
+  r = tu_ask(&P, tu_req(7, "tools/list", "{\"cursor\":\"p1\"}"));
+  tu_assert_error(r, -32602, "cursor");
   cJSON_Delete(r);
 }
 END_TEST
@@ -1726,8 +1604,8 @@ static int h_listing(mcp_call *call) {
 }
 
 START_TEST(resources_read_static) {
-  legacy_init(&P, "2025-11-25", "{}");
-  cJSON *r = rq(&P, read_uri(1, "file:///readme"));
+  tu_legacy_init(&P, "2025-11-25", "{}");
+  cJSON *r = tu_ask(&P, read_uri(1, "file:///readme"));
   tu_assert_exact(r, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"contents\":"
                      "[{\"uri\":\"file:///readme\",\"mimeType\":\"text/plain\","
                      "\"text\":\"data\"}]}}");
@@ -1738,7 +1616,7 @@ START_TEST(resources_read_static) {
   ck_assert_int_eq(g_name_rc, MCP_ENOENT); /* a fixed uri has no variables */
 
   g_fn = h_logo;
-  r = rq(&P, read_uri(2, "file:///logo.png"));
+  r = tu_ask(&P, read_uri(2, "file:///logo.png"));
   tu_assert_exact(r, "{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"contents\":"
                      "[{\"uri\":\"file:///logo.png\",\"mimeType\":"
                      "\"image/png\",\"blob\":\"iVBORw==\"}]}}");
@@ -1746,10 +1624,10 @@ START_TEST(resources_read_static) {
 
   /* Several items, for other URIs too; no mime type when none is known. */
   g_fn = h_listing;
-  r = rq(&P, read_uri(3, "file:///private"));
-  EXPECT_ERROR(r, MCP_RPC_FORBIDDEN, "this resource needs admin");
+  r = tu_ask(&P, read_uri(3, "file:///private"));
+  tu_assert_error(r, MCP_RPC_FORBIDDEN, "this resource needs admin");
   cJSON_Delete(r);
-  r = rq(&P, read_uri(4, "file:///readme"));
+  r = tu_ask(&P, read_uri(4, "file:///readme"));
   tu_assert_exact(
       r, "{\"jsonrpc\":\"2.0\",\"id\":4,\"result\":{\"contents\":["
          "{\"uri\":\"file:///readme\",\"mimeType\":\"text/plain\",\"text\":"
@@ -1762,12 +1640,12 @@ START_TEST(resources_read_static) {
   cJSON_Delete(r);
   /* Audio is a blob item in every version, even before audio content. */
   tu_peer q;
-  peer_open(&q, srv, &ROOT);
-  legacy_init(&q, "2024-11-05", "{}");
-  r = rq(&q, read_uri(5, "file:///private"));
-  tu_assert_exact(cJSON_GetArrayItem(get(result_of(r), "contents"), 0),
+  tu_peer_open_with(&q, srv, &ROOT, inspect);
+  tu_legacy_init(&q, "2024-11-05", "{}");
+  r = tu_ask(&q, read_uri(5, "file:///private"));
+  tu_assert_exact(cJSON_GetArrayItem(tu_get(tu_result_of(r), "contents"), 0),
                   "{\"uri\":\"file:///private\",\"text\":\"index\"}");
-  tu_assert_exact(cJSON_GetArrayItem(get(result_of(r), "contents"), 3),
+  tu_assert_exact(cJSON_GetArrayItem(tu_get(tu_result_of(r), "contents"), 3),
                   "{\"uri\":\"file:///private\",\"mimeType\":\"audio/wav\","
                   "\"blob\":\"YWI=\"}");
   cJSON_Delete(r);
@@ -1784,16 +1662,16 @@ static int h_note(mcp_call *call) {
     return rc;
   if (strcmp(name, "missing") == 0)
     return MCP_ENOENT;
-  char *t = text("note %s", name);
+  char *t = tu_text("note %s", name);
   rc = mcp_result_text(call, t);
   free(t);
   return rc;
 }
 
 START_TEST(resources_read_template_variables) {
-  legacy_init(&P, "2025-11-25", "{}");
+  tu_legacy_init(&P, "2025-11-25", "{}");
   g_fn = h_note;
-  cJSON *r = rq(&P, read_uri(1, "file:///notes/todo"));
+  cJSON *r = tu_ask(&P, read_uri(1, "file:///notes/todo"));
   tu_assert_exact(r, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"contents\":"
                      "[{\"uri\":\"file:///notes/todo\",\"mimeType\":"
                      "\"text/markdown\",\"text\":\"note todo\"}]}}");
@@ -1803,16 +1681,16 @@ START_TEST(resources_read_template_variables) {
   ck_assert_str_eq(g_uri, "file:///notes/todo");
   ck_assert_str_eq(g_name, "todo");
   /* Values are percent-decoded; the item names the URI as asked. */
-  r = rq(&P, read_uri(2, "file:///notes/my%20list"));
-  tu_assert_exact(get(result_of(r), "contents"),
+  r = tu_ask(&P, read_uri(2, "file:///notes/my%20list"));
+  tu_assert_exact(tu_get(tu_result_of(r), "contents"),
                   "[{\"uri\":\"file:///notes/my%20list\",\"mimeType\":"
                   "\"text/markdown\",\"text\":\"note my list\"}]");
   cJSON_Delete(r);
   ck_assert_str_eq(g_uri, "file:///notes/my%20list");
   ck_assert_str_eq(g_name, "my list");
   /* A {+path} keeps its slashes. */
-  r = rq(&P, read_uri(3, "file:///docs/a/b.txt"));
-  tu_assert_exact(get(result_of(r), "contents"),
+  r = tu_ask(&P, read_uri(3, "file:///docs/a/b.txt"));
+  tu_assert_exact(tu_get(tu_result_of(r), "contents"),
                   "[{\"uri\":\"file:///docs/a/b.txt\",\"text\":\"note "
                   "a/b.txt\"}]");
   cJSON_Delete(r);
@@ -1828,20 +1706,20 @@ START_TEST(resources_read_template_variables) {
   ck_assert_int_eq(mcp_server_add_resource(srv, &later, &g_runs), 0);
   tu_clear(&P);
   g_fn = NULL;
-  r = rq(&P, read_uri(4, "file:///notes/fixed"));
+  r = tu_ask(&P, read_uri(4, "file:///notes/fixed"));
   ck_assert_str_eq(g_tool, "file:///notes/fixed");
   cJSON_Delete(r);
-  r = rq(&P, read_uri(5, "file:///notes/x"));
+  r = tu_ask(&P, read_uri(5, "file:///notes/x"));
   ck_assert_str_eq(g_tool, "file:///notes/{name}");
   cJSON_Delete(r);
-  r = rq(&P, read_uri(6, "file:///notes/x/y"));
+  r = tu_ask(&P, read_uri(6, "file:///notes/x/y"));
   ck_assert_str_eq(g_tool, "file:///notes/{+rest}");
   cJSON_Delete(r);
   /* The modern era reads the same. */
   g_fn = h_note;
-  r = rq(&P, mreq(7, "resources/read", META_NONE,
-                  "\"uri\":\"file:///notes/todo\""));
-  tu_assert_exact(get(result_of(r), "contents"),
+  r = tu_ask(&P, tu_mreq(7, "resources/read", TU_META_NONE,
+                         "\"uri\":\"file:///notes/todo\""));
+  tu_assert_exact(tu_get(tu_result_of(r), "contents"),
                   "[{\"uri\":\"file:///notes/todo\",\"mimeType\":"
                   "\"text/markdown\",\"text\":\"note todo\"}]");
   cJSON_Delete(r);
@@ -1849,38 +1727,38 @@ START_TEST(resources_read_template_variables) {
 END_TEST
 
 START_TEST(resources_read_not_found) {
-  legacy_init(&P, "2025-11-25", "{}");
+  tu_legacy_init(&P, "2025-11-25", "{}");
   g_fn = h_note;
   /* The handler says there is no such note. */
-  cJSON *r = rq(&P, read_uri(1, "file:///notes/missing"));
+  cJSON *r = tu_ask(&P, read_uri(1, "file:///notes/missing"));
   tu_assert_exact(r, "{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":"
                      "-32002,\"message\":\"Resource not found\",\"data\":{"
                      "\"uri\":\"file:///notes/missing\"}}}");
   cJSON_Delete(r);
   ck_assert_int_eq(g_runs, 1);
   /* Nothing serves the URI. */
-  r = rq(&P, read_uri(2, "file:///nowhere"));
+  r = tu_ask(&P, read_uri(2, "file:///nowhere"));
   tu_assert_exact(r, "{\"jsonrpc\":\"2.0\",\"id\":2,\"error\":{\"code\":"
                      "-32002,\"message\":\"Resource not found\",\"data\":{"
                      "\"uri\":\"file:///nowhere\"}}}");
   cJSON_Delete(r);
   /* Case and encoding matter: URIs are compared as strings. */
-  r = rq(&P, read_uri(3, "FILE:///readme"));
-  EXPECT_ERROR(r, -32002, NULL);
+  r = tu_ask(&P, read_uri(3, "FILE:///readme"));
+  tu_assert_error(r, -32002, NULL);
   cJSON_Delete(r);
-  r = rq(&P, read_uri(4, "file:///readme/"));
-  EXPECT_ERROR(r, -32002, NULL);
+  r = tu_ask(&P, read_uri(4, "file:///readme/"));
+  tu_assert_error(r, -32002, NULL);
   cJSON_Delete(r);
   ck_assert_int_eq(g_runs, 1);
   /* Modern: -32602 with the same data. */
-  r = rq(&P, mreq(5, "resources/read", META_NONE,
-                  "\"uri\":\"file:///notes/missing\""));
+  r = tu_ask(&P, tu_mreq(5, "resources/read", TU_META_NONE,
+                         "\"uri\":\"file:///notes/missing\""));
   tu_assert_exact(r, "{\"jsonrpc\":\"2.0\",\"id\":5,\"error\":{\"code\":"
                      "-32602,\"message\":\"Resource not found\",\"data\":{"
                      "\"uri\":\"file:///notes/missing\"}}}");
   cJSON_Delete(r);
-  r = rq(&P,
-         mreq(6, "resources/read", META_NONE, "\"uri\":\"file:///nowhere\""));
+  r = tu_ask(&P, tu_mreq(6, "resources/read", TU_META_NONE,
+                         "\"uri\":\"file:///nowhere\""));
   tu_assert_exact(r, "{\"jsonrpc\":\"2.0\",\"id\":6,\"error\":{\"code\":"
                      "-32602,\"message\":\"Resource not found\",\"data\":{"
                      "\"uri\":\"file:///nowhere\"}}}");
@@ -1888,10 +1766,10 @@ START_TEST(resources_read_not_found) {
   ck_assert_int_eq(g_runs, 2);
   /* 2024-11-05 knows -32002 too. */
   tu_peer q;
-  peer_open(&q, srv, &ALICE);
-  legacy_init(&q, "2024-11-05", "{}");
-  r = rq(&q, read_uri(7, "file:///nowhere"));
-  EXPECT_ERROR(r, -32002, "Resource not found");
+  tu_peer_open_with(&q, srv, &ALICE, inspect);
+  tu_legacy_init(&q, "2024-11-05", "{}");
+  r = tu_ask(&q, read_uri(7, "file:///nowhere"));
+  tu_assert_error(r, -32002, "Resource not found");
   cJSON_Delete(r);
   tu_peer_close(&q);
   /* A uri that is missing, not a string, empty or holds controls. */
@@ -1899,8 +1777,8 @@ START_TEST(resources_read_not_found) {
                                     "{\"uri\":\"file:///a\\u0001b\"}",
                                     "{\"uri\":\"file:///a\\nb\"}"};
   for (size_t i = 0; i < TU_COUNT(bad); i++) {
-    r = rq(&P, req(8, "resources/read", bad[i]));
-    EXPECT_ERROR(r, -32602, "uri");
+    r = tu_ask(&P, tu_req(8, "resources/read", bad[i]));
+    tu_assert_error(r, -32602, "uri");
     cJSON_Delete(r);
   }
   ck_assert_int_eq(g_runs, 2);
@@ -1908,7 +1786,7 @@ START_TEST(resources_read_not_found) {
 END_TEST
 
 START_TEST(resources_read_traversal_refused) {
-  legacy_init(&P, "2025-11-25", "{}");
+  tu_legacy_init(&P, "2025-11-25", "{}");
   g_fn = h_note;
   static const char *const attempts[] = {
       "file:///notes/..",          "file:///notes/.",
@@ -1926,26 +1804,26 @@ START_TEST(resources_read_traversal_refused) {
       "file:///docs/./a",          "file:///docs/a\\\\..\\\\b",
   };
   for (size_t i = 0; i < TU_COUNT(attempts); i++) {
-    cJSON *r = rq(&P, read_uri((int)i + 1, attempts[i]));
-    const cJSON *e = get(r, "error");
+    cJSON *r = tu_ask(&P, read_uri((int)i + 1, attempts[i]));
+    const cJSON *e = tu_get(r, "error");
     ck_assert_msg(cJSON_IsObject(e), "%s was served", attempts[i]);
-    EXPECT_ERROR(r, -32002, "Resource not found");
+    tu_assert_error(r, -32002, "Resource not found");
     cJSON_Delete(r);
     ck_assert_msg(g_runs == 0, "the handler ran for %s", attempts[i]);
   }
   /* Modern: the same, as -32602. */
-  cJSON *r = rq(&P, mreq(100, "resources/read", META_NONE,
-                         "\"uri\":\"file:///notes/%2e%2e\""));
+  cJSON *r = tu_ask(&P, tu_mreq(100, "resources/read", TU_META_NONE,
+                                "\"uri\":\"file:///notes/%2e%2e\""));
   tu_assert_exact(r, "{\"jsonrpc\":\"2.0\",\"id\":100,\"error\":{\"code\":"
                      "-32602,\"message\":\"Resource not found\",\"data\":{"
                      "\"uri\":\"file:///notes/%2e%2e\"}}}");
   cJSON_Delete(r);
   ck_assert_int_eq(g_runs, 0);
   /* Dots inside a name are fine. */
-  r = rq(&P, read_uri(101, "file:///notes/a..b"));
+  r = tu_ask(&P, read_uri(101, "file:///notes/a..b"));
   tu_assert_json(r, "{\"result\":{\"contents\":[{\"text\":\"note a..b\"}]}}");
   cJSON_Delete(r);
-  r = rq(&P, read_uri(102, "file:///notes/...."));
+  r = tu_ask(&P, read_uri(102, "file:///notes/...."));
   tu_assert_json(r, "{\"result\":{\"contents\":[{\"text\":\"note ....\"}]}}");
   cJSON_Delete(r);
   ck_assert_int_eq(g_runs, 2);
@@ -1954,8 +1832,8 @@ END_TEST
 
 START_TEST(resources_read_modern_cache) {
   mcp_server_set_list_ttl(srv, 4321);
-  cJSON *r = rq(
-      &P, mreq(1, "resources/read", META_NONE, "\"uri\":\"file:///readme\""));
+  cJSON *r = tu_ask(&P, tu_mreq(1, "resources/read", TU_META_NONE,
+                                "\"uri\":\"file:///readme\""));
   tu_assert_exact(r, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{"
                      "\"resultType\":\"complete\",\"_meta\":{"
                      "\"io.modelcontextprotocol/serverInfo\":{\"name\":\"srv\","
@@ -1966,27 +1844,27 @@ START_TEST(resources_read_modern_cache) {
   cJSON_Delete(r);
   /* A resource behind a scope is the caller's own. */
   tu_peer q;
-  peer_open(&q, srv, &ROOT);
-  r = rq(&q,
-         mreq(2, "resources/read", META_NONE, "\"uri\":\"file:///private\""));
+  tu_peer_open_with(&q, srv, &ROOT, inspect);
+  r = tu_ask(&q, tu_mreq(2, "resources/read", TU_META_NONE,
+                         "\"uri\":\"file:///private\""));
   tu_assert_json(r, "{\"result\":{\"ttlMs\":4321,\"cacheScope\":"
                     "\"private\"}}");
   cJSON_Delete(r);
-  r = rq(&q,
-         mreq(3, "resources/read", META_NONE, "\"uri\":\"file:///vault/k\""));
+  r = tu_ask(&q, tu_mreq(3, "resources/read", TU_META_NONE,
+                         "\"uri\":\"file:///vault/k\""));
   tu_assert_json(r, "{\"result\":{\"cacheScope\":\"private\"}}");
   cJSON_Delete(r);
   tu_peer_close(&q);
   /* Legacy results carry neither. */
-  legacy_init(&P, "2025-11-25", "{}");
-  r = rq(&P, read_uri(4, "file:///readme"));
+  tu_legacy_init(&P, "2025-11-25", "{}");
+  r = tu_ask(&P, read_uri(4, "file:///readme"));
   tu_assert_json(r, "{\"result\":{\"ttlMs\":\"<absent>\",\"cacheScope\":"
                     "\"<absent>\",\"resultType\":\"<absent>\"}}");
   cJSON_Delete(r);
   /* Nor does an input_required answer. */
   g_fn = h_ask;
-  r = rq(&P,
-         mreq(5, "resources/read", META_ELICIT, "\"uri\":\"file:///readme\""));
+  r = tu_ask(&P, tu_mreq(5, "resources/read", TU_META_ELICIT,
+                         "\"uri\":\"file:///readme\""));
   tu_assert_json(r, "{\"result\":{\"resultType\":\"input_required\","
                     "\"ttlMs\":\"<absent>\",\"cacheScope\":\"<absent>\"}}");
   cJSON_Delete(r);
@@ -1996,18 +1874,18 @@ END_TEST
 START_TEST(resources_read_asks_for_input) {
   /* Modern: an InputRequiredResult, then the retry with the answer. */
   g_fn = h_ask;
-  cJSON *r = rq(&P, mreq(1, "resources/read", META_ELICIT,
-                         "\"uri\":\"file:///notes/n1\""));
+  cJSON *r = tu_ask(&P, tu_mreq(1, "resources/read", TU_META_ELICIT,
+                                "\"uri\":\"file:///notes/n1\""));
   tu_assert_json(r, "{\"result\":{\"resultType\":\"input_required\","
                     "\"inputRequests\":{\"confirm\":{\"method\":"
                     "\"elicitation/create\"}},\"contents\":\"<absent>\"}}");
-  char *state = strdup(get(result_of(r), "requestState")->valuestring);
+  char *state = strdup(tu_get(tu_result_of(r), "requestState")->valuestring);
   ck_assert_ptr_nonnull(state);
   cJSON_Delete(r);
-  char *extra = text("\"uri\":\"file:///notes/n1\",\"requestState\":\"%s\","
-                     "\"inputResponses\":{\"confirm\":%s}",
-                     state, ACCEPT);
-  r = rq(&P, mreq(2, "resources/read", META_ELICIT, extra));
+  char *extra = tu_text("\"uri\":\"file:///notes/n1\",\"requestState\":\"%s\","
+                        "\"inputResponses\":{\"confirm\":%s}",
+                        state, ACCEPT);
+  r = tu_ask(&P, tu_mreq(2, "resources/read", TU_META_ELICIT, extra));
   free(extra);
   tu_assert_json(r, "{\"result\":{\"resultType\":\"complete\",\"contents\":"
                     "[{\"uri\":\"file:///notes/n1\",\"mimeType\":"
@@ -2016,35 +1894,35 @@ START_TEST(resources_read_asks_for_input) {
   cJSON_Delete(r);
   ck_assert_str_eq(g_state, "asked");
   /* Bound to the URI: another note of the same template is refused. */
-  extra = text("\"uri\":\"file:///notes/n2\",\"requestState\":\"%s\","
-               "\"inputResponses\":{\"confirm\":%s}",
-               state, ACCEPT);
-  r = rq(&P, mreq(3, "resources/read", META_ELICIT, extra));
+  extra = tu_text("\"uri\":\"file:///notes/n2\",\"requestState\":\"%s\","
+                  "\"inputResponses\":{\"confirm\":%s}",
+                  state, ACCEPT);
+  r = tu_ask(&P, tu_mreq(3, "resources/read", TU_META_ELICIT, extra));
   free(extra);
-  EXPECT_ERROR(r, -32602, "requestState");
+  tu_assert_error(r, -32602, "requestState");
   cJSON_Delete(r);
   ck_assert_int_eq(g_runs, 2);
   free(state);
   /* Legacy: a real elicitation/create, then the contents. */
-  legacy_init(&P, "2025-11-25", "{\"elicitation\":{}}");
-  ck_assert_int_eq(sendf(&P, read_uri(4, "file:///notes/n1")), 0);
+  tu_legacy_init(&P, "2025-11-25", "{\"elicitation\":{}}");
+  ck_assert_int_eq(tu_send_free(&P, read_uri(4, "file:///notes/n1")), 0);
   ck_assert_uint_eq(P.nout, 1);
   tu_assert_msg(&P, 0, "{\"id\":1,\"method\":\"elicitation/create\"}");
-  r = rq(&P, strdup("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"action\":"
-                    "\"decline\"}}"));
+  r = tu_ask(&P, strdup("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"action\":"
+                        "\"decline\"}}"));
   tu_assert_exact(r, "{\"jsonrpc\":\"2.0\",\"id\":4,\"result\":{\"contents\":"
                      "[{\"uri\":\"file:///notes/n1\",\"mimeType\":"
                      "\"text/markdown\",\"text\":\"declined\"}]}}");
   cJSON_Delete(r);
   /* Deferred, then finished with "no such resource". */
-  g_fn = h_defer;
+  g_fn = tu_defer;
   tu_clear(&P);
-  ck_assert_int_eq(sendf(&P, read_uri(5, "file:///notes/late")), 0);
+  ck_assert_int_eq(tu_send_free(&P, read_uri(5, "file:///notes/late")), 0);
   ck_assert_uint_eq(P.nout, 0);
-  ck_assert_ptr_nonnull(g_stash);
-  ck_assert_str_eq(mcp_call_uri(g_stash), "file:///notes/late");
-  ck_assert_int_eq(mcp_call_kind_of(g_stash), MCP_CALL_RESOURCE);
-  ck_assert_int_eq(mcp_call_finish(g_stash, MCP_ENOENT), 0);
+  ck_assert_ptr_nonnull(tu_stash);
+  ck_assert_str_eq(mcp_call_uri(tu_stash), "file:///notes/late");
+  ck_assert_int_eq(mcp_call_kind_of(tu_stash), MCP_CALL_RESOURCE);
+  ck_assert_int_eq(mcp_call_finish(tu_stash, MCP_ENOENT), 0);
   ck_assert_uint_eq(P.nout, 1);
   r = tu_msg(&P, 0);
   tu_assert_exact(r, "{\"jsonrpc\":\"2.0\",\"id\":5,\"error\":{\"code\":"
@@ -2075,16 +1953,16 @@ static int h_res_error(mcp_call *call) {
 }
 
 START_TEST(resources_read_builder_rules) {
-  legacy_init(&P, "2025-11-25", "{}");
+  tu_legacy_init(&P, "2025-11-25", "{}");
   int (*internal[])(mcp_call *) = {h_link, h_res_structured, h_res_role,
                                    h_res_description, h_fail};
   for (size_t i = 0; i < TU_COUNT(internal); i++) {
     g_fn = internal[i];
     g_log[0] = '\0';
-    cJSON *r = rq(&P, read_uri((int)i + 1, "file:///readme"));
-    char *expected = text("{\"jsonrpc\":\"2.0\",\"id\":%d,\"error\":{"
-                          "\"code\":-32603,\"message\":\"Internal error\"}}",
-                          (int)i + 1);
+    cJSON *r = tu_ask(&P, read_uri((int)i + 1, "file:///readme"));
+    char *expected = tu_text("{\"jsonrpc\":\"2.0\",\"id\":%d,\"error\":{"
+                             "\"code\":-32603,\"message\":\"Internal error\"}}",
+                             (int)i + 1);
     tu_assert_exact(r, expected);
     free(expected);
     cJSON_Delete(r);
@@ -2092,14 +1970,14 @@ START_TEST(resources_read_builder_rules) {
                   "log: %s", g_log);
   }
   g_fn = h_res_error;
-  cJSON *r = rq(&P, read_uri(10, "file:///readme"));
+  cJSON *r = tu_ask(&P, read_uri(10, "file:///readme"));
   tu_assert_exact(r, "{\"jsonrpc\":\"2.0\",\"id\":10,\"error\":{\"code\":"
                      "-32602,\"message\":\"The disk is unreadable\"}}");
   cJSON_Delete(r);
   /* MCP_INPUT_REQUIRED without asking anything is the handler's bug. */
   g_fn = h_input_nothing;
-  r = rq(&P, read_uri(11, "file:///readme"));
-  EXPECT_ERROR(r, -32603, NULL);
+  r = tu_ask(&P, read_uri(11, "file:///readme"));
+  tu_assert_error(r, -32603, NULL);
   cJSON_Delete(r);
 }
 END_TEST
@@ -2110,25 +1988,25 @@ static int h_nothing(mcp_call *call) {
 }
 
 START_TEST(resources_read_scope_denied) {
-  legacy_init(&P, "2025-11-25", "{}");
-  cJSON *r = rq(&P, read_uri(1, "file:///private"));
+  tu_legacy_init(&P, "2025-11-25", "{}");
+  cJSON *r = tu_ask(&P, read_uri(1, "file:///private"));
   tu_assert_exact(r, "{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":"
                      "-31403,\"message\":\"Forbidden: insufficient scope; "
                      "this resource needs admin\",\"data\":{"
                      "\"requiredScopes\":[\"admin\"],\"scopes\":[\"admin\"]}}"
                      "}");
   cJSON_Delete(r);
-  r = rq(&P, read_uri(2, "file:///vault/k"));
-  EXPECT_ERROR(r, MCP_RPC_FORBIDDEN, "this resource needs admin");
+  r = tu_ask(&P, read_uri(2, "file:///vault/k"));
+  tu_assert_error(r, MCP_RPC_FORBIDDEN, "this resource needs admin");
   cJSON_Delete(r);
-  r = rq(&P,
-         mreq(3, "resources/read", META_NONE, "\"uri\":\"file:///vault/k\""));
-  EXPECT_ERROR(r, MCP_RPC_FORBIDDEN, "this resource needs admin");
+  r = tu_ask(&P, tu_mreq(3, "resources/read", TU_META_NONE,
+                         "\"uri\":\"file:///vault/k\""));
+  tu_assert_error(r, MCP_RPC_FORBIDDEN, "this resource needs admin");
   cJSON_Delete(r);
   ck_assert_int_eq(g_runs, 0);
   /* A handler that adds nothing answers an empty contents list. */
   g_fn = h_nothing;
-  r = rq(&P, read_uri(4, "file:///readme"));
+  r = tu_ask(&P, read_uri(4, "file:///readme"));
   tu_assert_exact(r, "{\"jsonrpc\":\"2.0\",\"id\":4,\"result\":{\"contents\":"
                      "[]}}");
   cJSON_Delete(r);
@@ -2140,9 +2018,9 @@ END_TEST
  * ======================================================================== */
 
 #define SUBSCRIBE(id, uri)                                                     \
-  req((id), "resources/subscribe", "{\"uri\":\"" uri "\"}")
+  tu_req((id), "resources/subscribe", "{\"uri\":\"" uri "\"}")
 #define UNSUBSCRIBE(id, uri)                                                   \
-  req((id), "resources/unsubscribe", "{\"uri\":\"" uri "\"}")
+  tu_req((id), "resources/unsubscribe", "{\"uri\":\"" uri "\"}")
 
 static const char UPDATED_README[] =
     "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/resources/updated\","
@@ -2150,24 +2028,24 @@ static const char UPDATED_README[] =
 
 START_TEST(legacy_subscribe_and_updated) {
   /* Before initialize, and in the modern era, there is no such method. */
-  cJSON *r = rq(&P, SUBSCRIBE(1, "file:///readme"));
-  EXPECT_ERROR(r, -32600, "initialize");
+  cJSON *r = tu_ask(&P, SUBSCRIBE(1, "file:///readme"));
+  tu_assert_error(r, -32600, "initialize");
   cJSON_Delete(r);
-  r = rq(&P, mreq(2, "resources/subscribe", META_NONE,
-                  "\"uri\":\"file:///readme\""));
-  EXPECT_ERROR(r, -32601, "resources/subscribe");
+  r = tu_ask(&P, tu_mreq(2, "resources/subscribe", TU_META_NONE,
+                         "\"uri\":\"file:///readme\""));
+  tu_assert_error(r, -32601, "resources/subscribe");
   cJSON_Delete(r);
-  legacy_init(&P, "2025-11-25", "{}");
+  tu_legacy_init(&P, "2025-11-25", "{}");
   tu_peer q, fresh;
-  peer_open(&q, srv, &ALICE);
-  legacy_init(&q, "2025-06-18", "{}");
-  peer_open(&fresh, srv, &ALICE);
+  tu_peer_open_with(&q, srv, &ALICE, inspect);
+  tu_legacy_init(&q, "2025-06-18", "{}");
+  tu_peer_open_with(&fresh, srv, &ALICE, inspect);
 
-  r = rq(&P, SUBSCRIBE(3, "file:///readme"));
+  r = tu_ask(&P, SUBSCRIBE(3, "file:///readme"));
   tu_assert_exact(r, "{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{}}");
   cJSON_Delete(r);
   /* Twice is once. */
-  r = rq(&P, SUBSCRIBE(4, "file:///readme"));
+  r = tu_ask(&P, SUBSCRIBE(4, "file:///readme"));
   tu_assert_exact(r, "{\"jsonrpc\":\"2.0\",\"id\":4,\"result\":{}}");
   cJSON_Delete(r);
   tu_clear(&P);
@@ -2184,9 +2062,9 @@ START_TEST(legacy_subscribe_and_updated) {
   ck_assert_int_eq(mcp_server_resource_updated(srv, "file:///readme/"), 0);
   ck_assert_uint_eq(P.nout, 0);
   /* A URI of a template, or of nothing registered, may be watched. */
-  r = rq(&q, SUBSCRIBE(5, "file:///readme"));
+  r = tu_ask(&q, SUBSCRIBE(5, "file:///readme"));
   cJSON_Delete(r);
-  r = rq(&q, SUBSCRIBE(6, "file:///notes/a"));
+  r = tu_ask(&q, SUBSCRIBE(6, "file:///notes/a"));
   cJSON_Delete(r);
   tu_clear(&P);
   tu_clear(&q);
@@ -2198,10 +2076,10 @@ START_TEST(legacy_subscribe_and_updated) {
   cJSON_Delete(m);
   ck_assert_int_eq(mcp_server_resource_updated(srv, "file:///notes/a"), 1);
   /* Unsubscribing stops it; unsubscribing what is not watched is fine. */
-  r = rq(&P, UNSUBSCRIBE(7, "file:///readme"));
+  r = tu_ask(&P, UNSUBSCRIBE(7, "file:///readme"));
   tu_assert_exact(r, "{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{}}");
   cJSON_Delete(r);
-  r = rq(&P, UNSUBSCRIBE(8, "file:///readme"));
+  r = tu_ask(&P, UNSUBSCRIBE(8, "file:///readme"));
   tu_assert_exact(r, "{\"jsonrpc\":\"2.0\",\"id\":8,\"result\":{}}");
   cJSON_Delete(r);
   tu_clear(&P);
@@ -2216,8 +2094,8 @@ START_TEST(legacy_subscribe_and_updated) {
   static const char *const bad[] = {"{}", "{\"uri\":1}", "{\"uri\":\"\"}",
                                     "{\"uri\":\"a\\u0007\"}"};
   for (size_t i = 0; i < TU_COUNT(bad); i++) {
-    r = rq(&P, req(9, "resources/subscribe", bad[i]));
-    EXPECT_ERROR(r, -32602, "uri");
+    r = tu_ask(&P, tu_req(9, "resources/subscribe", bad[i]));
+    tu_assert_error(r, -32602, "uri");
     cJSON_Delete(r);
   }
   ck_assert_int_eq(mcp_server_resource_updated(srv, "file:///\xff"),
@@ -2227,32 +2105,32 @@ START_TEST(legacy_subscribe_and_updated) {
 END_TEST
 
 START_TEST(legacy_subscribe_limit) {
-  legacy_init(&P, "2025-11-25", "{}");
+  tu_legacy_init(&P, "2025-11-25", "{}");
   for (int i = 0; i < 256; i++) {
-    char *params = text("{\"uri\":\"file:///r/%d\"}", i);
-    cJSON *r = rq(&P, req(i + 1, "resources/subscribe", params));
+    char *params = tu_text("{\"uri\":\"file:///r/%d\"}", i);
+    cJSON *r = tu_ask(&P, tu_req(i + 1, "resources/subscribe", params));
     free(params);
     tu_assert_json(r, "{\"result\":{}}");
     cJSON_Delete(r);
   }
-  cJSON *r = rq(&P, SUBSCRIBE(1000, "file:///r/256"));
-  EXPECT_ERROR(r, -32602, "256");
+  cJSON *r = tu_ask(&P, SUBSCRIBE(1000, "file:///r/256"));
+  tu_assert_error(r, -32602, "256");
   cJSON_Delete(r);
   /* What is watched stays watched; a repeat is no new one. */
-  r = rq(&P, SUBSCRIBE(1001, "file:///r/7"));
+  r = tu_ask(&P, SUBSCRIBE(1001, "file:///r/7"));
   tu_assert_json(r, "{\"result\":{}}");
   cJSON_Delete(r);
   tu_clear(&P);
   ck_assert_int_eq(mcp_server_resource_updated(srv, "file:///r/255"), 1);
   ck_assert_int_eq(mcp_server_resource_updated(srv, "file:///r/256"), 0);
   /* Room again after an unsubscribe. */
-  r = rq(&P, UNSUBSCRIBE(1002, "file:///r/0"));
+  r = tu_ask(&P, UNSUBSCRIBE(1002, "file:///r/0"));
   cJSON_Delete(r);
-  r = rq(&P, SUBSCRIBE(1003, "file:///r/256"));
+  r = tu_ask(&P, SUBSCRIBE(1003, "file:///r/256"));
   tu_assert_json(r, "{\"result\":{}}");
   cJSON_Delete(r);
-  r = rq(&P, SUBSCRIBE(1004, "file:///r/257"));
-  EXPECT_ERROR(r, -32602, NULL);
+  r = tu_ask(&P, SUBSCRIBE(1004, "file:///r/257"));
+  tu_assert_error(r, -32602, NULL);
   cJSON_Delete(r);
   tu_clear(&P);
   ck_assert_int_eq(mcp_server_resource_updated(srv, "file:///r/0"), 0);
@@ -2273,7 +2151,7 @@ static void expect_changed(tu_peer *others[], size_t nothers,
   } else {
     ck_assert_uint_eq(P.nout, 1);
     cJSON *m = tu_msg(&P, 0);
-    char *expected = text("{\"jsonrpc\":\"2.0\",\"method\":\"%s\"}", method);
+    char *expected = tu_text("{\"jsonrpc\":\"2.0\",\"method\":\"%s\"}", method);
     tu_assert_exact(m, expected);
     free(expected);
     cJSON_Delete(m);
@@ -2284,19 +2162,19 @@ static void expect_changed(tu_peer *others[], size_t nothers,
 }
 
 START_TEST(list_changed_to_ready_legacy_sessions) {
-  legacy_init(&P, "2025-11-25", "{}");
+  tu_legacy_init(&P, "2025-11-25", "{}");
   tu_peer half, fresh, modern;
   /* Initialized without notifications/initialized: not ready yet. */
-  peer_open(&half, srv, &ALICE);
+  tu_peer_open_with(&half, srv, &ALICE, inspect);
   ck_assert_int_eq(
       tu_send(&half, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\","
                      "\"params\":{\"protocolVersion\":\"2025-11-25\","
                      "\"capabilities\":{},\"clientInfo\":{\"name\":\"c\"}}}"),
       0);
   tu_clear(&half);
-  peer_open(&fresh, srv, &ALICE);
-  peer_open(&modern, srv, &ALICE);
-  cJSON *r = rq(&modern, mreq(1, "server/discover", META_NONE, NULL));
+  tu_peer_open_with(&fresh, srv, &ALICE, inspect);
+  tu_peer_open_with(&modern, srv, &ALICE, inspect);
+  cJSON *r = tu_ask(&modern, tu_mreq(1, "server/discover", TU_META_NONE, NULL));
   cJSON_Delete(r);
   tu_clear(&modern);
   tu_peer *others[] = {&half, &fresh, &modern};
@@ -2361,7 +2239,7 @@ END_TEST
  * resources capability to it: a server uses only the capabilities it
  * negotiated, and emits list changes only where it declared listChanged. */
 START_TEST(list_changed_only_for_announced_capabilities) {
-  legacy_init(&P, "2025-11-25", "{}"); /* told tools and logging only */
+  tu_legacy_init(&P, "2025-11-25", "{}"); /* told tools and logging only */
   mcp_prompt prompt = {.name = "p9", .description = "d", .handler = h_entry};
   ck_assert_int_eq(mcp_server_add_prompt(srv, &prompt, &g_runs), 0);
   mcp_resource res = {.uri = "file:///new", .name = "new", .handler = h_entry};
@@ -2376,8 +2254,8 @@ START_TEST(list_changed_only_for_announced_capabilities) {
   tu_clear(&P);
   /* A session told of prompts and resources hears of them. */
   tu_peer q;
-  peer_open(&q, srv, &ALICE);
-  legacy_init(&q, "2025-11-25", "{}");
+  tu_peer_open_with(&q, srv, &ALICE, inspect);
+  tu_legacy_init(&q, "2025-11-25", "{}");
   ck_assert_int_eq(mcp_server_remove_prompt(srv, "p9"), 0);
   ck_assert_int_eq(mcp_server_remove_resource(srv, "file:///new"), 0);
   ck_assert_uint_eq(q.nout, 2);
@@ -2391,7 +2269,8 @@ END_TEST
  * ======================================================================== */
 
 #define LISTEN(id, filter)                                                     \
-  mreq((id), "subscriptions/listen", META_NONE, "\"notifications\":" filter)
+  tu_mreq((id), "subscriptions/listen", TU_META_NONE,                          \
+          "\"notifications\":" filter)
 
 START_TEST(listen_acknowledged_then_tagged_notifications) {
   sink k = {0};
@@ -2447,8 +2326,8 @@ START_TEST(listen_acknowledged_then_tagged_notifications) {
   sink k2 = {0};
   ck_assert_int_eq(
       send_to(&P,
-              mreq(7, "subscriptions/listen", META_NONE,
-                   "\"notifications\":{\"resourcesListChanged\":true}"),
+              tu_mreq(7, "subscriptions/listen", TU_META_NONE,
+                      "\"notifications\":{\"resourcesListChanged\":true}"),
               &k2),
       0);
   EXPECT_SINK(&k2, 0,
@@ -2510,11 +2389,12 @@ END_TEST
 START_TEST(listen_string_id_and_duplicate) {
   sink k = {0}, dup = {0};
   ck_assert_int_eq(
-      send_to(&P,
-              text("{\"jsonrpc\":\"2.0\",\"id\":\"s-1\",\"method\":"
-                   "\"subscriptions/listen\",\"params\":{\"_meta\":" META_NONE
-                   ",\"notifications\":{\"toolsListChanged\":true}}}"),
-              &k),
+      send_to(
+          &P,
+          tu_text("{\"jsonrpc\":\"2.0\",\"id\":\"s-1\",\"method\":"
+                  "\"subscriptions/listen\",\"params\":{\"_meta\":" TU_META_NONE
+                  ",\"notifications\":{\"toolsListChanged\":true}}}"),
+          &k),
       0);
   EXPECT_SINK(&k, 0,
               "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/"
@@ -2522,11 +2402,12 @@ START_TEST(listen_string_id_and_duplicate) {
               "\"toolsListChanged\":true},\"_meta\":{\"" SUB "\":\"s-1\"}}}");
   /* The same id again while it is open is refused on its own stream. */
   ck_assert_int_eq(
-      send_to(&P,
-              text("{\"jsonrpc\":\"2.0\",\"id\":\"s-1\",\"method\":"
-                   "\"subscriptions/listen\",\"params\":{\"_meta\":" META_NONE
-                   ",\"notifications\":{\"toolsListChanged\":true}}}"),
-              &dup),
+      send_to(
+          &P,
+          tu_text("{\"jsonrpc\":\"2.0\",\"id\":\"s-1\",\"method\":"
+                  "\"subscriptions/listen\",\"params\":{\"_meta\":" TU_META_NONE
+                  ",\"notifications\":{\"toolsListChanged\":true}}}"),
+          &dup),
       0);
   ck_assert_uint_eq(dup.n, 1);
   ck_assert_int_eq(dup.done, 1);
@@ -2584,7 +2465,7 @@ START_TEST(listen_honours_only_what_the_server_has) {
   ck_assert_int_eq(k2.done, 1);
   ck_assert_int_eq(mcp_server_resource_updated(srv, "file:///x"), 0);
   ck_assert_uint_eq(k.n, 2);
-  peer_open(&P, srv, &ALICE); /* for teardown */
+  tu_peer_open_with(&P, srv, &ALICE, inspect); /* for teardown */
   sink_free(&k);
   sink_free(&k2);
 }
@@ -2593,8 +2474,8 @@ END_TEST
 /* Without a sink (stdio), everything goes to the session's callback. */
 START_TEST(listen_without_a_sink) {
   cJSON *r =
-      rq(&P, LISTEN(3, "{\"toolsListChanged\":true,"
-                       "\"resourceSubscriptions\":[\"file:///readme\"]}"));
+      tu_ask(&P, LISTEN(3, "{\"toolsListChanged\":true,"
+                           "\"resourceSubscriptions\":[\"file:///readme\"]}"));
   tu_assert_exact(r, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/"
                      "subscriptions/acknowledged\",\"params\":{"
                      "\"notifications\":{\"toolsListChanged\":true,"
@@ -2619,14 +2500,14 @@ START_TEST(listen_without_a_sink) {
   ck_assert_int_eq(mcp_server_resource_updated(srv, "file:///readme"), 0);
   ck_assert_uint_eq(P.nout, 0);
   /* A listener left open is ended by teardown's mcp_session_free. */
-  r = rq(&P, LISTEN(4, "{\"toolsListChanged\":true}"));
+  r = tu_ask(&P, LISTEN(4, "{\"toolsListChanged\":true}"));
   cJSON_Delete(r);
 }
 END_TEST
 
 START_TEST(listen_session_free_ends_it) {
   tu_peer q;
-  peer_open(&q, srv, &ALICE);
+  tu_peer_open_with(&q, srv, &ALICE, inspect);
   sink k = {0};
   ck_assert_int_eq(
       send_to(&q, LISTEN(5, "{\"resourceSubscriptions\":[\"file:///readme\"]}"),
@@ -2667,16 +2548,16 @@ START_TEST(listen_bad_filters) {
   };
   for (size_t i = 0; i < TU_COUNT(cases); i++) {
     sink k = {0};
-    char *msg =
-        text("{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":"
-             "\"subscriptions/listen\",\"params\":{\"_meta\":" META_NONE "%s}}",
-             (int)i + 1, cases[i].params);
+    char *msg = tu_text(
+        "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":"
+        "\"subscriptions/listen\",\"params\":{\"_meta\":" TU_META_NONE "%s}}",
+        (int)i + 1, cases[i].params);
     ck_assert_int_eq(send_to(&P, msg, &k), 0);
     ck_assert_msg(k.n == 1, "%s: %zu messages", cases[i].params, k.n);
     ck_assert_int_eq(k.done, 1);
     cJSON *r = cJSON_Parse(k.msgs[0]);
-    EXPECT_ERROR(r, -32602, cases[i].needle);
-    ck_assert_int_eq((int)get(r, "id")->valuedouble, (int)i + 1);
+    tu_assert_error(r, -32602, cases[i].needle);
+    ck_assert_int_eq((int)tu_get(r, "id")->valuedouble, (int)i + 1);
     cJSON_Delete(r);
     sink_free(&k);
   }
@@ -2686,29 +2567,30 @@ START_TEST(listen_bad_filters) {
   uris[0] = '\0';
   for (int i = 0; i < 257; i++)
     sprintf(uris + strlen(uris), "%s\"file:///r/%d\"", i ? "," : "", i);
-  char *msg = text("{\"jsonrpc\":\"2.0\",\"id\":300,\"method\":"
-                   "\"subscriptions/listen\",\"params\":{\"_meta\":" META_NONE
-                   ",\"notifications\":{\"resourceSubscriptions\":[%s]}}}",
-                   uris);
+  char *msg =
+      tu_text("{\"jsonrpc\":\"2.0\",\"id\":300,\"method\":"
+              "\"subscriptions/listen\",\"params\":{\"_meta\":" TU_META_NONE
+              ",\"notifications\":{\"resourceSubscriptions\":[%s]}}}",
+              uris);
   sink k = {0};
   ck_assert_int_eq(send_to(&P, msg, &k), 0);
   cJSON *r = cJSON_Parse(k.msgs[0]);
-  EXPECT_ERROR(r, -32602, "more than 256");
+  tu_assert_error(r, -32602, "more than 256");
   cJSON_Delete(r);
   ck_assert_int_eq(k.done, 1);
   sink_free(&k);
   *strrchr(uris, ',') = '\0';
-  msg = text("{\"jsonrpc\":\"2.0\",\"id\":301,\"method\":"
-             "\"subscriptions/listen\",\"params\":{\"_meta\":" META_NONE
-             ",\"notifications\":{\"resourceSubscriptions\":[%s]}}}",
-             uris);
+  msg = tu_text("{\"jsonrpc\":\"2.0\",\"id\":301,\"method\":"
+                "\"subscriptions/listen\",\"params\":{\"_meta\":" TU_META_NONE
+                ",\"notifications\":{\"resourceSubscriptions\":[%s]}}}",
+                uris);
   ck_assert_int_eq(send_to(&P, msg, &k), 0);
   ck_assert_uint_eq(k.n, 1);
   ck_assert_int_eq(k.done, 0);
   r = cJSON_Parse(k.msgs[0]);
   ck_assert_int_eq(
-      cJSON_GetArraySize(
-          get(get(get(r, "params"), "notifications"), "resourceSubscriptions")),
+      cJSON_GetArraySize(tu_get(tu_get(tu_get(r, "params"), "notifications"),
+                                "resourceSubscriptions")),
       256);
   cJSON_Delete(r);
   ck_assert_int_eq(mcp_server_resource_updated(srv, "file:///r/255"), 1);
@@ -2728,12 +2610,12 @@ START_TEST(listen_bad_filters) {
 END_TEST
 
 START_TEST(listen_is_modern_only) {
-  legacy_init(&P, "2025-11-25", "{}");
+  tu_legacy_init(&P, "2025-11-25", "{}");
   sink k = {0};
   ck_assert_int_eq(
       send_to(&P,
-              req(1, "subscriptions/listen",
-                  "{\"notifications\":{\"toolsListChanged\":true}}"),
+              tu_req(1, "subscriptions/listen",
+                     "{\"notifications\":{\"toolsListChanged\":true}}"),
               &k),
       0);
   ck_assert_uint_eq(k.n, 1);
@@ -2744,10 +2626,11 @@ START_TEST(listen_is_modern_only) {
   sink_free(&k);
   /* Nor before initialize. */
   tu_peer q;
-  peer_open(&q, srv, &ALICE);
-  cJSON *r = rq(&q, req(2, "subscriptions/listen",
+  tu_peer_open_with(&q, srv, &ALICE, inspect);
+  cJSON *r =
+      tu_ask(&q, tu_req(2, "subscriptions/listen",
                         "{\"notifications\":{\"toolsListChanged\":true}}"));
-  EXPECT_ERROR(r, -32601, "subscriptions/listen");
+  tu_assert_error(r, -32601, "subscriptions/listen");
   cJSON_Delete(r);
   tu_peer_close(&q);
   /* The legacy session gets its list_changed on its callback. */
@@ -2778,99 +2661,102 @@ static void expect_logs(const char *logger, const char *levels, int id) {
   for (char *l = strtok(copy_levels, ","); l; l = strtok(NULL, ","), i++) {
     ck_assert_msg(i < P.nout, "log %s not sent", l);
     cJSON *m = tu_msg(&P, i);
-    char *expected = text("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/"
-                          "message\",\"params\":{\"level\":\"%s\",\"logger\":"
-                          "\"%s\",\"data\":\"%c\"}}",
-                          l, logger, l[0]);
+    char *expected =
+        tu_text("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/"
+                "message\",\"params\":{\"level\":\"%s\",\"logger\":"
+                "\"%s\",\"data\":\"%c\"}}",
+                l, logger, l[0]);
     tu_assert_exact(m, expected);
     free(expected);
     cJSON_Delete(m);
   }
   ck_assert_msg(P.nout == i + 1, "%zu messages, expected %zu", P.nout, i + 1);
   cJSON *m = tu_msg(&P, i);
-  ck_assert_int_eq((int)get(m, "id")->valuedouble, id);
-  ck_assert_ptr_nonnull(get(m, "result"));
+  ck_assert_int_eq((int)tu_get(m, "id")->valuedouble, id);
+  ck_assert_ptr_nonnull(tu_get(m, "result"));
   cJSON_Delete(m);
 }
 
 START_TEST(logging_set_level) {
-  legacy_init(&P, "2025-11-25", "{}");
+  tu_legacy_init(&P, "2025-11-25", "{}");
   g_fn = h_logs;
   /* Before setLevel the client is sent nothing. */
   tu_clear(&P);
-  ck_assert_int_eq(sendf(&P, tu_call_text("1", "run", "{}", NULL)), 0);
+  ck_assert_int_eq(tu_send_free(&P, tu_call_text("1", "run", "{}", NULL)), 0);
   expect_logs("run", "", 1);
   ck_assert_ptr_nonnull(strstr(g_log, "tool \"run\": w"));
   static const char *const bad[] = {"{\"level\":\"verbose\"}", "{\"level\":3}",
                                     "{}", "{\"level\":\"WARNING\"}",
                                     "{\"level\":null}"};
   for (size_t i = 0; i < TU_COUNT(bad); i++) {
-    cJSON *r = rq(&P, req(2, "logging/setLevel", bad[i]));
-    EXPECT_ERROR(r, -32602,
-                 "level must be one of debug, info, notice, "
-                 "warning, error, critical, alert, emergency");
+    cJSON *r = tu_ask(&P, tu_req(2, "logging/setLevel", bad[i]));
+    tu_assert_error(r, -32602,
+                    "level must be one of debug, info, notice, "
+                    "warning, error, critical, alert, emergency");
     cJSON_Delete(r);
   }
-  cJSON *r = rq(&P, req(2, "logging/setLevel", NULL));
-  EXPECT_ERROR(r, -32602, "level");
+  cJSON *r = tu_ask(&P, tu_req(2, "logging/setLevel", NULL));
+  tu_assert_error(r, -32602, "level");
   cJSON_Delete(r);
   tu_clear(&P);
-  ck_assert_int_eq(sendf(&P, tu_call_text("3", "run", "{}", NULL)), 0);
+  ck_assert_int_eq(tu_send_free(&P, tu_call_text("3", "run", "{}", NULL)), 0);
   expect_logs("run", "", 3);
 
-  r = rq(&P, req(4, "logging/setLevel", "{\"level\":\"warning\"}"));
+  r = tu_ask(&P, tu_req(4, "logging/setLevel", "{\"level\":\"warning\"}"));
   tu_assert_exact(r, "{\"jsonrpc\":\"2.0\",\"id\":4,\"result\":{}}");
   cJSON_Delete(r);
   tu_clear(&P);
-  ck_assert_int_eq(sendf(&P, tu_call_text("5", "run", "{}", NULL)), 0);
+  ck_assert_int_eq(tu_send_free(&P, tu_call_text("5", "run", "{}", NULL)), 0);
   expect_logs("run", "warning,error", 5);
   /* Prompts and resources log the same way, named as themselves. */
   tu_clear(&P);
-  ck_assert_int_eq(sendf(&P, get_prompt(6, "greet", "{\"name\":\"a\"}")), 0);
+  ck_assert_int_eq(tu_send_free(&P, get_prompt(6, "greet", "{\"name\":\"a\"}")),
+                   0);
   expect_logs("greet", "warning,error", 6);
   tu_clear(&P);
-  ck_assert_int_eq(sendf(&P, read_uri(7, "file:///notes/x")), 0);
+  ck_assert_int_eq(tu_send_free(&P, read_uri(7, "file:///notes/x")), 0);
   expect_logs("file:///notes/{name}", "warning,error", 7);
 
-  r = rq(&P, req(8, "logging/setLevel", "{\"level\":\"debug\"}"));
+  r = tu_ask(&P, tu_req(8, "logging/setLevel", "{\"level\":\"debug\"}"));
   cJSON_Delete(r);
   tu_clear(&P);
-  ck_assert_int_eq(sendf(&P, tu_call_text("9", "run", "{}", NULL)), 0);
+  ck_assert_int_eq(tu_send_free(&P, tu_call_text("9", "run", "{}", NULL)), 0);
   expect_logs("run", "debug,info,notice,warning,error", 9);
-  r = rq(&P, req(10, "logging/setLevel", "{\"level\":\"critical\"}"));
+  r = tu_ask(&P, tu_req(10, "logging/setLevel", "{\"level\":\"critical\"}"));
   cJSON_Delete(r);
   tu_clear(&P);
-  ck_assert_int_eq(sendf(&P, tu_call_text("11", "run", "{}", NULL)), 0);
+  ck_assert_int_eq(tu_send_free(&P, tu_call_text("11", "run", "{}", NULL)), 0);
   expect_logs("run", "", 11);
   /* A refused level leaves the last good one. */
-  r = rq(&P, req(12, "logging/setLevel", "{\"level\":\"error\"}"));
+  r = tu_ask(&P, tu_req(12, "logging/setLevel", "{\"level\":\"error\"}"));
   cJSON_Delete(r);
-  r = rq(&P, req(13, "logging/setLevel", "{\"level\":\"loud\"}"));
+  r = tu_ask(&P, tu_req(13, "logging/setLevel", "{\"level\":\"loud\"}"));
   cJSON_Delete(r);
   tu_clear(&P);
-  ck_assert_int_eq(sendf(&P, tu_call_text("14", "run", "{}", NULL)), 0);
+  ck_assert_int_eq(tu_send_free(&P, tu_call_text("14", "run", "{}", NULL)), 0);
   expect_logs("run", "error", 14);
   /* A modern request on the same connection ignores the legacy level. */
   tu_clear(&P);
-  ck_assert_int_eq(sendf(&P, tu_call_text("15", "run", "{}", META_NONE)), 0);
+  ck_assert_int_eq(
+      tu_send_free(&P, tu_call_text("15", "run", "{}", TU_META_NONE)), 0);
   expect_logs("run", "", 15);
   /* Other sessions keep their own level (none). */
   tu_peer q;
-  peer_open(&q, srv, &ALICE);
-  legacy_init(&q, "2025-11-25", "{}");
-  cJSON *reply = rq(&q, tu_call_text("16", "run", "{}", NULL));
+  tu_peer_open_with(&q, srv, &ALICE, inspect);
+  tu_legacy_init(&q, "2025-11-25", "{}");
+  cJSON *reply = tu_ask(&q, tu_call_text("16", "run", "{}", NULL));
   cJSON_Delete(reply);
   tu_peer_close(&q);
 }
 END_TEST
 
 START_TEST(logging_set_level_is_legacy_only) {
-  cJSON *r =
-      rq(&P, mreq(1, "logging/setLevel", META_NONE, "\"level\":\"debug\""));
-  EXPECT_ERROR(r, -32601, "logging/setLevel");
+  cJSON *r = tu_ask(
+      &P, tu_mreq(1, "logging/setLevel", TU_META_NONE, "\"level\":\"debug\""));
+  tu_assert_error(r, -32601, "logging/setLevel");
   cJSON_Delete(r);
-  r = rq(&P, req(2, "logging/setLevel", "{\"level\":\"debug\"}"));
-  EXPECT_ERROR(r, -32600, "initialize");
+  r = tu_ask(&P, tu_req(2, "logging/setLevel", "{\"level\":\"debug\"}"));
+  tu_assert_error(r, -32600, "initialize");
   cJSON_Delete(r);
 }
 END_TEST
@@ -2883,8 +2769,8 @@ END_TEST
 #define REF_NOTES "{\"type\":\"ref/resource\",\"uri\":\"file:///notes/{name}\"}"
 
 START_TEST(complete_prompt_argument) {
-  legacy_init(&P, "2025-11-25", "{}");
-  cJSON *r = rq(
+  tu_legacy_init(&P, "2025-11-25", "{}");
+  cJSON *r = tu_ask(
       &P, complete_req(1, REF_GREET, "name", "al", "{\"style\":\"formal\"}"));
   tu_assert_exact(r, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{"
                      "\"completion\":{\"values\":[\"alice\",\"albert\"],"
@@ -2898,7 +2784,7 @@ START_TEST(complete_prompt_argument) {
   ck_assert_int_eq(g_runs, 0); /* the prompt itself did not run */
   /* Without context; an empty value; a total. */
   g_c_total = 3;
-  r = rq(&P, complete_req(2, REF_GREET, "style", "", NULL));
+  r = tu_ask(&P, complete_req(2, REF_GREET, "style", "", NULL));
   tu_assert_exact(r, "{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{"
                      "\"completion\":{\"values\":[\"alice\",\"albert\","
                      "\"bob\"],\"total\":3,\"hasMore\":false}}}");
@@ -2907,14 +2793,15 @@ START_TEST(complete_prompt_argument) {
   ck_assert_str_eq(g_c_value, "");
   ck_assert_str_eq(g_c_context, "(null)");
   /* A context value that is not a string is not seen. */
-  r = rq(&P, complete_req(3, REF_GREET, "name", "z", "{\"style\":5}"));
+  r = tu_ask(&P, complete_req(3, REF_GREET, "name", "z", "{\"style\":5}"));
   tu_assert_json(r, "{\"result\":{\"completion\":{\"values\":[]}}}");
   cJSON_Delete(r);
   ck_assert_str_eq(g_c_context, "(null)");
   /* The modern era: a complete result. */
-  r = rq(&P, mreq(4, "completion/complete", META_NONE,
-                  "\"ref\":" REF_GREET ",\"argument\":{\"name\":\"name\","
-                  "\"value\":\"b\"}"));
+  r = tu_ask(&P,
+             tu_mreq(4, "completion/complete", TU_META_NONE,
+                     "\"ref\":" REF_GREET ",\"argument\":{\"name\":\"name\","
+                     "\"value\":\"b\"}"));
   tu_assert_json(r, "{\"id\":4,\"result\":{\"resultType\":\"complete\","
                     "\"completion\":{\"values\":[\"bob\"],\"hasMore\":false},"
                     "\"ttlMs\":\"<absent>\"}}");
@@ -2923,8 +2810,8 @@ START_TEST(complete_prompt_argument) {
 END_TEST
 
 START_TEST(complete_template_variable) {
-  legacy_init(&P, "2025-06-18", "{}");
-  cJSON *r = rq(&P, complete_req(1, REF_NOTES, "name", "b", NULL));
+  tu_legacy_init(&P, "2025-06-18", "{}");
+  cJSON *r = tu_ask(&P, complete_req(1, REF_NOTES, "name", "b", NULL));
   tu_assert_exact(r, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{"
                      "\"completion\":{\"values\":[\"bob\"],\"hasMore\":false}"
                      "}}");
@@ -2932,7 +2819,8 @@ START_TEST(complete_template_variable) {
   ck_assert_str_eq(g_c_arg, "name");
   ck_assert_str_eq(g_c_value, "b");
   /* A template without a callback: no suggestions. */
-  r = rq(&P, complete_req(2,
+  r = tu_ask(&P,
+             complete_req(2,
                           "{\"type\":\"ref/resource\",\"uri\":\"file:///docs/"
                           "{+path}\"}",
                           "path", "a", NULL));
@@ -2941,8 +2829,8 @@ START_TEST(complete_template_variable) {
   cJSON_Delete(r);
   ck_assert_int_eq(g_c_runs, 1);
   /* A prompt without a callback: no suggestions either. */
-  r = rq(&P, complete_req(3, "{\"type\":\"ref/prompt\",\"name\":\"plain\"}",
-                          "text", "a", NULL));
+  r = tu_ask(&P, complete_req(3, "{\"type\":\"ref/prompt\",\"name\":\"plain\"}",
+                              "text", "a", NULL));
   tu_assert_exact(r, "{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{"
                      "\"completion\":{\"values\":[],\"hasMore\":false}}}");
   cJSON_Delete(r);
@@ -2951,12 +2839,12 @@ START_TEST(complete_template_variable) {
 END_TEST
 
 START_TEST(complete_more_than_100_values) {
-  legacy_init(&P, "2025-11-25", "{}");
+  tu_legacy_init(&P, "2025-11-25", "{}");
   g_c_count = 101;
   g_c_total = 1000;
-  cJSON *r = rq(&P, complete_req(1, REF_NOTES, "name", "", NULL));
-  const cJSON *c = get(result_of(r), "completion");
-  const cJSON *values = get(c, "values");
+  cJSON *r = tu_ask(&P, complete_req(1, REF_NOTES, "name", "", NULL));
+  const cJSON *c = tu_get(tu_result_of(r), "completion");
+  const cJSON *values = tu_get(c, "values");
   ck_assert_int_eq(cJSON_GetArraySize(values), 100);
   ck_assert_str_eq(cJSON_GetArrayItem(values, 0)->valuestring, "v0");
   ck_assert_str_eq(cJSON_GetArrayItem(values, 99)->valuestring, "v99");
@@ -2966,9 +2854,9 @@ START_TEST(complete_more_than_100_values) {
   /* Exactly 100 is all there is. */
   g_c_count = 100;
   g_c_total = 0;
-  r = rq(&P, complete_req(2, REF_NOTES, "name", "", NULL));
-  c = get(result_of(r), "completion");
-  ck_assert_int_eq(cJSON_GetArraySize(get(c, "values")), 100);
+  r = tu_ask(&P, complete_req(2, REF_NOTES, "name", "", NULL));
+  c = tu_get(tu_result_of(r), "completion");
+  ck_assert_int_eq(cJSON_GetArraySize(tu_get(c, "values")), 100);
   tu_assert_json(c, "{\"total\":\"<absent>\",\"hasMore\":false}");
   cJSON_Delete(r);
   ck_assert_int_eq(g_c_last_add, 0);
@@ -2983,7 +2871,7 @@ static int c_bad_value(mcp_completion *c, void *user_data) {
 }
 
 START_TEST(complete_errors) {
-  legacy_init(&P, "2025-11-25", "{}");
+  tu_legacy_init(&P, "2025-11-25", "{}");
   struct {
     const char *ref, *arg, *needle;
   } cases[] = {
@@ -3013,9 +2901,9 @@ START_TEST(complete_errors) {
       {"\"greet\"", "name", "ref must be"},
   };
   for (size_t i = 0; i < TU_COUNT(cases); i++) {
-    cJSON *r =
-        rq(&P, complete_req((int)i + 1, cases[i].ref, cases[i].arg, "", NULL));
-    EXPECT_ERROR(r, -32602, cases[i].needle);
+    cJSON *r = tu_ask(
+        &P, complete_req((int)i + 1, cases[i].ref, cases[i].arg, "", NULL));
+    tu_assert_error(r, -32602, cases[i].needle);
     cJSON_Delete(r);
   }
   static const char *const bad_params[] = {
@@ -3031,14 +2919,15 @@ START_TEST(complete_errors) {
       "{\"argument\":{\"name\":\"name\",\"value\":\"\"}}",
   };
   for (size_t i = 0; i < TU_COUNT(bad_params); i++) {
-    cJSON *r = rq(&P, req(50 + (int)i, "completion/complete", bad_params[i]));
-    EXPECT_ERROR(r, -32602, "Invalid params");
+    cJSON *r =
+        tu_ask(&P, tu_req(50 + (int)i, "completion/complete", bad_params[i]));
+    tu_assert_error(r, -32602, "Invalid params");
     cJSON_Delete(r);
   }
   ck_assert_int_eq(g_c_runs, 0);
   /* The callback fails: an internal error, the detail in the log. */
   g_c_rc = MCP_EIO;
-  cJSON *r = rq(&P, complete_req(70, REF_GREET, "name", "a", NULL));
+  cJSON *r = tu_ask(&P, complete_req(70, REF_GREET, "name", "a", NULL));
   tu_assert_exact(r, "{\"jsonrpc\":\"2.0\",\"id\":70,\"error\":{\"code\":"
                      "-32603,\"message\":\"Internal error\"}}");
   cJSON_Delete(r);
@@ -3050,63 +2939,70 @@ START_TEST(complete_errors) {
   p.complete = c_bad_value;
   ck_assert_int_eq(mcp_server_add_prompt(srv, &p, &g_runs), 0);
   tu_clear(&P);
-  r = rq(&P, complete_req(71, "{\"type\":\"ref/prompt\",\"name\":\"picky\"}",
+  r = tu_ask(&P,
+             complete_req(71, "{\"type\":\"ref/prompt\",\"name\":\"picky\"}",
                           "text", "", NULL));
-  tu_assert_exact(get(result_of(r), "completion"),
+  tu_assert_exact(tu_get(tu_result_of(r), "completion"),
                   "{\"values\":[\"ok\"],\"hasMore\":false}");
   cJSON_Delete(r);
   /* Modern errors are the same. */
-  r = rq(&P, mreq(72, "completion/complete", META_NONE,
-                  "\"ref\":" REF_GREET ",\"argument\":{\"name\":\"x\","
-                  "\"value\":\"\"}"));
-  EXPECT_ERROR(r, -32602, "greet has no argument named \"x\"");
+  r = tu_ask(&P, tu_mreq(72, "completion/complete", TU_META_NONE,
+                         "\"ref\":" REF_GREET ",\"argument\":{\"name\":\"x\","
+                         "\"value\":\"\"}"));
+  tu_assert_error(r, -32602, "greet has no argument named \"x\"");
   cJSON_Delete(r);
 }
 END_TEST
 
 START_TEST(complete_needs_the_scopes) {
-  legacy_init(&P, "2025-11-25", "{}");
-  cJSON *r = rq(&P, complete_req(1,
-                                 "{\"type\":\"ref/prompt\",\"name\":"
-                                 "\"secret\"}",
-                                 "topic", "", NULL));
+  tu_legacy_init(&P, "2025-11-25", "{}");
+  cJSON *r = tu_ask(&P, complete_req(1,
+                                     "{\"type\":\"ref/prompt\",\"name\":"
+                                     "\"secret\"}",
+                                     "topic", "", NULL));
   tu_assert_exact(r, "{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":"
                      "-31403,\"message\":\"Forbidden: insufficient scope\","
                      "\"data\":{\"requiredScopes\":[\"admin\"]}}}");
   cJSON_Delete(r);
-  r = rq(&P, complete_req(2,
+  r = tu_ask(&P,
+             complete_req(2,
                           "{\"type\":\"ref/resource\",\"uri\":\"file:///vault/"
                           "{key}\"}",
                           "key", "", NULL));
-  EXPECT_ERROR(r, MCP_RPC_FORBIDDEN, "insufficient scope");
+  tu_assert_error(r, MCP_RPC_FORBIDDEN, "insufficient scope");
   tu_assert_json(r, "{\"error\":{\"data\":{\"requiredScopes\":[\"admin\"]}}}");
   cJSON_Delete(r);
-  r = rq(&P, mreq(3, "completion/complete", META_NONE,
-                  "\"ref\":{\"type\":\"ref/prompt\",\"name\":\"secret\"},"
-                  "\"argument\":{\"name\":\"topic\",\"value\":\"\"}"));
-  EXPECT_ERROR(r, MCP_RPC_FORBIDDEN, NULL);
+  r = tu_ask(&P,
+             tu_mreq(3, "completion/complete", TU_META_NONE,
+                     "\"ref\":{\"type\":\"ref/prompt\",\"name\":\"secret\"},"
+                     "\"argument\":{\"name\":\"topic\",\"value\":\"\"}"));
+  tu_assert_error(r, MCP_RPC_FORBIDDEN, NULL);
   cJSON_Delete(r);
   /* Scopes come first: the argument and variable names of what the caller
    * may not use are not revealed. */
-  r = rq(&P, complete_req(5, "{\"type\":\"ref/prompt\",\"name\":\"secret\"}",
+  r = tu_ask(&P,
+             complete_req(5, "{\"type\":\"ref/prompt\",\"name\":\"secret\"}",
                           "bogus", "", NULL));
-  EXPECT_ERROR(r, MCP_RPC_FORBIDDEN, NULL);
+  tu_assert_error(r, MCP_RPC_FORBIDDEN, NULL);
   cJSON_Delete(r);
-  r = rq(&P, complete_req(6,
+  r = tu_ask(&P,
+             complete_req(6,
                           "{\"type\":\"ref/resource\",\"uri\":\"file:///vault/"
                           "{key}\"}",
                           "bogus", "", NULL));
-  EXPECT_ERROR(r, MCP_RPC_FORBIDDEN, NULL);
+  tu_assert_error(r, MCP_RPC_FORBIDDEN, NULL);
   cJSON_Delete(r);
   ck_assert_int_eq(g_c_runs, 0);
   tu_peer q;
-  peer_open(&q, srv, &ROOT);
-  legacy_init(&q, "2025-11-25", "{}");
-  r = rq(&q, complete_req(7, "{\"type\":\"ref/prompt\",\"name\":\"secret\"}",
+  tu_peer_open_with(&q, srv, &ROOT, inspect);
+  tu_legacy_init(&q, "2025-11-25", "{}");
+  r = tu_ask(&q,
+             complete_req(7, "{\"type\":\"ref/prompt\",\"name\":\"secret\"}",
                           "bogus", "", NULL));
-  EXPECT_ERROR(r, -32602, "secret has no argument named \"bogus\"");
+  tu_assert_error(r, -32602, "secret has no argument named \"bogus\"");
   cJSON_Delete(r);
-  r = rq(&q, complete_req(4,
+  r = tu_ask(&q,
+             complete_req(4,
                           "{\"type\":\"ref/resource\",\"uri\":\"file:///vault/"
                           "{key}\"}",
                           "key", "a", NULL));
@@ -3152,7 +3048,7 @@ static bool utf8_ok(const char *s) {
 /* The error message of reply, asserted to be UTF-8 and to start with
  * prefix. */
 static void expect_utf8_message(const cJSON *reply, const char *prefix) {
-  const cJSON *m = get(get(reply, "error"), "message");
+  const cJSON *m = tu_get(tu_get(reply, "error"), "message");
   ck_assert(cJSON_IsString(m));
   ck_assert_msg(utf8_ok(m->valuestring), "not UTF-8: %s", m->valuestring);
   ck_assert_msg(strncmp(m->valuestring, prefix, strlen(prefix)) == 0,
@@ -3160,7 +3056,7 @@ static void expect_utf8_message(const cJSON *reply, const char *prefix) {
 }
 
 START_TEST(error_messages_stay_utf8) {
-  legacy_init(&P, "2025-11-25", "{}");
+  tu_legacy_init(&P, "2025-11-25", "{}");
   char e70[141], e100[201];
   for (int i = 0; i < 70; i++)
     memcpy(e70 + 2 * i, "\xc3\xa9", 2);
@@ -3171,22 +3067,22 @@ START_TEST(error_messages_stay_utf8) {
   /* Odd offsets: every cut falls inside a character. */
   for (int odd = 0; odd < 2; odd++) {
     const char *pad = odd ? "x" : "";
-    char *args = text("{\"name\":\"a\",\"%s%s\":\"v\"}", pad, e70);
-    cJSON *r = rq(&P, get_prompt(1, "greet", args));
+    char *args = tu_text("{\"name\":\"a\",\"%s%s\":\"v\"}", pad, e70);
+    cJSON *r = tu_ask(&P, get_prompt(1, "greet", args));
     free(args);
-    EXPECT_ERROR(r, -32602, NULL);
+    tu_assert_error(r, -32602, NULL);
     expect_utf8_message(r, "Invalid params: prompt \"greet\" has no argument");
     cJSON_Delete(r);
-    char *name = text("%s%s", pad, e100);
-    r = rq(&P, get_prompt(2, name, "{}"));
+    char *name = tu_text("%s%s", pad, e100);
+    r = tu_ask(&P, get_prompt(2, name, "{}"));
     expect_utf8_message(r, "Invalid params: unknown prompt: ");
     cJSON_Delete(r);
-    r = rq(&P, complete_req(3, REF_GREET_TEXT, name, "", NULL));
+    r = tu_ask(&P, complete_req(3, REF_GREET_TEXT, name, "", NULL));
     expect_utf8_message(r, "Invalid params: greet has no argument named");
     cJSON_Delete(r);
     char *ref =
-        text("{\"type\":\"ref/resource\",\"uri\":\"file:///%s\"}", name);
-    r = rq(&P, complete_req(4, ref, "x", "", NULL));
+        tu_text("{\"type\":\"ref/resource\",\"uri\":\"file:///%s\"}", name);
+    r = tu_ask(&P, complete_req(4, ref, "x", "", NULL));
     expect_utf8_message(r, "Invalid params: unknown resource: file:///");
     cJSON_Delete(r);
     free(ref);
@@ -3236,7 +3132,7 @@ static void *changer(void *arg) {
 
 START_TEST(changes_from_another_thread) {
   atomic_store(&g_changer_errors, 0);
-  legacy_init(&P, "2025-11-25", "{}");
+  tu_legacy_init(&P, "2025-11-25", "{}");
   pthread_t th;
   ck_assert_int_eq(pthread_create(&th, NULL, changer, NULL), 0);
   counting c[100];
@@ -3252,9 +3148,9 @@ START_TEST(changes_from_another_thread) {
     ck_assert_int_eq(mcp_session_receive_to(P.session, msg, strlen(msg), &k),
                      0);
     free(msg);
-    char *cancel = text("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/"
-                        "cancelled\",\"params\":{\"requestId\":%d}}",
-                        1000 + i);
+    char *cancel = tu_text("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/"
+                           "cancelled\",\"params\":{\"requestId\":%d}}",
+                           1000 + i);
     ck_assert_int_eq(tu_send(&P, cancel), 0);
     free(cancel);
   }
@@ -3329,7 +3225,12 @@ static int c_alloc(mcp_completion *c, void *user_data) {
 }
 
 /* Runs one whole scenario; returns true when every step worked. */
-static bool alloc_scenario(int *sent) {
+static bool alloc_scenario(long n, void *user) {
+  (void)n;
+  int *sent = user;
+  *sent = 0;
+  g_done_count = 0;
+  g_listen_tried = false;
   static const mcp_prompt_argument args[] = {{.name = "name"}, {.name = NULL}};
   static const mcp_prompt prompt = {.name = "greet",
                                     .description = "d",
@@ -3372,12 +3273,12 @@ static bool alloc_scenario(int *sent) {
       "\"params\":{\"ref\":{\"type\":\"ref/prompt\",\"name\":\"greet\"},"
       "\"argument\":{\"name\":\"zz\",\"value\":\"o\"}}}",
       "{\"jsonrpc\":\"2.0\",\"id\":13,\"method\":\"resources/read\","
-      "\"params\":{\"_meta\":{" PV ":\"2026-07-28\"," CC ":{}},\"uri\":"
+      "\"params\":{\"_meta\":{" TU_PV ":\"2026-07-28\"," TU_CC ":{}},\"uri\":"
       "\"file:///readme\"}}",
   };
   static const char listen[] =
       "{\"jsonrpc\":\"2.0\",\"id\":14,\"method\":\"subscriptions/listen\","
-      "\"params\":{\"_meta\":{" PV ":\"2026-07-28\"," CC ":{}},"
+      "\"params\":{\"_meta\":{" TU_PV ":\"2026-07-28\"," TU_CC ":{}},"
       "\"notifications\":{\"toolsListChanged\":true,\"promptsListChanged\":"
       "true,\"resourceSubscriptions\":[\"file:///readme\"]}}}";
   static const char cancel[] =
@@ -3410,7 +3311,7 @@ static bool alloc_scenario(int *sent) {
   /* A modern prompt that asks, and its retry with the answer. */
   static const char ask[] =
       "{\"jsonrpc\":\"2.0\",\"id\":20,\"method\":\"prompts/get\","
-      "\"params\":{\"_meta\":{" PV ":\"2026-07-28\"," CC
+      "\"params\":{\"_meta\":{" TU_PV ":\"2026-07-28\"," TU_CC
       ":{\"elicitation\":{}}},\"name\":\"greet\",\"arguments\":{\"name\":"
       "\"ask\"}}}";
   rc = mcp_session_receive(session, ask, strlen(ask));
@@ -3423,7 +3324,7 @@ static bool alloc_scenario(int *sent) {
     char retry[4096];
     snprintf(retry, sizeof retry,
              "{\"jsonrpc\":\"2.0\",\"id\":21,\"method\":\"prompts/get\","
-             "\"params\":{\"_meta\":{" PV ":\"2026-07-28\"," CC
+             "\"params\":{\"_meta\":{" TU_PV ":\"2026-07-28\"," TU_CC
              ":{\"elicitation\":{}}},\"name\":\"greet\",\"arguments\":{"
              "\"name\":\"ask\"},\"requestState\":\"%.*s\","
              "\"inputResponses\":{\"confirm\":{\"action\":\"accept\"}}}}",
@@ -3451,30 +3352,24 @@ static bool alloc_scenario(int *sent) {
   return ok;
 }
 
-START_TEST(allocation_failure_leaks_nothing) {
-  bool finished = false;
-  for (long n = 1; n < 20000 && !finished; n++) {
-    int sent = 0;
-    g_done_count = 0;
-    g_listen_tried = false;
-    tu_alloc_install(n);
-    bool ok = alloc_scenario(&sent);
-    long live = tu_alloc.live, failures = tu_alloc.failures;
-    tu_alloc_remove();
-    ck_assert_msg(live == 0, "fail_at %ld: %ld blocks leaked", n, live);
-    /* Whatever failed, the listener's stream was released once. */
-    ck_assert_msg(g_done_count == (g_listen_tried ? 1 : 0),
-                  "fail_at %ld: done called %d times", n, g_done_count);
-    if (failures == 0) {
-      finished = true;
-      ck_assert_msg(ok, "the scenario failed without a failed allocation");
-      /* 13 replies, the log messages of 2 calls, the modern round trip,
-       * the acknowledgement, and two notifications on the stream and two
-       * on the session. */
-      ck_assert_int_eq(sent, 13 + 2 + 2 + 1 + 2 + 2);
-    }
+/* Whatever failed, the listener's stream was released once; the run in
+ * which nothing failed went all the way. */
+static void alloc_after(long n, bool ok, bool clean, void *user) {
+  int sent = *(int *)user;
+  ck_assert_msg(g_done_count == (g_listen_tried ? 1 : 0),
+                "fail_at %ld: done called %d times", n, g_done_count);
+  if (clean) {
+    ck_assert_msg(ok, "the scenario failed without a failed allocation");
+    /* 13 replies, the log messages of 2 calls, the modern round trip,
+     * the acknowledgement, and two notifications on the stream and two
+     * on the session. */
+    ck_assert_int_eq(sent, 13 + 2 + 2 + 1 + 2 + 2);
   }
-  ck_assert(finished);
+}
+
+START_TEST(allocation_failure_leaks_nothing) {
+  int sent;
+  tu_alloc_every(20000, alloc_scenario, alloc_after, &sent);
 }
 END_TEST
 
@@ -3483,11 +3378,7 @@ END_TEST
  * ======================================================================== */
 
 static TCase *tcase(Suite *s, const char *name, void (*set)(void)) {
-  TCase *t = tcase_create(name);
-  tcase_add_checked_fixture(t, set, teardown);
-  tcase_set_timeout(t, 120);
-  suite_add_tcase(s, t);
-  return t;
+  return tu_tcase(s, name, set, teardown, 120);
 }
 
 static Suite *surface_suite(void) {

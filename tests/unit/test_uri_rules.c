@@ -11,17 +11,11 @@
  * reply is compared member by member. */
 #include <check.h>
 #include <cjson/cJSON.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "testutil.h"
-
-/* _meta of a modern request declaring no client capabilities. */
-#define META_NONE                                                              \
-  "{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","               \
-  "\"io.modelcontextprotocol/clientCapabilities\":{}}"
 
 /* The error a refused uri gets: -32602 naming the parameter. */
 #define BAD_URI_MESSAGE                                                        \
@@ -32,27 +26,6 @@ static mcp_server *srv;
 static tu_peer P;
 static int g_runs;       /* handler runs */
 static char g_name[256]; /* the template variable "name" of the last run */
-
-/* printf into a new buffer (free with free). */
-static char *text(const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 1, 2)))
-#endif
-    ;
-
-static char *text(const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  int n = vsnprintf(NULL, 0, fmt, ap);
-  va_end(ap);
-  ck_assert_int_ge(n, 0);
-  char *s = malloc((size_t)n + 1);
-  ck_assert_ptr_nonnull(s);
-  va_start(ap, fmt);
-  vsnprintf(s, (size_t)n + 1, fmt, ap);
-  va_end(ap);
-  return s;
-}
 
 /* "file:///" followed by as many 'a' as make the URI len bytes long. */
 static char *long_uri(size_t len) {
@@ -65,32 +38,12 @@ static char *long_uri(size_t len) {
   return s;
 }
 
-/* tu_request of msg, which it frees. */
-static cJSON *ask(tu_peer *p, char *msg) {
-  cJSON *r = tu_request(p, msg);
-  free(msg);
-  return r;
-}
-
-/* A legacy request: params is JSON object text. */
-static char *req(int id, const char *method, const char *params) {
-  return text("{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"%s\",\"params\":%s}",
-              id, method, params);
-}
-
-/* A modern request: params {"_meta":META_NONE, members}. */
-static char *mreq(int id, const char *method, const char *members) {
-  return text("{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"%s\",\"params\":{"
-              "\"_meta\":" META_NONE ",%s}}",
-              id, method, members);
-}
-
 /* The whole error reply to request id, data JSON text or NULL. */
 static char *error_text(int id, int code, const char *message,
                         const char *data) {
-  return text("{\"jsonrpc\":\"2.0\",\"id\":%d,\"error\":{\"code\":%d,"
-              "\"message\":\"%s\"%s%s}}",
-              id, code, message, data ? ",\"data\":" : "", data ? data : "");
+  return tu_text("{\"jsonrpc\":\"2.0\",\"id\":%d,\"error\":{\"code\":%d,"
+                 "\"message\":\"%s\"%s%s}}",
+                 id, code, message, data ? ",\"data\":" : "", data ? data : "");
 }
 
 /* Asserts reply is exactly expected (freed), and frees reply. */
@@ -172,18 +125,18 @@ END_TEST
 
 START_TEST(read_refuses_del_and_4097_bytes) {
   tu_initialize(&P, "2025-11-25");
-  expect_exact(
-      ask(&P, req(1, "resources/read", "{\"uri\":\"file:///readme\\u007f\"}")),
-      error_text(1, -32602, BAD_URI_MESSAGE, NULL));
+  expect_exact(tu_ask(&P, tu_req(1, "resources/read",
+                                 "{\"uri\":\"file:///readme\\u007f\"}")),
+               error_text(1, -32602, BAD_URI_MESSAGE, NULL));
   char *over = long_uri(4097);
-  char *params = text("{\"uri\":\"%s\"}", over);
-  expect_exact(ask(&P, req(2, "resources/read", params)),
+  char *params = tu_text("{\"uri\":\"%s\"}", over);
+  expect_exact(tu_ask(&P, tu_req(2, "resources/read", params)),
                error_text(2, -32602, BAD_URI_MESSAGE, NULL));
   free(params);
   /* The modern era refuses them alike. */
-  expect_exact(
-      ask(&P, mreq(3, "resources/read", "\"uri\":\"file:///readme\\u007f\"")),
-      error_text(3, -32602, BAD_URI_MESSAGE, NULL));
+  expect_exact(tu_ask(&P, tu_mreq(3, "resources/read", TU_META_NONE,
+                                  "\"uri\":\"file:///readme\\u007f\"")),
+               error_text(3, -32602, BAD_URI_MESSAGE, NULL));
   free(over);
   ck_assert_int_eq(g_runs, 0);
 }
@@ -194,9 +147,9 @@ START_TEST(read_looks_up_4096_bytes_spaces_and_iris) {
   /* Anything that is text is looked up: what nothing serves is "not
    * found", naming the URI, never a malformed request. */
   char *edge = long_uri(4096);
-  char *data = text("{\"uri\":\"%s\"}", edge);
-  char *params = text("{\"uri\":\"%s\"}", edge);
-  expect_exact(ask(&P, req(1, "resources/read", params)),
+  char *data = tu_text("{\"uri\":\"%s\"}", edge);
+  char *params = tu_text("{\"uri\":\"%s\"}", edge);
+  expect_exact(tu_ask(&P, tu_req(1, "resources/read", params)),
                error_text(1, -32002, "Resource not found", data));
   free(params);
   free(data);
@@ -204,15 +157,15 @@ START_TEST(read_looks_up_4096_bytes_spaces_and_iris) {
   static const char *const lenient[] = {"readme", "file:///read me",
                                         "file:///caf\xc3\xa9", "1x:y"};
   for (size_t i = 0; i < TU_COUNT(lenient); i++) {
-    char *quoted = text("{\"uri\":\"%s\"}", lenient[i]);
-    expect_exact(ask(&P, req((int)i + 2, "resources/read", quoted)),
+    char *quoted = tu_text("{\"uri\":\"%s\"}", lenient[i]);
+    expect_exact(tu_ask(&P, tu_req((int)i + 2, "resources/read", quoted)),
                  error_text((int)i + 2, -32002, "Resource not found", quoted));
     free(quoted);
   }
   ck_assert_int_eq(g_runs, 0);
   /* A template serves what registration would refuse. */
-  cJSON *r = ask(&P, req(10, "resources/read",
-                         "{\"uri\":\"file:///n/caf\xc3\xa9 au lait\"}"));
+  cJSON *r = tu_ask(&P, tu_req(10, "resources/read",
+                               "{\"uri\":\"file:///n/caf\xc3\xa9 au lait\"}"));
   tu_assert_json(r, "{\"id\":10,\"result\":{\"contents\":[{\"uri\":"
                     "\"file:///n/caf\xc3\xa9 au lait\",\"text\":\"ok\"}]}}");
   cJSON_Delete(r);
@@ -225,21 +178,21 @@ START_TEST(not_found_is_the_same_from_lookup_and_handler) {
   /* The URI goes back escaped, whichever way the resource was missed. */
   static const char uri_json[] = "\"file:///n/gone \\\"caf\xc3\xa9\\\"\"";
   static const char missing_json[] = "\"file:///m/ \\\"caf\xc3\xa9\\\"\"";
-  char *handler = text("{\"uri\":%s}", uri_json);
-  char *lookup = text("{\"uri\":%s}", missing_json);
-  expect_exact(ask(&P, req(1, "resources/read", handler)),
+  char *handler = tu_text("{\"uri\":%s}", uri_json);
+  char *lookup = tu_text("{\"uri\":%s}", missing_json);
+  expect_exact(tu_ask(&P, tu_req(1, "resources/read", handler)),
                error_text(1, -32002, "Resource not found", handler));
   ck_assert_int_eq(g_runs, 1);
   ck_assert_str_eq(g_name, "gone \"caf\xc3\xa9\"");
-  expect_exact(ask(&P, req(2, "resources/read", lookup)),
+  expect_exact(tu_ask(&P, tu_req(2, "resources/read", lookup)),
                error_text(2, -32002, "Resource not found", lookup));
   /* The modern era: -32602, the same message and data. */
-  char *members = text("\"uri\":%s", uri_json);
-  expect_exact(ask(&P, mreq(3, "resources/read", members)),
+  char *members = tu_text("\"uri\":%s", uri_json);
+  expect_exact(tu_ask(&P, tu_mreq(3, "resources/read", TU_META_NONE, members)),
                error_text(3, -32602, "Resource not found", handler));
   free(members);
-  members = text("\"uri\":%s", missing_json);
-  expect_exact(ask(&P, mreq(4, "resources/read", members)),
+  members = tu_text("\"uri\":%s", missing_json);
+  expect_exact(tu_ask(&P, tu_mreq(4, "resources/read", TU_META_NONE, members)),
                error_text(4, -32602, "Resource not found", lookup));
   free(members);
   ck_assert_int_eq(g_runs, 2);
@@ -252,20 +205,20 @@ START_TEST(subscribe_follows_the_request_rules) {
   tu_initialize(&P, "2025-11-25");
   char *over = long_uri(4097);
   char *edge = long_uri(4096);
-  char *bad[] = {text("{\"uri\":\"file:///readme\\u007f\"}"),
-                 text("{\"uri\":\"%s\"}", over)};
+  char *bad[] = {tu_text("{\"uri\":\"file:///readme\\u007f\"}"),
+                 tu_text("{\"uri\":\"%s\"}", over)};
   for (size_t i = 0; i < TU_COUNT(bad); i++) {
-    expect_exact(ask(&P, req((int)i + 1, "resources/subscribe", bad[i])),
+    expect_exact(tu_ask(&P, tu_req((int)i + 1, "resources/subscribe", bad[i])),
                  error_text((int)i + 1, -32602, BAD_URI_MESSAGE, NULL));
     free(bad[i]);
   }
-  char *good[] = {text("{\"uri\":\"%s\"}", edge),
-                  text("{\"uri\":\"file:///caf\xc3\xa9 menu\"}"),
-                  text("{\"uri\":\"readme\"}")};
+  char *good[] = {tu_text("{\"uri\":\"%s\"}", edge),
+                  tu_text("{\"uri\":\"file:///caf\xc3\xa9 menu\"}"),
+                  tu_text("{\"uri\":\"readme\"}")};
   for (size_t i = 0; i < TU_COUNT(good); i++) {
     expect_exact(
-        ask(&P, req((int)i + 10, "resources/subscribe", good[i])),
-        text("{\"jsonrpc\":\"2.0\",\"id\":%d,\"result\":{}}", (int)i + 10));
+        tu_ask(&P, tu_req((int)i + 10, "resources/subscribe", good[i])),
+        tu_text("{\"jsonrpc\":\"2.0\",\"id\":%d,\"result\":{}}", (int)i + 10));
     free(good[i]);
   }
   tu_clear(&P);
@@ -285,23 +238,25 @@ START_TEST(listen_follows_the_request_rules) {
       "UTF-8 without control characters)";
   char *over = long_uri(4097);
   char *edge = long_uri(4096);
-  char *bad[] = {text("\"file:///readme\\u007f\""), text("\"%s\"", over)};
+  char *bad[] = {tu_text("\"file:///readme\\u007f\""), tu_text("\"%s\"", over)};
   for (size_t i = 0; i < TU_COUNT(bad); i++) {
     char *members =
-        text("\"notifications\":{\"resourceSubscriptions\":[%s]}", bad[i]);
-    expect_exact(ask(&P, mreq((int)i + 1, "subscriptions/listen", members)),
+        tu_text("\"notifications\":{\"resourceSubscriptions\":[%s]}", bad[i]);
+    expect_exact(tu_ask(&P, tu_mreq((int)i + 1, "subscriptions/listen",
+                                    TU_META_NONE, members)),
                  error_text((int)i + 1, -32602, refused, NULL));
     free(members);
     free(bad[i]);
   }
-  char *uris = text("\"%s\",\"file:///caf\xc3\xa9 menu\",\"readme\"", edge);
+  char *uris = tu_text("\"%s\",\"file:///caf\xc3\xa9 menu\",\"readme\"", edge);
   char *members =
-      text("\"notifications\":{\"resourceSubscriptions\":[%s]}", uris);
-  cJSON *r = ask(&P, mreq(10, "subscriptions/listen", members));
-  char *expected = text("{\"method\":\"notifications/subscriptions/"
-                        "acknowledged\",\"params\":{\"notifications\":{"
-                        "\"resourceSubscriptions\":[%s]}}}",
-                        uris);
+      tu_text("\"notifications\":{\"resourceSubscriptions\":[%s]}", uris);
+  cJSON *r =
+      tu_ask(&P, tu_mreq(10, "subscriptions/listen", TU_META_NONE, members));
+  char *expected = tu_text("{\"method\":\"notifications/subscriptions/"
+                           "acknowledged\",\"params\":{\"notifications\":{"
+                           "\"resourceSubscriptions\":[%s]}}}",
+                           uris);
   tu_assert_json(r, expected);
   cJSON_Delete(r);
   free(expected);

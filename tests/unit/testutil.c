@@ -2,6 +2,7 @@
 
 #include <check.h>
 #include <cjson/cJSON.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,10 +15,23 @@ int tu_run(Suite *s) {
   return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }
 
+TCase *tu_tcase(Suite *s, const char *name, void (*setup)(void),
+                void (*teardown)(void), double timeout) {
+  TCase *t = tcase_create(name);
+  if (setup)
+    tcase_add_checked_fixture(t, setup, teardown);
+  if (timeout > 0)
+    tcase_set_timeout(t, timeout);
+  suite_add_tcase(s, t);
+  return t;
+}
+
 static int capture(const char *msg, size_t len, void *user_data) {
   tu_peer *p = user_data;
   if (p->fail_send)
     return MCP_EIO;
+  if (p->inspect)
+    p->inspect(msg, len);
   if (p->nout == p->cap) {
     p->cap = p->cap ? p->cap * 2 : 8;
     p->out = realloc(p->out, p->cap * sizeof *p->out);
@@ -32,10 +46,16 @@ static int capture(const char *msg, size_t len, void *user_data) {
   return 0;
 }
 
-void tu_peer_open(tu_peer *p, mcp_server *srv, const mcp_principal *principal) {
+void tu_peer_open_with(tu_peer *p, mcp_server *srv,
+                       const mcp_principal *principal, tu_inspect_fn *inspect) {
   memset(p, 0, sizeof *p);
   p->srv = srv;
+  p->inspect = inspect;
   ck_assert_int_eq(mcp_session_new(srv, principal, capture, p, &p->session), 0);
+}
+
+void tu_peer_open(tu_peer *p, mcp_server *srv, const mcp_principal *principal) {
+  tu_peer_open_with(p, srv, principal, NULL);
 }
 
 void tu_clear(tu_peer *p) {
@@ -83,6 +103,137 @@ cJSON *tu_request(tu_peer *p, const char *msg) {
   cJSON *m = tu_msg(p, 0);
   ck_assert_ptr_nonnull(m);
   return m;
+}
+
+cJSON *tu_ask(tu_peer *p, char *msg) {
+  cJSON *r = tu_request(p, msg);
+  free(msg);
+  return r;
+}
+
+int tu_send_free(tu_peer *p, char *msg) {
+  int rc = tu_send(p, msg);
+  free(msg);
+  return rc;
+}
+
+void tu_legacy_init(tu_peer *p, const char *version, const char *caps) {
+  cJSON *r =
+      tu_ask(p, tu_text("{\"jsonrpc\":\"2.0\",\"id\":\"init\",\"method\":"
+                        "\"initialize\",\"params\":{\"protocolVersion\":\"%s\","
+                        "\"capabilities\":%s,\"clientInfo\":{\"name\":\"c\","
+                        "\"version\":\"1\"}}}",
+                        version, caps));
+  char *expected = tu_text("{\"id\":\"init\",\"result\":{\"protocolVersion\":"
+                           "\"%s\",\"resultType\":\"<absent>\"}}",
+                           version);
+  tu_assert_json(r, expected);
+  free(expected);
+  cJSON_Delete(r);
+  ck_assert_int_eq(tu_send(p, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/"
+                              "initialized\"}"),
+                   0);
+  ck_assert_uint_eq(p->nout, 1);
+  tu_clear(p);
+}
+
+char *tu_text(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(NULL, 0, fmt, ap);
+  va_end(ap);
+  ck_assert_int_ge(n, 0);
+  char *s = malloc((size_t)n + 1);
+  ck_assert_ptr_nonnull(s);
+  va_start(ap, fmt);
+  vsnprintf(s, (size_t)n + 1, fmt, ap);
+  va_end(ap);
+  return s;
+}
+
+char *tu_req(int id, const char *method, const char *params) {
+  return tu_text("{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"%s\"%s%s}", id,
+                 method, params ? ",\"params\":" : "", params ? params : "");
+}
+
+char *tu_mreq(int id, const char *method, const char *meta, const char *extra) {
+  return tu_text("{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"%s\",\"params\":{"
+                 "\"_meta\":%s%s%s}}",
+                 id, method, meta, extra ? "," : "", extra ? extra : "");
+}
+
+char *tu_mcall(int id, const char *name, const char *args, const char *meta,
+               const char *state, const char *responses) {
+  return tu_text("{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\","
+                 "\"params\":{\"name\":\"%s\"%s%s%s%s%s%s%s%s}}",
+                 id, name, args ? ",\"arguments\":" : "", args ? args : "",
+                 meta ? ",\"_meta\":" : "", meta ? meta : "",
+                 state ? ",\"requestState\":" : "", state ? state : "",
+                 responses ? ",\"inputResponses\":" : "",
+                 responses ? responses : "");
+}
+
+const cJSON *tu_get(const cJSON *o, const char *key) {
+  return cJSON_GetObjectItemCaseSensitive(o, key);
+}
+
+const cJSON *tu_jget(const cJSON *o, const char *path) {
+  char part[64];
+  while (o && *path) {
+    size_t n = strcspn(path, ".");
+    ck_assert_uint_lt(n, sizeof part);
+    memcpy(part, path, n);
+    part[n] = '\0';
+    path += n + (path[n] == '.');
+    if (cJSON_IsArray(o) && part[0] >= '0' && part[0] <= '9')
+      o = cJSON_GetArrayItem(o, atoi(part));
+    else
+      o = cJSON_GetObjectItemCaseSensitive(o, part);
+  }
+  return o;
+}
+
+const char *tu_jstr(const cJSON *o, const char *path) {
+  const cJSON *v = tu_jget(o, path);
+  return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+const cJSON *tu_result_of(const cJSON *reply) {
+  return tu_get(reply, "result");
+}
+
+void tu_assert_error_at(const char *file, int line, const cJSON *reply,
+                        int code, const char *needle) {
+  char expected[200];
+  snprintf(expected, sizeof expected,
+           "{\"jsonrpc\":\"2.0\",\"error\":{\"code\":%d,\"message\":"
+           "\"<any>\"},\"result\":\"<absent>\",\"method\":\"<absent>\"}",
+           code);
+  tu_assert_json_at(file, line, reply, expected);
+  if (needle) {
+    const cJSON *m = tu_get(tu_get(reply, "error"), "message");
+    ck_assert_msg(cJSON_IsString(m) && strstr(m->valuestring, needle),
+                  "%s:%d: error message \"%s\" lacks \"%s\"", file, line,
+                  cJSON_IsString(m) ? m->valuestring : "", needle);
+  }
+}
+
+mcp_call *tu_stash;
+mcp_call *tu_deferred[TU_MAX_DEFERRED];
+int tu_ndeferred;
+
+int tu_defer(mcp_call *call) {
+  if (tu_ndeferred < TU_MAX_DEFERRED)
+    tu_deferred[tu_ndeferred] = call;
+  tu_ndeferred++;
+  tu_stash = call;
+  return MCP_DEFERRED;
+}
+
+void tu_deferred_reset(void) {
+  tu_stash = NULL;
+  memset(tu_deferred, 0, sizeof tu_deferred);
+  tu_ndeferred = 0;
 }
 
 char *tu_call_text(const char *id, const char *name, const char *args,
@@ -268,4 +419,54 @@ void tu_alloc_arm(long fail_at) {
 long tu_alloc_disarm(void) {
   tu_alloc.fail_at = 0;
   return tu_alloc.failures;
+}
+
+long tu_alloc_every(long max, bool (*run)(long n, void *user),
+                    void (*after)(long n, bool ok, bool clean, void *user),
+                    void *user) {
+  for (long n = 1; n < max; n++) {
+    tu_alloc_install(n);
+    bool ok = run(n, user);
+    long live = tu_alloc.live, failures = tu_alloc.failures;
+    tu_alloc_remove();
+    ck_assert_msg(live == 0, "fail_at %ld: %ld blocks leaked", n, live);
+    if (after)
+      after(n, ok, failures == 0, user);
+    if (failures == 0)
+      return n;
+  }
+  ck_abort_msg("no run below %ld without a failed allocation", max);
+  return 0;
+}
+
+int tu_sink_send(const char *msg, size_t len, void *user_data) {
+  tu_sink *k = user_data;
+  if (k->n < TU_COUNT(k->msgs)) {
+    char *copy = malloc(len + 1); /* not through the failing allocator */
+    if (copy == NULL)
+      return MCP_EIO;
+    memcpy(copy, msg, len);
+    copy[len] = '\0';
+    k->msgs[k->n] = copy;
+  }
+  k->n++;
+  return 0;
+}
+
+const char *tu_sink_last(const tu_sink *k) {
+  return k->n && k->n <= TU_COUNT(k->msgs) ? k->msgs[k->n - 1] : "";
+}
+
+void tu_sink_free(tu_sink *k, long n,
+                  void (*check)(const char *msg, size_t len,
+                                const char *about)) {
+  char about[40];
+  snprintf(about, sizeof about, "fail_at %ld", n);
+  for (size_t i = 0; i < k->n && i < TU_COUNT(k->msgs); i++) {
+    if (check)
+      check(k->msgs[i], strlen(k->msgs[i]), about);
+    free(k->msgs[i]);
+    k->msgs[i] = NULL;
+  }
+  k->n = 0;
 }
