@@ -6,10 +6,6 @@
 
 #include "internal.h"
 
-static const cJSON *member(const cJSON *obj, const char *key) {
-  return cJSON_GetObjectItemCaseSensitive(obj, key);
-}
-
 /* An id is usable when it is a string or an integer number. */
 static int id_usable(const cJSON *id) {
   if (cJSON_IsString(id))
@@ -24,20 +20,32 @@ void mcp__msg_classify(const mcp__json_doc *doc, const cJSON *node,
     out->why = "a JSON-RPC message must be a JSON object";
     return;
   }
-  const cJSON *id = member(node, "id");
+  /* One pass over the members finds what six lookups would: the strict
+   * parser leaves no duplicate keys, and this runs for every message. The
+   * six names start with six different letters, so a member costs at most
+   * one string comparison. */
+  const cJSON *id = NULL, *version = NULL, *method = NULL, *params = NULL,
+              *result = NULL, *error = NULL;
+  const struct {
+    const char *name;
+    const cJSON **slot;
+  } want[] = {{"id", &id},         {"jsonrpc", &version}, {"method", &method},
+              {"params", &params}, {"result", &result},   {"error", &error}};
+  for (const cJSON *e = node->child; e; e = e->next)
+    for (size_t i = 0; i < sizeof want / sizeof *want; i++)
+      if (e->string[0] == want[i].name[0]) {
+        if (strcmp(e->string, want[i].name) == 0)
+          *want[i].slot = e;
+        break;
+      }
   out->id_node = id;
   if (id != NULL && id_usable(id))
     out->id = mcp__json_raw_text(doc, id, &out->id_len);
 
-  const cJSON *version = member(node, "jsonrpc");
   if (!cJSON_IsString(version) || strcmp(version->valuestring, "2.0") != 0) {
     out->why = "\"jsonrpc\" must be \"2.0\"";
     return;
   }
-  const cJSON *method = member(node, "method");
-  const cJSON *params = member(node, "params");
-  const cJSON *result = member(node, "result");
-  const cJSON *error = member(node, "error");
   /* An error response answering a request whose id could not be read has
    * no usable id: JSON-RPC 2.0 writes null, MCP 2025-11-25 omits it. It is
    * still a response, which is never answered. */

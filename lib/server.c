@@ -211,10 +211,10 @@ void mcp__result_begin(mcp__buf *b, const mcp_server *srv, bool modern,
   mcp__buf_putc(b, '{');
   if (!modern)
     return;
-  mcp__buf_printf(b,
-                  "\"resultType\":\"%s\",\"_meta\":{\"io.modelcontextprotocol/"
-                  "serverInfo\":",
-                  result_type);
+  /* Every modern result starts so: plain appends, not a format. */
+  mcp__buf_puts(b, "\"resultType\":\"");
+  mcp__buf_puts(b, result_type);
+  mcp__buf_puts(b, "\",\"_meta\":{\"io.modelcontextprotocol/serverInfo\":");
   mcp__server_info(b, srv, MCP__VERSION_MODERN);
   mcp__buf_puts(b, "},");
 }
