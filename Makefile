@@ -11,9 +11,10 @@
 #   make docs    Doxygen over include/mcp/*.h into build/docs/html; any
 #                warning (an undocumented declaration) fails it
 # And two for library work:
-#   make fuzz    runs each libFuzzer target for FUZZ_SECONDS (default 60)
-#                under ASan+UBSan, with a corpus kept in build-fuzz/corpus
-#                (seeded from tests/fuzz/corpus)
+#   make fuzz    runs each libFuzzer target (or those named in FUZZ_TARGETS,
+#                e.g. FUZZ_TARGETS="fuzz_json fuzz_http") for FUZZ_SECONDS
+#                (default 60) under ASan+UBSan, with a corpus kept in
+#                build-fuzz/corpus (seeded from tests/fuzz/corpus)
 #   make check-fuzz  the part of `make check` that builds the libFuzzer
 #                targets (clang, ASan+UBSan+LeakSanitizer, build-fuzz) and
 #                runs each for CHECK_FUZZ_SECONDS (default 8, about a minute
@@ -118,7 +119,7 @@ fuzz: test-deps
 	    build-fuzz/tests/schema_suite/json_schema_suite \
 	      --seeds build-fuzz/corpus/fuzz_schema "$$suite/draft2020-12" >/dev/null; \
 	  fi
-	@for t in build-fuzz/tests/fuzz/fuzz_*; do \
+	@for t in $(if $(FUZZ_TARGETS),$(addprefix build-fuzz/tests/fuzz/,$(FUZZ_TARGETS)),build-fuzz/tests/fuzz/fuzz_*); do \
 	  name=$$(basename $$t); mkdir -p build-fuzz/corpus/$$name; \
 	  if [ -d tests/fuzz/corpus/$$name ]; then \
 	    cp -n tests/fuzz/corpus/$$name/* build-fuzz/corpus/$$name/; \
