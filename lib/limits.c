@@ -425,8 +425,11 @@ int mcp__rate_take(mcp_session *s, reply_ctx *ctx, const req *r,
     serial = s->serial;
     pthread_mutex_unlock(&s->lock);
   }
-  unsigned long long now = mcp__now_us();
   pthread_mutex_lock(&rl->lock);
+  /* The clock is read under the lock: read before it, a thread that waited
+   * would carry a time older than the bucket's last refill, and the
+   * unsigned difference would refill the bucket whole. */
+  unsigned long long now = mcp__now_us();
   unsigned calls = atomic_load(&rl->calls), per = rl->per_s;
   if (calls == 0) {
     pthread_mutex_unlock(&rl->lock);
@@ -440,7 +443,8 @@ int mcp__rate_take(mcp_session *s, reply_ctx *ctx, const req *r,
   /* Tokens come back evenly, calls of them per per seconds, up to a full
    * bucket. */
   double period_us = (double)per * 1e6;
-  e->tokens += (double)(now - e->last_us) * calls / period_us;
+  if (now > e->last_us)
+    e->tokens += (double)(now - e->last_us) * calls / period_us;
   if (e->tokens > calls)
     e->tokens = calls;
   e->last_us = now;

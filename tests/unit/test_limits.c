@@ -9,6 +9,7 @@
 #include <check.h>
 #include <cjson/cJSON.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -157,17 +158,22 @@ static const mcp_principal BOB = {.subject = "bob"};
 static mcp_server *srv;
 static tu_peer P;
 
-/* Audit records. */
+/* Audit records: sessions on several threads audit at once in
+ * f16_threads_share_one_bucket, so under a lock (tests read them after
+ * joining the threads). */
+static pthread_mutex_t g_audit_lock = PTHREAD_MUTEX_INITIALIZER;
 static int g_audits;
 static mcp_audit_record g_audit; /* the last (pointers not kept) */
 
 static void audit(const mcp_audit_record *r, void *user_data) {
   (void)user_data;
+  pthread_mutex_lock(&g_audit_lock);
   g_audits++;
   g_audit = *r;
   g_audit.tool = NULL;
   g_audit.subject = NULL;
   g_audit.missing_scopes = NULL;
+  pthread_mutex_unlock(&g_audit_lock);
 }
 
 static int authorize(const mcp_principal *p, const char *tool,
@@ -411,10 +417,12 @@ static bool rate_limited(const cJSON *m) {
   return cJSON_IsTrue(e) && strncmp(result_text(m), "rate limited", 12) == 0;
 }
 
-/* One call of tool on p; true when it was rate limited. */
+/* One call of tool on p; true when it was rate limited. Threads call it
+ * at once, each on a session of its own, so the id is only counted
+ * atomically (a duplicate across sessions is harmless). */
 static bool limited(tu_peer *p, bool modern, const char *tool) {
-  static int id = 100;
-  cJSON *m = tu_ask(p, tool_call(modern, id++, tool, NULL));
+  static atomic_int id = 100;
+  cJSON *m = tu_ask(p, tool_call(modern, atomic_fetch_add(&id, 1), tool, NULL));
   bool r = rate_limited(m);
   cJSON_Delete(m);
   return r;
