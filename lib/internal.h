@@ -417,9 +417,12 @@ struct mcp_session {
   mcp_principal principal;
   mcp_send_fn send;
   void *send_data;
-  pthread_mutex_t lock;     /* guards sending, calls, refs, closed */
+  pthread_mutex_t lock;     /* guards sending, calls, refs */
   unsigned refs;            /* the owner's plus one per unfinished call */
-  bool closed;              /* freed by its owner, or sending failed */
+  _Atomic bool closed;      /* freed by its owner, or sending failed: set
+                               under lock, read without it where a stale
+                               false is harmless (the send path checks
+                               again under lock) */
   _Atomic int state;        /* mcp__state */
   _Atomic int version;      /* mcp__version; valid from INITIALIZED */
   _Atomic bool modern_seen; /* a 2026-07-28 request came: omit null ids */
@@ -427,7 +430,7 @@ struct mcp_session {
   size_t ncalls;
   struct cJSON *client_caps; /* from initialize (legacy era) */
   long long next_request_id; /* ids of requests we send (legacy input) */
-  int log_level;             /* legacy logging/setLevel; -1 = not set */
+  _Atomic int log_level;     /* legacy logging/setLevel; -1 = not set */
   unsigned announced;        /* MCP__LISTEN_* initialize announced */
   char **subscribed;         /* legacy resources/subscribe URIs */
   size_t nsubscribed;

@@ -651,9 +651,7 @@ static bool read_era(mcp_session *s, reply_ctx *ctx, req *r) {
       strcmp(r->m->method, "server/discover") != 0) {
     r->v = (mcp__version)atomic_load(&s->version);
     r->caps = s->client_caps;
-    pthread_mutex_lock(&s->lock);
-    r->log_level = s->log_level;
-    pthread_mutex_unlock(&s->lock);
+    r->log_level = atomic_load(&s->log_level);
     return true;
   }
   r->modern = true;
@@ -902,12 +900,7 @@ int mcp_session_reject(mcp_session *s, const char *reason) {
 
 /* Whether sending failed before: then nobody can read a reply, so nothing
  * is run (a tool could have effects) and the transport keeps hearing it. */
-static bool session_closed(mcp_session *s) {
-  pthread_mutex_lock(&s->lock);
-  bool closed = s->closed;
-  pthread_mutex_unlock(&s->lock);
-  return closed;
-}
+static bool session_closed(mcp_session *s) { return atomic_load(&s->closed); }
 
 /* What receiving one message returns, once its replies are out. */
 static int receive_end(mcp_session *s, const reply_ctx *ctx) {

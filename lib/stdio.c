@@ -5,6 +5,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/uio.h>
@@ -23,9 +24,11 @@
 
 typedef struct stdio_out {
   int fd;
-  pthread_mutex_t lock; /* guards pending and batching */
-  mcp__buf pending;     /* whole lines not written yet */
-  bool batching;        /* the reader has more lines queued */
+  pthread_mutex_t lock;  /* guards pending, and batching's changes */
+  mcp__buf pending;      /* whole lines not written yet */
+  _Atomic bool batching; /* the reader has more lines queued; only the
+                            reader changes it, and while it is false
+                            nothing is pending */
 } stdio_out;
 
 /* Writes iov[0..n) whole. */
@@ -90,6 +93,11 @@ static int send_line(const char *msg, size_t len, void *user_data) {
 /* Tells the transport whether more lines wait in the reader's buffer; when
  * none do, what is pending is written. Returns 0 or MCP_EIO. */
 static int set_batching(stdio_out *out, bool more) {
+  /* Unchanged, there is nothing to do: still batching, or not batching
+   * with nothing pending. A client that waits for each answer so costs
+   * the reader no lock per line. Only this thread changes batching. */
+  if (more == atomic_load(&out->batching))
+    return 0;
   pthread_mutex_lock(&out->lock);
   out->batching = more;
   int rc = more ? 0 : flush_locked(out, NULL, 0);

@@ -241,9 +241,7 @@ void mcp__handle_set_level(mcp_session *s, reply_ctx *ctx, const req *r) {
                               "warning, error, critical, alert, emergency");
     return;
   }
-  pthread_mutex_lock(&s->lock);
-  s->log_level = found;
-  pthread_mutex_unlock(&s->lock);
+  atomic_store(&s->log_level, found);
   mcp__buf b = {0};
   mcp__reply_result(s, ctx, r, &b);
 }
