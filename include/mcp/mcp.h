@@ -701,7 +701,11 @@ MCP_API void mcp_completion_total(mcp_completion *completion,
  * ------------------------------------------------------------------------ */
 
 /** The call's arguments, a JSON object (borrowed; an empty object when the
- * client sent none). Valid until the call is finished. */
+ * client sent none). Valid until the call is finished. Read it with
+ * cJSON's getters and test types with cJSON_IsString() and its kin: the
+ * strict parser's nodes carry cJSON's flag bits (constant keys, texts kept
+ * in the node's own block), so `node->type == cJSON_String` is not a valid
+ * test, and the tree must not be modified. */
 MCP_API const struct cJSON *mcp_call_arguments(const mcp_call *call);
 
 /** The tool's name (borrowed, valid until the call is finished); for a
@@ -981,9 +985,9 @@ typedef struct mcp_message mcp_message;
  * MCP_ENOMEM. *out is untouched on failure. Any thread. */
 MCP_API int mcp_message_parse(const char *text, size_t len, mcp_message **out);
 
-/** The parsed JSON of msg (an object, or an array for a batch), read-only;
- * valid until msg is freed or handed to a session. NULL for msg NULL. Any
- * thread. */
+/** The parsed JSON of msg (an object, or an array for a batch), read-only
+ * (test node types with cJSON_Is*, as at mcp_call_arguments); valid until
+ * msg is freed or handed to a session. NULL for msg NULL. Any thread. */
 MCP_API const struct cJSON *mcp_message_json(const mcp_message *msg);
 
 /** The exact text of msg's top-level "id" member as it was received (a
