@@ -17,10 +17,15 @@
 #define DEFAULT_MAX_LINE (4u << 20)
 
 /* Replies written while the reader still holds more complete lines wait
- * in a buffer and leave in one write once those lines are handled: a
- * client that pipelines requests gets its answers in few system calls, and
- * one that waits for each answer gets it at once. */
-#define MAX_PENDING (64u * 1024)
+ * in a buffer and leave in one write once those lines are handled, or once
+ * about 2 KiB of them wait: a client that pipelines requests gets its
+ * answers in few system calls, yet gets the first of them while the rest
+ * are being worked on, so that it reads and sends more while the server
+ * works (with 64 echo calls in flight, a 64 KiB cap held every answer back
+ * to the end of the batch, and the two processes mostly took turns: 0.4 M
+ * calls/s against 0.9 M with 2 KiB, on two CPUs); one that waits for each
+ * answer gets it at once. */
+#define MAX_PENDING (2u * 1024)
 
 typedef struct stdio_out {
   int fd;
