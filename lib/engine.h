@@ -41,6 +41,10 @@ void mcp__req_error(mcp_session *s, reply_ctx *ctx, const req *r, int code,
  * the era's common members are added in front. Frees body. */
 void mcp__reply_result(mcp_session *s, reply_ctx *ctx, const req *r,
                        mcp__buf *body);
+/* Answers r with a tool result whose isError is true and whose one text
+ * block says text (a refusal the model can act on). */
+void mcp__reply_tool_error(mcp_session *s, reply_ctx *ctx, const req *r,
+                           const char *text);
 /* -32602 "Invalid params: <why>". */
 void mcp__reply_invalid_params(mcp_session *s, reply_ctx *ctx, const req *r,
                                const char *why);

@@ -464,10 +464,6 @@ int mcp__rate_take(mcp_session *s, reply_ctx *ctx, const req *r,
            calls, per, wait_s);
   mcp__audit(srv, tool, &s->principal, MCP_DECISION_RATE_LIMITED, NULL, true,
              false, started);
-  mcp__buf b = {0};
-  mcp__buf_puts(&b, "\"content\":[{\"type\":\"text\",\"text\":");
-  mcp__json_quote(&b, text, strlen(text));
-  mcp__buf_puts(&b, "}],\"isError\":true,");
-  mcp__reply_result(s, ctx, r, &b);
+  mcp__reply_tool_error(s, ctx, r, text);
   return 1;
 }

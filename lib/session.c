@@ -407,8 +407,8 @@ static void deny(mcp_session *s, reply_ctx *ctx, const req *r,
 }
 
 /* Sends an isError result without running the handler. */
-static void reply_tool_error(mcp_session *s, reply_ctx *ctx, const req *r,
-                             const char *text) {
+void mcp__reply_tool_error(mcp_session *s, reply_ctx *ctx, const req *r,
+                           const char *text) {
   mcp__buf b = {0};
   mcp__buf_puts(&b, "\"content\":[{\"type\":\"text\",\"text\":");
   mcp__json_quote(&b, text, strlen(text));
@@ -530,7 +530,7 @@ void mcp__start_call(mcp_session *s, reply_ctx *ctx, const req *r,
        * tool error the model can act on (SEP-1303). */
       mcp__audit(srv, tool->name, &s->principal, MCP_DECISION_INVALID_ARGUMENTS,
                  NULL, true, false, started);
-      reply_tool_error(s, ctx, r, why);
+      mcp__reply_tool_error(s, ctx, r, why);
       goto done;
     }
   }
