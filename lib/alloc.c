@@ -42,7 +42,11 @@ int mcp_set_allocator(const mcp_allocator *alloc) {
   return 0;
 }
 
+/* With the default allocator the C library is called directly, without
+ * the hook's indirect call: every message makes about a dozen allocations. */
 void *mcp__malloc(size_t n) {
+  if (current.malloc_fn == default_malloc)
+    return malloc(n ? n : 1);
   return current.malloc_fn(n ? n : 1, current.user_data);
 }
 
@@ -56,11 +60,15 @@ void *mcp__calloc(size_t count, size_t n) {
 }
 
 void *mcp__realloc(void *p, size_t n) {
+  if (current.realloc_fn == default_realloc)
+    return realloc(p, n ? n : 1);
   return current.realloc_fn(p, n ? n : 1, current.user_data);
 }
 
 void mcp__free(void *p) {
-  if (p)
+  if (current.free_fn == default_free)
+    free(p);
+  else if (p)
     current.free_fn(p, current.user_data);
 }
 

@@ -23,7 +23,7 @@ static int grow(mcp__buf *b, size_t extra) {
   return 0;
 }
 
-int mcp__buf_append(mcp__buf *b, const void *p, size_t n) {
+int mcp__buf_append_slow(mcp__buf *b, const void *p, size_t n) {
   if (grow(b, n))
     return b->err;
   if (n)
@@ -32,12 +32,6 @@ int mcp__buf_append(mcp__buf *b, const void *p, size_t n) {
   b->data[b->len] = '\0';
   return 0;
 }
-
-int mcp__buf_puts(mcp__buf *b, const char *s) {
-  return mcp__buf_append(b, s, strlen(s));
-}
-
-int mcp__buf_putc(mcp__buf *b, char c) { return mcp__buf_append(b, &c, 1); }
 
 int mcp__buf_printf(mcp__buf *b, const char *fmt, ...) {
   va_list ap;

@@ -252,8 +252,11 @@ static int valid_text(const char *s) {
   return s && mcp__utf8_valid(s, strlen(s));
 }
 
+/* "key":"val" with val escaped; key is one of ours and needs none. */
 static void put_str(mcp__buf *b, const char *key, const char *val) {
-  mcp__buf_printf(b, "\"%s\":", key);
+  mcp__buf_putc(b, '"');
+  mcp__buf_puts(b, key);
+  mcp__buf_puts(b, "\":");
   mcp__json_quote(b, val, strlen(val));
 }
 

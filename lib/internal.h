@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stddef.h>
+#include <string.h>
 
 #include "mcp/mcp.h"
 
@@ -28,9 +29,33 @@ typedef struct mcp__buf {
   int err; /* 0 or the first error */
 } mcp__buf;
 
-int mcp__buf_append(mcp__buf *b, const void *p, size_t n);
-int mcp__buf_puts(mcp__buf *b, const char *s);
-int mcp__buf_putc(mcp__buf *b, char c);
+/* The appends below take a short path, inline, when the bytes fit in the
+ * room already there (a reply is built from dozens of small pieces); the
+ * rest goes to mcp__buf_append_slow, which grows the buffer. Each returns 0
+ * or the buffer's latched error. */
+int mcp__buf_append_slow(mcp__buf *b, const void *p, size_t n);
+static inline int mcp__buf_append(mcp__buf *b, const void *p, size_t n) {
+  /* cap is 0 or above len, so this keeps room for the NUL. */
+  if (b->err == 0 && n < b->cap - b->len) {
+    if (n)
+      memcpy(b->data + b->len, p, n);
+    b->len += n;
+    b->data[b->len] = '\0';
+    return 0;
+  }
+  return mcp__buf_append_slow(b, p, n);
+}
+static inline int mcp__buf_puts(mcp__buf *b, const char *s) {
+  return mcp__buf_append(b, s, strlen(s));
+}
+static inline int mcp__buf_putc(mcp__buf *b, char c) {
+  if (b->err == 0 && b->len + 1 < b->cap) {
+    b->data[b->len++] = c;
+    b->data[b->len] = '\0';
+    return 0;
+  }
+  return mcp__buf_append_slow(b, &c, 1);
+}
 int mcp__buf_printf(mcp__buf *b, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))
