@@ -3,6 +3,7 @@
 #include <check.h>
 #include <cjson/cJSON.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -13,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "testinternal.h"
 #include "testutil.h"
 
 #define INIT                                                                   \
@@ -421,6 +423,87 @@ START_TEST(f18_deadline_answered_by_the_poll_loop) {
 }
 END_TEST
 
+/* Reads one line from fd into line (cap bytes) if one comes within a
+ * second; returns its length with the newline, or 0. */
+static size_t line_within_a_second(int fd, char *line, size_t cap) {
+  struct pollfd p = {.fd = fd, .events = POLLIN};
+  size_t len = 0;
+  while (len + 1 < cap && poll(&p, 1, 1000) == 1 &&
+         read(fd, line + len, 1) == 1)
+    if (line[len++] == '\n')
+      break;
+  line[len] = '\0';
+  return len;
+}
+
+/* A short session, one message at a time, with allocation n failing, for
+ * every n: whatever the transport writes is whole lines, each a strict
+ * JSON-RPC message answering a different request; nothing leaks and the
+ * transport ends. Among the points hit: the read buffer, and the pending
+ * buffer a reply joins for its single write (the reply then goes out in
+ * pieces). The first run without a failure answers all three requests. */
+START_TEST(allocation_failure_keeps_lines_whole) {
+  static const char *const input[] = {
+      "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":"
+      "{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},"
+      "\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}\n",
+      "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n",
+      "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":"
+      "{\"name\":\"echo\",\"arguments\":{\"text\":\"a\"}}}\n",
+      "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":"
+      "{\"name\":\"echo\",\"arguments\":{\"text\":\"b\"}}}\n"};
+  for (long n = 1;; n++) {
+    ck_assert_msg(n < 2000, "no run without a failed allocation");
+    tu_alloc_install(0);
+    mcp_server *srv = make_server();
+    tu_alloc_arm(n);
+    run r;
+    start(&r, srv, NULL, 0);
+    char got[3][4096];
+    int lines = 0;
+    for (size_t i = 0; i < TU_COUNT(input); i++) {
+      /* The transport may have ended already (no memory for its buffer). */
+      if (write(r.in_w, input[i], strlen(input[i])) < 0)
+        break;
+      if (i != 1 && lines < 3 &&
+          line_within_a_second(r.out_r, got[lines], sizeof got[lines]))
+        lines++;
+    }
+    char *rest = finish(&r);
+    long failures = tu_alloc_disarm();
+    ck_assert_msg(*rest == '\0', "fail_at %ld: more lines: %s", n, rest);
+    free(rest);
+    ck_assert_msg(r.rc == 0 || r.rc == MCP_ENOMEM, "fail_at %ld: rc %d", n,
+                  r.rc);
+    /* Checked once the allocator fails no more: the check parses too. */
+    bool seen[3] = {false, false, false};
+    for (int k = 0; k < lines; k++) {
+      size_t len = strlen(got[k]);
+      ck_assert_msg(got[k][len - 1] == '\n', "fail_at %ld: a cut line: %s", n,
+                    got[k]);
+      tu_assert_strict(got[k], len - 1, "a reply");
+      cJSON *j = cJSON_ParseWithLength(got[k], len - 1);
+      const cJSON *id = cJSON_GetObjectItemCaseSensitive(j, "id");
+      ck_assert_msg(cJSON_IsNumber(id) && id->valueint >= 0 &&
+                        id->valueint < 3 && !seen[id->valueint],
+                    "fail_at %ld: an id answered twice or never asked: %s", n,
+                    got[k]);
+      seen[id->valueint] = true;
+      cJSON_Delete(j);
+    }
+    mcp_server_free(srv);
+    ck_assert_msg(tu_alloc.live == 0, "fail_at %ld: %ld blocks leaked", n,
+                  tu_alloc.live);
+    tu_alloc_remove();
+    if (failures == 0) {
+      ck_assert_int_eq(lines, 3);
+      ck_assert_int_eq(r.rc, 0);
+      break;
+    }
+  }
+}
+END_TEST
+
 START_TEST(write_error_ends_serving) {
   mcp_server *srv = make_server();
   run r;
@@ -596,6 +679,7 @@ static Suite *stdio_suite(void) {
   tcase_add_test(tc, configured_principal_is_enforced);
   tcase_add_test(tc, end_of_input_cancels_deferred_calls);
   tcase_add_test(tc, f18_deadline_answered_by_the_poll_loop);
+  tcase_add_test(tc, allocation_failure_keeps_lines_whole);
   tcase_add_test(tc, write_error_ends_serving);
   tcase_add_test(tc, stdout_is_reserved_for_the_protocol);
   tcase_add_loop_test(tc, signal_stops_serving_gracefully, 0, 2);
