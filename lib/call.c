@@ -24,17 +24,19 @@ int mcp__id_canonical(mcp__buf *b, const cJSON *id) {
 int mcp__call_new(mcp_session *s, mcp__tool *tool, mcp__version v,
                   const char *id, size_t id_len, const char *canon_id,
                   const char *progress_token, cJSON *arguments,
-                  mcp_call **out) {
+                  mcp__json_pool *args_pool, mcp_call **out) {
   /* The call and the texts it keeps share one block: one allocation per
    * call instead of four. */
   size_t canon_len = strlen(canon_id) + 1;
   size_t token_len = progress_token ? strlen(progress_token) + 1 : 0;
   mcp_call *c = mcp__calloc(1, sizeof *c + id_len + 1 + canon_len + token_len);
   if (c == NULL) {
-    cJSON_Delete(arguments);
+    if (args_pool == NULL)
+      cJSON_Delete(arguments);
     return MCP_ENOMEM;
   }
   c->arguments = arguments;
+  c->args_pool = mcp__json_pool_ref(args_pool);
   c->version = v;
   c->id = (char *)(c + 1);
   memcpy(c->id, id, id_len);
@@ -70,7 +72,10 @@ void mcp__call_free(mcp_call *c) {
   mcp__input_clear(c);
   if (c->modern)
     cJSON_Delete(c->caps);
-  cJSON_Delete(c->arguments);
+  if (c->args_pool)
+    mcp__json_pool_release(c->args_pool);
+  else
+    cJSON_Delete(c->arguments);
   mcp__free(c->uri);
   mcp__free(c->description);
   mcp__free(c->error_text);

@@ -55,10 +55,13 @@ const struct cJSON *mcp__member(const struct cJSON *obj, const char *key);
 void mcp__handle_list(mcp_session *s, reply_ctx *ctx, const req *r,
                       mcp__registry *table);
 /* Runs an allowed, validated request of entry (a new reference the call
- * takes) with args (taken) through the call machinery; uri is the
- * resources/read URI or NULL. */
+ * takes) with args through the call machinery; uri is the resources/read
+ * URI or NULL. args is taken, unless args_pool is not NULL: then args are
+ * nodes of that pool (detached from the message), which the call keeps a
+ * reference to while it runs. */
 void mcp__start_call(mcp_session *s, reply_ctx *ctx, const req *r,
-                     mcp__tool *entry, struct cJSON *args, const char *uri,
+                     mcp__tool *entry, struct cJSON *args,
+                     mcp__json_pool *args_pool, const char *uri,
                      unsigned long long started);
 
 /* lib/limits.c: takes one token from the caller's rate-limit bucket for a

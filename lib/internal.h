@@ -123,7 +123,8 @@ typedef struct mcp__msg {
   const struct cJSON *id_node; /* NULL when absent */
   const char *id;              /* raw id text; NULL if absent or unusable */
   size_t id_len;
-  const char *why; /* for MCP__MSG_INVALID: a static reason */
+  const char *why;      /* for MCP__MSG_INVALID: a static reason */
+  mcp__json_pool *pool; /* the pool of the message's document, or NULL */
 } mcp__msg;
 
 /* Most messages in one 2025-03-26 batch. */
@@ -538,7 +539,9 @@ struct mcp_call {
   char *progress_token; /* raw JSON, NULL when the client asked for none */
   double last_progress;
   bool progressed;
-  struct cJSON *arguments; /* owned */
+  struct cJSON *arguments;   /* owned, unless args_pool is set */
+  mcp__json_pool *args_pool; /* a reference to the pool of the message
+                                arguments came from, or NULL */
   _Atomic bool cancelled;
   bool modern;        /* answered in the modern era's shapes */
   mcp__sink *sink;    /* where its messages go; NULL: the session's */
@@ -596,12 +599,13 @@ enum {
  * integer as its exact text. Appended to b. */
 int mcp__id_canonical(mcp__buf *b, const struct cJSON *id);
 
-/* Builds a call for an allowed tools/call (takes ownership of arguments,
- * copies id and progress token). */
+/* Builds a call for an allowed tools/call (copies id and progress token).
+ * It takes ownership of arguments, or with args_pool (the pool of the
+ * message they were detached from) a reference to that pool instead. */
 int mcp__call_new(mcp_session *s, mcp__tool *tool, mcp__version v,
                   const char *id, size_t id_len, const char *canon_id,
                   const char *progress_token, struct cJSON *arguments,
-                  mcp_call **out);
+                  mcp__json_pool *args_pool, mcp_call **out);
 /* Frees a call that never ran (registration in the session failed). */
 void mcp__call_free(mcp_call *c);
 /* Unregisters and frees a call that was registered but never run (a

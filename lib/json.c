@@ -166,10 +166,11 @@ static void intern_fill(void) {
   }
 }
 
-const char *mcp__json_intern(const char *s, size_t len) {
+/* mcp__json_intern once the table is filled: the parser fills it once per
+ * document instead of once per key. */
+static const char *intern_find(const char *s, size_t len) {
   if (len == 0)
     return NULL;
-  pthread_once(&intern_once, intern_fill);
   for (size_t h = intern_hash(s, len); intern_table[h].key != NULL;
        h = (h + 1) % INTERN_SLOTS) {
     const intern_slot *k = &intern_table[h];
@@ -177,6 +178,11 @@ const char *mcp__json_intern(const char *s, size_t len) {
       return k->key;
   }
   return NULL;
+}
+
+const char *mcp__json_intern(const char *s, size_t len) {
+  pthread_once(&intern_once, intern_fill);
+  return intern_find(s, len);
 }
 
 typedef struct parser {
@@ -192,10 +198,13 @@ typedef struct parser {
   key_ref *keys;
   size_t nkeys, keys_cap;
   const char *key; /* a key read but not yet given to its value's node */
-  int key_owned;   /* that key is a heap copy, not an interned one */
+  int key_owned;   /* that key is a copy (on the heap, or in the pool),
+                      not an interned one */
   int key_is_raw;  /* that key asks for the value's raw text */
   mcp__json_doc *doc;
-  size_t more_cap; /* capacity of doc->more */
+  size_t more_cap;     /* capacity of doc->more */
+  int pooled;          /* nodes come from doc->pool */
+  mcp__json_pool *cur; /* the pool block being filled */
   frame frame_buf[INLINE_FRAMES];
   key_ref key_buf[INLINE_KEYS];
 } parser;
@@ -231,7 +240,9 @@ static int unexpected(parser *p, size_t off, const char *what) {
 }
 
 static inline size_t skip_ws(const unsigned char *s, size_t n, size_t i) {
-  while (i < n && (s[i] == ' ' || s[i] == '\n' || s[i] == '\r' || s[i] == '\t'))
+  /* Compact JSON has no whitespace: one test settles most calls. */
+  while (i < n && s[i] <= ' ' &&
+         (s[i] == ' ' || s[i] == '\n' || s[i] == '\r' || s[i] == '\t'))
     i++;
   return i;
 }
@@ -257,6 +268,33 @@ static long hex4(const unsigned char *s, size_t n, size_t i) {
   return v;
 }
 
+/* The index of the first byte at or after i that is not PLAIN (n if none).
+ * On little-endian machines it looks at eight bytes at a time: each test
+ * below sets the high bit of every byte it looks for (a control, a quote,
+ * a backslash, a non-ASCII byte), and a borrow may set it in bytes above
+ * such a one but never below, so the lowest set bit is the byte to stop
+ * at. */
+static inline size_t plain_run(const unsigned char *s, size_t n, size_t i) {
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) &&                            \
+    __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  const uint64_t ones = 0x0101010101010101u, highs = 0x8080808080808080u;
+  while (n - i >= 8) {
+    uint64_t v;
+    memcpy(&v, s + i, 8);
+    uint64_t q = v ^ (ones * '"'), e = v ^ (ones * '\\');
+    uint64_t stop =
+        (v | ((v - ones * 0x20) & ~v) | ((q - ones) & ~q) | ((e - ones) & ~e)) &
+        highs;
+    if (stop)
+      return i + (size_t)(__builtin_ctzll(stop) >> 3);
+    i += 8;
+  }
+#endif
+  while (i < n && byte_class[s[i]] == PLAIN)
+    i++;
+  return i;
+}
+
 /* Validates the string whose opening quote is at p->pos: UTF-8, escapes,
  * surrogate pairs, no raw controls, no U+0000. Sets *end to the index of the
  * closing quote, *dlen to the decoded length and *escaped when the string
@@ -267,8 +305,7 @@ static int scan_string(parser *p, size_t *end, size_t *dlen, int *escaped) {
   size_t i = p->pos + 1, shrink = 0;
   int esc = 0;
   for (;;) {
-    while (i < n && byte_class[s[i]] == PLAIN)
-      i++;
+    i = plain_run(s, n, i);
     if (i >= n)
       return fail(p, MCP_EPARSE, p->pos, "unterminated string");
     unsigned char c = s[i];
@@ -434,14 +471,94 @@ static void string_copy(const parser *p, size_t end, size_t dlen, int escaped,
   }
 }
 
+/* The blocks of a pooled document. The first one carries the reference
+ * count and heads the list of the others; each hands out its room in
+ * order, and a full one is followed by one twice its size (or the size
+ * asked for), so a message costs a few allocations whatever its shape. */
+struct mcp__json_pool {
+  atomic_uint refs;     /* in the first block only */
+  mcp__json_pool *more; /* the first block: the other blocks */
+  size_t used, cap;
+};
+
+#define POOL_ALIGN _Alignof(cJSON)
+#define POOL_HEAD                                                              \
+  ((sizeof(mcp__json_pool) + POOL_ALIGN - 1) / POOL_ALIGN * POOL_ALIGN)
+/* Room in the first block: a tools/call of a few arguments fits, and with
+ * the header it stays within 1 KiB, which glibc serves from its per-thread
+ * cache (a larger first block made the pool cost more than it saved). */
+#define POOL_FIRST (1024 - POOL_HEAD)
+
+/* size bytes, aligned for a node, from the document's pool. */
+static void *pool_alloc(parser *p, size_t size) {
+  if (size > SIZE_MAX / 4)
+    return NULL;
+  size = (size + POOL_ALIGN - 1) / POOL_ALIGN * POOL_ALIGN;
+  mcp__json_pool *b = p->cur;
+  if (b == NULL || b->cap - b->used < size) {
+    size_t cap = b == NULL               ? POOL_FIRST
+                 : b->cap < SIZE_MAX / 4 ? b->cap * 2
+                                         : size;
+    if (cap < size)
+      cap = size;
+    if (cap > SIZE_MAX - POOL_HEAD)
+      return NULL;
+    mcp__json_pool *nb = mcp__malloc(POOL_HEAD + cap);
+    if (nb == NULL)
+      return NULL;
+    nb->used = 0;
+    nb->cap = cap;
+    nb->more = NULL;
+    atomic_init(&nb->refs, 1);
+    if (b == NULL) {
+      p->doc->pool = nb;
+    } else {
+      nb->more = p->doc->pool->more;
+      p->doc->pool->more = nb;
+    }
+    p->cur = b = nb;
+  }
+  void *r = (char *)b + POOL_HEAD + b->used;
+  b->used += size;
+  return r;
+}
+
+mcp__json_pool *mcp__json_pool_ref(mcp__json_pool *pool) {
+  if (pool)
+    atomic_fetch_add(&pool->refs, 1);
+  return pool;
+}
+
+void mcp__json_pool_release(mcp__json_pool *pool) {
+  if (pool == NULL || atomic_fetch_sub(&pool->refs, 1) != 1)
+    return;
+  for (mcp__json_pool *b = pool->more, *next; b; b = next) {
+    next = b->more;
+    mcp__free(b);
+  }
+  mcp__free(pool);
+}
+
+/* A node of type with nothing in it, from the pool or the heap. */
+static cJSON *new_node(parser *p, int type) {
+  cJSON *node =
+      p->pooled ? pool_alloc(p, sizeof(cJSON)) : mcp__malloc(sizeof(cJSON));
+  if (node == NULL)
+    return NULL;
+  memset(node, 0, sizeof *node);
+  node->type = type;
+  return node;
+}
+
 /* A string or number node whose text (len bytes plus a NUL, filled in by
  * the caller) shares the node's block: one allocation instead of two. The
  * reference flag keeps cJSON_Delete from freeing the text on its own, and
  * cJSON_Duplicate gives a copy text of its own. */
-static cJSON *new_leaf(int type, size_t len) {
+static cJSON *new_leaf(parser *p, int type, size_t len) {
   if (len > SIZE_MAX - sizeof(cJSON) - 1)
     return NULL;
-  cJSON *node = mcp__malloc(sizeof(cJSON) + len + 1);
+  cJSON *node = p->pooled ? pool_alloc(p, sizeof(cJSON) + len + 1)
+                          : mcp__malloc(sizeof(cJSON) + len + 1);
   if (node == NULL)
     return NULL;
   memset(node, 0, sizeof *node);
@@ -761,7 +878,7 @@ static int read_number(parser *p, cJSON **out) {
   if (len > p->max_number)
     return fail(p, MCP_ELIMIT, start, "number longer than %zu characters",
                 p->max_number);
-  cJSON *node = new_leaf(cJSON_Number, len);
+  cJSON *node = new_leaf(p, cJSON_Number, len);
   if (node == NULL)
     return oom(p);
   char *text = node->valuestring;
@@ -792,9 +909,9 @@ static int read_literal(parser *p) {
   size_t len = strlen(w);
   if (p->n - p->pos < len || memcmp(p->s + p->pos, w, len) != 0)
     return unexpected(p, p->pos, "expected a value");
-  cJSON *node = w == words[0]   ? cJSON_CreateTrue()
-                : w == words[1] ? cJSON_CreateFalse()
-                                : cJSON_CreateNull();
+  cJSON *node = new_node(p, w == words[0]   ? cJSON_True
+                            : w == words[1] ? cJSON_False
+                                            : cJSON_NULL);
   if (node == NULL)
     return oom(p);
   attach(p, node);
@@ -834,7 +951,7 @@ static int parse_document(parser *p) {
         if (p->depth >= p->max_depth)
           return fail(p, MCP_ELIMIT, p->pos, "nesting deeper than %zu",
                       p->max_depth);
-        node = c == '{' ? cJSON_CreateObject() : cJSON_CreateArray();
+        node = new_node(p, c == '{' ? cJSON_Object : cJSON_Array);
         if (node == NULL)
           return oom(p);
         attach(p, node);
@@ -855,7 +972,7 @@ static int parse_document(parser *p) {
         int escaped = 0;
         if ((rc = string_bounds(p, &end, &len, &escaped)) != 0)
           return rc;
-        if ((node = new_leaf(cJSON_String, len)) == NULL)
+        if ((node = new_leaf(p, cJSON_String, len)) == NULL)
           return oom(p);
         string_copy(p, end, len, escaped, node->valuestring);
         attach(p, node);
@@ -904,10 +1021,9 @@ static int parse_document(parser *p) {
       int escaped = 0;
       if ((rc = string_bounds(p, &end, &len, &escaped)) != 0)
         return rc;
-      p->key =
-          escaped ? NULL : mcp__json_intern((const char *)s + off + 1, len);
+      p->key = escaped ? NULL : intern_find((const char *)s + off + 1, len);
       if (p->key == NULL) {
-        char *key = mcp__malloc(len + 1);
+        char *key = p->pooled ? pool_alloc(p, len + 1) : mcp__malloc(len + 1);
         if (key == NULL)
           return oom(p);
         string_copy(p, end, len, escaped, key);
@@ -991,6 +1107,8 @@ int mcp__json_parse(const char *buf, size_t len, const mcp__json_limits *lim,
   p.key_is_raw = 0;
   p.doc = doc;
   p.more_cap = 0;
+  p.pooled = lim && lim->pooled;
+  p.cur = NULL;
   if (err != NULL && errlen > 0)
     err[0] = '\0';
   if (doc == NULL || (buf == NULL && len > 0))
@@ -999,11 +1117,12 @@ int mcp__json_parse(const char *buf, size_t len, const mcp__json_limits *lim,
   if (buf == NULL)
     p.s = (const unsigned char *)"";
 
+  pthread_once(&intern_once, intern_fill);
   int rc = parse_document(&p);
   release(&p);
   doc->root = p.root;
   if (rc != 0) {
-    if (p.key_owned)
+    if (p.key_owned && !p.pooled)
       mcp__free((char *)p.key);
     mcp__json_doc_free(doc);
   }
@@ -1021,7 +1140,10 @@ void mcp__json_doc_free(mcp__json_doc *doc) {
   for (size_t i = 0; i < doc->nraws; i++)
     mcp__free(raw_entry(doc, i)->heap);
   mcp__free(doc->more);
-  cJSON_Delete(doc->root);
+  if (doc->pool)
+    mcp__json_pool_release(doc->pool);
+  else
+    cJSON_Delete(doc->root);
   *doc = (mcp__json_doc){0};
 }
 

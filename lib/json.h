@@ -41,6 +41,9 @@ typedef struct mcp__json_limits {
   size_t max_members; /* members of one object or elements of one array;
                          0 = 100000 */
   size_t max_number;  /* characters in one number; 0 = 63 */
+  int pooled; /* nonzero: the nodes live in blocks the document owns (see
+                 mcp__json_doc.pool), for messages: a handful of
+                 allocations per message instead of one per node */
 } mcp__json_limits;
 
 /* Captured texts shorter than this many bytes live in the capture itself;
@@ -59,15 +62,31 @@ typedef struct mcp__json_raw {
   char small[MCP__JSON_RAW_INLINE]; /* the text otherwise, NUL-terminated */
 } mcp__json_raw;
 
+/* The blocks that hold the nodes of a pooled parse; reference-counted, so
+ * that a subtree detached from the document (the arguments of a call) can
+ * outlive it. */
+typedef struct mcp__json_pool mcp__json_pool;
+
 /* A parsed document. Raw texts handed out point into it, so a document is
- * used where mcp__json_parse filled it, never copied. */
+ * used where mcp__json_parse filled it, never copied.
+ *
+ * In a pooled document (mcp__json_limits.pooled) no node may be freed on
+ * its own: never cJSON_Delete a node of it, and never add one to a tree
+ * that will be (cJSON_Duplicate makes an independent copy). A subtree
+ * detached from it stays valid while a reference to the pool is held
+ * (mcp__json_pool_share). */
 typedef struct mcp__json_doc {
-  struct cJSON *root; /* owned; NULL only after a failure */
-  size_t nraws;       /* captured "id"/"requestId" values */
+  struct cJSON *root;   /* owned; NULL only after a failure */
+  mcp__json_pool *pool; /* one reference, or NULL: nodes are allocated one
+                           by one and root is freed with cJSON_Delete */
+  size_t nraws;         /* captured "id"/"requestId" values */
   mcp__json_raw raws[MCP__JSON_RAW_SLOTS]; /* the first captures */
   mcp__json_raw *more; /* the rest, nraws - MCP__JSON_RAW_SLOTS of them;
                           owned, NULL when there are none */
 } mcp__json_doc;
+
+/* The limits every JSON-RPC message is parsed with (lib/session.c). */
+extern const mcp__json_limits mcp__message_limits;
 
 /* Parses exactly one JSON text of len bytes (no NUL terminator needed;
  * leading and trailing JSON whitespace allowed, anything else after the value
@@ -79,8 +98,17 @@ typedef struct mcp__json_doc {
 int mcp__json_parse(const char *buf, size_t len, const mcp__json_limits *lim,
                     mcp__json_doc *doc, char *err, size_t errlen);
 
-/* Frees what *doc owns and empties it; a zeroed doc is fine. */
+/* Frees what *doc owns and empties it; a zeroed doc is fine. A pooled
+ * document's nodes go when the last reference to its pool does. */
 void mcp__json_doc_free(mcp__json_doc *doc);
+
+/* Takes one more reference to pool (NULL is fine) and returns it. Drop it
+ * with mcp__json_pool_release. Any thread. */
+mcp__json_pool *mcp__json_pool_ref(mcp__json_pool *pool);
+
+/* Drops one reference to pool (NULL is fine); the last one frees every
+ * node of the document. Any thread. */
+void mcp__json_pool_release(mcp__json_pool *pool);
 
 /* The raw text of node if it is one of the captured "id"/"requestId" values,
  * else NULL. *len receives its length when not NULL. The text belongs to

@@ -15,7 +15,7 @@ static int id_usable(const cJSON *id) {
 
 void mcp__msg_classify(const mcp__json_doc *doc, const cJSON *node,
                        mcp__msg *out) {
-  *out = (mcp__msg){0};
+  *out = (mcp__msg){.pool = doc ? doc->pool : NULL};
   if (!cJSON_IsObject(node)) {
     out->why = "a JSON-RPC message must be a JSON object";
     return;

@@ -456,17 +456,19 @@ static void handle_tools_call(mcp_session *s, reply_ctx *ctx, const req *r) {
     return;
   }
   /* The call owns its arguments: they outlive this message when the
-   * handler defers. A missing "arguments" is an empty object. */
+   * handler defers (holding the message's pool, when it has one). A
+   * missing "arguments" is an empty object. */
+  mcp__json_pool *pool = args ? r->m->pool : NULL;
   if (args)
     cJSON_DetachItemViaPointer(params, args);
   else
     args = cJSON_CreateObject();
-  mcp__start_call(s, ctx, r, tool, args, NULL, started);
+  mcp__start_call(s, ctx, r, tool, args, pool, NULL, started);
 }
 
 void mcp__start_call(mcp_session *s, reply_ctx *ctx, const req *r,
-                     mcp__tool *tool, cJSON *args, const char *uri,
-                     unsigned long long started) {
+                     mcp__tool *tool, cJSON *args, mcp__json_pool *args_pool,
+                     const char *uri, unsigned long long started) {
   mcp_server *srv = s->srv;
   bool is_tool = tool->kind == MCP_CALL_TOOL;
   const cJSON *meta = mcp__member(r->params, "_meta");
@@ -535,7 +537,7 @@ void mcp__start_call(mcp_session *s, reply_ctx *ctx, const req *r,
     }
   }
   rc = mcp__call_new(s, tool, r->v, r->m->id, r->m->id_len, canon_id,
-                     token ? tok.data : NULL, args, &call);
+                     token ? tok.data : NULL, args, args_pool, &call);
   args = NULL; /* the call owns them now, or freed them on failure */
   if (rc)
     goto oom;
@@ -585,7 +587,8 @@ oom:
                started);
   mcp__req_error(s, ctx, r, MCP__RPC_INTERNAL_ERROR, "Internal error", NULL);
 done:
-  cJSON_Delete(args);
+  if (args_pool == NULL) /* pooled ones go with their message */
+    cJSON_Delete(args);
   if (tool)
     mcp__tool_unref(tool);
   mcp__decision_free(&d);
@@ -731,12 +734,13 @@ static void handle_request(mcp_session *s, reply_ctx *ctx, const mcp__msg *m,
   const char *method = m->method;
   /* initialize starts the legacy era, whatever _meta it carries, unless it
    * is a modern request (see modern_initialize). */
-  if (strcmp(method, "initialize") == 0 && modern_initialize(r.params)) {
+  bool initialize = strcmp(method, "initialize") == 0;
+  if (initialize && modern_initialize(r.params)) {
     r.modern = true;
     method_not_found(s, ctx, &r);
     return;
   }
-  if (strcmp(method, "initialize") == 0) {
+  if (initialize) {
     r.v = (mcp__version)atomic_load(&s->version);
     handle_initialize(s, ctx, &r);
     return;
@@ -844,8 +848,9 @@ static void handle_message(mcp_session *s, reply_ctx *ctx,
   mcp__msg_classify(doc, node, &m);
   switch (m.kind) {
   case MCP__MSG_REQUEST:
-    handle_request(s, ctx, &m,
-                   cJSON_GetObjectItemCaseSensitive(node, "params"));
+    /* The member classify found; node is ours to change, so dropping the
+     * const again is sound (tools/call detaches its arguments). */
+    handle_request(s, ctx, &m, (cJSON *)m.params);
     break;
   case MCP__MSG_NOTIFICATION:
     handle_notification(s, &m);
@@ -952,6 +957,10 @@ static int receive_doc(mcp_session *s, mcp__json_doc *doc, mcp__sink *sink) {
   return receive_end(s, &ctx);
 }
 
+/* How a message is parsed: the default limits, its nodes in a pool (one
+ * allocation for a typical request instead of one per node). */
+const mcp__json_limits mcp__message_limits = {.pooled = 1};
+
 /* Parses message into doc. One the session cannot read is answered here
  * (*rc says how that went, 0 is returned); in a frame of its own, so that
  * the buffers of the reason are off the stack while a parsed message is
@@ -965,8 +974,8 @@ static int
 parse_or_answer(mcp_session *s, const char *message, size_t len,
                 mcp__json_doc *doc, mcp__sink *sink, int *rc) {
   char why[200];
-  int prc =
-      mcp__json_parse(message ? message : "", len, NULL, doc, why, sizeof why);
+  int prc = mcp__json_parse(message ? message : "", len, &mcp__message_limits,
+                            doc, why, sizeof why);
   if (prc == 0)
     return 1;
   if (session_closed(s)) {
@@ -1034,7 +1043,8 @@ int mcp_message_parse(const char *text, size_t len, mcp_message **out) {
   mcp_message *m = mcp__calloc(1, sizeof *m);
   if (m == NULL)
     return MCP_ENOMEM;
-  int rc = mcp__json_parse(text ? text : "", len, NULL, &m->doc, NULL, 0);
+  int rc = mcp__json_parse(text ? text : "", len, &mcp__message_limits, &m->doc,
+                           NULL, 0);
   if (rc) {
     mcp__free(m);
     return rc;

@@ -89,11 +89,13 @@ void mcp__handle_prompts_get(mcp_session *s, reply_ctx *ctx, const req *r) {
     mcp__reply_invalid_params(s, ctx, r, why);
     return;
   }
+  /* As for tools/call (lib/session.c). */
+  mcp__json_pool *pool = args ? r->m->pool : NULL;
   if (args)
     cJSON_DetachItemViaPointer(params, args);
   else
     args = cJSON_CreateObject();
-  mcp__start_call(s, ctx, r, prompt, args, NULL, started);
+  mcp__start_call(s, ctx, r, prompt, args, pool, NULL, started);
 }
 
 /* Finds what serves uri: a resource registered under it, else the first
@@ -180,7 +182,7 @@ void mcp__handle_resources_read(mcp_session *s, reply_ctx *ctx, const req *r) {
     mcp__reply_buf(s, ctx, &b);
     return;
   }
-  mcp__start_call(s, ctx, r, t, vars, uri, started);
+  mcp__start_call(s, ctx, r, t, vars, NULL, uri, started);
 }
 
 /* ---- legacy subscriptions ------------------------------------------------ */

@@ -215,6 +215,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   mcp__json_doc doc;
   char err[160];
   int rc = mcp__json_parse(text, size, &lim, &doc, err, sizeof err);
+
+  /* Parsed into a pool, as messages are: the same answer, the same tree. */
+  mcp__json_limits plim = lim;
+  plim.pooled = 1;
+  mcp__json_doc pdoc;
+  char perr[160];
+  int prc = mcp__json_parse(text, size, &plim, &pdoc, perr, sizeof perr);
+  if (prc != rc && prc != MCP_ENOMEM && rc != MCP_ENOMEM)
+    abort();
+  if (prc == rc && rc != 0 && strcmp(perr, err) != 0)
+    abort();
+  if (prc == 0 && rc == 0 && !same_tree(doc.root, pdoc.root))
+    abort();
+  if (prc != 0 && (pdoc.root != NULL || pdoc.pool != NULL))
+    abort();
+  mcp__json_doc_free(&pdoc);
+
   if (rc != 0) {
     if (rc != MCP_EPARSE && rc != MCP_ELIMIT && rc != MCP_ENOMEM)
       abort();

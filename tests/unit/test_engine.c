@@ -789,6 +789,45 @@ START_TEST(batch_2025_03_26) {
 }
 END_TEST
 
+/* A deferred call reads its arguments after the message that carried them
+ * is gone: they are nodes of the message's pool, which the call holds. Two
+ * deferred calls of one batch share that pool: the second still reads its
+ * arguments after the first has finished. The first's long argument makes
+ * the pool take more than one block. */
+START_TEST(deferred_arguments_outlive_their_message) {
+  reopen("2025-03-26");
+  tu_deferred_reset();
+  g_fn = tu_defer;
+  char pad[3001];
+  memset(pad, 'x', sizeof pad - 1);
+  pad[sizeof pad - 1] = '\0';
+  static char msg[4096];
+  snprintf(msg, sizeof msg,
+           "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\","
+           "\"params\":{\"name\":\"run\",\"arguments\":{\"s\":\"first\","
+           "\"pad\":\"%s\"}}},"
+           "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\","
+           "\"params\":{\"name\":\"run\",\"arguments\":{\"s\":\"second\"}}}]",
+           pad);
+  send_ok(msg);
+  memset(msg, 0, sizeof msg); /* nothing may point into the input */
+  ck_assert_int_eq(tu_ndeferred, 2);
+  const char *s;
+  ck_assert_int_eq(mcp_call_arg_string(tu_deferred[0], "s", &s), 0);
+  ck_assert_str_eq(s, "first");
+  ck_assert_int_eq(mcp_call_arg_string(tu_deferred[0], "pad", &s), 0);
+  ck_assert_str_eq(s, pad);
+  ck_assert_int_eq(mcp_result_text(tu_deferred[0], s), 0);
+  ck_assert_int_eq(mcp_call_finish(tu_deferred[0], 0), 0);
+  ck_assert_int_eq(mcp_call_arg_string(tu_deferred[1], "s", &s), 0);
+  ck_assert_str_eq(s, "second");
+  ck_assert_int_eq(mcp_result_text(tu_deferred[1], s), 0);
+  ck_assert_int_eq(mcp_call_finish(tu_deferred[1], 0), 0);
+  ck_assert_uint_eq(mcp_session_pending(P.session), 0);
+  ck_assert_ptr_nonnull(strstr(P.out[P.nout - 1], "\"text\":\"second\""));
+}
+END_TEST
+
 static void check_batch_refused(const char *version) {
   reopen(version);
   g_runs = 0;
@@ -2256,6 +2295,7 @@ static Suite *engine_suite(void) {
   tcase_add_test(t, notifications_never_answered);
   tcase_add_test(t, list_changed_after_initialized);
   tcase_add_test(t, batch_2025_03_26);
+  tcase_add_test(t, deferred_arguments_outlive_their_message);
   tcase_add_test(t, batch_refused);
   tcase_add_test(t, batch_before_initialize_even_with_initialize);
   tcase_add_test(t, tools_list_pages);

@@ -21,7 +21,7 @@ static char errbuf[256];
 
 /* Parses n bytes with the given limits and frees the result; returns the
  * code, leaving the message in errbuf. */
-static int parse_n(const char *s, size_t n, const mcp__json_limits *lim) {
+static int parse_n_once(const char *s, size_t n, const mcp__json_limits *lim) {
   mcp__json_doc doc;
   /* An exact-size heap copy lets ASan and valgrind see any read past the
    * end, which a string literal's NUL would hide. */
@@ -44,6 +44,20 @@ static int parse_n(const char *s, size_t n, const mcp__json_limits *lim) {
     ck_assert_msg(strstr(errbuf, " at byte ") != NULL, "no offset: %s", errbuf);
   }
   mcp__json_doc_free(&doc);
+  ck_assert_ptr_null(doc.pool);
+  return rc;
+}
+
+/* parse_n_once with lim, then again with the nodes in a pool (as messages
+ * are parsed): both must give the same answer and the same message. */
+static int parse_n(const char *s, size_t n, const mcp__json_limits *lim) {
+  int rc = parse_n_once(s, n, lim);
+  char first[sizeof errbuf];
+  memcpy(first, errbuf, sizeof first);
+  mcp__json_limits pooled = lim ? *lim : (mcp__json_limits){0};
+  pooled.pooled = 1;
+  ck_assert_int_eq(parse_n_once(s, n, &pooled), rc);
+  ck_assert_str_eq(errbuf, first);
   return rc;
 }
 
@@ -1068,6 +1082,132 @@ START_TEST(echo_request_allocations) {
 }
 END_TEST
 
+/* Parsed as messages are, into a pool, the same request costs one
+ * allocation, and freeing the document frees it. */
+START_TEST(echo_request_pooled) {
+  mcp__json_doc doc;
+  tu_alloc_install(LONG_MAX);
+  long before = tu_alloc.count;
+  ck_assert_int_eq(mcp__json_parse(echo_request, sizeof echo_request - 1,
+                                   &mcp__message_limits, &doc, errbuf,
+                                   sizeof errbuf),
+                   0);
+  ck_assert_int_eq(tu_alloc.count - before, 1);
+  ck_assert_ptr_nonnull(doc.pool);
+  mcp__json_doc_free(&doc);
+  ck_assert_int_eq(tu_alloc.live, 0);
+  tu_alloc_remove();
+}
+END_TEST
+
+/* A pooled tree is the same tree: same members, same texts, same flags a
+ * reader may test, for documents that fill several blocks (a long string,
+ * a long array, escaped keys that are copied, literals, deep nesting). */
+START_TEST(pooled_tree_matches) {
+  static char big[5000];
+  memset(big, 'y', sizeof big - 1);
+  char *arr = malloc(20000);
+  ck_assert_ptr_nonnull(arr);
+  size_t o = 0;
+  arr[o++] = '[';
+  for (int i = 0; i < 2000; i++)
+    o += (size_t)snprintf(arr + o, 20000 - o, "%s%d", i ? "," : "", i);
+  arr[o++] = ']';
+  arr[o] = '\0';
+  char *docs[] = {
+      "{\"a\":true,\"b\":false,\"c\":null,\"d\":[1,2.5,-3e2,\"x\"],"
+      "\"k\\u0065y\":{\"unusual key\":{\"\":[[[{}]]]}},\"id\":\"q\"}",
+      big, arr};
+  char *wrapped = malloc(sizeof big + 16);
+  ck_assert_ptr_nonnull(wrapped);
+  snprintf(wrapped, sizeof big + 16, "{\"text\":\"%s\"}", big);
+  docs[1] = wrapped;
+  for (size_t i = 0; i < TU_COUNT(docs); i++) {
+    mcp__json_doc heap, pool;
+    ck_assert_int_eq(mcp__json_parse(docs[i], strlen(docs[i]), NULL, &heap,
+                                     errbuf, sizeof errbuf),
+                     0);
+    ck_assert_int_eq(mcp__json_parse(docs[i], strlen(docs[i]),
+                                     &mcp__message_limits, &pool, errbuf,
+                                     sizeof errbuf),
+                     0);
+    ck_assert_ptr_nonnull(pool.pool);
+    ck_assert_ptr_null(heap.pool);
+    ck_assert(cJSON_Compare(heap.root, pool.root, 1));
+    char *a = cJSON_PrintUnformatted(heap.root);
+    char *b = cJSON_PrintUnformatted(pool.root);
+    ck_assert_str_eq(a, b);
+    cJSON_free(a);
+    cJSON_free(b);
+    ck_assert_uint_eq(heap.nraws, pool.nraws);
+    /* A copy of a pooled subtree is independent of the pool. */
+    cJSON *copy = cJSON_Duplicate(pool.root, 1);
+    mcp__json_doc_free(&pool);
+    ck_assert(cJSON_Compare(heap.root, copy, 1));
+    cJSON_Delete(copy);
+    mcp__json_doc_free(&heap);
+  }
+  free(wrapped);
+  free(arr);
+}
+END_TEST
+
+/* A detached pooled subtree lives while a reference to its pool does. */
+START_TEST(pool_outlives_document) {
+  mcp__json_doc doc;
+  ck_assert_int_eq(mcp__json_parse(echo_request, sizeof echo_request - 1,
+                                   &mcp__message_limits, &doc, errbuf,
+                                   sizeof errbuf),
+                   0);
+  cJSON *params = cJSON_GetObjectItemCaseSensitive(doc.root, "params");
+  cJSON *args = cJSON_DetachItemFromObjectCaseSensitive(params, "arguments");
+  ck_assert_ptr_nonnull(args);
+  mcp__json_pool *pool = mcp__json_pool_ref(doc.pool);
+  ck_assert_ptr_eq(pool, doc.pool);
+  mcp__json_doc_free(&doc);
+  ck_assert_str_eq(
+      cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(args, "text")),
+      "hello 7");
+  mcp__json_pool_release(pool);
+  mcp__json_pool_release(NULL);
+  ck_assert_ptr_null(mcp__json_pool_ref(NULL));
+}
+END_TEST
+
+/* Every allocation of a pooled parse that needs several blocks, and keeps
+ * copied keys and long captures, fails in turn without a leak. */
+START_TEST(pooled_allocation_failure) {
+  static char json[4400];
+  char pad[2049];
+  memset(pad, 'p', sizeof pad - 1);
+  pad[sizeof pad - 1] = '\0';
+  snprintf(json, sizeof json,
+           "{\"id\":\"0123456789012345678901234567890123456789\","
+           "\"a\\u0062\":\"%s\",\"c\":[%s],\"d\":\"%s\"}",
+           pad, "1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20", pad);
+  mcp__json_doc doc;
+  int rc = -1;
+  long n;
+  for (n = 1; n < 1000; n++) {
+    tu_alloc_install(n);
+    rc = mcp__json_parse(json, strlen(json), &mcp__message_limits, &doc, errbuf,
+                         sizeof errbuf);
+    if (rc == 0)
+      break;
+    ck_assert_int_eq(rc, MCP_ENOMEM);
+    tu_assert_no_leak(n);
+    ck_assert_ptr_null(doc.root);
+    ck_assert_ptr_null(doc.pool);
+    tu_alloc_remove();
+  }
+  ck_assert_int_eq(rc, 0);
+  ck_assert_int_gt(n, 3); /* several blocks and the long capture */
+  mcp__json_doc_free(&doc);
+  ck_assert_int_eq(tu_alloc.live, 0);
+  tu_alloc_remove();
+}
+END_TEST
+
 START_TEST(interned_keys) {
   static const char *const common[] = {
       "jsonrpc",
@@ -1602,6 +1742,10 @@ static Suite *json_suite(void) {
 
   t = tcase_create("saving");
   tcase_add_test(t, echo_request_allocations);
+  tcase_add_test(t, echo_request_pooled);
+  tcase_add_test(t, pooled_tree_matches);
+  tcase_add_test(t, pool_outlives_document);
+  tcase_add_test(t, pooled_allocation_failure);
   tcase_add_test(t, interned_keys);
   tcase_add_test(t, leaf_nodes);
   tcase_add_test(t, number_text_boundaries);
