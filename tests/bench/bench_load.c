@@ -1808,19 +1808,15 @@ static void stop(proc *p) {
 }
 
 static void scenario_stdio(void) {
-  proc lines, split, server;
-  const char *split_args[] = {"--split", NULL};
+  proc lines, server;
   const char *args[] = {"--stdio", NULL};
   workload fixed = {.k = K_FIXED}, echo = {.k = K_ECHO};
   start_stdio(&lines, "bench_pipe", NULL);
-  start_stdio(&split, "bench_pipe", split_args);
   start_stdio(&server, "bench_server_stdio", args);
   greet(&server);
   entry e[] = {
       on_stdio("(c) pipe, 1 in flight, one CPU", &lines, &fixed, 1, SHARED),
       on_stdio("stdio echo, 1 in flight, one CPU", &server, &echo, 1, SHARED),
-      on_stdio("(c) pipe, reply in two writes, 1 in flight, one CPU", &split,
-               &fixed, 1, SHARED),
       on_stdio("(c) pipe, 1 in flight, unpinned", &lines, &fixed, 1, ANYWHERE),
       on_stdio("stdio echo, 1 in flight, unpinned", &server, &echo, 1,
                ANYWHERE),
@@ -1830,11 +1826,10 @@ static void scenario_stdio(void) {
   };
   contest(e, sizeof e / sizeof *e, 4000000, 3);
   stop(&lines);
-  stop(&split);
   stop(&server);
-  const stats *c1 = &e[0].best, *s1 = &e[1].best, *c2 = &e[2].best,
-              *cf = &e[3].best, *sf = &e[4].best, *c64 = &e[5].best,
-              *s64 = &e[6].best, *a = &e[7].best;
+  const stats *c1 = &e[0].best, *s1 = &e[1].best, *cf = &e[2].best,
+              *sf = &e[3].best, *c64 = &e[4].best, *s64 = &e[5].best,
+              *a = &e[6].best;
   ceiling_echo_rate = a->rate;
   ceiling_echo_us = a->server_us;
   add_row("stdio echo tools/call, sequential (1 in flight, one CPU)", s1->rate,
@@ -1847,8 +1842,6 @@ static void scenario_stdio(void) {
            "(c) %.1f / %.1f µs", c1->p50_us, c1->p99_us);
   add_row("  the same, server CPU per call", s1->server_us, "µs", "(c)",
           c1->server_us, 0, NULL);
-  add_row("  pipes alone, each reply in two writes as lib/stdio.c does",
-          c2->rate, "calls/s", "(c)", c1->rate, 0, NULL);
   add_row("stdio echo tools/call, sequential, unpinned", sf->rate, "calls/s",
           "(c)", cf->rate, 0, NULL);
   add_row("stdio echo tools/call, pipelined (64 in flight)", s64->rate,

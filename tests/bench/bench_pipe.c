@@ -2,15 +2,9 @@
  * standard input with one fixed line on standard output: the cost of the
  * pipes, the reads, the writes and the wake-ups, with no work in between.
  * It reads and splits lines as the stdio transport does (one buffer, one
- * write per reply) and exits at end of input.
- *
- *   bench_pipe [--split]
- *
- * --split writes each reply as lib/stdio.c does, the message and then its
- * newline in a second write: the driver shows what that costs alone. */
+ * write per reply) and exits at end of input. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
-#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,10 +25,9 @@ static int write_all(const char *p, size_t n) {
   return 0;
 }
 
-int main(int argc, char **argv) {
+int main(void) {
   static const char reply[] = BENCH_FIXED_BODY "\n";
   static char buf[1 << 16];
-  bool split = argc > 1 && strcmp(argv[1], "--split") == 0;
   for (;;) {
     ssize_t n = read(STDIN_FILENO, buf, sizeof buf);
     if (n < 0 && errno == EINTR)
@@ -43,9 +36,7 @@ int main(int argc, char **argv) {
       return n == 0 ? 0 : 1;
     /* A line may straddle two reads; only its newline counts. */
     for (const char *p = buf; (p = memchr(p, '\n', (size_t)(buf + n - p))); p++)
-      if (split ? write_all(reply, sizeof reply - 2) != 0 ||
-                      write_all("\n", 1) != 0
-                : write_all(reply, sizeof reply - 1) != 0)
+      if (write_all(reply, sizeof reply - 1) != 0)
         return 1;
   }
 }
