@@ -43,7 +43,7 @@ int mcp_set_allocator(const mcp_allocator *alloc) {
 }
 
 /* With the default allocator the C library is called directly, without
- * the hook's indirect call: every message makes about a dozen allocations. */
+ * the hook's indirect call, on the path every message takes. */
 void *mcp__malloc(size_t n) {
   if (current.malloc_fn == default_malloc)
     return malloc(n ? n : 1);
