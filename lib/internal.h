@@ -324,6 +324,11 @@ typedef struct mcp__tool {
 typedef struct mcp__registry {
   mcp__tool **tools; /* in registration order */
   size_t n, cap;
+  size_t *index; /* by name: an open-addressing table of positions in tools
+                    plus one (0: empty), so that a call finds its tool and
+                    an add checks the name in constant time, whatever
+                    the number of tools */
+  size_t nindex; /* slots: 0, or a power of two above twice n */
   unsigned long long next_seq;
   const char *key; /* the list's member: "tools", "prompts", ... */
   char tag;        /* first character of its cursors */

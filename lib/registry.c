@@ -5,6 +5,7 @@
  * once per protocol version then; tools/list only concatenates those. */
 #include <cjson/cJSON.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -327,16 +328,43 @@ fail:
 
 /* ---- the table ----------------------------------------------------------- */
 
-static size_t index_of(const mcp__registry *r, const char *name) {
+/* FNV-1a of a name. */
+static size_t name_hash(const char *name) {
+  uint64_t h = 14695981039346656037u;
+  for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+    h = (h ^ *p) * 1099511628211u;
+  return (size_t)h;
+}
+
+/* Enters position i of r->tools in the index (which has room). */
+static void index_put(mcp__registry *r, size_t i) {
+  size_t mask = r->nindex - 1, h = name_hash(r->tools[i]->name) & mask;
+  while (r->index[h] != 0)
+    h = (h + 1) & mask;
+  r->index[h] = i + 1;
+}
+
+/* Enters every tool in the index again, as after a removal shifted them. */
+static void index_refill(mcp__registry *r) {
+  memset(r->index, 0, r->nindex * sizeof *r->index);
   for (size_t i = 0; i < r->n; i++)
-    if (strcmp(r->tools[i]->name, name) == 0)
-      return i;
+    index_put(r, i);
+}
+
+static size_t index_of(const mcp__registry *r, const char *name) {
+  if (r->nindex == 0)
+    return (size_t)-1;
+  size_t mask = r->nindex - 1;
+  for (size_t h = name_hash(name) & mask; r->index[h] != 0; h = (h + 1) & mask)
+    if (strcmp(r->tools[r->index[h] - 1]->name, name) == 0)
+      return r->index[h] - 1;
   return (size_t)-1;
 }
 
 int mcp__registry_add(mcp__registry *r, mcp__tool *t) {
   if (index_of(r, t->name) != (size_t)-1)
     return MCP_EEXIST;
+  /* Room first, in both arrays, so that a failure changes nothing. */
   if (r->n == r->cap) {
     size_t cap = r->cap ? r->cap * 2 : 16;
     mcp__tool **p = mcp__realloc(r->tools, cap * sizeof *p);
@@ -345,8 +373,19 @@ int mcp__registry_add(mcp__registry *r, mcp__tool *t) {
     r->tools = p;
     r->cap = cap;
   }
+  if ((r->n + 1) * 2 > r->nindex) {
+    size_t nindex = r->nindex ? r->nindex * 2 : 32;
+    size_t *index = mcp__calloc(nindex, sizeof *index);
+    if (index == NULL)
+      return MCP_ENOMEM;
+    mcp__free(r->index);
+    r->index = index;
+    r->nindex = nindex;
+    index_refill(r);
+  }
   t->seq = ++r->next_seq;
   r->tools[r->n++] = t;
+  index_put(r, r->n - 1);
   return 0;
 }
 
@@ -357,6 +396,8 @@ int mcp__registry_remove(mcp__registry *r, const char *name) {
   mcp__tool *t = r->tools[i];
   memmove(&r->tools[i], &r->tools[i + 1], (r->n - i - 1) * sizeof *r->tools);
   r->n--;
+  /* Removals are rare; the index is rebuilt in place, with no allocation. */
+  index_refill(r);
   mcp__tool_unref(t);
   return 0;
 }
@@ -435,5 +476,6 @@ void mcp__registry_clear(mcp__registry *r) {
   for (size_t i = 0; i < r->n; i++)
     mcp__tool_unref(r->tools[i]);
   mcp__free(r->tools);
+  mcp__free(r->index);
   *r = (mcp__registry){.key = r->key, .tag = r->tag};
 }

@@ -1138,6 +1138,89 @@ static mcp_tool full_tool(void) {
   return t;
 }
 
+/* Whether srv has a tool named name, through the public API only: a
+ * second registration of a registered name is refused. */
+static bool has_tool(mcp_server *srv, const char *name) {
+  mcp_tool t = reader(name);
+  int rc = mcp_server_add_tool(srv, &t, NULL);
+  if (rc == 0)
+    ck_assert_int_eq(mcp_server_remove_tool(srv, name), 0);
+  else
+    ck_assert_int_eq(rc, MCP_EEXIST);
+  return rc == MCP_EEXIST;
+}
+
+/* Thousands of tools are found by name (the registry's index), also after
+ * removals in the middle shifted the rest; tools/call reaches the last one
+ * registered, and a removed name is free again. */
+START_TEST(many_tools_found_by_name) {
+  mcp_server *srv = new_server();
+  char name[32];
+  for (int i = 0; i < 3000; i++) {
+    snprintf(name, sizeof name, "t%d", i);
+    mcp_tool t = reader(name);
+    expect_accepted(srv, &t);
+  }
+  for (int i = 1000; i < 2000; i += 2) {
+    snprintf(name, sizeof name, "t%d", i);
+    ck_assert_int_eq(mcp_server_remove_tool(srv, name), 0);
+  }
+  for (int i = 0; i < 3000; i++) {
+    snprintf(name, sizeof name, "t%d", i);
+    bool removed = i >= 1000 && i < 2000 && i % 2 == 0;
+    ck_assert_msg(has_tool(srv, name) == !removed, "%s", name);
+  }
+  ck_assert(!has_tool(srv, "t3000"));
+  tu_peer p;
+  tu_peer_open(&p, srv, NULL);
+  tu_initialize(&p, "2025-06-18");
+  cJSON *m = tu_call_tool(&p, "1", "t2999", NULL);
+  tu_assert_json(m,
+                 "{\"id\":1,\"result\":{\"content\":[{\"type\":\"text\"}]}}");
+  cJSON_Delete(m);
+  m = tu_call_tool(&p, "2", "t1000", NULL);
+  tu_assert_json(m, "{\"id\":2,\"error\":{\"code\":-32602}}");
+  cJSON_Delete(m);
+  tu_peer_close(&p);
+  mcp_server_free(srv);
+}
+END_TEST
+
+/* The 17th tool grows the index: each allocation of that registration
+ * failing in turn leaves the 16 before it found and the 17th unknown. */
+START_TEST(index_growth_allocation_failure) {
+  char names[17][8];
+  long n;
+  int rc = -1;
+  for (n = 1; n < 1000; n++) {
+    tu_alloc_install(0);
+    mcp_server *srv = new_server();
+    for (int i = 0; i < 17; i++)
+      snprintf(names[i], sizeof names[i], "g%d", i);
+    for (int i = 0; i < 16; i++) {
+      mcp_tool t = reader(names[i]);
+      expect_accepted(srv, &t);
+    }
+    mcp_tool t = reader(names[16]);
+    tu_alloc_arm(n);
+    rc = mcp_server_add_tool(srv, &t, NULL);
+    long failures = tu_alloc_disarm();
+    ck_assert_msg(rc == 0 || rc == MCP_ENOMEM, "allocation %ld: rc %d", n, rc);
+    ck_assert_int_eq(failures, rc == MCP_ENOMEM);
+    for (int i = 0; i < 16; i++)
+      ck_assert_msg(has_tool(srv, names[i]), "allocation %ld: %s lost", n,
+                    names[i]);
+    ck_assert(has_tool(srv, names[16]) == (rc == 0));
+    mcp_server_free(srv);
+    tu_assert_no_leak(n);
+    tu_alloc_remove();
+    if (rc == 0)
+      break;
+  }
+  ck_assert_int_eq(rc, 0);
+}
+END_TEST
+
 START_TEST(add_tool_allocation_failure) {
   mcp_tool t = full_tool();
   long n;
@@ -1545,6 +1628,8 @@ static Suite *registry_suite(void) {
 
   t = tcase_create("remove");
   tcase_add_test(t, remove_tool);
+  tcase_add_test(t, many_tools_found_by_name);
+  tcase_add_test(t, index_growth_allocation_failure);
   tcase_add_test(t, list_changed_to_ready_sessions_only);
   suite_add_tcase(s, t);
 
