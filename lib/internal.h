@@ -328,7 +328,7 @@ typedef struct mcp__registry {
                     plus one (0: empty), so that a call finds its tool and
                     an add checks the name in constant time, whatever
                     the number of tools */
-  size_t nindex; /* slots: 0, or a power of two above twice n */
+  size_t nindex; /* slots: 0, or a power of two, at least twice n */
   unsigned long long next_seq;
   const char *key; /* the list's member: "tools", "prompts", ... */
   char tag;        /* first character of its cursors */

@@ -74,7 +74,7 @@ typedef struct mcp__json_pool mcp__json_pool;
  * its own: never cJSON_Delete a node of it, and never add one to a tree
  * that will be (cJSON_Duplicate makes an independent copy). A subtree
  * detached from it stays valid while a reference to the pool is held
- * (mcp__json_pool_share). */
+ * (mcp__json_pool_ref). */
 typedef struct mcp__json_doc {
   struct cJSON *root;   /* owned; NULL only after a failure */
   mcp__json_pool *pool; /* one reference, or NULL: nodes are allocated one

@@ -344,9 +344,30 @@ static void index_put(mcp__registry *r, size_t i) {
   r->index[h] = i + 1;
 }
 
-/* Enters every tool in the index again, as after a removal shifted them. */
+/* Takes position i (still in r->tools) out of the index: its slot is
+ * emptied and the run of slots after it closed up, as linear probing needs
+ * (each entry whose home slot is not between the hole and itself moves
+ * back into the hole); then every position above i moves down by one, as
+ * the array is about to. No allocation, and no rehash of the whole table. */
+static void index_remove(mcp__registry *r, size_t i) {
+  size_t mask = r->nindex - 1, hole = name_hash(r->tools[i]->name) & mask;
+  while (r->index[hole] != i + 1)
+    hole = (hole + 1) & mask;
+  for (size_t j = (hole + 1) & mask; r->index[j] != 0; j = (j + 1) & mask) {
+    size_t home = name_hash(r->tools[r->index[j] - 1]->name) & mask;
+    if (((j - home) & mask) >= ((j - hole) & mask)) {
+      r->index[hole] = r->index[j];
+      hole = j;
+    }
+  }
+  r->index[hole] = 0;
+  for (size_t k = 0; k < r->nindex; k++)
+    if (r->index[k] > i + 1)
+      r->index[k]--;
+}
+
+/* Enters every tool into a fresh (empty) index. */
 static void index_refill(mcp__registry *r) {
-  memset(r->index, 0, r->nindex * sizeof *r->index);
   for (size_t i = 0; i < r->n; i++)
     index_put(r, i);
 }
@@ -394,10 +415,9 @@ int mcp__registry_remove(mcp__registry *r, const char *name) {
   if (i == (size_t)-1)
     return MCP_ENOENT;
   mcp__tool *t = r->tools[i];
+  index_remove(r, i);
   memmove(&r->tools[i], &r->tools[i + 1], (r->n - i - 1) * sizeof *r->tools);
   r->n--;
-  /* Removals are rare; the index is rebuilt in place, with no allocation. */
-  index_refill(r);
   mcp__tool_unref(t);
   return 0;
 }
