@@ -136,13 +136,7 @@ static char *fmt(const char *f, ...)
 static char *fmt(const char *f, ...) {
   va_list ap;
   va_start(ap, f);
-  int n = vsnprintf(NULL, 0, f, ap);
-  va_end(ap);
-  ck_assert_int_ge(n, 0);
-  char *s = malloc((size_t)n + 1);
-  ck_assert_ptr_nonnull(s);
-  va_start(ap, f);
-  vsnprintf(s, (size_t)n + 1, f, ap);
+  char *s = tu_vtext(f, ap);
   va_end(ap);
   return keep(s);
 }

@@ -137,16 +137,22 @@ void tu_legacy_init(tu_peer *p, const char *version, const char *caps) {
   tu_clear(p);
 }
 
-char *tu_text(const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
+char *tu_vtext(const char *fmt, va_list ap) {
+  va_list again;
+  va_copy(again, ap);
   int n = vsnprintf(NULL, 0, fmt, ap);
-  va_end(ap);
   ck_assert_int_ge(n, 0);
   char *s = malloc((size_t)n + 1);
   ck_assert_ptr_nonnull(s);
+  vsnprintf(s, (size_t)n + 1, fmt, again);
+  va_end(again);
+  return s;
+}
+
+char *tu_text(const char *fmt, ...) {
+  va_list ap;
   va_start(ap, fmt);
-  vsnprintf(s, (size_t)n + 1, fmt, ap);
+  char *s = tu_vtext(fmt, ap);
   va_end(ap);
   return s;
 }

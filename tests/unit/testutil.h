@@ -7,6 +7,7 @@
 
 #include <check.h>
 #include <mcp/mcp.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -81,6 +82,12 @@ struct cJSON *tu_call_tool(tu_peer *p, const char *id, const char *name,
 char *tu_text(const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+/* tu_text for a va_list (for helpers that take a format themselves). */
+char *tu_vtext(const char *fmt, va_list ap)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 0)))
 #endif
     ;
 /* A request with params (JSON object text), or without when NULL. */
