@@ -1024,6 +1024,30 @@ START_TEST(raw_inline_and_heap) {
 }
 END_TEST
 
+/* Parses json (len bytes, limits lim) with allocation n failing, for
+ * n = 1, 2, ... until a parse succeeds: each failed one must say
+ * MCP_ENOMEM, leak nothing and leave *doc empty. Returns the n that
+ * succeeded, its document in *doc and the counting allocator still in
+ * place. */
+static long parse_each_failing(const char *json, size_t len,
+                               const mcp__json_limits *lim,
+                               mcp__json_doc *doc) {
+  for (long n = 1; n < 1000; n++) {
+    tu_alloc_install(n);
+    int rc = mcp__json_parse(json, len, lim, doc, errbuf, sizeof errbuf);
+    if (rc == 0)
+      return n;
+    ck_assert_int_eq(rc, MCP_ENOMEM);
+    tu_assert_no_leak(n);
+    ck_assert_ptr_null(doc->root);
+    ck_assert_ptr_null(doc->pool);
+    ck_assert_ptr_null(doc->more);
+    ck_assert_uint_eq(doc->nraws, 0);
+  }
+  ck_abort_msg("no parse succeeded");
+  return 0;
+}
+
 /* Every allocation of a document with captures beyond the inline slots,
  * some too long to be kept inline, fails in turn without a leak. */
 START_TEST(raw_allocation_failure) {
@@ -1033,21 +1057,7 @@ START_TEST(raw_allocation_failure) {
       "\"0123456789012345678901234567890123456789xyz\"}},{\"id\":6},"
       "{\"id\":7},{\"id\":8},{\"id\":9},{\"id\":10},{\"id\":11}]";
   mcp__json_doc doc;
-  int rc = -1;
-  long n;
-  for (n = 1; n < 1000; n++) {
-    tu_alloc_install(n);
-    rc = mcp__json_parse(json, sizeof json - 1, NULL, &doc, errbuf,
-                         sizeof errbuf);
-    if (rc == 0)
-      break;
-    ck_assert_int_eq(rc, MCP_ENOMEM);
-    tu_assert_no_leak(n);
-    ck_assert_ptr_null(doc.root);
-    ck_assert_ptr_null(doc.more);
-    ck_assert_uint_eq(doc.nraws, 0);
-  }
-  ck_assert_int_eq(rc, 0);
+  parse_each_failing(json, sizeof json - 1, NULL, &doc);
   ck_assert_uint_eq(doc.nraws, 11);
   ck_assert_str_eq(mcp__json_raw_at(&doc, 4, NULL, NULL),
                    "\"0123456789012345678901234567890123456789xyz\"");
@@ -1186,21 +1196,7 @@ START_TEST(pooled_allocation_failure) {
            "\"a\\u0062\":\"%s\",\"c\":[%s],\"d\":\"%s\"}",
            pad, "1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20", pad);
   mcp__json_doc doc;
-  int rc = -1;
-  long n;
-  for (n = 1; n < 1000; n++) {
-    tu_alloc_install(n);
-    rc = mcp__json_parse(json, strlen(json), &mcp__message_limits, &doc, errbuf,
-                         sizeof errbuf);
-    if (rc == 0)
-      break;
-    ck_assert_int_eq(rc, MCP_ENOMEM);
-    tu_assert_no_leak(n);
-    ck_assert_ptr_null(doc.root);
-    ck_assert_ptr_null(doc.pool);
-    tu_alloc_remove();
-  }
-  ck_assert_int_eq(rc, 0);
+  long n = parse_each_failing(json, strlen(json), &mcp__message_limits, &doc);
   ck_assert_int_gt(n, 3); /* several blocks and the long capture */
   mcp__json_doc_free(&doc);
   ck_assert_int_eq(tu_alloc.live, 0);
