@@ -60,24 +60,6 @@ static int write_all(int fd, struct iovec *iov, int n) {
 /* Writes what is pending, then msg and its newline (msg may be NULL).
  * Call with out->lock held. */
 static int flush_locked(stdio_out *out, const char *msg, size_t len) {
-  if (msg && len < MAX_PENDING - out->pending.len) {
-    /* A short reply joins what waits and all of it leaves in one write(2)
-     * (the buffer keeps its room between replies, so nothing is allocated
-     * once it has grown): sequential echo calls were 2-3% faster so than
-     * with writev of the pieces. */
-    size_t before = out->pending.len;
-    mcp__buf_append(&out->pending, msg, len);
-    mcp__buf_putc(&out->pending, '\n');
-    if (out->pending.err == 0) {
-      struct iovec one = {out->pending.data, out->pending.len};
-      int rc = write_all(out->fd, &one, 1);
-      out->pending.len = 0;
-      return rc;
-    }
-    /* No memory to join them: write the pieces as they are. */
-    out->pending.err = 0;
-    out->pending.len = before;
-  }
   struct iovec iov[3];
   int n = 0;
   if (out->pending.len)
@@ -91,26 +73,37 @@ static int flush_locked(stdio_out *out, const char *msg, size_t len) {
   return rc;
 }
 
+/* Adds msg and its newline to what is pending when that stays under
+ * MAX_PENDING and there is memory; returns whether it did (if not,
+ * pending is as it was). Call with out->lock held. */
+static bool join_locked(stdio_out *out, const char *msg, size_t len) {
+  if (len >= MAX_PENDING - out->pending.len)
+    return false;
+  size_t before = out->pending.len;
+  mcp__buf_append(&out->pending, msg, len);
+  mcp__buf_putc(&out->pending, '\n');
+  if (out->pending.err == 0)
+    return true;
+  out->pending.err = 0; /* no memory: forget the partial line */
+  out->pending.len = before;
+  return false;
+}
+
 /* The session's send callback: one message and its newline. The session
  * serializes calls, and the lock orders them with the reader's flushes, so
  * lines never interleave even when a deferred call finishes on another
- * thread. */
+ * thread. A short message joins what is pending: while the reader batches
+ * it waits there; otherwise all of it leaves in one write(2) (the buffer
+ * keeps its room between replies, so nothing is allocated once it has
+ * grown; sequential echo calls were 2-3% faster so than with writev of
+ * the pieces). A long one, or one without memory to join, goes as pieces
+ * behind what is pending. */
 static int send_line(const char *msg, size_t len, void *user_data) {
   stdio_out *out = user_data;
   pthread_mutex_lock(&out->lock);
-  if (out->batching && out->pending.len + len < MAX_PENDING) {
-    size_t before = out->pending.len;
-    mcp__buf_append(&out->pending, msg, len);
-    mcp__buf_putc(&out->pending, '\n');
-    if (out->pending.err == 0) {
-      pthread_mutex_unlock(&out->lock);
-      return 0;
-    }
-    /* No memory to keep it: forget the partial line, write it now. */
-    out->pending.err = 0;
-    out->pending.len = before;
-  }
-  int rc = flush_locked(out, msg, len);
+  bool joined = join_locked(out, msg, len);
+  int rc =
+      out->batching && joined ? 0 : flush_locked(out, joined ? NULL : msg, len);
   pthread_mutex_unlock(&out->lock);
   return rc;
 }
