@@ -146,6 +146,7 @@ static const char *const keys[] = {
 typedef struct intern_slot {
   const char *key; /* NULL: empty */
   size_t len;
+  uint64_t head; /* the first (up to) eight bytes, as key_head loads them */
 } intern_slot;
 static intern_slot intern_table[INTERN_SLOTS];
 static pthread_once_t intern_once = PTHREAD_ONCE_INIT;
@@ -156,25 +157,47 @@ static size_t intern_hash(const char *s, size_t len) {
   return h % INTERN_SLOTS;
 }
 
+/* The first min(len, 8) bytes of s, zero-padded, as one word; avail bytes
+ * may be read from s (avail >= len). Where eight can be read at once on a
+ * little-endian machine, the bytes past the key are masked off instead:
+ * the same word, without a copy of variable length. */
+static inline uint64_t key_head(const char *s, size_t len, size_t avail) {
+  uint64_t v = 0;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  if (avail >= 8) {
+    memcpy(&v, s, 8);
+    return len >= 8 ? v : v & (((uint64_t)1 << (len * 8)) - 1);
+  }
+#else
+  (void)avail;
+#endif
+  memcpy(&v, s, len < 8 ? len : 8);
+  return v;
+}
+
 static void intern_fill(void) {
   for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
     size_t len = strlen(keys[i]);
     size_t h = intern_hash(keys[i], len);
     while (intern_table[h].key != NULL)
       h = (h + 1) % INTERN_SLOTS;
-    intern_table[h] = (intern_slot){keys[i], len};
+    intern_table[h] = (intern_slot){keys[i], len, key_head(keys[i], len, len)};
   }
 }
 
 /* mcp__json_intern once the table is filled: the parser fills it once per
- * document instead of once per key. */
-static const char *intern_find(const char *s, size_t len) {
+ * document instead of once per key. avail bytes may be read from s (at
+ * least len): a key is compared a word at a time, and most keys fit in
+ * one. */
+static const char *intern_find(const char *s, size_t len, size_t avail) {
   if (len == 0)
     return NULL;
+  uint64_t head = key_head(s, len, avail);
   for (size_t h = intern_hash(s, len); intern_table[h].key != NULL;
        h = (h + 1) % INTERN_SLOTS) {
     const intern_slot *k = &intern_table[h];
-    if (k->len == len && memcmp(k->key, s, len) == 0)
+    if (k->len == len && k->head == head &&
+        (len <= 8 || memcmp(k->key + 8, s + 8, len - 8) == 0))
       return k->key;
   }
   return NULL;
@@ -182,7 +205,7 @@ static const char *intern_find(const char *s, size_t len) {
 
 const char *mcp__json_intern(const char *s, size_t len) {
   pthread_once(&intern_once, intern_fill);
-  return intern_find(s, len);
+  return intern_find(s, len, len);
 }
 
 typedef struct parser {
@@ -298,11 +321,13 @@ static inline size_t plain_run(const unsigned char *s, size_t n, size_t i) {
 /* Validates the string whose opening quote is at p->pos: UTF-8, escapes,
  * surrogate pairs, no raw controls, no U+0000. Sets *end to the index of the
  * closing quote, *dlen to the decoded length and *escaped when the string
- * needs decoding, so the copy can be allocated once at its exact size. */
-static int scan_string(parser *p, size_t *end, size_t *dlen, int *escaped) {
+ * needs decoding, so the copy can be allocated once at its exact size.
+ * Scanning resumes at i: everything before it is plain. */
+static int scan_string(parser *p, size_t i, size_t *end, size_t *dlen,
+                       int *escaped) {
   const unsigned char *s = p->s;
   const size_t n = p->n;
-  size_t i = p->pos + 1, shrink = 0;
+  size_t shrink = 0;
   int esc = 0;
   for (;;) {
     i = plain_run(s, n, i);
@@ -448,11 +473,20 @@ static void decode(const unsigned char *s, size_t i, size_t end, char *out) {
 }
 
 /* Scans the string at p->pos (see scan_string) and applies the length
- * limit to its decoded form. */
-static int string_bounds(parser *p, size_t *end, size_t *dlen, int *escaped) {
-  int rc = scan_string(p, end, dlen, escaped);
-  if (rc)
-    return rc;
+ * limit to its decoded form. Most strings of a message are plain ASCII up
+ * to their closing quote, and one run settles them here. */
+static inline int string_bounds(parser *p, size_t *end, size_t *dlen,
+                                int *escaped) {
+  size_t i = plain_run(p->s, p->n, p->pos + 1);
+  if (i < p->n && p->s[i] == '"') {
+    *end = i;
+    *dlen = i - p->pos - 1;
+    *escaped = 0;
+  } else {
+    int rc = scan_string(p, i, end, dlen, escaped);
+    if (rc)
+      return rc;
+  }
   if (*dlen > p->max_string)
     return fail(p, MCP_ELIMIT, p->pos, "string longer than %zu bytes",
                 p->max_string);
@@ -1021,7 +1055,9 @@ static int parse_document(parser *p) {
       int escaped = 0;
       if ((rc = string_bounds(p, &end, &len, &escaped)) != 0)
         return rc;
-      p->key = escaped ? NULL : intern_find((const char *)s + off + 1, len);
+      p->key = escaped
+                   ? NULL
+                   : intern_find((const char *)s + off + 1, len, n - off - 1);
       if (p->key == NULL) {
         char *key = p->pooled ? pool_alloc(p, len + 1) : mcp__malloc(len + 1);
         if (key == NULL)
@@ -1186,15 +1222,19 @@ int mcp__json_integer(const cJSON *node, long long *out, int *overflow) {
     t++;
   if (!is_digit((unsigned char)*t))
     return 0;
-  /* The magnitude of LLONG_MIN is one more than LLONG_MAX. */
+  /* The magnitude of LLONG_MIN is one more than LLONG_MAX. v * 10 + d
+   * passes limit exactly when v passes limit / 10, or equals it and d
+   * passes the last digit of limit: no division per digit. */
   unsigned long long limit = (unsigned long long)LLONG_MAX + (neg ? 1 : 0);
+  const unsigned long long top = limit / 10;
+  const unsigned last = (unsigned)(limit % 10);
   unsigned long long v = 0;
   int over = 0;
   for (; *t; t++) {
     if (!is_digit((unsigned char)*t))
       return 0;
     unsigned d = (unsigned)(*t - '0');
-    if (over || v > (limit - d) / 10)
+    if (over || v > top || (v == top && d > last))
       over = 1;
     else
       v = v * 10 + d;
