@@ -280,7 +280,7 @@ static void contents_head(mcp_call *c, const char *mime) {
 int mcp_result_text(mcp_call *call, const char *text) {
   if (!valid_text(text))
     return latch(call, MCP_EINVAL);
-  if (mcp__call_room(call, mcp__quoted_len(text)) || begin_block(call))
+  if (mcp__call_room_text(call, text) || begin_block(call))
     return call->latched;
   if (call->kind == MCP_CALL_RESOURCE)
     contents_head(call, NULL);
@@ -374,7 +374,8 @@ static int resource(mcp_call *c, const char *uri, const char *mime,
   if (!valid_text(uri) || (mime && !valid_text(mime)) ||
       (data == NULL && text == NULL && size) || (text && !valid_text(text)))
     return latch(c, MCP_EINVAL);
-  if (mcp__call_room(c, text ? mcp__quoted_len(text) : size / 3 * 4 + 4) ||
+  if ((text ? mcp__call_room_text(c, text)
+            : mcp__call_room(c, size / 3 * 4 + 4)) ||
       begin_block(c))
     return c->latched;
   mcp__buf *b = &c->content;
@@ -807,12 +808,15 @@ void mcp__call_run(mcp_call *c, mcp__buf *out) {
     mcp__call_complete(c, MCP_ENOMEM, out);
     return;
   }
-  if (c->rounds++ > 0)
+  if (c->rounds++ > 0) {
     reset_round(c);
-  /* Under the lock: cancellation reads the phase from other threads. */
-  pthread_mutex_lock(&s->lock);
-  c->phase = MCP__CALL_RUNNING;
-  pthread_mutex_unlock(&s->lock);
+    /* Under the lock: cancellation reads the phase from other threads. A
+     * new call needs none: it is RUNNING from its creation (published with
+     * it under the lock), and only its handler can move it on. */
+    pthread_mutex_lock(&s->lock);
+    c->phase = MCP__CALL_RUNNING;
+    pthread_mutex_unlock(&s->lock);
+  }
   int rc = c->tool->handler(c, c->tool->user_data);
   if (rc == MCP_DEFERRED) {
     /* The handler may have handed the call to another thread that already

@@ -678,6 +678,9 @@ size_t mcp__quoted_len(const char *s);
  * would take the call's result past the server's maximum. Returns 0 or the
  * latched code. */
 int mcp__call_room(mcp_call *c, size_t more);
+/* mcp__call_room for text once quoted, counted only when the room left is
+ * less than six times its length (a bound for the quoted form). */
+int mcp__call_room_text(mcp_call *c, const char *text);
 /* The reply to a call whose result was too large: an isError result for a
  * tool, a JSON-RPC error otherwise. Logs for the author. */
 void mcp__call_too_large(mcp_call *c, mcp__buf *out);

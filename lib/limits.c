@@ -53,6 +53,18 @@ size_t mcp__quoted_len(const char *s) {
   return n;
 }
 
+int mcp__call_room_text(mcp_call *c, const char *text) {
+  /* Quoting writes at most six bytes for one, and two quotes: a text that
+   * fits even so needs no count (the usual case, where the maximum is
+   * megabytes and the text a line). */
+  size_t max = atomic_load(&c->session->srv->max_result);
+  size_t have = c->content.len + c->structured.len;
+  if (!c->latched && have <= max && max - have >= 2 &&
+      strlen(text) <= (max - have - 2) / 6)
+    return 0;
+  return mcp__call_room(c, mcp__quoted_len(text));
+}
+
 int mcp__call_room(mcp_call *c, size_t more) {
   if (c->latched)
     return c->latched;
