@@ -48,6 +48,8 @@ void mcp__reply_tool_error(mcp_session *s, reply_ctx *ctx, const req *r,
 /* -32602 "Invalid params: <why>". */
 void mcp__reply_invalid_params(mcp_session *s, reply_ctx *ctx, const req *r,
                                const char *why);
+/* The member of obj named key (case-sensitive), or NULL; NULL obj or key
+ * find nothing. */
 const struct cJSON *mcp__member(const struct cJSON *obj, const char *key);
 
 /* Answers one page of a list method from table r (tools, prompts,

@@ -247,7 +247,13 @@ void mcp__reply_invalid_params(mcp_session *s, reply_ctx *ctx, const req *r,
 }
 
 const cJSON *mcp__member(const cJSON *obj, const char *key) {
-  return cJSON_GetObjectItemCaseSensitive(obj, key);
+  if (obj == NULL || key == NULL)
+    return NULL;
+  /* Comparing first bytes settles most members without a call. */
+  for (const cJSON *e = obj->child; e; e = e->next)
+    if (e->string && e->string[0] == key[0] && strcmp(e->string, key) == 0)
+      return e;
+  return NULL;
 }
 
 /* ---- initialize and server/discover -------------------------------------- */
@@ -431,7 +437,7 @@ static void handle_tools_call(mcp_session *s, reply_ctx *ctx, const req *r) {
   mcp_server *srv = s->srv;
   cJSON *params = r->params_node;
   const cJSON *name = mcp__member(params, "name");
-  cJSON *args = cJSON_GetObjectItemCaseSensitive(params, "arguments");
+  cJSON *args = (cJSON *)mcp__member(params, "arguments");
   if (params == NULL) {
     mcp__reply_invalid_params(s, ctx, r, "tools/call needs params");
     return;
@@ -778,7 +784,8 @@ static void handle_request(mcp_session *s, reply_ctx *ctx, const mcp__msg *m,
       "resources/subscribe", "resources/unsubscribe",
       "logging/setLevel"};
   size_t which = 0, nmethods = sizeof methods / sizeof *methods;
-  while (which < nmethods && strcmp(method, methods[which]) != 0)
+  while (which < nmethods && (method[0] != methods[which][0] ||
+                              strcmp(method, methods[which]) != 0))
     which++;
   /* Methods of a feature the server does not offer are unknown here. */
   mcp__feature needs = which == 2 || which == 3 ? MCP__FEATURE_PROMPTS
