@@ -1225,6 +1225,8 @@ START_TEST(interned_keys) {
       "properties",
       "additionalProperties",
       "$schema",
+      "$comment",
+      "required",
       "io.modelcontextprotocol/protocolVersion",
       "io.modelcontextprotocol/clientCapabilities"};
   for (size_t i = 0; i < TU_COUNT(common); i++) {
@@ -1238,6 +1240,36 @@ START_TEST(interned_keys) {
     memcpy(buf, common[i], len);
     memcpy(buf + len, "xyz", 4);
     ck_assert_ptr_eq(mcp__json_intern(buf, len), k);
+    /* The parser compares eight bytes at a time where it may read them:
+     * a key at the very end of the input has fewer after it. */
+    for (int tail = 0; tail < 2; tail++) {
+      char *json =
+          tu_text("{\"%s\":1%s}", common[i], tail ? ",\"zzzzzzzzzzzz\":2" : "");
+      mcp__json_doc d = parse_ok(json);
+      ck_assert_ptr_eq(d.root->child->string, k);
+      ck_assert(d.root->child->type & cJSON_StringIsConst);
+      mcp__json_doc_free(&d);
+      free(json);
+    }
+  }
+  /* Keys that match a common one in length and in the bytes the table
+   * hashes (first, middle, last) are not it, whether they differ within
+   * the first eight bytes or after them. */
+  static const char *const near[] = {"jxonrpc",
+                                     "mxthod",
+                                     "progressTaken",
+                                     "propertixs",
+                                     "additionalPrxperties",
+                                     "io.modelcontextprotocol/protocXlVersion"};
+  for (size_t i = 0; i < TU_COUNT(near); i++) {
+    ck_assert_msg(mcp__json_intern(near[i], strlen(near[i])) == NULL,
+                  "%s is interned", near[i]);
+    char *json = tu_text("{\"%s\":1,\"zzzzzzzzzzzz\":2}", near[i]);
+    mcp__json_doc d = parse_ok(json);
+    ck_assert_str_eq(d.root->child->string, near[i]);
+    ck_assert(!(d.root->child->type & cJSON_StringIsConst));
+    mcp__json_doc_free(&d);
+    free(json);
   }
   static const char *const rare[] = {"",
                                      "i",
