@@ -151,12 +151,6 @@ typedef struct intern_slot {
 static intern_slot intern_table[INTERN_SLOTS];
 static pthread_once_t intern_once = PTHREAD_ONCE_INIT;
 
-static size_t intern_hash(const char *s, size_t len) {
-  const unsigned char *u = (const unsigned char *)s;
-  size_t h = len * 131u + u[0] * 31u + u[len / 2] * 7u + u[len - 1];
-  return h % INTERN_SLOTS;
-}
-
 /* The first min(len, 8) bytes of s, zero-padded, as one word; avail bytes
  * may be read from s (avail >= len). Where eight can be read at once on a
  * little-endian machine, the bytes past the key are masked off instead:
@@ -175,13 +169,23 @@ static inline uint64_t key_head(const char *s, size_t len, size_t avail) {
   return v;
 }
 
+/* The slot to start probing at for a key of len bytes whose head (see
+ * key_head) and last byte are given: one multiplication spreads them. */
+static inline size_t intern_hash(uint64_t head, size_t len,
+                                 unsigned char last) {
+  uint64_t h = (head ^ ((uint64_t)len << 56) ^ ((uint64_t)last << 48)) *
+               0x9E3779B97F4A7C15u;
+  return (size_t)(h >> 55) % INTERN_SLOTS;
+}
+
 static void intern_fill(void) {
   for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
     size_t len = strlen(keys[i]);
-    size_t h = intern_hash(keys[i], len);
+    uint64_t head = key_head(keys[i], len, len);
+    size_t h = intern_hash(head, len, (unsigned char)keys[i][len - 1]);
     while (intern_table[h].key != NULL)
       h = (h + 1) % INTERN_SLOTS;
-    intern_table[h] = (intern_slot){keys[i], len, key_head(keys[i], len, len)};
+    intern_table[h] = (intern_slot){keys[i], len, head};
   }
 }
 
@@ -189,12 +193,12 @@ static void intern_fill(void) {
  * document instead of once per key. avail bytes may be read from s (at
  * least len): a key is compared a word at a time, and most keys fit in
  * one. */
-static const char *intern_find(const char *s, size_t len, size_t avail) {
+static inline const char *intern_find(const char *s, size_t len, size_t avail) {
   if (len == 0)
     return NULL;
   uint64_t head = key_head(s, len, avail);
-  for (size_t h = intern_hash(s, len); intern_table[h].key != NULL;
-       h = (h + 1) % INTERN_SLOTS) {
+  for (size_t h = intern_hash(head, len, (unsigned char)s[len - 1]);
+       intern_table[h].key != NULL; h = (h + 1) % INTERN_SLOTS) {
     const intern_slot *k = &intern_table[h];
     if (k->len == len && k->head == head &&
         (len <= 8 || memcmp(k->key + 8, s + 8, len - 8) == 0))
@@ -1222,6 +1226,12 @@ int mcp__json_integer(const cJSON *node, long long *out, int *overflow) {
     t++;
   if (!is_digit((unsigned char)*t))
     return 0;
+  if (out == NULL && overflow == NULL) {
+    /* Only whether it is one (a request id, say): every byte a digit. */
+    while (is_digit((unsigned char)*t))
+      t++;
+    return *t == '\0';
+  }
   /* The magnitude of LLONG_MIN is one more than LLONG_MAX. v * 10 + d
    * passes limit exactly when v passes limit / 10, or equals it and d
    * passes the last digit of limit: no division per digit. */
