@@ -66,9 +66,12 @@ void *mcp__realloc(void *p, size_t n) {
 }
 
 void mcp__free(void *p) {
+  /* Most frees on a request's path are of members never allocated. */
+  if (p == NULL)
+    return;
   if (current.free_fn == default_free)
     free(p);
-  else if (p)
+  else
     current.free_fn(p, current.user_data);
 }
 
