@@ -497,14 +497,31 @@ static inline int string_bounds(parser *p, size_t *end, size_t *dlen,
   return 0;
 }
 
+/* memcpy of n bytes; up to 16 of them (most keys and values of a message)
+ * are moved by two fixed-size copies that may overlap, inline. */
+static inline void copy_bytes(char *out, const unsigned char *src, size_t n) {
+  if (n > 16) {
+    memcpy(out, src, n);
+  } else if (n >= 8) {
+    memcpy(out, src, 8);
+    memcpy(out + n - 8, src + n - 8, 8);
+  } else if (n >= 4) {
+    memcpy(out, src, 4);
+    memcpy(out + n - 4, src + n - 4, 4);
+  } else {
+    for (size_t i = 0; i < n; i++)
+      out[i] = (char)src[i];
+  }
+}
+
 /* Copies the string whose opening quote is at p->pos and whose closing
  * quote is at end into out (dlen + 1 bytes), decoding it if escaped. */
-static void string_copy(const parser *p, size_t end, size_t dlen, int escaped,
-                        char *out) {
+static inline void string_copy(const parser *p, size_t end, size_t dlen,
+                               int escaped, char *out) {
   if (escaped) {
     decode(p->s, p->pos + 1, end, out);
   } else {
-    memcpy(out, p->s + p->pos + 1, dlen);
+    copy_bytes(out, p->s + p->pos + 1, dlen);
     out[dlen] = '\0';
   }
 }
@@ -527,35 +544,42 @@ struct mcp__json_pool {
  * cache (a larger first block made the pool cost more than it saved). */
 #define POOL_FIRST (1024 - POOL_HEAD)
 
+/* pool_alloc when the current block lacks room (or there is none yet):
+ * chains a new block. size is already rounded. */
+static void *pool_alloc_block(parser *p, size_t size) {
+  const mcp__json_pool *b = p->cur;
+  size_t cap = b == NULL               ? POOL_FIRST
+               : b->cap < SIZE_MAX / 4 ? b->cap * 2
+                                       : size;
+  if (cap < size)
+    cap = size;
+  if (cap > SIZE_MAX - POOL_HEAD)
+    return NULL;
+  mcp__json_pool *nb = mcp__malloc(POOL_HEAD + cap);
+  if (nb == NULL)
+    return NULL;
+  nb->used = size;
+  nb->cap = cap;
+  nb->more = NULL;
+  atomic_init(&nb->refs, 1);
+  if (b == NULL) {
+    p->doc->pool = nb;
+  } else {
+    nb->more = p->doc->pool->more;
+    p->doc->pool->more = nb;
+  }
+  p->cur = nb;
+  return (char *)nb + POOL_HEAD;
+}
+
 /* size bytes, aligned for a node, from the document's pool. */
-static void *pool_alloc(parser *p, size_t size) {
+static inline void *pool_alloc(parser *p, size_t size) {
   if (size > SIZE_MAX / 4)
     return NULL;
   size = (size + POOL_ALIGN - 1) / POOL_ALIGN * POOL_ALIGN;
   mcp__json_pool *b = p->cur;
-  if (b == NULL || b->cap - b->used < size) {
-    size_t cap = b == NULL               ? POOL_FIRST
-                 : b->cap < SIZE_MAX / 4 ? b->cap * 2
-                                         : size;
-    if (cap < size)
-      cap = size;
-    if (cap > SIZE_MAX - POOL_HEAD)
-      return NULL;
-    mcp__json_pool *nb = mcp__malloc(POOL_HEAD + cap);
-    if (nb == NULL)
-      return NULL;
-    nb->used = 0;
-    nb->cap = cap;
-    nb->more = NULL;
-    atomic_init(&nb->refs, 1);
-    if (b == NULL) {
-      p->doc->pool = nb;
-    } else {
-      nb->more = p->doc->pool->more;
-      p->doc->pool->more = nb;
-    }
-    p->cur = b = nb;
-  }
+  if (b == NULL || b->cap - b->used < size)
+    return pool_alloc_block(p, size);
   void *r = (char *)b + POOL_HEAD + b->used;
   b->used += size;
   return r;
@@ -578,7 +602,7 @@ void mcp__json_pool_release(mcp__json_pool *pool) {
 }
 
 /* A node of type with nothing in it, from the pool or the heap. */
-static cJSON *new_node(parser *p, int type) {
+static inline cJSON *new_node(parser *p, int type) {
   cJSON *node =
       p->pooled ? pool_alloc(p, sizeof(cJSON)) : mcp__malloc(sizeof(cJSON));
   if (node == NULL)
@@ -592,7 +616,7 @@ static cJSON *new_node(parser *p, int type) {
  * the caller) shares the node's block: one allocation instead of two. The
  * reference flag keeps cJSON_Delete from freeing the text on its own, and
  * cJSON_Duplicate gives a copy text of its own. */
-static cJSON *new_leaf(parser *p, int type, size_t len) {
+static inline cJSON *new_leaf(parser *p, int type, size_t len) {
   if (len > SIZE_MAX - sizeof(cJSON) - 1)
     return NULL;
   cJSON *node = p->pooled ? pool_alloc(p, sizeof(cJSON) + len + 1)
