@@ -79,9 +79,14 @@ void mcp__call_free(mcp_call *c) {
   mcp__free(c->uri);
   mcp__free(c->description);
   mcp__free(c->error_text);
-  mcp__buf_free(&c->content);
-  mcp__buf_free(&c->structured);
+  mcp__call_clear_result(c);
   mcp__free(c);
+}
+
+void mcp__call_clear_result(mcp_call *c) {
+  mcp__buf_free(&c->content);
+  c->head_len = 0;
+  mcp__buf_free(&c->structured);
 }
 
 /* ---- reading the call ---------------------------------------------------- */
@@ -219,13 +224,47 @@ int mcp_call_progress(mcp_call *call, double progress, double total,
 
 /* ---- result builder ------------------------------------------------------ */
 
+/* "key":"val" with val escaped; key is one of ours and needs none. */
+static void put_str(mcp__buf *b, const char *key, const char *val) {
+  mcp__buf_putc(b, '"');
+  mcp__buf_puts(b, key);
+  mcp__buf_puts(b, "\":");
+  mcp__json_quote(b, val, strlen(val));
+}
+
+/* The reply to a call that succeeded, up to its first block: the
+ * envelope, the result's common members and the opening of its list. */
+static void reply_head(const mcp_call *c, mcp__buf *b) {
+  mcp__buf_puts(b, "{\"jsonrpc\":\"2.0\",\"id\":");
+  mcp__buf_append(b, c->id, c->id_len);
+  mcp__buf_puts(b, ",\"result\":");
+  mcp__result_begin(b, c->session->srv, c->modern, "complete");
+  if (c->kind == MCP_CALL_PROMPT) {
+    if (c->description) {
+      put_str(b, "description", c->description);
+      mcp__buf_putc(b, ',');
+    }
+    mcp__buf_puts(b, "\"messages\":[");
+  } else {
+    mcp__buf_puts(b, c->kind == MCP_CALL_RESOURCE ? "\"contents\":["
+                                                  : "\"content\":[");
+  }
+}
+
 /* Opens a content block: "{" after a separating comma; for a prompt, the
- * message around it. Returns nonzero when a failure is latched. */
+ * message around it. Returns nonzero when a failure is latched. The first
+ * block of a tool or a resource comes after the reply's head, so that a
+ * success is sent from this buffer without another copy (a prompt's head
+ * holds a description the handler may set after its messages). */
 static int begin_block(mcp_call *c) {
   if (c->latched)
     return c->latched;
-  if (c->content.len)
+  if (c->content.len > c->head_len) {
     mcp__buf_putc(&c->content, ',');
+  } else if (c->content.len == 0 && c->kind != MCP_CALL_PROMPT) {
+    reply_head(c, &c->content);
+    c->head_len = c->content.len;
+  }
   if (c->kind == MCP_CALL_PROMPT)
     mcp__buf_printf(&c->content, "{\"role\":\"%s\",\"content\":{",
                     c->role == MCP_ROLE_ASSISTANT ? "assistant" : "user");
@@ -255,14 +294,6 @@ static int latch(mcp_call *c, int rc) {
 
 static int valid_text(const char *s) {
   return s && mcp__utf8_valid(s, strlen(s));
-}
-
-/* "key":"val" with val escaped; key is one of ours and needs none. */
-static void put_str(mcp__buf *b, const char *key, const char *val) {
-  mcp__buf_putc(b, '"');
-  mcp__buf_puts(b, key);
-  mcp__buf_puts(b, "\":");
-  mcp__json_quote(b, val, strlen(val));
 }
 
 /* A ReadResourceResult item for the URI asked for, in the resource's
@@ -640,21 +671,17 @@ static void build_reply(mcp_call *c, int rc, mcp__buf *out) {
                    "Internal error", NULL);
     return;
   }
-  mcp__buf_puts(out, "{\"jsonrpc\":\"2.0\",\"id\":");
-  mcp__buf_append(out, c->id, c->id_len);
-  mcp__buf_puts(out, ",\"result\":");
-  mcp__result_begin(out, srv, c->modern, "complete");
-  if (c->kind == MCP_CALL_PROMPT) {
-    if (c->description) {
-      put_str(out, "description", c->description);
-      mcp__buf_putc(out, ',');
-    }
-    mcp__buf_puts(out, "\"messages\":[");
+  if (c->head_len && out->data == NULL && out->err == 0) {
+    /* The blocks follow the head already: their buffer is the reply. */
+    *out = c->content;
+    c->content = (mcp__buf){0};
+    c->head_len = 0;
   } else {
-    mcp__buf_puts(out, c->kind == MCP_CALL_RESOURCE ? "\"contents\":["
-                                                    : "\"content\":[");
+    reply_head(c, out);
+    if (c->content.len > c->head_len)
+      mcp__buf_append(out, c->content.data + c->head_len,
+                      c->content.len - c->head_len);
   }
-  mcp__buf_append(out, c->content.data, c->content.len);
   mcp__buf_puts(out, "],");
   if (c->kind == MCP_CALL_RESOURCE && c->modern)
     mcp__put_cache(out, srv, c->tool->nscopes > 0);
@@ -782,8 +809,7 @@ void mcp__call_discard(mcp_call *c) {
 /* Forgets what the previous round built: a round that asked for input
  * produced no result, and the next one starts clean. */
 static void reset_round(mcp_call *c) {
-  mcp__buf_free(&c->content);
-  mcp__buf_free(&c->structured);
+  mcp__call_clear_result(c);
   mcp__free(c->description);
   c->description = NULL;
   mcp__free(c->error_text);

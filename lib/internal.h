@@ -572,7 +572,11 @@ struct mcp_call {
   bool is_error;
   bool has_structured;
   int latched;      /* first builder error */
-  mcp__buf content; /* content blocks, comma-separated */
+  mcp__buf content; /* content blocks, comma-separated; for a tool or a
+                       resource they follow the reply's first head_len
+                       bytes, written with the first block (see
+                       mcp__call_result_len) */
+  size_t head_len;
   mcp__buf structured;
   unsigned long long started_us;
   unsigned long long deadline_us; /* 0 = none; set under session->lock */
@@ -611,6 +615,13 @@ int mcp__call_new(mcp_session *s, mcp__tool *tool, mcp__version v,
                   const char *id, size_t id_len, const char *canon_id,
                   const char *progress_token, struct cJSON *arguments,
                   mcp__json_pool *args_pool, mcp_call **out);
+/* Bytes of result the handler built so far: its blocks and structured
+ * content, without the reply's head. */
+static inline size_t mcp__call_result_len(const mcp_call *c) {
+  return c->content.len - c->head_len + c->structured.len;
+}
+/* Lets go of what the handler built (blocks and structured content). */
+void mcp__call_clear_result(mcp_call *c);
 /* Frees a call that never ran (registration in the session failed). */
 void mcp__call_free(mcp_call *c);
 /* Unregisters and frees a call that was registered but never run (a

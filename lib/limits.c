@@ -58,7 +58,7 @@ int mcp__call_room_text(mcp_call *c, const char *text) {
    * fits even so needs no count (the usual case, where the maximum is
    * megabytes and the text a line). */
   size_t max = atomic_load(&c->session->srv->max_result);
-  size_t have = c->content.len + c->structured.len;
+  size_t have = mcp__call_result_len(c);
   if (!c->latched && have <= max && max - have >= 2 &&
       strlen(text) <= (max - have - 2) / 6)
     return 0;
@@ -69,15 +69,14 @@ int mcp__call_room(mcp_call *c, size_t more) {
   if (c->latched)
     return c->latched;
   size_t max = atomic_load(&c->session->srv->max_result);
-  size_t have = c->content.len + c->structured.len;
+  size_t have = mcp__call_result_len(c);
   if (have <= max && more <= max - have)
     return 0;
   /* Nothing of an oversized result is ever sent: let go of it now rather
    * than hold it until the handler returns. */
   c->too_large = true;
   c->latched = MCP_ELIMIT;
-  mcp__buf_free(&c->content);
-  mcp__buf_free(&c->structured);
+  mcp__call_clear_result(c);
   return MCP_ELIMIT;
 }
 
