@@ -357,6 +357,60 @@ START_TEST(f14_prompt_and_resource_get_json_rpc_error) {
 }
 END_TEST
 
+/* The bytes the cap counts in a result: the items of its list (content,
+ * contents or messages) as the builders wrote them, compact and
+ * comma-separated. */
+static size_t list_bytes(const cJSON *m, const char *list) {
+  const cJSON *a = cJSON_GetObjectItemCaseSensitive(
+      cJSON_GetObjectItemCaseSensitive(m, "result"), list);
+  ck_assert_msg(cJSON_IsArray(a), "no %s", list);
+  char *text = cJSON_PrintUnformatted(a);
+  size_t n = strlen(text) - 2; /* without the brackets */
+  cJSON_free(text);
+  return n;
+}
+
+/* A result of exactly the cap is served and one byte less refuses it, for
+ * every kind and era: what the reply adds around the result never counts
+ * (the head of a tool's or a resource's reply is written into the same
+ * buffer as its blocks). */
+START_TEST(f14_the_cap_is_exact) {
+  static const char *const lists[] = {"content", "messages", "contents"};
+  g_mode = M_BIG;
+  g_big = 100;
+  for (int modern = 0; modern < 2; modern++) {
+    for (int kind = 0; kind < 3; kind++) {
+      tu_peer fresh, *p = era_peer(modern, &fresh, &ALICE);
+      char *(*ask[])(bool, int) = {NULL, prompt_get, resource_read};
+      mcp_server_set_max_result(srv, 0);
+      cJSON *m = tu_ask(p, kind ? ask[kind](modern, 1)
+                                : tool_call(modern, 1, "work", NULL));
+      size_t size = list_bytes(m, lists[kind]);
+      cJSON_Delete(m);
+      mcp_server_set_max_result(srv, size);
+      m = tu_ask(p, kind ? ask[kind](modern, 2)
+                         : tool_call(modern, 2, "work", NULL));
+      ck_assert_uint_eq(list_bytes(m, lists[kind]), size);
+      tu_assert_json(m, "{\"result\":{\"isError\":\"<absent>\"}}");
+      cJSON_Delete(m);
+      mcp_server_set_max_result(srv, size - 1);
+      m = tu_ask(p, kind ? ask[kind](modern, 3)
+                         : tool_call(modern, 3, "work", NULL));
+      char want[64];
+      snprintf(want, sizeof want, "result too large: limit %zu bytes",
+               size - 1);
+      if (kind == 0)
+        ck_assert_str_eq(result_text(m), want);
+      else
+        tu_assert_json(m, "{\"error\":{\"code\":-32603}}");
+      cJSON_Delete(m);
+      if (modern)
+        tu_peer_close(&fresh);
+    }
+  }
+}
+END_TEST
+
 /* Watches the size of every allocation libmcp makes. */
 static size_t g_largest;
 static void *big_malloc(size_t n, void *u) {
@@ -974,6 +1028,7 @@ static Suite *limits_suite(void) {
   tcase_add_test(t, f14_every_builder_is_capped);
   tcase_add_test(t, f14_under_the_cap_is_served);
   tcase_add_test(t, f14_prompt_and_resource_get_json_rpc_error);
+  tcase_add_test(t, f14_the_cap_is_exact);
   t = tcase(s, "max_result_alloc", false);
   tcase_add_test(t, f14_fifty_megabytes_never_built);
   t = tcase(s, "rate_limit", true);
