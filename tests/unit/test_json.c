@@ -1602,6 +1602,61 @@ START_TEST(quote) {
 }
 END_TEST
 
+/* Every byte at every position of a run longer than the eight bytes the
+ * scanners take at once: each lane of a word and the tail after it. */
+START_TEST(quote_each_byte_everywhere) {
+  for (int c = 0; c < 256; c++) {
+    char esc[8];
+    switch (c) {
+    case '"':
+    case '\\':
+      snprintf(esc, sizeof esc, "\\%c", c);
+      break;
+    case '\b':
+      strcpy(esc, "\\b");
+      break;
+    case '\f':
+      strcpy(esc, "\\f");
+      break;
+    case '\n':
+      strcpy(esc, "\\n");
+      break;
+    case '\r':
+      strcpy(esc, "\\r");
+      break;
+    case '\t':
+      strcpy(esc, "\\t");
+      break;
+    default:
+      if (c < 0x20)
+        snprintf(esc, sizeof esc, "\\u%04x", (unsigned)c);
+      else
+        snprintf(esc, sizeof esc, "%c", c);
+    }
+    for (size_t pos = 0; pos < 20; pos++) {
+      char in[20];
+      memset(in, 'a', sizeof in);
+      in[pos] = (char)c;
+      char *want = tu_text("\"%.*s%s%.*s\"", (int)pos, in, esc,
+                           (int)(sizeof in - pos - 1), in + pos + 1);
+      char *q = quoted(in, sizeof in);
+      ck_assert_msg(strcmp(q, want) == 0, "byte 0x%02X at %zu: %s", c, pos, q);
+      mcp_free(q);
+      free(want);
+      /* UTF-8: a zero byte or a lone byte above 0x7F is invalid wherever
+       * it stands; a whole two-byte sequence is fine. */
+      ck_assert_int_eq(mcp__utf8_valid(in, sizeof in), c > 0 && c < 0x80);
+      char two[21];
+      memset(two, 'a', sizeof two);
+      memcpy(two + pos, "\xC3\xA9", 2);
+      ck_assert(mcp__utf8_valid(two, sizeof two));
+      two[pos + 1] = 'a'; /* the lead byte alone */
+      ck_assert(!mcp__utf8_valid(two, sizeof two));
+    }
+  }
+}
+END_TEST
+
 /* ---- allocation failure ------------------------------------------------- */
 
 /* Exercises every allocation site: nodes of each kind, keys, escaped and
@@ -1757,6 +1812,7 @@ static Suite *json_suite(void) {
   tcase_add_test(t, number_locale);
   tcase_add_test(t, number_text_and_integer);
   tcase_add_test(t, quote);
+  tcase_add_test(t, quote_each_byte_everywhere);
   tcase_add_test(t, write_built_numbers);
   tcase_add_test(t, public_allocators);
   suite_add_tcase(s, t);
