@@ -2,6 +2,7 @@
  * integers (never null), "jsonrpc" is exactly "2.0", keys are matched
  * case-sensitively (the strict JSON layer has already refused duplicates). */
 #include <cjson/cJSON.h>
+#include <pthread.h>
 #include <string.h>
 
 #include "internal.h"
@@ -11,6 +12,19 @@ static int id_usable(const cJSON *id) {
   if (cJSON_IsString(id))
     return 1;
   return cJSON_IsNumber(id) && mcp__json_integer(id, NULL, NULL);
+}
+
+/* The envelope's member names, and the parser's interned copies of them
+ * (the pointers parsed keys share). */
+#define NAMES 6
+static const char *const names[NAMES] = {"id",     "jsonrpc", "method",
+                                         "params", "result",  "error"};
+static const char *interned[NAMES];
+static pthread_once_t names_once = PTHREAD_ONCE_INIT;
+
+static void intern_names(void) {
+  for (size_t i = 0; i < NAMES; i++)
+    interned[i] = mcp__json_intern(names[i], strlen(names[i]));
 }
 
 void mcp__msg_classify(const mcp__json_doc *doc, const cJSON *node,
@@ -23,19 +37,18 @@ void mcp__msg_classify(const mcp__json_doc *doc, const cJSON *node,
   /* One pass over the members finds what six lookups would: the strict
    * parser leaves no duplicate keys, and this runs for every message. The
    * six names start with six different letters, so a member costs at most
-   * one string comparison. */
+   * one string comparison, and none when the parser gave it the interned
+   * key. */
+  pthread_once(&names_once, intern_names);
   const cJSON *id = NULL, *version = NULL, *method = NULL, *params = NULL,
               *result = NULL, *error = NULL;
-  const struct {
-    const char *name;
-    const cJSON **slot;
-  } want[] = {{"id", &id},         {"jsonrpc", &version}, {"method", &method},
-              {"params", &params}, {"result", &result},   {"error", &error}};
+  const cJSON **slots[NAMES] = {&id,     &version, &method,
+                                &params, &result,  &error};
   for (const cJSON *e = node->child; e; e = e->next)
-    for (size_t i = 0; i < sizeof want / sizeof *want; i++)
-      if (e->string[0] == want[i].name[0]) {
-        if (strcmp(e->string, want[i].name) == 0)
-          *want[i].slot = e;
+    for (size_t i = 0; i < NAMES; i++)
+      if (e->string[0] == names[i][0]) {
+        if (e->string == interned[i] || strcmp(e->string, names[i]) == 0)
+          *slots[i] = e;
         break;
       }
   out->id_node = id;

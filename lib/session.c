@@ -657,7 +657,8 @@ static bool read_era(mcp_session *s, reply_ctx *ctx, req *r) {
           : NULL;
   r->log_level = -1;
   if (version == NULL && caps == NULL &&
-      strcmp(r->m->method, "server/discover") != 0) {
+      (r->m->method[0] != 's' ||
+       strcmp(r->m->method, "server/discover") != 0)) {
     r->v = (mcp__version)atomic_load(&s->version);
     r->caps = s->client_caps;
     r->log_level = atomic_load(&s->log_level);
@@ -740,7 +741,7 @@ static void handle_request(mcp_session *s, reply_ctx *ctx, const mcp__msg *m,
   const char *method = m->method;
   /* initialize starts the legacy era, whatever _meta it carries, unless it
    * is a modern request (see modern_initialize). */
-  bool initialize = strcmp(method, "initialize") == 0;
+  bool initialize = method[0] == 'i' && strcmp(method, "initialize") == 0;
   if (initialize && modern_initialize(r.params)) {
     r.modern = true;
     method_not_found(s, ctx, &r);
@@ -768,7 +769,7 @@ static void handle_request(mcp_session *s, reply_ctx *ctx, const mcp__msg *m,
     mcp__handle_listen(s, ctx, &r);
     return;
   }
-  if (!r.modern && strcmp(method, "ping") == 0) {
+  if (!r.modern && method[0] == 'p' && strcmp(method, "ping") == 0) {
     mcp__buf b = {0};
     mcp__reply_result(s, ctx, &r, &b);
     return;
