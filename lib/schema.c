@@ -1496,6 +1496,8 @@ int mcp__schema_compile(const cJSON *schema, const mcp__schema_options *opt,
     resolve_refs(&c);
   if (c.rc == 0)
     check_cycles(&c);
+  if (c.rc == 0)
+    s->flat = mcp__sk_flat(s);
   mcp__free(c.ids);
   mcp__free(c.ptrs);
   mcp__free(c.refs);

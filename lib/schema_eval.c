@@ -1353,8 +1353,88 @@ static void format_error(const vctx *c, const cJSON *root, const char *label,
 
 /* ---- the API ------------------------------------------------------------- */
 
+/* ---- flat schemas ---------------------------------------------------------
+ * Most tools take an object of a few typed members. For such a schema the
+ * members' types, the required names and the counts settle validity in one
+ * walk; only an instance that may fail goes through eval, which alone
+ * explains failures. The walk counts the steps eval would take, so that a
+ * schema's step limit ends both alike. */
+
+/* A member's subschema the walk can judge: true, false, or a node with
+ * nothing but a "type". */
+static int flat_member(const mcp__sk_node *n) {
+  if (n->flags)
+    return 1;
+  return !n->enum_ && !n->const_ && !n->num && !n->str && !n->arr && !n->obj &&
+         !n->app;
+}
+
+int mcp__sk_flat(const mcp__schema *s) {
+  const mcp__sk_node *n = &s->nodes[s->root];
+  const mcp__sk_obj *o = n->obj;
+  if (s->dynamic || n->flags || (n->types && !(n->types & MCP__T_OBJECT)) ||
+      n->enum_ || n->const_ || n->app || o == NULL || o->nents > 64 ||
+      o->npats || o->names != MCP__SK_NONE || o->unevaluated != MCP__SK_NONE ||
+      o->ndepreq || o->ndepsch)
+    return 0;
+  if (o->additional != MCP__SK_NONE && !flat_member(&s->nodes[o->additional]))
+    return 0;
+  for (size_t k = 0; k < o->nents; k++)
+    if (o->ents[k].prop != MCP__SK_NONE &&
+        !flat_member(&s->nodes[o->ents[k].prop]))
+      return 0;
+  return 1;
+}
+
+/* Whether inst certainly passes the flat schema s; 0 when it may not
+ * (eval decides, and explains). */
+static int flat_passes(const mcp__schema *s, const cJSON *inst) {
+  const mcp__sk_obj *o = s->nodes[s->root].obj;
+  if ((inst->type & 0xFF) != cJSON_Object)
+    return 0;
+  uint64_t present = 0;
+  size_t count = 0;
+  unsigned long steps = 1; /* the root */
+  for (const cJSON *v = inst->child; v; v = v->next) {
+    count++;
+    steps++; /* each member */
+    const char *key = v->string ? v->string : "";
+    long k = o->nents ? ent_find(o, key, strlen(key)) : -1;
+    mcp__sk_idx p = MCP__SK_NONE;
+    if (k >= 0) {
+      present |= (uint64_t)1 << k;
+      p = o->ents[k].prop;
+    }
+    if (p == MCP__SK_NONE)
+      p = o->additional;
+    if (p == MCP__SK_NONE)
+      continue;
+    const mcp__sk_node *m = &s->nodes[p];
+    if (m->flags & MCP__SK_TRUE)
+      continue;
+    if (m->flags & MCP__SK_FALSE)
+      return 0;
+    steps++; /* its subschema */
+    unsigned t = inst_type(v);
+    if (m->types && !(m->types & t) &&
+        !(t == MCP__T_NUMBER && (m->types & MCP__T_INTEGER) && is_integral(v)))
+      return 0;
+  }
+  if (steps > s->max_steps || count < o->min_props || count > o->max_props)
+    return 0;
+  for (size_t k = 0; k < o->nrequired; k++)
+    if (!((present >> o->required[k]) & 1))
+      return 0;
+  return 1;
+}
+
 int mcp__schema_validate(const mcp__schema *s, const cJSON *instance,
                          const char *label, char *msg, size_t msglen) {
+  if (s->flat && flat_passes(s, instance)) {
+    if (msg && msglen)
+      msg[0] = '\0';
+    return 0;
+  }
   vctx c;
   c.s = s;
   c.steps = 0;

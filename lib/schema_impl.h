@@ -230,10 +230,19 @@ struct mcp__schema {
   int dynamic;             /* some $dynamicRef is dynamic: track scope */
   unsigned long max_steps; /* per validation */
   size_t max_scratch;      /* the largest regex scratch needed */
+  int flat;                /* an object of typed members only (see
+                              mcp__sk_flat): most instances are settled
+                              without the evaluator */
   mcp__sk_block *blocks;   /* the arena everything else lives in */
   mcp__regex **regexes;    /* to free */
   size_t nregexes, capregexes;
 };
+
+/* Whether a compiled schema is flat: its root asks only for an object
+ * (type, properties, required, additionalProperties, min/maxProperties)
+ * whose property and additionalProperties subschemas are true, false or
+ * only a "type" (lib/schema_eval.c). */
+int mcp__sk_flat(const mcp__schema *s);
 
 /* Hash of a property name, shared by the compiler and the validator. */
 uint32_t mcp__sk_hash(const char *s, size_t len);
