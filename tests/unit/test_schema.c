@@ -16,6 +16,7 @@
 #include "internal.h"
 #include "json.h"
 #include "regex.h"
+#include "schema_impl.h"
 #include "testutil.h"
 
 /* ---- helpers ------------------------------------------------------------- */
@@ -1340,6 +1341,142 @@ START_TEST(small_validation_allocates_nothing) {
 }
 END_TEST
 
+/* ---- flat schemas --------------------------------------------------------
+ * An object of typed members is settled by one walk (s->flat) unless the
+ * instance may fail; eval decides and explains the rest. Both must give
+ * every instance the same answer and the same message. */
+
+/* Validates inst against s with and without the walk; both must agree. */
+static int flat_and_eval_agree(mcp__schema *s, const cJSON *inst) {
+  char walk[1024], full[1024];
+  ck_assert(s->flat);
+  int rw =
+      mcp__schema_validate(s, inst, "Invalid arguments", walk, sizeof walk);
+  s->flat = 0;
+  int rf =
+      mcp__schema_validate(s, inst, "Invalid arguments", full, sizeof full);
+  s->flat = 1;
+  char *text = cJSON_PrintUnformatted(inst);
+  ck_assert_msg(rw == rf && strcmp(walk, full) == 0,
+                "%s: %d (%s) with the walk, %d (%s) without", text, rw, walk,
+                rf, full);
+  cJSON_free(text);
+  return rw;
+}
+
+START_TEST(flat_schemas) {
+  static const char *const flat[] = {
+      "{'type':'object','properties':{'text':{'type':'string'}},"
+      "'required':['text']}",
+      "{'type':'object','properties':{'a':{'type':'integer'},"
+      "'b':{'type':['string','null']},'c':{'type':'number'},"
+      "'d':{'type':'boolean','description':'an annotation'}},"
+      "'required':['a','d'],'additionalProperties':false}",
+      "{'properties':{'a':true,'b':false,'c':{}},"
+      "'additionalProperties':{'type':'array'},'minProperties':1,"
+      "'maxProperties':3}",
+      "{'type':['object','string'],'required':['b','c']}",
+  };
+  static const char *const values[] = {"null", "true", "1",  "1.0",
+                                       "1.5",  "'s'",  "[]", "{}"};
+  static const char *const keys[] = {"a", "b", "c", "d", "text"};
+  int valid = 0, invalid = 0;
+  for (size_t i = 0; i < TU_COUNT(flat); i++) {
+    mcp__schema *s;
+    mcp__json_doc sd;
+    ck_assert_int_eq(compile(flat[i], 0, &s, &sd), 0);
+    ck_assert_msg(s->flat, "%s is not flat", flat[i]);
+    /* Every subset of the keys, each with a value of each kind in turn. */
+    for (unsigned set = 0; set < 1u << TU_COUNT(keys); set++) {
+      for (size_t v = 0; v < TU_COUNT(values); v++) {
+        char inst[256] = "{";
+        size_t n = 1, k = 0;
+        for (size_t j = 0; j < TU_COUNT(keys); j++)
+          if (set & (1u << j))
+            n += (size_t)snprintf(inst + n, sizeof inst - n, "%s'%s':%s",
+                                  k++ ? "," : "", keys[j],
+                                  values[(v + j) % TU_COUNT(values)]);
+        snprintf(inst + n, sizeof inst - n, "}");
+        mcp__json_doc id = parse(q(inst));
+        if (flat_and_eval_agree(s, id.root) == 0)
+          valid++;
+        else
+          invalid++;
+        mcp__json_doc_free(&id);
+      }
+    }
+    /* Not an object at all. */
+    mcp__json_doc id = parse("[1]");
+    flat_and_eval_agree(s, id.root);
+    mcp__json_doc_free(&id);
+    mcp__schema_free(s);
+    mcp__json_doc_free(&sd);
+  }
+  ck_assert_int_gt(valid, 50);
+  ck_assert_int_gt(invalid, 50);
+
+  /* Anything more than types per member is for eval alone. */
+  static const char *const not_flat[] = {
+      "{'properties':{'a':{'type':'string','minLength':1}}}",
+      "{'properties':{'a':{'enum':[1]}}}",
+      "{'properties':{'a':{'$ref':'#'}}}",
+      "{'patternProperties':{'^a':{}}}",
+      "{'properties':{'a':{'type':'object','required':['b']}}}",
+      "{'type':'string'}",
+      "{'required':['a'],'allOf':[{}]}",
+      "{'dependentRequired':{'a':['b']}}",
+      "{'propertyNames':{'maxLength':3}}",
+      "{'unevaluatedProperties':false}",
+      "true",
+  };
+  for (size_t i = 0; i < TU_COUNT(not_flat); i++) {
+    mcp__schema *s;
+    mcp__json_doc sd;
+    ck_assert_int_eq(compile(not_flat[i], 0, &s, &sd), 0);
+    ck_assert_msg(!s->flat, "%s is flat", not_flat[i]);
+    mcp__schema_free(s);
+    mcp__json_doc_free(&sd);
+  }
+}
+END_TEST
+
+/* The walk counts steps as eval does: a schema's limit ends both at the
+ * same member. */
+START_TEST(flat_schemas_count_steps) {
+  static const struct {
+    const char *schema;
+    unsigned long steps; /* the root, each member, each member's type */
+  } cases[] = {
+      {"{'properties':{'a':{'type':'integer'}},"
+       "'additionalProperties':{'type':'integer'}}",
+       2},
+      {"{'properties':{'a':{'type':'integer'}}}", 1},
+  };
+  for (size_t i = 0; i < TU_COUNT(cases); i++) {
+    for (int members = 1; members <= 6; members++) {
+      mcp__json_doc sd = parse(q(cases[i].schema));
+      mcp__schema *s;
+      /* Exactly enough steps for 4 members. */
+      mcp__schema_options opt = {.max_steps = 1 + 4 * cases[i].steps};
+      ck_assert_int_eq(mcp__schema_compile(sd.root, &opt, &s, msg, sizeof msg),
+                       0);
+      char inst[256] = "{";
+      size_t n = 1;
+      for (int m = 0; m < members; m++)
+        n += (size_t)snprintf(inst + n, sizeof inst - n, "%s\"m%d\":%d",
+                              m ? "," : "", m, m);
+      snprintf(inst + n, sizeof inst - n, "}");
+      mcp__json_doc id = parse(inst);
+      int rc = flat_and_eval_agree(s, id.root);
+      ck_assert_int_eq(rc, members <= 4 ? 0 : MCP_ELIMIT);
+      mcp__json_doc_free(&id);
+      mcp__schema_free(s);
+      mcp__json_doc_free(&sd);
+    }
+  }
+}
+END_TEST
+
 /* ---- suite --------------------------------------------------------------- */
 
 static Suite *schema_suite(void) {
@@ -1390,6 +1527,8 @@ static Suite *schema_suite(void) {
   tcase_add_test(t, allocation_failure_compile);
   tcase_add_test(t, allocation_failure_validate);
   tcase_add_test(t, small_validation_allocates_nothing);
+  tcase_add_test(t, flat_schemas);
+  tcase_add_test(t, flat_schemas_count_steps);
   suite_add_tcase(s, t);
   return s;
 }
