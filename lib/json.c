@@ -295,13 +295,16 @@ static long hex4(const unsigned char *s, size_t n, size_t i) {
   return v;
 }
 
-/* The index of the first byte at or after i that is not PLAIN (n if none).
- * On little-endian machines it looks at eight bytes at a time: each test
- * below sets the high bit of every byte it looks for (a control, a quote,
- * a backslash, a non-ASCII byte), and a borrow may set it in bytes above
- * such a one but never below, so the lowest set bit is the byte to stop
- * at. */
-static inline size_t plain_run(const unsigned char *s, size_t n, size_t i) {
+/* The index of the first byte at or after i whose class is at least
+ * min_class, n if none: LEAD2 stops at anything but plain ASCII (the
+ * parser), QUOTE at what must be escaped (mcp__json_quote). On
+ * little-endian machines it looks at eight bytes at a time: each test below
+ * sets the high bit of every byte it looks for (a control, a quote, a
+ * backslash, and for LEAD2 a non-ASCII byte), and a borrow may set it in
+ * bytes above such a one but never below, so the lowest set bit is the
+ * byte to stop at. */
+static inline size_t scan_run(const unsigned char *s, size_t n, size_t i,
+                              int min_class) {
 #if defined(__GNUC__) && defined(__BYTE_ORDER__) &&                            \
     __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
   const uint64_t ones = 0x0101010101010101u, highs = 0x8080808080808080u;
@@ -310,16 +313,23 @@ static inline size_t plain_run(const unsigned char *s, size_t n, size_t i) {
     memcpy(&v, s + i, 8);
     uint64_t q = v ^ (ones * '"'), e = v ^ (ones * '\\');
     uint64_t stop =
-        (v | ((v - ones * 0x20) & ~v) | ((q - ones) & ~q) | ((e - ones) & ~e)) &
-        highs;
+        ((v - ones * 0x20) & ~v) | ((q - ones) & ~q) | ((e - ones) & ~e);
+    if (min_class <= LEAD2)
+      stop |= v;
+    stop &= highs;
     if (stop)
       return i + (size_t)(__builtin_ctzll(stop) >> 3);
     i += 8;
   }
 #endif
-  while (i < n && byte_class[s[i]] == PLAIN)
+  while (i < n && byte_class[s[i]] < min_class)
     i++;
   return i;
+}
+
+/* The index of the first byte at or after i that is not PLAIN (n if none). */
+static inline size_t plain_run(const unsigned char *s, size_t n, size_t i) {
+  return scan_run(s, n, i, LEAD2);
 }
 
 /* Validates the string whose opening quote is at p->pos: UTF-8, escapes,
@@ -1283,36 +1293,12 @@ int mcp__json_integer(const cJSON *node, long long *out, int *overflow) {
   return 1;
 }
 
-/* The index of the first byte at or after i that mcp__json_quote must
- * escape (a control, a quote, a backslash), n if none; eight bytes at a
- * time as plain_run does, without its test for non-ASCII bytes. */
-static inline size_t quote_run(const unsigned char *s, size_t n, size_t i) {
-#if defined(__GNUC__) && defined(__BYTE_ORDER__) &&                            \
-    __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-  const uint64_t ones = 0x0101010101010101u, highs = 0x8080808080808080u;
-  while (n - i >= 8) {
-    uint64_t v;
-    memcpy(&v, s + i, 8);
-    uint64_t q = v ^ (ones * '"'), e = v ^ (ones * '\\');
-    uint64_t stop =
-        (((v - ones * 0x20) & ~v) | ((q - ones) & ~q) | ((e - ones) & ~e)) &
-        highs;
-    if (stop)
-      return i + (size_t)(__builtin_ctzll(stop) >> 3);
-    i += 8;
-  }
-#endif
-  while (i < n && byte_class[s[i]] < QUOTE)
-    i++;
-  return i;
-}
-
 int mcp__json_quote(mcp__buf *buf, const char *s, size_t len) {
   static const char hex[] = "0123456789abcdef";
   const unsigned char *u = (const unsigned char *)s;
   size_t run = 0;
   mcp__buf_putc(buf, '"');
-  for (size_t i = 0; (i = quote_run(u, len, i)) < len; i++) {
+  for (size_t i = 0; (i = scan_run(u, len, i, QUOTE)) < len; i++) {
     unsigned char c = u[i];
     char e[6] = {'\\', (char)c, 0, 0, 0, 0};
     size_t elen = 2;
