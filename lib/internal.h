@@ -18,6 +18,11 @@ void *mcp__realloc(void *p, size_t n);
 void mcp__free(void *p);
 char *mcp__strdup(const char *s); /* NULL for NULL or on failure */
 char *mcp__strndup(const char *s, size_t n);
+/* Whether a and b are the same string. Comparing first bytes settles most
+ * mismatches (names and methods looked up in a message) without a call. */
+static inline bool mcp__streq(const char *a, const char *b) {
+  return a[0] == b[0] && strcmp(a, b) == 0;
+}
 
 /* ---- growable byte buffer (lib/buf.c) -----------------------------------
  * Latches its first failure: after an allocation fails every later append is

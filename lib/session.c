@@ -249,9 +249,8 @@ void mcp__reply_invalid_params(mcp_session *s, reply_ctx *ctx, const req *r,
 const cJSON *mcp__member(const cJSON *obj, const char *key) {
   if (obj == NULL || key == NULL)
     return NULL;
-  /* Comparing first bytes settles most members without a call. */
   for (const cJSON *e = obj->child; e; e = e->next)
-    if (e->string && e->string[0] == key[0] && strcmp(e->string, key) == 0)
+    if (e->string && mcp__streq(e->string, key))
       return e;
   return NULL;
 }
@@ -657,8 +656,7 @@ static bool read_era(mcp_session *s, reply_ctx *ctx, req *r) {
           : NULL;
   r->log_level = -1;
   if (version == NULL && caps == NULL &&
-      (r->m->method[0] != 's' ||
-       strcmp(r->m->method, "server/discover") != 0)) {
+      !mcp__streq(r->m->method, "server/discover")) {
     r->v = (mcp__version)atomic_load(&s->version);
     r->caps = s->client_caps;
     r->log_level = atomic_load(&s->log_level);
@@ -741,7 +739,7 @@ static void handle_request(mcp_session *s, reply_ctx *ctx, const mcp__msg *m,
   const char *method = m->method;
   /* initialize starts the legacy era, whatever _meta it carries, unless it
    * is a modern request (see modern_initialize). */
-  bool initialize = method[0] == 'i' && strcmp(method, "initialize") == 0;
+  bool initialize = mcp__streq(method, "initialize");
   if (initialize && modern_initialize(r.params)) {
     r.modern = true;
     method_not_found(s, ctx, &r);
@@ -769,7 +767,7 @@ static void handle_request(mcp_session *s, reply_ctx *ctx, const mcp__msg *m,
     mcp__handle_listen(s, ctx, &r);
     return;
   }
-  if (!r.modern && method[0] == 'p' && strcmp(method, "ping") == 0) {
+  if (!r.modern && mcp__streq(method, "ping")) {
     mcp__buf b = {0};
     mcp__reply_result(s, ctx, &r, &b);
     return;
@@ -785,8 +783,7 @@ static void handle_request(mcp_session *s, reply_ctx *ctx, const mcp__msg *m,
       "resources/subscribe", "resources/unsubscribe",
       "logging/setLevel"};
   size_t which = 0, nmethods = sizeof methods / sizeof *methods;
-  while (which < nmethods && (method[0] != methods[which][0] ||
-                              strcmp(method, methods[which]) != 0))
+  while (which < nmethods && !mcp__streq(method, methods[which]))
     which++;
   /* Methods of a feature the server does not offer are unknown here. */
   mcp__feature needs = which == 2 || which == 3 ? MCP__FEATURE_PROMPTS
