@@ -1606,33 +1606,19 @@ END_TEST
  * scanners take at once: each lane of a word and the tail after it. */
 START_TEST(quote_each_byte_everywhere) {
   for (int c = 0; c < 256; c++) {
+    /* What JSON escapes: a quote and a backslash by themselves, five
+     * controls by a letter, the other controls as \u00XX. */
+    static const char named[] = "\b\f\n\r\t";
+    const char *letter = c ? strchr(named, c) : NULL;
     char esc[8];
-    switch (c) {
-    case '"':
-    case '\\':
+    if (c == '"' || c == '\\')
       snprintf(esc, sizeof esc, "\\%c", c);
-      break;
-    case '\b':
-      strcpy(esc, "\\b");
-      break;
-    case '\f':
-      strcpy(esc, "\\f");
-      break;
-    case '\n':
-      strcpy(esc, "\\n");
-      break;
-    case '\r':
-      strcpy(esc, "\\r");
-      break;
-    case '\t':
-      strcpy(esc, "\\t");
-      break;
-    default:
-      if (c < 0x20)
-        snprintf(esc, sizeof esc, "\\u%04x", (unsigned)c);
-      else
-        snprintf(esc, sizeof esc, "%c", c);
-    }
+    else if (letter)
+      snprintf(esc, sizeof esc, "\\%c", "bfnrt"[letter - named]);
+    else if (c < 0x20)
+      snprintf(esc, sizeof esc, "\\u%04x", (unsigned)c);
+    else
+      snprintf(esc, sizeof esc, "%c", c);
     for (size_t pos = 0; pos < 20; pos++) {
       char in[20];
       memset(in, 'a', sizeof in);
