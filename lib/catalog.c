@@ -31,15 +31,16 @@ static int build_all(mcp__tool *t, const void *def,
 
 /* The common end of building an entry: its scopes and wire forms, then
  * either *out or, on failure (rc, or a later one), the entry freed and err
- * saying why. */
-static int finish_entry(int rc, const char *what, const void *def,
+ * saying why (the problems recorded, or "out of memory"). */
+static int finish_entry(int rc, mcp__problems *p, const void *def,
                         const char *const *scopes,
                         void (*print)(const void *def, const mcp__tool *t,
                                       mcp__version v, mcp__buf *b),
-                        mcp__tool *t, mcp__tool **out, char *err,
-                        size_t errlen) {
+                        mcp__tool *t, mcp__tool **out) {
+  if (rc == 0 && p->n > 0)
+    rc = MCP_EINVAL;
   if (rc == 0)
-    rc = mcp__scopes_copy(what, t->name, scopes, t, err, errlen);
+    rc = mcp__scopes_copy(scopes, t);
   if (rc == 0)
     rc = build_all(t, def, print);
   if (rc == 0) {
@@ -47,7 +48,7 @@ static int finish_entry(int rc, const char *what, const void *def,
     return 0;
   }
   if (rc == MCP_ENOMEM)
-    mcp__fmt(err, errlen, "out of memory");
+    mcp__fmt(p->err, p->errlen, "out of memory");
   mcp__tool_unref(t);
   return rc;
 }
@@ -79,55 +80,35 @@ static void print_prompt(const void *d, const mcp__tool *t, mcp__version v,
   mcp__buf_putc(b, '}');
 }
 
-static int check_prompt(const mcp_prompt *def, char *err, size_t errlen) {
-  const char *name = def->name ? def->name : "";
-  if (!mcp__name_valid(def->name, 128)) {
-    mcp__fmt(err, errlen,
-             "prompt \"%.140s\": the name must be 1-128 characters of "
-             "[A-Za-z0-9_.-]",
-             shown(name));
-    return MCP_EINVAL;
-  }
-  if (def->handler == NULL) {
-    mcp__fmt(err, errlen, "prompt \"%s\": a handler is required", name);
-    return MCP_EINVAL;
-  }
-  if (def->description == NULL || def->description[0] == '\0') {
-    mcp__fmt(err, errlen,
-             "prompt \"%s\": a description is required (clients show it "
-             "when offering the prompt)",
-             name);
-    return MCP_EINVAL;
-  }
-  if (!text_ok(def->title) || !text_ok(def->description)) {
-    mcp__fmt(err, errlen, "prompt \"%s\": title and description must be UTF-8",
-             name);
-    return MCP_EINVAL;
-  }
+static void check_prompt(const mcp_prompt *def, mcp__problems *p) {
+  if (!mcp__name_valid(def->name, 128))
+    mcp__problem(p, "the name must be 1-128 characters of [A-Za-z0-9_.-]");
+  if (def->handler == NULL)
+    mcp__problem(p, "a handler is required");
+  if (def->description == NULL || def->description[0] == '\0')
+    mcp__problem(p, "a description is required (clients show it when "
+                    "offering the prompt)");
+  if (!text_ok(def->title) || !text_ok(def->description))
+    mcp__problem(p, "title and description must be UTF-8");
   for (const mcp_prompt_argument *a = def->arguments; a && a->name; a++) {
     if (!mcp__name_valid(a->name, 128)) {
-      mcp__fmt(err, errlen,
-               "prompt \"%s\": argument \"%.140s\": the name must be 1-128 "
-               "characters of [A-Za-z0-9_.-]",
-               name, shown(a->name));
-      return MCP_EINVAL;
+      mcp__problem(p,
+                   "argument \"%.140s\": the name must be 1-128 characters "
+                   "of [A-Za-z0-9_.-]",
+                   shown(a->name));
+      continue;
     }
-    if (!text_ok(a->title) || !text_ok(a->description)) {
-      mcp__fmt(err, errlen,
-               "prompt \"%s\": argument \"%s\": title and description must "
-               "be UTF-8",
-               name, a->name);
-      return MCP_EINVAL;
-    }
+    if (!text_ok(a->title) || !text_ok(a->description))
+      mcp__problem(p, "argument \"%s\": title and description must be UTF-8",
+                   a->name);
     for (const mcp_prompt_argument *o = def->arguments; o != a; o++) {
       if (strcmp(o->name, a->name) == 0) {
-        mcp__fmt(err, errlen, "prompt \"%s\": argument \"%s\" is listed twice",
-                 name, a->name);
-        return MCP_EINVAL;
+        mcp__problem(p, "argument \"%s\" is listed twice", a->name);
+        break;
       }
     }
   }
-  return 0;
+  mcp__scopes_check(def->scopes, p);
 }
 
 static mcp__tool *entry_new(int kind, mcp_tool_fn handler,
@@ -149,16 +130,22 @@ int mcp__prompt_new(const mcp_prompt *def, void *user_data, mcp__tool **out,
     mcp__fmt(err, errlen, "the prompt definition is NULL");
     return MCP_EINVAL;
   }
-  int rc = check_prompt(def, err, errlen);
-  if (rc)
-    return rc;
+  mcp__problems p;
+  mcp__problems_init(&p, err, errlen, "prompt", def->name);
+  check_prompt(def, &p);
+  if (p.n > 0)
+    return MCP_EINVAL;
   mcp__tool *t =
       entry_new(MCP_CALL_PROMPT, def->handler, def->complete, user_data);
   size_t n = 0;
   while (def->arguments && def->arguments[n].name)
     n++;
-  rc = MCP_ENOMEM;
-  if (t == NULL || (t->name = mcp__strdup(def->name)) == NULL ||
+  int rc = MCP_ENOMEM;
+  if (t == NULL) {
+    mcp__fmt(err, errlen, "out of memory");
+    return rc;
+  }
+  if ((t->name = mcp__strdup(def->name)) == NULL ||
       (t->arg_names = mcp__calloc(n + 1, sizeof *t->arg_names)) == NULL ||
       (t->arg_required = mcp__calloc(n + 1, sizeof *t->arg_required)) == NULL)
     goto fail;
@@ -170,8 +157,7 @@ int mcp__prompt_new(const mcp_prompt *def, void *user_data, mcp__tool **out,
   }
   rc = 0;
 fail:
-  return finish_entry(rc, "prompt", def, def->scopes, print_prompt, t, out, err,
-                      errlen);
+  return finish_entry(rc, &p, def, def->scopes, print_prompt, t, out);
 }
 
 int mcp__prompt_check_args(const mcp__tool *t, const cJSON *args, char *msg,
@@ -222,56 +208,26 @@ static void print_resource(const void *d, const mcp__tool *t, mcp__version v,
   mcp__buf_putc(b, '}');
 }
 
-static int check_resource(const mcp_resource *def, const char **what, char *err,
-                          size_t errlen) {
+static void check_resource(const mcp_resource *def, mcp__problems *p) {
   const char *id = def->uri ? def->uri : def->uri_template;
-  *what = def->uri ? "resource" : "resource template";
-  if ((def->uri == NULL) == (def->uri_template == NULL)) {
-    mcp__fmt(err, errlen,
-             "resource \"%.140s\": give exactly one of uri and uri_template",
-             shown(def->name ? def->name : ""));
-    return MCP_EINVAL;
-  }
-  if (!mcp__utf8_valid(id, strlen(id))) {
-    mcp__fmt(err, errlen, "%s: the uri is not UTF-8", *what);
-    return MCP_EINVAL;
-  }
-  if (def->uri && !mcp__uri_valid(def->uri, MCP__URI_REGISTERED)) {
-    mcp__fmt(err, errlen,
-             "resource \"%.140s\": the uri must be an absolute URI (scheme, "
-             "':', printable ASCII without spaces, at most 2048 bytes)",
-             id);
-    mcp__utf8_trim(err);
-    return MCP_EINVAL;
-  }
-  if (def->handler == NULL) {
-    mcp__fmt(err, errlen, "%s \"%.140s\": a handler is required", *what, id);
-    mcp__utf8_trim(err);
-    return MCP_EINVAL;
-  }
-  if (def->name == NULL || def->name[0] == '\0') {
-    mcp__fmt(err, errlen, "%s \"%.140s\": a name is required", *what, id);
-    mcp__utf8_trim(err);
-    return MCP_EINVAL;
-  }
-  if (def->uri && def->complete) {
-    mcp__fmt(err, errlen,
-             "resource \"%.140s\": complete applies to templates only (a "
-             "fixed uri has no variables)",
-             id);
-    mcp__utf8_trim(err);
-    return MCP_EINVAL;
-  }
+  if ((def->uri == NULL) == (def->uri_template == NULL))
+    mcp__problem(p, "give exactly one of uri and uri_template");
+  else if (!mcp__utf8_valid(id, strlen(id)))
+    mcp__problem(p, "the uri is not UTF-8");
+  else if (def->uri && !mcp__uri_valid(def->uri, MCP__URI_REGISTERED))
+    mcp__problem(p, "the uri must be an absolute URI (scheme, ':', printable "
+                    "ASCII without spaces, at most 2048 bytes)");
+  if (def->handler == NULL)
+    mcp__problem(p, "a handler is required");
+  if (def->name == NULL || def->name[0] == '\0')
+    mcp__problem(p, "a name is required");
+  if (def->uri && def->complete)
+    mcp__problem(p, "complete applies to templates only (a fixed uri has no "
+                    "variables)");
   if (!text_ok(def->name) || !text_ok(def->title) ||
-      !text_ok(def->description) || !text_ok(def->mime_type)) {
-    mcp__fmt(err, errlen,
-             "%s \"%.140s\": name, title, description and mime_type must be "
-             "UTF-8",
-             *what, id);
-    mcp__utf8_trim(err);
-    return MCP_EINVAL;
-  }
-  return 0;
+      !text_ok(def->description) || !text_ok(def->mime_type))
+    mcp__problem(p, "name, title, description and mime_type must be UTF-8");
+  mcp__scopes_check(def->scopes, p);
 }
 
 int mcp__resource_new(const mcp_resource *def, void *user_data, mcp__tool **out,
@@ -280,15 +236,25 @@ int mcp__resource_new(const mcp_resource *def, void *user_data, mcp__tool **out,
     mcp__fmt(err, errlen, "the resource definition is NULL");
     return MCP_EINVAL;
   }
-  const char *what;
-  int rc = check_resource(def, &what, err, errlen);
-  if (rc)
-    return rc;
   const char *id = def->uri ? def->uri : def->uri_template;
+  /* A definition without its uri is named by its name. */
+  mcp__problems p;
+  mcp__problems_init(&p, err, errlen,
+                     def->uri_template && !def->uri ? "resource template"
+                                                    : "resource",
+                     id && !(def->uri && def->uri_template) ? id : def->name);
+  check_resource(def, &p);
+  if (p.n > 0 && (id == NULL || (def->uri && def->uri_template) ||
+                  !mcp__utf8_valid(id, strlen(id))))
+    return MCP_EINVAL;
   mcp__tool *t =
       entry_new(MCP_CALL_RESOURCE, def->handler, def->complete, user_data);
-  rc = MCP_ENOMEM;
-  if (t == NULL || (t->name = mcp__strdup(id)) == NULL ||
+  int rc = MCP_ENOMEM;
+  if (t == NULL) {
+    mcp__fmt(err, errlen, "out of memory");
+    return rc;
+  }
+  if ((t->name = mcp__strdup(id)) == NULL ||
       (def->mime_type && (t->mime_type = mcp__strdup(def->mime_type)) == NULL))
     goto fail;
   rc = 0;
@@ -296,11 +262,10 @@ int mcp__resource_new(const mcp_resource *def, void *user_data, mcp__tool **out,
     char why[200];
     rc = mcp__uritemplate_compile(def->uri_template, &t->tmpl, why, sizeof why);
     if (rc == MCP_EINVAL) {
-      mcp__fmt(err, errlen, "resource template \"%.140s\": %s", id, why);
-      mcp__utf8_trim(err);
+      mcp__problem(&p, "%s", why);
+      rc = 0;
     }
   }
 fail:
-  return finish_entry(rc, what, def, def->scopes, print_resource, t, out, err,
-                      errlen);
+  return finish_entry(rc, &p, def, def->scopes, print_resource, t, out);
 }

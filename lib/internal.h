@@ -241,6 +241,26 @@ int mcp__version_find(const char *s);
  * (MCP 2025-11-25), also used for input-request keys. */
 int mcp__name_valid(const char *s, size_t max);
 
+/* The problems of one definition, gathered into one message in err:
+ * "<what> \"<name>\": <first>; <second>; ...", so that registration names
+ * every broken rule at once (lib/registry.c). */
+typedef struct mcp__problems {
+  char *err;
+  size_t errlen;
+  size_t len;
+  unsigned n; /* problems recorded */
+} mcp__problems;
+/* Starts the message for the definition called name (NULL, or text that is
+ * not UTF-8, is shown safely). */
+void mcp__problems_init(mcp__problems *p, char *err, size_t errlen,
+                        const char *what, const char *name);
+/* Records one problem (a phrase without the definition's name). */
+void mcp__problem(mcp__problems *p, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
 /* ---- JSON Schema 2020-12 (lib/schema*.c, lib/regex.c) --------------------
  * A schema is compiled once (at registration) into an immutable form that
  * any number of threads may validate with at once; validating allocates
@@ -354,13 +374,13 @@ int mcp__resource_new(const mcp_resource *def, void *user_data, mcp__tool **out,
 int mcp__prompt_check_args(const mcp__tool *t, const struct cJSON *args,
                            char *msg, size_t msglen);
 /* Reads and checks a tool's x-mcp-header marks (SEP-2243) from its input
- * schema; MCP_EINVAL with the rule in err, or MCP_ENOMEM. */
-int mcp__params_collect(mcp__tool *t, char *err, size_t errlen);
+ * schema; MCP_EINVAL with the rule recorded in p, or MCP_ENOMEM. */
+int mcp__params_collect(mcp__tool *t, mcp__problems *p);
 void mcp__params_free(mcp__tool *t);
-/* Shared checks of lib/registry.c and lib/catalog.c. */
-int mcp__scopes_copy(const char *what, const char *name,
-                     const char *const *scopes, mcp__tool *t, char *err,
-                     size_t errlen);
+/* Shared checks of lib/registry.c and lib/catalog.c: every problem of a
+ * scope list recorded in p; then the copy (0 or MCP_ENOMEM). */
+void mcp__scopes_check(const char *const *scopes, mcp__problems *p);
+int mcp__scopes_copy(const char *const *scopes, mcp__tool *t);
 void mcp__put_string_member(mcp__buf *b, const char *key, const char *val);
 bool mcp__tool_callable_by(const mcp__tool *t, const mcp_principal *p);
 void mcp__tool_ref(mcp__tool *t);

@@ -56,14 +56,12 @@ typedef struct walk {
   mcp__tool *t;
   const char *names[MAX_DEPTH]; /* the properties chain of this node */
   size_t depth;
-  char *err;
-  size_t errlen;
+  mcp__problems *problems;
   int rc;
 } walk;
 
 static int fail(walk *w, const char *why) {
-  mcp__fmt(w->err, w->errlen, "tool \"%s\": x-mcp-header: %s", w->t->name, why);
-  mcp__utf8_trim(w->err);
+  mcp__problem(w->problems, "x-mcp-header: %s", why);
   return w->rc = MCP_EINVAL;
 }
 
@@ -139,12 +137,10 @@ static int visit(walk *w, const cJSON *node, bool chain) {
   return w->rc;
 }
 
-int mcp__params_collect(mcp__tool *t, char *err, size_t errlen) {
-  walk w = {.t = t, .err = err, .errlen = errlen};
+int mcp__params_collect(mcp__tool *t, mcp__problems *p) {
+  walk w = {.t = t, .problems = p};
   /* The root itself is the start of every chain. */
   visit(&w, t->input_schema, true);
-  if (w.rc == MCP_ENOMEM)
-    mcp__fmt(err, errlen, "out of memory");
   return w.rc;
 }
 

@@ -40,35 +40,100 @@ int mcp__name_valid(const char *name, size_t max) {
   return 1;
 }
 
-static int hint_valid(mcp_hint h) {
-  return h == MCP_HINT_UNSET || h == MCP_HINT_FALSE || h == MCP_HINT_TRUE;
+void mcp__problems_init(mcp__problems *p, char *err, size_t errlen,
+                        const char *what, const char *name) {
+  *p = (mcp__problems){.err = err, .errlen = errlen};
+  if (errlen == 0)
+    return;
+  const char *shown = name == NULL                          ? ""
+                      : mcp__utf8_valid(name, strlen(name)) ? name
+                                                            : "(invalid UTF-8)";
+  mcp__fmt(err, errlen, "%s \"%.140s\": ", what, shown);
+  mcp__utf8_trim(err);
+  p->len = strlen(err);
 }
 
-/* The rules of DESIGN promise 1. Returns NULL when the hints are honest,
- * else the rule broken. */
-static const char *hints_rule(const mcp_tool_annotations *a) {
-  if (!hint_valid(a->read_only) || !hint_valid(a->destructive) ||
-      !hint_valid(a->idempotent) || !hint_valid(a->open_world))
-    return "a hint holds a value other than MCP_HINT_UNSET, MCP_HINT_FALSE "
-           "or MCP_HINT_TRUE";
-  if (a->read_only == MCP_HINT_UNSET)
-    return "read_only must be stated (MCP_HINT_TRUE or MCP_HINT_FALSE)";
-  if (a->open_world == MCP_HINT_UNSET)
-    return "open_world must be stated (MCP_HINT_TRUE or MCP_HINT_FALSE)";
-  if (a->read_only == MCP_HINT_TRUE) {
-    if (a->destructive == MCP_HINT_TRUE)
-      return "contradictory hints: a read-only tool cannot be destructive";
-    if (a->destructive != MCP_HINT_UNSET)
-      return "destructive is meaningless on a read-only tool; leave it unset";
-    if (a->idempotent != MCP_HINT_UNSET)
-      return "idempotent is meaningless on a read-only tool; leave it unset";
-  } else {
-    if (a->destructive == MCP_HINT_UNSET)
-      return "destructive must be stated when read_only is MCP_HINT_FALSE";
-    if (a->idempotent == MCP_HINT_UNSET)
-      return "idempotent must be stated when read_only is MCP_HINT_FALSE";
+void mcp__problem(mcp__problems *p, const char *fmt, ...) {
+  if (p->errlen > p->len + 1) {
+    char *at = p->err + p->len;
+    size_t room = p->errlen - p->len;
+    int sep = 0;
+    if (p->n > 0)
+      sep = snprintf(at, room, "; ");
+    if (sep >= 0 && (size_t)sep < room) {
+      va_list ap;
+      va_start(ap, fmt);
+      vsnprintf(at + sep, room - (size_t)sep, fmt, ap);
+      va_end(ap);
+    }
+    mcp__utf8_trim(p->err);
+    p->len = strlen(p->err);
   }
-  return NULL;
+  p->n++;
+}
+
+/* How to write a hint that registration could not read. */
+#define HINT_FIX "write MCP_HINT_TRUE or MCP_HINT_FALSE"
+
+/* Checks that member holds a value of mcp_hint, and says what it holds
+ * when not. 1 gets its own sentence: it is what C's true converts to, the
+ * likeliest mistake. Returns whether the value is one of mcp_hint's. */
+static bool hint_value(mcp__problems *p, const char *member, mcp_hint h,
+                       const char *fix) {
+  if (h == MCP_HINT_UNSET || h == MCP_HINT_FALSE || h == MCP_HINT_TRUE)
+    return true;
+  if ((int)h == 1)
+    mcp__problem(p, "%s is 1 (C true?): %s", member, fix);
+  else
+    mcp__problem(p, "%s is %d, which is not an mcp_hint: %s", member, (int)h,
+                 fix);
+  return false;
+}
+
+/* The rules of DESIGN promise 1, every problem recorded. MCP_HINT_UNSET
+ * is 0 and the stated values are letters, so C's false (0) reads as
+ * unset and C's true (1) as no hint at all: neither can pass for a
+ * stated hint. */
+static void check_hints(const mcp_tool_annotations *a, mcp__problems *p) {
+  const char *unsure =
+      "leave it MCP_HINT_UNSET if the tool is read-only, else " HINT_FIX;
+  const char *rw_fix = a->read_only == MCP_HINT_TRUE
+                           ? "leave it unset (MCP_HINT_UNSET) on a read-only "
+                             "tool, where it means nothing"
+                       : a->read_only == MCP_HINT_FALSE ? HINT_FIX
+                                                        : unsure;
+  bool ro = hint_value(p, "read_only", a->read_only, HINT_FIX);
+  bool de = hint_value(p, "destructive", a->destructive, rw_fix);
+  bool id = hint_value(p, "idempotent", a->idempotent, rw_fix);
+  bool ow = hint_value(p, "open_world", a->open_world, HINT_FIX);
+  static const char unset[] = "it is 0, which means unset (C's false is 0, not "
+                              "MCP_HINT_FALSE): " HINT_FIX;
+  if (ro && a->read_only == MCP_HINT_UNSET)
+    mcp__problem(p, "read_only must be stated: %s", unset);
+  if (ow && a->open_world == MCP_HINT_UNSET)
+    mcp__problem(p, "open_world must be stated: %s", unset);
+  if (a->read_only == MCP_HINT_TRUE) {
+    if (de && a->destructive == MCP_HINT_TRUE)
+      mcp__problem(p, "contradictory hints: a read-only tool cannot be "
+                      "destructive");
+    else if (de && a->destructive != MCP_HINT_UNSET)
+      mcp__problem(p, "destructive is meaningless on a read-only tool; leave "
+                      "it unset");
+    if (id && a->idempotent != MCP_HINT_UNSET)
+      mcp__problem(p, "idempotent is meaningless on a read-only tool; leave "
+                      "it unset");
+  } else if (a->read_only == MCP_HINT_FALSE) {
+    if (de && a->destructive == MCP_HINT_UNSET)
+      mcp__problem(p,
+                   "destructive must be stated when read_only is "
+                   "MCP_HINT_FALSE: %s",
+                   unset);
+    if (id && a->idempotent == MCP_HINT_UNSET)
+      mcp__problem(p,
+                   "idempotent must be stated when read_only is "
+                   "MCP_HINT_FALSE: %s",
+                   unset);
+  }
 }
 
 static int text_valid(const char *s) {
@@ -76,30 +141,26 @@ static int text_valid(const char *s) {
 }
 
 /* Parses and compiles an object schema. The compiled form borrows the
- * parsed document, so the tool keeps both. Returns 0, MCP_EINVAL (why in
- * err) or MCP_ENOMEM. */
+ * parsed document, so the tool keeps both. Returns 0, MCP_EINVAL (the
+ * problem recorded in p) or MCP_ENOMEM. */
 static int parse_object_schema(const char *text, const char *which,
-                               const char *tool, unsigned tool_flags,
-                               cJSON **out, mcp__schema **compiled, char *err,
-                               size_t errlen) {
+                               unsigned tool_flags, cJSON **out,
+                               mcp__schema **compiled, mcp__problems *p) {
   mcp__json_doc doc = {0};
   char why[320];
   int rc = mcp__json_parse(text, strlen(text), NULL, &doc, why, sizeof why);
   if (rc == MCP_ENOMEM)
     return rc;
   if (rc != 0) {
-    mcp__fmt(err, errlen, "tool \"%s\": %s is not valid JSON: %s", tool, which,
-             why);
+    mcp__problem(p, "%s is not valid JSON: %s", which, why);
     return MCP_EINVAL;
   }
   const cJSON *type = cJSON_GetObjectItemCaseSensitive(doc.root, "type");
   if (!cJSON_IsObject(doc.root) || !cJSON_IsString(type) ||
       strcmp(type->valuestring, "object") != 0) {
     mcp__json_doc_free(&doc);
-    mcp__fmt(err, errlen,
-             "tool \"%s\": %s must be a JSON object schema with "
-             "\"type\":\"object\"",
-             tool, which);
+    mcp__problem(p, "%s must be a JSON object schema with \"type\":\"object\"",
+                 which);
     return MCP_EINVAL;
   }
   mcp__schema_options opt = {.flags = tool_flags & MCP_TOOL_ASSERT_FORMATS
@@ -109,7 +170,7 @@ static int parse_object_schema(const char *text, const char *which,
   if (rc != 0) {
     mcp__json_doc_free(&doc);
     if (rc == MCP_EINVAL)
-      mcp__fmt(err, errlen, "tool \"%s\": %s is invalid %s", tool, which, why);
+      mcp__problem(p, "%s is invalid %s", which, why);
     return rc;
   }
   *out = doc.root;
@@ -202,59 +263,37 @@ void mcp__tool_unref(mcp__tool *t) {
     tool_free(t);
 }
 
-static int check_definition(const mcp_tool *def, char *err, size_t errlen) {
-  const char *name = def->name ? def->name : "";
-  if (!mcp__name_valid(def->name, 128)) {
-    mcp__fmt(err, errlen,
-             "tool \"%.140s\": the name must be 1-128 characters of "
-             "[A-Za-z0-9_.-]",
-             mcp__utf8_valid(name, strlen(name)) ? name : "(invalid UTF-8)");
-    return MCP_EINVAL;
-  }
-  if (def->handler == NULL) {
-    mcp__fmt(err, errlen, "tool \"%s\": a handler is required", name);
-    return MCP_EINVAL;
-  }
-  if (def->description == NULL || def->description[0] == '\0') {
-    mcp__fmt(err, errlen,
-             "tool \"%s\": a description is required (clients show it to "
-             "the model)",
-             name);
-    return MCP_EINVAL;
-  }
+static void check_definition(const mcp_tool *def, mcp__problems *p) {
+  if (!mcp__name_valid(def->name, 128))
+    mcp__problem(p, "the name must be 1-128 characters of [A-Za-z0-9_.-]");
+  if (def->handler == NULL)
+    mcp__problem(p, "a handler is required");
+  if (def->description == NULL || def->description[0] == '\0')
+    mcp__problem(p, "a description is required (clients show it to the "
+                    "model)");
   if (!text_valid(def->title) || !text_valid(def->description) ||
-      !text_valid(def->annotations.title)) {
-    mcp__fmt(err, errlen, "tool \"%s\": title and description must be UTF-8",
-             name);
-    return MCP_EINVAL;
-  }
-  const char *rule = hints_rule(&def->annotations);
-  if (rule != NULL) {
-    mcp__fmt(err, errlen, "tool \"%s\": %s", name, rule);
-    return MCP_EINVAL;
-  }
-  return 0;
+      !text_valid(def->annotations.title))
+    mcp__problem(p, "title and description must be UTF-8");
+  check_hints(&def->annotations, p);
+  mcp__scopes_check(def->scopes, p);
 }
 
-int mcp__scopes_copy(const char *what, const char *name,
-                     const char *const *scopes, mcp__tool *t, char *err,
-                     size_t errlen) {
+void mcp__scopes_check(const char *const *scopes, mcp__problems *p) {
   for (const char *const *s = scopes; s && *s; s++) {
-    for (const char *const *o = scopes; o != s; o++) {
-      if (strcmp(*o, *s) == 0) {
-        mcp__fmt(err, errlen, "%s \"%.200s\": scope \"%.64s\" is listed twice",
-                 what, name, *s);
-        return MCP_EINVAL;
-      }
-    }
-    if (!mcp__scope_token_valid(*s)) {
-      mcp__fmt(err, errlen,
-               "%s \"%.200s\": scope \"%.64s\" is not an RFC 6750 scope "
-               "token (printable ASCII without space, '\"' or '\\')",
-               what, name, mcp__utf8_valid(*s, strlen(*s)) ? *s : "(invalid)");
-      return MCP_EINVAL;
-    }
+    bool twice = false;
+    for (const char *const *o = scopes; o != s && !twice; o++)
+      twice = strcmp(*o, *s) == 0;
+    if (twice)
+      mcp__problem(p, "scope \"%.64s\" is listed twice", *s);
+    else if (!mcp__scope_token_valid(*s))
+      mcp__problem(p,
+                   "scope \"%.64s\" is not an RFC 6750 scope token "
+                   "(printable ASCII without space, '\"' or '\\')",
+                   mcp__utf8_valid(*s, strlen(*s)) ? *s : "(invalid)");
   }
+}
+
+int mcp__scopes_copy(const char *const *scopes, mcp__tool *t) {
   size_t n = 0;
   while (scopes && scopes[n])
     n++;
@@ -273,9 +312,11 @@ int mcp__tool_new(const mcp_tool *def, void *user_data, mcp__tool **out,
     mcp__fmt(err, errlen, "the tool definition is NULL");
     return MCP_EINVAL;
   }
-  int rc = check_definition(def, err, errlen);
-  if (rc)
-    return rc;
+  /* Every rule is checked, and every problem named in one message, so an
+   * author fixes a definition in one build rather than one per rule. */
+  mcp__problems p;
+  mcp__problems_init(&p, err, errlen, "tool", def->name);
+  check_definition(def, &p);
   mcp__tool *t = mcp__calloc(1, sizeof *t);
   if (t == NULL) {
     mcp__fmt(err, errlen, "out of memory");
@@ -286,28 +327,28 @@ int mcp__tool_new(const mcp_tool *def, void *user_data, mcp__tool **out,
   t->user_data = user_data;
   t->destructive = def->annotations.destructive == MCP_HINT_TRUE;
   t->open_world = def->annotations.open_world == MCP_HINT_TRUE;
-  rc = MCP_ENOMEM;
-  if ((t->name = mcp__strdup(def->name)) == NULL)
-    goto fail;
-  rc = mcp__scopes_copy("tool", t->name, def->scopes, t, err, errlen);
-  if (rc)
+  int rc = MCP_ENOMEM;
+  if ((t->name = mcp__strdup(def->name ? def->name : "")) == NULL ||
+      (p.n == 0 && mcp__scopes_copy(def->scopes, t) != 0))
     goto fail;
   rc = parse_object_schema(
       def->input_schema
           ? def->input_schema
           : "{\"type\":\"object\",\"additionalProperties\":false}",
-      "input_schema", t->name, def->flags, &t->input_schema, &t->input, err,
-      errlen);
+      "input_schema", def->flags, &t->input_schema, &t->input, &p);
   if (rc == 0)
-    rc = mcp__params_collect(t, err, errlen);
-  if (rc)
+    rc = mcp__params_collect(t, &p);
+  if (rc == MCP_ENOMEM)
     goto fail;
   if (def->output_schema) {
-    rc = parse_object_schema(def->output_schema, "output_schema", t->name,
-                             def->flags, &t->output_schema, &t->output, err,
-                             errlen);
-    if (rc)
+    rc = parse_object_schema(def->output_schema, "output_schema", def->flags,
+                             &t->output_schema, &t->output, &p);
+    if (rc == MCP_ENOMEM)
       goto fail;
+  }
+  if (p.n > 0) {
+    rc = MCP_EINVAL;
+    goto fail;
   }
   for (int v = 0; v < MCP__VERSION_COUNT; v++) {
     mcp__buf b = {0};

@@ -16,7 +16,7 @@
  * to: two threads registering tools on one server each read their own
  * message, and no lock is needed to read it. */
 static _Thread_local const mcp_server *err_server;
-static _Thread_local char err_text[512];
+static _Thread_local char err_text[2048];
 
 int mcp_server_new(const mcp_server_info *info, mcp_server **out) {
   if (info == NULL || out == NULL || info->name == NULL ||

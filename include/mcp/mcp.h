@@ -423,11 +423,18 @@ MCP_API int mcp_server_set_state_key(mcp_server *srv, const void *key,
  * Tools
  * ------------------------------------------------------------------------ */
 
-/** A hint's state: unset, false or true. */
+/** A hint's state: unset, false or true.
+ *
+ * The stated values are the letters 'F' and 'T', so neither 0 nor 1 is a
+ * stated hint: a C `false` (0) reads as unset, and a C `true` (1) as no
+ * hint at all. Writing `.read_only = true` is therefore refused at
+ * registration ("read_only is 1 (C true?)"), never published as a hint
+ * it does not mean. Always write the names. clang's -Wassign-enum warns
+ * when an integer other than these values is assigned to a member. */
 typedef enum mcp_hint {
-  MCP_HINT_UNSET = 0, /**< not stated */
-  MCP_HINT_FALSE,     /**< stated false */
-  MCP_HINT_TRUE       /**< stated true */
+  MCP_HINT_UNSET = 0,    /**< not stated */
+  MCP_HINT_FALSE = 0x46, /**< stated false ('F') */
+  MCP_HINT_TRUE = 0x54   /**< stated true ('T') */
 } mcp_hint;
 
 /** The hints a client may use to decide what to ask its user about. They

@@ -4,6 +4,7 @@
 #   packaging.sh install      BUILD-DIR WORK-DIR
 #   packaging.sh find_package BUILD-DIR WORK-DIR
 #   packaging.sh pkg_config   BUILD-DIR WORK-DIR
+#   packaging.sh hint_probe   BUILD-DIR WORK-DIR
 #   packaging.sh deb          BUILD-DIR WORK-DIR
 # install puts libmcp into WORK-DIR/prefix (the other two consumers need
 # it); deb builds the .deb with CPack into WORK-DIR/deb and checks its
@@ -47,6 +48,14 @@ pkg_config)
     fail "libmcp.pc pulls in the HTTP transport's dependencies"
   fi
   ;;
+hint_probe)
+  # Hints written as C bools, against the installed header: all refused.
+  export PKG_CONFIG_PATH=$prefix/lib/pkgconfig
+  cd "$work"
+  cc -std=c11 -Wall -Wextra -Werror -o hint_probe "$here/hint_probe.c" \
+    $(pkg-config --cflags --libs libmcp)
+  LD_LIBRARY_PATH=$prefix/lib ./hint_probe
+  ;;
 deb)
   rm -rf "$work/deb"
   (cd "$build" && cpack -G DEB -B "$work/deb" >/dev/null)
@@ -79,7 +88,7 @@ deb)
   echo "$(basename "$deb"): $(wc -l <<<"$contents") entries; Depends: $depends"
   ;;
 *)
-  echo "usage: packaging.sh install|find_package|pkg_config|deb BUILD WORK" >&2
+  echo "usage: packaging.sh install|find_package|pkg_config|hint_probe|deb BUILD WORK" >&2
   exit 2
   ;;
 esac

@@ -221,22 +221,157 @@ START_TEST(rule_read_only_destructive_contradictory) {
 END_TEST
 
 START_TEST(rule_hint_in_range) {
-  static const int bad[] = {3, 42, -1};
+  /* 1 and 2 were MCP_HINT_FALSE and MCP_HINT_TRUE before the values became
+   * letters: a binary built against the old header must not pass either. */
+  static const int bad[] = {2, 3, 42, -1, 'f', 't'};
   mcp_server *srv = new_server();
+  static const char *const members[4] = {"read_only", "destructive",
+                                         "idempotent", "open_world"};
   for (size_t i = 0; i < TU_COUNT(bad); i++) {
     for (int field = 0; field < 4; field++) {
       mcp_tool t = writer("w");
       mcp_hint *h[4] = {&t.annotations.read_only, &t.annotations.destructive,
                         &t.annotations.idempotent, &t.annotations.open_world};
       *h[field] = (mcp_hint)bad[i];
-      expect_refused(srv, &t, MCP_EINVAL, "w",
-                     "a hint holds a value other than MCP_HINT_UNSET, "
-                     "MCP_HINT_FALSE or MCP_HINT_TRUE");
+      char *want =
+          tu_text("%s is %d, which is not an mcp_hint", members[field], bad[i]);
+      expect_refused(srv, &t, MCP_EINVAL, "w", want);
+      expect_refused(srv, &t, MCP_EINVAL, "w", "MCP_HINT_");
+      free(want);
     }
     mcp_tool r = reader("r");
     r.annotations.open_world = (mcp_hint)bad[i];
-    expect_refused(srv, &r, MCP_EINVAL, "r", "a hint holds a value");
+    expect_refused(srv, &r, MCP_EINVAL, "r", "open_world is");
   }
+  mcp_server_free(srv);
+}
+END_TEST
+
+/* The mistakes C's bool invites, the way a student writes them: every one
+ * is refused, with a message naming the member and the fix. A read-only
+ * tool whose destructive or idempotent member says false is not among
+ * them: 0 is unset, which is exactly what such a tool must leave. */
+static const struct bool_mistake {
+  const char *what;
+  mcp_tool_annotations hints;
+  const char *want[4];
+} bool_mistakes[] = {
+    {"every hint true",
+     {.read_only = true,
+      .destructive = true,
+      .idempotent = true,
+      .open_world = true},
+     {"read_only is 1 (C true?)", "destructive is 1 (C true?)",
+      "idempotent is 1 (C true?)", "open_world is 1 (C true?)"}},
+    {"read_only true",
+     {.read_only = true, .open_world = MCP_HINT_FALSE},
+     {"read_only is 1 (C true?): write MCP_HINT_TRUE or MCP_HINT_FALSE"}},
+    {"read_only false",
+     {.read_only = false, .open_world = MCP_HINT_FALSE},
+     {"read_only must be stated",
+      "it is 0, which means unset (C's false is 0, not MCP_HINT_FALSE)"}},
+    {"open_world true",
+     {.read_only = MCP_HINT_TRUE, .open_world = true},
+     {"open_world is 1 (C true?): write MCP_HINT_TRUE or MCP_HINT_FALSE"}},
+    {"open_world false",
+     {.read_only = MCP_HINT_TRUE, .open_world = false},
+     {"open_world must be stated", "not MCP_HINT_FALSE"}},
+    {"destructive true on a writer",
+     {.read_only = MCP_HINT_FALSE,
+      .destructive = true,
+      .idempotent = MCP_HINT_FALSE,
+      .open_world = MCP_HINT_FALSE},
+     {"destructive is 1 (C true?): write MCP_HINT_TRUE or MCP_HINT_FALSE"}},
+    {"destructive false on a writer",
+     {.read_only = MCP_HINT_FALSE,
+      .destructive = false,
+      .idempotent = MCP_HINT_FALSE,
+      .open_world = MCP_HINT_FALSE},
+     {"destructive must be stated when read_only is MCP_HINT_FALSE",
+      "0, which means unset"}},
+    {"idempotent true on a writer",
+     {.read_only = MCP_HINT_FALSE,
+      .destructive = MCP_HINT_TRUE,
+      .idempotent = true,
+      .open_world = MCP_HINT_FALSE},
+     {"idempotent is 1 (C true?): write MCP_HINT_TRUE or MCP_HINT_FALSE"}},
+    {"idempotent false on a writer",
+     {.read_only = MCP_HINT_FALSE,
+      .destructive = MCP_HINT_TRUE,
+      .idempotent = false,
+      .open_world = MCP_HINT_FALSE},
+     {"idempotent must be stated when read_only is MCP_HINT_FALSE",
+      "not MCP_HINT_FALSE"}},
+    {"destructive true on a reader",
+     {.read_only = MCP_HINT_TRUE,
+      .destructive = true,
+      .open_world = MCP_HINT_FALSE},
+     {"destructive is 1 (C true?): leave it unset (MCP_HINT_UNSET) on a "
+      "read-only tool"}},
+    {"idempotent true on a reader",
+     {.read_only = MCP_HINT_TRUE,
+      .idempotent = true,
+      .open_world = MCP_HINT_FALSE},
+     {"idempotent is 1 (C true?): leave it unset (MCP_HINT_UNSET) on a "
+      "read-only tool"}},
+    {"read_only true, destructive stated",
+     {.read_only = true,
+      .destructive = MCP_HINT_TRUE,
+      .idempotent = MCP_HINT_TRUE,
+      .open_world = MCP_HINT_FALSE},
+     {"read_only is 1 (C true?)"}},
+};
+
+START_TEST(rule_c_bools_refused) {
+  mcp_server *srv = new_server();
+  for (size_t i = 0; i < TU_COUNT(bool_mistakes); i++) {
+    const struct bool_mistake *m = &bool_mistakes[i];
+    mcp_tool t = writer("student");
+    t.annotations = m->hints;
+    ck_assert_msg(mcp_server_add_tool(srv, &t, NULL) == MCP_EINVAL,
+                  "%s: accepted", m->what);
+    const char *msg = mcp_server_errmsg(srv);
+    ck_assert_msg(strstr(msg, "tool \"student\": ") == msg, "%s: %s", m->what,
+                  msg);
+    for (size_t k = 0; k < TU_COUNT(m->want) && m->want[k]; k++)
+      ck_assert_msg(strstr(msg, m->want[k]) != NULL, "%s: lacks \"%s\": %s",
+                    m->what, m->want[k], msg);
+    ck_assert_int_eq(mcp_server_remove_tool(srv, "student"), MCP_ENOENT);
+  }
+  mcp_server_free(srv);
+}
+END_TEST
+
+/* Every problem of a definition in one message, each once. */
+START_TEST(rule_every_problem_at_once) {
+  static const char *const scopes[] = {"ok", "bad scope", "ok", NULL};
+  mcp_server *srv = new_server();
+  mcp_tool t = {.name = "many",
+                .description = "",
+                .input_schema = "{\"type\":\"array\"}",
+                .output_schema = "{\"type\":",
+                .scopes = scopes,
+                .annotations = {.read_only = true, .open_world = false}};
+  ck_assert_int_eq(mcp_server_add_tool(srv, &t, NULL), MCP_EINVAL);
+  const char *msg = mcp_server_errmsg(srv);
+  static const char *const want[] = {
+      "tool \"many\": a handler is required; ",
+      "a description is required",
+      "read_only is 1 (C true?)",
+      "open_world must be stated",
+      "scope \"bad scope\" is not an RFC 6750 scope token",
+      "scope \"ok\" is listed twice",
+      "input_schema must be a JSON object schema",
+      "output_schema is not valid JSON"};
+  for (size_t k = 0; k < TU_COUNT(want); k++) {
+    const char *at = strstr(msg, want[k]);
+    ck_assert_msg(at != NULL, "lacks \"%s\": %s", want[k], msg);
+    ck_assert_msg(strstr(at + 1, want[k]) == NULL, "twice: %s", msg);
+  }
+  ck_assert_ptr_null(strstr(msg, "tool \"many\": a description"));
+  /* A valid definition after it is accepted: nothing was left behind. */
+  mcp_tool ok = writer("many");
+  expect_accepted(srv, &ok);
   mcp_server_free(srv);
 }
 END_TEST
@@ -1609,6 +1744,8 @@ static Suite *registry_suite(void) {
   tcase_add_test(t, rule_idempotent_meaningless_when_read_only);
   tcase_add_test(t, rule_read_only_destructive_contradictory);
   tcase_add_test(t, rule_hint_in_range);
+  tcase_add_test(t, rule_c_bools_refused);
+  tcase_add_test(t, rule_every_problem_at_once);
   tcase_add_test(t, rule_name_length);
   tcase_add_test(t, rule_name_characters);
   tcase_add_test(t, rule_name_null);

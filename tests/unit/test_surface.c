@@ -534,7 +534,7 @@ START_TEST(resource_registration_rules) {
   ck_assert_int_eq(mcp_server_add_resource(srv, &r, NULL), MCP_EINVAL);
   r.uri = "file:///\xff";
   ck_assert_int_eq(mcp_server_add_resource(srv, &r, NULL), MCP_EINVAL);
-  EXPECT_ERRMSG("resource: the uri is not UTF-8");
+  EXPECT_ERRMSG("resource \"(invalid UTF-8)\": the uri is not UTF-8");
 
   r.uri = "file:///a";
   r.handler = NULL;
