@@ -23,9 +23,12 @@ typedef struct req {
   cJSON *params_node;  /* the mutable node, NULL when absent */
   mcp__version v;
   bool modern;
-  const cJSON *caps; /* client capabilities */
-  int log_level;     /* requested log level, -1 = none: modern from _meta,
-                        legacy from logging/setLevel */
+  const cJSON *caps;    /* client capabilities */
+  int log_level;        /* requested log level, -1 = none: modern from _meta,
+                           legacy from logging/setLevel */
+  const char *canon_id; /* methods that start a call: the id's
+                           canonical text, checked unused */
+  unsigned long long started_us; /* when dispatch began (audit, deadline) */
 } req;
 
 /* Sends b (a whole message) where ctx says, or adds it to the batch; frees
@@ -52,19 +55,122 @@ void mcp__reply_invalid_params(mcp_session *s, reply_ctx *ctx, const req *r,
  * find nothing. */
 const struct cJSON *mcp__member(const struct cJSON *obj, const char *key);
 
+/* ---- dispatch and admission (lib/dispatch.c) ----------------------------
+ * Every method the engine serves is a row of mcp__methods. A method that
+ * names something a scope guards has a target function, which finds it
+ * (answering the request itself when nothing is found), and its handler
+ * runs only after the one admission point allowed every entry found. */
+
+/* What a request names, found before it is admitted. */
+typedef struct mcp__target {
+  mcp__tool *entry;    /* the one entry it names (a reference), or NULL */
+  mcp__tool **entries; /* subscriptions/listen: one per URI of
+                          resourceSubscriptions, NULL where nothing serves
+                          it (references); nentries of them */
+  size_t nentries;
+  struct cJSON *args; /* tools/call, prompts/get: the request's arguments
+                         node (borrowed, NULL when absent): the authorizer
+                         sees them */
+  struct cJSON *vars; /* resources/read of a template: its variables
+                         (owned) */
+  const char *uri;    /* resources/read and subscribe: the URI asked for
+                         (borrowed from the request) */
+  struct mcp__listener *listener; /* subscriptions/listen: the listener
+                                     read from the request (owned) */
+} mcp__target;
+
+/* Releases what t holds (what a handler took, it set to NULL). */
+void mcp__target_free(mcp__target *t);
+
+/* Finds what r names into t; false after answering r (not found, bad
+ * params). */
+typedef bool (*mcp__target_fn)(mcp_session *s, reply_ctx *ctx, const req *r,
+                               mcp__target *t);
+/* Serves r; t is NULL unless the row admits entries. */
+typedef void (*mcp__handle_fn)(mcp_session *s, reply_ctx *ctx, const req *r,
+                               mcp__target *t);
+
+typedef enum mcp__admission {
+  MCP__ADMIT_NONE, /* touches nothing a scope guards */
+  MCP__ADMIT_LIST, /* a list: with hide-forbidden on, shows each caller
+                      only what it may use */
+  MCP__ADMIT_ENTRY /* names entries: their scopes are required, checked by
+                      the admission point before the handler */
+} mcp__admission;
+
+enum { MCP__ERA_LEGACY = 1, MCP__ERA_MODERN = 2 };
+
+typedef struct mcp__method {
+  const char *name;
+  mcp__handle_fn handle;
+  mcp__target_fn target; /* MCP__ADMIT_ENTRY only */
+  int feature;           /* an mcp__feature the server must offer, or
+                            MCP__FEATURE_NONE */
+  unsigned eras;         /* MCP__ERA_* bits: where the method exists */
+  bool needs_init;       /* legacy: refused before initialize */
+  mcp__admission admission;
+  bool calls; /* starts a call: its id must not be one in progress */
+} mcp__method;
+
+extern const mcp__method mcp__methods[];
+extern const size_t mcp__nmethods;
+/* The row of a method, or NULL. */
+const mcp__method *mcp__method_find(const char *name);
+/* Finds, admits and serves r by its row (its era, feature and lifecycle
+ * already checked). */
+void mcp__dispatch(mcp_session *s, reply_ctx *ctx, req *r,
+                   const mcp__method *row);
+/* The caller whose view is filtered (hide-forbidden on), or NULL. */
+const mcp_principal *mcp__visible_to(mcp_session *s);
+/* A new reference to the entry of r named name, or NULL when there is none
+ * or it is hidden from visible (non-NULL). */
+mcp__tool *mcp__find_visible(mcp_server *srv, const mcp__registry *r,
+                             const char *name, const mcp_principal *visible);
+/* Finds an unfinished call by canonical id. Call with s->lock held. */
+mcp_call *mcp__find_call(mcp_session *s, const char *canon);
+
+/* The rows' functions (lib/session.c, lib/surface.c). */
+void mcp__handle_discover(mcp_session *s, reply_ctx *ctx, const req *r,
+                          mcp__target *t);
+bool mcp__target_tool(mcp_session *s, reply_ctx *ctx, const req *r,
+                      mcp__target *t);
+void mcp__handle_tools_call(mcp_session *s, reply_ctx *ctx, const req *r,
+                            mcp__target *t);
+bool mcp__target_prompt(mcp_session *s, reply_ctx *ctx, const req *r,
+                        mcp__target *t);
+void mcp__handle_prompts_get(mcp_session *s, reply_ctx *ctx, const req *r,
+                             mcp__target *t);
+bool mcp__target_resource(mcp_session *s, reply_ctx *ctx, const req *r,
+                          mcp__target *t);
+void mcp__handle_resources_read(mcp_session *s, reply_ctx *ctx, const req *r,
+                                mcp__target *t);
+void mcp__handle_subscribe(mcp_session *s, reply_ctx *ctx, const req *r,
+                           mcp__target *t);
+void mcp__handle_unsubscribe(mcp_session *s, reply_ctx *ctx, const req *r,
+                             mcp__target *t);
+void mcp__handle_set_level(mcp_session *s, reply_ctx *ctx, const req *r,
+                           mcp__target *t);
+bool mcp__target_completion(mcp_session *s, reply_ctx *ctx, const req *r,
+                            mcp__target *t);
+void mcp__handle_complete(mcp_session *s, reply_ctx *ctx, const req *r,
+                          mcp__target *t);
+bool mcp__target_listen(mcp_session *s, reply_ctx *ctx, const req *r,
+                        mcp__target *t);
+void mcp__handle_listen(mcp_session *s, reply_ctx *ctx, const req *r,
+                        mcp__target *t);
+
 /* Answers one page of a list method from table r (tools, prompts,
  * resources or templates). */
 void mcp__handle_list(mcp_session *s, reply_ctx *ctx, const req *r,
                       mcp__registry *table);
-/* Runs an allowed, validated request of entry (a new reference the call
+/* Runs an admitted, validated request of entry (a new reference the call
  * takes) with args through the call machinery; uri is the resources/read
  * URI or NULL. args is taken, unless args_pool is not NULL: then args are
  * nodes of that pool (detached from the message), which the call keeps a
  * reference to while it runs. */
 void mcp__start_call(mcp_session *s, reply_ctx *ctx, const req *r,
                      mcp__tool *entry, struct cJSON *args,
-                     mcp__json_pool *args_pool, const char *uri,
-                     unsigned long long started);
+                     mcp__json_pool *args_pool, const char *uri);
 
 /* lib/limits.c: takes one token from the caller's rate-limit bucket for a
  * tools/call of tool that passed the scope check and the authorizer.
@@ -73,19 +179,21 @@ void mcp__start_call(mcp_session *s, reply_ctx *ctx, const req *r,
 int mcp__rate_take(mcp_session *s, reply_ctx *ctx, const req *r,
                    const char *tool, unsigned long long started);
 
-/* lib/surface.c: the methods beyond tools. */
-void mcp__handle_prompts_get(mcp_session *s, reply_ctx *ctx, const req *r);
-void mcp__handle_resources_read(mcp_session *s, reply_ctx *ctx, const req *r);
-void mcp__handle_subscribe(mcp_session *s, reply_ctx *ctx, const req *r,
-                           bool on);
-void mcp__handle_set_level(mcp_session *s, reply_ctx *ctx, const req *r);
-void mcp__handle_complete(mcp_session *s, reply_ctx *ctx, const req *r);
-void mcp__handle_listen(mcp_session *s, reply_ctx *ctx, const req *r);
+/* Frees a listener that never joined its session. NULL does nothing. */
+void mcp__listener_free(mcp__listener *l);
+/* Finds what serves uri: the resource registered under it, else the first
+ * matching template (its variables in *vars unless vars is NULL), passing
+ * over what is hidden from visible (non-NULL). A new reference, or NULL
+ * with *rc MCP_ENOENT or MCP_ENOMEM (lib/surface.c). */
+mcp__tool *mcp__find_resource(mcp_server *srv, const char *uri,
+                              const mcp_principal *visible, struct cJSON **vars,
+                              int *rc);
 /* Ends the listener whose canonical id is canon, if any (a client's
  * notifications/cancelled); returns its sink for release, or NULL. Call
  * with s->lock held. */
 mcp__sink *mcp__listener_cancel_locked(mcp_session *s, const char *canon);
 typedef enum mcp__feature {
+  MCP__FEATURE_NONE = -1, /* always offered */
   MCP__FEATURE_PROMPTS,
   MCP__FEATURE_RESOURCES,
   MCP__FEATURE_COMPLETIONS

@@ -1209,7 +1209,11 @@ static bool find_session(mcp_http *h, mcp__http_req *r, const char *version,
                          NULL, NULL, NULL, 0);
     return false;
   }
-  r->session = mcp__http_session_find(h, sid, sid_len, &r->caller, false);
+  /* Every verb on a session needs the principal that created it, subject
+   * and scopes: a stream replayed (Last-Event-ID) or a session ended is as
+   * much the session's as a call. Anyone else gets the unknown session's
+   * answer. */
+  r->session = mcp__http_session_find(h, sid, sid_len, &r->caller, true);
   if (r->session == NULL) {
     *ret = respond_error(r, MHD_HTTP_NOT_FOUND, RPC_INVALID_REQUEST,
                          "Not Found: no such session", NULL, version, NULL, 0);

@@ -11,6 +11,8 @@
  * never logged, never kept past the request that carried them, and never
  * reach a handler (it sees the principal: subject and scopes). */
 #include <cjson/cJSON.h>
+#include <openssl/crypto.h>
+#include <openssl/sha.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -469,6 +471,21 @@ void mcp__http_caller_free(mcp__http_caller *c) {
   *c = (mcp__http_caller){0};
 }
 
+/* The subject a token without "sub" is known by: a digest of the token
+ * itself, so that no other token (sub-less ones included) shares its
+ * sessions, requestStates or rate limit, and nothing of the token can be
+ * read from it. */
+#define TOKEN_SUBJECT_PREFIX "token-sha256:"
+static void token_subject(const char *token, size_t len, char *out,
+                          size_t size) {
+  unsigned char digest[SHA256_DIGEST_LENGTH];
+  char text[48];
+  SHA256((const unsigned char *)token, len, digest);
+  mcp__http_base64url(digest, sizeof digest, text);
+  snprintf(out, size, "%s%s", TOKEN_SUBJECT_PREFIX, text);
+  OPENSSL_cleanse(digest, sizeof digest);
+}
+
 /* Builds the principal from a verified token's info. */
 static int caller_from_info(mcp__http_caller *c) {
   mcp_token_info *info = c->info;
@@ -554,8 +571,11 @@ mcp__http_auth_result mcp__http_authenticate(mcp_http *h, const char *value,
     rc = a->verify(token, c->info, a->verify_data) == 0 ? 0 : -1;
   else
     rc = mcp__jwt_verify(a->jwt, token, c->info, why, sizeof why);
+  /* A valid token that names nobody is named by its digest. */
+  if (rc == 0 && c->info->subject[0] == '\0')
+    token_subject(token, tok_len, c->info->subject, sizeof c->info->subject);
   /* The token is not needed past this point: wipe it. */
-  memset(token, 0, tok_len);
+  OPENSSL_cleanse(token, tok_len);
   mcp_free(token);
   /* A custom verifier's word on expiry is checked too (the JWT verifier
    * checks "exp" itself, with its leeway). */

@@ -53,16 +53,24 @@ static int random_bytes(unsigned char *buf, size_t n) {
   return 0;
 }
 
-static void base64url(const unsigned char *in, size_t n, char *out) {
+void mcp__http_base64url(const unsigned char *in, size_t n, char *out) {
   static const char abc[] =
       "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-  size_t o = 0;
-  for (size_t i = 0; i + 2 < n; i += 3) {
+  size_t o = 0, i = 0;
+  for (; i + 2 < n; i += 3) {
     unsigned v = (unsigned)in[i] << 16 | (unsigned)in[i + 1] << 8 | in[i + 2];
     out[o++] = abc[v >> 18 & 63];
     out[o++] = abc[v >> 12 & 63];
     out[o++] = abc[v >> 6 & 63];
     out[o++] = abc[v & 63];
+  }
+  if (i < n) { /* one or two bytes left: two or three characters */
+    unsigned v =
+        (unsigned)in[i] << 16 | (i + 1 < n ? (unsigned)in[i + 1] << 8 : 0u);
+    out[o++] = abc[v >> 18 & 63];
+    out[o++] = abc[v >> 12 & 63];
+    if (i + 1 < n)
+      out[o++] = abc[v >> 6 & 63];
   }
   out[o] = '\0';
 }
@@ -120,7 +128,7 @@ int mcp__http_session_create(mcp_http *h, const mcp__http_caller *caller,
     rc = MCP_EIO;
     goto fail;
   }
-  base64url(raw, sizeof raw, hs->id);
+  mcp__http_base64url(raw, sizeof raw, hs->id);
   OPENSSL_cleanse(raw, sizeof raw);
   const mcp_principal *who = &caller->principal;
   if ((who->subject &&

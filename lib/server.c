@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "engine.h"
 
 #define DEFAULT_PAGE_SIZE 100
 #define DEFAULT_LIST_TTL_MS 60000
@@ -300,8 +300,15 @@ static bool uri_listed(char *const *uris, size_t n, const char *uri) {
  * session that wants it, and to each modern listener that asked for it.
  * Returns how many were told. Call with s->lock held. */
 static int tell_locked(mcp_session *s, mcp__change what, const char *uri,
-                       const char *legacy, size_t legacy_len) {
+                       const mcp__tool *entry, const char *legacy,
+                       size_t legacy_len) {
   int told = 0;
+  /* A change to a resource reaches only callers who may read it now: its
+   * scopes were required when they subscribed, and are again here, in
+   * case the caller's session outlived a change of the resource. */
+  if (what == MCP__CHANGED_RESOURCE &&
+      (entry == NULL || !mcp__tool_callable_by(entry, &s->principal)))
+    return 0;
   unsigned feature = what == MCP__CHANGED_RESOURCE
                          ? (unsigned)MCP__LISTEN_RESOURCES
                          : (unsigned)what;
@@ -341,6 +348,14 @@ int mcp__broadcast(mcp_server *srv, mcp__change what, const char *uri) {
   pthread_mutex_unlock(&srv->lock);
   if (nobody)
     return 0; /* a server being set up: nothing to tell, nothing to fail */
+  /* What serves the resource decides who may hear of it (no one, when
+   * nothing does). */
+  int found = 0;
+  mcp__tool *entry = what == MCP__CHANGED_RESOURCE
+                         ? mcp__find_resource(srv, uri, NULL, NULL, &found)
+                         : NULL;
+  if (what == MCP__CHANGED_RESOURCE && entry == NULL && found == MCP_ENOENT)
+    return 0;
   mcp__buf legacy = {0};
   mcp__buf_printf(&legacy, "{\"jsonrpc\":\"2.0\",\"method\":\"%s\"",
                   change_method(what));
@@ -364,17 +379,19 @@ int mcp__broadcast(mcp_server *srv, mcp__change what, const char *uri) {
     }
     pthread_mutex_unlock(&s->lock);
   }
-  bool oom = (srv->sessions != NULL && pinned == NULL) || legacy.err;
+  bool oom = (srv->sessions != NULL && pinned == NULL) || legacy.err ||
+             found == MCP_ENOMEM;
   pthread_mutex_unlock(&srv->lock);
   int told = 0;
   for (size_t i = 0; i < n; i++) {
     pthread_mutex_lock(&pinned[i]->lock);
     if (!oom)
-      told += tell_locked(pinned[i], what, uri, legacy.data, legacy.len);
+      told += tell_locked(pinned[i], what, uri, entry, legacy.data, legacy.len);
     mcp__session_unref_locked(pinned[i]);
   }
   mcp__free(pinned);
   mcp__buf_free(&legacy);
+  mcp__tool_unref(entry);
   if (oom) {
     mcp__log(srv, MCP_LOG_ERROR, "out of memory: %s not sent",
              change_method(what));

@@ -330,7 +330,9 @@ static void handle_initialize(mcp_session *s, reply_ctx *ctx, const req *r) {
   }
 }
 
-static void handle_discover(mcp_session *s, reply_ctx *ctx, const req *r) {
+void mcp__handle_discover(mcp_session *s, reply_ctx *ctx, const req *r,
+                          mcp__target *t) {
+  (void)t;
   mcp_server *srv = s->srv;
   mcp__buf b = {0};
   mcp__buf_puts(&b, "\"supportedVersions\":[");
@@ -380,37 +382,6 @@ void mcp__handle_list(mcp_session *s, reply_ctx *ctx, const req *r,
   mcp__reply_result(s, ctx, r, &b);
 }
 
-/* Finds an unfinished call by canonical id. Call with s->lock held. */
-static mcp_call *find_call(mcp_session *s, const char *canon) {
-  for (mcp_call *c = s->calls; c; c = c->next)
-    if (strcmp(c->canon_id, canon) == 0)
-      return c;
-  return NULL;
-}
-
-static void deny(mcp_session *s, reply_ctx *ctx, const req *r,
-                 const mcp__decision *d, int kind) {
-  mcp__buf msg = {0}, data = {0};
-  if (d->decision == MCP_DECISION_DENIED_SCOPE) {
-    mcp__buf_printf(&msg, "Forbidden: insufficient scope; this %s needs",
-                    kind == MCP_CALL_PROMPT     ? "prompt"
-                    : kind == MCP_CALL_RESOURCE ? "resource"
-                                                : "tool");
-    for (size_t i = 0; d->missing[i]; i++)
-      mcp__buf_printf(&msg, " %s", d->missing[i]);
-  } else {
-    mcp__buf_puts(&msg, "Forbidden: the server's policy denied this call");
-  }
-  mcp__decision_data(&data, d);
-  const char *text = mcp__buf_str(&msg), *json = mcp__buf_str(&data);
-  if (text && json)
-    mcp__req_error(s, ctx, r, MCP_RPC_FORBIDDEN, text, json);
-  else if (!ctx->err)
-    ctx->err = MCP_ENOMEM;
-  mcp__buf_free(&msg);
-  mcp__buf_free(&data);
-}
-
 /* Sends an isError result without running the handler. */
 void mcp__reply_tool_error(mcp_session *s, reply_ctx *ctx, const req *r,
                            const char *text) {
@@ -431,56 +402,64 @@ static void run_here(mcp_session *s, reply_ctx *ctx, mcp_call *call) {
     mcp__buf_free(&out);
 }
 
-static void handle_tools_call(mcp_session *s, reply_ctx *ctx, const req *r) {
-  unsigned long long started = mcp__now_us();
-  mcp_server *srv = s->srv;
+bool mcp__target_tool(mcp_session *s, reply_ctx *ctx, const req *r,
+                      mcp__target *t) {
   cJSON *params = r->params_node;
   const cJSON *name = mcp__member(params, "name");
   cJSON *args = (cJSON *)mcp__member(params, "arguments");
   if (params == NULL) {
     mcp__reply_invalid_params(s, ctx, r, "tools/call needs params");
-    return;
+    return false;
   }
   if (!cJSON_IsString(name)) {
     mcp__reply_invalid_params(s, ctx, r,
                               "tools/call needs a tool name (string)");
-    return;
+    return false;
   }
   if (args != NULL && !cJSON_IsObject(args)) {
     mcp__reply_invalid_params(s, ctx, r, "arguments must be an object");
-    return;
+    return false;
   }
-  pthread_mutex_lock(&srv->lock);
-  mcp__tool *tool = mcp__registry_find(&srv->reg, name->valuestring);
-  pthread_mutex_unlock(&srv->lock);
-  if (tool == NULL) {
+  t->entry = mcp__find_visible(s->srv, &s->srv->reg, name->valuestring,
+                               mcp__visible_to(s));
+  if (t->entry == NULL) {
     char msg[200];
     mcp__fmt(msg, sizeof msg, "Unknown tool: %.128s", name->valuestring);
     mcp__utf8_trim(msg);
     mcp__req_error(s, ctx, r, MCP__RPC_INVALID_PARAMS, msg, NULL);
-    return;
+    return false;
   }
+  t->args = args;
+  return true;
+}
+
+void mcp__handle_tools_call(mcp_session *s, reply_ctx *ctx, const req *r,
+                            mcp__target *t) {
   /* The call owns its arguments: they outlive this message when the
    * handler defers (holding the message's pool, when it has one). A
    * missing "arguments" is an empty object. */
+  cJSON *args = t->args;
   mcp__json_pool *pool = args ? r->m->pool : NULL;
   if (args)
-    cJSON_DetachItemViaPointer(params, args);
+    cJSON_DetachItemViaPointer(r->params_node, args);
   else
     args = cJSON_CreateObject();
-  mcp__start_call(s, ctx, r, tool, args, pool, NULL, started);
+  t->args = NULL;
+  mcp__tool *tool = t->entry;
+  t->entry = NULL;
+  mcp__start_call(s, ctx, r, tool, args, pool, NULL);
 }
 
 void mcp__start_call(mcp_session *s, reply_ctx *ctx, const req *r,
                      mcp__tool *tool, cJSON *args, mcp__json_pool *args_pool,
-                     const char *uri, unsigned long long started) {
+                     const char *uri) {
   mcp_server *srv = s->srv;
   bool is_tool = tool->kind == MCP_CALL_TOOL;
+  unsigned long long started = r->started_us;
   const cJSON *meta = mcp__member(r->params, "_meta");
   const cJSON *token =
       cJSON_IsObject(meta) ? mcp__member(meta, "progressToken") : NULL;
-  mcp__buf canon = {0}, tok = {0};
-  mcp__decision d = {0};
+  mcp__buf tok = {0};
   mcp_call *call = NULL;
   char why[512];
   int rc = MCP_ENOMEM;
@@ -490,39 +469,14 @@ void mcp__start_call(mcp_session *s, reply_ctx *ctx, const req *r,
         s, ctx, r, "_meta.progressToken must be a string or an integer");
     goto done;
   }
-  const char *canon_id = mcp__msg_canon_id(r->m, &canon);
   if (token)
     mcp__json_write(&tok, token);
-  if (args == NULL || canon_id == NULL || (token && !mcp__buf_str(&tok)))
+  if (args == NULL || (token && !mcp__buf_str(&tok)))
     goto oom;
-  /* A reused id is refused before the policy runs: it is not a new call,
-   * and the authorizer should not be asked about it. */
-  pthread_mutex_lock(&s->lock);
-  bool duplicate = find_call(s, canon_id) != NULL;
-  pthread_mutex_unlock(&s->lock);
-  if (duplicate) {
-    mcp__req_error(s, ctx, r, MCP__RPC_INVALID_REQUEST,
-                   "Invalid Request: a call with this id is still in progress",
-                   NULL);
-    goto done;
-  }
-  /* Scopes decide every kind alike; the authorizer hook is asked about
-   * tools/call, as documented at mcp_authorize_fn. */
-  static const mcp__policy scopes_only = {0};
-  if (mcp__policy_decide(is_tool ? &srv->policy : &scopes_only, &s->principal,
-                         tool->name, (const char *const *)tool->scopes,
-                         tool->nscopes, args, &d) != 0)
-    goto oom;
-  if (d.decision != MCP_DECISION_ALLOWED) {
-    if (is_tool)
-      mcp__audit(srv, tool->name, &s->principal, d.decision,
-                 (const char *const *)d.missing, false, false, started);
-    deny(s, ctx, r, &d, tool->kind);
-    goto done;
-  }
   if (is_tool) {
-    /* After access is decided, so a caller refused access learns nothing
-     * from the limiter; before validation, so every allowed call counts. */
+    /* Access was decided before (lib/dispatch.c), so a caller refused
+     * access learns nothing from the limiter; before validation, so every
+     * allowed call counts. */
     int lim = mcp__rate_take(s, ctx, r, tool->name, started);
     if (lim == MCP_ENOMEM)
       goto oom;
@@ -541,7 +495,7 @@ void mcp__start_call(mcp_session *s, reply_ctx *ctx, const req *r,
       goto done;
     }
   }
-  rc = mcp__call_new(s, tool, r->v, r->m->id, r->m->id_len, canon_id,
+  rc = mcp__call_new(s, tool, r->v, r->m->id, r->m->id_len, r->canon_id,
                      token ? tok.data : NULL, args, args_pool, &call);
   args = NULL; /* the call owns them now, or freed them on failure */
   if (rc)
@@ -553,8 +507,6 @@ void mcp__start_call(mcp_session *s, reply_ctx *ctx, const req *r,
   mcp__sink_ref(call->sink);
   call->log_level = r->log_level;
   tool = NULL; /* the call holds the reference */
-  mcp__decision_free(&d);
-  mcp__buf_free(&canon);
   mcp__buf_free(&tok);
   if (uri && (call->uri = mcp__strdup(uri)) == NULL) {
     mcp__call_discard(call);
@@ -588,16 +540,14 @@ void mcp__start_call(mcp_session *s, reply_ctx *ctx, const req *r,
   return;
 oom:
   if (is_tool)
-    mcp__audit(srv, tool->name, &s->principal, d.decision, NULL, false, true,
-               started);
+    mcp__audit(srv, tool->name, &s->principal, MCP_DECISION_ALLOWED, NULL,
+               false, true, started);
   mcp__req_error(s, ctx, r, MCP__RPC_INTERNAL_ERROR, "Internal error", NULL);
 done:
   if (args_pool == NULL) /* pooled ones go with their message */
     cJSON_Delete(args);
   if (tool)
     mcp__tool_unref(tool);
-  mcp__decision_free(&d);
-  mcp__buf_free(&canon);
   mcp__buf_free(&tok);
 }
 
@@ -611,7 +561,7 @@ static void handle_cancelled(mcp_session *s, const cJSON *params) {
   if (mcp__id_canonical(&canon, id) == 0 && mcp__buf_str(&canon)) {
     pthread_mutex_lock(&s->lock);
     listener = mcp__listener_cancel_locked(s, canon.data);
-    mcp_call *c = find_call(s, canon.data);
+    mcp_call *c = mcp__find_call(s, canon.data);
     if (c) {
       atomic_store(&c->cancelled, true);
       /* A call parked for the client's answers has no thread to notice:
@@ -759,82 +709,25 @@ static void handle_request(mcp_session *s, reply_ctx *ctx, const mcp__msg *m,
                    NULL);
     return;
   }
-  if (r.modern && strcmp(method, "server/discover") == 0) {
-    handle_discover(s, ctx, &r);
-    return;
-  }
-  if (r.modern && strcmp(method, "subscriptions/listen") == 0) {
-    mcp__handle_listen(s, ctx, &r);
-    return;
-  }
-  if (!r.modern && mcp__streq(method, "ping")) {
-    mcp__buf b = {0};
-    mcp__reply_result(s, ctx, &r, &b);
-    return;
-  }
-  /* The methods of both eras; ping, logging/setLevel and resources/
-   * subscribe are legacy only (the modern era has _meta log levels and
-   * subscriptions/listen). */
-  static const char *const methods[] = {
-      "tools/list",          "tools/call",
-      "prompts/list",        "prompts/get",
-      "resources/list",      "resources/templates/list",
-      "resources/read",      "completion/complete",
-      "resources/subscribe", "resources/unsubscribe",
-      "logging/setLevel"};
-  size_t which = 0, nmethods = sizeof methods / sizeof *methods;
-  while (which < nmethods && !mcp__streq(method, methods[which]))
-    which++;
-  /* Methods of a feature the server does not offer are unknown here. */
-  mcp__feature needs = which == 2 || which == 3 ? MCP__FEATURE_PROMPTS
-                       : which == 7             ? MCP__FEATURE_COMPLETIONS
-                                                : MCP__FEATURE_RESOURCES;
-  bool gated = which >= 2 && which <= 9 && !mcp__offers(s->srv, needs);
-  if (which == nmethods || (r.modern && which >= 8) || gated) {
+  const mcp__method *row = mcp__method_find(method);
+  unsigned era = r.modern ? MCP__ERA_MODERN : MCP__ERA_LEGACY;
+  /* Methods of another era, or of a feature the server does not offer,
+   * are unknown here. */
+  if (row == NULL || !(row->eras & era) ||
+      (row->feature != MCP__FEATURE_NONE &&
+       !mcp__offers(s->srv, (mcp__feature)row->feature))) {
     method_not_found(s, ctx, &r);
     return;
   }
-  if (!r.modern && atomic_load(&s->state) == MCP__STATE_NEW) {
+  if (!r.modern && row->needs_init &&
+      atomic_load(&s->state) == MCP__STATE_NEW) {
     mcp__req_error(s, ctx, &r, MCP__RPC_INVALID_REQUEST,
                    "Invalid Request: the session is not initialized; send "
                    "initialize first",
                    NULL);
     return;
   }
-  mcp_server *srv = s->srv;
-  switch (which) {
-  case 0:
-    mcp__handle_list(s, ctx, &r, &srv->reg);
-    break;
-  case 1:
-    handle_tools_call(s, ctx, &r);
-    break;
-  case 2:
-    mcp__handle_list(s, ctx, &r, &srv->prompts);
-    break;
-  case 3:
-    mcp__handle_prompts_get(s, ctx, &r);
-    break;
-  case 4:
-    mcp__handle_list(s, ctx, &r, &srv->resources);
-    break;
-  case 5:
-    mcp__handle_list(s, ctx, &r, &srv->templates);
-    break;
-  case 6:
-    mcp__handle_resources_read(s, ctx, &r);
-    break;
-  case 7:
-    mcp__handle_complete(s, ctx, &r);
-    break;
-  case 8:
-  case 9:
-    mcp__handle_subscribe(s, ctx, &r, which == 8);
-    break;
-  default:
-    mcp__handle_set_level(s, ctx, &r);
-    break;
-  }
+  mcp__dispatch(s, ctx, &r, row);
 }
 
 static void handle_notification(mcp_session *s, const mcp__msg *m) {

@@ -62,55 +62,69 @@ static void unknown(mcp_session *s, reply_ctx *ctx, const req *r,
   mcp__req_error(s, ctx, r, MCP__RPC_INVALID_PARAMS, msg, NULL);
 }
 
-void mcp__handle_prompts_get(mcp_session *s, reply_ctx *ctx, const req *r) {
-  unsigned long long started = mcp__now_us();
-  cJSON *params = r->params_node;
+bool mcp__target_prompt(mcp_session *s, reply_ctx *ctx, const req *r,
+                        mcp__target *t) {
   const cJSON *name = mcp__member(r->params, "name");
-  cJSON *args = cJSON_GetObjectItemCaseSensitive(params, "arguments");
   if (!cJSON_IsString(name)) {
     mcp__reply_invalid_params(s, ctx, r,
                               "prompts/get needs a prompt name (string)");
-    return;
+    return false;
   }
-  mcp_server *srv = s->srv;
-  pthread_mutex_lock(&srv->lock);
-  mcp__tool *prompt = mcp__registry_find(&srv->prompts, name->valuestring);
-  pthread_mutex_unlock(&srv->lock);
-  if (prompt == NULL) {
+  t->entry = mcp__find_visible(s->srv, &s->srv->prompts, name->valuestring,
+                               mcp__visible_to(s));
+  if (t->entry == NULL) {
     unknown(s, ctx, r, "prompt", name->valuestring);
-    return;
+    return false;
   }
-  /* Scopes come first, as for tools: a caller who may not use the prompt
-   * learns nothing of its arguments, and mcp__start_call refuses it. */
+  t->args = (cJSON *)mcp__member(r->params, "arguments");
+  return true;
+}
+
+void mcp__handle_prompts_get(mcp_session *s, reply_ctx *ctx, const req *r,
+                             mcp__target *t) {
+  /* Admitted first, so a caller who may not use the prompt learns nothing
+   * of its arguments. */
   char why[300];
-  if (mcp__tool_callable_by(prompt, &s->principal) &&
-      mcp__prompt_check_args(prompt, args, why, sizeof why)) {
-    mcp__tool_unref(prompt);
+  if (mcp__prompt_check_args(t->entry, t->args, why, sizeof why)) {
     mcp__reply_invalid_params(s, ctx, r, why);
     return;
   }
   /* As for tools/call (lib/session.c). */
+  cJSON *args = t->args;
   mcp__json_pool *pool = args ? r->m->pool : NULL;
   if (args)
-    cJSON_DetachItemViaPointer(params, args);
+    cJSON_DetachItemViaPointer(r->params_node, args);
   else
     args = cJSON_CreateObject();
-  mcp__start_call(s, ctx, r, prompt, args, pool, NULL, started);
+  t->args = NULL;
+  mcp__tool *prompt = t->entry;
+  t->entry = NULL;
+  mcp__start_call(s, ctx, r, prompt, args, pool, NULL);
 }
 
 /* Finds what serves uri: a resource registered under it, else the first
- * template that matches it, whose variables go to *vars. Returns a new
- * reference, or NULL with *rc MCP_ENOENT or MCP_ENOMEM. */
-static mcp__tool *find_resource(mcp_server *srv, const char *uri, cJSON **vars,
-                                int *rc) {
-  *vars = NULL;
+ * template that matches it, whose variables go to *vars (NULL when vars is
+ * NULL). With visible, entries hidden from that caller are passed over, as
+ * if absent. Returns a new reference, or NULL with *rc MCP_ENOENT or
+ * MCP_ENOMEM. */
+mcp__tool *mcp__find_resource(mcp_server *srv, const char *uri,
+                              const mcp_principal *visible, cJSON **vars,
+                              int *rc) {
+  cJSON *found = NULL;
   *rc = MCP_ENOENT;
   pthread_mutex_lock(&srv->lock);
   mcp__tool *t = mcp__registry_find(&srv->resources, uri);
+  if (t && visible && !mcp__tool_callable_by(t, visible)) {
+    mcp__tool_unref(t);
+    t = NULL;
+  }
   for (size_t i = 0; t == NULL && i < srv->templates.n; i++) {
-    int m = mcp__uritemplate_match(srv->templates.tools[i]->tmpl, uri, vars);
+    mcp__tool *c = srv->templates.tools[i];
+    if (visible && !mcp__tool_callable_by(c, visible))
+      continue;
+    int m = mcp__uritemplate_match(c->tmpl, uri, &found);
     if (m == 0) {
-      t = srv->templates.tools[i];
+      t = c;
       mcp__tool_ref(t);
     } else if (m == MCP_ENOMEM) {
       *rc = MCP_ENOMEM;
@@ -118,11 +132,15 @@ static mcp__tool *find_resource(mcp_server *srv, const char *uri, cJSON **vars,
     }
   }
   pthread_mutex_unlock(&srv->lock);
-  if (t && *vars == NULL && (*vars = cJSON_CreateObject()) == NULL) {
+  if (t && found == NULL && vars && (found = cJSON_CreateObject()) == NULL) {
     mcp__tool_unref(t);
     *rc = MCP_ENOMEM;
     return NULL;
   }
+  if (vars)
+    *vars = found;
+  else
+    cJSON_Delete(found);
   return t;
 }
 
@@ -163,35 +181,42 @@ int mcp__rpc_resource_not_found(mcp__buf *out, const char *id, size_t id_len,
   return out->err;
 }
 
-void mcp__handle_resources_read(mcp_session *s, reply_ctx *ctx, const req *r) {
-  unsigned long long started = mcp__now_us();
+bool mcp__target_resource(mcp_session *s, reply_ctx *ctx, const req *r,
+                          mcp__target *t) {
   const char *uri = request_uri(s, ctx, r);
   if (uri == NULL)
-    return;
-  cJSON *vars;
+    return false;
   int rc;
-  mcp__tool *t = find_resource(s->srv, uri, &vars, &rc);
-  if (t == NULL) {
+  t->entry = mcp__find_resource(s->srv, uri, mcp__visible_to(s), &t->vars, &rc);
+  if (t->entry == NULL) {
     if (rc == MCP_ENOMEM) {
       mcp__req_error(s, ctx, r, MCP__RPC_INTERNAL_ERROR, "Internal error",
                      NULL);
-      return;
+      return false;
     }
     mcp__buf b = {0};
     mcp__rpc_resource_not_found(&b, r->m->id, r->m->id_len, r->modern, uri);
     mcp__reply_buf(s, ctx, &b);
-    return;
+    return false;
   }
-  mcp__start_call(s, ctx, r, t, vars, NULL, uri, started);
+  t->uri = uri;
+  return true;
+}
+
+void mcp__handle_resources_read(mcp_session *s, reply_ctx *ctx, const req *r,
+                                mcp__target *t) {
+  mcp__tool *entry = t->entry;
+  cJSON *vars = t->vars;
+  t->entry = NULL;
+  t->vars = NULL;
+  mcp__start_call(s, ctx, r, entry, vars, NULL, t->uri);
 }
 
 /* ---- legacy subscriptions ------------------------------------------------ */
 
-void mcp__handle_subscribe(mcp_session *s, reply_ctx *ctx, const req *r,
-                           bool on) {
-  const char *uri = request_uri(s, ctx, r);
-  if (uri == NULL)
-    return;
+/* Adds (on) or drops uri from the session's subscriptions. */
+static void subscription(mcp_session *s, reply_ctx *ctx, const req *r,
+                         const char *uri, bool on) {
   int rc = 0;
   pthread_mutex_lock(&s->lock);
   size_t i = 0;
@@ -229,9 +254,27 @@ void mcp__handle_subscribe(mcp_session *s, reply_ctx *ctx, const req *r,
   }
 }
 
+/* Admitted: the caller may read what it subscribes to, or it would learn
+ * of changes to what it may not read. */
+void mcp__handle_subscribe(mcp_session *s, reply_ctx *ctx, const req *r,
+                           mcp__target *t) {
+  subscription(s, ctx, r, t->uri, true);
+}
+
+/* Dropping a subscription touches nothing guarded. */
+void mcp__handle_unsubscribe(mcp_session *s, reply_ctx *ctx, const req *r,
+                             mcp__target *t) {
+  (void)t;
+  const char *uri = request_uri(s, ctx, r);
+  if (uri)
+    subscription(s, ctx, r, uri, false);
+}
+
 /* ---- logging/setLevel ---------------------------------------------------- */
 
-void mcp__handle_set_level(mcp_session *s, reply_ctx *ctx, const req *r) {
+void mcp__handle_set_level(mcp_session *s, reply_ctx *ctx, const req *r,
+                           mcp__target *t) {
+  (void)t;
   const cJSON *level = mcp__member(r->params, "level");
   int found = -1;
   for (int i = 0; i < 8 && cJSON_IsString(level); i++)
@@ -302,33 +345,31 @@ void mcp_completion_total(mcp_completion *c, unsigned long total) {
   }
 }
 
-/* Refuses a completion for t to a caller without its scopes, naming those
- * missing. */
-static void forbidden(mcp_session *s, reply_ctx *ctx, const req *r,
-                      const mcp__tool *t) {
-  mcp__buf data = {0};
-  mcp__buf_puts(&data, "{\"requiredScopes\":[");
-  size_t shown = 0;
-  for (size_t i = 0; i < t->nscopes; i++)
-    if (!mcp_principal_has_scope(&s->principal, t->scopes[i])) {
-      mcp__buf_puts(&data, shown++ ? "," : "");
-      mcp__json_quote(&data, t->scopes[i], strlen(t->scopes[i]));
-    }
-  mcp__buf_puts(&data, "]}");
-  const char *json = mcp__buf_str(&data);
-  if (json)
-    mcp__req_error(s, ctx, r, MCP_RPC_FORBIDDEN,
-                   "Forbidden: insufficient scope", json);
-  else if (!ctx->err)
-    ctx->err = MCP_ENOMEM;
-  mcp__buf_free(&data);
-}
-
-/* Finds the prompt or template a completion's ref names, checks that the
- * caller holds its scopes and that the argument is one of its own, and
- * returns a new reference; NULL after answering the request. */
-static mcp__tool *completion_target(mcp_session *s, reply_ctx *ctx,
-                                    const req *r, const char *argument) {
+/* Checks a completion's params and finds the prompt or template its ref
+ * names (with hide-forbidden on, one the caller may not use is unknown).
+ * Suggestions reveal what a prompt or resource holds, and the names of
+ * its arguments what it takes: the caller needs the same scopes as for
+ * using it, which the admission point checks before anything else. */
+bool mcp__target_completion(mcp_session *s, reply_ctx *ctx, const req *r,
+                            mcp__target *t) {
+  const cJSON *arg = mcp__member(r->params, "argument");
+  const cJSON *name = mcp__member(arg, "name"),
+              *value = mcp__member(arg, "value");
+  const cJSON *context = mcp__member(r->params, "context");
+  const cJSON *cargs = mcp__member(context, "arguments");
+  if (!cJSON_IsString(name) || !cJSON_IsString(value)) {
+    mcp__reply_invalid_params(s, ctx, r,
+                              "argument must be {\"name\":string,\"value\":"
+                              "string}");
+    return false;
+  }
+  if ((context && !cJSON_IsObject(context)) ||
+      (cargs && !cJSON_IsObject(cargs))) {
+    mcp__reply_invalid_params(s, ctx, r,
+                              "context.arguments must be an object of "
+                              "strings");
+    return false;
+  }
   const cJSON *ref = mcp__member(r->params, "ref");
   const cJSON *type = mcp__member(ref, "type");
   bool prompt =
@@ -341,27 +382,29 @@ static mcp__tool *completion_target(mcp_session *s, reply_ctx *ctx,
                               "ref must be {\"type\":\"ref/prompt\",\"name\":"
                               "...} or {\"type\":\"ref/resource\",\"uri\":"
                               "...}");
-    return NULL;
+    return false;
   }
   mcp_server *srv = s->srv;
-  pthread_mutex_lock(&srv->lock);
-  mcp__tool *t = mcp__registry_find(prompt ? &srv->prompts : &srv->templates,
-                                    key->valuestring);
-  if (t == NULL && resource)
-    t = mcp__registry_find(&srv->resources, key->valuestring);
-  pthread_mutex_unlock(&srv->lock);
-  if (t == NULL) {
+  const mcp_principal *visible = mcp__visible_to(s);
+  t->entry = mcp__find_visible(srv, prompt ? &srv->prompts : &srv->templates,
+                               key->valuestring, visible);
+  if (t->entry == NULL && resource)
+    t->entry =
+        mcp__find_visible(srv, &srv->resources, key->valuestring, visible);
+  if (t->entry == NULL) {
     unknown(s, ctx, r, prompt ? "prompt" : "resource", key->valuestring);
-    return NULL;
+    return false;
   }
-  /* Suggestions reveal what a prompt or resource holds, and the names of
-   * its arguments what it takes: the caller needs the same scopes as for
-   * using it, checked first. */
-  if (!mcp__tool_callable_by(t, &s->principal)) {
-    forbidden(s, ctx, r, t);
-    mcp__tool_unref(t);
-    return NULL;
-  }
+  return true;
+}
+
+void mcp__handle_complete(mcp_session *s, reply_ctx *ctx, const req *r,
+                          mcp__target *target) {
+  const cJSON *arg = mcp__member(r->params, "argument");
+  const char *argument = mcp__member(arg, "name")->valuestring;
+  const cJSON *cargs =
+      mcp__member(mcp__member(r->params, "context"), "arguments");
+  const mcp__tool *t = target->entry;
   bool known = false;
   for (size_t i = 0; i < t->nargs && !known; i++)
     known = strcmp(t->arg_names[i], argument) == 0;
@@ -370,39 +413,13 @@ static mcp__tool *completion_target(mcp_session *s, reply_ctx *ctx,
   if (!known) {
     char msg[300];
     mcp__fmt(msg, sizeof msg, "%s has no %s named \"%.64s\"", t->name,
-             prompt ? "argument" : "variable", argument);
+             t->kind == MCP_CALL_PROMPT ? "argument" : "variable", argument);
     mcp__utf8_trim(msg);
-    mcp__tool_unref(t);
     mcp__reply_invalid_params(s, ctx, r, msg);
-    return NULL;
-  }
-  return t;
-}
-
-void mcp__handle_complete(mcp_session *s, reply_ctx *ctx, const req *r) {
-  const cJSON *arg = mcp__member(r->params, "argument");
-  const cJSON *name = mcp__member(arg, "name"),
-              *value = mcp__member(arg, "value");
-  const cJSON *context = mcp__member(r->params, "context");
-  const cJSON *cargs = mcp__member(context, "arguments");
-  if (!cJSON_IsString(name) || !cJSON_IsString(value)) {
-    mcp__reply_invalid_params(s, ctx, r,
-                              "argument must be {\"name\":string,\"value\":"
-                              "string}");
     return;
   }
-  if ((context && !cJSON_IsObject(context)) ||
-      (cargs && !cJSON_IsObject(cargs))) {
-    mcp__reply_invalid_params(s, ctx, r,
-                              "context.arguments must be an object of "
-                              "strings");
-    return;
-  }
-  mcp__tool *t = completion_target(s, ctx, r, name->valuestring);
-  if (t == NULL)
-    return;
-  mcp_completion c = {.argument = name->valuestring,
-                      .value = value->valuestring,
+  mcp_completion c = {.argument = argument,
+                      .value = mcp__member(arg, "value")->valuestring,
                       .context = cargs,
                       .principal = &s->principal};
   int rc = t->complete ? t->complete(&c, t->user_data) : 0;
@@ -421,12 +438,13 @@ void mcp__handle_complete(mcp_session *s, reply_ctx *ctx, const req *r) {
     mcp__reply_result(s, ctx, r, &b);
   }
   mcp__buf_free(&c.values);
-  mcp__tool_unref(t);
 }
 
 /* ---- modern subscriptions/listen ----------------------------------------- */
 
-static void listener_free(mcp__listener *l) {
+void mcp__listener_free(mcp__listener *l) {
+  if (l == NULL)
+    return;
   for (size_t i = 0; i < l->nuris; i++)
     mcp__free(l->uris[i]);
   mcp__free(l->uris);
@@ -441,7 +459,7 @@ mcp__sink *mcp__listener_cancel_locked(mcp_session *s, const char *canon) {
       mcp__listener *l = *p;
       mcp__sink *sink = l->sink;
       *p = l->next;
-      listener_free(l);
+      mcp__listener_free(l);
       return sink;
     }
   }
@@ -465,7 +483,7 @@ void mcp__session_drop_subscriptions_locked(mcp_session *s,
       out[n++] = l->sink;
     else
       mcp__sink_release(l->sink);
-    listener_free(l);
+    mcp__listener_free(l);
   }
   *sinks = out;
 }
@@ -513,25 +531,60 @@ static const char *read_filter(const cJSON *filter, mcp__listener *l, int *rc) {
   return NULL;
 }
 
-void mcp__handle_listen(mcp_session *s, reply_ctx *ctx, const req *r) {
+/* Reads the listen request's filter into a listener kept in t, and finds
+ * what serves each URI it watches: those URIs are admitted (a caller hears
+ * of changes only to what it may read), and those nothing serves (or, with
+ * hide-forbidden on, the caller may not see) are not honoured. */
+bool mcp__target_listen(mcp_session *s, reply_ctx *ctx, const req *r,
+                        mcp__target *t) {
   mcp__listener *l = mcp__calloc(1, sizeof *l);
-  mcp__buf canon = {0}, ack = {0};
   int rc = l ? 0 : MCP_ENOMEM;
   const char *bad =
       l ? read_filter(mcp__member(r->params, "notifications"), l, &rc) : NULL;
   if (bad) {
-    listener_free(l);
+    mcp__listener_free(l);
     mcp__reply_invalid_params(s, ctx, r, bad);
-    return;
+    return false;
   }
-  if (rc == 0) {
-    mcp__id_canonical(&canon, r->m->id_node);
-    l->id = mcp__strndup(r->m->id, r->m->id_len);
-    l->id_len = r->m->id_len;
-    l->canon_id = mcp__buf_take(&canon, NULL);
-    if (l->id == NULL || l->canon_id == NULL)
+  t->listener = l;
+  if (rc == 0 && l->nuris &&
+      (t->entries = mcp__calloc(l->nuris, sizeof *t->entries)) == NULL)
+    rc = MCP_ENOMEM;
+  const mcp_principal *visible = mcp__visible_to(s);
+  for (size_t i = 0; rc == 0 && i < l->nuris; i++) {
+    int found;
+    t->entries[i] =
+        mcp__find_resource(s->srv, l->uris[i], visible, NULL, &found);
+    t->nentries = i + 1;
+    if (t->entries[i] == NULL && found == MCP_ENOMEM)
       rc = MCP_ENOMEM;
   }
+  if (rc)
+    mcp__req_error(s, ctx, r, MCP__RPC_INTERNAL_ERROR, "Internal error", NULL);
+  return rc == 0;
+}
+
+void mcp__handle_listen(mcp_session *s, reply_ctx *ctx, const req *r,
+                        mcp__target *t) {
+  mcp__listener *l = t->listener;
+  mcp__buf canon = {0}, ack = {0};
+  int rc = 0;
+  t->listener = NULL;
+  /* What nothing serves is not watched. */
+  size_t kept = 0;
+  for (size_t i = 0; i < l->nuris; i++) {
+    if (t->entries[i])
+      l->uris[kept++] = l->uris[i];
+    else
+      mcp__free(l->uris[i]);
+  }
+  l->nuris = kept;
+  mcp__id_canonical(&canon, r->m->id_node);
+  l->id = mcp__strndup(r->m->id, r->m->id_len);
+  l->id_len = r->m->id_len;
+  l->canon_id = mcp__buf_take(&canon, NULL);
+  if (l->id == NULL || l->canon_id == NULL)
+    rc = MCP_ENOMEM;
   /* Only what the server offers (as server/discover announces it) is
    * honoured: no prompts, no prompt list changes; no resources, neither
    * resource list changes nor resource subscriptions. Tools always. */
@@ -578,7 +631,7 @@ void mcp__handle_listen(mcp_session *s, reply_ctx *ctx, const req *r) {
     rc = MCP_EINVAL; /* never: modern requests are refused in batches */
   if (rc) {
     if (l)
-      listener_free(l);
+      mcp__listener_free(l);
     mcp__buf_free(&ack);
     mcp__buf_free(&canon);
     mcp__req_error(s, ctx, r, MCP__RPC_INTERNAL_ERROR, "Internal error", NULL);
@@ -601,7 +654,7 @@ void mcp__handle_listen(mcp_session *s, reply_ctx *ctx, const req *r) {
   pthread_mutex_unlock(&s->lock);
   mcp__buf_free(&ack);
   if (l) {
-    listener_free(l);
+    mcp__listener_free(l);
     if (duplicate)
       mcp__req_error(s, ctx, r, MCP__RPC_INVALID_REQUEST,
                      "Invalid Request: a subscription with this id is open",

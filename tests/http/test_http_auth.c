@@ -210,8 +210,10 @@ static char *token_full(const key *k, const char *sub, const char *scope,
            "{\"alg\":\"%s\",\"typ\":\"at+jwt\",\"kid\":\"%s\"}", k->alg,
            k->kid);
   lc_buf p = {0};
-  lc_buf_fmt(&p, "{\"iss\":\"%s\",\"aud\":\"%s\",\"sub\":\"%s\",", ISSUER,
-             aud ? aud : RESOURCE, sub);
+  lc_buf_fmt(&p, "{\"iss\":\"%s\",\"aud\":\"%s\",", ISSUER,
+             aud ? aud : RESOURCE);
+  if (sub) /* NULL: a token naming nobody (client credentials, say) */
+    lc_buf_fmt(&p, "\"sub\":\"%s\",", sub);
   if (scope)
     lc_buf_fmt(&p, "\"scope\":\"%s\",", scope);
   lc_buf_fmt(&p, "\"iat\":%lld,\"exp\":%lld,\"jti\":\"%lld-%d\"}",
@@ -1013,11 +1015,28 @@ START_TEST(hide_forbidden_tools_lists_only_callable) {
   ck_assert_str_eq(tu_jstr(m, "result.cacheScope"), "private");
   cJSON_Delete(m);
   lc_resp_free(&r);
-  /* Hidden is still refused with the challenge when called. */
+  /* Hidden is hidden at the call too: the answer of an unknown tool, with
+   * no challenge naming what would unlock it. */
   call_modern(ro, "wipe", &r);
-  assert_forbidden(&r, "notes:admin notes:write",
-                   "[\"notes:admin\",\"notes:write\"]");
+  lc_resp unknown;
+  call_modern(ro, "no_such_tool", &unknown);
+  ck_assert_int_eq(r.status, 200);
+  ck_assert_int_eq(unknown.status, 200);
+  cJSON *hidden = reply_of(&r), *none = reply_of(&unknown);
+  ck_assert_int_eq(tu_jget(hidden, "error.code")->valueint, -32602);
+  ck_assert_str_eq(tu_jstr(hidden, "error.message"), "Unknown tool: wipe");
+  ck_assert_int_eq(tu_jget(none, "error.code")->valueint, -32602);
+  ck_assert_ptr_null(strstr(r.head.p, "insufficient_scope"));
+  cJSON_Delete(hidden);
+  cJSON_Delete(none);
   lc_resp_free(&r);
+  lc_resp_free(&unknown);
+  /* A caller holding the scopes sees the tool and calls it. */
+  char *admin = token("alice", "notes:read notes:write notes:admin");
+  call_modern(admin, "wipe", &r);
+  ck_assert_int_eq(r.status, 200);
+  lc_resp_free(&r);
+  free(admin);
   free(ro);
 }
 END_TEST
@@ -1294,6 +1313,106 @@ START_TEST(sessions_bound_to_subject_404) {
   free(alice2);
   free(bob);
   free(alice_more);
+}
+END_TEST
+
+/* Every verb on a legacy session (POST, GET, GET resuming with
+ * Last-Event-ID, DELETE) needs the principal that created it, subject and
+ * scopes; anyone else gets exactly the answer an unknown session gets. Two
+ * tokens without "sub" are two callers. */
+static void expect_unknown_session(const req *q, const char *why) {
+  static const char unknown_sid[] = "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA";
+  req other = *q;
+  other.session = unknown_sid;
+  lc_resp r, u;
+  http(q, &r);
+  http(&other, &u);
+  ck_assert_msg(r.status == 404, "%s %s: HTTP %ld, expected 404: %s",
+                q->method ? q->method : "POST", why, r.status,
+                r.body.p ? r.body.p : "");
+  ck_assert_int_eq(u.status, 404);
+  ck_assert_msg(r.body.n == u.body.n &&
+                    memcmp(r.body.p, u.body.p, r.body.n) == 0,
+                "%s %s: the answer differs from an unknown session's:\n%s\n%s",
+                q->method ? q->method : "POST", why, r.body.p, u.body.p);
+  char a[128], b[128];
+  ck_assert_ptr_nonnull(resp_header(&r, "Content-Type", a, sizeof a, NULL));
+  ck_assert_ptr_nonnull(resp_header(&u, "Content-Type", b, sizeof b, NULL));
+  ck_assert_str_eq(a, b);
+  lc_resp_free(&r);
+  lc_resp_free(&u);
+}
+
+START_TEST(sessions_bound_to_principal_every_verb) {
+  fx_server(false);
+  mcp_http_options o = {.prefer_sse = true}; /* every answer an event stream */
+  mcp_auth_options a = auth_jwt();
+  fx_start_with(&a, &o);
+  char *owner = token("alice", "notes:read notes:write");
+  char *fewer = token("alice", "notes:read");
+  char *bob = token("bob", "notes:read notes:write");
+  char *anon1 = token(NULL, "notes:read notes:write");
+  char *anon2 = token(NULL, "notes:read notes:write");
+  char *sid = open_session(owner);
+  char *sid_anon = open_session(anon1);
+  /* A stream with an event to resume from. */
+  lc_resp r;
+  req ping = {.body = PING, .token = owner, .session = sid, .version = V};
+  http(&ping, &r);
+  ck_assert_int_eq(r.status, 200);
+  const char *idline = strstr(r.body.p, "id: ");
+  ck_assert_ptr_nonnull(idline);
+  char last[48];
+  ck_assert_int_eq(sscanf(idline + 4, "%47[0-9-]", last), 1);
+  lc_resp_free(&r);
+  char last_h[80];
+  snprintf(last_h, sizeof last_h, "Last-Event-ID: %s", last);
+  struct {
+    const char *tok, *sid, *why;
+  } strangers[] = {{bob, sid, "another subject"},
+                   {fewer, sid, "the same subject with fewer scopes"},
+                   {anon2, sid_anon, "another token without sub"},
+                   {anon1, sid, "a token without sub"}};
+  for (size_t i = 0; i < TU_COUNT(strangers); i++) {
+    const char *tok = strangers[i].tok, *s_id = strangers[i].sid;
+    req post = {.body = PING, .token = tok, .session = s_id, .version = V};
+    req get = {.method = "GET",
+               .token = tok,
+               .session = s_id,
+               .version = V,
+               .h = {"Accept: text/event-stream"}};
+    req resume = get;
+    resume.h[1] = last_h;
+    req del = {.method = "DELETE", .token = tok, .session = s_id, .version = V};
+    expect_unknown_session(&post, strangers[i].why);
+    expect_unknown_session(&resume, strangers[i].why);
+    expect_unknown_session(&get, strangers[i].why);
+    expect_unknown_session(&del, strangers[i].why);
+  }
+  /* The owners go on: a replay, a call, and the end. */
+  req resume = {.method = "GET",
+                .token = owner,
+                .session = sid,
+                .version = V,
+                .h = {"Accept: text/event-stream", last_h}};
+  http(&resume, &r);
+  ck_assert_int_eq(r.status, 200);
+  ck_assert_ptr_nonnull(strstr(r.body.p, "\"result\":{}"));
+  lc_resp_free(&r);
+  call_legacy(anon1, sid_anon, "read", &r);
+  ck_assert_int_eq(r.status, 200);
+  lc_resp_free(&r);
+  req del = {.method = "DELETE", .token = owner, .session = sid, .version = V};
+  http(&del, &r);
+  ck_assert_int_eq(r.status, 204);
+  lc_resp_free(&r);
+  free(sid);
+  free(sid_anon);
+  free(owner);
+  free(fewer);
+  free(bob);
+  free(anon1);
+  free(anon2);
 }
 END_TEST
 
@@ -1669,6 +1788,7 @@ int main(void) {
   tcase_add_test(t, lint_unguarded_destructive_tool);
   t = tc(s, "sessions");
   tcase_add_test(t, sessions_bound_to_subject_404);
+  tcase_add_test(t, sessions_bound_to_principal_every_verb);
   tcase_add_test(t, get_stream_ends_when_its_token_expires);
   t = tc(s, "keys");
   tcase_add_test(t, jwks_replaced_and_reloaded_at_run_time);

@@ -2104,7 +2104,16 @@ START_TEST(legacy_subscribe_and_updated) {
 }
 END_TEST
 
+/* Serves file:///r/<n>, the URIs of the limit tests: a subscription needs
+ * a resource behind it. */
+static void serve_r(void) {
+  static const mcp_resource r = {
+      .uri_template = "file:///r/{n}", .name = "r", .handler = h_entry};
+  ck_assert_int_eq(mcp_server_add_resource(srv, &r, NULL), 0);
+}
+
 START_TEST(legacy_subscribe_limit) {
+  serve_r();
   tu_legacy_init(&P, "2025-11-25", "{}");
   for (int i = 0; i < 256; i++) {
     char *params = tu_text("{\"uri\":\"file:///r/%d\"}", i);
@@ -2526,6 +2535,7 @@ START_TEST(listen_session_free_ends_it) {
 END_TEST
 
 START_TEST(listen_bad_filters) {
+  serve_r();
   struct {
     const char *params, *needle;
   } cases[] = {
@@ -2961,8 +2971,9 @@ START_TEST(complete_needs_the_scopes) {
                                      "\"secret\"}",
                                      "topic", "", NULL));
   tu_assert_exact(r, "{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":"
-                     "-31403,\"message\":\"Forbidden: insufficient scope\","
-                     "\"data\":{\"requiredScopes\":[\"admin\"]}}}");
+                     "-31403,\"message\":\"Forbidden: insufficient scope; "
+                     "this prompt needs admin\",\"data\":{\"requiredScopes\":"
+                     "[\"admin\"],\"scopes\":[\"admin\"]}}}");
   cJSON_Delete(r);
   r = tu_ask(&P,
              complete_req(2,

@@ -201,7 +201,16 @@ START_TEST(not_found_is_the_same_from_lookup_and_handler) {
 }
 END_TEST
 
+/* A template serving every URI a client may name: subscriptions need a
+ * resource behind them. */
+static void serve_everything(void) {
+  static const mcp_resource any = {
+      .uri_template = "{+uri}", .name = "any", .handler = h_read};
+  ck_assert_int_eq(mcp_server_add_resource(srv, &any, NULL), 0);
+}
+
 START_TEST(subscribe_follows_the_request_rules) {
+  serve_everything();
   tu_initialize(&P, "2025-11-25");
   char *over = long_uri(4097);
   char *edge = long_uri(4096);
@@ -236,6 +245,7 @@ START_TEST(listen_follows_the_request_rules) {
   static const char refused[] =
       "Invalid params: resourceSubscriptions must hold URIs (1-4096 bytes of "
       "UTF-8 without control characters)";
+  serve_everything();
   char *over = long_uri(4097);
   char *edge = long_uri(4096);
   char *bad[] = {tu_text("\"file:///readme\\u007f\""), tu_text("\"%s\"", over)};

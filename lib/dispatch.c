@@ -1,0 +1,280 @@
+/* Dispatch: the table of every method the engine serves, and the one
+ * admission point each request passes before its handler runs.
+ *
+ * A row says in which era a method exists, which feature it belongs to
+ * (a feature the server does not offer is an unknown method), whether a
+ * legacy session must be initialized first, and what the request may
+ * touch that a scope guards. For a method that names an entry (a tool, a
+ * prompt, a resource, a completion's target, the resources a listener
+ * watches), the row's target function finds it, and admit() decides from
+ * the caller's scopes (and for tools/call the authorizer hook) before the
+ * handler is given anything: a handler for such a method cannot be reached
+ * without its entry admitted. test_surface enumerates this table and shows
+ * every row refusing a caller without the scope. */
+#include <cjson/cJSON.h>
+#include <string.h>
+
+#include "engine.h"
+
+/* ---- visibility and lookup ----------------------------------------------- */
+
+const mcp_principal *mcp__visible_to(mcp_session *s) {
+  return atomic_load(&s->srv->hide_forbidden) ? &s->principal : NULL;
+}
+
+mcp__tool *mcp__find_visible(mcp_server *srv, const mcp__registry *r,
+                             const char *name, const mcp_principal *visible) {
+  pthread_mutex_lock(&srv->lock);
+  mcp__tool *t = mcp__registry_find(r, name);
+  pthread_mutex_unlock(&srv->lock);
+  /* With hide-forbidden on, what the caller may not use does not exist for
+   * it: the request gets the very answer an unknown name gets. */
+  if (t && visible && !mcp__tool_callable_by(t, visible)) {
+    mcp__tool_unref(t);
+    t = NULL;
+  }
+  return t;
+}
+
+void mcp__target_free(mcp__target *t) {
+  mcp__tool_unref(t->entry);
+  for (size_t i = 0; i < t->nentries; i++)
+    mcp__tool_unref(t->entries[i]);
+  mcp__free(t->entries);
+  cJSON_Delete(t->vars);
+  mcp__listener_free(t->listener);
+  *t = (mcp__target){0};
+}
+
+/* ---- admission ----------------------------------------------------------- */
+
+/* Every scope the entries of t need, without repeats: t->entry's own list,
+ * or for several entries a list made here (*owned, freed by the caller). */
+static int required_scopes(const mcp__target *t, const char ***list, size_t *n,
+                           const char ***owned) {
+  *owned = NULL;
+  if (t->entry) {
+    *list = (const char **)t->entry->scopes;
+    *n = t->entry->nscopes;
+    return 0;
+  }
+  size_t cap = 0;
+  for (size_t i = 0; i < t->nentries; i++)
+    cap += t->entries[i] ? t->entries[i]->nscopes : 0;
+  *list = NULL;
+  *n = 0;
+  if (cap == 0)
+    return 0;
+  const char **all = mcp__calloc(cap + 1, sizeof *all);
+  if (all == NULL)
+    return MCP_ENOMEM;
+  size_t k = 0;
+  for (size_t i = 0; i < t->nentries; i++) {
+    for (size_t j = 0; t->entries[i] && j < t->entries[i]->nscopes; j++) {
+      const char *scope = t->entries[i]->scopes[j];
+      bool seen = false;
+      for (size_t q = 0; q < k && !seen; q++)
+        seen = strcmp(all[q], scope) == 0;
+      if (!seen)
+        all[k++] = scope;
+    }
+  }
+  *list = *owned = all;
+  *n = k;
+  return 0;
+}
+
+/* What the refusal calls the thing refused. */
+static const char *kind_name(const mcp__target *t) {
+  const mcp__tool *e = t->entry;
+  if (e == NULL)
+    return "subscription";
+  return e->kind == MCP_CALL_PROMPT     ? "prompt"
+         : e->kind == MCP_CALL_RESOURCE ? "resource"
+                                        : "tool";
+}
+
+/* Answers a refusal: MCP_RPC_FORBIDDEN with the missing scopes (or the
+ * authorizer's word) in data, which an HTTP transport turns into 403. */
+static void deny(mcp_session *s, reply_ctx *ctx, const req *r,
+                 const mcp__decision *d, const char *what) {
+  mcp__buf msg = {0}, data = {0};
+  if (d->decision == MCP_DECISION_DENIED_SCOPE) {
+    mcp__buf_printf(&msg, "Forbidden: insufficient scope; this %s needs", what);
+    for (size_t i = 0; d->missing[i]; i++)
+      mcp__buf_printf(&msg, " %s", d->missing[i]);
+  } else {
+    mcp__buf_puts(&msg, "Forbidden: the server's policy denied this call");
+  }
+  mcp__decision_data(&data, d);
+  const char *text = mcp__buf_str(&msg), *json = mcp__buf_str(&data);
+  if (text && json)
+    mcp__req_error(s, ctx, r, MCP_RPC_FORBIDDEN, text, json);
+  else if (!ctx->err)
+    ctx->err = MCP_ENOMEM;
+  mcp__buf_free(&msg);
+  mcp__buf_free(&data);
+}
+
+/* The admission point (DESIGN promise 2): every entry the request names
+ * needs every scope it lists; a tools/call then also needs the authorizer
+ * hook's consent (it sees the tool's name and arguments, never its hints).
+ * Returns true to go on; false after answering the refusal (audited for a
+ * tool). */
+static bool admit(mcp_session *s, reply_ctx *ctx, const req *r,
+                  const mcp__target *t, unsigned long long started) {
+  static const mcp__policy scopes_only = {0};
+  mcp_server *srv = s->srv;
+  const mcp__tool *tool =
+      t->entry && t->entry->kind == MCP_CALL_TOOL ? t->entry : NULL;
+  const char **required, **owned;
+  size_t n;
+  mcp__decision d = {0};
+  int rc = required_scopes(t, &required, &n, &owned);
+  /* The authorizer sees the arguments as the handler will: an empty
+   * object when the client sent none. */
+  static const cJSON none = {.type = cJSON_Object};
+  if (rc == 0)
+    rc = mcp__policy_decide(tool ? &srv->policy : &scopes_only, &s->principal,
+                            t->entry ? t->entry->name : r->m->method,
+                            (const char *const *)required, n,
+                            t->args ? t->args : &none, &d);
+  bool allowed = rc == 0 && d.decision == MCP_DECISION_ALLOWED;
+  if (tool && !allowed)
+    mcp__audit(
+        srv, tool->name, &s->principal, rc ? MCP_DECISION_ALLOWED : d.decision,
+        rc ? NULL : (const char *const *)d.missing, false, rc != 0, started);
+  if (rc)
+    mcp__req_error(s, ctx, r, MCP__RPC_INTERNAL_ERROR, "Internal error", NULL);
+  else if (!allowed)
+    deny(s, ctx, r, &d, kind_name(t));
+  mcp__decision_free(&d);
+  mcp__free(owned);
+  return allowed;
+}
+
+/* ---- the table ----------------------------------------------------------- */
+
+static void handle_ping(mcp_session *s, reply_ctx *ctx, const req *r,
+                        mcp__target *t) {
+  (void)t;
+  mcp__buf b = {0};
+  mcp__reply_result(s, ctx, r, &b);
+}
+
+static void list_tools(mcp_session *s, reply_ctx *ctx, const req *r,
+                       mcp__target *t) {
+  (void)t;
+  mcp__handle_list(s, ctx, r, &s->srv->reg);
+}
+
+static void list_prompts(mcp_session *s, reply_ctx *ctx, const req *r,
+                         mcp__target *t) {
+  (void)t;
+  mcp__handle_list(s, ctx, r, &s->srv->prompts);
+}
+
+static void list_resources(mcp_session *s, reply_ctx *ctx, const req *r,
+                           mcp__target *t) {
+  (void)t;
+  mcp__handle_list(s, ctx, r, &s->srv->resources);
+}
+
+static void list_templates(mcp_session *s, reply_ctx *ctx, const req *r,
+                           mcp__target *t) {
+  (void)t;
+  mcp__handle_list(s, ctx, r, &s->srv->templates);
+}
+
+#define LEGACY MCP__ERA_LEGACY
+#define MODERN MCP__ERA_MODERN
+#define BOTH (MCP__ERA_LEGACY | MCP__ERA_MODERN)
+#define NONE MCP__FEATURE_NONE
+
+/* initialize is dispatched before the era is known (it starts the legacy
+ * era); its row is here so that the table names every method served. */
+const mcp__method mcp__methods[] = {
+    {"initialize", NULL, NULL, NONE, LEGACY, false, MCP__ADMIT_NONE, false},
+    {"ping", handle_ping, NULL, NONE, LEGACY, false, MCP__ADMIT_NONE, false},
+    {"server/discover", mcp__handle_discover, NULL, NONE, MODERN, false,
+     MCP__ADMIT_NONE, false},
+    {"tools/list", list_tools, NULL, NONE, BOTH, true, MCP__ADMIT_LIST, false},
+    {"tools/call", mcp__handle_tools_call, mcp__target_tool, NONE, BOTH, true,
+     MCP__ADMIT_ENTRY, true},
+    {"prompts/list", list_prompts, NULL, MCP__FEATURE_PROMPTS, BOTH, true,
+     MCP__ADMIT_LIST, false},
+    {"prompts/get", mcp__handle_prompts_get, mcp__target_prompt,
+     MCP__FEATURE_PROMPTS, BOTH, true, MCP__ADMIT_ENTRY, true},
+    {"resources/list", list_resources, NULL, MCP__FEATURE_RESOURCES, BOTH, true,
+     MCP__ADMIT_LIST, false},
+    {"resources/templates/list", list_templates, NULL, MCP__FEATURE_RESOURCES,
+     BOTH, true, MCP__ADMIT_LIST, false},
+    {"resources/read", mcp__handle_resources_read, mcp__target_resource,
+     MCP__FEATURE_RESOURCES, BOTH, true, MCP__ADMIT_ENTRY, true},
+    {"completion/complete", mcp__handle_complete, mcp__target_completion,
+     MCP__FEATURE_COMPLETIONS, BOTH, true, MCP__ADMIT_ENTRY, false},
+    {"resources/subscribe", mcp__handle_subscribe, mcp__target_resource,
+     MCP__FEATURE_RESOURCES, LEGACY, true, MCP__ADMIT_ENTRY, false},
+    {"resources/unsubscribe", mcp__handle_unsubscribe, NULL,
+     MCP__FEATURE_RESOURCES, LEGACY, true, MCP__ADMIT_NONE, false},
+    {"logging/setLevel", mcp__handle_set_level, NULL, NONE, LEGACY, true,
+     MCP__ADMIT_NONE, false},
+    {"subscriptions/listen", mcp__handle_listen, mcp__target_listen, NONE,
+     MODERN, false, MCP__ADMIT_ENTRY, false},
+};
+const size_t mcp__nmethods = sizeof mcp__methods / sizeof *mcp__methods;
+
+const mcp__method *mcp__method_find(const char *name) {
+  for (size_t i = 0; i < mcp__nmethods; i++)
+    if (mcp__streq(name, mcp__methods[i].name))
+      return &mcp__methods[i];
+  return NULL;
+}
+
+/* ---- one request --------------------------------------------------------- */
+
+/* Finds an unfinished call by canonical id. Call with s->lock held. */
+mcp_call *mcp__find_call(mcp_session *s, const char *canon) {
+  for (mcp_call *c = s->calls; c; c = c->next)
+    if (strcmp(c->canon_id, canon) == 0)
+      return c;
+  return NULL;
+}
+
+/* A new call must not reuse the id of one in progress: refused before
+ * anything else is asked (the authorizer included), since it is not a new
+ * call. Returns false after answering. */
+static bool fresh_id(mcp_session *s, reply_ctx *ctx, req *r,
+                     mcp__buf *scratch) {
+  r->canon_id = mcp__msg_canon_id(r->m, scratch);
+  if (r->canon_id == NULL) {
+    mcp__req_error(s, ctx, r, MCP__RPC_INTERNAL_ERROR, "Internal error", NULL);
+    return false;
+  }
+  pthread_mutex_lock(&s->lock);
+  bool duplicate = mcp__find_call(s, r->canon_id) != NULL;
+  pthread_mutex_unlock(&s->lock);
+  if (duplicate)
+    mcp__req_error(s, ctx, r, MCP__RPC_INVALID_REQUEST,
+                   "Invalid Request: a call with this id is still in progress",
+                   NULL);
+  return !duplicate;
+}
+
+void mcp__dispatch(mcp_session *s, reply_ctx *ctx, req *r,
+                   const mcp__method *row) {
+  unsigned long long started = mcp__now_us();
+  if (row->admission != MCP__ADMIT_ENTRY) {
+    row->handle(s, ctx, r, NULL);
+    return;
+  }
+  mcp__buf canon = {0};
+  mcp__target t = {0};
+  if ((!row->calls || fresh_id(s, ctx, r, &canon)) &&
+      row->target(s, ctx, r, &t) && admit(s, ctx, r, &t, started)) {
+    r->started_us = started;
+    row->handle(s, ctx, r, &t);
+  }
+  mcp__target_free(&t);
+  mcp__buf_free(&canon);
+}
