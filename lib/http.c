@@ -625,7 +625,7 @@ typedef struct peek {
   char id_inline[PEEK_ID_INLINE];
   bool has_id;
   bool initialize;
-  size_t ncalls; /* tools/call requests */
+  size_t ncalls; /* requests that start a call (is_call) */
   bool modern;   /* modern _meta, or server/discover */
   const char *meta_version;
   bool meta_ok;      /* the _meta the modern era requires is there */
@@ -639,10 +639,14 @@ static const cJSON *member(const cJSON *o, const char *key) {
   return cJSON_IsObject(o) ? cJSON_GetObjectItemCaseSensitive(o, key) : NULL;
 }
 
+/* Whether o is a request that starts a call (a handler that may stay in
+ * flight): what max_inflight bounds. */
 static bool is_call(const cJSON *o) {
   const cJSON *m = member(o, "method");
-  return cJSON_IsString(m) && strcmp(m->valuestring, "tools/call") == 0 &&
-         member(o, "id") != NULL;
+  return cJSON_IsString(m) && member(o, "id") != NULL &&
+         (strcmp(m->valuestring, "tools/call") == 0 ||
+          strcmp(m->valuestring, "prompts/get") == 0 ||
+          strcmp(m->valuestring, "resources/read") == 0);
 }
 
 /* Keeps a copy of the message's raw id (which lives in the message). */
@@ -852,11 +856,18 @@ static enum MHD_Result finish_post(mcp_http *h, mcp__http_req *r, const peek *p,
   mcp__http_mode mode = mcp__http_stream_settle(
       r->stream, r, h->prefer_sse && forbidden == NULL && !lost, priming, &json,
       &len);
-  if (mode == MCP__HTTP_MODE_SSE)
+  bool unkept = false;
+  if (mode == MCP__HTTP_MODE_SSE) {
     attach_live(h, r, r->stream);
-  else if (r->session)
-    mcp__http_session_forget_stream_locked(r->session, r->stream);
+    /* An event stream has ids a client may resume from. */
+    unkept = r->session &&
+             !mcp__http_session_keep_stream_locked(r->session, r->stream);
+  }
   pthread_mutex_unlock(&h->lock);
+  if (unkept)
+    mcp__http_log(h, MCP_LOG_DEBUG,
+                  "an event stream of a session cannot be resumed: every "
+                  "kept stream is still live");
   if (mode == MCP__HTTP_MODE_FAILED || lost) {
     mcp_free(forbidden);
     mcp_free(json);

@@ -378,8 +378,9 @@ struct MHD_Connection *mcp__http_stream_keepalive(mcp__http_stream *st,
 /* Characters of a minted session id: 24 bytes of CSPRNG output in
  * base64url. */
 #define MCP__HTTP_SID_LEN 32
-/* Streams a session keeps for Last-Event-ID, finished or not. */
-#define MCP__HTTP_KEPT_STREAMS 16
+/* Finished streams a session keeps for Last-Event-ID beyond max_inflight
+ * (streams still being sent to are always kept). */
+#define MCP__HTTP_KEPT_FINISHED 16
 
 struct mcp__http_session {
   char id[MCP__HTTP_SID_LEN + 1];
@@ -396,8 +397,8 @@ struct mcp__http_session {
   uint64_t last_ms;  /* last request or detach */
   bool linked;       /* in the table */
   unsigned next_stream;
-  mcp__http_stream *streams[MCP__HTTP_KEPT_STREAMS];
-  size_t nstreams;
+  mcp__http_stream **streams; /* kept for Last-Event-ID (references) */
+  size_t nstreams, cap;
   mcp__http_stream *standalone;
   mcp__http_session *hnext;
 };
@@ -429,10 +430,21 @@ void mcp__http_session_release(mcp_http *http, mcp__http_session *hs);
  * with no lock held; the caller still holds its reference. */
 bool mcp__http_session_delete(mcp_http *http, mcp__http_session *hs);
 
-/* A new stream of a legacy session, kept for resumption. Returns NULL when
- * memory runs out or the server is stopping. Call with http->lock held. */
+/* A new stream of a legacy session with the next stream number. A GET
+ * stream is kept for resumption at once; a POST stream only when its reply
+ * becomes an event stream (mcp__http_session_keep_stream_locked), so that
+ * answers and notifications, which make no stream, are never refused for
+ * want of room. Returns NULL when memory runs out or the server is
+ * stopping. Call with http->lock held. */
 mcp__http_stream *mcp__http_session_stream_locked(mcp__http_session *hs,
                                                   mcp__http_stream_kind kind);
+/* Keeps st for Last-Event-ID (a reference of its own), making room by
+ * dropping the oldest finished stream once max_inflight +
+ * MCP__HTTP_KEPT_FINISHED are kept. Returns false when st could not be kept
+ * (every kept stream still live, or no memory): it is then served, but
+ * cannot be resumed. Call with http->lock held. */
+bool mcp__http_session_keep_stream_locked(mcp__http_session *hs,
+                                          mcp__http_stream *st);
 /* Stops keeping a stream that has nothing to resume (its reply went out
  * as application/json, or there was none). Call with http->lock held. */
 void mcp__http_session_forget_stream_locked(mcp__http_session *hs,

@@ -104,6 +104,7 @@ static void session_destroy(mcp__http_session *hs) {
     mcp__http_resume(hs->http->hub, mcp__http_stream_end(st));
     mcp__http_stream_unref(st);
   }
+  mcp_free(hs->streams);
   pthread_mutex_destroy(&hs->drive);
   mcp_free(hs->subject);
   mcp_free(hs->scope_key);
@@ -240,21 +241,27 @@ void mcp__http_session_release(mcp_http *h, mcp__http_session *hs) {
 }
 
 bool mcp__http_session_delete(mcp_http *h, mcp__http_session *hs) {
-  struct MHD_Connection *conns[MCP__HTTP_KEPT_STREAMS];
-  size_t nconns = 0;
   pthread_mutex_lock(&h->lock);
   bool was = unlink_locked(h, hs);
   bool last = was && unref_locked(h, hs);
   /* Every stream ends now, so each client carrying one sees the session
-   * go. */
+   * go; their connections are resumed after the lock (the lock order of
+   * http_impl.h), or here with it held when there is no memory for the
+   * list (resuming takes no lock of ours). */
+  struct MHD_Connection **conns =
+      was && hs->nstreams ? mcp_calloc(hs->nstreams, sizeof *conns) : NULL;
+  size_t nconns = 0;
   for (size_t i = 0; was && i < hs->nstreams; i++) {
     struct MHD_Connection *conn = mcp__http_stream_end(hs->streams[i]);
-    if (conn)
+    if (conn && conns)
       conns[nconns++] = conn;
+    else if (conn)
+      mcp__http_resume(h->hub, conn);
   }
   pthread_mutex_unlock(&h->lock);
   for (size_t i = 0; i < nconns; i++)
     mcp__http_resume(h->hub, conns[i]);
+  mcp_free(conns);
   if (was)
     mcp_session_cancel_all(hs->mcp);
   if (last)
@@ -267,33 +274,68 @@ mcp__http_stream *mcp__http_session_stream_locked(mcp__http_session *hs,
   mcp_http *h = hs->http;
   if (h->stopping)
     return NULL;
-  /* Room for one more: the oldest stream no connection carries goes. */
-  if (hs->nstreams == MCP__HTTP_KEPT_STREAMS) {
-    size_t victim = MCP__HTTP_KEPT_STREAMS;
-    for (size_t i = 0; i < hs->nstreams && victim == MCP__HTTP_KEPT_STREAMS;
-         i++) {
-      mcp__http_stream *st = hs->streams[i];
-      pthread_mutex_lock(&st->lock);
-      bool idle = st->attached == NULL && st != hs->standalone;
-      pthread_mutex_unlock(&st->lock);
-      if (idle)
-        victim = i;
-    }
-    if (victim == MCP__HTTP_KEPT_STREAMS)
-      return NULL; /* every kept stream is busy: max_inflight bounds this */
-    mcp__http_stream_unref(hs->streams[victim]);
-    memmove(&hs->streams[victim], &hs->streams[victim + 1],
-            (hs->nstreams - victim - 1) * sizeof hs->streams[0]);
-    hs->nstreams--;
-  }
   size_t out_cap = h->max_body > (16u << 20) ? h->max_body : (16u << 20);
   mcp__http_stream *st = mcp__http_stream_new(h->hub, kind, ++hs->next_stream,
                                               h->replay_events, out_cap);
-  if (st == NULL)
-    return NULL;
+  if (st && kind == MCP__HTTP_STREAM_GET &&
+      !mcp__http_session_keep_stream_locked(hs, st)) {
+    mcp__http_stream_unref(st);
+    st = NULL;
+  }
+  return st;
+}
+
+/* Whether the engine is done with st: nothing more will be sent on it, so
+ * losing it loses only its replay. */
+static bool stream_finished(mcp__http_stream *st, bool *attached) {
+  pthread_mutex_lock(&st->lock);
+  bool done = st->engine_done;
+  *attached = st->attached != NULL;
+  pthread_mutex_unlock(&st->lock);
+  return done;
+}
+
+bool mcp__http_session_keep_stream_locked(mcp__http_session *hs,
+                                          mcp__http_stream *st) {
+  mcp_http *h = hs->http;
+  /* Room for every call the session may have in flight, and as many
+   * finished streams again for resumption. A finished stream makes room
+   * for a new one at once (the oldest first, one no connection carries
+   * before one still being read); a stream the engine still sends to is
+   * never dropped, since its client may need to resume it. */
+  size_t cap = (size_t)h->max_inflight + MCP__HTTP_KEPT_FINISHED;
+  if (hs->nstreams >= cap) {
+    size_t victim = hs->nstreams, busy = hs->nstreams;
+    for (size_t i = 0; i < hs->nstreams && victim == hs->nstreams; i++) {
+      bool attached;
+      if (hs->streams[i] == hs->standalone ||
+          !stream_finished(hs->streams[i], &attached))
+        continue;
+      if (!attached)
+        victim = i;
+      else if (busy == hs->nstreams)
+        busy = i;
+    }
+    if (victim == hs->nstreams)
+      victim = busy;
+    if (victim == hs->nstreams)
+      return false; /* every kept stream is live: this one is not kept */
+    mcp__http_stream_unref(hs->streams[victim]);
+    memmove(&hs->streams[victim], &hs->streams[victim + 1],
+            (hs->nstreams - victim - 1) * sizeof *hs->streams);
+    hs->nstreams--;
+  }
+  if (hs->nstreams == hs->cap) {
+    size_t grown = hs->cap ? hs->cap * 2 : 8;
+    mcp__http_stream **p = mcp_realloc(hs->streams, grown * sizeof *p);
+    if (p == NULL)
+      return false;
+    hs->streams = p;
+    hs->cap = grown;
+  }
   mcp__http_stream_ref(st); /* the session's */
   hs->streams[hs->nstreams++] = st;
-  return st;
+  return true;
 }
 
 void mcp__http_session_forget_stream_locked(mcp__http_session *hs,

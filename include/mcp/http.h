@@ -166,8 +166,19 @@ typedef struct mcp_http_options {
                                       above) */
   unsigned session_idle_s;       /**< a session unused this long ends;
                                       0 = 600 */
-  unsigned max_inflight;         /**< unfinished calls per session (or per
-                                      stateless request stream); 0 = 64 */
+  unsigned max_inflight;         /**< unfinished calls (tools/call,
+                                      prompts/get, resources/read, deferred
+                                      or waiting for the client's input)
+                                      per session, or per stateless request;
+                                      0 = 64. A POST whose calls would pass
+                                      it gets 429 with Retry-After: 1.
+                                      Answers to the server's own requests,
+                                      notifications and ping are never
+                                      refused for it. The same number bounds
+                                      a session's live event streams, kept
+                                      for Last-Event-ID with up to 16
+                                      finished ones (the oldest finished
+                                      makes room first) */
   unsigned keepalive_s;          /**< SSE comment interval on quiet streams;
                                       0 = a third of connection_timeout_s */
   size_t replay_events;          /**< events kept per SSE stream for
