@@ -663,6 +663,22 @@ static void build_reply(mcp_call *c, int rc, mcp__buf *out) {
                    msg, NULL);
     return;
   }
+  if (rc == 0 && !c->latched && c->kind == MCP_CALL_TOOL && !c->is_error &&
+      c->tool->output && !c->has_structured &&
+      atomic_load(&srv->check_output)) {
+    /* The outputSchema promises structured content in every successful
+     * result (a tool error needs none); without it a client's SDK rejects
+     * the result, so it is the server's failure, not the model's. */
+    mcp__log(srv, MCP_LOG_ERROR,
+             "tool \"%s\": declares an outputSchema but returned no "
+             "structuredContent (build it with mcp_result_structured, or "
+             "report a failure with mcp_result_error)",
+             c->tool->name);
+    c->latched = MCP_EINTERNAL;
+    mcp__rpc_error(out, c->id, c->id_len, MCP__ID_NULL, MCP__RPC_INTERNAL_ERROR,
+                   "Internal error", NULL);
+    return;
+  }
   if (rc < 0 || c->latched) {
     /* The detail is for the author, never for the client (DESIGN §4). */
     mcp__log(srv, MCP_LOG_ERROR, "%s \"%s\" failed: %s", what(c), c->tool->name,

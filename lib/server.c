@@ -59,11 +59,10 @@ int mcp_server_new(const mcp_server_info *info, mcp_server **out) {
   atomic_init(&srv->list_ttl_ms, DEFAULT_LIST_TTL_MS);
   atomic_init(&srv->input_ttl_s, DEFAULT_INPUT_TTL_S);
   atomic_init(&srv->hide_forbidden, false);
-#ifdef NDEBUG
-  atomic_init(&srv->check_output, false);
-#else
+  /* In every build: a tool that declares an outputSchema promised its
+   * clients that shape, and the build users run is the one that must keep
+   * the promise. */
   atomic_init(&srv->check_output, true);
-#endif
   /* The requestState key must be unguessable; without the kernel's CSPRNG
    * there is no server rather than a weak one. */
   if (mcp__random(srv->state_key, sizeof srv->state_key) != 0) {

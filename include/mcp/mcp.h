@@ -306,10 +306,18 @@ MCP_API void mcp_server_set_audit(mcp_server *srv, mcp_audit_fn fn,
  * 100). Any thread. */
 MCP_API void mcp_server_set_page_size(mcp_server *srv, unsigned tools);
 
-/** When on, structuredContent is checked against the tool's outputSchema
- * before it is sent; a mismatch is logged for the author and the client
- * gets an internal error (-32603). On by default in builds without NDEBUG
- * (debug builds of the library), off otherwise. Any thread. */
+/** Whether the results of a tool that declares output_schema are checked
+ * (on by default, in every build, NDEBUG or not). When on, the
+ * structuredContent a handler builds is validated against the schema as
+ * mcp_result_structured receives it, and a successful result without
+ * structuredContent is refused too (a result marked with mcp_result_error
+ * needs none). Either failure is logged for the author, naming the tool
+ * and, for a mismatch, the instance path and the keyword ("tool \"t\":
+ * structuredContent does not match outputSchema at /n: type: ..."); the
+ * client gets a JSON-RPC internal error (-32603), not an isError result:
+ * the fault is the server's, which the model cannot correct, and the
+ * official SDKs' clients reject such a result anyway. Turn it off only for
+ * a tool whose output is checked elsewhere. Any thread. */
 MCP_API void mcp_server_set_check_output(mcp_server *srv, bool on);
 
 /** Sets the ttlMs that modern-era (2026-07-28) results of server/discover and

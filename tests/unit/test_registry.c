@@ -1587,14 +1587,91 @@ START_TEST(args_type_array) {
 }
 END_TEST
 
-/* structuredContent is checked against outputSchema when the server asks
- * for it: a mismatch is the author's bug, logged, and the client gets
- * -32603 with no detail. */
+/* structuredContent is checked against outputSchema by default, in the
+ * build check-gcc makes as `make` does (RelWithDebInfo, NDEBUG): a
+ * mismatch, or no structured content at all, is the author's bug, logged
+ * with the tool, the path and the keyword, and the client gets -32603 with
+ * no detail. out_json NULL: the handler returns text only; "error": it
+ * reports a tool error. */
 static const char *out_json;
 static int structured(mcp_call *call, void *user_data) {
   (void)user_data;
+  if (out_json == NULL)
+    return mcp_result_text(call, "just text");
+  if (strcmp(out_json, "error") == 0)
+    return mcp_result_error(call, "the count failed");
   return mcp_result_structured(call, out_json);
 }
+
+static char out_log[2048];
+static void keep_log(mcp_log_level level, const char *message, void *ud) {
+  (void)ud;
+  size_t n = strlen(out_log);
+  if (level >= MCP_LOG_ERROR)
+    snprintf(out_log + n, sizeof out_log - n, "%s\n", message);
+}
+
+START_TEST(output_checked_by_default) {
+  mcp_server *srv = new_server();
+  mcp_server_set_log(srv, keep_log, NULL);
+  mcp_tool t = reader("out");
+  t.output_schema = "{\"type\":\"object\",\"properties\":{\"n\":{\"type\":"
+                    "\"integer\"}},\"required\":[\"n\"]}";
+  t.handler = structured;
+  expect_accepted(srv, &t);
+  tu_peer p;
+  tu_peer_open(&p, srv, NULL);
+  tu_initialize(&p, "2025-11-25");
+  static const char internal[] =
+      "{\"error\":{\"code\":-32603,\"message\":\"Internal "
+      "error\",\"data\":\"<absent>\"},\"result\":\"<absent>\"}";
+  out_json = "{\"n\":\"two\"}";
+  out_log[0] = '\0';
+  cJSON *m = tu_call_tool(&p, "7", "out", NULL);
+  tu_assert_json(m, internal);
+  cJSON_Delete(m);
+  ck_assert_ptr_nonnull(strstr(out_log, "tool \"out\""));
+  ck_assert_msg(strstr(out_log, "at /n: type:") != NULL, "%s", out_log);
+  /* No structured content at all breaks the promise too. */
+  out_json = NULL;
+  out_log[0] = '\0';
+  m = tu_call_tool(&p, "8", "out", NULL);
+  tu_assert_json(m, internal);
+  cJSON_Delete(m);
+  ck_assert_ptr_nonnull(strstr(out_log, "tool \"out\": declares an "
+                                        "outputSchema but returned no "
+                                        "structuredContent"));
+  /* A tool error needs none. */
+  out_json = "error";
+  m = tu_call_tool(&p, "9", "out", NULL);
+  tu_assert_json(m, "{\"result\":{\"isError\":true,\"structuredContent\":"
+                    "\"<absent>\"}}");
+  cJSON_Delete(m);
+  /* A 2025-03-26 client never sees structuredContent, but the tool still
+   * owes it. */
+  tu_peer q;
+  tu_peer_open(&q, srv, NULL);
+  tu_initialize(&q, "2025-03-26");
+  out_json = NULL;
+  m = tu_call_tool(&q, "10", "out", NULL);
+  tu_assert_json(m, internal);
+  cJSON_Delete(m);
+  out_json = "{\"n\":3}";
+  m = tu_call_tool(&q, "11", "out", NULL);
+  tu_assert_json(m, "{\"result\":{\"structuredContent\":\"<absent>\","
+                    "\"content\":[{\"text\":\"{\\\"n\\\":3}\"}]}}");
+  cJSON_Delete(m);
+  tu_peer_close(&q);
+  /* Off, nothing is checked. */
+  mcp_server_set_check_output(srv, false);
+  out_json = NULL;
+  m = tu_call_tool(&p, "12", "out", NULL);
+  tu_assert_json(m, "{\"result\":{\"content\":[{\"text\":\"just text\"}]}}");
+  cJSON_Delete(m);
+  tu_peer_close(&p);
+  mcp_server_free(srv);
+}
+END_TEST
 
 START_TEST(output_checked_against_output_schema) {
   mcp_server *srv = new_server();
@@ -1791,6 +1868,7 @@ static Suite *registry_suite(void) {
   tcase_add_test(t, args_type_array);
   tcase_add_test(t, args_additional_properties);
   tcase_add_test(t, output_checked_against_output_schema);
+  tcase_add_test(t, output_checked_by_default);
   tcase_add_test(t, format_checked_only_on_request);
   tcase_add_test(t, args_missing_is_empty_object);
   tcase_add_test(t, args_not_an_object);
