@@ -292,6 +292,29 @@ static int latch(mcp_call *c, int rc) {
   return c->latched;
 }
 
+void mcp__call_refused(const mcp_call *c, const char *function,
+                       const char *why) {
+  mcp__log(c->session->srv, MCP_LOG_ERROR, "%s \"%s\": %s refused: %s", what(c),
+           c->tool->name, function, why);
+}
+
+/* A builder that refuses latches its code and, the first time, says in the
+ * log which builder refused, why and for which tool: "invalid argument"
+ * alone teaches nothing. */
+static int refuse(mcp_call *c, int rc, const char *builder, const char *why) {
+  if (!c->latched && rc != MCP_ENOMEM)
+    mcp__call_refused(c, builder, why);
+  return latch(c, rc);
+}
+
+/* Why text was refused: NULL, or not UTF-8. */
+static const char *bad_text(const char *what_text, const char *s, char *buf,
+                            size_t size) {
+  mcp__fmt(buf, size, "%s is %s", what_text,
+           s == NULL ? "NULL" : "not valid UTF-8");
+  return buf;
+}
+
 static int valid_text(const char *s) {
   return s && mcp__utf8_valid(s, strlen(s));
 }
@@ -309,8 +332,10 @@ static void contents_head(mcp_call *c, const char *mime) {
 }
 
 int mcp_result_text(mcp_call *call, const char *text) {
+  char why[64];
   if (!valid_text(text))
-    return latch(call, MCP_EINVAL);
+    return refuse(call, MCP_EINVAL, "mcp_result_text",
+                  bad_text("the text", text, why, sizeof why));
   if (mcp__call_room_text(call, text) || begin_block(call))
     return call->latched;
   if (call->kind == MCP_CALL_RESOURCE)
@@ -321,10 +346,25 @@ int mcp_result_text(mcp_call *call, const char *text) {
   return end_block(call);
 }
 
+/* The checks of a binary block's input; NULL when it is acceptable. */
+static const char *bad_binary(const void *data, size_t size, const char *mime,
+                              char *buf, size_t n) {
+  if (data == NULL && size)
+    return "data is NULL while size is not 0";
+  if (!valid_text(mime))
+    return bad_text("the mime_type (required)", mime, buf, n);
+  return NULL;
+}
+
 static int binary(mcp_call *c, const char *type, const void *data, size_t size,
                   const char *mime) {
-  if ((data == NULL && size) || !valid_text(mime))
-    return latch(c, MCP_EINVAL);
+  char buf[64];
+  const char *why = bad_binary(data, size, mime, buf, sizeof buf);
+  if (why)
+    return refuse(c, MCP_EINVAL,
+                  strcmp(type, "image") == 0 ? "mcp_result_image"
+                                             : "mcp_result_audio",
+                  why);
   /* The base64 text is 4 bytes for every 3, checked before it is made. */
   if (mcp__call_room(c, size / 3 * 4 + 4) || begin_block(c))
     return c->latched;
@@ -352,8 +392,10 @@ int mcp_result_audio(mcp_call *call, const void *data, size_t size,
   if (call->version < MCP__V2025_03_26 && call->kind != MCP_CALL_RESOURCE) {
     /* Audio content arrived in 2025-03-26; tell older clients what they
      * are missing rather than send a block their schema rejects. */
-    if (!valid_text(mime_type) || (data == NULL && size))
-      return latch(call, MCP_EINVAL);
+    char buf[64];
+    const char *why = bad_binary(data, size, mime_type, buf, sizeof buf);
+    if (why)
+      return refuse(call, MCP_EINVAL, "mcp_result_audio", why);
     char mime[65];
     mcp__fmt(mime, sizeof mime, "%s", mime_type);
     /* Do not let the cut split a UTF-8 sequence of a valid mime type. */
@@ -367,11 +409,19 @@ int mcp_result_audio(mcp_call *call, const void *data, size_t size,
 
 int mcp_result_resource_link(mcp_call *call, const char *uri, const char *name,
                              const char *mime_type, const char *description) {
-  if (!valid_text(uri) || !valid_text(name) ||
-      (mime_type && !valid_text(mime_type)) ||
-      (description && !valid_text(description)) ||
-      call->kind == MCP_CALL_RESOURCE)
-    return latch(call, MCP_EINVAL);
+  char buf[64];
+  const char *why =
+      call->kind == MCP_CALL_RESOURCE
+          ? "a resource's contents cannot hold a link (use "
+            "mcp_result_resource_text)"
+      : !valid_text(uri)  ? bad_text("the uri", uri, buf, sizeof buf)
+      : !valid_text(name) ? bad_text("the name", name, buf, sizeof buf)
+      : mime_type && !valid_text(mime_type) ? "the mime_type is not valid UTF-8"
+      : description && !valid_text(description)
+          ? "the description is not valid UTF-8"
+          : NULL;
+  if (why)
+    return refuse(call, MCP_EINVAL, "mcp_result_resource_link", why);
   if (call->version < MCP__V2025_06_18) {
     /* resource_link arrived in 2025-06-18; older clients get the same
      * facts as text. */
@@ -400,11 +450,19 @@ int mcp_result_resource_link(mcp_call *call, const char *uri, const char *name,
   return end_block(call);
 }
 
-static int resource(mcp_call *c, const char *uri, const char *mime,
-                    const char *text, const void *data, size_t size) {
-  if (!valid_text(uri) || (mime && !valid_text(mime)) ||
-      (data == NULL && text == NULL && size) || (text && !valid_text(text)))
-    return latch(c, MCP_EINVAL);
+static int resource(mcp_call *c, const char *builder, const char *uri,
+                    const char *mime, const char *text, const void *data,
+                    size_t size) {
+  char buf[64];
+  const char *why = !valid_text(uri) ? bad_text("the uri", uri, buf, sizeof buf)
+                    : mime && !valid_text(mime)
+                        ? "the mime_type is not valid UTF-8"
+                    : text && !valid_text(text) ? "the text is not valid UTF-8"
+                    : data == NULL && text == NULL && size
+                        ? "data is NULL while size is not 0"
+                        : NULL;
+  if (why)
+    return refuse(c, MCP_EINVAL, builder, why);
   if ((text ? mcp__call_room_text(c, text)
             : mcp__call_room(c, size / 3 * 4 + 4)) ||
       begin_block(c))
@@ -434,25 +492,34 @@ static int resource(mcp_call *c, const char *uri, const char *mime,
 int mcp_result_resource_text(mcp_call *call, const char *uri,
                              const char *mime_type, const char *text) {
   if (text == NULL)
-    return latch(call, MCP_EINVAL);
-  return resource(call, uri, mime_type, text, NULL, 0);
+    return refuse(call, MCP_EINVAL, "mcp_result_resource_text",
+                  "the text is NULL");
+  return resource(call, "mcp_result_resource_text", uri, mime_type, text, NULL,
+                  0);
 }
 
 int mcp_result_resource_blob(mcp_call *call, const char *uri,
                              const char *mime_type, const void *data,
                              size_t size) {
   if (data == NULL && size)
-    return latch(call, MCP_EINVAL);
-  return resource(call, uri, mime_type, NULL, data ? data : "", size);
+    return refuse(call, MCP_EINVAL, "mcp_result_resource_blob",
+                  "data is NULL while size is not 0");
+  return resource(call, "mcp_result_resource_blob", uri, mime_type, NULL,
+                  data ? data : "", size);
 }
 
 int mcp_result_structured_json(mcp_call *call, const cJSON *value) {
   if (call->latched)
     return call->latched;
   if (call->has_structured)
-    return latch(call, MCP_ESTATE);
-  if (!cJSON_IsObject(value) || call->kind != MCP_CALL_TOOL)
-    return latch(call, MCP_EINVAL);
+    return refuse(call, MCP_ESTATE, "mcp_result_structured",
+                  "structured content was set already (once per call)");
+  if (call->kind != MCP_CALL_TOOL)
+    return refuse(call, MCP_EINVAL, "mcp_result_structured",
+                  "only a tool's result has structured content");
+  if (!cJSON_IsObject(value))
+    return refuse(call, MCP_EINVAL, "mcp_result_structured",
+                  "the value is not a JSON object");
   mcp_server *srv = call->session->srv;
   if (call->tool->output && atomic_load(&srv->check_output)) {
     /* The author promised this shape in outputSchema; a result that breaks
@@ -484,14 +551,19 @@ int mcp_result_structured(mcp_call *call, const char *json) {
   if (call->latched)
     return call->latched;
   if (json == NULL)
-    return latch(call, MCP_EINVAL);
+    return refuse(call, MCP_EINVAL, "mcp_result_structured",
+                  "the JSON text is NULL");
   /* Its compact form is no longer than the text: refuse before parsing. */
   if (mcp__call_room(call, strlen(json)))
     return call->latched;
   mcp__json_doc doc = {0};
-  int rc = mcp__json_parse(json, strlen(json), NULL, &doc, NULL, 0);
-  if (rc)
-    return latch(call, rc == MCP_ENOMEM ? MCP_ENOMEM : MCP_EINVAL);
+  char why[200], msg[240];
+  int rc = mcp__json_parse(json, strlen(json), NULL, &doc, why, sizeof why);
+  if (rc) {
+    mcp__fmt(msg, sizeof msg, "the text is not strict JSON: %s", why);
+    return refuse(call, rc == MCP_ENOMEM ? MCP_ENOMEM : MCP_EINVAL,
+                  "mcp_result_structured", msg);
+  }
   rc = mcp_result_structured_json(call, doc.root);
   mcp__json_doc_free(&doc);
   return rc;
@@ -503,14 +575,20 @@ int mcp_result_error(mcp_call *call, const char *text) {
      * this text. */
     if (call->latched)
       return call->latched;
+    char why[64];
     if (!valid_text(text))
-      return latch(call, MCP_EINVAL);
+      return refuse(call, MCP_EINVAL, "mcp_result_error",
+                    bad_text("the text", text, why, sizeof why));
     mcp__free(call->error_text);
     if ((call->error_text = mcp__strdup(text)) == NULL)
       return latch(call, MCP_ENOMEM);
     call->is_error = true;
     return 0;
   }
+  char why[64];
+  if (!valid_text(text))
+    return refuse(call, MCP_EINVAL, "mcp_result_error",
+                  bad_text("the text", text, why, sizeof why));
   int rc = mcp_result_text(call, text);
   if (rc == 0)
     call->is_error = true;
@@ -518,16 +596,24 @@ int mcp_result_error(mcp_call *call, const char *text) {
 }
 
 int mcp_result_role(mcp_call *call, mcp_role role) {
-  if (call->kind != MCP_CALL_PROMPT ||
-      (role != MCP_ROLE_USER && role != MCP_ROLE_ASSISTANT))
-    return latch(call, MCP_EINVAL);
+  if (call->kind != MCP_CALL_PROMPT)
+    return refuse(call, MCP_EINVAL, "mcp_result_role",
+                  "only a prompt's messages have roles");
+  if (role != MCP_ROLE_USER && role != MCP_ROLE_ASSISTANT)
+    return refuse(call, MCP_EINVAL, "mcp_result_role",
+                  "the role is neither MCP_ROLE_USER nor MCP_ROLE_ASSISTANT");
   call->role = role;
   return call->latched;
 }
 
 int mcp_result_description(mcp_call *call, const char *text) {
-  if (call->kind != MCP_CALL_PROMPT || !valid_text(text))
-    return latch(call, MCP_EINVAL);
+  char why[64];
+  if (call->kind != MCP_CALL_PROMPT)
+    return refuse(call, MCP_EINVAL, "mcp_result_description",
+                  "only a prompt's result has a description");
+  if (!valid_text(text))
+    return refuse(call, MCP_EINVAL, "mcp_result_description",
+                  bad_text("the text", text, why, sizeof why));
   if (call->latched)
     return call->latched;
   mcp__free(call->description);
@@ -899,7 +985,13 @@ int mcp_call_finish(mcp_call *call, int rc) {
     return 0;
   }
   if (call->phase != MCP__CALL_DEFERRED) {
+    int phase = call->phase;
     pthread_mutex_unlock(&s->lock);
+    mcp__call_refused(call, "mcp_call_finish",
+                      phase == MCP__CALL_FINISH_EARLY
+                          ? "the call was finished already (exactly once)"
+                          : "the call is waiting for the client's input, "
+                            "not for mcp_call_finish");
     return MCP_EINVAL;
   }
   call->phase = MCP__CALL_RUNNING;

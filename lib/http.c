@@ -57,9 +57,7 @@ uint64_t mcp__http_now_ms(void) {
 }
 
 /* Messages go where the library's own go: the server's log callback, or
- * standard error for warnings and errors. mcp.h has no public way yet to
- * write through the server's callback (mcp_server_log is proposed), so
- * until then this writes what the default log would. */
+ * standard error for warnings and errors. */
 void mcp__http_log(const mcp_http *http, mcp_log_level level, const char *fmt,
                    ...) {
   char line[512];
@@ -73,6 +71,15 @@ void mcp__http_log(const mcp_http *http, mcp_log_level level, const char *fmt,
     mcp_server_log(http->srv, level, line);
   else if (level >= MCP_LOG_WARNING)
     fprintf(stderr, "libmcp: %s\n", line);
+  /* An error that makes mcp_http_start fail is the caller's to read too
+   * (mcp_server_errmsg): the first one, which says why. */
+  mcp_http *h = (mcp_http *)http;
+  if (h && h->starting && level >= MCP_LOG_ERROR && !h->start_reported &&
+      pthread_equal(pthread_self(), h->starter)) {
+    snprintf(h->start_message, sizeof h->start_message, "mcp_http_start: %s",
+             line + n);
+    h->start_reported = true;
+  }
 }
 
 /* libmicrohttpd's own messages (a client that vanished, a malformed
@@ -1584,15 +1591,38 @@ static int stack_probe(size_t size) {
   return err;
 }
 
+/* Ends a failed mcp_http_start: the caller reads why with
+ * mcp_server_errmsg(srv), from the error logged on the way or, when none
+ * was (memory, a thread, an epoll set), from a sentence made here. */
+static int start_failed(mcp_http *h, int rc) {
+  if (!h->start_reported)
+    mcp__http_log(h, MCP_LOG_ERROR, "%s",
+                  rc == MCP_ENOMEM ? "out of memory"
+                                   : "cannot start the server's thread or "
+                                     "its epoll set");
+  mcp_server *srv = h->srv;
+  char why[sizeof h->start_message];
+  snprintf(why, sizeof why, "%s", h->start_message);
+  http_free(h);
+  mcp_server_set_errmsg(srv, why);
+  return rc;
+}
+
 int mcp_http_start(mcp_server *srv, const mcp_http_options *opts,
                    mcp_http **out) {
-  if (srv == NULL || out == NULL)
+  if (srv == NULL || out == NULL) {
+    mcp_server_set_errmsg(srv, "mcp_http_start: out is NULL");
     return MCP_EINVAL;
+  }
   const mcp_http_options o = opts ? *opts : (mcp_http_options){0};
   mcp_http *h = mcp_calloc(1, sizeof *h);
-  if (h == NULL)
+  if (h == NULL) {
+    mcp_server_set_errmsg(srv, "mcp_http_start: out of memory");
     return MCP_ENOMEM;
+  }
   h->srv = srv;
+  h->starter = pthread_self();
+  h->starting = true;
   h->loop_fd = -1;
   h->find_hidden = hidden_check_applies();
   struct sockaddr_storage sa;
@@ -1602,10 +1632,8 @@ int mcp_http_start(mcp_server *srv, const mcp_http_options *opts,
     rc = mcp__http_sessions_init(h);
   if (rc == 0 && (h->hub = mcp__http_hub_new(h->external)) == NULL)
     rc = MCP_ENOMEM;
-  if (rc) {
-    http_free(h);
-    return rc;
-  }
+  if (rc)
+    return start_failed(h, rc);
   pthread_condattr_t ca;
   pthread_condattr_init(&ca);
   pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -1614,8 +1642,7 @@ int mcp_http_start(mcp_server *srv, const mcp_http_options *opts,
   if (!cond_ok || pthread_mutex_init(&h->lock, NULL) != 0) {
     if (cond_ok)
       pthread_cond_destroy(&h->wake);
-    http_free(h);
-    return MCP_ENOMEM;
+    return start_failed(h, MCP_ENOMEM);
   }
 
   unsigned flags = MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
@@ -1660,10 +1687,8 @@ int mcp_http_start(mcp_server *srv, const mcp_http_options *opts,
                                 : "no memory for such a stack");
     pthread_cond_destroy(&h->wake);
     pthread_mutex_destroy(&h->lock);
-    http_free(h);
-    return MCP_EIO;
+    return start_failed(h, MCP_EIO);
   }
-  h->starter = pthread_self();
   h->daemon = MHD_start_daemon(flags, o.port, NULL, NULL, on_request, h,
                                MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
                                MHD_OPTION_EXTERNAL_LOGGER, mhd_log, h,
@@ -1678,8 +1703,7 @@ int mcp_http_start(mcp_server *srv, const mcp_http_options *opts,
                   n ? h->start_error : "libmicrohttpd gave no reason");
     pthread_cond_destroy(&h->wake);
     pthread_mutex_destroy(&h->lock);
-    http_free(h);
-    return MCP_EIO;
+    return start_failed(h, MCP_EIO);
   }
   const union MHD_DaemonInfo *info =
       MHD_get_daemon_info(h->daemon, MHD_DAEMON_INFO_BIND_PORT);
@@ -1688,8 +1712,7 @@ int mcp_http_start(mcp_server *srv, const mcp_http_options *opts,
     MHD_stop_daemon(h->daemon);
     pthread_cond_destroy(&h->wake);
     pthread_mutex_destroy(&h->lock);
-    http_free(h);
-    return rc;
+    return start_failed(h, rc);
   }
   h->next_tick_ms = mcp__http_now_ms() + TICK_MS;
   if (!h->external) {
@@ -1697,8 +1720,7 @@ int mcp_http_start(mcp_server *srv, const mcp_http_options *opts,
       MHD_stop_daemon(h->daemon);
       pthread_cond_destroy(&h->wake);
       pthread_mutex_destroy(&h->lock);
-      http_free(h);
-      return MCP_EIO;
+      return start_failed(h, MCP_EIO);
     }
     h->timer_started = true;
   }
@@ -1728,6 +1750,7 @@ int mcp_http_start(mcp_server *srv, const mcp_http_options *opts,
                   "no principal configured, so every caller holds every "
                   "scope");
   }
+  h->starting = false;
   *out = h;
   return 0;
 }

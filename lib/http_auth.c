@@ -13,6 +13,7 @@
 #include <cjson/cJSON.h>
 #include <openssl/crypto.h>
 #include <openssl/sha.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +40,11 @@ struct mcp__http_auth {
   mcp_token_verify_fn verify;
   void *verify_data;
   mcp__jwt *jwt;
+  /* Refusals are logged at most once a second, the rest counted, so a
+   * flood of bad tokens cannot flood the log. */
+  pthread_mutex_t refusals;
+  uint64_t refused_ms; /* when the last refusal was logged; 0 = never */
+  unsigned suppressed; /* refusals not logged since */
 };
 
 /* ---- small helpers ------------------------------------------------------- */
@@ -117,6 +123,7 @@ static bool url_ok(const char *s) {
 void mcp__http_auth_free(mcp__http_auth *a) {
   if (a == NULL)
     return;
+  pthread_mutex_destroy(&a->refusals);
   mcp__jwt_free(a->jwt);
   mcp_free(a->resource);
   mcp_free(a->prm_url);
@@ -176,6 +183,10 @@ int mcp__http_auth_new(mcp_http *h, const mcp_auth_options *o,
   mcp__http_auth *a = mcp_calloc(1, sizeof *a);
   if (a == NULL)
     return MCP_ENOMEM;
+  if (pthread_mutex_init(&a->refusals, NULL) != 0) {
+    mcp_free(a);
+    return MCP_ENOMEM;
+  }
   int rc = copy_checked(h, o->authorization_servers, "authorization_servers",
                         url_ok, &a->servers);
   if (rc == 0)
@@ -546,6 +557,42 @@ static int caller_from_info(mcp__http_caller *c) {
   return 0;
 }
 
+/* Says why a token was refused (never the token) at a level a developer
+ * sees with the default log: a wrong audience or an unknown key is the
+ * usual first-day mistake. At most one line a second; the others are
+ * counted into the next line. */
+static void refused(mcp_http *h, const char *why) {
+  mcp__http_auth *a = h->auth;
+  uint64_t now = mcp__http_now_ms();
+  pthread_mutex_lock(&a->refusals);
+  bool say = a->refused_ms == 0 || now - a->refused_ms >= 1000;
+  unsigned more = 0;
+  if (say) {
+    more = a->suppressed;
+    a->suppressed = 0;
+    a->refused_ms = now ? now : 1;
+  } else {
+    a->suppressed++;
+  }
+  pthread_mutex_unlock(&a->refusals);
+  if (!say)
+    return;
+  char expected[300];
+  if (strcmp(why, "wrong audience") == 0) {
+    snprintf(expected, sizeof expected,
+             "wrong audience (this server takes tokens whose aud is \"%s\")",
+             a->resource);
+    why = expected;
+  }
+  if (more)
+    mcp__http_log(h, MCP_LOG_WARNING,
+                  "token refused: %s (and %u more refusals in the last "
+                  "second or so)",
+                  why, more);
+  else
+    mcp__http_log(h, MCP_LOG_WARNING, "token refused: %s", why);
+}
+
 mcp__http_auth_result mcp__http_authenticate(mcp_http *h, const char *value,
                                              size_t len, mcp__http_caller *c) {
   const mcp__http_auth *a = h->auth;
@@ -586,8 +633,7 @@ mcp__http_auth_result mcp__http_authenticate(mcp_http *h, const char *value,
   }
   if (rc != 0) {
     why[sizeof why - 1] = '\0';
-    mcp__http_log(h, MCP_LOG_DEBUG, "token refused: %s",
-                  why[0] ? why : "the verifier said no");
+    refused(h, why[0] ? why : "the verifier said no");
     mcp__http_caller_free(c);
     return rc == MCP_ENOMEM ? MCP__HTTP_AUTH_NOMEM : MCP__HTTP_AUTH_INVALID;
   }

@@ -85,9 +85,13 @@ struct mcp_http {
   uint64_t next_tick_ms;
 
   /* The thread in mcp_http_start, and the last message libmicrohttpd gave
-   * on it: why starting failed. Only that thread writes or reads it. */
+   * on it: why starting failed. Only that thread writes or reads them,
+   * while starting is true; start_message is the first error logged then,
+   * for mcp_server_errmsg. */
   pthread_t starter;
+  bool starting, start_reported;
   char start_error[160];
+  char start_message[512];
 };
 
 /* Milliseconds of CLOCK_MONOTONIC. */

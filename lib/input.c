@@ -73,18 +73,34 @@ int mcp_call_request_input(mcp_call *call, const char *key, mcp_input_kind kind,
                            const char *params) {
   static const char *const methods[] = {NULL, "elicitation/create",
                                         "sampling/createMessage", "roots/list"};
-  if (call == NULL || !mcp__name_valid(key, 64) ||
-      kind < MCP_INPUT_ELICITATION || kind > MCP_INPUT_ROOTS ||
-      (params == NULL && kind != MCP_INPUT_ROOTS) ||
-      member(call->requests, key) ||
-      cJSON_GetArraySize(call->requests) >= MAX_REQUESTS)
+  if (call == NULL)
     return MCP_EINVAL;
+  const char *why = !mcp__name_valid(key, 64)
+                        ? "the key must be 1-64 characters of [A-Za-z0-9_.-]"
+                    : kind < MCP_INPUT_ELICITATION || kind > MCP_INPUT_ROOTS
+                        ? "the kind is not an mcp_input_kind"
+                    : params == NULL && kind != MCP_INPUT_ROOTS
+                        ? "params are required (only roots has none)"
+                    : member(call->requests, key)
+                        ? "this key was asked already this round"
+                    : cJSON_GetArraySize(call->requests) >= MAX_REQUESTS
+                        ? "too many requests in one round"
+                        : NULL;
+  if (why) {
+    mcp__call_refused(call, "mcp_call_request_input", why);
+    return MCP_EINVAL;
+  }
   mcp__json_doc doc = {0};
+  char perr[200];
   int rc = mcp__json_parse(params ? params : "{}", params ? strlen(params) : 2,
-                           NULL, &doc, NULL, 0);
+                           NULL, &doc, perr, sizeof perr);
   if (rc == MCP_ENOMEM)
     return call->latched = MCP_ENOMEM;
   if (rc || !cJSON_IsObject(doc.root)) {
+    char msg[240];
+    mcp__fmt(msg, sizeof msg, "params must be a JSON object%s%s",
+             rc ? ": " : "", rc ? perr : "");
+    mcp__call_refused(call, "mcp_call_request_input", msg);
     mcp__json_doc_free(&doc);
     return MCP_EINVAL;
   }
@@ -119,9 +135,18 @@ const cJSON *mcp_call_input(const mcp_call *call, const char *key) {
 }
 
 int mcp_call_set_state(mcp_call *call, const char *state) {
-  if (call == NULL || state == NULL || strlen(state) > MCP_STATE_MAX ||
-      !mcp__utf8_valid(state, strlen(state)))
+  if (call == NULL)
     return MCP_EINVAL;
+  const char *why = state == NULL                   ? "the state is NULL"
+                    : strlen(state) > MCP_STATE_MAX ? "the state is longer "
+                                                      "than MCP_STATE_MAX"
+                    : !mcp__utf8_valid(state, strlen(state))
+                        ? "the state is not valid UTF-8"
+                        : NULL;
+  if (why) {
+    mcp__call_refused(call, "mcp_call_set_state", why);
+    return MCP_EINVAL;
+  }
   char *copy = mcp__strdup(state);
   if (copy == NULL)
     return MCP_ENOMEM;

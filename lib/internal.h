@@ -645,6 +645,11 @@ int mcp__call_new(mcp_session *s, mcp__tool *tool, mcp__version v,
 static inline size_t mcp__call_result_len(const mcp_call *c) {
   return c->content.len - c->head_len + c->structured.len;
 }
+/* Logs, for the author, that function refused a request of the handler of
+ * c, and why (lib/call.c): the tool (prompt, resource), the function and
+ * the rule, since an error code alone teaches nothing. */
+void mcp__call_refused(const mcp_call *c, const char *function,
+                       const char *why);
 /* Lets go of what the handler built (blocks and structured content). */
 void mcp__call_clear_result(mcp_call *c);
 /* Frees a call that never ran (registration in the session failed). */

@@ -16,28 +16,53 @@
  * to: two threads registering tools on one server each read their own
  * message, and no lock is needed to read it. */
 static _Thread_local const mcp_server *err_server;
+static _Thread_local bool err_set; /* err_text is err_server's failure */
 static _Thread_local char err_text[2048];
 
+static int fail(const mcp_server *srv, int rc, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* Why info cannot make a server, naming the member; NULL when it can. */
+static const char *bad_info(const mcp_server_info *info) {
+  if (info->name == NULL)
+    return "info.name is required (the server's name)";
+  if (info->version == NULL)
+    return "info.version is required (the server's version)";
+  if (!mcp__utf8_valid(info->name, strlen(info->name)))
+    return "info.name is not valid UTF-8";
+  if (!mcp__utf8_valid(info->version, strlen(info->version)))
+    return "info.version is not valid UTF-8";
+  if (info->title && !mcp__utf8_valid(info->title, strlen(info->title)))
+    return "info.title is not valid UTF-8";
+  if (info->instructions &&
+      !mcp__utf8_valid(info->instructions, strlen(info->instructions)))
+    return "info.instructions is not valid UTF-8";
+  return NULL;
+}
+
 int mcp_server_new(const mcp_server_info *info, mcp_server **out) {
-  if (info == NULL || out == NULL || info->name == NULL ||
-      info->version == NULL ||
-      !mcp__utf8_valid(info->name, strlen(info->name)) ||
-      !mcp__utf8_valid(info->version, strlen(info->version)) ||
-      (info->title && !mcp__utf8_valid(info->title, strlen(info->title))) ||
-      (info->instructions &&
-       !mcp__utf8_valid(info->instructions, strlen(info->instructions))))
-    return MCP_EINVAL;
+  /* A failure here has no server to read the message from: it is the
+   * calling thread's, read with mcp_server_errmsg(NULL). */
+  if (info == NULL || out == NULL)
+    return fail(NULL, MCP_EINVAL, "mcp_server_new: %s is NULL",
+                info == NULL ? "info" : "out");
+  const char *bad = bad_info(info);
+  if (bad)
+    return fail(NULL, MCP_EINVAL, "mcp_server_new: %s", bad);
   mcp_server *srv = mcp__calloc(1, sizeof *srv);
   if (srv == NULL)
-    return MCP_ENOMEM;
+    return fail(NULL, MCP_ENOMEM, "mcp_server_new: out of memory");
   if (pthread_mutex_init(&srv->lock, NULL) != 0) {
     mcp__free(srv);
-    return MCP_ENOMEM;
+    return fail(NULL, MCP_ENOMEM, "mcp_server_new: out of memory");
   }
   if (pthread_mutex_init(&srv->rate.lock, NULL) != 0) {
     pthread_mutex_destroy(&srv->lock);
     mcp__free(srv);
-    return MCP_ENOMEM;
+    return fail(NULL, MCP_ENOMEM, "mcp_server_new: out of memory");
   }
   mcp__ratelimit_init(&srv->rate);
   atomic_init(&srv->max_result, MCP_DEFAULT_MAX_RESULT);
@@ -67,12 +92,14 @@ int mcp_server_new(const mcp_server_info *info, mcp_server **out) {
    * there is no server rather than a weak one. */
   if (mcp__random(srv->state_key, sizeof srv->state_key) != 0) {
     mcp_server_free(srv);
-    return MCP_EIO;
+    return fail(NULL, MCP_EIO,
+                "mcp_server_new: the kernel's CSPRNG (getrandom) cannot seed "
+                "the requestState key");
   }
   if (!srv->name || !srv->version || (info->title && !srv->title) ||
       (info->instructions && !srv->instructions)) {
     mcp_server_free(srv);
-    return MCP_ENOMEM;
+    return fail(NULL, MCP_ENOMEM, "mcp_server_new: out of memory");
   }
   *out = srv;
   return 0;
@@ -105,27 +132,28 @@ void mcp_server_free(mcp_server *srv) {
   if (srv == NULL)
     return;
   if (err_server == srv)
-    err_server = NULL;
+    err_set = false;
   mcp__server_unref(srv);
 }
 
 const char *mcp_server_errmsg(const mcp_server *srv) {
-  return srv != NULL && err_server == srv ? err_text : "no error";
+  return err_set && err_server == srv ? err_text : "no error";
 }
-
-static int fail(const mcp_server *srv, int rc, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
 
 static int fail(const mcp_server *srv, int rc, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(err_text, sizeof err_text, fmt, ap);
   va_end(ap);
+  mcp__utf8_trim(err_text);
   err_server = srv;
+  err_set = true;
   return rc;
+}
+
+void mcp_server_set_errmsg(mcp_server *srv, const char *message) {
+  if (srv && message)
+    fail(srv, 0, "%s", message);
 }
 
 void mcp_server_set_log(mcp_server *srv, mcp_log_fn fn, void *user_data) {

@@ -198,9 +198,11 @@ typedef struct mcp_http_options {
 } mcp_http_options;
 
 /** Starts serving srv over HTTP. srv must outlive the mcp_http. opts may be
- * NULL; it is copied. Returns 0 and sets *out; MCP_EINVAL for bad options
- * (a message goes to the server's log); MCP_EIO when the address cannot be
- * bound or threads cannot start (nothing is left running); MCP_ENOMEM. Any
+ * NULL; it is copied. Returns 0 and sets *out; MCP_EINVAL for bad options;
+ * MCP_EIO when the address cannot be bound or threads cannot start
+ * (nothing is left running); MCP_ENOMEM. On failure mcp_server_errmsg(srv)
+ * says why ("mcp_http_start: cannot start serving on 127.0.0.1 port
+ * 8080: ..."), and the same sentence goes to the server's log. Any
  * thread. */
 MCP_API int mcp_http_start(mcp_server *srv, const mcp_http_options *opts,
                            mcp_http **out);

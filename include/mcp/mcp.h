@@ -265,8 +265,9 @@ typedef struct mcp_server_info {
 
 /** Creates a server. info is copied. Returns 0 and sets *out, or
  * MCP_EINVAL (name or version missing, or text not UTF-8), MCP_ENOMEM, or
- * MCP_EIO when the kernel's CSPRNG cannot seed the requestState key. Free with
- * mcp_server_free. */
+ * MCP_EIO when the kernel's CSPRNG cannot seed the requestState key; then
+ * mcp_server_errmsg(NULL) names the member or the cause ("mcp_server_new:
+ * info.version is required ..."). Free with mcp_server_free. Any thread. */
 MCP_API int mcp_server_new(const mcp_server_info *info, mcp_server **out);
 
 /** Lets go of a server: it and its tools are freed at once, or, while
@@ -276,10 +277,18 @@ MCP_API int mcp_server_new(const mcp_server_info *info, mcp_server **out);
 MCP_API void mcp_server_free(mcp_server *srv);
 
 /** Returns a sentence describing the last failure of a call on srv made by
- * the calling thread (static "no error" if there was none). Messages are
- * kept per thread, so threads sharing a server each read their own. The
- * pointer stays valid until the thread's next failing call. */
+ * the calling thread (static "no error" if there was none); with srv NULL,
+ * the last failure of mcp_server_new on this thread. Messages are kept per
+ * thread, so threads sharing a server each read their own. The pointer
+ * stays valid until the thread's next failing call. */
 MCP_API const char *mcp_server_errmsg(const mcp_server *srv);
+
+/** Records message (one sentence, copied, at most 2047 bytes) as the
+ * calling thread's last failure on srv, the text mcp_server_errmsg(srv)
+ * then returns. For transports and embedders built on the public API, so
+ * that their own failures (mcp_http_start's, say) are read where the
+ * library's are. NULL srv or message does nothing. Any thread. */
+MCP_API void mcp_server_set_errmsg(mcp_server *srv, const char *message);
 
 /** Sets the log callback; NULL (the default) writes warnings and errors to
  * stderr prefixed with "libmcp: ". Set it before serving. */

@@ -3759,11 +3759,22 @@ START_TEST(start_on_port_in_use_fails_cleanly) {
     ck_assert_msg(rc == MCP_EIO, "start on a port in use: %s",
                   mcp_strerror(rc));
     ck_assert_ptr_eq(h, sentinel);
+    /* The caller reads why, not only the log. */
+    const char *why = mcp_server_errmsg(F.srv);
+    ck_assert_msg(strstr(why, "mcp_http_start: cannot start serving on "
+                              "127.0.0.1 port") != NULL,
+                  "%s", why);
   }
   mcp_http_options bad = {.bind_addr = "not-an-address"};
   mcp_http *h = NULL;
   ck_assert_int_eq(mcp_http_start(F.srv, &bad, &h), MCP_EINVAL);
   ck_assert_ptr_null(h);
+  ck_assert_str_eq(mcp_server_errmsg(F.srv),
+                   "mcp_http_start: bind_addr is not an IPv4 or IPv6 literal");
+  mcp_http_options badpath = {.path = "mcp"};
+  ck_assert_int_eq(mcp_http_start(F.srv, &badpath, &h), MCP_EINVAL);
+  ck_assert_str_eq(mcp_server_errmsg(F.srv),
+                   "mcp_http_start: path must start with '/'");
   ck_assert_int_eq(mcp_http_start(NULL, NULL, &h), MCP_EINVAL);
   ck_assert_ptr_null(h);
   ck_assert_int_eq(threads_now(), th0);

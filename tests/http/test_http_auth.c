@@ -838,6 +838,54 @@ END_TEST
  * E22, E24: scopes decide, annotations never do
  * ======================================================================== */
 
+/* Why a token was refused reaches the default log level (a warning), so
+ * a developer sees "wrong audience" on the first day; the token itself
+ * never appears; and a flood of refusals is one line a second. */
+START_TEST(token_refusals_logged_without_the_token) {
+  fx_start();
+  char *foreign = token_full(&RSA_A, "alice", "notes:read", 600,
+                             "https://other.example.test/mcp");
+  char *expired = token_full(&RSA_A, "alice", "notes:read", -3600, NULL);
+  lc_resp r;
+  req q = {.body = PING, .token = foreign};
+  pthread_mutex_lock(&F.mu);
+  lc_buf_free(&F.log);
+  int before = F.warnings;
+  pthread_mutex_unlock(&F.mu);
+  http(&q, &r);
+  ck_assert_int_eq(r.status, 401);
+  lc_resp_free(&r);
+  ck_assert_msg(log_has("token refused: wrong audience (this server takes "
+                        "tokens whose aud is \"" RESOURCE "\")"),
+                "%s", F.log.p ? F.log.p : "");
+  ck_assert_int_eq(F.warnings, before + 1);
+  /* The next refusals within the second are counted, not written. */
+  q.token = expired;
+  long t0 = lc_now_ms();
+  for (int i = 0; i < 5; i++) {
+    http(&q, &r);
+    ck_assert_int_eq(r.status, 401);
+    lc_resp_free(&r);
+  }
+  pthread_mutex_lock(&F.mu);
+  int now = F.warnings;
+  bool leaked = F.log.p && (strstr(F.log.p, foreign) != NULL ||
+                            strstr(F.log.p, expired) != NULL);
+  pthread_mutex_unlock(&F.mu);
+  long took = lc_now_ms() - t0;
+  ck_assert_msg(now - before <= 2 + took / 1000,
+                "%d warnings for 6 refusals in %ld ms", now - before, took);
+  ck_assert(!leaked);
+  lc_sleep_ms(1100);
+  http(&q, &r);
+  lc_resp_free(&r);
+  ck_assert_msg(log_has("token refused: expired"), "%s", F.log.p);
+  ck_assert_msg(log_has("more refusals"), "%s", F.log.p);
+  free(foreign);
+  free(expired);
+}
+END_TEST
+
 START_TEST(e22_insufficient_scope_403_exact_header) {
   fx_start();
   char *ro = token("alice", "notes:read");
@@ -1245,6 +1293,9 @@ START_TEST(e29_bad_settings_refused_at_start) {
                   mcp_strerror(rc));
     ck_assert_ptr_null(h);
     ck_assert_msg(F.warnings > errors_before, "%s: nothing logged", bad[i].why);
+    ck_assert_msg(
+        strncmp(mcp_server_errmsg(F.srv), "mcp_http_start: auth: ", 22) == 0,
+        "%s: %s", bad[i].why, mcp_server_errmsg(F.srv));
   }
   /* A JWT setting without keys is refused too (the verifier says why). */
   mcp_auth_options nokeys = {
@@ -1771,6 +1822,7 @@ int main(void) {
   t = tc(s, "tokens");
   tcase_add_test(t, valid_rs256_and_es256_tokens);
   tcase_add_test(t, e7_expired_or_foreign_token_401_invalid_token);
+  tcase_add_test(t, token_refusals_logged_without_the_token);
   tcase_add_test(t, custom_verifier_and_e25_no_token_passthrough);
   t = tc(s, "scopes");
   tcase_add_test(t, e22_insufficient_scope_403_exact_header);

@@ -1281,16 +1281,128 @@ static int h_misuse(mcp_call *call) {
 }
 
 START_TEST(content_builder_misuse) {
+  /* What the log says for each case of h_misuse: the tool, the builder
+   * and the rule, never only "invalid argument". */
+  static const char *const said[] = {
+      "mcp_result_text refused: the text is NULL",
+      "mcp_result_image refused: data is NULL while size is not 0",
+      "mcp_result_image refused: the mime_type (required) is NULL",
+      "mcp_result_audio refused: the mime_type (required) is not valid UTF-8",
+      "mcp_result_resource_text refused: the text is NULL",
+      "mcp_result_resource_text refused: the uri is NULL",
+      "mcp_result_resource_blob refused: data is NULL while size is not 0",
+      "mcp_result_resource_link refused: the name is NULL",
+      "mcp_result_resource_link refused: the uri is NULL",
+      "mcp_result_resource_link refused: the description is not valid UTF-8",
+      "mcp_result_error refused: the text is NULL",
+      "mcp_result_structured refused: the JSON text is NULL",
+      "mcp_result_structured refused: the value is not a JSON object",
+  };
   tu_initialize(&P, "2025-11-25");
   g_fn = h_misuse;
   for (int i = 0; i <= 12; i++) {
     g_rc[1] = i;
     tu_clear(&P);
+    g_log[0] = '\0';
     call_ok("1", "run", NULL, NULL);
     ck_assert_msg(g_rc[0] == MCP_EINVAL, "case %d returned %d", i, g_rc[0]);
     EXPECT(0, "{\"id\":1,\"error\":{\"code\":-32603,\"message\":"
               "\"Internal error\"}}");
+    char *want = tu_text("tool \"run\": %s", said[i]);
+    ck_assert_msg(strstr(g_log, want) != NULL, "case %d: log lacks \"%s\": %s",
+                  i, want, g_log);
+    free(want);
   }
+}
+END_TEST
+
+/* A prompt's and a resource's builders say so too, and so do the input
+ * functions and a second mcp_call_finish. */
+static int h_misuse_more(mcp_call *call) {
+  switch (g_rc[1]) {
+  case 0:
+    g_rc[0] = mcp_result_role(call, MCP_ROLE_USER);
+    break;
+  case 1:
+    g_rc[0] = mcp_result_description(call, "d");
+    break;
+  case 2:
+    g_rc[0] =
+        mcp_call_request_input(call, "bad key", MCP_INPUT_ELICITATION, "{}");
+    return mcp_result_text(call, "asked badly");
+  case 3:
+    g_rc[0] = mcp_call_request_input(call, "k", MCP_INPUT_ELICITATION, "[1]");
+    return mcp_result_text(call, "asked badly");
+  case 4:
+    g_rc[0] = mcp_call_set_state(call, "\xff");
+    return mcp_result_text(call, "kept badly");
+  default: {
+    /* Finished twice before returning: the second is refused. */
+    mcp_result_text(call, "done");
+    g_rc[2] = mcp_call_finish(call, 0);
+    g_rc[0] = mcp_call_finish(call, 0);
+    return MCP_DEFERRED;
+  }
+  }
+  return g_rc[0];
+}
+
+START_TEST(builder_refusals_logged) {
+  static const char *const said[] = {
+      "mcp_result_role refused: only a prompt's messages have roles",
+      "mcp_result_description refused: only a prompt's result has a "
+      "description",
+      "mcp_call_request_input refused: the key must be 1-64 characters",
+      "mcp_call_request_input refused: params must be a JSON object",
+      "mcp_call_set_state refused: the state is not valid UTF-8",
+      "mcp_call_finish refused: the call was finished already (exactly "
+      "once)"};
+  tu_initialize(&P, "2025-11-25");
+  g_fn = h_misuse_more;
+  for (int i = 0; i < (int)TU_COUNT(said); i++) {
+    g_rc[1] = i;
+    tu_clear(&P);
+    g_log[0] = '\0';
+    call_ok("1", "run", NULL, NULL);
+    ck_assert_msg(g_rc[0] == MCP_EINVAL, "case %d returned %d", i, g_rc[0]);
+    char *want = tu_text("tool \"run\": %s", said[i]);
+    ck_assert_msg(strstr(g_log, want) != NULL, "case %d: log lacks \"%s\": %s",
+                  i, want, g_log);
+    free(want);
+  }
+  ck_assert_int_eq(g_rc[2], 0); /* the first finish was fine */
+}
+END_TEST
+
+/* mcp_server_new says which member is wrong, through
+ * mcp_server_errmsg(NULL). */
+START_TEST(server_new_names_the_member) {
+  static const struct {
+    mcp_server_info info;
+    const char *want;
+  } bad[] = {
+      {{.version = "1"}, "mcp_server_new: info.name is required"},
+      {{.name = "n"}, "mcp_server_new: info.version is required"},
+      {{.name = "\xff", .version = "1"}, "info.name is not valid UTF-8"},
+      {{.name = "n", .version = "\xc3"}, "info.version is not valid UTF-8"},
+      {{.name = "n", .version = "1", .title = "\xff"},
+       "info.title is not valid UTF-8"},
+      {{.name = "n", .version = "1", .instructions = "\xed\xa0\x80"},
+       "info.instructions is not valid UTF-8"},
+  };
+  for (size_t i = 0; i < TU_COUNT(bad); i++) {
+    mcp_server *s = (mcp_server *)&bad; /* must stay untouched */
+    ck_assert_int_eq(mcp_server_new(&bad[i].info, &s), MCP_EINVAL);
+    ck_assert_ptr_eq(s, (mcp_server *)&bad);
+    ck_assert_msg(strstr(mcp_server_errmsg(NULL), bad[i].want) != NULL,
+                  "%zu: %s", i, mcp_server_errmsg(NULL));
+  }
+  ck_assert_int_eq(mcp_server_new(NULL, NULL), MCP_EINVAL);
+  ck_assert_str_eq(mcp_server_errmsg(NULL), "mcp_server_new: info is NULL");
+  /* A server's own errors are its own. */
+  ck_assert_str_eq(mcp_server_errmsg(srv), "no error");
+  mcp_server_set_errmsg(srv, "a transport's sentence");
+  ck_assert_str_eq(mcp_server_errmsg(srv), "a transport's sentence");
 }
 END_TEST
 
@@ -2317,6 +2429,8 @@ static Suite *engine_suite(void) {
   tcase_add_test(t, content_all_blocks);
   tcase_add_test(t, content_base64_vectors);
   tcase_add_test(t, content_builder_misuse);
+  tcase_add_test(t, builder_refusals_logged);
+  tcase_add_test(t, server_new_names_the_member);
   tcase_add_test(t, structured_by_version);
   tcase_add_test(t, structured_rejects);
   tcase_add_test(t, resource_link_by_version);
