@@ -332,10 +332,11 @@ static void contents_head(mcp_call *c, const char *mime) {
 }
 
 int mcp_result_text(mcp_call *call, const char *text) {
-  char why[64];
-  if (!valid_text(text))
+  if (!valid_text(text)) {
+    char why[64];
     return refuse(call, MCP_EINVAL, "mcp_result_text",
                   bad_text("the text", text, why, sizeof why));
+  }
   if (mcp__call_room_text(call, text) || begin_block(call))
     return call->latched;
   if (call->kind == MCP_CALL_RESOURCE)
@@ -557,9 +558,10 @@ int mcp_result_structured(mcp_call *call, const char *json) {
   if (mcp__call_room(call, strlen(json)))
     return call->latched;
   mcp__json_doc doc = {0};
-  char why[200], msg[240];
+  char why[200];
   int rc = mcp__json_parse(json, strlen(json), NULL, &doc, why, sizeof why);
   if (rc) {
+    char msg[240];
     mcp__fmt(msg, sizeof msg, "the text is not strict JSON: %s", why);
     return refuse(call, rc == MCP_ENOMEM ? MCP_ENOMEM : MCP_EINVAL,
                   "mcp_result_structured", msg);
@@ -575,20 +577,22 @@ int mcp_result_error(mcp_call *call, const char *text) {
      * this text. */
     if (call->latched)
       return call->latched;
-    char why[64];
-    if (!valid_text(text))
+    if (!valid_text(text)) {
+      char why[64];
       return refuse(call, MCP_EINVAL, "mcp_result_error",
                     bad_text("the text", text, why, sizeof why));
+    }
     mcp__free(call->error_text);
     if ((call->error_text = mcp__strdup(text)) == NULL)
       return latch(call, MCP_ENOMEM);
     call->is_error = true;
     return 0;
   }
-  char why[64];
-  if (!valid_text(text))
+  if (!valid_text(text)) {
+    char why[64];
     return refuse(call, MCP_EINVAL, "mcp_result_error",
                   bad_text("the text", text, why, sizeof why));
+  }
   int rc = mcp_result_text(call, text);
   if (rc == 0)
     call->is_error = true;
@@ -607,13 +611,14 @@ int mcp_result_role(mcp_call *call, mcp_role role) {
 }
 
 int mcp_result_description(mcp_call *call, const char *text) {
-  char why[64];
   if (call->kind != MCP_CALL_PROMPT)
     return refuse(call, MCP_EINVAL, "mcp_result_description",
                   "only a prompt's result has a description");
-  if (!valid_text(text))
+  if (!valid_text(text)) {
+    char why[64];
     return refuse(call, MCP_EINVAL, "mcp_result_description",
                   bad_text("the text", text, why, sizeof why));
+  }
   if (call->latched)
     return call->latched;
   mcp__free(call->description);
