@@ -266,9 +266,9 @@ typedef struct header_scan {
   size_t size;
   const char *prev_end;
   int prev_class;
-  const char *host, *origin, *transfer_encoding;
-  size_t host_len, origin_len, te_len;
-  unsigned nhost, norigin, nte, ncritical_dup;
+  const char *host, *origin, *transfer_encoding, *fetch_site;
+  size_t host_len, origin_len, te_len, fetch_site_len;
+  unsigned nhost, norigin, nte, ncritical_dup, nfetch_site;
   unsigned counts[NCRITICAL];
   bool nul;        /* a NUL inside a critical header */
   bool host_nul;   /* in Host or Origin: refused as not allowed */
@@ -348,6 +348,10 @@ static enum MHD_Result scan_header(void *cls, enum MHD_ValueKind kind,
     s->nul |= nul;
   } else if (key_size == 6 && strncasecmp(key, "Accept", 6) == 0) {
     s->accept |= mcp__http_accept(value);
+  } else if (key_size == 14 && strncasecmp(key, "Sec-Fetch-Site", 14) == 0) {
+    s->nfetch_site++;
+    s->fetch_site = value;
+    s->fetch_site_len = value ? value_size : 0;
   } else {
     s->prev_class = CLASS_OTHER;
     for (size_t i = 0; i < NCRITICAL; i++) {
@@ -504,6 +508,24 @@ static bool precheck(mcp_http *h, mcp__http_req *r, const char *url,
                           ? "Forbidden: this Origin is not allowed"
                           : "Forbidden: this Host is not allowed",
                       NULL, version, NULL, 0);
+    return false;
+  }
+  /* A browser says where a request comes from in Sec-Fetch-Site; one from
+   * another site that carries no Origin (a navigation, an image, a form:
+   * requests the Origin check cannot judge) is refused, as a foreign
+   * Origin would be. A request the user made (none) or the server's own
+   * page made (same-origin) goes on, and so does any request with an
+   * Origin, which the allowlist has judged. */
+  if (s.norigin == 0 && s.nfetch_site > 0 &&
+      !(s.nfetch_site == 1 &&
+        ((s.fetch_site_len == 11 &&
+          strncasecmp(s.fetch_site, "same-origin", 11) == 0) ||
+         (s.fetch_site_len == 4 &&
+          strncasecmp(s.fetch_site, "none", 4) == 0)))) {
+    *ret = respond_error(r, MHD_HTTP_FORBIDDEN, RPC_INVALID_REQUEST,
+                         "Forbidden: a browser request from another site "
+                         "without Origin",
+                         NULL, version, NULL, 0);
     return false;
   }
   if (h->auth) {
@@ -1081,7 +1103,10 @@ static enum MHD_Result post_modern(mcp_http *h, mcp__http_req *r, peek *p) {
         "Invalid params: _meta[io.modelcontextprotocol/protocolVersion] is "
         "required (a string)",
         p->id, version, NULL, 0);
-  if (p->method && p->meta_version) {
+  /* The header rules (SEP-2243) are rules of requests: a notification is
+   * taken without Mcp-Method (the official v2 client sends none when it
+   * closes a subscription). */
+  if (p->method && p->has_id && p->meta_version) {
     char buf[200];
     bool oom = false;
     const char *why = modern_mismatch(r, p, &oom);

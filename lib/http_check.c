@@ -65,9 +65,15 @@ static bool split_host(const char *v, size_t n, const char **host,
     *port_len = (size_t)(end - colon - 1);
     if (*port_len == 0 || *port_len > 5)
       return false;
-    for (size_t i = 0; i < *port_len; i++)
+    unsigned value = 0;
+    for (size_t i = 0; i < *port_len; i++) {
       if (!is_digit((*port)[i]))
         return false;
+      value = value * 10 + (unsigned)((*port)[i] - '0');
+    }
+    /* A port is a 16-bit number, and 0 names none. */
+    if (value == 0 || value > 65535)
+      return false;
   }
   return true;
 }

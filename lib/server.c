@@ -9,7 +9,7 @@
 #include "engine.h"
 
 #define DEFAULT_PAGE_SIZE 100
-#define DEFAULT_LIST_TTL_MS 60000
+#define DEFAULT_LIST_TTL_MS 0
 #define DEFAULT_INPUT_TTL_S 600
 
 /* The last error is kept per thread, and remembers which server it belongs

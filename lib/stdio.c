@@ -387,6 +387,10 @@ int mcp_serve_stdio(mcp_server *srv, const mcp_stdio_options *opts) {
   if (stop_fd >= 0)
     give_signals(old_stop);
   if (saved_stdout >= 0) {
+    /* What a handler printed is still in stdio's buffer: it goes to stderr,
+     * where fd 1 points now, before fd 1 is the protocol's again, so it
+     * never lands after (or between) the replies. */
+    fflush(stdout);
     dup2(saved_stdout, STDOUT_FILENO);
     close(saved_stdout);
     close(out_fd);

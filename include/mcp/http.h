@@ -145,7 +145,14 @@ typedef struct mcp_http_options {
                                            NULL-terminated; NULL = localhost,
                                            127.0.0.1 and [::1]. An empty list
                                            denies every request that has an
-                                           Origin (fail closed). */
+                                           Origin (fail closed). A request
+                                           without Origin whose
+                                           Sec-Fetch-Site says a browser sent
+                                           it from another site (anything but
+                                           same-origin or none: a navigation,
+                                           an image, a form) gets 403 too:
+                                           the allowlist cannot judge it, and
+                                           refusing is the safe answer */
 
   size_t max_body;               /**< bytes of one POST body; 0 = 4 MiB */
   size_t header_memory;          /**< bytes per connection for the request

@@ -329,9 +329,13 @@ MCP_API void mcp_server_set_page_size(mcp_server *srv, unsigned tools);
  * a tool whose output is checked elsewhere. Any thread. */
 MCP_API void mcp_server_set_check_output(mcp_server *srv, bool on);
 
-/** Sets the ttlMs that modern-era (2026-07-28) results of server/discover and
- * tools/list carry: how long a client may cache them, in milliseconds
- * (default 60000; 0 means "stale at once"). Any thread. */
+/** Sets the ttlMs that modern-era (2026-07-28) results of server/discover,
+ * the lists and resources/read carry: how long a client may cache them, in
+ * milliseconds. The default is 0 ("stale at once"), so a client never
+ * shows a list the server has since changed (tools added or removed at run
+ * time reach a 2026-07-28 client only through a subscriptions/listen
+ * stream it may not have opened). An application whose lists are static
+ * may set a TTL to spare its clients the requests. Any thread. */
 MCP_API void mcp_server_set_list_ttl(mcp_server *srv, unsigned ttl_ms);
 
 /** When on, tools/list shows each caller only the tools whose scopes it

@@ -2775,6 +2775,19 @@ START_TEST(modern_header_mismatch_400_32020) {
   ck_assert_msg(r.status == 400, "no MCP-Protocol-Version: HTTP %ld", r.status);
   lc_resp_free(&r);
   ck_assert_int_eq(fx_calls(), 0);
+  /* The header rules are for requests: a notification without Mcp-Method
+   * (the official v2 client closing a subscription) is taken, 202. */
+  static const char cancelled[] =
+      "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\","
+      "\"params\":{\"requestId\":\"sub-1\"," META_V("2026-07-28") "}}";
+  modern("2026-07-28", NULL, NULL, cancelled, &r);
+  ck_assert_msg(r.status == 202, "a notification without Mcp-Method: HTTP %ld",
+                r.status);
+  ck_assert_uint_eq(r.body.n, 0);
+  lc_resp_free(&r);
+  modern(NULL, NULL, NULL, cancelled, &r);
+  ck_assert_int_eq(r.status, 202);
+  lc_resp_free(&r);
 }
 END_TEST
 
@@ -3155,15 +3168,18 @@ START_TEST(d1_foreign_host_403_before_body) {
   close(fd);
   char host[128];
   static const char *const bad[] = {
-      "Host: evil.example.com",       "Host: evil.example.com:80",
+      "Host: evil.example.com", "Host: evil.example.com:80",
       "Host: 127.0.0.1.evil.example", "Host: localhost.evil.example",
-      "Host: evil.example:127.0.0.1", "Host: 127.0.0.2"};
+      "Host: evil.example:127.0.0.1", "Host: 127.0.0.2",
+      /* A port is a number from 1 to 65535. */
+      "Host: localhost:0", "Host: localhost:65536", "Host: localhost:99999",
+      "Host: [::1]:70000", "Host: 127.0.0.1:00000"};
   for (size_t i = 0; i < TU_COUNT(bad); i++)
     ck_assert_msg(init_with(&bad[i], 1) == 403, "%s allowed", bad[i]);
   ck_assert_int_eq(fx_calls(), 0);
   /* Loopback names with any port, in any case. */
   static const char *const good[] = {"localhost", "LocalHost:1", "127.0.0.1",
-                                     "[::1]:8080"};
+                                     "[::1]:8080", "localhost:65535"};
   for (size_t i = 0; i < TU_COUNT(good); i++) {
     snprintf(host, sizeof host, "Host: %s", good[i]);
     const char *h = host;
@@ -3206,6 +3222,50 @@ END_TEST
 START_TEST(d3_no_origin_allowed) {
   fx_start(NULL);
   ck_assert_int_eq(init_with(NULL, 0), 200);
+}
+END_TEST
+
+/* A browser's request from another site without Origin (a navigation, an
+ * image) is refused on every verb: the Origin check cannot judge it. The
+ * user's own (none) and the server's page's (same-origin) go on, and a
+ * request with an allowed Origin is the allowlist's to judge. */
+START_TEST(d7_cross_site_without_origin_403) {
+  fx_start(NULL);
+  static const char *const refused[] = {
+      "Sec-Fetch-Site: cross-site", "Sec-Fetch-Site: same-site",
+      "Sec-Fetch-Site: Cross-Site", "Sec-Fetch-Site: whatever"};
+  for (size_t i = 0; i < TU_COUNT(refused); i++)
+    ck_assert_msg(init_with(&refused[i], 1) == 403, "%s", refused[i]);
+  static const char *const twice[] = {"Sec-Fetch-Site: none",
+                                      "Sec-Fetch-Site: cross-site"};
+  ck_assert_int_eq(init_with(twice, 2), 403);
+  static const char *const allowed[] = {"Sec-Fetch-Site: same-origin",
+                                        "Sec-Fetch-Site: none"};
+  for (size_t i = 0; i < TU_COUNT(allowed); i++)
+    ck_assert_msg(init_with(&allowed[i], 1) == 200, "%s", allowed[i]);
+  static const char *const with_origin[] = {"Sec-Fetch-Site: cross-site",
+                                            "Origin: http://localhost:5173"};
+  ck_assert_int_eq(init_with(with_origin, 2), 200);
+  /* A legacy session's GET and DELETE alike. */
+  char *sid = open_session(V, "{}");
+  lc_req get = {.method = "GET",
+                .session = sid,
+                .version = V,
+                .headers = {"Sec-Fetch-Site: cross-site"},
+                .timeout_ms = T(2000)};
+  lc_resp r;
+  http(&get, &r);
+  ck_assert_int_eq(r.status, 403);
+  lc_resp_free(&r);
+  lc_req del = {.method = "DELETE",
+                .session = sid,
+                .version = V,
+                .headers = {"Sec-Fetch-Site: cross-site"}};
+  http(&del, &r);
+  ck_assert_int_eq(r.status, 403);
+  lc_resp_free(&r);
+  expect_ping_ok(sid); /* the session is untouched */
+  free(sid);
 }
 END_TEST
 
@@ -4032,6 +4092,7 @@ int main(void) {
   tcase_add_test(t, d1_foreign_host_403_before_body);
   tcase_add_test(t, d2_d4_foreign_or_null_origin_403);
   tcase_add_test(t, d3_no_origin_allowed);
+  tcase_add_test(t, d7_cross_site_without_origin_403);
   tcase_add_test(t, d6_empty_allowlists_fail_closed);
   tcase_add_test(t, d7_missing_host_400);
   tcase_add_test(t, d8_nul_in_host_or_origin);

@@ -321,7 +321,7 @@ START_TEST(must10_server_discover_answered_first_with_versions_and_info) {
          "\"resultType\":\"complete\",\"supportedVersions\":\"<any>\","
          "\"instructions\":\"Use it wisely.\",\"_meta\":{\"" SI
          "\":{\"name\":\"srv\",\"version\":\"1.2.3\",\"title\":\"Test "
-         "Server\"}},\"ttlMs\":60000,\"cacheScope\":\"public\"}}");
+         "Server\"}},\"ttlMs\":0,\"cacheScope\":\"public\"}}");
   const cJSON *res = tu_result_of(r);
   /* list_changed reaches modern clients on subscriptions/listen; nothing
    * is announced that this server lacks. */
@@ -1345,14 +1345,15 @@ static void list_all(tu_peer *p, long ttl, const char *scope, char *dst,
 START_TEST(must17_ttl_and_cache_scope_on_discover_and_lists) {
   char names[256];
   int pages;
-  /* Defaults: one minute, public. */
+  /* Defaults: stale at once (a changed list is never shown from a cache),
+   * public. */
   cJSON *r = tu_ask(&P, tu_mreq(1, "server/discover", TU_META_NONE, NULL));
-  expect_cache(r, 60000, "public");
+  expect_cache(r, 0, "public");
   cJSON_Delete(r);
-  list_all(&P, 60000, "public", names, sizeof names, &pages);
+  list_all(&P, 0, "public", names, sizeof names, &pages);
   ck_assert_str_eq(names, "run,other,secret,typed");
   /* Configured TTL, 0 included ("stale at once"), on every page. */
-  static const unsigned ttls[] = {0, 1234, 3600000};
+  static const unsigned ttls[] = {1234, 3600000, 0};
   mcp_server_set_page_size(srv, 1);
   for (size_t i = 0; i < TU_COUNT(ttls); i++) {
     mcp_server_set_list_ttl(srv, ttls[i]);
@@ -1574,7 +1575,7 @@ START_TEST(deterministic_tool_order_in_both_eras) {
   ck_assert_str_eq(first, "zeta,alpha,mid,Beta,a.b");
   int pages;
   mcp_server_set_page_size(s, 2);
-  list_all(&T, 60000, "public", again, sizeof again, &pages);
+  list_all(&T, 0, "public", again, sizeof again, &pages);
   ck_assert_str_eq(again, first);
   ck_assert_int_eq(pages, 3);
   tu_legacy_init(&T, "2025-11-25", "{}");

@@ -36,6 +36,14 @@ static int noisy(mcp_call *call, void *user_data) {
   return mcp_result_text(call, "ok");
 }
 
+/* A handler's printf that nobody flushes: it sits in stdio's buffer
+ * while the server runs. */
+static int unflushed(mcp_call *call, void *user_data) {
+  (void)user_data;
+  printf("unflushed stray output\n");
+  return mcp_result_text(call, "ok");
+}
+
 /* Set on the server's thread, read on the test's. */
 static mcp_call *_Atomic parked;
 static int park(mcp_call *call, void *user_data) {
@@ -65,6 +73,9 @@ static mcp_server *make_server(void) {
   ck_assert_int_eq(mcp_server_add_tool(srv, &t, NULL), 0);
   t.name = "noisy";
   t.handler = noisy;
+  ck_assert_int_eq(mcp_server_add_tool(srv, &t, NULL), 0);
+  t.name = "unflushed";
+  t.handler = unflushed;
   ck_assert_int_eq(mcp_server_add_tool(srv, &t, NULL), 0);
   t.name = "park";
   t.handler = park;
@@ -636,6 +647,8 @@ START_TEST(stdout_is_reserved_for_the_protocol) {
     mcp_server *srv = make_server();
     int rc = mcp_serve_stdio(srv, NULL);
     mcp_server_free(srv);
+    /* As exit() would: whatever stdio still buffers goes out now. */
+    fflush(stdout);
     _exit(rc == 0 ? 0 : 1);
   }
   close(in[0]);
@@ -643,7 +656,9 @@ START_TEST(stdout_is_reserved_for_the_protocol) {
   close(err[1]);
   const char *req =
       INIT "\n{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\","
-           "\"params\":{\"name\":\"noisy\"}}\n";
+           "\"params\":{\"name\":\"noisy\"}}\n"
+           "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\","
+           "\"params\":{\"name\":\"unflushed\"}}\n";
   ck_assert_int_eq(write(in[1], req, strlen(req)), (ssize_t)strlen(req));
   close(in[1]);
   char *buf = read_all(out[0]);
@@ -652,10 +667,12 @@ START_TEST(stdout_is_reserved_for_the_protocol) {
   waitpid(pid, &status, 0);
   ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
   ck_assert_ptr_null(strstr(buf, "stray output"));
-  ck_assert_int_eq(count_lines(buf), 2);
+  ck_assert_int_eq(count_lines(buf), 3);
   assert_line(buf, 1,
               "{\"id\":2,\"result\":{\"content\":[{\"text\":\"ok\"}]}}");
   ck_assert_ptr_nonnull(strstr(ebuf, "stray output from a handler"));
+  /* Even unflushed, it lands on stderr, not after the replies. */
+  ck_assert_ptr_nonnull(strstr(ebuf, "unflushed stray output"));
   ck_assert_ptr_nonnull(strstr(ebuf, "holds every scope"));
   free(buf);
   free(ebuf);
