@@ -479,6 +479,7 @@ struct mcp_session {
                                under lock, read without it where a stale
                                false is harmless (the send path checks
                                again under lock) */
+  bool freed;               /* mcp_session_free was called (under lock) */
   _Atomic int state;        /* mcp__state */
   _Atomic int version;      /* mcp__version; valid from INITIALIZED */
   _Atomic bool modern_seen; /* a 2026-07-28 request came: omit null ids */

@@ -100,6 +100,7 @@ void mcp_session_free(mcp_session *s) {
    * for the client's answers have no thread of their own: they end here. */
   pthread_mutex_lock(&s->lock);
   s->closed = true;
+  s->freed = true;
   cancel_all_locked(s);
   /* Listeners hold their streams open; ending the session ends them. */
   mcp__sink **sinks = NULL;
@@ -149,6 +150,10 @@ void mcp__sink_release(mcp__sink *k) {
 
 int mcp__send_locked(mcp_session *s, mcp__sink *k, const char *msg,
                      size_t len) {
+  /* Once freed by its owner, a session sends nothing more, to its callback
+   * or to a sink (mcp_session_free). */
+  if (k != NULL && s->freed)
+    return MCP_ECLOSED;
   if (k != NULL) {
     if (k->failed || k->sink.send(msg, len, k->sink.user_data) != 0) {
       k->failed = true;

@@ -18,6 +18,28 @@
  * loop through mcp_http_backend_fd, mcp_http_backend_timeout and
  * mcp_http_run. Tool handlers run on whichever thread handles the request;
  * a handler that defers (MCP_DEFERRED) never holds a server thread.
+ *
+ * HTTPS: this transport speaks plain HTTP. Serve HTTPS with a reverse
+ * proxy on the same machine that terminates TLS and forwards to the
+ * loopback address, for example nginx:
+ *
+ *     location /mcp {
+ *       proxy_pass http://127.0.0.1:8080;
+ *       proxy_http_version 1.1;
+ *       proxy_set_header Connection "";
+ *       proxy_buffering off;          # event streams go out as they come
+ *       proxy_read_timeout 1h;        # long event streams
+ *       client_header_timeout 10s;    # the header deadline (below)
+ *     }
+ *
+ * and list the public name in allowed_hosts and allowed_origins (the proxy
+ * passes Host and Origin through), with auth->resource the https URL
+ * clients use. A proxy in front must enforce a deadline for the request
+ * headers: libmicrohttpd holds a connection slot while a client trickles
+ * its headers in, and a slow sender holds them all (measured here: nine
+ * source addresses sending a byte at a time held all 512 slots), which the
+ * per-address limit alone does not prevent. Behind a proxy every request
+ * comes from its address, so raise per_ip_connections to max_connections.
  */
 #ifndef MCP_HTTP_H
 #define MCP_HTTP_H
@@ -232,7 +254,10 @@ MCP_API uint16_t mcp_http_port(const mcp_http *http);
 
 /** External loop: the descriptor to watch for readability (epoll-based;
  * one descriptor covers every connection), or -1 when the server runs its
- * own threads. */
+ * own threads. It also becomes readable when another thread has something
+ * for a connection: a deferred call finished (mcp_call_finish), a progress
+ * notification or a list change for a waiting stream. The loop then calls
+ * mcp_http_run, which delivers it; no other wake-up is needed. */
 MCP_API int mcp_http_backend_fd(const mcp_http *http);
 
 /** External loop: how long the embedder may wait before calling

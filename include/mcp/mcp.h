@@ -3,7 +3,7 @@
  * This header is the reference. Every declaration says what it does, what it
  * returns, who owns what, and from which threads it may be called.
  *
- * The three promises (see DESIGN.md in the project):
+ * The three promises (the README's "The three promises" says more):
  *  1. A tool cannot be registered without stating its hints; contradictory or
  *     meaningless hints are refused with a message naming the tool and rule.
  *  2. Access control never reads a hint: each tool's scopes, checked against
@@ -948,9 +948,17 @@ MCP_API int mcp_call_finish(mcp_call *call, int rc);
  * newline; len bytes, not NUL-terminated in general; borrowed for the call).
  * Return 0, or a negative code if it cannot be delivered (the session then
  * treats itself as closed). Calls are serialized per session (never two at
- * once) but may come from a thread finishing a deferred call. It runs with
+ * once) but may come from a thread finishing a deferred call: a program
+ * with its own event loop queues the message and wakes its loop (an
+ * eventfd or a self-pipe) rather than write from that thread. It runs with
  * the session's lock held: it must not call back into this session or its
- * calls (queue the message and return). */
+ * calls (queue the message and return).
+ *
+ * libmcp writes to no descriptor of yours. A transport that writes to a
+ * socket or a pipe whose peer may vanish sends with MSG_NOSIGNAL, or
+ * ignores SIGPIPE (signal(SIGPIPE, SIG_IGN) at start), or the process dies
+ * on the first write after the peer left. mcp_serve_stdio ignores SIGPIPE
+ * itself while it runs, and the HTTP transport never raises it. */
 typedef int (*mcp_send_fn)(const char *message, size_t len, void *user_data);
 
 /** Creates a session: one client connection (a stdio process, an HTTP
@@ -1057,7 +1065,15 @@ MCP_API void mcp_session_cancel_all(mcp_session *session);
 
 /** Closes and frees a session: calls still running are marked cancelled and
  * their replies dropped; they finish normally through mcp_call_finish and
- * the memory is released then. NULL does nothing. */
+ * the memory is released then. Once it returns, nothing more is sent for
+ * the session, from any thread: neither the send callback of
+ * mcp_session_new nor a sink's send is called again (every send happens
+ * under the session's lock, after checking that the session is open, and
+ * this function waits for a send in progress on another thread to end), so
+ * the callback's user_data may be freed at once. A sink's done callback
+ * still comes, exactly once, when the last call holding the sink lets go:
+ * possibly later, on the thread that finishes a deferred call. NULL does
+ * nothing. Not from a send callback of this session. */
 MCP_API void mcp_session_free(mcp_session *session);
 
 /* ---------------------------------------------------------------------------

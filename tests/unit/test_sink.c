@@ -216,6 +216,11 @@ START_TEST(session_freed_before_the_call_ends) {
   ck_assert_int_eq(l.done, 0);
   tu_peer_close(&P);
   ck_assert_int_eq(l.done, 0);
+  /* Nothing more is sent once the session is freed: not progress, not a
+   * log message, not the reply (mcp_session_free). */
+  ck_assert_int_eq(mcp_call_progress(parked, 2, 2, "late"), 0);
+  mcp_call_log(parked, MCP_LOG_ERROR, "late");
+  ck_assert_int_eq(l.n, 1);
   mcp_call_finish(parked, 0);
   ck_assert_int_eq(l.done, 1);
   ck_assert_int_eq(l.n, 1); /* only the progress sent before */
