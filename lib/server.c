@@ -17,7 +17,36 @@
  * message, and no lock is needed to read it. */
 static _Thread_local const mcp_server *err_server;
 static _Thread_local bool err_set; /* err_text is err_server's failure */
-static _Thread_local char err_text[2048];
+/* Thread-local storage comes out of every thread's stack, the embedder's
+ * threads included, so the text kept there is short; a longer one (a
+ * definition with many problems) goes to a block of its own, which the
+ * thread's next failure, mcp_server_free of its server or the thread's
+ * end frees. */
+#define ERR_INLINE 512
+#define ERR_MAX 2048
+static _Thread_local char err_text[ERR_INLINE];
+static pthread_key_t err_key;
+static pthread_once_t err_once = PTHREAD_ONCE_INIT;
+static bool err_key_ok;
+
+static void err_long_free(void *p) { mcp__free(p); }
+static void err_key_init(void) {
+  err_key_ok = pthread_key_create(&err_key, err_long_free) == 0;
+}
+
+/* The calling thread's long message, or NULL. */
+static char *err_long(void) {
+  pthread_once(&err_once, err_key_init);
+  return err_key_ok ? pthread_getspecific(err_key) : NULL;
+}
+
+static void err_long_set(char *p) {
+  char *old = err_long();
+  if (err_key_ok && pthread_setspecific(err_key, p) == 0)
+    mcp__free(old);
+  else
+    mcp__free(p);
+}
 
 static int fail(const mcp_server *srv, int rc, const char *fmt, ...)
 #if defined(__GNUC__)
@@ -131,20 +160,36 @@ void mcp__server_unref(mcp_server *srv) {
 void mcp_server_free(mcp_server *srv) {
   if (srv == NULL)
     return;
-  if (err_server == srv)
+  if (err_server == srv) {
     err_set = false;
+    if (err_long())
+      err_long_set(NULL);
+  }
   mcp__server_unref(srv);
 }
 
 const char *mcp_server_errmsg(const mcp_server *srv) {
-  return err_set && err_server == srv ? err_text : "no error";
+  if (!err_set || err_server != srv)
+    return "no error";
+  const char *longer = err_long();
+  return longer ? longer : err_text;
 }
 
 static int fail(const mcp_server *srv, int rc, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(err_text, sizeof err_text, fmt, ap);
+  char text[ERR_MAX];
+  vsnprintf(text, sizeof text, fmt, ap);
   va_end(ap);
+  mcp__utf8_trim(text);
+  size_t n = strlen(text);
+  char *longer = n >= sizeof err_text ? mcp__malloc(n + 1) : NULL;
+  if (longer)
+    memcpy(longer, text, n + 1);
+  if (longer || err_long())
+    err_long_set(longer);
+  /* Without memory for a long one, its beginning. */
+  mcp__fmt(err_text, sizeof err_text, "%s", text);
   mcp__utf8_trim(err_text);
   err_server = srv;
   err_set = true;
@@ -465,7 +510,7 @@ int mcp_server_add_tool(mcp_server *srv, const mcp_tool *tool,
                         void *user_data) {
   if (srv == NULL)
     return MCP_EINVAL;
-  char err[sizeof err_text];
+  char err[ERR_MAX];
   mcp__tool *t = NULL;
   int rc = mcp__tool_new(tool, user_data, &t, err, sizeof err);
   if (rc)
@@ -482,7 +527,7 @@ int mcp_server_add_prompt(mcp_server *srv, const mcp_prompt *prompt,
                           void *user_data) {
   if (srv == NULL)
     return MCP_EINVAL;
-  char err[sizeof err_text];
+  char err[ERR_MAX];
   mcp__tool *t = NULL;
   int rc = mcp__prompt_new(prompt, user_data, &t, err, sizeof err);
   if (rc)
@@ -499,7 +544,7 @@ int mcp_server_add_resource(mcp_server *srv, const mcp_resource *resource,
                             void *user_data) {
   if (srv == NULL)
     return MCP_EINVAL;
-  char err[sizeof err_text];
+  char err[ERR_MAX];
   mcp__tool *t = NULL;
   int rc = mcp__resource_new(resource, user_data, &t, err, sizeof err);
   if (rc)
