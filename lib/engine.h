@@ -159,6 +159,11 @@ bool mcp__target_listen(mcp_session *s, reply_ctx *ctx, const req *r,
 void mcp__handle_listen(mcp_session *s, reply_ctx *ctx, const req *r,
                         mcp__target *t);
 
+/* Takes the arguments t names out of r's message for a call to own: the
+ * node detached, with *pool the message's pool it lives in (NULL when it
+ * has none), or a new empty object when the request sent none. */
+struct cJSON *mcp__take_args(const req *r, mcp__target *t,
+                             mcp__json_pool **pool);
 /* Answers one page of a list method from table r (tools, prompts,
  * resources or templates). */
 void mcp__handle_list(mcp_session *s, reply_ctx *ctx, const req *r,

@@ -438,18 +438,24 @@ bool mcp__target_tool(mcp_session *s, reply_ctx *ctx, const req *r,
   return true;
 }
 
-void mcp__handle_tools_call(mcp_session *s, reply_ctx *ctx, const req *r,
-                            mcp__target *t) {
+cJSON *mcp__take_args(const req *r, mcp__target *t, mcp__json_pool **pool) {
   /* The call owns its arguments: they outlive this message when the
    * handler defers (holding the message's pool, when it has one). A
    * missing "arguments" is an empty object. */
   cJSON *args = t->args;
-  mcp__json_pool *pool = args ? r->m->pool : NULL;
+  *pool = args ? r->m->pool : NULL;
   if (args)
     cJSON_DetachItemViaPointer(r->params_node, args);
   else
     args = cJSON_CreateObject();
   t->args = NULL;
+  return args;
+}
+
+void mcp__handle_tools_call(mcp_session *s, reply_ctx *ctx, const req *r,
+                            mcp__target *t) {
+  mcp__json_pool *pool;
+  cJSON *args = mcp__take_args(r, t, &pool);
   mcp__tool *tool = t->entry;
   t->entry = NULL;
   mcp__start_call(s, ctx, r, tool, args, pool, NULL);

@@ -89,14 +89,8 @@ void mcp__handle_prompts_get(mcp_session *s, reply_ctx *ctx, const req *r,
     mcp__reply_invalid_params(s, ctx, r, why);
     return;
   }
-  /* As for tools/call (lib/session.c). */
-  cJSON *args = t->args;
-  mcp__json_pool *pool = args ? r->m->pool : NULL;
-  if (args)
-    cJSON_DetachItemViaPointer(r->params_node, args);
-  else
-    args = cJSON_CreateObject();
-  t->args = NULL;
+  mcp__json_pool *pool;
+  cJSON *args = mcp__take_args(r, t, &pool);
   mcp__tool *prompt = t->entry;
   t->entry = NULL;
   mcp__start_call(s, ctx, r, prompt, args, pool, NULL);
