@@ -191,16 +191,17 @@ static void list_templates(mcp_session *s, reply_ctx *ctx, const req *r,
 #define BOTH (MCP__ERA_LEGACY | MCP__ERA_MODERN)
 #define NONE MCP__FEATURE_NONE
 
-/* initialize is dispatched before the era is known (it starts the legacy
- * era); its row is here so that the table names every method served. */
+/* Looked up in order, so tools/call, the busiest, comes first. initialize
+ * is dispatched before the era is known (it starts the legacy era); its
+ * row is here so that the table names every method served. */
 const mcp__method mcp__methods[] = {
+    {"tools/call", mcp__handle_tools_call, mcp__target_tool, NONE, BOTH, true,
+     MCP__ADMIT_ENTRY, true},
     {"initialize", NULL, NULL, NONE, LEGACY, false, MCP__ADMIT_NONE, false},
     {"ping", handle_ping, NULL, NONE, LEGACY, false, MCP__ADMIT_NONE, false},
     {"server/discover", mcp__handle_discover, NULL, NONE, MODERN, false,
      MCP__ADMIT_NONE, false},
     {"tools/list", list_tools, NULL, NONE, BOTH, true, MCP__ADMIT_LIST, false},
-    {"tools/call", mcp__handle_tools_call, mcp__target_tool, NONE, BOTH, true,
-     MCP__ADMIT_ENTRY, true},
     {"prompts/list", list_prompts, NULL, MCP__FEATURE_PROMPTS, BOTH, true,
      MCP__ADMIT_LIST, false},
     {"prompts/get", mcp__handle_prompts_get, mcp__target_prompt,
