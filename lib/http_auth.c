@@ -492,7 +492,7 @@ static void token_subject(const char *token, size_t len, char *out,
   unsigned char digest[SHA256_DIGEST_LENGTH];
   char text[48];
   SHA256((const unsigned char *)token, len, digest);
-  mcp__http_base64url(digest, sizeof digest, text);
+  mcp__base64_encode(text, digest, sizeof digest, MCP__BASE64_URL);
   snprintf(out, size, "%s%s", TOKEN_SUBJECT_PREFIX, text);
   OPENSSL_cleanse(digest, sizeof digest);
 }

@@ -250,47 +250,6 @@ bool mcp__http_visible_ascii(const char *value, size_t len, size_t max) {
   return true;
 }
 
-static int b64_value(char c) {
-  if (c >= 'A' && c <= 'Z')
-    return c - 'A';
-  if (c >= 'a' && c <= 'z')
-    return c - 'a' + 26;
-  if (is_digit(c))
-    return c - '0' + 52;
-  if (c == '+')
-    return 62;
-  if (c == '/')
-    return 63;
-  return -1;
-}
-
-/* Decodes n characters of base64 (padding removed) into out, or only
- * checks them when out is NULL. Returns the decoded length, or -1 for a
- * character outside the alphabet or a decoded NUL (a NUL cannot be
- * compared with JSON text). */
-static long b64_decode(const char *in, size_t n, char *out) {
-  size_t o = 0;
-  unsigned acc = 0;
-  int bits = 0;
-  for (size_t i = 0; i < n; i++) {
-    int v = b64_value(in[i]);
-    if (v < 0)
-      return -1;
-    acc = (acc << 6) | (unsigned)v;
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      char c = (char)((acc >> bits) & 0xff);
-      if (c == '\0')
-        return -1;
-      if (out)
-        out[o] = c;
-      o++;
-    }
-  }
-  return (long)o;
-}
-
 int mcp__http_header_decode(const char *value, size_t len, char **out,
                             size_t *out_len) {
   static const char pre[] = "=?base64?", post[] = "?=";
@@ -305,19 +264,15 @@ int mcp__http_header_decode(const char *value, size_t len, char **out,
     /* Canonical base64 only (SEP-2243): whole quanta, padding at the end
      * and nowhere else. */
     const char *in = value + npre;
-    size_t n = len - npre - npost;
-    if (n % 4 != 0)
+    size_t n = len - npre - npost, o;
+    /* A decoded NUL could not be compared with JSON text. */
+    if (!mcp__base64_decode(in, n, NULL, 0, &o, MCP__BASE64_NO_NUL))
       return MCP_EINVAL;
-    if (n > 0 && in[n - 1] == '=')
-      n -= n > 1 && in[n - 2] == '=' ? 2 : 1;
-    long o = b64_decode(in, n, NULL);
-    if (o < 0)
-      return MCP_EINVAL;
-    if ((*out = mcp_malloc((size_t)o + 1)) == NULL)
+    if ((*out = mcp_malloc(o + 1)) == NULL)
       return MCP_ENOMEM;
-    b64_decode(in, n, *out);
+    mcp__base64_decode(in, n, (unsigned char *)*out, o, NULL, 0);
     (*out)[o] = '\0';
-    *out_len = (size_t)o;
+    *out_len = o;
     return 0;
   }
   /* A plain value: visible ASCII and spaces only. */

@@ -35,6 +35,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "base.h"
 #include "mcp/http.h"
 
 struct MHD_Connection;
@@ -486,10 +487,6 @@ struct mcp__http_req {
 #define MCP__HTTP_POST 1
 #define MCP__HTTP_GET 2
 #define MCP__HTTP_DELETE 3
-
-/* Unpadded base64url (RFC 4648 §5) of n bytes into out, which has room
- * for 4 * ceil(n / 3) + 1 characters; NUL-terminated (http_session.c). */
-void mcp__http_base64url(const unsigned char *in, size_t n, char *out);
 
 /* Small copies shared by the transport's files (lib/http.c). */
 char *mcp__http_strdup(const char *s); /* NULL for NULL or no memory */

@@ -8,11 +8,9 @@
  * without token verification never initialises OpenSSL's RNG (about 2 MiB
  * of resident memory per process). Lookups hash the presented id and
  * compare in constant time; an unknown id allocates nothing. */
-#include <errno.h>
 #include <openssl/crypto.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 
 #include "http_impl.h"
 
@@ -36,43 +34,6 @@ int mcp__http_sessions_init(mcp_http *h) {
     return MCP_ENOMEM;
   h->nbuckets = n;
   return 0;
-}
-
-/* Fills buf from getrandom, retrying on a signal and on a short read.
- * Returns 0, or -1 when the kernel's generator refuses. */
-static int random_bytes(unsigned char *buf, size_t n) {
-  while (n > 0) {
-    ssize_t r = getrandom(buf, n, 0);
-    if (r < 0 && errno == EINTR)
-      continue;
-    if (r <= 0)
-      return -1;
-    buf += r;
-    n -= (size_t)r;
-  }
-  return 0;
-}
-
-void mcp__http_base64url(const unsigned char *in, size_t n, char *out) {
-  static const char abc[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-  size_t o = 0, i = 0;
-  for (; i + 2 < n; i += 3) {
-    unsigned v = (unsigned)in[i] << 16 | (unsigned)in[i + 1] << 8 | in[i + 2];
-    out[o++] = abc[v >> 18 & 63];
-    out[o++] = abc[v >> 12 & 63];
-    out[o++] = abc[v >> 6 & 63];
-    out[o++] = abc[v & 63];
-  }
-  if (i < n) { /* one or two bytes left: two or three characters */
-    unsigned v =
-        (unsigned)in[i] << 16 | (i + 1 < n ? (unsigned)in[i + 1] << 8 : 0u);
-    out[o++] = abc[v >> 18 & 63];
-    out[o++] = abc[v >> 12 & 63];
-    if (i + 1 < n)
-      out[o++] = abc[v >> 6 & 63];
-  }
-  out[o] = '\0';
 }
 
 /* The session's callback: messages no request asked for (list_changed)
@@ -125,11 +86,11 @@ int mcp__http_session_create(mcp_http *h, const mcp__http_caller *caller,
   unsigned char raw[SID_BYTES];
   if (hs == NULL)
     goto fail;
-  if (random_bytes(raw, sizeof raw) != 0) {
+  if (mcp__random(raw, sizeof raw) != 0) {
     rc = MCP_EIO;
     goto fail;
   }
-  mcp__http_base64url(raw, sizeof raw, hs->id);
+  mcp__base64_encode(hs->id, raw, sizeof raw, MCP__BASE64_URL);
   OPENSSL_cleanse(raw, sizeof raw);
   const mcp_principal *who = &caller->principal;
   if ((who->subject &&

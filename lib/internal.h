@@ -9,105 +9,7 @@
 
 #include "mcp/mcp.h"
 
-/* ---- allocator (lib/alloc.c) --------------------------------------------
- * Every allocation of the library, cJSON's included, goes through these, so
- * the allocator hook sees all of them and a test can fail any one. */
-void *mcp__malloc(size_t n);
-void *mcp__calloc(size_t count, size_t n);
-void *mcp__realloc(void *p, size_t n);
-void mcp__free(void *p);
-char *mcp__strdup(const char *s); /* NULL for NULL or on failure */
-char *mcp__strndup(const char *s, size_t n);
-/* Whether a and b are the same string. Comparing first bytes settles most
- * mismatches (names and methods looked up in a message) without a call. */
-static inline bool mcp__streq(const char *a, const char *b) {
-  return a[0] == b[0] && strcmp(a, b) == 0;
-}
-
-/* ---- growable byte buffer (lib/buf.c) -----------------------------------
- * Latches its first failure: after an allocation fails every later append is
- * a no-op returning MCP_ENOMEM, so a sequence of appends needs one check. */
-typedef struct mcp__buf {
-  char *data; /* NUL-terminated when len > 0 or after mcp__buf_str */
-  size_t len;
-  size_t cap;
-  int err; /* 0 or the first error */
-} mcp__buf;
-
-/* The appends below take a short path, inline, when the bytes fit in the
- * room already there (a reply is built from dozens of small pieces); the
- * rest goes to mcp__buf_append_slow, which grows the buffer. Each returns 0
- * or the buffer's latched error. */
-int mcp__buf_append_slow(mcp__buf *b, const void *p, size_t n);
-static inline int mcp__buf_append(mcp__buf *b, const void *p, size_t n) {
-  /* cap is 0 or above len, so this keeps room for the NUL. */
-  if (b->err == 0 && n < b->cap - b->len) {
-    if (n)
-      memcpy(b->data + b->len, p, n);
-    b->len += n;
-    b->data[b->len] = '\0';
-    return 0;
-  }
-  return mcp__buf_append_slow(b, p, n);
-}
-static inline int mcp__buf_puts(mcp__buf *b, const char *s) {
-  return mcp__buf_append(b, s, strlen(s));
-}
-static inline int mcp__buf_putc(mcp__buf *b, char c) {
-  if (b->err == 0 && b->len + 1 < b->cap) {
-    b->data[b->len++] = c;
-    b->data[b->len] = '\0';
-    return 0;
-  }
-  return mcp__buf_append_slow(b, &c, 1);
-}
-int mcp__buf_printf(mcp__buf *b, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
-/* Returns the NUL-terminated contents ("" for an empty buffer), or NULL if
- * the buffer failed. The buffer still owns it. */
-const char *mcp__buf_str(mcp__buf *b);
-/* Hands the contents to the caller (free with mcp__free) and empties b. */
-char *mcp__buf_take(mcp__buf *b, size_t *len);
-void mcp__buf_free(mcp__buf *b);
-
-/* ---- small helpers (lib/util.c) ------------------------------------------ */
-/* Formats into a fixed buffer, truncating; used for error messages. */
-void mcp__fmt(char *dst, size_t n, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
-/* Base64 (RFC 4648 §4, with padding) of n bytes appended to b. */
-int mcp__base64(mcp__buf *b, const void *p, size_t n);
-/* Monotonic microseconds. */
-unsigned long long mcp__now_us(void);
-
-/* ---- crypto (lib/crypto.c) ----------------------------------------------- */
-#include <stdint.h>
-
-typedef struct mcp__sha256 {
-  uint32_t h[8];
-  unsigned long long len;
-  unsigned char buf[64];
-  size_t fill;
-} mcp__sha256;
-
-void mcp__sha256_init(mcp__sha256 *s);
-void mcp__sha256_update(mcp__sha256 *s, const void *data, size_t n);
-void mcp__sha256_final(mcp__sha256 *s, unsigned char out[32]);
-void mcp__hmac_sha256(const void *key, size_t key_len, const void *msg,
-                      size_t msg_len, unsigned char out[32]);
-/* Compares n bytes in time independent of where they differ. */
-int mcp__ct_equal(const void *a, const void *b, size_t n);
-/* Fills buf from the kernel's CSPRNG; MCP_EIO when it cannot. */
-int mcp__random(void *buf, size_t n);
-/* Unpadded base64url (RFC 4648 §5) appended to b, and its strict inverse
- * (MCP_EINVAL for anything but the canonical encoding). */
-int mcp__base64url(mcp__buf *b, const void *data, size_t n);
-int mcp__base64url_decode(const char *s, size_t n, mcp__buf *out);
+#include "base.h"
 
 /* ---- JSON-RPC envelope (lib/jsonrpc.c) -----------------------------------
  * Classifies one parsed message and frames replies. Framing writes compact
@@ -217,25 +119,6 @@ void mcp__decision_free(mcp__decision *d);
  * ones],"scopes":[every scope the tool needs]} plus "reason" when the
  * authorizer gave one. Appended to b. */
 int mcp__decision_data(mcp__buf *b, const mcp__decision *d);
-
-/* ---- protocol versions (lib/registry.c) ---------------------------------
- * Ordered oldest to newest, so feature checks are comparisons. */
-typedef enum mcp__version {
-  MCP__V2024_11_05 = 0,
-  MCP__V2025_03_26,
-  MCP__V2025_06_18,
-  MCP__V2025_11_25,
-  MCP__V2026_07_28, /* the modern era: stateless, no initialize */
-  MCP__VERSION_COUNT
-} mcp__version;
-/* The newest version initialize can negotiate. */
-#define MCP__VERSION_LATEST MCP__V2025_11_25
-/* The first version of the modern era. */
-#define MCP__VERSION_MODERN MCP__V2026_07_28
-
-const char *mcp__version_name(mcp__version v);
-/* Returns the version named s, or -1. */
-int mcp__version_find(const char *s);
 
 /* Is s 1 to max characters of [A-Za-z0-9_.-]? The rule of tool names
  * (MCP 2025-11-25), also used for input-request keys. */

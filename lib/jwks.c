@@ -42,7 +42,7 @@ static bool member_bytes(mcp__jspan jwk, const char *name, unsigned char *out,
   size_t n;
   return mcp__jwt_json_get(jwk, name, &v) &&
          mcp__jwt_json_string(v, text, sizeof text, &n) &&
-         mcp__jwt_b64url_decode(text, n, out, cap, len);
+         mcp__base64_decode(text, n, out, cap, len, MCP__BASE64_URL);
 }
 
 /* A public key from OSSL_PARAMs, checked by OpenSSL when check is set

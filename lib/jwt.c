@@ -723,7 +723,7 @@ typedef struct work {
 /* Decodes one segment, telling "too large" from "not base64url". */
 static bool segment(const char *s, size_t n, unsigned char *out, size_t cap,
                     size_t *len, const char *what, const char **why) {
-  if (mcp__jwt_b64url_decode(s, n, out, cap, len))
+  if (mcp__base64_decode(s, n, out, cap, len, MCP__BASE64_URL))
     return true;
   size_t need = n / 4 * 3 + (n % 4 > 1 ? n % 4 - 1 : 0);
   *why = need > cap ? what : "a segment is not strict base64url";

@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base.h"
 #include "jwt.h"
 
 /* ---- strict JSON over a byte span (jwt_json.c) --------------------------- */
@@ -74,13 +75,6 @@ bool mcp__jwt_json_string_is(mcp__jspan v, const char *s, size_t n);
  * Returns 0 and sets *out; -1 when v is no number; -2 when it is negative
  * or above 2^53. */
 int mcp__jwt_json_seconds(mcp__jspan v, long long *out);
-
-/* Strict, unpadded base64url (RFC 7515 §2): only the 64 URL-safe
- * characters, no length of 4k+1, unused trailing bits zero, so each byte
- * string has exactly one encoding. Writes at most cap bytes. Returns false
- * for anything else or when the result does not fit. */
-bool mcp__jwt_b64url_decode(const char *in, size_t n, unsigned char *out,
-                            size_t cap, size_t *outlen);
 
 /* ---- key sets (jwks.c) -----------------------------------------------------
  */

@@ -1,4 +1,4 @@
-/* Strict JSON read in place, and strict base64url, for the JWT verifier.
+/* Strict JSON read in place, for the JWT verifier.
  *
  * The transport may not call the engine's JSON layer (it is private to
  * libmcp), and a token must be checked without allocating, so that an
@@ -559,51 +559,4 @@ int mcp__jwt_json_seconds(mcp__jspan v, long long *out) {
   }
   *out = value;
   return 0;
-}
-
-/* ---- base64url ---------------------------------------------------------- */
-
-static int b64url(unsigned char ch) {
-  if (ch >= 'A' && ch <= 'Z')
-    return ch - 'A';
-  if (ch >= 'a' && ch <= 'z')
-    return ch - 'a' + 26;
-  if (ch >= '0' && ch <= '9')
-    return ch - '0' + 52;
-  if (ch == '-')
-    return 62;
-  if (ch == '_')
-    return 63;
-  return -1;
-}
-
-bool mcp__jwt_b64url_decode(const char *in, size_t n, unsigned char *out,
-                            size_t cap, size_t *outlen) {
-  size_t rem = n % 4;
-  if (rem == 1)
-    return false;
-  size_t need = n / 4 * 3 + (rem ? rem - 1 : 0);
-  if (need > cap)
-    return false;
-  const unsigned char *s = (const unsigned char *)in;
-  size_t o = 0;
-  unsigned long acc = 0;
-  unsigned bits = 0;
-  for (size_t i = 0; i < n; i++) {
-    int v = b64url(s[i]);
-    if (v < 0)
-      return false;
-    acc = (acc << 6) | (unsigned long)v;
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out[o++] = (unsigned char)(acc >> bits);
-      acc &= (1ul << bits) - 1;
-    }
-  }
-  /* Non-zero leftover bits would give a second spelling of the bytes. */
-  if (acc != 0)
-    return false;
-  *outlen = o;
-  return true;
 }

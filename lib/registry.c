@@ -13,18 +13,6 @@
 #include "internal.h"
 #include "uritemplate.h"
 
-static const char *const version_names[MCP__VERSION_COUNT] = {
-    "2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"};
-
-const char *mcp__version_name(mcp__version v) { return version_names[v]; }
-
-int mcp__version_find(const char *s) {
-  for (int v = 0; v < MCP__VERSION_COUNT; v++)
-    if (s && strcmp(s, version_names[v]) == 0)
-      return v;
-  return -1;
-}
-
 /* ---- validation ---------------------------------------------------------- */
 
 int mcp__name_valid(const char *name, size_t max) {

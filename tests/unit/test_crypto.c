@@ -199,7 +199,7 @@ END_TEST
 
 /* ---- base64url ----------------------------------------------------------- */
 
-/* The reference: standard base64 (lib/util.c) with '+' '/' mapped to '-'
+/* The reference: standard base64 (lib/base/base64.c) with '+' '/' mapped to '-'
  * '_' and the padding dropped. */
 static char *reference_b64url(const unsigned char *d, size_t n) {
   mcp__buf b = {0};
@@ -317,6 +317,52 @@ START_TEST(base64url_decode_reads_n_bytes) {
 }
 END_TEST
 
+/* The standard alphabet decodes strictly too: padding only at the end and
+ * exactly where it belongs, whole quanta, zero unused bits. */
+START_TEST(base64_standard_decode) {
+  static const struct {
+    const char *text;
+    const char *plain; /* NULL: refused */
+  } v[] = {{"", ""},          {"Zg==", "f"},        {"Zm8=", "fo"},
+           {"Zm9v", "foo"},   {"Zm9vYg==", "foob"}, {"+/8=", "\xfb\xff"},
+           {"Zg", NULL},      {"Zg=", NULL},        {"Zg===", NULL},
+           {"Z===", NULL},    {"=Zg=", NULL},       {"Zh==", NULL},
+           {"Zm9=", NULL},    {"-_8=", NULL},       {"Zm 9v", NULL},
+           {"Zg==Zg==", NULL}};
+  for (size_t i = 0; i < TU_COUNT(v); i++) {
+    unsigned char out[16];
+    size_t n = 99;
+    bool ok = mcp__base64_decode(v[i].text, strlen(v[i].text), out, sizeof out,
+                                 &n, 0);
+    ck_assert_msg(ok == (v[i].plain != NULL), "\"%s\"", v[i].text);
+    if (ok) {
+      ck_assert_uint_eq(n, strlen(v[i].plain));
+      ck_assert(memcmp(out, v[i].plain, n) == 0);
+      /* And back: one spelling each way. */
+      char enc[32];
+      mcp__base64_encode(enc, out, n, 0);
+      ck_assert_str_eq(enc, v[i].text);
+    }
+  }
+  /* Checking alone (no output), the room it needs, and NUL refused on
+   * request (header values are compared with JSON text). */
+  size_t n = 0;
+  ck_assert(mcp__base64_decode("Zm9vYg==", 8, NULL, 0, &n, 0) && n == 4);
+  unsigned char small[3];
+  ck_assert(!mcp__base64_decode("Zm9vYg==", 8, small, sizeof small, &n, 0));
+  ck_assert(mcp__base64_decode("AA==", 4, small, sizeof small, &n, 0));
+  ck_assert(!mcp__base64_decode("AA==", 4, small, sizeof small, &n,
+                                MCP__BASE64_NO_NUL));
+  ck_assert(!mcp__base64_decode("AAE", 3, NULL, 0, &n,
+                                MCP__BASE64_URL | MCP__BASE64_NO_NUL));
+  /* The lengths the encoders write. */
+  for (size_t k = 0; k < 10; k++) {
+    ck_assert_uint_eq(mcp__base64_len(k, 0), (k + 2) / 3 * 4);
+    ck_assert_uint_eq(mcp__base64_len(k, MCP__BASE64_URL), (k * 4 + 2) / 3);
+  }
+}
+END_TEST
+
 /* ---- constant-time comparison and randomness ----------------------------- */
 
 START_TEST(ct_equal) {
@@ -389,6 +435,7 @@ static Suite *crypto_suite(void) {
   tcase_add_test(t, base64url_known_values);
   tcase_add_test(t, base64url_decode_rejects);
   tcase_add_test(t, base64url_decode_reads_n_bytes);
+  tcase_add_test(t, base64_standard_decode);
   suite_add_tcase(s, t);
 
   t = tcase_create("primitives");
