@@ -16,6 +16,9 @@
  * JSON into an mcp__buf; a NULL id means the id could not be read. */
 #include "json.h"
 
+/* The limits every JSON-RPC message is parsed with (lib/session.c). */
+extern const mcp__json_limits mcp__message_limits;
+
 typedef enum mcp__msg_kind {
   MCP__MSG_INVALID = 0,
   MCP__MSG_REQUEST,

@@ -1,4 +1,6 @@
-/* Strict JSON layer: RFC 8259 parsing straight into a cJSON tree.
+/* The strict JSON layer (lib/json): RFC 8259 parsing straight into a
+ * cJSON tree, and the writer and text checks that go with it; the one JSON
+ * grammar of lib/, for messages, schemas and JWTs alike.
  *
  * Private to lib/. cJSON 1.7.15 accepts a great deal that RFC 8259 forbids
  * (invalid UTF-8, raw control characters, "\u0000", duplicate keys, trailing
@@ -31,6 +33,8 @@
 #define MCP_JSON_H
 
 #include <stddef.h>
+
+#include "base.h"
 
 struct cJSON;
 
@@ -85,9 +89,6 @@ typedef struct mcp__json_doc {
                           owned, NULL when there are none */
 } mcp__json_doc;
 
-/* The limits every JSON-RPC message is parsed with (lib/session.c). */
-extern const mcp__json_limits mcp__message_limits;
-
 /* Parses exactly one JSON text of len bytes (no NUL terminator needed;
  * leading and trailing JSON whitespace allowed, anything else after the value
  * is an error). lim may be NULL for the defaults.
@@ -140,14 +141,13 @@ int mcp__json_integer(const struct cJSON *node, long long *out, int *overflow);
 /* Appends the JSON encoding of the len bytes at s (valid UTF-8) as a quoted
  * string to buf. Escapes '"', '\\' and control characters only, so output
  * stays compact and identical for identical input. */
-struct mcp__buf;
-int mcp__json_quote(struct mcp__buf *buf, const char *s, size_t len);
+int mcp__json_quote(mcp__buf *buf, const char *s, size_t len);
 
 /* Appends the compact JSON text of node to b (lib/json_write.c). Numbers
  * built by mcp__json_parse are written exactly as received; other numbers as
  * cJSON would write them (non-finite ones as null). Never writes a raw
  * newline, so the output is a valid stdio frame. */
-int mcp__json_write(struct mcp__buf *b, const struct cJSON *node);
+int mcp__json_write(mcp__buf *b, const struct cJSON *node);
 
 /* Returns nonzero when the len bytes at s are valid UTF-8 without NUL
  * (lib/json_write.c). */

@@ -15,12 +15,12 @@
 #include <limits.h>
 #include <locale.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
 #include "json.h"
 
 #define DEFAULT_DEPTH 64

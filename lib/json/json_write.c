@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "json.h"
 
 static int write_number(mcp__buf *b, const cJSON *node) {
   const char *text = mcp__json_number_text(node);
