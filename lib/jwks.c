@@ -35,14 +35,12 @@ static const char *const private_members[] = {"d",  "p",   "q", "dp",   "dq",
                                               "qi", "oth", "k", "priv", NULL};
 
 /* The bytes of the base64url string member name of jwk. */
-static bool member_bytes(mcp__jspan jwk, const char *name, unsigned char *out,
+static bool member_bytes(const cJSON *jwk, const char *name, unsigned char *out,
                          size_t cap, size_t *len) {
-  mcp__jspan v;
-  char text[(MAX_RSA_BYTES + 2) / 3 * 4 + 8];
-  size_t n;
-  return mcp__jwt_json_get(jwk, name, &v) &&
-         mcp__jwt_json_string(v, text, sizeof text, &n) &&
-         mcp__base64_decode(text, n, out, cap, len, MCP__BASE64_URL);
+  const cJSON *v = mcp__jwt_member(jwk, name);
+  return cJSON_IsString(v) &&
+         mcp__base64_decode(v->valuestring, strlen(v->valuestring), out, cap,
+                            len, MCP__BASE64_URL);
 }
 
 /* A public key from OSSL_PARAMs, checked by OpenSSL when check is set
@@ -74,7 +72,7 @@ static int from_data(const char *type, OSSL_PARAM *params, bool check,
   return JWK_OK;
 }
 
-static int load_rsa(mcp__jspan jwk, mcp__jwk *k, const char **why) {
+static int load_rsa(const cJSON *jwk, mcp__jwk *k, const char **why) {
   unsigned char n[MAX_RSA_BYTES + 1], e[8];
   size_t nlen, elen;
   if (!member_bytes(jwk, "n", n, sizeof n, &nlen) ||
@@ -125,7 +123,7 @@ static int load_rsa(mcp__jspan jwk, mcp__jwk *k, const char **why) {
   return JWK_OK;
 }
 
-static int load_ec(mcp__jspan jwk, mcp__jwk *k, const char **why) {
+static int load_ec(const cJSON *jwk, mcp__jwk *k, const char **why) {
   static const struct {
     const char *crv;
     unsigned kind;
@@ -133,11 +131,11 @@ static int load_ec(mcp__jspan jwk, mcp__jwk *k, const char **why) {
   } curves[] = {{"P-256", MCP__JWK_P256, 32},
                 {"P-384", MCP__JWK_P384, 48},
                 {"P-521", MCP__JWK_P521, 66}};
-  mcp__jspan crv;
+  const cJSON *crv;
   size_t c = 3;
-  if (mcp__jwt_json_get(jwk, "crv", &crv))
+  if ((crv = mcp__jwt_member(jwk, "crv")) != NULL)
     for (c = 0; c < 3; c++)
-      if (mcp__jwt_json_string_is(crv, curves[c].crv, strlen(curves[c].crv)))
+      if (mcp__jwt_string_is(crv, curves[c].crv, strlen(curves[c].crv)))
         break;
   if (c == 3) {
     *why = "an EC key on an unsupported curve";
@@ -167,12 +165,12 @@ static int load_ec(mcp__jspan jwk, mcp__jwk *k, const char **why) {
   return rc;
 }
 
-static int load_okp(mcp__jspan jwk, mcp__jwk *k, const char **why) {
-  mcp__jspan crv;
+static int load_okp(const cJSON *jwk, mcp__jwk *k, const char **why) {
+  const cJSON *crv;
   unsigned char x[32];
   size_t xlen;
-  if (!mcp__jwt_json_get(jwk, "crv", &crv) ||
-      !mcp__jwt_json_string_is(crv, "Ed25519", 7)) {
+  if ((crv = mcp__jwt_member(jwk, "crv")) == NULL ||
+      !mcp__jwt_string_is(crv, "Ed25519", 7)) {
     *why = "an OKP key on a curve other than Ed25519";
     return JWK_SKIP;
   }
@@ -193,69 +191,67 @@ static int load_okp(mcp__jspan jwk, mcp__jwk *k, const char **why) {
 
 /* True when key_ops (RFC 7517 §4.3) is an array of strings with
  * "verify". */
-static bool ops_verify(mcp__jspan ops) {
-  mcp__jspan op;
-  size_t pos = 0;
+static bool ops_verify(const cJSON *ops) {
   bool verify = false;
-  if (mcp__jwt_json_type(ops) != MCP__J_ARRAY)
+  if (!cJSON_IsArray(ops))
     return false;
-  while (mcp__jwt_json_next(ops, &pos, &op)) {
-    if (mcp__jwt_json_type(op) != MCP__J_STRING)
+  for (const cJSON *op = ops->child; op; op = op->next) {
+    if (!cJSON_IsString(op))
       return false;
-    if (mcp__jwt_json_string_is(op, "verify", 6))
+    if (mcp__jwt_string_is(op, "verify", 6))
       verify = true;
   }
   return verify;
 }
 
-static int parse_jwk(mcp__jspan jwk, mcp__jwk *k, const char **why) {
-  mcp__jspan v;
-  if (mcp__jwt_json_type(jwk) != MCP__J_OBJECT) {
+static int parse_jwk(const cJSON *jwk, mcp__jwk *k, const char **why) {
+  const cJSON *v;
+  if (!cJSON_IsObject(jwk)) {
     *why = "a key that is not an object";
     return JWK_SKIP;
   }
   for (size_t i = 0; private_members[i] != NULL; i++) {
-    if (mcp__jwt_json_get(jwk, private_members[i], &v)) {
+    if ((v = mcp__jwt_member(jwk, private_members[i])) != NULL) {
       *why = "a key with private or secret parts";
       return JWK_SKIP;
     }
   }
-  if (mcp__jwt_json_get(jwk, "use", &v) &&
-      !mcp__jwt_json_string_is(v, "sig", 3)) {
+  if ((v = mcp__jwt_member(jwk, "use")) != NULL &&
+      !mcp__jwt_string_is(v, "sig", 3)) {
     *why = "a key whose \"use\" is not \"sig\"";
     return JWK_SKIP;
   }
-  if (mcp__jwt_json_get(jwk, "key_ops", &v) && !ops_verify(v)) {
+  if ((v = mcp__jwt_member(jwk, "key_ops")) != NULL && !ops_verify(v)) {
     *why = "a key whose \"key_ops\" lacks \"verify\"";
     return JWK_SKIP;
   }
   unsigned kinds = ~0u;
-  if (mcp__jwt_json_get(jwk, "alg", &v)) {
+  if ((v = mcp__jwt_member(jwk, "alg")) != NULL) {
     size_t len;
-    if (!mcp__jwt_json_string(v, k->alg, sizeof k->alg, &len) ||
+    if (!mcp__jwt_string(v, k->alg, sizeof k->alg, &len) ||
         (kinds = mcp__jwt_alg_kinds(k->alg, len)) == 0) {
       *why = "a key with an unsupported \"alg\"";
       return JWK_SKIP;
     }
   }
-  if (mcp__jwt_json_get(jwk, "kid", &v)) {
-    if (!mcp__jwt_json_string(v, k->kid, sizeof k->kid, &k->kid_len)) {
+  if ((v = mcp__jwt_member(jwk, "kid")) != NULL) {
+    if (!mcp__jwt_string(v, k->kid, sizeof k->kid, &k->kid_len)) {
       *why = "a key whose \"kid\" is not a string of at most 128 bytes";
       return JWK_SKIP;
     }
     k->has_kid = true;
   }
   int rc;
-  if (!mcp__jwt_json_get(jwk, "kty", &v)) {
+  if ((v = mcp__jwt_member(jwk, "kty")) == NULL) {
     *why = "a key without \"kty\"";
     return JWK_SKIP;
-  } else if (mcp__jwt_json_string_is(v, "RSA", 3)) {
+  } else if (mcp__jwt_string_is(v, "RSA", 3)) {
     rc = load_rsa(jwk, k, why);
-  } else if (mcp__jwt_json_string_is(v, "EC", 2)) {
+  } else if (mcp__jwt_string_is(v, "EC", 2)) {
     rc = load_ec(jwk, k, why);
-  } else if (mcp__jwt_json_string_is(v, "OKP", 3)) {
+  } else if (mcp__jwt_string_is(v, "OKP", 3)) {
     rc = load_okp(jwk, k, why);
-  } else if (mcp__jwt_json_string_is(v, "oct", 3)) {
+  } else if (mcp__jwt_string_is(v, "oct", 3)) {
     *why = "a symmetric (\"oct\") key";
     return JWK_SKIP;
   } else {
@@ -289,45 +285,48 @@ int mcp__jwks_parse(const char *json, size_t len, mcp__jwks **out, char *err,
                  MCP__JWKS_MAX_DOC);
     return MCP_EINVAL;
   }
-  uint32_t *scratch = OPENSSL_malloc(MCP__JSON_SCRATCH(len) * sizeof *scratch);
-  if (scratch == NULL) {
+  mcp__json_doc doc = {0};
+  char jwhy[200];
+  int prc = mcp__json_parse(json, len, &mcp__jwt_json_limits, &doc, jwhy,
+                            sizeof jwhy);
+  if (prc == MCP_ENOMEM) {
     mcp__jwt_say(err, errlen, "out of memory reading the JWKS");
     return MCP_ENOMEM;
   }
-  mcp__jspan root, keys, jwk;
-  const char *why = NULL;
-  bool ok = mcp__jwt_json_check(json, len, scratch, MCP__JSON_SCRATCH(len),
-                                &root, &why);
-  OPENSSL_free(scratch);
-  if (!ok) {
-    mcp__jwt_say(err, errlen, "the JWKS is not strict JSON: %s", why);
+  if (prc != 0 || !cJSON_IsObject(doc.root)) {
+    if (prc != 0)
+      mcp__jwt_say(err, errlen, "the JWKS is not strict JSON: %s", jwhy);
+    else
+      mcp__jwt_say(err, errlen, "the JWKS is not a JSON object");
+    mcp__json_doc_free(&doc);
     return MCP_EINVAL;
   }
-  if (!mcp__jwt_json_get(root, "keys", &keys) ||
-      mcp__jwt_json_type(keys) != MCP__J_ARRAY) {
+  const cJSON *keys = mcp__jwt_member(doc.root, "keys");
+  if (!cJSON_IsArray(keys)) {
+    mcp__json_doc_free(&doc);
     mcp__jwt_say(err, errlen, "the JWKS has no \"keys\" array");
     return MCP_EINVAL;
   }
-  size_t count = 0, pos = 0;
-  while (mcp__jwt_json_next(keys, &pos, &jwk))
-    count++;
+  size_t count = (size_t)cJSON_GetArraySize(keys);
   if (count > MCP__JWKS_MAX_KEYS) {
+    mcp__json_doc_free(&doc);
     mcp__jwt_say(err, errlen, "the JWKS has more than %d keys",
                  MCP__JWKS_MAX_KEYS);
     return MCP_EINVAL;
   }
   mcp__jwks *set = OPENSSL_zalloc(sizeof *set + count * sizeof set->keys[0]);
   if (set == NULL) {
+    mcp__json_doc_free(&doc);
     mcp__jwt_say(err, errlen, "out of memory reading the JWKS");
     return MCP_ENOMEM;
   }
   size_t skipped = 0;
-  const char *first = NULL;
-  pos = 0;
-  while (mcp__jwt_json_next(keys, &pos, &jwk)) {
+  const char *first = NULL, *why = NULL;
+  for (const cJSON *jwk = keys->child; jwk; jwk = jwk->next) {
     mcp__jwk *k = &set->keys[set->n];
     int rc = parse_jwk(jwk, k, &why);
     if (rc == JWK_NOMEM) {
+      mcp__json_doc_free(&doc);
       mcp__jwks_free(set);
       mcp__jwt_say(err, errlen, "out of memory reading the JWKS");
       return MCP_ENOMEM;
@@ -340,6 +339,8 @@ int mcp__jwks_parse(const char *json, size_t len, mcp__jwks **out, char *err,
         first = why;
     }
   }
+  /* The reasons are static texts: the document may go now. */
+  mcp__json_doc_free(&doc);
   if (set->n == 0) {
     mcp__jwks_free(set);
     if (skipped)

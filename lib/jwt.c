@@ -593,16 +593,17 @@ static bool add_scope(char *out, size_t cap, size_t *len, const char *s,
   return true;
 }
 
-static bool read_scopes(const mcp__jwt *j, mcp__jspan pay,
+static bool read_scopes(const mcp__jwt *j, const cJSON *pay,
                         mcp_token_info *info) {
   char text[sizeof info->scopes];
   size_t n = 0, len = 0;
-  mcp__jspan v, e;
-  if (!mcp__jwt_json_get(pay, j->scope_claim ? j->scope_claim : "scope", &v))
+  const cJSON *v, *e;
+  if ((v = mcp__jwt_member(pay, j->scope_claim ? j->scope_claim : "scope")) ==
+      NULL)
     return true;
-  if (mcp__jwt_json_type(v) == MCP__J_STRING) {
+  if (cJSON_IsString(v)) {
     /* Space-delimited (RFC 8693 §4.2); runs of spaces are tolerated. */
-    if (!mcp__jwt_json_string(v, text, sizeof text, &n))
+    if (!mcp__jwt_string(v, text, sizeof text, &n))
       return false;
     for (size_t i = 0; i < n;) {
       size_t end = i;
@@ -617,11 +618,10 @@ static bool read_scopes(const mcp__jwt *j, mcp__jspan pay,
   }
   /* An array of scope tokens ("scp" of some providers), only for a claim
    * the application named. */
-  if (j->scope_claim == NULL || mcp__jwt_json_type(v) != MCP__J_ARRAY)
+  if (j->scope_claim == NULL || !cJSON_IsArray(v))
     return false;
-  size_t pos = 0;
-  while (mcp__jwt_json_next(v, &pos, &e))
-    if (!mcp__jwt_json_string(e, text, sizeof text, &n) ||
+  for (e = v->child; e; e = e->next)
+    if (!mcp__jwt_string(e, text, sizeof text, &n) ||
         !add_scope(info->scopes, sizeof info->scopes, &len, text, n))
       return false;
   return true;
@@ -629,18 +629,18 @@ static bool read_scopes(const mcp__jwt *j, mcp__jspan pay,
 
 /* A NumericDate claim: absent is fine unless required. Returns false when
  * present and unreadable. */
-static bool read_date(mcp__jspan pay, const char *name, long long *out,
+static bool read_date(const cJSON *pay, const char *name, long long *out,
                       bool *present) {
-  mcp__jspan v;
-  *present = mcp__jwt_json_get(pay, name, &v);
-  return !*present || mcp__jwt_json_seconds(v, out) == 0;
+  const cJSON *v = mcp__jwt_member(pay, name);
+  *present = v != NULL;
+  return !*present || mcp__jwt_seconds(v, out) == 0;
 }
 
-static int check_claims(const mcp__jwt *j, mcp__jspan pay, mcp_token_info *info,
-                        const char **why) {
+static int check_claims(const mcp__jwt *j, const cJSON *pay,
+                        mcp_token_info *info, const char **why) {
   long long now = (long long)time(NULL), exp = 0, nbf = 0, iat = 0;
   bool has_exp, has_nbf, has_iat;
-  mcp__jspan v, e;
+  const cJSON *v, *e;
   if (!read_date(pay, "exp", &exp, &has_exp) || !has_exp) {
     *why = has_exp ? "exp is not a NumericDate in range" : "no exp";
     return MCP_EINVAL;
@@ -663,36 +663,35 @@ static int check_claims(const mcp__jwt *j, mcp__jspan pay, mcp_token_info *info,
     *why = "issued in the future (iat)";
     return MCP_EINVAL;
   }
-  if (!mcp__jwt_json_get(pay, "iss", &v) ||
-      !mcp__jwt_json_string_is(v, j->issuer, strlen(j->issuer))) {
+  if ((v = mcp__jwt_member(pay, "iss")) == NULL ||
+      !mcp__jwt_string_is(v, j->issuer, strlen(j->issuer))) {
     *why = "wrong issuer";
     return MCP_EINVAL;
   }
   size_t rlen = strlen(j->resource);
   bool ours = false;
-  if (!mcp__jwt_json_get(pay, "aud", &v)) {
+  if ((v = mcp__jwt_member(pay, "aud")) == NULL) {
     *why = "no aud";
     return MCP_EINVAL;
   }
-  if (mcp__jwt_json_type(v) == MCP__J_ARRAY) {
-    size_t pos = 0;
-    while (mcp__jwt_json_next(v, &pos, &e)) {
-      if (mcp__jwt_json_type(e) != MCP__J_STRING) {
+  if (cJSON_IsArray(v)) {
+    for (e = v->child; e; e = e->next) {
+      if (!cJSON_IsString(e)) {
         *why = "aud holds something other than strings";
         return MCP_EINVAL;
       }
-      ours = ours || mcp__jwt_json_string_is(e, j->resource, rlen);
+      ours = ours || mcp__jwt_string_is(e, j->resource, rlen);
     }
   } else {
-    ours = mcp__jwt_json_string_is(v, j->resource, rlen);
+    ours = mcp__jwt_string_is(v, j->resource, rlen);
   }
   if (!ours) {
     *why = "wrong audience";
     return MCP_EINVAL;
   }
-  if (mcp__jwt_json_get(pay, "sub", &v)) {
+  if ((v = mcp__jwt_member(pay, "sub")) != NULL) {
     size_t n = 0;
-    bool ok = mcp__jwt_json_string(v, info->subject, sizeof info->subject, &n);
+    bool ok = mcp__jwt_string(v, info->subject, sizeof info->subject, &n);
     /* The subject binds sessions and goes to logs: no control
      * characters. */
     for (size_t i = 0; ok && i < n; i++)
@@ -717,7 +716,7 @@ typedef struct work {
   unsigned char header[MCP__JWT_MAX_HEADER];
   unsigned char payload[MCP__JWT_MAX_PAYLOAD];
   unsigned char sig[MAX_SIG];
-  uint32_t scratch[MCP__JSON_SCRATCH(MCP__JWT_MAX_PAYLOAD)];
+  mcp__json_doc hdoc, pdoc; /* the header and payload parsed */
 } work;
 
 /* Decodes one segment, telling "too large" from "not base64url". */
@@ -730,9 +729,9 @@ static bool segment(const char *s, size_t n, unsigned char *out, size_t cap,
   return false;
 }
 
-static bool is_at_jwt(mcp__jspan typ) {
+static bool is_at_jwt(const cJSON *typ) {
   char t[32];
-  return mcp__jwt_json_string(typ, t, sizeof t, NULL) &&
+  return mcp__jwt_string(typ, t, sizeof t, NULL) &&
          (strcasecmp(t, "at+jwt") == 0 ||
           strcasecmp(t, "application/at+jwt") == 0);
 }
@@ -774,20 +773,19 @@ static int verify_token(mcp__jwt *j, const char *token, mcp_token_info *info,
     return MCP_EINVAL;
 
   /* The header. */
-  mcp__jspan hdr, v;
-  const char *jwhy;
-  if (!mcp__jwt_json_check((const char *)w->header, hlen, w->scratch,
-                           MCP__JSON_SCRATCH(hlen), &hdr, &jwhy)) {
-    *why = "header is not strict JSON";
-    return MCP_EINVAL;
+  int rc = mcp__jwt_parse((const char *)w->header, hlen, &w->hdoc);
+  if (rc) {
+    *why = rc == MCP_ENOMEM ? "out of memory" : "header is not strict JSON";
+    return rc == MCP_ENOMEM ? rc : MCP_EINVAL;
   }
+  const cJSON *hdr = w->hdoc.root, *v;
   char alg[16];
   size_t alen;
-  if (!mcp__jwt_json_get(hdr, "alg", &v)) {
+  if ((v = mcp__jwt_member(hdr, "alg")) == NULL) {
     *why = "no alg";
     return MCP_EINVAL;
   }
-  if (!mcp__jwt_json_string(v, alg, sizeof alg, &alen)) {
+  if (!mcp__jwt_string(v, alg, sizeof alg, &alen)) {
     *why = "unsupported alg";
     return MCP_EINVAL;
   }
@@ -799,12 +797,12 @@ static int verify_token(mcp__jwt *j, const char *token, mcp_token_info *info,
   }
   /* RFC 7515 §4.1.11: an extension the recipient does not understand
    * makes the token invalid, and this verifier understands none. */
-  if (mcp__jwt_json_get(hdr, "crit", &v)) {
+  if ((v = mcp__jwt_member(hdr, "crit")) != NULL) {
     *why = "crit names an extension this verifier does not support";
     return MCP_EINVAL;
   }
   if (j->require_at_jwt &&
-      (!mcp__jwt_json_get(hdr, "typ", &v) || !is_at_jwt(v))) {
+      ((v = mcp__jwt_member(hdr, "typ")) == NULL || !is_at_jwt(v))) {
     *why = "typ is not at+jwt";
     return MCP_EINVAL;
   }
@@ -812,8 +810,8 @@ static int verify_token(mcp__jwt *j, const char *token, mcp_token_info *info,
    * configured set. */
   char kid[MCP__JWT_MAX_KID + 1];
   size_t kid_len = 0;
-  bool has_kid = mcp__jwt_json_get(hdr, "kid", &v);
-  if (has_kid && !mcp__jwt_json_string(v, kid, sizeof kid, &kid_len)) {
+  bool has_kid = (v = mcp__jwt_member(hdr, "kid")) != NULL;
+  if (has_kid && !mcp__jwt_string(v, kid, sizeof kid, &kid_len)) {
     *why = "kid is not a string of at most 128 bytes";
     return MCP_EINVAL;
   }
@@ -821,7 +819,6 @@ static int verify_token(mcp__jwt *j, const char *token, mcp_token_info *info,
   /* The signature, over the first two segments as they were sent. */
   const unsigned char *msg = (const unsigned char *)token;
   size_t mlen = (size_t)(d2 - token);
-  int rc;
   if (a->kinds == 0) {
     if (j->secret == NULL) {
       *why = "HS256 is not enabled";
@@ -845,13 +842,12 @@ static int verify_token(mcp__jwt *j, const char *token, mcp_token_info *info,
     return MCP_EINVAL;
 
   /* The payload, now that it is known to be signed. */
-  mcp__jspan pay;
-  if (!mcp__jwt_json_check((const char *)w->payload, plen, w->scratch,
-                           MCP__JSON_SCRATCH(plen), &pay, &jwhy)) {
-    *why = "payload is not strict JSON";
-    return MCP_EINVAL;
+  rc = mcp__jwt_parse((const char *)w->payload, plen, &w->pdoc);
+  if (rc) {
+    *why = rc == MCP_ENOMEM ? "out of memory" : "payload is not strict JSON";
+    return rc == MCP_ENOMEM ? rc : MCP_EINVAL;
   }
-  return check_claims(j, pay, info, why);
+  return check_claims(j, w->pdoc.root, info, why);
 }
 
 int mcp__jwt_verify(mcp__jwt *j, const char *token, mcp_token_info *info,
@@ -859,11 +855,15 @@ int mcp__jwt_verify(mcp__jwt *j, const char *token, mcp_token_info *info,
   work w;
   const char *reason = "";
   memset(info, 0, sizeof *info);
+  memset(&w.hdoc, 0, sizeof w.hdoc);
+  memset(&w.pdoc, 0, sizeof w.pdoc);
   /* OpenSSL's errors from a refused token are ours to drop, not the
    * caller's to find later on the thread's queue. */
   ERR_set_mark();
   int rc = verify_token(j, token, info, &w, &reason);
   ERR_pop_to_mark();
+  mcp__json_doc_free(&w.hdoc);
+  mcp__json_doc_free(&w.pdoc);
   if (rc != 0)
     memset(info, 0, sizeof *info);
   mcp__jwt_say(why, whylen, "%s", rc == 0 ? "" : reason);

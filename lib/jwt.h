@@ -17,10 +17,12 @@
  * 10 seconds, then look once more. The fetch runs on the verifying
  * thread.
  *
- * Memory: verification allocates nothing itself (its buffers live on the
- * stack, about 17 KiB); OpenSSL allocates through CRYPTO_malloc, and the
- * key sets are allocated with OPENSSL_malloc, so one allocator hook
- * (CRYPTO_set_mem_functions) sees every allocation of this module. */
+ * Memory: a verification decodes the token into buffers on the stack
+ * (about 17 KiB) and parses its header and payload with the library's
+ * strict JSON layer, one pooled block each, through the allocator hook
+ * (mcp_set_allocator); OpenSSL allocates through CRYPTO_malloc, and the key
+ * sets are allocated with OPENSSL_malloc (CRYPTO_set_mem_functions sees
+ * those). */
 #ifndef MCP_JWT_H
 #define MCP_JWT_H
 

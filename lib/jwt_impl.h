@@ -1,11 +1,5 @@
 /* Declarations shared by the files of the JWT verifier (jwt.c, jwks.c,
- * jwt_json.c); the verifier's own API is in jwt.h.
- *
- * JSON here is read in place: a document is first checked against the
- * library's strict rules (RFC 8259, valid UTF-8, no "\u0000", no unpaired
- * surrogate, no duplicate member name, nesting at most 16), then values are
- * found as spans of its text. Nothing is allocated, so verifying a token
- * needs no allocation of ours. */
+ * jwt_read.c); the verifier's own API is in jwt.h. */
 #ifndef MCP_JWT_IMPL_H
 #define MCP_JWT_IMPL_H
 
@@ -14,67 +8,41 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <cjson/cJSON.h>
+
 #include "base.h"
+#include "json.h"
 #include "jwt.h"
 
-/* ---- strict JSON over a byte span (jwt_json.c) --------------------------- */
+/* ---- reading the JSON of tokens and key sets (jwt_read.c) ----------------
+ * Headers, payloads and JWKS documents are parsed by the library's one
+ * strict JSON layer (lib/json: RFC 8259, valid UTF-8, no duplicate
+ * member), into a pooled document freed when the token or set is done. */
 
-#define MCP__JSON_MAX_DEPTH 16
-#define MCP__JSON_MAX_MEMBERS 256 /* members of one object */
-#define MCP__JSON_MAX_NUMBER 63   /* characters of one number */
+/* The limits they are parsed with: nesting at most 16, at most 256 members
+ * or elements, numbers of at most 63 characters; pooled. */
+extern const mcp__json_limits mcp__jwt_json_limits;
 
-/* Entries of the scratch array mcp__jwt_json_check needs for a document of
- * n bytes: a member takes at least 4 bytes ("":0 and a separator), and at
- * most MAX_DEPTH objects of MAX_MEMBERS are open at once. */
-#define MCP__JSON_SCRATCH(n)                                                   \
-  ((n) / 4 + 1 < (size_t)MCP__JSON_MAX_DEPTH * MCP__JSON_MAX_MEMBERS           \
-       ? (n) / 4 + 1                                                           \
-       : (size_t)MCP__JSON_MAX_DEPTH * MCP__JSON_MAX_MEMBERS)
+/* Parses n bytes into doc as one JSON object. Returns 0; MCP_EINVAL when
+ * it is not strict JSON or not an object (doc is then empty); MCP_ENOMEM. */
+int mcp__jwt_parse(const char *s, size_t n, mcp__json_doc *doc);
 
-/* A JSON value: the span of its text inside a checked document. */
-typedef struct mcp__jspan {
-  const char *p;
-  size_t n;
-} mcp__jspan;
+/* The member called name of obj (an object), or NULL. */
+const cJSON *mcp__jwt_member(const cJSON *obj, const char *name);
 
-typedef enum mcp__jtype {
-  MCP__J_OBJECT,
-  MCP__J_ARRAY,
-  MCP__J_STRING,
-  MCP__J_NUMBER,
-  MCP__J_LITERAL, /* true, false, null */
-} mcp__jtype;
-
-/* Checks that s[0..n) is exactly one JSON object (whitespace around it
- * allowed) under the strict rules above. scratch holds cap entries (see
- * MCP__JSON_SCRATCH). Returns true and sets *root to the object; false
- * with *why set to a static phrase. */
-bool mcp__jwt_json_check(const char *s, size_t n, uint32_t *scratch, size_t cap,
-                         mcp__jspan *root, const char **why);
-
-mcp__jtype mcp__jwt_json_type(mcp__jspan v);
-
-/* The value of the member called name (compared after unescaping) of a
- * checked object. Returns false when absent or when obj is no object. */
-bool mcp__jwt_json_get(mcp__jspan obj, const char *name, mcp__jspan *val);
-
-/* Walks a checked array: *pos starts at 0. Returns false after the last
- * element. */
-bool mcp__jwt_json_next(mcp__jspan arr, size_t *pos, mcp__jspan *elem);
-
-/* Decodes a string value into out (cap bytes, NUL-terminated; a checked
+/* Copies a string value into out (cap bytes, NUL-terminated; a parsed
  * string never holds NUL). Returns false when v is no string or its text
  * does not fit. *len (may be NULL) receives the length. */
-bool mcp__jwt_json_string(mcp__jspan v, char *out, size_t cap, size_t *len);
+bool mcp__jwt_string(const cJSON *v, char *out, size_t cap, size_t *len);
 
-/* True when v is a string whose decoded text is the n bytes at s. */
-bool mcp__jwt_json_string_is(mcp__jspan v, const char *s, size_t n);
+/* True when v is a string whose text is the n bytes at s. */
+bool mcp__jwt_string_is(const cJSON *v, const char *s, size_t n);
 
 /* Reads a NumericDate: a non-negative JSON number, truncated to whole
- * seconds, computed exactly from its digits (no floating point, no locale).
- * Returns 0 and sets *out; -1 when v is no number; -2 when it is negative
- * or above 2^53. */
-int mcp__jwt_json_seconds(mcp__jspan v, long long *out);
+ * seconds, computed exactly from its digits as written (no floating point,
+ * no locale). Returns 0 and sets *out; -1 when v is no number; -2 when it
+ * is negative or above 2^53. */
+int mcp__jwt_seconds(const cJSON *v, long long *out);
 
 /* ---- key sets (jwks.c) -----------------------------------------------------
  */

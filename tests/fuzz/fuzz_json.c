@@ -1,4 +1,4 @@
-/* libFuzzer target: the strict JSON layer (lib/json.h).
+/* libFuzzer target: the strict JSON layer (lib/json/json.h).
  *
  * Input: one options byte, then the JSON text. The options byte picks small
  * limits now and then (bit 0 depth, bit 1 members, bit 2 string bytes, bit
@@ -12,11 +12,9 @@
  *    writes to the same bytes, and the output never holds a raw newline;
  *  - every number node keeps its text, and the integer readers agree with
  *    strtoll and with each other;
- *  - the raw text kept for "id" members parses to the value it stands for;
- *  - differential: the JWT module's in-place reader (lib/jwt_json.c), which
- *    claims the same strict rules with smaller limits, accepts exactly the
- *    objects this parser accepts within those limits, and reads the same
- *    members, strings and numbers from them. */
+ *  - the raw text kept for "id" members parses to the value it stands for.
+ * The JWT verifier reads its JSON through this same parser (lib/json is the
+ * one grammar of lib/), so there is no second reader to compare with. */
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <stdint.h>
@@ -25,7 +23,6 @@
 
 #include "internal.h"
 #include "json.h"
-#include "jwt_impl.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -104,97 +101,6 @@ static void walk(const mcp__json_doc *doc, const cJSON *node, int depth) {
     walk(doc, c, depth + 1);
 }
 
-/* ---- the differential check against lib/jwt_json.c ----------------------- */
-
-static void same_value(const cJSON *node, mcp__jspan v, int depth);
-
-static void same_string(const char *s, mcp__jspan v) {
-  size_t n = strlen(s), got = 0;
-  char *out = malloc(v.n + 1);
-  if (out == NULL)
-    abort();
-  if (!mcp__jwt_json_string(v, out, v.n + 1, &got) || got != n ||
-      memcmp(out, s, n) != 0 || !mcp__jwt_json_string_is(v, s, n))
-    abort();
-  free(out);
-}
-
-static void same_value(const cJSON *node, mcp__jspan v, int depth) {
-  mcp__jtype t = mcp__jwt_json_type(v);
-  if (cJSON_IsObject(node)) {
-    if (t != MCP__J_OBJECT)
-      abort();
-    for (const cJSON *c = node->child; c; c = c->next) {
-      mcp__jspan m;
-      if (!mcp__jwt_json_get(v, c->string, &m))
-        abort();
-      same_value(c, m, depth + 1);
-    }
-  } else if (cJSON_IsArray(node)) {
-    if (t != MCP__J_ARRAY)
-      abort();
-    size_t pos = 0;
-    mcp__jspan e;
-    const cJSON *c = node->child;
-    while (mcp__jwt_json_next(v, &pos, &e)) {
-      if (c == NULL)
-        abort();
-      same_value(c, e, depth + 1);
-      c = c->next;
-    }
-    if (c != NULL)
-      abort();
-  } else if (cJSON_IsString(node)) {
-    if (t != MCP__J_STRING)
-      abort();
-    same_string(node->valuestring, v);
-  } else if (cJSON_IsNumber(node)) {
-    const char *text = mcp__json_number_text(node);
-    if (t != MCP__J_NUMBER || v.n != strlen(text) ||
-        memcmp(v.p, text, v.n) != 0)
-      abort();
-  } else {
-    const char *lit = cJSON_IsTrue(node)    ? "true"
-                      : cJSON_IsFalse(node) ? "false"
-                                            : "null";
-    if (t != MCP__J_LITERAL || v.n != strlen(lit) || memcmp(v.p, lit, v.n))
-      abort();
-  }
-}
-
-static void differential(const char *text, size_t len) {
-  size_t cap = MCP__JSON_SCRATCH(len);
-  uint32_t *scratch = malloc(cap * sizeof *scratch);
-  if (scratch == NULL)
-    abort();
-  mcp__jspan root;
-  const char *why = NULL;
-  bool jwt_ok = mcp__jwt_json_check(text, len, scratch, cap, &root, &why);
-  if (!jwt_ok && (why == NULL || *why == '\0'))
-    abort();
-
-  /* The JWT reader's limits, in the terms of mcp__json_limits. */
-  const mcp__json_limits lim = {.max_depth = MCP__JSON_MAX_DEPTH,
-                                .max_members = MCP__JSON_MAX_MEMBERS,
-                                .max_number = MCP__JSON_MAX_NUMBER};
-  mcp__json_doc doc;
-  int rc = mcp__json_parse(text, len, &lim, &doc, NULL, 0);
-  bool ok = rc == 0 && cJSON_IsObject(doc.root);
-  if (rc == MCP_ENOMEM) {
-    free(scratch);
-    return;
-  }
-  if (ok && !jwt_ok)
-    abort(); /* the JWT reader refuses what the strict parser accepts */
-  if (jwt_ok && rc == MCP_EPARSE)
-    abort(); /* the JWT reader accepts what is not strict JSON */
-  if (ok && jwt_ok)
-    same_value(doc.root, root, 0);
-  if (rc == 0)
-    mcp__json_doc_free(&doc);
-  free(scratch);
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size < 1 || size > (1u << 20))
     return 0;
@@ -264,6 +170,5 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     mcp__buf_free(&twice);
     mcp__json_doc_free(&doc);
   }
-  differential(text, size);
   return 0;
 }
