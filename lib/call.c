@@ -15,12 +15,6 @@ static const char *what(const mcp_call *c) {
                                         : "tool";
 }
 
-int mcp__id_canonical(mcp__buf *b, const cJSON *id) {
-  if (cJSON_IsString(id))
-    return mcp__json_quote(b, id->valuestring, strlen(id->valuestring));
-  return mcp__json_write(b, id);
-}
-
 int mcp__call_new(mcp_session *s, mcp__tool *tool, mcp__version v,
                   const char *id, size_t id_len, const char *canon_id,
                   const char *progress_token, cJSON *arguments,

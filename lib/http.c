@@ -41,13 +41,6 @@
 /* Unsent bytes one SSE stream may hold before its client counts as gone. */
 #define MIN_STREAM_BUFFER ((size_t)16 << 20)
 
-/* JSON-RPC codes the transport itself answers with. */
-#define RPC_INVALID_REQUEST (-32600)
-#define RPC_INVALID_PARAMS (-32602)
-#define RPC_INTERNAL_ERROR (-32603)
-#define RPC_SERVER_BUSY (-32000)
-#define RPC_HEADER_MISMATCH (-32020)
-
 /* ---- small helpers ------------------------------------------------------- */
 
 uint64_t mcp__http_now_ms(void) {
@@ -177,34 +170,22 @@ static bool omit_id(const char *version) {
          strcmp(version, "2025-11-25") >= 0;
 }
 
-/* Answers with a JSON-RPC error. id is the request's id as JSON text, or
- * NULL when it could not be read (then omitted or null, as version asks).
- * message must not need JSON escaping. */
+/* Answers with a JSON-RPC error, framed as the engine frames its own
+ * (lib/rpc). id is the request's id as JSON text, or NULL when it could not
+ * be read (then omitted or null, as version asks). */
 static enum MHD_Result respond_error(mcp__http_req *r, unsigned status,
                                      int code, const char *message,
                                      const char *id, const char *version,
                                      const header_pair *extra, size_t nextra) {
-  size_t cap = strlen(message) + (id ? strlen(id) : 0) + 96;
-  char *body = mcp_malloc(cap);
+  mcp__buf b = {0};
+  mcp__rpc_error(&b, id, id ? strlen(id) : 0,
+                 omit_id(version) ? MCP__ID_OMIT : MCP__ID_NULL, code, message,
+                 NULL);
+  size_t len = 0;
+  char *body = mcp__buf_take(&b, &len);
   if (body == NULL)
     return MHD_NO;
-  int n;
-  if (id)
-    n = snprintf(body, cap,
-                 "{\"jsonrpc\":\"2.0\",\"id\":%s,\"error\":{\"code\":%d,"
-                 "\"message\":\"%s\"}}",
-                 id, code, message);
-  else if (omit_id(version))
-    n = snprintf(body, cap,
-                 "{\"jsonrpc\":\"2.0\",\"error\":{\"code\":%d,"
-                 "\"message\":\"%s\"}}",
-                 code, message);
-  else
-    n = snprintf(body, cap,
-                 "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":%d,"
-                 "\"message\":\"%s\"}}",
-                 code, message);
-  return respond(r, status, "application/json", body, (size_t)n, extra, nextra);
+  return respond(r, status, "application/json", body, len, extra, nextra);
 }
 
 static const char *header(mcp__http_req *r, const char *name) {
@@ -246,7 +227,7 @@ static const char *header_copy(mcp__http_req *r, const char *name, char *buf,
 static enum MHD_Result method_not_allowed(mcp__http_req *r, const char *allow,
                                           const char *version) {
   const header_pair h = {MHD_HTTP_HEADER_ALLOW, allow};
-  return respond_error(r, MHD_HTTP_METHOD_NOT_ALLOWED, RPC_INVALID_REQUEST,
+  return respond_error(r, MHD_HTTP_METHOD_NOT_ALLOWED, MCP__RPC_INVALID_REQUEST,
                        "Method Not Allowed", NULL, version, &h, 1);
 }
 
@@ -384,8 +365,8 @@ static enum MHD_Result respond_challenge(mcp_http *h, mcp__http_req *r,
   if (challenge == NULL)
     return MHD_NO;
   const header_pair hp = {MHD_HTTP_HEADER_WWW_AUTHENTICATE, challenge};
-  enum MHD_Result ret = respond_error(r, status, RPC_INVALID_REQUEST, message,
-                                      NULL, version, &hp, 1);
+  enum MHD_Result ret = respond_error(r, status, MCP__RPC_INVALID_REQUEST,
+                                      message, NULL, version, &hp, 1);
   mcp_free(challenge);
   return ret;
 }
@@ -433,8 +414,9 @@ static bool authorize(mcp_http *h, mcp__http_req *r, const header_scan *s,
     return false;
   case MCP__HTTP_AUTH_NOMEM:
   default:
-    *ret = respond_error(r, MHD_HTTP_INTERNAL_SERVER_ERROR, RPC_INTERNAL_ERROR,
-                         "Internal error", NULL, version, NULL, 0);
+    *ret = respond_error(r, MHD_HTTP_INTERNAL_SERVER_ERROR,
+                         MCP__RPC_INTERNAL_ERROR, "Internal error", NULL,
+                         version, NULL, 0);
     return false;
   }
 }
@@ -446,14 +428,16 @@ static enum MHD_Result respond_metadata(mcp_http *h, mcp__http_req *r,
   if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 &&
       strcmp(method, MHD_HTTP_METHOD_HEAD) != 0) {
     const header_pair allow = {MHD_HTTP_HEADER_ALLOW, "GET, HEAD"};
-    return respond_error(r, MHD_HTTP_METHOD_NOT_ALLOWED, RPC_INVALID_REQUEST,
-                         "Method Not Allowed", NULL, version, &allow, 1);
+    return respond_error(r, MHD_HTTP_METHOD_NOT_ALLOWED,
+                         MCP__RPC_INVALID_REQUEST, "Method Not Allowed", NULL,
+                         version, &allow, 1);
   }
   size_t len = 0;
   char *doc = mcp__http_auth_prm(h, &len);
   if (doc == NULL)
-    return respond_error(r, MHD_HTTP_INTERNAL_SERVER_ERROR, RPC_INTERNAL_ERROR,
-                         "Internal error", NULL, version, NULL, 0);
+    return respond_error(r, MHD_HTTP_INTERNAL_SERVER_ERROR,
+                         MCP__RPC_INTERNAL_ERROR, "Internal error", NULL,
+                         version, NULL, 0);
   return respond(r, MHD_HTTP_OK, "application/json", doc, len, NULL, 0);
 }
 
@@ -484,14 +468,14 @@ static bool precheck(mcp_http *h, mcp__http_req *r, const char *url,
   bool stopping = h->stopping;
   pthread_mutex_unlock(&h->lock);
   if (stopping) {
-    *ret = respond_error(r, MHD_HTTP_SERVICE_UNAVAILABLE, RPC_SERVER_BUSY,
+    *ret = respond_error(r, MHD_HTTP_SERVICE_UNAVAILABLE, MCP__RPC_SERVER_BUSY,
                          "Service Unavailable: the server is stopping", NULL,
                          version, NULL, 0);
     return false;
   }
   /* DNS rebinding first: a foreign Host or Origin learns nothing else. */
   if (s.nhost != 1) {
-    *ret = respond_error(r, MHD_HTTP_BAD_REQUEST, RPC_INVALID_REQUEST,
+    *ret = respond_error(r, MHD_HTTP_BAD_REQUEST, MCP__RPC_INVALID_REQUEST,
                          s.nhost ? "Bad Request: more than one Host header"
                                  : "Bad Request: a Host header is required",
                          NULL, version, NULL, 0);
@@ -502,7 +486,7 @@ static bool precheck(mcp_http *h, mcp__http_req *r, const char *url,
       (s.norigin == 1 &&
        !mcp__http_origin_allowed(origins, s.origin, s.origin_len))) {
     *ret =
-        respond_error(r, MHD_HTTP_FORBIDDEN, RPC_INVALID_REQUEST,
+        respond_error(r, MHD_HTTP_FORBIDDEN, MCP__RPC_INVALID_REQUEST,
                       s.norigin && !s.host_nul &&
                               mcp__http_host_allowed(hosts, s.host, s.host_len)
                           ? "Forbidden: this Origin is not allowed"
@@ -522,7 +506,7 @@ static bool precheck(mcp_http *h, mcp__http_req *r, const char *url,
           strncasecmp(s.fetch_site, "same-origin", 11) == 0) ||
          (s.fetch_site_len == 4 &&
           strncasecmp(s.fetch_site, "none", 4) == 0)))) {
-    *ret = respond_error(r, MHD_HTTP_FORBIDDEN, RPC_INVALID_REQUEST,
+    *ret = respond_error(r, MHD_HTTP_FORBIDDEN, MCP__RPC_INVALID_REQUEST,
                          "Forbidden: a browser request from another site "
                          "without Origin",
                          NULL, version, NULL, 0);
@@ -541,7 +525,7 @@ static bool precheck(mcp_http *h, mcp__http_req *r, const char *url,
     r->caller.principal = h->principal;
   }
   if (strcmp(url, h->path) != 0) {
-    *ret = respond_error(r, MHD_HTTP_NOT_FOUND, RPC_INVALID_REQUEST,
+    *ret = respond_error(r, MHD_HTTP_NOT_FOUND, MCP__RPC_INVALID_REQUEST,
                          "Not Found", NULL, version, NULL, 0);
     return false;
   }
@@ -563,7 +547,7 @@ static bool precheck(mcp_http *h, mcp__http_req *r, const char *url,
                  strncasecmp(s.transfer_encoding, "chunked", 7) == 0;
   if (s.ncritical_dup || s.nul || s.nte > 1 || (s.nte && !chunked) ||
       (s.nte && s.has_content_length)) {
-    *ret = respond_error(r, MHD_HTTP_BAD_REQUEST, RPC_INVALID_REQUEST,
+    *ret = respond_error(r, MHD_HTTP_BAD_REQUEST, MCP__RPC_INVALID_REQUEST,
                          "Bad Request: duplicate, malformed or conflicting "
                          "headers",
                          NULL, version, NULL, 0);
@@ -572,16 +556,16 @@ static bool precheck(mcp_http *h, mcp__http_req *r, const char *url,
   if (r->method != MCP__HTTP_POST)
     return true;
   if (!mcp__http_content_type_json(header(r, "Content-Type"))) {
-    *ret =
-        respond_error(r, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE, RPC_INVALID_REQUEST,
-                      "Unsupported Media Type: the body must be "
-                      "application/json",
-                      NULL, version, NULL, 0);
+    *ret = respond_error(r, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE,
+                         MCP__RPC_INVALID_REQUEST,
+                         "Unsupported Media Type: the body must be "
+                         "application/json",
+                         NULL, version, NULL, 0);
     return false;
   }
   if ((s.accept & (MCP__HTTP_ACCEPT_JSON | MCP__HTTP_ACCEPT_SSE)) !=
       (MCP__HTTP_ACCEPT_JSON | MCP__HTTP_ACCEPT_SSE)) {
-    *ret = respond_error(r, MHD_HTTP_NOT_ACCEPTABLE, RPC_INVALID_REQUEST,
+    *ret = respond_error(r, MHD_HTTP_NOT_ACCEPTABLE, MCP__RPC_INVALID_REQUEST,
                          "Not Acceptable: the client must accept both "
                          "application/json and text/event-stream",
                          NULL, version, NULL, 0);
@@ -594,14 +578,15 @@ static bool precheck(mcp_http *h, mcp__http_req *r, const char *url,
     errno = 0;
     unsigned long long n = strtoull(cl, &end, 10);
     if (*cl < '0' || *cl > '9' || *end != '\0' || errno == ERANGE) {
-      *ret = respond_error(r, MHD_HTTP_BAD_REQUEST, RPC_INVALID_REQUEST,
+      *ret = respond_error(r, MHD_HTTP_BAD_REQUEST, MCP__RPC_INVALID_REQUEST,
                            "Bad Request: malformed Content-Length", NULL,
                            version, NULL, 0);
       return false;
     }
     if (n > h->max_body) {
-      *ret = respond_error(r, MHD_HTTP_CONTENT_TOO_LARGE, RPC_INVALID_REQUEST,
-                           "Content Too Large", NULL, version, NULL, 0);
+      *ret =
+          respond_error(r, MHD_HTTP_CONTENT_TOO_LARGE, MCP__RPC_INVALID_REQUEST,
+                        "Content Too Large", NULL, version, NULL, 0);
       return false;
     }
     if (n > 0 && (r->body = mcp_malloc((size_t)n)) == NULL) {
@@ -862,8 +847,9 @@ static enum MHD_Result finish_post(mcp_http *h, mcp__http_req *r, const peek *p,
                                    const char *session_id,
                                    const char *version) {
   if (rc == MCP_ENOMEM || rc == MCP_ECLOSED)
-    return respond_error(r, MHD_HTTP_INTERNAL_SERVER_ERROR, RPC_INTERNAL_ERROR,
-                         "Internal error", p->id, version, NULL, 0);
+    return respond_error(r, MHD_HTTP_INTERNAL_SERVER_ERROR,
+                         MCP__RPC_INTERNAL_ERROR, "Internal error", p->id,
+                         version, NULL, 0);
   char *json = NULL;
   size_t len = 0;
   /* A tools/call the policy refused for a missing scope is answered 403
@@ -904,9 +890,9 @@ static enum MHD_Result finish_post(mcp_http *h, mcp__http_req *r, const peek *p,
      * overflowing event stream does. */
     const header_pair closing = {MHD_HTTP_HEADER_CONNECTION, "close"};
     bool overflow = mcp__http_stream_ended(r->stream);
-    return respond_error(r, MHD_HTTP_INTERNAL_SERVER_ERROR, RPC_INTERNAL_ERROR,
-                         "Internal error", p->id, version, &closing,
-                         overflow ? 1 : 0);
+    return respond_error(r, MHD_HTTP_INTERNAL_SERVER_ERROR,
+                         MCP__RPC_INTERNAL_ERROR, "Internal error", p->id,
+                         version, &closing, overflow ? 1 : 0);
   }
   const header_pair sid = {"Mcp-Session-Id", session_id};
   if (mode == MCP__HTTP_MODE_JSON && forbidden) {
@@ -932,13 +918,15 @@ static enum MHD_Result finish_post(mcp_http *h, mcp__http_req *r, const peek *p,
   /* One message: its status follows the digest's mapping. */
   unsigned status = MHD_HTTP_OK;
   int code = error_code(json, len);
-  if (code == -32700 || code == RPC_INVALID_REQUEST)
+  if (code == MCP__RPC_PARSE_ERROR || code == MCP__RPC_INVALID_REQUEST)
     status = MHD_HTTP_BAD_REQUEST;
   if (modern) {
-    if (code == -32601)
+    if (code == MCP__RPC_METHOD_NOT_FOUND)
       status = MHD_HTTP_NOT_FOUND;
-    else if (code == RPC_HEADER_MISMATCH || code == -32021 || code == -32022 ||
-             (code == RPC_INVALID_PARAMS && !p->meta_ok))
+    else if (code == MCP__RPC_HEADER_MISMATCH ||
+             code == MCP__RPC_MISSING_CAPABILITY ||
+             code == MCP__RPC_UNSUPPORTED_VERSION ||
+             (code == MCP__RPC_INVALID_PARAMS && !p->meta_ok))
       status = MHD_HTTP_BAD_REQUEST;
   }
   return respond(r, status, "application/json", json, len, &sid, 1);
@@ -1099,7 +1087,7 @@ static enum MHD_Result post_modern(mcp_http *h, mcp__http_req *r, peek *p) {
   const char *version = MCP__HTTP_MODERN_VERSION;
   if (p->method && p->has_id && p->meta_version == NULL)
     return respond_error(
-        r, MHD_HTTP_BAD_REQUEST, RPC_INVALID_PARAMS,
+        r, MHD_HTTP_BAD_REQUEST, MCP__RPC_INVALID_PARAMS,
         "Invalid params: _meta[io.modelcontextprotocol/protocolVersion] is "
         "required (a string)",
         p->id, version, NULL, 0);
@@ -1113,11 +1101,11 @@ static enum MHD_Result post_modern(mcp_http *h, mcp__http_req *r, peek *p) {
     why = (why || oom) ? why : param_mismatch(h, r, p, buf, sizeof buf, &oom);
     if (oom)
       return respond_error(r, MHD_HTTP_INTERNAL_SERVER_ERROR,
-                           RPC_INTERNAL_ERROR, "Internal error", p->id, version,
-                           NULL, 0);
+                           MCP__RPC_INTERNAL_ERROR, "Internal error", p->id,
+                           version, NULL, 0);
     if (why)
-      return respond_error(r, MHD_HTTP_BAD_REQUEST, RPC_HEADER_MISMATCH, why,
-                           p->id, version, NULL, 0);
+      return respond_error(r, MHD_HTTP_BAD_REQUEST, MCP__RPC_HEADER_MISMATCH,
+                           why, p->id, version, NULL, 0);
   }
   size_t out_cap =
       h->max_body > MIN_STREAM_BUFFER ? h->max_body : MIN_STREAM_BUFFER;
@@ -1125,8 +1113,9 @@ static enum MHD_Result post_modern(mcp_http *h, mcp__http_req *r, peek *p) {
                       &r->ephemeral) != 0 ||
       (r->stream = mcp__http_stream_new(h->hub, MCP__HTTP_STREAM_MODERN, 0, 0,
                                         out_cap)) == NULL)
-    return respond_error(r, MHD_HTTP_INTERNAL_SERVER_ERROR, RPC_INTERNAL_ERROR,
-                         "Internal error", p->id, version, NULL, 0);
+    return respond_error(r, MHD_HTTP_INTERNAL_SERVER_ERROR,
+                         MCP__RPC_INTERNAL_ERROR, "Internal error", p->id,
+                         version, NULL, 0);
   int rc = receive(r->ephemeral, r, p);
   return finish_post(h, r, p, rc, true, false, NULL, version);
 }
@@ -1138,47 +1127,47 @@ static enum MHD_Result post_legacy(mcp_http *h, mcp__http_req *r, peek *p) {
   bool created = false;
   if (!header_span(r, "Mcp-Session-Id", &sid, &sid_len)) {
     if (p->root == NULL)
-      return respond_error(r, MHD_HTTP_BAD_REQUEST, -32700,
+      return respond_error(r, MHD_HTTP_BAD_REQUEST, MCP__RPC_PARSE_ERROR,
                            "Parse error: the body is not valid JSON", NULL,
                            version, NULL, 0);
     if (!p->initialize)
-      return respond_error(r, MHD_HTTP_BAD_REQUEST, RPC_INVALID_REQUEST,
+      return respond_error(r, MHD_HTTP_BAD_REQUEST, MCP__RPC_INVALID_REQUEST,
                            "Bad Request: Mcp-Session-Id header is required",
                            p->id, version, NULL, 0);
     int rc = mcp__http_session_create(h, &r->caller, &r->session);
     if (rc == MCP_ELIMIT) {
       const header_pair retry = {MHD_HTTP_HEADER_RETRY_AFTER, "5"};
-      return respond_error(r, MHD_HTTP_SERVICE_UNAVAILABLE, RPC_SERVER_BUSY,
-                           "Service Unavailable: too many sessions", p->id,
-                           version, &retry, 1);
+      return respond_error(
+          r, MHD_HTTP_SERVICE_UNAVAILABLE, MCP__RPC_SERVER_BUSY,
+          "Service Unavailable: too many sessions", p->id, version, &retry, 1);
     }
     if (rc)
       return respond_error(
-          r, MHD_HTTP_INTERNAL_SERVER_ERROR, RPC_INTERNAL_ERROR,
+          r, MHD_HTTP_INTERNAL_SERVER_ERROR, MCP__RPC_INTERNAL_ERROR,
           rc == MCP_EIO ? "Internal error: no session id could be made"
                         : "Internal error",
           p->id, version, NULL, 0);
     created = true;
   } else {
     if (!mcp__http_visible_ascii(sid, sid_len, 256))
-      return respond_error(r, MHD_HTTP_BAD_REQUEST, RPC_INVALID_REQUEST,
+      return respond_error(r, MHD_HTTP_BAD_REQUEST, MCP__RPC_INVALID_REQUEST,
                            "Bad Request: malformed Mcp-Session-Id", p->id,
                            version, NULL, 0);
     if (version && !mcp__http_legacy_version(version))
-      return respond_error(r, MHD_HTTP_BAD_REQUEST, RPC_INVALID_REQUEST,
+      return respond_error(r, MHD_HTTP_BAD_REQUEST, MCP__RPC_INVALID_REQUEST,
                            "Bad Request: unsupported MCP-Protocol-Version",
                            p->id, NULL, NULL, 0);
     /* The engine session decides with the scopes it was created with, so
      * only a token with those same scopes may drive it. */
     r->session = mcp__http_session_find(h, sid, sid_len, &r->caller, true);
     if (r->session == NULL)
-      return respond_error(r, MHD_HTTP_NOT_FOUND, RPC_INVALID_REQUEST,
+      return respond_error(r, MHD_HTTP_NOT_FOUND, MCP__RPC_INVALID_REQUEST,
                            "Not Found: no such session", p->id, version, NULL,
                            0);
     if (p->ncalls &&
         mcp_session_pending(r->session->mcp) + p->ncalls > h->max_inflight) {
       const header_pair retry = {MHD_HTTP_HEADER_RETRY_AFTER, "1"};
-      return respond_error(r, MHD_HTTP_TOO_MANY_REQUESTS, RPC_SERVER_BUSY,
+      return respond_error(r, MHD_HTTP_TOO_MANY_REQUESTS, MCP__RPC_SERVER_BUSY,
                            "too many requests in flight", p->id, version,
                            &retry, 1);
     }
@@ -1192,7 +1181,8 @@ static enum MHD_Result post_legacy(mcp_http *h, mcp__http_req *r, peek *p) {
     return respond_error(r,
                          stopping ? MHD_HTTP_SERVICE_UNAVAILABLE
                                   : MHD_HTTP_INTERNAL_SERVER_ERROR,
-                         stopping ? RPC_SERVER_BUSY : RPC_INTERNAL_ERROR,
+                         stopping ? MCP__RPC_SERVER_BUSY
+                                  : MCP__RPC_INTERNAL_ERROR,
                          stopping ? "Service Unavailable" : "Internal error",
                          p->id, version, NULL, 0);
   pthread_mutex_lock(&hs->drive);
@@ -1222,8 +1212,9 @@ static enum MHD_Result dispatch_post(mcp_http *h, mcp__http_req *r) {
       (version && strcmp(version, MCP__HTTP_MODERN_VERSION) == 0) || p.modern;
   enum MHD_Result ret;
   if (p.oom)
-    ret = respond_error(r, MHD_HTTP_INTERNAL_SERVER_ERROR, RPC_INTERNAL_ERROR,
-                        "Internal error", NULL, version, NULL, 0);
+    ret = respond_error(r, MHD_HTTP_INTERNAL_SERVER_ERROR,
+                        MCP__RPC_INTERNAL_ERROR, "Internal error", NULL,
+                        version, NULL, 0);
   else
     ret = modern ? post_modern(h, r, &p) : post_legacy(h, r, &p);
   peek_free(&p);
@@ -1239,14 +1230,14 @@ static bool find_session(mcp_http *h, mcp__http_req *r, const char *version,
   const char *sid;
   size_t sid_len;
   if (!header_span(r, "Mcp-Session-Id", &sid, &sid_len)) {
-    *ret = respond_error(r, MHD_HTTP_BAD_REQUEST, RPC_INVALID_REQUEST,
+    *ret = respond_error(r, MHD_HTTP_BAD_REQUEST, MCP__RPC_INVALID_REQUEST,
                          "Bad Request: Mcp-Session-Id header is required", NULL,
                          version, NULL, 0);
     return false;
   }
   if (!mcp__http_visible_ascii(sid, sid_len, 256) ||
       (version && !mcp__http_legacy_version(version))) {
-    *ret = respond_error(r, MHD_HTTP_BAD_REQUEST, RPC_INVALID_REQUEST,
+    *ret = respond_error(r, MHD_HTTP_BAD_REQUEST, MCP__RPC_INVALID_REQUEST,
                          "Bad Request: malformed Mcp-Session-Id or "
                          "unsupported MCP-Protocol-Version",
                          NULL, NULL, NULL, 0);
@@ -1258,7 +1249,7 @@ static bool find_session(mcp_http *h, mcp__http_req *r, const char *version,
    * answer. */
   r->session = mcp__http_session_find(h, sid, sid_len, &r->caller, true);
   if (r->session == NULL) {
-    *ret = respond_error(r, MHD_HTTP_NOT_FOUND, RPC_INVALID_REQUEST,
+    *ret = respond_error(r, MHD_HTTP_NOT_FOUND, MCP__RPC_INVALID_REQUEST,
                          "Not Found: no such session", NULL, version, NULL, 0);
     return false;
   }
@@ -1273,7 +1264,7 @@ static enum MHD_Result handle_get(mcp_http *h, mcp__http_req *r) {
   if (h->disable_get)
     return method_not_allowed(r, "POST, DELETE", version);
   if (!(mcp__http_accept(header(r, "Accept")) & MCP__HTTP_ACCEPT_SSE))
-    return respond_error(r, MHD_HTTP_NOT_ACCEPTABLE, RPC_INVALID_REQUEST,
+    return respond_error(r, MHD_HTTP_NOT_ACCEPTABLE, MCP__RPC_INVALID_REQUEST,
                          "Not Acceptable: GET opens a text/event-stream", NULL,
                          version, NULL, 0);
   if (!find_session(h, r, version, &ret))
@@ -1329,19 +1320,20 @@ static enum MHD_Result handle_get(mcp_http *h, mcp__http_req *r) {
   pthread_mutex_unlock(&h->lock);
   mcp__http_resume(h->hub, old);
   if (rc == -1)
-    return respond_error(r, MHD_HTTP_CONFLICT, RPC_INVALID_REQUEST,
+    return respond_error(r, MHD_HTTP_CONFLICT, MCP__RPC_INVALID_REQUEST,
                          "Conflict: this stream is already open", NULL, version,
                          NULL, 0);
   if (rc == -3)
-    return respond_error(r, MHD_HTTP_SERVICE_UNAVAILABLE, RPC_SERVER_BUSY,
+    return respond_error(r, MHD_HTTP_SERVICE_UNAVAILABLE, MCP__RPC_SERVER_BUSY,
                          "Service Unavailable", NULL, version, NULL, 0);
   if (rc != 0 && last)
-    return respond_error(r, MHD_HTTP_NOT_FOUND, RPC_INVALID_REQUEST,
+    return respond_error(r, MHD_HTTP_NOT_FOUND, MCP__RPC_INVALID_REQUEST,
                          "Not Found: no such event stream", NULL, version, NULL,
                          0);
   if (rc != 0) /* no standalone stream could be made */
-    return respond_error(r, MHD_HTTP_INTERNAL_SERVER_ERROR, RPC_INTERNAL_ERROR,
-                         "Internal error", NULL, version, NULL, 0);
+    return respond_error(r, MHD_HTTP_INTERNAL_SERVER_ERROR,
+                         MCP__RPC_INTERNAL_ERROR, "Internal error", NULL,
+                         version, NULL, 0);
   return respond_sse(r, NULL);
 }
 

@@ -37,6 +37,7 @@
 
 #include "base.h"
 #include "mcp/http.h"
+#include "rpc.h"
 
 struct MHD_Connection;
 struct MHD_Daemon;

@@ -866,10 +866,6 @@ static int receive_doc(mcp_session *s, mcp__json_doc *doc, mcp__sink *sink) {
   return receive_end(s, &ctx);
 }
 
-/* How a message is parsed: the default limits, its nodes in a pool (one
- * allocation for a typical request instead of one per node). */
-const mcp__json_limits mcp__message_limits = {.pooled = 1};
-
 /* Parses message into doc. One the session cannot read is answered here
  * (*rc says how that went, 0 is returned); in a frame of its own, so that
  * the buffers of the reason are off the stack while a parsed message is

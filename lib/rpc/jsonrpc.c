@@ -5,7 +5,7 @@
 #include <pthread.h>
 #include <string.h>
 
-#include "internal.h"
+#include "rpc.h"
 
 /* An id is usable when it is a string or an integer number. */
 static int id_usable(const cJSON *id) {
@@ -150,4 +150,12 @@ int mcp__rpc_notification(mcp__buf *b, const char *method, const char *params) {
     mcp__buf_puts(b, params);
   }
   return mcp__buf_putc(b, '}');
+}
+
+const mcp__json_limits mcp__message_limits = {.pooled = 1};
+
+int mcp__id_canonical(mcp__buf *b, const cJSON *id) {
+  if (cJSON_IsString(id))
+    return mcp__json_quote(b, id->valuestring, strlen(id->valuestring));
+  return mcp__json_write(b, id);
 }
