@@ -306,10 +306,6 @@ bool mcp__http_event_id_parse(const char *value, unsigned *stream,
 }
 
 bool mcp__http_legacy_version(const char *value) {
-  static const char *const versions[] = {"2024-11-05", "2025-03-26",
-                                         "2025-06-18", "2025-11-25"};
-  for (size_t i = 0; value && i < sizeof versions / sizeof versions[0]; i++)
-    if (strcmp(value, versions[i]) == 0)
-      return true;
-  return false;
+  int v = mcp__version_find(value);
+  return v >= 0 && v < MCP__VERSION_MODERN;
 }

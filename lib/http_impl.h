@@ -150,9 +150,9 @@ int mcp__http_header_decode(const char *value, size_t len, char **out,
 bool mcp__http_event_id_parse(const char *value, unsigned *stream,
                               unsigned long long *seq);
 
-/* Protocol versions this transport routes: the legacy ones an HTTP session
- * may use, and the modern one. */
-#define MCP__HTTP_MODERN_VERSION "2026-07-28"
+/* Protocol versions this transport routes, from the one table of
+ * lib/base: the legacy ones an HTTP session may use, and the modern one. */
+#define MCP__HTTP_MODERN_VERSION (mcp__version_name(MCP__VERSION_MODERN))
 bool mcp__http_legacy_version(const char *value);
 
 /* ---- authorization (http_auth.c) ---------------------------------------- */
