@@ -16,7 +16,7 @@
 #include "internal.h"
 #include "json.h"
 #include "regex.h"
-#include "schema_impl.h"
+#include "schema_int.h"
 #include "testutil.h"
 
 /* ---- helpers ------------------------------------------------------------- */

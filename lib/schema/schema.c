@@ -3,7 +3,7 @@
  * The compiler walks the document through the keywords that hold
  * subschemas, checks every keyword it knows (an invalid schema is refused,
  * naming the JSON pointer of the offending value), and turns each
- * subschema into a node (see schema_impl.h). Identifiers come next: every
+ * subschema into a node (see schema_int.h). Identifiers come next: every
  * "$id", "$anchor" and "$dynamicAnchor" is resolved to an absolute URI and
  * every "$ref" and "$dynamicRef" to a node, within the same document (or
  * documents the caller hands over already parsed) — nothing is ever
@@ -21,7 +21,7 @@
 #include <string.h>
 
 #include "json.h"
-#include "schema_impl.h"
+#include "schema_int.h"
 
 #define DEFAULT_BASE "mcp://schema/root"
 #define META_2020_12 "https://json-schema.org/draft/2020-12/schema"

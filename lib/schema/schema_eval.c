@@ -26,7 +26,7 @@
 #include <string.h>
 
 #include "json.h"
-#include "schema_impl.h"
+#include "schema_int.h"
 
 enum { V_FAIL = 0, V_OK = 1, V_STOP = -1 };
 

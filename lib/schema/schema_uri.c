@@ -6,7 +6,7 @@
  * Nothing here ever dereferences a URI. */
 #include <string.h>
 
-#include "schema_impl.h"
+#include "schema_int.h"
 
 typedef struct span {
   const char *p;

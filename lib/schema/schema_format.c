@@ -8,7 +8,7 @@
  * annotations even when assertion is on. */
 #include <string.h>
 
-#include "schema_impl.h"
+#include "schema_int.h"
 
 static const struct {
   const char *name, *example;

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "json.h"
-#include "schema_impl.h"
+#include "schema_int.h"
 
 /* Reads decimal number text (JSON grammar, or what printf %g writes). */
 static void dec_parse(const char *t, mcp__dec *out) {

@@ -7,14 +7,14 @@
  * hash table, $ref to a node index), so validating is a walk over the
  * instance with no parsing, no lookups by name and, for all but large
  * objects and arrays, no allocation. */
-#ifndef MCP_SCHEMA_IMPL_H
-#define MCP_SCHEMA_IMPL_H
+#ifndef MCP_SCHEMA_INT_H
+#define MCP_SCHEMA_INT_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "internal.h"
 #include "regex.h"
+#include "schema.h"
 
 struct cJSON;
 
