@@ -13,43 +13,7 @@
 
 #include "rpc.h"
 
-/* ---- policy (lib/policy.c) -----------------------------------------------
- * Decides a call from the principal's scopes and the authorizer hook. It is
- * given the tool's name and required scopes and nothing else about the tool:
- * annotations never reach this layer, so they cannot decide access. */
-
-/* Deep copy of a principal; free with mcp__principal_free. src NULL gives
- * the anonymous principal. */
-int mcp__principal_copy(mcp_principal *dst, const mcp_principal *src);
-void mcp__principal_free(mcp_principal *p);
-
-/* Is s an RFC 6750 scope-token: 1*( %x21 / %x23-5B / %x5D-7E )? */
-bool mcp__scope_token_valid(const char *s);
-
-typedef struct mcp__policy {
-  mcp_authorize_fn authorize;
-  void *authorize_data;
-} mcp__policy;
-
-typedef struct mcp__decision {
-  mcp_decision decision;
-  const char **missing; /* NULL-terminated, points into the tool's scopes;
-                           owned (free with mcp__decision_free) */
-  char reason[256];     /* the authorizer's reason, if it gave one */
-  const char *const *required; /* every scope the tool needs (borrowed) */
-  size_t nrequired;
-} mcp__decision;
-
-/* Fills *out. Returns 0 or MCP_ENOMEM (then the call must be refused). */
-int mcp__policy_decide(const mcp__policy *policy,
-                       const mcp_principal *principal, const char *tool,
-                       const char *const *required, size_t nrequired,
-                       const struct cJSON *arguments, mcp__decision *out);
-void mcp__decision_free(mcp__decision *d);
-/* The JSON-RPC error data for a denial: {"requiredScopes":[the missing
- * ones],"scopes":[every scope the tool needs]} plus "reason" when the
- * authorizer gave one. Appended to b. */
-int mcp__decision_data(mcp__buf *b, const mcp__decision *d);
+#include "policy.h"
 
 /* Is s 1 to max characters of [A-Za-z0-9_.-]? The rule of tool names
  * (MCP 2025-11-25), also used for input-request keys. */
@@ -170,21 +134,6 @@ void mcp__registry_clear(mcp__registry *r);
 
 /* ---- server, sessions and calls (lib/server.c, session.c, call.c) -------- */
 #include <pthread.h>
-
-/* The per-principal rate limit of tools/call (lib/limits.c): a token
- * bucket per caller in a bounded table that forgets the least recently
- * used caller first. */
-typedef struct mcp__rate_entry mcp__rate_entry;
-typedef struct mcp__ratelimit {
-  pthread_mutex_t lock;    /* guards everything below */
-  _Atomic unsigned calls;  /* bucket size; 0 = off (read without the lock
-                              to keep the disabled path free) */
-  unsigned per_s;          /* seconds in which calls tokens come back */
-  mcp__rate_entry **heads; /* hash chains; NULL until first used */
-  mcp__rate_entry *lru;    /* most recently used first */
-  mcp__rate_entry *lru_tail;
-  size_t n;
-} mcp__ratelimit;
 
 struct mcp_server {
   char *name, *version, *title, *instructions;
@@ -500,8 +449,6 @@ void mcp__call_timeout(mcp_call *c, mcp__buf *out);
 /* Sends a notification of a running call (progress, log) where its
  * replies go, unless mcp_server_expire answered it already. */
 void mcp__call_send(mcp_call *c, const char *msg, size_t len);
-void mcp__ratelimit_init(mcp__ratelimit *rl);
-void mcp__ratelimit_free(mcp__ratelimit *rl);
 
 /* Emits the audit record of a call that was refused before it ran. */
 void mcp__audit(mcp_server *srv, const char *tool, const mcp_principal *p,

@@ -12,10 +12,6 @@
 /* No deadline to watch. */
 #define NONE ULLONG_MAX
 
-/* The rate-limit table: hash chains, and how many callers it remembers. */
-#define RATE_HEADS 1024u
-#define RATE_MAX 4096u
-
 static const char *what(const mcp_call *c) {
   return c->kind == MCP_CALL_PROMPT     ? "prompt"
          : c->kind == MCP_CALL_RESOURCE ? "resource"
@@ -291,139 +287,21 @@ int mcp_server_expire(mcp_server *srv) {
   return must_look(srv, &hint) ? scan(srv, true) : 0;
 }
 
-/* ---- rate limit ---------------------------------------------------------- */
-
-struct mcp__rate_entry {
-  mcp__rate_entry *chain;       /* in its hash chain */
-  mcp__rate_entry *prev, *next; /* in the LRU list, most recent first */
-  unsigned hash;
-  unsigned long long serial; /* an anonymous caller's session; 0 = subject */
-  double tokens;
-  unsigned long long last_us;
-  char subject[]; /* "" for an anonymous caller */
-};
-
-void mcp__ratelimit_init(mcp__ratelimit *rl) {
-  atomic_init(&rl->calls, 0);
-  rl->per_s = 0;
-  rl->heads = NULL;
-  rl->lru = rl->lru_tail = NULL;
-  rl->n = 0;
-}
-
-/* Forgets every caller. Under rl->lock (or when nobody else can look). */
-static void rate_clear(mcp__ratelimit *rl) {
-  for (mcp__rate_entry *e = rl->lru, *next; e; e = next) {
-    next = e->next;
-    mcp__free(e);
-  }
-  mcp__free(rl->heads);
-  rl->heads = NULL;
-  rl->lru = rl->lru_tail = NULL;
-  rl->n = 0;
-}
-
-void mcp__ratelimit_free(mcp__ratelimit *rl) { rate_clear(rl); }
+/* ---- rate limit ----------------------------------------------------------
+ * The buckets are the policy layer's (lib/policy/ratelimit.c); here the
+ * caller is named and a refusal answered. */
 
 int mcp_server_set_rate_limit(mcp_server *srv, unsigned calls,
                               unsigned per_seconds) {
-  if (srv == NULL || (calls > 0 && per_seconds == 0))
+  if (srv == NULL)
     return MCP_EINVAL;
-  mcp__ratelimit *rl = &srv->rate;
-  pthread_mutex_lock(&rl->lock);
-  if (calls == 0)
-    rate_clear(rl);
-  rl->per_s = per_seconds;
-  atomic_store(&rl->calls, calls);
-  pthread_mutex_unlock(&rl->lock);
-  return 0;
-}
-
-static void lru_unlink(mcp__ratelimit *rl, mcp__rate_entry *e) {
-  if (e->prev)
-    e->prev->next = e->next;
-  else
-    rl->lru = e->next;
-  if (e->next)
-    e->next->prev = e->prev;
-  else
-    rl->lru_tail = e->prev;
-  e->prev = e->next = NULL;
-}
-
-static void lru_push(mcp__ratelimit *rl, mcp__rate_entry *e) {
-  e->next = rl->lru;
-  if (rl->lru)
-    rl->lru->prev = e;
-  rl->lru = e;
-  if (rl->lru_tail == NULL)
-    rl->lru_tail = e;
-}
-
-/* Drops the caller seen least recently. */
-static void evict(mcp__ratelimit *rl) {
-  mcp__rate_entry *e = rl->lru_tail;
-  mcp__rate_entry **p = &rl->heads[e->hash % RATE_HEADS];
-  while (*p != e)
-    p = &(*p)->chain;
-  *p = e->chain;
-  lru_unlink(rl, e);
-  mcp__free(e);
-  rl->n--;
-}
-
-/* FNV-1a of the subject, or of the serial for an anonymous caller. */
-static unsigned key_hash(const char *subject, unsigned long long serial) {
-  unsigned h = 2166136261u;
-  if (subject)
-    for (const unsigned char *p = (const unsigned char *)subject; *p; p++)
-      h = (h ^ *p) * 16777619u;
-  else
-    for (int i = 0; i < 8; i++)
-      h = (h ^ (unsigned)((serial >> (8 * i)) & 0xff)) * 16777619u;
-  return h;
-}
-
-/* Finds or adds the caller's entry and moves it to the front. Returns NULL
- * when memory ran out. Under rl->lock. */
-static mcp__rate_entry *rate_entry(mcp__ratelimit *rl, const char *subject,
-                                   unsigned long long serial,
-                                   unsigned long long now) {
-  if (rl->heads == NULL &&
-      (rl->heads = mcp__calloc(RATE_HEADS, sizeof *rl->heads)) == NULL)
-    return NULL;
-  unsigned h = key_hash(subject, serial);
-  mcp__rate_entry *e = rl->heads[h % RATE_HEADS];
-  while (e && !(e->hash == h && e->serial == (subject ? 0 : serial) &&
-                strcmp(e->subject, subject ? subject : "") == 0))
-    e = e->chain;
-  if (e) {
-    lru_unlink(rl, e);
-    lru_push(rl, e);
-    return e;
-  }
-  size_t len = subject ? strlen(subject) : 0;
-  if ((e = mcp__malloc(sizeof *e + len + 1)) == NULL)
-    return NULL;
-  if (rl->n >= RATE_MAX)
-    evict(rl);
-  *e = (mcp__rate_entry){.hash = h,
-                         .serial = subject ? 0 : serial,
-                         .tokens = (double)atomic_load(&rl->calls),
-                         .last_us = now};
-  memcpy(e->subject, subject ? subject : "", len + 1);
-  e->chain = rl->heads[h % RATE_HEADS];
-  rl->heads[h % RATE_HEADS] = e;
-  lru_push(rl, e);
-  rl->n++;
-  return e;
+  return mcp__ratelimit_set(&srv->rate, calls, per_seconds);
 }
 
 int mcp__rate_take(mcp_session *s, reply_ctx *ctx, const req *r,
                    const char *tool, unsigned long long started) {
   mcp_server *srv = s->srv;
-  mcp__ratelimit *rl = &srv->rate;
-  if (atomic_load(&rl->calls) == 0)
+  if (atomic_load(&srv->rate.calls) == 0)
     return 0;
   /* An anonymous caller is known only by its session: give the session a
    * number of its own, never reused as a freed session's address could
@@ -436,39 +314,12 @@ int mcp__rate_take(mcp_session *s, reply_ctx *ctx, const req *r,
     serial = s->serial;
     pthread_mutex_unlock(&s->lock);
   }
-  pthread_mutex_lock(&rl->lock);
-  /* The clock is read under the lock: read before it, a thread that waited
-   * would carry a time older than the bucket's last refill, and the
-   * unsigned difference would refill the bucket whole. */
-  unsigned long long now = mcp__now_us();
-  unsigned calls = atomic_load(&rl->calls), per = rl->per_s;
-  if (calls == 0) {
-    pthread_mutex_unlock(&rl->lock);
-    return 0;
-  }
-  mcp__rate_entry *e = rate_entry(rl, s->principal.subject, serial, now);
-  if (e == NULL) {
-    pthread_mutex_unlock(&rl->lock);
-    return MCP_ENOMEM;
-  }
-  /* Tokens come back evenly, calls of them per per seconds, up to a full
-   * bucket. */
-  double period_us = (double)per * 1e6;
-  if (now > e->last_us)
-    e->tokens += (double)(now - e->last_us) * calls / period_us;
-  if (e->tokens > calls)
-    e->tokens = calls;
-  e->last_us = now;
-  bool allowed = e->tokens >= 1.0;
-  double wait_us = 0;
-  if (allowed)
-    e->tokens -= 1.0;
-  else
-    wait_us = (1.0 - e->tokens) * period_us / calls;
-  pthread_mutex_unlock(&rl->lock);
-  if (allowed)
-    return 0;
-  unsigned long long wait_s = (unsigned long long)(wait_us / 1e6) + 1;
+  unsigned calls = 0, per = 0;
+  unsigned long long wait_s = 0;
+  int rc = mcp__ratelimit_take(&srv->rate, s->principal.subject, serial, &calls,
+                               &per, &wait_s);
+  if (rc != 1)
+    return rc;
   char text[200];
   mcp__fmt(text, sizeof text,
            "rate limited: at most %u calls every %u s; try again in %llu s",

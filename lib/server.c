@@ -88,12 +88,11 @@ int mcp_server_new(const mcp_server_info *info, mcp_server **out) {
     mcp__free(srv);
     return fail(NULL, MCP_ENOMEM, "mcp_server_new: out of memory");
   }
-  if (pthread_mutex_init(&srv->rate.lock, NULL) != 0) {
+  if (mcp__ratelimit_init(&srv->rate) != 0) {
     pthread_mutex_destroy(&srv->lock);
     mcp__free(srv);
     return fail(NULL, MCP_ENOMEM, "mcp_server_new: out of memory");
   }
-  mcp__ratelimit_init(&srv->rate);
   atomic_init(&srv->max_result, MCP_DEFAULT_MAX_RESULT);
   atomic_init(&srv->call_timeout_ms, 0);
   atomic_init(&srv->deadline_hint_us, ULLONG_MAX);
@@ -144,7 +143,6 @@ static void server_destroy(mcp_server *srv) {
   mcp__free(srv->title);
   mcp__free(srv->instructions);
   mcp__ratelimit_free(&srv->rate);
-  pthread_mutex_destroy(&srv->rate.lock);
   pthread_mutex_destroy(&srv->lock);
   mcp__free(srv);
 }

@@ -4,7 +4,7 @@
 #include <cjson/cJSON.h>
 #include <string.h>
 
-#include "internal.h"
+#include "policy.h"
 
 bool mcp_principal_has_scope(const mcp_principal *principal,
                              const char *scope) {
