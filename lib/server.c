@@ -573,6 +573,23 @@ int mcp_server_resource_updated(mcp_server *srv, const char *uri) {
   return mcp__broadcast(srv, MCP__CHANGED_RESOURCE, uri);
 }
 
+int mcp_server_check_param_headers(mcp_server *srv, const char *tool,
+                                   const cJSON *arguments, mcp_header_fn header,
+                                   void *user_data, char *why,
+                                   size_t why_size) {
+  if (srv == NULL || tool == NULL || header == NULL ||
+      (why == NULL && why_size > 0))
+    return MCP_EINVAL;
+  pthread_mutex_lock(&srv->lock);
+  mcp__tool *t = mcp__registry_find(&srv->reg, tool);
+  pthread_mutex_unlock(&srv->lock);
+  if (t == NULL)
+    return MCP_ENOENT;
+  int rc = mcp__params_check(t, arguments, header, user_data, why, why_size);
+  mcp__tool_unref(t);
+  return rc;
+}
+
 static int by_string(const void *a, const void *b) {
   return strcmp(*(const char *const *)a, *(const char *const *)b);
 }

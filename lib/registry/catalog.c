@@ -5,8 +5,7 @@
 #include <stdatomic.h>
 #include <string.h>
 
-#include "internal.h"
-#include "uritemplate.h"
+#include "registry.h"
 
 static int text_ok(const char *s) {
   return s == NULL || mcp__utf8_valid(s, strlen(s));

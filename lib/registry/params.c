@@ -9,7 +9,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "internal.h"
+#include "registry.h"
 
 /* Most marked arguments per tool, and their deepest nesting. */
 #define MAX_PARAMS 32
@@ -179,18 +179,9 @@ static bool same_value(const struct mcp__param *p, const cJSON *v,
   }
 }
 
-int mcp_server_check_param_headers(mcp_server *srv, const char *tool,
-                                   const cJSON *arguments, mcp_header_fn header,
-                                   void *user_data, char *why,
-                                   size_t why_size) {
-  if (srv == NULL || tool == NULL || header == NULL ||
-      (why == NULL && why_size > 0))
-    return MCP_EINVAL;
-  pthread_mutex_lock(&srv->lock);
-  mcp__tool *t = mcp__registry_find(&srv->reg, tool);
-  pthread_mutex_unlock(&srv->lock);
-  if (t == NULL)
-    return MCP_ENOENT;
+int mcp__params_check(const mcp__tool *t, const cJSON *arguments,
+                      mcp_header_fn header, void *user_data, char *why,
+                      size_t why_size) {
   int rc = 0;
   for (size_t i = 0; i < t->nparams && rc == 0; i++) {
     const struct mcp__param *p = &t->params[i];
@@ -218,6 +209,5 @@ int mcp_server_check_param_headers(mcp_server *srv, const char *tool,
     else
       rc = 0;
   }
-  mcp__tool_unref(t);
   return rc;
 }

@@ -10,8 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
-#include "uritemplate.h"
+#include "registry.h"
 
 /* ---- validation ---------------------------------------------------------- */
 
@@ -151,7 +150,7 @@ static int parse_object_schema(const char *text, const char *which,
                  which);
     return MCP_EINVAL;
   }
-  mcp__schema_options opt = {.flags = tool_flags & MCP_TOOL_ASSERT_FORMATS
+  mcp__schema_options opt = {.flags = (tool_flags & MCP_TOOL_ASSERT_FORMATS)
                                           ? MCP__SCHEMA_ASSERT_FORMAT
                                           : 0};
   rc = mcp__schema_compile(doc.root, &opt, compiled, why, sizeof why);

@@ -17,8 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "internal.h"
-#include "uritemplate.h"
+#include "registry.h"
 
 /* ---- the compiled form --------------------------------------------------- */
 

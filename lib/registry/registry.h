@@ -1,0 +1,136 @@
+/* The registry layer (lib/registry): tools, prompts, resources and
+ * templates, the rules their definitions meet, their cached wire forms and
+ * the ordered tables the lists page through; URI templates and the
+ * x-mcp-header marks. Not installed. */
+#ifndef MCP_REGISTRY_H
+#define MCP_REGISTRY_H
+
+#include <stdatomic.h>
+
+#include "base.h"
+#include "json.h"
+#include "policy.h"
+#include "schema.h"
+#include "uritemplate.h"
+
+/* Is s 1 to max characters of [A-Za-z0-9_.-]? The rule of tool names
+ * (MCP 2025-11-25), also used for input-request keys. */
+int mcp__name_valid(const char *s, size_t max);
+
+/* The problems of one definition, gathered into one message in err:
+ * "<what> \"<name>\": <first>; <second>; ...", so that registration names
+ * every broken rule at once (lib/registry.c). */
+typedef struct mcp__problems {
+  char *err;
+  size_t errlen;
+  size_t len;
+  unsigned n; /* problems recorded */
+} mcp__problems;
+/* Starts the message for the definition called name (NULL, or text that is
+ * not UTF-8, is shown safely). */
+void mcp__problems_init(mcp__problems *p, char *err, size_t errlen,
+                        const char *what, const char *name);
+/* Records one problem (a phrase without the definition's name). */
+void mcp__problem(mcp__problems *p, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* ---- entries and tables (registry.c, catalog.c) ---------------------------
+ * One entry type serves tools, prompts and resources: each has a name (a
+ * resource's is its uri or uri_template), required scopes, a handler run
+ * through mcp_call, and a wire form per protocol version. */
+
+typedef struct mcp__tool {
+  _Atomic unsigned refs;
+  unsigned long long seq; /* registration order; the list order and cursor */
+  int kind;               /* mcp_call_kind */
+  char *name;
+  char **scopes; /* NULL-terminated */
+  size_t nscopes;
+  struct cJSON *input_schema;
+  struct cJSON *output_schema; /* NULL if none */
+  mcp__schema *input;          /* input_schema compiled */
+  mcp__schema *output;         /* output_schema compiled; NULL if none */
+  mcp_tool_fn handler;
+  void *user_data;
+  /* Two stated hints kept for mcp_server_lint's warnings, and nothing
+   * else: access never reads them (DESIGN promise 2). */
+  bool destructive, open_world;
+  struct mcp__param *params; /* x-mcp-header marks (lib/params.c) */
+  size_t nparams;
+  mcp_complete_fn complete;      /* prompts and templates; may be NULL */
+  char *mime_type;               /* resources; NULL if none */
+  struct mcp__uritemplate *tmpl; /* resource templates only */
+  char **arg_names;              /* prompts: NULL-terminated */
+  bool *arg_required;
+  size_t nargs;
+  /* The Tool (Prompt, Resource, ResourceTemplate) object as sent to each
+   * protocol version, built once. */
+  char *wire[MCP__VERSION_COUNT];
+  size_t wire_len[MCP__VERSION_COUNT];
+} mcp__tool;
+
+typedef struct mcp__registry {
+  mcp__tool **tools; /* in registration order */
+  size_t n, cap;
+  size_t *index; /* by name: an open-addressing table of positions in tools
+                    plus one (0: empty), so that a call finds its tool and
+                    an add checks the name in constant time, whatever
+                    the number of tools */
+  size_t nindex; /* slots: 0, or a power of two, at least twice n */
+  unsigned long long next_seq;
+  const char *key; /* the list's member: "tools", "prompts", ... */
+  char tag;        /* first character of its cursors */
+} mcp__registry;
+
+/* Validates def and builds a tool with one reference. On MCP_EINVAL, err
+ * names the tool and the rule broken. */
+int mcp__tool_new(const mcp_tool *def, void *user_data, mcp__tool **out,
+                  char *err, size_t errlen);
+/* The same for prompts and resources (lib/catalog.c). */
+int mcp__prompt_new(const mcp_prompt *def, void *user_data, mcp__tool **out,
+                    char *err, size_t errlen);
+int mcp__resource_new(const mcp_resource *def, void *user_data, mcp__tool **out,
+                      char *err, size_t errlen);
+/* Checks a prompts/get's arguments against the prompt: an object of
+ * strings, every name known, every required one present. Returns 0 or
+ * MCP_EINVAL with the reason in msg. */
+int mcp__prompt_check_args(const mcp__tool *t, const struct cJSON *args,
+                           char *msg, size_t msglen);
+/* Reads and checks a tool's x-mcp-header marks (SEP-2243) from its input
+ * schema; MCP_EINVAL with the rule recorded in p, or MCP_ENOMEM. */
+int mcp__params_collect(mcp__tool *t, mcp__problems *p);
+void mcp__params_free(mcp__tool *t);
+/* Checks the Mcp-Param-* headers of a tools/call of t against its
+ * arguments, as mcp_server_check_param_headers documents (0 or MCP_EINVAL
+ * with the sentence in why). */
+int mcp__params_check(const mcp__tool *t, const struct cJSON *arguments,
+                      mcp_header_fn header, void *user_data, char *why,
+                      size_t why_size);
+/* Shared checks of lib/registry.c and lib/catalog.c: every problem of a
+ * scope list recorded in p; then the copy (0 or MCP_ENOMEM). */
+void mcp__scopes_check(const char *const *scopes, mcp__problems *p);
+int mcp__scopes_copy(const char *const *scopes, mcp__tool *t);
+void mcp__put_string_member(mcp__buf *b, const char *key, const char *val);
+bool mcp__tool_callable_by(const mcp__tool *t, const mcp_principal *p);
+void mcp__tool_ref(mcp__tool *t);
+void mcp__tool_unref(mcp__tool *t);
+
+/* The registry takes the reference of t on success. */
+int mcp__registry_add(mcp__registry *r, mcp__tool *t);
+int mcp__registry_remove(mcp__registry *r, const char *name);
+/* Returns a new reference, or NULL. */
+mcp__tool *mcp__registry_find(const mcp__registry *r, const char *name);
+/* Appends the members "tools":[...],["nextCursor":"...",] of one page, each
+ * followed by a comma (see mcp__result_begin). cursor is the client's (NULL
+ * for the first page). With visible non-NULL, only tools whose scopes that
+ * principal holds are listed. Returns 0, MCP_EINVAL for a bad cursor, or
+ * MCP_ENOMEM. */
+int mcp__registry_page(const mcp__registry *r, mcp__version v,
+                       const char *cursor, unsigned page_size,
+                       const mcp_principal *visible, mcp__buf *b);
+void mcp__registry_clear(mcp__registry *r);
+
+#endif
