@@ -164,7 +164,7 @@ bench:
 	@./build-bench/tests/bench/bench_load --out build-bench/bench.md
 
 format:
-	@clang-format -i include/mcp/*.h lib/*.c lib/*.h examples/*.c tests/unit/*.c tests/unit/*.h \
+	@clang-format -i include/mcp/*.h lib/*/*.c lib/*/*.h examples/*.c tests/unit/*.c tests/unit/*.h \
 	  examples/port_daemon/*.c tests/packaging/*.c
 
 clean:

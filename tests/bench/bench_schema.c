@@ -13,7 +13,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "internal.h"
+#include "engine.h"
 #include "json.h"
 
 #define PROPS 100

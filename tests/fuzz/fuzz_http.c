@@ -39,8 +39,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "engine.h"
 #include "fixture.h"
-#include "internal.h"
 #include "jwt_keys.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);

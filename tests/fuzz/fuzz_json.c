@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "engine.h"
 #include "json.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

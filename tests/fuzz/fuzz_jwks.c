@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "json.h"
-#include "jwt_impl.h"
+#include "jwt_int.h"
 #include "jwt_keys.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);

@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "engine.h"
 #include "json.h"
 #include "jwt.h"
 #include "jwt_keys.h"

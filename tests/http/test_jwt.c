@@ -31,7 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "jwt_impl.h"
+#include "jwt_int.h"
 #include "testutil.h"
 
 #define ISS "https://auth.example.com"

@@ -28,7 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "engine.h"
 #include "json.h"
 
 /* Files not run, and why. Each is about something libmcp refuses by

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "internal.h"
+#include "engine.h"
 #include "json.h"
 #include "testutil.h"
 

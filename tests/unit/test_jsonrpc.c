@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "engine.h"
 #include "testutil.h"
 
 /* ---- helpers ------------------------------------------------------------ */

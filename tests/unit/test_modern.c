@@ -17,7 +17,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "internal.h"
+#include "engine.h"
 #include "testinternal.h"
 #include "testutil.h"
 

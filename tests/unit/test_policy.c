@@ -9,7 +9,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "internal.h"
+#include "engine.h"
 #include "testutil.h"
 
 /* ---- hooks and handlers that record what they saw ------------------------ */

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "internal.h"
+#include "engine.h"
 #include "testutil.h"
 
 /* ---- helpers ------------------------------------------------------------ */

@@ -7,10 +7,7 @@
 #include <check.h>
 #include <stddef.h>
 
-/* Only once: lib/internal.h's include guard does not cover all of it. */
-#ifndef MCP_INTERNAL_H
-#include "internal.h"
-#endif
+#include "engine.h"
 
 /* Asserts the len bytes at msg are strict JSON by the library's own parser
  * (valid UTF-8, no raw control characters, no duplicate members...); about

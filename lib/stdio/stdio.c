@@ -12,7 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h" /* allocator and buffers only */
+#include "base.h" /* allocator and buffers only */
 
 #define DEFAULT_MAX_LINE (4u << 20)
 

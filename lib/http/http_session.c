@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "http_impl.h"
+#include "http_int.h"
 
 #define SID_BYTES 24
 

@@ -96,7 +96,7 @@ static const char *kind_name(const mcp__target *t) {
 
 /* Answers a refusal: MCP_RPC_FORBIDDEN with the missing scopes (or the
  * authorizer's word) in data, which an HTTP transport turns into 403. */
-static void deny(mcp_session *s, reply_ctx *ctx, const req *r,
+static void deny(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
                  const mcp__decision *d, const char *what) {
   mcp__buf msg = {0}, data = {0};
   if (d->decision == MCP_DECISION_DENIED_SCOPE) {
@@ -121,7 +121,7 @@ static void deny(mcp_session *s, reply_ctx *ctx, const req *r,
  * hook's consent (it sees the tool's name and arguments, never its hints).
  * Returns true to go on; false after answering the refusal (audited for a
  * tool). */
-static bool admit(mcp_session *s, reply_ctx *ctx, const req *r,
+static bool admit(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
                   const mcp__target *t, unsigned long long started) {
   static const mcp__policy scopes_only = {0};
   mcp_server *srv = s->srv;
@@ -155,33 +155,33 @@ static bool admit(mcp_session *s, reply_ctx *ctx, const req *r,
 
 /* ---- the table ----------------------------------------------------------- */
 
-static void handle_ping(mcp_session *s, reply_ctx *ctx, const req *r,
+static void handle_ping(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
                         mcp__target *t) {
   (void)t;
   mcp__buf b = {0};
   mcp__reply_result(s, ctx, r, &b);
 }
 
-static void list_tools(mcp_session *s, reply_ctx *ctx, const req *r,
+static void list_tools(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
                        mcp__target *t) {
   (void)t;
   mcp__handle_list(s, ctx, r, &s->srv->reg);
 }
 
-static void list_prompts(mcp_session *s, reply_ctx *ctx, const req *r,
+static void list_prompts(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
                          mcp__target *t) {
   (void)t;
   mcp__handle_list(s, ctx, r, &s->srv->prompts);
 }
 
-static void list_resources(mcp_session *s, reply_ctx *ctx, const req *r,
-                           mcp__target *t) {
+static void list_resources(mcp_session *s, mcp__reply_ctx *ctx,
+                           const mcp__req *r, mcp__target *t) {
   (void)t;
   mcp__handle_list(s, ctx, r, &s->srv->resources);
 }
 
-static void list_templates(mcp_session *s, reply_ctx *ctx, const req *r,
-                           mcp__target *t) {
+static void list_templates(mcp_session *s, mcp__reply_ctx *ctx,
+                           const mcp__req *r, mcp__target *t) {
   (void)t;
   mcp__handle_list(s, ctx, r, &s->srv->templates);
 }
@@ -245,7 +245,7 @@ mcp_call *mcp__find_call(mcp_session *s, const char *canon) {
 /* A new call must not reuse the id of one in progress: refused before
  * anything else is asked (the authorizer included), since it is not a new
  * call. Returns false after answering. */
-static bool fresh_id(mcp_session *s, reply_ctx *ctx, req *r,
+static bool fresh_id(mcp_session *s, mcp__reply_ctx *ctx, mcp__req *r,
                      mcp__buf *scratch) {
   r->canon_id = mcp__msg_canon_id(r->m, scratch);
   if (r->canon_id == NULL) {
@@ -262,7 +262,7 @@ static bool fresh_id(mcp_session *s, reply_ctx *ctx, req *r,
   return !duplicate;
 }
 
-void mcp__dispatch(mcp_session *s, reply_ctx *ctx, req *r,
+void mcp__dispatch(mcp_session *s, mcp__reply_ctx *ctx, mcp__req *r,
                    const mcp__method *row) {
   unsigned long long started = mcp__now_us();
   if (row->admission != MCP__ADMIT_ENTRY) {

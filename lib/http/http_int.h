@@ -1,10 +1,12 @@
-/* Private declarations of the Streamable HTTP transport (lib/http*.c).
+/* Private declarations of the Streamable HTTP transport (lib/http).
  *
  * The transport is built on the public API of mcp.h only, like a transport
- * an embedder could write; nothing here includes lib/internal.h. Its memory
- * comes from mcp_malloc, mcp_calloc and mcp_realloc and goes back with
- * mcp_free, so the embedder's allocator (mcp_set_allocator) sees every block
- * and a test can fail any.
+ * an embedder could write: its include path holds the base, json and rpc
+ * layers and the JWT verifier, never the engine's header. Its memory comes
+ * from mcp_malloc, mcp_calloc and mcp_realloc (the base layer's copy in
+ * libmcp_http allocates through them too) and goes back with mcp_free, so
+ * the embedder's allocator (mcp_set_allocator) sees every block and a test
+ * can fail any.
  *
  * Objects:
  *  - mcp_http: the daemon, its options, the session table and the list of
@@ -26,8 +28,8 @@
  *   libmicrohttpd's own locks (MHD_suspend_connection)
  * So: no engine function is called while http->lock or a stream lock is
  * held, and MHD_resume_connection is called with no lock of ours held. */
-#ifndef MCP_HTTP_IMPL_H
-#define MCP_HTTP_IMPL_H
+#ifndef MCP_HTTP_INT_H
+#define MCP_HTTP_INT_H
 
 #include <pthread.h>
 #include <stdbool.h>

@@ -17,7 +17,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "internal.h"
+#include "engine.h"
 
 #define STATE_VERSION 1
 /* Bounds of a requestState: its signed payload (room for MCP_STATE_MAX

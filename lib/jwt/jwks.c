@@ -17,7 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "jwt_impl.h"
+#include "jwt_int.h"
 
 /* What became of one JWK. */
 #define JWK_OK 0

@@ -17,7 +17,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-#include "http_impl.h"
+#include "http_int.h"
 
 /* The kept events of one stream may not exceed this many bytes. */
 #define RING_MAX_BYTES (4u << 20)

@@ -298,7 +298,7 @@ int mcp_server_set_rate_limit(mcp_server *srv, unsigned calls,
   return mcp__ratelimit_set(&srv->rate, calls, per_seconds);
 }
 
-int mcp__rate_take(mcp_session *s, reply_ctx *ctx, const req *r,
+int mcp__rate_take(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
                    const char *tool, unsigned long long started) {
   mcp_server *srv = s->srv;
   if (atomic_load(&srv->rate.calls) == 0)

@@ -24,7 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "http_impl.h"
+#include "http_int.h"
 
 #define DEFAULT_BIND "127.0.0.1"
 #define DEFAULT_PATH "/mcp"

@@ -20,7 +20,7 @@
 #include <strings.h>
 #include <time.h>
 
-#include "http_impl.h"
+#include "http_int.h"
 #include "jwt.h"
 
 #define WELL_KNOWN "/.well-known/oauth-protected-resource"

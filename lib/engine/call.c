@@ -6,7 +6,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "internal.h"
+#include "engine.h"
 
 /* "tool", "prompt" or "resource", for log lines. */
 static const char *what(const mcp_call *c) {

@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "engine.h"
-#include "uritemplate.h"
 
 /* Most URIs one legacy session or one listener may subscribe to. */
 #define MAX_SUBSCRIPTIONS 256
@@ -54,7 +53,7 @@ unsigned mcp__put_capabilities(mcp__buf *b, mcp_server *srv, mcp__version v) {
 /* ---- prompts/get and resources/read -------------------------------------- */
 
 /* Answers -32602 "Invalid params: <what> <name>" for an unknown name. */
-static void unknown(mcp_session *s, reply_ctx *ctx, const req *r,
+static void unknown(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
                     const char *what, const char *name) {
   char msg[200];
   mcp__fmt(msg, sizeof msg, "Invalid params: unknown %s: %.128s", what, name);
@@ -62,7 +61,7 @@ static void unknown(mcp_session *s, reply_ctx *ctx, const req *r,
   mcp__req_error(s, ctx, r, MCP__RPC_INVALID_PARAMS, msg, NULL);
 }
 
-bool mcp__target_prompt(mcp_session *s, reply_ctx *ctx, const req *r,
+bool mcp__target_prompt(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
                         mcp__target *t) {
   const cJSON *name = mcp__member(r->params, "name");
   if (!cJSON_IsString(name)) {
@@ -80,8 +79,8 @@ bool mcp__target_prompt(mcp_session *s, reply_ctx *ctx, const req *r,
   return true;
 }
 
-void mcp__handle_prompts_get(mcp_session *s, reply_ctx *ctx, const req *r,
-                             mcp__target *t) {
+void mcp__handle_prompts_get(mcp_session *s, mcp__reply_ctx *ctx,
+                             const mcp__req *r, mcp__target *t) {
   /* Admitted first, so a caller who may not use the prompt learns nothing
    * of its arguments. */
   char why[300];
@@ -138,7 +137,8 @@ mcp__tool *mcp__find_resource(mcp_server *srv, const char *uri,
   return t;
 }
 
-static const char *request_uri(mcp_session *s, reply_ctx *ctx, const req *r) {
+static const char *request_uri(mcp_session *s, mcp__reply_ctx *ctx,
+                               const mcp__req *r) {
   const cJSON *uri = mcp__member(r->params, "uri");
   if (!cJSON_IsString(uri)) {
     mcp__reply_invalid_params(s, ctx, r, "uri is required (a string)");
@@ -175,8 +175,8 @@ int mcp__rpc_resource_not_found(mcp__buf *out, const char *id, size_t id_len,
   return out->err;
 }
 
-bool mcp__target_resource(mcp_session *s, reply_ctx *ctx, const req *r,
-                          mcp__target *t) {
+bool mcp__target_resource(mcp_session *s, mcp__reply_ctx *ctx,
+                          const mcp__req *r, mcp__target *t) {
   const char *uri = request_uri(s, ctx, r);
   if (uri == NULL)
     return false;
@@ -197,8 +197,8 @@ bool mcp__target_resource(mcp_session *s, reply_ctx *ctx, const req *r,
   return true;
 }
 
-void mcp__handle_resources_read(mcp_session *s, reply_ctx *ctx, const req *r,
-                                mcp__target *t) {
+void mcp__handle_resources_read(mcp_session *s, mcp__reply_ctx *ctx,
+                                const mcp__req *r, mcp__target *t) {
   mcp__tool *entry = t->entry;
   cJSON *vars = t->vars;
   t->entry = NULL;
@@ -209,7 +209,7 @@ void mcp__handle_resources_read(mcp_session *s, reply_ctx *ctx, const req *r,
 /* ---- legacy subscriptions ------------------------------------------------ */
 
 /* Adds (on) or drops uri from the session's subscriptions. */
-static void subscription(mcp_session *s, reply_ctx *ctx, const req *r,
+static void subscription(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
                          const char *uri, bool on) {
   int rc = 0;
   pthread_mutex_lock(&s->lock);
@@ -250,14 +250,14 @@ static void subscription(mcp_session *s, reply_ctx *ctx, const req *r,
 
 /* Admitted: the caller may read what it subscribes to, or it would learn
  * of changes to what it may not read. */
-void mcp__handle_subscribe(mcp_session *s, reply_ctx *ctx, const req *r,
-                           mcp__target *t) {
+void mcp__handle_subscribe(mcp_session *s, mcp__reply_ctx *ctx,
+                           const mcp__req *r, mcp__target *t) {
   subscription(s, ctx, r, t->uri, true);
 }
 
 /* Dropping a subscription touches nothing guarded. */
-void mcp__handle_unsubscribe(mcp_session *s, reply_ctx *ctx, const req *r,
-                             mcp__target *t) {
+void mcp__handle_unsubscribe(mcp_session *s, mcp__reply_ctx *ctx,
+                             const mcp__req *r, mcp__target *t) {
   (void)t;
   const char *uri = request_uri(s, ctx, r);
   if (uri)
@@ -266,8 +266,8 @@ void mcp__handle_unsubscribe(mcp_session *s, reply_ctx *ctx, const req *r,
 
 /* ---- logging/setLevel ---------------------------------------------------- */
 
-void mcp__handle_set_level(mcp_session *s, reply_ctx *ctx, const req *r,
-                           mcp__target *t) {
+void mcp__handle_set_level(mcp_session *s, mcp__reply_ctx *ctx,
+                           const mcp__req *r, mcp__target *t) {
   (void)t;
   const cJSON *level = mcp__member(r->params, "level");
   int found = -1;
@@ -344,8 +344,8 @@ void mcp_completion_total(mcp_completion *c, unsigned long total) {
  * Suggestions reveal what a prompt or resource holds, and the names of
  * its arguments what it takes: the caller needs the same scopes as for
  * using it, which the admission point checks before anything else. */
-bool mcp__target_completion(mcp_session *s, reply_ctx *ctx, const req *r,
-                            mcp__target *t) {
+bool mcp__target_completion(mcp_session *s, mcp__reply_ctx *ctx,
+                            const mcp__req *r, mcp__target *t) {
   const cJSON *arg = mcp__member(r->params, "argument");
   const cJSON *name = mcp__member(arg, "name"),
               *value = mcp__member(arg, "value");
@@ -392,8 +392,8 @@ bool mcp__target_completion(mcp_session *s, reply_ctx *ctx, const req *r,
   return true;
 }
 
-void mcp__handle_complete(mcp_session *s, reply_ctx *ctx, const req *r,
-                          mcp__target *target) {
+void mcp__handle_complete(mcp_session *s, mcp__reply_ctx *ctx,
+                          const mcp__req *r, mcp__target *target) {
   const cJSON *arg = mcp__member(r->params, "argument");
   const char *argument = mcp__member(arg, "name")->valuestring;
   const cJSON *cargs =
@@ -529,7 +529,7 @@ static const char *read_filter(const cJSON *filter, mcp__listener *l, int *rc) {
  * what serves each URI it watches: those URIs are admitted (a caller hears
  * of changes only to what it may read), and those nothing serves (or, with
  * hide-forbidden on, the caller may not see) are not honoured. */
-bool mcp__target_listen(mcp_session *s, reply_ctx *ctx, const req *r,
+bool mcp__target_listen(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
                         mcp__target *t) {
   mcp__listener *l = mcp__calloc(1, sizeof *l);
   int rc = l ? 0 : MCP_ENOMEM;
@@ -558,7 +558,7 @@ bool mcp__target_listen(mcp_session *s, reply_ctx *ctx, const req *r,
   return rc == 0;
 }
 
-void mcp__handle_listen(mcp_session *s, reply_ctx *ctx, const req *r,
+void mcp__handle_listen(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
                         mcp__target *t) {
   mcp__listener *l = t->listener;
   mcp__buf canon = {0}, ack = {0};

@@ -184,7 +184,7 @@ int mcp__session_send(mcp_session *s, mcp__sink *k, const char *msg,
 
 /* ---- replies ------------------------------------------------------------- */
 
-void mcp__reply_buf(mcp_session *s, reply_ctx *ctx, mcp__buf *b) {
+void mcp__reply_buf(mcp_session *s, mcp__reply_ctx *ctx, mcp__buf *b) {
   if (b->err) {
     if (!ctx->err)
       ctx->err = b->err;
@@ -210,7 +210,7 @@ static mcp__null_id null_id_style(const mcp_session *s) {
   return MCP__ID_NULL;
 }
 
-void mcp__reply_error(mcp_session *s, reply_ctx *ctx, const char *id,
+void mcp__reply_error(mcp_session *s, mcp__reply_ctx *ctx, const char *id,
                       size_t id_len, int code, const char *message,
                       const char *data) {
   mcp__buf b = {0};
@@ -218,14 +218,14 @@ void mcp__reply_error(mcp_session *s, reply_ctx *ctx, const char *id,
   mcp__reply_buf(s, ctx, &b);
 }
 
-void mcp__req_error(mcp_session *s, reply_ctx *ctx, const req *r, int code,
-                    const char *message, const char *data) {
+void mcp__req_error(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
+                    int code, const char *message, const char *data) {
   mcp__reply_error(s, ctx, r->m->id, r->m->id_len, code, message, data);
 }
 
 /* Sends a result whose members (each with a trailing comma) are in body;
  * the era's common members are added in front. */
-void mcp__reply_result(mcp_session *s, reply_ctx *ctx, const req *r,
+void mcp__reply_result(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
                        mcp__buf *body) {
   mcp__buf res = {0}, b = {0};
   mcp__result_begin(&res, s->srv, r->modern, "complete");
@@ -243,8 +243,8 @@ void mcp__reply_result(mcp_session *s, reply_ctx *ctx, const req *r,
   mcp__reply_buf(s, ctx, &b);
 }
 
-void mcp__reply_invalid_params(mcp_session *s, reply_ctx *ctx, const req *r,
-                               const char *why) {
+void mcp__reply_invalid_params(mcp_session *s, mcp__reply_ctx *ctx,
+                               const mcp__req *r, const char *why) {
   char msg[300];
   mcp__fmt(msg, sizeof msg, "Invalid params: %s", why);
   mcp__utf8_trim(msg);
@@ -262,7 +262,8 @@ const cJSON *mcp__member(const cJSON *obj, const char *key) {
 
 /* ---- initialize and server/discover -------------------------------------- */
 
-static void handle_initialize(mcp_session *s, reply_ctx *ctx, const req *r) {
+static void handle_initialize(mcp_session *s, mcp__reply_ctx *ctx,
+                              const mcp__req *r) {
   if (ctx->batch) {
     mcp__req_error(s, ctx, r, MCP__RPC_INVALID_REQUEST,
                    "Invalid Request: initialize must not be part of a batch",
@@ -335,8 +336,8 @@ static void handle_initialize(mcp_session *s, reply_ctx *ctx, const req *r) {
   }
 }
 
-void mcp__handle_discover(mcp_session *s, reply_ctx *ctx, const req *r,
-                          mcp__target *t) {
+void mcp__handle_discover(mcp_session *s, mcp__reply_ctx *ctx,
+                          const mcp__req *r, mcp__target *t) {
   (void)t;
   mcp_server *srv = s->srv;
   mcp__buf b = {0};
@@ -362,7 +363,7 @@ void mcp__handle_discover(mcp_session *s, reply_ctx *ctx, const req *r,
 
 /* ---- tools --------------------------------------------------------------- */
 
-void mcp__handle_list(mcp_session *s, reply_ctx *ctx, const req *r,
+void mcp__handle_list(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
                       mcp__registry *table) {
   const cJSON *cursor = mcp__member(r->params, "cursor");
   if (cursor && !cJSON_IsString(cursor)) {
@@ -388,8 +389,8 @@ void mcp__handle_list(mcp_session *s, reply_ctx *ctx, const req *r,
 }
 
 /* Sends an isError result without running the handler. */
-void mcp__reply_tool_error(mcp_session *s, reply_ctx *ctx, const req *r,
-                           const char *text) {
+void mcp__reply_tool_error(mcp_session *s, mcp__reply_ctx *ctx,
+                           const mcp__req *r, const char *text) {
   mcp__buf b = {0};
   mcp__buf_puts(&b, "\"content\":[{\"type\":\"text\",\"text\":");
   mcp__json_quote(&b, text, strlen(text));
@@ -398,7 +399,7 @@ void mcp__reply_tool_error(mcp_session *s, reply_ctx *ctx, const req *r,
 }
 
 /* Runs a call on the receiving thread, so its reply can join a batch. */
-static void run_here(mcp_session *s, reply_ctx *ctx, mcp_call *call) {
+static void run_here(mcp_session *s, mcp__reply_ctx *ctx, mcp_call *call) {
   mcp__buf out = {0};
   mcp__call_run(call, &out);
   if (out.len || out.err)
@@ -407,7 +408,7 @@ static void run_here(mcp_session *s, reply_ctx *ctx, mcp_call *call) {
     mcp__buf_free(&out);
 }
 
-bool mcp__target_tool(mcp_session *s, reply_ctx *ctx, const req *r,
+bool mcp__target_tool(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
                       mcp__target *t) {
   cJSON *params = r->params_node;
   const cJSON *name = mcp__member(params, "name");
@@ -438,7 +439,8 @@ bool mcp__target_tool(mcp_session *s, reply_ctx *ctx, const req *r,
   return true;
 }
 
-cJSON *mcp__take_args(const req *r, mcp__target *t, mcp__json_pool **pool) {
+cJSON *mcp__take_args(const mcp__req *r, mcp__target *t,
+                      mcp__json_pool **pool) {
   /* The call owns its arguments: they outlive this message when the
    * handler defers (holding the message's pool, when it has one). A
    * missing "arguments" is an empty object. */
@@ -452,8 +454,8 @@ cJSON *mcp__take_args(const req *r, mcp__target *t, mcp__json_pool **pool) {
   return args;
 }
 
-void mcp__handle_tools_call(mcp_session *s, reply_ctx *ctx, const req *r,
-                            mcp__target *t) {
+void mcp__handle_tools_call(mcp_session *s, mcp__reply_ctx *ctx,
+                            const mcp__req *r, mcp__target *t) {
   mcp__json_pool *pool;
   cJSON *args = mcp__take_args(r, t, &pool);
   mcp__tool *tool = t->entry;
@@ -461,7 +463,7 @@ void mcp__handle_tools_call(mcp_session *s, reply_ctx *ctx, const req *r,
   mcp__start_call(s, ctx, r, tool, args, pool, NULL);
 }
 
-void mcp__start_call(mcp_session *s, reply_ctx *ctx, const req *r,
+void mcp__start_call(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
                      mcp__tool *tool, cJSON *args, mcp__json_pool *args_pool,
                      const char *uri) {
   mcp_server *srv = s->srv;
@@ -601,7 +603,7 @@ const char *const mcp__log_levels[8] = {"debug",   "info",     "notice",
  * _meta names a protocol version or client capabilities; then both are
  * required, the version must be a modern one, and a log level, if any, must
  * be valid. Returns false after answering the request with the error. */
-static bool read_era(mcp_session *s, reply_ctx *ctx, req *r) {
+static bool read_era(mcp_session *s, mcp__reply_ctx *ctx, mcp__req *r) {
   const cJSON *meta = mcp__member(r->params, "_meta");
   const cJSON *version =
       cJSON_IsObject(meta)
@@ -675,7 +677,8 @@ static bool read_era(mcp_session *s, reply_ctx *ctx, req *r) {
   return true;
 }
 
-static void method_not_found(mcp_session *s, reply_ctx *ctx, const req *r) {
+static void method_not_found(mcp_session *s, mcp__reply_ctx *ctx,
+                             const mcp__req *r) {
   char msg[MCP__MAX_METHOD + 40];
   mcp__fmt(msg, sizeof msg, "Method not found: %s", r->m->method);
   mcp__utf8_trim(msg);
@@ -693,10 +696,11 @@ static bool modern_initialize(const cJSON *params) {
          mcp__version_find(v->valuestring) >= MCP__VERSION_MODERN;
 }
 
-static void handle_request(mcp_session *s, reply_ctx *ctx, const mcp__msg *m,
-                           cJSON *params) {
+static void handle_request(mcp_session *s, mcp__reply_ctx *ctx,
+                           const mcp__msg *m, cJSON *params) {
   static const cJSON empty = {.type = cJSON_Object};
-  req r = {.m = m, .params = params ? params : &empty, .params_node = params};
+  mcp__req r = {
+      .m = m, .params = params ? params : &empty, .params_node = params};
   const char *method = m->method;
   /* initialize starts the legacy era, whatever _meta it carries, unless it
    * is a modern request (see modern_initialize). */
@@ -751,7 +755,7 @@ static void handle_notification(mcp_session *s, const mcp__msg *m) {
   /* Other notifications need no action; none is ever answered. */
 }
 
-static void handle_message(mcp_session *s, reply_ctx *ctx,
+static void handle_message(mcp_session *s, mcp__reply_ctx *ctx,
                            const mcp__json_doc *doc, cJSON *node) {
   mcp__msg m;
   mcp__msg_classify(doc, node, &m);
@@ -772,7 +776,7 @@ static void handle_message(mcp_session *s, reply_ctx *ctx,
       /* The call answers where it was asked (its own sink), not on the
        * stream that carried the client's answer. */
       mcp__sink *k = ready->sink;
-      reply_ctx own = {.sink = k};
+      mcp__reply_ctx own = {.sink = k};
       mcp__sink_ref(k);
       run_here(s, &own, ready);
       mcp__sink_release(k);
@@ -803,7 +807,7 @@ int mcp_session_reject(mcp_session *s, const char *reason) {
   if (s == NULL)
     return MCP_EINVAL;
   char msg[240];
-  reply_ctx ctx = {0};
+  mcp__reply_ctx ctx = {0};
   mcp__fmt(msg, sizeof msg, "Parse error: %s",
            reason && mcp__utf8_valid(reason, strlen(reason)) ? reason
                                                              : "unreadable");
@@ -817,7 +821,7 @@ int mcp_session_reject(mcp_session *s, const char *reason) {
 static bool session_closed(mcp_session *s) { return atomic_load(&s->closed); }
 
 /* What receiving one message returns, once its replies are out. */
-static int receive_end(mcp_session *s, const reply_ctx *ctx) {
+static int receive_end(mcp_session *s, const mcp__reply_ctx *ctx) {
   int err = ctx->err;
   /* A send that failed on the way (a progress notification, say) closed
    * the session even if no reply of this message was due. */
@@ -832,7 +836,7 @@ static int receive_end(mcp_session *s, const reply_ctx *ctx) {
 static int receive_doc(mcp_session *s, mcp__json_doc *doc, mcp__sink *sink) {
   if (session_closed(s))
     return MCP_ECLOSED;
-  reply_ctx ctx = {.sink = sink};
+  mcp__reply_ctx ctx = {.sink = sink};
   if (cJSON_IsArray(doc->root)) {
     /* Batches exist only in 2025-03-26, and never before initialize. */
     bool batches = atomic_load(&s->state) != MCP__STATE_NEW &&
@@ -887,7 +891,7 @@ parse_or_answer(mcp_session *s, const char *message, size_t len,
     *rc = MCP_ECLOSED;
     return 0;
   }
-  reply_ctx ctx = {.sink = sink};
+  mcp__reply_ctx ctx = {.sink = sink};
   if (prc == MCP_ENOMEM) {
     ctx.err = MCP_ENOMEM;
   } else {

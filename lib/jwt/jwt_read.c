@@ -2,7 +2,7 @@
  * JSON layer (lib/json), then read member by member. */
 #include <string.h>
 
-#include "jwt_impl.h"
+#include "jwt_int.h"
 
 const mcp__json_limits mcp__jwt_json_limits = {
     .max_depth = 16, .max_members = 256, .max_number = 63, .pooled = 1};

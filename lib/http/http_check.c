@@ -7,7 +7,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "http_impl.h"
+#include "http_int.h"
 
 const char *const mcp__http_default_hosts[] = {"localhost", "127.0.0.1",
                                                "[::1]", NULL};

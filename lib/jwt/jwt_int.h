@@ -1,7 +1,7 @@
 /* Declarations shared by the files of the JWT verifier (jwt.c, jwks.c,
  * jwt_read.c); the verifier's own API is in jwt.h. */
-#ifndef MCP_JWT_IMPL_H
-#define MCP_JWT_IMPL_H
+#ifndef MCP_JWT_INT_H
+#define MCP_JWT_INT_H
 
 #include <openssl/types.h>
 #include <stdbool.h>

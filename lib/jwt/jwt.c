@@ -19,7 +19,7 @@
 #include <strings.h>
 #include <time.h>
 
-#include "jwt_impl.h"
+#include "jwt_int.h"
 
 #define DEFAULT_LEEWAY_S 60
 #define DEFAULT_REFRESH_S 60

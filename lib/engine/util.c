@@ -1,5 +1,5 @@
 /* The error texts and the library version. */
-#include "internal.h"
+#include "engine.h"
 
 const char *mcp_strerror(int rc) {
   switch (rc) {
