@@ -1,0 +1,8 @@
+/* Must not compile (tests/layers): a file of the policy layer cannot
+ * include the engine's header, which declares the server, its sessions and
+ * calls; so access decisions cannot reach a tool or its hints by accident
+ * (DESIGN promise 2). */
+#include "engine.h"
+
+int probe(void);
+int probe(void) { return 0; }
