@@ -93,6 +93,31 @@ void mcp__fmt(char *dst, size_t n, const char *fmt, ...)
 /* Monotonic microseconds (CLOCK_MONOTONIC). */
 unsigned long long mcp__now_us(void);
 
+/* ---- min-heap (heap.c) ---------------------------------------------------
+ * An intrusive binary min-heap: the element embeds an mcp__heap_node, so
+ * inserting never allocates and removing any element (not only the least)
+ * is O(log n). The caller orders elements with less and guards the heap
+ * with its own lock. The tree is kept complete: the node at 1-based
+ * position k is reached from the root by the bits of k below its top bit,
+ * 0 left and 1 right. */
+typedef struct mcp__heap_node {
+  struct mcp__heap_node *left, *right, *parent;
+} mcp__heap_node;
+
+typedef bool (*mcp__heap_less)(const mcp__heap_node *a,
+                               const mcp__heap_node *b);
+
+typedef struct mcp__heap {
+  mcp__heap_node *min; /* the root: the least element, NULL when empty */
+  size_t n;
+  mcp__heap_less less;
+} mcp__heap;
+
+/* Adds node, which is in no heap. */
+void mcp__heap_insert(mcp__heap *h, mcp__heap_node *node);
+/* Takes node, which is in h, out of it. */
+void mcp__heap_remove(mcp__heap *h, mcp__heap_node *node);
+
 /* ---- base64 (base64.c): the one codec of lib/ ----------------------------
  * Standard base64 (RFC 4648 §4) with padding, or base64url (§5) without.
  * Decoding is strict: only the alphabet's characters, padding exactly

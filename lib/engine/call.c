@@ -3,13 +3,15 @@
  * text for the call's protocol version as the handler goes, so finishing a
  * call is one concatenation. */
 #include <cjson/cJSON.h>
+#include <limits.h>
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "engine.h"
 
 /* "tool", "prompt" or "resource", for log lines. */
-static const char *what(const mcp_call *c) {
+const char *mcp__call_noun(const mcp_call *c) {
   return c->kind == MCP_CALL_PROMPT     ? "prompt"
          : c->kind == MCP_CALL_RESOURCE ? "resource"
                                         : "tool";
@@ -18,7 +20,8 @@ static const char *what(const mcp_call *c) {
 int mcp__call_new(mcp_session *s, mcp__tool *tool, mcp__version v,
                   const char *id, size_t id_len, const char *canon_id,
                   const char *progress_token, cJSON *arguments,
-                  mcp__json_pool *args_pool, mcp_call **out) {
+                  mcp__json_pool *args_pool, unsigned long long started,
+                  mcp_call **out) {
   /* The call and the texts it keeps share one block: one allocation per
    * call instead of four. */
   size_t canon_len = strlen(canon_id) + 1;
@@ -46,13 +49,17 @@ int mcp__call_new(mcp_session *s, mcp__tool *tool, mcp__version v,
   c->tool = tool;
   c->kind = tool->kind;
   c->session = s;
+  c->started_us = started;
+  unsigned ms = atomic_load(&s->srv->call_timeout_ms);
+  if (ms)
+    c->deadline_us = started + (unsigned long long)ms * 1000u;
   pthread_mutex_lock(&s->lock);
   c->next = s->calls;
   if (c->next)
     c->next->prev = c;
   s->calls = c;
   s->ncalls++;
-  s->refs++;
+  atomic_fetch_add(&s->refs, 1);
   if (s->closed)
     atomic_store(&c->cancelled, true);
   pthread_mutex_unlock(&s->lock);
@@ -61,8 +68,6 @@ int mcp__call_new(mcp_session *s, mcp__tool *tool, mcp__version v,
 }
 
 void mcp__call_free(mcp_call *c) {
-  if (c->deadline_us)
-    atomic_fetch_sub(&c->session->srv->timed_calls, 1);
   mcp__input_clear(c);
   if (c->modern)
     cJSON_Delete(c->caps);
@@ -81,6 +86,211 @@ void mcp__call_clear_result(mcp_call *c) {
   mcp__buf_free(&c->content);
   c->head_len = 0;
   mcp__buf_free(&c->structured);
+}
+
+/* ---- the call's state machine ---------------------------------------------
+ * This section alone writes a call's phase, its deadline (mcp__call_new)
+ * and its timed_out flag; docs/architecture.md has the table of phases. A
+ * call whose answer waits on another thread (DEFERRED: on mcp_call_finish;
+ * WAITING_INPUT: on the client) and that has a deadline is watched: it is
+ * in the server's deadline heap, whose root is the least deadline, so
+ * mcp_server_timeout reads one number and mcp_server_expire takes the due
+ * calls from the root, never walking the sessions. A running call is not
+ * watched: its handler answers for itself when it returns. The engine does
+ * no I/O and owns no thread, so a deadline is noticed by whoever looks at
+ * the clock: the handler (mcp_call_cancelled), the thread that completes
+ * the call, and the transport's timer. Locks: the session's, then
+ * srv->deadline_lock. */
+
+#define NONE ULLONG_MAX
+
+static mcp_call *watched_call(mcp__heap_node *n) {
+  return (mcp_call *)(void *)((char *)n - offsetof(mcp_call, deadline_node));
+}
+
+static unsigned long long node_deadline(const mcp__heap_node *n) {
+  return watched_call((mcp__heap_node *)n)->deadline_us;
+}
+
+bool mcp__deadline_less(const mcp__heap_node *a, const mcp__heap_node *b) {
+  return node_deadline(a) < node_deadline(b);
+}
+
+/* Publishes the least deadline for mcp_server_timeout, which reads it
+ * without the lock. Under srv->deadline_lock. */
+static void publish_next_locked(mcp_server *srv) {
+  mcp__heap_node *min = srv->deadlines.min;
+  atomic_store(&srv->next_deadline_us, min ? node_deadline(min) : NONE);
+}
+
+/* Puts c into the deadline heap, or takes it out. */
+static void watch_locked(mcp_call *c, bool on) {
+  if (c->watched == on)
+    return;
+  mcp_server *srv = c->session->srv;
+  pthread_mutex_lock(&srv->deadline_lock);
+  if (on)
+    mcp__heap_insert(&srv->deadlines, &c->deadline_node);
+  else
+    mcp__heap_remove(&srv->deadlines, &c->deadline_node);
+  c->watched = on;
+  publish_next_locked(srv);
+  pthread_mutex_unlock(&srv->deadline_lock);
+}
+
+/* Moves c to phase, watching its deadline while another thread owes the
+ * answer. The one place a published call's phase is written. */
+static void set_phase_locked(mcp_call *c, mcp__call_phase phase) {
+  c->phase = phase;
+  bool waits = phase == MCP__CALL_DEFERRED || phase == MCP__CALL_WAITING_INPUT;
+  watch_locked(c, waits && c->deadline_us != 0 && !c->timed_out &&
+                      !atomic_load(&c->cancelled));
+}
+
+void mcp__call_cancel_locked(mcp_call *c) {
+  atomic_store(&c->cancelled, true);
+  watch_locked(c, false); /* nobody is owed a timeout answer any more */
+}
+
+void mcp__call_park_locked(mcp_call *c) {
+  set_phase_locked(c, MCP__CALL_WAITING_INPUT);
+}
+
+bool mcp__call_unpark_locked(mcp_call *c) {
+  if (c->phase != MCP__CALL_WAITING_INPUT)
+    return false;
+  mcp__input_cancel_locked(c);
+  set_phase_locked(c, MCP__CALL_RUNNING);
+  return true;
+}
+
+bool mcp__call_late(const mcp_call *c) {
+  return c->deadline_us != 0 && mcp__now_us() >= c->deadline_us;
+}
+
+/* The timeout answer, without the log line (it may be built under the
+ * session lock, where no callback may run). */
+static void timeout_reply(const mcp_call *c, mcp__buf *out, char *text,
+                          size_t size) {
+  unsigned long long ms = (c->deadline_us - c->started_us) / 1000u;
+  mcp__fmt(text, size, "timeout: the %s did not finish within %llu ms",
+           mcp__call_noun(c), ms);
+  mcp__call_failure_reply(c, out, text);
+}
+
+/* The reply to a call that missed its deadline (isError "timeout" for a
+ * tool, a JSON-RPC error otherwise), with the log line for the author. */
+static void timeout_answer(mcp_call *c, mcp__buf *out) {
+  char text[120];
+  timeout_reply(c, out, text, sizeof text);
+  mcp__log(c->session->srv, MCP_LOG_WARNING, "%s \"%s\": %s", mcp__call_noun(c),
+           c->tool->name, text);
+}
+
+void mcp__call_send(mcp_call *c, const char *msg, size_t len) {
+  mcp_session *s = c->session;
+  /* The sink is read under the lock: mcp_server_expire lets go of it when
+   * it answers a deferred call. */
+  pthread_mutex_lock(&s->lock);
+  if (!c->timed_out)
+    mcp__send_locked(s, c->sink, msg, len);
+  pthread_mutex_unlock(&s->lock);
+}
+
+/* Takes out of the heap, and returns, its least call if that is due at
+ * now and a call of s; NULL otherwise. Under s->lock. */
+static mcp_call *take_due_locked(mcp_session *s, unsigned long long now) {
+  mcp_server *srv = s->srv;
+  mcp_call *c = NULL;
+  pthread_mutex_lock(&srv->deadline_lock);
+  mcp__heap_node *min = srv->deadlines.min;
+  if (min && node_deadline(min) <= now && watched_call(min)->session == s) {
+    c = watched_call(min);
+    mcp__heap_remove(&srv->deadlines, min);
+    c->watched = false;
+    publish_next_locked(srv);
+  }
+  pthread_mutex_unlock(&srv->deadline_lock);
+  return c;
+}
+
+/* Answers c, whose deadline passed while it waited. Under s->lock, which
+ * is released meanwhile and held again on return. */
+static void expire_locked(mcp_call *c) {
+  mcp_session *s = c->session;
+  if (mcp__call_unpark_locked(c)) {
+    /* Nobody else will finish a parked call: complete it here, which
+     * answers the timeout (its deadline has passed) and frees it. */
+    pthread_mutex_unlock(&s->lock);
+    mcp__call_complete(c, MCP_ECANCELED, NULL);
+    pthread_mutex_lock(&s->lock);
+    return;
+  }
+  /* A deferred call belongs to the thread that will finish it: answer now,
+   * mark it so that its finish only frees, and let go of its sink, so a
+   * transport with a stream per request can end that stream. */
+  char text[120], name[160];
+  mcp__buf reply = {0};
+  timeout_reply(c, &reply, text, sizeof text);
+  mcp__fmt(name, sizeof name, "%s \"%s\"", mcp__call_noun(c), c->tool->name);
+  c->timed_out = true;
+  mcp__sink *k = NULL;
+  if (reply.err == 0) {
+    mcp__send_locked(s, c->sink, reply.data, reply.len);
+    atomic_store(&c->cancelled, true);
+    k = c->sink;
+    c->sink = NULL;
+  }
+  /* Without memory for the answer, the call keeps its sink and the finish
+   * answers the timeout instead. */
+  pthread_mutex_unlock(&s->lock);
+  mcp__buf_free(&reply);
+  mcp__log(s->srv, MCP_LOG_WARNING, "%s: %s", name, text);
+  mcp__sink_release(k);
+  pthread_mutex_lock(&s->lock);
+}
+
+long mcp_server_timeout(mcp_server *srv) {
+  if (srv == NULL)
+    return -1;
+  unsigned long long next = atomic_load(&srv->next_deadline_us);
+  if (next == NONE)
+    return -1;
+  unsigned long long now = mcp__now_us();
+  if (next <= now)
+    return 0;
+  /* Rounded up: waking before the deadline would only wait again. */
+  unsigned long long ms = (next - now + 999u) / 1000u;
+  return ms > INT_MAX ? INT_MAX : (long)ms;
+}
+
+int mcp_server_expire(mcp_server *srv) {
+  if (srv == NULL)
+    return MCP_EINVAL;
+  int answered = 0;
+  for (;;) {
+    unsigned long long now = mcp__now_us();
+    if (atomic_load(&srv->next_deadline_us) > now)
+      return answered;
+    /* The due call's session is pinned under the heap's lock, where the
+     * call's own reference keeps it alive, and locked after, in the lock
+     * order. Its due calls are then taken from the root one by one; when
+     * the root is another session's, the outer loop moves there. */
+    mcp_session *s = NULL;
+    pthread_mutex_lock(&srv->deadline_lock);
+    mcp__heap_node *min = srv->deadlines.min;
+    if (min && node_deadline(min) <= now) {
+      s = watched_call(min)->session;
+      atomic_fetch_add(&s->refs, 1);
+    }
+    pthread_mutex_unlock(&srv->deadline_lock);
+    if (s == NULL)
+      return answered;
+    pthread_mutex_lock(&s->lock);
+    for (mcp_call *c; (c = take_due_locked(s, now)) != NULL; answered++)
+      expire_locked(c);
+    mcp__session_unref_locked(s);
+  }
 }
 
 /* ---- reading the call ---------------------------------------------------- */
@@ -160,7 +370,7 @@ bool mcp_call_cancelled(const mcp_call *call) {
 void mcp_call_log(mcp_call *call, mcp_log_level level, const char *message) {
   const char *text =
       message && mcp__utf8_valid(message, strlen(message)) ? message : "";
-  mcp__log(call->session->srv, level, "%s \"%s\": %s", what(call),
+  mcp__log(call->session->srv, level, "%s \"%s\": %s", mcp__call_noun(call),
            call->tool->name, text);
   /* The modern era sends log messages only to a request that asked for
    * them, at its level or above, on that request's own stream. */
@@ -288,8 +498,8 @@ static int latch(mcp_call *c, int rc) {
 
 void mcp__call_refused(const mcp_call *c, const char *function,
                        const char *why) {
-  mcp__log(c->session->srv, MCP_LOG_ERROR, "%s \"%s\": %s refused: %s", what(c),
-           c->tool->name, function, why);
+  mcp__log(c->session->srv, MCP_LOG_ERROR, "%s \"%s\": %s refused: %s",
+           mcp__call_noun(c), c->tool->name, function, why);
 }
 
 /* A builder that refuses latches its code and, the first time, says in the
@@ -686,7 +896,7 @@ static void missing_capability(mcp_call *c, mcp__buf *out) {
     mcp__fmt(msg, sizeof msg,
              "This %s needs the client to support %s, which it did not "
              "declare",
-             what(c), names);
+             mcp__call_noun(c), names);
     mcp__rpc_error(out, c->id, c->id_len, MCP__ID_NULL, MCP__RPC_INVALID_PARAMS,
                    msg, NULL);
   } else if (names) {
@@ -730,7 +940,7 @@ static void build_reply(mcp_call *c, int rc, mcp__buf *out) {
       mcp__log(srv, MCP_LOG_ERROR,
                "%s \"%s\" returned MCP_INPUT_REQUIRED without asking for "
                "input or keeping state",
-               what(c), c->tool->name);
+               mcp__call_noun(c), c->tool->name);
       rc = MCP_EINVAL;
     } else {
       return;
@@ -766,8 +976,8 @@ static void build_reply(mcp_call *c, int rc, mcp__buf *out) {
   }
   if (rc < 0 || c->latched) {
     /* The detail is for the author, never for the client (DESIGN §4). */
-    mcp__log(srv, MCP_LOG_ERROR, "%s \"%s\" failed: %s", what(c), c->tool->name,
-             mcp_strerror(rc < 0 ? rc : c->latched));
+    mcp__log(srv, MCP_LOG_ERROR, "%s \"%s\" failed: %s", mcp__call_noun(c),
+             c->tool->name, mcp_strerror(rc < 0 ? rc : c->latched));
     mcp__rpc_error(out, c->id, c->id_len, MCP__ID_NULL, MCP__RPC_INTERNAL_ERROR,
                    "Internal error", NULL);
     return;
@@ -826,8 +1036,8 @@ void mcp__call_complete(mcp_call *c, int rc, mcp__buf *out) {
       return;
     if (c->rounds >= MAX_ROUNDS)
       mcp__log(s->srv, MCP_LOG_ERROR,
-               "%s \"%s\" asked for input %d times; giving up", what(c),
-               c->tool->name, MAX_ROUNDS);
+               "%s \"%s\" asked for input %d times; giving up",
+               mcp__call_noun(c), c->tool->name, MAX_ROUNDS);
     rc = c->requests ? MCP_EIO : MCP_EINVAL;
     cancelled = mcp_call_cancelled(c);
   }
@@ -839,7 +1049,7 @@ void mcp__call_complete(mcp_call *c, int rc, mcp__buf *out) {
   bool late = timeout || c->timed_out;
   if (timeout) {
     cancelled = false;
-    mcp__call_timeout(c, &reply);
+    timeout_answer(c, &reply);
   } else if (!cancelled) {
     build_reply(c, rc, &reply);
   }
@@ -857,7 +1067,7 @@ void mcp__call_complete(mcp_call *c, int rc, mcp__buf *out) {
                c->started_us);
   if (reply.err) {
     mcp__log(s->srv, MCP_LOG_ERROR,
-             "%s \"%s\": out of memory building the reply", what(c),
+             "%s \"%s\": out of memory building the reply", mcp__call_noun(c),
              c->tool->name);
     /* The request is still owed an answer, and a deferred call has nobody
      * to return an error to: send the short internal error instead. */
@@ -941,7 +1151,7 @@ void mcp__call_run(mcp_call *c, mcp__buf *out) {
      * new call needs none: it is RUNNING from its creation (published with
      * it under the lock), and only its handler can move it on. */
     pthread_mutex_lock(&s->lock);
-    c->phase = MCP__CALL_RUNNING;
+    set_phase_locked(c, MCP__CALL_RUNNING);
     pthread_mutex_unlock(&s->lock);
   }
   int rc = c->tool->handler(c, c->tool->user_data);
@@ -953,10 +1163,7 @@ void mcp__call_run(mcp_call *c, mcp__buf *out) {
       pthread_mutex_unlock(&s->lock);
       mcp__call_complete(c, c->finish_rc, out);
     } else {
-      c->phase = MCP__CALL_DEFERRED;
-      /* Now mcp_server_expire must watch its deadline. */
-      if (c->deadline_us)
-        atomic_store(&s->srv->deadline_dirty, true);
+      set_phase_locked(c, MCP__CALL_DEFERRED);
       pthread_mutex_unlock(&s->lock);
     }
     return;
@@ -978,7 +1185,7 @@ int mcp_call_finish(mcp_call *call, int rc) {
   if (call->phase == MCP__CALL_RUNNING) {
     /* The handler has not returned MCP_DEFERRED yet; it completes the call
      * when it does. */
-    call->phase = MCP__CALL_FINISH_EARLY;
+    set_phase_locked(call, MCP__CALL_FINISH_EARLY);
     call->finish_rc = finish_code(rc);
     pthread_mutex_unlock(&s->lock);
     return 0;
@@ -993,7 +1200,7 @@ int mcp_call_finish(mcp_call *call, int rc) {
                             "not for mcp_call_finish");
     return MCP_EINVAL;
   }
-  call->phase = MCP__CALL_RUNNING;
+  set_phase_locked(call, MCP__CALL_RUNNING);
   pthread_mutex_unlock(&s->lock);
   mcp__call_complete(call, finish_code(rc), NULL);
   return 0;

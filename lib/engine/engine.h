@@ -48,12 +48,15 @@ struct mcp_server {
   /* Limits (lib/limits.c). */
   _Atomic size_t max_result;        /* bytes one call's result may reach */
   _Atomic unsigned call_timeout_ms; /* each call's deadline; 0 = none */
-  /* No call deadline needs a look before this time (CLOCK_MONOTONIC
-   * microseconds; ULLONG_MAX = none), unless dirty says a call was added
-   * or deferred since it was computed. */
-  _Atomic unsigned long long deadline_hint_us;
-  _Atomic bool deadline_dirty;
-  _Atomic unsigned long timed_calls;      /* live calls with a deadline */
+  /* The deadlines mcp_server_expire watches (lib/engine/call.c): the calls
+   * with a deadline whose answer waits on another thread (deferred, or
+   * parked for the client's input), least deadline first. The lock is
+   * taken after a session's lock, never before one. */
+  pthread_mutex_t deadline_lock;
+  mcp__heap deadlines;
+  /* The heap's least deadline (CLOCK_MONOTONIC microseconds; ULLONG_MAX =
+   * none), written under deadline_lock and read without it. */
+  _Atomic unsigned long long next_deadline_us;
   _Atomic unsigned long long next_serial; /* of sessions, for rate keys */
   mcp__ratelimit rate;
 };
@@ -79,8 +82,12 @@ struct mcp_session {
   mcp_principal principal;
   mcp_send_fn send;
   void *send_data;
-  pthread_mutex_t lock;     /* guards sending, calls, refs */
-  unsigned refs;            /* the owner's plus one per unfinished call */
+  pthread_mutex_t lock;     /* guards sending, calls */
+  _Atomic unsigned refs;    /* the owner's plus one per unfinished call;
+                               changed under lock, except by
+                               mcp_server_expire's pin (lib/engine/call.c),
+                               taken while one of those calls holds a
+                               reference */
   _Atomic bool closed;      /* freed by its owner, or sending failed: set
                                under lock, read without it where a stale
                                false is harmless (the send path checks
@@ -210,12 +217,18 @@ struct mcp_call {
                        mcp__call_result_len) */
   size_t head_len;
   mcp__buf structured;
+  /* phase, deadline_us, timed_out and watched are written in
+   * lib/engine/call.c only (its state machine section). */
   unsigned long long started_us;
-  unsigned long long deadline_us; /* 0 = none; set under session->lock */
+  unsigned long long deadline_us; /* 0 = none; fixed before the call is
+                                     published */
   bool timed_out; /* under session->lock: mcp_server_expire dealt with the
                      passed deadline (answered it, unless it had no memory
                      to; then the finish answers) */
-  bool too_large; /* the result passed the server's maximum size */
+  bool watched;   /* in srv->deadlines: under session->lock and
+                     srv->deadline_lock both */
+  mcp__heap_node deadline_node;
+  bool too_large;        /* the result passed the server's maximum size */
   mcp_call *next, *prev; /* in session->calls */
 };
 
@@ -236,13 +249,41 @@ enum {
   MCP__CAP_SAMPLING_TOOLS = 16
 };
 
-/* Builds a call for an allowed tools/call (copies id and progress token).
- * It takes ownership of arguments, or with args_pool (the pool of the
- * message they were detached from) a reference to that pool instead. */
+/* Builds a call for an allowed tools/call (copies id and progress token),
+ * received at started (mcp__now_us), from which its deadline counts. It
+ * takes ownership of arguments, or with args_pool (the pool of the message
+ * they were detached from) a reference to that pool instead. */
 int mcp__call_new(mcp_session *s, mcp__tool *tool, mcp__version v,
                   const char *id, size_t id_len, const char *canon_id,
                   const char *progress_token, struct cJSON *arguments,
-                  mcp__json_pool *args_pool, mcp_call **out);
+                  mcp__json_pool *args_pool, unsigned long long started,
+                  mcp_call **out);
+/* "tool", "prompt" or "resource", for messages about c. */
+const char *mcp__call_noun(const mcp_call *c);
+/* The call's state machine (lib/engine/call.c), all under
+ * c->session->lock. Marks c cancelled: its client cancelled it, or its
+ * session ended or failed. */
+void mcp__call_cancel_locked(mcp_call *c);
+/* Legacy input: c's requests went to the client; it waits for the
+ * answers (and its deadline is watched). */
+void mcp__call_park_locked(mcp_call *c);
+/* Takes c, if it waits for the client's input, out of waiting: the client
+ * is told its unanswered requests are cancelled. Returns whether it was
+ * waiting; the caller must then, after the lock, run it again (its answers
+ * came) or complete it (mcp__call_complete), as no other thread will. */
+bool mcp__call_unpark_locked(mcp_call *c);
+/* Has the call's deadline passed? Any thread. */
+bool mcp__call_late(const mcp_call *c);
+/* The order of srv->deadlines: the earlier deadline first. */
+bool mcp__deadline_less(const mcp__heap_node *a, const mcp__heap_node *b);
+/* Sends a notification of a running call (progress, log) where its
+ * replies go, unless mcp_server_expire answered it already. */
+void mcp__call_send(mcp_call *c, const char *msg, size_t len);
+/* How a call that could not give its result is answered (lib/limits.c): a
+ * tool with a result whose isError is true (the model can act on it), a
+ * prompt or a resource with a JSON-RPC internal error; both say text. */
+void mcp__call_failure_reply(const mcp_call *c, mcp__buf *out,
+                             const char *text);
 /* Bytes of result the handler built so far: its blocks and structured
  * content, without the reply's head. */
 static inline size_t mcp__call_result_len(const mcp_call *c) {
@@ -328,17 +369,6 @@ int mcp__call_room_text(mcp_call *c, const char *text);
 /* The reply to a call whose result was too large: an isError result for a
  * tool, a JSON-RPC error otherwise. Logs for the author. */
 void mcp__call_too_large(mcp_call *c, mcp__buf *out);
-/* Deadlines: sets a new call's deadline from the server's call timeout,
- * counted from started (its receipt). */
-void mcp__call_set_deadline(mcp_call *c, unsigned long long started);
-/* Has the call's deadline passed? Any thread. */
-bool mcp__call_late(const mcp_call *c);
-/* The reply to a call that missed its deadline (isError "timeout" for a
- * tool, a JSON-RPC error otherwise), with the log line for the author. */
-void mcp__call_timeout(mcp_call *c, mcp__buf *out);
-/* Sends a notification of a running call (progress, log) where its
- * replies go, unless mcp_server_expire answered it already. */
-void mcp__call_send(mcp_call *c, const char *msg, size_t len);
 
 /* Emits the audit record of a call that was refused before it ran. */
 void mcp__audit(mcp_server *srv, const char *tool, const mcp_principal *p,

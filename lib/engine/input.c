@@ -552,7 +552,7 @@ int mcp__input_send_locked(mcp_call *c) {
       return rc;
     c->waiting++;
   }
-  c->phase = MCP__CALL_WAITING_INPUT;
+  mcp__call_park_locked(c);
   return 0;
 }
 
@@ -592,10 +592,8 @@ mcp_call *mcp__input_response(mcp_session *s, const mcp__msg *m,
        * user again would be wrong, so the call fails instead. */
       if (fits && copy == NULL)
         c->lost_input = true;
-      if (--c->waiting == 0) {
-        c->phase = MCP__CALL_RUNNING;
+      if (--c->waiting == 0 && mcp__call_unpark_locked(c))
         ready = c;
-      }
       break;
     }
   }

@@ -83,21 +83,18 @@ int mcp_server_new(const mcp_server_info *info, mcp_server **out) {
     return fail(NULL, MCP_EINVAL, "mcp_server_new: %s", bad);
   mcp_server *srv = mcp__calloc(1, sizeof *srv);
   if (srv == NULL)
-    return fail(NULL, MCP_ENOMEM, "mcp_server_new: out of memory");
-  if (pthread_mutex_init(&srv->lock, NULL) != 0) {
-    mcp__free(srv);
-    return fail(NULL, MCP_ENOMEM, "mcp_server_new: out of memory");
-  }
-  if (mcp__ratelimit_init(&srv->rate) != 0) {
-    pthread_mutex_destroy(&srv->lock);
-    mcp__free(srv);
-    return fail(NULL, MCP_ENOMEM, "mcp_server_new: out of memory");
-  }
+    goto no_memory;
+  /* What mcp_server_free cannot undo yet is undone by the ladder below. */
+  if (pthread_mutex_init(&srv->lock, NULL) != 0)
+    goto no_lock;
+  if (pthread_mutex_init(&srv->deadline_lock, NULL) != 0)
+    goto no_deadline_lock;
+  if (mcp__ratelimit_init(&srv->rate) != 0)
+    goto no_rate;
+  srv->deadlines = (mcp__heap){.less = mcp__deadline_less};
+  atomic_init(&srv->next_deadline_us, ULLONG_MAX);
   atomic_init(&srv->max_result, MCP_DEFAULT_MAX_RESULT);
   atomic_init(&srv->call_timeout_ms, 0);
-  atomic_init(&srv->deadline_hint_us, ULLONG_MAX);
-  atomic_init(&srv->deadline_dirty, false);
-  atomic_init(&srv->timed_calls, 0);
   atomic_init(&srv->next_serial, 0);
   srv->name = mcp__strdup(info->name);
   srv->version = mcp__strdup(info->version);
@@ -131,6 +128,15 @@ int mcp_server_new(const mcp_server_info *info, mcp_server **out) {
   }
   *out = srv;
   return 0;
+
+no_rate:
+  pthread_mutex_destroy(&srv->deadline_lock);
+no_deadline_lock:
+  pthread_mutex_destroy(&srv->lock);
+no_lock:
+  mcp__free(srv);
+no_memory:
+  return fail(NULL, MCP_ENOMEM, "mcp_server_new: out of memory");
 }
 
 static void server_destroy(mcp_server *srv) {
@@ -143,6 +149,7 @@ static void server_destroy(mcp_server *srv) {
   mcp__free(srv->title);
   mcp__free(srv->instructions);
   mcp__ratelimit_free(&srv->rate);
+  pthread_mutex_destroy(&srv->deadline_lock);
   pthread_mutex_destroy(&srv->lock);
   mcp__free(srv);
 }
@@ -444,7 +451,7 @@ int mcp__broadcast(mcp_server *srv, mcp__change what, const char *uri) {
   for (mcp_session *s = pinned ? srv->sessions : NULL; s; s = s->next) {
     pthread_mutex_lock(&s->lock);
     if (!s->closed) {
-      s->refs++;
+      atomic_fetch_add(&s->refs, 1);
       pinned[n++] = s;
     }
     pthread_mutex_unlock(&s->lock);

@@ -28,7 +28,7 @@ int mcp_session_new(mcp_server *srv, const mcp_principal *principal,
   atomic_fetch_add(&srv->refs, 1);
   s->send = send;
   s->send_data = user_data;
-  s->refs = 1;
+  atomic_init(&s->refs, 1);
   s->log_level = -1;
   atomic_init(&s->state, MCP__STATE_NEW);
   atomic_init(&s->modern_seen, false);
@@ -56,7 +56,7 @@ static void session_destroy(mcp_session *s) {
 }
 
 void mcp__session_unref_locked(mcp_session *s) {
-  unsigned left = --s->refs;
+  unsigned left = atomic_fetch_sub(&s->refs, 1) - 1;
   pthread_mutex_unlock(&s->lock);
   if (left == 0)
     session_destroy(s);
@@ -69,14 +69,12 @@ static void cancel_all_locked(mcp_session *s) {
   for (;;) {
     mcp_call *parked = NULL;
     for (mcp_call *c = s->calls; c; c = c->next) {
-      atomic_store(&c->cancelled, true);
-      if (c->phase == MCP__CALL_WAITING_INPUT && parked == NULL)
+      mcp__call_cancel_locked(c);
+      if (parked == NULL && mcp__call_unpark_locked(c))
         parked = c;
     }
     if (parked == NULL)
       return;
-    mcp__input_cancel_locked(parked);
-    parked->phase = MCP__CALL_RUNNING;
     pthread_mutex_unlock(&s->lock);
     mcp__call_complete(parked, MCP_ECANCELED, NULL);
     pthread_mutex_lock(&s->lock);
@@ -168,7 +166,7 @@ int mcp__send_locked(mcp_session *s, mcp__sink *k, const char *msg,
      * on this session rather than let calls run for nobody. */
     s->closed = true;
     for (mcp_call *c = s->calls; c; c = c->next)
-      atomic_store(&c->cancelled, true);
+      mcp__call_cancel_locked(c);
     return MCP_ECLOSED;
   }
   return 0;
@@ -509,12 +507,10 @@ void mcp__start_call(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
     }
   }
   rc = mcp__call_new(s, tool, r->v, r->m->id, r->m->id_len, r->canon_id,
-                     token ? tok.data : NULL, args, args_pool, &call);
+                     token ? tok.data : NULL, args, args_pool, started, &call);
   args = NULL; /* the call owns them now, or freed them on failure */
   if (rc)
     goto oom;
-  call->started_us = started;
-  mcp__call_set_deadline(call, started);
   call->modern = r->modern;
   call->sink = ctx->sink;
   mcp__sink_ref(call->sink);
@@ -576,14 +572,11 @@ static void handle_cancelled(mcp_session *s, const cJSON *params) {
     listener = mcp__listener_cancel_locked(s, canon.data);
     mcp_call *c = mcp__find_call(s, canon.data);
     if (c) {
-      atomic_store(&c->cancelled, true);
+      mcp__call_cancel_locked(c);
       /* A call parked for the client's answers has no thread to notice:
        * finish it here. */
-      if (c->phase == MCP__CALL_WAITING_INPUT) {
-        mcp__input_cancel_locked(c);
-        c->phase = MCP__CALL_RUNNING;
+      if (mcp__call_unpark_locked(c))
         parked = c;
-      }
     }
     pthread_mutex_unlock(&s->lock);
   }

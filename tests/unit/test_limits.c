@@ -934,6 +934,134 @@ START_TEST(f18_session_freed_with_timed_out_call) {
 }
 END_TEST
 
+/* Sends msg on session and frees it; true when it was received. */
+static bool feed(mcp_session *session, char *msg) {
+  int rc = mcp_session_receive(session, msg, strlen(msg));
+  free(msg);
+  return rc == 0;
+}
+
+/* The least deadline is watched, whichever session's: a later call with a
+ * nearer deadline sets the wait, the farther one stays watched after the
+ * nearer is answered, and a cancelled call is watched no more. */
+START_TEST(f18_least_deadline_first_across_sessions) {
+  tu_initialize(&P, "2025-11-25");
+  g_mode = M_DEFER;
+  mcp_server_set_call_timeout(srv, 60000);
+  char *msg = tool_call(false, 20, "work", NULL);
+  ck_assert_int_eq(tu_send(&P, msg), 0);
+  free(msg);
+  mcp_call *far = g_stash;
+  long t = mcp_server_timeout(srv);
+  ck_assert(t > 300 && t <= 60000);
+  tu_peer q;
+  tu_peer_open(&q, srv, &BOB);
+  tu_initialize(&q, "2025-11-25");
+  tu_clear(&q);
+  mcp_server_set_call_timeout(srv, 300);
+  msg = tool_call(false, 21, "work", NULL);
+  ck_assert_int_eq(tu_send(&q, msg), 0);
+  free(msg);
+  mcp_call *near = g_stash;
+  ck_assert_ptr_ne(near, far);
+  t = mcp_server_timeout(srv);
+  ck_assert(t >= 0 && t <= 300);
+  wait_due();
+  ck_assert_int_eq(mcp_server_expire(srv), 1);
+  ck_assert_uint_eq(q.nout, 1);
+  tu_assert_msg(&q, 0, "{\"id\":21,\"result\":{\"isError\":true}}");
+  tu_clear(&P);
+  ck_assert_uint_eq(P.nout, 0);
+  /* The far deadline is the one left to wait for. */
+  t = mcp_server_timeout(srv);
+  ck_assert(t > 300 && t <= 60000);
+  ck_assert_int_eq(mcp_call_finish(near, 0), 0);
+  ck_assert_uint_eq(q.nout, 1);
+  ck_assert_int_eq(tu_send(&P,
+                           "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/"
+                           "cancelled\",\"params\":{\"requestId\":20}}"),
+                   0);
+  ck_assert_int_eq(mcp_server_timeout(srv), -1);
+  ck_assert_int_eq(mcp_call_finish(far, 0), 0);
+  ck_assert_uint_eq(P.nout, 0);
+  tu_peer_close(&q);
+}
+END_TEST
+
+/* Calls finished by their threads while another thread expires them: each
+ * is answered exactly once, by whichever side came first, and nothing is
+ * left watched. Bounded: 4 threads of 60 calls, each finished after at
+ * most 2 ms. */
+enum { RACE_THREADS = 4, RACE_CALLS = 60 };
+static _Thread_local mcp_call *t_stash;
+static atomic_bool g_race_done;
+
+static int defer_to_self(mcp_call *call, void *user_data) {
+  (void)user_data;
+  t_stash = call;
+  return MCP_DEFERRED;
+}
+
+static int race_send(const char *msg, size_t len, void *user_data) {
+  (void)msg, (void)len;
+  (*(int *)user_data)++; /* under the session's lock */
+  return 0;
+}
+
+static void *race_worker(void *arg) {
+  int *sent = arg;
+  mcp_session *session = NULL;
+  if (mcp_session_new(srv, &ALICE, race_send, sent, &session) != 0)
+    return NULL;
+  feed(session, tu_text("{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":"
+                        "\"initialize\",\"params\":{\"protocolVersion\":"
+                        "\"2025-11-25\",\"capabilities\":{},\"clientInfo\":{"
+                        "\"name\":\"t\",\"version\":\"1\"}}}"));
+  for (int i = 1; i <= RACE_CALLS; i++) {
+    t_stash = NULL;
+    if (!feed(session, tool_call(false, i, "later", NULL)) || !t_stash)
+      break;
+    sleep_ms(i % 3); /* 0, 1 or 2 ms: before, about at, or after 1 ms */
+    mcp_call_finish(t_stash, 0);
+  }
+  mcp_session_free(session);
+  return NULL;
+}
+
+static void *race_expirer(void *arg) {
+  (void)arg;
+  while (!atomic_load(&g_race_done)) {
+    mcp_server_expire(srv);
+    sleep_ms(0);
+  }
+  return NULL;
+}
+
+START_TEST(f18_expiry_races_finish) {
+  const mcp_tool t = {.name = "later",
+                      .description = "Defers.",
+                      .annotations = RO,
+                      .handler = defer_to_self};
+  ck_assert_int_eq(mcp_server_add_tool(srv, &t, NULL), 0);
+  mcp_server_set_call_timeout(srv, 1);
+  atomic_store(&g_race_done, false);
+  int sent[RACE_THREADS] = {0};
+  pthread_t workers[RACE_THREADS], expirer;
+  ck_assert_int_eq(pthread_create(&expirer, NULL, race_expirer, NULL), 0);
+  for (int i = 0; i < RACE_THREADS; i++)
+    ck_assert_int_eq(pthread_create(&workers[i], NULL, race_worker, &sent[i]),
+                     0);
+  for (int i = 0; i < RACE_THREADS; i++)
+    pthread_join(workers[i], NULL);
+  atomic_store(&g_race_done, true);
+  pthread_join(expirer, NULL);
+  for (int i = 0; i < RACE_THREADS; i++)
+    ck_assert_int_eq(sent[i], 1 + RACE_CALLS); /* initialize, every call */
+  ck_assert_int_eq(mcp_server_timeout(srv), -1);
+  ck_assert_int_eq(mcp_server_expire(srv), 0);
+}
+END_TEST
+
 /* ===========================================================================
  * Allocation failure
  * ======================================================================== */
@@ -944,12 +1072,6 @@ static int count_send(const char *msg, size_t len, void *user_data) {
   (void)msg, (void)len;
   (*(int *)user_data)++;
   return 0;
-}
-
-static bool feed(mcp_session *session, char *msg) {
-  int rc = mcp_session_receive(session, msg, strlen(msg));
-  free(msg);
-  return rc == 0;
 }
 
 /* Every feature once, on a server built under the failing allocator.
@@ -1048,6 +1170,8 @@ static Suite *limits_suite(void) {
   tcase_add_test(t, f18_cancelled_call_is_not_answered);
   tcase_add_test(t, f18_call_waiting_for_input_times_out);
   tcase_add_test(t, f18_session_freed_with_timed_out_call);
+  tcase_add_test(t, f18_least_deadline_first_across_sessions);
+  tcase_add_test(t, f18_expiry_races_finish);
   t = tcase(s, "alloc", false);
   tcase_add_test(t, allocation_failure_leaks_nothing);
   return s;
