@@ -978,12 +978,57 @@ MCP_API int mcp_session_new(mcp_server *srv, const mcp_principal *principal,
 MCP_API int mcp_session_receive(mcp_session *session, const char *message,
                                 size_t len);
 
+/** What a message sent to a sink is (mcp_send_info.kind). */
+typedef enum mcp_sent_kind {
+  MCP_SENT_RESULT = 0,   /**< a result answering a request (a tool's
+                              isError result included) */
+  MCP_SENT_ERROR,        /**< a JSON-RPC error answering a request, or a
+                              message that could not be read */
+  MCP_SENT_BATCH,        /**< the array of answers to a batch (2025-03-26) */
+  MCP_SENT_NOTIFICATION, /**< progress, a log message, a list_changed, the
+                              ack of a subscription, a cancellation */
+  MCP_SENT_REQUEST       /**< a request to the client (legacy input:
+                              elicitation, sampling, roots) */
+} mcp_sent_kind;
+
+/** What the engine knows of one message it sends to a sink, so that a
+ * transport decides its own answer (an HTTP status, a WWW-Authenticate
+ * challenge) from facts instead of reading the message's bytes. Pointers
+ * are borrowed for the duration of the callback. */
+typedef struct mcp_send_info {
+  mcp_sent_kind kind;
+  int error_code; /**< MCP_SENT_ERROR: the error's code (MCP_RPC_* or a
+                       JSON-RPC one such as -32601); 0 otherwise */
+  /** A refusal for want of scopes (error_code MCP_RPC_FORBIDDEN): every
+   * scope the refused entries need, and of those the ones the caller lacks,
+   * each NULL-terminated. NULL for every other message, an authorizer's
+   * denial included (it names no scope). */
+  const char *const *scopes;
+  const char *const *missing_scopes;
+  /** The message answers a tools/call that was audited: decision is what
+   * its audit record says (MCP_DECISION_RATE_LIMITED for a caller over its
+   * rate, MCP_DECISION_TIMEOUT for a call answered at its deadline, ...).
+   * False for every other message. */
+  bool audited;
+  mcp_decision decision;
+  void *reserved[4]; /**< zero; room for facts to come */
+} mcp_send_info;
+
+/** A sink's send with the facts of the message (mcp_send_info); otherwise
+ * as mcp_send_fn, and under the same rules. */
+typedef int (*mcp_send_info_fn)(const char *message, size_t len,
+                                const mcp_send_info *info, void *user_data);
+
 /** Where the messages caused by one incoming message go. */
 typedef struct mcp_sink {
   mcp_send_fn send;              /**< each message, in order */
   void (*done)(void *user_data); /**< once: nothing more will be sent here
                                       (called without any engine lock) */
-  void *user_data;               /**< for both; valid until done */
+  void *user_data;               /**< for all three; valid until done */
+  /** Optional: when set, called for each message instead of send (which
+   * may then be NULL), with what the engine knows of it. */
+  mcp_send_info_fn send_info;
+  void *reserved[4]; /**< zero (a designated initializer leaves it so) */
 } mcp_sink;
 
 /** Like mcp_session_receive, but every message this one causes goes to
@@ -995,10 +1040,12 @@ typedef struct mcp_sink {
  * last message for this sink, on whichever thread sent it: possibly before
  * this function returns (everything answered at once), possibly much later.
  * done is called even when this function fails for lack of memory (but
- * not for MCP_EINVAL). A sink whose send fails gets nothing more, and the
- * session stays open:
- * this is how a transport with one stream per request (Streamable HTTP)
- * routes replies. sink NULL is mcp_session_receive. Returns as
+ * not for MCP_EINVAL: session NULL, message NULL with len > 0, or a sink
+ * with neither send nor send_info). A sink whose send fails gets nothing
+ * more, and the session stays open: this is how a transport with one
+ * stream per request (Streamable HTTP) routes replies, and with send_info
+ * how it learns each reply's error code and a refusal's scopes without
+ * reading the reply. sink NULL is mcp_session_receive. Returns as
  * mcp_session_receive. */
 MCP_API int mcp_session_receive_to(mcp_session *session, const char *message,
                                    size_t len, const mcp_sink *sink);
@@ -1039,8 +1086,9 @@ MCP_API void mcp_message_free(mcp_message *msg);
 
 /** mcp_session_receive_to for a message parsed with mcp_message_parse:
  * the same replies, sink rules and return values. Takes ownership of msg,
- * also when it fails (MCP_EINVAL for session or msg NULL or a sink without
- * send; then sink->done is not called). Same thread rule as receive. */
+ * also when it fails (MCP_EINVAL for session or msg NULL or a sink with
+ * neither send nor send_info; then sink->done is not called). Same thread
+ * rule as receive. */
 MCP_API int mcp_session_receive_message(mcp_session *session, mcp_message *msg,
                                         const mcp_sink *sink);
 

@@ -88,6 +88,49 @@ void mcp__call_clear_result(mcp_call *c) {
   mcp__buf_free(&c->structured);
 }
 
+/* ---- replies that are not the handler's ----------------------------------
+ * Every JSON-RPC error answering a call is written by call_error, which
+ * keeps its code for the facts the sink is told (mcp__call_complete). */
+
+static void call_error(mcp_call *c, mcp__buf *out, int code, const char *msg,
+                       const char *data) {
+  mcp__rpc_error(out, c->id, c->id_len, MCP__ID_NULL, code, msg, data);
+  c->error_code = code;
+}
+
+/* {"jsonrpc":"2.0","id":ID,"result":{content:[text],isError:true}} for a
+ * call, in its era's shape. */
+static void tool_error(const mcp_call *c, mcp__buf *out, const char *text) {
+  mcp__buf_puts(out, "{\"jsonrpc\":\"2.0\",\"id\":");
+  mcp__buf_append(out, c->id, c->id_len);
+  mcp__buf_puts(out, ",\"result\":");
+  mcp__result_begin(out, c->session->srv, c->modern, "complete");
+  mcp__buf_puts(out, "\"content\":[{\"type\":\"text\",\"text\":");
+  mcp__json_quote(out, text, strlen(text));
+  mcp__buf_puts(out, "}],\"isError\":true,");
+  mcp__result_end(out);
+  mcp__buf_putc(out, '}');
+}
+
+void mcp__call_failure_reply(mcp_call *c, mcp__buf *out, const char *text) {
+  if (c->kind == MCP_CALL_TOOL) {
+    tool_error(c, out, text);
+    return;
+  }
+  char msg[160];
+  mcp__fmt(msg, sizeof msg, "Internal error: %s", text);
+  call_error(c, out, MCP__RPC_INTERNAL_ERROR, msg, NULL);
+}
+
+/* What a sink is told of the reply c's handler (or its deadline) gave. */
+static mcp_send_info reply_facts(const mcp_call *c, mcp_decision decision) {
+  return (mcp_send_info){.kind =
+                             c->error_code ? MCP_SENT_ERROR : MCP_SENT_RESULT,
+                         .error_code = c->error_code,
+                         .audited = c->kind == MCP_CALL_TOOL,
+                         .decision = decision};
+}
+
 /* ---- the call's state machine ---------------------------------------------
  * This section alone writes a call's phase, its deadline (mcp__call_new)
  * and its timed_out flag; docs/architecture.md has the table of phases. A
@@ -170,8 +213,7 @@ bool mcp__call_late(const mcp_call *c) {
 
 /* The timeout answer, without the log line (it may be built under the
  * session lock, where no callback may run). */
-static void timeout_reply(const mcp_call *c, mcp__buf *out, char *text,
-                          size_t size) {
+static void timeout_reply(mcp_call *c, mcp__buf *out, char *text, size_t size) {
   unsigned long long ms = (c->deadline_us - c->started_us) / 1000u;
   mcp__fmt(text, size, "timeout: the %s did not finish within %llu ms",
            mcp__call_noun(c), ms);
@@ -193,7 +235,7 @@ void mcp__call_send(mcp_call *c, const char *msg, size_t len) {
    * it answers a deferred call. */
   pthread_mutex_lock(&s->lock);
   if (!c->timed_out)
-    mcp__send_locked(s, c->sink, msg, len);
+    mcp__send_locked(s, c->sink, msg, len, &mcp__sent_notification);
   pthread_mutex_unlock(&s->lock);
 }
 
@@ -222,7 +264,7 @@ static void expire_locked(mcp_call *c) {
     /* Nobody else will finish a parked call: complete it here, which
      * answers the timeout (its deadline has passed) and frees it. */
     pthread_mutex_unlock(&s->lock);
-    mcp__call_complete(c, MCP_ECANCELED, NULL);
+    mcp__call_complete(c, MCP_ECANCELED, NULL, NULL);
     pthread_mutex_lock(&s->lock);
     return;
   }
@@ -236,7 +278,8 @@ static void expire_locked(mcp_call *c) {
   c->timed_out = true;
   mcp__sink *k = NULL;
   if (reply.err == 0) {
-    mcp__send_locked(s, c->sink, reply.data, reply.len);
+    mcp_send_info facts = reply_facts(c, MCP_DECISION_TIMEOUT);
+    mcp__send_locked(s, c->sink, reply.data, reply.len, &facts);
     atomic_store(&c->cancelled, true);
     k = c->sink;
     c->sink = NULL;
@@ -886,8 +929,7 @@ static void missing_capability(mcp_call *c, mcp__buf *out) {
       char msg[160];
       mcp__fmt(msg, sizeof msg, "Missing required client capability: %s",
                names);
-      mcp__rpc_error(out, c->id, c->id_len, MCP__ID_NULL,
-                     MCP__RPC_MISSING_CAPABILITY, msg, json);
+      call_error(c, out, MCP__RPC_MISSING_CAPABILITY, msg, json);
     } else {
       out->err = MCP_ENOMEM;
     }
@@ -897,8 +939,7 @@ static void missing_capability(mcp_call *c, mcp__buf *out) {
              "This %s needs the client to support %s, which it did not "
              "declare",
              mcp__call_noun(c), names);
-    mcp__rpc_error(out, c->id, c->id_len, MCP__ID_NULL, MCP__RPC_INVALID_PARAMS,
-                   msg, NULL);
+    call_error(c, out, MCP__RPC_INVALID_PARAMS, msg, NULL);
   } else if (names) {
     char msg[200];
     mcp__fmt(msg, sizeof msg,
@@ -947,15 +988,15 @@ static void build_reply(mcp_call *c, int rc, mcp__buf *out) {
     }
   }
   if (rc == MCP_ENOENT && c->kind == MCP_CALL_RESOURCE && !c->latched) {
-    mcp__rpc_resource_not_found(out, c->id, c->id_len, c->modern, c->uri);
+    c->error_code =
+        mcp__rpc_resource_not_found(out, c->id, c->id_len, c->modern, c->uri);
     return;
   }
   if (rc == 0 && c->is_error && c->kind != MCP_CALL_TOOL && !c->latched) {
     char msg[512];
     mcp__fmt(msg, sizeof msg, "%s", c->error_text);
     mcp__utf8_trim(msg);
-    mcp__rpc_error(out, c->id, c->id_len, MCP__ID_NULL, MCP__RPC_INVALID_PARAMS,
-                   msg, NULL);
+    call_error(c, out, MCP__RPC_INVALID_PARAMS, msg, NULL);
     return;
   }
   if (rc == 0 && !c->latched && c->kind == MCP_CALL_TOOL && !c->is_error &&
@@ -970,16 +1011,14 @@ static void build_reply(mcp_call *c, int rc, mcp__buf *out) {
              "report a failure with mcp_result_error)",
              c->tool->name);
     c->latched = MCP_EINTERNAL;
-    mcp__rpc_error(out, c->id, c->id_len, MCP__ID_NULL, MCP__RPC_INTERNAL_ERROR,
-                   "Internal error", NULL);
+    call_error(c, out, MCP__RPC_INTERNAL_ERROR, "Internal error", NULL);
     return;
   }
   if (rc < 0 || c->latched) {
     /* The detail is for the author, never for the client (DESIGN §4). */
     mcp__log(srv, MCP_LOG_ERROR, "%s \"%s\" failed: %s", mcp__call_noun(c),
              c->tool->name, mcp_strerror(rc < 0 ? rc : c->latched));
-    mcp__rpc_error(out, c->id, c->id_len, MCP__ID_NULL, MCP__RPC_INTERNAL_ERROR,
-                   "Internal error", NULL);
+    call_error(c, out, MCP__RPC_INTERNAL_ERROR, "Internal error", NULL);
     return;
   }
   if (c->head_len && out->data == NULL && out->err == 0) {
@@ -1019,7 +1058,8 @@ static bool park_for_input(mcp_call *c) {
   return parked;
 }
 
-void mcp__call_complete(mcp_call *c, int rc, mcp__buf *out) {
+void mcp__call_complete(mcp_call *c, int rc, mcp__buf *out,
+                        mcp_send_info *facts) {
   mcp_session *s = c->session;
   bool cancelled = mcp_call_cancelled(c);
   if (rc == MCP_INPUT_REQUIRED && !cancelled && !c->modern && !c->latched) {
@@ -1029,7 +1069,7 @@ void mcp__call_complete(mcp_call *c, int rc, mcp__buf *out) {
        * no answers, as a modern retry of that round would. */
       cJSON_Delete(c->inputs);
       c->inputs = NULL;
-      mcp__call_run(c, out);
+      mcp__call_run(c, out, facts);
       return;
     }
     if (c->requests != NULL && c->rounds < MAX_ROUNDS && park_for_input(c))
@@ -1058,12 +1098,12 @@ void mcp__call_complete(mcp_call *c, int rc, mcp__buf *out) {
   bool capability = rc < 0 && c->missing_caps && !c->latched && !late;
   bool failed = !cancelled && !capability && !late && !c->too_large &&
                 (rc < 0 || c->latched);
+  mcp_decision decision = late        ? MCP_DECISION_TIMEOUT
+                          : cancelled ? MCP_DECISION_CANCELLED
+                                      : MCP_DECISION_ALLOWED;
   if (c->kind == MCP_CALL_TOOL)
-    mcp__audit(s->srv, c->tool->name, &s->principal,
-               late        ? MCP_DECISION_TIMEOUT
-               : cancelled ? MCP_DECISION_CANCELLED
-                           : MCP_DECISION_ALLOWED,
-               NULL, late || c->is_error || (capability && !c->modern), failed,
+    mcp__audit(s->srv, c->tool->name, &s->principal, decision, NULL,
+               late || c->is_error || (capability && !c->modern), failed,
                c->started_us);
   if (reply.err) {
     mcp__log(s->srv, MCP_LOG_ERROR,
@@ -1072,11 +1112,13 @@ void mcp__call_complete(mcp_call *c, int rc, mcp__buf *out) {
     /* The request is still owed an answer, and a deferred call has nobody
      * to return an error to: send the short internal error instead. */
     mcp__buf_free(&reply);
-    mcp__rpc_error(&reply, c->id, c->id_len, MCP__ID_NULL,
-                   MCP__RPC_INTERNAL_ERROR, "Internal error", NULL);
+    call_error(c, &reply, MCP__RPC_INTERNAL_ERROR, "Internal error", NULL);
   }
 
+  mcp_send_info said = reply_facts(c, decision);
   if (out != NULL && !cancelled) {
+    if (facts)
+      *facts = said;
     if (reply.err) {
       out->err = out->err ? out->err : reply.err;
     } else if (out->data == NULL && out->err == 0) {
@@ -1089,7 +1131,7 @@ void mcp__call_complete(mcp_call *c, int rc, mcp__buf *out) {
   }
   pthread_mutex_lock(&s->lock);
   if (out == NULL && !cancelled && !reply.err)
-    mcp__send_locked(s, c->sink, reply.data, reply.len);
+    mcp__send_locked(s, c->sink, reply.data, reply.len, &said);
   mcp__buf_free(&reply);
   mcp__call_discard_locked(c);
 }
@@ -1130,6 +1172,7 @@ static void reset_round(mcp_call *c) {
   c->is_error = false;
   c->latched = 0;
   c->missing_caps = 0;
+  c->error_code = 0;
   cJSON_Delete(c->requests);
   c->requests = NULL;
   /* mcp_call_state is what the previous round kept, as in the modern era,
@@ -1139,10 +1182,10 @@ static void reset_round(mcp_call *c) {
   c->next_state = NULL;
 }
 
-void mcp__call_run(mcp_call *c, mcp__buf *out) {
+void mcp__call_run(mcp_call *c, mcp__buf *out, mcp_send_info *facts) {
   mcp_session *s = c->session;
   if (c->lost_input) {
-    mcp__call_complete(c, MCP_ENOMEM, out);
+    mcp__call_complete(c, MCP_ENOMEM, out, facts);
     return;
   }
   if (c->rounds++ > 0) {
@@ -1161,7 +1204,7 @@ void mcp__call_run(mcp_call *c, mcp__buf *out) {
     pthread_mutex_lock(&s->lock);
     if (c->phase == MCP__CALL_FINISH_EARLY) {
       pthread_mutex_unlock(&s->lock);
-      mcp__call_complete(c, c->finish_rc, out);
+      mcp__call_complete(c, c->finish_rc, out, facts);
     } else {
       set_phase_locked(c, MCP__CALL_DEFERRED);
       pthread_mutex_unlock(&s->lock);
@@ -1170,7 +1213,7 @@ void mcp__call_run(mcp_call *c, mcp__buf *out) {
   }
   if (rc > 0 && rc != MCP_INPUT_REQUIRED)
     rc = MCP_EINVAL; /* not a valid handler return; treat as a failure */
-  mcp__call_complete(c, rc, out);
+  mcp__call_complete(c, rc, out, facts);
 }
 
 static int finish_code(int rc) {
@@ -1202,6 +1245,6 @@ int mcp_call_finish(mcp_call *call, int rc) {
   }
   set_phase_locked(call, MCP__CALL_RUNNING);
   pthread_mutex_unlock(&s->lock);
-  mcp__call_complete(call, finish_code(rc), NULL);
+  mcp__call_complete(call, finish_code(rc), NULL, NULL);
   return 0;
 }

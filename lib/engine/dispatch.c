@@ -108,6 +108,11 @@ static void deny(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
   }
   mcp__decision_data(&data, d);
   const char *text = mcp__buf_str(&msg), *json = mcp__buf_str(&data);
+  if (d->decision == MCP_DECISION_DENIED_SCOPE) {
+    /* The transport's challenge names these (an HTTP 403). */
+    ctx->facts.scopes = d->required;
+    ctx->facts.missing_scopes = (const char *const *)d->missing;
+  }
   if (text && json)
     mcp__req_error(s, ctx, r, MCP_RPC_FORBIDDEN, text, json);
   else if (!ctx->err)
@@ -140,10 +145,13 @@ static bool admit(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
                             (const char *const *)required, n,
                             t->args ? t->args : &none, &d);
   bool allowed = rc == 0 && d.decision == MCP_DECISION_ALLOWED;
-  if (tool && !allowed)
-    mcp__audit(
-        srv, tool->name, &s->principal, rc ? MCP_DECISION_ALLOWED : d.decision,
-        rc ? NULL : (const char *const *)d.missing, false, rc != 0, started);
+  if (tool && !allowed) {
+    mcp_decision said = rc ? MCP_DECISION_ALLOWED : d.decision;
+    mcp__audit(srv, tool->name, &s->principal, said,
+               rc ? NULL : (const char *const *)d.missing, false, rc != 0,
+               started);
+    mcp__reply_facts_audited(ctx, said);
+  }
   if (rc)
     mcp__req_error(s, ctx, r, MCP__RPC_INTERNAL_ERROR, "Internal error", NULL);
   else if (!allowed)

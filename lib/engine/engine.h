@@ -161,13 +161,16 @@ void mcp__sink_ref(mcp__sink *k);
  * Never call with the session lock held (done may re-enter). */
 void mcp__sink_release(mcp__sink *k);
 
-/* Sends one message to k (NULL: the session's callback). A failing session
- * callback closes the session and cancels its calls; a failing sink only
- * stops that sink. Call with s->lock held. */
-int mcp__send_locked(mcp_session *s, mcp__sink *k, const char *msg, size_t len);
+/* Sends one message to k (NULL: the session's callback), with what a sink
+ * is told of it. A failing session callback closes the session and cancels
+ * its calls; a failing sink only stops that sink. Call with s->lock held. */
+int mcp__send_locked(mcp_session *s, mcp__sink *k, const char *msg, size_t len,
+                     const mcp_send_info *info);
 /* The same, taking the session lock. */
-int mcp__session_send(mcp_session *s, mcp__sink *k, const char *msg,
-                      size_t len);
+int mcp__session_send(mcp_session *s, mcp__sink *k, const char *msg, size_t len,
+                      const mcp_send_info *info);
+/* The facts of the messages that answer nothing. */
+extern const mcp_send_info mcp__sent_notification, mcp__sent_request;
 /* Drops one reference taken for a call; frees the session at zero. Call
  * with s->lock held; it is released. */
 void mcp__session_unref_locked(mcp_session *s);
@@ -229,6 +232,7 @@ struct mcp_call {
                      srv->deadline_lock both */
   mcp__heap_node deadline_node;
   bool too_large;        /* the result passed the server's maximum size */
+  int error_code;        /* the JSON-RPC error code of the reply built, or 0 */
   mcp_call *next, *prev; /* in session->calls */
 };
 
@@ -279,11 +283,10 @@ bool mcp__deadline_less(const mcp__heap_node *a, const mcp__heap_node *b);
 /* Sends a notification of a running call (progress, log) where its
  * replies go, unless mcp_server_expire answered it already. */
 void mcp__call_send(mcp_call *c, const char *msg, size_t len);
-/* How a call that could not give its result is answered (lib/limits.c): a
+/* How a call that could not give its result is answered: a
  * tool with a result whose isError is true (the model can act on it), a
  * prompt or a resource with a JSON-RPC internal error; both say text. */
-void mcp__call_failure_reply(const mcp_call *c, mcp__buf *out,
-                             const char *text);
+void mcp__call_failure_reply(mcp_call *c, mcp__buf *out, const char *text);
 /* Bytes of result the handler built so far: its blocks and structured
  * content, without the reply's head. */
 static inline size_t mcp__call_result_len(const mcp_call *c) {
@@ -306,8 +309,10 @@ void mcp__call_discard_locked(mcp_call *c);
 /* Answers and frees a call after its handler returned rc (0 or an error).
  * With out NULL the reply is sent on the session (deferred calls); else it
  * is appended to *out for the caller to deliver (the receiving thread, so a
- * reply can join a batch). A cancelled call produces no reply. */
-void mcp__call_complete(mcp_call *c, int rc, mcp__buf *out);
+ * reply can join a batch), and what a sink is told of it set in *facts. A
+ * cancelled call produces no reply. */
+void mcp__call_complete(mcp_call *c, int rc, mcp__buf *out,
+                        mcp_send_info *facts);
 /* Starts a result object: "{" and, in the modern era, the members every
  * modern result carries ("resultType", "_meta" with serverInfo), each
  * followed by a comma. Members are then written with a trailing comma and
@@ -322,14 +327,15 @@ void mcp__put_cache(mcp__buf *b, const mcp_server *srv, bool private_);
 void mcp__server_info(mcp__buf *b, const mcp_server *srv, mcp__version v);
 /* Appends the error answering request id when uri names no resource:
  * -32002 up to 2025-11-25, -32602 in the modern era (SEP-2164), with
- * {"uri":uri} as data in both (lib/surface.c). Returns out's error. */
+ * {"uri":uri} as data in both (lib/surface.c). Returns the code written
+ * (out's error, as always, latches a failure). */
 int mcp__rpc_resource_not_found(mcp__buf *out, const char *id, size_t id_len,
                                 bool modern, const char *uri);
 
 /* Runs a call's handler (again, for a later round) and deals with what it
- * returns, on the thread that drives the session; out as for
+ * returns, on the thread that drives the session; out and facts as for
  * mcp__call_complete. */
-void mcp__call_run(mcp_call *c, mcp__buf *out);
+void mcp__call_run(mcp_call *c, mcp__buf *out, mcp_send_info *facts);
 
 /* ---- input required (lib/input.c) ---------------------------------------- */
 /* Checks a modern retry's requestState and inputResponses against the call
@@ -383,7 +389,18 @@ typedef struct mcp__reply_ctx {
   mcp__buf *batch; /* NULL when not in a batch */
   size_t nbatch;
   int err; /* first failure to send or to build a reply */
+  /* What the sink is told of the reply being built: filled by whoever
+   * decides it (the error's code, a refusal's scopes, an audited call's
+   * decision), sent with it by mcp__reply_buf, which then clears it. */
+  mcp_send_info facts;
 } mcp__reply_ctx;
+
+/* The reply being built answers a tools/call audited with decision. */
+static inline void mcp__reply_facts_audited(mcp__reply_ctx *ctx,
+                                            mcp_decision decision) {
+  ctx->facts.audited = true;
+  ctx->facts.decision = decision;
+}
 
 /* One request as the engine serves it: its envelope, and the era and
  * version whose schema shapes the reply. Legacy requests take them from

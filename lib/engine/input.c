@@ -546,7 +546,7 @@ int mcp__input_send_locked(mcp_call *c) {
     if (rc == 0 && !cJSON_AddNumberToObject(r, "id", (double)id))
       rc = MCP_ENOMEM;
     if (rc == 0)
-      rc = mcp__send_locked(s, c->sink, b.data, b.len);
+      rc = mcp__send_locked(s, c->sink, b.data, b.len, &mcp__sent_request);
     mcp__buf_free(&b);
     if (rc)
       return rc;
@@ -617,7 +617,7 @@ void mcp__input_cancel_locked(mcp_call *c) {
                     (long long)id->valuedouble);
     /* Best effort: a peer that cannot take it is going away anyway. */
     if (b.err == 0)
-      mcp__send_locked(s, c->sink, b.data, b.len);
+      mcp__send_locked(s, c->sink, b.data, b.len, &mcp__sent_notification);
     mcp__buf_free(&b);
   }
 }

@@ -1,25 +1,10 @@
 /* What one call may cost: the size of its result and how often a caller
- * may call tools, and the answer to a call that could not give its result.
- * How long a call may take is part of its state machine, in call.c. */
+ * may call tools. How long a call may take is part of its state machine,
+ * in call.c. */
 #include <cjson/cJSON.h>
-#include <limits.h>
 #include <string.h>
 
 #include "engine.h"
-
-/* {"jsonrpc":"2.0","id":ID,"result":{content:[text],isError:true}} for a
- * call, in its era's shape. */
-static void tool_error(const mcp_call *c, mcp__buf *out, const char *text) {
-  mcp__buf_puts(out, "{\"jsonrpc\":\"2.0\",\"id\":");
-  mcp__buf_append(out, c->id, c->id_len);
-  mcp__buf_puts(out, ",\"result\":");
-  mcp__result_begin(out, c->session->srv, c->modern, "complete");
-  mcp__buf_puts(out, "\"content\":[{\"type\":\"text\",\"text\":");
-  mcp__json_quote(out, text, strlen(text));
-  mcp__buf_puts(out, "}],\"isError\":true,");
-  mcp__result_end(out);
-  mcp__buf_putc(out, '}');
-}
 
 /* ---- result size --------------------------------------------------------- */
 
@@ -63,18 +48,6 @@ int mcp__call_room(mcp_call *c, size_t more) {
   c->latched = MCP_ELIMIT;
   mcp__call_clear_result(c);
   return MCP_ELIMIT;
-}
-
-void mcp__call_failure_reply(const mcp_call *c, mcp__buf *out,
-                             const char *text) {
-  if (c->kind == MCP_CALL_TOOL) {
-    tool_error(c, out, text);
-    return;
-  }
-  char msg[160];
-  mcp__fmt(msg, sizeof msg, "Internal error: %s", text);
-  mcp__rpc_error(out, c->id, c->id_len, MCP__ID_NULL, MCP__RPC_INTERNAL_ERROR,
-                 msg, NULL);
 }
 
 void mcp__call_too_large(mcp_call *c, mcp__buf *out) {
@@ -130,6 +103,7 @@ int mcp__rate_take(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
            calls, per, wait_s);
   mcp__audit(srv, tool, &s->principal, MCP_DECISION_RATE_LIMITED, NULL, true,
              false, started);
+  mcp__reply_facts_audited(ctx, MCP_DECISION_RATE_LIMITED);
   mcp__reply_tool_error(s, ctx, r, text);
   return 1;
 }

@@ -393,7 +393,8 @@ static int tell_locked(mcp_session *s, mcp__change what, const char *uri,
       (s->announced & feature) &&
       (what != MCP__CHANGED_RESOURCE ||
        uri_listed(s->subscribed, s->nsubscribed, uri)) &&
-      mcp__send_locked(s, NULL, legacy, legacy_len) == 0)
+      mcp__send_locked(s, NULL, legacy, legacy_len, &mcp__sent_notification) ==
+          0)
     told++;
   for (mcp__listener *l = s->listeners; l; l = l->next) {
     if (what == MCP__CHANGED_RESOURCE ? !uri_listed(l->uris, l->nuris, uri)
@@ -410,7 +411,8 @@ static int tell_locked(mcp_session *s, mcp__change what, const char *uri,
     mcp__buf_puts(&b, "\"_meta\":{\"io.modelcontextprotocol/subscriptionId\":");
     mcp__buf_append(&b, l->id, l->id_len);
     mcp__buf_puts(&b, "}}}");
-    if (b.err == 0 && mcp__send_locked(s, l->sink, b.data, b.len) == 0)
+    if (b.err == 0 && mcp__send_locked(s, l->sink, b.data, b.len,
+                                       &mcp__sent_notification) == 0)
       told++;
     mcp__buf_free(&b);
   }

@@ -76,7 +76,7 @@ static void cancel_all_locked(mcp_session *s) {
     if (parked == NULL)
       return;
     pthread_mutex_unlock(&s->lock);
-    mcp__call_complete(parked, MCP_ECANCELED, NULL);
+    mcp__call_complete(parked, MCP_ECANCELED, NULL, NULL);
     pthread_mutex_lock(&s->lock);
   }
 }
@@ -146,14 +146,19 @@ void mcp__sink_release(mcp__sink *k) {
   mcp__free(k);
 }
 
-int mcp__send_locked(mcp_session *s, mcp__sink *k, const char *msg,
-                     size_t len) {
+const mcp_send_info mcp__sent_notification = {.kind = MCP_SENT_NOTIFICATION};
+const mcp_send_info mcp__sent_request = {.kind = MCP_SENT_REQUEST};
+
+int mcp__send_locked(mcp_session *s, mcp__sink *k, const char *msg, size_t len,
+                     const mcp_send_info *info) {
   /* Once freed by its owner, a session sends nothing more, to its callback
    * or to a sink (mcp_session_free). */
   if (k != NULL && s->freed)
     return MCP_ECLOSED;
   if (k != NULL) {
-    if (k->failed || k->sink.send(msg, len, k->sink.user_data) != 0) {
+    void *u = k->sink.user_data;
+    if (k->failed || (k->sink.send_info ? k->sink.send_info(msg, len, info, u)
+                                        : k->sink.send(msg, len, u)) != 0) {
       k->failed = true;
       return MCP_ECLOSED;
     }
@@ -172,10 +177,10 @@ int mcp__send_locked(mcp_session *s, mcp__sink *k, const char *msg,
   return 0;
 }
 
-int mcp__session_send(mcp_session *s, mcp__sink *k, const char *msg,
-                      size_t len) {
+int mcp__session_send(mcp_session *s, mcp__sink *k, const char *msg, size_t len,
+                      const mcp_send_info *info) {
   pthread_mutex_lock(&s->lock);
-  int rc = mcp__send_locked(s, k, msg, len);
+  int rc = mcp__send_locked(s, k, msg, len, info);
   pthread_mutex_unlock(&s->lock);
   return rc;
 }
@@ -187,14 +192,16 @@ void mcp__reply_buf(mcp_session *s, mcp__reply_ctx *ctx, mcp__buf *b) {
     if (!ctx->err)
       ctx->err = b->err;
   } else if (ctx->batch) {
+    /* The batch's array is one message, whose facts are its own. */
     mcp__buf_putc(ctx->batch, ctx->nbatch++ ? ',' : '[');
     mcp__buf_append(ctx->batch, b->data, b->len);
   } else {
     /* A sink that fails stops only itself, not the session. */
-    int rc = mcp__session_send(s, ctx->sink, b->data, b->len);
+    int rc = mcp__session_send(s, ctx->sink, b->data, b->len, &ctx->facts);
     if (rc && !ctx->err && ctx->sink == NULL)
       ctx->err = rc;
   }
+  ctx->facts = (mcp_send_info){0};
   mcp__buf_free(b);
 }
 
@@ -213,6 +220,8 @@ void mcp__reply_error(mcp_session *s, mcp__reply_ctx *ctx, const char *id,
                       const char *data) {
   mcp__buf b = {0};
   mcp__rpc_error(&b, id, id_len, null_id_style(s), code, message, data);
+  ctx->facts.kind = MCP_SENT_ERROR;
+  ctx->facts.error_code = code;
   mcp__reply_buf(s, ctx, &b);
 }
 
@@ -399,7 +408,7 @@ void mcp__reply_tool_error(mcp_session *s, mcp__reply_ctx *ctx,
 /* Runs a call on the receiving thread, so its reply can join a batch. */
 static void run_here(mcp_session *s, mcp__reply_ctx *ctx, mcp_call *call) {
   mcp__buf out = {0};
-  mcp__call_run(call, &out);
+  mcp__call_run(call, &out, &ctx->facts);
   if (out.len || out.err)
     mcp__reply_buf(s, ctx, &out);
   else
@@ -502,6 +511,7 @@ void mcp__start_call(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
        * tool error the model can act on (SEP-1303). */
       mcp__audit(srv, tool->name, &s->principal, MCP_DECISION_INVALID_ARGUMENTS,
                  NULL, true, false, started);
+      mcp__reply_facts_audited(ctx, MCP_DECISION_INVALID_ARGUMENTS);
       mcp__reply_tool_error(s, ctx, r, why);
       goto done;
     }
@@ -529,11 +539,13 @@ void mcp__start_call(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
     rc = call->caps ? mcp__input_accept(call, r->params, why, sizeof why)
                     : MCP_ENOMEM;
     if (rc) {
-      if (call->kind == MCP_CALL_TOOL)
-        mcp__audit(srv, call->tool->name, &s->principal,
-                   rc == MCP_EINVAL ? MCP_DECISION_INVALID_STATE
-                                    : MCP_DECISION_ALLOWED,
-                   NULL, false, rc != MCP_EINVAL, started);
+      if (call->kind == MCP_CALL_TOOL) {
+        mcp_decision d = rc == MCP_EINVAL ? MCP_DECISION_INVALID_STATE
+                                          : MCP_DECISION_ALLOWED;
+        mcp__audit(srv, call->tool->name, &s->principal, d, NULL, false,
+                   rc != MCP_EINVAL, started);
+        mcp__reply_facts_audited(ctx, d);
+      }
       mcp__call_discard(call);
       if (rc == MCP_EINVAL)
         mcp__reply_invalid_params(s, ctx, r, why);
@@ -548,9 +560,11 @@ void mcp__start_call(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
   run_here(s, ctx, call);
   return;
 oom:
-  if (is_tool)
+  if (is_tool) {
     mcp__audit(srv, tool->name, &s->principal, MCP_DECISION_ALLOWED, NULL,
                false, true, started);
+    mcp__reply_facts_audited(ctx, MCP_DECISION_ALLOWED);
+  }
   mcp__req_error(s, ctx, r, MCP__RPC_INTERNAL_ERROR, "Internal error", NULL);
 done:
   if (args_pool == NULL) /* pooled ones go with their message */
@@ -583,7 +597,7 @@ static void handle_cancelled(mcp_session *s, const cJSON *params) {
   mcp__buf_free(&canon);
   mcp__sink_release(listener);
   if (parked)
-    mcp__call_complete(parked, MCP_ECANCELED, NULL);
+    mcp__call_complete(parked, MCP_ECANCELED, NULL, NULL);
 }
 
 /* ---- dispatch ------------------------------------------------------------ */
@@ -854,6 +868,7 @@ static int receive_doc(mcp_session *s, mcp__json_doc *doc, mcp__sink *sink) {
       ctx.batch = NULL;
       if (batch.len || batch.err) {
         mcp__buf_putc(&batch, ']');
+        ctx.facts = (mcp_send_info){.kind = MCP_SENT_BATCH};
         mcp__reply_buf(s, &ctx, &batch);
       }
     }
@@ -917,7 +932,8 @@ static mcp__sink *sink_new(const mcp_sink *sink, int *rc) {
 
 int mcp_session_receive_to(mcp_session *s, const char *message, size_t len,
                            const mcp_sink *sink) {
-  if (s == NULL || (message == NULL && len > 0) || (sink && sink->send == NULL))
+  if (s == NULL || (message == NULL && len > 0) ||
+      (sink && !sink->send && !sink->send_info))
     return MCP_EINVAL;
   int rc;
   mcp__sink *k = sink_new(sink, &rc);
@@ -975,7 +991,7 @@ void mcp_message_free(mcp_message *msg) {
 
 int mcp_session_receive_message(mcp_session *s, mcp_message *msg,
                                 const mcp_sink *sink) {
-  if (s == NULL || msg == NULL || (sink && sink->send == NULL)) {
+  if (s == NULL || msg == NULL || (sink && !sink->send && !sink->send_info)) {
     mcp_message_free(msg);
     return MCP_EINVAL;
   }

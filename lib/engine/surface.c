@@ -164,15 +164,14 @@ int mcp__rpc_resource_not_found(mcp__buf *out, const char *id, size_t id_len,
   mcp__json_quote(&data, uri, strlen(uri));
   mcp__buf_putc(&data, '}');
   const char *json = mcp__buf_str(&data);
+  int code = modern ? MCP__RPC_INVALID_PARAMS : MCP__RPC_RESOURCE_NOT_FOUND;
   if (json)
-    mcp__rpc_error(out, id, id_len, MCP__ID_NULL,
-                   modern ? MCP__RPC_INVALID_PARAMS
-                          : MCP__RPC_RESOURCE_NOT_FOUND,
-                   "Resource not found", json);
+    mcp__rpc_error(out, id, id_len, MCP__ID_NULL, code, "Resource not found",
+                   json);
   else if (!out->err)
     out->err = data.err;
   mcp__buf_free(&data);
-  return out->err;
+  return code;
 }
 
 bool mcp__target_resource(mcp_session *s, mcp__reply_ctx *ctx,
@@ -189,7 +188,9 @@ bool mcp__target_resource(mcp_session *s, mcp__reply_ctx *ctx,
       return false;
     }
     mcp__buf b = {0};
-    mcp__rpc_resource_not_found(&b, r->m->id, r->m->id_len, r->modern, uri);
+    ctx->facts.kind = MCP_SENT_ERROR;
+    ctx->facts.error_code =
+        mcp__rpc_resource_not_found(&b, r->m->id, r->m->id_len, r->modern, uri);
     mcp__reply_buf(s, ctx, &b);
     return false;
   }
@@ -638,7 +639,8 @@ void mcp__handle_listen(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
   bool duplicate = false;
   for (mcp__listener *o = s->listeners; o && !duplicate; o = o->next)
     duplicate = strcmp(o->canon_id, l->canon_id) == 0;
-  if (!duplicate && mcp__send_locked(s, ctx->sink, ack.data, ack.len) == 0) {
+  if (!duplicate && mcp__send_locked(s, ctx->sink, ack.data, ack.len,
+                                     &mcp__sent_notification) == 0) {
     l->sink = ctx->sink;
     mcp__sink_ref(l->sink);
     l->next = s->listeners;

@@ -736,55 +736,7 @@ static void peek_free(peek *p) {
   mcp_message_free(p->msg);
 }
 
-/* The error code of a reply, or 0 when it is not an error. */
-/* The error code of a reply, or 0 when it is not an error. The engine
- * frames every message as {"jsonrpc":"2.0",["id":ID,]"error":{"code":N...
- * or ..."result":..., so the code is read from that prefix without
- * allocating (running out of memory must not turn a 400 into a 200). */
-static int error_code(const char *json, size_t len) {
-  static const char head[] = "{\"jsonrpc\":\"2.0\",";
-  static const char id[] = "\"id\":", err[] = "\"error\":{\"code\":";
-  const char *p = json, *end = json + len;
-  if ((size_t)(end - p) < sizeof head - 1 ||
-      memcmp(p, head, sizeof head - 1) != 0)
-    return 0;
-  p += sizeof head - 1;
-  if ((size_t)(end - p) >= sizeof id - 1 && memcmp(p, id, sizeof id - 1) == 0) {
-    p += sizeof id - 1;
-    if (p < end && *p == '"') { /* a string id: skip to its closing quote */
-      for (p++; p < end && *p != '"'; p++)
-        if (*p == '\\')
-          p++;
-      p++;
-    } else {
-      while (p < end && *p != ',')
-        p++;
-    }
-    if (p >= end || *p != ',')
-      return 0;
-    p++;
-  }
-  if ((size_t)(end - p) < sizeof err - 1 || memcmp(p, err, sizeof err - 1) != 0)
-    return 0;
-  p += sizeof err - 1;
-  int sign = 1, c = 0;
-  if (p < end && *p == '-') {
-    sign = -1;
-    p++;
-  }
-  for (int digits = 0; p < end && *p >= '0' && *p <= '9' && digits < 9;
-       p++, digits++)
-    c = c * 10 + (*p - '0');
-  return sign * c;
-}
-
 /* ---- answering a POST ---------------------------------------------------- */
-
-/* Whether a reply is a refusal (MCP_RPC_FORBIDDEN), which may become a 403
- * with a challenge (finish_post). */
-static bool is_refusal(const char *json, size_t len) {
-  return error_code(json, len) == MCP_RPC_FORBIDDEN;
-}
 
 static void live_link(mcp_http *h, mcp__http_stream *st) {
   st->live_prev = NULL;
@@ -852,25 +804,16 @@ static enum MHD_Result finish_post(mcp_http *h, mcp__http_req *r, const peek *p,
                          version, NULL, 0);
   char *json = NULL;
   size_t len = 0;
-  /* A tools/call the policy refused for a missing scope is answered 403
-   * with the challenge the client steps up with (RFC 6750 §3.1), before
-   * any stream opens: the engine refused it at once, alone, so its one
-   * message is here already. */
-  char *forbidden = NULL;
-  bool lost = false; /* no memory to tell a refusal from another answer */
-  if (h->auth) {
-    size_t lone_len = 0;
-    char *lone = NULL;
-    lost =
-        mcp__http_stream_lone(r->stream, is_refusal, &lone, &lone_len) != 0 ||
-        (lone &&
-         mcp__http_auth_forbidden_scopes(lone, lone_len, &forbidden) != 0);
-    mcp_free(lone);
-  }
+  int code = 0;
+  /* A request the policy refused for a missing scope is answered 403 with
+   * the challenge the client steps up with (RFC 6750 §3.1), before any
+   * stream opens: the engine refused it at once, alone, so its one message
+   * is here already, with the scopes the engine said it names. */
+  char *forbidden = h->auth ? mcp__http_stream_refusal(r->stream) : NULL;
   pthread_mutex_lock(&h->lock);
-  mcp__http_mode mode = mcp__http_stream_settle(
-      r->stream, r, h->prefer_sse && forbidden == NULL && !lost, priming, &json,
-      &len);
+  mcp__http_mode mode =
+      mcp__http_stream_settle(r->stream, r, h->prefer_sse && forbidden == NULL,
+                              priming, &json, &len, &code);
   bool unkept = false;
   if (mode == MCP__HTTP_MODE_SSE) {
     attach_live(h, r, r->stream);
@@ -883,7 +826,7 @@ static enum MHD_Result finish_post(mcp_http *h, mcp__http_req *r, const peek *p,
     mcp__http_log(h, MCP_LOG_DEBUG,
                   "an event stream of a session cannot be resumed: every "
                   "kept stream is still live");
-  if (mode == MCP__HTTP_MODE_FAILED || lost) {
+  if (mode == MCP__HTTP_MODE_FAILED) {
     mcp_free(forbidden);
     mcp_free(json);
     /* A reply past the stream's bound closes the connection, as an
@@ -917,7 +860,6 @@ static enum MHD_Result finish_post(mcp_http *h, mcp__http_req *r, const peek *p,
     return respond_sse(r, session_id);
   /* One message: its status follows the digest's mapping. */
   unsigned status = MHD_HTTP_OK;
-  int code = error_code(json, len);
   if (code == MCP__RPC_PARSE_ERROR || code == MCP__RPC_INVALID_REQUEST)
     status = MHD_HTTP_BAD_REQUEST;
   if (modern) {
@@ -947,8 +889,9 @@ static int drop_message(const char *message, size_t len, void *user_data) {
  * the bytes, for the engine to answer as unreadable. */
 static int receive(mcp_session *s, mcp__http_req *r, peek *p) {
   mcp__http_stream_ref(r->stream); /* the sink's, dropped by done */
-  const mcp_sink sink = {mcp__http_stream_send, mcp__http_stream_done,
-                         r->stream};
+  const mcp_sink sink = {.send_info = mcp__http_stream_send,
+                         .done = mcp__http_stream_done,
+                         .user_data = r->stream};
   if (p->msg == NULL)
     return mcp_session_receive_to(s, r->body ? r->body : "", r->len, &sink);
   mcp_message *msg = p->msg;

@@ -373,63 +373,30 @@ char *mcp__http_auth_challenge(const mcp__http_auth *a, const char *error,
   return v;
 }
 
-/* The scope list of a 403 from the engine's refusal (error.data): every
- * scope the tool needs ("scopes"), or the missing ones when that is absent.
- * *scopes is NULL when reply is no refusal on scope (an authorizer's denial
- * has no missing scope: it stays a JSON-RPC error) or a scope is not
- * header-safe. */
-int mcp__http_auth_forbidden_scopes(const char *reply, size_t len,
-                                    char **scopes) {
-  *scopes = NULL;
-  char code[16];
-  int k = snprintf(code, sizeof code, "%d", MCP_RPC_FORBIDDEN);
-  /* Cheap filter first: most replies are not refusals. */
-  bool maybe = false;
-  for (size_t i = 0; i + (size_t)k <= len && !maybe; i++)
-    maybe = memcmp(reply + i, code, (size_t)k) == 0;
-  if (!maybe)
-    return 0;
-  /* The engine's messages are JSON: only memory stops cJSON here. */
-  cJSON *root = cJSON_ParseWithLength(reply, len);
-  if (root == NULL)
-    return MCP_ENOMEM;
-  const cJSON *err = cJSON_GetObjectItemCaseSensitive(root, "error");
-  const cJSON *c = cJSON_GetObjectItemCaseSensitive(err, "code");
-  const cJSON *data = cJSON_GetObjectItemCaseSensitive(err, "data");
-  const cJSON *missing =
-      cJSON_GetObjectItemCaseSensitive(data, "requiredScopes");
-  const cJSON *all = cJSON_GetObjectItemCaseSensitive(data, "scopes");
-  char *out = NULL;
-  int rc = 0;
-  if (!cJSON_IsObject(root) || !cJSON_IsNumber(c) ||
-      c->valuedouble != MCP_RPC_FORBIDDEN || !cJSON_IsArray(missing) ||
-      cJSON_GetArraySize(missing) == 0)
-    goto done;
-  const cJSON *list =
-      cJSON_IsArray(all) && cJSON_GetArraySize(all) > 0 ? all : missing;
+int mcp__http_auth_scope_list(const char *const *scopes, char **out) {
+  *out = NULL;
   size_t need = 1;
-  for (const cJSON *e = list->child; e; e = e->next) {
-    if (!cJSON_IsString(e) || !scope_token(e->valuestring))
-      goto done;
-    need += strlen(e->valuestring) + 1;
+  for (size_t i = 0; scopes && scopes[i]; i++) {
+    if (!scope_token(scopes[i]))
+      return 0;
+    need += strlen(scopes[i]) + 1;
   }
-  if ((out = mcp_malloc(need)) == NULL) {
-    rc = MCP_ENOMEM;
-    goto done;
-  }
+  if (need == 1)
+    return 0;
+  char *list = mcp_malloc(need);
+  if (list == NULL)
+    return MCP_ENOMEM;
   size_t o = 0;
-  for (const cJSON *e = list->child; e; e = e->next) {
-    size_t n = strlen(e->valuestring);
-    if (e != list->child)
-      out[o++] = ' ';
-    memcpy(out + o, e->valuestring, n);
+  for (size_t i = 0; scopes[i]; i++) {
+    size_t n = strlen(scopes[i]);
+    if (i)
+      list[o++] = ' ';
+    memcpy(list + o, scopes[i], n);
     o += n;
   }
-  out[o] = '\0';
-done:
-  cJSON_Delete(root);
-  *scopes = out;
-  return rc;
+  list[o] = '\0';
+  *out = list;
+  return 0;
 }
 
 /* ---- the Authorization header -------------------------------------------- */

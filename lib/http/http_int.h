@@ -197,12 +197,12 @@ char *mcp__http_auth_prm(const mcp_http *h, size_t *len);
  * out). */
 char *mcp__http_auth_challenge(const mcp__http_auth *a, const char *error,
                                const char *scope);
-/* When reply (one JSON-RPC message) is the engine's refusal of a
- * request on scope (MCP_RPC_FORBIDDEN with missing scopes), *scopes gets
- * the scopes it needs, space-separated (freed with mcp_free); NULL
- * otherwise. Returns 0, or MCP_ENOMEM when memory ran out before knowing. */
-int mcp__http_auth_forbidden_scopes(const char *reply, size_t len,
-                                    char **scopes);
+/* The scope list of a 403 challenge: scopes (NULL-terminated, as the
+ * engine names them with a refusal) joined by spaces into *out (freed with
+ * mcp_free). *out is NULL when scopes is NULL or empty, or a scope is not a
+ * header-safe scope token (never the case for registered scopes; the
+ * challenge then names none). Returns 0 or MCP_ENOMEM. */
+int mcp__http_auth_scope_list(const char *const *scopes, char **out);
 /* Reads an Authorization value "Bearer <token68>": 0 with the token, 1 for
  * another scheme, -1 when malformed. */
 int mcp__http_bearer_parse(const char *v, size_t n, const char **token,
@@ -308,23 +308,28 @@ void mcp__http_stream_unref(mcp__http_stream *st);
 
 /* The engine's sink callbacks (user_data is the stream; the sink owns one
  * reference, dropped by done). */
-int mcp__http_stream_send(const char *message, size_t len, void *user_data);
+int mcp__http_stream_send(const char *message, size_t len,
+                          const mcp_send_info *info, void *user_data);
 void mcp__http_stream_done(void *user_data);
 
 /* Adds one message to the stream (also used for the session's messages on
- * the standalone stream). Returns 0, or -1 when the stream cannot take it. */
-int mcp__http_stream_push(mcp__http_stream *st, const char *message,
-                          size_t len);
+ * the standalone stream, with info NULL), keeping what the reply's status
+ * needs of info while the mode is undecided. Returns 0, or -1 when the
+ * stream cannot take it. */
+int mcp__http_stream_push(mcp__http_stream *st, const char *message, size_t len,
+                          const mcp_send_info *info);
 
 /* Decides a POST's reply after mcp_session_receive_to returned: EMPTY when
  * nothing was sent and nothing will be, JSON when exactly one message was
  * sent and nothing will follow (unless prefer_sse; *json receives it,
- * freed with mcp_free), FAILED when a message was lost, else SSE. With SSE, the
- * held messages become events (after a priming event when priming) and the
- * stream is attached to r. Call with http->lock held. */
+ * freed with mcp_free, and *code its JSON-RPC error code, 0 for none),
+ * FAILED when a message was lost, else SSE. With SSE, the held messages
+ * become events (after a priming event when priming) and the stream is
+ * attached to r. Call with http->lock held. */
 mcp__http_mode mcp__http_stream_settle(mcp__http_stream *st, mcp__http_req *r,
                                        bool prefer_sse, bool priming,
-                                       char **json, size_t *json_len);
+                                       char **json, size_t *json_len,
+                                       int *code);
 
 /* Attaches a GET to the stream: with replay (Last-Event-ID) it replays
  * the kept events after after_seq and takes the stream over from a
@@ -352,15 +357,11 @@ ssize_t mcp__http_stream_read(mcp__http_req *r, char *buf, size_t max);
  * any: pass it to mcp__http_resume after releasing every lock. */
 struct MHD_Connection *mcp__http_stream_end(mcp__http_stream *st);
 
-/* When the engine is done and sent exactly one message, and want says
- * that message matters (want allocates nothing: it runs under the stream's
- * lock), *copy gets a copy of it (*len bytes, freed with mcp_free), as
- * mcp__http_stream_settle would answer it with application/json; NULL
- * otherwise. Returns 0, or MCP_ENOMEM when the copy could not be made.
- * Call before settling. */
-int mcp__http_stream_lone(mcp__http_stream *st,
-                          bool (*want)(const char *message, size_t len),
-                          char **copy, size_t *len);
+/* When the engine is done and sent exactly one message, and the engine
+ * said it is a refusal on scope, the scopes its challenge names
+ * (space-separated, moved to the caller, freed with mcp_free); NULL
+ * otherwise. Allocates nothing. Call before settling. */
+char *mcp__http_stream_refusal(mcp__http_stream *st);
 
 /* Ends the connection of a GET attachment whose bearer token expired by
  * now_s (unix seconds); the stream stays, so the client resumes it with a

@@ -48,7 +48,7 @@ static int session_send(const char *message, size_t len, void *user_data) {
     mcp__http_stream_ref(st);
   pthread_mutex_unlock(&h->lock);
   if (st) {
-    mcp__http_stream_push(st, message, len);
+    mcp__http_stream_push(st, message, len, NULL);
     mcp__http_stream_unref(st);
   }
   return 0;

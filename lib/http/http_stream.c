@@ -22,10 +22,14 @@
 /* The kept events of one stream may not exceed this many bytes. */
 #define RING_MAX_BYTES (4u << 20)
 
+/* A message held until the reply's mode is decided, with the facts the
+ * engine gave with it (mcp_send_info) that the reply's status needs. */
 typedef struct mcp__http_msg {
   struct mcp__http_msg *next;
   char *data;
   size_t len;
+  int code;     /* its JSON-RPC error code, 0 when it is no error */
+  char *scopes; /* a refusal on scope: the scopes for the challenge */
 } mcp__http_msg;
 
 typedef struct mcp__http_event {
@@ -141,6 +145,7 @@ static void free_pending(mcp__http_stream *st) {
   for (mcp__http_msg *m = st->pending, *next; m; m = next) {
     next = m->next;
     mcp_free(m->data);
+    mcp_free(m->scopes);
     mcp_free(m);
   }
   st->pending = NULL;
@@ -307,16 +312,23 @@ static struct MHD_Connection *wake(mcp__http_stream *st) {
 /* ---- producers ------------------------------------------------------------
  */
 
-int mcp__http_stream_push(mcp__http_stream *st, const char *message,
-                          size_t len) {
+int mcp__http_stream_push(mcp__http_stream *st, const char *message, size_t len,
+                          const mcp_send_info *info) {
   int rc = 0;
   struct MHD_Connection *conn = NULL;
+  int code = info && info->kind == MCP_SENT_ERROR ? info->error_code : 0;
   pthread_mutex_lock(&st->lock);
   if (st->mode == MCP__HTTP_MODE_PENDING) {
     /* Held messages count against the same bound as unsent bytes. */
     bool fits = st->pending_bytes + len <= st->out_cap;
     mcp__http_msg *m = fits ? mcp_malloc(sizeof *m) : NULL;
     char *copy = m ? mcp_malloc(len ? len : 1) : NULL;
+    char *scopes = NULL;
+    if (copy && code == MCP_RPC_FORBIDDEN &&
+        mcp__http_auth_scope_list(info->scopes, &scopes) != 0) {
+      mcp_free(copy);
+      copy = NULL;
+    }
     if (copy == NULL) {
       mcp_free(m);
       /* A message lost before the reply was decided: answering without it
@@ -329,7 +341,7 @@ int mcp__http_stream_push(mcp__http_stream *st, const char *message,
       rc = -1;
     } else {
       memcpy(copy, message, len);
-      *m = (mcp__http_msg){NULL, copy, len};
+      *m = (mcp__http_msg){NULL, copy, len, code, scopes};
       *st->pending_tail = m;
       st->pending_tail = &m->next;
       st->npending++;
@@ -346,8 +358,9 @@ int mcp__http_stream_push(mcp__http_stream *st, const char *message,
   return rc;
 }
 
-int mcp__http_stream_send(const char *message, size_t len, void *user_data) {
-  return mcp__http_stream_push(user_data, message, len);
+int mcp__http_stream_send(const char *message, size_t len,
+                          const mcp_send_info *info, void *user_data) {
+  return mcp__http_stream_push(user_data, message, len, info);
 }
 
 void mcp__http_stream_done(void *user_data) {
@@ -360,25 +373,17 @@ void mcp__http_stream_done(void *user_data) {
   mcp__http_stream_unref(st);
 }
 
-int mcp__http_stream_lone(mcp__http_stream *st,
-                          bool (*want)(const char *message, size_t len),
-                          char **copy, size_t *len) {
-  int rc = 0;
-  *copy = NULL;
+char *mcp__http_stream_refusal(mcp__http_stream *st) {
+  char *scopes = NULL;
   pthread_mutex_lock(&st->lock);
-  const mcp__http_msg *m = st->pending;
+  mcp__http_msg *m = st->pending;
   if (st->mode == MCP__HTTP_MODE_PENDING && st->engine_done &&
-      st->npending == 1 && want(m->data, m->len)) {
-    if ((*copy = mcp_malloc(m->len + 1)) != NULL) {
-      memcpy(*copy, m->data, m->len);
-      (*copy)[m->len] = '\0';
-      *len = m->len;
-    } else {
-      rc = MCP_ENOMEM;
-    }
+      st->npending == 1) {
+    scopes = m->scopes;
+    m->scopes = NULL;
   }
   pthread_mutex_unlock(&st->lock);
-  return rc;
+  return scopes;
 }
 
 struct MHD_Connection *mcp__http_stream_expire(mcp__http_stream *st,
@@ -449,7 +454,8 @@ static void attach(mcp__http_stream *st, mcp__http_req *r, bool hold_open) {
 
 mcp__http_mode mcp__http_stream_settle(mcp__http_stream *st, mcp__http_req *r,
                                        bool prefer_sse, bool with_priming,
-                                       char **json, size_t *json_len) {
+                                       char **json, size_t *json_len,
+                                       int *code) {
   pthread_mutex_lock(&st->lock);
   mcp__http_mode mode;
   if (st->mode == MCP__HTTP_MODE_FAILED) {
@@ -460,6 +466,7 @@ mcp__http_mode mcp__http_stream_settle(mcp__http_stream *st, mcp__http_req *r,
     mode = MCP__HTTP_MODE_JSON;
     *json = st->pending->data;
     *json_len = st->pending->len;
+    *code = st->pending->code;
     st->pending->data = NULL;
   } else {
     mode = MCP__HTTP_MODE_SSE;

@@ -835,7 +835,8 @@ START_TEST(f18_modern_deferred_stream_released_at_deadline) {
   mcp_server_set_call_timeout(srv, 300);
   g_mode = M_DEFER;
   sink_rec rec = {0};
-  const mcp_sink sink = {sink_send, sink_done, &rec};
+  const mcp_sink sink = {
+      .send = sink_send, .done = sink_done, .user_data = &rec};
   for (int kind = 0; kind < 3; kind++) {
     char *msg = kind == 0   ? tool_call(true, 11, "work", NULL)
                 : kind == 1 ? prompt_get(true, 11)

@@ -245,7 +245,8 @@ START_TEST(handed_over_even_when_refused) {
   ck_assert_int_eq(mcp_session_receive_message(NULL, m, NULL), MCP_EINVAL);
   ck_assert_int_eq(mcp_message_parse(LEGACY_INIT, strlen(LEGACY_INIT), &m), 0);
   capture k = {0};
-  const mcp_sink no_send = {NULL, capture_done, &k};
+  const mcp_sink no_send = {
+      .send = NULL, .done = capture_done, .user_data = &k};
   ck_assert_int_eq(mcp_session_receive_message(s, m, &no_send), MCP_EINVAL);
   ck_assert_int_eq(k.done, 0);
   ck_assert_int_eq(mcp_session_receive_message(s, NULL, NULL), MCP_EINVAL);
@@ -265,7 +266,8 @@ START_TEST(a_sink_gets_the_reply_and_done_once) {
   capture out = {0}, k = {0};
   mcp_session *s = NULL;
   ck_assert_int_eq(mcp_session_new(srv, NULL, capture_send, &out, &s), 0);
-  const mcp_sink sink = {capture_send, capture_done, &k};
+  const mcp_sink sink = {
+      .send = capture_send, .done = capture_done, .user_data = &k};
   for (size_t i = 0; i < 4; i++) {
     mcp_message *m = NULL;
     ck_assert_int_eq(mcp_message_parse(LEGACY[i], strlen(LEGACY[i]), &m), 0);
@@ -296,7 +298,8 @@ static bool alloc_run(int *done_ok) {
     mcp_server_free(srv);
     return false;
   }
-  const mcp_sink sink = {capture_send, capture_done, &k};
+  const mcp_sink sink = {
+      .send = capture_send, .done = capture_done, .user_data = &k};
   for (size_t i = 0; i < TU_COUNT(LEGACY); i++) {
     mcp_message *m = NULL;
     int rc = mcp_message_parse(LEGACY[i], strlen(LEGACY[i]), &m);

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "testutil.h"
 
@@ -106,7 +107,7 @@ static void teardown(void) {
 }
 
 static int send_to(const char *msg, sink_log *l) {
-  mcp_sink k = {sink_send, sink_done, l};
+  mcp_sink k = {.send = sink_send, .done = sink_done, .user_data = l};
   return mcp_session_receive_to(P.session, msg, strlen(msg), &k);
 }
 
@@ -321,18 +322,237 @@ START_TEST(batches_are_bounded) {
 END_TEST
 
 START_TEST(misuse_and_allocation_failure) {
-  mcp_sink bad = {NULL, NULL, NULL};
+  mcp_sink bad = {.send = NULL, .done = NULL, .user_data = NULL};
   ck_assert_int_eq(mcp_session_receive_to(P.session, "{}", 2, &bad),
                    MCP_EINVAL);
   sink_log l = {0};
   tu_alloc_install(1); /* the sink itself cannot be allocated */
-  mcp_sink k = {sink_send, sink_done, &l};
+  mcp_sink k = {.send = sink_send, .done = sink_done, .user_data = &l};
   const char *ping = "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"ping\"}";
   ck_assert_int_eq(mcp_session_receive_to(P.session, ping, strlen(ping), &k),
                    MCP_ENOMEM);
   tu_alloc_remove();
   ck_assert_int_eq(l.done, 1); /* done comes even then, exactly once */
   ck_assert_int_eq(l.n, 0);
+}
+END_TEST
+
+/* ---- what a sink is told of each message (mcp_send_info) ---------------
+ * Each message's facts are copied as it arrives; a transport decides its
+ * answer from these alone (lib/http never reads the bytes). */
+
+typedef struct fact {
+  mcp_sent_kind kind;
+  int code;
+  char scopes[128], missing[128]; /* space-joined, "-" for NULL */
+  bool audited;
+  mcp_decision decision;
+} fact;
+
+typedef struct fact_log {
+  fact f[8];
+  int n;
+  int done;
+} fact_log;
+
+static void join(char *out, size_t size, const char *const *list) {
+  if (list == NULL) {
+    snprintf(out, size, "-");
+    return;
+  }
+  out[0] = '\0';
+  for (size_t i = 0; list[i]; i++)
+    snprintf(out + strlen(out), size - strlen(out), "%s%s", i ? " " : "",
+             list[i]);
+}
+
+static int fact_send(const char *msg, size_t len, const mcp_send_info *info,
+                     void *user_data) {
+  (void)msg, (void)len;
+  fact_log *l = user_data;
+  ck_assert_int_lt(l->n, 8);
+  fact *f = &l->f[l->n++];
+  f->kind = info->kind;
+  f->code = info->error_code;
+  join(f->scopes, sizeof f->scopes, info->scopes);
+  join(f->missing, sizeof f->missing, info->missing_scopes);
+  f->audited = info->audited;
+  f->decision = info->decision;
+  return 0;
+}
+
+static void fact_done(void *user_data) { ((fact_log *)user_data)->done++; }
+
+/* Sends msg on session with a send_info sink (and no send at all) that
+ * logs into *l, which must outlive what msg starts. */
+static void facts_of(mcp_session *session, const char *msg, fact_log *l) {
+  memset(l, 0, sizeof *l);
+  const mcp_sink k = {
+      .send_info = fact_send, .done = fact_done, .user_data = l};
+  ck_assert_int_eq(mcp_session_receive_to(session, msg, strlen(msg), &k), 0);
+}
+
+static void assert_fact(const fact *f, mcp_sent_kind kind, int code,
+                        const char *scopes, const char *missing) {
+  ck_assert_int_eq(f->kind, kind);
+  ck_assert_int_eq(f->code, code);
+  ck_assert_str_eq(f->scopes, scopes);
+  ck_assert_str_eq(f->missing, missing);
+}
+
+static int deny_all(const mcp_principal *p, const char *tool, const cJSON *args,
+                    char *reason, size_t size, void *user_data) {
+  (void)p, (void)args, (void)user_data;
+  if (strcmp(tool, "guarded") != 0)
+    return 0;
+  snprintf(reason, size, "not today");
+  return 1;
+}
+
+static const char *const ADMIN_SCOPES[] = {"admin.read", "admin.write", NULL};
+static const char *const READER_SCOPES[] = {"admin.read", NULL};
+
+/* Results, errors by code, refusals with their scopes, audited decisions,
+ * notifications and requests to the client, in the legacy era. */
+START_TEST(facts_of_every_kind_of_message) {
+  mcp_tool admin = {
+      .name = "admin",
+      .description = "Needs two scopes.",
+      .annotations = {.read_only = MCP_HINT_TRUE, .open_world = MCP_HINT_FALSE},
+      .scopes = ADMIN_SCOPES,
+      .handler = run};
+  mcp_tool guarded = admin;
+  guarded.name = "guarded";
+  guarded.scopes = NULL;
+  ck_assert_int_eq(mcp_server_add_tool(srv, &admin, NULL), 0);
+  ck_assert_int_eq(mcp_server_add_tool(srv, &guarded, NULL), 0);
+  mcp_server_set_authorizer(srv, deny_all, NULL);
+  mcp_server_set_log(srv, tu_silent_log, NULL);
+  const mcp_principal reader = {.subject = "r", .scopes = READER_SCOPES};
+  tu_peer R;
+  tu_peer_open(&R, srv, &reader);
+  ck_assert_int_eq(
+      tu_send(&R,
+              "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\","
+              "\"params\":{\"protocolVersion\":\"2025-11-25\",\"capabilities\":"
+              "{\"elicitation\":{}},\"clientInfo\":{\"name\":\"t\"}}}"),
+      0);
+  tu_clear(&R);
+
+  fact_log l;
+  facts_of(R.session, CALL(1, "now"), &l);
+  ck_assert_int_eq(l.n, 1);
+  ck_assert_int_eq(l.done, 1);
+  assert_fact(&l.f[0], MCP_SENT_RESULT, 0, "-", "-");
+  ck_assert(l.f[0].audited);
+  ck_assert_int_eq(l.f[0].decision, MCP_DECISION_ALLOWED);
+
+  facts_of(R.session, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"no/such\"}",
+           &l);
+  assert_fact(&l.f[0], MCP_SENT_ERROR, -32601, "-", "-");
+  ck_assert(!l.f[0].audited);
+
+  facts_of(R.session,
+           "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":"
+           "\"tools/call\",\"params\":{\"name\":\"admin\"}}",
+           &l);
+  assert_fact(&l.f[0], MCP_SENT_ERROR, MCP_RPC_FORBIDDEN,
+              "admin.read admin.write", "admin.write");
+  ck_assert(l.f[0].audited);
+  ck_assert_int_eq(l.f[0].decision, MCP_DECISION_DENIED_SCOPE);
+
+  /* The authorizer's denial names no scope. */
+  facts_of(R.session,
+           "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":"
+           "\"tools/call\",\"params\":{\"name\":\"guarded\"}}",
+           &l);
+  assert_fact(&l.f[0], MCP_SENT_ERROR, MCP_RPC_FORBIDDEN, "-", "-");
+  ck_assert_int_eq(l.f[0].decision, MCP_DECISION_DENIED_AUTHORIZER);
+
+  /* Unreadable bytes: an error with no request behind it. */
+  facts_of(R.session, "{\"jsonrpc\":", &l);
+  assert_fact(&l.f[0], MCP_SENT_ERROR, -32700, "-", "-");
+
+  /* Over the rate: a tool error (a result), audited so. */
+  ck_assert_int_eq(mcp_server_set_rate_limit(srv, 1, 3600), 0);
+  facts_of(R.session, CALL(5, "now"), &l);
+  assert_fact(&l.f[0], MCP_SENT_RESULT, 0, "-", "-");
+  ck_assert_int_eq(l.f[0].decision, MCP_DECISION_ALLOWED);
+  facts_of(R.session, CALL(6, "now"), &l);
+  assert_fact(&l.f[0], MCP_SENT_RESULT, 0, "-", "-");
+  ck_assert(l.f[0].audited);
+  ck_assert_int_eq(l.f[0].decision, MCP_DECISION_RATE_LIMITED);
+  ck_assert_int_eq(mcp_server_set_rate_limit(srv, 0, 0), 0);
+
+  /* A deferred call: its progress is a notification; answered at its
+   * deadline, the reply says so (a tool's timeout is a result). */
+  mcp_server_set_call_timeout(srv, 50);
+  fact_log d;
+  facts_of(R.session, CALL(7, "defer"), &d);
+  ck_assert_int_eq(d.n, 1);
+  ck_assert_int_eq(d.done, 0);
+  assert_fact(&d.f[0], MCP_SENT_NOTIFICATION, 0, "-", "-");
+  ck_assert(!d.f[0].audited);
+  for (int i = 0; i < 2000 && mcp_server_timeout(srv) != 0; i++) {
+    struct timespec ts = {0, 5000000};
+    nanosleep(&ts, NULL);
+  }
+  ck_assert_int_eq(mcp_server_expire(srv), 1);
+  ck_assert_int_eq(d.n, 2);
+  ck_assert_int_eq(d.done, 1);
+  assert_fact(&d.f[1], MCP_SENT_RESULT, 0, "-", "-");
+  ck_assert(d.f[1].audited);
+  ck_assert_int_eq(d.f[1].decision, MCP_DECISION_TIMEOUT);
+  ck_assert_int_eq(mcp_call_finish(parked, 0), 0);
+  mcp_server_set_call_timeout(srv, 0);
+
+  /* Legacy input: a request to the client. The session ending sends
+   * nothing more (its owner let go of it) but lets go of the sink. */
+  fact_log a;
+  facts_of(R.session, CALL(8, "ask"), &a);
+  ck_assert_int_eq(a.n, 1);
+  assert_fact(&a.f[0], MCP_SENT_REQUEST, 0, "-", "-");
+  ck_assert_int_eq(a.done, 0);
+  tu_peer_close(&R);
+  ck_assert_int_eq(a.n, 1);
+  ck_assert_int_eq(a.done, 1);
+}
+END_TEST
+
+/* A batch's array is one message; a modern resource not found is
+ * -32602, a legacy one -32002. */
+START_TEST(facts_of_batches_and_eras) {
+  const mcp_resource r = {.uri = "file:///r",
+                          .name = "r",
+                          .mime_type = "text/plain",
+                          .handler = run};
+  ck_assert_int_eq(mcp_server_add_resource(srv, &r, NULL), 0);
+  tu_peer B;
+  tu_peer_open(&B, srv, NULL);
+  tu_initialize(&B, "2025-03-26");
+  fact_log l;
+  facts_of(B.session,
+           "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"},"
+           "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"no/such\"}]",
+           &l);
+  ck_assert_int_eq(l.n, 1);
+  assert_fact(&l.f[0], MCP_SENT_BATCH, 0, "-", "-");
+  facts_of(B.session,
+           "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"resources/read\","
+           "\"params\":{\"uri\":\"file:///none\"}}",
+           &l);
+  assert_fact(&l.f[0], MCP_SENT_ERROR, -32002, "-", "-");
+  tu_peer_close(&B);
+  tu_peer M;
+  tu_peer_open(&M, srv, NULL);
+  char *msg = tu_text("{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":"
+                      "\"resources/read\",\"params\":{\"uri\":"
+                      "\"file:///none\",\"_meta\":%s}}",
+                      TU_META_NONE);
+  facts_of(M.session, msg, &l);
+  free(msg);
+  assert_fact(&l.f[0], MCP_SENT_ERROR, -32602, "-", "-");
+  tu_peer_close(&M);
 }
 END_TEST
 
@@ -349,6 +569,8 @@ int main(void) {
   tcase_add_test(t, server_freed_before_a_deferred_call_ends);
   tcase_add_test(t, client_text_cannot_forge_log_lines);
   tcase_add_test(t, batches_are_bounded);
+  tcase_add_test(t, facts_of_every_kind_of_message);
+  tcase_add_test(t, facts_of_batches_and_eras);
   suite_add_tcase(s, t);
   return tu_run(s);
 }
