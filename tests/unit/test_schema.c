@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "engine.h"
 #include "json.h"
@@ -1000,12 +999,10 @@ START_TEST(regex_linear_time) {
         0);
     void *scratch = malloc(mcp__regex_scratch_size(re));
     unsigned long steps = 0;
-    clock_t t0 = clock();
     int hit = mcp__regex_search(re, subject, n + 1, scratch, &steps);
-    double secs = (double)(clock() - t0) / CLOCKS_PER_SEC;
     ck_assert_int_eq(hit, 0);
+    /* Linear: the cost is counted in steps, not timed (tests/bench). */
     ck_assert_msg(steps < 100 * (n + 1), "/%s/: %lu steps", evil[i], steps);
-    ck_assert_msg(secs < 2.0, "/%s/: %.2f s", evil[i], secs);
     free(scratch);
     mcp__regex_free(re);
   }
@@ -1139,11 +1136,8 @@ START_TEST(limit_pathological_schema) {
     mcp__schema *s;
     ck_assert_int_eq(mcp__schema_compile(sd.root, &opt, &s, msg, sizeof msg),
                      0);
-    clock_t t0 = clock();
     int rc = mcp__schema_validate(s, root, "v", msg, sizeof msg);
-    double secs = (double)(clock() - t0) / CLOCKS_PER_SEC;
     ck_assert_msg(rc == (i == 0 ? 0 : MCP_ELIMIT), "rc %d: %s", rc, msg);
-    ck_assert_msg(secs < 5.0, "%.2f s", secs);
     mcp__schema_free(s);
   }
   cJSON_Delete(root);
