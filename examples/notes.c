@@ -190,7 +190,7 @@ static int list_notes(mcp_call *call, void *user_data) {
     cJSON_AddStringToObject(o, "id", st->notes[i].id);
     cJSON_AddStringToObject(o, "title", st->notes[i].title);
   }
-  int rc = mcp_result_structured_json(call, out);
+  int rc = mcp_result_structured_cjson(call, out);
   cJSON_Delete(out);
   return rc;
 }

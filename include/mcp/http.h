@@ -4,8 +4,9 @@
  * http://127.0.0.1:<port>/mcp) in both protocol eras: 2026-07-28 requests
  * statelessly, and 2025-03-26 ... 2025-11-25 clients in sessions created by
  * initialize (Mcp-Session-Id). It is built on the public session API of
- * mcp.h only (mcp_session_receive_to routes each request's messages to its
- * own HTTP response), like any transport an embedder could write.
+ * mcp/engine.h only (mcp_session_receive_to routes each request's messages
+ * to its own HTTP response, and mcp_send_info says what each one is), like
+ * any transport an embedder could write.
  *
  * Safe before it is configured: it binds 127.0.0.1; checks Host and Origin
  * against loopback names; accepts only application/json bodies up to a cap;

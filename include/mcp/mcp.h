@@ -12,6 +12,12 @@
  *     message into replies handed to a callback. The stdio transport below is
  *     built on that same public API, so an embedder can do what it does.
  *
+ * This header reads top to bottom for someone writing a server: errors, the
+ * server, tools, the call context and results, input, prompts and
+ * resources, policy and audit, tuning, memory, stdio. The session, message
+ * and sink API for transports and embedders is in mcp/engine.h, which this
+ * header includes.
+ *
  * Conventions:
  *  - Functions that can fail return int: 0 on success, a negative MCP_E*
  *    code on failure (mcp_strerror names it). Objects keep a last-error
@@ -98,141 +104,7 @@ MCP_API const char *mcp_strerror(int rc);
 #define MCP_RPC_FORBIDDEN (-31403)
 
 /* ---------------------------------------------------------------------------
- * Library
- * ------------------------------------------------------------------------ */
-
-/** Returns the library version as "MAJOR.MINOR.PATCH" (static). Any thread.
- * Compare with MCP_VERSION_STRING from mcp/version.h to detect a mismatch
- * between headers and the shared library. */
-MCP_API const char *mcp_version(void);
-
-/** An allocator. All three functions are required. */
-typedef struct mcp_allocator {
-  /** Allocates size bytes, as malloc does; NULL on failure. */
-  void *(*malloc_fn)(size_t size, void *user_data);
-  /** Resizes ptr to size bytes, as realloc does; NULL on failure. */
-  void *(*realloc_fn)(void *ptr, size_t size, void *user_data);
-  /** Frees ptr, as free does. */
-  void (*free_fn)(void *ptr, void *user_data);
-  void *user_data; /**< handed to each of the three functions */
-} mcp_allocator;
-
-/** Routes every allocation of libmcp (and of cJSON, whose hooks are global)
- * through alloc; NULL restores malloc/realloc/free. Call it once, before any
- * other libmcp call and before any other thread uses libmcp or cJSON; memory
- * allocated before the switch must not be freed after it.
- * Returns 0, or MCP_EINVAL if a function pointer is missing. */
-MCP_API int mcp_set_allocator(const mcp_allocator *alloc);
-
-/** Frees memory that libmcp handed to the caller. NULL does nothing. */
-MCP_API void mcp_free(void *ptr);
-
-/** Allocates size bytes (at least one, so 0 gives a block too) through the
- * allocator set with mcp_set_allocator, as libmcp's own allocations are;
- * for code built on the public API, such as a transport, whose memory the
- * embedder's allocator should see. Returns the block, uninitialised, or
- * NULL when memory ran out. The caller owns it and frees it with mcp_free.
- * Any thread. */
-MCP_API void *mcp_malloc(size_t size);
-
-/** Allocates count elements of size bytes each, zeroed, as mcp_malloc does.
- * Returns the block, or NULL when memory ran out or count * size does not
- * fit in a size_t. The caller owns it and frees it with mcp_free. Any
- * thread. */
-MCP_API void *mcp_calloc(size_t count, size_t size);
-
-/** Resizes ptr (NULL, or a block from mcp_malloc, mcp_calloc or
- * mcp_realloc) to size bytes, as realloc does, through the same allocator;
- * size 0 keeps a block of one byte and never frees ptr. Returns the block,
- * which may have moved, or NULL when memory ran out: ptr is then unchanged
- * and still the caller's. The caller owns the result and frees it with
- * mcp_free. Any thread. */
-MCP_API void *mcp_realloc(void *ptr, size_t size);
-
-/** Log levels, in the order of RFC 5424 as MCP uses them. */
-typedef enum mcp_log_level {
-  MCP_LOG_DEBUG = 0,
-  MCP_LOG_INFO,
-  MCP_LOG_NOTICE,
-  MCP_LOG_WARNING,
-  MCP_LOG_ERROR
-} mcp_log_level;
-
-/** Receives the library's log lines (one sentence, no newline). Called from
- * whatever thread hit the event; must be thread-safe. */
-typedef void (*mcp_log_fn)(mcp_log_level level, const char *message,
-                           void *user_data);
-
-/* ---------------------------------------------------------------------------
- * Principal and policy
- * ------------------------------------------------------------------------ */
-
-/** Who is calling. Filled by the transport: from a verified token over HTTP,
- * from the embedder's configuration on stdio. */
-typedef struct mcp_principal {
-  const char *subject;       /**< who; NULL = anonymous */
-  const char *const *scopes; /**< NULL-terminated list; NULL = none */
-  bool all_scopes;           /**< holds every scope (the local user on a
-                                  stdio server configured with none) */
-} mcp_principal;
-
-/** Returns true when principal holds scope (exact, case-sensitive match).
- * NULL principal holds nothing. Any thread. */
-MCP_API bool mcp_principal_has_scope(const mcp_principal *principal,
-                                     const char *scope);
-
-/** An authorizer: called for each tools/call that passed the scope check,
- * before arguments are validated. It sees who calls, which tool (by name
- * only: it is never given the tool's annotations, because hints must not
- * decide access) and the arguments (borrowed). Return 0 to allow; any other
- * value denies. To deny with a reason, write up to reason_size bytes of a
- * NUL-terminated sentence into reason (it reaches the client).
- * May run on any thread that drives a session; must be thread-safe. */
-typedef int (*mcp_authorize_fn)(const mcp_principal *principal,
-                                const char *tool, const struct cJSON *arguments,
-                                char *reason, size_t reason_size,
-                                void *user_data);
-
-/** The decision taken for one tools/call. */
-typedef enum mcp_decision {
-  MCP_DECISION_ALLOWED = 0,
-  MCP_DECISION_DENIED_SCOPE,      /**< a required scope was missing */
-  MCP_DECISION_DENIED_AUTHORIZER, /**< the authorizer hook said no */
-  MCP_DECISION_INVALID_ARGUMENTS, /**< allowed, but arguments failed the
-                                       schema */
-  MCP_DECISION_CANCELLED,         /**< allowed, then cancelled by the client */
-  MCP_DECISION_INVALID_STATE,     /**< a modern retry whose requestState was
-                                       tampered with, expired or foreign */
-  MCP_DECISION_RATE_LIMITED,      /**< allowed, but the caller was over its
-                                       rate (mcp_server_set_rate_limit); the
-                                       handler did not run */
-  MCP_DECISION_TIMEOUT            /**< allowed, then answered "timeout" at
-                                       the server's call deadline
-                                       (mcp_server_set_call_timeout) */
-} mcp_decision;
-
-/** One audit record per tools/call of a known tool. All pointers are
- * borrowed for the duration of the callback. */
-typedef struct mcp_audit_record {
-  const char *tool;                  /**< the tool's name */
-  const char *subject;               /**< NULL = anonymous */
-  mcp_decision decision;             /**< what was decided */
-  const char *const *missing_scopes; /**< NULL-terminated; empty unless
-                                          DENIED_SCOPE */
-  bool is_error;                     /**< the result had isError: true */
-  bool failed;                       /**< answered with a JSON-RPC internal
-                                          error: the handler returned a
-                                          negative code, a builder failed,
-                                          or memory ran out */
-  uint64_t duration_us;              /**< from receipt to reply */
-} mcp_audit_record;
-
-/** Receives audit records. Called on the thread that finished the call;
- * must be thread-safe. */
-typedef void (*mcp_audit_fn)(const mcp_audit_record *record, void *user_data);
-
-/* ---------------------------------------------------------------------------
- * Server
+ * The server
  * ------------------------------------------------------------------------ */
 
 /** A server: the registered tools, prompts and resources and the policy
@@ -254,6 +126,29 @@ typedef struct mcp_call mcp_call;
  * mcp_session_free. Driven by one thread at a time, except where a function
  * says otherwise. */
 typedef struct mcp_session mcp_session;
+
+/** Who is calling: its subject and scopes (defined with the policy, below).
+ * Filled by the transport; the library copies it. */
+typedef struct mcp_principal mcp_principal;
+
+/** Returns the library version as "MAJOR.MINOR.PATCH" (static). Any thread.
+ * Compare with MCP_VERSION_STRING from mcp/version.h to detect a mismatch
+ * between headers and the shared library. */
+MCP_API const char *mcp_version(void);
+
+/** Log levels, in the order of RFC 5424 as MCP uses them. */
+typedef enum mcp_log_level {
+  MCP_LOG_DEBUG = 0,
+  MCP_LOG_INFO,
+  MCP_LOG_NOTICE,
+  MCP_LOG_WARNING,
+  MCP_LOG_ERROR
+} mcp_log_level;
+
+/** Receives the library's log lines (one sentence, no newline). Called from
+ * whatever thread hit the event; must be thread-safe. */
+typedef void (*mcp_log_fn)(mcp_log_level level, const char *message,
+                           void *user_data);
 
 /** What the server says about itself in initialize. */
 typedef struct mcp_server_info {
@@ -300,145 +195,6 @@ MCP_API void mcp_server_set_log(mcp_server *srv, mcp_log_fn fn,
  * embedders. Any thread. */
 MCP_API void mcp_server_log(mcp_server *srv, mcp_log_level level,
                             const char *message);
-
-/** Sets the authorizer hook (see mcp_authorize_fn); NULL removes it. Set it
- * before serving. */
-MCP_API void mcp_server_set_authorizer(mcp_server *srv, mcp_authorize_fn fn,
-                                       void *user_data);
-
-/** Sets the audit hook (see mcp_audit_fn); NULL removes it. Set it before
- * serving. */
-MCP_API void mcp_server_set_audit(mcp_server *srv, mcp_audit_fn fn,
-                                  void *user_data);
-
-/** Sets how many tools one tools/list page holds (0 restores the default,
- * 100). Any thread. */
-MCP_API void mcp_server_set_page_size(mcp_server *srv, unsigned tools);
-
-/** Whether the results of a tool that declares output_schema are checked
- * (on by default, in every build, NDEBUG or not). When on, the
- * structuredContent a handler builds is validated against the schema as
- * mcp_result_structured receives it, and a successful result without
- * structuredContent is refused too (a result marked with mcp_result_error
- * needs none). Either failure is logged for the author, naming the tool
- * and, for a mismatch, the instance path and the keyword ("tool \"t\":
- * structuredContent does not match outputSchema at /n: type: ..."); the
- * client gets a JSON-RPC internal error (-32603), not an isError result:
- * the fault is the server's, which the model cannot correct, and the
- * official SDKs' clients reject such a result anyway. Turn it off only for
- * a tool whose output is checked elsewhere. Any thread. */
-MCP_API void mcp_server_set_check_output(mcp_server *srv, bool on);
-
-/** Sets the ttlMs that modern-era (2026-07-28) results of server/discover,
- * the lists and resources/read carry: how long a client may cache them, in
- * milliseconds. The default is 0 ("stale at once"), so a client never
- * shows a list the server has since changed (tools added or removed at run
- * time reach a 2026-07-28 client only through a subscriptions/listen
- * stream it may not have opened). An application whose lists are static
- * may set a TTL to spare its clients the requests. Any thread. */
-MCP_API void mcp_server_set_list_ttl(mcp_server *srv, unsigned ttl_ms);
-
-/** When on, tools/list shows each caller only the tools whose scopes it
- * holds, and modern-era lists say cacheScope "private". Off by default, so a
- * client can discover what a step-up would unlock. This never replaces the
- * check at tools/call. Any thread. */
-MCP_API void mcp_server_set_hide_forbidden(mcp_server *srv, bool hide);
-
-/** Sets how long a requestState handed to a client stays valid, in seconds
- * (default 600). Any thread. */
-MCP_API void mcp_server_set_input_ttl(mcp_server *srv, unsigned seconds);
-
-/** The default of mcp_server_set_max_result: 16 MiB. */
-#define MCP_DEFAULT_MAX_RESULT ((size_t)16 << 20)
-
-/** Sets the most bytes one call's result may reach: the JSON text of its
- * content blocks (prompt messages, resource contents) plus its
- * structuredContent, as the mcp_result_* builders write it; 0 restores the
- * default, MCP_DEFAULT_MAX_RESULT (SIZE_MAX turns the cap off). The builders
- * check before they copy (mcp_result_structured_json, given a cJSON tree,
- * serializes it first and then checks), so a handler adding 50 MB never
- * makes the library build a 50 MB reply: the builder that would pass the
- * cap returns
- * MCP_ELIMIT (latched, as any builder failure), what was built is freed,
- * and the client gets, for a tool, a result with isError and the text
- * "result too large: limit N bytes"; for prompts/get and resources/read a
- * JSON-RPC internal error (-32603) saying the same. The server's log names
- * the call. Any thread; calls already running may see either value. */
-MCP_API void mcp_server_set_max_result(mcp_server *srv, size_t bytes);
-
-/** Limits how often each caller may call tools: a token bucket of calls
- * tokens per caller, refilled evenly over per_seconds (so up to calls at
- * once, and calls per per_seconds on average). calls 0 turns the limit off
- * (the default) and forgets every caller.
- *
- * A caller is the principal's subject; anonymous callers (subject NULL)
- * are counted per session, so on Streamable HTTP without authentication
- * give the transport a principal with a subject, or a 2026-07-28 client
- * (one session per request) is never limited. The table of callers holds
- * at most 4096 of them; past that the least recently seen is forgotten
- * (it starts again with a full bucket).
- *
- * Only tools/call counts: prompts/get, resources/read and
- * completion/complete are reads a client makes in bursts to fill its
- * interface, and are not limited. Each request counts, so a 2026-07-28
- * input-required retry is a call of its own. The limit is checked after
- * the scope check and the authorizer, so a caller refused access gets that
- * refusal, learns nothing about the limiter and spends no token; and
- * before the arguments are validated, so every call the caller may make
- * counts, valid or not. A call over the limit never reaches its handler:
- * it is answered, alike on every transport, with a result whose isError is
- * true and whose text begins "rate limited" and says how many seconds to
- * wait, and audited as MCP_DECISION_RATE_LIMITED. Time is CLOCK_MONOTONIC.
- * Returns 0, or MCP_EINVAL (srv NULL, or calls without per_seconds). Any
- * thread. */
-MCP_API int mcp_server_set_rate_limit(mcp_server *srv, unsigned calls,
-                                      unsigned per_seconds);
-
-/** Sets a deadline for every tools/call, prompts/get and resources/read:
- * ms milliseconds from the request's receipt (0, the default, means none).
- * It covers the whole request, including, in the 2025 protocol versions,
- * rounds waiting for the client's answers to input requests. A C handler
- * cannot be stopped from outside, so the deadline is cooperative: once it
- * passes, mcp_call_cancelled() returns true, and the handler should stop.
- * A call that finishes after its deadline is answered, instead of with its
- * result, for a tool with a result whose isError is true and whose text
- * begins "timeout"; for a prompt or a resource with a JSON-RPC internal
- * error (-32603) whose message says the same. A deferred call (or one
- * waiting for the client's input) is answered so when the transport next
- * calls mcp_server_expire after the deadline, and its later
- * mcp_call_finish only frees it. Audited as MCP_DECISION_TIMEOUT. The
- * server's log names the call. The stdio and HTTP transports call
- * mcp_server_expire themselves; an embedder's own transport must (see
- * there). Applies to calls received afterwards. Any thread. */
-MCP_API void mcp_server_set_call_timeout(mcp_server *srv, unsigned ms);
-
-/** For transports and embedders with their own event loop, as
- * mcp_http_backend_timeout is for HTTP: how long, in milliseconds, the loop
- * may wait before calling mcp_server_expire: 0 when a deadline has passed
- * and a call waits for its answer, -1 when no call of srv has a deadline
- * to watch. Cheap when no call timeout is set. Any thread. */
-MCP_API long mcp_server_timeout(mcp_server *srv);
-
-/** Answers, with the timeout answer described at mcp_server_set_call_timeout,
- * every deferred call of srv (on any session) whose deadline has passed,
- * and every call waiting for the client's input whose deadline has passed
- * (the client is told the requests are cancelled). The answers go where the
- * calls' replies go, through the sessions' send callbacks or sinks, from
- * the calling thread. Calls whose handler is still running answer for
- * themselves when it returns. Call it when mcp_server_timeout's time is
- * up; calling it early or often is harmless and cheap. Returns how many
- * calls it answered, or MCP_EINVAL for srv NULL. Any thread, but not from
- * a send callback or a handler. */
-MCP_API int mcp_server_expire(mcp_server *srv);
-
-/** Replaces the server's requestState signing key (by default 32 bytes from
- * the kernel's CSPRNG, drawn by mcp_server_new); a key longer than 32 bytes
- * is first reduced to 32 with SHA-256. Give every process of a
- * load-balanced deployment the same secret so any of them accepts a retry.
- * key_len must be at least 32. Returns 0 or MCP_EINVAL. Call before
- * serving. */
-MCP_API int mcp_server_set_state_key(mcp_server *srv, const void *key,
-                                     size_t key_len);
 
 /* ---------------------------------------------------------------------------
  * Tools
@@ -587,6 +343,222 @@ MCP_API int mcp_server_check_param_headers(mcp_server *srv, const char *tool,
                                            size_t why_size);
 
 /* ---------------------------------------------------------------------------
+ * Inside a handler: the call context
+ * ------------------------------------------------------------------------ */
+
+/** The call's arguments, a JSON object (borrowed; an empty object when the
+ * client sent none). Valid until the call is finished. Read it with
+ * cJSON's getters and test types with cJSON_IsString() and its kin: the
+ * strict parser's nodes carry cJSON's flag bits (constant keys, texts kept
+ * in the node's own block), so `node->type == cJSON_String` is not a valid
+ * test, and the tree must not be modified. */
+MCP_API const struct cJSON *mcp_call_arguments(const mcp_call *call);
+
+/** The tool's name (borrowed, valid until the call is finished); for a
+ * prompt, the prompt's name; for a resource, the registered uri or
+ * uri_template. */
+MCP_API const char *mcp_call_name(const mcp_call *call);
+
+/** What a call serves. */
+typedef enum mcp_call_kind {
+  MCP_CALL_TOOL = 0, /**< tools/call */
+  MCP_CALL_PROMPT,   /**< prompts/get */
+  MCP_CALL_RESOURCE  /**< resources/read */
+} mcp_call_kind;
+
+/** Which request the call serves. */
+MCP_API mcp_call_kind mcp_call_kind_of(const mcp_call *call);
+
+/** For a resources/read, the URI the client asked for (borrowed, valid
+ * until the call is finished); NULL for tools and prompts. */
+MCP_API const char *mcp_call_uri(const mcp_call *call);
+
+/** The caller (borrowed, valid until the call is finished; never NULL). */
+MCP_API const mcp_principal *mcp_call_principal(const mcp_call *call);
+
+/** Reads the argument called name, a JSON string, into *out (borrowed, valid
+ * until the call is finished). Returns 0 and stores the value, MCP_ENOENT when
+ * the argument is absent (or null), MCP_ETYPE when it has another JSON type.
+ * Same thread rule as mcp_call_progress. */
+MCP_API int mcp_call_arg_string(const mcp_call *call, const char *name,
+                                const char **out);
+
+/** Reads the argument called name, an integer, into *out. Returns 0 and stores
+ * the value, MCP_ENOENT when the argument is absent (or null), MCP_ETYPE when
+ * it has another JSON type (or is a number that is not an integer), MCP_ERANGE
+ * when the integer does not fit. Same thread rule as mcp_call_progress. */
+MCP_API int mcp_call_arg_int(const mcp_call *call, const char *name,
+                             int64_t *out);
+
+/** Reads the argument called name, a JSON number, into *out. Returns 0 and
+ * stores the value, MCP_ENOENT when the argument is absent (or null), MCP_ETYPE
+ * when it has another JSON type, MCP_ERANGE when it does not fit a finite
+ * double. Same thread rule as mcp_call_progress. */
+MCP_API int mcp_call_arg_number(const mcp_call *call, const char *name,
+                                double *out);
+
+/** Reads the argument called name, a JSON boolean, into *out. Returns 0 and
+ * stores the value, MCP_ENOENT when the argument is absent (or null), MCP_ETYPE
+ * when it has another JSON type. Same thread rule as mcp_call_progress. */
+MCP_API int mcp_call_arg_bool(const mcp_call *call, const char *name,
+                              bool *out);
+
+/** Returns true once the client cancelled the call (notifications/cancelled),
+ * its session closed, or its deadline passed (mcp_server_set_call_timeout).
+ * A long handler should poll it and stop; whatever it returns afterwards is
+ * discarded (after a deadline, the client gets the timeout answer instead).
+ * Any thread. */
+MCP_API bool mcp_call_cancelled(const mcp_call *call);
+
+/** Reports progress when the client asked for it (a progressToken); does
+ * nothing and returns 0 otherwise. progress must grow with every report;
+ * total <= 0 means unknown; message may be NULL. Returns 0, MCP_EINVAL
+ * (progress did not grow, or a value is not finite) or MCP_ENOMEM; a
+ * notification the transport could not deliver closes the session, which
+ * the handler then sees as cancellation. Call it from the thread that owns
+ * the call (the handler, or the one that will finish a deferred call). */
+MCP_API int mcp_call_progress(mcp_call *call, double progress, double total,
+                              const char *message);
+
+/** Logs through the server's log callback, naming the tool (prompt,
+ * resource). When the client asked for log messages at or below level
+ * (legacy era: logging/setLevel on the session; modern era: the request's
+ * _meta logLevel), the message also goes to the client as
+ * notifications/message on that request's stream; otherwise the client
+ * receives nothing. Same thread rule as mcp_call_progress. */
+MCP_API void mcp_call_log(mcp_call *call, mcp_log_level level,
+                          const char *message);
+
+/* Result builders. Each appends to the call's result and copies its input.
+ * The first failure is latched: later builders do nothing and return it, and
+ * finishing a call with a latched failure answers a JSON-RPC internal error
+ * (except MCP_ELIMIT: see mcp_server_set_max_result).
+ * Returns 0, MCP_EINVAL, MCP_ENOMEM, MCP_ELIMIT (the result would pass the
+ * server's maximum size), or the latched code. */
+
+/** Appends a text block. */
+MCP_API int mcp_result_text(mcp_call *call, const char *text);
+/** Appends an image block; data (size bytes) is base64-encoded by the
+ * library; mime_type such as "image/png" is required. */
+MCP_API int mcp_result_image(mcp_call *call, const void *data, size_t size,
+                             const char *mime_type);
+/** Appends an audio block (as mcp_result_image, e.g. "audio/wav"). */
+MCP_API int mcp_result_audio(mcp_call *call, const void *data, size_t size,
+                             const char *mime_type);
+/** Appends a resource_link block; uri and name required, the rest may be
+ * NULL. Sent as text ("name: uri") to 2025-03-26 clients, which lack it. */
+MCP_API int mcp_result_resource_link(mcp_call *call, const char *uri,
+                                     const char *name, const char *mime_type,
+                                     const char *description);
+/** Appends an embedded text resource; uri and text required. */
+MCP_API int mcp_result_resource_text(mcp_call *call, const char *uri,
+                                     const char *mime_type, const char *text);
+/** Appends an embedded binary resource (base64 done by the library). */
+MCP_API int mcp_result_resource_blob(mcp_call *call, const char *uri,
+                                     const char *mime_type, const void *data,
+                                     size_t size);
+/** Sets structuredContent from JSON text (a JSON object; strict parsing) and
+ * appends its serialized form as a text block, the mirror older clients
+ * read. Clients before 2025-06-18 receive only the mirror. At most once per
+ * call (MCP_ESTATE after). */
+MCP_API int mcp_result_structured(mcp_call *call, const char *json);
+/** As mcp_result_structured, from a cJSON object (borrowed; copied). */
+MCP_API int mcp_result_structured_cjson(mcp_call *call,
+                                        const struct cJSON *value);
+/** Marks the result as a tool error (isError: true) and appends text, a
+ * sentence the model can act on. The call still succeeds at the protocol
+ * level: this is how a handler reports failure. */
+MCP_API int mcp_result_error(mcp_call *call, const char *text);
+
+/* How the builders serve prompts and resources:
+ *  - prompts/get: every content builder (text, image, audio, resource_link,
+ *    resource_text/blob) appends one message whose role is the current one
+ *    (user until mcp_result_role changes it); mcp_result_description sets the
+ *    result's description; mcp_result_error answers a JSON-RPC error with its
+ *    text instead of the messages; mcp_result_structured is MCP_EINVAL.
+ *  - resources/read: mcp_result_text appends {uri, mimeType, text} for the
+ *    URI asked for with the resource's mime type; mcp_result_resource_text
+ *    and _blob append an item for any uri (a directory listing its files,
+ *    say); mcp_result_image/audio append a blob item for the asked URI;
+ *    mcp_result_error answers a JSON-RPC error with its text; the others
+ *    are MCP_EINVAL. */
+
+/** Who speaks the messages a prompt handler appends next. */
+typedef enum mcp_role { MCP_ROLE_USER = 0, MCP_ROLE_ASSISTANT } mcp_role;
+
+/** Sets the role of the messages appended next (prompts only; MCP_EINVAL
+ * for other calls). */
+MCP_API int mcp_result_role(mcp_call *call, mcp_role role);
+
+/** Sets the description of a prompts/get result (copied; prompts only). */
+MCP_API int mcp_result_description(mcp_call *call, const char *text);
+
+/** Finishes a call whose handler returned MCP_DEFERRED, with rc as the
+ * handler's return value (0 or a negative code). Sends the reply (nothing if
+ * the call was cancelled) and frees the call: call is invalid afterwards.
+ * Any thread, exactly once. Returns 0, or MCP_EINVAL if the call was not
+ * deferred. */
+MCP_API int mcp_call_finish(mcp_call *call, int rc);
+
+/* ---------------------------------------------------------------------------
+ * Asking the client for input
+ *
+ * One handler serves both protocol eras. It asks for what it needs and
+ * returns MCP_INPUT_REQUIRED; it is called again with the answers:
+ *
+ *   const cJSON *answer = mcp_call_input(call, "confirm");
+ *   if (answer == NULL) {
+ *     mcp_call_request_input(call, "confirm", MCP_INPUT_ELICITATION,
+ *                            "{\"message\":\"Delete it?\",...}");
+ *     return MCP_INPUT_REQUIRED;
+ *   }
+ *
+ * In the modern era (2026-07-28) the call answers with an InputRequiredResult
+ * and the client retries the request with the answers; the library signs the
+ * requestState (HMAC-SHA-256, bound to the tool, the arguments, the caller
+ * and an expiry) and refuses a tampered, expired or foreign one before the
+ * handler runs. In the legacy era the library sends real elicitation/create,
+ * sampling/createMessage or roots/list requests to the client and calls the
+ * handler again when every answer has arrived. No thread waits meanwhile.
+ * ------------------------------------------------------------------------ */
+
+/** What a handler can ask the client for. */
+typedef enum mcp_input_kind {
+  MCP_INPUT_ELICITATION = 1, /**< elicitation/create: ask the user */
+  MCP_INPUT_SAMPLING,        /**< sampling/createMessage: ask the model */
+  MCP_INPUT_ROOTS            /**< roots/list: the client's roots */
+} mcp_input_kind;
+
+/** Asks for input under key (1-64 characters of [A-Za-z0-9_.-], unique per
+ * round) with params, the JSON text of that request's params (for example
+ * an ElicitRequestFormParams object; NULL for roots). Returns 0;
+ * MCP_ECAPABILITY when the client did not declare the capability this needs
+ * (nothing is asked: return an error, or do without; returning
+ * MCP_ECAPABILITY answers -32021 in the modern era and an isError result in
+ * the legacy era); MCP_EINVAL; MCP_ENOMEM. */
+MCP_API int mcp_call_request_input(mcp_call *call, const char *key,
+                                   mcp_input_kind kind, const char *params);
+
+/** The client's answer to the request asked under key in an earlier round
+ * (an ElicitResult, CreateMessageResult or ListRootsResult object;
+ * borrowed, valid until the call is finished), or NULL when there is none. */
+MCP_API const struct cJSON *mcp_call_input(const mcp_call *call,
+                                           const char *key);
+
+/** The most bytes of text mcp_call_set_state keeps for the next round. */
+#define MCP_STATE_MAX 16384
+
+/** Keeps text (at most MCP_STATE_MAX bytes) for the handler's next round
+ * (copied). In the modern era it travels inside the signed requestState, so
+ * it is tamper-proof but not secret: never put a credential in it. For more,
+ * keep the data server-side under a handle and keep the handle here.
+ * Returns 0, MCP_EINVAL (too long, or not UTF-8) or MCP_ENOMEM. */
+MCP_API int mcp_call_set_state(mcp_call *call, const char *state);
+
+/** The text the previous round kept with mcp_call_set_state, or NULL. */
+MCP_API const char *mcp_call_state(const mcp_call *call);
+
+/* ---------------------------------------------------------------------------
  * Prompts, resources and completions
  *
  * Prompt and resource handlers are mcp_tool_fn handlers too: they receive an
@@ -721,408 +693,247 @@ mcp_completion_principal(const mcp_completion *completion);
 MCP_API int mcp_completion_add(mcp_completion *completion, const char *value);
 
 /** States how many values exist in all (sent as completion.total). */
-MCP_API void mcp_completion_total(mcp_completion *completion,
-                                  unsigned long total);
+MCP_API void mcp_completion_set_total(mcp_completion *completion,
+                                      unsigned long total);
 
 /* ---------------------------------------------------------------------------
- * Inside a handler: the call context
+ * Policy and audit
  * ------------------------------------------------------------------------ */
 
-/** The call's arguments, a JSON object (borrowed; an empty object when the
- * client sent none). Valid until the call is finished. Read it with
- * cJSON's getters and test types with cJSON_IsString() and its kin: the
- * strict parser's nodes carry cJSON's flag bits (constant keys, texts kept
- * in the node's own block), so `node->type == cJSON_String` is not a valid
- * test, and the tree must not be modified. */
-MCP_API const struct cJSON *mcp_call_arguments(const mcp_call *call);
+/** Who is calling. Filled by the transport: from a verified token over HTTP,
+ * from the embedder's configuration on stdio. */
+struct mcp_principal {
+  const char *subject;       /**< who; NULL = anonymous */
+  const char *const *scopes; /**< NULL-terminated list; NULL = none */
+  bool all_scopes;           /**< holds every scope (the local user on a
+                                  stdio server configured with none) */
+};
 
-/** The tool's name (borrowed, valid until the call is finished); for a
- * prompt, the prompt's name; for a resource, the registered uri or
- * uri_template. */
-MCP_API const char *mcp_call_tool(const mcp_call *call);
+/** Returns true when principal holds scope (exact, case-sensitive match).
+ * NULL principal holds nothing. Any thread. */
+MCP_API bool mcp_principal_has_scope(const mcp_principal *principal,
+                                     const char *scope);
 
-/** What a call serves. */
-typedef enum mcp_call_kind {
-  MCP_CALL_TOOL = 0, /**< tools/call */
-  MCP_CALL_PROMPT,   /**< prompts/get */
-  MCP_CALL_RESOURCE  /**< resources/read */
-} mcp_call_kind;
+/** An authorizer: called for each tools/call that passed the scope check,
+ * before arguments are validated. It sees who calls, which tool (by name
+ * only: it is never given the tool's annotations, because hints must not
+ * decide access) and the arguments (borrowed). Return 0 to allow; any other
+ * value denies. To deny with a reason, write up to reason_size bytes of a
+ * NUL-terminated sentence into reason (it reaches the client).
+ * May run on any thread that drives a session; must be thread-safe. */
+typedef int (*mcp_authorize_fn)(const mcp_principal *principal,
+                                const char *tool, const struct cJSON *arguments,
+                                char *reason, size_t reason_size,
+                                void *user_data);
 
-/** Which request the call serves. */
-MCP_API mcp_call_kind mcp_call_kind_of(const mcp_call *call);
+/** The decision taken for one tools/call. */
+typedef enum mcp_decision {
+  MCP_DECISION_ALLOWED = 0,
+  MCP_DECISION_DENIED_SCOPE,      /**< a required scope was missing */
+  MCP_DECISION_DENIED_AUTHORIZER, /**< the authorizer hook said no */
+  MCP_DECISION_INVALID_ARGUMENTS, /**< allowed, but arguments failed the
+                                       schema */
+  MCP_DECISION_CANCELLED,         /**< allowed, then cancelled by the client */
+  MCP_DECISION_INVALID_STATE,     /**< a modern retry whose requestState was
+                                       tampered with, expired or foreign */
+  MCP_DECISION_RATE_LIMITED,      /**< allowed, but the caller was over its
+                                       rate (mcp_server_set_rate_limit); the
+                                       handler did not run */
+  MCP_DECISION_TIMEOUT            /**< allowed, then answered "timeout" at
+                                       the server's call deadline
+                                       (mcp_server_set_call_timeout) */
+} mcp_decision;
 
-/** For a resources/read, the URI the client asked for (borrowed, valid
- * until the call is finished); NULL for tools and prompts. */
-MCP_API const char *mcp_call_uri(const mcp_call *call);
+/** One audit record per tools/call of a known tool. All pointers are
+ * borrowed for the duration of the callback. */
+typedef struct mcp_audit_record {
+  const char *tool;                  /**< the tool's name */
+  const char *subject;               /**< NULL = anonymous */
+  mcp_decision decision;             /**< what was decided */
+  const char *const *missing_scopes; /**< NULL-terminated; empty unless
+                                          DENIED_SCOPE */
+  bool is_error;                     /**< the result had isError: true */
+  bool failed;                       /**< answered with a JSON-RPC internal
+                                          error: the handler returned a
+                                          negative code, a builder failed,
+                                          or memory ran out */
+  uint64_t duration_us;              /**< from receipt to reply */
+} mcp_audit_record;
 
-/** The caller (borrowed, valid until the call is finished; never NULL). */
-MCP_API const mcp_principal *mcp_call_principal(const mcp_call *call);
+/** Receives audit records. Called on the thread that finished the call;
+ * must be thread-safe. */
+typedef void (*mcp_audit_fn)(const mcp_audit_record *record, void *user_data);
 
-/** Reads the argument called name, a JSON string, into *out (borrowed, valid
- * until the call is finished). Returns 0 and stores the value, MCP_ENOENT when
- * the argument is absent (or null), MCP_ETYPE when it has another JSON type.
- * Same thread rule as mcp_call_progress. */
-MCP_API int mcp_call_arg_string(const mcp_call *call, const char *name,
-                                const char **out);
+/** Sets the authorizer hook (see mcp_authorize_fn); NULL removes it. Set it
+ * before serving. */
+MCP_API void mcp_server_set_authorizer(mcp_server *srv, mcp_authorize_fn fn,
+                                       void *user_data);
 
-/** Reads the argument called name, an integer, into *out. Returns 0 and stores
- * the value, MCP_ENOENT when the argument is absent (or null), MCP_ETYPE when
- * it has another JSON type (or is a number that is not an integer), MCP_ERANGE
- * when the integer does not fit. Same thread rule as mcp_call_progress. */
-MCP_API int mcp_call_arg_int(const mcp_call *call, const char *name,
-                             int64_t *out);
+/** Sets the audit hook (see mcp_audit_fn); NULL removes it. Set it before
+ * serving. */
+MCP_API void mcp_server_set_audit(mcp_server *srv, mcp_audit_fn fn,
+                                  void *user_data);
 
-/** Reads the argument called name, a JSON number, into *out. Returns 0 and
- * stores the value, MCP_ENOENT when the argument is absent (or null), MCP_ETYPE
- * when it has another JSON type, MCP_ERANGE when it does not fit a finite
- * double. Same thread rule as mcp_call_progress. */
-MCP_API int mcp_call_arg_number(const mcp_call *call, const char *name,
-                                double *out);
+/** When on, tools/list shows each caller only the tools whose scopes it
+ * holds, and modern-era lists say cacheScope "private". Off by default, so a
+ * client can discover what a step-up would unlock. This never replaces the
+ * check at tools/call. Any thread. */
+MCP_API void mcp_server_set_hide_forbidden(mcp_server *srv, bool hide);
 
-/** Reads the argument called name, a JSON boolean, into *out. Returns 0 and
- * stores the value, MCP_ENOENT when the argument is absent (or null), MCP_ETYPE
- * when it has another JSON type. Same thread rule as mcp_call_progress. */
-MCP_API int mcp_call_arg_bool(const mcp_call *call, const char *name,
-                              bool *out);
+/* ---------------------------------------------------------------------------
+ * Tuning
+ * ------------------------------------------------------------------------ */
 
-/** Returns true once the client cancelled the call (notifications/cancelled),
- * its session closed, or its deadline passed (mcp_server_set_call_timeout).
- * A long handler should poll it and stop; whatever it returns afterwards is
- * discarded (after a deadline, the client gets the timeout answer instead).
+/** Sets how many tools one tools/list page holds (0 restores the default,
+ * 100). Any thread. */
+MCP_API void mcp_server_set_page_size(mcp_server *srv, unsigned tools);
+
+/** Whether the results of a tool that declares output_schema are checked
+ * (on by default, in every build, NDEBUG or not). When on, the
+ * structuredContent a handler builds is validated against the schema as
+ * mcp_result_structured receives it, and a successful result without
+ * structuredContent is refused too (a result marked with mcp_result_error
+ * needs none). Either failure is logged for the author, naming the tool
+ * and, for a mismatch, the instance path and the keyword ("tool \"t\":
+ * structuredContent does not match outputSchema at /n: type: ..."); the
+ * client gets a JSON-RPC internal error (-32603), not an isError result:
+ * the fault is the server's, which the model cannot correct, and the
+ * official SDKs' clients reject such a result anyway. Turn it off only for
+ * a tool whose output is checked elsewhere. Any thread. */
+MCP_API void mcp_server_set_check_output(mcp_server *srv, bool on);
+
+/** Sets the ttlMs that modern-era (2026-07-28) results of server/discover,
+ * the lists and resources/read carry: how long a client may cache them, in
+ * milliseconds. The default is 0 ("stale at once"), so a client never
+ * shows a list the server has since changed (tools added or removed at run
+ * time reach a 2026-07-28 client only through a subscriptions/listen
+ * stream it may not have opened). An application whose lists are static
+ * may set a TTL to spare its clients the requests. Any thread. */
+MCP_API void mcp_server_set_list_ttl(mcp_server *srv, unsigned ttl_ms);
+
+/** Sets how long a requestState handed to a client stays valid, in seconds
+ * (default 600). Any thread. */
+MCP_API void mcp_server_set_input_ttl(mcp_server *srv, unsigned seconds);
+
+/** The default of mcp_server_set_max_result: 16 MiB. */
+#define MCP_DEFAULT_MAX_RESULT ((size_t)16 << 20)
+
+/** Sets the most bytes one call's result may reach: the JSON text of its
+ * content blocks (prompt messages, resource contents) plus its
+ * structuredContent, as the mcp_result_* builders write it; 0 restores the
+ * default, MCP_DEFAULT_MAX_RESULT (SIZE_MAX turns the cap off). The builders
+ * check before they copy (mcp_result_structured_cjson, given a cJSON tree,
+ * serializes it first and then checks), so a handler adding 50 MB never
+ * makes the library build a 50 MB reply: the builder that would pass the
+ * cap returns
+ * MCP_ELIMIT (latched, as any builder failure), what was built is freed,
+ * and the client gets, for a tool, a result with isError and the text
+ * "result too large: limit N bytes"; for prompts/get and resources/read a
+ * JSON-RPC internal error (-32603) saying the same. The server's log names
+ * the call. Any thread; calls already running may see either value. */
+MCP_API void mcp_server_set_max_result(mcp_server *srv, size_t bytes);
+
+/** Limits how often each caller may call tools: a token bucket of calls
+ * tokens per caller, refilled evenly over per_seconds (so up to calls at
+ * once, and calls per per_seconds on average). calls 0 turns the limit off
+ * (the default) and forgets every caller.
+ *
+ * A caller is the principal's subject; anonymous callers (subject NULL)
+ * are counted per session, so on Streamable HTTP without authentication
+ * give the transport a principal with a subject, or a 2026-07-28 client
+ * (one session per request) is never limited. The table of callers holds
+ * at most 4096 of them; past that the least recently seen is forgotten
+ * (it starts again with a full bucket).
+ *
+ * Only tools/call counts: prompts/get, resources/read and
+ * completion/complete are reads a client makes in bursts to fill its
+ * interface, and are not limited. Each request counts, so a 2026-07-28
+ * input-required retry is a call of its own. The limit is checked after
+ * the scope check and the authorizer, so a caller refused access gets that
+ * refusal, learns nothing about the limiter and spends no token; and
+ * before the arguments are validated, so every call the caller may make
+ * counts, valid or not. A call over the limit never reaches its handler:
+ * it is answered, alike on every transport, with a result whose isError is
+ * true and whose text begins "rate limited" and says how many seconds to
+ * wait, and audited as MCP_DECISION_RATE_LIMITED. Time is CLOCK_MONOTONIC.
+ * Returns 0, or MCP_EINVAL (srv NULL, or calls without per_seconds). Any
+ * thread. */
+MCP_API int mcp_server_set_rate_limit(mcp_server *srv, unsigned calls,
+                                      unsigned per_seconds);
+
+/** Sets a deadline for every tools/call, prompts/get and resources/read:
+ * ms milliseconds from the request's receipt (0, the default, means none).
+ * It covers the whole request, including, in the 2025 protocol versions,
+ * rounds waiting for the client's answers to input requests. A C handler
+ * cannot be stopped from outside, so the deadline is cooperative: once it
+ * passes, mcp_call_cancelled() returns true, and the handler should stop.
+ * A call that finishes after its deadline is answered, instead of with its
+ * result, for a tool with a result whose isError is true and whose text
+ * begins "timeout"; for a prompt or a resource with a JSON-RPC internal
+ * error (-32603) whose message says the same. A deferred call (or one
+ * waiting for the client's input) is answered so when the transport next
+ * calls mcp_server_expire after the deadline, and its later
+ * mcp_call_finish only frees it. Audited as MCP_DECISION_TIMEOUT. The
+ * server's log names the call. The stdio and HTTP transports call
+ * mcp_server_expire themselves; an embedder's own transport must (see
+ * there). Applies to calls received afterwards. Any thread. */
+MCP_API void mcp_server_set_call_timeout(mcp_server *srv, unsigned ms);
+
+/** Replaces the server's requestState signing key (by default 32 bytes from
+ * the kernel's CSPRNG, drawn by mcp_server_new); a key longer than 32 bytes
+ * is first reduced to 32 with SHA-256. Give every process of a
+ * load-balanced deployment the same secret so any of them accepts a retry.
+ * key_len must be at least 32. Returns 0 or MCP_EINVAL. Call before
+ * serving. */
+MCP_API int mcp_server_set_state_key(mcp_server *srv, const void *key,
+                                     size_t key_len);
+
+/* ---------------------------------------------------------------------------
+ * Memory
+ * ------------------------------------------------------------------------ */
+
+/** An allocator. All three functions are required. */
+typedef struct mcp_allocator {
+  /** Allocates size bytes, as malloc does; NULL on failure. */
+  void *(*malloc_fn)(size_t size, void *user_data);
+  /** Resizes ptr to size bytes, as realloc does; NULL on failure. */
+  void *(*realloc_fn)(void *ptr, size_t size, void *user_data);
+  /** Frees ptr, as free does. */
+  void (*free_fn)(void *ptr, void *user_data);
+  void *user_data; /**< handed to each of the three functions */
+} mcp_allocator;
+
+/** Routes every allocation of libmcp (and of cJSON, whose hooks are global)
+ * through alloc; NULL restores malloc/realloc/free. Call it once, before any
+ * other libmcp call and before any other thread uses libmcp or cJSON; memory
+ * allocated before the switch must not be freed after it.
+ * Returns 0, or MCP_EINVAL if a function pointer is missing. */
+MCP_API int mcp_set_allocator(const mcp_allocator *alloc);
+
+/** Frees memory that libmcp handed to the caller. NULL does nothing. */
+MCP_API void mcp_free(void *ptr);
+
+/** Allocates size bytes (at least one, so 0 gives a block too) through the
+ * allocator set with mcp_set_allocator, as libmcp's own allocations are;
+ * for code built on the public API, such as a transport, whose memory the
+ * embedder's allocator should see. Returns the block, uninitialised, or
+ * NULL when memory ran out. The caller owns it and frees it with mcp_free.
  * Any thread. */
-MCP_API bool mcp_call_cancelled(const mcp_call *call);
+MCP_API void *mcp_malloc(size_t size);
 
-/** Reports progress when the client asked for it (a progressToken); does
- * nothing and returns 0 otherwise. progress must grow with every report;
- * total <= 0 means unknown; message may be NULL. Returns 0, MCP_EINVAL
- * (progress did not grow, or a value is not finite) or MCP_ENOMEM; a
- * notification the transport could not deliver closes the session, which
- * the handler then sees as cancellation. Call it from the thread that owns
- * the call (the handler, or the one that will finish a deferred call). */
-MCP_API int mcp_call_progress(mcp_call *call, double progress, double total,
-                              const char *message);
+/** Allocates count elements of size bytes each, zeroed, as mcp_malloc does.
+ * Returns the block, or NULL when memory ran out or count * size does not
+ * fit in a size_t. The caller owns it and frees it with mcp_free. Any
+ * thread. */
+MCP_API void *mcp_calloc(size_t count, size_t size);
 
-/** Logs through the server's log callback, naming the tool (prompt,
- * resource). When the client asked for log messages at or below level
- * (legacy era: logging/setLevel on the session; modern era: the request's
- * _meta logLevel), the message also goes to the client as
- * notifications/message on that request's stream; otherwise the client
- * receives nothing. Same thread rule as mcp_call_progress. */
-MCP_API void mcp_call_log(mcp_call *call, mcp_log_level level,
-                          const char *message);
-
-/* ---------------------------------------------------------------------------
- * Asking the client for input
- *
- * One handler serves both protocol eras. It asks for what it needs and
- * returns MCP_INPUT_REQUIRED; it is called again with the answers:
- *
- *   const cJSON *answer = mcp_call_input(call, "confirm");
- *   if (answer == NULL) {
- *     mcp_call_request_input(call, "confirm", MCP_INPUT_ELICITATION,
- *                            "{\"message\":\"Delete it?\",...}");
- *     return MCP_INPUT_REQUIRED;
- *   }
- *
- * In the modern era (2026-07-28) the call answers with an InputRequiredResult
- * and the client retries the request with the answers; the library signs the
- * requestState (HMAC-SHA-256, bound to the tool, the arguments, the caller
- * and an expiry) and refuses a tampered, expired or foreign one before the
- * handler runs. In the legacy era the library sends real elicitation/create,
- * sampling/createMessage or roots/list requests to the client and calls the
- * handler again when every answer has arrived. No thread waits meanwhile.
- * ------------------------------------------------------------------------ */
-
-/** What a handler can ask the client for. */
-typedef enum mcp_input_kind {
-  MCP_INPUT_ELICITATION = 1, /**< elicitation/create: ask the user */
-  MCP_INPUT_SAMPLING,        /**< sampling/createMessage: ask the model */
-  MCP_INPUT_ROOTS            /**< roots/list: the client's roots */
-} mcp_input_kind;
-
-/** Asks for input under key (1-64 characters of [A-Za-z0-9_.-], unique per
- * round) with params, the JSON text of that request's params (for example
- * an ElicitRequestFormParams object; NULL for roots). Returns 0;
- * MCP_ECAPABILITY when the client did not declare the capability this needs
- * (nothing is asked: return an error, or do without; returning
- * MCP_ECAPABILITY answers -32021 in the modern era and an isError result in
- * the legacy era); MCP_EINVAL; MCP_ENOMEM. */
-MCP_API int mcp_call_request_input(mcp_call *call, const char *key,
-                                   mcp_input_kind kind, const char *params);
-
-/** The client's answer to the request asked under key in an earlier round
- * (an ElicitResult, CreateMessageResult or ListRootsResult object;
- * borrowed, valid until the call is finished), or NULL when there is none. */
-MCP_API const struct cJSON *mcp_call_input(const mcp_call *call,
-                                           const char *key);
-
-/** The most bytes of text mcp_call_set_state keeps for the next round. */
-#define MCP_STATE_MAX 16384
-
-/** Keeps text (at most MCP_STATE_MAX bytes) for the handler's next round
- * (copied). In the modern era it travels inside the signed requestState, so
- * it is tamper-proof but not secret: never put a credential in it. For more,
- * keep the data server-side under a handle and keep the handle here.
- * Returns 0, MCP_EINVAL (too long, or not UTF-8) or MCP_ENOMEM. */
-MCP_API int mcp_call_set_state(mcp_call *call, const char *state);
-
-/** The text the previous round kept with mcp_call_set_state, or NULL. */
-MCP_API const char *mcp_call_state(const mcp_call *call);
-
-/* Result builders. Each appends to the call's result and copies its input.
- * The first failure is latched: later builders do nothing and return it, and
- * finishing a call with a latched failure answers a JSON-RPC internal error
- * (except MCP_ELIMIT: see mcp_server_set_max_result).
- * Returns 0, MCP_EINVAL, MCP_ENOMEM, MCP_ELIMIT (the result would pass the
- * server's maximum size), or the latched code. */
-
-/** Appends a text block. */
-MCP_API int mcp_result_text(mcp_call *call, const char *text);
-/** Appends an image block; data (size bytes) is base64-encoded by the
- * library; mime_type such as "image/png" is required. */
-MCP_API int mcp_result_image(mcp_call *call, const void *data, size_t size,
-                             const char *mime_type);
-/** Appends an audio block (as mcp_result_image, e.g. "audio/wav"). */
-MCP_API int mcp_result_audio(mcp_call *call, const void *data, size_t size,
-                             const char *mime_type);
-/** Appends a resource_link block; uri and name required, the rest may be
- * NULL. Sent as text ("name: uri") to 2025-03-26 clients, which lack it. */
-MCP_API int mcp_result_resource_link(mcp_call *call, const char *uri,
-                                     const char *name, const char *mime_type,
-                                     const char *description);
-/** Appends an embedded text resource; uri and text required. */
-MCP_API int mcp_result_resource_text(mcp_call *call, const char *uri,
-                                     const char *mime_type, const char *text);
-/** Appends an embedded binary resource (base64 done by the library). */
-MCP_API int mcp_result_resource_blob(mcp_call *call, const char *uri,
-                                     const char *mime_type, const void *data,
-                                     size_t size);
-/** Sets structuredContent from JSON text (a JSON object; strict parsing) and
- * appends its serialized form as a text block, the mirror older clients
- * read. Clients before 2025-06-18 receive only the mirror. At most once per
- * call (MCP_ESTATE after). */
-MCP_API int mcp_result_structured(mcp_call *call, const char *json);
-/** As mcp_result_structured, from a cJSON object (borrowed; copied). */
-MCP_API int mcp_result_structured_json(mcp_call *call,
-                                       const struct cJSON *value);
-/** Marks the result as a tool error (isError: true) and appends text, a
- * sentence the model can act on. The call still succeeds at the protocol
- * level: this is how a handler reports failure. */
-MCP_API int mcp_result_error(mcp_call *call, const char *text);
-
-/* How the builders serve prompts and resources:
- *  - prompts/get: every content builder (text, image, audio, resource_link,
- *    resource_text/blob) appends one message whose role is the current one
- *    (user until mcp_result_role changes it); mcp_result_description sets the
- *    result's description; mcp_result_error answers a JSON-RPC error with its
- *    text instead of the messages; mcp_result_structured is MCP_EINVAL.
- *  - resources/read: mcp_result_text appends {uri, mimeType, text} for the
- *    URI asked for with the resource's mime type; mcp_result_resource_text
- *    and _blob append an item for any uri (a directory listing its files,
- *    say); mcp_result_image/audio append a blob item for the asked URI;
- *    mcp_result_error answers a JSON-RPC error with its text; the others
- *    are MCP_EINVAL. */
-
-/** Who speaks the messages a prompt handler appends next. */
-typedef enum mcp_role { MCP_ROLE_USER = 0, MCP_ROLE_ASSISTANT } mcp_role;
-
-/** Sets the role of the messages appended next (prompts only; MCP_EINVAL
- * for other calls). */
-MCP_API int mcp_result_role(mcp_call *call, mcp_role role);
-
-/** Sets the description of a prompts/get result (copied; prompts only). */
-MCP_API int mcp_result_description(mcp_call *call, const char *text);
-
-/** Finishes a call whose handler returned MCP_DEFERRED, with rc as the
- * handler's return value (0 or a negative code). Sends the reply (nothing if
- * the call was cancelled) and frees the call: call is invalid afterwards.
- * Any thread, exactly once. Returns 0, or MCP_EINVAL if the call was not
- * deferred. */
-MCP_API int mcp_call_finish(mcp_call *call, int rc);
-
-/* ---------------------------------------------------------------------------
- * Sessions: the I/O-free engine
- * ------------------------------------------------------------------------ */
-
-/** Receives one complete outgoing JSON-RPC message (compact JSON without a
- * newline; len bytes, not NUL-terminated in general; borrowed for the call).
- * Return 0, or a negative code if it cannot be delivered (the session then
- * treats itself as closed). Calls are serialized per session (never two at
- * once) but may come from a thread finishing a deferred call: a program
- * with its own event loop queues the message and wakes its loop (an
- * eventfd or a self-pipe) rather than write from that thread. It runs with
- * the session's lock held: it must not call back into this session or its
- * calls (queue the message and return).
- *
- * libmcp writes to no descriptor of yours. A transport that writes to a
- * socket or a pipe whose peer may vanish sends with MSG_NOSIGNAL, or
- * ignores SIGPIPE (signal(SIGPIPE, SIG_IGN) at start), or the process dies
- * on the first write after the peer left. mcp_serve_stdio ignores SIGPIPE
- * itself while it runs, and the HTTP transport never raises it. */
-typedef int (*mcp_send_fn)(const char *message, size_t len, void *user_data);
-
-/** Creates a session: one client connection (a stdio process, an HTTP
- * session, a socket). principal is copied; NULL means anonymous with no
- * scopes. send receives every outgoing message. Returns 0 and sets *out,
- * MCP_EINVAL or MCP_ENOMEM. Any thread. */
-MCP_API int mcp_session_new(mcp_server *srv, const mcp_principal *principal,
-                            mcp_send_fn send, void *user_data,
-                            mcp_session **out);
-
-/** Feeds one whole incoming message (len bytes of JSON; no framing). All
- * replies it produces are sent before it returns, except those of deferred
- * calls. Returns 0 when the message was handled (including when it was
- * answered with a JSON-RPC error), MCP_ECLOSED after a send failure,
- * MCP_ENOMEM when even the error reply could not be built. One thread at a
- * time per session. */
-MCP_API int mcp_session_receive(mcp_session *session, const char *message,
-                                size_t len);
-
-/** What a message sent to a sink is (mcp_send_info.kind). */
-typedef enum mcp_sent_kind {
-  MCP_SENT_RESULT = 0,   /**< a result answering a request (a tool's
-                              isError result included) */
-  MCP_SENT_ERROR,        /**< a JSON-RPC error answering a request, or a
-                              message that could not be read */
-  MCP_SENT_BATCH,        /**< the array of answers to a batch (2025-03-26) */
-  MCP_SENT_NOTIFICATION, /**< progress, a log message, a list_changed, the
-                              ack of a subscription, a cancellation */
-  MCP_SENT_REQUEST       /**< a request to the client (legacy input:
-                              elicitation, sampling, roots) */
-} mcp_sent_kind;
-
-/** What the engine knows of one message it sends to a sink, so that a
- * transport decides its own answer (an HTTP status, a WWW-Authenticate
- * challenge) from facts instead of reading the message's bytes. Pointers
- * are borrowed for the duration of the callback. */
-typedef struct mcp_send_info {
-  mcp_sent_kind kind;
-  int error_code; /**< MCP_SENT_ERROR: the error's code (MCP_RPC_* or a
-                       JSON-RPC one such as -32601); 0 otherwise */
-  /** A refusal for want of scopes (error_code MCP_RPC_FORBIDDEN): every
-   * scope the refused entries need, and of those the ones the caller lacks,
-   * each NULL-terminated. NULL for every other message, an authorizer's
-   * denial included (it names no scope). */
-  const char *const *scopes;
-  const char *const *missing_scopes;
-  /** The message answers a tools/call that was audited: decision is what
-   * its audit record says (MCP_DECISION_RATE_LIMITED for a caller over its
-   * rate, MCP_DECISION_TIMEOUT for a call answered at its deadline, ...).
-   * False for every other message. */
-  bool audited;
-  mcp_decision decision;
-  void *reserved[4]; /**< zero; room for facts to come */
-} mcp_send_info;
-
-/** A sink's send with the facts of the message (mcp_send_info); otherwise
- * as mcp_send_fn, and under the same rules. */
-typedef int (*mcp_send_info_fn)(const char *message, size_t len,
-                                const mcp_send_info *info, void *user_data);
-
-/** Where the messages caused by one incoming message go. */
-typedef struct mcp_sink {
-  mcp_send_fn send;              /**< each message, in order */
-  void (*done)(void *user_data); /**< once: nothing more will be sent here
-                                      (called without any engine lock) */
-  void *user_data;               /**< for all three; valid until done */
-  /** Optional: when set, called for each message instead of send (which
-   * may then be NULL), with what the engine knows of it. */
-  mcp_send_info_fn send_info;
-  void *reserved[4]; /**< zero (a designated initializer leaves it so) */
-} mcp_sink;
-
-/** Like mcp_session_receive, but every message this one causes goes to
- * sink instead of the session's callback: its reply, and for a tools/call it
- * starts, the progress and log notifications, the requests asking the client
- * for input (legacy era) and the final reply, also when the call finishes
- * later on another thread. Messages nobody asked for (list_changed) still go
- * to the session's callback. sink->done is called exactly once, after the
- * last message for this sink, on whichever thread sent it: possibly before
- * this function returns (everything answered at once), possibly much later.
- * done is called even when this function fails for lack of memory (but
- * not for MCP_EINVAL: session NULL, message NULL with len > 0, or a sink
- * with neither send nor send_info). A sink whose send fails gets nothing
- * more, and the session stays open: this is how a transport with one
- * stream per request (Streamable HTTP) routes replies, and with send_info
- * how it learns each reply's error code and a refusal's scopes without
- * reading the reply. sink NULL is mcp_session_receive. Returns as
- * mcp_session_receive. */
-MCP_API int mcp_session_receive_to(mcp_session *session, const char *message,
-                                   size_t len, const mcp_sink *sink);
-
-/** One incoming message, parsed once (mcp_message_parse). */
-typedef struct mcp_message mcp_message;
-
-/** Parses len bytes as one incoming JSON-RPC message (or batch), with the
- * same strict JSON rules a session applies (RFC 8259 exactly: valid UTF-8,
- * no duplicate keys, nothing after the value; the session's limits on
- * depth, string and number size). For a transport that must read a message
- * before it hands it to a session, to route it or to check its headers
- * against it: it reads the very tree the session will act on, instead of a
- * second parse that could see the bytes differently, and the message is
- * parsed once. Returns 0 and sets *out, to be handed to
- * mcp_session_receive_message or freed with mcp_message_free; MCP_EPARSE or
- * MCP_ELIMIT when the bytes are not a message a session would read (hand
- * them to mcp_session_receive_to, which answers with the JSON-RPC error the
- * protocol wants); MCP_EINVAL for out NULL or text NULL with len > 0;
- * MCP_ENOMEM. *out is untouched on failure. Any thread. */
-MCP_API int mcp_message_parse(const char *text, size_t len, mcp_message **out);
-
-/** The parsed JSON of msg (an object, or an array for a batch), read-only
- * (test node types with cJSON_Is*, as at mcp_call_arguments); valid until
- * msg is freed or handed to a session. NULL for msg NULL. Any thread. */
-MCP_API const struct cJSON *mcp_message_json(const mcp_message *msg);
-
-/** The exact text of msg's top-level "id" member as it was received (a
- * JSON string with its quotes, or a number), NUL-terminated, so an answer
- * can echo it byte for byte; *len receives its length when len is not
- * NULL. NULL when msg is not an object whose id is a string or a number
- * (null is not an id a reply can echo). Valid as
- * mcp_message_json. Any thread. */
-MCP_API const char *mcp_message_id(const mcp_message *msg, size_t *len);
-
-/** Frees msg. NULL does nothing. Any thread. */
-MCP_API void mcp_message_free(mcp_message *msg);
-
-/** mcp_session_receive_to for a message parsed with mcp_message_parse:
- * the same replies, sink rules and return values. Takes ownership of msg,
- * also when it fails (MCP_EINVAL for session or msg NULL or a sink with
- * neither send nor send_info; then sink->done is not called). Same thread
- * rule as receive. */
-MCP_API int mcp_session_receive_message(mcp_session *session, mcp_message *msg,
-                                        const mcp_sink *sink);
-
-/** Answers a message the transport could not hand over whole (for example
- * a line longer than its limit) with a JSON-RPC parse error (-32700) whose
- * message includes reason, addressed as the negotiated version requires.
- * Returns 0, MCP_ECLOSED or MCP_ENOMEM. Same thread rule as receive. */
-MCP_API int mcp_session_reject(mcp_session *session, const char *reason);
-
-/** Returns the protocol version negotiated by initialize (static string), or
- * NULL before it. */
-MCP_API const char *mcp_session_protocol_version(const mcp_session *session);
-
-/** Number of tools/call on this session that have started and not yet been
- * finished (deferred ones included). */
-MCP_API size_t mcp_session_pending(const mcp_session *session);
-
-/** Marks every unfinished call of the session cancelled (their handlers see
- * mcp_call_cancelled() and their replies are dropped), for example when the
- * peer went away. The session stays usable. Any thread. */
-MCP_API void mcp_session_cancel_all(mcp_session *session);
-
-/** Closes and frees a session: calls still running are marked cancelled and
- * their replies dropped; they finish normally through mcp_call_finish and
- * the memory is released then. Once it returns, nothing more is sent for
- * the session, from any thread: neither the send callback of
- * mcp_session_new nor a sink's send is called again (every send happens
- * under the session's lock, after checking that the session is open, and
- * this function waits for a send in progress on another thread to end), so
- * the callback's user_data may be freed at once. A sink's done callback
- * still comes, exactly once, when the last call holding the sink lets go:
- * possibly later, on the thread that finishes a deferred call. NULL does
- * nothing. Not from a send callback of this session. */
-MCP_API void mcp_session_free(mcp_session *session);
+/** Resizes ptr (NULL, or a block from mcp_malloc, mcp_calloc or
+ * mcp_realloc) to size bytes, as realloc does, through the same allocator;
+ * size 0 keeps a block of one byte and never frees ptr. Returns the block,
+ * which may have moved, or NULL when memory ran out: ptr is then unchanged
+ * and still the caller's. The caller owns the result and frees it with
+ * mcp_free. Any thread. */
+MCP_API void *mcp_realloc(void *ptr, size_t size);
 
 /* ---------------------------------------------------------------------------
  * stdio transport
@@ -1166,8 +977,33 @@ typedef struct mcp_stdio_options {
  * calling thread. */
 MCP_API int mcp_serve_stdio(mcp_server *srv, const mcp_stdio_options *opts);
 
+/* ---------------------------------------------------------------------------
+ * Old names
+ *
+ * Kept, as exported functions, for one minor version after the names that
+ * replace them; each does exactly what its new name does. New code uses the
+ * new names.
+ * ------------------------------------------------------------------------ */
+
+/** Deprecated name of mcp_call_name (it returns a prompt's name and a
+ * resource's URI too, not only a tool's name). */
+MCP_API const char *mcp_call_tool(const mcp_call *call);
+
+/** Deprecated name of mcp_completion_set_total (it is a setter). */
+MCP_API void mcp_completion_total(mcp_completion *completion,
+                                  unsigned long total);
+
+/** Deprecated name of mcp_result_structured_cjson (it takes a cJSON tree,
+ * not JSON text). */
+MCP_API int mcp_result_structured_json(mcp_call *call,
+                                       const struct cJSON *value);
+
 #ifdef __cplusplus
 }
 #endif
+
+/* The session, message and sink API for transports and embedders, and the
+ * deadline timer they drive. */
+#include "mcp/engine.h"
 
 #endif

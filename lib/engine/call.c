@@ -137,8 +137,8 @@ static mcp_send_info reply_facts(const mcp_call *c, mcp_decision decision) {
  * call whose answer waits on another thread (DEFERRED: on mcp_call_finish;
  * WAITING_INPUT: on the client) and that has a deadline is watched: it is
  * in the server's deadline heap, whose root is the least deadline, so
- * mcp_server_timeout reads one number and mcp_server_expire takes the due
- * calls from the root, never walking the sessions. A running call is not
+ * mcp_server_next_expiry_ms reads one number and mcp_server_expire takes the
+ * due calls from the root, never walking the sessions. A running call is not
  * watched: its handler answers for itself when it returns. The engine does
  * no I/O and owns no thread, so a deadline is noticed by whoever looks at
  * the clock: the handler (mcp_call_cancelled), the thread that completes
@@ -159,7 +159,7 @@ bool mcp__deadline_less(const mcp__heap_node *a, const mcp__heap_node *b) {
   return node_deadline(a) < node_deadline(b);
 }
 
-/* Publishes the least deadline for mcp_server_timeout, which reads it
+/* Publishes the least deadline for mcp_server_next_expiry_ms, which reads it
  * without the lock. Under srv->deadline_lock. */
 static void publish_next_locked(mcp_server *srv) {
   mcp__heap_node *min = srv->deadlines.min;
@@ -293,7 +293,7 @@ static void expire_locked(mcp_call *c) {
   pthread_mutex_lock(&s->lock);
 }
 
-long mcp_server_timeout(mcp_server *srv) {
+long mcp_server_next_expiry_ms(mcp_server *srv) {
   if (srv == NULL)
     return -1;
   unsigned long long next = atomic_load(&srv->next_deadline_us);
@@ -342,7 +342,7 @@ const cJSON *mcp_call_arguments(const mcp_call *call) {
   return call->arguments;
 }
 
-const char *mcp_call_tool(const mcp_call *call) { return call->tool->name; }
+const char *mcp_call_name(const mcp_call *call) { return call->tool->name; }
 
 mcp_call_kind mcp_call_kind_of(const mcp_call *call) {
   return (mcp_call_kind)call->kind;
@@ -756,7 +756,7 @@ int mcp_result_resource_blob(mcp_call *call, const char *uri,
                   data ? data : "", size);
 }
 
-int mcp_result_structured_json(mcp_call *call, const cJSON *value) {
+int mcp_result_structured_cjson(mcp_call *call, const cJSON *value) {
   if (call->latched)
     return call->latched;
   if (call->has_structured)
@@ -813,7 +813,7 @@ int mcp_result_structured(mcp_call *call, const char *json) {
     return refuse(call, rc == MCP_ENOMEM ? MCP_ENOMEM : MCP_EINVAL,
                   "mcp_result_structured", msg);
   }
-  rc = mcp_result_structured_json(call, doc.root);
+  rc = mcp_result_structured_cjson(call, doc.root);
   mcp__json_doc_free(&doc);
   return rc;
 }

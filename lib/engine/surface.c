@@ -333,7 +333,7 @@ int mcp_completion_add(mcp_completion *c, const char *value) {
   return 0;
 }
 
-void mcp_completion_total(mcp_completion *c, unsigned long total) {
+void mcp_completion_set_total(mcp_completion *c, unsigned long total) {
   if (c) {
     c->has_total = true;
     c->total = total;

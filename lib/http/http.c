@@ -1402,7 +1402,7 @@ static void *timer_main(void *arg) {
     /* A call deadline nearer than the tick shortens the wait. The engine
      * is asked without http->lock held (the lock order above). */
     pthread_mutex_unlock(&h->lock);
-    long due = mcp_server_timeout(h->srv);
+    long due = mcp_server_next_expiry_ms(h->srv);
     pthread_mutex_lock(&h->lock);
     if (h->stopping)
       break;
@@ -1782,7 +1782,7 @@ long mcp_http_backend_timeout(const mcp_http *h) {
       ms = tick;
   }
   /* mcp_http_run answers the calls whose deadline passed. */
-  long due = mcp_server_timeout(h->srv);
+  long due = mcp_server_next_expiry_ms(h->srv);
   if (due >= 0 && (ms < 0 || due < ms))
     ms = due;
   return ms;

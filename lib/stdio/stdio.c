@@ -218,7 +218,7 @@ static bool wait_input(mcp_server *srv, int fd, int stop_fd) {
   struct pollfd p[2] = {{.fd = fd, .events = POLLIN},
                         {.fd = stop_fd, .events = POLLIN}};
   for (;;) {
-    long t = mcp_server_timeout(srv);
+    long t = mcp_server_next_expiry_ms(srv);
     int n = poll(p, stop_fd >= 0 ? 2 : 1, t < 0 ? -1 : (int)t);
     if (n == 0) {
       mcp_server_expire(srv);
@@ -261,7 +261,7 @@ static int read_loop(mcp_session *s, stdio_out *out, int fd, size_t max_line,
     /* Every whole line read so far has been handled: a stop here leaves
      * no request half done. With call deadlines to watch, the wait is
      * where they are answered. */
-    if ((stop_fd >= 0 || mcp_server_timeout(srv) >= 0) &&
+    if ((stop_fd >= 0 || mcp_server_next_expiry_ms(srv) >= 0) &&
         !wait_input(srv, fd, stop_fd))
       break;
     ssize_t n = read(fd, buf + len, cap - len);

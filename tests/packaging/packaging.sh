@@ -67,7 +67,8 @@ deb)
   version=$(sed -n 's/^CMAKE_PROJECT_VERSION:STATIC=//p' "$build/CMakeCache.txt")
   major=${version%%.*}
   for want in \
-    "./usr/include/mcp/mcp.h" "./usr/include/mcp/http.h" \
+    "./usr/include/mcp/mcp.h" "./usr/include/mcp/engine.h" \
+    "./usr/include/mcp/http.h" \
     "./usr/include/mcp/version.h" "./usr/include/mcp/export.h" \
     "./usr/lib/libmcp.so.$version" "./usr/lib/libmcp.so.$major" \
     "./usr/lib/libmcp.so" "./usr/lib/libmcp.a" \

@@ -1,0 +1,246 @@
+/* libmcp for transports and embedders: the I/O-free protocol engine.
+ *
+ * mcp/mcp.h is for someone writing a server: tools, their handlers and
+ * results, policy. This header is for whoever moves the bytes: a transport
+ * (the stdio and HTTP transports of libmcp are built on it and nothing
+ * else), or a daemon that embeds MCP in its own event loop. A session
+ * turns one whole JSON-RPC message into the replies it causes, handed to a
+ * callback; no function here reads or writes a descriptor.
+ *
+ * mcp/mcp.h includes this header, so including either is enough; the
+ * declarations are part of libmcp under the same conventions (see the top
+ * of mcp/mcp.h: return codes, ownership, threads).
+ */
+#ifndef MCP_ENGINE_H
+#define MCP_ENGINE_H
+
+#include "mcp/mcp.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---------------------------------------------------------------------------
+ * Deadlines: the transport's timer
+ * ------------------------------------------------------------------------ */
+
+/** For transports and embedders with their own event loop, as
+ * mcp_http_backend_timeout is for HTTP: how long, in milliseconds, the loop
+ * may wait before calling mcp_server_expire: 0 when a deadline has passed
+ * and a call waits for its answer, -1 when no call of srv has a deadline
+ * to watch. Cheap when no call timeout is set. Any thread. */
+MCP_API long mcp_server_next_expiry_ms(mcp_server *srv);
+
+/** Answers, with the timeout answer described at mcp_server_set_call_timeout,
+ * every deferred call of srv (on any session) whose deadline has passed,
+ * and every call waiting for the client's input whose deadline has passed
+ * (the client is told the requests are cancelled). The answers go where the
+ * calls' replies go, through the sessions' send callbacks or sinks, from
+ * the calling thread. Calls whose handler is still running answer for
+ * themselves when it returns. Call it when mcp_server_next_expiry_ms's time is
+ * up; calling it early or often is harmless and cheap. Returns how many
+ * calls it answered, or MCP_EINVAL for srv NULL. Any thread, but not from
+ * a send callback or a handler. */
+MCP_API int mcp_server_expire(mcp_server *srv);
+
+/* ---------------------------------------------------------------------------
+ * Sessions
+ * ------------------------------------------------------------------------ */
+
+/** Receives one complete outgoing JSON-RPC message (compact JSON without a
+ * newline; len bytes, not NUL-terminated in general; borrowed for the call).
+ * Return 0, or a negative code if it cannot be delivered (the session then
+ * treats itself as closed). Calls are serialized per session (never two at
+ * once) but may come from a thread finishing a deferred call: a program
+ * with its own event loop queues the message and wakes its loop (an
+ * eventfd or a self-pipe) rather than write from that thread. It runs with
+ * the session's lock held: it must not call back into this session or its
+ * calls (queue the message and return).
+ *
+ * libmcp writes to no descriptor of yours. A transport that writes to a
+ * socket or a pipe whose peer may vanish sends with MSG_NOSIGNAL, or
+ * ignores SIGPIPE (signal(SIGPIPE, SIG_IGN) at start), or the process dies
+ * on the first write after the peer left. mcp_serve_stdio ignores SIGPIPE
+ * itself while it runs, and the HTTP transport never raises it. */
+typedef int (*mcp_send_fn)(const char *message, size_t len, void *user_data);
+
+/** Creates a session: one client connection (a stdio process, an HTTP
+ * session, a socket). principal is copied; NULL means anonymous with no
+ * scopes. send receives every outgoing message. Returns 0 and sets *out,
+ * MCP_EINVAL or MCP_ENOMEM. Any thread. */
+MCP_API int mcp_session_new(mcp_server *srv, const mcp_principal *principal,
+                            mcp_send_fn send, void *user_data,
+                            mcp_session **out);
+
+/** Feeds one whole incoming message (len bytes of JSON; no framing). All
+ * replies it produces are sent before it returns, except those of deferred
+ * calls. Returns 0 when the message was handled (including when it was
+ * answered with a JSON-RPC error), MCP_ECLOSED after a send failure,
+ * MCP_ENOMEM when even the error reply could not be built. One thread at a
+ * time per session. */
+MCP_API int mcp_session_receive(mcp_session *session, const char *message,
+                                size_t len);
+
+/** What a message sent to a sink is (mcp_send_info.kind). */
+typedef enum mcp_sent_kind {
+  MCP_SENT_RESULT = 0,   /**< a result answering a request (a tool's
+                              isError result included) */
+  MCP_SENT_ERROR,        /**< a JSON-RPC error answering a request, or a
+                              message that could not be read */
+  MCP_SENT_BATCH,        /**< the array of answers to a batch (2025-03-26) */
+  MCP_SENT_NOTIFICATION, /**< progress, a log message, a list_changed, the
+                              ack of a subscription, a cancellation */
+  MCP_SENT_REQUEST       /**< a request to the client (legacy input:
+                              elicitation, sampling, roots) */
+} mcp_sent_kind;
+
+/** What the engine knows of one message it sends to a sink, so that a
+ * transport decides its own answer (an HTTP status, a WWW-Authenticate
+ * challenge) from facts instead of reading the message's bytes. Pointers
+ * are borrowed for the duration of the callback. */
+typedef struct mcp_send_info {
+  mcp_sent_kind kind; /**< what the message is */
+  int error_code;     /**< MCP_SENT_ERROR: the error's code (MCP_RPC_* or a
+                           JSON-RPC one such as -32601); 0 otherwise */
+  /** A refusal for want of scopes (error_code MCP_RPC_FORBIDDEN): every
+   * scope the refused entries need, NULL-terminated. NULL for every other
+   * message, an authorizer's denial included (it names no scope). */
+  const char *const *scopes;
+  /** With scopes: the ones of them the caller lacks, NULL-terminated. */
+  const char *const *missing_scopes;
+  /** The message answers a tools/call that was audited: decision is what
+   * its audit record says. False for every other message. */
+  bool audited;
+  /** With audited: MCP_DECISION_RATE_LIMITED for a caller over its rate,
+   * MCP_DECISION_TIMEOUT for a call answered at its deadline, and so on. */
+  mcp_decision decision;
+  void *reserved[4]; /**< zero; room for facts to come */
+} mcp_send_info;
+
+/** A sink's send with the facts of the message (mcp_send_info); otherwise
+ * as mcp_send_fn, and under the same rules. */
+typedef int (*mcp_send_info_fn)(const char *message, size_t len,
+                                const mcp_send_info *info, void *user_data);
+
+/** Where the messages caused by one incoming message go. */
+typedef struct mcp_sink {
+  mcp_send_fn send;              /**< each message, in order */
+  void (*done)(void *user_data); /**< once: nothing more will be sent here
+                                      (called without any engine lock) */
+  void *user_data;               /**< for all three; valid until done */
+  /** Optional: when set, called for each message instead of send (which
+   * may then be NULL), with what the engine knows of it. */
+  mcp_send_info_fn send_info;
+  void *reserved[4]; /**< zero (a designated initializer leaves it so) */
+} mcp_sink;
+
+/** Like mcp_session_receive, but every message this one causes goes to
+ * sink instead of the session's callback: its reply, and for a tools/call it
+ * starts, the progress and log notifications, the requests asking the client
+ * for input (legacy era) and the final reply, also when the call finishes
+ * later on another thread. Messages nobody asked for (list_changed) still go
+ * to the session's callback. sink->done is called exactly once, after the
+ * last message for this sink, on whichever thread sent it: possibly before
+ * this function returns (everything answered at once), possibly much later.
+ * done is called even when this function fails for lack of memory (but
+ * not for MCP_EINVAL: session NULL, message NULL with len > 0, or a sink
+ * with neither send nor send_info). A sink whose send fails gets nothing
+ * more, and the session stays open: this is how a transport with one
+ * stream per request (Streamable HTTP) routes replies, and with send_info
+ * how it learns each reply's error code and a refusal's scopes without
+ * reading the reply. sink NULL is mcp_session_receive. Returns as
+ * mcp_session_receive. */
+MCP_API int mcp_session_receive_to(mcp_session *session, const char *message,
+                                   size_t len, const mcp_sink *sink);
+
+/** One incoming message, parsed once (mcp_message_parse). */
+typedef struct mcp_message mcp_message;
+
+/** Parses len bytes as one incoming JSON-RPC message (or batch), with the
+ * same strict JSON rules a session applies (RFC 8259 exactly: valid UTF-8,
+ * no duplicate keys, nothing after the value; the session's limits on
+ * depth, string and number size). For a transport that must read a message
+ * before it hands it to a session, to route it or to check its headers
+ * against it: it reads the very tree the session will act on, instead of a
+ * second parse that could see the bytes differently, and the message is
+ * parsed once. Returns 0 and sets *out, to be handed to
+ * mcp_session_receive_message or freed with mcp_message_free; MCP_EPARSE or
+ * MCP_ELIMIT when the bytes are not a message a session would read (hand
+ * them to mcp_session_receive_to, which answers with the JSON-RPC error the
+ * protocol wants); MCP_EINVAL for out NULL or text NULL with len > 0;
+ * MCP_ENOMEM. *out is untouched on failure. Any thread. */
+MCP_API int mcp_message_parse(const char *text, size_t len, mcp_message **out);
+
+/** The parsed JSON of msg (an object, or an array for a batch), read-only
+ * (test node types with cJSON_Is*, as at mcp_call_arguments); valid until
+ * msg is freed or handed to a session. NULL for msg NULL. Any thread. */
+MCP_API const struct cJSON *mcp_message_json(const mcp_message *msg);
+
+/** The exact text of msg's top-level "id" member as it was received (a
+ * JSON string with its quotes, or a number), NUL-terminated, so an answer
+ * can echo it byte for byte; *len receives its length when len is not
+ * NULL. NULL when msg is not an object whose id is a string or a number
+ * (null is not an id a reply can echo). Valid as
+ * mcp_message_json. Any thread. */
+MCP_API const char *mcp_message_id(const mcp_message *msg, size_t *len);
+
+/** Frees msg. NULL does nothing. Any thread. */
+MCP_API void mcp_message_free(mcp_message *msg);
+
+/** mcp_session_receive_to for a message parsed with mcp_message_parse:
+ * the same replies, sink rules and return values. Takes ownership of msg,
+ * also when it fails (MCP_EINVAL for session or msg NULL or a sink with
+ * neither send nor send_info; then sink->done is not called). Same thread
+ * rule as receive. */
+MCP_API int mcp_session_receive_message(mcp_session *session, mcp_message *msg,
+                                        const mcp_sink *sink);
+
+/** Answers a message the transport could not hand over whole (for example
+ * a line longer than its limit) with a JSON-RPC parse error (-32700) whose
+ * message includes reason, addressed as the negotiated version requires.
+ * Returns 0, MCP_ECLOSED or MCP_ENOMEM. Same thread rule as receive. */
+MCP_API int mcp_session_reject(mcp_session *session, const char *reason);
+
+/** Returns the protocol version negotiated by initialize (static string), or
+ * NULL before it. */
+MCP_API const char *mcp_session_protocol_version(const mcp_session *session);
+
+/** Number of tools/call on this session that have started and not yet been
+ * finished (deferred ones included). */
+MCP_API size_t mcp_session_pending(const mcp_session *session);
+
+/** Marks every unfinished call of the session cancelled (their handlers see
+ * mcp_call_cancelled() and their replies are dropped), for example when the
+ * peer went away. The session stays usable. Any thread. */
+MCP_API void mcp_session_cancel_all(mcp_session *session);
+
+/** Closes and frees a session: calls still running are marked cancelled and
+ * their replies dropped; they finish normally through mcp_call_finish and
+ * the memory is released then. Once it returns, nothing more is sent for
+ * the session, from any thread: neither the send callback of
+ * mcp_session_new nor a sink's send is called again (every send happens
+ * under the session's lock, after checking that the session is open, and
+ * this function waits for a send in progress on another thread to end), so
+ * the callback's user_data may be freed at once. A sink's done callback
+ * still comes, exactly once, when the last call holding the sink lets go:
+ * possibly later, on the thread that finishes a deferred call. NULL does
+ * nothing. Not from a send callback of this session. */
+MCP_API void mcp_session_free(mcp_session *session);
+
+/* ---------------------------------------------------------------------------
+ * Old names
+ *
+ * Kept, as exported functions, for one minor version after the names that
+ * replace them; they do exactly what the new ones do. New code uses the
+ * new names.
+ * ------------------------------------------------------------------------ */
+
+/** Deprecated name of mcp_server_next_expiry_ms (it read as if it returned
+ * the call timeout of mcp_server_set_call_timeout). */
+MCP_API long mcp_server_timeout(mcp_server *srv);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
