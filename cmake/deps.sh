@@ -33,6 +33,8 @@ if [ "${1:-}" = "--test" ]; then
   need_cmd npm npm
   need_cmd clang-format clang-format
   need_cmd cppcheck cppcheck
+  # The ABI check against the committed baseline (tests/abi).
+  need_cmd abidw abigail-tools
   need_pc check check
   # Debian's check.pc names subunit as a private dependency.
   need_pc libsubunit libsubunit-dev

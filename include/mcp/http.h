@@ -84,6 +84,7 @@ typedef struct mcp_token_info {
   char subject[256];    /**< "sub"; empty = none */
   char scopes[2048];    /**< granted scopes, space-separated */
   long long expires_at; /**< unix seconds; 0 = unknown */
+  void *reserved[4];    /**< zero: room to grow (see the README, Versioning) */
 } mcp_token_info;
 
 /** A custom token verifier (introspection, opaque tokens...). Fills info
@@ -134,6 +135,7 @@ typedef struct mcp_auth_options {
   mcp_token_verify_fn verify; /**< a custom verifier instead of JWT; NULL =
                                    the built-in JWT verification */
   void *verify_data;          /**< user_data handed to verify */
+  void *reserved[4]; /**< zero: room to grow (see the README, Versioning) */
 } mcp_auth_options;
 
 /** Options of mcp_http_start. Zero (or NULL) means the default given in each
@@ -225,6 +227,7 @@ typedef struct mcp_http_options {
                                        server's log) */
   const mcp_auth_options *auth;   /**< OAuth 2.1 resource server (see
                                        above); NULL = no authentication */
+  void *reserved[4]; /**< zero: room to grow (see the README, Versioning) */
 } mcp_http_options;
 
 /** Starts serving srv over HTTP. srv must outlive the mcp_http. opts may be

@@ -156,6 +156,7 @@ typedef struct mcp_server_info {
   const char *version;      /**< the server's version; required */
   const char *title;        /**< display name; optional */
   const char *instructions; /**< how to use the server; optional */
+  void *reserved[4]; /**< zero: room to grow (see the README, Versioning) */
 } mcp_server_info;
 
 /** Creates a server. info is copied. Returns 0 and sets *out, or
@@ -229,6 +230,7 @@ typedef struct mcp_tool_annotations {
                              and left UNSET when read_only is TRUE (it is
                              meaningless there) */
   mcp_hint open_world;  /**< openWorldHint; always stated */
+  void *reserved[2];    /**< zero: room to grow (see the README, Versioning) */
 } mcp_tool_annotations;
 
 /** A tool handler. It reads its arguments and principal from call, builds
@@ -282,6 +284,7 @@ typedef struct mcp_tool {
                                          mcp_tool_annotations */
   mcp_tool_fn handler;              /**< required */
   unsigned flags;                   /**< MCP_TOOL_* options (bits); 0 = none */
+  void *reserved[4]; /**< zero: room to grow (see the README, Versioning) */
 } mcp_tool;
 
 /** mcp_tool.flags: check "format" in the schemas (date-time, date, email,
@@ -590,6 +593,7 @@ typedef struct mcp_prompt_argument {
   const char *title;       /**< display name (optional) */
   const char *description; /**< what the argument is (optional) */
   bool required;           /**< prompts/get without it is refused (-32602) */
+  void *reserved[2]; /**< zero: room to grow (see the README, Versioning) */
 } mcp_prompt_argument;
 
 /** A prompt definition, plain data like mcp_tool; everything is copied. */
@@ -609,6 +613,7 @@ typedef struct mcp_prompt {
                                              (see mcp_result_role) */
   mcp_complete_fn complete;             /**< optional, suggests argument
                                              values */
+  void *reserved[4]; /**< zero: room to grow (see the README, Versioning) */
 } mcp_prompt;
 
 /** Registers prompt with its user_data (handed to handler and complete).
@@ -648,6 +653,7 @@ typedef struct mcp_resource {
                                   error) */
   mcp_complete_fn complete;  /**< templates only, optional: suggests
                                   variable values */
+  void *reserved[4]; /**< zero: room to grow (see the README, Versioning) */
 } mcp_resource;
 
 /** Registers a resource or a template with its user_data. Returns 0,
@@ -707,6 +713,7 @@ struct mcp_principal {
   const char *const *scopes; /**< NULL-terminated list; NULL = none */
   bool all_scopes;           /**< holds every scope (the local user on a
                                   stdio server configured with none) */
+  void *reserved[2]; /**< zero: room to grow (see the README, Versioning) */
 };
 
 /** Returns true when principal holds scope (exact, case-sensitive match).
@@ -758,6 +765,7 @@ typedef struct mcp_audit_record {
                                           negative code, a builder failed,
                                           or memory ran out */
   uint64_t duration_us;              /**< from receipt to reply */
+  void *reserved[4]; /**< zero: room to grow (see the README, Versioning) */
 } mcp_audit_record;
 
 /** Receives audit records. Called on the thread that finished the call;
@@ -900,7 +908,8 @@ typedef struct mcp_allocator {
   void *(*realloc_fn)(void *ptr, size_t size, void *user_data);
   /** Frees ptr, as free does. */
   void (*free_fn)(void *ptr, void *user_data);
-  void *user_data; /**< handed to each of the three functions */
+  void *user_data;   /**< handed to each of the three functions */
+  void *reserved[4]; /**< zero: room to grow (see the README, Versioning) */
 } mcp_allocator;
 
 /** Routes every allocation of libmcp (and of cJSON, whose hooks are global)
@@ -952,6 +961,7 @@ typedef struct mcp_stdio_options {
                                        false = they keep their current
                                        action (by default, the process
                                        dies) */
+  void *reserved[4]; /**< zero: room to grow (see the README, Versioning) */
 } mcp_stdio_options;
 
 /** Serves srv on a stream of newline-delimited JSON-RPC messages until end

@@ -23,16 +23,18 @@ static void default_free(void *p, void *user_data) {
   free(p);
 }
 
-static mcp_allocator current = {default_malloc, default_realloc, default_free,
-                                NULL};
+static mcp_allocator current = {.malloc_fn = default_malloc,
+                                .realloc_fn = default_realloc,
+                                .free_fn = default_free};
 
 static void *cjson_malloc(size_t n) { return mcp__malloc(n); }
 static void cjson_free(void *p) { mcp__free(p); }
 
 int mcp_set_allocator(const mcp_allocator *alloc) {
   if (alloc == NULL) {
-    current =
-        (mcp_allocator){default_malloc, default_realloc, default_free, NULL};
+    current = (mcp_allocator){.malloc_fn = default_malloc,
+                              .realloc_fn = default_realloc,
+                              .free_fn = default_free};
   } else {
     if (!alloc->malloc_fn || !alloc->realloc_fn || !alloc->free_fn)
       return MCP_EINVAL;

@@ -223,8 +223,9 @@ int main(int argc, char **argv) {
   long calls = argc > 1 ? atol(argv[1]) : 100000;
   if (calls < 1)
     calls = 1;
-  const mcp_allocator counting = {count_malloc, count_realloc, count_free,
-                                  NULL};
+  const mcp_allocator counting = {.malloc_fn = count_malloc,
+                                  .realloc_fn = count_realloc,
+                                  .free_fn = count_free};
   if (mcp_set_allocator(&counting) != 0)
     return 1;
   mcp_server *srv;

@@ -1690,7 +1690,8 @@ static TCase *tc(Suite *s, const char *name) {
 }
 
 int main(int argc, char **argv) {
-  mcp_allocator a = {c_malloc, c_realloc, c_free, NULL};
+  mcp_allocator a = {
+      .malloc_fn = c_malloc, .realloc_fn = c_realloc, .free_fn = c_free};
   if (mcp_set_allocator(&a) != 0)
     return EXIT_FAILURE;
   curl_global_init(CURL_GLOBAL_DEFAULT);

@@ -1882,7 +1882,8 @@ END_TEST
 int main(void) {
   /* Before OpenSSL allocates anything, or it refuses. */
   ossl_hooked = CRYPTO_set_mem_functions(o_malloc, o_realloc, o_free) == 1;
-  mcp_allocator a = {m_malloc, m_realloc, m_free, NULL};
+  mcp_allocator a = {
+      .malloc_fn = m_malloc, .realloc_fn = m_realloc, .free_fn = m_free};
   if (mcp_set_allocator(&a) != 0)
     return EXIT_FAILURE;
   curl_global_init(CURL_GLOBAL_DEFAULT);

@@ -47,7 +47,7 @@ START_TEST(old_names_do_what_new_names_do) {
                         .handler = handler};
     ck_assert_int_eq(mcp_server_add_tool(srv, &t, NULL), 0);
   }
-  static const mcp_prompt_argument args[] = {{.name = "a"}, {NULL}};
+  static const mcp_prompt_argument args[] = {{.name = "a"}, {.name = NULL}};
   const mcp_prompt p = {.name = "p",
                         .description = "A prompt.",
                         .arguments = args,

@@ -430,7 +430,8 @@ static void big_free(void *p, void *u) {
 
 /* The row itself: a handler returning 50 MB under the default cap. */
 START_TEST(f14_fifty_megabytes_never_built) {
-  const mcp_allocator a = {big_malloc, big_realloc, big_free, NULL};
+  const mcp_allocator a = {
+      .malloc_fn = big_malloc, .realloc_fn = big_realloc, .free_fn = big_free};
   ck_assert_int_eq(mcp_set_allocator(&a), 0);
   g_largest = 0;
   const mcp_server_info info = {.name = "limits", .version = "1"};

@@ -411,7 +411,8 @@ static void tu_freefn(void *p, void *ud) {
 
 void tu_alloc_install(long fail_at) {
   tu_alloc = (tu_alloc_state){.fail_at = fail_at};
-  mcp_allocator a = {tu_malloc, tu_realloc, tu_freefn, NULL};
+  mcp_allocator a = {
+      .malloc_fn = tu_malloc, .realloc_fn = tu_realloc, .free_fn = tu_freefn};
   ck_assert_int_eq(mcp_set_allocator(&a), 0);
 }
 
