@@ -470,54 +470,66 @@ void mcp__handle_tools_call(mcp_session *s, mcp__reply_ctx *ctx,
   mcp__start_call(s, ctx, r, tool, args, pool, NULL);
 }
 
+/* Checks what a call asks before it is made: the progress token's type
+ * (its JSON goes to tok), and for a tool the caller's rate and the
+ * arguments against the input schema. Returns 0 to go on, 1 when the
+ * request was answered (a refusal), or MCP_ENOMEM. */
+static int vet_call(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
+                    const mcp__tool *tool, const cJSON *args, mcp__buf *tok) {
+  const cJSON *meta = mcp__member(r->params, "_meta");
+  const cJSON *token =
+      cJSON_IsObject(meta) ? mcp__member(meta, "progressToken") : NULL;
+  if (token && !cJSON_IsString(token) &&
+      !(cJSON_IsNumber(token) && mcp__json_integer(token, NULL, NULL))) {
+    mcp__reply_invalid_params(
+        s, ctx, r, "_meta.progressToken must be a string or an integer");
+    return 1;
+  }
+  if (token)
+    mcp__json_write(tok, token);
+  if (args == NULL || (token && !mcp__buf_str(tok)))
+    return MCP_ENOMEM;
+  if (tool->kind != MCP_CALL_TOOL)
+    return 0;
+  /* Access was decided before (lib/dispatch.c), so a caller refused access
+   * learns nothing from the limiter; before validation, so every allowed
+   * call counts. */
+  int lim = mcp__rate_take(s, ctx, r, tool->name, r->started_us);
+  if (lim)
+    return lim;
+  char why[512];
+  int vrc = mcp__schema_validate(tool->input, args, "Invalid arguments", why,
+                                 sizeof why);
+  if (vrc == 0 || vrc == MCP_ENOMEM)
+    return vrc;
+  /* Failing the schema, or too costly to check (fail closed), is a tool
+   * error the model can act on (SEP-1303). */
+  mcp__audit(s->srv, tool->name, &s->principal, MCP_DECISION_INVALID_ARGUMENTS,
+             NULL, true, false, r->started_us);
+  mcp__reply_facts_audited(ctx, MCP_DECISION_INVALID_ARGUMENTS);
+  mcp__reply_tool_error(s, ctx, r, why);
+  return 1;
+}
+
 void mcp__start_call(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
                      mcp__tool *tool, cJSON *args, mcp__json_pool *args_pool,
                      const char *uri) {
   mcp_server *srv = s->srv;
   bool is_tool = tool->kind == MCP_CALL_TOOL;
   unsigned long long started = r->started_us;
-  const cJSON *meta = mcp__member(r->params, "_meta");
-  const cJSON *token =
-      cJSON_IsObject(meta) ? mcp__member(meta, "progressToken") : NULL;
   mcp__buf tok = {0};
   mcp_call *call = NULL;
   char why[512];
-  int rc = MCP_ENOMEM;
-  if (token && !cJSON_IsString(token) &&
-      !(cJSON_IsNumber(token) && mcp__json_integer(token, NULL, NULL))) {
-    mcp__reply_invalid_params(
-        s, ctx, r, "_meta.progressToken must be a string or an integer");
+  /* One ladder: before the call exists a failure frees what it was given;
+   * after, the call is discarded, never run. */
+  int rc = vet_call(s, ctx, r, tool, args, &tok);
+  if (rc == 1)
     goto done;
-  }
-  if (token)
-    mcp__json_write(&tok, token);
-  if (args == NULL || (token && !mcp__buf_str(&tok)))
+  if (rc)
     goto oom;
-  if (is_tool) {
-    /* Access was decided before (lib/dispatch.c), so a caller refused
-     * access learns nothing from the limiter; before validation, so every
-     * allowed call counts. */
-    int lim = mcp__rate_take(s, ctx, r, tool->name, started);
-    if (lim == MCP_ENOMEM)
-      goto oom;
-    if (lim)
-      goto done;
-    int vrc = mcp__schema_validate(tool->input, args, "Invalid arguments", why,
-                                   sizeof why);
-    if (vrc == MCP_ENOMEM)
-      goto oom;
-    if (vrc) {
-      /* Failing the schema, or too costly to check (fail closed), is a
-       * tool error the model can act on (SEP-1303). */
-      mcp__audit(srv, tool->name, &s->principal, MCP_DECISION_INVALID_ARGUMENTS,
-                 NULL, true, false, started);
-      mcp__reply_facts_audited(ctx, MCP_DECISION_INVALID_ARGUMENTS);
-      mcp__reply_tool_error(s, ctx, r, why);
-      goto done;
-    }
-  }
-  rc = mcp__call_new(s, tool, r->v, r->m->id, r->m->id_len, r->canon_id,
-                     token ? tok.data : NULL, args, args_pool, started, &call);
+  rc =
+      mcp__call_new(s, tool, r->v, r->m->id, r->m->id_len, r->canon_id,
+                    tok.len ? tok.data : NULL, args, args_pool, started, &call);
   args = NULL; /* the call owns them now, or freed them on failure */
   if (rc)
     goto oom;
@@ -528,9 +540,8 @@ void mcp__start_call(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
   tool = NULL; /* the call holds the reference */
   mcp__buf_free(&tok);
   if (uri && (call->uri = mcp__strdup(uri)) == NULL) {
-    mcp__call_discard(call);
-    mcp__req_error(s, ctx, r, MCP__RPC_INTERNAL_ERROR, "Internal error", NULL);
-    return;
+    rc = MCP_ENOMEM;
+    goto discard;
   }
   if (r->modern) {
     /* A modern call owns a copy of the capabilities it may use, and a
@@ -538,26 +549,27 @@ void mcp__start_call(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
     call->caps = cJSON_Duplicate(r->caps, 1);
     rc = call->caps ? mcp__input_accept(call, r->params, why, sizeof why)
                     : MCP_ENOMEM;
-    if (rc) {
-      if (call->kind == MCP_CALL_TOOL) {
-        mcp_decision d = rc == MCP_EINVAL ? MCP_DECISION_INVALID_STATE
-                                          : MCP_DECISION_ALLOWED;
-        mcp__audit(srv, call->tool->name, &s->principal, d, NULL, false,
-                   rc != MCP_EINVAL, started);
-        mcp__reply_facts_audited(ctx, d);
-      }
-      mcp__call_discard(call);
-      if (rc == MCP_EINVAL)
-        mcp__reply_invalid_params(s, ctx, r, why);
-      else
-        mcp__req_error(s, ctx, r, MCP__RPC_INTERNAL_ERROR, "Internal error",
-                       NULL);
-      return;
-    }
+    if (rc)
+      goto discard;
   } else {
     call->caps = s->client_caps;
   }
   run_here(s, ctx, call);
+  return;
+
+discard:
+  if (call->kind == MCP_CALL_TOOL) {
+    mcp_decision d =
+        rc == MCP_EINVAL ? MCP_DECISION_INVALID_STATE : MCP_DECISION_ALLOWED;
+    mcp__audit(srv, call->tool->name, &s->principal, d, NULL, false,
+               rc != MCP_EINVAL, started);
+    mcp__reply_facts_audited(ctx, d);
+  }
+  mcp__call_discard(call);
+  if (rc == MCP_EINVAL)
+    mcp__reply_invalid_params(s, ctx, r, why);
+  else
+    mcp__req_error(s, ctx, r, MCP__RPC_INTERNAL_ERROR, "Internal error", NULL);
   return;
 oom:
   if (is_tool) {

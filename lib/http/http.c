@@ -1568,6 +1568,119 @@ static int start_failed(mcp_http *h, int rc) {
   return rc;
 }
 
+/* Makes h's lock and its timer's condition (on CLOCK_MONOTONIC). Returns
+ * 0 or MCP_ENOMEM, with nothing made. */
+static int sync_init(mcp_http *h) {
+  pthread_condattr_t ca;
+  pthread_condattr_init(&ca);
+  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+  bool cond_ok = pthread_cond_init(&h->wake, &ca) == 0;
+  pthread_condattr_destroy(&ca);
+  if (cond_ok && pthread_mutex_init(&h->lock, NULL) == 0)
+    return 0;
+  if (cond_ok)
+    pthread_cond_destroy(&h->wake);
+  return MCP_ENOMEM;
+}
+
+/* Starts libmicrohttpd on sa with o's limits and learns the bound port.
+ * Returns 0, or MCP_EIO after logging why. */
+static int daemon_start(mcp_http *h, const mcp_http_options *o,
+                        struct sockaddr_storage *sa) {
+  unsigned flags = MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
+  if (!h->external)
+    flags |= MHD_USE_INTERNAL_POLLING_THREAD;
+  if (sa->ss_family == AF_INET6)
+    flags |= MHD_USE_IPv6;
+  unsigned timeout =
+      o->connection_timeout_s ? o->connection_timeout_s : DEFAULT_TIMEOUT_S;
+  unsigned threads = o->threads ? o->threads : 1;
+  struct MHD_OptionItem items[] = {
+      {MHD_OPTION_SOCK_ADDR, 0, sa},
+      {MHD_OPTION_CONNECTION_TIMEOUT, (intptr_t)timeout, NULL},
+      {MHD_OPTION_CONNECTION_LIMIT,
+       (intptr_t)(o->max_connections ? o->max_connections
+                                     : DEFAULT_MAX_CONNECTIONS),
+       NULL},
+      {MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+       (intptr_t)(o->per_ip_connections ? o->per_ip_connections
+                                        : DEFAULT_PER_IP),
+       NULL},
+      {MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+       (intptr_t)(o->header_memory ? o->header_memory : DEFAULT_HEADER_MEMORY),
+       NULL},
+      /* Refuse malformed requests (no Host in HTTP/1.1, bad framing). */
+      {MHD_OPTION_STRICT_FOR_CLIENT, 1, NULL},
+      /* 0 keeps libmicrohttpd's (the system's) default. */
+      {MHD_OPTION_THREAD_STACK_SIZE, (intptr_t)o->thread_stack_size, NULL},
+      {threads > 1 && !h->external ? MHD_OPTION_THREAD_POOL_SIZE
+                                   : MHD_OPTION_END,
+       (intptr_t)threads, NULL},
+      {MHD_OPTION_END, 0, NULL},
+  };
+  int err = o->thread_stack_size && !h->external
+                ? stack_probe(o->thread_stack_size)
+                : 0;
+  if (err != 0) {
+    mcp__http_log(h, MCP_LOG_ERROR,
+                  "cannot start a thread with a stack of %zu bytes "
+                  "(thread_stack_size): %s",
+                  o->thread_stack_size,
+                  err == EINVAL ? "the system refuses that size"
+                                : "no memory for such a stack");
+    return MCP_EIO;
+  }
+  h->daemon = MHD_start_daemon(flags, o->port, NULL, NULL, on_request, h,
+                               MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
+                               MHD_OPTION_EXTERNAL_LOGGER, mhd_log, h,
+                               MHD_OPTION_ARRAY, items, MHD_OPTION_END);
+  if (h->daemon == NULL) {
+    size_t n = strlen(h->start_error);
+    while (n > 0 &&
+           (h->start_error[n - 1] == '\n' || h->start_error[n - 1] == '.'))
+      h->start_error[--n] = '\0';
+    mcp__http_log(h, MCP_LOG_ERROR, "cannot start serving on %s port %u: %s",
+                  o->bind_addr ? o->bind_addr : DEFAULT_BIND, (unsigned)o->port,
+                  n ? h->start_error : "libmicrohttpd gave no reason");
+    return MCP_EIO;
+  }
+  const union MHD_DaemonInfo *info =
+      MHD_get_daemon_info(h->daemon, MHD_DAEMON_INFO_BIND_PORT);
+  h->port = info ? info->port : o->port;
+  return 0;
+}
+
+/* What the author should hear about a configuration that serves, and the
+ * settings auth implies. */
+static void started(mcp_http *h, const mcp_http_options *o, bool loopback) {
+  if (!loopback && h->auth == NULL)
+    mcp__http_log(h, MCP_LOG_WARNING,
+                  "listening on a non-loopback address: anyone who can reach "
+                  "it can call the tools unless a token verifier protects it");
+  if (h->hosts && h->hosts[0] == NULL)
+    mcp__http_log(h, MCP_LOG_WARNING,
+                  "allowed_hosts is empty: every request will be refused");
+  if (h->origins && h->origins[0] == NULL)
+    mcp__http_log(h, MCP_LOG_WARNING,
+                  "allowed_origins is empty: every request with an Origin "
+                  "will be refused");
+  if (h->auth) {
+    if (o->principal)
+      mcp__http_log(h, MCP_LOG_WARNING,
+                    "auth is on, so the configured principal is ignored: "
+                    "each request's bearer token names its caller");
+    if (o->auth->hide_forbidden_tools)
+      mcp_server_set_hide_forbidden(h->srv, true);
+    /* Tools whose hints say they need guarding but which need no scope,
+     * and scopes no client can obtain: warnings for the author. */
+    mcp_server_lint(h->srv, mcp__http_auth_supported(h->auth));
+  } else if (o->principal == NULL) {
+    mcp__http_log(h, loopback ? MCP_LOG_INFO : MCP_LOG_WARNING,
+                  "no principal configured, so every caller holds every "
+                  "scope");
+  }
+}
+
 int mcp_http_start(mcp_server *srv, const mcp_http_options *opts,
                    mcp_http **out) {
   if (srv == NULL || out == NULL) {
@@ -1587,132 +1700,43 @@ int mcp_http_start(mcp_server *srv, const mcp_http_options *opts,
   h->find_hidden = hidden_check_applies();
   struct sockaddr_storage sa;
   bool loopback = false;
+  /* One step each; a failure undoes, in reverse, what the steps before it
+   * made (start_failed frees the rest). */
   int rc = configure(h, &o, &sa, &loopback);
-  if (rc == 0)
-    rc = mcp__http_sessions_init(h);
-  if (rc == 0 && (h->hub = mcp__http_hub_new(h->external)) == NULL)
-    rc = MCP_ENOMEM;
   if (rc)
-    return start_failed(h, rc);
-  pthread_condattr_t ca;
-  pthread_condattr_init(&ca);
-  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-  bool cond_ok = pthread_cond_init(&h->wake, &ca) == 0;
-  pthread_condattr_destroy(&ca);
-  if (!cond_ok || pthread_mutex_init(&h->lock, NULL) != 0) {
-    if (cond_ok)
-      pthread_cond_destroy(&h->wake);
-    return start_failed(h, MCP_ENOMEM);
+    goto fail;
+  if ((rc = mcp__http_sessions_init(h)) != 0)
+    goto fail;
+  if ((h->hub = mcp__http_hub_new(h->external)) == NULL) {
+    rc = MCP_ENOMEM;
+    goto fail;
   }
-
-  unsigned flags = MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
-  if (!h->external)
-    flags |= MHD_USE_INTERNAL_POLLING_THREAD;
-  if (sa.ss_family == AF_INET6)
-    flags |= MHD_USE_IPv6;
-  unsigned timeout =
-      o.connection_timeout_s ? o.connection_timeout_s : DEFAULT_TIMEOUT_S;
-  unsigned threads = o.threads ? o.threads : 1;
-  struct MHD_OptionItem items[] = {
-      {MHD_OPTION_SOCK_ADDR, 0, &sa},
-      {MHD_OPTION_CONNECTION_TIMEOUT, (intptr_t)timeout, NULL},
-      {MHD_OPTION_CONNECTION_LIMIT,
-       (intptr_t)(o.max_connections ? o.max_connections
-                                    : DEFAULT_MAX_CONNECTIONS),
-       NULL},
-      {MHD_OPTION_PER_IP_CONNECTION_LIMIT,
-       (intptr_t)(o.per_ip_connections ? o.per_ip_connections : DEFAULT_PER_IP),
-       NULL},
-      {MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-       (intptr_t)(o.header_memory ? o.header_memory : DEFAULT_HEADER_MEMORY),
-       NULL},
-      /* Refuse malformed requests (no Host in HTTP/1.1, bad framing). */
-      {MHD_OPTION_STRICT_FOR_CLIENT, 1, NULL},
-      /* 0 keeps libmicrohttpd's (the system's) default. */
-      {MHD_OPTION_THREAD_STACK_SIZE, (intptr_t)o.thread_stack_size, NULL},
-      {threads > 1 && !h->external ? MHD_OPTION_THREAD_POOL_SIZE
-                                   : MHD_OPTION_END,
-       (intptr_t)threads, NULL},
-      {MHD_OPTION_END, 0, NULL},
-  };
-  int err = o.thread_stack_size && !h->external
-                ? stack_probe(o.thread_stack_size)
-                : 0;
-  if (err != 0) {
-    mcp__http_log(h, MCP_LOG_ERROR,
-                  "cannot start a thread with a stack of %zu bytes "
-                  "(thread_stack_size): %s",
-                  o.thread_stack_size,
-                  err == EINVAL ? "the system refuses that size"
-                                : "no memory for such a stack");
-    pthread_cond_destroy(&h->wake);
-    pthread_mutex_destroy(&h->lock);
-    return start_failed(h, MCP_EIO);
-  }
-  h->daemon = MHD_start_daemon(flags, o.port, NULL, NULL, on_request, h,
-                               MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
-                               MHD_OPTION_EXTERNAL_LOGGER, mhd_log, h,
-                               MHD_OPTION_ARRAY, items, MHD_OPTION_END);
-  if (h->daemon == NULL) {
-    size_t n = strlen(h->start_error);
-    while (n > 0 &&
-           (h->start_error[n - 1] == '\n' || h->start_error[n - 1] == '.'))
-      h->start_error[--n] = '\0';
-    mcp__http_log(h, MCP_LOG_ERROR, "cannot start serving on %s port %u: %s",
-                  o.bind_addr ? o.bind_addr : DEFAULT_BIND, (unsigned)o.port,
-                  n ? h->start_error : "libmicrohttpd gave no reason");
-    pthread_cond_destroy(&h->wake);
-    pthread_mutex_destroy(&h->lock);
-    return start_failed(h, MCP_EIO);
-  }
-  const union MHD_DaemonInfo *info =
-      MHD_get_daemon_info(h->daemon, MHD_DAEMON_INFO_BIND_PORT);
-  h->port = info ? info->port : o.port;
-  if (h->external && (rc = loop_fd_open(h)) != 0) {
-    MHD_stop_daemon(h->daemon);
-    pthread_cond_destroy(&h->wake);
-    pthread_mutex_destroy(&h->lock);
-    return start_failed(h, rc);
-  }
+  if ((rc = sync_init(h)) != 0)
+    goto fail;
+  if ((rc = daemon_start(h, &o, &sa)) != 0)
+    goto no_daemon;
+  if (h->external && (rc = loop_fd_open(h)) != 0)
+    goto no_loop;
   h->next_tick_ms = mcp__http_now_ms() + TICK_MS;
   if (!h->external) {
     if (pthread_create(&h->timer, NULL, timer_main, h) != 0) {
-      MHD_stop_daemon(h->daemon);
-      pthread_cond_destroy(&h->wake);
-      pthread_mutex_destroy(&h->lock);
-      return start_failed(h, MCP_EIO);
+      rc = MCP_EIO;
+      goto no_loop;
     }
     h->timer_started = true;
   }
-  if (!loopback && h->auth == NULL)
-    mcp__http_log(h, MCP_LOG_WARNING,
-                  "listening on a non-loopback address: anyone who can reach "
-                  "it can call the tools unless a token verifier protects it");
-  if (h->hosts && h->hosts[0] == NULL)
-    mcp__http_log(h, MCP_LOG_WARNING,
-                  "allowed_hosts is empty: every request will be refused");
-  if (h->origins && h->origins[0] == NULL)
-    mcp__http_log(h, MCP_LOG_WARNING,
-                  "allowed_origins is empty: every request with an Origin "
-                  "will be refused");
-  if (h->auth) {
-    if (o.principal)
-      mcp__http_log(h, MCP_LOG_WARNING,
-                    "auth is on, so the configured principal is ignored: "
-                    "each request's bearer token names its caller");
-    if (o.auth->hide_forbidden_tools)
-      mcp_server_set_hide_forbidden(srv, true);
-    /* Tools whose hints say they need guarding but which need no scope,
-     * and scopes no client can obtain: warnings for the author. */
-    mcp_server_lint(srv, mcp__http_auth_supported(h->auth));
-  } else if (o.principal == NULL) {
-    mcp__http_log(h, loopback ? MCP_LOG_INFO : MCP_LOG_WARNING,
-                  "no principal configured, so every caller holds every "
-                  "scope");
-  }
+  started(h, &o, loopback);
   h->starting = false;
   *out = h;
   return 0;
+
+no_loop:
+  MHD_stop_daemon(h->daemon);
+no_daemon:
+  pthread_cond_destroy(&h->wake);
+  pthread_mutex_destroy(&h->lock);
+fail:
+  return start_failed(h, rc);
 }
 
 void mcp_http_stop(mcp_http *h) {
