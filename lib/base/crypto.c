@@ -1,9 +1,10 @@
 /* SHA-256 (FIPS 180-4), HMAC-SHA-256 (RFC 2104) and a CSPRNG.
  *
- * The core library depends on cJSON only (DESIGN §2), yet it must sign the
- * requestState it hands to clients. These few primitives are small enough to
- * carry, are checked against the published test vectors in test_crypto, and
- * the randomness comes from the kernel (getrandom), never from a fallback. */
+ * The core library depends on cJSON only (docs/architecture.md), yet it
+ * must sign the requestState it hands to clients. These few primitives are
+ * small enough to carry, are checked against the published test vectors in
+ * test_crypto, and the randomness comes from the kernel (getrandom), never from
+ * a fallback. */
 #include <errno.h>
 #include <string.h>
 #include <sys/random.h>

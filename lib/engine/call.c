@@ -1015,7 +1015,7 @@ static void build_reply(mcp_call *c, int rc, mcp__buf *out) {
     return;
   }
   if (rc < 0 || c->latched) {
-    /* The detail is for the author, never for the client (DESIGN §4). */
+    /* The detail is for the author (the log), never for the client. */
     mcp__log(srv, MCP_LOG_ERROR, "%s \"%s\" failed: %s", mcp__call_noun(c),
              c->tool->name, mcp_strerror(rc < 0 ? rc : c->latched));
     call_error(c, out, MCP__RPC_INTERNAL_ERROR, "Internal error", NULL);

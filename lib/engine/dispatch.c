@@ -121,11 +121,11 @@ static void deny(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
   mcp__buf_free(&data);
 }
 
-/* The admission point (DESIGN promise 2): every entry the request names
- * needs every scope it lists; a tools/call then also needs the authorizer
- * hook's consent (it sees the tool's name and arguments, never its hints).
- * Returns true to go on; false after answering the refusal (audited for a
- * tool). */
+/* The admission point (promise 2, docs/architecture.md): every entry the
+ * request names needs every scope it lists; a tools/call then also needs the
+ * authorizer hook's consent (it sees the tool's name and arguments, never its
+ * hints). Returns true to go on; false after answering the refusal (audited for
+ * a tool). */
 static bool admit(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
                   const mcp__target *t, unsigned long long started) {
   static const mcp__policy scopes_only = {0};

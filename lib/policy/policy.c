@@ -1,6 +1,7 @@
 /* Access control: the scopes a tool requires, then the authorizer hook.
- * Nothing here can see a tool's annotations; that is deliberate (DESIGN
- * promise 2), and test_policy proves flipping them changes no decision. */
+ * Nothing here can see a tool's annotations; that is deliberate (promise
+ * 2, docs/architecture.md), and test_policy proves flipping them changes
+ * no decision. */
 #include <cjson/cJSON.h>
 #include <string.h>
 

@@ -2,7 +2,7 @@
  * authorizer hook and the rate limit, as pure decisions. It is given a
  * tool's name and required scopes and nothing else about it: no header of
  * this folder's include path declares a tool, so annotations cannot reach
- * this layer, and cannot decide access (DESIGN promise 2). Not
+ * this layer, and cannot decide access (promise 2, docs/architecture.md). Not
  * installed. */
 #ifndef MCP_POLICY_H
 #define MCP_POLICY_H

@@ -77,10 +77,10 @@ static bool hint_value(mcp__problems *p, const char *member, mcp_hint h,
   return false;
 }
 
-/* The rules of DESIGN promise 1, every problem recorded. MCP_HINT_UNSET
- * is 0 and the stated values are letters, so C's false (0) reads as
- * unset and C's true (1) as no hint at all: neither can pass for a
- * stated hint. */
+/* The rules of promise 1 (docs/architecture.md), every problem recorded.
+ * MCP_HINT_UNSET is 0 and the stated values are letters, so C's false (0) reads
+ * as unset and C's true (1) as no hint at all: neither can pass for a stated
+ * hint. */
 static void check_hints(const mcp_tool_annotations *a, mcp__problems *p) {
   const char *unsure =
       "leave it MCP_HINT_UNSET if the tool is read-only, else " HINT_FIX;

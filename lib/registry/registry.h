@@ -56,7 +56,7 @@ typedef struct mcp__tool {
   mcp_tool_fn handler;
   void *user_data;
   /* Two stated hints kept for mcp_server_lint's warnings, and nothing
-   * else: access never reads them (DESIGN promise 2). */
+   * else: access never reads them (promise 2, docs/architecture.md). */
   bool destructive, open_world;
   struct mcp__param *params; /* x-mcp-header marks (lib/params.c) */
   size_t nparams;

@@ -1,5 +1,5 @@
 /* The stdio transport: newline-delimited JSON-RPC on two file descriptors,
- * built only on the public session API (DESIGN promise 3). */
+ * built only on the public session API (promise 3, docs/architecture.md). */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>

@@ -1,6 +1,6 @@
 /* Must not compile (tests/layers): the transports (stdio, http) are built
- * on the public API only, like any an embedder writes (DESIGN promise 3):
- * the engine's header is not on their include path. */
+ * on the public API only, like any an embedder writes (promise 3,
+ * docs/architecture.md): the engine's header is not on their include path. */
 #include "engine.h"
 
 int probe(void);
