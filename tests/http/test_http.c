@@ -41,7 +41,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "client.h"
+#include "http_client.h"
 #include "testutil.h"
 
 /* The protocol version most tests' sessions negotiate. */

@@ -37,7 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "client.h"
+#include "http_client.h"
 #include "testutil.h"
 
 #define V "2025-11-25"

@@ -63,7 +63,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "client.h"
+#include "http_client.h"
 #include "testutil.h"
 
 /* ===========================================================================

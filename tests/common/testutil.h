@@ -1,7 +1,8 @@
-/* Helpers shared by the unit suites: running a suite, a session whose
- * output is captured, request builders of both eras, reply lookups, JSON
- * comparison field by field or exact, deferred calls, and a failing
- * allocator with a driver that fails each allocation in turn. */
+/* Helpers shared by the suites (unit, http, load, torture): running a
+ * suite, a session whose output is captured, request builders of both
+ * eras, reply lookups, JSON comparison field by field or exact, deferred
+ * calls, and a failing allocator with a driver that fails each allocation
+ * in turn. */
 #ifndef MCP_TESTUTIL_H
 #define MCP_TESTUTIL_H
 

@@ -1,10 +1,11 @@
-/* A small client for the torture and load suites: HTTP requests with
- * libcurl (one response read whole, its JSON-RPC messages parsed from a
- * JSON body or from SSE events), raw loopback sockets, and the clock,
- * process and scale helpers both suites need. Test code only: it aborts
- * when the test process itself runs out of memory. */
-#ifndef MCP_TEST_CLIENT_H
-#define MCP_TEST_CLIENT_H
+/* The libcurl client of the suites that drive an in-process mcp_http
+ * (tests/http, tests/torture, tests/load): HTTP requests with libcurl (one
+ * response read whole, its JSON-RPC messages parsed from a JSON body or
+ * from SSE events), raw loopback sockets, and the clock, process and scale
+ * helpers those suites need. Test code only: it aborts when the test
+ * process itself runs out of memory. */
+#ifndef MCP_TEST_HTTP_CLIENT_H
+#define MCP_TEST_HTTP_CLIENT_H
 
 #include <curl/curl.h>
 #include <stdbool.h>

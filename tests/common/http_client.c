@@ -1,4 +1,4 @@
-#include "client.h"
+#include "http_client.h"
 
 #include <arpa/inet.h>
 #include <cjson/cJSON.h>
