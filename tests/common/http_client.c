@@ -63,7 +63,7 @@ static size_t on_body(char *p, size_t size, size_t n, void *ud) {
   return size * n;
 }
 
-static long status_of(const char *line, size_t len) {
+long lc_status_of(const char *line, size_t len) {
   if (len < 12 || memcmp(line, "HTTP/", 5) != 0)
     return 0;
   const char *sp = memchr(line, ' ', len);
@@ -71,7 +71,7 @@ static long status_of(const char *line, size_t len) {
 }
 
 void lc_head_line(lc_resp *r, const char *p, size_t len) {
-  long st = status_of(p, len);
+  long st = lc_status_of(p, len);
   if (st) { /* a new response (after an interim one): start over */
     r->head.n = 0;
     if (r->head.p)
@@ -185,15 +185,15 @@ void lc_resp_free(lc_resp *r) {
   lc_buf_free(&r->body);
 }
 
-bool lc_resp_header(const lc_resp *r, const char *name, char *out,
-                    size_t size) {
-  size_t n = strlen(name);
-  for (const char *p = r->head.p; p && *p;) {
-    const char *end = strchr(p, '\n');
-    size_t len = end ? (size_t)(end - p) : strlen(p);
-    if (len > n && strncasecmp(p, name, n) == 0 && p[n] == ':') {
-      const char *v = p + n + 1;
-      const char *stop = p + len;
+bool lc_header_in(const char *head, size_t n, const char *name, char *out,
+                  size_t size) {
+  size_t nl = strlen(name);
+  const char *p = head, *end = head ? head + n : NULL;
+  while (p && p < end) {
+    const char *eol = memchr(p, '\n', (size_t)(end - p));
+    size_t len = eol ? (size_t)(eol - p) : (size_t)(end - p);
+    if (len > nl && strncasecmp(p, name, nl) == 0 && p[nl] == ':') {
+      const char *v = p + nl + 1, *stop = p + len;
       while (v < stop && (*v == ' ' || *v == '\t'))
         v++;
       while (stop > v && (stop[-1] == '\r' || stop[-1] == ' '))
@@ -201,9 +201,14 @@ bool lc_resp_header(const lc_resp *r, const char *name, char *out,
       snprintf(out, size, "%.*s", (int)(stop - v), v);
       return true;
     }
-    p = end ? end + 1 : p + len;
+    p = eol ? eol + 1 : NULL;
   }
   return false;
+}
+
+bool lc_resp_header(const lc_resp *r, const char *name, char *out,
+                    size_t size) {
+  return lc_header_in(r->head.p, r->head.n, name, out, size);
 }
 
 /* The data of each SSE event (lines "data: ..." joined by newlines) parsed

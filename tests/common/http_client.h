@@ -84,8 +84,15 @@ struct curl_slist *lc_prepare(CURL *c, uint16_t port, const lc_req *q,
  * its header block. */
 void lc_head_line(lc_resp *r, const char *p, size_t len);
 void lc_resp_free(lc_resp *r);
-/* Copies the value of header name (case-insensitive) into out; false when
- * absent. */
+/* The status of a status line ("HTTP/1.1 200 OK": 200), or 0 when line (len
+ * bytes) is none. */
+long lc_status_of(const char *line, size_t len);
+/* Copies the value of the first header called name (case-insensitive) in
+ * the header block head (n bytes, one header a line) into out, without the
+ * white space around it and truncated to size; false when absent. */
+bool lc_header_in(const char *head, size_t n, const char *name, char *out,
+                  size_t size);
+/* lc_header_in of the final response's header block. */
 bool lc_resp_header(const lc_resp *r, const char *name, char *out, size_t size);
 /* The JSON-RPC messages of a response, as a cJSON array (caller deletes):
  * the body when it is application/json, the data of each SSE event when it

@@ -471,36 +471,9 @@ static void finish_text(mcp_call *c, const char *text) {
  * HTTP with libcurl
  * ------------------------------------------------------------------------ */
 
-/* The value of the first header called name in the header block h (n
- * bytes), copied into out; NULL when there is none. */
-static const char *header_in(const char *h, size_t n, const char *name,
-                             char *out, size_t size) {
-  size_t nl = strlen(name);
-  const char *p = h, *end = h ? h + n : NULL;
-  while (p && p < end) {
-    const char *eol = memchr(p, '\n', (size_t)(end - p));
-    size_t len = eol ? (size_t)(eol - p) : (size_t)(end - p);
-    if (len > nl && strncasecmp(p, name, nl) == 0 && p[nl] == ':') {
-      const char *v = p + nl + 1, *ve = p + len;
-      while (v < ve && (*v == ' ' || *v == '\t'))
-        v++;
-      while (ve > v && (ve[-1] == '\r' || ve[-1] == ' '))
-        ve--;
-      size_t vl = (size_t)(ve - v);
-      if (vl >= size)
-        vl = size - 1;
-      memcpy(out, v, vl);
-      out[vl] = '\0';
-      return out;
-    }
-    p = eol ? eol + 1 : NULL;
-  }
-  return NULL;
-}
-
 static const char *resp_header(const lc_resp *r, const char *name, char *out,
                                size_t size) {
-  return header_in(r->head.p, r->head.n, name, out, size);
+  return lc_resp_header(r, name, out, size) ? out : NULL;
 }
 
 /* The response's Content-Type up to any parameter ("" when absent). */
@@ -509,13 +482,6 @@ static const char *resp_type(const lc_resp *r, char *out, size_t size) {
     out[0] = '\0';
   out[strcspn(out, "; ")] = '\0';
   return out;
-}
-
-static long status_of(const char *line, size_t len) {
-  if (len < 12 || memcmp(line, "HTTP/", 5) != 0)
-    return 0;
-  const char *sp = memchr(line, ' ', len);
-  return sp ? strtol(sp + 1, NULL, 10) : 0;
 }
 
 /* One request on the test thread's handle. */
@@ -1024,38 +990,12 @@ static stream *open_get(const char *session, const char *last_event_id) {
 /* Connects to the server from src (NULL = any local address); -1 when src
  * cannot be bound. */
 static int raw_connect_from(const char *src) {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  ck_assert_int_ge(fd, 0);
-  if (src) {
-    struct sockaddr_in a = {.sin_family = AF_INET};
-    ck_assert_int_eq(inet_pton(AF_INET, src, &a.sin_addr), 1);
-    if (bind(fd, (struct sockaddr *)&a, sizeof a) != 0) {
-      close(fd);
-      return -1;
-    }
-  }
-  struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(F.port)};
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  int rc = connect(fd, (struct sockaddr *)&a, sizeof a);
-  ck_assert_msg(rc == 0, "connect: %s", strerror(errno));
+  int fd = lc_connect(F.port, src);
+  ck_assert_msg(fd >= 0 || src, "connect: %s", strerror(errno));
   return fd;
 }
 
 static int raw_connect(void) { return raw_connect_from(NULL); }
-
-static bool raw_send(int fd, const void *data, size_t n) {
-  const char *p = data;
-  while (n) {
-    ssize_t k = send(fd, p, n, MSG_NOSIGNAL);
-    if (k < 0 && errno == EINTR)
-      continue;
-    if (k <= 0)
-      return false;
-    p += k;
-    n -= (size_t)k;
-  }
-  return true;
-}
 
 typedef struct raw_resp {
   lc_buf data;
@@ -1071,11 +1011,11 @@ static size_t raw_whole(const lc_buf *d) {
     return 0;
   size_t head = (size_t)(end - d->p) + 4;
   char v[64];
-  if (header_in(d->p, head, "Content-Length", v, sizeof v)) {
+  if (lc_header_in(d->p, head, "Content-Length", v, sizeof v)) {
     size_t cl = strtoul(v, NULL, 10);
     return d->n >= head + cl ? head + cl : 0;
   }
-  if (header_in(d->p, head, "Transfer-Encoding", v, sizeof v) &&
+  if (lc_header_in(d->p, head, "Transfer-Encoding", v, sizeof v) &&
       strcasecmp(v, "chunked") == 0) {
     const char *z = find_n(d->p + head - 2, d->n - head + 2, "\r\n0\r\n\r\n");
     return z ? (size_t)(z - d->p) + 7 : 0;
@@ -1110,7 +1050,7 @@ static void raw_read(int fd, long ms, bool until_close, raw_resp *r) {
     lc_buf_add(&r->data, tmp, (size_t)n);
   }
   r->complete = raw_whole(&r->data) != 0;
-  r->status = r->data.n ? status_of(r->data.p, r->data.n) : 0;
+  r->status = r->data.n ? lc_status_of(r->data.p, r->data.n) : 0;
 }
 
 static void raw_free(raw_resp *r) { lc_buf_free(&r->data); }
@@ -1147,7 +1087,7 @@ static void raw_exchange(const char *method, bool host, const char *extra,
     lc_buf_str(&b, body);
   int fd = raw_connect();
   memset(r, 0, sizeof *r);
-  raw_send(fd, b.p, b.n);
+  lc_send_all(fd, b.p, b.n);
   raw_read(fd, T(5000), false, r);
   close(fd);
   lc_buf_free(&b);
@@ -2639,7 +2579,7 @@ START_TEST(f12_sse_client_never_reads) {
   a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   ck_assert_int_eq(connect(fd, (struct sockaddr *)&a, sizeof a), 0);
   long before = lc_rss_kib();
-  ck_assert(raw_send(fd, h.p, h.n));
+  ck_assert(lc_send_all(fd, h.p, h.n));
   lc_buf_free(&h);
   struct timespec dl = deadline_in(T(30000));
   pthread_mutex_lock(&F.mu);
@@ -3152,7 +3092,7 @@ START_TEST(d1_foreign_host_403_before_body) {
   const char *head = "POST /mcp HTTP/1.1\r\nHost: evil.example.com\r\n"
                      "Origin: http://evil.example.com\r\n" RAW_POST_HEADERS
                      "Content-Length: 1000000\r\n\r\n";
-  ck_assert(raw_send(fd, head, strlen(head)));
+  ck_assert(lc_send_all(fd, head, strlen(head)));
   raw_resp rr = {0};
   raw_read(fd, T(3000), false, &rr);
   ck_assert_msg(rr.status == 403, "foreign Host: HTTP %ld (%.200s)", rr.status,
@@ -3313,7 +3253,7 @@ START_TEST(d7_missing_host_400) {
              "POST /mcp HTTP/1.0\r\n" RAW_POST_HEADERS
              "Content-Length: %zu\r\n\r\n" PING,
              strlen(PING));
-  raw_send(fd, b.p, b.n);
+  lc_send_all(fd, b.p, b.n);
   memset(&rr, 0, sizeof rr);
   raw_read(fd, T(3000), false, &rr);
   ck_assert_msg(rr.status == 400 || rr.status == 403,
@@ -3447,7 +3387,7 @@ static long raw_init_on(int fd, long ms) {
   lc_buf b = {0};
   raw_init_text(&b, true);
   long st = 0;
-  if (raw_send(fd, b.p, b.n)) {
+  if (lc_send_all(fd, b.p, b.n)) {
     raw_resp rr = {0};
     raw_read(fd, ms, false, &rr);
     st = rr.status;
@@ -3467,7 +3407,7 @@ START_TEST(f1_content_length_over_cap_413) {
              "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:%u\r\n" RAW_POST_HEADERS
              "Content-Length: 104857600\r\n\r\n{\"jsonrpc\":",
              (unsigned)F.port);
-  ck_assert(raw_send(fd, h.p, h.n));
+  ck_assert(lc_send_all(fd, h.p, h.n));
   lc_buf_free(&h);
   raw_resp rr = {0};
   raw_read(fd, T(3000), false, &rr);
@@ -3516,7 +3456,7 @@ START_TEST(f2_chunked_over_cap_closed) {
              "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:%u\r\n" RAW_POST_HEADERS
              "Transfer-Encoding: chunked\r\n\r\n",
              (unsigned)F.port);
-  ck_assert(raw_send(fd, h.p, h.n));
+  ck_assert(lc_send_all(fd, h.p, h.n));
   lc_buf_free(&h);
   char chunk[8192 + 16];
   int k = snprintf(chunk, sizeof chunk, "2000\r\n");
@@ -3526,7 +3466,7 @@ START_TEST(f2_chunked_over_cap_closed) {
   size_t sent = 0;
   bool stopped = false;
   for (int i = 0; i < 128 && !stopped; i++) { /* up to 1 MiB */
-    if (!raw_send(fd, chunk, clen)) {
+    if (!lc_send_all(fd, chunk, clen)) {
       stopped = true;
       break;
     }
@@ -3535,7 +3475,7 @@ START_TEST(f2_chunked_over_cap_closed) {
     stopped = poll(&p, 1, 0) > 0;
   }
   if (!stopped)
-    raw_send(fd, "0\r\n\r\n", 5);
+    lc_send_all(fd, "0\r\n\r\n", 5);
   raw_resp rr = {0};
   raw_read(fd, T(3000), true, &rr);
   printf("f2: %zu body bytes sent before the server %s; HTTP %ld\n", sent,
@@ -3587,7 +3527,7 @@ START_TEST(f4_f6_per_ip_limit_and_slowloris) {
   for (int i = 0; i < 4; i++) {
     slow[i] = raw_connect();
     const char *part = "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n";
-    ck_assert(raw_send(slow[i], part, strlen(part)));
+    ck_assert(lc_send_all(slow[i], part, strlen(part)));
   }
   lc_sleep_ms(T(300));
   int extra = raw_connect();
@@ -3596,7 +3536,7 @@ START_TEST(f4_f6_per_ip_limit_and_slowloris) {
   close(extra);
   for (int round = 0; round < 5; round++) { /* 1 byte per slot per 100 ms */
     for (int i = 0; i < 4; i++)
-      raw_send(slow[i], "X", 1);
+      lc_send_all(slow[i], "X", 1);
     lc_sleep_ms(100);
   }
   int other = raw_connect_from("127.0.0.2");
@@ -3653,7 +3593,7 @@ START_TEST(f5_idle_connection_closed) {
   for (int shape = 0; shape < 2; shape++) {
     int fd = raw_connect();
     if (shape == 1)
-      raw_send(fd, "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n", 38);
+      lc_send_all(fd, "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n", 38);
     long t0 = lc_now_ms();
     raw_resp rr = {0};
     raw_read(fd, 10000, true, &rr);
