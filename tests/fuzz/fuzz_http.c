@@ -42,6 +42,7 @@
 #include "engine.h"
 #include "fixture.h"
 #include "jwt_keys.h"
+#include "jwt_sign.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -73,22 +74,8 @@ static char *mint(const char *scope) {
            "\"exp\":4102444800,\"iat\":1700000000,\"scope\":\"%s\"}",
            FUZZ_ISSUER, FUZZ_RESOURCE, scope);
   static const char header[] = "{\"alg\":\"HS256\",\"typ\":\"at+jwt\"}";
-  mcp__buf b = {0};
-  mcp__base64url(&b, header, sizeof header - 1);
-  mcp__buf_putc(&b, '.');
-  mcp__base64url(&b, payload, strlen(payload));
-  unsigned char mac[32];
-  if (b.err)
-    abort();
-  mcp__hmac_sha256(FUZZ_HS256_SECRET, sizeof FUZZ_HS256_SECRET - 1, b.data,
-                   b.len, mac);
-  mcp__buf_putc(&b, '.');
-  mcp__base64url(&b, mac, sizeof mac);
-  size_t len;
-  char *t = mcp__buf_take(&b, &len);
-  if (t == NULL)
-    abort();
-  return t;
+  return tc_jwt_hs256(header, sizeof header - 1, payload, strlen(payload),
+                      FUZZ_HS256_SECRET, sizeof FUZZ_HS256_SECRET - 1);
 }
 
 /* Opens a connection to the server. Each comes from the next of 254

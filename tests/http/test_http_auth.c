@@ -6,7 +6,8 @@
  *
  * Tokens are real: RS256 and ES256 keys are generated with OpenSSL when
  * the test starts, their JWKS is written to a temporary file, and every
- * token is signed here with EVP. Tests are named after the rows of
+ * token is signed with EVP (tests/common/jwt_sign.c). Tests are named
+ * after the rows of
  * shared/spec/BAD-INPUTS.md they cover (c15_..., e1_..., e22_...) or the
  * digest items (§7, §9 items 42-48). The JWT verifier's own attacks (alg
  * confusion, kid injection...) are the JWT suite's; here the transport is
@@ -20,11 +21,7 @@
 #include <errno.h>
 #include <mcp/http.h>
 #include <mcp/mcp.h>
-#include <openssl/bn.h>
-#include <openssl/core_names.h>
-#include <openssl/ec.h>
 #include <openssl/evp.h>
-#include <openssl/rand.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -38,6 +35,7 @@
 #include <unistd.h>
 
 #include "http_client.h"
+#include "jwt_sign.h"
 #include "testutil.h"
 
 #define V "2025-11-25"
@@ -69,81 +67,15 @@ static key EC_B = {.kid = "ec-b", .alg = "ES256"};
 static key EC_A = {.kid = "ec-a", .alg = "ES256"};
 static char jwks_path[64]; /* RSA_A and EC_A */
 
-static char *b64url(const unsigned char *p, size_t n) {
-  static const char abc[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-  char *out = malloc(n * 4 / 3 + 4);
-  if (out == NULL)
-    abort();
-  size_t o = 0, i = 0;
-  for (; i + 2 < n; i += 3) {
-    unsigned v = (unsigned)p[i] << 16 | (unsigned)p[i + 1] << 8 | p[i + 2];
-    out[o++] = abc[v >> 18 & 63];
-    out[o++] = abc[v >> 12 & 63];
-    out[o++] = abc[v >> 6 & 63];
-    out[o++] = abc[v & 63];
-  }
-  if (n - i == 1) {
-    unsigned v = (unsigned)p[i] << 16;
-    out[o++] = abc[v >> 18 & 63];
-    out[o++] = abc[v >> 12 & 63];
-  } else if (n - i == 2) {
-    unsigned v = (unsigned)p[i] << 16 | (unsigned)p[i + 1] << 8;
-    out[o++] = abc[v >> 18 & 63];
-    out[o++] = abc[v >> 12 & 63];
-    out[o++] = abc[v >> 6 & 63];
-  }
-  out[o] = '\0';
-  return out;
-}
-
-static char *b64url_str(const char *s) {
-  return b64url((const unsigned char *)s, strlen(s));
-}
-
-static char *bn_b64(const EVP_PKEY *pkey, const char *param, size_t pad) {
-  BIGNUM *bn = NULL;
-  if (EVP_PKEY_get_bn_param(pkey, param, &bn) != 1)
-    abort();
-  size_t n = pad ? pad : (size_t)BN_num_bytes(bn);
-  unsigned char *raw = malloc(n);
-  if (raw == NULL || BN_bn2binpad(bn, raw, (int)n) != (int)n)
-    abort();
-  char *s = b64url(raw, n);
-  free(raw);
-  BN_free(bn);
-  return s;
-}
-
 static void key_make(key *k) {
   bool rsa = k->alg[0] == 'R';
   k->pkey = rsa ? EVP_PKEY_Q_keygen(NULL, NULL, "RSA", (size_t)2048)
                 : EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-256");
   if (k->pkey == NULL)
     abort();
-  lc_buf j = {0};
-  if (rsa) {
-    char *n = bn_b64(k->pkey, OSSL_PKEY_PARAM_RSA_N, 0);
-    char *e = bn_b64(k->pkey, OSSL_PKEY_PARAM_RSA_E, 0);
-    lc_buf_fmt(
-        &j,
-        "{\"kty\":\"RSA\",\"kid\":\"%s\",\"use\":\"sig\",\"alg\":\"RS256\","
-        "\"n\":\"%s\",\"e\":\"%s\"}",
-        k->kid, n, e);
-    free(n);
-    free(e);
-  } else {
-    char *x = bn_b64(k->pkey, OSSL_PKEY_PARAM_EC_PUB_X, 32);
-    char *y = bn_b64(k->pkey, OSSL_PKEY_PARAM_EC_PUB_Y, 32);
-    lc_buf_fmt(
-        &j,
-        "{\"kty\":\"EC\",\"kid\":\"%s\",\"use\":\"sig\",\"alg\":\"ES256\","
-        "\"crv\":\"P-256\",\"x\":\"%s\",\"y\":\"%s\"}",
-        k->kid, x, y);
-    free(x);
-    free(y);
-  }
-  k->jwk = j.p;
+  char extra[64];
+  snprintf(extra, sizeof extra, "\"use\":\"sig\",\"alg\":\"%s\"", k->alg);
+  k->jwk = tc_jwk(k->pkey, k->kid, extra, 0);
 }
 
 /* A JWKS of the given keys (JSON text; free it). */
@@ -162,41 +94,7 @@ static void write_file(const char *path, const char *text) {
 
 /* Signs header.payload with k (RS256: PKCS#1 v1.5; ES256: r||s). */
 static char *sign_jwt(const key *k, const char *header, const char *payload) {
-  char *h = b64url_str(header), *p = b64url_str(payload);
-  lc_buf in = {0};
-  lc_buf_fmt(&in, "%s.%s", h, p);
-  free(h);
-  free(p);
-  EVP_MD_CTX *md = EVP_MD_CTX_new();
-  size_t siglen = 0;
-  if (md == NULL ||
-      EVP_DigestSignInit(md, NULL, EVP_sha256(), NULL, k->pkey) != 1 ||
-      EVP_DigestSign(md, NULL, &siglen, (const unsigned char *)in.p, in.n) != 1)
-    abort();
-  unsigned char *sig = malloc(siglen);
-  if (sig == NULL ||
-      EVP_DigestSign(md, sig, &siglen, (const unsigned char *)in.p, in.n) != 1)
-    abort();
-  EVP_MD_CTX_free(md);
-  char *s;
-  if (k->alg[0] == 'E') {
-    const unsigned char *q = sig;
-    ECDSA_SIG *es = d2i_ECDSA_SIG(NULL, &q, (long)siglen);
-    if (es == NULL)
-      abort();
-    unsigned char raw[64];
-    if (BN_bn2binpad(ECDSA_SIG_get0_r(es), raw, 32) != 32 ||
-        BN_bn2binpad(ECDSA_SIG_get0_s(es), raw + 32, 32) != 32)
-      abort();
-    ECDSA_SIG_free(es);
-    s = b64url(raw, 64);
-  } else {
-    s = b64url(sig, siglen);
-  }
-  free(sig);
-  lc_buf_fmt(&in, ".%s", s);
-  free(s);
-  return in.p;
+  return tc_jwt(header, payload, k->alg, k->pkey);
 }
 
 /* A token by k for sub with scope (NULL = no scope claim), valid for

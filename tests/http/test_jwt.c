@@ -3,14 +3,15 @@
  *
  * Keys are generated with OpenSSL when the suite starts (RSA 2048 and
  * 1024, EC P-256, P-384 and P-521, Ed25519, and an attacker's P-256); the
- * JWKS documents are built from them, and every token is signed here with
- * EVP, so no test depends on a key or token fixed in the tree. Tests are
+ * JWKS documents are built from them, and every token is signed with EVP
+ * (tests/common/jwt_sign.c), so no test depends on a key or token fixed in
+ * the tree. Tests are
  * named after the rows they cover (e4_..., e12_...); the others cover each
  * algorithm, the scope claims, the strict JSON of header and payload,
  * reloading, threads and allocation failure.
  *
- * Every OpenSSL allocation goes through the counting allocator below
- * (CRYPTO_set_mem_functions, installed before OpenSSL allocates anything),
+ * Every OpenSSL allocation goes through the counting allocator of
+ * tests/common/ossl_count.c (installed before OpenSSL allocates anything),
  * and so does every allocation of the verifier (it uses OPENSSL_malloc);
  * the allocation tests fail each allocation of a verification in turn. */
 #include <check.h>
@@ -31,7 +32,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "b64url.h"
 #include "jwt_int.h"
+#include "jwt_sign.h"
+#include "ossl_count.h"
 #include "testutil.h"
 
 #define ISS "https://auth.example.com"
@@ -39,18 +43,12 @@
 #define SECRET "0123456789abcdef0123456789abcdef-hs256"
 
 /* ---------------------------------------------------------------------------
- * OpenSSL's allocator: counts live blocks, fails the fail_at-th allocation
- * after arming.
+ * OpenSSL's allocator (tests/common/ossl_count.c): counts live blocks,
+ * fails the fail_at-th allocation after arming.
  * ------------------------------------------------------------------------ */
 
-static atomic_long live_blocks;
 static long alloc_count, fail_at, failures;
 static bool armed;
-
-/* Each block carries a header saying whether it counts as live: blocks
- * of a thread's error queue (crypto/err/) are kept by OpenSSL for reuse
- * until the thread ends, so they are not the verifier's to free. */
-#define HEADER 16
 
 static bool should_fail(void) {
   if (!armed)
@@ -60,43 +58,6 @@ static bool should_fail(void) {
     return true;
   }
   return false;
-}
-
-static void *t_malloc(size_t n, const char *file, int line) {
-  (void)line;
-  if (should_fail())
-    return NULL;
-  unsigned char *p = malloc(n + HEADER);
-  if (p == NULL)
-    return NULL;
-  p[0] = file == NULL || strstr(file, "/err/") == NULL;
-  if (p[0])
-    atomic_fetch_add(&live_blocks, 1);
-  return p + HEADER;
-}
-
-static void t_free(void *p, const char *file, int line) {
-  (void)file;
-  (void)line;
-  if (p == NULL)
-    return;
-  unsigned char *base = (unsigned char *)p - HEADER;
-  if (base[0])
-    atomic_fetch_sub(&live_blocks, 1);
-  free(base);
-}
-
-static void *t_realloc(void *p, size_t n, const char *file, int line) {
-  if (p == NULL)
-    return t_malloc(n, file, line);
-  if (n == 0) {
-    t_free(p, file, line);
-    return NULL;
-  }
-  if (should_fail())
-    return NULL;
-  unsigned char *q = realloc((unsigned char *)p - HEADER, n + HEADER);
-  return q ? q + HEADER : NULL;
 }
 
 static bool hooks_installed;
@@ -148,35 +109,10 @@ static char *fmt(const char *f, ...) {
 static EVP_PKEY *rsa, *rsa_small, *ec256, *ec384, *ec521, *ed, *evil;
 
 static char *b64url(const unsigned char *p, size_t n) {
-  static const char a[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-  char *out = malloc(n / 3 * 4 + 5);
-  ck_assert_ptr_nonnull(out);
-  size_t o = 0, i = 0;
-  for (; i + 3 <= n; i += 3) {
-    unsigned long v = (unsigned long)p[i] << 16 | p[i + 1] << 8 | p[i + 2];
-    out[o++] = a[v >> 18];
-    out[o++] = a[(v >> 12) & 63];
-    out[o++] = a[(v >> 6) & 63];
-    out[o++] = a[v & 63];
-  }
-  if (n - i == 1) {
-    unsigned long v = (unsigned long)p[i] << 16;
-    out[o++] = a[v >> 18];
-    out[o++] = a[(v >> 12) & 63];
-  } else if (n - i == 2) {
-    unsigned long v = (unsigned long)p[i] << 16 | p[i + 1] << 8;
-    out[o++] = a[v >> 18];
-    out[o++] = a[(v >> 12) & 63];
-    out[o++] = a[(v >> 6) & 63];
-  }
-  out[o] = '\0';
-  return keep(out);
+  return keep(tc_b64url(p, n));
 }
 
-static char *b64s(const char *s) {
-  return b64url((const unsigned char *)s, strlen(s));
-}
+static char *b64s(const char *s) { return keep(tc_b64url_str(s)); }
 
 static char *bn_param(const EVP_PKEY *k, const char *name) {
   BIGNUM *bn = NULL;
@@ -187,60 +123,10 @@ static char *bn_param(const EVP_PKEY *k, const char *name) {
   return b64url(buf, (size_t)n);
 }
 
-/* The coordinate size of an EC key, and its JWK curve name. */
-static size_t ec_size(const EVP_PKEY *k, const char **crv) {
-  int bits = EVP_PKEY_get_bits(k);
-  *crv = bits == 256 ? "P-256" : bits == 384 ? "P-384" : "P-521";
-  return bits == 256 ? 32 : bits == 384 ? 48 : 66;
-}
-
 /* A JWK of k's public part: "kid" when kid is not NULL, then the members
- * of extra (JSON text without braces, or NULL). tweak: 1 = move the EC
- * point off its curve, 2 = add the private part ("d"). */
-static char *jwk_ex(const EVP_PKEY *k, const char *kid, const char *extra,
-                    int tweak) {
-  const char *kidm = kid ? fmt("\"kid\":\"%s\",", kid) : "";
-  const char *more = extra ? extra : "";
-  const char *comma = extra ? "," : "";
-  if (EVP_PKEY_is_a(k, "RSA")) {
-    const char *d = tweak == 2 ? fmt(",\"d\":\"%s\"", bn_param(k, "d")) : "";
-    return fmt("{%s\"kty\":\"RSA\",\"n\":\"%s\",\"e\":\"%s\"%s%s%s}", kidm,
-               bn_param(k, "n"), bn_param(k, "e"), d, comma, more);
-  }
-  if (EVP_PKEY_is_a(k, "EC")) {
-    const char *crv;
-    size_t len = ec_size(k, &crv);
-    unsigned char pub[1 + 2 * 66];
-    size_t publen = 0;
-    ck_assert_int_eq(EVP_PKEY_get_octet_string_param(k, OSSL_PKEY_PARAM_PUB_KEY,
-                                                     pub, sizeof pub, &publen),
-                     1);
-    ck_assert_uint_eq(publen, 1 + 2 * len);
-    if (tweak == 1)
-      pub[publen - 1] ^= 1;
-    const char *d = "";
-    if (tweak == 2) {
-      BIGNUM *bn = NULL;
-      unsigned char priv[66];
-      ck_assert_int_eq(EVP_PKEY_get_bn_param(k, "priv", &bn), 1);
-      BN_bn2binpad(bn, priv, (int)len);
-      BN_clear_free(bn);
-      d = fmt(",\"d\":\"%s\"", b64url(priv, len));
-    }
-    return fmt(
-        "{%s\"kty\":\"EC\",\"crv\":\"%s\",\"x\":\"%s\",\"y\":\"%s\"%s%s%s}",
-        kidm, crv, b64url(pub + 1, len), b64url(pub + 1 + len, len), d, comma,
-        more);
-  }
-  unsigned char x[32];
-  size_t xlen = sizeof x;
-  ck_assert_int_eq(EVP_PKEY_get_raw_public_key(k, x, &xlen), 1);
-  return fmt("{%s\"kty\":\"OKP\",\"crv\":\"Ed25519\",\"x\":\"%s\"%s%s}", kidm,
-             b64url(x, xlen), comma, more);
-}
-
+ * of extra (JSON text without braces, or NULL). */
 static char *jwk(const EVP_PKEY *k, const char *kid, const char *extra) {
-  return jwk_ex(k, kid, extra, 0);
+  return keep(tc_jwk(k, kid, extra, 0));
 }
 
 /* {"keys":[...]} of the NULL-terminated JWKs. */
@@ -274,78 +160,31 @@ static const char *main_jwks(void) {
               NULL);
 }
 
-static const char *md_of(const char *alg) {
-  if (strstr(alg, "256"))
-    return "SHA256";
-  if (strstr(alg, "384"))
-    return "SHA384";
-  if (strstr(alg, "512"))
-    return "SHA512";
-  return NULL; /* EdDSA */
-}
-
 /* Signs msg with k as alg asks; ECDSA signatures come out as JWS wants
  * them, r || s. Returns the length. */
 static size_t sign(const char *alg, EVP_PKEY *k, const char *msg,
                    unsigned char *sig) {
-  EVP_MD_CTX *c = EVP_MD_CTX_new();
-  EVP_PKEY_CTX *pc = NULL;
-  ck_assert_int_eq(
-      EVP_DigestSignInit_ex(c, &pc, md_of(alg), NULL, NULL, k, NULL), 1);
-  if (alg[0] == 'P') {
-    ck_assert_int_eq(EVP_PKEY_CTX_set_rsa_padding(pc, RSA_PKCS1_PSS_PADDING),
-                     1);
-    ck_assert_int_eq(
-        EVP_PKEY_CTX_set_rsa_pss_saltlen(pc, RSA_PSS_SALTLEN_DIGEST), 1);
-  }
-  unsigned char der[1024];
-  size_t len = sizeof der;
-  ck_assert_int_eq(
-      EVP_DigestSign(c, der, &len, (const unsigned char *)msg, strlen(msg)), 1);
-  EVP_MD_CTX_free(c);
-  if (alg[0] != 'E' || alg[1] != 'S') {
-    memcpy(sig, der, len);
-    return len;
-  }
-  const char *crv;
-  size_t half = ec_size(k, &crv);
-  const unsigned char *p = der;
-  ECDSA_SIG *es = d2i_ECDSA_SIG(NULL, &p, (long)len);
-  ck_assert_ptr_nonnull(es);
-  BN_bn2binpad(ECDSA_SIG_get0_r(es), sig, (int)half);
-  BN_bn2binpad(ECDSA_SIG_get0_s(es), sig + half, (int)half);
-  ECDSA_SIG_free(es);
-  return 2 * half;
+  return tc_jwt_sign(alg, k, msg, strlen(msg), sig);
 }
 
 /* header.payload with the given signature bytes. */
 static char *with_sig(const char *header, const char *payload,
                       const unsigned char *sig, size_t n) {
-  return fmt("%s.%s.%s", b64s(header), b64s(payload), b64url(sig, n));
+  return keep(tc_jwt_with_sig(header, payload, sig, n));
 }
 
 /* A token signed with k as alg says (the header's alg may say otherwise,
  * to lie). */
 static char *token_k(const char *header, const char *payload, const char *alg,
                      EVP_PKEY *k) {
-  char *input = fmt("%s.%s", b64s(header), b64s(payload));
-  unsigned char sig[1024];
-  size_t n = sign(alg, k, input, sig);
-  return fmt("%s.%s", input, b64url(sig, n));
+  return keep(tc_jwt(header, payload, alg, k));
 }
 
 /* A token MACed with HMAC-SHA256 under key (keylen bytes, maybe none). */
 static char *token_hs(const char *header, const char *payload, const void *key,
                       size_t keylen) {
-  char *input = fmt("%s.%s", b64s(header), b64s(payload));
-  unsigned char mac[32];
-  size_t n = 0;
-  /* EVP_Q_mac wants a key pointer even when it is empty. */
-  static const unsigned char none[1];
-  ck_assert_ptr_nonnull(EVP_Q_mac(
-      NULL, "HMAC", NULL, "SHA256", NULL, keylen ? key : none, keylen,
-      (const unsigned char *)input, strlen(input), mac, sizeof mac, &n));
-  return fmt("%s.%s", input, b64url(mac, n));
+  return keep(tc_jwt_hs256(header, strlen(header), payload, strlen(payload),
+                           key, keylen));
 }
 
 static long long now_s(void) { return (long long)time(NULL); }
@@ -1347,9 +1186,9 @@ START_TEST(e27_unusable_keys) {
       "{\"kty\":\"oct\",\"kid\":\"oct\",\"k\":"
       "\"c2VjcmV0LXNlY3JldC1zZWNyZXQtc2VjcmV0LXNlY3JldA\"}",
       "{\"kty\":\"oct\",\"kid\":\"oct2\"}",
-      jwk_ex(ec256, "offcurve", NULL, 1),
-      jwk_ex(ec256, "withd", NULL, 2),
-      jwk_ex(rsa, "rsa-withd", NULL, 2),
+      keep(tc_jwk(ec256, "offcurve", NULL, TC_JWK_OFF_CURVE)),
+      keep(tc_jwk(ec256, "withd", NULL, TC_JWK_PRIVATE)),
+      keep(tc_jwk(rsa, "rsa-withd", NULL, TC_JWK_PRIVATE)),
       jwk(ec256, "enc", "\"use\":\"enc\""),
       jwk(ec256, "signops", "\"key_ops\":[\"sign\"]"),
       jwk(ec256, "badops", "\"key_ops\":\"verify\""),
@@ -1761,13 +1600,12 @@ static void fail_each(mcp__jwt *j, const char *tok, bool valid) {
   mcp__jwt_verify(j, tok, &ti, w, sizeof w);
   mcp__jwt_verify(j, "x.y.z", &ti, w, sizeof w);
   for (long n = 1;; n++) {
-    long before = atomic_load(&live_blocks);
+    long before = tc_ossl_live();
     arm(n);
     int rc = mcp__jwt_verify(j, tok, &ti, w, sizeof w);
     long failed = disarm();
-    ck_assert_msg(atomic_load(&live_blocks) == before,
-                  "allocation %ld: %ld blocks leaked", n,
-                  atomic_load(&live_blocks) - before);
+    ck_assert_msg(tc_ossl_live() == before, "allocation %ld: %ld blocks leaked",
+                  n, tc_ossl_live() - before);
     if (!valid)
       ck_assert_int_ne(rc, 0);
     if (failed == 0) {
@@ -1820,7 +1658,7 @@ START_TEST(alloc_failure) {
   const char *m = main_jwks();
   char err[256];
   for (long n = 1;; n++) {
-    long before = atomic_load(&live_blocks);
+    long before = tc_ossl_live();
     arm(n);
     int rc = mcp__jwt_set_jwks(j, doc, strlen(doc), err, sizeof err);
     long failed = disarm();
@@ -1829,9 +1667,9 @@ START_TEST(alloc_failure) {
       break;
     }
     if (rc != 0) {
-      ck_assert_msg(atomic_load(&live_blocks) == before,
+      ck_assert_msg(tc_ossl_live() == before,
                     "allocation %ld: %ld blocks leaked", n,
-                    atomic_load(&live_blocks) - before);
+                    tc_ossl_live() - before);
       expect_ok(j, t_old);
     } else {
       /* Installed after all (a key skipped, or OpenSSL recovered):
@@ -1852,7 +1690,7 @@ START_TEST(alloc_failure) {
   fo.jwks_fetch_data = &f;
   const char *t_fetched = token_k(hdr("EdDSA", "d2"), p, "EdDSA", ed);
   for (long n = 1;; n++) {
-    long before = atomic_load(&live_blocks);
+    long before = tc_ossl_live();
     mcp__jwt *k = NULL;
     ck_assert_int_eq(mcp__jwt_new(&fo, &k, err, sizeof err), 0);
     mcp_token_info ti;
@@ -1860,9 +1698,8 @@ START_TEST(alloc_failure) {
     int rc = mcp__jwt_verify(k, t_fetched, &ti, err, sizeof err);
     long failed = disarm();
     mcp__jwt_free(k);
-    ck_assert_msg(atomic_load(&live_blocks) == before,
-                  "allocation %ld: %ld blocks leaked", n,
-                  atomic_load(&live_blocks) - before);
+    ck_assert_msg(tc_ossl_live() == before, "allocation %ld: %ld blocks leaked",
+                  n, tc_ossl_live() - before);
     if (failed == 0) {
       ck_assert_int_eq(rc, 0);
       break;
@@ -1873,7 +1710,7 @@ START_TEST(alloc_failure) {
 
   /* A verifier's creation. */
   for (long n = 1;; n++) {
-    long before = atomic_load(&live_blocks);
+    long before = tc_ossl_live();
     mcp__jwt *k = NULL;
     arm(n);
     int rc = mcp__jwt_new(&o, &k, err, sizeof err);
@@ -1882,9 +1719,8 @@ START_TEST(alloc_failure) {
       mcp__jwt_free(k);
     else
       ck_assert_ptr_null(k);
-    ck_assert_msg(atomic_load(&live_blocks) == before,
-                  "allocation %ld: %ld blocks leaked", n,
-                  atomic_load(&live_blocks) - before);
+    ck_assert_msg(tc_ossl_live() == before, "allocation %ld: %ld blocks leaked",
+                  n, tc_ossl_live() - before);
     if (failed == 0) {
       ck_assert_int_eq(rc, 0);
       break;
@@ -1931,7 +1767,7 @@ static TCase *tc(Suite *s, const char *name) {
 
 int main(void) {
   /* Before OpenSSL allocates anything, or it refuses. */
-  hooks_installed = CRYPTO_set_mem_functions(t_malloc, t_realloc, t_free) == 1;
+  hooks_installed = tc_ossl_count_install(should_fail);
   rsa = EVP_PKEY_Q_keygen(NULL, NULL, "RSA", (size_t)2048);
   rsa_small = EVP_PKEY_Q_keygen(NULL, NULL, "RSA", (size_t)1024);
   ec256 = EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-256");

@@ -47,10 +47,6 @@
 #include <errno.h>
 #include <mcp/http.h>
 #include <mcp/mcp.h>
-#include <openssl/bn.h>
-#include <openssl/core_names.h>
-#include <openssl/crypto.h>
-#include <openssl/ec.h>
 #include <openssl/evp.h>
 #include <poll.h>
 #include <pthread.h>
@@ -64,6 +60,8 @@
 #include <unistd.h>
 
 #include "http_client.h"
+#include "jwt_sign.h"
+#include "ossl_count.h"
 #include "testutil.h"
 
 /* ===========================================================================
@@ -74,14 +72,13 @@ enum { MODE_ONCE = 0, MODE_FROM = 1 };
 static const char *const MODE_NAMES[] = {"once", "from"};
 
 static struct {
-  atomic_bool counting;  /* count (and maybe fail) allocations */
-  atomic_long seq;       /* allocations counted since arm() */
-  atomic_long fail_at;   /* 0 = never */
-  atomic_int mode;       /* MODE_ONCE or MODE_FROM */
-  atomic_long failures;  /* allocations failed since arm() */
-  atomic_long live_mcp;  /* blocks live through mcp_set_allocator */
-  atomic_long live_ossl; /* blocks live through OpenSSL's hooks */
-  atomic_long seq_ossl;  /* of seq, OpenSSL's */
+  atomic_bool counting; /* count (and maybe fail) allocations */
+  atomic_long seq;      /* allocations counted since arm() */
+  atomic_long fail_at;  /* 0 = never */
+  atomic_int mode;      /* MODE_ONCE or MODE_FROM */
+  atomic_long failures; /* allocations failed since arm() */
+  atomic_long live_mcp; /* blocks live through mcp_set_allocator */
+  atomic_long seq_ossl; /* of seq, OpenSSL's */
 } A;
 
 /* The test's own cJSON work (parsing replies) goes through the library's
@@ -131,47 +128,10 @@ static void m_free(void *p, void *ud) {
   }
 }
 
-/* OpenSSL's blocks carry a header saying whether they are counted: the
- * per-thread error queue (crypto/err) lives as long as its thread, so it
- * is left out of the live count, as tests/http/test_jwt.c does. */
-#define OSSL_HEADER 16
-
-static void *o_malloc(size_t n, const char *file, int line) {
-  (void)line;
-  if (fail_now(true))
-    return NULL;
-  unsigned char *p = malloc(n + OSSL_HEADER);
-  if (p == NULL)
-    return NULL;
-  p[0] = file == NULL || strstr(file, "/err/") == NULL;
-  if (p[0])
-    atomic_fetch_add(&A.live_ossl, 1);
-  return p + OSSL_HEADER;
-}
-
-static void o_free(void *p, const char *file, int line) {
-  (void)file;
-  (void)line;
-  if (p == NULL)
-    return;
-  unsigned char *base = (unsigned char *)p - OSSL_HEADER;
-  if (base[0])
-    atomic_fetch_sub(&A.live_ossl, 1);
-  free(base);
-}
-
-static void *o_realloc(void *p, size_t n, const char *file, int line) {
-  if (p == NULL)
-    return o_malloc(n, file, line);
-  if (n == 0) {
-    o_free(p, file, line);
-    return NULL;
-  }
-  if (fail_now(true))
-    return NULL;
-  unsigned char *q = realloc((unsigned char *)p - OSSL_HEADER, n + OSSL_HEADER);
-  return q ? q + OSSL_HEADER : NULL;
-}
+/* OpenSSL's allocations go through tests/common/ossl_count.c, which
+ * leaves the per-thread error queue (crypto/err) out of the live count:
+ * it lives as long as its thread, as tests/http/test_jwt.c says. */
+static bool o_fail(void) { return fail_now(true); }
 
 static bool ossl_hooked;
 
@@ -1501,55 +1461,14 @@ static struct {
 static EVP_PKEY *ec_key;
 static char *ec_jwks;
 
-static char *b64url(const unsigned char *p, size_t n) {
-  static const char abc[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-  char *out = malloc(n * 4 / 3 + 4);
-  if (out == NULL)
-    abort();
-  size_t o = 0, i = 0;
-  for (; i + 2 < n; i += 3) {
-    unsigned v = (unsigned)p[i] << 16 | (unsigned)p[i + 1] << 8 | p[i + 2];
-    out[o++] = abc[v >> 18 & 63];
-    out[o++] = abc[v >> 12 & 63];
-    out[o++] = abc[v >> 6 & 63];
-    out[o++] = abc[v & 63];
-  }
-  if (n - i >= 1) {
-    unsigned v =
-        (unsigned)p[i] << 16 | (n - i == 2 ? (unsigned)p[i + 1] << 8 : 0u);
-    out[o++] = abc[v >> 18 & 63];
-    out[o++] = abc[v >> 12 & 63];
-    if (n - i == 2)
-      out[o++] = abc[v >> 6 & 63];
-  }
-  out[o] = '\0';
-  return out;
-}
-
-static char *bn_b64(const char *param) {
-  BIGNUM *bn = NULL;
-  unsigned char raw[32];
-  if (EVP_PKEY_get_bn_param(ec_key, param, &bn) != 1 ||
-      BN_bn2binpad(bn, raw, 32) != 32)
-    abort();
-  BN_free(bn);
-  return b64url(raw, 32);
-}
-
 static void key_make(void) {
   ec_key = EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-256");
   if (ec_key == NULL)
     abort();
-  char *x = bn_b64(OSSL_PKEY_PARAM_EC_PUB_X);
-  char *y = bn_b64(OSSL_PKEY_PARAM_EC_PUB_Y);
+  char *jwk = tc_jwk(ec_key, "k1", "\"use\":\"sig\",\"alg\":\"ES256\"", 0);
   lc_buf j = {0};
-  lc_buf_fmt(&j,
-             "{\"keys\":[{\"kty\":\"EC\",\"kid\":\"k1\",\"use\":\"sig\","
-             "\"alg\":\"ES256\",\"crv\":\"P-256\",\"x\":\"%s\",\"y\":\"%s\"}]}",
-             x, y);
-  free(x);
-  free(y);
+  lc_buf_fmt(&j, "{\"keys\":[%s]}", jwk);
+  free(jwk);
   ec_jwks = j.p;
 }
 
@@ -1561,34 +1480,10 @@ static char *token_make(void) {
              "{\"iss\":\"%s\",\"aud\":\"%s\",\"sub\":\"alice\",\"scope\":"
              "\"read\",\"iat\":%lld,\"exp\":%lld}",
              ISSUER, RESOURCE, now, now + 3600);
-  static const char header[] =
-      "{\"alg\":\"ES256\",\"typ\":\"at+jwt\",\"kid\":\"k1\"}";
-  char *h = b64url((const unsigned char *)header, strlen(header));
-  char *pl = b64url((const unsigned char *)p.p, p.n);
-  lc_buf in = {0};
-  lc_buf_fmt(&in, "%s.%s", h, pl);
-  free(h);
-  free(pl);
+  char *t = tc_jwt("{\"alg\":\"ES256\",\"typ\":\"at+jwt\",\"kid\":\"k1\"}", p.p,
+                   "ES256", ec_key);
   lc_buf_free(&p);
-  EVP_MD_CTX *md = EVP_MD_CTX_new();
-  unsigned char sig[128];
-  size_t siglen = sizeof sig;
-  if (md == NULL ||
-      EVP_DigestSignInit(md, NULL, EVP_sha256(), NULL, ec_key) != 1 ||
-      EVP_DigestSign(md, sig, &siglen, (const unsigned char *)in.p, in.n) != 1)
-    abort();
-  EVP_MD_CTX_free(md);
-  const unsigned char *q = sig;
-  ECDSA_SIG *es = d2i_ECDSA_SIG(NULL, &q, (long)siglen);
-  unsigned char raw[64];
-  if (es == NULL || BN_bn2binpad(ECDSA_SIG_get0_r(es), raw, 32) != 32 ||
-      BN_bn2binpad(ECDSA_SIG_get0_s(es), raw + 32, 32) != 32)
-    abort();
-  ECDSA_SIG_free(es);
-  char *s = b64url(raw, 64);
-  lc_buf_fmt(&in, ".%s", s);
-  free(s);
-  return in.p;
+  return t;
 }
 
 /* One request of step st; sid is the flow's session (or NULL). */
@@ -1648,14 +1543,14 @@ static bool resp_msgs(const lc_resp *r, msgs *out) {
 static void wait_baseline(const char *what, long n, int mode) {
   long deadline = lc_now_ms() + (lc_slow_run() ? 20000 : 5000);
   while ((atomic_load(&A.live_mcp) != H.base_mcp ||
-          atomic_load(&A.live_ossl) != H.base_ossl) &&
+          tc_ossl_live() != H.base_ossl) &&
          lc_now_ms() < deadline)
     lc_sleep_ms(2);
   ck_assert_msg(atomic_load(&A.live_mcp) == H.base_mcp &&
-                    atomic_load(&A.live_ossl) == H.base_ossl,
+                    tc_ossl_live() == H.base_ossl,
                 "%s N=%ld (%s): %ld libmcp and %ld OpenSSL blocks leaked", what,
                 n, MODE_NAMES[mode], atomic_load(&A.live_mcp) - H.base_mcp,
-                atomic_load(&A.live_ossl) - H.base_ossl);
+                tc_ossl_live() - H.base_ossl);
 }
 
 /* A new legacy session answers a call, and a modern request is served. */
@@ -1848,7 +1743,7 @@ static long http_run(long n, int mode) {
     /* The baseline: what the server holds between requests. */
     lc_sleep_ms(50);
     H.base_mcp = atomic_load(&A.live_mcp);
-    H.base_ossl = atomic_load(&A.live_ossl);
+    H.base_ossl = tc_ossl_live();
   } else {
     wait_baseline(what, n, mode);
   }
@@ -1881,7 +1776,7 @@ END_TEST
 
 int main(void) {
   /* Before OpenSSL allocates anything, or it refuses. */
-  ossl_hooked = CRYPTO_set_mem_functions(o_malloc, o_realloc, o_free) == 1;
+  ossl_hooked = tc_ossl_count_install(o_fail);
   mcp_allocator a = {
       .malloc_fn = m_malloc, .realloc_fn = m_realloc, .free_fn = m_free};
   if (mcp_set_allocator(&a) != 0)
