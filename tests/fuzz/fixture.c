@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "json.h"
+#include "tools.h"
 
 static const char *const fuzz_scopes[] = {"data:read", "data:write", NULL};
 const mcp_principal fuzz_principal = {.subject = "fuzz", .scopes = fuzz_scopes};
@@ -195,11 +196,8 @@ static const mcp_tool tools[] = {
     {.name = "echo",
      .title = "Echo",
      .description = "Returns its text.",
-     .input_schema =
-         "{\"type\":\"object\",\"properties\":{\"text\":{\"type\":\"string\","
-         "\"maxLength\":200}},\"required\":[\"text\"],"
-         "\"additionalProperties\":false}",
-     .annotations = {.read_only = MCP_HINT_TRUE, .open_world = MCP_HINT_FALSE},
+     .input_schema = TC_TEXT_SCHEMA,
+     .annotations = TC_READ_ONLY,
      .handler = t_echo},
     {.name = "add",
      .description = "Adds two integers.",
@@ -225,12 +223,12 @@ static const mcp_tool tools[] = {
      .handler = t_wipe},
     {.name = "slow",
      .description = "Reports progress twice.",
-     .annotations = {.read_only = MCP_HINT_TRUE, .open_world = MCP_HINT_FALSE},
+     .annotations = TC_READ_ONLY,
      .handler = t_slow},
     {.name = "confirm",
      .title = "Confirm",
      .description = "Asks the user to confirm.",
-     .annotations = {.read_only = MCP_HINT_TRUE, .open_world = MCP_HINT_FALSE},
+     .annotations = TC_READ_ONLY,
      .handler = t_confirm},
     {.name = "ask",
      .description = "Asks the model and the client's roots.",
@@ -247,7 +245,7 @@ static const mcp_tool tools[] = {
      .handler = t_later},
     {.name = "media",
      .description = "Returns every kind of content.",
-     .annotations = {.read_only = MCP_HINT_TRUE, .open_world = MCP_HINT_FALSE},
+     .annotations = TC_READ_ONLY,
      .handler = t_media},
     {.name = "stamp",
      .description = "Checks formats.",
@@ -257,7 +255,7 @@ static const mcp_tool tools[] = {
          "\"site\":{\"format\":\"uri\"},\"id\":{\"format\":\"uuid\"},"
          "\"ip\":{\"format\":\"ipv4\"},\"code\":{\"type\":\"string\","
          "\"pattern\":\"^[a-z]+(-[0-9]{1,3})?$\"}}}",
-     .annotations = {.read_only = MCP_HINT_TRUE, .open_world = MCP_HINT_FALSE},
+     .annotations = TC_READ_ONLY,
      .handler = t_stamp,
      .flags = MCP_TOOL_ASSERT_FORMATS},
 };

@@ -43,6 +43,7 @@
 
 #include "http_client.h"
 #include "testutil.h"
+#include "tools.h"
 
 /* The protocol version most tests' sessions negotiate. */
 #define V "2025-11-25"
@@ -379,38 +380,35 @@ static int tool_flood(mcp_call *call, void *ud) {
   return mcp_result_text(call, "flooded");
 }
 
-#define READ_ONLY                                                              \
-  { .read_only = MCP_HINT_TRUE, .open_world = MCP_HINT_FALSE }
-
 static void fx_add_tools(void) {
   static const mcp_tool tools[] = {
       {.name = "echo",
        .description = "Returns its text.",
        .input_schema = "{\"type\":\"object\",\"properties\":{\"text\":{"
                        "\"type\":\"string\"}}}",
-       .annotations = READ_ONLY,
+       .annotations = TC_READ_ONLY,
        .handler = tool_echo},
       {.name = "fail",
        .description = "Always a tool error.",
-       .annotations = READ_ONLY,
+       .annotations = TC_READ_ONLY,
        .handler = tool_fail},
       {.name = "progress",
        .description = "Reports progress three times.",
-       .annotations = READ_ONLY,
+       .annotations = TC_READ_ONLY,
        .handler = tool_progress},
       {.name = "park",
        .description = "Deferred until the test finishes it.",
-       .annotations = READ_ONLY,
+       .annotations = TC_READ_ONLY,
        .handler = tool_park},
       {.name = "ask",
        .description = "Asks the user through elicitation.",
-       .annotations = READ_ONLY,
+       .annotations = TC_READ_ONLY,
        .handler = tool_ask},
       {.name = "flood",
        .description = "Sends n progress notifications of size bytes.",
        .input_schema = "{\"type\":\"object\",\"properties\":{\"n\":{\"type\":"
                        "\"integer\"},\"size\":{\"type\":\"integer\"}}}",
-       .annotations = READ_ONLY,
+       .annotations = TC_READ_ONLY,
        .handler = tool_flood},
   };
   for (size_t i = 0; i < TU_COUNT(tools); i++)
@@ -1841,7 +1839,7 @@ START_TEST(get_stream_receives_list_changed) {
   ck_assert_str_eq(v, "no");
   mcp_tool t = {.name = "extra",
                 .description = "Added while serving.",
-                .annotations = READ_ONLY,
+                .annotations = TC_READ_ONLY,
                 .handler = tool_echo};
   ck_assert_int_eq(mcp_server_add_tool(F.srv, &t, NULL), 0);
   ck_assert_msg(stream_wait(s, "notifications/tools/list_changed", 1, T(5000)),
@@ -1878,7 +1876,7 @@ START_TEST(c10_second_get_409) {
   /* The first one still gets what it should. */
   mcp_tool t = {.name = "extra",
                 .description = "Added while serving.",
-                .annotations = READ_ONLY,
+                .annotations = TC_READ_ONLY,
                 .handler = tool_echo};
   ck_assert_int_eq(mcp_server_add_tool(F.srv, &t, NULL), 0);
   ck_assert(stream_wait(s, "notifications/tools/list_changed", 1, T(5000)));
@@ -2057,7 +2055,7 @@ START_TEST(last_event_id_replays_only_that_stream) {
   ck_assert_int_eq(stream_wait_headers(g, T(5000)), 200);
   mcp_tool t1 = {.name = "extra1",
                  .description = "Added while serving.",
-                 .annotations = READ_ONLY,
+                 .annotations = TC_READ_ONLY,
                  .handler = tool_echo};
   mcp_tool t2 = t1;
   t2.name = "extra2";
@@ -2153,7 +2151,7 @@ START_TEST(c11_foreign_or_forged_last_event_id) {
   ck_assert_int_eq(stream_wait_headers(g, T(5000)), 200);
   mcp_tool t = {.name = "extra",
                 .description = "Added while serving.",
-                .annotations = READ_ONLY,
+                .annotations = TC_READ_ONLY,
                 .handler = tool_echo};
   ck_assert_int_eq(mcp_server_add_tool(F.srv, &t, NULL), 0);
   ck_assert(stream_wait(g, "notifications/tools/list_changed", 1, T(5000)));
@@ -2201,7 +2199,7 @@ START_TEST(f11_quiet_stream_keepalive) {
   sse_free(&e);
   mcp_tool t = {.name = "extra",
                 .description = "Added while serving.",
-                .annotations = READ_ONLY,
+                .annotations = TC_READ_ONLY,
                 .handler = tool_echo};
   ck_assert_int_eq(mcp_server_add_tool(F.srv, &t, NULL), 0);
   ck_assert(stream_wait(g, "notifications/tools/list_changed", 1, T(3000)));
@@ -2891,7 +2889,7 @@ START_TEST(modern_param_headers) {
                 .input_schema =
                     "{\"type\":\"object\",\"properties\":{\"region\":{"
                     "\"type\":\"string\",\"x-mcp-header\":\"Region\"}}}",
-                .annotations = READ_ONLY,
+                .annotations = TC_READ_ONLY,
                 .handler = tool_echo};
   ck_assert_int_eq(mcp_server_add_tool(F.srv, &t, NULL), 0);
   static const struct {
@@ -2981,7 +2979,7 @@ START_TEST(modern_listen_stream) {
   ck_assert_int_eq(mcp_server_resource_updated(F.srv, "test://other"), 0);
   mcp_tool t = {.name = "extra",
                 .description = "Added while listening.",
-                .annotations = READ_ONLY,
+                .annotations = TC_READ_ONLY,
                 .handler = tool_echo};
   ck_assert_int_eq(mcp_server_add_tool(F.srv, &t, NULL), 0);
   ck_assert(stream_wait(s, "notifications/tools/list_changed", 1, T(5000)));

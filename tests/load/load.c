@@ -62,6 +62,7 @@
 
 #include "http_client.h"
 #include "testutil.h"
+#include "tools.h"
 
 /* ===========================================================================
  * Counting what the library holds
@@ -187,6 +188,8 @@ static void workers_stop(void) {
 
 /* ---- tools --------------------------------------------------------------- */
 
+/* Echo without a schema to keep it from a call without text (the deep
+ * tool): the empty text then. */
 static int tool_echo(mcp_call *call, void *ud) {
   (void)ud;
   const char *text = "";
@@ -252,31 +255,20 @@ static int tool_big(mcp_call *call, void *ud) {
   return rc;
 }
 
-#define RO                                                                     \
-  { .read_only = MCP_HINT_TRUE, .open_world = MCP_HINT_FALSE }
-#define TEXT_SCHEMA                                                            \
-  "{\"type\":\"object\",\"properties\":{\"text\":{\"type\":\"string\","        \
-  "\"maxLength\":200}},\"required\":[\"text\"],\"additionalProperties\":"      \
-  "false}"
-
 static const mcp_tool TOOLS[] = {
-    {.name = "echo",
-     .description = "Returns its text.",
-     .input_schema = TEXT_SCHEMA,
-     .annotations = RO,
-     .handler = tool_echo},
+    TC_TOOL_ECHO,
     {.name = "defer",
      .description = "Returns its text, later, from another thread.",
-     .input_schema = TEXT_SCHEMA,
-     .annotations = RO,
+     .input_schema = TC_TEXT_SCHEMA,
+     .annotations = TC_READ_ONLY,
      .handler = tool_defer},
     {.name = "ticks",
      .description = "Reports progress for a while.",
-     .annotations = RO,
+     .annotations = TC_READ_ONLY,
      .handler = tool_ticks},
     {.name = "big",
      .description = "A megabyte of text.",
-     .annotations = RO,
+     .annotations = TC_READ_ONLY,
      .handler = tool_big},
 };
 
@@ -1451,7 +1443,7 @@ static const mcp_tool DEEP_TOOL = {
         "node\"}},\"$defs\":{\"node\":{\"type\":\"object\",\"properties\":{"
         "\"a\":{\"$ref\":\"#/$defs/node\"},\"n\":{\"type\":\"integer\"}},"
         "\"additionalProperties\":false}}}",
-    .annotations = RO,
+    .annotations = TC_READ_ONLY,
     .handler = tool_echo};
 
 typedef struct deep_run {

@@ -63,6 +63,7 @@
 #include "jwt_sign.h"
 #include "ossl_count.h"
 #include "testutil.h"
+#include "tools.h"
 
 /* ===========================================================================
  * The counting, failing allocator
@@ -342,13 +343,6 @@ static void finish_deferred(void) {
     finish_thread(c);
 }
 
-static int tool_echo(mcp_call *call, void *ud) {
-  (void)ud;
-  const char *text = NULL;
-  int rc = mcp_call_arg_string(call, "text", &text);
-  return rc ? rc : mcp_result_text(call, text);
-}
-
 static int tool_ask(mcp_call *call, void *ud) {
   (void)ud;
   const cJSON *a = mcp_call_input(call, "q");
@@ -434,39 +428,30 @@ static int complete_names(mcp_completion *c, void *ud) {
   return 0;
 }
 
-#define RO                                                                     \
-  { .read_only = MCP_HINT_TRUE, .open_world = MCP_HINT_FALSE }
-
 static const mcp_tool TOOLS[] = {
-    {.name = "echo",
-     .description = "Returns its text.",
-     .input_schema = "{\"type\":\"object\",\"properties\":{\"text\":{"
-                     "\"type\":\"string\",\"maxLength\":64}},\"required\":["
-                     "\"text\"],\"additionalProperties\":false}",
-     .annotations = RO,
-     .handler = tool_echo},
+    TC_TOOL_ECHO,
     {.name = "ask",
      .description = "Asks the user, then says what they answered.",
-     .annotations = RO,
+     .annotations = TC_READ_ONLY,
      .handler = tool_ask},
     {.name = "defer",
      .description = "Answers later, from another thread.",
-     .annotations = RO,
+     .annotations = TC_READ_ONLY,
      .handler = tool_defer},
     {.name = "progress",
      .description = "Reports progress twice.",
-     .annotations = RO,
+     .annotations = TC_READ_ONLY,
      .handler = tool_progress},
     {.name = "logs",
      .description = "Logs three lines.",
-     .annotations = RO,
+     .annotations = TC_READ_ONLY,
      .handler = tool_logs},
     {.name = "struct",
      .description = "Structured output.",
      .output_schema = "{\"type\":\"object\",\"properties\":{\"n\":{\"type\":"
                       "\"integer\"},\"tags\":{\"type\":\"array\",\"items\":{"
                       "\"type\":\"string\"}}},\"required\":[\"n\"]}",
-     .annotations = RO,
+     .annotations = TC_READ_ONLY,
      .handler = tool_struct},
 };
 

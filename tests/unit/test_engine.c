@@ -15,6 +15,7 @@
 #include "engine.h"
 #include "testinternal.h"
 #include "testutil.h"
+#include "tools.h"
 
 static const char *const VERSIONS[] = {"2024-11-05", "2025-03-26", "2025-06-18",
                                        "2025-11-25"};
@@ -60,14 +61,7 @@ static int run_handler(mcp_call *call, void *user_data) {
   return mcp_result_text(call, "ok");
 }
 
-#define READ_ONLY                                                              \
-  { .read_only = MCP_HINT_TRUE, .open_world = MCP_HINT_FALSE }
-
-static const mcp_tool TOOL_RUN = {.name = "run",
-                                  .description = "Does what the test asks.",
-                                  .input_schema = "{\"type\":\"object\"}",
-                                  .annotations = READ_ONLY,
-                                  .handler = run_handler};
+static const mcp_tool TOOL_RUN = TC_TOOL_RUN(run_handler);
 
 static const mcp_tool TOOL_TYPED = {
     .name = "typed",
@@ -75,12 +69,12 @@ static const mcp_tool TOOL_TYPED = {
     .input_schema = "{\"type\":\"object\",\"properties\":{\"n\":{\"type\":"
                     "\"integer\"},\"s\":{\"type\":\"string\"}},\"required\":["
                     "\"n\"],\"additionalProperties\":false}",
-    .annotations = READ_ONLY,
+    .annotations = TC_READ_ONLY,
     .handler = run_handler};
 
 static const mcp_tool TOOL_NOARGS = {.name = "noargs",
                                      .description = "Takes no arguments.",
-                                     .annotations = READ_ONLY,
+                                     .annotations = TC_READ_ONLY,
                                      .handler = run_handler};
 
 static const mcp_server_info INFO = {.name = "srv",
@@ -743,7 +737,7 @@ END_TEST
 START_TEST(list_changed_after_initialized) {
   static const mcp_tool extra = {.name = "extra",
                                  .description = "Added while serving.",
-                                 .annotations = READ_ONLY,
+                                 .annotations = TC_READ_ONLY,
                                  .handler = run_handler};
   /* Not yet initialized: nothing. */
   ck_assert_int_eq(mcp_server_add_tool(srv, &extra, NULL), 0);
@@ -2251,12 +2245,12 @@ static const mcp_tool TOOL_ALLOC = {
     .input_schema = "{\"type\":\"object\",\"properties\":{\"q\":{\"type\":"
                     "\"string\"}},\"required\":[\"q\"]}",
     .scopes = (const char *const[]){"read", NULL},
-    .annotations = READ_ONLY,
+    .annotations = TC_READ_ONLY,
     .handler = run_handler};
 
 static const mcp_tool TOOL_LATER = {.name = "later",
                                     .description = "Finishes later.",
-                                    .annotations = READ_ONLY,
+                                    .annotations = TC_READ_ONLY,
                                     .handler = run_handler};
 
 /* Feeds msg; a request must get exactly one reply unless receive reports

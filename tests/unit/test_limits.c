@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "testutil.h"
+#include "tools.h"
 
 static void sleep_ms(long ms) {
   struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
@@ -121,29 +122,26 @@ static int handler(mcp_call *call, void *user_data) {
 /* ---- fixture --------------------------------------------------------------
  */
 
-#define RO                                                                     \
-  { .read_only = MCP_HINT_TRUE, .open_world = MCP_HINT_FALSE }
-
 static const char *const ADMIN[] = {"admin", NULL};
 static const mcp_tool T_WORK = {.name = "work",
                                 .description = "Does the work of g_mode.",
-                                .annotations = RO,
+                                .annotations = TC_READ_ONLY,
                                 .handler = handler};
 static const mcp_tool T_ADMIN = {.name = "admin_only",
                                  .description = "Needs admin.",
                                  .scopes = ADMIN,
-                                 .annotations = RO,
+                                 .annotations = TC_READ_ONLY,
                                  .handler = handler};
 static const mcp_tool T_DENIED = {.name = "denied",
                                   .description = "The authorizer says no.",
-                                  .annotations = RO,
+                                  .annotations = TC_READ_ONLY,
                                   .handler = handler};
 static const mcp_tool T_TYPED = {
     .name = "typed",
     .description = "Takes a number.",
     .input_schema = "{\"type\":\"object\",\"properties\":{\"n\":{\"type\":"
                     "\"number\"}},\"required\":[\"n\"]}",
-    .annotations = RO,
+    .annotations = TC_READ_ONLY,
     .handler = handler};
 static const mcp_prompt P_WORK = {
     .name = "p", .description = "A prompt.", .handler = handler};
@@ -666,14 +664,14 @@ static int count_runs(mcp_call *call, void *user_data) {
 START_TEST(f16_threads_share_one_bucket) {
   const mcp_tool t = {.name = "count",
                       .description = "Counts.",
-                      .annotations = RO,
+                      .annotations = TC_READ_ONLY,
                       .handler = count_runs};
   ck_assert_int_eq(mcp_server_add_tool(srv, &t, NULL), 0);
   ck_assert_int_eq(mcp_server_remove_tool(srv, "work"), 0);
   ck_assert_int_eq(mcp_server_add_tool(srv,
                                        &(mcp_tool){.name = "work",
                                                    .description = "Counts.",
-                                                   .annotations = RO,
+                                                   .annotations = TC_READ_ONLY,
                                                    .handler = count_runs},
                                        NULL),
                    0);
@@ -1042,7 +1040,7 @@ static void *race_expirer(void *arg) {
 START_TEST(f18_expiry_races_finish) {
   const mcp_tool t = {.name = "later",
                       .description = "Defers.",
-                      .annotations = RO,
+                      .annotations = TC_READ_ONLY,
                       .handler = defer_to_self};
   ck_assert_int_eq(mcp_server_add_tool(srv, &t, NULL), 0);
   mcp_server_set_call_timeout(srv, 1);

@@ -9,23 +9,11 @@
 #include <string.h>
 
 #include "testutil.h"
+#include "tools.h"
 
 /* ---- a server with one tool, and sessions whose output is captured ---- */
 
-static int echo(mcp_call *call, void *user_data) {
-  (void)user_data;
-  const char *text = NULL;
-  int rc = mcp_call_arg_string(call, "text", &text);
-  return rc ? rc : mcp_result_text(call, text);
-}
-
-static const mcp_tool ECHO = {
-    .name = "echo",
-    .description = "Returns its text.",
-    .input_schema = "{\"type\":\"object\",\"properties\":{\"text\":"
-                    "{\"type\":\"string\"}},\"required\":[\"text\"]}",
-    .annotations = {.read_only = MCP_HINT_TRUE, .open_world = MCP_HINT_FALSE},
-    .handler = echo};
+static const mcp_tool ECHO = TC_TOOL_ECHO;
 
 static mcp_server *server(void) {
   mcp_server_info info = {.name = "message", .version = "1.0.0"};

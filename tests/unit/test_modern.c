@@ -20,6 +20,7 @@
 #include "engine.h"
 #include "testinternal.h"
 #include "testutil.h"
+#include "tools.h"
 
 /* ---- requests ------------------------------------------------------------ */
 
@@ -98,31 +99,24 @@ static int tool_handler(mcp_call *call, void *user_data) {
   return mcp_result_text(call, "ok");
 }
 
-#define HINTS                                                                  \
-  { .read_only = MCP_HINT_TRUE, .open_world = MCP_HINT_FALSE }
-
-static const mcp_tool TOOL_RUN = {.name = "run",
-                                  .description = "Does what the test asks.",
-                                  .input_schema = "{\"type\":\"object\"}",
-                                  .annotations = HINTS,
-                                  .handler = tool_handler};
+static const mcp_tool TOOL_RUN = TC_TOOL_RUN(tool_handler);
 static const mcp_tool TOOL_OTHER = {.name = "other",
                                     .description = "Another tool.",
                                     .input_schema = "{\"type\":\"object\"}",
-                                    .annotations = HINTS,
+                                    .annotations = TC_READ_ONLY,
                                     .handler = tool_handler};
 static const char *const ADMIN[] = {"admin", NULL};
 static const mcp_tool TOOL_SECRET = {.name = "secret",
                                      .description = "Needs admin.",
                                      .scopes = ADMIN,
-                                     .annotations = HINTS,
+                                     .annotations = TC_READ_ONLY,
                                      .handler = tool_handler};
 static const mcp_tool TOOL_TYPED = {
     .name = "typed",
     .description = "Takes an integer n.",
     .input_schema = "{\"type\":\"object\",\"properties\":{\"n\":{\"type\":"
                     "\"integer\"}},\"required\":[\"n\"]}",
-    .annotations = HINTS,
+    .annotations = TC_READ_ONLY,
     .handler = tool_handler};
 
 static const mcp_server_info INFO = {.name = "srv",
@@ -1512,7 +1506,7 @@ START_TEST(dual_era_interleaved_on_one_session) {
       ck_assert_str_eq(modern_names, "run,other,secret,typed");
       static const mcp_tool late = {.name = "late",
                                     .description = "Added while serving.",
-                                    .annotations = HINTS,
+                                    .annotations = TC_READ_ONLY,
                                     .handler = tool_handler};
       tu_clear(&P);
       ck_assert_int_eq(mcp_server_add_tool(srv, &late, NULL), 0);
@@ -2367,7 +2361,7 @@ static int h_alloc_tool(mcp_call *call, void *user_data) {
 static const mcp_tool TOOL_ALLOC = {.name = "ask",
                                     .description = "Asks first.",
                                     .input_schema = "{\"type\":\"object\"}",
-                                    .annotations = HINTS,
+                                    .annotations = TC_READ_ONLY,
                                     .handler = h_alloc_tool};
 
 /* Feeds msg; receive returns 0 or MCP_ENOMEM, and a request accepted is

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "testutil.h"
+#include "tools.h"
 
 /* ---- requests ------------------------------------------------------------ */
 
@@ -143,12 +144,7 @@ static int c_suggest(mcp_completion *c, void *user_data) {
   return 0;
 }
 
-static const mcp_tool TOOL_RUN = {
-    .name = "run",
-    .description = "Does what the test asks.",
-    .input_schema = "{\"type\":\"object\"}",
-    .annotations = {.read_only = MCP_HINT_TRUE, .open_world = MCP_HINT_FALSE},
-    .handler = h_tool};
+static const mcp_tool TOOL_RUN = TC_TOOL_RUN(h_tool);
 
 static const mcp_prompt_argument GREET_ARGS[] = {
     {.name = "name",
