@@ -127,220 +127,595 @@ static const char *result_text(const cJSON *reply) {
 
 /* ---- registration rules -------------------------------------------------- */
 
-START_TEST(rule_read_only_stated) {
-  mcp_server *srv = new_server();
-  mcp_tool t = writer("w");
-  t.annotations.read_only = MCP_HINT_UNSET;
-  expect_refused(srv, &t, MCP_EINVAL, "w", "read_only must be stated");
-  /* Also when nothing else is stated. */
-  t.annotations = (mcp_tool_annotations){.open_world = MCP_HINT_TRUE};
-  expect_refused(srv, &t, MCP_EINVAL, "w", "read_only must be stated");
-  t = writer("w");
-  expect_accepted(srv, &t);
-  mcp_server_free(srv);
-}
-END_TEST
+/* The valid writing and read-only tools the rows break one rule at a time
+ * (as writer() and reader() make them), in pieces a row spells out: each
+ * row gives the whole struct it registers. */
+#define F MCP_HINT_FALSE
+#define T MCP_HINT_TRUE
+#define WRITES .description = "Writes a thing.", .handler = ok_handler
+#define READS .description = "Reads a thing.", .handler = ok_handler
+#define WRITER_HINTS                                                           \
+  .annotations = {                                                             \
+      .read_only = F, .destructive = F, .idempotent = T, .open_world = F}
+#define READER_HINTS .annotations = {.read_only = T, .open_world = F}
+#define WRITER(n)                                                              \
+  { .name = n, WRITES, WRITER_HINTS }
 
-START_TEST(rule_open_world_stated) {
-  mcp_server *srv = new_server();
-  mcp_tool t = writer("w");
-  t.annotations.open_world = MCP_HINT_UNSET;
-  expect_refused(srv, &t, MCP_EINVAL, "w", "open_world must be stated");
-  t = reader("r");
-  t.annotations.open_world = MCP_HINT_UNSET;
-  expect_refused(srv, &t, MCP_EINVAL, "r", "open_world must be stated");
-  t = reader("r");
-  t.annotations.open_world = MCP_HINT_TRUE;
-  expect_accepted(srv, &t);
-  mcp_server_free(srv);
-}
-END_TEST
-
-START_TEST(rule_destructive_stated_when_writing) {
-  mcp_server *srv = new_server();
-  mcp_tool t = writer("w");
-  t.annotations.destructive = MCP_HINT_UNSET;
-  expect_refused(srv, &t, MCP_EINVAL, "w",
-                 "destructive must be stated when read_only is "
-                 "MCP_HINT_FALSE");
-  t.annotations.destructive = MCP_HINT_TRUE;
-  expect_accepted(srv, &t);
-  mcp_server_free(srv);
-}
-END_TEST
-
-START_TEST(rule_idempotent_stated_when_writing) {
-  mcp_server *srv = new_server();
-  mcp_tool t = writer("w");
-  t.annotations.idempotent = MCP_HINT_UNSET;
-  expect_refused(srv, &t, MCP_EINVAL, "w",
-                 "idempotent must be stated when read_only is MCP_HINT_FALSE");
-  t.annotations.idempotent = MCP_HINT_FALSE;
-  expect_accepted(srv, &t);
-  mcp_server_free(srv);
-}
-END_TEST
-
-START_TEST(rule_destructive_meaningless_when_read_only) {
-  mcp_server *srv = new_server();
-  mcp_tool t = reader("r");
-  t.annotations.destructive = MCP_HINT_FALSE;
-  expect_refused(srv, &t, MCP_EINVAL, "r",
-                 "destructive is meaningless on a read-only tool");
-  /* TRUE is refused too, by the stronger rule below. */
-  t.annotations.destructive = MCP_HINT_TRUE;
-  expect_refused(srv, &t, MCP_EINVAL, "r", "read-only");
-  mcp_server_free(srv);
-}
-END_TEST
-
-START_TEST(rule_idempotent_meaningless_when_read_only) {
-  mcp_server *srv = new_server();
-  mcp_tool t = reader("r");
-  t.annotations.idempotent = MCP_HINT_FALSE;
-  expect_refused(srv, &t, MCP_EINVAL, "r",
-                 "idempotent is meaningless on a read-only tool");
-  t.annotations.idempotent = MCP_HINT_TRUE;
-  expect_refused(srv, &t, MCP_EINVAL, "r",
-                 "idempotent is meaningless on a read-only tool");
-  mcp_server_free(srv);
-}
-END_TEST
-
-START_TEST(rule_read_only_destructive_contradictory) {
-  mcp_server *srv = new_server();
-  mcp_tool t = reader("r");
-  t.annotations.destructive = MCP_HINT_TRUE;
-  expect_refused(srv, &t, MCP_EINVAL, "r", "contradictory");
-  expect_refused(srv, &t, MCP_EINVAL, "r", "cannot be destructive");
-  /* Whatever idempotent says. */
-  t.annotations.idempotent = MCP_HINT_TRUE;
-  expect_refused(srv, &t, MCP_EINVAL, "r", "contradictory");
-  mcp_server_free(srv);
-}
-END_TEST
-
-START_TEST(rule_hint_in_range) {
-  /* 1 and 2 were MCP_HINT_FALSE and MCP_HINT_TRUE before the values became
-   * letters: a binary built against the old header must not pass either. */
-  static const int bad[] = {2, 3, 42, -1, 'f', 't'};
-  mcp_server *srv = new_server();
-  static const char *const members[4] = {"read_only", "destructive",
-                                         "idempotent", "open_world"};
-  for (size_t i = 0; i < TU_COUNT(bad); i++) {
-    for (int field = 0; field < 4; field++) {
-      mcp_tool t = writer("w");
-      mcp_hint *h[4] = {&t.annotations.read_only, &t.annotations.destructive,
-                        &t.annotations.idempotent, &t.annotations.open_world};
-      *h[field] = (mcp_hint)bad[i];
-      char *want =
-          tu_text("%s is %d, which is not an mcp_hint", members[field], bad[i]);
-      expect_refused(srv, &t, MCP_EINVAL, "w", want);
-      expect_refused(srv, &t, MCP_EINVAL, "w", "MCP_HINT_");
-      free(want);
-    }
-    mcp_tool r = reader("r");
-    r.annotations.open_world = (mcp_hint)bad[i];
-    expect_refused(srv, &r, MCP_EINVAL, "r", "open_world is");
-  }
-  mcp_server_free(srv);
-}
-END_TEST
-
-/* The mistakes C's bool invites, the way a student writes them: every one
- * is refused, with a message naming the member and the fix. A read-only
- * tool whose destructive or idempotent member says false is not among
- * them: 0 is unset, which is exactly what such a tool must leave. */
-static const struct bool_mistake {
+/* One registration and what must come of it: rc, and when refused a
+ * message that starts with `tool "who": ` and holds every fragment of
+ * want. A refused tool must not be registered. */
+typedef struct rule_case {
   const char *what;
-  mcp_tool_annotations hints;
+  mcp_tool tool;
+  int rc;
+  const char *who;
   const char *want[4];
-} bool_mistakes[] = {
-    {"every hint true",
-     {.read_only = true,
-      .destructive = true,
-      .idempotent = true,
-      .open_world = true},
+} rule_case;
+
+#define ACCEPTED(what, ...)                                                    \
+  {                                                                            \
+    what, __VA_ARGS__, 0, NULL, { NULL }                                       \
+  }
+
+/* A hint value outside the enum, in each member: 1 and 2 were
+ * MCP_HINT_FALSE and MCP_HINT_TRUE before the values became letters, so a
+ * binary built against the old header must not pass either. */
+#define OUT_OF_RANGE(v)                                                        \
+  {"read_only " #v,                                                            \
+   {.name = "w",                                                               \
+    WRITES,                                                                    \
+    .annotations = {.read_only = (mcp_hint)(v),                                \
+                    .destructive = F,                                          \
+                    .idempotent = T,                                           \
+                    .open_world = F}},                                         \
+   MCP_EINVAL,                                                                 \
+   "w",                                                                        \
+   {"read_only is " #v ", which is not an mcp_hint", "MCP_HINT_"}},            \
+      {"destructive " #v,                                                      \
+       {.name = "w",                                                           \
+        WRITES,                                                                \
+        .annotations = {.read_only = F,                                        \
+                        .destructive = (mcp_hint)(v),                          \
+                        .idempotent = T,                                       \
+                        .open_world = F}},                                     \
+       MCP_EINVAL,                                                             \
+       "w",                                                                    \
+       {"destructive is " #v ", which is not an mcp_hint", "MCP_HINT_"}},      \
+      {"idempotent " #v,                                                       \
+       {.name = "w",                                                           \
+        WRITES,                                                                \
+        .annotations = {.read_only = F,                                        \
+                        .destructive = F,                                      \
+                        .idempotent = (mcp_hint)(v),                           \
+                        .open_world = F}},                                     \
+       MCP_EINVAL,                                                             \
+       "w",                                                                    \
+       {"idempotent is " #v ", which is not an mcp_hint", "MCP_HINT_"}},       \
+      {"open_world " #v,                                                       \
+       {.name = "w",                                                           \
+        WRITES,                                                                \
+        .annotations = {.read_only = F,                                        \
+                        .destructive = F,                                      \
+                        .idempotent = T,                                       \
+                        .open_world = (mcp_hint)(v)}},                         \
+       MCP_EINVAL,                                                             \
+       "w",                                                                    \
+       {"open_world is " #v ", which is not an mcp_hint", "MCP_HINT_"}},       \
+  {                                                                            \
+    "open_world " #v " on a reader",                                           \
+        {.name = "r",                                                          \
+         READS,                                                                \
+         .annotations = {.read_only = T, .open_world = (mcp_hint)(v)}},        \
+        MCP_EINVAL, "r", {                                                     \
+      "open_world is"                                                          \
+    }                                                                          \
+  }
+
+/* Schema texts no tool may register, for input and output alike: not
+ * JSON (bad text, duplicate keys, invalid UTF-8), or not an object
+ * schema. */
+#define NOT_JSON(s)                                                            \
+  {"input_schema not JSON: " s,                                                \
+   {.name = "w", WRITES, WRITER_HINTS, .input_schema = s},                     \
+   MCP_EINVAL,                                                                 \
+   "w",                                                                        \
+   {"input_schema is not valid JSON"}},                                        \
+  {                                                                            \
+    "output_schema not JSON: " s,                                              \
+        {.name = "w", WRITES, WRITER_HINTS, .output_schema = s}, MCP_EINVAL,   \
+        "w", {                                                                 \
+      "output_schema is not valid JSON"                                        \
+    }                                                                          \
+  }
+#define NOT_OBJECT(s)                                                          \
+  {"input_schema not an object schema: " s,                                    \
+   {.name = "w", WRITES, WRITER_HINTS, .input_schema = s},                     \
+   MCP_EINVAL,                                                                 \
+   "w",                                                                        \
+   {"input_schema must be a JSON object schema with \"type\":\"object\""}},    \
+  {                                                                            \
+    "output_schema not an object schema: " s,                                  \
+        {.name = "w", WRITES, WRITER_HINTS, .output_schema = s}, MCP_EINVAL,   \
+        "w", {                                                                 \
+      "output_schema must be a JSON object schema with \"type\":\"object\""    \
+    }                                                                          \
+  }
+
+/* A scope list no tool may give. */
+#define BAD_SCOPE(s)                                                           \
+  {                                                                            \
+    "scope " #s,                                                               \
+        {.name = "w",                                                          \
+         WRITES,                                                               \
+         WRITER_HINTS,                                                         \
+         .scopes = (const char *const[]){"fine", s, NULL}},                    \
+        MCP_EINVAL, "w", {                                                     \
+      "is not an RFC 6750 scope token"                                         \
+    }                                                                          \
+  }
+
+/* An input schema's x-mcp-header marks (SEP-2243): only on string,
+ * integer or boolean properties reached through "properties", a token,
+ * unique case-insensitively. */
+#define MARKS(n, s, fragment)                                                  \
+  {                                                                            \
+    "x-mcp-header: " n, {.name = n, READS, READER_HINTS, .input_schema = s},   \
+        MCP_EINVAL, n, {                                                       \
+      fragment                                                                 \
+    }                                                                          \
+  }
+
+#define N8 "nnnnnnnn"
+#define N64 N8 N8 N8 N8 N8 N8 N8 N8
+#define NAME_128 N64 N64
+#define NAME_129 NAME_128 "n"
+#define NAME_RULE "the name must be 1-128 characters of [A-Za-z0-9_.-]"
+#define BAD_NAME(n)                                                            \
+  {                                                                            \
+    "name " #n, WRITER(n), MCP_EINVAL, n, { NAME_RULE }                        \
+  }
+
+static const rule_case rules[] = {
+    /* read_only and open_world are always stated. */
+    {"read_only unset",
+     {.name = "w",
+      WRITES,
+      .annotations = {.destructive = F, .idempotent = T, .open_world = F}},
+     MCP_EINVAL,
+     "w",
+     {"read_only must be stated"}},
+    {"read_only unset, only open_world stated",
+     {.name = "w", WRITES, .annotations = {.open_world = T}},
+     MCP_EINVAL,
+     "w",
+     {"read_only must be stated"}},
+    ACCEPTED("a writer", WRITER("w")),
+    {"open_world unset on a writer",
+     {.name = "w",
+      WRITES,
+      .annotations = {.read_only = F, .destructive = F, .idempotent = T}},
+     MCP_EINVAL,
+     "w",
+     {"open_world must be stated"}},
+    {"open_world unset on a reader",
+     {.name = "r", READS, .annotations = {.read_only = T}},
+     MCP_EINVAL,
+     "r",
+     {"open_world must be stated"}},
+    ACCEPTED(
+        "a reader in an open world",
+        {.name = "r", READS, .annotations = {.read_only = T, .open_world = T}}),
+    /* destructive and idempotent are stated when the tool writes... */
+    {"destructive unset on a writer",
+     {.name = "w",
+      WRITES,
+      .annotations = {.read_only = F, .idempotent = T, .open_world = F}},
+     MCP_EINVAL,
+     "w",
+     {"destructive must be stated when read_only is MCP_HINT_FALSE"}},
+    ACCEPTED("a destructive writer", {.name = "w",
+                                      WRITES,
+                                      .annotations = {.read_only = F,
+                                                      .destructive = T,
+                                                      .idempotent = T,
+                                                      .open_world = F}}),
+    {"idempotent unset on a writer",
+     {.name = "w",
+      WRITES,
+      .annotations = {.read_only = F, .destructive = F, .open_world = F}},
+     MCP_EINVAL,
+     "w",
+     {"idempotent must be stated when read_only is MCP_HINT_FALSE"}},
+    ACCEPTED("a writer that is not idempotent",
+             {.name = "w",
+              WRITES,
+              .annotations = {.read_only = F,
+                              .destructive = F,
+                              .idempotent = F,
+                              .open_world = F}}),
+    /* ... and meaningless when it only reads. */
+    {"destructive false on a reader",
+     {.name = "r",
+      READS,
+      .annotations = {.read_only = T, .destructive = F, .open_world = F}},
+     MCP_EINVAL,
+     "r",
+     {"destructive is meaningless on a read-only tool"}},
+    {"destructive true on a reader",
+     {.name = "r",
+      READS,
+      .annotations = {.read_only = T, .destructive = T, .open_world = F}},
+     MCP_EINVAL,
+     "r",
+     {"read-only", "contradictory", "cannot be destructive"}},
+    {"destructive and idempotent true on a reader",
+     {.name = "r",
+      READS,
+      .annotations =
+          {.read_only = T, .destructive = T, .idempotent = T, .open_world = F}},
+     MCP_EINVAL,
+     "r",
+     {"contradictory"}},
+    {"idempotent false on a reader",
+     {.name = "r",
+      READS,
+      .annotations = {.read_only = T, .idempotent = F, .open_world = F}},
+     MCP_EINVAL,
+     "r",
+     {"idempotent is meaningless on a read-only tool"}},
+    {"idempotent true on a reader",
+     {.name = "r",
+      READS,
+      .annotations = {.read_only = T, .idempotent = T, .open_world = F}},
+     MCP_EINVAL,
+     "r",
+     {"idempotent is meaningless on a read-only tool"}},
+    OUT_OF_RANGE(2),
+    OUT_OF_RANGE(3),
+    OUT_OF_RANGE(42),
+    OUT_OF_RANGE(-1),
+    OUT_OF_RANGE(102), /* 'f' */
+    OUT_OF_RANGE(116), /* 't' */
+
+    /* The mistakes C's bool invites, the way a student writes them: every
+     * one is refused, with a message naming the member and the fix. A
+     * read-only tool whose destructive or idempotent member says false is
+     * not among them: 0 is unset, which is exactly what such a tool must
+     * leave. */
+    {"C bools: every hint true",
+     {.name = "student",
+      WRITES,
+      .annotations = {.read_only = true,
+                      .destructive = true,
+                      .idempotent = true,
+                      .open_world = true}},
+     MCP_EINVAL,
+     "student",
      {"read_only is 1 (C true?)", "destructive is 1 (C true?)",
       "idempotent is 1 (C true?)", "open_world is 1 (C true?)"}},
-    {"read_only true",
-     {.read_only = true, .open_world = MCP_HINT_FALSE},
+    {"C bools: read_only true",
+     {.name = "student",
+      WRITES,
+      .annotations = {.read_only = true, .open_world = F}},
+     MCP_EINVAL,
+     "student",
      {"read_only is 1 (C true?): write MCP_HINT_TRUE or MCP_HINT_FALSE"}},
-    {"read_only false",
-     {.read_only = false, .open_world = MCP_HINT_FALSE},
+    {"C bools: read_only false",
+     {.name = "student",
+      WRITES,
+      .annotations = {.read_only = false, .open_world = F}},
+     MCP_EINVAL,
+     "student",
      {"read_only must be stated",
       "it is 0, which means unset (C's false is 0, not MCP_HINT_FALSE)"}},
-    {"open_world true",
-     {.read_only = MCP_HINT_TRUE, .open_world = true},
+    {"C bools: open_world true",
+     {.name = "student",
+      WRITES,
+      .annotations = {.read_only = T, .open_world = true}},
+     MCP_EINVAL,
+     "student",
      {"open_world is 1 (C true?): write MCP_HINT_TRUE or MCP_HINT_FALSE"}},
-    {"open_world false",
-     {.read_only = MCP_HINT_TRUE, .open_world = false},
+    {"C bools: open_world false",
+     {.name = "student",
+      WRITES,
+      .annotations = {.read_only = T, .open_world = false}},
+     MCP_EINVAL,
+     "student",
      {"open_world must be stated", "not MCP_HINT_FALSE"}},
-    {"destructive true on a writer",
-     {.read_only = MCP_HINT_FALSE,
-      .destructive = true,
-      .idempotent = MCP_HINT_FALSE,
-      .open_world = MCP_HINT_FALSE},
+    {"C bools: destructive true on a writer",
+     {.name = "student",
+      WRITES,
+      .annotations = {.read_only = F,
+                      .destructive = true,
+                      .idempotent = F,
+                      .open_world = F}},
+     MCP_EINVAL,
+     "student",
      {"destructive is 1 (C true?): write MCP_HINT_TRUE or MCP_HINT_FALSE"}},
-    {"destructive false on a writer",
-     {.read_only = MCP_HINT_FALSE,
-      .destructive = false,
-      .idempotent = MCP_HINT_FALSE,
-      .open_world = MCP_HINT_FALSE},
+    {"C bools: destructive false on a writer",
+     {.name = "student",
+      WRITES,
+      .annotations = {.read_only = F,
+                      .destructive = false,
+                      .idempotent = F,
+                      .open_world = F}},
+     MCP_EINVAL,
+     "student",
      {"destructive must be stated when read_only is MCP_HINT_FALSE",
       "0, which means unset"}},
-    {"idempotent true on a writer",
-     {.read_only = MCP_HINT_FALSE,
-      .destructive = MCP_HINT_TRUE,
-      .idempotent = true,
-      .open_world = MCP_HINT_FALSE},
+    {"C bools: idempotent true on a writer",
+     {.name = "student",
+      WRITES,
+      .annotations = {.read_only = F,
+                      .destructive = T,
+                      .idempotent = true,
+                      .open_world = F}},
+     MCP_EINVAL,
+     "student",
      {"idempotent is 1 (C true?): write MCP_HINT_TRUE or MCP_HINT_FALSE"}},
-    {"idempotent false on a writer",
-     {.read_only = MCP_HINT_FALSE,
-      .destructive = MCP_HINT_TRUE,
-      .idempotent = false,
-      .open_world = MCP_HINT_FALSE},
+    {"C bools: idempotent false on a writer",
+     {.name = "student",
+      WRITES,
+      .annotations = {.read_only = F,
+                      .destructive = T,
+                      .idempotent = false,
+                      .open_world = F}},
+     MCP_EINVAL,
+     "student",
      {"idempotent must be stated when read_only is MCP_HINT_FALSE",
       "not MCP_HINT_FALSE"}},
-    {"destructive true on a reader",
-     {.read_only = MCP_HINT_TRUE,
-      .destructive = true,
-      .open_world = MCP_HINT_FALSE},
+    {"C bools: destructive true on a reader",
+     {.name = "student",
+      WRITES,
+      .annotations = {.read_only = T, .destructive = true, .open_world = F}},
+     MCP_EINVAL,
+     "student",
      {"destructive is 1 (C true?): leave it unset (MCP_HINT_UNSET) on a "
       "read-only tool"}},
-    {"idempotent true on a reader",
-     {.read_only = MCP_HINT_TRUE,
-      .idempotent = true,
-      .open_world = MCP_HINT_FALSE},
+    {"C bools: idempotent true on a reader",
+     {.name = "student",
+      WRITES,
+      .annotations = {.read_only = T, .idempotent = true, .open_world = F}},
+     MCP_EINVAL,
+     "student",
      {"idempotent is 1 (C true?): leave it unset (MCP_HINT_UNSET) on a "
       "read-only tool"}},
-    {"read_only true, destructive stated",
-     {.read_only = true,
-      .destructive = MCP_HINT_TRUE,
-      .idempotent = MCP_HINT_TRUE,
-      .open_world = MCP_HINT_FALSE},
+    {"C bools: read_only true, destructive stated",
+     {.name = "student",
+      WRITES,
+      .annotations = {.read_only = true,
+                      .destructive = T,
+                      .idempotent = T,
+                      .open_world = F}},
+     MCP_EINVAL,
+     "student",
      {"read_only is 1 (C true?)"}},
+
+    /* Names: 1-128 characters of [A-Za-z0-9_.-]. */
+    {"name of 129 characters",
+     WRITER(NAME_129),
+     MCP_EINVAL,
+     NAME_129,
+     {NAME_RULE}},
+    ACCEPTED("name of 128 characters", WRITER(NAME_128)),
+    {"empty name", WRITER(""), MCP_EINVAL, "", {NAME_RULE}},
+    {"no name", WRITER(NULL), MCP_EINVAL, "", {NAME_RULE}},
+    ACCEPTED("name of one character", WRITER("x")),
+    ACCEPTED("name: capitals", WRITER("ABCDEFGHIJKLMNOPQRSTUVWXYZ")),
+    ACCEPTED("name: small letters", WRITER("abcdefghijklmnopqrstuvwxyz")),
+    ACCEPTED("name: digits", WRITER("0123456789")),
+    ACCEPTED("name: underscore", WRITER("_")),
+    ACCEPTED("name: dot", WRITER(".")),
+    ACCEPTED("name: hyphen", WRITER("-")),
+    ACCEPTED("name: a mix", WRITER("Az09_.-")),
+    ACCEPTED("name: a dotted name", WRITER("tool.sub-name_2")),
+    BAD_NAME("a b"),
+    BAD_NAME("a/b"),
+    BAD_NAME("a:b"),
+    BAD_NAME("a@b"),
+    BAD_NAME("tab\t"),
+    BAD_NAME("a\"b"),
+    BAD_NAME("\xc3\xa9"),
+    BAD_NAME("caf\xc3\xa9"),
+    BAD_NAME("a\nb"),
+    /* A name that is not even UTF-8 is not echoed. */
+    {"name not UTF-8",
+     WRITER("a\xff"),
+     MCP_EINVAL,
+     "(invalid UTF-8)",
+     {"the name must be"}},
+
+    /* Description, handler, texts. */
+    {"no description",
+     {.name = "w", .handler = ok_handler, WRITER_HINTS},
+     MCP_EINVAL,
+     "w",
+     {"a description is required"}},
+    {"empty description",
+     {.name = "w", .description = "", .handler = ok_handler, WRITER_HINTS},
+     MCP_EINVAL,
+     "w",
+     {"a description is required"}},
+    ACCEPTED(
+        "a description of one space",
+        {.name = "w", .description = " ", .handler = ok_handler, WRITER_HINTS}),
+    {"no handler",
+     {.name = "w", .description = "Writes a thing.", WRITER_HINTS},
+     MCP_EINVAL,
+     "w",
+     {"a handler is required"}},
+    {"title not UTF-8",
+     {.name = "w", .title = "bad \xff", WRITES, WRITER_HINTS},
+     MCP_EINVAL,
+     "w",
+     {"must be UTF-8"}},
+    {"description not UTF-8",
+     {.name = "w",
+      .description = "bad \xc3",
+      .handler = ok_handler,
+      WRITER_HINTS},
+     MCP_EINVAL,
+     "w",
+     {"must be UTF-8"}},
+    {"annotation title an encoded surrogate",
+     {.name = "w",
+      WRITES,
+      .annotations = {.title = "\xed\xa0\x80",
+                      .read_only = F,
+                      .destructive = F,
+                      .idempotent = T,
+                      .open_world = F}},
+     MCP_EINVAL,
+     "w",
+     {"must be UTF-8"}},
+
+    /* Input and output schemas follow the same rules. */
+    NOT_JSON(""),
+    NOT_JSON("{"),
+    NOT_JSON("not json"),
+    NOT_JSON("{\"type\":\"object\"} trailing"),
+    NOT_JSON("{\"type\":\"object\",\"type\":\"object\"}"),
+    NOT_JSON("{\"type\":\"object\",\"description\":\"\xff\"}"),
+    NOT_JSON("{\"type\":\"object\",\"description\":\"caf\xc3\"}"),
+    NOT_OBJECT("[]"),
+    NOT_OBJECT("\"object\""),
+    NOT_OBJECT("null"),
+    NOT_OBJECT("true"),
+    NOT_OBJECT("{}"),
+    NOT_OBJECT("{\"type\":\"array\"}"),
+    NOT_OBJECT("{\"type\":\"Object\"}"),
+    NOT_OBJECT("{\"type\":[\"object\"]}"),
+    NOT_OBJECT("{\"properties\":{}}"),
+    ACCEPTED(
+        "an input schema",
+        {.name = "w",
+         WRITES,
+         WRITER_HINTS,
+         .input_schema = "{\"type\":\"object\",\"properties\":{\"a\":{}}}"}),
+    ACCEPTED("an output schema", {.name = "w",
+                                  WRITES,
+                                  WRITER_HINTS,
+                                  .output_schema = "{\"type\":\"object\"}"}),
+
+    /* Scopes: RFC 6750 scope tokens, each once. */
+    BAD_SCOPE(""),
+    BAD_SCOPE(" "),
+    BAD_SCOPE("a b"),
+    BAD_SCOPE("a\"b"),
+    BAD_SCOPE("a\\b"),
+    BAD_SCOPE("a\tb"),
+    BAD_SCOPE("a\x01"),
+    BAD_SCOPE("\x7f"),
+    BAD_SCOPE("\x1f"),
+    BAD_SCOPE("caf\xc3\xa9"),
+    BAD_SCOPE("\xff"),
+    ACCEPTED("scopes of every character a token may have",
+             {.name = "w",
+              WRITES,
+              WRITER_HINTS,
+              .scopes = (const char *const[]){"a", "mcp:tools.read",
+                                              "!#$%&'()*+,-./:;<=>?@[]^_`{|}~",
+                                              NULL}}),
+    {"a scope listed twice",
+     {.name = "w",
+      WRITES,
+      WRITER_HINTS,
+      .scopes = (const char *const[]){"a", "b", "a", NULL}},
+     MCP_EINVAL,
+     "w",
+     {"scope \"a\" is listed twice"}},
+
+    /* x-mcp-header marks. */
+    ACCEPTED("x-mcp-header on a string, an integer and a boolean",
+             {.name = "h0",
+              READS,
+              READER_HINTS,
+              .input_schema =
+                  "{\"type\":\"object\",\"properties\":{\"r\":{\"type\":"
+                  "\"string\",\"x-mcp-header\":\"Region\"},\"n\":{\"type\":"
+                  "\"integer\",\"x-mcp-header\":\"N\"},\"b\":{\"type\":"
+                  "\"boolean\",\"x-mcp-header\":\"Flag\"}}}"}),
+    ACCEPTED("x-mcp-header on a nested property",
+             {.name = "h1",
+              READS,
+              READER_HINTS,
+              .input_schema =
+                  "{\"type\":\"object\",\"properties\":{\"o\":{\"type\":"
+                  "\"object\",\"properties\":{\"r\":{\"type\":\"string\","
+                  "\"x-mcp-header\":\"Inner\"}}}}}"}),
+    MARKS("h2",
+          "{\"type\":\"object\",\"properties\":{\"r\":{\"type\":\"number\","
+          "\"x-mcp-header\":\"R\"}}}",
+          "type string, integer or boolean"),
+    MARKS("h3",
+          "{\"type\":\"object\",\"properties\":{\"r\":{\"x-mcp-header\":"
+          "\"R\"}}}",
+          "type string, integer or boolean"),
+    MARKS("h4",
+          "{\"type\":\"object\",\"properties\":{\"r\":{\"type\":\"string\","
+          "\"x-mcp-header\":\"Bad Name\"}}}",
+          "RFC 9110 token"),
+    MARKS("h5",
+          "{\"type\":\"object\",\"properties\":{\"r\":{\"type\":\"string\","
+          "\"x-mcp-header\":\"\"}}}",
+          "RFC 9110 token"),
+    MARKS("h6",
+          "{\"type\":\"object\",\"properties\":{\"r\":{\"type\":\"string\","
+          "\"x-mcp-header\":7}}}",
+          "RFC 9110 token"),
+    MARKS("h7",
+          "{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"string\","
+          "\"x-mcp-header\":\"Same\"},\"b\":{\"type\":\"string\","
+          "\"x-mcp-header\":\"sAME\"}}}",
+          "same header"),
+    MARKS("h8", "{\"type\":\"object\",\"x-mcp-header\":\"Root\"}",
+          "reached through"),
+    MARKS("h9",
+          "{\"type\":\"object\",\"properties\":{\"l\":{\"type\":\"array\","
+          "\"items\":{\"type\":\"string\",\"x-mcp-header\":\"Item\"}}}}",
+          "reached through"),
+    MARKS("h10",
+          "{\"type\":\"object\",\"$defs\":{\"d\":{\"type\":\"object\","
+          "\"properties\":{\"r\":{\"type\":\"string\",\"x-mcp-header\":"
+          "\"Def\"}}}}}",
+          "reached through"),
+    MARKS("h11",
+          "{\"type\":\"object\",\"anyOf\":[{\"properties\":{\"r\":{"
+          "\"type\":\"string\",\"x-mcp-header\":\"Any\"}}}]}",
+          "reached through"),
 };
 
-START_TEST(rule_c_bools_refused) {
-  mcp_server *srv = new_server();
-  for (size_t i = 0; i < TU_COUNT(bool_mistakes); i++) {
-    const struct bool_mistake *m = &bool_mistakes[i];
-    mcp_tool t = writer("student");
-    t.annotations = m->hints;
-    ck_assert_msg(mcp_server_add_tool(srv, &t, NULL) == MCP_EINVAL,
-                  "%s: accepted", m->what);
+/* Every row of rules, each on a server of its own. */
+START_TEST(registration_rules) {
+  for (size_t i = 0; i < TU_COUNT(rules); i++) {
+    const rule_case *c = &rules[i];
+    mcp_server *srv = new_server();
+    int rc = mcp_server_add_tool(srv, &c->tool, NULL);
     const char *msg = mcp_server_errmsg(srv);
-    ck_assert_msg(strstr(msg, "tool \"student\": ") == msg, "%s: %s", m->what,
-                  msg);
-    for (size_t k = 0; k < TU_COUNT(m->want) && m->want[k]; k++)
-      ck_assert_msg(strstr(msg, m->want[k]) != NULL, "%s: lacks \"%s\": %s",
-                    m->what, m->want[k], msg);
-    ck_assert_int_eq(mcp_server_remove_tool(srv, "student"), MCP_ENOENT);
+    ck_assert_msg(rc == c->rc, "row %zu (%s): got %d (%s), want %d", i, c->what,
+                  rc, msg, c->rc);
+    if (c->rc != 0) {
+      char named[300];
+      snprintf(named, sizeof named, "tool \"%s\": ", c->who);
+      ck_assert_msg(strncmp(msg, named, strlen(named)) == 0,
+                    "row %zu (%s): the message does not start with %s: %s", i,
+                    c->what, named, msg);
+      for (size_t k = 0; k < TU_COUNT(c->want) && c->want[k]; k++)
+        ck_assert_msg(strstr(msg, c->want[k]) != NULL,
+                      "row %zu (%s): the message lacks \"%s\": %s", i, c->what,
+                      c->want[k], msg);
+      if (c->tool.name != NULL && c->tool.name[0])
+        ck_assert_msg(mcp_server_remove_tool(srv, c->tool.name) == MCP_ENOENT,
+                      "row %zu (%s): a refused tool was registered", i,
+                      c->what);
+    }
+    mcp_server_free(srv);
   }
-  mcp_server_free(srv);
 }
 END_TEST
+
+#undef F
+#undef T
 
 /* Every problem of a definition in one message, each once. */
 START_TEST(rule_every_problem_at_once) {
@@ -372,235 +747,6 @@ START_TEST(rule_every_problem_at_once) {
   /* A valid definition after it is accepted: nothing was left behind. */
   mcp_tool ok = writer("many");
   expect_accepted(srv, &ok);
-  mcp_server_free(srv);
-}
-END_TEST
-
-START_TEST(rule_name_length) {
-  mcp_server *srv = new_server();
-  char name[130];
-  memset(name, 'n', 129);
-  name[129] = '\0';
-  mcp_tool t = writer(name);
-  expect_refused(srv, &t, MCP_EINVAL, name,
-                 "the name must be 1-128 characters of [A-Za-z0-9_.-]");
-  name[128] = '\0';
-  expect_accepted(srv, &t);
-  t = writer("");
-  expect_refused(srv, &t, MCP_EINVAL, "", "the name must be 1-128 characters");
-  t = writer("x");
-  expect_accepted(srv, &t);
-  mcp_server_free(srv);
-}
-END_TEST
-
-START_TEST(rule_name_characters) {
-  static const char *const good[] = {"ABCDEFGHIJKLMNOPQRSTUVWXYZ",
-                                     "abcdefghijklmnopqrstuvwxyz",
-                                     "0123456789",
-                                     "_",
-                                     ".",
-                                     "-",
-                                     "Az09_.-",
-                                     "tool.sub-name_2"};
-  static const char *const bad[] = {"a b",      "a/b",         "a:b",
-                                    "a@b",      "tab\t",       "a\"b",
-                                    "\xc3\xa9", "caf\xc3\xa9", "a\nb"};
-  mcp_server *srv = new_server();
-  for (size_t i = 0; i < TU_COUNT(good); i++) {
-    mcp_tool t = writer(good[i]);
-    expect_accepted(srv, &t);
-  }
-  for (size_t i = 0; i < TU_COUNT(bad); i++) {
-    mcp_tool t = writer(bad[i]);
-    expect_refused(srv, &t, MCP_EINVAL, bad[i],
-                   "the name must be 1-128 characters of [A-Za-z0-9_.-]");
-  }
-  /* A name that is not even UTF-8 is not echoed. */
-  mcp_tool t = writer("a\xff");
-  expect_refused(srv, &t, MCP_EINVAL, "(invalid UTF-8)", "the name must be");
-  mcp_server_free(srv);
-}
-END_TEST
-
-START_TEST(rule_name_null) {
-  mcp_server *srv = new_server();
-  mcp_tool t = writer(NULL);
-  expect_refused(srv, &t, MCP_EINVAL, "", "the name must be 1-128 characters");
-  mcp_server_free(srv);
-}
-END_TEST
-
-START_TEST(rule_description_required) {
-  mcp_server *srv = new_server();
-  mcp_tool t = writer("w");
-  t.description = NULL;
-  expect_refused(srv, &t, MCP_EINVAL, "w", "a description is required");
-  t.description = "";
-  expect_refused(srv, &t, MCP_EINVAL, "w", "a description is required");
-  t.description = " ";
-  expect_accepted(srv, &t);
-  mcp_server_free(srv);
-}
-END_TEST
-
-START_TEST(rule_handler_required) {
-  mcp_server *srv = new_server();
-  mcp_tool t = writer("w");
-  t.handler = NULL;
-  expect_refused(srv, &t, MCP_EINVAL, "w", "a handler is required");
-  mcp_server_free(srv);
-}
-END_TEST
-
-START_TEST(rule_text_utf8) {
-  mcp_server *srv = new_server();
-  mcp_tool t = writer("w");
-  t.title = "bad \xff";
-  expect_refused(srv, &t, MCP_EINVAL, "w", "must be UTF-8");
-  t = writer("w");
-  t.description = "bad \xc3";
-  expect_refused(srv, &t, MCP_EINVAL, "w", "must be UTF-8");
-  t = writer("w");
-  t.annotations.title = "\xed\xa0\x80"; /* an encoded surrogate */
-  expect_refused(srv, &t, MCP_EINVAL, "w", "must be UTF-8");
-  mcp_server_free(srv);
-}
-END_TEST
-
-/* Schema texts no tool may register, for input and output alike. */
-static const char *const bad_schemas[] = {
-    "",
-    "{",
-    "not json",
-    "{\"type\":\"object\"} trailing",
-    "{\"type\":\"object\",\"type\":\"object\"}",      /* duplicate key */
-    "{\"type\":\"object\",\"description\":\"\xff\"}", /* invalid UTF-8 */
-    "{\"type\":\"object\",\"description\":\"caf\xc3\"}",
-};
-static const char *const non_object_schemas[] = {
-    "[]",
-    "\"object\"",
-    "null",
-    "true",
-    "{}",
-    "{\"type\":\"array\"}",
-    "{\"type\":\"Object\"}",
-    "{\"type\":[\"object\"]}",
-    "{\"properties\":{}}",
-};
-
-/* Both schemas follow the same rules: every bad text is refused as not
- * JSON, every non-object schema as such, and valid is accepted. */
-static void expect_schema_rules(bool output, const char *valid) {
-  const char *which = output ? "output_schema" : "input_schema";
-  char not_json[64], not_object[128];
-  snprintf(not_json, sizeof not_json, "%s is not valid JSON", which);
-  snprintf(not_object, sizeof not_object,
-           "%s must be a JSON object schema with \"type\":\"object\"", which);
-  mcp_server *srv = new_server();
-  mcp_tool t = writer("w");
-  const char **schema = output ? &t.output_schema : &t.input_schema;
-  for (size_t i = 0; i < TU_COUNT(bad_schemas); i++) {
-    *schema = bad_schemas[i];
-    expect_refused(srv, &t, MCP_EINVAL, "w", not_json);
-  }
-  for (size_t i = 0; i < TU_COUNT(non_object_schemas); i++) {
-    *schema = non_object_schemas[i];
-    expect_refused(srv, &t, MCP_EINVAL, "w", not_object);
-  }
-  *schema = valid;
-  expect_accepted(srv, &t);
-  mcp_server_free(srv);
-}
-
-START_TEST(rule_input_schema_object) {
-  expect_schema_rules(false, "{\"type\":\"object\",\"properties\":{\"a\":{}}}");
-}
-END_TEST
-
-START_TEST(rule_output_schema_object) {
-  expect_schema_rules(true, "{\"type\":\"object\"}");
-}
-END_TEST
-
-START_TEST(rule_scope_token) {
-  static const char *const bad[] = {"",     " ",           "a b",   "a\"b",
-                                    "a\\b", "a\tb",        "a\x01", "\x7f",
-                                    "\x1f", "caf\xc3\xa9", "\xff"};
-  mcp_server *srv = new_server();
-  for (size_t i = 0; i < TU_COUNT(bad); i++) {
-    const char *scopes[] = {"fine", bad[i], NULL};
-    mcp_tool t = writer("w");
-    t.scopes = scopes;
-    expect_refused(srv, &t, MCP_EINVAL, "w", "is not an RFC 6750 scope token");
-  }
-  const char *scopes[] = {"a", "mcp:tools.read",
-                          "!#$%&'()*+,-./:;<=>?@[]^_`{|}~", NULL};
-  mcp_tool t = writer("w");
-  t.scopes = scopes;
-  expect_accepted(srv, &t);
-  mcp_server_free(srv);
-}
-END_TEST
-
-/* x-mcp-header (SEP-2243): only on string, integer or boolean properties
- * reached through "properties", a token, unique case-insensitively. */
-START_TEST(rule_x_mcp_header) {
-  mcp_server *srv = new_server();
-  static const struct {
-    const char *schema, *fragment; /* fragment NULL: accepted */
-  } cases[] = {
-      {"{\"type\":\"object\",\"properties\":{\"r\":{\"type\":\"string\","
-       "\"x-mcp-header\":\"Region\"},\"n\":{\"type\":\"integer\","
-       "\"x-mcp-header\":\"N\"},\"b\":{\"type\":\"boolean\","
-       "\"x-mcp-header\":\"Flag\"}}}",
-       NULL},
-      {"{\"type\":\"object\",\"properties\":{\"o\":{\"type\":\"object\","
-       "\"properties\":{\"r\":{\"type\":\"string\",\"x-mcp-header\":"
-       "\"Inner\"}}}}}",
-       NULL},
-      {"{\"type\":\"object\",\"properties\":{\"r\":{\"type\":\"number\","
-       "\"x-mcp-header\":\"R\"}}}",
-       "type string, integer or boolean"},
-      {"{\"type\":\"object\",\"properties\":{\"r\":{\"x-mcp-header\":"
-       "\"R\"}}}",
-       "type string, integer or boolean"},
-      {"{\"type\":\"object\",\"properties\":{\"r\":{\"type\":\"string\","
-       "\"x-mcp-header\":\"Bad Name\"}}}",
-       "RFC 9110 token"},
-      {"{\"type\":\"object\",\"properties\":{\"r\":{\"type\":\"string\","
-       "\"x-mcp-header\":\"\"}}}",
-       "RFC 9110 token"},
-      {"{\"type\":\"object\",\"properties\":{\"r\":{\"type\":\"string\","
-       "\"x-mcp-header\":7}}}",
-       "RFC 9110 token"},
-      {"{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"string\","
-       "\"x-mcp-header\":\"Same\"},\"b\":{\"type\":\"string\","
-       "\"x-mcp-header\":\"sAME\"}}}",
-       "same header"},
-      {"{\"type\":\"object\",\"x-mcp-header\":\"Root\"}", "reached through"},
-      {"{\"type\":\"object\",\"properties\":{\"l\":{\"type\":\"array\","
-       "\"items\":{\"type\":\"string\",\"x-mcp-header\":\"Item\"}}}}",
-       "reached through"},
-      {"{\"type\":\"object\",\"$defs\":{\"d\":{\"type\":\"object\","
-       "\"properties\":{\"r\":{\"type\":\"string\",\"x-mcp-header\":"
-       "\"Def\"}}}}}",
-       "reached through"},
-      {"{\"type\":\"object\",\"anyOf\":[{\"properties\":{\"r\":{"
-       "\"type\":\"string\",\"x-mcp-header\":\"Any\"}}}]}",
-       "reached through"},
-  };
-  for (size_t i = 0; i < TU_COUNT(cases); i++) {
-    char name[16];
-    snprintf(name, sizeof name, "h%zu", i);
-    mcp_tool t = reader(name);
-    t.input_schema = cases[i].schema;
-    if (cases[i].fragment)
-      expect_refused(srv, &t, MCP_EINVAL, name, cases[i].fragment);
-    else
-      expect_accepted(srv, &t);
-  }
   mcp_server_free(srv);
 }
 END_TEST
@@ -670,16 +816,6 @@ START_TEST(param_headers_checked) {
   ck_assert_int_eq(mcp_server_check_param_headers(srv, "route", NULL, NULL,
                                                   NULL, why, sizeof why),
                    MCP_EINVAL);
-  mcp_server_free(srv);
-}
-END_TEST
-
-START_TEST(rule_scope_listed_once) {
-  mcp_server *srv = new_server();
-  const char *scopes[] = {"a", "b", "a", NULL};
-  mcp_tool t = writer("w");
-  t.scopes = scopes;
-  expect_refused(srv, &t, MCP_EINVAL, "w", "scope \"a\" is listed twice");
   mcp_server_free(srv);
 }
 END_TEST
@@ -1813,27 +1949,8 @@ END_TEST
 static Suite *registry_suite(void) {
   Suite *s = suite_create("registry");
   TCase *t = tcase_create("rules");
-  tcase_add_test(t, rule_read_only_stated);
-  tcase_add_test(t, rule_open_world_stated);
-  tcase_add_test(t, rule_destructive_stated_when_writing);
-  tcase_add_test(t, rule_idempotent_stated_when_writing);
-  tcase_add_test(t, rule_destructive_meaningless_when_read_only);
-  tcase_add_test(t, rule_idempotent_meaningless_when_read_only);
-  tcase_add_test(t, rule_read_only_destructive_contradictory);
-  tcase_add_test(t, rule_hint_in_range);
-  tcase_add_test(t, rule_c_bools_refused);
+  tcase_add_test(t, registration_rules);
   tcase_add_test(t, rule_every_problem_at_once);
-  tcase_add_test(t, rule_name_length);
-  tcase_add_test(t, rule_name_characters);
-  tcase_add_test(t, rule_name_null);
-  tcase_add_test(t, rule_description_required);
-  tcase_add_test(t, rule_handler_required);
-  tcase_add_test(t, rule_text_utf8);
-  tcase_add_test(t, rule_input_schema_object);
-  tcase_add_test(t, rule_output_schema_object);
-  tcase_add_test(t, rule_scope_token);
-  tcase_add_test(t, rule_scope_listed_once);
-  tcase_add_test(t, rule_x_mcp_header);
   tcase_add_test(t, param_headers_checked);
   tcase_add_test(t, errmsg_is_per_thread);
   tcase_add_test(t, rule_unique_name);
