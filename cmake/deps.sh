@@ -32,6 +32,8 @@ if [ "${1:-}" = "--test" ]; then
   need_cmd node nodejs
   need_cmd npm npm
   need_cmd clang-format clang-format
+  # lint.complexity: cognitive complexity of every function of lib/.
+  need_cmd clang-tidy clang-tidy
   need_cmd cppcheck cppcheck
   # The ABI check against the committed baseline (tests/abi).
   need_cmd abidw abigail-tools
