@@ -188,8 +188,8 @@ static void workers_stop(void) {
 
 /* ---- tools --------------------------------------------------------------- */
 
-/* Echo without a schema to keep it from a call without text (the deep
- * tool): the empty text then. */
+/* The deep tool's handler: its schema has no "text", so a call without
+ * one is answered with the empty text (the echo tool is TC_TOOL_ECHO). */
 static int tool_echo(mcp_call *call, void *ud) {
   (void)ud;
   const char *text = "";

@@ -129,9 +129,9 @@ static void m_free(void *p, void *ud) {
   }
 }
 
-/* OpenSSL's allocations go through tests/common/ossl_count.c, which
- * leaves the per-thread error queue (crypto/err) out of the live count:
- * it lives as long as its thread, as tests/http/test_jwt.c says. */
+/* OpenSSL's allocations are counted by tests/common/ossl_count.c (its live
+ * count leaves out the per-thread error queue, which lives as long as its
+ * thread); fail_now decides which of them fail. */
 static bool o_fail(void) { return fail_now(true); }
 
 static bool ossl_hooked;
