@@ -1,7 +1,6 @@
-/* Helpers for the suites that reach lib-internal functions (those linked
- * with the static library and MCP_INTERNAL_INCLUDES). Header only:
- * testutil.c is also linked into suites that see nothing but the public
- * API. */
+/* Helpers for the unit suites that reach lib-internal functions (those
+ * linked with the static library). Header only: testutil.c is also linked
+ * into suites that see nothing but the public API. */
 #ifndef MCP_TESTINTERNAL_H
 #define MCP_TESTINTERNAL_H
 
