@@ -7,11 +7,10 @@
  * Tokens are real: RS256 and ES256 keys are generated with OpenSSL when
  * the test starts, their JWKS is written to a temporary file, and every
  * token is signed with EVP (tests/common/jwt_sign.c). Tests are named
- * after the rows of
- * shared/spec/BAD-INPUTS.md they cover (c15_..., e1_..., e22_...) or the
- * digest items (§7, §9 items 42-48). The JWT verifier's own attacks (alg
- * confusion, kid injection...) are the JWT suite's; here the transport is
- * under test.
+ * after the rows of shared/spec/BAD-INPUTS.md they cover (c15_..., e1_...,
+ * e22_...) or the digest items (§7, §9 items 42-48). The JWT verifier's
+ * own attacks (alg confusion, kid injection...) are the JWT suite's; here
+ * the transport is under test.
  *
  * Every tcase is its own ctest test (CK_RUN_CASE). Loopback only; with
  * MCP_VALGRIND_RUN set waits are longer. */

@@ -5,10 +5,9 @@
  * 1024, EC P-256, P-384 and P-521, Ed25519, and an attacker's P-256); the
  * JWKS documents are built from them, and every token is signed with EVP
  * (tests/common/jwt_sign.c), so no test depends on a key or token fixed in
- * the tree. Tests are
- * named after the rows they cover (e4_..., e12_...); the others cover each
- * algorithm, the scope claims, the strict JSON of header and payload,
- * reloading, threads and allocation failure.
+ * the tree. Tests are named after the rows they cover (e4_..., e12_...);
+ * the others cover each algorithm, the scope claims, the strict JSON of
+ * header and payload, reloading, threads and allocation failure.
  *
  * Every OpenSSL allocation goes through the counting allocator of
  * tests/common/ossl_count.c (installed before OpenSSL allocates anything),
