@@ -165,6 +165,7 @@ bench:
 
 format:
 	@clang-format -i include/mcp/*.h lib/*/*.c lib/*/*.h examples/*.c tests/unit/*.c tests/unit/*.h \
+	  tests/common/*.c tests/common/*.h \
 	  examples/port_daemon/*.c tests/packaging/*.c
 
 clean:

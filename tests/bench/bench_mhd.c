@@ -1,6 +1,6 @@
 /* bench_mhd: ceiling (b), a bare libmicrohttpd server that reads each POST
  * body and answers a fixed JSON body. It starts the daemon the way
- * lib/http.c does (one internal polling thread on epoll, suspend/resume
+ * lib/http/http.c does (one internal polling thread on epoll, suspend/resume
  * allowed, the same limits bench_server sets), so the difference between
  * the two is what libmcp adds on top of libmicrohttpd.
  *

@@ -1,4 +1,4 @@
-/* libFuzzer target: loading a JWKS document (lib/jwks.c), as the JWT
+/* libFuzzer target: loading a JWKS document (lib/jwt/jwks.c), as the JWT
  * verifier does from auth.jwks, a file or the fetch callback.
  *
  * Input: the document. It goes through mcp__jwks_parse directly, through

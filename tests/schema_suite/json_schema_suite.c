@@ -13,7 +13,7 @@
  * the input format of tests/fuzz/fuzz_schema.c, as a seed corpus.
  *
  * The suite's files are parsed with the library's strict parser, which by
- * design refuses U+0000 in strings (DESIGN section 2). The two groups that
+ * design refuses U+0000 in strings (docs/architecture.md). The two groups that
  * test NUL characters in strings are run with U+0001 in its place, which
  * keeps what they test: that a control character inside a string takes
  * part in equality.

@@ -38,7 +38,9 @@ static void count_free(void *p, void *ud) {
 
 START_TEST(allocator_hook_sees_every_block) {
   calls = 0;
-  mcp_allocator a = {count_malloc, count_realloc, count_free, NULL};
+  mcp_allocator a = {.malloc_fn = count_malloc,
+                     .realloc_fn = count_realloc,
+                     .free_fn = count_free};
   ck_assert_int_eq(mcp_set_allocator(&a), 0);
   void *p = mcp__malloc(0); /* a block, even of nothing */
   ck_assert_ptr_nonnull(p);
@@ -68,12 +70,14 @@ END_TEST
 
 START_TEST(allocator_incomplete_refused) {
   calls = 0;
-  mcp_allocator good = {count_malloc, count_realloc, count_free, NULL};
+  mcp_allocator good = {.malloc_fn = count_malloc,
+                        .realloc_fn = count_realloc,
+                        .free_fn = count_free};
   ck_assert_int_eq(mcp_set_allocator(&good), 0);
   const mcp_allocator bad[] = {
-      {NULL, count_realloc, count_free, NULL},
-      {count_malloc, NULL, count_free, NULL},
-      {count_malloc, count_realloc, NULL, NULL},
+      {.malloc_fn = NULL, .realloc_fn = count_realloc, .free_fn = count_free},
+      {.malloc_fn = count_malloc, .realloc_fn = NULL, .free_fn = count_free},
+      {.malloc_fn = count_malloc, .realloc_fn = count_realloc, .free_fn = NULL},
   };
   for (size_t i = 0; i < TU_COUNT(bad); i++)
     ck_assert_int_eq(mcp_set_allocator(&bad[i]), MCP_EINVAL);

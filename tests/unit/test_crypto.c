@@ -1,4 +1,4 @@
-/* Tests for lib/crypto.c: SHA-256 against FIPS 180-2 (appendix B) vectors,
+/* Tests for lib/base/crypto.c: SHA-256 against FIPS 180-2 (appendix B) vectors,
  * HMAC-SHA-256 against RFC 4231, the strict unpadded base64url codec,
  * constant-time comparison and the kernel CSPRNG. */
 #include <check.h>

@@ -1,5 +1,5 @@
-/* Tests for lib/dispatch.c: the method table and the one admission point
- * (DESIGN promise 2).
+/* Tests for lib/engine/dispatch.c: the method table and the one admission point
+ * (promise 2, docs/architecture.md).
  *
  * The enumeration walks mcp__methods, the table the engine dispatches
  * from, and needs a case below for every row: a method added later fails

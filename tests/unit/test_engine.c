@@ -1,6 +1,6 @@
-/* Tests for the engine (lib/session.c, lib/call.c): sessions driven with
- * strings, replies checked field by field (and byte by byte where the spec
- * asks for exact echoes). Every captured message is also checked to be
+/* Tests for the engine (lib/engine/session.c, lib/engine/call.c): sessions
+ * driven with strings, replies checked field by field (and byte by byte where
+ * the spec asks for exact echoes). Every captured message is also checked to be
  * strict JSON (valid UTF-8, no duplicates, ...), so nothing the engine sends
  * could be refused by a strict client. */
 #include <check.h>

@@ -1,4 +1,4 @@
-/* Tests for lib/json.c: the strict parser, raw id capture, number text,
+/* Tests for lib/json/json.c: the strict parser, raw id capture, number text,
  * integer reading, quoting, and allocation failure at every allocation. */
 #include <check.h>
 #include <cjson/cJSON.h>

@@ -1,4 +1,4 @@
-/* Tests for lib/jsonrpc.c: envelope classification of every valid and
+/* Tests for lib/rpc/jsonrpc.c: envelope classification of every valid and
  * invalid message shape, and the exact bytes of result, error and
  * notification framing. */
 #include <check.h>

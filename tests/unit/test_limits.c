@@ -1,5 +1,6 @@
-/* Tests for lib/limits.c: the maximum result size (bad input F14), the
- * per-principal rate limit of tools/call (F16) and the call deadline with
+/* Tests for lib/engine/limits.c and lib/policy/ratelimit.c: the maximum
+ * result size (bad input F14), the per-principal rate limit of tools/call
+ * (F16); and for the deadlines of lib/engine/call.c's state machine, with
  * mcp_server_timeout / mcp_server_expire (F18), in both protocol eras
  * (2025-11-25 sessions after initialize, 2026-07-28 stateless requests),
  * with their audit records and an every-allocation-failure loop.

@@ -1,5 +1,6 @@
 /* Tests for protocol 2026-07-28 (the modern era) and for the dual-era engine
- * (lib/session.c, lib/call.c, lib/input.c, lib/server.c).
+ * (lib/engine/session.c, lib/engine/call.c, lib/engine/input.c,
+ * lib/engine/server.c).
  *
  * Each MUST of digest §9 items 10-17 has a test named mustNN_...; the rest
  * covers _meta validation, one session serving both eras, the input-required
@@ -216,7 +217,7 @@ static long long exp_of(const char *token) {
 }
 
 /* Re-signs token with key after replacing only the digits of its "exp"
- * with new_exp: the payload stays byte for byte what lib/input.c wrote
+ * with new_exp: the payload stays byte for byte what lib/engine/input.c wrote
  * otherwise (version, tool, argument digest, subject, keys, state). */
 static char *forge(const unsigned char *key, size_t key_len, const char *token,
                    long long new_exp) {

@@ -1,7 +1,7 @@
-/* Tests for lib/policy.c and how tools/call uses it (DESIGN promise 2):
- * scope matching, every declared scope required, the authorizer and audit
- * hooks, principal copies, scope-token syntax, and the proof that flipping
- * every annotation changes no access decision. */
+/* Tests for lib/policy/policy.c and how tools/call uses it (promise 2,
+ * docs/architecture.md): scope matching, every declared scope required, the
+ * authorizer and audit hooks, principal copies, scope-token syntax, and the
+ * proof that flipping every annotation changes no access decision. */
 #include <check.h>
 #include <cjson/cJSON.h>
 #include <stdio.h>
@@ -636,7 +636,7 @@ END_TEST
 
 /* ---- hints decide nothing ------------------------------------------------ */
 
-/* Every valid combination of hints (DESIGN promise 1). */
+/* Every valid combination of hints (promise 1, docs/architecture.md). */
 static const mcp_tool_annotations combos[] = {
     {.read_only = MCP_HINT_TRUE, .open_world = MCP_HINT_FALSE},
     {.read_only = MCP_HINT_TRUE, .open_world = MCP_HINT_TRUE},

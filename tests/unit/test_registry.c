@@ -1,8 +1,8 @@
-/* Tests for lib/registry.c (with lib/server.c and lib/schema.c as tools/call
- * reaches them): the registration rules of DESIGN promise 1, the Tool
- * object each protocol version receives, removal and list_changed,
- * pagination cursors, allocation failure, and the argument check that runs
- * before a handler. */
+/* Tests for lib/registry/registry.c (with lib/engine/server.c and
+ * lib/schema/schema.c as tools/call reaches them): the registration rules of
+ * promise 1 (docs/architecture.md), the Tool object each protocol version
+ * receives, removal and list_changed, pagination cursors, allocation failure,
+ * and the argument check that runs before a handler. */
 #include <check.h>
 #include <cjson/cJSON.h>
 #include <pthread.h>

@@ -1,4 +1,4 @@
-/* Tests for lib/schema*.c and lib/regex.c: compiling (and refusing)
+/* Tests for lib/schema*.c and lib/schema/regex.c: compiling (and refusing)
  * schemas, every keyword, the messages a model reads, the regex dialect,
  * formats, references, the cost limits, threads, and allocation failure.
  *

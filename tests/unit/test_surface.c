@@ -1,8 +1,8 @@
-/* Tests for the server surface beyond tools (lib/surface.c, lib/catalog.c):
- * prompts, resources and resource templates, their registration rules,
- * capabilities, lists, prompts/get, resources/read, subscriptions (legacy
- * resources/subscribe and modern subscriptions/listen), list_changed,
- * logging/setLevel and completion/complete, in both eras.
+/* Tests for the server surface beyond tools (lib/engine/surface.c,
+ * lib/registry/catalog.c): prompts, resources and resource templates, their
+ * registration rules, capabilities, lists, prompts/get, resources/read,
+ * subscriptions (legacy resources/subscribe and modern subscriptions/listen),
+ * list_changed, logging/setLevel and completion/complete, in both eras.
  *
  * Only the public API is used: sessions are driven with strings and every
  * reply is parsed with cJSON and compared member by member. Every captured

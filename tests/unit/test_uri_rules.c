@@ -1,6 +1,6 @@
 /* Tests for the two sets of rules a resource URI meets (mcp__uri_valid in
- * lib/uritemplate.c): the strict ones for a URI a server registers and the
- * lenient ones for a URI a client names in resources/read,
+ * lib/registry/uritemplate.c): the strict ones for a URI a server registers and
+ * the lenient ones for a URI a client names in resources/read,
  * resources/subscribe and subscriptions/listen, and for the one not-found
  * reply both ways of missing a resource share. test_surface.c covers the
  * common cases; these pin the rules it leaves open: DEL, the length limits

@@ -1,5 +1,5 @@
-/* Tests for lib/uritemplate.c: what compiles and every rule that refuses a
- * template (with its offset), every operator read backwards, percent
+/* Tests for lib/registry/uritemplate.c: what compiles and every rule that
+ * refuses a template (with its offset), every operator read backwards, percent
  * decoding, the path-traversal refusals, URIs that are not UTF-8, URIs that
  * do not match, megabyte URIs (the match must stay linear), and allocation
  * failure at every allocation. */
