@@ -373,6 +373,25 @@ char *mcp__http_auth_challenge(const mcp__http_auth *a, const char *error,
   return v;
 }
 
+/* Writes the n words at words into out, separated by single spaces and
+ * NUL-terminated, skipping a word equal to the one before it when
+ * skip_repeats (a sorted list then comes out without duplicates). out has
+ * room for every word, a separator each and the NUL. */
+static void join_words(char *out, const char *const *words, size_t n,
+                       bool skip_repeats) {
+  size_t o = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (skip_repeats && i && strcmp(words[i], words[i - 1]) == 0)
+      continue;
+    size_t len = strlen(words[i]);
+    if (o)
+      out[o++] = ' ';
+    memcpy(out + o, words[i], len);
+    o += len;
+  }
+  out[o] = '\0';
+}
+
 int mcp__http_auth_scope_list(const char *const *scopes, char **out) {
   *out = NULL;
   size_t need = 1;
@@ -386,15 +405,10 @@ int mcp__http_auth_scope_list(const char *const *scopes, char **out) {
   char *list = mcp_malloc(need);
   if (list == NULL)
     return MCP_ENOMEM;
-  size_t o = 0;
-  for (size_t i = 0; scopes[i]; i++) {
-    size_t n = strlen(scopes[i]);
-    if (i)
-      list[o++] = ' ';
-    memcpy(list + o, scopes[i], n);
-    o += n;
-  }
-  list[o] = '\0';
+  size_t n = 0;
+  while (scopes[n])
+    n++;
+  join_words(list, scopes, n, false);
   *out = list;
   return 0;
 }
@@ -501,17 +515,7 @@ static int caller_from_info(mcp__http_caller *c) {
   }
   memcpy(sorted, list, n * sizeof *list);
   qsort(sorted, n, sizeof *sorted, cmp_str);
-  size_t o = 0;
-  for (size_t i = 0; i < n; i++) {
-    if (i && strcmp(sorted[i], sorted[i - 1]) == 0)
-      continue;
-    size_t len = strlen(sorted[i]);
-    if (o)
-      key[o++] = ' ';
-    memcpy(key + o, sorted[i], len);
-    o += len;
-  }
-  key[o] = '\0';
+  join_words(key, sorted, n, true);
   mcp_free(sorted);
   c->scopes = list;
   c->scope_key = key;
