@@ -146,11 +146,9 @@ static bool admit(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
                             t->args ? t->args : &none, &d);
   bool allowed = rc == 0 && d.decision == MCP_DECISION_ALLOWED;
   if (tool && !allowed) {
-    mcp_decision said = rc ? MCP_DECISION_ALLOWED : d.decision;
-    mcp__audit(srv, tool->name, &s->principal, said,
-               rc ? NULL : (const char *const *)d.missing, false, rc != 0,
-               started);
-    mcp__reply_facts_audited(ctx, said);
+    mcp__audit_reply(s, ctx, tool->name, rc ? MCP_DECISION_ALLOWED : d.decision,
+                     rc ? NULL : (const char *const *)d.missing, false, rc != 0,
+                     started);
   }
   if (rc)
     mcp__req_error(s, ctx, r, MCP__RPC_INTERNAL_ERROR, "Internal error", NULL);

@@ -22,7 +22,7 @@
 
 #include "registry.h"
 
-/* ---- server, sessions and calls (lib/server.c, session.c, call.c) -------- */
+/* ---- server, sessions and calls (server.c, session.c, call.c) ------------ */
 #include <pthread.h>
 
 struct mcp_server {
@@ -45,7 +45,7 @@ struct mcp_server {
   _Atomic unsigned input_ttl_s; /* lifetime of a requestState */
   _Atomic bool hide_forbidden;  /* tools/list shows callable tools only */
   _Atomic bool check_output;    /* validate structuredContent */
-  /* Limits (lib/limits.c). */
+  /* Limits (limits.c). */
   _Atomic size_t max_result;        /* bytes one call's result may reach */
   _Atomic unsigned call_timeout_ms; /* each call's deadline; 0 = none */
   /* The deadlines mcp_server_expire watches (lib/engine/call.c): the calls
@@ -200,7 +200,7 @@ struct mcp_call {
   char *error_text;   /* prompts, resources: mcp_result_error's text */
   struct cJSON *caps; /* the client capabilities this call may use;
                          owned in the modern era, borrowed otherwise */
-  /* Input required (lib/input.c). */
+  /* Input required (input.c). */
   struct cJSON *inputs;   /* key -> the client's answer; owned */
   struct cJSON *requests; /* key -> {method, params} asked this round */
   char *state;            /* the handler's state from the previous round */
@@ -293,7 +293,7 @@ static inline size_t mcp__call_result_len(const mcp_call *c) {
   return c->content.len - c->head_len + c->structured.len;
 }
 /* Logs, for the author, that function refused a request of the handler of
- * c, and why (lib/call.c): the tool (prompt, resource), the function and
+ * c, and why (call.c): the tool (prompt, resource), the function and
  * the rule, since an error code alone teaches nothing. */
 void mcp__call_refused(const mcp_call *c, const char *function,
                        const char *why);
@@ -327,7 +327,7 @@ void mcp__put_cache(mcp__buf *b, const mcp_server *srv, bool private_);
 void mcp__server_info(mcp__buf *b, const mcp_server *srv, mcp__version v);
 /* Appends the error answering request id when uri names no resource:
  * -32002 up to 2025-11-25, -32602 in the modern era (SEP-2164), with
- * {"uri":uri} as data in both (lib/surface.c). Returns the code written
+ * {"uri":uri} as data in both (surface.c). Returns the code written
  * (out's error, as always, latches a failure). */
 int mcp__rpc_resource_not_found(mcp__buf *out, const char *id, size_t id_len,
                                 bool modern, const char *uri);
@@ -337,7 +337,7 @@ int mcp__rpc_resource_not_found(mcp__buf *out, const char *id, size_t id_len,
  * mcp__call_complete. */
 void mcp__call_run(mcp_call *c, mcp__buf *out, mcp_send_info *facts);
 
-/* ---- input required (lib/input.c) ---------------------------------------- */
+/* ---- input required (input.c) -------------------------------------------- */
 /* Checks a modern retry's requestState and inputResponses against the call
  * (tool, arguments, principal, expiry) and loads the verified answers and
  * state into it. Returns 0 or MCP_EINVAL (why in msg) or MCP_ENOMEM. */
@@ -360,7 +360,7 @@ void mcp__input_cancel_locked(mcp_call *c);
 /* Frees a call's input bookkeeping. */
 void mcp__input_clear(mcp_call *c);
 
-/* ---- limits (lib/limits.c) ------------------------------------------------
+/* ---- limits (limits.c) ---------------------------------------------------
  * Result size: builders ask for room before they copy, so an oversized
  * result is refused before it is built, and what was built is freed. */
 /* Bytes mcp__json_quote writes for s, quotes included (an upper bound). */
@@ -381,7 +381,7 @@ void mcp__audit(mcp_server *srv, const char *tool, const mcp_principal *p,
                 mcp_decision decision, const char *const *missing,
                 bool is_error, bool failed, unsigned long long started_us);
 
-/* ---- request handling (lib/engine/session.c, surface.c, dispatch.c) ---- */
+/* ---- request handling (session.c, surface.c, dispatch.c) ---------------- */
 /* Where replies to one incoming message go: straight to the peer, or into
  * the array answering a 2025-03-26 batch. */
 typedef struct mcp__reply_ctx {
@@ -395,12 +395,13 @@ typedef struct mcp__reply_ctx {
   mcp_send_info facts;
 } mcp__reply_ctx;
 
-/* The reply being built answers a tools/call audited with decision. */
-static inline void mcp__reply_facts_audited(mcp__reply_ctx *ctx,
-                                            mcp_decision decision) {
-  ctx->facts.audited = true;
-  ctx->facts.decision = decision;
-}
+/* mcp__audit for a tools/call of s answered before its handler ran (a
+ * refusal, a limit, a failure), which also marks the reply being built in
+ * ctx as that audited call's, so its sink is told the decision. */
+void mcp__audit_reply(mcp_session *s, mcp__reply_ctx *ctx, const char *tool,
+                      mcp_decision decision, const char *const *missing,
+                      bool is_error, bool failed,
+                      unsigned long long started_us);
 
 /* One request as the engine serves it: its envelope, and the era and
  * version whose schema shapes the reply. Legacy requests take them from
@@ -443,7 +444,7 @@ void mcp__reply_invalid_params(mcp_session *s, mcp__reply_ctx *ctx,
  * find nothing. */
 const struct cJSON *mcp__member(const struct cJSON *obj, const char *key);
 
-/* ---- dispatch and admission (lib/dispatch.c) ----------------------------
+/* ---- dispatch and admission (dispatch.c) ---------------------------------
  * Every method the engine serves is a row of mcp__methods. A method that
  * names something a scope guards has a target function, which finds it
  * (answering the request itself when nothing is found), and its handler
@@ -517,7 +518,7 @@ mcp__tool *mcp__find_visible(mcp_server *srv, const mcp__registry *r,
 /* Finds an unfinished call by canonical id. Call with s->lock held. */
 mcp_call *mcp__find_call(mcp_session *s, const char *canon);
 
-/* The rows' functions (lib/session.c, lib/surface.c). */
+/* The rows' functions (session.c, surface.c). */
 void mcp__handle_discover(mcp_session *s, mcp__reply_ctx *ctx,
                           const mcp__req *r, mcp__target *t);
 bool mcp__target_tool(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
@@ -565,7 +566,7 @@ void mcp__start_call(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
                      mcp__tool *entry, struct cJSON *args,
                      mcp__json_pool *args_pool, const char *uri);
 
-/* lib/limits.c: takes one token from the caller's rate-limit bucket for a
+/* limits.c: takes one token from the caller's rate-limit bucket for a
  * tools/call of tool that passed the scope check and the authorizer.
  * Returns 0 (go on), 1 when the caller is over its rate (the request was
  * answered with an isError result and audited), or MCP_ENOMEM. */
@@ -577,7 +578,7 @@ void mcp__listener_free(mcp__listener *l);
 /* Finds what serves uri: the resource registered under it, else the first
  * matching template (its variables in *vars unless vars is NULL), passing
  * over what is hidden from visible (non-NULL). A new reference, or NULL
- * with *rc MCP_ENOENT or MCP_ENOMEM (lib/surface.c). */
+ * with *rc MCP_ENOENT or MCP_ENOMEM (surface.c). */
 mcp__tool *mcp__find_resource(mcp_server *srv, const char *uri,
                               const mcp_principal *visible, struct cJSON **vars,
                               int *rc);

@@ -101,9 +101,8 @@ int mcp__rate_take(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
   mcp__fmt(text, sizeof text,
            "rate limited: at most %u calls every %u s; try again in %llu s",
            calls, per, wait_s);
-  mcp__audit(srv, tool, &s->principal, MCP_DECISION_RATE_LIMITED, NULL, true,
-             false, started);
-  mcp__reply_facts_audited(ctx, MCP_DECISION_RATE_LIMITED);
+  mcp__audit_reply(s, ctx, tool, MCP_DECISION_RATE_LIMITED, NULL, true, false,
+                   started);
   mcp__reply_tool_error(s, ctx, r, text);
   return 1;
 }

@@ -352,6 +352,16 @@ void mcp__audit(mcp_server *srv, const char *tool, const mcp_principal *p,
   srv->audit(&rec, srv->audit_data);
 }
 
+void mcp__audit_reply(mcp_session *s, mcp__reply_ctx *ctx, const char *tool,
+                      mcp_decision decision, const char *const *missing,
+                      bool is_error, bool failed,
+                      unsigned long long started_us) {
+  mcp__audit(s->srv, tool, &s->principal, decision, missing, is_error, failed,
+             started_us);
+  ctx->facts.audited = true;
+  ctx->facts.decision = decision;
+}
+
 /* The legacy notification for a change, and its method. */
 static const char *change_method(mcp__change what) {
   switch (what) {

@@ -491,7 +491,7 @@ static int vet_call(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
     return MCP_ENOMEM;
   if (tool->kind != MCP_CALL_TOOL)
     return 0;
-  /* Access was decided before (lib/dispatch.c), so a caller refused access
+  /* Access was decided before (dispatch.c), so a caller refused access
    * learns nothing from the limiter; before validation, so every allowed
    * call counts. */
   int lim = mcp__rate_take(s, ctx, r, tool->name, r->started_us);
@@ -504,9 +504,8 @@ static int vet_call(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
     return vrc;
   /* Failing the schema, or too costly to check (fail closed), is a tool
    * error the model can act on (SEP-1303). */
-  mcp__audit(s->srv, tool->name, &s->principal, MCP_DECISION_INVALID_ARGUMENTS,
-             NULL, true, false, r->started_us);
-  mcp__reply_facts_audited(ctx, MCP_DECISION_INVALID_ARGUMENTS);
+  mcp__audit_reply(s, ctx, tool->name, MCP_DECISION_INVALID_ARGUMENTS, NULL,
+                   true, false, r->started_us);
   mcp__reply_tool_error(s, ctx, r, why);
   return 1;
 }
@@ -514,7 +513,6 @@ static int vet_call(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
 void mcp__start_call(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
                      mcp__tool *tool, cJSON *args, mcp__json_pool *args_pool,
                      const char *uri) {
-  mcp_server *srv = s->srv;
   bool is_tool = tool->kind == MCP_CALL_TOOL;
   unsigned long long started = r->started_us;
   mcp__buf tok = {0};
@@ -558,13 +556,11 @@ void mcp__start_call(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
   return;
 
 discard:
-  if (call->kind == MCP_CALL_TOOL) {
-    mcp_decision d =
-        rc == MCP_EINVAL ? MCP_DECISION_INVALID_STATE : MCP_DECISION_ALLOWED;
-    mcp__audit(srv, call->tool->name, &s->principal, d, NULL, false,
-               rc != MCP_EINVAL, started);
-    mcp__reply_facts_audited(ctx, d);
-  }
+  if (call->kind == MCP_CALL_TOOL)
+    mcp__audit_reply(s, ctx, call->tool->name,
+                     rc == MCP_EINVAL ? MCP_DECISION_INVALID_STATE
+                                      : MCP_DECISION_ALLOWED,
+                     NULL, false, rc != MCP_EINVAL, started);
   mcp__call_discard(call);
   if (rc == MCP_EINVAL)
     mcp__reply_invalid_params(s, ctx, r, why);
@@ -572,11 +568,9 @@ discard:
     mcp__req_error(s, ctx, r, MCP__RPC_INTERNAL_ERROR, "Internal error", NULL);
   return;
 oom:
-  if (is_tool) {
-    mcp__audit(srv, tool->name, &s->principal, MCP_DECISION_ALLOWED, NULL,
-               false, true, started);
-    mcp__reply_facts_audited(ctx, MCP_DECISION_ALLOWED);
-  }
+  if (is_tool)
+    mcp__audit_reply(s, ctx, tool->name, MCP_DECISION_ALLOWED, NULL, false,
+                     true, started);
   mcp__req_error(s, ctx, r, MCP__RPC_INTERNAL_ERROR, "Internal error", NULL);
 done:
   if (args_pool == NULL) /* pooled ones go with their message */

@@ -1,7 +1,7 @@
 /* The server surface beyond tools: prompts/get, resources/read, resource
  * subscriptions (legacy resources/subscribe and modern
  * subscriptions/listen), logging/setLevel and completion/complete. Prompts
- * and resources run through the same call machinery as tools (lib/call.c),
+ * and resources run through the same call machinery as tools (call.c),
  * so scopes, input requests, deferral and cancellation work alike. */
 #include <cjson/cJSON.h>
 #include <string.h>

@@ -1,7 +1,7 @@
 /* The OAuth 2.1 resource-server duties of the HTTP transport: the
  * authorization settings checked at start, the Authorization header read
  * strictly (RFC 6750 §2.1), the token verified (the built-in JWT verifier
- * of lib/jwt.c, or the application's own), the caller it names, the
+ * of lib/jwt/jwt.c, or the application's own), the caller it names, the
  * WWW-Authenticate challenges (RFC 6750 §3, RFC 9728 §5.1) and the
  * protected resource metadata document (RFC 9728 §3).
  *

@@ -157,7 +157,7 @@ bool mcp__http_event_id_parse(const char *value, unsigned *stream,
 #define MCP__HTTP_MODERN_VERSION (mcp__version_name(MCP__VERSION_MODERN))
 bool mcp__http_legacy_version(const char *value);
 
-/* ---- authorization (http_auth.c) ---------------------------------------- */
+/* ---- authorization (http_auth.c) ----------------------------------------- */
 
 /* Who sent one request: the configured principal, or the one a verified
  * bearer token names. */
@@ -492,7 +492,7 @@ struct mcp__http_req {
 #define MCP__HTTP_GET 2
 #define MCP__HTTP_DELETE 3
 
-/* Small copies shared by the transport's files (lib/http.c). */
+/* Small copies shared by the transport's files (http.c). */
 char *mcp__http_strdup(const char *s); /* NULL for NULL or no memory */
 /* Copies a NULL-terminated list; *out stays NULL for a NULL list. Returns 0
  * or MCP_ENOMEM. */

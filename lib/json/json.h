@@ -143,24 +143,24 @@ int mcp__json_integer(const struct cJSON *node, long long *out, int *overflow);
  * stays compact and identical for identical input. */
 int mcp__json_quote(mcp__buf *buf, const char *s, size_t len);
 
-/* Appends the compact JSON text of node to b (lib/json_write.c). Numbers
+/* Appends the compact JSON text of node to b (json_write.c). Numbers
  * built by mcp__json_parse are written exactly as received; other numbers as
  * cJSON would write them (non-finite ones as null). Never writes a raw
  * newline, so the output is a valid stdio frame. */
 int mcp__json_write(mcp__buf *b, const struct cJSON *node);
 
 /* Returns nonzero when the len bytes at s are valid UTF-8 without NUL
- * (lib/json_write.c). */
+ * (json_write.c). */
 int mcp__utf8_valid(const char *s, size_t len);
 
 /* Cuts s (NUL-terminated) to its longest valid UTF-8 prefix, so text that
  * a truncating format may have split mid-character can still go into JSON
- * (lib/json_write.c). */
+ * (json_write.c). */
 void mcp__utf8_trim(char *s);
 
 /* Like mcp__json_integer, but with JSON Schema's meaning of "integer": any
  * number whose value has no fractional part, so 2.0 and 1e2 count
- * (lib/json_write.c). Request ids keep the stricter mcp__json_integer. */
+ * (json_write.c). Request ids keep the stricter mcp__json_integer. */
 int mcp__json_integral(const struct cJSON *node, long long *out, int *overflow);
 
 #endif

@@ -44,7 +44,7 @@ bool mcp__jwt_string_is(const cJSON *v, const char *s, size_t n);
  * is negative or above 2^53. */
 int mcp__jwt_seconds(const cJSON *v, long long *out);
 
-/* ---- key sets (jwks.c) -----------------------------------------------------
+/* ---- key sets (jwks.c) ---------------------------------------------------
  */
 
 /* Key types, as a bit each so an algorithm can name the ones it fits. */
@@ -90,7 +90,7 @@ void mcp__jwks_free(mcp__jwks *set);
 unsigned mcp__jwt_alg_kinds(const char *alg, size_t len);
 
 /* Writes a formatted reason into err (errlen bytes; nothing when err is
- * NULL or errlen 0). Shared by lib/jwt.c and lib/jwks.c. */
+ * NULL or errlen 0). Shared by jwt.c and jwks.c. */
 void mcp__jwt_say(char *err, size_t errlen, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))

@@ -1,5 +1,5 @@
 /* Prompts and resources: the rules their definitions must meet and their
- * wire forms. They share the tools' entry type (lib/registry.c), so the
+ * wire forms. They share the tools' entry type (registry.c), so the
  * same table, the same paging and the same call machinery serve them. */
 #include <cjson/cJSON.h>
 #include <stdatomic.h>

@@ -19,7 +19,7 @@ int mcp__name_valid(const char *s, size_t max);
 
 /* The problems of one definition, gathered into one message in err:
  * "<what> \"<name>\": <first>; <second>; ...", so that registration names
- * every broken rule at once (lib/registry.c). */
+ * every broken rule at once (registry.c). */
 typedef struct mcp__problems {
   char *err;
   size_t errlen;
@@ -37,7 +37,7 @@ void mcp__problem(mcp__problems *p, const char *fmt, ...)
 #endif
     ;
 
-/* ---- entries and tables (registry.c, catalog.c) ---------------------------
+/* ---- entries and tables (registry.c, catalog.c) --------------------------
  * One entry type serves tools, prompts and resources: each has a name (a
  * resource's is its uri or uri_template), required scopes, a handler run
  * through mcp_call, and a wire form per protocol version. */
@@ -58,7 +58,7 @@ typedef struct mcp__tool {
   /* Two stated hints kept for mcp_server_lint's warnings, and nothing
    * else: access never reads them (promise 2, docs/architecture.md). */
   bool destructive, open_world;
-  struct mcp__param *params; /* x-mcp-header marks (lib/params.c) */
+  struct mcp__param *params; /* x-mcp-header marks (params.c) */
   size_t nparams;
   mcp_complete_fn complete;      /* prompts and templates; may be NULL */
   char *mime_type;               /* resources; NULL if none */
@@ -89,7 +89,7 @@ typedef struct mcp__registry {
  * names the tool and the rule broken. */
 int mcp__tool_new(const mcp_tool *def, void *user_data, mcp__tool **out,
                   char *err, size_t errlen);
-/* The same for prompts and resources (lib/catalog.c). */
+/* The same for prompts and resources (catalog.c). */
 int mcp__prompt_new(const mcp_prompt *def, void *user_data, mcp__tool **out,
                     char *err, size_t errlen);
 int mcp__resource_new(const mcp_resource *def, void *user_data, mcp__tool **out,
@@ -109,7 +109,7 @@ void mcp__params_free(mcp__tool *t);
 int mcp__params_check(const mcp__tool *t, const struct cJSON *arguments,
                       mcp_header_fn header, void *user_data, char *why,
                       size_t why_size);
-/* Shared checks of lib/registry.c and lib/catalog.c: every problem of a
+/* Shared checks of registry.c and catalog.c: every problem of a
  * scope list recorded in p; then the copy (0 or MCP_ENOMEM). */
 void mcp__scopes_check(const char *const *scopes, mcp__problems *p);
 int mcp__scopes_copy(const char *const *scopes, mcp__tool *t);

@@ -18,7 +18,7 @@
 
 struct cJSON;
 
-/* ---- exact decimals (lib/schema_num.c) -----------------------------------
+/* ---- exact decimals (schema_num.c) ---------------------------------------
  * JSON numbers compared by value, from their text: 1, 1.0 and 10e-1 are
  * equal, 9007199254740993 is not 9007199254740992, and multipleOf does not
  * suffer binary rounding. */
@@ -49,13 +49,13 @@ int mcp__json_equal(const struct cJSON *a, const struct cJSON *b, int depth,
 int mcp__json_hash(const struct cJSON *v, int depth, unsigned long *steps,
                    uint64_t *out);
 
-/* ---- URI references (lib/schema_uri.c) -----------------------------------
+/* ---- URI references (schema_uri.c) ---------------------------------------
  * Resolves ref against the absolute URI base (RFC 3986 section 5.2) and
  * appends the result to b, dropping an empty fragment. Returns 0, or
  * MCP_ENOMEM. */
 int mcp__uri_resolve(mcp__buf *b, const char *base, const char *ref);
 
-/* ---- formats (lib/schema_format.c) --------------------------------------- */
+/* ---- formats (schema_format.c) ------------------------------------------- */
 typedef enum mcp__format {
   MCP__FMT_NONE = 0, /* unknown or annotation-only */
   MCP__FMT_DATE_TIME,
@@ -74,7 +74,7 @@ const char *mcp__format_example(mcp__format f);
 /* Does the NUL-terminated s conform to format f? */
 int mcp__format_check(mcp__format f, const char *s);
 
-/* ---- compiled schemas (lib/schema.c, validated by lib/schema_eval.c) ---- */
+/* ---- compiled schemas (schema.c, validated by schema_eval.c) ------------- */
 #define MCP__SK_NONE UINT32_MAX
 typedef uint32_t mcp__sk_idx;
 
@@ -241,13 +241,13 @@ struct mcp__schema {
 /* Whether a compiled schema is flat: its root asks only for an object
  * (type, properties, required, additionalProperties, min/maxProperties)
  * whose property and additionalProperties subschemas are true, false or
- * only a "type" (lib/schema_eval.c). */
+ * only a "type" (schema_eval.c). */
 int mcp__sk_flat(const mcp__schema *s);
 
 /* Hash of a property name, shared by the compiler and the validator. */
 uint32_t mcp__sk_hash(const char *s, size_t len);
 
-/* Limits of validation (lib/schema_eval.c). Nested evaluations recurse;
+/* Limits of validation (schema_eval.c). Nested evaluations recurse;
  * at this depth validation uses about 130 KB of stack (gcc -O2, x86-64). */
 #define MCP__SK_MAX_EVAL_DEPTH 256 /* nested subschema evaluations */
 
