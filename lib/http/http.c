@@ -43,12 +43,6 @@
 
 /* ---- small helpers ------------------------------------------------------- */
 
-uint64_t mcp__http_now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 /* Messages go where the library's own go: the server's log callback, or
  * standard error for warnings and errors. */
 void mcp__http_log(const mcp_http *http, mcp_log_level level, const char *fmt,
@@ -91,16 +85,6 @@ static void mhd_log(void *cls, const char *fmt, va_list ap) {
     vsnprintf(h->start_error, sizeof h->start_error, fmt, ap);
 }
 
-char *mcp__http_strdup(const char *s) {
-  if (s == NULL)
-    return NULL;
-  size_t n = strlen(s) + 1;
-  char *d = mcp_malloc(n);
-  if (d)
-    memcpy(d, s, n);
-  return d;
-}
-
 void mcp__http_list_free(char **list) {
   for (size_t i = 0; list && list[i]; i++)
     mcp_free(list[i]);
@@ -118,7 +102,7 @@ int mcp__http_list_copy(const char *const *list, char ***out) {
   if (copy == NULL)
     return MCP_ENOMEM;
   for (size_t i = 0; i < n; i++) {
-    if ((copy[i] = mcp__http_strdup(list[i])) == NULL) {
+    if ((copy[i] = mcp__strdup(list[i])) == NULL) {
       mcp__http_list_free(copy);
       return MCP_ENOMEM;
     }
@@ -976,7 +960,7 @@ static enum MHD_Result collect_param(void *cls, enum MHD_ValueKind kind,
   size_t n;
   int rc =
       value ? mcp__http_header_decode(value, len, &decoded, &n) : MCP_EINVAL;
-  char *copy = rc == 0 ? mcp__http_strdup(name) : NULL;
+  char *copy = rc == 0 ? mcp__strdup(name) : NULL;
   if (copy == NULL) {
     mcp_free(decoded);
     if (rc == MCP_EINVAL)
@@ -1485,14 +1469,14 @@ static int configure(mcp_http *h, const mcp_http_options *o,
   h->prefer_sse = o->prefer_sse;
   h->disable_get = o->disable_get;
   h->external = o->external_loop;
-  if ((h->path = mcp__http_strdup(path)) == NULL ||
+  if ((h->path = mcp__strdup(path)) == NULL ||
       mcp__http_list_copy(o->allowed_hosts, &h->hosts) ||
       mcp__http_list_copy(o->allowed_origins, &h->origins))
     return MCP_ENOMEM;
   if (o->principal) {
     h->principal.all_scopes = o->principal->all_scopes;
-    if ((o->principal->subject && (h->principal_subject = mcp__http_strdup(
-                                       o->principal->subject)) == NULL) ||
+    if ((o->principal->subject &&
+         (h->principal_subject = mcp__strdup(o->principal->subject)) == NULL) ||
         mcp__http_list_copy(o->principal->scopes, &h->principal_scopes))
       return MCP_ENOMEM;
     h->principal.subject = h->principal_subject;

@@ -205,7 +205,7 @@ int mcp__http_auth_new(mcp_http *h, const mcp_auth_options *o,
   size_t wkn = sizeof WELL_KNOWN - 1, pn = strlen(rpath);
   if (pn == 1) /* "https://host/" is the root */
     pn = 0;
-  if ((a->resource = mcp__http_strdup(o->resource)) == NULL ||
+  if ((a->resource = mcp__strdup(o->resource)) == NULL ||
       (a->prm_url = mcp_malloc(origin_len + wkn + pn + 1)) == NULL ||
       well_known(h->path, strlen(h->path), &a->wk_endpoint) != 0 ||
       well_known(rpath, pn, &a->wk_resource) != 0) {

@@ -98,8 +98,8 @@ struct mcp_http {
   char start_message[512];
 };
 
-/* Milliseconds of CLOCK_MONOTONIC. */
-uint64_t mcp__http_now_ms(void);
+/* Milliseconds of CLOCK_MONOTONIC (the base layer's clock). */
+static inline uint64_t mcp__http_now_ms(void) { return mcp__now_us() / 1000; }
 
 /* Writes a log line through the transport's logger (standard error for
  * warnings and errors). */
@@ -492,8 +492,8 @@ struct mcp__http_req {
 #define MCP__HTTP_GET 2
 #define MCP__HTTP_DELETE 3
 
-/* Small copies shared by the transport's files (http.c). */
-char *mcp__http_strdup(const char *s); /* NULL for NULL or no memory */
+/* Small copies shared by the transport's files (http.c); single strings
+ * are the base layer's mcp__strdup, through mcp_malloc. */
 /* Copies a NULL-terminated list; *out stays NULL for a NULL list. Returns 0
  * or MCP_ENOMEM. */
 int mcp__http_list_copy(const char *const *list, char ***out);

@@ -93,10 +93,9 @@ int mcp__http_session_create(mcp_http *h, const mcp__http_caller *caller,
   mcp__base64_encode(hs->id, raw, sizeof raw, MCP__BASE64_URL);
   OPENSSL_cleanse(raw, sizeof raw);
   const mcp_principal *who = &caller->principal;
-  if ((who->subject &&
-       (hs->subject = mcp__http_strdup(who->subject)) == NULL) ||
+  if ((who->subject && (hs->subject = mcp__strdup(who->subject)) == NULL) ||
       (caller->scope_key &&
-       (hs->scope_key = mcp__http_strdup(caller->scope_key)) == NULL))
+       (hs->scope_key = mcp__strdup(caller->scope_key)) == NULL))
     goto fail;
   if (pthread_mutex_init(&hs->drive, NULL) != 0)
     goto fail;
