@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 int tu_run(Suite *s) {
   SRunner *sr = srunner_create(s);
@@ -32,6 +33,7 @@ static int capture(const char *msg, size_t len, void *user_data) {
     return MCP_EIO;
   if (p->inspect)
     p->inspect(msg, len);
+  pthread_mutex_lock(&p->lock);
   if (p->nout == p->cap) {
     p->cap = p->cap ? p->cap * 2 : 8;
     p->out = realloc(p->out, p->cap * sizeof *p->out);
@@ -43,12 +45,33 @@ static int capture(const char *msg, size_t len, void *user_data) {
   copy[len] = '\0';
   ck_assert_msg(memchr(copy, '\n', len) == NULL, "raw newline in a message");
   p->out[p->nout++] = copy;
+  pthread_cond_broadcast(&p->more);
+  pthread_mutex_unlock(&p->lock);
   return 0;
+}
+
+size_t tu_wait(tu_peer *p, size_t n, int ms) {
+  struct timespec until;
+  clock_gettime(CLOCK_REALTIME, &until);
+  until.tv_sec += ms / 1000;
+  until.tv_nsec += (long)(ms % 1000) * 1000000L;
+  if (until.tv_nsec >= 1000000000L) {
+    until.tv_sec++;
+    until.tv_nsec -= 1000000000L;
+  }
+  pthread_mutex_lock(&p->lock);
+  while (p->nout < n && pthread_cond_timedwait(&p->more, &p->lock, &until) == 0)
+    ;
+  size_t have = p->nout;
+  pthread_mutex_unlock(&p->lock);
+  return have;
 }
 
 void tu_peer_open_with(tu_peer *p, mcp_server *srv,
                        const mcp_principal *principal, tu_inspect_fn *inspect) {
   memset(p, 0, sizeof *p);
+  pthread_mutex_init(&p->lock, NULL);
+  pthread_cond_init(&p->more, NULL);
   p->srv = srv;
   p->inspect = inspect;
   ck_assert_int_eq(mcp_session_new(srv, principal, capture, p, &p->session), 0);
@@ -59,9 +82,11 @@ void tu_peer_open(tu_peer *p, mcp_server *srv, const mcp_principal *principal) {
 }
 
 void tu_clear(tu_peer *p) {
+  pthread_mutex_lock(&p->lock);
   for (size_t i = 0; i < p->nout; i++)
     free(p->out[i]);
   p->nout = 0;
+  pthread_mutex_unlock(&p->lock);
 }
 
 void tu_peer_close(tu_peer *p) {
@@ -70,6 +95,8 @@ void tu_peer_close(tu_peer *p) {
   free(p->out);
   p->out = NULL;
   p->cap = 0;
+  pthread_cond_destroy(&p->more);
+  pthread_mutex_destroy(&p->lock);
 }
 
 int tu_send(tu_peer *p, const char *json) {
@@ -376,35 +403,48 @@ void tu_assert_msg_at(const char *file, int line, const tu_peer *p, size_t i,
 }
 
 tu_alloc_state tu_alloc;
+/* Calls may allocate on other threads (deferred calls, executors). */
+static pthread_mutex_t alloc_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Counts one allocation; false when this one is to fail. */
+static bool alloc_take(void) {
+  pthread_mutex_lock(&alloc_lock);
+  bool fail = tu_alloc.fail_at && ++tu_alloc.count == tu_alloc.fail_at;
+  tu_alloc.failures += fail;
+  pthread_mutex_unlock(&alloc_lock);
+  return !fail;
+}
+
+static void alloc_live(long delta) {
+  pthread_mutex_lock(&alloc_lock);
+  tu_alloc.live += delta;
+  pthread_mutex_unlock(&alloc_lock);
+}
 
 static void *tu_malloc(size_t n, void *ud) {
   (void)ud;
-  if (tu_alloc.fail_at && ++tu_alloc.count == tu_alloc.fail_at) {
-    tu_alloc.failures++;
+  if (!alloc_take())
     return NULL;
-  }
   void *p = malloc(n);
   if (p)
-    tu_alloc.live++;
+    alloc_live(1);
   return p;
 }
 
 static void *tu_realloc(void *p, size_t n, void *ud) {
   (void)ud;
-  if (tu_alloc.fail_at && ++tu_alloc.count == tu_alloc.fail_at) {
-    tu_alloc.failures++;
+  if (!alloc_take())
     return NULL;
-  }
   void *q = realloc(p, n);
   if (q && p == NULL)
-    tu_alloc.live++;
+    alloc_live(1);
   return q;
 }
 
 static void tu_freefn(void *p, void *ud) {
   (void)ud;
   if (p) {
-    tu_alloc.live--;
+    alloc_live(-1);
     free(p);
   }
 }

@@ -8,6 +8,7 @@
 
 #include <check.h>
 #include <mcp/mcp.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -39,6 +40,10 @@ typedef struct tu_peer {
   size_t nout, cap;
   int fail_send;          /* make the send callback fail */
   tu_inspect_fn *inspect; /* NULL: no check beyond the raw newline */
+  /* The capture may run on other threads (deferred calls, executors):
+   * it appends under lock and signals more; tu_wait waits for it. */
+  pthread_mutex_t lock;
+  pthread_cond_t more;
 } tu_peer;
 
 /* Creates a peer over srv with principal (NULL = anonymous). Aborts the
@@ -55,6 +60,10 @@ int tu_send(tu_peer *p, const char *json);
 void tu_initialize(tu_peer *p, const char *version);
 /* Forgets captured messages. */
 void tu_clear(tu_peer *p);
+/* Waits until p has captured at least n messages, at most ms
+ * milliseconds; returns how many it has. Read them afterwards only while
+ * no other thread can send more. */
+size_t tu_wait(tu_peer *p, size_t n, int ms);
 /* The i-th captured message parsed (caller frees with cJSON_Delete), or
  * NULL if there is none. */
 struct cJSON *tu_msg(const tu_peer *p, size_t i);
