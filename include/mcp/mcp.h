@@ -69,7 +69,9 @@ struct cJSON;
   X(MCP_ECANCELED, -11, "cancelled by the client")                             \
   X(MCP_ECLOSED, -12, "session closed")                                        \
   X(MCP_EINTERNAL, -13, "internal error")                                      \
-  X(MCP_ECAPABILITY, -14, "the client did not declare a capability this needs")
+  X(MCP_ECAPABILITY, -14,                                                      \
+    "the client did not declare a capability this needs")                      \
+  X(MCP_ENOTSUP, -15, "not supported by this system")
 
 /** Error codes returned by libmcp functions (the names, values and texts
  * are those of MCP_ERROR_LIST). */
@@ -90,7 +92,8 @@ typedef enum mcp_error {
 #define MCP_INPUT_REQUIRED 2
 
 /** Returns a static, never NULL, English text for an MCP_E* code (or for
- * MCP_DEFERRED and MCP_INPUT_REQUIRED); "unknown error" for anything else.
+ * MCP_DEFERRED, MCP_INPUT_REQUIRED and MCP_EXECUTE_HERE); "unknown error"
+ * for anything else.
  * Any thread. */
 MCP_API const char *mcp_strerror(int rc);
 
@@ -238,7 +241,7 @@ typedef struct mcp_tool_annotations {
  * sent), MCP_DEFERRED (it will call mcp_call_finish later, from any thread),
  * or a negative code (the client gets a JSON-RPC internal error; the detail
  * goes to the log, never to the client). Runs on the thread that drives the
- * session.
+ * session, or where the server's executor runs it (mcp_server_set_executor).
  *
  * A handler runs inside the server's process, on a server thread: if it
  * crashes (dereferences NULL, aborts, overflows its stack), the whole
@@ -310,8 +313,10 @@ MCP_API long mcp_server_scopes(mcp_server *srv, char *buf, size_t size);
 /** Warns, through the server's log, about tools whose access is not
  * guarded: a tool stated destructive or open-world that needs no scope,
  * and (when supported is not NULL) a tool scope missing from supported, the
- * scopes an authorization server issues. A warning for the author, never an
- * access decision. Returns how many warnings it wrote. Any thread. */
+ * scopes an authorization server issues; and, with an executor that has a
+ * lint callback (mcp_executor), its sentence (the guard's says what the
+ * kernel enforces). A warning for the author, never an access decision.
+ * Returns how many warnings it wrote. Any thread. */
 MCP_API unsigned mcp_server_lint(mcp_server *srv, const char *const *supported);
 
 /** Removes the tool named name. Calls already running finish normally.
@@ -562,6 +567,94 @@ MCP_API int mcp_call_set_state(mcp_call *call, const char *state);
 MCP_API const char *mcp_call_state(const mcp_call *call);
 
 /* ---------------------------------------------------------------------------
+ * Where handlers run
+ *
+ * By default a handler runs on the thread that drives its session (the one
+ * calling mcp_session_receive, or mcp_serve_stdio's). An executor changes
+ * that: the engine hands it every call instead of running the handler, and
+ * the executor runs it on a thread of its choice (a daemon's worker pool,
+ * its event loop's thread) by calling mcp_call_execute there. Everything
+ * else stays as it is: the reply, the deadline (a call waiting in the
+ * executor's queue is answered "timeout" when its deadline passes),
+ * cancellation (a call cancelled while queued is never run), input
+ * requests in both eras (each round is handed over again) and the audit.
+ * A handed-over call is answered later, like a deferred one, through the
+ * session's sink; the engine does no I/O and starts no thread either way.
+ * mcp/guard.h is one executor: it runs tools on threads the kernel
+ * restricts by the hints they state.
+ * ------------------------------------------------------------------------ */
+
+/** An executor's submit returns this to decline a call: the engine then
+ * runs the handler at once on the calling thread, as without an executor.
+ * Positive, so it never collides with an error code. */
+#define MCP_EXECUTE_HERE 3
+
+/** Where handlers run (see above). Plain data, copied by
+ * mcp_server_set_executor. */
+typedef struct mcp_executor {
+  /** Required. Called, on the thread that drives the session (or, for a
+   * later round of a call, on whichever thread finished the round before,
+   * the executor's own included), with each call that is about to run.
+   * Return 0 after arranging for mcp_call_execute(call) to be called
+   * exactly once, on any thread, at once or later (even before submit
+   * returns): from then on the call is the executor's, and its session
+   * stays alive until that mcp_call_execute returns. Return
+   * MCP_EXECUTE_HERE to let the engine run it now on this thread (an
+   * executor for chosen tools declines the others; mcp_call_name,
+   * mcp_call_kind_of and mcp_call_hints tell which call this is). Any
+   * negative code fails the call with a JSON-RPC internal error (logged,
+   * never the detail to the client). Must not block for long: it runs on
+   * a thread serving a session. */
+  int (*submit)(mcp_call *call, void *user_data);
+  /** Optional. mcp_server_lint asks it for one sentence on what the
+   * executor does (the guard: what the kernel enforces), written into buf
+   * (size bytes, NUL-terminated). Return 1 when the sentence is a warning
+   * (logged at MCP_LOG_WARNING and counted by mcp_server_lint), 0 for
+   * information (MCP_LOG_INFO, not counted), negative for nothing to say.
+   * Any thread. */
+  int (*lint)(char *buf, size_t size, void *user_data);
+  /** Optional. Called once when the server is finally freed (by
+   * mcp_server_free, or by the end of its last session after that), when
+   * no call of the server exists any more; it may free user_data. It may
+   * run on a thread of the executor's own, the one whose mcp_call_execute
+   * finished the last call. */
+  void (*release)(void *user_data);
+  void *user_data;   /**< handed to each callback; stored, never read */
+  void *reserved[4]; /**< zero: room to grow (see the README, Versioning) */
+} mcp_executor;
+
+/** Installs ex (copied) as srv's executor: every tools/call, prompts/get
+ * and resources/read that passed its checks (scopes, authorizer, rate,
+ * arguments) is handed to ex->submit instead of running on the session's
+ * thread. Set it once, before serving; the executor stays until the
+ * server is freed. Returns 0; MCP_EINVAL (NULL srv or ex, or no submit);
+ * MCP_ESTATE when srv has an executor already. Any thread. */
+MCP_API int mcp_server_set_executor(mcp_server *srv, const mcp_executor *ex);
+
+/** Runs call, which srv's executor accepted from submit, on the calling
+ * thread: the handler runs here, with mcp_call_* and mcp_result_* as
+ * usual, and the call is completed here (its reply sent through its sink,
+ * its audit record written), unless the handler returns MCP_DEFERRED.
+ * When the call was cancelled or its deadline passed while it waited, the
+ * handler does not run: the call is answered (nothing for a cancelled
+ * call, "timeout" for a late one) and freed. ran_under, when not NULL,
+ * names where the handler ran ("guard: read-only, closed-world", at most
+ * 63 bytes, copied): the audit record carries it as ran_under. call is
+ * invalid after this returns, unless the handler deferred it. Returns 0,
+ * or MCP_EINVAL when call was not handed to an executor or was executed
+ * already (logged). Any thread, exactly once per accepted submit. */
+MCP_API int mcp_call_execute(mcp_call *call, const char *ran_under);
+
+/** The hints the call's tool stated at registration: read_only,
+ * destructive and open_world as stated (destructive UNSET for a read-only
+ * tool); title and idempotent are not kept and read NULL and UNSET. A
+ * prompt's or a resource's call has no hints: every member UNSET. For an
+ * executor that narrows what a handler may do by what its tool says of
+ * itself (mcp/guard.h); a hint must never widen access, which scopes
+ * decide. Any thread, while the call lives. */
+MCP_API mcp_tool_annotations mcp_call_hints(const mcp_call *call);
+
+/* ---------------------------------------------------------------------------
  * Prompts, resources and completions
  *
  * Prompt and resource handlers are mcp_tool_fn handlers too: they receive an
@@ -765,7 +858,12 @@ typedef struct mcp_audit_record {
                                           negative code, a builder failed,
                                           or memory ran out */
   uint64_t duration_us;              /**< from receipt to reply */
-  void *reserved[4]; /**< zero: room to grow (see the README, Versioning) */
+  const char *ran_under;             /**< where the handler ran, as its
+                                          executor named it
+                                          (mcp_call_execute); NULL when it
+                                          ran on the session's thread or
+                                          did not run */
+  void *reserved[3]; /**< zero: room to grow (see the README, Versioning) */
 } mcp_audit_record;
 
 /** Receives audit records. Called on the thread that finished the call;

@@ -185,7 +185,8 @@ static void watch_locked(mcp_call *c, bool on) {
  * answer. The one place a published call's phase is written. */
 static void set_phase_locked(mcp_call *c, mcp__call_phase phase) {
   c->phase = phase;
-  bool waits = phase == MCP__CALL_DEFERRED || phase == MCP__CALL_WAITING_INPUT;
+  bool waits = phase == MCP__CALL_DEFERRED ||
+               phase == MCP__CALL_WAITING_INPUT || phase == MCP__CALL_QUEUED;
   watch_locked(c, waits && c->deadline_us != 0 && !c->timed_out &&
                       !atomic_load(&c->cancelled));
 }
@@ -1104,7 +1105,7 @@ void mcp__call_complete(mcp_call *c, int rc, mcp__buf *out,
   if (c->kind == MCP_CALL_TOOL)
     mcp__audit(s->srv, c->tool->name, &s->principal, decision, NULL,
                late || c->is_error || (capability && !c->modern), failed,
-               c->started_us);
+               c->started_us, c->ran_under[0] ? c->ran_under : NULL);
   if (reply.err) {
     mcp__log(s->srv, MCP_LOG_ERROR,
              "%s \"%s\": out of memory building the reply", mcp__call_noun(c),
@@ -1182,21 +1183,10 @@ static void reset_round(mcp_call *c) {
   c->next_state = NULL;
 }
 
-void mcp__call_run(mcp_call *c, mcp__buf *out, mcp_send_info *facts) {
+/* Runs the handler of c's round on this thread and completes the call,
+ * unless the handler deferred it. */
+static void invoke(mcp_call *c, mcp__buf *out, mcp_send_info *facts) {
   mcp_session *s = c->session;
-  if (c->lost_input) {
-    mcp__call_complete(c, MCP_ENOMEM, out, facts);
-    return;
-  }
-  if (c->rounds++ > 0) {
-    reset_round(c);
-    /* Under the lock: cancellation reads the phase from other threads. A
-     * new call needs none: it is RUNNING from its creation (published with
-     * it under the lock), and only its handler can move it on. */
-    pthread_mutex_lock(&s->lock);
-    set_phase_locked(c, MCP__CALL_RUNNING);
-    pthread_mutex_unlock(&s->lock);
-  }
   int rc = c->tool->handler(c, c->tool->user_data);
   if (rc == MCP_DEFERRED) {
     /* The handler may have handed the call to another thread that already
@@ -1214,6 +1204,89 @@ void mcp__call_run(mcp_call *c, mcp__buf *out, mcp_send_info *facts) {
   if (rc > 0 && rc != MCP_INPUT_REQUIRED)
     rc = MCP_EINVAL; /* not a valid handler return; treat as a failure */
   mcp__call_complete(c, rc, out, facts);
+}
+
+/* Hands c's round to the server's executor, if it has one that takes it.
+ * Returns true when c is no longer this thread's (taken, or completed
+ * because the executor failed it); false to run it here. The call waits
+ * QUEUED meanwhile, its deadline watched, so a backlog in the executor is
+ * answered "timeout" like any other wait. */
+static bool hand_over(mcp_call *c, mcp__buf *out, mcp_send_info *facts) {
+  mcp_server *srv = c->session->srv;
+  if (!atomic_load_explicit(&srv->has_executor, memory_order_acquire))
+    return false;
+  mcp_session *s = c->session;
+  pthread_mutex_lock(&s->lock);
+  set_phase_locked(c, MCP__CALL_QUEUED);
+  pthread_mutex_unlock(&s->lock);
+  int rc = srv->executor.submit(c, srv->executor.user_data);
+  if (rc == 0)
+    return true; /* c may be finished and freed already */
+  pthread_mutex_lock(&s->lock);
+  set_phase_locked(c, MCP__CALL_RUNNING);
+  pthread_mutex_unlock(&s->lock);
+  if (rc == MCP_EXECUTE_HERE)
+    return false;
+  mcp__log(srv, MCP_LOG_ERROR, "%s \"%s\": the executor refused it: %s",
+           mcp__call_noun(c), c->tool->name, mcp_strerror(rc));
+  mcp__call_complete(c, rc < 0 ? rc : MCP_EINTERNAL, out, facts);
+  return true;
+}
+
+void mcp__call_run(mcp_call *c, mcp__buf *out, mcp_send_info *facts) {
+  mcp_session *s = c->session;
+  if (c->lost_input) {
+    mcp__call_complete(c, MCP_ENOMEM, out, facts);
+    return;
+  }
+  if (c->rounds++ > 0) {
+    reset_round(c);
+    /* Under the lock: cancellation reads the phase from other threads. A
+     * new call needs none: it is RUNNING from its creation (published with
+     * it under the lock), and only its handler can move it on. */
+    pthread_mutex_lock(&s->lock);
+    set_phase_locked(c, MCP__CALL_RUNNING);
+    pthread_mutex_unlock(&s->lock);
+  }
+  if (!hand_over(c, out, facts))
+    invoke(c, out, facts);
+}
+
+int mcp_call_execute(mcp_call *call, const char *ran_under) {
+  if (call == NULL)
+    return MCP_EINVAL;
+  mcp_session *s = call->session;
+  pthread_mutex_lock(&s->lock);
+  if (call->phase != MCP__CALL_QUEUED) {
+    pthread_mutex_unlock(&s->lock);
+    mcp__call_refused(call, "mcp_call_execute",
+                      "the call is not waiting in an executor (it was not "
+                      "handed over, or was executed already)");
+    return MCP_EINVAL;
+  }
+  set_phase_locked(call, MCP__CALL_RUNNING);
+  pthread_mutex_unlock(&s->lock);
+  if (ran_under)
+    mcp__fmt(call->ran_under, sizeof call->ran_under, "%s", ran_under);
+  /* Cancelled, or late, while it waited: the handler does not run, and
+   * completing answers the timeout (or nothing) and frees the call. */
+  if (mcp_call_cancelled(call))
+    mcp__call_complete(call, MCP_ECANCELED, NULL, NULL);
+  else
+    invoke(call, NULL, NULL);
+  return 0;
+}
+
+mcp_tool_annotations mcp_call_hints(const mcp_call *call) {
+  mcp_tool_annotations a = {0};
+  if (call == NULL || call->kind != MCP_CALL_TOOL)
+    return a;
+  const mcp__tool *t = call->tool;
+  a.read_only = t->read_only ? MCP_HINT_TRUE : MCP_HINT_FALSE;
+  a.open_world = t->open_world ? MCP_HINT_TRUE : MCP_HINT_FALSE;
+  if (!t->read_only)
+    a.destructive = t->destructive ? MCP_HINT_TRUE : MCP_HINT_FALSE;
+  return a;
 }
 
 static int finish_code(int rc) {
@@ -1239,6 +1312,9 @@ int mcp_call_finish(mcp_call *call, int rc) {
     mcp__call_refused(call, "mcp_call_finish",
                       phase == MCP__CALL_FINISH_EARLY
                           ? "the call was finished already (exactly once)"
+                      : phase == MCP__CALL_QUEUED
+                          ? "the call waits in the executor, for "
+                            "mcp_call_execute, not for mcp_call_finish"
                           : "the call is waiting for the client's input, "
                             "not for mcp_call_finish");
     return MCP_EINVAL;

@@ -59,6 +59,10 @@ struct mcp_server {
   _Atomic unsigned long long next_deadline_us;
   _Atomic unsigned long long next_serial; /* of sessions, for rate keys */
   mcp__ratelimit rate;
+  /* Where handlers run (mcp_server_set_executor): written once, before
+   * has_executor is set (release), and read after it is seen (acquire). */
+  mcp_executor executor;
+  _Atomic bool has_executor;
 };
 
 /* Drops a reference to srv (a session ending); the last one frees it. */
@@ -233,15 +237,18 @@ struct mcp_call {
   mcp__heap_node deadline_node;
   bool too_large;        /* the result passed the server's maximum size */
   int error_code;        /* the JSON-RPC error code of the reply built, or 0 */
+  char ran_under[64];    /* mcp_call_execute's name for where it ran */
   mcp_call *next, *prev; /* in session->calls */
 };
 
 typedef enum mcp__call_phase {
-  MCP__CALL_RUNNING = 0,  /* the handler has not returned yet */
-  MCP__CALL_FINISH_EARLY, /* mcp_call_finish came before the handler
-                             returned MCP_DEFERRED */
-  MCP__CALL_DEFERRED,     /* waiting for mcp_call_finish */
-  MCP__CALL_WAITING_INPUT /* legacy: waiting for the client's answers */
+  MCP__CALL_RUNNING = 0,   /* the handler has not returned yet */
+  MCP__CALL_FINISH_EARLY,  /* mcp_call_finish came before the handler
+                              returned MCP_DEFERRED */
+  MCP__CALL_DEFERRED,      /* waiting for mcp_call_finish */
+  MCP__CALL_WAITING_INPUT, /* legacy: waiting for the client's answers */
+  MCP__CALL_QUEUED         /* handed to the executor, waiting for its
+                              mcp_call_execute */
 } mcp__call_phase;
 
 /* Client capabilities input requests depend on. */
@@ -376,10 +383,13 @@ int mcp__call_room_text(mcp_call *c, const char *text);
  * tool, a JSON-RPC error otherwise. Logs for the author. */
 void mcp__call_too_large(mcp_call *c, mcp__buf *out);
 
-/* Emits the audit record of a call that was refused before it ran. */
+/* Emits the audit record of a tools/call; ran_under names where its
+ * handler ran (mcp_call_execute), NULL for the session's thread or not at
+ * all. */
 void mcp__audit(mcp_server *srv, const char *tool, const mcp_principal *p,
                 mcp_decision decision, const char *const *missing,
-                bool is_error, bool failed, unsigned long long started_us);
+                bool is_error, bool failed, unsigned long long started_us,
+                const char *ran_under);
 
 /* ---- request handling (session.c, surface.c, dispatch.c) ---------------- */
 /* Where replies to one incoming message go: straight to the peer, or into

@@ -140,6 +140,9 @@ no_memory:
 }
 
 static void server_destroy(mcp_server *srv) {
+  /* No call exists any more: the executor may let go of its threads. */
+  if (atomic_load(&srv->has_executor) && srv->executor.release)
+    srv->executor.release(srv->executor.user_data);
   mcp__registry_clear(&srv->reg);
   mcp__registry_clear(&srv->prompts);
   mcp__registry_clear(&srv->resources);
@@ -336,7 +339,8 @@ void mcp__log(mcp_server *srv, mcp_log_level level, const char *fmt, ...) {
 
 void mcp__audit(mcp_server *srv, const char *tool, const mcp_principal *p,
                 mcp_decision decision, const char *const *missing,
-                bool is_error, bool failed, unsigned long long started_us) {
+                bool is_error, bool failed, unsigned long long started_us,
+                const char *ran_under) {
   if (srv->audit == NULL)
     return;
   static const char *const none[] = {NULL};
@@ -348,6 +352,7 @@ void mcp__audit(mcp_server *srv, const char *tool, const mcp_principal *p,
       .is_error = is_error,
       .failed = failed,
       .duration_us = mcp__now_us() - started_us,
+      .ran_under = ran_under,
   };
   srv->audit(&rec, srv->audit_data);
 }
@@ -357,7 +362,7 @@ void mcp__audit_reply(mcp_session *s, mcp__reply_ctx *ctx, const char *tool,
                       bool is_error, bool failed,
                       unsigned long long started_us) {
   mcp__audit(s->srv, tool, &s->principal, decision, missing, is_error, failed,
-             started_us);
+             started_us, NULL);
   ctx->facts.audited = true;
   ctx->facts.decision = decision;
 }
@@ -654,10 +659,45 @@ long mcp_server_scopes(mcp_server *srv, char *buf, size_t size) {
   return (long)need;
 }
 
+int mcp_server_set_executor(mcp_server *srv, const mcp_executor *ex) {
+  if (srv == NULL)
+    return MCP_EINVAL;
+  if (ex == NULL || ex->submit == NULL)
+    return fail(srv, MCP_EINVAL,
+                "mcp_server_set_executor: an executor needs a submit "
+                "callback");
+  pthread_mutex_lock(&srv->lock);
+  bool taken = atomic_load(&srv->has_executor);
+  if (!taken) {
+    srv->executor = *ex;
+    atomic_store_explicit(&srv->has_executor, true, memory_order_release);
+  }
+  pthread_mutex_unlock(&srv->lock);
+  if (taken)
+    return fail(srv, MCP_ESTATE,
+                "mcp_server_set_executor: the server has an executor "
+                "already (it stays until the server is freed)");
+  return 0;
+}
+
+/* The executor's sentence for mcp_server_lint; 1 when it warned. */
+static unsigned lint_executor(mcp_server *srv) {
+  if (!atomic_load_explicit(&srv->has_executor, memory_order_acquire) ||
+      srv->executor.lint == NULL)
+    return 0;
+  char text[512] = "";
+  int rc = srv->executor.lint(text, sizeof text, srv->executor.user_data);
+  if (rc < 0 || text[0] == '\0')
+    return 0;
+  text[sizeof text - 1] = '\0';
+  mcp__log(srv, rc > 0 ? MCP_LOG_WARNING : MCP_LOG_INFO, "%s", text);
+  return rc > 0;
+}
+
 unsigned mcp_server_lint(mcp_server *srv, const char *const *supported) {
   if (srv == NULL)
     return 0;
-  unsigned warnings = 0;
+  unsigned warnings = lint_executor(srv);
   pthread_mutex_lock(&srv->lock);
   for (size_t i = 0; i < srv->reg.n; i++) {
     const mcp__tool *t = srv->reg.tools[i];

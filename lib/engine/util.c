@@ -12,6 +12,8 @@ const char *mcp_strerror(int rc) {
     return "deferred: the handler will finish later";
   case MCP_INPUT_REQUIRED:
     return "input required: the handler asked the client for input";
+  case MCP_EXECUTE_HERE:
+    return "execute here: the executor declined the call";
   default:
     return "unknown error";
   }

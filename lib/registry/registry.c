@@ -312,6 +312,7 @@ int mcp__tool_new(const mcp_tool *def, void *user_data, mcp__tool **out,
   atomic_init(&t->refs, 1);
   t->handler = def->handler;
   t->user_data = user_data;
+  t->read_only = def->annotations.read_only == MCP_HINT_TRUE;
   t->destructive = def->annotations.destructive == MCP_HINT_TRUE;
   t->open_world = def->annotations.open_world == MCP_HINT_TRUE;
   int rc = MCP_ENOMEM;

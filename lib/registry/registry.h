@@ -55,9 +55,11 @@ typedef struct mcp__tool {
   mcp__schema *output;         /* output_schema compiled; NULL if none */
   mcp_tool_fn handler;
   void *user_data;
-  /* Two stated hints kept for mcp_server_lint's warnings, and nothing
-   * else: access never reads them (promise 2, docs/architecture.md). */
-  bool destructive, open_world;
+  /* The stated hints kept for mcp_server_lint's warnings and for
+   * mcp_call_hints (an executor narrowing what a handler may do), and
+   * nothing else: access never reads them (promise 2,
+   * docs/architecture.md). */
+  bool read_only, destructive, open_world;
   struct mcp__param *params; /* x-mcp-header marks (params.c) */
   size_t nparams;
   mcp_complete_fn complete;      /* prompts and templates; may be NULL */
