@@ -85,10 +85,11 @@ check-valgrind:
 # ThreadSanitizer (clang, build-tsan): the HTTP suites (a pool of polling
 # threads, deferred calls finished from other threads), the engine suites
 # with deferred calls and threads, the limits suite (one rate-limit bucket
-# shared by threads), and the load tests. Only what they need
+# shared by threads), the executor and guard suites (calls run on worker
+# threads), and the load tests. Only what they need
 # is built; MCP_TSAN scales the slow tests down. Any report fails the run.
 TSAN_FLAGS := -fsanitize=thread -fno-omit-frame-pointer
-TSAN_TESTS := '^(http|http_auth|jwt|load)\.|^unit\.test_(engine|surface|modern|stdio|limits)$$'
+TSAN_TESTS := '^(http|http_auth|jwt|load)\.|^unit\.test_(engine|surface|modern|stdio|limits|executor|guard)$$'
 check-tsan:
 	@CC=clang $(CMAKE) -B build-tsan -DMCP_TSAN=ON -DMCP_INTEROP=OFF \
 	  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_FLAGS="$(TSAN_FLAGS)" \
@@ -96,7 +97,7 @@ check-tsan:
 	  -DCMAKE_SHARED_LINKER_FLAGS=-fsanitize=thread >/dev/null
 	@cmake --build build-tsan -j $(JOBS) --target test_http test_http_auth \
 	  test_jwt test_engine test_surface test_modern test_stdio test_limits \
-	  load notes
+	  test_executor test_guard load notes
 	@cd build-tsan && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
 	  $(CTEST) -R $(TSAN_TESTS)
 

@@ -17,6 +17,8 @@ need_pc libcjson libcjson-dev
 # The HTTP transport (mcp_http): libmicrohttpd, and OpenSSL's libcrypto.
 need_pc libmicrohttpd libmicrohttpd-dev
 need_pc libcrypto libssl-dev
+# The guard (mcp_guard, Linux): libseccomp.
+need_pc libseccomp libseccomp-dev
 # make demo: the openssl command line makes its development key and token.
 need_cmd openssl openssl
 # The API reference: make docs (and make check CHECK_DOCS=1).

@@ -5,6 +5,7 @@
 #   packaging.sh find_package BUILD-DIR WORK-DIR
 #   packaging.sh pkg_config   BUILD-DIR WORK-DIR
 #   packaging.sh hint_probe   BUILD-DIR WORK-DIR
+#   packaging.sh guard_probe  BUILD-DIR WORK-DIR
 #   packaging.sh deb          BUILD-DIR WORK-DIR
 # install puts libmcp into WORK-DIR/prefix (the other two consumers need
 # it); deb builds the .deb with CPack into WORK-DIR/deb and checks its
@@ -29,10 +30,13 @@ install)
   ;;
 find_package)
   rm -rf "$work/find_package"
+  guard=OFF
+  [ -f "$prefix/include/mcp/guard.h" ] && guard=ON
   cmake -S "$here/find_package" -B "$work/find_package" \
-    -DCMAKE_PREFIX_PATH="$prefix" -Wno-dev >/dev/null
+    -DCMAKE_PREFIX_PATH="$prefix" -DWITH_GUARD=$guard -Wno-dev >/dev/null
   cmake --build "$work/find_package" >/dev/null
   "$work/find_package/consumer"
+  if [ $guard = ON ]; then "$work/find_package/guard_probe"; fi
   ;;
 pkg_config)
   export PKG_CONFIG_PATH=$prefix/lib/pkgconfig
@@ -56,6 +60,16 @@ hint_probe)
     $(pkg-config --cflags --libs libmcp)
   LD_LIBRARY_PATH=$prefix/lib ./hint_probe
   ;;
+guard_probe)
+  # A read-only, closed-world tool that tries to write and to connect,
+  # built against the installed <mcp/guard.h>: refused with the guard on,
+  # done with it off.
+  export PKG_CONFIG_PATH=$prefix/lib/pkgconfig
+  cd "$work"
+  cc -std=c11 -Wall -Wextra -Werror -o guard_probe "$here/guard_probe.c" \
+    $(pkg-config --cflags --libs libmcp-guard)
+  LD_LIBRARY_PATH=$prefix/lib ./guard_probe
+  ;;
 deb)
   rm -rf "$work/deb"
   (cd "$build" && cpack -G DEB -B "$work/deb" >/dev/null)
@@ -68,20 +82,22 @@ deb)
   major=${version%%.*}
   for want in \
     "./usr/include/mcp/mcp.h" "./usr/include/mcp/engine.h" \
-    "./usr/include/mcp/http.h" \
+    "./usr/include/mcp/http.h" "./usr/include/mcp/guard.h" \
     "./usr/include/mcp/version.h" "./usr/include/mcp/export.h" \
     "./usr/lib/libmcp.so.$version" "./usr/lib/libmcp.so.$major" \
     "./usr/lib/libmcp.so" "./usr/lib/libmcp.a" \
     "./usr/lib/libmcp_http.so.$version" "./usr/lib/libmcp_http.so.$major" \
     "./usr/lib/libmcp_http.a" \
+    "./usr/lib/libmcp_guard.so.$version" "./usr/lib/libmcp_guard.a" \
     "./usr/lib/pkgconfig/libmcp.pc" "./usr/lib/pkgconfig/libmcp-http.pc" \
+    "./usr/lib/pkgconfig/libmcp-guard.pc" \
     "./usr/lib/cmake/mcp/mcpConfig.cmake" \
     "./usr/lib/cmake/mcp/mcpConfigVersion.cmake" \
     "./usr/lib/cmake/mcp/mcpTargets.cmake"; do
     grep -qxF -- "$want" <<<"$contents" || fail "$deb lacks $want"
   done
   depends=$(dpkg-deb -f "$deb" Depends)
-  for want in libcjson1 libmicrohttpd12 libssl3; do
+  for want in libcjson1 libmicrohttpd12 libssl3 libseccomp2; do
     grep -q "$want" <<<"$depends" || fail "Depends lacks $want: $depends"
   done
   [ "$(dpkg-deb -f "$deb" Package)" = libmcp ] || fail "package name"
@@ -89,7 +105,7 @@ deb)
   echo "$(basename "$deb"): $(wc -l <<<"$contents") entries; Depends: $depends"
   ;;
 *)
-  echo "usage: packaging.sh install|find_package|pkg_config|hint_probe|deb BUILD WORK" >&2
+  echo "usage: packaging.sh install|find_package|pkg_config|hint_probe|guard_probe|deb BUILD WORK" >&2
   exit 2
   ;;
 esac

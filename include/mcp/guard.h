@@ -1,0 +1,110 @@
+/* libmcp guard: hints the kernel keeps (Linux).
+ *
+ * A tool's hints are claims; clients are told not to trust them. The guard
+ * makes the claims true for the handler's own work: it installs an
+ * executor (mcp_server_set_executor) that runs each tool on worker threads
+ * the kernel restricts by what the tool states of itself.
+ *
+ *   readOnlyHint: true      no file may be opened for writing, created,
+ *                           removed, renamed, linked or truncated (Landlock,
+ *                           every write right), except under writable_paths
+ *   destructiveHint: false  (additive) no file may be removed, renamed or
+ *                           truncated; creating files and writing to them
+ *                           stays allowed (Landlock)
+ *   openWorldHint: false    no TCP connect or bind except to tcp_ports
+ *                           (Landlock, ABI 4 and later); no socket but
+ *                           unix and TCP ones: no UDP, raw, packet or
+ *                           netlink socket (seccomp); no io_uring, whose
+ *                           operations would pass by the socket filter
+ *
+ * A tool whose hints promise none of this (destructive and open-world)
+ * runs on the same executor path, on unrestricted workers. Prompts and
+ * resources are not tools and run where they would without the guard.
+ * Hints only ever narrow what a handler can do; who may call a tool is
+ * decided by its scopes, as before.
+ *
+ * A restriction cannot be lifted from a thread, so each distinct rule set
+ * has its own small pool of worker threads, restricted when they start and
+ * created when the first call that needs them comes. Threads a handler
+ * starts inherit its restrictions, and so do the processes they run.
+ *
+ * What the guarantee is not:
+ *  - A descriptor the process opened before (a database connection, a log
+ *    file, a socket) stays usable from a guarded handler: the rules apply
+ *    to opening, creating and connecting, not to what is already open.
+ *  - Landlock's TCP rules are by port, not by address: a port in tcp_ports
+ *    is open to every host.
+ *  - A guarded thread shares the process's memory with every other thread:
+ *    the guard keeps a handler's own system calls to its hints, it is not a
+ *    sandbox against code that attacks the rest of the process (for that,
+ *    run the work in a child process, see mcp_tool_fn).
+ *  - What the kernel cannot do it does not do: mcp_guard_enable probes the
+ *    Landlock ABI at run time, refuses (or, with MCP_GUARD_BEST_EFFORT,
+ *    says) what it cannot enforce, and mcp_server_lint repeats it.
+ *
+ * Link with mcp::guard (pkg-config libmcp-guard; find_package(mcp
+ * COMPONENTS guard)). Linux only.
+ */
+#ifndef MCP_GUARD_H
+#define MCP_GUARD_H
+
+#include "mcp/mcp.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** mcp_guard_options.flags: enforce what the kernel can and log the rest
+ * (once at enable, and in mcp_server_lint). Without it a rule the kernel
+ * cannot enforce makes mcp_guard_enable fail with MCP_ENOTSUP. */
+#define MCP_GUARD_BEST_EFFORT 1u
+
+/** Options of mcp_guard_enable. Initialize with designated initializers;
+ * a zeroed struct means: every rule, nothing allowed beyond them, fail
+ * when the kernel cannot enforce them all. Everything is copied. */
+typedef struct mcp_guard_options {
+  unsigned flags;                    /**< MCP_GUARD_* bits */
+  const char *const *writable_paths; /**< NULL-terminated list of existing
+                                          files and directories (each with
+                                          everything below it) where
+                                          read-only and additive tools may
+                                          still write, create, remove and
+                                          truncate; NULL = none */
+  const unsigned short *tcp_ports;   /**< 0-terminated list of TCP ports
+                                          closed-world tools may still
+                                          connect to and bind (any
+                                          address); NULL = none. Needs
+                                          Landlock ABI 4 */
+  unsigned threads;                  /**< worker threads per rule set;
+                                          0 = 2 */
+  unsigned landlock_abi_max;         /**< use at most this Landlock ABI
+                                          (to run as on an older kernel);
+                                          0 = whatever the kernel offers */
+  void *reserved[4]; /**< zero: room to grow (see the README, Versioning) */
+} mcp_guard_options;
+
+/** Turns the guard on for srv: from now on every tools/call runs on the
+ * guard's workers under the rules of its tool's hints (see above), for
+ * tools added before or after. opts NULL means a zeroed struct. Call it
+ * once, before serving; the guard lasts as long as the server.
+ *
+ * Returns 0; MCP_ENOTSUP when the kernel cannot enforce a rule and
+ * MCP_GUARD_BEST_EFFORT is not set (mcp_server_errmsg names the missing
+ * kernel feature and the Landlock ABI found, e.g. "network rules need
+ * Landlock ABI 4; found 2"); MCP_ENOENT when a writable path does not
+ * exist; MCP_EINVAL (NULL srv, a NULL or relative writable path, an
+ * unknown flag); MCP_ESTATE when srv has an executor already; MCP_ENOMEM;
+ * MCP_EIO when the kernel refused to build a rule set. The reason is left
+ * for mcp_server_errmsg(srv). What the kernel enforces is logged once
+ * through the server's log. Any thread. */
+MCP_API int mcp_guard_enable(mcp_server *srv, const mcp_guard_options *opts);
+
+/** The Landlock ABI version this kernel offers (1, 2, ...), 0 when it has
+ * no Landlock or has it turned off, as probed now. Any thread. */
+MCP_API int mcp_guard_landlock_abi(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MCP_GUARD_H */

@@ -1,0 +1,436 @@
+/* The guard: an executor (mcp_server_set_executor) that runs each tool on
+ * worker threads restricted by the rule set of its stated hints. One pool
+ * per rule set, started by the first call that needs it; the workers
+ * restrict themselves before they take a call, and a pool whose workers
+ * could not be restricted takes none. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base.h"
+
+#include "guard_int.h"
+
+#define DEFAULT_THREADS 2u
+#define MAX_THREADS 64u
+
+typedef struct mcp__guard mcp__guard;
+
+typedef struct pool {
+  mcp__guard *g;
+  mcp__guard_plan plan;
+  pthread_mutex_t lock;
+  pthread_cond_t cond;
+  mcp_call **ring; /* queued calls, count from head, cap a power of two */
+  size_t cap, head, count;
+  pthread_t *threads;
+  unsigned nthreads; /* started and restricted */
+  unsigned reported; /* workers that said whether they are restricted */
+  int start_rc;      /* the first worker's failure */
+  char start_why[160];
+  bool started, go, stop;
+} pool;
+
+struct mcp__guard {
+  mcp_server *srv;
+  mcp__guard_kernel kernel;
+  unsigned threads;
+  int level; /* of the sentence: 1 warning, 0 information */
+  char sentence[480];
+  pthread_t freeing; /* the worker that let go of the server, if one did */
+  bool free_on_exit;
+  pool pools[MCP__GUARD_SETS];
+};
+
+static void guard_free(mcp__guard *g) {
+  for (int i = 0; i < MCP__GUARD_SETS; i++) {
+    pool *p = &g->pools[i];
+    mcp__guard_plan_free(&p->plan);
+    pthread_cond_destroy(&p->cond);
+    pthread_mutex_destroy(&p->lock);
+    mcp__free(p->ring);
+    mcp__free(p->threads);
+  }
+  mcp__free(g);
+}
+
+/* ---- workers ------------------------------------------------------------- */
+
+static void *worker(void *arg) {
+  pool *p = arg;
+  char why[160];
+  int rc = mcp__guard_apply(&p->plan, why, sizeof why);
+  pthread_mutex_lock(&p->lock);
+  p->reported++;
+  if (rc && p->start_rc == 0) {
+    p->start_rc = rc;
+    mcp__fmt(p->start_why, sizeof p->start_why, "%s", why);
+  }
+  pthread_cond_broadcast(&p->cond);
+  /* A thread the kernel did not restrict never takes a call. */
+  while (rc == 0 && !p->go && !p->stop)
+    pthread_cond_wait(&p->cond, &p->lock);
+  while (rc == 0 && p->go) {
+    while (p->count == 0 && !p->stop)
+      pthread_cond_wait(&p->cond, &p->lock);
+    if (p->count == 0)
+      break; /* stopping, and nothing left */
+    mcp_call *call = p->ring[p->head];
+    p->head = (p->head + 1) & (p->cap - 1);
+    p->count--;
+    pthread_mutex_unlock(&p->lock);
+    mcp_call_execute(call, p->plan.name);
+    pthread_mutex_lock(&p->lock);
+  }
+  pthread_mutex_unlock(&p->lock);
+  /* The release ran on this thread (it finished the server's last call):
+   * every other worker is joined, and the guard is this thread's to free.
+   * Only this thread wrote these, so reading them here is no race. */
+  mcp__guard *g = p->g;
+  if (g->free_on_exit && pthread_equal(g->freeing, pthread_self()))
+    guard_free(g);
+  return NULL;
+}
+
+/* Stops and joins what start_pool started. Under p->lock, released
+ * meanwhile. */
+static void stop_pool_locked(pool *p, unsigned started) {
+  p->stop = true;
+  pthread_cond_broadcast(&p->cond);
+  pthread_mutex_unlock(&p->lock);
+  for (unsigned i = 0; i < started; i++)
+    pthread_join(p->threads[i], NULL);
+  pthread_mutex_lock(&p->lock);
+  p->stop = false;
+  p->reported = 0;
+  p->start_rc = 0;
+}
+
+/* Starts p's workers and waits until each has restricted itself. Under
+ * p->lock. Returns 0, or a negative code after logging why. */
+static int start_pool_locked(pool *p) {
+  mcp__guard *g = p->g;
+  if (p->threads == NULL &&
+      (p->threads = mcp__calloc(g->threads, sizeof *p->threads)) == NULL)
+    return MCP_ENOMEM;
+  unsigned started = 0;
+  int rc = 0;
+  while (started < g->threads && rc == 0) {
+    if (pthread_create(&p->threads[started], NULL, worker, p) != 0)
+      rc = MCP_ENOMEM;
+    else
+      started++;
+  }
+  while (p->reported < started)
+    pthread_cond_wait(&p->cond, &p->lock);
+  if (rc == 0)
+    rc = p->start_rc;
+  if (rc) {
+    char line[300];
+    mcp__fmt(line, sizeof line, "%s: could not start its workers: %s",
+             p->plan.name,
+             p->start_rc ? p->start_why : "no thread for a worker");
+    stop_pool_locked(p, started);
+    mcp_server_log(g->srv, MCP_LOG_ERROR, line);
+    return rc;
+  }
+  p->nthreads = started;
+  p->go = p->started = true;
+  pthread_cond_broadcast(&p->cond);
+  return 0;
+}
+
+static int push_locked(pool *p, mcp_call *call) {
+  if (p->count == p->cap) {
+    size_t cap = p->cap ? p->cap * 2 : 16;
+    mcp_call **ring = mcp__calloc(cap, sizeof *ring);
+    if (ring == NULL)
+      return MCP_ENOMEM;
+    for (size_t i = 0; i < p->count; i++)
+      ring[i] = p->ring[(p->head + i) & (p->cap - 1)];
+    mcp__free(p->ring);
+    p->ring = ring;
+    p->cap = cap;
+    p->head = 0;
+  }
+  p->ring[(p->head + p->count) & (p->cap - 1)] = call;
+  p->count++;
+  pthread_cond_signal(&p->cond);
+  return 0;
+}
+
+/* ---- the executor -------------------------------------------------------- */
+
+static int rule_set(const mcp_call *call) {
+  mcp_tool_annotations h = mcp_call_hints(call);
+  mcp__guard_fs fs = h.read_only == MCP_HINT_TRUE      ? MCP__GUARD_FS_READ_ONLY
+                     : h.destructive == MCP_HINT_FALSE ? MCP__GUARD_FS_ADDITIVE
+                                                       : MCP__GUARD_FS_ANY;
+  return (int)fs * 2 + (h.open_world == MCP_HINT_FALSE);
+}
+
+static int submit(mcp_call *call, void *user_data) {
+  mcp__guard *g = user_data;
+  /* Prompts and resources state no hints: they run where they would. */
+  if (mcp_call_kind_of(call) != MCP_CALL_TOOL)
+    return MCP_EXECUTE_HERE;
+  pool *p = &g->pools[rule_set(call)];
+  pthread_mutex_lock(&p->lock);
+  int rc = p->started ? 0 : start_pool_locked(p);
+  if (rc == 0)
+    rc = push_locked(p, call);
+  pthread_mutex_unlock(&p->lock);
+  return rc;
+}
+
+static int lint(char *buf, size_t size, void *user_data) {
+  const mcp__guard *g = user_data;
+  mcp__fmt(buf, size, "%s", g->sentence);
+  return g->level;
+}
+
+static void release(void *user_data) {
+  mcp__guard *g = user_data;
+  pthread_t self = pthread_self();
+  bool mine = false;
+  for (int i = 0; i < MCP__GUARD_SETS; i++) {
+    pool *p = &g->pools[i];
+    pthread_mutex_lock(&p->lock);
+    p->stop = true;
+    pthread_cond_broadcast(&p->cond);
+    pthread_mutex_unlock(&p->lock);
+    for (unsigned k = 0; k < p->nthreads; k++) {
+      if (pthread_equal(p->threads[k], self)) {
+        mine = true;
+        pthread_detach(self);
+      } else {
+        pthread_join(p->threads[k], NULL);
+      }
+    }
+  }
+  if (!mine) {
+    guard_free(g);
+    return;
+  }
+  g->freeing = self;
+  g->free_on_exit = true;
+}
+
+/* ---- what the kernel can do ---------------------------------------------- */
+
+/* Appends one clause to the sentence. */
+static void say(mcp__guard *g, const char *clause) {
+  size_t n = strlen(g->sentence);
+  mcp__fmt(g->sentence + n, sizeof g->sentence - n, "%s%s", n ? "; " : "",
+           clause);
+}
+
+/* Writes what the kernel enforces into g->sentence and returns 0, or the
+ * first rule it cannot keep (MCP_ENOTSUP, why) when not best effort. */
+static int judge(mcp__guard *g, bool ports, char *why, size_t size) {
+  const mcp__guard_kernel *k = &g->kernel;
+  char clause[240];
+  int abi = k->landlock ? k->abi : 0;
+  const char *refusal = NULL;
+  g->level = 0;
+  if (!k->landlock) {
+    if (k->kernel_abi)
+      mcp__fmt(clause, sizeof clause,
+               "filesystem rules need Landlock; found ABI %d, which refused "
+               "a domain: read-only and additive tools are not guarded",
+               k->kernel_abi);
+    else
+      mcp__fmt(clause, sizeof clause,
+               "filesystem rules need Landlock; found none: read-only and "
+               "additive tools are not guarded");
+    say(g, clause);
+    refusal = "filesystem rules need Landlock";
+  } else if (abi < 3) {
+    mcp__fmt(clause, sizeof clause,
+             "truncation rules need Landlock ABI 3; found %d: %s", abi,
+             k->seccomp ? "truncate, ftruncate and O_TRUNC are refused by "
+                          "seccomp"
+                        : "read-only and additive tools may truncate");
+    say(g, clause);
+    if (!k->seccomp)
+      refusal = refusal ? refusal : "truncation rules need Landlock ABI 3";
+  }
+  if (abi < 4) {
+    mcp__fmt(clause, sizeof clause,
+             "network rules need Landlock ABI 4; found %d: %s", abi,
+             !k->seccomp ? "closed-world tools are not guarded"
+             : ports     ? "closed-world tools are guarded by seccomp only "
+                           "(no TCP at all, tcp_ports stay closed)"
+                         : "closed-world tools are guarded by seccomp only "
+                           "(no TCP at all)");
+    say(g, clause);
+    if (!k->seccomp || ports)
+      refusal = refusal ? refusal
+                : ports ? "tcp_ports need Landlock ABI 4"
+                        : "network rules need Landlock ABI 4";
+  }
+  if (!k->seccomp) {
+    say(g, "seccomp filters are not available: closed-world tools may "
+           "open UDP, raw and packet sockets");
+    refusal = refusal ? refusal : "socket rules need seccomp filters";
+  }
+  if (g->sentence[0] == '\0') {
+    mcp__fmt(g->sentence, sizeof g->sentence,
+             "guard: Landlock ABI %d and seccomp keep every rule: read-only, "
+             "additive and closed-world tools are held to their hints",
+             abi);
+    return 0;
+  }
+  char all[sizeof g->sentence];
+  mcp__fmt(all, sizeof all, "guard: %s", g->sentence);
+  memcpy(g->sentence, all, sizeof all);
+  g->level = 1;
+  if (refusal && !k->best_effort) {
+    char found[80];
+    if (k->kernel_abi != k->abi)
+      mcp__fmt(found, sizeof found,
+               "ABI %d (landlock_abi_max; the kernel "
+               "has %d)",
+               k->abi, k->kernel_abi);
+    else
+      mcp__fmt(found, sizeof found, "ABI %d", k->kernel_abi);
+    mcp__fmt(why, size,
+             "mcp_guard_enable: %s; found %s (MCP_GUARD_BEST_EFFORT enforces "
+             "the rest and logs what it cannot)",
+             refusal, k->kernel_abi ? found : "no Landlock");
+    return MCP_ENOTSUP;
+  }
+  return 0;
+}
+
+/* ---- enabling ------------------------------------------------------------ */
+
+static int refuse(mcp_server *srv, int rc, const char *why) {
+  mcp_server_set_errmsg(srv, why);
+  return rc;
+}
+
+/* Opens each writable path (O_PATH) into fds (-1-terminated). */
+static int open_paths(mcp_server *srv, const char *const *paths, int **fds) {
+  size_t n = 0;
+  while (paths && paths[n])
+    n++;
+  *fds = mcp__calloc(n + 1, sizeof **fds);
+  if (*fds == NULL)
+    return MCP_ENOMEM;
+  for (size_t i = 0; i <= n; i++)
+    (*fds)[i] = -1;
+  char why[600];
+  for (size_t i = 0; i < n; i++) {
+    if (paths[i][0] != '/') {
+      mcp__fmt(why, sizeof why,
+               "mcp_guard_enable: writable path \"%.400s\" is not absolute",
+               paths[i]);
+      return refuse(srv, MCP_EINVAL, why);
+    }
+    (*fds)[i] = open(paths[i], O_PATH | O_CLOEXEC);
+    if ((*fds)[i] < 0) {
+      int err = errno;
+      mcp__fmt(why, sizeof why,
+               "mcp_guard_enable: writable path \"%.400s\": %s", paths[i],
+               strerror(err));
+      return refuse(srv, err == ENOENT ? MCP_ENOENT : MCP_EINVAL, why);
+    }
+  }
+  return 0;
+}
+
+static void close_paths(int *fds) {
+  for (size_t i = 0; fds && fds[i] >= 0; i++)
+    close(fds[i]);
+  mcp__free(fds);
+}
+
+static mcp__guard *guard_new(mcp_server *srv) {
+  mcp__guard *g = mcp__calloc(1, sizeof *g);
+  if (g == NULL)
+    return NULL;
+  g->srv = srv;
+  for (int i = 0; i < MCP__GUARD_SETS; i++) {
+    pool *p = &g->pools[i];
+    p->g = g;
+    p->plan.ruleset_fd = -1;
+    pthread_mutex_init(&p->lock, NULL);
+    pthread_cond_init(&p->cond, NULL);
+  }
+  return g;
+}
+
+/* Builds every rule set's plan. */
+static int build_plans(mcp__guard *g, const int *fds,
+                       const unsigned short *ports, char *why, size_t size) {
+  int rc = 0;
+  for (int i = 0; i < MCP__GUARD_SETS && rc == 0; i++)
+    rc = mcp__guard_plan_build(&g->pools[i].plan, &g->kernel,
+                               (mcp__guard_fs)(i / 2), i % 2 == 1, fds, ports,
+                               why, size);
+  return rc;
+}
+
+int mcp_guard_landlock_abi(void) { return mcp__guard_landlock_abi(); }
+
+int mcp_guard_enable(mcp_server *srv, const mcp_guard_options *opts) {
+  static const mcp_guard_options none = {0};
+  if (srv == NULL)
+    return MCP_EINVAL;
+  if (opts == NULL)
+    opts = &none;
+  if (opts->flags & ~MCP_GUARD_BEST_EFFORT)
+    return refuse(srv, MCP_EINVAL,
+                  "mcp_guard_enable: unknown bits in flags (only "
+                  "MCP_GUARD_BEST_EFFORT is defined)");
+  if (opts->threads > MAX_THREADS)
+    return refuse(srv, MCP_EINVAL,
+                  "mcp_guard_enable: threads is at most 64 per rule set");
+  int *fds = NULL;
+  int rc = open_paths(srv, opts->writable_paths, &fds);
+  if (rc) {
+    close_paths(fds);
+    return rc == MCP_ENOMEM ? refuse(srv, rc, "mcp_guard_enable: out of memory")
+                            : rc;
+  }
+  mcp__guard *g = guard_new(srv);
+  if (g == NULL) {
+    close_paths(fds);
+    return refuse(srv, MCP_ENOMEM, "mcp_guard_enable: out of memory");
+  }
+  g->threads = opts->threads ? opts->threads : DEFAULT_THREADS;
+  mcp__guard_kernel *k = &g->kernel;
+  k->kernel_abi = mcp__guard_landlock_abi();
+  k->abi = k->kernel_abi;
+  if (opts->landlock_abi_max && (unsigned)k->abi > opts->landlock_abi_max)
+    k->abi = (int)opts->landlock_abi_max;
+  k->best_effort = opts->flags & MCP_GUARD_BEST_EFFORT;
+  mcp__guard_trial(k);
+
+  char why[600] = "";
+  const unsigned short *ports = opts->tcp_ports;
+  rc = judge(g, ports && ports[0], why, sizeof why);
+  if (rc == 0 && build_plans(g, fds, ports, why, sizeof why) != 0)
+    rc = MCP_EIO;
+  close_paths(fds);
+  if (rc == 0) {
+    mcp_executor ex = {
+        .submit = submit, .lint = lint, .release = release, .user_data = g};
+    rc = mcp_server_set_executor(srv, &ex);
+    if (rc)
+      mcp__fmt(why, sizeof why, "%s", mcp_server_errmsg(srv));
+  }
+  if (rc) {
+    guard_free(g);
+    if (why[0] == '\0')
+      mcp__fmt(why, sizeof why, "mcp_guard_enable: %s", mcp_strerror(rc));
+    return refuse(srv, rc, why);
+  }
+  mcp_server_log(srv, g->level ? MCP_LOG_WARNING : MCP_LOG_INFO, g->sentence);
+  return 0;
+}

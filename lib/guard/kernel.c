@@ -1,0 +1,355 @@
+/* The kernel's side of the guard: Landlock rulesets and seccomp filters,
+ * applied to the calling thread. The Landlock interface is stable kernel
+ * ABI; its structures and the constants Debian 12's headers lack are
+ * spelled out here, so the same source builds on older headers and runs
+ * on newer kernels (the ABI is probed at run time). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/types.h>
+#include <pthread.h>
+#include <seccomp.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "base.h"
+
+#include "guard_int.h"
+
+#ifndef __NR_landlock_create_ruleset
+#define __NR_landlock_create_ruleset 444
+#endif
+#ifndef __NR_landlock_add_rule
+#define __NR_landlock_add_rule 445
+#endif
+#ifndef __NR_landlock_restrict_self
+#define __NR_landlock_restrict_self 446
+#endif
+
+/* include/uapi/linux/landlock.h, by ABI version. */
+enum {
+  LL_CREATE_RULESET_VERSION = 1,
+  LL_RULE_PATH_BENEATH = 1,
+  LL_RULE_NET_PORT = 2 /* ABI 4 */
+};
+#define LL_FS_EXECUTE (1ull << 0)
+#define LL_FS_WRITE_FILE (1ull << 1)
+#define LL_FS_READ_FILE (1ull << 2)
+#define LL_FS_READ_DIR (1ull << 3)
+#define LL_FS_REMOVE_DIR (1ull << 4)
+#define LL_FS_REMOVE_FILE (1ull << 5)
+#define LL_FS_MAKE_CHAR (1ull << 6)
+#define LL_FS_MAKE_DIR (1ull << 7)
+#define LL_FS_MAKE_REG (1ull << 8)
+#define LL_FS_MAKE_SOCK (1ull << 9)
+#define LL_FS_MAKE_FIFO (1ull << 10)
+#define LL_FS_MAKE_BLOCK (1ull << 11)
+#define LL_FS_MAKE_SYM (1ull << 12)
+#define LL_FS_REFER (1ull << 13)    /* ABI 2 */
+#define LL_FS_TRUNCATE (1ull << 14) /* ABI 3 */
+#define LL_NET_BIND_TCP (1ull << 0) /* ABI 4 */
+#define LL_NET_CONNECT_TCP (1ull << 1)
+
+struct ll_ruleset_attr {
+  __u64 handled_access_fs;
+  __u64 handled_access_net; /* ABI 4; zero before */
+};
+
+struct ll_path_beneath_attr {
+  __u64 allowed_access;
+  __s32 parent_fd;
+} __attribute__((packed));
+
+struct ll_net_port_attr {
+  __u64 allowed_access;
+  __u64 port;
+};
+
+/* Every right that writes, creates or removes, at ABI 1. */
+#define LL_FS_WRITES_1                                                         \
+  (LL_FS_WRITE_FILE | LL_FS_REMOVE_DIR | LL_FS_REMOVE_FILE | LL_FS_MAKE_CHAR | \
+   LL_FS_MAKE_DIR | LL_FS_MAKE_REG | LL_FS_MAKE_SOCK | LL_FS_MAKE_FIFO |       \
+   LL_FS_MAKE_BLOCK | LL_FS_MAKE_SYM)
+
+/* The rights a rule on a file (not a directory) may name. */
+#define LL_FS_FILE_RIGHTS                                                      \
+  (LL_FS_EXECUTE | LL_FS_WRITE_FILE | LL_FS_READ_FILE | LL_FS_TRUNCATE)
+
+int mcp__guard_landlock_abi(void) {
+  long abi =
+      syscall(__NR_landlock_create_ruleset, NULL, 0, LL_CREATE_RULESET_VERSION);
+  return abi > 0 ? (int)abi : 0;
+}
+
+/* The filesystem rights a rule set forbids, at ABI abi. */
+static __u64 handled_fs(mcp__guard_fs fs, int abi) {
+  if (abi < 1)
+    return 0;
+  __u64 trunc = abi >= 3 ? LL_FS_TRUNCATE : 0;
+  switch (fs) {
+  case MCP__GUARD_FS_READ_ONLY:
+    return LL_FS_WRITES_1 | (abi >= 2 ? LL_FS_REFER : 0) | trunc;
+  case MCP__GUARD_FS_ADDITIVE:
+    return LL_FS_REMOVE_DIR | LL_FS_REMOVE_FILE | trunc;
+  case MCP__GUARD_FS_ANY:
+    break;
+  }
+  return 0;
+}
+
+static int fail(char *why, size_t size, const char *what, int err) {
+  mcp__fmt(why, size, "%s: %s", what, strerror(err));
+  return MCP_EIO;
+}
+
+/* Allows everything handled beneath each writable path. */
+static int allow_paths(int fd, __u64 handled, const int *writable, char *why,
+                       size_t size) {
+  for (size_t i = 0; writable && writable[i] >= 0; i++) {
+    struct stat st;
+    if (fstat(writable[i], &st) != 0)
+      return fail(why, size, "fstat of a writable path", errno);
+    struct ll_path_beneath_attr rule = {
+        .allowed_access =
+            S_ISDIR(st.st_mode) ? handled : handled & LL_FS_FILE_RIGHTS,
+        .parent_fd = writable[i],
+    };
+    /* A file under an additive rule set has nothing of its own to allow:
+     * removing it is a right of its directory. */
+    if (rule.allowed_access == 0)
+      continue;
+    if (syscall(__NR_landlock_add_rule, fd, LL_RULE_PATH_BENEATH, &rule, 0))
+      return fail(why, size, "landlock_add_rule (writable path)", errno);
+  }
+  return 0;
+}
+
+static int allow_ports(int fd, const unsigned short *ports, char *why,
+                       size_t size) {
+  for (size_t i = 0; ports && ports[i]; i++) {
+    struct ll_net_port_attr rule = {
+        .allowed_access = LL_NET_BIND_TCP | LL_NET_CONNECT_TCP,
+        .port = ports[i],
+    };
+    if (syscall(__NR_landlock_add_rule, fd, LL_RULE_NET_PORT, &rule, 0))
+      return fail(why, size, "landlock_add_rule (TCP port)", errno);
+  }
+  return 0;
+}
+
+static void plan_name(mcp__guard_plan *p) {
+  static const char *const fs_names[] = {"", "additive", "read-only"};
+  const char *fs = fs_names[p->fs];
+  if (*fs == '\0' && !p->closed) {
+    mcp__fmt(p->name, sizeof p->name, "guard: unguarded");
+    return;
+  }
+  mcp__fmt(p->name, sizeof p->name, "guard: %s%s%s%s", fs,
+           *fs && p->closed ? ", " : "", p->closed ? "closed-world" : "",
+           p->partial ? " (best effort)" : "");
+}
+
+int mcp__guard_plan_build(mcp__guard_plan *plan, const mcp__guard_kernel *k,
+                          mcp__guard_fs fs, bool closed, const int *writable,
+                          const unsigned short *ports, char *why,
+                          size_t why_size) {
+  *plan = (mcp__guard_plan){.fs = fs, .closed = closed, .ruleset_fd = -1};
+  bool guarded = fs != MCP__GUARD_FS_ANY || closed;
+  int abi = k->landlock ? k->abi : 0;
+  struct ll_ruleset_attr attr = {.handled_access_fs = handled_fs(fs, abi)};
+  bool tcp = closed && abi >= 4;
+  if (tcp)
+    attr.handled_access_net = LL_NET_BIND_TCP | LL_NET_CONNECT_TCP;
+  /* What Landlock cannot do here, seccomp does where it can: truncation
+   * (before ABI 3) by refusing the calls that truncate, TCP (before ABI 4)
+   * by refusing TCP sockets altogether. */
+  plan->no_truncate = fs != MCP__GUARD_FS_ANY && abi < 3 && k->seccomp;
+  plan->sockets = closed && k->seccomp;
+  plan->inet = tcp;
+  plan->no_uring = guarded && k->seccomp;
+  bool fs_kept = abi >= 3 || (abi >= 1 && k->seccomp);
+  bool net_kept = k->seccomp && (tcp || ports == NULL || ports[0] == 0);
+  plan->partial =
+      (fs != MCP__GUARD_FS_ANY && !fs_kept) || (closed && !net_kept);
+  plan_name(plan);
+  if (attr.handled_access_fs == 0 && attr.handled_access_net == 0)
+    return 0;
+  long fd = syscall(__NR_landlock_create_ruleset, &attr, sizeof attr, 0);
+  if (fd < 0)
+    return fail(why, why_size, "landlock_create_ruleset", errno);
+  plan->ruleset_fd = (int)fd;
+  int rc = allow_paths(plan->ruleset_fd, attr.handled_access_fs, writable, why,
+                       why_size);
+  if (rc == 0 && tcp)
+    rc = allow_ports(plan->ruleset_fd, ports, why, why_size);
+  if (rc)
+    mcp__guard_plan_free(plan);
+  return rc;
+}
+
+void mcp__guard_plan_free(mcp__guard_plan *plan) {
+  if (plan->ruleset_fd >= 0)
+    close(plan->ruleset_fd);
+  plan->ruleset_fd = -1;
+}
+
+/* ---- seccomp ------------------------------------------------------------- */
+
+#define DENY SCMP_ACT_ERRNO(EACCES)
+
+/* One comparison of system call argument arg. The filter compares the
+ * whole 64-bit register; the kernel reads an int argument's low 32 bits,
+ * so each rule below is written so that a value with garbage in the high
+ * half meets a refusal (the family's ">= 64", the protocol's "> 6", the
+ * type's mask), never the allowed case. */
+static struct scmp_arg_cmp arg_is(unsigned arg, enum scmp_compare op,
+                                  scmp_datum_t a, scmp_datum_t b) {
+  return (struct scmp_arg_cmp){
+      .arg = arg, .op = op, .datum_a = a, .datum_b = b};
+}
+
+/* Refuses every socket family but unix (and, with inet, TCP over IPv4 and
+ * IPv6, which Landlock's rules then guard by port). */
+static int deny_sockets(scmp_filter_ctx f, bool inet) {
+  int rc = 0;
+  for (unsigned fam = 0; fam < 64 && rc == 0; fam++) {
+    bool tcp_family = fam == AF_INET || fam == AF_INET6;
+    if (fam == AF_UNIX || (inet && tcp_family))
+      continue;
+    rc = seccomp_rule_add(f, DENY, SCMP_SYS(socket), 1,
+                          arg_is(0, SCMP_CMP_EQ, fam, 0));
+  }
+  if (rc == 0)
+    rc = seccomp_rule_add(f, DENY, SCMP_SYS(socket), 1,
+                          arg_is(0, SCMP_CMP_GE, 64, 0));
+  static const unsigned tcp_families[] = {AF_INET, AF_INET6};
+  for (size_t i = 0; inet && i < 2 && rc == 0; i++) {
+    unsigned fam = tcp_families[i];
+    /* Only SOCK_STREAM (the flags above the type bits do not matter)... */
+    for (unsigned type = 0; type < 16 && rc == 0; type++)
+      if (type != SOCK_STREAM)
+        rc = seccomp_rule_add(f, DENY, SCMP_SYS(socket), 2,
+                              arg_is(0, SCMP_CMP_EQ, fam, 0),
+                              arg_is(1, SCMP_CMP_MASKED_EQ, 0xf, type));
+    /* ...with protocol 0 or IPPROTO_TCP: SCTP and MPTCP are not TCP. */
+    for (unsigned proto = 1; proto < 6 && rc == 0; proto++)
+      rc = seccomp_rule_add(f, DENY, SCMP_SYS(socket), 2,
+                            arg_is(0, SCMP_CMP_EQ, fam, 0),
+                            arg_is(2, SCMP_CMP_EQ, proto, 0));
+    if (rc == 0)
+      rc = seccomp_rule_add(f, DENY, SCMP_SYS(socket), 2,
+                            arg_is(0, SCMP_CMP_EQ, fam, 0),
+                            arg_is(2, SCMP_CMP_GT, 6, 0));
+  }
+  return rc;
+}
+
+/* Refuses truncation: truncate, ftruncate, and opening with O_TRUNC
+ * (openat2, whose flags seccomp cannot read, says ENOSYS, so the C library
+ * falls back to openat). */
+static int deny_truncate(scmp_filter_ctx f) {
+  int rc = seccomp_rule_add(f, DENY, SCMP_SYS(truncate), 0);
+  if (rc == 0)
+    rc = seccomp_rule_add(f, DENY, SCMP_SYS(ftruncate), 0);
+  if (rc == 0)
+    rc = seccomp_rule_add(f, DENY, SCMP_SYS(creat), 0);
+  if (rc == 0)
+    rc = seccomp_rule_add(f, DENY, SCMP_SYS(open), 1,
+                          arg_is(1, SCMP_CMP_MASKED_EQ, O_TRUNC, O_TRUNC));
+  if (rc == 0)
+    rc = seccomp_rule_add(f, DENY, SCMP_SYS(openat), 1,
+                          arg_is(2, SCMP_CMP_MASKED_EQ, O_TRUNC, O_TRUNC));
+  if (rc == 0)
+    rc = seccomp_rule_add(f, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(openat2), 0);
+  return rc;
+}
+
+/* io_uring's operations open sockets and files without the system calls
+ * the filter reads: a guarded thread gets none. */
+static int deny_uring(scmp_filter_ctx f) {
+  int rc =
+      seccomp_rule_add(f, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(io_uring_setup), 0);
+  if (rc == 0)
+    rc =
+        seccomp_rule_add(f, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(io_uring_enter), 0);
+  if (rc == 0)
+    rc = seccomp_rule_add(f, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(io_uring_register),
+                          0);
+  return rc;
+}
+
+/* Loads plan's filter on the calling thread only (no TSYNC). */
+static int load_filter(const mcp__guard_plan *plan, char *why, size_t size) {
+  scmp_filter_ctx f = seccomp_init(SCMP_ACT_ALLOW);
+  if (f == NULL)
+    return fail(why, size, "seccomp_init", ENOMEM);
+  /* A system call of another architecture (int 0x80 on x86-64) is refused,
+   * not let through the filter written for this one. */
+  int rc = seccomp_attr_set(f, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_ERRNO(ENOSYS));
+  if (rc == 0 && plan->sockets)
+    rc = deny_sockets(f, plan->inet);
+  if (rc == 0 && plan->no_truncate)
+    rc = deny_truncate(f);
+  if (rc == 0 && plan->no_uring)
+    rc = deny_uring(f);
+  if (rc == 0)
+    rc = seccomp_load(f);
+  seccomp_release(f);
+  return rc ? fail(why, size, "seccomp filter", -rc) : 0;
+}
+
+int mcp__guard_apply(const mcp__guard_plan *plan, char *why, size_t why_size) {
+  bool filter = plan->sockets || plan->no_truncate || plan->no_uring;
+  if (plan->ruleset_fd < 0 && !filter)
+    return 0;
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+    return fail(why, why_size, "prctl(PR_SET_NO_NEW_PRIVS)", errno);
+  if (plan->ruleset_fd >= 0 &&
+      syscall(__NR_landlock_restrict_self, plan->ruleset_fd, 0) != 0)
+    return fail(why, why_size, "landlock_restrict_self", errno);
+  return filter ? load_filter(plan, why, why_size) : 0;
+}
+
+/* ---- the trial ----------------------------------------------------------- */
+
+/* On a thread of its own, which ends with the restrictions: the
+ * strictest Landlock rule set, then a seccomp filter with every rule. */
+static void *trial(void *arg) {
+  mcp__guard_kernel *k = arg;
+  char why[160];
+  if (k->landlock) {
+    mcp__guard_kernel landlock_only = *k;
+    landlock_only.seccomp = false;
+    mcp__guard_plan plan;
+    k->landlock =
+        mcp__guard_plan_build(&plan, &landlock_only, MCP__GUARD_FS_READ_ONLY,
+                              true, NULL, NULL, why, sizeof why) == 0 &&
+        mcp__guard_apply(&plan, why, sizeof why) == 0;
+    mcp__guard_plan_free(&plan);
+  }
+  if (k->seccomp) {
+    mcp__guard_plan plan = {.ruleset_fd = -1,
+                            .sockets = true,
+                            .inet = k->landlock && k->abi >= 4,
+                            .no_truncate = true,
+                            .no_uring = true};
+    k->seccomp = mcp__guard_apply(&plan, why, sizeof why) == 0;
+  }
+  return NULL;
+}
+
+void mcp__guard_trial(mcp__guard_kernel *k) {
+  k->landlock = k->abi > 0;
+  k->seccomp = true;
+  pthread_t t;
+  if (pthread_create(&t, NULL, trial, k) != 0) {
+    k->landlock = k->seccomp = false;
+    return;
+  }
+  pthread_join(t, NULL);
+}

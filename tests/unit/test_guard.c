@@ -1,0 +1,881 @@
+/* The guard (lib/guard) on the real kernel: tools whose handlers try to
+ * write, remove, truncate and reach out, under each rule set, with the
+ * disk and a loopback listener telling what really happened. No mocks: a
+ * refused operation is refused by Landlock or seccomp on this machine.
+ * Where the kernel lacks a feature a test needs, the test fails saying
+ * which; landlock_abi_max runs the rules as on an older kernel (Debian
+ * 12's 6.1 answers ABI 2). */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <mcp/guard.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "testutil.h"
+
+static mcp_server *srv;
+static tu_peer P;
+static char dir[64]; /* this test's folder, with existing.txt and w/ */
+static int listener = -1, listener2 = -1; /* loopback TCP listeners */
+static unsigned short port, port2;
+
+/* ---- what a handler tries ------------------------------------------------ */
+
+static char *at(const char *name) {
+  static _Thread_local char path[128];
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  return path;
+}
+
+static int ret(int rc) { return rc < 0 ? errno : 0; }
+
+static int tcp_connect(unsigned short p) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0)
+    return errno;
+  struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(p)};
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  int rc = ret(connect(fd, (struct sockaddr *)&a, sizeof a));
+  close(fd);
+  return rc;
+}
+
+static int op_create(void) {
+  int fd = open(at("new.txt"), O_WRONLY | O_CREAT | O_EXCL, 0600);
+  if (fd >= 0)
+    close(fd);
+  return fd < 0 ? errno : 0;
+}
+static int op_write_open(void) {
+  int fd = open(at("existing.txt"), O_WRONLY | O_APPEND);
+  if (fd < 0)
+    return errno;
+  int rc = write(fd, "+", 1) == 1 ? 0 : errno;
+  close(fd);
+  return rc;
+}
+static int op_unlink(void) { return ret(unlink(at("existing.txt"))); }
+static int op_rename(void) {
+  char to[128];
+  snprintf(to, sizeof to, "%s", at("renamed.txt"));
+  return ret(rename(at("existing.txt"), to));
+}
+static int op_mkdir(void) { return ret(mkdir(at("newdir"), 0700)); }
+static int op_symlink(void) { return ret(symlink("existing.txt", at("sym"))); }
+static int op_link(void) {
+  char to[128];
+  snprintf(to, sizeof to, "%s", at("hard"));
+  return ret(link(at("existing.txt"), to));
+}
+static int op_truncate(void) { return ret(truncate(at("existing.txt"), 0)); }
+static int op_open_trunc(void) {
+  int fd = open(at("existing.txt"), O_WRONLY | O_TRUNC);
+  if (fd >= 0)
+    close(fd);
+  return fd < 0 ? errno : 0;
+}
+static int op_create_in_w(void) {
+  int fd = open(at("w/new.txt"), O_WRONLY | O_CREAT | O_EXCL, 0600);
+  if (fd >= 0)
+    close(fd);
+  return fd < 0 ? errno : 0;
+}
+static int op_unlink_in_w(void) { return ret(unlink(at("w/f.txt"))); }
+static int op_connect(void) { return tcp_connect(port); }
+static int op_connect_allowed(void) { return tcp_connect(port2); }
+static int op_bind(void) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0)
+    return errno;
+  struct sockaddr_in a = {.sin_family = AF_INET};
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  int rc = ret(bind(fd, (struct sockaddr *)&a, sizeof a));
+  close(fd);
+  return rc;
+}
+static int op_udp(void) {
+  int fd = socket(AF_INET, SOCK_DGRAM, 0);
+  if (fd < 0)
+    return errno;
+  struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(port)};
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  int rc =
+      sendto(fd, "x", 1, 0, (struct sockaddr *)&a, sizeof a) == 1 ? 0 : errno;
+  close(fd);
+  return rc;
+}
+static int op_packet(void) {
+  int fd = socket(AF_PACKET, SOCK_DGRAM, 0);
+  if (fd >= 0)
+    close(fd);
+  return fd < 0 ? errno : 0;
+}
+static int op_unix(void) {
+  int sv[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0)
+    return errno;
+  close(sv[0]);
+  close(sv[1]);
+  return 0;
+}
+static int op_uring(void) {
+#ifdef SYS_io_uring_setup
+  unsigned char params[120] = {0}; /* struct io_uring_params */
+  long fd = syscall(SYS_io_uring_setup, 1, params);
+  if (fd >= 0)
+    close((int)fd);
+  return fd < 0 ? errno : 0;
+#else
+  return ENOSYS;
+#endif
+}
+static void *create_from_thread(void *arg) {
+  *(int *)arg = op_create();
+  return NULL;
+}
+static int op_thread_create(void) {
+  pthread_t t;
+  int rc = -1;
+  if (pthread_create(&t, NULL, create_from_thread, &rc) != 0)
+    return -1;
+  pthread_join(t, NULL);
+  return rc;
+}
+
+static const struct op {
+  const char *name;
+  int (*fn)(void);
+} ops[] = {
+    {"create", op_create},
+    {"write_open", op_write_open},
+    {"unlink", op_unlink},
+    {"rename", op_rename},
+    {"mkdir", op_mkdir},
+    {"symlink", op_symlink},
+    {"link", op_link},
+    {"truncate", op_truncate},
+    {"open_trunc", op_open_trunc},
+    {"create_in_w", op_create_in_w},
+    {"unlink_in_w", op_unlink_in_w},
+    {"connect", op_connect},
+    {"connect_allowed", op_connect_allowed},
+    {"bind", op_bind},
+    {"udp", op_udp},
+    {"packet", op_packet},
+    {"unix", op_unix},
+    {"uring", op_uring},
+    {"thread_create", op_thread_create},
+};
+
+/* Runs the op named by argument "op"; the text result is its errno (0 when
+ * it succeeded). */
+static int h_try(mcp_call *call, void *user_data) {
+  (void)user_data;
+  const char *name = NULL;
+  if (mcp_call_arg_string(call, "op", &name) != 0)
+    return MCP_EINVAL;
+  for (size_t i = 0; i < TU_COUNT(ops); i++)
+    if (strcmp(ops[i].name, name) == 0) {
+      char text[16];
+      snprintf(text, sizeof text, "%d", ops[i].fn());
+      return mcp_result_text(call, text);
+    }
+  return MCP_EINVAL;
+}
+
+#define OP_SCHEMA                                                              \
+  "{\"type\":\"object\",\"properties\":{\"op\":{\"type\":\"string\"}},"        \
+  "\"required\":[\"op\"]}"
+#define TRY_TOOL(tool_name, ...)                                               \
+  {                                                                            \
+    .name = tool_name, .description = "Tries an operation.",                   \
+    .input_schema = OP_SCHEMA, .annotations = {__VA_ARGS__}, .handler = h_try  \
+  }
+
+static const mcp_tool tools[] = {
+    TRY_TOOL("ro_closed", .read_only = MCP_HINT_TRUE,
+             .open_world = MCP_HINT_FALSE),
+    TRY_TOOL("ro_open", .read_only = MCP_HINT_TRUE,
+             .open_world = MCP_HINT_TRUE),
+    TRY_TOOL("additive", .read_only = MCP_HINT_FALSE,
+             .destructive = MCP_HINT_FALSE, .idempotent = MCP_HINT_FALSE,
+             .open_world = MCP_HINT_TRUE),
+    TRY_TOOL("closed", .read_only = MCP_HINT_FALSE,
+             .destructive = MCP_HINT_TRUE, .idempotent = MCP_HINT_FALSE,
+             .open_world = MCP_HINT_FALSE),
+    TRY_TOOL("anything", .read_only = MCP_HINT_FALSE,
+             .destructive = MCP_HINT_TRUE, .idempotent = MCP_HINT_FALSE,
+             .open_world = MCP_HINT_TRUE),
+};
+
+/* ---- fixture ------------------------------------------------------------- */
+
+static char audit_where[64];
+static pthread_mutex_t audit_lock = PTHREAD_MUTEX_INITIALIZER;
+static void on_audit(const mcp_audit_record *r, void *user_data) {
+  (void)user_data;
+  pthread_mutex_lock(&audit_lock);
+  snprintf(audit_where, sizeof audit_where, "%s",
+           r->ran_under ? r->ran_under : "(null)");
+  pthread_mutex_unlock(&audit_lock);
+}
+
+static char log_text[1024];
+static void keep_log(mcp_log_level level, const char *message,
+                     void *user_data) {
+  (void)user_data;
+  (void)level;
+  if (strncmp(message, "guard", 5) == 0)
+    snprintf(log_text, sizeof log_text, "%s", message);
+}
+
+static void put_file(const char *name, const char *text) {
+  FILE *f = fopen(at(name), "w");
+  ck_assert_ptr_nonnull(f);
+  fputs(text, f);
+  fclose(f);
+}
+
+static int listen_on(unsigned short *out) {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+  ck_assert_int_ge(fd, 0);
+  struct sockaddr_in a = {.sin_family = AF_INET};
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ck_assert_int_eq(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
+  ck_assert_int_eq(listen(fd, 8), 0);
+  socklen_t len = sizeof a;
+  ck_assert_int_eq(getsockname(fd, (struct sockaddr *)&a, &len), 0);
+  *out = ntohs(a.sin_port);
+  return fd;
+}
+
+/* Whether the listener has a connection waiting (taken, if so). */
+static bool connection_came(int fd) {
+  struct pollfd p = {.fd = fd, .events = POLLIN};
+  if (poll(&p, 1, 50) != 1)
+    return false;
+  int c = accept(fd, NULL, NULL);
+  if (c >= 0)
+    close(c);
+  return c >= 0;
+}
+
+static void setup(void) {
+  snprintf(dir, sizeof dir, "/tmp/mcp-guard-XXXXXX");
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  put_file("existing.txt", "keep");
+  ck_assert_int_eq(mkdir(at("w"), 0700), 0);
+  put_file("w/f.txt", "scratch");
+  listener = listen_on(&port);
+  listener2 = listen_on(&port2);
+  mcp_server_info info = {.name = "guarded", .version = "1"};
+  ck_assert_int_eq(mcp_server_new(&info, &srv), 0);
+  mcp_server_set_log(srv, keep_log, NULL);
+  mcp_server_set_audit(srv, on_audit, NULL);
+  for (size_t i = 0; i < TU_COUNT(tools); i++)
+    ck_assert_int_eq(mcp_server_add_tool(srv, &tools[i], NULL), 0);
+  tu_peer_open(&P, srv, NULL);
+  tu_initialize(&P, "2025-11-25");
+  log_text[0] = '\0';
+}
+
+static void remove_tree(const char *path) {
+  char cmd[160];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", path);
+  ck_assert_int_eq(system(cmd), 0);
+}
+
+static void teardown(void) {
+  tu_peer_close(&P);
+  mcp_server_free(srv);
+  srv = NULL;
+  close(listener);
+  close(listener2);
+  remove_tree(dir);
+}
+
+/* The kernel this suite needs: Landlock with the network rules. */
+static void need_abi(int abi) {
+  int have = mcp_guard_landlock_abi();
+  ck_assert_msg(have >= abi,
+                "this test needs Landlock ABI %d (TCP rules came in 4, kernel "
+                "6.7); this kernel answers %d",
+                abi, have);
+}
+
+static void enable(const mcp_guard_options *o) {
+  int rc = mcp_guard_enable(srv, o);
+  ck_assert_msg(rc == 0, "mcp_guard_enable: %s: %s", mcp_strerror(rc),
+                mcp_server_errmsg(srv));
+}
+
+/* Calls tool with op; returns the errno the handler saw. */
+static int try_op(const char *tool, const char *op) {
+  static int id = 10;
+  char *args = tu_text("{\"op\":\"%s\"}", op);
+  char ids[16];
+  snprintf(ids, sizeof ids, "%d", ++id);
+  char *msg = tu_call_text(ids, tool, args, NULL);
+  free(args);
+  tu_clear(&P);
+  ck_assert_int_eq(tu_send(&P, msg), 0);
+  free(msg);
+  ck_assert_uint_eq(tu_wait(&P, 1, 5000), 1);
+  cJSON *r = tu_msg(&P, 0);
+  const char *text = tu_jstr(r, "result.content.0.text");
+  ck_assert_msg(text != NULL, "%s %s: %s", tool, op, P.out[0]);
+  int e = atoi(text);
+  cJSON_Delete(r);
+  return e;
+}
+
+#define REFUSED(tool, op)                                                      \
+  do {                                                                         \
+    int e_ = try_op(tool, op);                                                 \
+    ck_assert_msg(e_ == EACCES || e_ == EPERM,                                 \
+                  "%s: %s gave %d (%s), not EACCES or EPERM", tool, op, e_,    \
+                  strerror(e_));                                               \
+  } while (0)
+#define ALLOWED(tool, op)                                                      \
+  do {                                                                         \
+    int e_ = try_op(tool, op);                                                 \
+    ck_assert_msg(e_ == 0, "%s: %s gave %d (%s)", tool, op, e_, strerror(e_)); \
+  } while (0)
+
+static bool exists(const char *name) {
+  struct stat st;
+  return stat(at(name), &st) == 0;
+}
+
+static void assert_existing_unchanged(void) {
+  char buf[32] = "";
+  FILE *f = fopen(at("existing.txt"), "r");
+  ck_assert_ptr_nonnull(f);
+  ck_assert_ptr_nonnull(fgets(buf, sizeof buf, f));
+  fclose(f);
+  ck_assert_str_eq(buf, "keep");
+}
+
+/* ---- tests --------------------------------------------------------------- */
+
+static const char *const writes[] = {
+    "create",  "write_open", "unlink",   "rename",     "mkdir",
+    "symlink", "link",       "truncate", "open_trunc", "create_in_w"};
+
+START_TEST(read_only_cannot_write_and_the_disk_is_unchanged) {
+  need_abi(4);
+  enable(NULL);
+  for (size_t i = 0; i < TU_COUNT(writes); i++)
+    REFUSED("ro_closed", writes[i]);
+  REFUSED("ro_open", "create");
+  REFUSED("ro_open", "truncate");
+  assert_existing_unchanged();
+  static const char *const made[] = {"new.txt", "renamed.txt", "newdir",
+                                     "sym",     "hard",        "w/new.txt"};
+  for (size_t i = 0; i < TU_COUNT(made); i++)
+    ck_assert_msg(!exists(made[i]), "%s was made", made[i]);
+  /* Reading stays allowed. */
+  ck_assert_int_eq(try_op("ro_closed", "unix"), 0);
+  pthread_mutex_lock(&audit_lock);
+  ck_assert_str_eq(audit_where, "guard: read-only, closed-world");
+  pthread_mutex_unlock(&audit_lock);
+  ck_assert_int_eq(try_op("ro_open", "unix"), 0);
+  pthread_mutex_lock(&audit_lock);
+  ck_assert_str_eq(audit_where, "guard: read-only");
+  pthread_mutex_unlock(&audit_lock);
+}
+END_TEST
+
+START_TEST(closed_world_cannot_reach_out) {
+  need_abi(4);
+  enable(NULL);
+  REFUSED("ro_closed", "connect");
+  ck_assert_msg(!connection_came(listener), "the listener saw a connection");
+  REFUSED("closed", "connect");
+  ck_assert(!connection_came(listener));
+  REFUSED("closed", "bind");
+  REFUSED("closed", "udp");
+  REFUSED("closed", "packet");
+  REFUSED("closed", "uring");
+  ALLOWED("closed", "unix");
+  /* Closed-world but destructive: the disk is open to it. */
+  ALLOWED("closed", "create");
+  ALLOWED("closed", "unlink");
+  pthread_mutex_lock(&audit_lock);
+  ck_assert_str_eq(audit_where, "guard: closed-world");
+  pthread_mutex_unlock(&audit_lock);
+  /* An open-world read-only tool may connect. */
+  ALLOWED("ro_open", "connect");
+  ck_assert(connection_came(listener));
+}
+END_TEST
+
+START_TEST(additive_creates_but_never_removes_or_truncates) {
+  need_abi(4);
+  enable(NULL);
+  ALLOWED("additive", "create");
+  ck_assert(exists("new.txt"));
+  ALLOWED("additive", "mkdir");
+  ALLOWED("additive", "write_open");
+  REFUSED("additive", "unlink");
+  REFUSED("additive", "rename");
+  REFUSED("additive", "truncate");
+  REFUSED("additive", "open_trunc");
+  ck_assert(exists("existing.txt"));
+  ck_assert(!exists("renamed.txt"));
+  ALLOWED("additive", "connect"); /* open-world */
+  ck_assert(connection_came(listener));
+}
+END_TEST
+
+START_TEST(threads_a_handler_starts_are_guarded_too) {
+  need_abi(4);
+  enable(NULL);
+  REFUSED("ro_closed", "thread_create");
+  ck_assert(!exists("new.txt"));
+  ALLOWED("anything", "thread_create");
+  ck_assert(exists("new.txt"));
+}
+END_TEST
+
+START_TEST(destructive_open_world_may_do_anything) {
+  need_abi(4);
+  enable(NULL);
+  static const char *const all[] = {"create", "write_open", "symlink", "link",
+                                    "mkdir",  "truncate",   "rename",  "udp",
+                                    "bind",   "unix",       "connect"};
+  for (size_t i = 0; i < TU_COUNT(all); i++)
+    ALLOWED("anything", all[i]);
+  ck_assert(connection_came(listener));
+  ck_assert(exists("renamed.txt"));
+  pthread_mutex_lock(&audit_lock);
+  ck_assert_str_eq(audit_where, "guard: unguarded");
+  pthread_mutex_unlock(&audit_lock);
+}
+END_TEST
+
+START_TEST(without_the_guard_nothing_changes) {
+  ALLOWED("ro_closed", "create");
+  ALLOWED("ro_closed", "unlink");
+  ALLOWED("ro_closed", "udp");
+  ALLOWED("ro_closed", "connect");
+  ck_assert(connection_came(listener));
+  pthread_mutex_lock(&audit_lock);
+  ck_assert_str_eq(audit_where, "(null)");
+  pthread_mutex_unlock(&audit_lock);
+}
+END_TEST
+
+START_TEST(writable_paths_and_tcp_ports_open_exactly_what_they_name) {
+  need_abi(4);
+  char w[96];
+  snprintf(w, sizeof w, "%s/w", dir);
+  const char *paths[] = {w, NULL};
+  unsigned short ports[] = {port2, 0};
+  mcp_guard_options o = {.writable_paths = paths, .tcp_ports = ports};
+  enable(&o);
+  ALLOWED("ro_closed", "create_in_w");
+  ALLOWED("ro_closed", "unlink_in_w");
+  REFUSED("ro_closed", "create");
+  REFUSED("additive", "unlink");
+  ALLOWED("ro_closed", "connect_allowed");
+  ck_assert(connection_came(listener2));
+  REFUSED("ro_closed", "connect");
+  ck_assert(!connection_came(listener));
+  REFUSED("ro_closed", "udp");
+}
+END_TEST
+
+/* ---- the kernel and the options ------------------------------------------ */
+
+START_TEST(abi_probe_agrees_with_the_kernel) {
+  long abi = syscall(444 /* landlock_create_ruleset */, NULL, 0, 1u);
+  int probed = mcp_guard_landlock_abi();
+  ck_assert_int_eq(probed, abi > 0 ? (int)abi : 0);
+  /* The LSM list the kernel booted with names landlock when it answers. */
+  FILE *f = fopen("/sys/kernel/security/lsm", "r");
+  if (f) {
+    char lsm[256] = "";
+    ck_assert_ptr_nonnull(fgets(lsm, sizeof lsm, f));
+    fclose(f);
+    ck_assert_int_eq(strstr(lsm, "landlock") != NULL, probed > 0);
+  }
+  need_abi(1);
+}
+END_TEST
+
+START_TEST(full_kernel_says_every_rule_is_kept) {
+  need_abi(4);
+  enable(NULL);
+  ck_assert_ptr_nonnull(strstr(log_text, "keep every rule"));
+  /* Four tools need no scope but are destructive or open-world; the
+   * guard's sentence is information, not a fifth warning. */
+  ck_assert_uint_eq(mcp_server_lint(srv, NULL), 4);
+}
+END_TEST
+
+/* Debian 12's kernel (6.1) answers ABI 2: no truncation right, no TCP
+ * rules. The guard keeps both by seccomp and says so. */
+START_TEST(as_on_debian_12_seccomp_keeps_what_landlock_cannot) {
+  need_abi(4);
+  mcp_guard_options o = {.landlock_abi_max = 2};
+  enable(&o);
+  ck_assert_ptr_nonnull(strstr(
+      log_text, "network rules need Landlock ABI 4; found 2: closed-world "
+                "tools are guarded by seccomp only"));
+  ck_assert_ptr_nonnull(strstr(log_text, "truncation rules need Landlock "
+                                         "ABI 3; found 2"));
+  ck_assert_uint_eq(mcp_server_lint(srv, NULL), 5); /* four tools, and it */
+  REFUSED("ro_closed", "truncate");
+  REFUSED("additive", "truncate");
+  REFUSED("additive", "open_trunc");
+  REFUSED("additive", "unlink");
+  REFUSED("ro_closed", "create");
+  REFUSED("ro_closed", "connect");
+  ck_assert(!connection_came(listener));
+  REFUSED("closed", "udp");
+  ALLOWED("closed", "unix");
+  assert_existing_unchanged();
+}
+END_TEST
+
+START_TEST(a_rule_the_kernel_cannot_keep_is_an_error_unless_best_effort) {
+  need_abi(4);
+  unsigned short ports[] = {port2, 0};
+  mcp_guard_options o = {.tcp_ports = ports, .landlock_abi_max = 3};
+  ck_assert_int_eq(mcp_guard_enable(srv, &o), MCP_ENOTSUP);
+  const char *why = mcp_server_errmsg(srv);
+  ck_assert_msg(strstr(why, "tcp_ports need Landlock ABI 4") &&
+                    strstr(why, "found ABI 3"),
+                "%s", why);
+  /* Nothing was installed: the call runs as before. */
+  ALLOWED("ro_closed", "create");
+  o.flags = MCP_GUARD_BEST_EFFORT;
+  enable(&o);
+  ck_assert_ptr_nonnull(strstr(log_text, "tcp_ports stay closed"));
+  REFUSED("ro_closed", "connect_allowed"); /* kept closed: no TCP at all */
+  ck_assert(!connection_came(listener2));
+  pthread_mutex_lock(&audit_lock);
+  ck_assert_str_eq(audit_where, "guard: read-only, closed-world (best effort)");
+  pthread_mutex_unlock(&audit_lock);
+}
+END_TEST
+
+START_TEST(bad_options_are_refused_with_a_reason) {
+  ck_assert_int_eq(mcp_guard_enable(NULL, NULL), MCP_EINVAL);
+  mcp_guard_options o = {.flags = 2};
+  ck_assert_int_eq(mcp_guard_enable(srv, &o), MCP_EINVAL);
+  ck_assert_ptr_nonnull(strstr(mcp_server_errmsg(srv), "flags"));
+  const char *rel[] = {"relative/path", NULL};
+  o = (mcp_guard_options){.writable_paths = rel};
+  ck_assert_int_eq(mcp_guard_enable(srv, &o), MCP_EINVAL);
+  ck_assert_ptr_nonnull(strstr(mcp_server_errmsg(srv), "not absolute"));
+  const char *missing[] = {"/nonexistent/mcp-guard", NULL};
+  o = (mcp_guard_options){.writable_paths = missing};
+  ck_assert_int_eq(mcp_guard_enable(srv, &o), MCP_ENOENT);
+  ck_assert_ptr_nonnull(strstr(mcp_server_errmsg(srv), "/nonexistent"));
+  o = (mcp_guard_options){.threads = 1000};
+  ck_assert_int_eq(mcp_guard_enable(srv, &o), MCP_EINVAL);
+  o = (mcp_guard_options){.flags = MCP_GUARD_BEST_EFFORT};
+  enable(&o);
+  ck_assert_int_eq(mcp_guard_enable(srv, &o), MCP_ESTATE);
+}
+END_TEST
+
+/* ---- the executor path: deferred, input, cancellation, deadlines ----------
+ */
+
+static int h_defer_write(mcp_call *call, void *user_data);
+static void *finish_write(void *arg) {
+  mcp_call *call = arg;
+  /* A thread the guarded handler started: still read-only. */
+  char text[16];
+  snprintf(text, sizeof text, "%d", op_create());
+  mcp_result_text(call, text);
+  mcp_call_finish(call, 0);
+  return NULL;
+}
+static int h_defer_write(mcp_call *call, void *user_data) {
+  (void)user_data;
+  pthread_t t;
+  ck_assert_int_eq(pthread_create(&t, NULL, finish_write, call), 0);
+  pthread_detach(t);
+  return MCP_DEFERRED;
+}
+
+/* Round one asks; round two (with the answer) tries to create a file. */
+static int h_ask_then_write(mcp_call *call, void *user_data) {
+  (void)user_data;
+  if (mcp_call_input(call, "go") == NULL) {
+    int rc = mcp_call_request_input(
+        call, "go", MCP_INPUT_ELICITATION,
+        "{\"mode\":\"form\",\"message\":\"Go?\",\"requestedSchema\":{"
+        "\"type\":\"object\",\"properties\":{}}}");
+    return rc ? rc : MCP_INPUT_REQUIRED;
+  }
+  char text[16];
+  snprintf(text, sizeof text, "%d", op_create());
+  return mcp_result_text(call, text);
+}
+
+/* Blocks its worker until released. */
+static atomic_bool g_release;
+static atomic_int g_blocked_runs;
+static int h_block(mcp_call *call, void *user_data) {
+  (void)user_data;
+  atomic_fetch_add(&g_blocked_runs, 1);
+  while (!atomic_load(&g_release)) {
+    struct timespec ts = {0, 1000000L};
+    nanosleep(&ts, NULL);
+  }
+  return mcp_result_text(call, "released");
+}
+
+#define RO_TOOL(tool_name, fn)                                                 \
+  {                                                                            \
+    .name = tool_name, .description = "Read-only.",                            \
+    .annotations = {.read_only = MCP_HINT_TRUE, .open_world = MCP_HINT_FALSE}, \
+    .handler = fn                                                              \
+  }
+static const mcp_tool more_tools[] = {
+    RO_TOOL("defer_write", h_defer_write),
+    RO_TOOL("ask_then_write", h_ask_then_write),
+    RO_TOOL("block", h_block),
+};
+
+static void add_more_tools(void) {
+  for (size_t i = 0; i < TU_COUNT(more_tools); i++)
+    ck_assert_int_eq(mcp_server_add_tool(srv, &more_tools[i], NULL), 0);
+}
+
+START_TEST(deferred_and_legacy_input_rounds_stay_guarded) {
+  need_abi(4);
+  enable(NULL);
+  add_more_tools(); /* added after enabling: guarded all the same */
+  tu_clear(&P);
+  ck_assert_int_eq(tu_send(&P, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+                               "\"tools/call\",\"params\":{\"name\":"
+                               "\"defer_write\"}}"),
+                   0);
+  ck_assert_uint_eq(tu_wait(&P, 1, 5000), 1);
+  cJSON *r = tu_msg(&P, 0);
+  int e = atoi(tu_jstr(r, "result.content.0.text"));
+  ck_assert_msg(e == EACCES, "deferred create gave %d", e);
+  cJSON_Delete(r);
+
+  tu_peer_close(&P);
+  tu_peer_open(&P, srv, NULL);
+  tu_legacy_init(&P, "2025-11-25", "{\"elicitation\":{}}");
+  ck_assert_int_eq(tu_send(&P, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":"
+                               "\"tools/call\",\"params\":{\"name\":"
+                               "\"ask_then_write\"}}"),
+                   0);
+  ck_assert_uint_eq(tu_wait(&P, 1, 5000), 1);
+  r = tu_msg(&P, 0);
+  ck_assert_str_eq(tu_jstr(r, "method"), "elicitation/create");
+  char *answer = tu_text("{\"jsonrpc\":\"2.0\",\"id\":%d,\"result\":{"
+                         "\"action\":\"accept\",\"content\":{}}}",
+                         (int)tu_get(r, "id")->valuedouble);
+  cJSON_Delete(r);
+  ck_assert_int_eq(tu_send(&P, answer), 0);
+  free(answer);
+  ck_assert_uint_eq(tu_wait(&P, 2, 5000), 2);
+  r = tu_msg(&P, 1);
+  e = atoi(tu_jstr(r, "result.content.0.text"));
+  ck_assert_msg(e == EACCES, "round two's create gave %d", e);
+  cJSON_Delete(r);
+  ck_assert(!exists("new.txt"));
+}
+END_TEST
+
+START_TEST(modern_input_round_stays_guarded) {
+  need_abi(4);
+  enable(NULL);
+  add_more_tools();
+  tu_clear(&P);
+  ck_assert_int_eq(tu_send_free(&P, tu_mcall(1, "ask_then_write", NULL,
+                                             TU_META_ELICIT, NULL, NULL)),
+                   0);
+  ck_assert_uint_eq(tu_wait(&P, 1, 5000), 1);
+  cJSON *r = tu_msg(&P, 0);
+  char *state = tu_text("\"%s\"", tu_jstr(r, "result.requestState"));
+  cJSON_Delete(r);
+  ck_assert_int_eq(tu_send_free(&P, tu_mcall(2, "ask_then_write", NULL,
+                                             TU_META_ELICIT, state,
+                                             "{\"go\":{\"action\":\"accept\","
+                                             "\"content\":{}}}")),
+                   0);
+  free(state);
+  ck_assert_uint_eq(tu_wait(&P, 2, 5000), 2);
+  r = tu_msg(&P, 1);
+  int e = atoi(tu_jstr(r, "result.content.0.text"));
+  ck_assert_msg(e == EACCES, "retry's create gave %d", e);
+  cJSON_Delete(r);
+}
+END_TEST
+
+START_TEST(queued_calls_are_cancelled_and_time_out) {
+  need_abi(4);
+  mcp_guard_options o = {.threads = 1};
+  enable(&o);
+  add_more_tools();
+  atomic_store(&g_release, false);
+  atomic_store(&g_blocked_runs, 0);
+  tu_clear(&P);
+  /* One worker: the first call holds it, the others wait in its queue. */
+  ck_assert_int_eq(tu_send(&P, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+                               "\"tools/call\",\"params\":{\"name\":"
+                               "\"block\"}}"),
+                   0);
+  while (atomic_load(&g_blocked_runs) == 0) {
+    struct timespec ts = {0, 1000000L};
+    nanosleep(&ts, NULL);
+  }
+  ck_assert_int_eq(tu_send(&P, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":"
+                               "\"tools/call\",\"params\":{\"name\":"
+                               "\"block\"}}"),
+                   0);
+  ck_assert_int_eq(tu_send(&P, "{\"jsonrpc\":\"2.0\",\"method\":"
+                               "\"notifications/cancelled\",\"params\":{"
+                               "\"requestId\":2}}"),
+                   0);
+  mcp_server_set_call_timeout(srv, 20);
+  ck_assert_int_eq(tu_send(&P, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":"
+                               "\"tools/call\",\"params\":{\"name\":"
+                               "\"block\"}}"),
+                   0);
+  struct timespec ts = {0, 40000000L};
+  nanosleep(&ts, NULL);
+  ck_assert_int_eq(mcp_server_expire(srv), 1);
+  ck_assert_uint_eq(tu_wait(&P, 1, 5000), 1);
+  tu_assert_msg(&P, 0, "{\"id\":3,\"result\":{\"isError\":true}}");
+  atomic_store(&g_release, true);
+  ck_assert_uint_eq(tu_wait(&P, 2, 5000), 2);
+  tu_assert_msg(&P, 1,
+                "{\"id\":1,\"result\":{\"content\":[{\"text\":"
+                "\"released\"}]}}");
+  for (int i = 0; i < 1000 && mcp_session_pending(P.session); i++)
+    nanosleep(&(struct timespec){0, 1000000L}, NULL);
+  ck_assert_uint_eq(mcp_session_pending(P.session), 0);
+  /* Neither queued call ran: the cancelled one said nothing. */
+  ck_assert_int_eq(atomic_load(&g_blocked_runs), 1);
+  ck_assert_uint_eq(P.nout, 2);
+}
+END_TEST
+
+/* ---- allocation failure -------------------------------------------------- */
+
+static pthread_mutex_t sink_lock = PTHREAD_MUTEX_INITIALIZER;
+static int sink_count;
+static int count_send(const char *msg, size_t len, void *user_data) {
+  (void)msg;
+  (void)len;
+  (void)user_data;
+  pthread_mutex_lock(&sink_lock);
+  sink_count++;
+  pthread_mutex_unlock(&sink_lock);
+  return 0;
+}
+
+static bool guarded_call_run(long n, void *user) {
+  (void)n;
+  (void)user;
+  mcp_server *s = NULL;
+  mcp_server_info info = {.name = "torture", .version = "1"};
+  if (mcp_server_new(&info, &s) != 0)
+    return false;
+  mcp_server_set_log(s, tu_silent_log, NULL);
+  static const mcp_guard_options best = {.flags = MCP_GUARD_BEST_EFFORT};
+  bool ok = mcp_server_add_tool(s, &tools[3], NULL) == 0 &&
+            mcp_guard_enable(s, &best) == 0;
+  mcp_session *session = NULL;
+  if (ok)
+    ok = mcp_session_new(s, NULL, count_send, NULL, &session) == 0;
+  static const char *const msgs[] = {
+      ("{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{"
+       "\"protocolVersion\":\"2025-11-25\",\"capabilities\":{},"
+       "\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}"),
+      "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}",
+      ("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{"
+       "\"name\":\"closed\",\"arguments\":{\"op\":\"udp\"}}}")};
+  for (size_t i = 0; ok && i < TU_COUNT(msgs); i++)
+    ok = mcp_session_receive(session, msgs[i], strlen(msgs[i])) == 0;
+  /* The guarded call finishes on a worker: wait for it. */
+  for (int i = 0; session && i < 5000 && mcp_session_pending(session); i++)
+    nanosleep(&(struct timespec){0, 1000000L}, NULL);
+  mcp_session_free(session);
+  mcp_server_free(s);
+  return ok;
+}
+
+START_TEST(every_allocation_failure_enabling_and_calling) {
+  long n = tu_alloc_every(5000, guarded_call_run, NULL, NULL);
+  ck_assert_int_gt(n, 10);
+}
+END_TEST
+
+/* ---- on any kernel: seccomp's part ----------------------------------------
+ * What holds whatever Landlock the kernel has (valgrind 3.19, which knows
+ * no Landlock system call, shows the guard none): with best effort the
+ * guard starts, says what it cannot keep, and seccomp keeps closed-world
+ * tools from every socket but unix ones. */
+
+START_TEST(closed_world_sockets_on_any_kernel) {
+  mcp_guard_options o = {.flags = MCP_GUARD_BEST_EFFORT};
+  enable(&o);
+  if (mcp_guard_landlock_abi() == 0)
+    ck_assert_msg(strstr(log_text, "filesystem rules need Landlock; found "
+                                   "none") != NULL,
+                  "%s", log_text);
+  REFUSED("closed", "udp");
+  REFUSED("closed", "packet");
+  REFUSED("closed", "uring");
+  REFUSED("closed", "connect");
+  ck_assert(!connection_came(listener));
+  ALLOWED("closed", "unix");
+  ALLOWED("anything", "udp");
+  ALLOWED("anything", "connect");
+  ck_assert(connection_came(listener));
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("guard");
+  /* "kernel": Landlock's rules, which need the kernel's Landlock. */
+  TCase *t = tu_tcase(s, "kernel", setup, teardown, 120);
+  tcase_add_test(t, read_only_cannot_write_and_the_disk_is_unchanged);
+  tcase_add_test(t, closed_world_cannot_reach_out);
+  tcase_add_test(t, additive_creates_but_never_removes_or_truncates);
+  tcase_add_test(t, threads_a_handler_starts_are_guarded_too);
+  tcase_add_test(t, destructive_open_world_may_do_anything);
+  tcase_add_test(t, writable_paths_and_tcp_ports_open_exactly_what_they_name);
+  tcase_add_test(t, abi_probe_agrees_with_the_kernel);
+  tcase_add_test(t, full_kernel_says_every_rule_is_kept);
+  tcase_add_test(t, as_on_debian_12_seccomp_keeps_what_landlock_cannot);
+  tcase_add_test(t,
+                 a_rule_the_kernel_cannot_keep_is_an_error_unless_best_effort);
+  tcase_add_test(t, deferred_and_legacy_input_rounds_stay_guarded);
+  tcase_add_test(t, modern_input_round_stays_guarded);
+  tcase_add_test(t, queued_calls_are_cancelled_and_time_out);
+  /* "any_kernel": what holds on every kernel (the valgrind build runs only
+   * these: tests/CMakeLists.txt). */
+  t = tu_tcase(s, "any_kernel", setup, teardown, 300);
+  tcase_add_test(t, without_the_guard_nothing_changes);
+  tcase_add_test(t, closed_world_sockets_on_any_kernel);
+  tcase_add_test(t, bad_options_are_refused_with_a_reason);
+  tcase_add_test(t, every_allocation_failure_enabling_and_calling);
+  return tu_run(s);
+}
