@@ -17,6 +17,8 @@
  *   alloc     heap allocations per echo call (runs bench_alloc)
  *   schema    validation against parsing (runs bench_schema)
  *   jwt       token verification (runs bench_jwt)
+ *   guard     a guarded echo call against an unguarded one plus a thread
+ *             hand-off (runs bench_guard)
  *
  * Servers are the programs beside this one (or in --bin DIR), started as
  * children (bench_server_stdio for stdio: it links only libmcp, as a
@@ -2234,6 +2236,26 @@ static void scenario_jwt(void) {
   free(out);
 }
 
+static void scenario_guard(void) {
+  char path[4352];
+  snprintf(path, sizeof path, "%s/bench_guard", bin_dir);
+  if (access(path, X_OK) != 0)
+    return; /* built without the guard */
+  char *out = run_program("bench_guard", quick ? "50" : "20000");
+  if (out == NULL) {
+    failures++;
+    return;
+  }
+  double plain = number_after(out, "unguarded echo: ");
+  double hand = number_after(out, "thread hand-off there and back: ");
+  add_row("guarded echo tools/call (read-only, closed-world), sequential",
+          number_after(out, "guarded echo: "), "µs", "unguarded + one hand-off",
+          plain + hand, 0, NULL);
+  add_row("guard overhead per call (guarded − unguarded)",
+          number_after(out, "guard overhead: "), "µs", NULL, 0, -10, "≤ 10");
+  free(out);
+}
+
 typedef struct scenario {
   const char *name;
   void (*run)(void);
@@ -2246,6 +2268,7 @@ static const scenario scenarios[] = {
     {"wide", scenario_wide, false},     {"sessions", scenario_sessions, true},
     {"idle", scenario_idle, true},      {"alloc", scenario_alloc, false},
     {"schema", scenario_schema, false}, {"jwt", scenario_jwt, true},
+    {"guard", scenario_guard, false},
 };
 #define NSCENARIOS (sizeof scenarios / sizeof *scenarios)
 

@@ -1,0 +1,182 @@
+/* What the guard costs a call: an echo tools/call of a read-only,
+ * closed-world tool answered on the session's thread (no guard) and on a
+ * guard worker restricted by Landlock and seccomp, one call at a time,
+ * against the ceiling of the same unguarded call plus one thread hand-off
+ * there and back (a mutex and condition variable ping-pong between two
+ * threads, measured in the same run): handing a call to a worker and its
+ * reply back can cost no less.
+ *
+ *   bench_guard [calls]     default 20000
+ *
+ * Prints each figure in µs per call and calls/s, the overhead and the
+ * ratio to the ceiling. */
+#define _GNU_SOURCE
+#include <mcp/guard.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Replies arrive on whichever thread answers; the caller waits for each. */
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t arrived = PTHREAD_COND_INITIALIZER;
+static long replies;
+static int bad;
+
+static int on_send(const char *msg, size_t len, void *user_data) {
+  (void)user_data;
+  pthread_mutex_lock(&lock);
+  if (memmem(msg, len, "\"id\":0", 6) == NULL) {
+    /* Not initialize's answer: an echo's, which must carry the text. */
+    bad += memmem(msg, len, "hello 1", 7) == NULL;
+    replies++;
+  }
+  pthread_cond_signal(&arrived);
+  pthread_mutex_unlock(&lock);
+  return 0;
+}
+
+static int echo(mcp_call *call, void *user_data) {
+  (void)user_data;
+  const char *text = NULL;
+  int rc = mcp_call_arg_string(call, "text", &text);
+  return rc ? rc : mcp_result_text(call, text);
+}
+
+static const mcp_tool ECHO = {
+    .name = "echo",
+    .description = "Returns its text.",
+    .input_schema = "{\"type\":\"object\",\"properties\":{\"text\":{"
+                    "\"type\":\"string\"}},\"required\":[\"text\"]}",
+    .annotations = {.read_only = MCP_HINT_TRUE, .open_world = MCP_HINT_FALSE},
+    .handler = echo};
+
+#define CALL                                                                   \
+  "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{"       \
+  "\"name\":\"echo\",\"arguments\":{\"text\":\"hello 1\"}}}"
+
+/* Seconds per call over calls sequential calls, guarded or not. */
+static double run_calls(long calls, bool guarded) {
+  mcp_server_info info = {.name = "bench", .version = "1"};
+  mcp_server *srv = NULL;
+  mcp_session *s = NULL;
+  if (mcp_server_new(&info, &srv) || mcp_server_add_tool(srv, &ECHO, NULL)) {
+    fprintf(stderr, "bench_guard: server: %s\n", mcp_server_errmsg(srv));
+    exit(1);
+  }
+  mcp_server_set_log(srv, NULL, NULL);
+  /* Best effort, so that the smoke run works under valgrind, which shows
+   * no Landlock; the figure printed first says which ABI was used. */
+  static const mcp_guard_options opts = {.flags = MCP_GUARD_BEST_EFFORT};
+  if (guarded && mcp_guard_enable(srv, &opts) != 0) {
+    fprintf(stderr, "bench_guard: %s\n", mcp_server_errmsg(srv));
+    exit(1);
+  }
+  if (mcp_session_new(srv, NULL, on_send, NULL, &s)) {
+    fprintf(stderr, "bench_guard: no session\n");
+    exit(1);
+  }
+  static const char init[] =
+      "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{"
+      "\"protocolVersion\":\"2025-11-25\",\"capabilities\":{},\"clientInfo\":"
+      "{\"name\":\"b\",\"version\":\"1\"}}}";
+  static const char ready[] =
+      "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}";
+  pthread_mutex_lock(&lock);
+  replies = 0;
+  pthread_mutex_unlock(&lock);
+  mcp_session_receive(s, init, strlen(init));
+  mcp_session_receive(s, ready, strlen(ready));
+  /* The first call starts the worker pool: not timed. */
+  double start = 0;
+  for (long i = 0; i <= calls; i++) {
+    if (i == 1)
+      start = now();
+    mcp_session_receive(s, CALL, sizeof CALL - 1);
+    pthread_mutex_lock(&lock);
+    while (replies <= i)
+      pthread_cond_wait(&arrived, &lock);
+    pthread_mutex_unlock(&lock);
+  }
+  double per = (now() - start) / (double)calls;
+  mcp_session_free(s);
+  mcp_server_free(srv);
+  return per;
+}
+
+/* The ceiling's hand-off: one signal to another thread and one back. */
+static pthread_mutex_t pp_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t pp_cond = PTHREAD_COND_INITIALIZER;
+static long pp_turn; /* odd: the other thread's turn */
+static long pp_rounds;
+
+static void *pong(void *arg) {
+  (void)arg;
+  pthread_mutex_lock(&pp_lock);
+  for (long i = 0; i < pp_rounds; i++) {
+    while (pp_turn % 2 == 0)
+      pthread_cond_wait(&pp_cond, &pp_lock);
+    pp_turn++;
+    pthread_cond_broadcast(&pp_cond);
+  }
+  pthread_mutex_unlock(&pp_lock);
+  return NULL;
+}
+
+static double handoff(long rounds) {
+  pp_rounds = rounds;
+  pp_turn = 0;
+  pthread_t t;
+  if (pthread_create(&t, NULL, pong, NULL) != 0)
+    exit(1);
+  double start = now();
+  pthread_mutex_lock(&pp_lock);
+  for (long i = 0; i < rounds; i++) {
+    pp_turn++;
+    pthread_cond_broadcast(&pp_cond);
+    while (pp_turn % 2 == 1)
+      pthread_cond_wait(&pp_cond, &pp_lock);
+  }
+  pthread_mutex_unlock(&pp_lock);
+  double per = (now() - start) / (double)rounds;
+  pthread_join(t, NULL);
+  return per;
+}
+
+int main(int argc, char **argv) {
+  long calls = argc > 1 ? atol(argv[1]) : 20000;
+  if (calls < 1)
+    calls = 1;
+  int abi = mcp_guard_landlock_abi();
+  /* Interleaved, best of three each: the machine's noise hits both. */
+  double plain = 1e9, guarded = 1e9, hand = 1e9;
+  for (int r = 0; r < 3; r++) {
+    double p = run_calls(calls, false), g = run_calls(calls, true),
+           h = handoff(calls);
+    plain = p < plain ? p : plain;
+    guarded = g < guarded ? g : guarded;
+    hand = h < hand ? h : hand;
+  }
+  double ceiling = plain + hand;
+  printf("landlock ABI: %d\n", abi);
+  printf("unguarded echo: %.2f µs per call, %.0f calls/s\n", plain * 1e6,
+         1 / plain);
+  printf("guarded echo: %.2f µs per call, %.0f calls/s\n", guarded * 1e6,
+         1 / guarded);
+  printf("thread hand-off there and back: %.2f µs\n", hand * 1e6);
+  printf("guard overhead: %.2f µs per call\n", (guarded - plain) * 1e6);
+  printf("ceiling (unguarded + hand-off): %.2f µs per call\n", ceiling * 1e6);
+  printf("ratio guarded/ceiling: %.2f\n", guarded / ceiling);
+  if (bad) {
+    fprintf(stderr, "bench_guard: %d wrong replies\n", bad);
+    return 1;
+  }
+  return 0;
+}
