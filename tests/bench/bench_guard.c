@@ -2,9 +2,14 @@
  * closed-world tool answered on the session's thread (no guard) and on a
  * guard worker restricted by Landlock and seccomp, one call at a time,
  * against the ceiling of the same unguarded call plus one thread hand-off
- * there and back (a mutex and condition variable ping-pong between two
- * threads, measured in the same run): handing a call to a worker and its
- * reply back can cost no less.
+ * (half a mutex and condition variable ping-pong between two threads,
+ * measured in the same run): the reply of a call run on another thread
+ * must wake the caller at least once. A second guarded figure has the
+ * caller spin for its reply instead of sleeping: what the guard's path
+ * costs without any wake-up. The same runs on one CPU (the caller, the
+ * workers and the ping-pong pinned together) make each wake-up a context
+ * switch, not the time a virtual machine takes to wake an idle CPU, which
+ * varies tenfold from run to run here.
  *
  *   bench_guard [calls]     default 20000
  *
@@ -13,6 +18,8 @@
 #define _GNU_SOURCE
 #include <mcp/guard.h>
 #include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +35,7 @@ static double now(void) {
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t arrived = PTHREAD_COND_INITIALIZER;
 static long replies;
+static _Atomic long replies_seen; /* replies, for a caller that spins */
 static int bad;
 
 static int on_send(const char *msg, size_t len, void *user_data) {
@@ -37,6 +45,7 @@ static int on_send(const char *msg, size_t len, void *user_data) {
     /* Not initialize's answer: an echo's, which must carry the text. */
     bad += memmem(msg, len, "hello 1", 7) == NULL;
     replies++;
+    atomic_store(&replies_seen, replies);
   }
   pthread_cond_signal(&arrived);
   pthread_mutex_unlock(&lock);
@@ -62,8 +71,9 @@ static const mcp_tool ECHO = {
   "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{"       \
   "\"name\":\"echo\",\"arguments\":{\"text\":\"hello 1\"}}}"
 
-/* Seconds per call over calls sequential calls, guarded or not. */
-static double run_calls(long calls, bool guarded) {
+/* Seconds per call over calls sequential calls, guarded or not; spin: the
+ * caller watches for each reply instead of sleeping until it comes. */
+static double run_calls(long calls, bool guarded, bool spin) {
   mcp_server_info info = {.name = "bench", .version = "1"};
   mcp_server *srv = NULL;
   mcp_session *s = NULL;
@@ -91,6 +101,7 @@ static double run_calls(long calls, bool guarded) {
       "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}";
   pthread_mutex_lock(&lock);
   replies = 0;
+  atomic_store(&replies_seen, 0);
   pthread_mutex_unlock(&lock);
   mcp_session_receive(s, init, strlen(init));
   mcp_session_receive(s, ready, strlen(ready));
@@ -100,6 +111,10 @@ static double run_calls(long calls, bool guarded) {
     if (i == 1)
       start = now();
     mcp_session_receive(s, CALL, sizeof CALL - 1);
+    /* Spinning is bounded: past a second the caller sleeps as usual. */
+    double spin_until = spin ? now() + 1 : 0;
+    while (spin && atomic_load(&replies_seen) <= i && now() < spin_until)
+      ;
     pthread_mutex_lock(&lock);
     while (replies <= i)
       pthread_cond_wait(&arrived, &lock);
@@ -150,30 +165,69 @@ static double handoff(long rounds) {
   return per;
 }
 
+/* Best of three of each figure, taken in turns. */
+typedef struct figures {
+  double plain, guarded, spinning, hand;
+} figures;
+
+static void measure(long calls, bool pinned, figures *f) {
+  *f = (figures){1e9, 1e9, 1e9, 1e9};
+  for (int r = 0; r < 3; r++) {
+    double p = run_calls(calls, false, false),
+           g = run_calls(calls, true, false),
+           q = pinned ? 1e9 : run_calls(calls, true, true),
+           h = handoff(calls) / 2;
+    f->plain = p < f->plain ? p : f->plain;
+    f->guarded = g < f->guarded ? g : f->guarded;
+    f->spinning = q < f->spinning ? q : f->spinning;
+    f->hand = h < f->hand ? h : f->hand;
+  }
+}
+
 int main(int argc, char **argv) {
   long calls = argc > 1 ? atol(argv[1]) : 20000;
   if (calls < 1)
     calls = 1;
   int abi = mcp_guard_landlock_abi();
   /* Interleaved, best of three each: the machine's noise hits both. */
-  double plain = 1e9, guarded = 1e9, hand = 1e9;
-  for (int r = 0; r < 3; r++) {
-    double p = run_calls(calls, false), g = run_calls(calls, true),
-           h = handoff(calls);
-    plain = p < plain ? p : plain;
-    guarded = g < guarded ? g : guarded;
-    hand = h < hand ? h : hand;
-  }
+  figures f;
+  measure(calls, false, &f);
+  double plain = f.plain, guarded = f.guarded, spinning = f.spinning,
+         hand = f.hand;
+  /* On one CPU: threads started from here (the workers) inherit it. */
+  cpu_set_t all, one;
+  sched_getaffinity(0, sizeof all, &all);
+  CPU_ZERO(&one);
+  for (int c = 0; c < CPU_SETSIZE; c++)
+    if (CPU_ISSET(c, &all)) {
+      CPU_SET(c, &one);
+      break;
+    }
+  figures o;
+  sched_setaffinity(0, sizeof one, &one);
+  measure(calls, true, &o);
+  sched_setaffinity(0, sizeof all, &all);
   double ceiling = plain + hand;
   printf("landlock ABI: %d\n", abi);
   printf("unguarded echo: %.2f µs per call, %.0f calls/s\n", plain * 1e6,
          1 / plain);
   printf("guarded echo: %.2f µs per call, %.0f calls/s\n", guarded * 1e6,
          1 / guarded);
-  printf("thread hand-off there and back: %.2f µs\n", hand * 1e6);
+  printf("guarded echo, caller spinning: %.2f µs per call, %.0f calls/s\n",
+         spinning * 1e6, 1 / spinning);
+  printf("thread hand-off (half a ping-pong): %.2f µs\n", hand * 1e6);
   printf("guard overhead: %.2f µs per call\n", (guarded - plain) * 1e6);
+  printf("guard overhead without a wake-up: %.2f µs per call\n",
+         (spinning - plain) * 1e6);
   printf("ceiling (unguarded + hand-off): %.2f µs per call\n", ceiling * 1e6);
   printf("ratio guarded/ceiling: %.2f\n", guarded / ceiling);
+  printf("one CPU, unguarded: %.2f µs per call\n", o.plain * 1e6);
+  printf("one CPU, guarded: %.2f µs per call\n", o.guarded * 1e6);
+  printf("one CPU, hand-off: %.2f µs\n", o.hand * 1e6);
+  printf("one CPU, guard overhead: %.2f µs per call\n",
+         (o.guarded - o.plain) * 1e6);
+  printf("one CPU, ratio guarded/(unguarded + hand-off): %.2f\n",
+         o.guarded / (o.plain + o.hand));
   if (bad) {
     fprintf(stderr, "bench_guard: %d wrong replies\n", bad);
     return 1;
