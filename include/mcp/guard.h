@@ -26,7 +26,11 @@
  * A restriction cannot be lifted from a thread, so each distinct rule set
  * has its own small pool of worker threads, restricted when they start and
  * created when the first call that needs them comes. Threads a handler
- * starts inherit its restrictions, and so do the processes they run.
+ * starts inherit its restrictions, and so do the processes they run. A
+ * worker that finished a call watches its queue for up to 50 µs before it
+ * sleeps, so that the next call costs no wake-up (not when the process
+ * may run on one CPU only). A call waits in its pool's queue while every
+ * worker of its rule set is busy; its deadline counts meanwhile.
  *
  * What the guarantee is not:
  *  - A descriptor the process opened before (a database connection, a log
