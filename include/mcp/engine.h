@@ -209,6 +209,14 @@ MCP_API const char *mcp_session_protocol_version(const mcp_session *session);
  * finished (deferred ones included). */
 MCP_API size_t mcp_session_pending(const mcp_session *session);
 
+/** Number of those calls whose current round the server's executor holds
+ * (mcp_server_set_executor): waiting for mcp_call_execute, or whose
+ * handler runs there and has not returned. Such a call would have
+ * finished on the receiving thread without an executor, so a transport
+ * that stops at end of input waits for these before it cancels the rest
+ * (mcp_serve_stdio does). Any thread. */
+MCP_API size_t mcp_session_executing(const mcp_session *session);
+
 /** Marks every unfinished call of the session cancelled (their handlers see
  * mcp_call_cancelled() and their replies are dropped), for example when the
  * peer went away. The session stays usable. Any thread. */

@@ -1063,7 +1063,9 @@ typedef struct mcp_stdio_options {
 } mcp_stdio_options;
 
 /** Serves srv on a stream of newline-delimited JSON-RPC messages until end
- * of input, then cancels what is still running and returns. When out_fd is
+ * of input, then lets the calls an executor holds finish (they would have
+ * finished before the end was read without one: mcp_session_executing),
+ * cancels what is still running and returns. When out_fd is
  * standard output, standard output is redirected to standard error for the
  * duration, so a stray printf in a handler cannot corrupt the protocol.
  * SIGPIPE is ignored. A line longer than max_line is answered with a parse

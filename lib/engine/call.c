@@ -1218,12 +1218,14 @@ static bool hand_over(mcp_call *c, mcp__buf *out, mcp_send_info *facts) {
   mcp_session *s = c->session;
   pthread_mutex_lock(&s->lock);
   set_phase_locked(c, MCP__CALL_QUEUED);
+  atomic_fetch_add(&s->executing, 1);
   pthread_mutex_unlock(&s->lock);
   int rc = srv->executor.submit(c, srv->executor.user_data);
   if (rc == 0)
     return true; /* c may be finished and freed already */
   pthread_mutex_lock(&s->lock);
   set_phase_locked(c, MCP__CALL_RUNNING);
+  atomic_fetch_sub(&s->executing, 1);
   pthread_mutex_unlock(&s->lock);
   if (rc == MCP_EXECUTE_HERE)
     return false;
@@ -1265,6 +1267,9 @@ int mcp_call_execute(mcp_call *call, const char *ran_under) {
     return MCP_EINVAL;
   }
   set_phase_locked(call, MCP__CALL_RUNNING);
+  /* Pinned: the round's end is counted on the session after the call,
+   * which completing may free, is gone. */
+  atomic_fetch_add(&s->refs, 1);
   pthread_mutex_unlock(&s->lock);
   if (ran_under)
     mcp__fmt(call->ran_under, sizeof call->ran_under, "%s", ran_under);
@@ -1274,6 +1279,11 @@ int mcp_call_execute(mcp_call *call, const char *ran_under) {
     mcp__call_complete(call, MCP_ECANCELED, NULL, NULL);
   else
     invoke(call, NULL, NULL);
+  /* The reply is out (or the call deferred, or parked for input): the
+   * executor holds this round no more. */
+  pthread_mutex_lock(&s->lock);
+  atomic_fetch_sub(&s->executing, 1);
+  mcp__session_unref_locked(s);
   return 0;
 }
 

@@ -100,6 +100,8 @@ struct mcp_session {
   _Atomic int state;        /* mcp__state */
   _Atomic int version;      /* mcp__version; valid from INITIALIZED */
   _Atomic bool modern_seen; /* a 2026-07-28 request came: omit null ids */
+  _Atomic size_t executing; /* calls whose round the executor holds
+                               (lib/engine/call.c) */
   mcp_call *calls;          /* unfinished calls */
   size_t ncalls;
   struct cJSON *client_caps; /* from initialize (legacy era) */

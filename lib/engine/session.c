@@ -133,6 +133,10 @@ size_t mcp_session_pending(const mcp_session *s) {
   return n;
 }
 
+size_t mcp_session_executing(const mcp_session *s) {
+  return s ? atomic_load(&((mcp_session *)s)->executing) : 0;
+}
+
 void mcp__sink_ref(mcp__sink *k) {
   if (k)
     atomic_fetch_add(&k->refs, 1);

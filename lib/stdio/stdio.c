@@ -209,6 +209,12 @@ static void give_signals(const struct sigaction old[2]) {
   pthread_mutex_unlock(&stop_lock);
 }
 
+/* Whether the stop signal came (stop_fd, when >= 0, is readable). */
+static bool stop_requested(int stop_fd) {
+  struct pollfd p = {.fd = stop_fd, .events = POLLIN};
+  return stop_fd >= 0 && poll(&p, 1, 0) == 1;
+}
+
 /* Waits until fd has something for read (data, end of input or an error,
  * which read then reports) or stop_fd (when >= 0) is readable. Returns
  * false on the stop, which wins when both are ready. Meanwhile it answers
@@ -370,9 +376,13 @@ int mcp_serve_stdio(mcp_server *srv, const mcp_stdio_options *opts) {
                          &out, &s);
   if (rc == 0) {
     rc = read_loop(s, &out, in_fd, max_line, stop_fd, srv);
-    /* End of input (or the stop signal): what still runs is cancelled,
-     * and we wait (bounded) for deferred calls so their threads never
-     * write to a closed fd. */
+    /* At end of input, calls an executor holds finish first: without one
+     * they would have finished before the next line was read. Then (and
+     * at once on the stop signal) what still runs is cancelled, and we
+     * wait (bounded) for deferred calls so their threads never write to
+     * a closed fd. */
+    while (!stop_requested(stop_fd) && mcp_session_executing(s) > 0)
+      nanosleep(&(struct timespec){0, 1000 * 1000}, NULL);
     mcp_session_cancel_all(s);
     for (int i = 0; i < 500 && mcp_session_pending(s) > 0; i++)
       nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);

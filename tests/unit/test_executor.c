@@ -345,6 +345,7 @@ START_TEST(cancelled_while_queued_never_runs) {
   free(msg);
   ck_assert_int_eq(nheld, 1);
   ck_assert_uint_eq(P.nout, 0);
+  ck_assert_uint_eq(mcp_session_executing(P.session), 1);
   /* The call is the executor's: mcp_call_finish is not for it. */
   ck_assert_int_eq(mcp_call_finish(held[0], 0), MCP_EINVAL);
   ck_assert_int_eq(tu_send(&P, "{\"jsonrpc\":\"2.0\",\"method\":"
@@ -352,6 +353,7 @@ START_TEST(cancelled_while_queued_never_runs) {
                                "\"requestId\":7}}"),
                    0);
   ck_assert_int_eq(mcp_call_execute(held[0], "held"), 0);
+  ck_assert_uint_eq(mcp_session_executing(P.session), 0);
   ck_assert_int_eq(atomic_load(&g_runs), 0);
   ck_assert_uint_eq(P.nout, 0);
   ck_assert_int_eq(last_decision, MCP_DECISION_CANCELLED);

@@ -406,6 +406,42 @@ START_TEST(end_of_input_cancels_deferred_calls) {
 }
 END_TEST
 
+/* An executor whose calls each run on a thread of their own 50 ms after
+ * they were handed over: at end of input the call is still in its hands. */
+static void *execute_later(void *arg) {
+  sleep_us(50000);
+  mcp_call_execute(arg, "later");
+  return NULL;
+}
+static int submit_later(mcp_call *call, void *user_data) {
+  (void)user_data;
+  pthread_t t;
+  ck_assert_int_eq(pthread_create(&t, NULL, execute_later, call), 0);
+  pthread_detach(t);
+  return 0;
+}
+
+START_TEST(end_of_input_waits_for_calls_an_executor_holds) {
+  mcp_server *srv = make_server();
+  mcp_executor ex = {.submit = submit_later};
+  ck_assert_int_eq(mcp_server_set_executor(srv, &ex), 0);
+  run r;
+  /* Input ends right after the call, as in `printf ... | server`. */
+  char *out = serve_input(
+      &r, srv, NULL,
+      INIT "\n{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\","
+           "\"params\":{\"name\":\"echo\",\"arguments\":{\"text\":\"late\"}}}"
+           "\n");
+  ck_assert_int_eq(r.rc, 0);
+  ck_assert_int_eq(count_lines(out), 2);
+  assert_line(out, 1,
+              "{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"content\":[{"
+              "\"type\":\"text\",\"text\":\"late\"}]}}");
+  free(out);
+  mcp_server_free(srv);
+}
+END_TEST
+
 /* F18 through the poll loop: a deferred call is answered with the timeout
  * while the client stays silent, and its late finish sends nothing. */
 START_TEST(f18_deadline_answered_by_the_poll_loop) {
@@ -695,6 +731,7 @@ static Suite *stdio_suite(void) {
   tcase_add_test(tc, no_principal_means_every_scope);
   tcase_add_test(tc, configured_principal_is_enforced);
   tcase_add_test(tc, end_of_input_cancels_deferred_calls);
+  tcase_add_test(tc, end_of_input_waits_for_calls_an_executor_holds);
   tcase_add_test(tc, f18_deadline_answered_by_the_poll_loop);
   tcase_add_test(tc, allocation_failure_keeps_lines_whole);
   tcase_add_test(tc, write_error_ends_serving);
