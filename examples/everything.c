@@ -8,7 +8,7 @@
  * between rounds, resources and templates, prompts with a completion, and
  * tools registered and removed while serving.
  *
- *   everything [--stdio | --http ADDR:PORT]
+ *   everything [--stdio | --http ADDR:PORT] [--guard]
  *
  * With --http it serves Streamable HTTP at http://ADDR:PORT/mcp (port 0
  * picks a free one; the line "listening on URL" on stderr gives the real
@@ -18,13 +18,27 @@
  *
  * Every tool here reaches nothing outside this process: asking the client
  * (elicitation, sampling, roots) goes through the client the user runs, so
- * open_world is false throughout. */
+ * open_world is false throughout.
+ *
+ * With --guard (Linux, when libmcp was built with its guard) the kernel
+ * holds each tool to its hints (mcp/guard.h): the read-only tools cannot
+ * write any file, the triggers cannot remove one, and no tool can reach the
+ * network. What the kernel cannot enforce is said on stderr at start, and
+ * each call's audit line there names where its handler ran. One more tool
+ * is offered then, try_write: it says it is read-only and tries to create a
+ * file all the same, to show the kernel refusing. */
 #define _POSIX_C_SOURCE 200809L
 #include <cjson/cJSON.h>
 #include <mcp/mcp.h>
 #ifdef MCP_EVERYTHING_HTTP
 #include <mcp/http.h>
 #include <signal.h>
+#endif
+#ifdef MCP_EXAMPLE_GUARD
+#include <errno.h>
+#include <fcntl.h>
+#include <mcp/guard.h>
+#include <unistd.h>
 #endif
 #include <pthread.h>
 #include <stdarg.h>
@@ -986,6 +1000,89 @@ static const mcp_prompt prompts[] = {
      .handler = input_required_prompt},
 };
 
+/* ---- the guard (--guard) ----------------------------------------------------
+ * The kernel holds each tool to its hints (mcp/guard.h). try_write is the
+ * one tool here whose handler does not keep its own hint. */
+
+#ifdef MCP_EXAMPLE_GUARD
+/* Claims to change nothing, then tries to create a file in the temporary
+ * folder. Without the guard nothing stops it; with it, open() fails and the
+ * caller reads why. */
+static int try_write(mcp_call *call, void *user_data) {
+  (void)user_data;
+  const char *tmp = getenv("TMPDIR");
+  char path[1024];
+  snprintf(path, sizeof path, "%s/everything-try-write",
+           tmp && tmp[0] ? tmp : "/tmp");
+  int fd = open(path, O_WRONLY | O_CREAT, 0600);
+  if (fd < 0) {
+    int err = errno;
+    char msg[1200];
+    snprintf(msg, sizeof msg, "Cannot create %s: %s%s", path, strerror(err),
+             err == EACCES ? " (EACCES)" : "");
+    return mcp_result_error(call, msg);
+  }
+  close(fd);
+  unlink(path);
+  return result_textf(call,
+                      "Created %s, and removed it: nothing kept this "
+                      "read-only tool from writing.",
+                      path);
+}
+
+static const mcp_tool try_write_tool = {
+    .name = "try_write",
+    .description = "Says it is read-only, then tries to create a file in the "
+                   "temporary folder; under --guard the kernel refuses.",
+    .annotations = {.read_only = MCP_HINT_TRUE, /* what it claims */
+                    .open_world = MCP_HINT_FALSE},
+    .handler = try_write,
+};
+
+/* Shows the library's log lines on stderr as its default does, the
+ * informational ones too (the guard's line is one when all is well). */
+static void log_everything(mcp_log_level level, const char *message,
+                           void *user_data) {
+  (void)level;
+  (void)user_data;
+  fprintf(stderr, "libmcp: %s\n", message);
+}
+
+/* One audit line per tool call: where its handler ran. */
+static void audit_where(const mcp_audit_record *r, void *user_data) {
+  (void)user_data;
+  if (r->ran_under)
+    fprintf(stderr, "everything: audit: %s ran under \"%s\"\n", r->tool,
+            r->ran_under);
+  else
+    fprintf(stderr, "everything: audit: %s did not run under the guard\n",
+            r->tool);
+}
+
+/* Turns the guard on, as far as this kernel can (best effort: what it
+ * cannot enforce is logged), and adds try_write. Returns 0, or 1 after
+ * saying why not. */
+static int guard(mcp_server *srv) {
+  mcp_server_set_log(srv, log_everything, NULL); /* its line, shown */
+  const mcp_guard_options opts = {.flags = MCP_GUARD_BEST_EFFORT};
+  int rc = mcp_guard_enable(srv, &opts);
+  mcp_server_set_log(srv, NULL, NULL); /* the default again: warnings */
+  if (rc != 0) {
+    fprintf(stderr, "everything: %s\n", mcp_server_errmsg(srv));
+    return 1;
+  }
+  mcp_server_set_audit(srv, audit_where, NULL);
+  if (mcp_server_add_tool(srv, &try_write_tool, NULL) != 0) {
+    fprintf(stderr, "everything: %s\n", mcp_server_errmsg(srv));
+    return 1;
+  }
+  return 0;
+}
+#define GUARD_USAGE " [--guard]"
+#else
+#define GUARD_USAGE ""
+#endif
+
 /* ---- main ---------------------------------------------------------------- */
 
 /* Every tool gets the server as user_data; only the triggers use it. */
@@ -1004,9 +1101,10 @@ static int add_everything(mcp_server *srv) {
 
 static void usage(void) {
 #ifdef MCP_EVERYTHING_HTTP
-  fprintf(stderr, "usage: everything [--stdio | --http ADDR:PORT]\n");
+  fprintf(stderr,
+          "usage: everything [--stdio | --http ADDR:PORT]" GUARD_USAGE "\n");
 #else
-  fprintf(stderr, "usage: everything [--stdio]\n");
+  fprintf(stderr, "usage: everything [--stdio]" GUARD_USAGE "\n");
 #endif
 }
 
@@ -1063,6 +1161,7 @@ static int serve_http(mcp_server *srv, char *spec) {
 
 int main(int argc, char **argv) {
   char *http = NULL; /* --http ADDR:PORT */
+  bool guarded = false;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--stdio") == 0) {
       http = NULL;
@@ -1070,6 +1169,13 @@ int main(int argc, char **argv) {
     } else if (strcmp(argv[i], "--http") == 0 && i + 1 < argc) {
       http = argv[++i];
 #endif
+    } else if (strcmp(argv[i], "--guard") == 0) {
+#ifndef MCP_EXAMPLE_GUARD
+      fprintf(stderr, "everything: --guard: libmcp's guard was not built "
+                      "here (it needs Linux and CMake's MCP_GUARD)\n");
+      return 2;
+#endif
+      guarded = true;
     } else {
       usage();
       return 2;
@@ -1091,6 +1197,14 @@ int main(int argc, char **argv) {
     mcp_server_free(srv);
     return 1;
   }
+#ifdef MCP_EXAMPLE_GUARD
+  if (guarded && guard(srv) != 0) {
+    mcp_server_free(srv);
+    return 1;
+  }
+#else
+  (void)guarded;
+#endif
 
   /* Over stdio, SIGTERM or Ctrl-C ends serving cleanly, like the end of
    * input. */

@@ -11,9 +11,9 @@
  * caller may do, and libmcp checks them before any handler runs.
  *
  *   notes [--stdio | --http ADDR:PORT] [--scopes "notes:read notes:write"]
- *         [--data FILE]
+ *         [--data FILE] [--guard]
  *   notes --http ADDR:PORT --jwks FILE --issuer URL --audience URL
- *         [--data FILE]
+ *         [--data FILE] [--guard]
  *
  * Over stdio (the default) it serves until end of input, SIGINT or SIGTERM.
  *
@@ -22,8 +22,15 @@
  *
  * With --http the same tools are served over Streamable HTTP at
  * http://ADDR:PORT/mcp (port 0 picks a free one) until SIGINT or SIGTERM.
- * The server runs one polling thread, so the handlers below never run at
- * the same time and the store needs no lock.
+ *
+ * With --guard (Linux, when libmcp was built with its guard) the kernel
+ * holds each tool to its hints (mcp/guard.h): list_notes and get_note
+ * cannot write, add_note cannot remove, rename or truncate, and none of
+ * them can reach the network. FILE's folder stays writable (add_note
+ * renames its temporary file over FILE there), for every tool alike. What
+ * the kernel cannot enforce is said on stderr at start, and each call's
+ * audit line there names where its handler ran. The handlers then run on
+ * the guard's worker threads, several at once, so the store has a lock.
  *
  * --jwks, --issuer and --audience (all three) make it an OAuth 2.1
  * resource server: every request needs "Authorization: Bearer <JWT>"
@@ -33,7 +40,7 @@
  * scopes decide, and --scopes does not apply. The protected resource
  * metadata is served at /.well-known/oauth-protected-resource[/mcp], naming
  * the issuer as its authorization server. SIGHUP re-reads FILE. */
-#define _POSIX_C_SOURCE 200809L
+#define _XOPEN_SOURCE 700 /* POSIX 2008 with realpath */
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -41,9 +48,12 @@
 #include <mcp/mcp.h>
 #ifdef MCP_NOTES_HTTP
 #include <mcp/http.h>
-#include <pthread.h>
 #include <signal.h>
 #endif
+#ifdef MCP_EXAMPLE_GUARD
+#include <mcp/guard.h>
+#endif
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,7 +67,8 @@ typedef struct store {
   note *notes;
   size_t n;
   unsigned long next_id;
-  const char *path; /* NULL: in memory only */
+  const char *path;     /* NULL: in memory only */
+  pthread_mutex_t lock; /* held by each handler while it runs */
 } store;
 
 /* ---- storage --------------------------------------------------------------
@@ -178,10 +189,13 @@ static int load(store *st) {
   return 0;
 }
 
-/* ---- tools --------------------------------------------------------------- */
+/* ---- tools ----------------------------------------------------------------
+ * Each handler holds the store's lock while it runs: under --guard the
+ * handlers run on several threads (see the top of this file). */
 
 static int list_notes(mcp_call *call, void *user_data) {
   store *st = user_data;
+  pthread_mutex_lock(&st->lock);
   cJSON *out = cJSON_CreateObject(),
         *arr = cJSON_AddArrayToObject(out, "notes");
   for (size_t i = 0; arr && i < st->n; i++) {
@@ -190,16 +204,20 @@ static int list_notes(mcp_call *call, void *user_data) {
     cJSON_AddStringToObject(o, "id", st->notes[i].id);
     cJSON_AddStringToObject(o, "title", st->notes[i].title);
   }
+  pthread_mutex_unlock(&st->lock);
   int rc = mcp_result_structured_cjson(call, out);
   cJSON_Delete(out);
   return rc;
 }
 
 static int get_note(mcp_call *call, void *user_data) {
+  store *st = user_data;
   const char *id;
   mcp_call_arg_string(call, "id", &id); /* "required" in the schema */
-  const note *n = find(user_data, id);
+  pthread_mutex_lock(&st->lock);
+  const note *n = find(st, id);
   if (n == NULL) {
+    pthread_mutex_unlock(&st->lock);
     char msg[300];
     snprintf(msg, sizeof msg,
              "No note has the id \"%.200s\". Call list_notes to see the ids.",
@@ -207,11 +225,12 @@ static int get_note(mcp_call *call, void *user_data) {
     return mcp_result_error(call, msg);
   }
   mcp_result_text(call, n->title);
-  return mcp_result_text(call, n->text);
+  int rc = mcp_result_text(call, n->text); /* both copied */
+  pthread_mutex_unlock(&st->lock);
+  return rc;
 }
 
-static int add_note(mcp_call *call, void *user_data) {
-  store *st = user_data;
+static int add_locked(mcp_call *call, store *st) {
   const char *title, *text;
   mcp_call_arg_string(call, "title", &title);
   mcp_call_arg_string(call, "text", &text);
@@ -239,6 +258,14 @@ static int add_note(mcp_call *call, void *user_data) {
   return mcp_result_structured(call, json);
 }
 
+static int add_note(mcp_call *call, void *user_data) {
+  store *st = user_data;
+  pthread_mutex_lock(&st->lock);
+  int rc = add_locked(call, st);
+  pthread_mutex_unlock(&st->lock);
+  return rc;
+}
+
 /* Asks the user to confirm a deletion when the client can ask (it declared
  * elicitation); returns 1 to go ahead, 0 when the user said no, or
  * MCP_INPUT_REQUIRED while the question is out. The same code serves both
@@ -263,8 +290,7 @@ static int confirmed(mcp_call *call, const note *n) {
   return rc == 0 ? MCP_INPUT_REQUIRED : rc;
 }
 
-static int delete_note(mcp_call *call, void *user_data) {
-  store *st = user_data;
+static int delete_locked(mcp_call *call, store *st) {
   const char *id;
   mcp_call_arg_string(call, "id", &id);
   note *n = find(st, id);
@@ -286,6 +312,14 @@ static int delete_note(mcp_call *call, void *user_data) {
   }
   note_free(&gone);
   return mcp_result_text(call, "Deleted.");
+}
+
+static int delete_note(mcp_call *call, void *user_data) {
+  store *st = user_data;
+  pthread_mutex_lock(&st->lock);
+  int rc = delete_locked(call, st);
+  pthread_mutex_unlock(&st->lock);
+  return rc;
 }
 
 static const char *const read_scope[] = {"notes:read", NULL};
@@ -357,17 +391,78 @@ static const mcp_tool tools[] = {
 
 /* ---- main ---------------------------------------------------------------- */
 
+/* --guard is offered when libmcp's guard was built (MCP_EXAMPLE_GUARD). */
+#ifdef MCP_EXAMPLE_GUARD
+#define GUARD_USAGE " [--guard]"
+#else
+#define GUARD_USAGE ""
+#endif
+
 static void usage(void) {
 #ifdef MCP_NOTES_HTTP
   fprintf(stderr, "usage: notes [--stdio | --http ADDR:PORT] "
-                  "[--scopes \"SCOPE ...\"] [--data FILE]\n"
+                  "[--scopes \"SCOPE ...\"] [--data FILE]" GUARD_USAGE "\n"
                   "       notes --http ADDR:PORT --jwks FILE --issuer URL "
-                  "--audience URL [--data FILE]\n");
+                  "--audience URL [--data FILE]" GUARD_USAGE "\n");
 #else
   fprintf(stderr, "usage: notes [--stdio] [--scopes \"SCOPE ...\"] "
-                  "[--data FILE]\n");
+                  "[--data FILE]" GUARD_USAGE "\n");
 #endif
 }
+
+#ifdef MCP_EXAMPLE_GUARD
+/* Passes the library's log lines on to stderr as its default does, the
+ * informational ones too: while the guard is enabled, so that its line on
+ * what the kernel enforces is shown however good the news. */
+static void log_everything(mcp_log_level level, const char *message,
+                           void *user_data) {
+  (void)level;
+  (void)user_data;
+  fprintf(stderr, "libmcp: %s\n", message);
+}
+
+/* --guard's audit: where each tool call's handler ran. */
+static void audit_where(const mcp_audit_record *r, void *user_data) {
+  (void)user_data;
+  if (r->ran_under)
+    fprintf(stderr, "notes: audit: %s ran under \"%s\"\n", r->tool,
+            r->ran_under);
+  else
+    fprintf(stderr, "notes: audit: %s did not run under the guard\n", r->tool);
+}
+
+/* --guard: every tool runs on threads the kernel holds to its hints, as far
+ * as this kernel can (best effort: what it cannot is logged). add_note
+ * saves by renaming a temporary file over data, which an additive tool may
+ * do only where writable_paths says: data's folder stays writable, for
+ * every tool (the list is one for all). Returns 0, or 1 after saying why
+ * not. */
+static int guard(mcp_server *srv, const char *data) {
+  char *folder = NULL;
+  if (data) {
+    char *copy = strdup(data);
+    folder = copy ? realpath(dirname(copy), NULL) : NULL;
+    free(copy);
+    if (folder == NULL) {
+      fprintf(stderr, "notes: --guard: the folder of %s: %s\n", data,
+              strerror(errno));
+      return 1;
+    }
+  }
+  const char *writable[] = {folder, NULL};
+  const mcp_guard_options opts = {.flags = MCP_GUARD_BEST_EFFORT,
+                                  .writable_paths = writable};
+  mcp_server_set_log(srv, log_everything, NULL); /* its line, shown */
+  int rc = mcp_guard_enable(srv, &opts);
+  mcp_server_set_log(srv, NULL, NULL); /* the default again: warnings */
+  if (rc != 0)
+    fprintf(stderr, "notes: %s\n", mcp_server_errmsg(srv));
+  else
+    mcp_server_set_audit(srv, audit_where, NULL);
+  free(folder);
+  return rc == 0 ? 0 : 1;
+}
+#endif
 
 #ifdef MCP_NOTES_HTTP
 /* The OAuth settings of --jwks, --issuer and --audience. */
@@ -463,8 +558,11 @@ static const char **split_scopes(char *s) {
 }
 
 int main(int argc, char **argv) {
-  store st = {.next_id = 1};
+  store st = {.next_id = 1, .lock = PTHREAD_MUTEX_INITIALIZER};
   char *scopes = NULL, *http = NULL;
+#ifdef MCP_EXAMPLE_GUARD
+  bool guarded = false;
+#endif
 #ifdef MCP_NOTES_HTTP
   auth_args aa = {0};
 #endif
@@ -485,6 +583,14 @@ int main(int argc, char **argv) {
       scopes = argv[++i];
     } else if (strcmp(argv[i], "--data") == 0 && i + 1 < argc) {
       st.path = argv[++i];
+    } else if (strcmp(argv[i], "--guard") == 0) {
+#ifdef MCP_EXAMPLE_GUARD
+      guarded = true;
+#else
+      fprintf(stderr, "notes: --guard: libmcp's guard was not built here "
+                      "(it needs Linux and CMake's MCP_GUARD)\n");
+      return 2;
+#endif
     } else {
       usage();
       return 2;
@@ -523,6 +629,13 @@ int main(int argc, char **argv) {
     }
   }
 
+#ifdef MCP_EXAMPLE_GUARD
+  if (guarded && guard(srv, st.path) != 0) {
+    mcp_server_free(srv);
+    return 1;
+  }
+#endif
+
   const char **list = NULL;
   mcp_principal who = {.subject = http ? "http" : "stdio"};
   if (scopes) {
@@ -548,5 +661,6 @@ int main(int argc, char **argv) {
   for (size_t i = 0; i < st.n; i++)
     note_free(&st.notes[i]);
   free(st.notes);
+  pthread_mutex_destroy(&st.lock);
   return rc == 0 ? 0 : 1;
 }

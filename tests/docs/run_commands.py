@@ -2,7 +2,7 @@
 """Runs every shell command of the README, the tutorial and the port_daemon
 walkthrough, the way a reader would, so that none of them can rot.
 
-    run_commands.py SOURCE-DIR BUILD-DIR
+    run_commands.py SOURCE-DIR BUILD-DIR [--without FEATURE]...
 
 Each ```sh block follows a marker (snippets.py checks that there is one):
 
@@ -25,6 +25,10 @@ Each ```sh block follows a marker (snippets.py checks that there is one):
       not run here; the reason names what covers it
   <!-- include: ... -->
       a block copied from a file that another test runs
+
+A run, server or inspector marker may say needs="FEATURE" (e.g. "guard",
+for --guard): with --without FEATURE, for a build without it, the block is
+not run (and said to be skipped).
 
 The commands run in a scratch directory laid out like the source tree:
 examples/ is a copy of the source's (so commands may write there) and
@@ -223,7 +227,7 @@ def substitute(text, port):
             .replace("localhost:8080", "localhost:%d" % port))
 
 
-def run_document(src, doc, work, port):
+def run_document(src, doc, work, port, without=()):
     with open(os.path.join(src, doc), encoding="utf-8") as f:
         lines = f.read().splitlines()
     server, ran = None, 0
@@ -246,6 +250,11 @@ def run_document(src, doc, work, port):
             if kind == "skip":
                 if not any(k == "reason" for k, _ in attrs):
                     raise Failure("%s: skip without a reason" % where)
+                continue
+            missing = [v for k, v in attrs if k == "needs" and v in without]
+            if missing:
+                print("skip: %s: this build has no %s" % (
+                    where, ", ".join(missing)))
                 continue
             ran += 1
             if kind == "run":
@@ -270,17 +279,20 @@ def run_document(src, doc, work, port):
 
 
 def main():
-    if len(sys.argv) != 3:
+    args = sys.argv[1:]
+    without = args[3::2]
+    if len(args) < 2 or len(args) % 2 or any(a != "--without"
+                                             for a in args[2::2]):
         print(__doc__, file=sys.stderr)
         return 2
-    src, build = sys.argv[1], sys.argv[2]
+    src, build = args[0], args[1]
     port = free_port()
     work = prepare(src, build, port)
     failed = 0
     try:
         for doc in snippets.DOCUMENTS:
             try:
-                n = run_document(src, doc, work, port)
+                n = run_document(src, doc, work, port, without)
                 print("PASS: %s (%d shell blocks run)" % (doc, n))
             except Failure as e:
                 failed += 1
