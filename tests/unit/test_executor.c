@@ -243,14 +243,19 @@ static void teardown(void) {
     queue_stop(&Q);
 }
 
+/* Sends a tools/call (as tu_call_text) without waiting for anything. */
+static void send_call(const char *id, const char *name, const char *args) {
+  char *msg = tu_call_text(id, name, args, NULL);
+  ck_assert_int_eq(tu_send(&P, msg), 0);
+  free(msg);
+}
+
 /* Sends a call and waits for its one reply; returns it parsed. */
 static cJSON *call_and_wait(int id, const char *name, const char *args) {
   size_t before = P.nout;
   char idtext[16];
   snprintf(idtext, sizeof idtext, "%d", id);
-  char *msg = tu_call_text(idtext, name, args, NULL);
-  ck_assert_int_eq(tu_send(&P, msg), 0);
-  free(msg);
+  send_call(idtext, name, args);
   ck_assert_uint_eq(tu_wait(&P, before + 1, 5000), before + 1);
   return tu_msg(&P, before);
 }
@@ -269,9 +274,7 @@ START_TEST(pool_runs_every_call_on_its_threads) {
   for (int i = 0; i < N; i++) {
     char id[16];
     snprintf(id, sizeof id, "%d", 100 + i);
-    char *msg = tu_call_text(id, "where", "{\"text\":\"hi\"}", NULL);
-    ck_assert_int_eq(tu_send(&P, msg), 0);
-    free(msg);
+    send_call(id, "where", "{\"text\":\"hi\"}");
   }
   ck_assert_uint_eq(tu_wait(&P, N, 10000), N);
   for (size_t i = 0; i < N; i++) {
@@ -340,9 +343,7 @@ END_TEST
 START_TEST(cancelled_while_queued_never_runs) {
   tu_initialize(&P, "2025-11-25");
   use_held();
-  char *msg = tu_call_text("7", "where", "{\"text\":\"x\"}", NULL);
-  ck_assert_int_eq(tu_send(&P, msg), 0);
-  free(msg);
+  send_call("7", "where", "{\"text\":\"x\"}");
   ck_assert_int_eq(nheld, 1);
   ck_assert_uint_eq(P.nout, 0);
   ck_assert_uint_eq(mcp_session_executing(P.session), 1);
@@ -365,9 +366,7 @@ START_TEST(deadline_passes_while_queued) {
   tu_initialize(&P, "2025-11-25");
   use_held();
   mcp_server_set_call_timeout(srv, 30);
-  char *msg = tu_call_text("8", "where", "{\"text\":\"x\"}", NULL);
-  ck_assert_int_eq(tu_send(&P, msg), 0);
-  free(msg);
+  send_call("8", "where", "{\"text\":\"x\"}");
   ck_assert_int_eq(nheld, 1);
   /* A queued call's deadline is watched like a deferred one's. */
   long ms = mcp_server_next_expiry_ms(srv);
@@ -393,9 +392,7 @@ START_TEST(late_before_the_timer_is_answered_timeout_at_execute) {
   tu_initialize(&P, "2025-11-25");
   use_held();
   mcp_server_set_call_timeout(srv, 10);
-  char *msg = tu_call_text("9", "where", "{\"text\":\"x\"}", NULL);
-  ck_assert_int_eq(tu_send(&P, msg), 0);
-  free(msg);
+  send_call("9", "where", "{\"text\":\"x\"}");
   sleep_ms(20);
   ck_assert_int_eq(mcp_call_execute(held[0], "held"), 0);
   ck_assert_int_eq(atomic_load(&g_runs), 0);
@@ -411,9 +408,7 @@ START_TEST(legacy_input_rounds_each_go_to_the_executor) {
   tu_legacy_init(&P, "2025-11-25", "{\"elicitation\":{}}");
   use_held();
   atomic_store(&g_ran_on_executor, true);
-  char *msg = tu_call_text("3", "confirm", NULL, NULL);
-  ck_assert_int_eq(tu_send(&P, msg), 0);
-  free(msg);
+  send_call("3", "confirm", NULL);
   ck_assert_int_eq(nheld, 1);
   on_executor = true; /* this thread plays the executor's */
   ck_assert_int_eq(mcp_call_execute(held[0], "held"), 0);
@@ -478,9 +473,7 @@ END_TEST
 START_TEST(execute_only_what_was_handed_over) {
   tu_initialize(&P, "2025-11-25");
   use_held();
-  char *msg = tu_call_text("1", "where", "{\"text\":\"x\"}", NULL);
-  ck_assert_int_eq(tu_send(&P, msg), 0);
-  free(msg);
+  send_call("1", "where", "{\"text\":\"x\"}");
   ck_assert_int_eq(mcp_call_execute(NULL, NULL), MCP_EINVAL);
   /* One executor per server. */
   mcp_executor other = {.submit = held_submit};
@@ -508,9 +501,7 @@ START_TEST(release_after_the_last_call_on_its_thread) {
   tu_initialize(&P, "2025-11-25");
   mcp_executor ex = {.submit = held_submit, .release = note_release};
   ck_assert_int_eq(mcp_server_set_executor(srv, &ex), 0);
-  char *msg = tu_call_text("1", "where", "{\"text\":\"x\"}", NULL);
-  ck_assert_int_eq(tu_send(&P, msg), 0);
-  free(msg);
+  send_call("1", "where", "{\"text\":\"x\"}");
   tu_peer_close(&P);
   gone = true;
   mcp_server_free(srv);
@@ -532,9 +523,7 @@ START_TEST(hints_as_stated) {
   for (size_t i = 0; i < TU_COUNT(names); i++) {
     char id[16];
     snprintf(id, sizeof id, "%zu", i + 1);
-    char *msg = tu_call_text(id, names[i], i ? NULL : "{\"text\":\"x\"}", NULL);
-    ck_assert_int_eq(tu_send(&P, msg), 0);
-    free(msg);
+    send_call(id, names[i], i ? NULL : "{\"text\":\"x\"}");
   }
   ck_assert_int_eq(nheld, 3);
   mcp_tool_annotations a = mcp_call_hints(held[0]);
