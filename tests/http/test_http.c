@@ -16,6 +16,9 @@
  * here binds or connects to anything but 127.0.0.0/8 and ::1, and every
  * teardown checks that the process listens on loopback addresses only.
  */
+#ifdef MCP_TEST_GUARD
+#include <mcp/guard.h>
+#endif
 #include <arpa/inet.h>
 #include <check.h>
 #include <cjson/cJSON.h>
@@ -416,12 +419,34 @@ static void fx_add_tools(void) {
 }
 
 /* Creates the server and starts HTTP with o (NULL = every default). */
+/* The guard for the next fx_start (tests/http/CMakeLists.txt links it when
+ * it is built), and where the last audited call ran. */
+static bool fx_guard;
+static char fx_ran_under[64];
+static void fx_audit(const mcp_audit_record *r, void *user_data) {
+  (void)user_data;
+  pthread_mutex_lock(&F.mu);
+  snprintf(fx_ran_under, sizeof fx_ran_under, "%s",
+           r->ran_under ? r->ran_under : "(null)");
+  pthread_mutex_unlock(&F.mu);
+}
+
 static void fx_start(const mcp_http_options *o) {
   mcp_server_info info = {
       .name = "httptest", .version = "1.0.0", .title = "HTTP test"};
   ck_assert_int_eq(mcp_server_new(&info, &F.srv), 0);
   mcp_server_set_log(F.srv, fx_log, NULL);
   fx_add_tools();
+#ifdef MCP_TEST_GUARD
+  if (fx_guard) {
+    /* Best effort: under valgrind the kernel shows no Landlock. */
+    mcp_guard_options g = {.flags = MCP_GUARD_BEST_EFFORT};
+    ck_assert_int_eq(mcp_guard_enable(F.srv, &g), 0);
+    mcp_server_set_audit(F.srv, fx_audit, NULL);
+  }
+#else
+  ck_assert_msg(!fx_guard, "the guard is not built");
+#endif
   int rc = mcp_http_start(F.srv, o, &F.http);
   ck_assert_msg(rc == 0, "mcp_http_start: %s (%s)", mcp_strerror(rc),
                 mcp_server_errmsg(F.srv));
@@ -2305,6 +2330,38 @@ START_TEST(deferred_call_finished_from_another_thread) {
 }
 END_TEST
 
+/* The guard's workers answer calls over HTTP as a deferred call's thread
+ * does: in a legacy session, and statelessly, with other requests
+ * answered meanwhile. */
+START_TEST(guarded_calls_in_both_eras) {
+#ifndef MCP_TEST_GUARD
+  ck_abort_msg("built without the guard (MCP_GUARD)");
+#endif
+  fx_guard = true;
+  fx_start(NULL);
+  fx_guard = false;
+  char *sid = open_session(V, "{}");
+  lc_resp r;
+  post(sid, CALL("3", "echo", "{\"text\":\"guarded\"}"), &r);
+  cJSON *m = expect_result(&r);
+  ck_assert_str_eq(result_text(m), "guarded");
+  cJSON_Delete(m);
+  lc_resp_free(&r);
+  pthread_mutex_lock(&F.mu);
+  ck_assert_str_eq(fx_ran_under, "guard: read-only, closed-world");
+  pthread_mutex_unlock(&F.mu);
+  expect_ping_ok(sid);
+  modern("2026-07-28", "tools/call", "echo",
+         MODERN_CALL("4", "echo", "{\"text\":\"stateless\"}"), &r);
+  m = expect_result(&r);
+  ck_assert_str_eq(tu_jstr(m, "result.resultType"), "complete");
+  ck_assert_str_eq(result_text(m), "stateless");
+  cJSON_Delete(m);
+  lc_resp_free(&r);
+  free(sid);
+}
+END_TEST
+
 /* F18: a deferred call past the server's deadline is answered with the
  * timeout by the transport's timer, in both eras, and its stream ends then;
  * the handler's late finish only frees the call. */
@@ -4006,6 +4063,7 @@ int main(void) {
   t = tc(s, "calls");
   tcase_add_test(t, elicitation_answered_on_second_post);
   tcase_add_test(t, deferred_call_finished_from_another_thread);
+  tcase_add_test(t, guarded_calls_in_both_eras);
   tcase_add_test(t, f18_deferred_call_times_out);
   tcase_add_test(t, f16_rate_limited_over_http);
   tcase_add_test(t, c12_client_disconnects_mid_sse);
