@@ -34,6 +34,7 @@ typedef struct pool {
   mcp_call **ring; /* queued calls, count from head, cap a power of two */
   size_t cap, head, count;
   _Atomic size_t queued; /* count, readable without the lock */
+  _Atomic bool spinning; /* a worker watches the queue (one at a time) */
   unsigned sleepers;     /* workers waiting on cond */
   pthread_t *threads;
   unsigned nthreads; /* started and restricted */
@@ -83,7 +84,7 @@ static bool may_spin(void) {
 }
 
 /* Watches the queue for at most SPIN_NS, without the lock. */
-static void spin(pool *p) {
+static void watch(pool *p) {
   struct timespec start;
   clock_gettime(CLOCK_MONOTONIC, &start);
   for (unsigned i = 1;; i++) {
@@ -92,6 +93,17 @@ static void spin(pool *p) {
     if (i % 64 == 0 && elapsed_ns(&start) > SPIN_NS)
       return;
   }
+}
+
+/* Watches the queue unless another worker of the pool does already: two
+ * spinning on two CPUs would leave none for the thread that is to send
+ * the next call. */
+static void spin(pool *p) {
+  bool idle = false;
+  if (!atomic_compare_exchange_strong(&p->spinning, &idle, true))
+    return;
+  watch(p);
+  atomic_store(&p->spinning, false);
 }
 
 static void *worker(void *arg) {
