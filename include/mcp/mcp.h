@@ -641,8 +641,10 @@ MCP_API int mcp_server_set_executor(mcp_server *srv, const mcp_executor *ex);
  * names where the handler ran ("guard: read-only, closed-world", at most
  * 63 bytes, copied): the audit record carries it as ran_under. call is
  * invalid after this returns, unless the handler deferred it. Returns 0,
- * or MCP_EINVAL when call was not handed to an executor or was executed
- * already (logged). Any thread, exactly once per accepted submit. */
+ * or MCP_EINVAL (logged) when call is not waiting in an executor: its
+ * handler runs, it was deferred, or it waits for the client's input.
+ * Any thread, exactly once per accepted submit: after it returns the call
+ * may be freed, and using it again is undefined. */
 MCP_API int mcp_call_execute(mcp_call *call, const char *ran_under);
 
 /** The hints the call's tool stated at registration: read_only,

@@ -1227,8 +1227,13 @@ static bool hand_over(mcp_call *c, mcp__buf *out, mcp_send_info *facts) {
   set_phase_locked(c, MCP__CALL_RUNNING);
   atomic_fetch_sub(&s->executing, 1);
   pthread_mutex_unlock(&s->lock);
-  if (rc == MCP_EXECUTE_HERE)
-    return false;
+  if (rc == MCP_EXECUTE_HERE) {
+    /* Cancelled or late while submit decided: never run, as if queued. */
+    if (!mcp_call_cancelled(c))
+      return false;
+    mcp__call_complete(c, MCP_ECANCELED, out, facts);
+    return true;
+  }
   mcp__log(srv, MCP_LOG_ERROR, "%s \"%s\": the executor refused it: %s",
            mcp__call_noun(c), c->tool->name, mcp_strerror(rc));
   mcp__call_complete(c, rc < 0 ? rc : MCP_EINTERNAL, out, facts);

@@ -19,6 +19,7 @@
 
 static mcp_server *srv;
 static tu_peer P;
+static bool gone; /* the test freed the peer and the server itself */
 
 static void sleep_ms(long ms) {
   struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
@@ -39,6 +40,7 @@ typedef struct queue {
   pthread_t threads[4];
   unsigned nthreads;
   atomic_int submitted, released;
+  atomic_int failures; /* executes that failed, read by the test thread */
 } queue;
 
 static queue Q;
@@ -56,7 +58,8 @@ static void *take(void *arg) {
     mcp_call *c = q->calls[0];
     memmove(q->calls, q->calls + 1, --q->n * sizeof *q->calls);
     pthread_mutex_unlock(&q->lock);
-    ck_assert_int_eq(mcp_call_execute(c, q->nthreads > 1 ? "pool" : "loop"), 0);
+    if (mcp_call_execute(c, q->nthreads > 1 ? "pool" : "loop") != 0)
+      atomic_fetch_add(&q->failures, 1);
     pthread_mutex_lock(&q->lock);
   }
   pthread_mutex_unlock(&q->lock);
@@ -65,9 +68,12 @@ static void *take(void *arg) {
 
 static int queue_submit(mcp_call *call, void *user_data) {
   queue *q = user_data;
-  atomic_fetch_add(&q->submitted, 1);
   pthread_mutex_lock(&q->lock);
-  ck_assert_uint_lt(q->n, TU_COUNT(q->calls));
+  if (q->n == TU_COUNT(q->calls)) {
+    pthread_mutex_unlock(&q->lock);
+    return MCP_ENOMEM; /* the call fails; the test sees a missing reply */
+  }
+  atomic_fetch_add(&q->submitted, 1);
   q->calls[q->n++] = call;
   pthread_cond_signal(&q->ready);
   pthread_mutex_unlock(&q->lock);
@@ -173,6 +179,26 @@ static int h_confirm(mcp_call *call, void *user_data) {
   return mcp_result_text(call, "confirmed");
 }
 
+/* Calls mcp_call_execute on itself while it runs: refused. */
+static int g_self_rc;
+static int h_self(mcp_call *call, void *user_data) {
+  (void)user_data;
+  g_self_rc = mcp_call_execute(call, NULL);
+  return mcp_result_text(call, "ran once");
+}
+
+static const mcp_tool TOOL_SELF = {.name = "self",
+                                   .description = "Executes itself.",
+                                   .annotations = TC_READ_ONLY,
+                                   .handler = h_self};
+
+static int h_prompt(mcp_call *call, void *user_data) {
+  (void)user_data;
+  return mcp_result_text(call, "a prompt");
+}
+static const mcp_prompt PROMPT = {
+    .name = "p", .description = "A prompt.", .handler = h_prompt};
+
 static const mcp_tool TOOL_WHERE = {.name = "where",
                                     .description = "Echoes its text.",
                                     .input_schema = TC_TEXT_SCHEMA,
@@ -222,6 +248,8 @@ static void setup(void) {
   ck_assert_int_eq(mcp_server_add_tool(srv, &TOOL_WHERE, NULL), 0);
   ck_assert_int_eq(mcp_server_add_tool(srv, &TOOL_DEFER, NULL), 0);
   ck_assert_int_eq(mcp_server_add_tool(srv, &TOOL_CONFIRM, NULL), 0);
+  ck_assert_int_eq(mcp_server_add_tool(srv, &TOOL_SELF, NULL), 0);
+  ck_assert_int_eq(mcp_server_add_prompt(srv, &PROMPT, NULL), 0);
   tu_peer_open(&P, srv, NULL);
   atomic_store(&g_runs, 0);
   atomic_store(&g_ran_on_executor, false);
@@ -230,8 +258,6 @@ static void setup(void) {
   n_audit = 0;
   last_ran_under[0] = '\0';
 }
-
-static bool gone; /* the test freed the peer and the server itself */
 
 static void teardown(void) {
   if (!gone)
@@ -294,6 +320,14 @@ START_TEST(pool_runs_every_call_on_its_threads) {
   ck_assert_int_eq(last_decision, MCP_DECISION_ALLOWED);
   pthread_mutex_unlock(&audit_lock);
   ck_assert_uint_eq(mcp_session_pending(P.session), 0);
+  ck_assert_int_eq(atomic_load(&Q.failures), 0);
+  /* The executor is let go when the server is finally freed. */
+  tu_peer_close(&P);
+  gone = true;
+  ck_assert_int_eq(atomic_load(&Q.released), 0);
+  mcp_server_free(srv);
+  srv = NULL;
+  ck_assert_int_eq(atomic_load(&Q.released), 1);
 }
 END_TEST
 
@@ -486,6 +520,37 @@ START_TEST(execute_only_what_was_handed_over) {
   ck_assert_int_eq(mcp_call_execute(held[0], NULL), 0);
   ck_assert_uint_eq(P.nout, 1);
   ck_assert_str_eq(last_ran_under, "(null)");
+  /* A running call is not waiting in the executor. */
+  send_call("2", "self", NULL);
+  ck_assert_int_eq(nheld, 2);
+  ck_assert_int_eq(mcp_call_execute(held[1], NULL), 0);
+  ck_assert_int_eq(g_self_rc, MCP_EINVAL);
+  ck_assert_uint_eq(P.nout, 2);
+  tu_assert_msg(&P, 1,
+                "{\"id\":2,\"result\":{\"content\":[{\"text\":"
+                "\"ran once\"}]}}");
+}
+END_TEST
+
+/* Declines after the deadline passed while submit decided: the handler
+ * does not run on the session's thread either. */
+static int slow_decline(mcp_call *call, void *user_data) {
+  (void)call;
+  (void)user_data;
+  sleep_ms(20);
+  return MCP_EXECUTE_HERE;
+}
+
+START_TEST(declined_late_never_runs) {
+  tu_initialize(&P, "2025-11-25");
+  mcp_executor ex = {.submit = slow_decline};
+  ck_assert_int_eq(mcp_server_set_executor(srv, &ex), 0);
+  mcp_server_set_call_timeout(srv, 10);
+  cJSON *r = call_and_wait(1, "where", "{\"text\":\"x\"}");
+  ck_assert_ptr_nonnull(strstr(tu_jstr(r, "result.content.0.text"), "timeout"));
+  cJSON_Delete(r);
+  ck_assert_int_eq(atomic_load(&g_runs), 0);
+  ck_assert_int_eq(last_decision, MCP_DECISION_TIMEOUT);
 }
 END_TEST
 
@@ -541,6 +606,14 @@ START_TEST(hints_as_stated) {
   ck_assert_int_eq(a.idempotent, MCP_HINT_UNSET);
   a = mcp_call_hints(NULL);
   ck_assert_int_eq(a.read_only, MCP_HINT_UNSET);
+  /* A prompt states no hints: every member UNSET. */
+  ck_assert_int_eq(
+      tu_send_free(&P, tu_req(9, "prompts/get", "{\"name\":\"p\"}")), 0);
+  ck_assert_int_eq(nheld, 4);
+  ck_assert_int_eq(mcp_call_kind_of(held[3]), MCP_CALL_PROMPT);
+  a = mcp_call_hints(held[3]);
+  ck_assert(a.read_only == MCP_HINT_UNSET && a.destructive == MCP_HINT_UNSET &&
+            a.open_world == MCP_HINT_UNSET && a.idempotent == MCP_HINT_UNSET);
   for (int i = 0; i < nheld; i++)
     mcp_call_execute(held[i], NULL);
 }
@@ -593,6 +666,7 @@ int main(void) {
   tcase_add_test(t, legacy_input_rounds_each_go_to_the_executor);
   tcase_add_test(t, modern_input_round_trip_through_a_pool);
   tcase_add_test(t, execute_only_what_was_handed_over);
+  tcase_add_test(t, declined_late_never_runs);
   tcase_add_test(t, release_after_the_last_call_on_its_thread);
   tcase_add_test(t, hints_as_stated);
   tcase_add_test(t, lint_repeats_the_executor_sentence);
