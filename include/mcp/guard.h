@@ -7,15 +7,23 @@
  *
  *   readOnlyHint: true      no file may be opened for writing, created,
  *                           removed, renamed, linked or truncated (Landlock,
- *                           every write right), except under writable_paths
+ *                           every write right), nor its mode, owner, times,
+ *                           extended attributes or inode flags changed
+ *                           (seccomp); no ioctl on a device it opens (ABI
+ *                           5). Under writable_paths all of it is allowed
+ *                           again but making device nodes
  *   destructiveHint: false  (additive) no file may be removed, renamed or
- *                           truncated; creating files and writing to them
- *                           stays allowed (Landlock)
- *   openWorldHint: false    no TCP connect or bind except to tcp_ports
- *                           (Landlock, ABI 4 and later); no socket but
- *                           unix and TCP ones: no UDP, raw, packet or
- *                           netlink socket (seccomp); no io_uring, whose
- *                           operations would pass by the socket filter
+ *                           truncated (Landlock); creating files and writing
+ *                           to them stays allowed, overwriting bytes of an
+ *                           existing file included. Under writable_paths,
+ *                           removing and renaming too
+ *   openWorldHint: false    no socket but unix ones (seccomp): no TCP, UDP,
+ *                           raw, packet or netlink socket, no io_uring,
+ *                           whose operations would pass by the filter. With
+ *                           tcp_ports, TCP sockets that connect and bind to
+ *                           those ports only (Landlock, ABI 4), and never
+ *                           listen() nor send with MSG_FASTOPEN, which the
+ *                           port rules do not see
  *
  * A tool whose hints promise none of this (destructive and open-world)
  * runs on the same executor path, on unrestricted workers. Prompts and
@@ -42,9 +50,16 @@
  *    the guard keeps a handler's own system calls to its hints, it is not a
  *    sandbox against code that attacks the rest of the process (for that,
  *    run the work in a child process, see mcp_tool_fn).
+ *  - Writes another thread makes for the handler (a logger, a database
+ *    connection's thread, the daemon it talks to over a unix socket) are
+ *    that thread's, not the handler's.
  *  - What the kernel cannot do it does not do: mcp_guard_enable probes the
  *    Landlock ABI at run time, refuses (or, with MCP_GUARD_BEST_EFFORT,
  *    says) what it cannot enforce, and mcp_server_lint repeats it.
+ *
+ * The workers are joined when the server is finally freed. When that
+ * happens on a worker (the last call ended there after mcp_server_free),
+ * that worker ends itself afterwards and frees the guard as it goes.
  *
  * Link with mcp::guard (pkg-config libmcp-guard; find_package(mcp
  * COMPONENTS guard)). Linux only.
@@ -77,8 +92,9 @@ typedef struct mcp_guard_options {
   const unsigned short *tcp_ports;   /**< 0-terminated list of TCP ports
                                           closed-world tools may still
                                           connect to and bind (any
-                                          address); NULL = none. Needs
-                                          Landlock ABI 4 */
+                                          address; no listen()); NULL =
+                                          none: no TCP socket at all.
+                                          Needs Landlock ABI 4 */
   unsigned threads;                  /**< worker threads per rule set;
                                           0 = 2 */
   unsigned landlock_abi_max;         /**< use at most this Landlock ABI

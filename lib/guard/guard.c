@@ -50,12 +50,18 @@ struct mcp__guard {
   unsigned threads;
   int level; /* of the sentence: 1 warning, 0 information */
   char sentence[480];
-  pthread_t freeing; /* the worker that let go of the server, if one did */
+  pthread_t freeing;     /* the worker that let go of the server, if one did */
+  int *fds;              /* writable_paths, opened O_PATH; -1-terminated */
+  unsigned short *ports; /* tcp_ports; 0-terminated, or NULL */
   bool free_on_exit;
   pool pools[MCP__GUARD_SETS];
 };
 
+static void close_paths(int *fds);
+
 static void guard_free(mcp__guard *g) {
+  close_paths(g->fds);
+  mcp__free(g->ports);
   for (int i = 0; i < MCP__GUARD_SETS; i++) {
     pool *p = &g->pools[i];
     mcp__guard_plan_free(&p->plan);
@@ -173,6 +179,17 @@ static int start_pool_locked(pool *p) {
   if (p->threads == NULL &&
       (p->threads = mcp__calloc(g->threads, sizeof *p->threads)) == NULL)
     return MCP_ENOMEM;
+  /* The Landlock ruleset exists only while the workers restrict themselves
+   * with it, so no other thread can add a rule to it meanwhile. */
+  if (mcp__guard_plan_build(&p->plan, &g->kernel, p->plan.fs, p->plan.closed,
+                            g->fds, g->ports, p->start_why,
+                            sizeof p->start_why) != 0) {
+    char line[300];
+    mcp__fmt(line, sizeof line, "%s: could not build its rules: %s",
+             p->plan.name, p->start_why);
+    mcp_server_log(g->srv, MCP_LOG_ERROR, line);
+    return MCP_EIO;
+  }
   unsigned started = 0;
   int rc = 0;
   while (started < g->threads && rc == 0) {
@@ -183,6 +200,7 @@ static int start_pool_locked(pool *p) {
   }
   while (p->reported < started)
     pthread_cond_wait(&p->cond, &p->lock);
+  mcp__guard_plan_free(&p->plan);
   if (rc == 0)
     rc = p->start_rc;
   if (rc) {
@@ -424,15 +442,31 @@ static mcp__guard *guard_new(mcp_server *srv) {
   return g;
 }
 
-/* Builds every rule set's plan. */
-static int build_plans(mcp__guard *g, const int *fds,
-                       const unsigned short *ports, char *why, size_t size) {
+/* Builds every rule set's plan, to refuse at enable what the kernel
+ * refuses; each pool builds its ruleset again when it starts. */
+static int build_plans(mcp__guard *g, char *why, size_t size) {
   int rc = 0;
-  for (int i = 0; i < MCP__GUARD_SETS && rc == 0; i++)
+  for (int i = 0; i < MCP__GUARD_SETS && rc == 0; i++) {
     rc = mcp__guard_plan_build(&g->pools[i].plan, &g->kernel,
-                               (mcp__guard_fs)(i / 2), i % 2 == 1, fds, ports,
-                               why, size);
+                               (mcp__guard_fs)(i / 2), i % 2 == 1, g->fds,
+                               g->ports, why, size);
+    mcp__guard_plan_free(&g->pools[i].plan);
+  }
   return rc;
+}
+
+/* A copy of the 0-terminated ports, or NULL for none. */
+static int copy_ports(const unsigned short *ports, unsigned short **out) {
+  size_t n = 0;
+  while (ports && ports[n])
+    n++;
+  *out = NULL;
+  if (n == 0)
+    return 0;
+  if ((*out = mcp__calloc(n + 1, sizeof **out)) == NULL)
+    return MCP_ENOMEM;
+  memcpy(*out, ports, n * sizeof **out);
+  return 0;
 }
 
 int mcp_guard_landlock_abi(void) { return mcp__guard_landlock_abi(); }
@@ -462,6 +496,11 @@ int mcp_guard_enable(mcp_server *srv, const mcp_guard_options *opts) {
     close_paths(fds);
     return refuse(srv, MCP_ENOMEM, "mcp_guard_enable: out of memory");
   }
+  g->fds = fds;
+  if (copy_ports(opts->tcp_ports, &g->ports) != 0) {
+    guard_free(g);
+    return refuse(srv, MCP_ENOMEM, "mcp_guard_enable: out of memory");
+  }
   g->threads = opts->threads ? opts->threads : DEFAULT_THREADS;
   mcp__guard_kernel *k = &g->kernel;
   k->kernel_abi = mcp__guard_landlock_abi();
@@ -472,11 +511,9 @@ int mcp_guard_enable(mcp_server *srv, const mcp_guard_options *opts) {
   mcp__guard_trial(k);
 
   char why[600] = "";
-  const unsigned short *ports = opts->tcp_ports;
-  rc = judge(g, ports && ports[0], why, sizeof why);
-  if (rc == 0 && build_plans(g, fds, ports, why, sizeof why) != 0)
+  rc = judge(g, g->ports != NULL, why, sizeof why);
+  if (rc == 0 && build_plans(g, why, sizeof why) != 0)
     rc = MCP_EIO;
-  close_paths(fds);
   if (rc == 0) {
     mcp_executor ex = {
         .submit = submit, .lint = lint, .release = release, .user_data = g};

@@ -39,6 +39,8 @@ typedef struct mcp__guard_plan {
   bool inet;        /* those sockets include TCP (Landlock guards it) */
   bool no_truncate; /* seccomp refuses truncation (Landlock cannot) */
   bool no_uring;    /* seccomp refuses io_uring */
+  bool no_metadata; /* seccomp refuses chmod, chown, utimes, xattrs and
+                       inode flags (read-only) */
   bool partial;     /* a rule is not (fully) enforced: best effort */
   char name[64];    /* "guard: read-only, closed-world" */
 } mcp__guard_plan;

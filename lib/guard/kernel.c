@@ -50,9 +50,10 @@ enum {
 #define LL_FS_MAKE_FIFO (1ull << 10)
 #define LL_FS_MAKE_BLOCK (1ull << 11)
 #define LL_FS_MAKE_SYM (1ull << 12)
-#define LL_FS_REFER (1ull << 13)    /* ABI 2 */
-#define LL_FS_TRUNCATE (1ull << 14) /* ABI 3 */
-#define LL_NET_BIND_TCP (1ull << 0) /* ABI 4 */
+#define LL_FS_REFER (1ull << 13)     /* ABI 2 */
+#define LL_FS_TRUNCATE (1ull << 14)  /* ABI 3 */
+#define LL_FS_IOCTL_DEV (1ull << 15) /* ABI 5 */
+#define LL_NET_BIND_TCP (1ull << 0)  /* ABI 4 */
 #define LL_NET_CONNECT_TCP (1ull << 1)
 
 struct ll_ruleset_attr {
@@ -78,7 +79,12 @@ struct ll_net_port_attr {
 
 /* The rights a rule on a file (not a directory) may name. */
 #define LL_FS_FILE_RIGHTS                                                      \
-  (LL_FS_EXECUTE | LL_FS_WRITE_FILE | LL_FS_READ_FILE | LL_FS_TRUNCATE)
+  (LL_FS_EXECUTE | LL_FS_WRITE_FILE | LL_FS_READ_FILE | LL_FS_TRUNCATE |       \
+   LL_FS_IOCTL_DEV)
+
+/* Never given back under writable_paths: a device node made there would
+ * open the device itself (a disk, written raw) to the handler. */
+#define LL_FS_DEVICES (LL_FS_MAKE_CHAR | LL_FS_MAKE_BLOCK | LL_FS_IOCTL_DEV)
 
 int mcp__guard_landlock_abi(void) {
   long abi =
@@ -91,11 +97,15 @@ static __u64 handled_fs(mcp__guard_fs fs, int abi) {
   if (abi < 1)
     return 0;
   __u64 trunc = abi >= 3 ? LL_FS_TRUNCATE : 0;
+  /* REFER handled: moving a file to another folder needs it under both,
+   * for additive tools as for read-only ones (within writable_paths). */
+  __u64 refer = abi >= 2 ? LL_FS_REFER : 0;
   switch (fs) {
   case MCP__GUARD_FS_READ_ONLY:
-    return LL_FS_WRITES_1 | (abi >= 2 ? LL_FS_REFER : 0) | trunc;
+    /* Device ioctls too: a read-only tool gets none on a device it opens. */
+    return LL_FS_WRITES_1 | refer | trunc | (abi >= 5 ? LL_FS_IOCTL_DEV : 0);
   case MCP__GUARD_FS_ADDITIVE:
-    return LL_FS_REMOVE_DIR | LL_FS_REMOVE_FILE | trunc;
+    return LL_FS_REMOVE_DIR | LL_FS_REMOVE_FILE | refer | trunc;
   case MCP__GUARD_FS_ANY:
     break;
   }
@@ -114,9 +124,10 @@ static int allow_paths(int fd, __u64 handled, const int *writable, char *why,
     struct stat st;
     if (fstat(writable[i], &st) != 0)
       return fail(why, size, "fstat of a writable path", errno);
+    __u64 allowed = handled & ~LL_FS_DEVICES;
     struct ll_path_beneath_attr rule = {
         .allowed_access =
-            S_ISDIR(st.st_mode) ? handled : handled & LL_FS_FILE_RIGHTS,
+            S_ISDIR(st.st_mode) ? allowed : allowed & LL_FS_FILE_RIGHTS,
         .parent_fd = writable[i],
     };
     /* A file under an additive rule set has nothing of its own to allow:
@@ -162,18 +173,24 @@ int mcp__guard_plan_build(mcp__guard_plan *plan, const mcp__guard_kernel *k,
   bool guarded = fs != MCP__GUARD_FS_ANY || closed;
   int abi = k->landlock ? k->abi : 0;
   struct ll_ruleset_attr attr = {.handled_access_fs = handled_fs(fs, abi)};
-  bool tcp = closed && abi >= 4;
+  /* TCP sockets exist for a closed-world tool only to reach tcp_ports,
+   * under Landlock's port rules; without ports it gets none at all, since
+   * a TCP socket can reach out past connect() (MSG_FASTOPEN) and listen
+   * on a port the kernel picks (listen() without bind()). */
+  bool ported = ports != NULL && ports[0] != 0;
+  bool tcp = closed && abi >= 4 && ported;
   if (tcp)
     attr.handled_access_net = LL_NET_BIND_TCP | LL_NET_CONNECT_TCP;
   /* What Landlock cannot do here, seccomp does where it can: truncation
    * (before ABI 3) by refusing the calls that truncate, TCP (before ABI 4)
    * by refusing TCP sockets altogether. */
   plan->no_truncate = fs != MCP__GUARD_FS_ANY && abi < 3 && k->seccomp;
+  plan->no_metadata = fs == MCP__GUARD_FS_READ_ONLY && k->seccomp;
   plan->sockets = closed && k->seccomp;
   plan->inet = tcp;
   plan->no_uring = guarded && k->seccomp;
   bool fs_kept = abi >= 3 || (abi >= 1 && k->seccomp);
-  bool net_kept = k->seccomp && (tcp || ports == NULL || ports[0] == 0);
+  bool net_kept = k->seccomp && (tcp || !ported);
   plan->partial =
       (fs != MCP__GUARD_FS_ANY && !fs_kept) || (closed && !net_kept);
   plan_name(plan);
@@ -249,6 +266,48 @@ static int deny_sockets(scmp_filter_ctx f, bool inet) {
   return rc;
 }
 
+/* With TCP allowed (to tcp_ports), what Landlock's port rules do not see:
+ * data sent by MSG_FASTOPEN, which connects without connect(), and
+ * listen(), which on an unbound socket takes a port the kernel picks. */
+static int deny_tcp_bypasses(scmp_filter_ctx f) {
+  const scmp_datum_t fastopen = 0x20000000; /* MSG_FASTOPEN */
+  int rc = seccomp_rule_add(f, DENY, SCMP_SYS(sendto), 1,
+                            arg_is(3, SCMP_CMP_MASKED_EQ, fastopen, fastopen));
+  if (rc == 0)
+    rc = seccomp_rule_add(f, DENY, SCMP_SYS(sendmsg), 1,
+                          arg_is(2, SCMP_CMP_MASKED_EQ, fastopen, fastopen));
+  if (rc == 0)
+    rc = seccomp_rule_add(f, DENY, SCMP_SYS(sendmmsg), 1,
+                          arg_is(3, SCMP_CMP_MASKED_EQ, fastopen, fastopen));
+  if (rc == 0)
+    rc = seccomp_rule_add(f, DENY, SCMP_SYS(listen), 0);
+  return rc;
+}
+
+/* What Landlock leaves a read-only tool on files it may open for reading:
+ * their mode, owner, times, extended attributes and inode flags. Calls
+ * this libseccomp does not know (newer than it) are skipped. */
+static int deny_metadata(scmp_filter_ctx f) {
+  static const char *const calls[] = {
+      "chmod",       "fchmod",       "fchmodat",     "fchmodat2",
+      "chown",       "fchown",       "lchown",       "fchownat",
+      "utime",       "utimes",       "utimensat",    "futimesat",
+      "setxattr",    "lsetxattr",    "fsetxattr",    "setxattrat",
+      "removexattr", "lremovexattr", "fremovexattr", "removexattrat"};
+  int rc = 0;
+  for (size_t i = 0; i < sizeof calls / sizeof *calls && rc == 0; i++) {
+    int nr = seccomp_syscall_resolve_name(calls[i]);
+    if (nr != __NR_SCMP_ERROR)
+      rc = seccomp_rule_add(f, DENY, nr, 0);
+  }
+  /* FS_IOC_SETFLAGS (immutable, append-only...) and FS_IOC_FSSETXATTR. */
+  static const scmp_datum_t ioctls[] = {0x40086602, 0x401c5820};
+  for (size_t i = 0; i < 2 && rc == 0; i++)
+    rc = seccomp_rule_add(f, DENY, SCMP_SYS(ioctl), 1,
+                          arg_is(1, SCMP_CMP_MASKED_EQ, 0xffffffff, ioctls[i]));
+  return rc;
+}
+
 /* Refuses truncation: truncate, ftruncate, and opening with O_TRUNC
  * (openat2, whose flags seccomp cannot read, says ENOSYS, so the C library
  * falls back to openat). */
@@ -263,6 +322,9 @@ static int deny_truncate(scmp_filter_ctx f) {
                           arg_is(1, SCMP_CMP_MASKED_EQ, O_TRUNC, O_TRUNC));
   if (rc == 0)
     rc = seccomp_rule_add(f, DENY, SCMP_SYS(openat), 1,
+                          arg_is(2, SCMP_CMP_MASKED_EQ, O_TRUNC, O_TRUNC));
+  if (rc == 0)
+    rc = seccomp_rule_add(f, DENY, SCMP_SYS(open_by_handle_at), 1,
                           arg_is(2, SCMP_CMP_MASKED_EQ, O_TRUNC, O_TRUNC));
   if (rc == 0)
     rc = seccomp_rule_add(f, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(openat2), 0);
@@ -293,6 +355,10 @@ static int load_filter(const mcp__guard_plan *plan, char *why, size_t size) {
   int rc = seccomp_attr_set(f, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_ERRNO(ENOSYS));
   if (rc == 0 && plan->sockets)
     rc = deny_sockets(f, plan->inet);
+  if (rc == 0 && plan->inet)
+    rc = deny_tcp_bypasses(f);
+  if (rc == 0 && plan->no_metadata)
+    rc = deny_metadata(f);
   if (rc == 0 && plan->no_truncate)
     rc = deny_truncate(f);
   if (rc == 0 && plan->no_uring)
@@ -304,7 +370,8 @@ static int load_filter(const mcp__guard_plan *plan, char *why, size_t size) {
 }
 
 int mcp__guard_apply(const mcp__guard_plan *plan, char *why, size_t why_size) {
-  bool filter = plan->sockets || plan->no_truncate || plan->no_uring;
+  bool filter =
+      plan->sockets || plan->no_truncate || plan->no_uring || plan->no_metadata;
   if (plan->ruleset_fd < 0 && !filter)
     return 0;
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
@@ -337,7 +404,8 @@ static void *trial(void *arg) {
                             .sockets = true,
                             .inet = k->landlock && k->abi >= 4,
                             .no_truncate = true,
-                            .no_uring = true};
+                            .no_uring = true,
+                            .no_metadata = true};
     k->seccomp = mcp__guard_apply(&plan, why, sizeof why) == 0;
   }
   return NULL;
