@@ -16,6 +16,8 @@ need_cmd pkg-config pkg-config
 need_pc libcjson libcjson-dev
 # The HTTP transport (mcp_http): libmicrohttpd, and OpenSSL's libcrypto.
 need_pc libmicrohttpd libmicrohttpd-dev
+# HTTPS: GnuTLS, which libmicrohttpd serves TLS with.
+need_pc gnutls libgnutls28-dev
 need_pc libcrypto libssl-dev
 # The guard (mcp_guard, Linux): libseccomp.
 need_pc libseccomp libseccomp-dev

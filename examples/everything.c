@@ -8,8 +8,11 @@
  * between rounds, resources and templates, prompts with a completion, and
  * tools registered and removed while serving.
  *
- *   everything [--stdio | --http ADDR:PORT] [--guard]
+ *   everything [--stdio | --http ADDR:PORT [--tls-cert FILE --tls-key FILE]]
+ *              [--guard]
  *
+ * With --tls-cert and --tls-key (PEM files) it speaks HTTPS at
+ * https://ADDR:PORT/mcp instead.
  * With --http it serves Streamable HTTP at http://ADDR:PORT/mcp (port 0
  * picks a free one; the line "listening on URL" on stderr gives the real
  * one) until SIGINT or SIGTERM, without authentication: bind it to a
@@ -1101,8 +1104,8 @@ static int add_everything(mcp_server *srv) {
 
 static void usage(void) {
 #ifdef MCP_EVERYTHING_HTTP
-  fprintf(stderr,
-          "usage: everything [--stdio | --http ADDR:PORT]" GUARD_USAGE "\n");
+  fprintf(stderr, "usage: everything [--stdio | --http ADDR:PORT [--tls-cert "
+                  "FILE --tls-key FILE]]" GUARD_USAGE "\n");
 #else
   fprintf(stderr, "usage: everything [--stdio]" GUARD_USAGE "\n");
 #endif
@@ -1111,7 +1114,7 @@ static void usage(void) {
 #ifdef MCP_EVERYTHING_HTTP
 /* Serves over HTTP until SIGINT or SIGTERM, taken with sigwait: the signals
  * are blocked before the server's threads start (they inherit the mask). */
-static int serve_http(mcp_server *srv, char *spec) {
+static int serve_http(mcp_server *srv, char *spec, const mcp_http_tls *tls) {
   char *colon = strrchr(spec, ':');
   char *end = NULL;
   unsigned long port = colon ? strtoul(colon + 1, &end, 10) : 0;
@@ -1134,17 +1137,18 @@ static int serve_http(mcp_server *srv, char *spec) {
   sigaddset(&stop, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop, NULL);
 
-  const mcp_http_options opts = {.bind_addr = addr, .port = (uint16_t)port};
+  const mcp_http_options opts = {
+      .bind_addr = addr, .port = (uint16_t)port, .tls = tls};
   mcp_http *http;
   int rc = mcp_http_start(srv, &opts, &http);
   if (rc != 0) {
     fprintf(stderr, "everything: cannot serve HTTP on %s port %lu: %s\n", addr,
-            port, mcp_strerror(rc));
+            port, mcp_server_errmsg(srv));
     return 1;
   }
   bool v6 = strchr(addr, ':') != NULL;
-  fprintf(stderr, "listening on http://%s%s%s:%u/mcp\n", v6 ? "[" : "", addr,
-          v6 ? "]" : "", (unsigned)mcp_http_port(http));
+  fprintf(stderr, "listening on %s://%s%s%s:%u/mcp\n", tls ? "https" : "http",
+          v6 ? "[" : "", addr, v6 ? "]" : "", (unsigned)mcp_http_port(http));
   int sig;
   sigwait(&stop, &sig);
   mcp_http_stop(http);
@@ -1152,15 +1156,18 @@ static int serve_http(mcp_server *srv, char *spec) {
 }
 #else
 /* Built without the HTTP transport: --http is refused before this. */
-static int serve_http(mcp_server *srv, char *spec) {
+typedef struct mcp_http_tls mcp_http_tls;
+static int serve_http(mcp_server *srv, char *spec, const mcp_http_tls *tls) {
   (void)srv;
   (void)spec;
+  (void)tls;
   return 2;
 }
 #endif
 
 int main(int argc, char **argv) {
-  char *http = NULL; /* --http ADDR:PORT */
+  char *http = NULL;                    /* --http ADDR:PORT */
+  const char *cert = NULL, *key = NULL; /* --tls-cert, --tls-key */
   bool guarded = false;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--stdio") == 0) {
@@ -1168,6 +1175,10 @@ int main(int argc, char **argv) {
 #ifdef MCP_EVERYTHING_HTTP
     } else if (strcmp(argv[i], "--http") == 0 && i + 1 < argc) {
       http = argv[++i];
+    } else if (strcmp(argv[i], "--tls-cert") == 0 && i + 1 < argc) {
+      cert = argv[++i];
+    } else if (strcmp(argv[i], "--tls-key") == 0 && i + 1 < argc) {
+      key = argv[++i];
 #endif
     } else if (strcmp(argv[i], "--guard") == 0) {
 #ifndef MCP_EXAMPLE_GUARD
@@ -1180,6 +1191,12 @@ int main(int argc, char **argv) {
       usage();
       return 2;
     }
+  }
+  if ((cert == NULL) != (key == NULL) || (cert && !http)) {
+    fprintf(stderr, "everything: --tls-cert and --tls-key go together, with "
+                    "--http\n");
+    usage();
+    return 2;
   }
 
   mcp_server *srv;
@@ -1209,7 +1226,13 @@ int main(int argc, char **argv) {
   /* Over stdio, SIGTERM or Ctrl-C ends serving cleanly, like the end of
    * input. */
   const mcp_stdio_options stdio = {.stop_on_signal = true};
-  int rc = http ? serve_http(srv, http)
+#ifdef MCP_EVERYTHING_HTTP
+  const mcp_http_tls tls = {.cert_file = cert, .key_file = key};
+  const mcp_http_tls *tls_or_none = cert ? &tls : NULL;
+#else
+  const mcp_http_tls *tls_or_none = NULL;
+#endif
+  int rc = http ? serve_http(srv, http, tls_or_none)
                 : (mcp_serve_stdio(srv, &stdio) == 0 ? 0 : 1);
   wait_for_workers(); /* the deferred calls' threads */
   mcp_server_free(srv);

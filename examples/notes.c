@@ -10,10 +10,10 @@
  * hints tell a client what to ask its user about; the scopes decide what a
  * caller may do, and libmcp checks them before any handler runs.
  *
- *   notes [--stdio | --http ADDR:PORT] [--scopes "notes:read notes:write"]
- *         [--data FILE] [--guard]
- *   notes --http ADDR:PORT --jwks FILE --issuer URL --audience URL
- *         [--data FILE] [--guard]
+ *   notes [--stdio | --http ADDR:PORT [--tls-cert FILE --tls-key FILE]]
+ *         [--scopes "notes:read notes:write"] [--data FILE] [--guard]
+ *   notes --http ADDR:PORT [--tls-cert FILE --tls-key FILE]
+ *         --jwks FILE --issuer URL --audience URL [--data FILE] [--guard]
  *
  * Over stdio (the default) it serves until end of input, SIGINT or SIGTERM.
  *
@@ -21,7 +21,9 @@
  * fsync, rename) after every change, so a crash never loses a saved note.
  *
  * With --http the same tools are served over Streamable HTTP at
- * http://ADDR:PORT/mcp (port 0 picks a free one) until SIGINT or SIGTERM.
+ * http://ADDR:PORT/mcp (port 0 picks a free one) until SIGINT or SIGTERM;
+ * with --tls-cert and --tls-key (PEM files) at https://ADDR:PORT/mcp, and
+ * SIGHUP re-reads the certificate.
  *
  * With --guard (Linux, when libmcp was built with its guard) the kernel
  * holds each tool to its hints (mcp/guard.h): list_notes and get_note
@@ -400,10 +402,13 @@ static const mcp_tool tools[] = {
 
 static void usage(void) {
 #ifdef MCP_NOTES_HTTP
-  fprintf(stderr, "usage: notes [--stdio | --http ADDR:PORT] "
-                  "[--scopes \"SCOPE ...\"] [--data FILE]" GUARD_USAGE "\n"
-                  "       notes --http ADDR:PORT --jwks FILE --issuer URL "
-                  "--audience URL [--data FILE]" GUARD_USAGE "\n");
+  fprintf(stderr,
+          "usage: notes [--stdio | --http ADDR:PORT [--tls-cert FILE "
+          "--tls-key FILE]] [--scopes \"SCOPE ...\"] [--data FILE]" GUARD_USAGE
+          "\n"
+          "       notes --http ADDR:PORT [--tls-cert FILE --tls-key "
+          "FILE] --jwks FILE --issuer URL --audience URL "
+          "[--data FILE]" GUARD_USAGE "\n");
 #else
   fprintf(stderr, "usage: notes [--stdio] [--scopes \"SCOPE ...\"] "
                   "[--data FILE]" GUARD_USAGE "\n");
@@ -468,12 +473,13 @@ static int guard(mcp_server *srv, const char *data) {
 /* The OAuth settings of --jwks, --issuer and --audience. */
 typedef struct auth_args {
   const char *jwks, *issuer, *audience;
+  const char *tls_cert, *tls_key; /* --tls-cert, --tls-key: HTTPS */
 } auth_args;
 
-/* Serves over HTTP until SIGINT or SIGTERM (SIGHUP re-reads the JWKS
- * file). The signals are blocked before the server's threads start (they
- * inherit the mask) and taken with sigwait, so no handler runs in the
- * middle of anything. */
+/* Serves over HTTP (HTTPS with --tls-cert and --tls-key) until SIGINT or
+ * SIGTERM (SIGHUP re-reads the JWKS file and the certificate). The signals are
+ * blocked before the server's threads start (they inherit the mask) and taken
+ * with sigwait, so no handler runs in the middle of anything. */
 static int serve_http(mcp_server *srv, const mcp_principal *who, char *spec,
                       const auth_args *aa) {
   char *colon = strrchr(spec, ':');
@@ -509,6 +515,9 @@ static int serve_http(mcp_server *srv, const mcp_principal *who, char *spec,
                            .authorization_servers = servers,
                            .issuer = aa->issuer,
                            .jwks_file = aa->jwks};
+  mcp_http_tls tls = {.cert_file = aa->tls_cert, .key_file = aa->tls_key};
+  if (aa->tls_cert)
+    opts.tls = &tls;
   if (aa->jwks) {
     opts.auth = &auth;
     opts.principal = NULL;
@@ -526,18 +535,24 @@ static int serve_http(mcp_server *srv, const mcp_principal *who, char *spec,
   int rc = mcp_http_start(srv, &opts, &http);
   if (rc != 0) {
     fprintf(stderr, "notes: cannot serve HTTP on %s port %lu: %s\n", addr, port,
-            mcp_strerror(rc));
+            mcp_server_errmsg(srv));
     return 1;
   }
   bool v6 = strchr(addr, ':') != NULL;
-  fprintf(stderr, "listening on http://%s%s%s:%u/mcp\n", v6 ? "[" : "", addr,
-          v6 ? "]" : "", (unsigned)mcp_http_port(http));
+  fprintf(stderr, "listening on %s://%s%s%s:%u/mcp\n",
+          aa->tls_cert ? "https" : "http", v6 ? "[" : "", addr, v6 ? "]" : "",
+          (unsigned)mcp_http_port(http));
   int sig;
   while (sigwait(&stop, &sig) == 0 && sig == SIGHUP) {
     if (aa->jwks) {
       rc = mcp_http_set_jwks(http, NULL);
       fprintf(stderr, "notes: %s %s\n", aa->jwks,
               rc == 0 ? "re-read" : "not used (the last good keys stay)");
+    }
+    if (aa->tls_cert) {
+      rc = mcp_http_reload_tls(http, NULL);
+      fprintf(stderr, "notes: %s %s\n", aa->tls_cert,
+              rc == 0 ? "re-read" : "not used (the last good pair stays)");
     }
   }
   mcp_http_stop(http);
@@ -578,6 +593,10 @@ int main(int argc, char **argv) {
       aa.issuer = argv[++i];
     } else if (strcmp(argv[i], "--audience") == 0 && i + 1 < argc) {
       aa.audience = argv[++i];
+    } else if (strcmp(argv[i], "--tls-cert") == 0 && i + 1 < argc) {
+      aa.tls_cert = argv[++i];
+    } else if (strcmp(argv[i], "--tls-key") == 0 && i + 1 < argc) {
+      aa.tls_key = argv[++i];
 #endif
     } else if (strcmp(argv[i], "--scopes") == 0 && i + 1 < argc) {
       scopes = argv[++i];
@@ -602,6 +621,12 @@ int main(int argc, char **argv) {
   if (any && (!aa.jwks || !aa.issuer || !aa.audience || !http || scopes)) {
     fprintf(stderr, "notes: --jwks, --issuer and --audience go together, "
                     "with --http and without --scopes\n");
+    usage();
+    return 2;
+  }
+  if ((aa.tls_cert == NULL) != (aa.tls_key == NULL) || (aa.tls_cert && !http)) {
+    fprintf(stderr, "notes: --tls-cert and --tls-key go together, with "
+                    "--http\n");
     usage();
     return 2;
   }

@@ -20,9 +20,11 @@
  * mcp_http_run. Tool handlers run on whichever thread handles the request;
  * a handler that defers (MCP_DEFERRED) never holds a server thread.
  *
- * HTTPS: this transport speaks plain HTTP. Serve HTTPS with a reverse
- * proxy on the same machine that terminates TLS and forwards to the
- * loopback address, for example nginx:
+ * HTTPS, two ways. Built in: mcp_http_options.tls gives a certificate and
+ * key (libmicrohttpd's GnuTLS), and mcp_http_reload_tls replaces them while
+ * serving, without dropping a connection. Or a reverse proxy on the same
+ * machine terminates TLS and forwards to the loopback address, for
+ * example nginx:
  *
  *     location /mcp {
  *       proxy_pass http://127.0.0.1:8080;
@@ -140,6 +142,19 @@ typedef struct mcp_auth_options {
 
 /** Options of mcp_http_start. Zero (or NULL) means the default given in each
  * member's comment; the struct may grow, so zero-initialize it. */
+/** HTTPS for mcp_http_options.tls: the certificate chain (leaf first, at
+ * most 8) and its private key, each as a PEM file or as PEM text (one of
+ * the two for each). The key is checked against the certificate at start.
+ * Copied by mcp_http_start (the text is read then; file names are kept for
+ * mcp_http_reload_tls). */
+typedef struct mcp_http_tls {
+  const char *cert_file; /**< PEM certificate chain file */
+  const char *key_file;  /**< PEM private key file */
+  const char *cert_pem;  /**< or the chain as PEM text */
+  const char *key_pem;   /**< or the key as PEM text */
+  void *reserved[4];     /**< zero: room to grow (see the README, Versioning) */
+} mcp_http_tls;
+
 typedef struct mcp_http_options {
   const char *bind_addr; /**< IPv4 or IPv6 literal; NULL = "127.0.0.1".
                               Anything but a loopback address is logged as a
@@ -227,7 +242,12 @@ typedef struct mcp_http_options {
                                        server's log) */
   const mcp_auth_options *auth;   /**< OAuth 2.1 resource server (see
                                        above); NULL = no authentication */
-  void *reserved[4]; /**< zero: room to grow (see the README, Versioning) */
+  const mcp_http_tls *tls;        /**< HTTPS, by libmicrohttpd's GnuTLS:
+                                       the server speaks TLS only; NULL =
+                                       plain HTTP. The default Host and
+                                       Origin allowlists accept the https
+                                       forms as the http ones */
+  void *reserved[3]; /**< zero: room to grow (see the README, Versioning) */
 } mcp_http_options;
 
 /** Starts serving srv over HTTP. srv must outlive the mcp_http. opts may be
@@ -252,6 +272,17 @@ MCP_API void mcp_http_stop(mcp_http *http);
  * server's log says why), MCP_EIO (file unreadable) or MCP_ESTATE (no JWT
  * verification configured). Any thread. */
 MCP_API int mcp_http_set_jwks(mcp_http *http, const char *jwks);
+
+/** Replaces the TLS certificate and key of a server started with tls:
+ * with tls NULL, re-reads the files it was started with (after a
+ * certificate's renewal, say); else loads tls (copied). New handshakes
+ * get the new pair at once; connections already open keep theirs, and
+ * none is dropped. The pair replaced stays in memory until mcp_http_stop.
+ * Returns 0; MCP_EINVAL (unusable: not PEM, the key not the
+ * certificate's; or NULL tls for a pair given as text); MCP_EIO (a file
+ * unreadable); MCP_ESTATE (started without tls); MCP_ENOMEM. On failure
+ * the server's log says why and the old pair stays. Any thread. */
+MCP_API int mcp_http_reload_tls(mcp_http *http, const mcp_http_tls *tls);
 
 /** The port the server listens on (useful with port 0). */
 MCP_API uint16_t mcp_http_port(const mcp_http *http);

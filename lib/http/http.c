@@ -1422,6 +1422,7 @@ static void http_free(mcp_http *h) {
   mcp_free(h->principal_subject);
   mcp__http_list_free(h->principal_scopes);
   mcp__http_auth_free(h->auth);
+  mcp__http_tls_free(h);
   mcp_free(h->buckets);
   mcp_free(h);
 }
@@ -1483,6 +1484,14 @@ static int configure(mcp_http *h, const mcp_http_options *o,
     h->principal.scopes = (const char *const *)h->principal_scopes;
   } else {
     h->principal.all_scopes = true;
+  }
+  if (o->tls) {
+    char why[400];
+    int rc = mcp__http_tls_open(h, o->tls, why, sizeof why);
+    if (rc) {
+      mcp__http_log(h, MCP_LOG_ERROR, "tls: %s", why);
+      return rc;
+    }
   }
   if (o->auth)
     return mcp__http_auth_new(h, o->auth, &h->auth);
@@ -1614,10 +1623,14 @@ static int daemon_start(mcp_http *h, const mcp_http_options *o,
                                 : "no memory for such a stack");
     return MCP_EIO;
   }
-  h->daemon = MHD_start_daemon(flags, o->port, NULL, NULL, on_request, h,
-                               MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
-                               MHD_OPTION_EXTERNAL_LOGGER, mhd_log, h,
-                               MHD_OPTION_ARRAY, items, MHD_OPTION_END);
+  if (h->tls)
+    h->daemon = mcp__http_tls_daemon(h, flags, o->port, on_request,
+                                     on_completed, mhd_log, items);
+  else
+    h->daemon = MHD_start_daemon(flags, o->port, NULL, NULL, on_request, h,
+                                 MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
+                                 MHD_OPTION_EXTERNAL_LOGGER, mhd_log, h,
+                                 MHD_OPTION_ARRAY, items, MHD_OPTION_END);
   if (h->daemon == NULL) {
     size_t n = strlen(h->start_error);
     while (n > 0 &&

@@ -31,6 +31,7 @@
 #ifndef MCP_HTTP_INT_H
 #define MCP_HTTP_INT_H
 
+#include <microhttpd.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -71,6 +72,7 @@ struct mcp_http {
   char *principal_subject;
   char **principal_scopes;
   mcp__http_auth *auth; /* OAuth resource server (http_auth.c); NULL = off */
+  struct mcp__http_tls *tls; /* HTTPS (http_tls.c); NULL = plain */
   uint16_t port;
 
   pthread_mutex_t lock;
@@ -109,6 +111,30 @@ void mcp__http_log(const mcp_http *http, mcp_log_level level, const char *fmt,
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
+
+/* ---- HTTPS (http_tls.c) ----------------------------------------------------
+ */
+
+/* Certificates in one chain, at most. */
+#define MCP__HTTP_TLS_CHAIN 8
+
+typedef struct mcp__http_tls mcp__http_tls;
+
+/* Loads tls's pair into h->tls. Returns 0, or MCP_EINVAL, MCP_EIO or
+ * MCP_ENOMEM with why (n bytes) saying which. */
+int mcp__http_tls_open(mcp_http *h, const mcp_http_tls *tls, char *why,
+                       size_t n);
+/* Frees h->tls and every pair it held. */
+void mcp__http_tls_free(mcp_http *h);
+/* Starts h's daemon speaking TLS, as MHD_start_daemon with these
+ * callbacks (h is each one's cls) and items would: the certificate is
+ * chosen at each handshake, from the connection's server. */
+struct MHD_Daemon *mcp__http_tls_daemon(mcp_http *h, unsigned flags,
+                                        uint16_t port,
+                                        MHD_AccessHandlerCallback on_request,
+                                        MHD_RequestCompletedCallback done,
+                                        MHD_LogCallback log,
+                                        struct MHD_OptionItem *items);
 
 /* ---- header checks (http_check.c): pure functions on header values ------- */
 

@@ -135,8 +135,9 @@ struct curl_slist *lc_prepare(CURL *c, uint16_t port, const lc_req *q,
     sl = add(sl, q->headers[i]);
 
   char url[300];
-  snprintf(url, sizeof url, "http://%s:%u%s", q->host ? q->host : "127.0.0.1",
-           (unsigned)port, q->path ? q->path : "/mcp");
+  snprintf(url, sizeof url, "%s://%s:%u%s", q->ca_file ? "https" : "http",
+           q->host ? q->host : "127.0.0.1", (unsigned)port,
+           q->path ? q->path : "/mcp");
   curl_easy_reset(c);
   curl_easy_setopt(c, CURLOPT_URL, url);
   curl_easy_setopt(c, CURLOPT_PROXY, "");
@@ -149,6 +150,8 @@ struct curl_slist *lc_prepare(CURL *c, uint16_t port, const lc_req *q,
   curl_easy_setopt(c, CURLOPT_HEADERDATA, r);
   if (q->source)
     curl_easy_setopt(c, CURLOPT_INTERFACE, q->source);
+  if (q->ca_file)
+    curl_easy_setopt(c, CURLOPT_CAINFO, q->ca_file);
   long timeout = q->timeout_ms ? q->timeout_ms : 15000;
   curl_easy_setopt(c, CURLOPT_TIMEOUT_MS,
                    lc_slow_run() ? timeout * 5 : timeout);

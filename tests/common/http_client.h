@@ -59,6 +59,7 @@ typedef struct lc_req {
   const char *headers[LC_MAXH]; /* "Name: value", NULL-terminated */
   const char *host;             /* the URL's host (e.g. "[::1]") */
   const char *source;           /* local address to bind (e.g. "127.0.0.2") */
+  const char *ca_file;          /* https, trusting this PEM certificate */
   long timeout_ms;
 } lc_req;
 

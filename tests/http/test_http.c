@@ -507,8 +507,16 @@ static const char *resp_type(const lc_resp *r, char *out, size_t size) {
   return out;
 }
 
-/* One request on the test thread's handle. */
-static void http(const lc_req *q, lc_resp *r) { lc_http(G, F.port, q, r); }
+/* The certificate to trust over https, while a test serves TLS. */
+static const char *fx_ca;
+
+/* One request on the test thread's handle (https with fx_ca). */
+static void http(const lc_req *q, lc_resp *r) {
+  lc_req with = *q;
+  if (with.ca_file == NULL)
+    with.ca_file = fx_ca;
+  lc_http(G, F.port, &with, r);
+}
 
 /* A fresh handle for the test thread: its connections are closed. */
 static void fresh_curl(void) {
@@ -2368,6 +2376,213 @@ START_TEST(guarded_calls_in_both_eras) {
 }
 END_TEST
 
+/* ===========================================================================
+ * HTTPS (mcp_http_options.tls, mcp_http_reload_tls)
+ * ======================================================================== */
+
+static char tls_dir[64];
+
+/* Makes a self-signed certificate for localhost and 127.0.0.1, with its
+ * key, as tls_dir/NAME.crt and NAME.key, with the openssl command. */
+static void make_cert(const char *name) {
+  char cmd[600];
+  snprintf(cmd, sizeof cmd,
+           "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 "
+           "-nodes -days 2 -subj /CN=localhost -addext "
+           "subjectAltName=DNS:localhost,IP:127.0.0.1 -keyout %s/%s.key "
+           "-out %s/%s.crt 2>/dev/null",
+           tls_dir, name, tls_dir, name);
+  ck_assert_msg(system(cmd) == 0, "openssl could not make a certificate");
+}
+
+static char *tls_path(const char *name, const char *ext) {
+  static char paths[4][128];
+  static int next;
+  char *p = paths[next++ % 4];
+  snprintf(p, sizeof paths[0], "%s/%s.%s", tls_dir, name, ext);
+  return p;
+}
+
+/* A whole small file, NUL-terminated (free with free). */
+static char *read_text(const char *path) {
+  FILE *f = fopen(path, "rb");
+  ck_assert_ptr_nonnull(f);
+  char *buf = calloc(1, 65536);
+  ck_assert_ptr_nonnull(buf);
+  size_t n = fread(buf, 1, 65535, f);
+  fclose(f);
+  ck_assert_uint_gt(n, 0);
+  return buf;
+}
+
+static void tls_start(const char *name) {
+  snprintf(tls_dir, sizeof tls_dir, "/tmp/mcp-tls-XXXXXX");
+  ck_assert_ptr_nonnull(mkdtemp(tls_dir));
+  make_cert("a");
+  make_cert("b");
+  mcp_http_tls tls = {.cert_file = tls_path(name, "crt"),
+                      .key_file = tls_path(name, "key")};
+  mcp_http_options o = {.tls = &tls};
+  fx_start(&o);
+}
+
+static void tls_stop(void) {
+  fx_ca = NULL;
+  char cmd[120];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", tls_dir);
+  ck_assert_int_eq(system(cmd), 0);
+}
+
+/* A call in a legacy session over https, trusting ca; returns its text. */
+static char *tls_echo(const char *ca, const char *text) {
+  fx_ca = ca;
+  char *sid = open_session(V, "{}");
+  lc_resp r;
+  char args[100];
+  snprintf(args, sizeof args, "{\"text\":\"%s\"}", text);
+  char *body =
+      tu_text("{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\","
+              "\"params\":{\"name\":\"echo\",\"arguments\":%s}}",
+              args);
+  post(sid, body, &r);
+  free(body);
+  cJSON *m = expect_result(&r);
+  char *got = strdup(result_text(m));
+  cJSON_Delete(m);
+  lc_resp_free(&r);
+  free(sid);
+  return got;
+}
+
+START_TEST(https_serves_both_eras_and_refuses_plain_http) {
+  tls_start("a");
+  char *got = tls_echo(tls_path("a", "crt"), "over tls");
+  ck_assert_str_eq(got, "over tls");
+  free(got);
+  /* 2026-07-28, statelessly, with a browser's https Origin: the default
+   * allowlist takes the https form of localhost. */
+  lc_resp r;
+  lc_req q = {.body = MODERN_CALL("6", "echo", "{\"text\":\"modern\"}"),
+              .version = "2026-07-28",
+              .headers = {"Mcp-Method: tools/call", "Mcp-Name: echo",
+                          "Origin: https://localhost"}};
+  http(&q, &r);
+  cJSON *m = expect_result(&r);
+  ck_assert_str_eq(result_text(m), "modern");
+  cJSON_Delete(m);
+  lc_resp_free(&r);
+  /* Plain HTTP to the TLS port gets no MCP answer. */
+  lc_req plain = {.body = MODERN_CALL("7", "echo", "{\"text\":\"x\"}"),
+                  .version = "2026-07-28"};
+  lc_http(G, F.port, &plain, &r);
+  ck_assert_int_ne(r.status, 200);
+  lc_resp_free(&r);
+  /* Nor does a client that does not trust the certificate. */
+  fresh_curl();
+  lc_req wrong = {.body = MODERN_CALL("8", "echo", "{\"text\":\"x\"}"),
+                  .version = "2026-07-28",
+                  .ca_file = tls_path("b", "crt")};
+  lc_http(G, F.port, &wrong, &r);
+  ck_assert_int_eq(r.status, 0);
+  ck_assert_int_ne(r.curl_rc, CURLE_OK);
+  lc_resp_free(&r);
+  tls_stop();
+}
+END_TEST
+
+START_TEST(https_certificate_reloaded_without_dropping_connections) {
+  tls_start("a");
+  /* A keep-alive connection made with certificate a. */
+  fx_ca = tls_path("a", "crt");
+  char *sid = open_session(V, "{}");
+  /* Certificate b replaces a: new handshakes get b. */
+  mcp_http_tls b = {.cert_file = tls_path("b", "crt"),
+                    .key_file = tls_path("b", "key")};
+  ck_assert_int_eq(mcp_http_reload_tls(F.http, &b), 0);
+  /* The open connection goes on (curl reuses it: same handle, same CA). */
+  expect_ping_ok(sid);
+  free(sid);
+  /* A new connection trusts b, and no longer a. */
+  fresh_curl();
+  char *got = tls_echo(tls_path("b", "crt"), "renewed");
+  ck_assert_str_eq(got, "renewed");
+  free(got);
+  fresh_curl();
+  lc_resp r;
+  lc_req old = {.body = MODERN_CALL("9", "echo", "{\"text\":\"x\"}"),
+                .version = "2026-07-28",
+                .ca_file = tls_path("a", "crt")};
+  lc_http(G, F.port, &old, &r);
+  ck_assert_int_eq(r.status, 0);
+  lc_resp_free(&r);
+  /* An unusable pair is refused and the current one stays. */
+  mcp_http_tls mixed = {.cert_file = tls_path("a", "crt"),
+                        .key_file = tls_path("b", "key")};
+  ck_assert_int_eq(mcp_http_reload_tls(F.http, &mixed), MCP_EINVAL);
+  ck_assert_ptr_nonnull(strstr(F.log.p, "not usable together"));
+  mcp_http_tls missing = {.cert_file = "/nonexistent/mcp.crt",
+                          .key_file = tls_path("b", "key")};
+  ck_assert_int_eq(mcp_http_reload_tls(F.http, &missing), MCP_EIO);
+  fresh_curl();
+  got = tls_echo(tls_path("b", "crt"), "still b");
+  ck_assert_str_eq(got, "still b");
+  free(got);
+  /* NULL re-reads the files given at start: a again. */
+  ck_assert_int_eq(mcp_http_reload_tls(F.http, NULL), 0);
+  fresh_curl();
+  got = tls_echo(tls_path("a", "crt"), "a again");
+  ck_assert_str_eq(got, "a again");
+  free(got);
+  tls_stop();
+}
+END_TEST
+
+START_TEST(https_options_checked_at_start) {
+  snprintf(tls_dir, sizeof tls_dir, "/tmp/mcp-tls-XXXXXX");
+  ck_assert_ptr_nonnull(mkdtemp(tls_dir));
+  make_cert("a");
+  make_cert("b");
+  mcp_server_info info = {.name = "tls", .version = "1"};
+  ck_assert_int_eq(mcp_server_new(&info, &F.srv), 0);
+  mcp_server_set_log(F.srv, fx_log, NULL);
+  fx_add_tools();
+  mcp_http_tls mixed = {.cert_file = tls_path("a", "crt"),
+                        .key_file = tls_path("b", "key")};
+  mcp_http_options o = {.tls = &mixed};
+  ck_assert_int_eq(mcp_http_start(F.srv, &o, &F.http), MCP_EINVAL);
+  ck_assert_ptr_nonnull(strstr(mcp_server_errmsg(F.srv), "not usable"));
+  mcp_http_tls both = {.cert_file = tls_path("a", "crt"),
+                       .cert_pem = "x",
+                       .key_file = tls_path("a", "key")};
+  o.tls = &both;
+  ck_assert_int_eq(mcp_http_start(F.srv, &o, &F.http), MCP_EINVAL);
+  mcp_http_tls none = {.key_file = tls_path("a", "key")};
+  o.tls = &none;
+  ck_assert_int_eq(mcp_http_start(F.srv, &o, &F.http), MCP_EINVAL);
+  /* PEM text instead of files; a text pair cannot be re-read. */
+  char *cert = read_text(tls_path("a", "crt"));
+  char *key = read_text(tls_path("a", "key"));
+  mcp_http_tls text = {.cert_pem = cert, .key_pem = key};
+  o.tls = &text;
+  ck_assert_int_eq(mcp_http_start(F.srv, &o, &F.http), 0);
+  F.port = mcp_http_port(F.http);
+  free(cert);
+  free(key);
+  ck_assert_int_eq(mcp_http_reload_tls(F.http, NULL), MCP_EINVAL);
+  char *got = tls_echo(tls_path("a", "crt"), "from text");
+  ck_assert_str_eq(got, "from text");
+  free(got);
+  /* A server without tls has nothing to reload. */
+  mcp_http *plain = NULL;
+  mcp_http_options p = {0};
+  ck_assert_int_eq(mcp_http_start(F.srv, &p, &plain), 0);
+  ck_assert_int_eq(mcp_http_reload_tls(plain, NULL), MCP_ESTATE);
+  mcp_http_stop(plain);
+  ck_assert_int_eq(mcp_http_reload_tls(NULL, NULL), MCP_EINVAL);
+  tls_stop();
+}
+END_TEST
+
 /* F18: a deferred call past the server's deadline is answered with the
  * timeout by the transport's timer, in both eras, and its stream ends then;
  * the handler's late finish only frees the call. */
@@ -4090,6 +4305,10 @@ int main(void) {
   tcase_add_test(t, modern_param_headers);
   tcase_add_test(t, huge_numeric_ids);
   tcase_add_test(t, legacy_resource_updates_on_get_stream);
+  t = tc(s, "tls");
+  tcase_add_test(t, https_serves_both_eras_and_refuses_plain_http);
+  tcase_add_test(t, https_certificate_reloaded_without_dropping_connections);
+  tcase_add_test(t, https_options_checked_at_start);
   t = tc(s, "origin");
   tcase_add_test(t, d1_foreign_host_403_before_body);
   tcase_add_test(t, d2_d4_foreign_or_null_origin_403);

@@ -42,7 +42,7 @@ export function startHttpServer(config, tag, args) {
         pending = pending.slice(i + 1);
         server.stderr += `${line}\n`;
         process.stderr.write(`[${tag}] ${line}\n`);
-        const m = /listening on (http:\/\/\S+)/.exec(line);
+        const m = /listening on (https?:\/\/\S+)/.exec(line);
         if (m && !done) {
           done = true;
           clearTimeout(timer);
