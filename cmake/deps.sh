@@ -49,6 +49,8 @@ if [ "${1:-}" = "--test" ]; then
   # libfaketime moves the wall clock under a running server (BAD-INPUTS H5,
   # faketime.h5_clock_jumps); the package faketime brings the library.
   need_cmd faketime faketime
+  # Socket activation as systemd does it, for example.*_systemd.
+  need_cmd systemd-socket-activate systemd
   # The official JSON-Schema-Test-Suite, for tests/schema_suite.
   need_dir /usr/share/perl5/auto/share/dist/Test-JSON-Schema-Acceptance/tests/draft2020-12 \
     libtest-json-schema-acceptance-perl

@@ -12,7 +12,8 @@
  *              [--guard]
  *
  * With --tls-cert and --tls-key (PEM files) it speaks HTTPS at
- * https://ADDR:PORT/mcp instead.
+ * https://ADDR:PORT/mcp instead. --http systemd serves the socket systemd
+ * passed (socket activation).
  * With --http it serves Streamable HTTP at http://ADDR:PORT/mcp (port 0
  * picks a free one; the line "listening on URL" on stderr gives the real
  * one) until SIGINT or SIGTERM, without authentication: bind it to a
@@ -34,8 +35,10 @@
 #include <cjson/cJSON.h>
 #include <mcp/mcp.h>
 #ifdef MCP_EVERYTHING_HTTP
+#include <arpa/inet.h>
 #include <mcp/http.h>
 #include <signal.h>
+#include <sys/socket.h>
 #endif
 #ifdef MCP_EXAMPLE_GUARD
 #include <errno.h>
@@ -1104,7 +1107,8 @@ static int add_everything(mcp_server *srv) {
 
 static void usage(void) {
 #ifdef MCP_EVERYTHING_HTTP
-  fprintf(stderr, "usage: everything [--stdio | --http ADDR:PORT [--tls-cert "
+  fprintf(stderr, "usage: everything [--stdio | --http ADDR:PORT|systemd "
+                  "[--tls-cert "
                   "FILE --tls-key FILE]]" GUARD_USAGE "\n");
 #else
   fprintf(stderr, "usage: everything [--stdio]" GUARD_USAGE "\n");
@@ -1115,21 +1119,43 @@ static void usage(void) {
 /* Serves over HTTP until SIGINT or SIGTERM, taken with sigwait: the signals
  * are blocked before the server's threads start (they inherit the mask). */
 static int serve_http(mcp_server *srv, char *spec, const mcp_http_tls *tls) {
-  char *colon = strrchr(spec, ':');
-  char *end = NULL;
-  unsigned long port = colon ? strtoul(colon + 1, &end, 10) : 0;
-  if (colon == NULL || colon == spec || end == colon + 1 || *end != '\0' ||
-      port > 65535) {
-    fprintf(stderr, "everything: --http wants ADDR:PORT, e.g. "
-                    "127.0.0.1:8080\n");
-    return 2;
-  }
-  *colon = '\0';
-  char *addr = spec;
-  size_t n = strlen(addr);
-  if (n >= 2 && addr[0] == '[' && addr[n - 1] == ']') { /* [::1]:8080 */
-    addr[n - 1] = '\0';
-    addr++;
+  int fd = 0; /* --http systemd: the socket systemd passed */
+  char inherited[INET6_ADDRSTRLEN] = "";
+  char *addr = inherited;
+  unsigned long port = 0;
+  if (strcmp(spec, "systemd") == 0) {
+    fd = mcp_http_systemd_socket();
+    struct sockaddr_storage ss;
+    socklen_t len = sizeof ss;
+    if (fd < 0 || getsockname(fd, (struct sockaddr *)&ss, &len) != 0) {
+      fprintf(stderr, "everything: --http systemd: %s\n",
+              fd == MCP_ENOENT ? "no socket from systemd (LISTEN_FDS is not "
+                                 "set for this process)"
+                               : "systemd must pass one listening TCP socket");
+      return 1;
+    }
+    const void *ip =
+        ss.ss_family == AF_INET6
+            ? (const void *)&((struct sockaddr_in6 *)&ss)->sin6_addr
+            : (const void *)&((struct sockaddr_in *)&ss)->sin_addr;
+    inet_ntop(ss.ss_family, ip, inherited, sizeof inherited);
+  } else {
+    char *colon = strrchr(spec, ':');
+    char *end = NULL;
+    port = colon ? strtoul(colon + 1, &end, 10) : 0;
+    if (colon == NULL || colon == spec || end == colon + 1 || *end != '\0' ||
+        port > 65535) {
+      fprintf(stderr, "everything: --http wants ADDR:PORT, e.g. "
+                      "127.0.0.1:8080\n");
+      return 2;
+    }
+    *colon = '\0';
+    addr = spec;
+    size_t n = strlen(addr);
+    if (n >= 2 && addr[0] == '[' && addr[n - 1] == ']') { /* [::1]:8080 */
+      addr[n - 1] = '\0';
+      addr++;
+    }
   }
   sigset_t stop;
   sigemptyset(&stop);
@@ -1137,8 +1163,10 @@ static int serve_http(mcp_server *srv, char *spec, const mcp_http_tls *tls) {
   sigaddset(&stop, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop, NULL);
 
-  const mcp_http_options opts = {
-      .bind_addr = addr, .port = (uint16_t)port, .tls = tls};
+  const mcp_http_options opts = {.bind_addr = fd ? NULL : addr,
+                                 .port = (uint16_t)port,
+                                 .listen_fd = fd,
+                                 .tls = tls};
   mcp_http *http;
   int rc = mcp_http_start(srv, &opts, &http);
   if (rc != 0) {

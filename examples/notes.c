@@ -23,7 +23,10 @@
  * With --http the same tools are served over Streamable HTTP at
  * http://ADDR:PORT/mcp (port 0 picks a free one) until SIGINT or SIGTERM;
  * with --tls-cert and --tls-key (PEM files) at https://ADDR:PORT/mcp, and
- * SIGHUP re-reads the certificate.
+ * SIGHUP re-reads the certificate. --http systemd serves the socket
+ * systemd passed (socket activation: examples/deploy/notes.socket). --http
+ * systemd serves the socket systemd passed (socket activation:
+ * examples/deploy/notes.socket).
  *
  * With --guard (Linux, when libmcp was built with its guard) the kernel
  * holds each tool to its hints (mcp/guard.h): list_notes and get_note
@@ -49,8 +52,10 @@
 #include <libgen.h>
 #include <mcp/mcp.h>
 #ifdef MCP_NOTES_HTTP
+#include <arpa/inet.h>
 #include <mcp/http.h>
 #include <signal.h>
+#include <sys/socket.h>
 #endif
 #ifdef MCP_EXAMPLE_GUARD
 #include <mcp/guard.h>
@@ -403,10 +408,10 @@ static const mcp_tool tools[] = {
 static void usage(void) {
 #ifdef MCP_NOTES_HTTP
   fprintf(stderr,
-          "usage: notes [--stdio | --http ADDR:PORT [--tls-cert FILE "
+          "usage: notes [--stdio | --http ADDR:PORT|systemd [--tls-cert FILE "
           "--tls-key FILE]] [--scopes \"SCOPE ...\"] [--data FILE]" GUARD_USAGE
           "\n"
-          "       notes --http ADDR:PORT [--tls-cert FILE --tls-key "
+          "       notes --http ADDR:PORT|systemd [--tls-cert FILE --tls-key "
           "FILE] --jwks FILE --issuer URL --audience URL "
           "[--data FILE]" GUARD_USAGE "\n");
 #else
@@ -482,20 +487,42 @@ typedef struct auth_args {
  * with sigwait, so no handler runs in the middle of anything. */
 static int serve_http(mcp_server *srv, const mcp_principal *who, char *spec,
                       const auth_args *aa) {
-  char *colon = strrchr(spec, ':');
-  char *end = NULL;
-  unsigned long port = colon ? strtoul(colon + 1, &end, 10) : 0;
-  if (colon == NULL || colon == spec || end == colon + 1 || *end != '\0' ||
-      port > 65535) {
-    fprintf(stderr, "notes: --http wants ADDR:PORT, e.g. 127.0.0.1:8080\n");
-    return 2;
-  }
-  *colon = '\0';
-  char *addr = spec;
-  size_t n = strlen(addr);
-  if (n >= 2 && addr[0] == '[' && addr[n - 1] == ']') { /* [::1]:8080 */
-    addr[n - 1] = '\0';
-    addr++;
+  int fd = 0; /* --http systemd: the socket systemd passed */
+  char inherited[INET6_ADDRSTRLEN] = "";
+  char *addr = inherited;
+  unsigned long port = 0;
+  if (strcmp(spec, "systemd") == 0) {
+    fd = mcp_http_systemd_socket();
+    struct sockaddr_storage ss;
+    socklen_t len = sizeof ss;
+    if (fd < 0 || getsockname(fd, (struct sockaddr *)&ss, &len) != 0) {
+      fprintf(stderr, "notes: --http systemd: %s\n",
+              fd == MCP_ENOENT ? "no socket from systemd (LISTEN_FDS is not "
+                                 "set for this process)"
+                               : "systemd must pass one listening TCP socket");
+      return 1;
+    }
+    const void *ip =
+        ss.ss_family == AF_INET6
+            ? (const void *)&((struct sockaddr_in6 *)&ss)->sin6_addr
+            : (const void *)&((struct sockaddr_in *)&ss)->sin_addr;
+    inet_ntop(ss.ss_family, ip, inherited, sizeof inherited);
+  } else {
+    char *colon = strrchr(spec, ':');
+    char *end = NULL;
+    port = colon ? strtoul(colon + 1, &end, 10) : 0;
+    if (colon == NULL || colon == spec || end == colon + 1 || *end != '\0' ||
+        port > 65535) {
+      fprintf(stderr, "notes: --http wants ADDR:PORT, e.g. 127.0.0.1:8080\n");
+      return 2;
+    }
+    *colon = '\0';
+    addr = spec;
+    size_t n = strlen(addr);
+    if (n >= 2 && addr[0] == '[' && addr[n - 1] == ']') { /* [::1]:8080 */
+      addr[n - 1] = '\0';
+      addr++;
+    }
   }
   sigset_t stop;
   sigemptyset(&stop);
@@ -504,8 +531,10 @@ static int serve_http(mcp_server *srv, const mcp_principal *who, char *spec,
   sigaddset(&stop, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &stop, NULL);
 
-  mcp_http_options opts = {
-      .bind_addr = addr, .port = (uint16_t)port, .principal = who};
+  mcp_http_options opts = {.bind_addr = fd ? NULL : addr,
+                           .port = (uint16_t)port,
+                           .listen_fd = fd,
+                           .principal = who};
   /* With auth, the audience's host is allowed beside the loopback names,
    * for a proxy that passes the public Host on. */
   const char *servers[] = {aa->issuer, NULL};

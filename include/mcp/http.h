@@ -242,13 +242,30 @@ typedef struct mcp_http_options {
                                        server's log) */
   const mcp_auth_options *auth;   /**< OAuth 2.1 resource server (see
                                        above); NULL = no authentication */
+  int listen_fd;                  /**< a bound, listening TCP socket to
+                                       serve instead of binding bind_addr
+                                       and port (one systemd passed:
+                                       mcp_http_systemd_socket); 0 = none.
+                                       The server closes it at stop (when
+                                       mcp_http_start fails, it stays the
+                                       caller's) */
   const mcp_http_tls *tls;        /**< HTTPS, by libmicrohttpd's GnuTLS:
                                        the server speaks TLS only; NULL =
                                        plain HTTP. The default Host and
                                        Origin allowlists accept the https
                                        forms as the http ones */
-  void *reserved[3]; /**< zero: room to grow (see the README, Versioning) */
+  void *reserved[2]; /**< zero: room to grow (see the README, Versioning) */
 } mcp_http_options;
+
+/** The listening socket systemd passed by socket activation (its
+ * LISTEN_PID and LISTEN_FDS protocol; a .socket unit with one
+ * ListenStream), for mcp_http_options.listen_fd: returns the descriptor
+ * (3), marked close-on-exec, after unsetting LISTEN_PID, LISTEN_FDS and
+ * LISTEN_FDNAMES so that children do not take it for theirs. Returns
+ * MCP_ENOENT when this process was not given one, MCP_EINVAL when it was
+ * given more than one, or one that is not a listening TCP socket. Call it
+ * once, early, before other threads start (it changes the environment). */
+MCP_API int mcp_http_systemd_socket(void);
 
 /** Starts serving srv over HTTP. srv must outlive the mcp_http. opts may be
  * NULL; it is copied. Returns 0 and sets *out; MCP_EINVAL for bad options;

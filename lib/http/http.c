@@ -12,6 +12,7 @@
 #include <arpa/inet.h>
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <stdarg.h>
@@ -1428,24 +1429,66 @@ static void http_free(mcp_http *h) {
 }
 
 /* Copies and defaults the options; MCP_EINVAL names the bad one. */
+/* Reads where listen_fd is bound into sa, and whether that is loopback.
+ * Returns 0, or MCP_EINVAL (logged) for what is not a listening TCP
+ * socket. */
+static int inherited_socket(mcp_http *h, int fd, struct sockaddr_storage *sa,
+                            bool *loopback) {
+  socklen_t len = sizeof *sa;
+  int type = 0, listening = 0;
+  socklen_t tl = sizeof type, ll = sizeof listening;
+  memset(sa, 0, sizeof *sa);
+  if (getsockname(fd, (struct sockaddr *)sa, &len) != 0 ||
+      getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &tl) != 0 ||
+      getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &ll) != 0 ||
+      (sa->ss_family != AF_INET && sa->ss_family != AF_INET6) ||
+      type != SOCK_STREAM || !listening) {
+    mcp__http_log(h, MCP_LOG_ERROR,
+                  "listen_fd %d is not a listening TCP socket", fd);
+    return MCP_EINVAL;
+  }
+  if (sa->ss_family == AF_INET) {
+    const struct sockaddr_in *v4 = (const struct sockaddr_in *)sa;
+    *loopback = (ntohl(v4->sin_addr.s_addr) >> 24) == 127;
+  } else {
+    const struct sockaddr_in6 *v6 = (const struct sockaddr_in6 *)sa;
+    *loopback =
+        memcmp(&v6->sin6_addr, &in6addr_loopback, sizeof in6addr_loopback) == 0;
+  }
+  return 0;
+}
+
 static int configure(mcp_http *h, const mcp_http_options *o,
                      struct sockaddr_storage *sa, bool *loopback) {
   const char *bind = o->bind_addr ? o->bind_addr : DEFAULT_BIND;
   memset(sa, 0, sizeof *sa);
-  struct sockaddr_in *v4 = (struct sockaddr_in *)sa;
-  struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)sa;
-  if (inet_pton(AF_INET, bind, &v4->sin_addr) == 1) {
-    v4->sin_family = AF_INET;
-    v4->sin_port = htons(o->port);
-    *loopback = (ntohl(v4->sin_addr.s_addr) >> 24) == 127;
-  } else if (inet_pton(AF_INET6, bind, &v6->sin6_addr) == 1) {
-    v6->sin6_family = AF_INET6;
-    v6->sin6_port = htons(o->port);
-    *loopback =
-        memcmp(&v6->sin6_addr, &in6addr_loopback, sizeof in6addr_loopback) == 0;
+  if (o->listen_fd > 0) {
+    if (o->bind_addr || o->port) {
+      mcp__http_log(h, MCP_LOG_ERROR,
+                    "listen_fd is a socket bound already: leave bind_addr "
+                    "and port unset");
+      return MCP_EINVAL;
+    }
+    int rc = inherited_socket(h, o->listen_fd, sa, loopback);
+    if (rc)
+      return rc;
   } else {
-    mcp__http_log(h, MCP_LOG_ERROR, "bind_addr is not an IPv4 or IPv6 literal");
-    return MCP_EINVAL;
+    struct sockaddr_in *v4 = (struct sockaddr_in *)sa;
+    struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)sa;
+    if (inet_pton(AF_INET, bind, &v4->sin_addr) == 1) {
+      v4->sin_family = AF_INET;
+      v4->sin_port = htons(o->port);
+      *loopback = (ntohl(v4->sin_addr.s_addr) >> 24) == 127;
+    } else if (inet_pton(AF_INET6, bind, &v6->sin6_addr) == 1) {
+      v6->sin6_family = AF_INET6;
+      v6->sin6_port = htons(o->port);
+      *loopback = memcmp(&v6->sin6_addr, &in6addr_loopback,
+                         sizeof in6addr_loopback) == 0;
+    } else {
+      mcp__http_log(h, MCP_LOG_ERROR,
+                    "bind_addr is not an IPv4 or IPv6 literal");
+      return MCP_EINVAL;
+    }
   }
   const char *path = o->path ? o->path : DEFAULT_PATH;
   if (path[0] != '/') {
@@ -1589,7 +1632,9 @@ static int daemon_start(mcp_http *h, const mcp_http_options *o,
       o->connection_timeout_s ? o->connection_timeout_s : DEFAULT_TIMEOUT_S;
   unsigned threads = o->threads ? o->threads : 1;
   struct MHD_OptionItem items[] = {
-      {MHD_OPTION_SOCK_ADDR, 0, sa},
+      o->listen_fd > 0 ? (struct MHD_OptionItem){MHD_OPTION_LISTEN_SOCKET,
+                                                 o->listen_fd, NULL}
+                       : (struct MHD_OptionItem){MHD_OPTION_SOCK_ADDR, 0, sa},
       {MHD_OPTION_CONNECTION_TIMEOUT, (intptr_t)timeout, NULL},
       {MHD_OPTION_CONNECTION_LIMIT,
        (intptr_t)(o->max_connections ? o->max_connections
@@ -1676,6 +1721,34 @@ static void started(mcp_http *h, const mcp_http_options *o, bool loopback) {
                   "no principal configured, so every caller holds every "
                   "scope");
   }
+}
+
+int mcp_http_systemd_socket(void) {
+  const char *pid = getenv("LISTEN_PID"), *fds = getenv("LISTEN_FDS");
+  if (pid == NULL || fds == NULL)
+    return MCP_ENOENT;
+  char *end = NULL;
+  errno = 0;
+  unsigned long p = strtoul(pid, &end, 10);
+  if (errno || *end != '\0' || p != (unsigned long)getpid())
+    return MCP_ENOENT; /* meant for another process (a parent of ours) */
+  unsigned long n = strtoul(fds, &end, 10);
+  bool one = *end == '\0' && n == 1;
+  unsetenv("LISTEN_PID");
+  unsetenv("LISTEN_FDS");
+  unsetenv("LISTEN_FDNAMES");
+  if (!one)
+    return MCP_EINVAL;
+  /* SD_LISTEN_FDS_START: the first passed descriptor. */
+  const int fd = 3;
+  int type = 0, listening = 0;
+  socklen_t tl = sizeof type, ll = sizeof listening;
+  if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &tl) != 0 ||
+      getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &ll) != 0 ||
+      type != SOCK_STREAM || !listening)
+    return MCP_EINVAL;
+  fcntl(fd, F_SETFD, FD_CLOEXEC);
+  return fd;
 }
 
 int mcp_http_start(mcp_server *srv, const mcp_http_options *opts,

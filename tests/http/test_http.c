@@ -25,6 +25,7 @@
 #include <curl/curl.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <malloc.h>
 #include <math.h>
 #include <mcp/http.h>
@@ -2583,6 +2584,112 @@ START_TEST(https_options_checked_at_start) {
 }
 END_TEST
 
+/* ===========================================================================
+ * Inherited sockets (mcp_http_options.listen_fd, mcp_http_systemd_socket)
+ * ======================================================================== */
+
+/* A listening socket on a free loopback port (its port in *port). */
+static int listening_socket(uint16_t *port, bool listen_too) {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ck_assert_int_ge(fd, 0);
+  struct sockaddr_in a = {.sin_family = AF_INET};
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ck_assert_int_eq(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
+  if (listen_too)
+    ck_assert_int_eq(listen(fd, 16), 0);
+  socklen_t len = sizeof a;
+  ck_assert_int_eq(getsockname(fd, (struct sockaddr *)&a, &len), 0);
+  *port = ntohs(a.sin_port);
+  return fd;
+}
+
+START_TEST(serves_an_inherited_socket) {
+  uint16_t port;
+  int fd = listening_socket(&port, true);
+  mcp_http_options o = {.listen_fd = fd};
+  fx_start(&o);
+  ck_assert_uint_eq(F.port, port);
+  char *sid = open_session(V, "{}");
+  lc_resp r;
+  post(sid, CALL("2", "echo", "{\"text\":\"inherited\"}"), &r);
+  cJSON *m = expect_result(&r);
+  ck_assert_str_eq(result_text(m), "inherited");
+  cJSON_Delete(m);
+  lc_resp_free(&r);
+  free(sid);
+  /* The server closes the socket when it stops. */
+  assert_loopback_only();
+  mcp_http_stop(F.http);
+  F.http = NULL;
+  ck_assert_int_eq(fcntl(fd, F_GETFD), -1);
+}
+END_TEST
+
+START_TEST(inherited_socket_checked) {
+  mcp_server_info info = {.name = "fd", .version = "1"};
+  ck_assert_int_eq(mcp_server_new(&info, &F.srv), 0);
+  mcp_server_set_log(F.srv, fx_log, NULL);
+  uint16_t port;
+  /* Bound but not listening: refused, saying so. */
+  int fd = listening_socket(&port, false);
+  mcp_http_options o = {.listen_fd = fd};
+  ck_assert_int_eq(mcp_http_start(F.srv, &o, &F.http), MCP_EINVAL);
+  ck_assert_ptr_nonnull(strstr(mcp_server_errmsg(F.srv), "not a listening"));
+  close(fd);
+  /* A socket with an address of its own: bind_addr and port stay unset. */
+  fd = listening_socket(&port, true);
+  o = (mcp_http_options){.listen_fd = fd, .port = port};
+  ck_assert_int_eq(mcp_http_start(F.srv, &o, &F.http), MCP_EINVAL);
+  ck_assert_ptr_nonnull(strstr(mcp_server_errmsg(F.srv), "leave bind_addr"));
+  close(fd);
+}
+END_TEST
+
+START_TEST(systemd_socket_only_when_passed_to_this_process) {
+  unsetenv("LISTEN_PID");
+  unsetenv("LISTEN_FDS");
+  ck_assert_int_eq(mcp_http_systemd_socket(), MCP_ENOENT);
+  /* Meant for another process (a parent): not ours, left as it is. */
+  setenv("LISTEN_PID", "1", 1);
+  setenv("LISTEN_FDS", "1", 1);
+  ck_assert_int_eq(mcp_http_systemd_socket(), MCP_ENOENT);
+  ck_assert_ptr_nonnull(getenv("LISTEN_FDS"));
+  /* Ours, but two sockets: refused, and the variables are gone. */
+  char pid[32];
+  snprintf(pid, sizeof pid, "%ld", (long)getpid());
+  setenv("LISTEN_PID", pid, 1);
+  setenv("LISTEN_FDS", "2", 1);
+  setenv("LISTEN_FDNAMES", "a:b", 1);
+  ck_assert_int_eq(mcp_http_systemd_socket(), MCP_EINVAL);
+  ck_assert_ptr_null(getenv("LISTEN_PID"));
+  ck_assert_ptr_null(getenv("LISTEN_FDS"));
+  ck_assert_ptr_null(getenv("LISTEN_FDNAMES"));
+  /* Ours and one, but descriptor 3 is no listening socket. */
+  int saved = dup(3);
+  int null_fd = open("/dev/null", O_RDONLY);
+  ck_assert_int_eq(dup2(null_fd, 3), 3);
+  setenv("LISTEN_PID", pid, 1);
+  setenv("LISTEN_FDS", "1", 1);
+  ck_assert_int_eq(mcp_http_systemd_socket(), MCP_EINVAL);
+  /* And with a listening socket there: 3. */
+  uint16_t port;
+  int fd = listening_socket(&port, true);
+  ck_assert_int_eq(dup2(fd, 3), 3);
+  setenv("LISTEN_PID", pid, 1);
+  setenv("LISTEN_FDS", "1", 1);
+  ck_assert_int_eq(mcp_http_systemd_socket(), 3);
+  ck_assert_int_eq(fcntl(3, F_GETFD) & FD_CLOEXEC, FD_CLOEXEC);
+  close(fd);
+  close(null_fd);
+  if (saved >= 0) {
+    dup2(saved, 3);
+    close(saved);
+  } else {
+    close(3);
+  }
+}
+END_TEST
+
 /* F18: a deferred call past the server's deadline is answered with the
  * timeout by the transport's timer, in both eras, and its stream ends then;
  * the handler's late finish only frees the call. */
@@ -4305,6 +4412,10 @@ int main(void) {
   tcase_add_test(t, modern_param_headers);
   tcase_add_test(t, huge_numeric_ids);
   tcase_add_test(t, legacy_resource_updates_on_get_stream);
+  t = tc(s, "inherited");
+  tcase_add_test(t, serves_an_inherited_socket);
+  tcase_add_test(t, inherited_socket_checked);
+  tcase_add_test(t, systemd_socket_only_when_passed_to_this_process);
   t = tc(s, "tls");
   tcase_add_test(t, https_serves_both_eras_and_refuses_plain_http);
   tcase_add_test(t, https_certificate_reloaded_without_dropping_connections);
