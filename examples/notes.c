@@ -10,10 +10,12 @@
  * hints tell a client what to ask its user about; the scopes decide what a
  * caller may do, and libmcp checks them before any handler runs.
  *
- *   notes [--stdio | --http ADDR:PORT [--tls-cert FILE --tls-key FILE]]
- *         [--scopes "notes:read notes:write"] [--data FILE] [--guard]
- *   notes --http ADDR:PORT [--tls-cert FILE --tls-key FILE]
- *         --jwks FILE --issuer URL --audience URL [--data FILE] [--guard]
+ *   notes [--stdio | --http ADDR:PORT|systemd [--tls-cert FILE --tls-key FILE]
+ *         [--node-id ID]] [--scopes "notes:read notes:write"] [--data FILE]
+ *         [--state-key FILE] [--guard]
+ *   notes --http ADDR:PORT|systemd [--tls-cert FILE --tls-key FILE]
+ *         [--node-id ID] --jwks FILE --issuer URL --audience URL
+ *         [--data FILE] [--state-key FILE] [--guard]
  *
  * Over stdio (the default) it serves until end of input, SIGINT or SIGTERM.
  *
@@ -24,7 +26,12 @@
  * http://ADDR:PORT/mcp (port 0 picks a free one) until SIGINT or SIGTERM;
  * with --tls-cert and --tls-key (PEM files) at https://ADDR:PORT/mcp, and
  * SIGHUP re-reads the certificate. --http systemd serves the socket
- * systemd passed (socket activation: examples/deploy/notes.socket). --http
+ * systemd passed (socket activation: examples/deploy/notes.socket).
+ * Behind a proxy with several notes processes, --node-id ID puts ID in
+ * front of every session id this one mints (the proxy routes by it), and
+ * --state-key FILE signs 2026-07-28 requestStates with the secret in FILE
+ * (32 bytes or more), the same in every process, so any of them takes a
+ * retry another started. --http
  * systemd serves the socket systemd passed (socket activation:
  * examples/deploy/notes.socket).
  *
@@ -409,14 +416,14 @@ static void usage(void) {
 #ifdef MCP_NOTES_HTTP
   fprintf(stderr,
           "usage: notes [--stdio | --http ADDR:PORT|systemd [--tls-cert FILE "
-          "--tls-key FILE]] [--scopes \"SCOPE ...\"] [--data FILE]" GUARD_USAGE
-          "\n"
+          "--tls-key FILE] [--node-id ID]] [--scopes \"SCOPE ...\"] "
+          "[--data FILE] [--state-key FILE]" GUARD_USAGE "\n"
           "       notes --http ADDR:PORT|systemd [--tls-cert FILE --tls-key "
-          "FILE] --jwks FILE --issuer URL --audience URL "
-          "[--data FILE]" GUARD_USAGE "\n");
+          "FILE] [--node-id ID] --jwks FILE --issuer URL --audience URL "
+          "[--data FILE] [--state-key FILE]" GUARD_USAGE "\n");
 #else
   fprintf(stderr, "usage: notes [--stdio] [--scopes \"SCOPE ...\"] "
-                  "[--data FILE]" GUARD_USAGE "\n");
+                  "[--data FILE] [--state-key FILE]" GUARD_USAGE "\n");
 #endif
 }
 
@@ -479,6 +486,7 @@ static int guard(mcp_server *srv, const char *data) {
 typedef struct auth_args {
   const char *jwks, *issuer, *audience;
   const char *tls_cert, *tls_key; /* --tls-cert, --tls-key: HTTPS */
+  const char *node_id;            /* --node-id: in every session id */
 } auth_args;
 
 /* Serves over HTTP (HTTPS with --tls-cert and --tls-key) until SIGINT or
@@ -534,6 +542,7 @@ static int serve_http(mcp_server *srv, const mcp_principal *who, char *spec,
   mcp_http_options opts = {.bind_addr = fd ? NULL : addr,
                            .port = (uint16_t)port,
                            .listen_fd = fd,
+                           .node_id = aa->node_id,
                            .principal = who};
   /* With auth, the audience's host is allowed beside the loopback names,
    * for a proxy that passes the public Host on. */
@@ -589,6 +598,23 @@ static int serve_http(mcp_server *srv, const mcp_principal *who, char *spec,
 }
 #endif
 
+/* --state-key FILE: the secret (at least 32 bytes) every process of a
+ * deployment shares, so that any of them accepts a 2026-07-28 retry whose
+ * requestState another signed. */
+static int use_state_key(mcp_server *srv, const char *path) {
+  unsigned char key[4096];
+  FILE *f = fopen(path, "rb");
+  size_t n = f ? fread(key, 1, sizeof key, f) : 0;
+  if (f)
+    fclose(f);
+  int rc = n >= 32 ? mcp_server_set_state_key(srv, key, n) : MCP_EINVAL;
+  memset(key, 0, sizeof key);
+  if (rc != 0)
+    fprintf(stderr, "notes: --state-key %s: %s\n", path,
+            f == NULL ? "cannot read it" : "it needs 32 bytes or more");
+  return rc;
+}
+
 /* Splits "a b c" into a NULL-terminated list (in place). */
 static const char **split_scopes(char *s) {
   size_t n = 0;
@@ -604,6 +630,7 @@ static const char **split_scopes(char *s) {
 int main(int argc, char **argv) {
   store st = {.next_id = 1, .lock = PTHREAD_MUTEX_INITIALIZER};
   char *scopes = NULL, *http = NULL;
+  const char *state_key = NULL; /* --state-key FILE */
 #ifdef MCP_EXAMPLE_GUARD
   bool guarded = false;
 #endif
@@ -626,11 +653,15 @@ int main(int argc, char **argv) {
       aa.tls_cert = argv[++i];
     } else if (strcmp(argv[i], "--tls-key") == 0 && i + 1 < argc) {
       aa.tls_key = argv[++i];
+    } else if (strcmp(argv[i], "--node-id") == 0 && i + 1 < argc) {
+      aa.node_id = argv[++i];
 #endif
     } else if (strcmp(argv[i], "--scopes") == 0 && i + 1 < argc) {
       scopes = argv[++i];
     } else if (strcmp(argv[i], "--data") == 0 && i + 1 < argc) {
       st.path = argv[++i];
+    } else if (strcmp(argv[i], "--state-key") == 0 && i + 1 < argc) {
+      state_key = argv[++i];
     } else if (strcmp(argv[i], "--guard") == 0) {
 #ifdef MCP_EXAMPLE_GUARD
       guarded = true;
@@ -683,6 +714,10 @@ int main(int argc, char **argv) {
     }
   }
 
+  if (state_key && use_state_key(srv, state_key) != 0) {
+    mcp_server_free(srv);
+    return 1;
+  }
 #ifdef MCP_EXAMPLE_GUARD
   if (guarded && guard(srv, st.path) != 0) {
     mcp_server_free(srv);

@@ -249,12 +249,24 @@ typedef struct mcp_http_options {
                                        The server closes it at stop (when
                                        mcp_http_start fails, it stays the
                                        caller's) */
+  const char *node_id;            /**< this process's name in a deployment
+                                       of several (1-32 characters of
+                                       [A-Za-z0-9_-]): every legacy session
+                                       id it mints is "NODE_ID." and 32
+                                       random base64url characters, so a
+                                       reverse proxy routes a session (its
+                                       POSTs, GET streams and Last-Event-ID
+                                       resumptions alike) to the process
+                                       that owns it by the Mcp-Session-Id
+                                       header's prefix, without shared
+                                       state (an nginx map). NULL = the 32
+                                       random characters alone */
   const mcp_http_tls *tls;        /**< HTTPS, by libmicrohttpd's GnuTLS:
                                        the server speaks TLS only; NULL =
                                        plain HTTP. The default Host and
                                        Origin allowlists accept the https
                                        forms as the http ones */
-  void *reserved[2]; /**< zero: room to grow (see the README, Versioning) */
+  void *reserved[1]; /**< zero: room to grow (see the README, Versioning) */
 } mcp_http_options;
 
 /** The listening socket systemd passed by socket activation (its

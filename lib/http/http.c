@@ -1528,6 +1528,23 @@ static int configure(mcp_http *h, const mcp_http_options *o,
   } else {
     h->principal.all_scopes = true;
   }
+  h->sid_len = MCP__HTTP_SID_LEN;
+  if (o->node_id) {
+    size_t n = strlen(o->node_id);
+    bool ok = n >= 1 && n <= MCP__HTTP_NODE_MAX;
+    for (size_t i = 0; ok && i < n; i++) {
+      char c = o->node_id[i];
+      ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+           (c >= '0' && c <= '9') || c == '_' || c == '-';
+    }
+    if (!ok) {
+      mcp__http_log(h, MCP_LOG_ERROR,
+                    "node_id must be 1-32 characters of [A-Za-z0-9_-]");
+      return MCP_EINVAL;
+    }
+    snprintf(h->node, sizeof h->node, "%s.", o->node_id);
+    h->sid_len += n + 1;
+  }
   if (o->tls) {
     char why[400];
     int rc = mcp__http_tls_open(h, o->tls, why, sizeof why);

@@ -53,6 +53,9 @@ typedef struct mcp__http_auth mcp__http_auth;
 
 /* ---- the server ---------------------------------------------------------- */
 
+/* The longest node id (mcp_http_options.node_id). */
+#define MCP__HTTP_NODE_MAX 32
+
 struct mcp_http {
   mcp_server *srv;
   struct MHD_Daemon *daemon;
@@ -74,6 +77,8 @@ struct mcp_http {
   mcp__http_auth *auth; /* OAuth resource server (http_auth.c); NULL = off */
   struct mcp__http_tls *tls; /* HTTPS (http_tls.c); NULL = plain */
   uint16_t port;
+  char node[MCP__HTTP_NODE_MAX + 2]; /* "NODE." prefix of session ids, or "" */
+  size_t sid_len;                    /* of every session id minted here */
 
   pthread_mutex_t lock;
   /* Session table: chained hash of published sessions. nsessions also
@@ -410,15 +415,16 @@ struct MHD_Connection *mcp__http_stream_keepalive(mcp__http_stream *st,
 
 /* ---- sessions (http_session.c) ------------------------------------------- */
 
-/* Characters of a minted session id: 24 bytes of CSPRNG output in
- * base64url. */
+/* Characters of a minted session id's random part: 24 bytes of CSPRNG
+ * output in base64url. With a node id the session id is "NODE.RANDOM". */
 #define MCP__HTTP_SID_LEN 32
+
 /* Finished streams a session keeps for Last-Event-ID beyond max_inflight
  * (streams still being sent to are always kept). */
 #define MCP__HTTP_KEPT_FINISHED 16
 
 struct mcp__http_session {
-  char id[MCP__HTTP_SID_LEN + 1];
+  char id[MCP__HTTP_NODE_MAX + 1 + MCP__HTTP_SID_LEN + 1];
   char *subject;   /* the creating principal's subject; NULL = anonymous */
   char *scope_key; /* with auth: the creating token's scopes (see
                       mcp__http_caller); NULL without */

@@ -90,7 +90,9 @@ int mcp__http_session_create(mcp_http *h, const mcp__http_caller *caller,
     rc = MCP_EIO;
     goto fail;
   }
-  mcp__base64_encode(hs->id, raw, sizeof raw, MCP__BASE64_URL);
+  size_t node_len = strlen(h->node);
+  memcpy(hs->id, h->node, node_len);
+  mcp__base64_encode(hs->id + node_len, raw, sizeof raw, MCP__BASE64_URL);
   OPENSSL_cleanse(raw, sizeof raw);
   const mcp_principal *who = &caller->principal;
   if ((who->subject && (hs->subject = mcp__strdup(who->subject)) == NULL) ||
@@ -122,7 +124,7 @@ fail:
 }
 
 void mcp__http_session_publish(mcp_http *h, mcp__http_session *hs) {
-  uint64_t b = hash_id(hs->id, MCP__HTTP_SID_LEN) & (h->nbuckets - 1);
+  uint64_t b = hash_id(hs->id, h->sid_len) & (h->nbuckets - 1);
   pthread_mutex_lock(&h->lock);
   hs->hnext = h->buckets[b];
   h->buckets[b] = hs;
@@ -143,7 +145,7 @@ mcp__http_session *mcp__http_session_find(mcp_http *h, const char *id,
                                           const mcp__http_caller *caller,
                                           bool same_scopes) {
   const char *subject = caller->principal.subject;
-  if (len != MCP__HTTP_SID_LEN)
+  if (len != h->sid_len)
     return NULL;
   uint64_t b = hash_id(id, len) & (h->nbuckets - 1);
   mcp__http_session *found = NULL;
@@ -169,7 +171,7 @@ mcp__http_session *mcp__http_session_find(mcp_http *h, const char *id,
 static bool unlink_locked(mcp_http *h, mcp__http_session *hs) {
   if (!hs->linked)
     return false;
-  uint64_t b = hash_id(hs->id, MCP__HTTP_SID_LEN) & (h->nbuckets - 1);
+  uint64_t b = hash_id(hs->id, h->sid_len) & (h->nbuckets - 1);
   for (mcp__http_session **p = &h->buckets[b]; *p; p = &(*p)->hnext) {
     if (*p == hs) {
       *p = hs->hnext;

@@ -2603,6 +2603,44 @@ static int listening_socket(uint16_t *port, bool listen_too) {
   return fd;
 }
 
+/* A node id prefixes every session id, which is found with it and only
+ * with it. */
+START_TEST(node_id_prefixes_session_ids) {
+  mcp_http_options o = {.node_id = "node-7"};
+  fx_start(&o);
+  char *sid = open_session(V, "{}");
+  ck_assert_msg(strncmp(sid, "node-7.", 7) == 0, "session id %s", sid);
+  ck_assert_uint_eq(strlen(sid), 7 + 32);
+  expect_ping_ok(sid);
+  /* The same random part under another node's name is no session here. */
+  char other[64];
+  snprintf(other, sizeof other, "node-8.%s", sid + 7);
+  lc_resp r;
+  post(other, PING, &r);
+  ck_assert_int_eq(r.status, 404);
+  lc_resp_free(&r);
+  /* Nor is the random part alone. */
+  post(sid + 7, PING, &r);
+  ck_assert_int_eq(r.status, 404);
+  lc_resp_free(&r);
+  free(sid);
+}
+END_TEST
+
+START_TEST(node_id_checked) {
+  mcp_server_info info = {.name = "node", .version = "1"};
+  ck_assert_int_eq(mcp_server_new(&info, &F.srv), 0);
+  mcp_server_set_log(F.srv, fx_log, NULL);
+  static const char *const bad[] = {"", "has.dot", "has space",
+                                    "a-name-of-more-than-32-characters-x"};
+  for (size_t i = 0; i < TU_COUNT(bad); i++) {
+    mcp_http_options o = {.node_id = bad[i]};
+    ck_assert_int_eq(mcp_http_start(F.srv, &o, &F.http), MCP_EINVAL);
+    ck_assert_ptr_nonnull(strstr(mcp_server_errmsg(F.srv), "node_id"));
+  }
+}
+END_TEST
+
 START_TEST(serves_an_inherited_socket) {
   uint16_t port;
   int fd = listening_socket(&port, true);
@@ -4414,6 +4452,8 @@ int main(void) {
   tcase_add_test(t, legacy_resource_updates_on_get_stream);
   t = tc(s, "inherited");
   tcase_add_test(t, serves_an_inherited_socket);
+  tcase_add_test(t, node_id_prefixes_session_ids);
+  tcase_add_test(t, node_id_checked);
   tcase_add_test(t, inherited_socket_checked);
   tcase_add_test(t, systemd_socket_only_when_passed_to_this_process);
   t = tc(s, "tls");
