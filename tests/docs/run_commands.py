@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Runs every shell command of the README, the tutorial and the port_daemon
-walkthrough, the way a reader would, so that none of them can rot.
+"""Runs every shell command of the README, the tutorial, the deployment
+chapter and the port_daemon walkthrough, the way a reader would, so that
+none of them can rot.
 
     run_commands.py SOURCE-DIR BUILD-DIR [--without FEATURE]...
 

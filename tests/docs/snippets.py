@@ -24,7 +24,8 @@ import re
 import sys
 import textwrap
 
-DOCUMENTS = ["README.md", "docs/tutorial.md", "examples/port_daemon/README.md"]
+DOCUMENTS = ["README.md", "docs/tutorial.md", "docs/deployment.md",
+             "examples/port_daemon/README.md"]
 MUST_MARK = {"c", "cmake", "sh"}
 INCLUDE = re.compile(
     r'<!--\s*include:\s*(\S+)(?:\s+from\s+"((?:[^"\\]|\\.)*)"'
