@@ -97,7 +97,7 @@ deb)
     grep -qxF -- "$want" <<<"$contents" || fail "$deb lacks $want"
   done
   depends=$(dpkg-deb -f "$deb" Depends)
-  for want in libcjson1 libmicrohttpd12 libssl3 libseccomp2; do
+  for want in libcjson1 libmicrohttpd12 libssl3 libgnutls30 libseccomp2; do
     grep -q "$want" <<<"$depends" || fail "Depends lacks $want: $depends"
   done
   [ "$(dpkg-deb -f "$deb" Package)" = libmcp ] || fail "package name"
