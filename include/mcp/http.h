@@ -140,8 +140,6 @@ typedef struct mcp_auth_options {
   void *reserved[4]; /**< zero: room to grow (see the README, Versioning) */
 } mcp_auth_options;
 
-/** Options of mcp_http_start. Zero (or NULL) means the default given in each
- * member's comment; the struct may grow, so zero-initialize it. */
 /** HTTPS for mcp_http_options.tls: the certificate chain (leaf first, at
  * most 8) and its private key, each as a PEM file or as PEM text (one of
  * the two for each). The key is checked against the certificate at start.
@@ -155,6 +153,8 @@ typedef struct mcp_http_tls {
   void *reserved[4];     /**< zero: room to grow (see the README, Versioning) */
 } mcp_http_tls;
 
+/** Options of mcp_http_start. Zero (or NULL) means the default given in each
+ * member's comment; the struct may grow, so zero-initialize it. */
 typedef struct mcp_http_options {
   const char *bind_addr; /**< IPv4 or IPv6 literal; NULL = "127.0.0.1".
                               Anything but a loopback address is logged as a
