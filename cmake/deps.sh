@@ -21,6 +21,8 @@ need_pc gnutls libgnutls28-dev
 need_pc libcrypto libssl-dev
 # The guard (mcp_guard, Linux): libseccomp.
 need_pc libseccomp libseccomp-dev
+# notes --db: SQLite, for a store several notes processes share.
+need_pc sqlite3 libsqlite3-dev
 # make demo: the openssl command line makes its development key and token.
 need_cmd openssl openssl
 # The API reference: make docs (and make check CHECK_DOCS=1).

@@ -11,11 +11,11 @@
  * caller may do, and libmcp checks them before any handler runs.
  *
  *   notes [--stdio | --http ADDR:PORT|systemd [--tls-cert FILE --tls-key FILE]
- *         [--node-id ID]] [--scopes "notes:read notes:write"] [--data FILE]
- *         [--state-key FILE] [--guard]
+ *         [--node-id ID]] [--scopes "notes:read notes:write"]
+ *         [--data FILE | --db FILE] [--state-key FILE] [--guard]
  *   notes --http ADDR:PORT|systemd [--tls-cert FILE --tls-key FILE]
  *         [--node-id ID] --jwks FILE --issuer URL --audience URL
- *         [--data FILE] [--state-key FILE] [--guard]
+ *         [--data FILE | --db FILE] [--state-key FILE] [--guard]
  *
  * Over stdio (the default) it serves until end of input, SIGINT or SIGTERM.
  *
@@ -31,7 +31,8 @@
  * front of every session id this one mints (the proxy routes by it), and
  * --state-key FILE signs 2026-07-28 requestStates with the secret in FILE
  * (32 bytes or more), the same in every process, so any of them takes a
- * retry another started. --http
+ * retry another started. --db FILE keeps the notes in SQLite instead of
+ * FILE's JSON, for several processes sharing one store. --http
  * systemd serves the socket systemd passed (socket activation:
  * examples/deploy/notes.socket).
  *
@@ -68,6 +69,9 @@
 #include <mcp/guard.h>
 #endif
 #include <pthread.h>
+#ifdef MCP_NOTES_SQLITE
+#include <sqlite3.h>
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,6 +87,9 @@ typedef struct store {
   unsigned long next_id;
   const char *path;     /* NULL: in memory only */
   pthread_mutex_t lock; /* held by each handler while it runs */
+#ifdef MCP_NOTES_SQLITE
+  sqlite3 *db; /* --db: the notes live in SQLite, shared by processes */
+#endif
 } store;
 
 /* ---- storage --------------------------------------------------------------
@@ -99,6 +106,110 @@ static note *find(store *st, const char *id) {
     if (strcmp(st->notes[i].id, id) == 0)
       return &st->notes[i];
   return NULL;
+}
+
+#ifdef MCP_NOTES_SQLITE
+/* ---- the SQLite store (--db FILE) ------------------------------------------
+ * For several notes processes behind one proxy: each call reads the notes
+ * from the database and each change is one committed statement, so a note
+ * whose add_note was answered is on disk, whichever process answered.
+ * WAL mode lets readers and the one writer go on at once; a writer waits
+ * up to 5 s for another's transaction (busy_timeout). Ids are "n" and the
+ * row's number, unique across processes. */
+
+static int db_open(store *st, const char *path) {
+  int rc = sqlite3_open_v2(
+      path, &st->db,
+      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, NULL);
+  if (rc == SQLITE_OK)
+    rc = sqlite3_busy_timeout(st->db, 5000);
+  if (rc == SQLITE_OK)
+    rc = sqlite3_exec(st->db,
+                      "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;"
+                      "CREATE TABLE IF NOT EXISTS notes (n INTEGER PRIMARY "
+                      "KEY AUTOINCREMENT, title TEXT NOT NULL, text TEXT NOT "
+                      "NULL);",
+                      NULL, NULL, NULL);
+  if (rc != SQLITE_OK) {
+    fprintf(stderr, "notes: --db %s: %s\n", path,
+            st->db ? sqlite3_errmsg(st->db) : "out of memory");
+    sqlite3_close(st->db);
+    st->db = NULL;
+    return -1;
+  }
+  return 0;
+}
+
+/* Replaces the notes in memory with the database's. */
+static int db_load(store *st) {
+  sqlite3_stmt *q = NULL;
+  if (sqlite3_prepare_v2(st->db, "SELECT n, title, text FROM notes ORDER BY n",
+                         -1, &q, NULL) != SQLITE_OK)
+    return -1;
+  for (size_t i = 0; i < st->n; i++)
+    note_free(&st->notes[i]);
+  st->n = 0;
+  int rc;
+  while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+    note *p = realloc(st->notes, (st->n + 1) * sizeof *p);
+    if (p == NULL)
+      break;
+    st->notes = p;
+    char id[32];
+    snprintf(id, sizeof id, "n%lld", (long long)sqlite3_column_int64(q, 0));
+    note n = {strdup(id), strdup((const char *)sqlite3_column_text(q, 1)),
+              strdup((const char *)sqlite3_column_text(q, 2))};
+    if (!n.id || !n.title || !n.text) {
+      note_free(&n);
+      break;
+    }
+    st->notes[st->n++] = n;
+  }
+  sqlite3_finalize(q);
+  return rc == SQLITE_DONE ? 0 : -1;
+}
+
+/* Adds a note; its id goes to id. Returns 0 once it is committed. */
+static int db_add(store *st, const char *title, const char *text, char *id,
+                  size_t size) {
+  sqlite3_stmt *q = NULL;
+  int rc = sqlite3_prepare_v2(
+      st->db, "INSERT INTO notes (title, text) VALUES (?, ?)", -1, &q, NULL);
+  if (rc == SQLITE_OK)
+    rc = sqlite3_bind_text(q, 1, title, -1, SQLITE_TRANSIENT);
+  if (rc == SQLITE_OK)
+    rc = sqlite3_bind_text(q, 2, text, -1, SQLITE_TRANSIENT);
+  if (rc == SQLITE_OK)
+    rc = sqlite3_step(q) == SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR;
+  if (rc == SQLITE_OK)
+    snprintf(id, size, "n%lld", (long long)sqlite3_last_insert_rowid(st->db));
+  sqlite3_finalize(q);
+  return rc == SQLITE_OK ? 0 : -1;
+}
+
+/* Deletes the note with id. Returns 0 once that is committed. */
+static int db_delete(store *st, const char *id) {
+  sqlite3_stmt *q = NULL;
+  int rc =
+      sqlite3_prepare_v2(st->db, "DELETE FROM notes WHERE n = ?", -1, &q, NULL);
+  if (rc == SQLITE_OK)
+    rc = sqlite3_bind_int64(q, 1, strtoll(id + 1, NULL, 10));
+  if (rc == SQLITE_OK)
+    rc = sqlite3_step(q) == SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR;
+  sqlite3_finalize(q);
+  return rc == SQLITE_OK ? 0 : -1;
+}
+#endif
+
+/* Brings the notes in memory up to date (with --db, from the database).
+ * Returns 0, or -1 when they could not be read. */
+static int refresh(store *st) {
+#ifdef MCP_NOTES_SQLITE
+  if (st->db)
+    return db_load(st);
+#endif
+  (void)st;
+  return 0;
 }
 
 static int fsync_dir(const char *path) {
@@ -210,6 +321,10 @@ static int load(store *st) {
 static int list_notes(mcp_call *call, void *user_data) {
   store *st = user_data;
   pthread_mutex_lock(&st->lock);
+  if (refresh(st) != 0) {
+    pthread_mutex_unlock(&st->lock);
+    return mcp_result_error(call, "The notes could not be read; try again.");
+  }
   cJSON *out = cJSON_CreateObject(),
         *arr = cJSON_AddArrayToObject(out, "notes");
   for (size_t i = 0; arr && i < st->n; i++) {
@@ -229,6 +344,10 @@ static int get_note(mcp_call *call, void *user_data) {
   const char *id;
   mcp_call_arg_string(call, "id", &id); /* "required" in the schema */
   pthread_mutex_lock(&st->lock);
+  if (refresh(st) != 0) {
+    pthread_mutex_unlock(&st->lock);
+    return mcp_result_error(call, "The notes could not be read; try again.");
+  }
   const note *n = find(st, id);
   if (n == NULL) {
     pthread_mutex_unlock(&st->lock);
@@ -249,6 +368,15 @@ static int add_locked(mcp_call *call, store *st) {
   mcp_call_arg_string(call, "title", &title);
   mcp_call_arg_string(call, "text", &text);
   char id[32];
+#ifdef MCP_NOTES_SQLITE
+  if (st->db) {
+    if (db_add(st, title, text, id, sizeof id) != 0)
+      return mcp_result_error(call, "The note could not be saved; try again.");
+    char json[64];
+    snprintf(json, sizeof json, "{\"id\":\"%s\"}", id);
+    return mcp_result_structured(call, json);
+  }
+#endif
   snprintf(id, sizeof id, "n%lu", st->next_id);
   note *p = realloc(st->notes, (st->n + 1) * sizeof *p);
   if (p == NULL)
@@ -307,12 +435,21 @@ static int confirmed(mcp_call *call, const note *n) {
 static int delete_locked(mcp_call *call, store *st) {
   const char *id;
   mcp_call_arg_string(call, "id", &id);
+  if (refresh(st) != 0)
+    return mcp_result_error(call, "The notes could not be read; try again.");
   note *n = find(st, id);
   if (n == NULL) /* idempotent: deleting twice is not an error */
     return mcp_result_text(call, "No such note; nothing to delete.");
   int ok = confirmed(call, n);
   if (ok != 1)
     return ok == 0 ? mcp_result_text(call, "Kept the note.") : ok;
+#ifdef MCP_NOTES_SQLITE
+  if (st->db)
+    return db_delete(st, id) == 0
+               ? mcp_result_text(call, "Deleted.")
+               : mcp_result_error(
+                     call, "The deletion could not be saved; try again.");
+#endif
   note gone = *n;
   size_t i = (size_t)(n - st->notes);
   memmove(n, n + 1, (st->n - i - 1) * sizeof *n);
@@ -417,10 +554,10 @@ static void usage(void) {
   fprintf(stderr,
           "usage: notes [--stdio | --http ADDR:PORT|systemd [--tls-cert FILE "
           "--tls-key FILE] [--node-id ID]] [--scopes \"SCOPE ...\"] "
-          "[--data FILE] [--state-key FILE]" GUARD_USAGE "\n"
+          "[--data FILE | --db FILE] [--state-key FILE]" GUARD_USAGE "\n"
           "       notes --http ADDR:PORT|systemd [--tls-cert FILE --tls-key "
           "FILE] [--node-id ID] --jwks FILE --issuer URL --audience URL "
-          "[--data FILE] [--state-key FILE]" GUARD_USAGE "\n");
+          "[--data FILE | --db FILE] [--state-key FILE]" GUARD_USAGE "\n");
 #else
   fprintf(stderr, "usage: notes [--stdio] [--scopes \"SCOPE ...\"] "
                   "[--data FILE] [--state-key FILE]" GUARD_USAGE "\n");
@@ -631,6 +768,7 @@ int main(int argc, char **argv) {
   store st = {.next_id = 1, .lock = PTHREAD_MUTEX_INITIALIZER};
   char *scopes = NULL, *http = NULL;
   const char *state_key = NULL; /* --state-key FILE */
+  const char *db = NULL;        /* --db FILE */
 #ifdef MCP_EXAMPLE_GUARD
   bool guarded = false;
 #endif
@@ -662,6 +800,13 @@ int main(int argc, char **argv) {
       st.path = argv[++i];
     } else if (strcmp(argv[i], "--state-key") == 0 && i + 1 < argc) {
       state_key = argv[++i];
+    } else if (strcmp(argv[i], "--db") == 0 && i + 1 < argc) {
+#ifdef MCP_NOTES_SQLITE
+      db = argv[++i];
+#else
+      fprintf(stderr, "notes: --db: built without SQLite (libsqlite3-dev)\n");
+      return 2;
+#endif
     } else if (strcmp(argv[i], "--guard") == 0) {
 #ifdef MCP_EXAMPLE_GUARD
       guarded = true;
@@ -691,6 +836,14 @@ int main(int argc, char **argv) {
     return 2;
   }
 #endif
+  if (db && st.path) {
+    fprintf(stderr, "notes: --db and --data are two stores: give one\n");
+    return 2;
+  }
+#ifdef MCP_NOTES_SQLITE
+  if (db && db_open(&st, db) != 0)
+    return 1;
+#endif
   if (st.path && load(&st) != 0) {
     fprintf(stderr, "notes: cannot read %s\n", st.path);
     return 1;
@@ -719,7 +872,7 @@ int main(int argc, char **argv) {
     return 1;
   }
 #ifdef MCP_EXAMPLE_GUARD
-  if (guarded && guard(srv, st.path) != 0) {
+  if (guarded && guard(srv, db ? db : st.path) != 0) {
     mcp_server_free(srv);
     return 1;
   }
@@ -750,6 +903,9 @@ int main(int argc, char **argv) {
   for (size_t i = 0; i < st.n; i++)
     note_free(&st.notes[i]);
   free(st.notes);
+#ifdef MCP_NOTES_SQLITE
+  sqlite3_close(st.db);
+#endif
   pthread_mutex_destroy(&st.lock);
   return rc == 0 ? 0 : 1;
 }
