@@ -9,59 +9,21 @@ MCP_TEST_LAUNCHER, when set, is put in front of each process.
 usage: db_smoke.py PATH-TO-NOTES
 """
 import concurrent.futures
-import json
 import os
-import re
-import shlex
 import shutil
 import signal
-import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
+
+from notes_proc import SLOW, check, modern_call, start
+import notes_proc
 
 notes = sys.argv[1]
-launcher = shlex.split(os.environ.get("MCP_TEST_LAUNCHER", ""))
-slow = bool(launcher)
-failures = 0
-MODERN = "2026-07-28"
-META = {"io.modelcontextprotocol/protocolVersion": MODERN,
-        "io.modelcontextprotocol/clientCapabilities": {}}
-
-
-def check(what, ok, detail=""):
-    global failures
-    print(("PASS: " if ok else "FAIL: ") + what + ("" if ok else f" -- {detail}"))
-    failures += 0 if ok else 1
-
-
-def start(db):
-    p = subprocess.Popen(launcher + [notes, "--http", "127.0.0.1:0", "--db", db],
-                         stdin=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.time() + (60 if slow else 10)
-    while time.time() < deadline:
-        line = p.stderr.readline()
-        m = re.search(r"listening on (http://\S+)", line)
-        if m:
-            return p, m.group(1)
-        if not line and p.poll() is not None:
-            break
-    p.kill()
-    raise SystemExit("FAIL: notes --db did not start")
 
 
 def call(url, rid, name, args):
-    body = {"jsonrpc": "2.0", "id": rid, "method": "tools/call",
-            "params": {"name": name, "arguments": args, "_meta": META}}
-    req = urllib.request.Request(url, data=json.dumps(body).encode(), method="POST")
-    for k, v in {"Content-Type": "application/json",
-                 "Accept": "application/json, text/event-stream",
-                 "MCP-Protocol-Version": MODERN, "Mcp-Method": "tools/call",
-                 "Mcp-Name": name}.items():
-        req.add_header(k, v)
-    with urllib.request.urlopen(req, timeout=60 if slow else 10) as res:
-        return json.loads(res.read())["result"]
+    return modern_call(url, rid, name, args)["result"]
 
 
 def listed(url):
@@ -71,8 +33,8 @@ def listed(url):
 tmp = tempfile.mkdtemp(prefix="libmcp-db-")
 try:
     db = os.path.join(tmp, "notes.db")
-    a, url_a = start(db)
-    b, url_b = start(db)
+    a, url_a = start(notes, ["--db", db])
+    b, url_b = start(notes, ["--db", db])
 
     def add(i):
         url = url_a if i % 2 else url_b
@@ -112,8 +74,8 @@ try:
           set(answered) <= survivor and set(ids) <= survivor,
           sorted(set(answered) - survivor)[:5])
     a.send_signal(signal.SIGTERM)
-    check("the survivor exits 0 on SIGTERM", a.wait(timeout=60 if slow else 15) == 0)
+    check("the survivor exits 0 on SIGTERM", a.wait(timeout=60 if SLOW else 15) == 0)
 finally:
     shutil.rmtree(tmp, ignore_errors=True)
-print(f"{'FAIL' if failures else 'PASS'}: notes --db")
-sys.exit(1 if failures else 0)
+print(f"{'FAIL' if notes_proc.failures else 'PASS'}: notes --db")
+sys.exit(1 if notes_proc.failures else 0)

@@ -9,77 +9,27 @@ each process.
 
 usage: replicas_smoke.py PATH-TO-NOTES
 """
-import json
 import os
-import re
-import shlex
 import shutil
 import signal
 import subprocess
 import sys
 import tempfile
-import time
-import urllib.error
-import urllib.request
+
+from notes_proc import SLOW, check, modern_call, post, start
+import notes_proc
 
 notes = sys.argv[1]
-launcher = shlex.split(os.environ.get("MCP_TEST_LAUNCHER", ""))
-slow = bool(launcher)
-failures = 0
-MODERN = "2026-07-28"
-META = {"io.modelcontextprotocol/protocolVersion": MODERN,
-        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}}
-
-
-def check(what, ok, detail=""):
-    global failures
-    print(("PASS: " if ok else "FAIL: ") + what + ("" if ok else f" -- {detail}"))
-    failures += 0 if ok else 1
-
-
-def start(args):
-    p = subprocess.Popen(launcher + [notes, "--http", "127.0.0.1:0"] + args,
-                         stdin=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.time() + (60 if slow else 10)
-    line = ""
-    while time.time() < deadline:
-        line = p.stderr.readline()
-        m = re.search(r"listening on (http://\S+)", line)
-        if m:
-            return p, m.group(1)
-        if not line and p.poll() is not None:
-            break
-    p.kill()
-    raise SystemExit(f"FAIL: notes did not start: {line!r}")
+ELICIT = {"elicitation": {}}
 
 
 def stop(p):
     p.send_signal(signal.SIGTERM)
     try:
-        return p.wait(timeout=60 if slow else 15)
+        return p.wait(timeout=60 if SLOW else 15)
     except subprocess.TimeoutExpired:
         p.kill()
         return None
-
-
-def post(url, body, headers=None):
-    req = urllib.request.Request(url, data=json.dumps(body).encode(), method="POST")
-    req.add_header("Content-Type", "application/json")
-    req.add_header("Accept", "application/json, text/event-stream")
-    for k, v in (headers or {}).items():
-        req.add_header(k, v)
-    try:
-        with urllib.request.urlopen(req, timeout=60 if slow else 10) as res:
-            return res.status, res.headers, json.loads(res.read())
-    except urllib.error.HTTPError as e:
-        return e.code, e.headers, None
-
-
-def modern_call(url, rid, name, args, extra=None):
-    params = {"name": name, "arguments": args, "_meta": META}
-    params.update(extra or {})
-    return post(url, {"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": params},
-                {"MCP-Protocol-Version": MODERN, "Mcp-Method": "tools/call", "Mcp-Name": name})
 
 
 tmp = tempfile.mkdtemp(prefix="libmcp-replicas-")
@@ -91,14 +41,14 @@ try:
     with open(other_key, "wb") as f:
         f.write(os.urandom(32))
     data_a = os.path.join(tmp, "a.json")
-    a, url_a = start(["--node-id", "a", "--state-key", key, "--data", data_a])
-    _, _, body = modern_call(url_a, 1, "add_note", {"title": "shared", "text": "x"})
+    a, url_a = start(notes, ["--node-id", "a", "--state-key", key, "--data", data_a])
+    body = modern_call(url_a, 1, "add_note", {"title": "shared", "text": "x"})
     note = body["result"]["structuredContent"]["id"]
     # b and c start from a's store, as replicas sharing one would.
     data_b = os.path.join(tmp, "b.json")
     shutil.copy(data_a, data_b)
-    b, url_b = start(["--node-id", "b", "--state-key", key, "--data", data_b])
-    c, url_c = start(["--node-id", "c", "--state-key", other_key, "--data", data_b])
+    b, url_b = start(notes, ["--node-id", "b", "--state-key", key, "--data", data_b])
+    c, url_c = start(notes, ["--node-id", "c", "--state-key", other_key, "--data", data_b])
 
     init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
             "params": {"protocolVersion": "2025-11-25", "capabilities": {},
@@ -110,17 +60,17 @@ try:
     status, _, _ = post(url_b, ping, {"Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-11-25"})
     check("a's session is unknown to b (404)", status == 404, status)
 
-    _, _, body = modern_call(url_a, 3, "delete_note", {"id": note})
+    body = modern_call(url_a, 3, "delete_note", {"id": note}, ELICIT)
     result = body["result"]
     check("delete_note on a asks for confirmation", result.get("resultType") == "input_required",
           result)
     state = result.get("requestState")
     answer = {"requestState": state,
               "inputResponses": {"confirm": {"action": "accept", "content": {}}}}
-    _, _, body = modern_call(url_c, 4, "delete_note", {"id": note}, answer)
+    body = modern_call(url_c, 4, "delete_note", {"id": note}, ELICIT, answer)
     check("c, with another key, refuses a's requestState",
           body.get("error", {}).get("code") == -32602, body)
-    _, _, body = modern_call(url_b, 5, "delete_note", {"id": note}, answer)
+    body = modern_call(url_b, 5, "delete_note", {"id": note}, ELICIT, answer)
     text = (body.get("result", {}).get("content") or [{}])[0].get("text")
     check("b, with the same key, finishes the retry a started", text == "Deleted.", body)
 
@@ -128,5 +78,5 @@ try:
         check(f"{name} exits 0 on SIGTERM", stop(p) == 0)
 finally:
     shutil.rmtree(tmp, ignore_errors=True)
-print(f"{'FAIL' if failures else 'PASS'}: replicas")
-sys.exit(1 if failures else 0)
+print(f"{'FAIL' if notes_proc.failures else 'PASS'}: replicas")
+sys.exit(1 if notes_proc.failures else 0)

@@ -791,6 +791,21 @@ static void expect_ping_ok(const char *session) {
   lc_resp_free(&r);
 }
 
+/* Calls echo with text in session and checks the text comes back. */
+static void expect_echo(const char *session, const char *id, const char *text) {
+  char *body =
+      tu_text("{\"jsonrpc\":\"2.0\",\"id\":%s,\"method\":\"tools/call\","
+              "\"params\":{\"name\":\"echo\",\"arguments\":{\"text\":\"%s\"}}}",
+              id, text);
+  lc_resp r;
+  post(session, body, &r);
+  free(body);
+  cJSON *m = expect_result(&r);
+  ck_assert_str_eq(result_text(m), text);
+  cJSON_Delete(m);
+  lc_resp_free(&r);
+}
+
 #define META                                                                   \
   "\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","     \
   "\"io.modelcontextprotocol/clientInfo\":{\"name\":\"test_http\","            \
@@ -2350,12 +2365,7 @@ START_TEST(guarded_calls_in_both_eras) {
   fx_start(NULL);
   fx_guard = false;
   char *sid = open_session(V, "{}");
-  lc_resp r;
-  post(sid, CALL("3", "echo", "{\"text\":\"guarded\"}"), &r);
-  cJSON *m = expect_result(&r);
-  ck_assert_str_eq(result_text(m), "guarded");
-  cJSON_Delete(m);
-  lc_resp_free(&r);
+  expect_echo(sid, "3", "guarded");
   /* Read under the lock, checked after it (a failed check must not leave
    * it held); "(best effort)" follows under valgrind, which hides
    * Landlock. */
@@ -2366,9 +2376,10 @@ START_TEST(guarded_calls_in_both_eras) {
   ck_assert_msg(strncmp(where, "guard: read-only, closed-world", 30) == 0,
                 "ran under %s", where);
   expect_ping_ok(sid);
+  lc_resp r;
   modern("2026-07-28", "tools/call", "echo",
          MODERN_CALL("4", "echo", "{\"text\":\"stateless\"}"), &r);
-  m = expect_result(&r);
+  cJSON *m = expect_result(&r);
   ck_assert_str_eq(tu_jstr(m, "result.resultType"), "complete");
   ck_assert_str_eq(result_text(m), "stateless");
   cJSON_Delete(m);
@@ -2434,32 +2445,18 @@ static void tls_stop(void) {
   ck_assert_int_eq(system(cmd), 0);
 }
 
-/* A call in a legacy session over https, trusting ca; returns its text. */
-static char *tls_echo(const char *ca, const char *text) {
+/* A call in a new legacy session over https, trusting ca: echo answers
+ * text. */
+static void tls_echo(const char *ca, const char *text) {
   fx_ca = ca;
   char *sid = open_session(V, "{}");
-  lc_resp r;
-  char args[100];
-  snprintf(args, sizeof args, "{\"text\":\"%s\"}", text);
-  char *body =
-      tu_text("{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\","
-              "\"params\":{\"name\":\"echo\",\"arguments\":%s}}",
-              args);
-  post(sid, body, &r);
-  free(body);
-  cJSON *m = expect_result(&r);
-  char *got = strdup(result_text(m));
-  cJSON_Delete(m);
-  lc_resp_free(&r);
+  expect_echo(sid, "5", text);
   free(sid);
-  return got;
 }
 
 START_TEST(https_serves_both_eras_and_refuses_plain_http) {
   tls_start("a");
-  char *got = tls_echo(tls_path("a", "crt"), "over tls");
-  ck_assert_str_eq(got, "over tls");
-  free(got);
+  tls_echo(tls_path("a", "crt"), "over tls");
   /* 2026-07-28, statelessly, with a browser's https Origin: the default
    * allowlist takes the https form of localhost. */
   lc_resp r;
@@ -2505,9 +2502,7 @@ START_TEST(https_certificate_reloaded_without_dropping_connections) {
   free(sid);
   /* A new connection trusts b, and no longer a. */
   fresh_curl();
-  char *got = tls_echo(tls_path("b", "crt"), "renewed");
-  ck_assert_str_eq(got, "renewed");
-  free(got);
+  tls_echo(tls_path("b", "crt"), "renewed");
   fresh_curl();
   lc_resp r;
   lc_req old = {.body = MODERN_CALL("9", "echo", "{\"text\":\"x\"}"),
@@ -2525,15 +2520,11 @@ START_TEST(https_certificate_reloaded_without_dropping_connections) {
                           .key_file = tls_path("b", "key")};
   ck_assert_int_eq(mcp_http_reload_tls(F.http, &missing), MCP_EIO);
   fresh_curl();
-  got = tls_echo(tls_path("b", "crt"), "still b");
-  ck_assert_str_eq(got, "still b");
-  free(got);
+  tls_echo(tls_path("b", "crt"), "still b");
   /* NULL re-reads the files given at start: a again. */
   ck_assert_int_eq(mcp_http_reload_tls(F.http, NULL), 0);
   fresh_curl();
-  got = tls_echo(tls_path("a", "crt"), "a again");
-  ck_assert_str_eq(got, "a again");
-  free(got);
+  tls_echo(tls_path("a", "crt"), "a again");
   tls_stop();
 }
 END_TEST
@@ -2570,9 +2561,7 @@ START_TEST(https_options_checked_at_start) {
   free(cert);
   free(key);
   ck_assert_int_eq(mcp_http_reload_tls(F.http, NULL), MCP_EINVAL);
-  char *got = tls_echo(tls_path("a", "crt"), "from text");
-  ck_assert_str_eq(got, "from text");
-  free(got);
+  tls_echo(tls_path("a", "crt"), "from text");
   /* A server without tls has nothing to reload. */
   mcp_http *plain = NULL;
   mcp_http_options p = {0};
@@ -2648,12 +2637,7 @@ START_TEST(serves_an_inherited_socket) {
   fx_start(&o);
   ck_assert_uint_eq(F.port, port);
   char *sid = open_session(V, "{}");
-  lc_resp r;
-  post(sid, CALL("2", "echo", "{\"text\":\"inherited\"}"), &r);
-  cJSON *m = expect_result(&r);
-  ck_assert_str_eq(result_text(m), "inherited");
-  cJSON_Delete(m);
-  lc_resp_free(&r);
+  expect_echo(sid, "2", "inherited");
   free(sid);
   /* The server closes the socket when it stops. */
   assert_loopback_only();
