@@ -266,84 +266,91 @@ static int deny_sockets(scmp_filter_ctx f, bool inet) {
   return rc;
 }
 
-/* With TCP allowed (to tcp_ports), what Landlock's port rules do not see:
- * data sent by MSG_FASTOPEN, which connects without connect(), and
- * listen(), which on an unbound socket takes a port the kernel picks. */
-static int deny_tcp_bypasses(scmp_filter_ctx f) {
-  const scmp_datum_t fastopen = 0x20000000; /* MSG_FASTOPEN */
-  int rc = seccomp_rule_add(f, DENY, SCMP_SYS(sendto), 1,
-                            arg_is(3, SCMP_CMP_MASKED_EQ, fastopen, fastopen));
-  if (rc == 0)
-    rc = seccomp_rule_add(f, DENY, SCMP_SYS(sendmsg), 1,
-                          arg_is(2, SCMP_CMP_MASKED_EQ, fastopen, fastopen));
-  if (rc == 0)
-    rc = seccomp_rule_add(f, DENY, SCMP_SYS(sendmmsg), 1,
-                          arg_is(3, SCMP_CMP_MASKED_EQ, fastopen, fastopen));
-  if (rc == 0)
-    rc = seccomp_rule_add(f, DENY, SCMP_SYS(listen), 0);
+/* One refusal: the system call named, answered err, always (arg < 0) or
+ * when any of bits is set in its argument arg. */
+typedef struct refusal {
+  const char *call;
+  int err;
+  int arg;
+  scmp_datum_t bits;
+} refusal;
+
+/* Adds every refusal of list (n of them). A call this libseccomp does not
+ * know (newer than it) is skipped: no thread can make it through libc's
+ * wrappers either, and the kernel's own check stays. */
+static int refuse(scmp_filter_ctx f, const refusal *list, size_t n) {
+  int rc = 0;
+  for (size_t i = 0; i < n && rc == 0; i++) {
+    const refusal *r = &list[i];
+    int nr = seccomp_syscall_resolve_name(r->call);
+    if (nr == __NR_SCMP_ERROR)
+      continue;
+    rc = r->arg < 0
+             ? seccomp_rule_add(f, SCMP_ACT_ERRNO(r->err), nr, 0)
+             : seccomp_rule_add(f, SCMP_ACT_ERRNO(r->err), nr, 1,
+                                arg_is((unsigned)r->arg, SCMP_CMP_MASKED_EQ,
+                                       r->bits, r->bits));
+  }
   return rc;
 }
 
+#define MSG_FASTOPEN_BIT 0x20000000 /* MSG_FASTOPEN */
+
+/* With TCP allowed (to tcp_ports), what Landlock's port rules do not see:
+ * data sent by MSG_FASTOPEN, which connects without connect(), and
+ * listen(), which on an unbound socket takes a port the kernel picks. */
+static const refusal tcp_bypasses[] = {
+    {"sendto", EACCES, 3, MSG_FASTOPEN_BIT},
+    {"sendmsg", EACCES, 2, MSG_FASTOPEN_BIT},
+    {"sendmmsg", EACCES, 3, MSG_FASTOPEN_BIT},
+    {"listen", EACCES, -1, 0},
+};
+
 /* What Landlock leaves a read-only tool on files it may open for reading:
- * their mode, owner, times, extended attributes and inode flags. Calls
- * this libseccomp does not know (newer than it) are skipped. */
-static int deny_metadata(scmp_filter_ctx f) {
-  static const char *const calls[] = {
-      "chmod",       "fchmod",       "fchmodat",     "fchmodat2",
-      "chown",       "fchown",       "lchown",       "fchownat",
-      "utime",       "utimes",       "utimensat",    "futimesat",
-      "setxattr",    "lsetxattr",    "fsetxattr",    "setxattrat",
-      "removexattr", "lremovexattr", "fremovexattr", "removexattrat"};
-  int rc = 0;
-  for (size_t i = 0; i < sizeof calls / sizeof *calls && rc == 0; i++) {
-    int nr = seccomp_syscall_resolve_name(calls[i]);
-    if (nr != __NR_SCMP_ERROR)
-      rc = seccomp_rule_add(f, DENY, nr, 0);
-  }
-  /* FS_IOC_SETFLAGS (immutable, append-only...) and FS_IOC_FSSETXATTR. */
+ * their mode, owner, times, extended attributes and inode flags. */
+static const refusal metadata[] = {
+    {"chmod", EACCES, -1, 0},        {"fchmod", EACCES, -1, 0},
+    {"fchmodat", EACCES, -1, 0},     {"fchmodat2", EACCES, -1, 0},
+    {"chown", EACCES, -1, 0},        {"fchown", EACCES, -1, 0},
+    {"lchown", EACCES, -1, 0},       {"fchownat", EACCES, -1, 0},
+    {"utime", EACCES, -1, 0},        {"utimes", EACCES, -1, 0},
+    {"utimensat", EACCES, -1, 0},    {"futimesat", EACCES, -1, 0},
+    {"setxattr", EACCES, -1, 0},     {"lsetxattr", EACCES, -1, 0},
+    {"fsetxattr", EACCES, -1, 0},    {"setxattrat", EACCES, -1, 0},
+    {"removexattr", EACCES, -1, 0},  {"lremovexattr", EACCES, -1, 0},
+    {"fremovexattr", EACCES, -1, 0}, {"removexattrat", EACCES, -1, 0},
+};
+
+/* FS_IOC_SETFLAGS (immutable, append-only...) and FS_IOC_FSSETXATTR, whole
+ * request numbers, not bits. */
+static int deny_inode_flags(scmp_filter_ctx f) {
   static const scmp_datum_t ioctls[] = {0x40086602, 0x401c5820};
+  int rc = 0;
   for (size_t i = 0; i < 2 && rc == 0; i++)
     rc = seccomp_rule_add(f, DENY, SCMP_SYS(ioctl), 1,
                           arg_is(1, SCMP_CMP_MASKED_EQ, 0xffffffff, ioctls[i]));
   return rc;
 }
 
-/* Refuses truncation: truncate, ftruncate, and opening with O_TRUNC
- * (openat2, whose flags seccomp cannot read, says ENOSYS, so the C library
- * falls back to openat). */
-static int deny_truncate(scmp_filter_ctx f) {
-  int rc = seccomp_rule_add(f, DENY, SCMP_SYS(truncate), 0);
-  if (rc == 0)
-    rc = seccomp_rule_add(f, DENY, SCMP_SYS(ftruncate), 0);
-  if (rc == 0)
-    rc = seccomp_rule_add(f, DENY, SCMP_SYS(creat), 0);
-  if (rc == 0)
-    rc = seccomp_rule_add(f, DENY, SCMP_SYS(open), 1,
-                          arg_is(1, SCMP_CMP_MASKED_EQ, O_TRUNC, O_TRUNC));
-  if (rc == 0)
-    rc = seccomp_rule_add(f, DENY, SCMP_SYS(openat), 1,
-                          arg_is(2, SCMP_CMP_MASKED_EQ, O_TRUNC, O_TRUNC));
-  if (rc == 0)
-    rc = seccomp_rule_add(f, DENY, SCMP_SYS(open_by_handle_at), 1,
-                          arg_is(2, SCMP_CMP_MASKED_EQ, O_TRUNC, O_TRUNC));
-  if (rc == 0)
-    rc = seccomp_rule_add(f, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(openat2), 0);
-  return rc;
-}
+/* Truncation: truncate, ftruncate, and opening with O_TRUNC (openat2, whose
+ * flags seccomp cannot read, says ENOSYS, so the C library falls back to
+ * openat). */
+static const refusal truncation[] = {
+    {"truncate", EACCES, -1, 0},    {"ftruncate", EACCES, -1, 0},
+    {"creat", EACCES, -1, 0},       {"open", EACCES, 1, O_TRUNC},
+    {"openat", EACCES, 2, O_TRUNC}, {"open_by_handle_at", EACCES, 2, O_TRUNC},
+    {"openat2", ENOSYS, -1, 0},
+};
 
 /* io_uring's operations open sockets and files without the system calls
  * the filter reads: a guarded thread gets none. */
-static int deny_uring(scmp_filter_ctx f) {
-  int rc =
-      seccomp_rule_add(f, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(io_uring_setup), 0);
-  if (rc == 0)
-    rc =
-        seccomp_rule_add(f, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(io_uring_enter), 0);
-  if (rc == 0)
-    rc = seccomp_rule_add(f, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(io_uring_register),
-                          0);
-  return rc;
-}
+static const refusal uring[] = {
+    {"io_uring_setup", EPERM, -1, 0},
+    {"io_uring_enter", EPERM, -1, 0},
+    {"io_uring_register", EPERM, -1, 0},
+};
+
+#define REFUSE(f, list) refuse((f), (list), sizeof(list) / sizeof *(list))
 
 /* Loads plan's filter on the calling thread only (no TSYNC). */
 static int load_filter(const mcp__guard_plan *plan, char *why, size_t size) {
@@ -356,13 +363,15 @@ static int load_filter(const mcp__guard_plan *plan, char *why, size_t size) {
   if (rc == 0 && plan->sockets)
     rc = deny_sockets(f, plan->inet);
   if (rc == 0 && plan->inet)
-    rc = deny_tcp_bypasses(f);
+    rc = REFUSE(f, tcp_bypasses);
   if (rc == 0 && plan->no_metadata)
-    rc = deny_metadata(f);
+    rc = REFUSE(f, metadata);
+  if (rc == 0 && plan->no_metadata)
+    rc = deny_inode_flags(f);
   if (rc == 0 && plan->no_truncate)
-    rc = deny_truncate(f);
+    rc = REFUSE(f, truncation);
   if (rc == 0 && plan->no_uring)
-    rc = deny_uring(f);
+    rc = REFUSE(f, uring);
   if (rc == 0)
     rc = seccomp_load(f);
   seccomp_release(f);
