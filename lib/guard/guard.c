@@ -312,7 +312,6 @@ static int judge(mcp__guard *g, bool ports, char *why, size_t size) {
   const mcp__guard_kernel *k = &g->kernel;
   char clause[240];
   int abi = k->landlock ? k->abi : 0;
-  const char *refusal = NULL;
   g->level = 0;
   if (!k->landlock) {
     if (k->kernel_abi)
@@ -325,7 +324,6 @@ static int judge(mcp__guard *g, bool ports, char *why, size_t size) {
                "filesystem rules need Landlock; found none: read-only and "
                "additive tools are not guarded");
     say(g, clause);
-    refusal = "filesystem rules need Landlock";
   } else if (abi < 3) {
     mcp__fmt(clause, sizeof clause,
              "truncation rules need Landlock ABI 3; found %d: %s", abi,
@@ -333,8 +331,6 @@ static int judge(mcp__guard *g, bool ports, char *why, size_t size) {
                           "seccomp"
                         : "read-only and additive tools may truncate");
     say(g, clause);
-    if (!k->seccomp)
-      refusal = refusal ? refusal : "truncation rules need Landlock ABI 3";
   }
   if (abi < 4) {
     mcp__fmt(clause, sizeof clause,
@@ -345,16 +341,10 @@ static int judge(mcp__guard *g, bool ports, char *why, size_t size) {
                          : "closed-world tools are guarded by seccomp only "
                            "(no TCP at all)");
     say(g, clause);
-    if (!k->seccomp || ports)
-      refusal = refusal ? refusal
-                : ports ? "tcp_ports need Landlock ABI 4"
-                        : "network rules need Landlock ABI 4";
   }
-  if (!k->seccomp) {
-    say(g, "seccomp filters are not available: closed-world tools may "
-           "open UDP, raw and packet sockets");
-    refusal = refusal ? refusal : "socket rules need seccomp filters";
-  }
+  if (!k->seccomp)
+    say(g, "seccomp filters are not available: closed-world tools may open "
+           "any socket, and read-only ones change file metadata");
   if (g->sentence[0] == '\0') {
     mcp__fmt(g->sentence, sizeof g->sentence,
              "guard: Landlock ABI %d and seccomp keep every rule: read-only, "
@@ -366,6 +356,14 @@ static int judge(mcp__guard *g, bool ports, char *why, size_t size) {
   mcp__fmt(all, sizeof all, "guard: %s", g->sentence);
   memcpy(g->sentence, all, sizeof all);
   g->level = 1;
+  /* Refused when a rule is not kept, for the first reason that holds. */
+  bool kept = mcp__guard_fs_kept(k, MCP__GUARD_FS_READ_ONLY) &&
+              mcp__guard_net_kept(k, ports);
+  const char *refusal = kept           ? NULL
+                        : !k->landlock ? "filesystem rules need Landlock"
+                        : !k->seccomp  ? "socket and file-metadata rules need "
+                                         "seccomp filters"
+                                       : "tcp_ports need Landlock ABI 4";
   if (refusal && !k->best_effort) {
     char found[80];
     if (k->kernel_abi != k->abi)

@@ -45,6 +45,12 @@ typedef struct mcp__guard_plan {
   char name[64];    /* "guard: read-only, closed-world" */
 } mcp__guard_plan;
 
+/* Whether what k offers keeps the filesystem rules of fs, and the network
+ * rules of a closed-world tool (with tcp_ports: ported). The one judgement
+ * of both a plan's "best effort" mark and mcp_guard_enable's refusal. */
+bool mcp__guard_fs_kept(const mcp__guard_kernel *k, mcp__guard_fs fs);
+bool mcp__guard_net_kept(const mcp__guard_kernel *k, bool ported);
+
 /* The Landlock ABI the kernel answers, 0 when it has none. */
 int mcp__guard_landlock_abi(void);
 

@@ -165,6 +165,22 @@ static void plan_name(mcp__guard_plan *p) {
            p->partial ? " (best effort)" : "");
 }
 
+bool mcp__guard_fs_kept(const mcp__guard_kernel *k, mcp__guard_fs fs) {
+  int abi = k->landlock ? k->abi : 0;
+  if (fs == MCP__GUARD_FS_ANY)
+    return true;
+  if (abi < 1)
+    return false;
+  /* seccomp refuses truncation before ABI 3, and for read-only tools the
+   * metadata calls, whatever the ABI. */
+  return k->seccomp || (abi >= 3 && fs == MCP__GUARD_FS_ADDITIVE);
+}
+
+bool mcp__guard_net_kept(const mcp__guard_kernel *k, bool ported) {
+  int abi = k->landlock ? k->abi : 0;
+  return k->seccomp && (!ported || abi >= 4);
+}
+
 int mcp__guard_plan_build(mcp__guard_plan *plan, const mcp__guard_kernel *k,
                           mcp__guard_fs fs, bool closed, const int *writable,
                           const unsigned short *ports, char *why,
@@ -189,10 +205,8 @@ int mcp__guard_plan_build(mcp__guard_plan *plan, const mcp__guard_kernel *k,
   plan->sockets = closed && k->seccomp;
   plan->inet = tcp;
   plan->no_uring = guarded && k->seccomp;
-  bool fs_kept = abi >= 3 || (abi >= 1 && k->seccomp);
-  bool net_kept = k->seccomp && (tcp || !ported);
   plan->partial =
-      (fs != MCP__GUARD_FS_ANY && !fs_kept) || (closed && !net_kept);
+      !mcp__guard_fs_kept(k, fs) || (closed && !mcp__guard_net_kept(k, ported));
   plan_name(plan);
   if (attr.handled_access_fs == 0 && attr.handled_access_net == 0)
     return 0;
