@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages the build and the tests need, and only the
-# missing ones. Used by `make demo`, `make docs` (--docs) and `make check`
-# (--test). As root it runs apt-get; as anyone else it prints the command
-# to run and fails.
+# missing ones. Used by `make demo`, `make docs` (--docs), `make check`
+# (--test) and examples/deploy/cluster.sh (--cluster). As root it runs
+# apt-get; as anyone else it prints the command to run and fails.
 set -euo pipefail
 
 missing=()
@@ -28,6 +28,10 @@ need_cmd openssl openssl
 # The API reference: make docs (and make check CHECK_DOCS=1).
 if [ "${1:-}" = "--docs" ] || [ "${1:-}" = "--test" ]; then
   need_cmd doxygen doxygen
+fi
+# examples/deploy/cluster.sh (and its tests): nginx in front of notes.
+if [ "${1:-}" = "--cluster" ] || [ "${1:-}" = "--test" ]; then
+  need_cmd nginx nginx
 fi
 if [ "${1:-}" = "--test" ]; then
   # The documentation tests run the tutorial's curl commands.

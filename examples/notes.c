@@ -28,13 +28,13 @@
  * SIGHUP re-reads the certificate. --http systemd serves the socket
  * systemd passed (socket activation: examples/deploy/notes.socket).
  * Behind a proxy with several notes processes, --node-id ID puts ID in
- * front of every session id this one mints (the proxy routes by it), and
- * --state-key FILE signs 2026-07-28 requestStates with the secret in FILE
- * (32 bytes or more), the same in every process, so any of them takes a
- * retry another started. --db FILE keeps the notes in SQLite instead of
- * FILE's JSON, for several processes sharing one store. --http
- * systemd serves the socket systemd passed (socket activation:
- * examples/deploy/notes.socket).
+ * front of every session id this one mints (the proxy routes by it) and
+ * lets the proxy's one address open as many connections as all clients
+ * may, and --state-key FILE signs 2026-07-28 requestStates with the secret
+ * in FILE (32 bytes or more), the same in every process, so any of them
+ * takes a retry another started. --db FILE keeps the notes in SQLite
+ * instead of FILE's JSON, for several processes sharing one store
+ * (examples/deploy/cluster.sh runs them so behind nginx).
  *
  * With --guard (Linux, when libmcp was built with its guard) the kernel
  * holds each tool to its hints (mcp/guard.h): list_notes and get_note
@@ -681,6 +681,11 @@ static int serve_http(mcp_server *srv, const mcp_principal *who, char *spec,
                            .listen_fd = fd,
                            .node_id = aa->node_id,
                            .principal = who};
+  /* A replica behind a proxy (--node-id) takes every connection from the
+   * proxy's address, so the per-address limit is the whole limit (the
+   * default max_connections). */
+  if (aa->node_id)
+    opts.per_ip_connections = 512;
   /* With auth, the audience's host is allowed beside the loopback names,
    * for a proxy that passes the public Host on. */
   const char *servers[] = {aa->issuer, NULL};

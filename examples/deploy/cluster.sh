@@ -1,0 +1,232 @@
+#!/usr/bin/env bash
+# cluster.sh: several notes processes behind nginx on this machine, the way
+# docs/deployment.md explains them ("Several processes behind nginx").
+#
+#   cluster.sh --backends N --port P [--notes PATH] [--dir DIR]
+#
+# It installs nginx if it is missing (cmake/deps.sh --cluster), builds notes
+# if PATH is not given and the build has none, and then starts:
+#   - N notes processes on loopback ports of their own, named n1 ... nN
+#     (--node-id), signing 2026-07-28 requestStates with one shared secret
+#     (--state-key) and keeping their notes in one SQLite database (--db);
+#   - nginx on 127.0.0.1:P, terminating TLS with a certificate made here for
+#     localhost and 127.0.0.1 (DIR/cert.pem is what a client must trust),
+#     sending a legacy session's requests to the process whose node id
+#     prefixes its Mcp-Session-Id and every other request to any process.
+# When every part answers it prints `listening on https://127.0.0.1:P/mcp`
+# on standard output. SIGTERM or SIGINT stops them all; a notes process
+# that dies on its own is left dead (nginx sends its share to the others),
+# nginx dying ends the cluster with status 1.
+#
+# The files (the key, the certificate, the database, nginx.conf, each
+# process's log as NAME.log and pid as NAME.pid, nginx's access.log) are in
+# DIR, which is kept; without --dir they are in a temporary folder removed
+# at the end.
+# Loopback only: nothing listens on another address.
+set -euo pipefail
+
+usage() {
+  echo "usage: cluster.sh --backends N --port P [--notes PATH] [--dir DIR]" >&2
+  exit 2
+}
+
+backends="" port="" notes="" dir=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+  --backends) [ $# -ge 2 ] || usage; backends=$2; shift 2 ;;
+  --port) [ $# -ge 2 ] || usage; port=$2; shift 2 ;;
+  --notes) [ $# -ge 2 ] || usage; notes=$2; shift 2 ;;
+  --dir) [ $# -ge 2 ] || usage; dir=$2; shift 2 ;;
+  *) usage ;;
+  esac
+done
+[[ $backends =~ ^[0-9]+$ ]] && [ "$backends" -ge 1 ] && [ "$backends" -le 32 ] ||
+  { echo "cluster.sh: --backends wants 1 to 32" >&2; exit 2; }
+[[ $port =~ ^[0-9]+$ ]] && [ "$port" -ge 1 ] && [ "$port" -le 65535 ] ||
+  { echo "cluster.sh: --port wants 1 to 65535" >&2; exit 2; }
+
+root=$(cd "$(dirname "$0")/../.." && pwd)
+bash "$root/cmake/deps.sh" --cluster
+if [ -z "$notes" ]; then
+  notes=$root/build/examples/notes
+  [ -x "$notes" ] || make -C "$root" build >&2
+fi
+[ -x "$notes" ] || { echo "cluster.sh: no notes program at $notes" >&2; exit 1; }
+nginx=$(command -v nginx || echo /usr/sbin/nginx)
+
+keep=1
+if [ -z "$dir" ]; then
+  dir=$(mktemp -d "${TMPDIR:-/tmp}/libmcp-cluster.XXXXXX")
+  keep=0
+fi
+mkdir -p "$dir/tmp"
+dir=$(cd "$dir" && pwd)
+
+pids=()
+stopping=0
+stop_all() {
+  stopping=1
+  trap - TERM INT
+  local pid
+  for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+  [ "$keep" = 1 ] || rm -rf "$dir"
+}
+trap 'stop_all; exit 0' TERM INT
+trap '[ "$stopping" = 1 ] || stop_all' EXIT
+
+# Waits up to 60 s for FILE to hold a line matching the pattern; prints the
+# first match. Fails when the process PID ends first.
+await_line() {
+  local file=$1 pattern=$2 pid=$3 i
+  for ((i = 0; i < 600; i++)); do
+    if grep -Eo "$pattern" "$file" 2>/dev/null | head -1 | grep .; then
+      return 0
+    fi
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  echo "cluster.sh: no '$pattern' from $(basename "$file" .log); its log:" >&2
+  cat "$file" >&2 || true
+  return 1
+}
+
+# The secret every process signs and checks requestStates with, and the
+# certificate clients see.
+head -c 32 /dev/urandom >"$dir/state.key"
+chmod 600 "$dir/state.key"
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
+  -days 30 -subj /CN=localhost \
+  -addext subjectAltName=DNS:localhost,IP:127.0.0.1 \
+  -keyout "$dir/key.pem" -out "$dir/cert.pem" 2>/dev/null
+chmod 600 "$dir/key.pem"
+
+owners="" servers="" upstreams=""
+for ((i = 1; i <= backends; i++)); do
+  name=n$i
+  "$notes" --http 127.0.0.1:0 --node-id "$name" --state-key "$dir/state.key" \
+    --db "$dir/notes.db" </dev/null 2>"$dir/$name.log" &
+  pid=$!
+  pids+=("$pid")
+  echo "$pid" >"$dir/$name.pid"
+  url=$(await_line "$dir/$name.log" 'listening on http://127\.0\.0\.1:[0-9]+/mcp' "$pid")
+  addr=${url#listening on http://}
+  addr=${addr%/mcp}
+  echo "cluster.sh: $name on $addr (pid $pid)" >&2
+  owners+="    \"~^$name\\.\" node_$name;"$'\n'
+  servers+="    server $addr max_fails=1 fail_timeout=5s;"$'\n'
+  upstreams+="  upstream node_$name {"$'\n'"    server $addr;"$'\n'"    keepalive 8;"$'\n'"  }"$'\n'
+done
+
+user=""
+if [ "$(id -u)" -eq 0 ]; then
+  # nginx's workers leave root for nobody; they only need the temp folder.
+  user="user nobody nogroup;"
+  chown nobody:nogroup "$dir/tmp"
+fi
+
+# Each directive, and why it is there: docs/deployment.md.
+cat >"$dir/nginx.conf" <<CONF
+$user
+daemon off;
+worker_processes 1;
+pid $dir/nginx.pid;
+error_log $dir/nginx-error.log warn;
+events {
+  worker_connections 4096;
+}
+http {
+  # Which process answered each request, and how (never the session id:
+  # it is the session's only credential when there is no token).
+  log_format mcp '\$time_iso8601 \$status \$upstream_addr \$upstream_status '
+                 '"\$http_mcp_method" owner=\$mcp_owner \$request_time';
+  access_log $dir/access.log mcp;
+  client_body_temp_path $dir/tmp/body;
+  proxy_temp_path $dir/tmp/proxy;
+  fastcgi_temp_path $dir/tmp/fastcgi;
+  uwsgi_temp_path $dir/tmp/uwsgi;
+  scgi_temp_path $dir/tmp/scgi;
+  default_type application/json;
+
+  # A legacy session belongs to the process that minted it: its id starts
+  # with that process's node id and a dot.
+  map \$http_mcp_session_id \$mcp_owner {
+    default "";
+$owners  }
+  # Everything else (initialize, 2026-07-28 requests) goes to any process.
+  map \$mcp_owner \$mcp_upstream {
+    "" notes_any;
+    default \$mcp_owner;
+  }
+  upstream notes_any {
+$servers    keepalive 32;
+  }
+$upstreams
+  server {
+    listen 127.0.0.1:$port ssl;
+    ssl_certificate $dir/cert.pem;
+    ssl_certificate_key $dir/key.pem;
+    ssl_protocols TLSv1.2 TLSv1.3;
+    client_header_timeout 10s;
+    client_body_timeout 10s;
+    client_max_body_size 4m;
+
+    location = /mcp {
+      proxy_pass http://\$mcp_upstream;
+      proxy_http_version 1.1;
+      proxy_set_header Connection "";
+      proxy_set_header Host \$http_host;
+      proxy_buffering off;
+      proxy_cache off;
+      proxy_connect_timeout 2s;
+      proxy_read_timeout 1h;
+      proxy_send_timeout 1h;
+      proxy_next_upstream error timeout;
+      error_page 502 504 = @unavailable;
+    }
+    location @unavailable {
+      if (\$mcp_owner) {
+        return 404 '{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Not Found: no such session"}}';
+      }
+      return 503 '{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"Service Unavailable"}}';
+    }
+    location / {
+      return 404 '{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Not Found"}}';
+    }
+  }
+}
+CONF
+
+"$nginx" -t -q -p "$dir" -e "$dir/nginx-error.log" -c "$dir/nginx.conf" ||
+  { cat "$dir/nginx-error.log" >&2; exit 1; }
+"$nginx" -p "$dir" -e "$dir/nginx-error.log" -c "$dir/nginx.conf" \
+  2>"$dir/nginx.log" &
+nginx_pid=$!
+pids+=("$nginx_pid")
+
+# Ready when nginx accepts on the port (bash's /dev/tcp: no client needed).
+ready=0
+for ((i = 0; i < 100; i++)); do
+  kill -0 "$nginx_pid" 2>/dev/null || break
+  if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+    ready=1
+    break
+  fi
+  sleep 0.1
+done
+if [ "$ready" != 1 ]; then
+  echo "cluster.sh: nginx did not start on 127.0.0.1:$port:" >&2
+  cat "$dir/nginx-error.log" "$dir/nginx.log" >&2 2>/dev/null || true
+  exit 1
+fi
+echo "cluster.sh: files in $dir; clients trust $dir/cert.pem" >&2
+echo "listening on https://127.0.0.1:$port/mcp"
+
+# Runs until a signal (which interrupts the wait) or until nginx ends.
+while kill -0 "$nginx_pid" 2>/dev/null; do
+  sleep 1 &
+  wait $! || true
+done
+echo "cluster.sh: nginx ended; its log:" >&2
+cat "$dir/nginx-error.log" >&2 2>/dev/null || true
+exit 1
