@@ -97,7 +97,7 @@ check-tsan:
 	  -DCMAKE_SHARED_LINKER_FLAGS=-fsanitize=thread >/dev/null
 	@cmake --build build-tsan -j $(JOBS) --target test_http test_http_auth \
 	  test_jwt test_engine test_surface test_modern test_stdio test_limits \
-	  test_executor test_guard load notes
+	  test_executor test_guard load streams notes
 	@cd build-tsan && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
 	  $(CTEST) -R $(TSAN_TESTS)
 

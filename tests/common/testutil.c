@@ -1,7 +1,9 @@
+#define _DEFAULT_SOURCE /* malloc_usable_size */
 #include "testutil.h"
 
 #include <check.h>
 #include <cjson/cJSON.h>
+#include <malloc.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -415,9 +417,18 @@ static bool alloc_take(void) {
   return !fail;
 }
 
-static void alloc_live(long delta) {
+/* Counts delta blocks and bytes bytes more (or fewer) live. */
+static void alloc_live(long delta, long bytes) {
   pthread_mutex_lock(&alloc_lock);
   tu_alloc.live += delta;
+  tu_alloc.bytes += bytes;
+  pthread_mutex_unlock(&alloc_lock);
+}
+
+void tu_alloc_counts(long *blocks, long *bytes) {
+  pthread_mutex_lock(&alloc_lock);
+  *blocks = tu_alloc.live;
+  *bytes = tu_alloc.bytes;
   pthread_mutex_unlock(&alloc_lock);
 }
 
@@ -427,7 +438,7 @@ static void *tu_malloc(size_t n, void *ud) {
     return NULL;
   void *p = malloc(n);
   if (p)
-    alloc_live(1);
+    alloc_live(1, (long)malloc_usable_size(p));
   return p;
 }
 
@@ -435,25 +446,31 @@ static void *tu_realloc(void *p, size_t n, void *ud) {
   (void)ud;
   if (!alloc_take())
     return NULL;
+  long before = p ? (long)malloc_usable_size(p) : 0;
   void *q = realloc(p, n);
-  if (q && p == NULL)
-    alloc_live(1);
+  if (q)
+    alloc_live(p == NULL, (long)malloc_usable_size(q) - before);
   return q;
 }
 
 static void tu_freefn(void *p, void *ud) {
   (void)ud;
   if (p) {
-    alloc_live(-1);
+    alloc_live(-1, -(long)malloc_usable_size(p));
     free(p);
   }
 }
 
-void tu_alloc_install(long fail_at) {
-  tu_alloc = (tu_alloc_state){.fail_at = fail_at};
+int tu_alloc_count(void) {
+  tu_alloc = (tu_alloc_state){0};
   mcp_allocator a = {
       .malloc_fn = tu_malloc, .realloc_fn = tu_realloc, .free_fn = tu_freefn};
-  ck_assert_int_eq(mcp_set_allocator(&a), 0);
+  return mcp_set_allocator(&a);
+}
+
+void tu_alloc_install(long fail_at) {
+  ck_assert_int_eq(tu_alloc_count(), 0);
+  tu_alloc.fail_at = fail_at;
 }
 
 void tu_alloc_remove(void) { ck_assert_int_eq(mcp_set_allocator(NULL), 0); }

@@ -176,13 +176,20 @@ void tu_assert_exact_at(const char *file, int line, const struct cJSON *actual,
  * from now (0 = never). Install with tu_alloc_install. */
 typedef struct tu_alloc_state {
   long live;
+  long bytes; /* usable bytes of the live blocks (malloc_usable_size) */
   long count;
   long fail_at;
   long failures;
 } tu_alloc_state;
 extern tu_alloc_state tu_alloc;
 void tu_alloc_install(long fail_at);
+/* Installs it counting only (no failure), outside a Check test (a server
+ * process a test started); returns what mcp_set_allocator returned. */
+int tu_alloc_count(void);
 void tu_alloc_remove(void);
+/* The live blocks and their bytes, read under the allocator's lock (other
+ * threads may be allocating). */
+void tu_alloc_counts(long *blocks, long *bytes);
 /* Restarts the count: the fail_at-th allocation from now fails. */
 void tu_alloc_arm(long fail_at);
 /* No more failures; returns how many allocations have failed so far. */
