@@ -46,7 +46,10 @@ done
   { echo "cluster.sh: --port wants 1 to 65535" >&2; exit 2; }
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
-bash "$root/cmake/deps.sh" --cluster
+if ! command -v nginx >/dev/null && [ ! -x /usr/sbin/nginx ] ||
+  ! command -v openssl >/dev/null; then
+  bash "$root/cmake/deps.sh" --cluster
+fi
 if [ -z "$notes" ]; then
   notes=$root/build/examples/notes
   [ -x "$notes" ] || make -C "$root" build >&2
@@ -170,6 +173,7 @@ $upstreams
     client_header_timeout 10s;
     client_body_timeout 10s;
     client_max_body_size 4m;
+    client_body_buffer_size 4m;
 
     location = /mcp {
       proxy_pass http://\$mcp_upstream;

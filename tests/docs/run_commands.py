@@ -35,7 +35,8 @@ The commands run in a scratch directory laid out like the source tree:
 examples/ is a copy of the source's (so commands may write there) and
 build/examples is the build's examples folder. Every "127.0.0.1:8080" and
 "localhost:8080", in the commands and in the copied examples/**/*.conf, is
-rewritten to a free loopback port. Everything is bounded in time.
+rewritten to a free loopback port, and so is "--port 8080"
+(examples/deploy/cluster.sh). Everything is bounded in time.
 """
 import json
 import os
@@ -225,7 +226,8 @@ def prepare(src, build, port):
 
 def substitute(text, port):
     return (text.replace("127.0.0.1:8080", "127.0.0.1:%d" % port)
-            .replace("localhost:8080", "localhost:%d" % port))
+            .replace("localhost:8080", "localhost:%d" % port)
+            .replace("--port 8080", "--port %d" % port))
 
 
 def run_document(src, doc, work, port, without=()):
