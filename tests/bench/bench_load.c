@@ -19,6 +19,11 @@
  *   jwt       token verification (runs bench_jwt)
  *   guard     a guarded echo call against an unguarded one plus a thread
  *             hand-off (runs bench_guard)
+ *   cluster   stateless echo through nginx in front of two servers against
+ *             one of them directly (1 and 16 connections): throughput
+ *             ratio and added p50; no figures when nginx is not installed
+ *   tls       HTTPS against plain HTTP on one server process: calls/s, p50
+ *             and handshakes/s (runs bench_tls)
  *
  * Servers are the programs beside this one (or in --bin DIR), started as
  * children (bench_server_stdio for stdio: it links only libmcp, as a
@@ -34,16 +39,20 @@
  * markdown table on standard output, also written to FILE with --out.
  * --quick runs every step with a handful of requests: the smoke test of
  * `make check`, which never compares timings. MCP_TEST_LAUNCHER, when set
- * (valgrind), is put in front of every server started. */
+ * (valgrind), is put in front of every server started (never in front of
+ * nginx, which is not what is measured). */
 #define _GNU_SOURCE /* sched_setaffinity: this driver is Linux-only */
 #include <arpa/inet.h>
 #include <cjson/cJSON.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
+#include <grp.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <pwd.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -55,6 +64,7 @@
 #include <strings.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
@@ -1562,7 +1572,7 @@ typedef struct detail {
   stats st;
 } detail;
 
-static row rows[64];
+static row rows[96];
 static size_t nrows;
 static detail details[64];
 static size_t ndetails;
@@ -2271,6 +2281,373 @@ static void scenario_guard(void) {
   free(out);
 }
 
+/* ---- nginx in front of two servers (scenario cluster) --------------------
+ * nginx is started as a child, never under the launcher (it is not what is
+ * measured, and valgrind would only slow it), from a folder of its own made
+ * here: its configuration, pid file, logs and temp paths. */
+
+typedef struct nginx {
+  pid_t pid;   /* the master, a child of this process; -1 when none */
+  proc worker; /* its one worker, for CPU time and RSS (never stopped) */
+  unsigned port;
+  char dir[4096]; /* "" when none */
+} nginx;
+
+/* The nginx program: the first on PATH, else /usr/sbin/nginx; NULL when
+ * there is none. */
+static const char *nginx_program(void) {
+  static char path[4352];
+  const char *env = getenv("PATH");
+  char *dirs = strdup(env ? env : "");
+  for (char *save = NULL, *d = strtok_r(dirs, ":", &save); d;
+       d = strtok_r(NULL, ":", &save)) {
+    snprintf(path, sizeof path, "%s/nginx", d);
+    if (access(path, X_OK) == 0) {
+      free(dirs);
+      return path;
+    }
+  }
+  free(dirs);
+  snprintf(path, sizeof path, "/usr/sbin/nginx");
+  return access(path, X_OK) == 0 ? path : NULL;
+}
+
+/* A loopback port free right now (the kernel's pick for port 0), or 0. */
+static unsigned free_port(void) {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  struct sockaddr_in sa = {.sin_family = AF_INET};
+  socklen_t len = sizeof sa;
+  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  unsigned port = 0;
+  if (fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof sa) == 0 &&
+      getsockname(fd, (struct sockaddr *)&sa, &len) == 0)
+    port = ntohs(sa.sin_port);
+  if (fd >= 0)
+    close(fd);
+  return port;
+}
+
+/* Writes ng->dir/nginx.conf: plain HTTP on 127.0.0.1:ng->port, every
+ * request to /mcp sent round-robin to the n backend ports over pooled
+ * keep-alive connections, unbuffered, as docs/deployment.md sets it up
+ * (without TLS and session routing: stateless requests go anywhere). As
+ * root, the worker runs as nobody. Returns 0 or -1. */
+static int nginx_conf(const nginx *ng, const unsigned *backends, int n) {
+  char path[4352], user[160] = "";
+  if (geteuid() == 0) {
+    const struct passwd *pw = getpwnam("nobody");
+    const struct group *gr = pw ? getgrgid(pw->pw_gid) : NULL;
+    if (pw == NULL || gr == NULL)
+      return -1;
+    snprintf(user, sizeof user, "user nobody %s;\n", gr->gr_name);
+  }
+  snprintf(path, sizeof path, "%s/nginx.conf", ng->dir);
+  FILE *f = fopen(path, "w");
+  if (f == NULL)
+    return -1;
+  const char *d = ng->dir;
+  fprintf(f,
+          "%sdaemon off;\nworker_processes 1;\npid %s/nginx.pid;\n"
+          "error_log %s/error.log warn;\n"
+          "events {\n  worker_connections 1024;\n}\n"
+          "http {\n  access_log off;\n"
+          "  client_body_temp_path %s/tmp/body;\n"
+          "  proxy_temp_path %s/tmp/proxy;\n"
+          "  fastcgi_temp_path %s/tmp/fastcgi;\n"
+          "  uwsgi_temp_path %s/tmp/uwsgi;\n"
+          "  scgi_temp_path %s/tmp/scgi;\n"
+          /* The driver's connections live through every round. */
+          "  keepalive_requests 1000000;\n  keepalive_timeout 3600s;\n"
+          "  upstream backends {\n",
+          user, d, d, d, d, d, d, d);
+  for (int i = 0; i < n; i++)
+    fprintf(f, "    server 127.0.0.1:%u;\n", backends[i]);
+  fprintf(f,
+          "    keepalive 64;\n    keepalive_requests 1000000;\n"
+          "    keepalive_timeout 3600s;\n  }\n"
+          "  server {\n    listen 127.0.0.1:%u;\n"
+          "    location = /mcp {\n      proxy_pass http://backends;\n"
+          "      proxy_http_version 1.1;\n"
+          "      proxy_set_header Connection \"\";\n"
+          "      proxy_set_header Host $http_host;\n"
+          "      proxy_buffering off;\n      proxy_read_timeout 3600s;\n"
+          "      proxy_send_timeout 3600s;\n    }\n  }\n}\n",
+          ng->port);
+  return fclose(f) == 0 ? 0 : -1;
+}
+
+/* Copies a file of ng->dir (a log) to standard error, if it has anything. */
+static void nginx_show(const nginx *ng, const char *name) {
+  char path[4352], chunk[4096];
+  snprintf(path, sizeof path, "%s/%s", ng->dir, name);
+  FILE *f = fopen(path, "r");
+  size_t n;
+  while (f && (n = fread(chunk, 1, sizeof chunk, f)) > 0)
+    fwrite(chunk, 1, n, stderr);
+  if (f)
+    fclose(f);
+}
+
+/* True when something accepts connections on 127.0.0.1:port. */
+static bool port_open(unsigned port) {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  struct sockaddr_in sa = {.sin_family = AF_INET,
+                           .sin_port = htons((uint16_t)port)};
+  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bool ok = fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0;
+  if (fd >= 0)
+    close(fd);
+  return ok;
+}
+
+/* Points ng->worker at nginx's worker process (the master's child), or at
+ * the master when it cannot be found. */
+static void nginx_find_worker(nginx *ng) {
+  char path[96];
+  long worker = 0;
+  snprintf(path, sizeof path, "/proc/%ld/task/%ld/children", (long)ng->pid,
+           (long)ng->pid);
+  for (int i = 0; i < 100 && worker <= 0; i++) {
+    FILE *f = fopen(path, "r");
+    if (f == NULL || fscanf(f, "%ld", &worker) != 1)
+      worker = 0;
+    if (f)
+      fclose(f);
+    if (worker <= 0)
+      nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
+  }
+  ng->worker = (proc){.pid = worker > 0 ? (pid_t)worker : ng->pid,
+                      .to = -1,
+                      .from = -1,
+                      .err = -1,
+                      .port = ng->port};
+  if (clock_getcpuclockid(ng->worker.pid, &ng->worker.clock) != 0)
+    ng->worker.clock = CLOCK_PROCESS_CPUTIME_ID; /* no figure, no harm */
+}
+
+/* Starts nginx (the program exe) in front of the n backend ports, on a
+ * free loopback port, and waits until it accepts connections. A port
+ * taken between the pick and nginx's bind costs a retry. Returns 0, or
+ * -1 with what nginx said on standard error; nginx_stop cleans up either
+ * way. */
+static int nginx_start(nginx *ng, const char *exe, const unsigned *backends,
+                       int n) {
+  *ng = (nginx){.pid = -1};
+  const char *tmp = getenv("TMPDIR");
+  char sub[4352];
+  snprintf(ng->dir, sizeof ng->dir, "%s/bench_nginx.XXXXXX",
+           tmp && *tmp ? tmp : "/tmp");
+  if (mkdtemp(ng->dir) == NULL) {
+    fail("mkdtemp: %s", strerror(errno));
+    *ng->dir = '\0';
+    return -1;
+  }
+  snprintf(sub, sizeof sub, "%s/tmp", ng->dir);
+  if (mkdir(sub, 0700) != 0)
+    return -1;
+  if (geteuid() == 0) {
+    /* The worker, as nobody, reaches its temp folder and nothing else. */
+    const struct passwd *pw = getpwnam("nobody");
+    if (pw == NULL || chmod(ng->dir, 0711) != 0 ||
+        chown(sub, pw->pw_uid, pw->pw_gid) != 0) {
+      fail("cannot give nginx's temp folder to nobody");
+      return -1;
+    }
+  }
+  char conf[4352], log[4352], errlog[4352];
+  snprintf(conf, sizeof conf, "%s/nginx.conf", ng->dir);
+  snprintf(errlog, sizeof errlog, "%s/error.log", ng->dir);
+  snprintf(log, sizeof log, "%s/nginx.log", ng->dir);
+  for (int attempt = 0; attempt < 5; attempt++) {
+    ng->port = free_port();
+    if (ng->port == 0 || nginx_conf(ng, backends, n) != 0) {
+      fail("cannot write %s", conf);
+      return -1;
+    }
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+      int null = open("/dev/null", O_RDONLY);
+      int out = open(log, O_WRONLY | O_CREAT | O_APPEND, 0600);
+      dup2(null, STDIN_FILENO);
+      dup2(out, STDOUT_FILENO);
+      dup2(out, STDERR_FILENO);
+      execl(exe, exe, "-p", ng->dir, "-e", errlog, "-c", conf, (char *)NULL);
+      fprintf(stderr, "cannot run %s: %s\n", exe, strerror(errno));
+      _exit(127);
+    }
+    if (pid < 0) {
+      fail("fork: %s", strerror(errno));
+      return -1;
+    }
+    ng->pid = pid;
+    bool exited = false;
+    for (int i = 0; i < 200 && !exited; i++) { /* 10 s at most */
+      if (port_open(ng->port)) {
+        nginx_find_worker(ng);
+        return 0;
+      }
+      int status;
+      exited = waitpid(pid, &status, WNOHANG) == pid;
+      if (!exited)
+        nanosleep(&(struct timespec){0, 50 * 1000 * 1000}, NULL);
+    }
+    if (!exited) {
+      fail("nginx did not listen on 127.0.0.1:%u within 10 s", ng->port);
+      return -1;
+    }
+    ng->pid = -1;
+    fail("nginx exited at start (attempt %d):", attempt + 1);
+    nginx_show(ng, "nginx.log");
+    nginx_show(ng, "error.log");
+  }
+  return -1;
+}
+
+/* Removes one entry of nginx's folder, for nftw (deepest first). */
+static int remove_entry(const char *path, const struct stat *sb, int flag,
+                        struct FTW *ftw) {
+  (void)sb, (void)flag, (void)ftw;
+  remove(path);
+  return 0;
+}
+
+/* Stops nginx (SIGTERM, then SIGKILL after 10 s) and removes its folder.
+ * Returns 0 when it exited by itself. */
+static int nginx_stop(nginx *ng) {
+  int rc = 0;
+  if (ng->pid > 0) {
+    kill(ng->pid, SIGTERM);
+    int status;
+    bool gone = false;
+    for (int i = 0; i < 1000 && !gone; i++) {
+      gone = waitpid(ng->pid, &status, WNOHANG) == ng->pid;
+      if (!gone)
+        nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
+    }
+    if (!gone) {
+      fail("nginx did not exit; killing it");
+      kill(ng->pid, SIGKILL);
+      waitpid(ng->pid, &status, 0);
+      rc = -1;
+    }
+    ng->pid = -1;
+  }
+  if (*ng->dir)
+    nftw(ng->dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+  *ng->dir = '\0';
+  return rc;
+}
+
+/* Stateless echo calls through nginx in front of two servers, against one
+ * of those servers directly, at 1 and 16 connections. */
+static void scenario_cluster(void) {
+  const char *exe = nginx_program();
+  if (exe == NULL) {
+    fprintf(stderr, "bench_load: cluster: nginx is not installed; no "
+                    "figures (cmake/deps.sh --cluster installs it)\n");
+    return;
+  }
+  static const int conns[2] = {1, 16};
+  const char *a1[] = {"--http", "127.0.0.1:0", "--node-id", "n1", NULL};
+  const char *a2[] = {"--http", "127.0.0.1:0", "--node-id", "n2", NULL};
+  proc b[2];
+  nginx ng = {.pid = -1};
+  start_http(&b[0], "bench_server", a1);
+  start_http(&b[1], "bench_server", a2);
+  if (b[0].pid > 0 && b[1].pid > 0) {
+    const unsigned ports[2] = {b[0].port, b[1].port};
+    if (nginx_start(&ng, exe, ports, 2) != 0) {
+      fail("cluster: nginx did not start");
+      failures++;
+    }
+  }
+  char names[4][96];
+  client cl[4];
+  entry e[4];
+  for (int i = 0; i < 2; i++) {
+    const char *s = conns[i] > 1 ? "s" : "";
+    snprintf(names[2 * i], sizeof names[0],
+             "HTTP echo, stateless, direct to one backend, %d connection%s",
+             conns[i], s);
+    snprintf(names[2 * i + 1], sizeof names[0],
+             "through nginx, 2 backends, %d connection%s (server: nginx)",
+             conns[i], s);
+    for (int k = 0; k < 2; k++) {
+      proc *p = k == 0 ? &b[0] : &ng.worker;
+      if (ng.pid <= 0)
+        p = NULL; /* no contest without nginx */
+      cl[2 * i + k] = (client){.epfd = -1};
+      if (p && client_open(&cl[2 * i + k], p->port, conns[i]) != 0)
+        p = NULL;
+      e[2 * i + k] = (entry){.name = names[2 * i + k],
+                             .kind = E_HTTP,
+                             .p = p,
+                             .cl = &cl[2 * i + k],
+                             .mode = H_MODERN};
+    }
+  }
+  if (ng.pid > 0)
+    contest(e, 4, 5000000, 3);
+  for (int i = 0; i < 4; i++)
+    client_close(&cl[i]);
+  if (nginx_stop(&ng) != 0)
+    failures++;
+  stop(&b[0]);
+  stop(&b[1]);
+  if (e[0].p == NULL || e[0].best.rate <= 0 || e[1].best.rate <= 0 ||
+      e[2].best.rate <= 0 || e[3].best.rate <= 0)
+    return;
+  const stats *d1 = &e[0].best, *n1 = &e[1].best, *d16 = &e[2].best,
+              *n16 = &e[3].best;
+  add_row("HTTP echo through nginx to 2 backends, stateless, 16 connections",
+          n16->rate, "calls/s", "direct, 1 backend", d16->rate, 0, NULL);
+  add_row("  the same, 1 connection", n1->rate, "calls/s", "direct, 1 backend",
+          d1->rate, 0, NULL);
+  add_row("  p50 latency through nginx, 1 connection", n1->p50_us, "µs",
+          "direct", d1->p50_us, 0, NULL);
+  add_row("  added p50 latency through nginx, 1 connection",
+          n1->p50_us - d1->p50_us, "µs", NULL, 0, 0, NULL);
+  add_row("  p50 latency through nginx, 16 connections", n16->p50_us, "µs",
+          "direct", d16->p50_us, 0, NULL);
+  add_row("  added p50 latency through nginx, 16 connections",
+          n16->p50_us - d16->p50_us, "µs", NULL, 0, 0, NULL);
+  add_row("  nginx worker CPU per call, 16 connections", n16->server_us, "µs",
+          "backend CPU, direct", d16->server_us, 0, NULL);
+}
+
+/* HTTPS against plain HTTP on one server process (runs bench_tls). */
+static void scenario_tls(void) {
+  char path[4352];
+  snprintf(path, sizeof path, "%s/bench_tls", bin_dir);
+  if (access(path, X_OK) != 0)
+    return; /* built without the HTTP transport or without libssl */
+  char *out = run_program("bench_tls", quick ? "16 30 1" : "200000 0.6 5");
+  if (out == NULL) {
+    failures++;
+    return;
+  }
+  add_row("HTTPS echo, stateless 2026-07-28, 16 connections, one process",
+          number_after(out, "tls_16_rate "), "calls/s", "plain HTTP",
+          number_after(out, "plain_16_rate "), 0, NULL);
+  add_row("  the same, 1 connection", number_after(out, "tls_1_rate "),
+          "calls/s", "plain HTTP", number_after(out, "plain_1_rate "), 0, NULL);
+  add_row("  p50 latency HTTPS, 1 connection",
+          number_after(out, "tls_1_p50_us "), "µs", "plain HTTP",
+          number_after(out, "plain_1_p50_us "), 0, NULL);
+  add_row("  server CPU per call, HTTPS, 16 connections",
+          number_after(out, "tls_16_server_us "), "µs", "plain HTTP",
+          number_after(out, "plain_16_server_us "), 0, NULL);
+  add_row("HTTPS handshakes/s (one call per new connection, sequential)",
+          number_after(out, "tls_new_rate "), "conn/s",
+          "plain, new connections", number_after(out, "plain_new_rate "), 0,
+          NULL);
+  add_row("  server CPU per new HTTPS connection (handshake and call)",
+          number_after(out, "tls_new_server_us "), "µs", "plain HTTP",
+          number_after(out, "plain_new_server_us "), 0, NULL);
+  free(out);
+}
+
 typedef struct scenario {
   const char *name;
   void (*run)(void);
@@ -2283,7 +2660,8 @@ static const scenario scenarios[] = {
     {"wide", scenario_wide, false},     {"sessions", scenario_sessions, true},
     {"idle", scenario_idle, true},      {"alloc", scenario_alloc, false},
     {"schema", scenario_schema, false}, {"jwt", scenario_jwt, true},
-    {"guard", scenario_guard, false},
+    {"guard", scenario_guard, false},   {"cluster", scenario_cluster, true},
+    {"tls", scenario_tls, true},
 };
 #define NSCENARIOS (sizeof scenarios / sizeof *scenarios)
 

@@ -1,7 +1,8 @@
 /* bench_server: the server bench_load measures, written on the public API
  * only, the way a user's server would be.
  *
- *   bench_server [--stdio | --http ADDR:PORT] [--tools N] [--page-size N]
+ *   bench_server [--stdio | --http ADDR:PORT [--tls-cert FILE --tls-key FILE]
+ *                [--node-id ID]] [--tools N] [--page-size N]
  *                [--max-sessions N]
  *
  * Its tools: echo (read-only, closed-world) answers the text it is given;
@@ -13,7 +14,10 @@
  * With --http it serves Streamable HTTP with the library's defaults (one
  * polling thread), prints "listening on http://ADDR:PORT/mcp" on standard
  * error and serves until SIGINT or SIGTERM. --max-sessions raises the cap
- * on legacy sessions for the idle-session figures. */
+ * on legacy sessions for the idle-session figures. With --tls-cert and
+ * --tls-key (PEM files) it serves HTTPS instead and says "listening on
+ * https://ADDR:PORT/mcp" (bench_tls); --node-id names the process in a
+ * deployment of several (the nginx figures of bench_load's cluster). */
 #define _POSIX_C_SOURCE 200809L
 #include <cjson/cJSON.h>
 #include <mcp/mcp.h>
@@ -92,8 +96,19 @@ static int add_tools(mcp_server *srv, unsigned ntools) {
 }
 
 #ifdef BENCH_HTTP
-static int serve_http(mcp_server *srv, const mcp_principal *who, char *spec,
-                      unsigned max_sessions) {
+/* How to serve HTTP: the command line's --http and what goes with it. */
+typedef struct http_args {
+  char *spec;            /* --http ADDR:PORT */
+  const char *tls_cert;  /* --tls-cert: HTTPS with this chain */
+  const char *tls_key;   /* --tls-key: and this key */
+  const char *node_id;   /* --node-id */
+  unsigned max_sessions; /* --max-sessions; 0 = the library's */
+} http_args;
+
+/* Serves HTTP (HTTPS with a certificate) until SIGINT or SIGTERM. */
+static int serve_http(mcp_server *srv, const mcp_principal *who,
+                      const http_args *ha) {
+  char *spec = ha->spec;
   char *colon = strrchr(spec, ':');
   char *end = NULL;
   unsigned long port = colon ? strtoul(colon + 1, &end, 10) : 0;
@@ -111,12 +126,15 @@ static int serve_http(mcp_server *srv, const mcp_principal *who, char *spec,
   /* The load driver connects from one address, with a few hundred
    * keep-alive connections that wait idle while other runs take their
    * turn (slowly, under valgrind). */
+  const mcp_http_tls tls = {.cert_file = ha->tls_cert, .key_file = ha->tls_key};
   const mcp_http_options opts = {.bind_addr = spec,
                                  .port = (uint16_t)port,
                                  .principal = who,
                                  .per_ip_connections = 512,
                                  .connection_timeout_s = 600,
-                                 .max_sessions = max_sessions};
+                                 .max_sessions = ha->max_sessions,
+                                 .node_id = ha->node_id,
+                                 .tls = ha->tls_cert ? &tls : NULL};
   mcp_http *http;
   int rc = mcp_http_start(srv, &opts, &http);
   if (rc != 0) {
@@ -124,8 +142,8 @@ static int serve_http(mcp_server *srv, const mcp_principal *who, char *spec,
             spec, port, mcp_strerror(rc));
     return 1;
   }
-  fprintf(stderr, "listening on http://%s:%u/mcp\n", spec,
-          (unsigned)mcp_http_port(http));
+  fprintf(stderr, "listening on %s://%s:%u/mcp\n",
+          ha->tls_cert ? "https" : "http", spec, (unsigned)mcp_http_port(http));
   int sig;
   sigwait(&stop, &sig);
   mcp_http_stop(http);
@@ -133,20 +151,36 @@ static int serve_http(mcp_server *srv, const mcp_principal *who, char *spec,
 }
 #endif
 
+/* A count from the command line, or 0 when it is not one. */
 static unsigned number(const char *s) {
   char *end;
   unsigned long v = strtoul(s, &end, 10);
   return *s && *end == '\0' && v <= 1000000 ? (unsigned)v : 0;
 }
 
+/* Says how to call this program, on standard error. */
+static void usage(void) {
+  fprintf(stderr,
+          "usage: bench_server [--stdio | --http ADDR:PORT [--tls-cert FILE "
+          "--tls-key FILE] [--node-id ID]] [--tools N] [--page-size N] "
+          "[--max-sessions N]\n");
+}
+
 int main(int argc, char **argv) {
   char *http = NULL;
+  const char *tls_cert = NULL, *tls_key = NULL, *node_id = NULL;
   unsigned ntools = BENCH_BUILTIN_TOOLS, page_size = 0, max_sessions = 0;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--stdio") == 0)
       http = NULL;
     else if (strcmp(argv[i], "--http") == 0 && i + 1 < argc)
       http = argv[++i];
+    else if (strcmp(argv[i], "--tls-cert") == 0 && i + 1 < argc)
+      tls_cert = argv[++i];
+    else if (strcmp(argv[i], "--tls-key") == 0 && i + 1 < argc)
+      tls_key = argv[++i];
+    else if (strcmp(argv[i], "--node-id") == 0 && i + 1 < argc)
+      node_id = argv[++i];
     else if (strcmp(argv[i], "--tools") == 0 && i + 1 < argc)
       ntools = number(argv[++i]);
     else if (strcmp(argv[i], "--page-size") == 0 && i + 1 < argc)
@@ -154,10 +188,14 @@ int main(int argc, char **argv) {
     else if (strcmp(argv[i], "--max-sessions") == 0 && i + 1 < argc)
       max_sessions = number(argv[++i]);
     else {
-      fprintf(stderr, "usage: bench_server [--stdio | --http ADDR:PORT] "
-                      "[--tools N] [--page-size N] [--max-sessions N]\n");
+      usage();
       return 2;
     }
+  }
+  if ((tls_cert == NULL) != (tls_key == NULL) ||
+      (http == NULL && (tls_cert || node_id))) {
+    usage();
+    return 2;
   }
   mcp_server *srv;
   const mcp_server_info info = {.name = "bench", .version = mcp_version()};
@@ -176,7 +214,12 @@ int main(int argc, char **argv) {
   int rc;
   if (http) {
 #ifdef BENCH_HTTP
-    rc = serve_http(srv, &who, http, max_sessions);
+    const http_args ha = {.spec = http,
+                          .tls_cert = tls_cert,
+                          .tls_key = tls_key,
+                          .node_id = node_id,
+                          .max_sessions = max_sessions};
+    rc = serve_http(srv, &who, &ha);
 #else
     (void)max_sessions;
     fprintf(stderr, "bench_server: built without the HTTP transport\n");
