@@ -24,6 +24,9 @@
  *             ratio and added p50; no figures when nginx is not installed
  *   tls       HTTPS against plain HTTP on one server process: calls/s, p50
  *             and handshakes/s (runs bench_tls)
+ *   streams   RSS per open stream at 10,000 streams against bare
+ *             libmicrohttpd holding as many connections, and the fan-out
+ *             of one update to every subscriber (runs bench_streams)
  *
  * Servers are the programs beside this one (or in --bin DIR), started as
  * children (bench_server_stdio for stdio: it links only libmcp, as a
@@ -2648,6 +2651,50 @@ static void scenario_tls(void) {
   free(out);
 }
 
+/* RSS per open stream at 10,000 streams against bare libmicrohttpd holding
+ * as many connections, and the fan-out of one update to every subscriber
+ * (issue 20; runs bench_streams). */
+static void scenario_streams(void) {
+  char path[4352];
+  snprintf(path, sizeof path, "%s/bench_streams", bin_dir);
+  if (access(path, X_OK) != 0)
+    return; /* built without the HTTP transport */
+  const char *n = quick ? "200" : "10000";
+  char *out = run_program("bench_streams", n);
+  if (out == NULL) {
+    failures++;
+    return;
+  }
+  char fig[112];
+  double bare = number_after(out, "bare libmicrohttpd RSS per connection: ");
+  double same = number_after(
+      out, "bare libmicrohttpd RSS per connection, same exchanges: ");
+  snprintf(fig, sizeof fig,
+           "RSS per connection, bare libmicrohttpd holding a stream, %s", n);
+  add_row(fig, bare, "KiB", NULL, 0, 0, NULL);
+  snprintf(fig, sizeof fig,
+           "RSS per open stream, %s streams (half legacy, half 2026-07-28)", n);
+  add_row(fig, number_after(out, "libmcp RSS per stream: "), "KiB",
+          "bare libmicrohttpd", bare, 0, NULL);
+  add_row("  beyond a bare connection holding a stream",
+          number_after(out, "libmcp beyond libmicrohttpd: "), "KiB", NULL, 0, 0,
+          NULL);
+  /* A legacy stream's connection first carries initialize,
+   * notifications/initialized and resources/subscribe, which make
+   * libmicrohttpd touch more of its connection pool: the same exchanges
+   * against the bare server show what of the difference is its own. */
+  add_row("RSS per connection, bare libmicrohttpd, the same requests", same,
+          "KiB", NULL, 0, 0, NULL);
+  add_row("  libmcp beyond libmicrohttpd's own per-connection cost",
+          number_after(out, "libmcp beyond libmicrohttpd, same exchanges: "),
+          "KiB", NULL, 0, -4, "≤ 4 KiB");
+  snprintf(fig, sizeof fig, "fan-out of one resource update to %s subscribers",
+           n);
+  add_row(fig, number_after(out, "subscribers: "), "ms", NULL, 0, -250,
+          "≤ 250 ms");
+  free(out);
+}
+
 typedef struct scenario {
   const char *name;
   void (*run)(void);
@@ -2661,7 +2708,7 @@ static const scenario scenarios[] = {
     {"idle", scenario_idle, true},      {"alloc", scenario_alloc, false},
     {"schema", scenario_schema, false}, {"jwt", scenario_jwt, true},
     {"guard", scenario_guard, false},   {"cluster", scenario_cluster, true},
-    {"tls", scenario_tls, true},
+    {"tls", scenario_tls, true},        {"streams", scenario_streams, true},
 };
 #define NSCENARIOS (sizeof scenarios / sizeof *scenarios)
 
