@@ -22,9 +22,10 @@
  * (tests/common/stream_fleet.c): half legacy GET streams (initialize,
  * notifications/initialized and resources/subscribe first on the same
  * connection) and half 2026-07-28 subscriptions/listen streams against
- * libmcp; against the bare daemon N plain GETs, then the same exchanges as
- * against libmcp, since the requests before a legacy stream make
- * libmicrohttpd itself touch more of each connection's pool. Each server's
+ * libmcp; against the bare daemon N plain GETs, and in another bare process
+ * the same exchanges as against libmcp, since the requests before a legacy
+ * stream make libmicrohttpd itself touch more of each connection's pool.
+ * Each server's
  * VmRSS is read after a warm-up round and again with the N streams open,
  * both after malloc_trim; then one update is published on the libmcp
  * server and timed until all N streams have it. It prints one figure a
@@ -513,44 +514,47 @@ static sf_fleet *open_mixed(ss_child *s, bool bare_server, long n, round *r) {
   return NULL;
 }
 
-/* The bare server: after a warm-up round of both kinds of connection, its
- * RSS with n plain GET streams, then with n streams opened by the same
- * exchanges as against libmcp. */
-static int measure_bare(figures *fig, long warm) {
+/* The bare server, a process of its own for each kind of round, as the
+ * libmcp server has: after a warm-up round of the same kind, its RSS with
+ * n plain GET streams (mixed false, into fig->bare_get), or with n streams
+ * opened by the same exchanges as against libmcp (into fig->bare_mixed).
+ * A round after another in one process would start from the heap the
+ * first left behind, and measure how much of it the second reuses. */
+static int measure_bare(figures *fig, long warm, bool mixed) {
   ss_child s;
   if (ss_start(&s, self_path, BARE, fig->n, 60000) != 0)
     return failed("the bare server did not start (see its standard error)");
+  round *r = mixed ? &fig->bare_mixed : &fig->bare_get;
   long settle_ms = 3000 + KEEPALIVE_S * 3000L;
-  sf_fleet *f = sf_new(s.port, URI);
-  int rc = open_kind(f, SF_BARE, warm);
-  if (close_fleet(f) != 0)
-    rc = -1;
-  f = rc == 0 ? open_mixed(&s, true, warm, NULL) : NULL;
-  if (f == NULL || close_fleet(f) != 0)
-    rc = -1;
-  if (rc == 0)
-    rc = settle(&s, true, 0, settle_ms, &fig->bare_get.base);
-  if (rc == 0) {
+  int rc = 0;
+  sf_fleet *f;
+  if (mixed) {
+    f = open_mixed(&s, true, warm, NULL);
+    if (f == NULL || close_fleet(f) != 0)
+      rc = -1;
+  } else {
     f = sf_new(s.port, URI);
-    rc = open_kind(f, SF_BARE, fig->n);
-    if (rc == 0)
-      rc = snap(&s, true, &fig->bare_get.full);
-    if (rc == 0 && fig->bare_get.full.a != fig->n)
-      rc = failed("the bare server holds %ld streams, not %ld",
-                  fig->bare_get.full.a, fig->n);
+    rc = open_kind(f, SF_BARE, warm);
     if (close_fleet(f) != 0)
       rc = -1;
   }
   if (rc == 0)
-    rc = settle(&s, true, 0, settle_ms, &fig->bare_mixed.base);
-  if (rc == 0) {
-    f = open_mixed(&s, true, fig->n, &fig->bare_mixed);
+    rc = settle(&s, true, 0, settle_ms, &r->base);
+  if (rc == 0 && mixed) {
+    f = open_mixed(&s, true, fig->n, r);
     if (f == NULL || close_fleet(f) != 0)
       rc = -1;
+  } else if (rc == 0) {
+    f = sf_new(s.port, URI);
+    rc = open_kind(f, SF_BARE, fig->n);
+    if (rc == 0)
+      rc = snap(&s, true, &r->full);
+    if (close_fleet(f) != 0)
+      rc = -1;
   }
-  if (rc == 0 && fig->bare_mixed.full.a != fig->n)
-    rc = failed("the bare server holds %ld streams, not %ld",
-                fig->bare_mixed.full.a, fig->n);
+  if (rc == 0 && r->full.a != fig->n)
+    rc =
+        failed("the bare server holds %ld streams, not %ld", r->full.a, fig->n);
   if (stop_server(&s, "bare") != 0)
     rc = -1;
   return rc;
@@ -669,7 +673,8 @@ int main(int argc, char **argv) {
   }
   figures fig = {.n = n};
   long warm = n / 20 > 20 ? n / 20 : 20;
-  if (measure_bare(&fig, warm) != 0 || measure_libmcp(&fig, warm) != 0)
+  if (measure_bare(&fig, warm, false) != 0 ||
+      measure_bare(&fig, warm, true) != 0 || measure_libmcp(&fig, warm) != 0)
     return 1;
   report(&fig);
   return 0;
