@@ -153,13 +153,39 @@ typedef enum mcp_log_level {
 typedef void (*mcp_log_fn)(mcp_log_level level, const char *message,
                            void *user_data);
 
-/** What the server says about itself in initialize. */
+/** An icon a client may show for the server, a tool, a prompt, a resource
+ * or a template (MCP 2025-11-25 and later; earlier versions are sent
+ * none). Plain data, copied at registration; a definition's icons are an
+ * array ended by an entry whose src is NULL. Registration refuses an icon
+ * that breaks the rule given with a member, naming it. */
+typedef struct mcp_icon {
+  const char *src;          /**< required: an https: URL, or a data: URI
+                                 of an image/ type in base64
+                                 ("data:image/png;base64,..."); at most
+                                 65536 bytes. Other schemes (http:, file:,
+                                 javascript:) are refused: a client would
+                                 fetch them in the clear or run them */
+  const char *mime_type;    /**< optional: "image/" and a subtype
+                                 ("image/png", "image/svg+xml"); for a
+                                 data: URI, its own type */
+  const char *const *sizes; /**< optional, NULL-terminated: each "WxH"
+                                 in pixels ("48x48") or "any" (scalable) */
+  const char *theme;        /**< optional: "light" (drawn for a light
+                                 background) or "dark" */
+  void *reserved[2]; /**< zero: room to grow (see the README, Versioning) */
+} mcp_icon;
+
+/** What the server says about itself in initialize (serverInfo, the
+ * Implementation object) and in every 2026-07-28 result. */
 typedef struct mcp_server_info {
   const char *name;         /**< the server's name; required */
   const char *version;      /**< the server's version; required */
   const char *title;        /**< display name; optional */
   const char *instructions; /**< how to use the server; optional */
-  void *reserved[4]; /**< zero: room to grow (see the README, Versioning) */
+  const mcp_icon *icons;    /**< optional, see mcp_icon (2025-11-25+) */
+  const char *website_url;  /**< optional: the server's home page, an
+                                 https: URL (websiteUrl, 2025-11-25+) */
+  void *reserved[2]; /**< zero: room to grow (see the README, Versioning) */
 } mcp_server_info;
 
 /** Creates a server. info is copied. Returns 0 and sets *out, or
@@ -264,7 +290,18 @@ typedef int (*mcp_tool_fn)(mcp_call *call, void *user_data);
  * them. $ref resolves within the same schema only; nothing is ever fetched.
  * Regular expressions ("pattern", "patternProperties") use a linear-time
  * ECMA-262 subset; constructs outside it (backreferences, lookaround) refuse
- * the tool rather than mis-match. */
+ * the tool rather than mis-match.
+ *
+ * meta, here and on prompts and resources, is the definition's _meta
+ * object as JSON text: at most 65536 bytes whose root is an object, each
+ * top-level key an optional prefix (dot-separated labels, each a letter
+ * first, a letter or digit last, letters, digits and '-' between, then
+ * '/') and a name (a letter or digit at each end, letters, digits, '-',
+ * '_' and '.' between), as MCP 2025-06-18 names them. A prefix whose
+ * second label is "modelcontextprotocol" or "mcp"
+ * ("io.modelcontextprotocol/") is the protocol's own and refused: libmcp
+ * writes those keys itself. It is sent re-serialized compactly to
+ * 2025-06-18 and later, and to no earlier version. */
 typedef struct mcp_tool {
   const char *name;                 /**< 1-128 characters of [A-Za-z0-9_.-],
                                          unique per server */
@@ -287,7 +324,10 @@ typedef struct mcp_tool {
                                          mcp_tool_annotations */
   mcp_tool_fn handler;              /**< required */
   unsigned flags;                   /**< MCP_TOOL_* options (bits); 0 = none */
-  void *reserved[4]; /**< zero: room to grow (see the README, Versioning) */
+  const mcp_icon *icons;            /**< optional, see mcp_icon (2025-11-25+) */
+  const char *meta;                 /**< optional _meta (2025-06-18+): JSON
+                                         object text, see above */
+  void *reserved[2]; /**< zero: room to grow (see the README, Versioning) */
 } mcp_tool;
 
 /** mcp_tool.flags: check "format" in the schemas (date-time, date, email,
@@ -708,7 +748,11 @@ typedef struct mcp_prompt {
                                              (see mcp_result_role) */
   mcp_complete_fn complete;             /**< optional, suggests argument
                                              values */
-  void *reserved[4]; /**< zero: room to grow (see the README, Versioning) */
+  const mcp_icon *icons;                /**< optional, see mcp_icon
+                                             (2025-11-25+) */
+  const char *meta;                     /**< optional _meta, as for
+                                             tools (mcp_tool) */
+  void *reserved[2]; /**< zero: room to grow (see the README, Versioning) */
 } mcp_prompt;
 
 /** Registers prompt with its user_data (handed to handler and complete).
@@ -748,7 +792,11 @@ typedef struct mcp_resource {
                                   error) */
   mcp_complete_fn complete;  /**< templates only, optional: suggests
                                   variable values */
-  void *reserved[4]; /**< zero: room to grow (see the README, Versioning) */
+  const mcp_icon *icons;     /**< optional, see mcp_icon (2025-11-25+) */
+  const char *meta;          /**< optional _meta of the Resource or
+                                  ResourceTemplate, as for tools
+                                  (mcp_tool) */
+  void *reserved[2]; /**< zero: room to grow (see the README, Versioning) */
 } mcp_resource;
 
 /** Registers a resource or a template with its user_data. Returns 0,

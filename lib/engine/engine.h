@@ -27,6 +27,7 @@
 
 struct mcp_server {
   char *name, *version, *title, *instructions;
+  char *icons, *website_url;   /* icons rendered (extras.c); or NULL */
   unsigned char state_key[32]; /* HMAC key of requestState */
   pthread_mutex_t lock;        /* guards reg and sessions */
   mcp__registry reg;           /* tools */
@@ -328,12 +329,20 @@ void mcp__call_complete(mcp_call *c, int rc, mcp__buf *out,
  * mcp__result_end closes the object. */
 void mcp__result_begin(mcp__buf *b, const mcp_server *srv, bool modern,
                        const char *result_type);
+/* The same, with the whole Implementation object in _meta (full, for
+ * server/discover) or its short form (every other result: name, version
+ * and title, not the icons). */
+void mcp__result_begin_info(mcp__buf *b, const mcp_server *srv, bool modern,
+                            const char *result_type, bool full);
 int mcp__result_end(mcp__buf *b);
 /* The ttlMs and cacheScope members of a cacheable modern result, each
  * followed by a comma. */
 void mcp__put_cache(mcp__buf *b, const mcp_server *srv, bool private_);
-/* Appends srv's Implementation object as version v shows it. */
-void mcp__server_info(mcp__buf *b, const mcp_server *srv, mcp__version v);
+/* Appends srv's Implementation object as version v shows it: title from
+ * 2025-06-18; icons and websiteUrl from 2025-11-25, when full (initialize
+ * and server/discover; every modern result's _meta carries the rest). */
+void mcp__server_info(mcp__buf *b, const mcp_server *srv, mcp__version v,
+                      bool full);
 /* Appends the error answering request id when uri names no resource:
  * -32002 up to 2025-11-25, -32602 in the modern era (SEP-2164), with
  * {"uri":uri} as data in both (surface.c). Returns the code written

@@ -72,6 +72,20 @@ static const char *bad_info(const mcp_server_info *info) {
   return NULL;
 }
 
+/* Whether info's icons or website_url break a rule (mcp.h); the sentence
+ * naming every problem goes to why. */
+static bool bad_extras(const mcp_server_info *info, char *why, size_t size) {
+  mcp__problems p;
+  mcp__problems_init(&p, why, size, "server", info->name);
+  (void)mcp__icons_render(info->icons, &p, NULL); /* checks only */
+  const char *url = info->website_url;
+  if (url && (strncmp(url, "https://", 8) != 0 || url[8] == '\0' ||
+              url[8] == '/' || !mcp__uri_valid(url, MCP__URI_REGISTERED)))
+    mcp__problem(&p, "website_url must be an https: URL (printable ASCII "
+                     "without spaces, a host, at most 2048 bytes)");
+  return p.n > 0;
+}
+
 int mcp_server_new(const mcp_server_info *info, mcp_server **out) {
   /* A failure here has no server to read the message from: it is the
    * calling thread's, read with mcp_server_errmsg(NULL). */
@@ -81,6 +95,9 @@ int mcp_server_new(const mcp_server_info *info, mcp_server **out) {
   const char *bad = bad_info(info);
   if (bad)
     return fail(NULL, MCP_EINVAL, "mcp_server_new: %s", bad);
+  char why[600];
+  if (bad_extras(info, why, sizeof why))
+    return fail(NULL, MCP_EINVAL, "mcp_server_new: %s", why);
   mcp_server *srv = mcp__calloc(1, sizeof *srv);
   if (srv == NULL)
     goto no_memory;
@@ -100,6 +117,10 @@ int mcp_server_new(const mcp_server_info *info, mcp_server **out) {
   srv->version = mcp__strdup(info->version);
   srv->title = mcp__strdup(info->title);
   srv->instructions = mcp__strdup(info->instructions);
+  srv->website_url = mcp__strdup(info->website_url);
+  mcp__problems none;
+  mcp__problems_init(&none, why, sizeof why, "server", info->name);
+  bool icons_ok = mcp__icons_render(info->icons, &none, &srv->icons) == 0;
   srv->reg = (mcp__registry){.key = "tools", .tag = 't'};
   srv->prompts = (mcp__registry){.key = "prompts", .tag = 'p'};
   srv->resources = (mcp__registry){.key = "resources", .tag = 'r'};
@@ -122,7 +143,8 @@ int mcp_server_new(const mcp_server_info *info, mcp_server **out) {
                 "the requestState key");
   }
   if (!srv->name || !srv->version || (info->title && !srv->title) ||
-      (info->instructions && !srv->instructions)) {
+      (info->instructions && !srv->instructions) || !icons_ok ||
+      (info->website_url && !srv->website_url)) {
     mcp_server_free(srv);
     return fail(NULL, MCP_ENOMEM, "mcp_server_new: out of memory");
   }
@@ -151,6 +173,8 @@ static void server_destroy(mcp_server *srv) {
   mcp__free(srv->version);
   mcp__free(srv->title);
   mcp__free(srv->instructions);
+  mcp__free(srv->icons);
+  mcp__free(srv->website_url);
   mcp__ratelimit_free(&srv->rate);
   pthread_mutex_destroy(&srv->deadline_lock);
   pthread_mutex_destroy(&srv->lock);
@@ -277,17 +301,27 @@ static void put_string(mcp__buf *b, const char *key, const char *val) {
   mcp__json_quote(b, val, strlen(val));
 }
 
-void mcp__server_info(mcp__buf *b, const mcp_server *srv, mcp__version v) {
+void mcp__server_info(mcp__buf *b, const mcp_server *srv, mcp__version v,
+                      bool full) {
   mcp__buf_puts(b, "{\"name\":");
   mcp__json_quote(b, srv->name, strlen(srv->name));
   put_string(b, "version", srv->version);
   if (v >= MCP__V2025_06_18)
     put_string(b, "title", srv->title);
+  if (full && v >= MCP__V2025_11_25) {
+    put_string(b, "websiteUrl", srv->website_url);
+    mcp__put_extras(b, srv->icons, NULL, v);
+  }
   mcp__buf_putc(b, '}');
 }
 
 void mcp__result_begin(mcp__buf *b, const mcp_server *srv, bool modern,
                        const char *result_type) {
+  mcp__result_begin_info(b, srv, modern, result_type, false);
+}
+
+void mcp__result_begin_info(mcp__buf *b, const mcp_server *srv, bool modern,
+                            const char *result_type, bool full) {
   mcp__buf_putc(b, '{');
   if (!modern)
     return;
@@ -295,7 +329,7 @@ void mcp__result_begin(mcp__buf *b, const mcp_server *srv, bool modern,
   mcp__buf_puts(b, "\"resultType\":\"");
   mcp__buf_puts(b, result_type);
   mcp__buf_puts(b, "\",\"_meta\":{\"io.modelcontextprotocol/serverInfo\":");
-  mcp__server_info(b, srv, MCP__VERSION_MODERN);
+  mcp__server_info(b, srv, MCP__VERSION_MODERN, full);
   mcp__buf_puts(b, "},");
 }
 

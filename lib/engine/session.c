@@ -239,7 +239,10 @@ void mcp__req_error(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
 void mcp__reply_result(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
                        mcp__buf *body) {
   mcp__buf res = {0}, b = {0};
-  mcp__result_begin(&res, s->srv, r->modern, "complete");
+  /* server/discover says all the server says of itself; every other
+   * result the short form. */
+  mcp__result_begin_info(&res, s->srv, r->modern, "complete",
+                         mcp__streq(r->m->method, "server/discover"));
   if (body->err)
     res.err = body->err;
   else
@@ -313,7 +316,7 @@ static void handle_initialize(mcp_session *s, mcp__reply_ctx *ctx,
   unsigned announced =
       MCP__LISTEN_TOOLS | mcp__put_capabilities(&b, srv, (mcp__version)v);
   mcp__buf_puts(&b, "},\"serverInfo\":");
-  mcp__server_info(&b, srv, (mcp__version)v);
+  mcp__server_info(&b, srv, (mcp__version)v, true);
   mcp__buf_putc(&b, ',');
   if (srv->instructions) {
     mcp__buf_puts(&b, "\"instructions\":");

@@ -32,10 +32,16 @@ static int build_all(mcp__tool *t, const void *def,
  * either *out or, on failure (rc, or a later one), the entry freed and err
  * saying why (the problems recorded, or "out of memory"). */
 static int finish_entry(int rc, mcp__problems *p, const void *def,
-                        const char *const *scopes,
+                        const char *const *scopes, const mcp_icon *icons,
+                        const char *meta,
                         void (*print)(const void *def, const mcp__tool *t,
                                       mcp__version v, mcp__buf *b),
                         mcp__tool *t, mcp__tool **out) {
+  /* Checked with the rest already: with a problem, nothing to render. */
+  if (rc == 0 && p->n == 0)
+    rc = mcp__icons_render(icons, p, &t->icons);
+  if (rc == 0 && p->n == 0)
+    rc = mcp__meta_render(meta, p, &t->meta);
   if (rc == 0 && p->n > 0)
     rc = MCP_EINVAL;
   if (rc == 0)
@@ -54,7 +60,8 @@ static int finish_entry(int rc, mcp__problems *p, const void *def,
 
 /* ---- prompts ------------------------------------------------------------- */
 
-/* The Prompt object: title from 2025-06-18. */
+/* The Prompt object: title and _meta from 2025-06-18, icons from
+ * 2025-11-25. */
 static void print_prompt(const void *d, const mcp__tool *t, mcp__version v,
                          mcp__buf *b) {
   const mcp_prompt *def = d;
@@ -76,6 +83,7 @@ static void print_prompt(const void *d, const mcp__tool *t, mcp__version v,
     }
     mcp__buf_putc(b, ']');
   }
+  mcp__put_extras(b, t->icons, t->meta, v);
   mcp__buf_putc(b, '}');
 }
 
@@ -108,6 +116,8 @@ static void check_prompt(const mcp_prompt *def, mcp__problems *p) {
     }
   }
   mcp__scopes_check(def->scopes, p);
+  (void)mcp__icons_render(def->icons, p, NULL); /* checks only */
+  (void)mcp__meta_render(def->meta, p, NULL);
 }
 
 static mcp__tool *entry_new(int kind, mcp_tool_fn handler,
@@ -156,7 +166,8 @@ int mcp__prompt_new(const mcp_prompt *def, void *user_data, mcp__tool **out,
   }
   rc = 0;
 fail:
-  return finish_entry(rc, &p, def, def->scopes, print_prompt, t, out);
+  return finish_entry(rc, &p, def, def->scopes, def->icons, def->meta,
+                      print_prompt, t, out);
 }
 
 int mcp__prompt_check_args(const mcp__tool *t, const cJSON *args, char *msg,
@@ -193,7 +204,8 @@ int mcp__prompt_check_args(const mcp__tool *t, const cJSON *args, char *msg,
 
 /* ---- resources ----------------------------------------------------------- */
 
-/* The Resource or ResourceTemplate object: title from 2025-06-18. */
+/* The Resource or ResourceTemplate object: title and _meta from
+ * 2025-06-18, icons from 2025-11-25. */
 static void print_resource(const void *d, const mcp__tool *t, mcp__version v,
                            mcp__buf *b) {
   const mcp_resource *def = d;
@@ -204,6 +216,7 @@ static void print_resource(const void *d, const mcp__tool *t, mcp__version v,
     mcp__put_string_member(b, "title", def->title);
   mcp__put_string_member(b, "description", def->description);
   mcp__put_string_member(b, "mimeType", def->mime_type);
+  mcp__put_extras(b, t->icons, t->meta, v);
   mcp__buf_putc(b, '}');
 }
 
@@ -227,6 +240,8 @@ static void check_resource(const mcp_resource *def, mcp__problems *p) {
       !text_ok(def->description) || !text_ok(def->mime_type))
     mcp__problem(p, "name, title, description and mime_type must be UTF-8");
   mcp__scopes_check(def->scopes, p);
+  (void)mcp__icons_render(def->icons, p, NULL); /* checks only */
+  (void)mcp__meta_render(def->meta, p, NULL);
 }
 
 int mcp__resource_new(const mcp_resource *def, void *user_data, mcp__tool **out,
@@ -266,5 +281,6 @@ int mcp__resource_new(const mcp_resource *def, void *user_data, mcp__tool **out,
     }
   }
 fail:
-  return finish_entry(rc, &p, def, def->scopes, print_resource, t, out);
+  return finish_entry(rc, &p, def, def->scopes, def->icons, def->meta,
+                      print_resource, t, out);
 }

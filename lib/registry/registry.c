@@ -184,7 +184,8 @@ void mcp__put_string_member(mcp__buf *b, const char *key, const char *val) {
 }
 
 /* Prints the Tool object as version v defines it: annotations from
- * 2025-03-26, title and outputSchema from 2025-06-18. Every stated hint is
+ * 2025-03-26, title, outputSchema and _meta from 2025-06-18, icons from
+ * 2025-11-25. Every stated hint is
  * written explicitly, so no client falls back to the worst-case defaults. */
 static int build_wire(const mcp_tool *def, const mcp__tool *t, mcp__version v,
                       mcp__buf *b) {
@@ -215,6 +216,7 @@ static int build_wire(const mcp_tool *def, const mcp__tool *t, mcp__version v,
     put_hint(b, "openWorldHint", a->open_world, &first);
     mcp__buf_putc(b, '}');
   }
+  mcp__put_extras(b, t->icons, t->meta, v);
   return mcp__buf_putc(b, '}');
 }
 
@@ -238,6 +240,8 @@ static void tool_free(mcp__tool *t) {
   mcp__schema_free(t->output);
   cJSON_Delete(t->input_schema);
   cJSON_Delete(t->output_schema);
+  mcp__free(t->icons);
+  mcp__free(t->meta);
   for (int v = 0; v < MCP__VERSION_COUNT; v++)
     mcp__free(t->wire[v]);
   mcp__free(t);
@@ -334,6 +338,9 @@ int mcp__tool_new(const mcp_tool *def, void *user_data, mcp__tool **out,
     if (rc == MCP_ENOMEM)
       goto fail;
   }
+  if ((rc = mcp__icons_render(def->icons, &p, &t->icons)) != 0 ||
+      (rc = mcp__meta_render(def->meta, &p, &t->meta)) != 0)
+    goto fail;
   if (p.n > 0) {
     rc = MCP_EINVAL;
     goto fail;

@@ -68,6 +68,7 @@ typedef struct mcp__tool {
   char **arg_names;              /* prompts: NULL-terminated */
   bool *arg_required;
   size_t nargs;
+  char *icons, *meta; /* rendered (extras.c) for the wire forms; or NULL */
   /* The Tool (Prompt, Resource, ResourceTemplate) object as sent to each
    * protocol version, built once. */
   char *wire[MCP__VERSION_COUNT];
@@ -116,6 +117,20 @@ int mcp__params_check(const mcp__tool *t, const struct cJSON *arguments,
 void mcp__scopes_check(const char *const *scopes, mcp__problems *p);
 int mcp__scopes_copy(const char *const *scopes, mcp__tool *t);
 void mcp__put_string_member(mcp__buf *b, const char *key, const char *val);
+
+/* ---- icons and _meta (extras.c) ------------------------------------------
+ * Checked against mcp.h's rules (every problem recorded in p) and, when
+ * they pass, rendered into *out as the JSON text sent (an array of Icon
+ * objects; the _meta object re-serialized), or NULL when there is none.
+ * Return 0 (problems or not) or MCP_ENOMEM; *out is the caller's
+ * (mcp__free). With out NULL they only check. */
+int mcp__icons_render(const mcp_icon *icons, mcp__problems *p, char **out);
+int mcp__meta_render(const char *meta, mcp__problems *p, char **out);
+/* Appends ",\"icons\":..." for 2025-11-25 and later and ",\"_meta\":..."
+ * for 2025-06-18 and later; NULL adds nothing. */
+void mcp__put_extras(mcp__buf *b, const char *icons, const char *meta,
+                     mcp__version v);
+
 bool mcp__tool_callable_by(const mcp__tool *t, const mcp_principal *p);
 void mcp__tool_ref(mcp__tool *t);
 void mcp__tool_unref(mcp__tool *t);

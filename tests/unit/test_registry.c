@@ -157,6 +157,57 @@ typedef struct rule_case {
     what, __VA_ARGS__, 0, NULL, { NULL }                                       \
   }
 
+/* Icons of every form a definition may carry (mcp_icon). */
+static const mcp_icon test_icons[] = {
+    {.src = "https://example.com/icon.png",
+     .mime_type = "image/png",
+     .sizes = (const char *const[]){"48x48", "96x96", NULL},
+     .theme = "light"},
+    {.src = "data:image/svg+xml;base64,PHN2Zy8+",
+     .mime_type = "image/svg+xml",
+     .sizes = (const char *const[]){"any", NULL},
+     .theme = "dark"},
+    {.src = "https://example.com/plain"},
+    {.src = NULL}};
+#define TEST_ICONS test_icons
+
+/* A tool whose one icon (the initializer after want) breaks a rule, named
+ * in want. */
+#define BAD_ICON(what, want, ...)                                              \
+  {                                                                            \
+    "icon: " what,                                                             \
+        {.name = "w",                                                          \
+         WRITES,                                                               \
+         WRITER_HINTS,                                                         \
+         .icons = (const mcp_icon[]){__VA_ARGS__, {.src = NULL}}},             \
+        MCP_EINVAL, "w", {                                                     \
+      "icon 0: ", want                                                         \
+    }                                                                          \
+  }
+#define BAD_SIZE(size)                                                         \
+  {                                                                            \
+    .src = "https://example.com/i", .sizes = (const char *const[]) {           \
+      "16x16", size, NULL                                                      \
+    }                                                                          \
+  }
+
+/* A tool whose meta breaks a rule, named in want. */
+#define BAD_META(what, text, want)                                             \
+  {                                                                            \
+    "meta: " what, {.name = "w", WRITES, WRITER_HINTS, .meta = text},          \
+        MCP_EINVAL, "w", {                                                     \
+      want                                                                     \
+    }                                                                          \
+  }
+
+#define ICON_X                                                                 \
+  { .src = "https://example.com/x" }
+static const mcp_icon seventeen_icons[] = {
+    ICON_X, ICON_X, ICON_X, ICON_X, ICON_X, ICON_X,
+    ICON_X, ICON_X, ICON_X, ICON_X, ICON_X, ICON_X,
+    ICON_X, ICON_X, ICON_X, ICON_X, ICON_X, {.src = NULL}};
+#undef ICON_X
+
 /* A hint value outside the enum, in each member: 1 and 2 were
  * MCP_HINT_FALSE and MCP_HINT_TRUE before the values became letters, so a
  * binary built against the old header must not pass either. */
@@ -683,6 +734,71 @@ static const rule_case rules[] = {
           "{\"type\":\"object\",\"anyOf\":[{\"properties\":{\"r\":{"
           "\"type\":\"string\",\"x-mcp-header\":\"Any\"}}}]}",
           "reached through"),
+
+    /* Icons: https: or data: of an image type, the types, sizes and
+     * themes the schema names. */
+    ACCEPTED("icons of every form",
+             {.name = "w", WRITES, WRITER_HINTS, .icons = TEST_ICONS}),
+    BAD_ICON("http: src", "https: URL", {.src = "http://example.com/i.png"}),
+    BAD_ICON("file: src", "https: URL", {.src = "file:///etc/passwd"}),
+    BAD_ICON("javascript: src", "https: URL", {.src = "javascript:alert(1)"}),
+    BAD_ICON("https: without a host", "not a valid", {.src = "https://"}),
+    BAD_ICON("https: with a space", "not a valid",
+             {.src = "https://a b/i.png"}),
+    BAD_ICON("data: not base64", "data:image/TYPE;base64,DATA",
+             {.src = "data:image/png,abc"}),
+    BAD_ICON("data: of text", "image/ type",
+             {.src = "data:text/html;base64,PGI+"}),
+    BAD_ICON("data: badly encoded", "canonical base64",
+             {.src = "data:image/png;base64,abc"}),
+    BAD_ICON("data: empty", "canonical base64",
+             {.src = "data:image/png;base64,"}),
+    BAD_ICON("mime_type not an image", "mime_type must be",
+             {.src = "https://example.com/i", .mime_type = "text/html"}),
+    BAD_ICON("mime_type without a subtype", "mime_type must be",
+             {.src = "https://example.com/i", .mime_type = "image/"}),
+    BAD_ICON(
+        "mime_type against the data: URI's", "not the data: URI's own type",
+        {.src = "data:image/png;base64,iVBORw==", .mime_type = "image/jpeg"}),
+    BAD_ICON("size 48", "\"48\" is neither", BAD_SIZE("48")),
+    BAD_ICON("size 0x4", "\"0x4\" is neither", BAD_SIZE("0x4")),
+    BAD_ICON("size 48x", "\"48x\" is neither", BAD_SIZE("48x")),
+    BAD_ICON("size 048x48", "is neither", BAD_SIZE("048x48")),
+    BAD_ICON("size 48X48", "is neither", BAD_SIZE("48X48")),
+    BAD_ICON("size Any", "is neither", BAD_SIZE("Any")),
+    BAD_ICON("theme blue", "theme must be",
+             {.src = "https://example.com/i", .theme = "blue"}),
+    {"seventeen icons",
+     {.name = "w", WRITES, WRITER_HINTS, .icons = seventeen_icons},
+     MCP_EINVAL,
+     "w",
+     {"more than 16 icons"}},
+
+    /* _meta: a JSON object whose keys the schema's rules name. */
+    ACCEPTED("meta with prefixed and plain keys",
+             {.name = "w",
+              WRITES,
+              WRITER_HINTS,
+              .meta = "{\"com.example/a\":1,\"ui\":{\"x\":[]},\"a.b-c_d\":"
+                      "null,\"x-1.y/z\":true,\"progressToken\":2}"}),
+    BAD_META("not JSON", "{", "meta is not valid JSON"),
+    BAD_META("an array", "[]", "meta must be a JSON object"),
+    BAD_META("a string", "\"x\"", "meta must be a JSON object"),
+    BAD_META("a duplicate key", "{\"a\":1,\"a\":2}", "meta is not valid JSON"),
+    BAD_META("the protocol's prefix",
+             "{\"io.modelcontextprotocol/serverInfo\":{}}",
+             "reserved for the protocol"),
+    BAD_META("mcp as second label", "{\"dev.mcp/x\":1}",
+             "reserved for the protocol"),
+    BAD_META("a name ending in a dash", "{\"a-\":1}",
+             "begin and end with a letter or digit"),
+    BAD_META("a name with a space", "{\"a b\":1}", "may hold only"),
+    BAD_META("an empty key", "{\"\":1}", "it is empty"),
+    BAD_META("a label starting with a digit", "{\"1com.example/x\":1}",
+             "its prefix must be"),
+    BAD_META("an empty label", "{\"com..example/x\":1}", "its prefix must be"),
+    BAD_META("a prefix ending in a dot", "{\"com./x\":1}", "its prefix must"),
+    BAD_META("a slash in the name", "{\"a/b/c\":1}", "its prefix must be"),
 };
 
 /* Every row of rules, each on a server of its own. */
@@ -1030,6 +1146,61 @@ START_TEST(wire_per_version) {
     ck_assert_str_eq(mcp_session_protocol_version(p.session), cases[i].version);
     cJSON *m = list_tools(&p, NULL);
     tu_assert_exact(find_tool(m, "full"), cases[i].tool);
+    cJSON_Delete(m);
+    tu_peer_close(&p);
+  }
+  mcp_server_free(srv);
+}
+END_TEST
+
+/* icons from 2025-11-25 and _meta from 2025-06-18, as registered
+ * (re-serialized), and neither to the versions before. */
+START_TEST(wire_icons_and_meta) {
+  static const char *const sizes[] = {"48x48", NULL};
+  static const mcp_icon icons[] = {{.src = "https://example.com/i.png",
+                                    .mime_type = "image/png",
+                                    .sizes = sizes,
+                                    .theme = "dark"},
+                                   {.src = NULL}};
+  mcp_server *srv = new_server();
+  mcp_tool t = reader("pictured");
+  t.icons = icons;
+  t.meta = "{ \"com.example/x\" : [1, 2.50, \"\\u00e9\"] }";
+  expect_accepted(srv, &t);
+  const char *icon_json = "[{\"src\":\"https://example.com/i.png\","
+                          "\"mimeType\":\"image/png\",\"sizes\":[\"48x48\"],"
+                          "\"theme\":\"dark\"}]";
+  const char *meta_json = "{\"com.example/x\":[1,2.50,\"\xc3\xa9\"]}";
+  static const struct {
+    const char *version;
+    bool icons, meta;
+  } cases[] = {{"2024-11-05", false, false},
+               {"2025-03-26", false, false},
+               {"2025-06-18", false, true},
+               {"2025-11-25", true, true},
+               {"2026-07-28", true, true}};
+  for (size_t i = 0; i < TU_COUNT(cases); i++) {
+    tu_peer p;
+    tu_peer_open(&p, srv, NULL);
+    cJSON *m;
+    if (strcmp(cases[i].version, "2026-07-28") == 0) {
+      m = tu_ask(&p, tu_mreq(1, "tools/list", TU_META_NONE, NULL));
+    } else {
+      tu_initialize(&p, cases[i].version);
+      m = list_tools(&p, NULL);
+    }
+    const cJSON *tool = find_tool(m, "pictured");
+    ck_assert_ptr_nonnull(tool);
+    if (cases[i].icons)
+      tu_assert_exact(tu_get(tool, "icons"), icon_json);
+    else
+      ck_assert_msg(tu_get(tool, "icons") == NULL, "%s: icons",
+                    cases[i].version);
+    if (cases[i].meta)
+      tu_assert_exact(tu_get(tool, "_meta"), meta_json);
+    else
+      ck_assert_msg(tu_get(tool, "_meta") == NULL, "%s: _meta",
+                    cases[i].version);
     cJSON_Delete(m);
     tu_peer_close(&p);
   }
@@ -1406,6 +1577,8 @@ static mcp_tool full_tool(void) {
   t.output_schema = "{\"type\":\"object\",\"properties\":{\"hits\":{\"type\":"
                     "\"array\",\"items\":{\"type\":\"string\"}}}}";
   t.scopes = scopes;
+  t.icons = TEST_ICONS;
+  t.meta = "{\"com.example/kind\":\"full\",\"ui\":{\"visibility\":[1]}}";
   return t;
 }
 
@@ -1962,6 +2135,7 @@ static Suite *registry_suite(void) {
   tcase_add_test(t, wire_annotation_title);
   tcase_add_test(t, wire_per_version);
   tcase_add_test(t, wire_default_input_schema);
+  tcase_add_test(t, wire_icons_and_meta);
   suite_add_tcase(s, t);
 
   t = tcase_create("remove");

@@ -498,6 +498,173 @@ START_TEST(prompt_registration_rules) {
 }
 END_TEST
 
+/* Icons and _meta on prompts, resources and templates: refused with the
+ * rest of a definition's problems, and sent as each version defines them
+ * (_meta from 2025-06-18, icons from 2025-11-25). */
+START_TEST(icons_and_meta_on_the_surface) {
+  static const char *const any[] = {"any", NULL};
+  static const mcp_icon icon[] = {
+      {.src = "data:image/svg+xml;base64,PHN2Zy8+", .sizes = any},
+      {.src = NULL}};
+  static const mcp_icon http_icon[] = {{.src = "http://example.com/a.png"},
+                                       {.src = NULL}};
+  mcp_prompt p = {.name = "p",
+                  .description = NULL,
+                  .handler = h_unused,
+                  .icons = http_icon,
+                  .meta = "{\"io.modelcontextprotocol/x\":1}"};
+  ck_assert_int_eq(mcp_server_add_prompt(srv, &p, NULL), MCP_EINVAL);
+  const char *msg = mcp_server_errmsg(srv);
+  ck_assert_msg(strstr(msg, "prompt \"p\": a description is required") &&
+                    strstr(msg, "icon 0: src must be an https: URL") &&
+                    strstr(msg, "meta key \"io.modelcontextprotocol/x\": its "
+                                "prefix is reserved for the protocol"),
+                "%s", msg);
+  mcp_resource r = {
+      .uri = "file:///r", .name = "r", .handler = h_unused, .meta = "[1]"};
+  ck_assert_int_eq(mcp_server_add_resource(srv, &r, NULL), MCP_EINVAL);
+  EXPECT_ERRMSG("resource \"file:///r\": meta must be a JSON object");
+  mcp_resource t = {.uri_template = "file:///t/{x}",
+                    .name = "t",
+                    .handler = h_unused,
+                    .icons = http_icon};
+  ck_assert_int_eq(mcp_server_add_resource(srv, &t, NULL), MCP_EINVAL);
+  msg = mcp_server_errmsg(srv);
+  const char *want = "resource template \"file:///t/{x}\": icon 0: ";
+  ck_assert_msg(strncmp(msg, want, strlen(want)) == 0, "%s", msg);
+
+  p.description = "d";
+  p.icons = icon;
+  p.meta = "{\"com.example/p\":true}";
+  r.icons = icon;
+  r.meta = "{\"com.example/r\":[]}";
+  t.icons = icon;
+  t.meta = "{\"com.example/t\":{}}";
+  ck_assert_int_eq(mcp_server_add_prompt(srv, &p, NULL), 0);
+  ck_assert_int_eq(mcp_server_add_resource(srv, &r, NULL), 0);
+  ck_assert_int_eq(mcp_server_add_resource(srv, &t, NULL), 0);
+  static const char icon_json[] =
+      "[{\"src\":\"data:image/svg+xml;base64,PHN2Zy8+\",\"sizes\":[\"any\"]}]";
+  static const struct {
+    const char *method, *list, *meta;
+  } lists[] = {
+      {"prompts/list", "prompts", "{\"com.example/p\":true}"},
+      {"resources/list", "resources", "{\"com.example/r\":[]}"},
+      {"resources/templates/list", "resourceTemplates",
+       "{\"com.example/t\":{}}"},
+  };
+  static const char *const versions[] = {"2025-03-26", "2025-06-18",
+                                         "2025-11-25", "2026-07-28"};
+  for (size_t v = 0; v < TU_COUNT(versions); v++) {
+    bool modern = strcmp(versions[v], "2026-07-28") == 0;
+    tu_peer q;
+    tu_peer_open_with(&q, srv, &ALICE, inspect);
+    if (!modern)
+      tu_legacy_init(&q, versions[v], "{}");
+    for (size_t k = 0; k < TU_COUNT(lists); k++) {
+      cJSON *reply =
+          tu_ask(&q, modern ? tu_mreq(1, lists[k].method, TU_META_NONE, NULL)
+                            : tu_req(1, lists[k].method, NULL));
+      const cJSON *item = NULL;
+      for (const cJSON *e = tu_get(tu_result_of(reply), lists[k].list)->child;
+           e; e = e->next) {
+        const char *id = tu_jstr(e, "name");
+        if (id && (strcmp(id, "p") == 0 || strcmp(id, "r") == 0 ||
+                   strcmp(id, "t") == 0))
+          item = e;
+      }
+      ck_assert_msg(item != NULL, "%s %s", versions[v], lists[k].method);
+      bool has_meta = v >= 1, has_icons = v >= 2;
+      if (has_meta)
+        tu_assert_exact(tu_get(item, "_meta"), lists[k].meta);
+      else
+        ck_assert_ptr_null(tu_get(item, "_meta"));
+      if (has_icons)
+        tu_assert_exact(tu_get(item, "icons"), icon_json);
+      else
+        ck_assert_ptr_null(tu_get(item, "icons"));
+      cJSON_Delete(reply);
+    }
+    tu_peer_close(&q);
+  }
+}
+END_TEST
+
+/* The server's own icons and websiteUrl: checked by mcp_server_new, sent
+ * in initialize from 2025-11-25 and in server/discover, and left out of
+ * the serverInfo every other modern result carries. */
+START_TEST(server_icons_and_website) {
+  static const mcp_icon icons[] = {{.src = "https://example.com/s.png",
+                                    .mime_type = "image/png",
+                                    .theme = "light"},
+                                   {.src = NULL}};
+  mcp_server_info info = {.name = "pictured",
+                          .version = "1.0.0",
+                          .icons = icons,
+                          .website_url = "https://example.com/"};
+  mcp_server *s = NULL;
+  static const struct {
+    const char *url, *src, *want;
+  } bad[] = {
+      {"http://example.com/", "https://example.com/s.png",
+       "website_url must be an https: URL"},
+      {"https://", "https://example.com/s.png",
+       "website_url must be an https: URL"},
+      {"https://example.com/", "ftp://example.com/s.png",
+       "icon 0: src must be an https: URL or a data: URI"},
+  };
+  const char *prefix = "mcp_server_new: server \"pictured\": ";
+  for (size_t i = 0; i < TU_COUNT(bad); i++) {
+    mcp_icon one[] = {{.src = bad[i].src}, {.src = NULL}};
+    mcp_server_info b = info;
+    b.website_url = bad[i].url;
+    b.icons = one;
+    ck_assert_int_eq(mcp_server_new(&b, &s), MCP_EINVAL);
+    const char *msg = mcp_server_errmsg(NULL);
+    ck_assert_msg(strncmp(msg, prefix, strlen(prefix)) == 0 &&
+                      strstr(msg, bad[i].want),
+                  "%zu: %s", i, msg);
+  }
+  ck_assert_int_eq(mcp_server_new(&info, &s), 0);
+  static const char full[] =
+      "{\"name\":\"pictured\",\"version\":\"1.0.0\",\"websiteUrl\":"
+      "\"https://example.com/\",\"icons\":[{\"src\":\"https://example.com/"
+      "s.png\",\"mimeType\":\"image/png\",\"theme\":\"light\"}]}";
+  static const char short_form[] =
+      "{\"name\":\"pictured\",\"version\":\"1.0.0\"}";
+  tu_peer q;
+  tu_peer_open(&q, s, NULL);
+  cJSON *r = tu_ask(&q, tu_req(1, "initialize",
+                               "{\"protocolVersion\":\"2025-11-25\","
+                               "\"capabilities\":{},\"clientInfo\":{"
+                               "\"name\":\"c\",\"version\":\"1\"}}"));
+  tu_assert_exact(tu_jget(r, "result.serverInfo"), full);
+  cJSON_Delete(r);
+  tu_peer_close(&q);
+  tu_peer_open(&q, s, NULL);
+  r = tu_ask(&q, tu_req(1, "initialize",
+                        "{\"protocolVersion\":\"2025-06-18\","
+                        "\"capabilities\":{},\"clientInfo\":{"
+                        "\"name\":\"c\",\"version\":\"1\"}}"));
+  tu_assert_exact(tu_jget(r, "result.serverInfo"), short_form);
+  cJSON_Delete(r);
+  tu_peer_close(&q);
+  tu_peer_open(&q, s, NULL);
+  r = tu_ask(&q, tu_mreq(1, "server/discover", TU_META_NONE, NULL));
+  tu_assert_exact(
+      tu_get(tu_jget(r, "result._meta"), "io.modelcontextprotocol/serverInfo"),
+      full);
+  cJSON_Delete(r);
+  r = tu_ask(&q, tu_mreq(2, "tools/list", TU_META_NONE, NULL));
+  tu_assert_exact(
+      tu_get(tu_jget(r, "result._meta"), "io.modelcontextprotocol/serverInfo"),
+      short_form);
+  cJSON_Delete(r);
+  tu_peer_close(&q);
+  mcp_server_free(s);
+}
+END_TEST
+
 START_TEST(resource_registration_rules) {
   ck_assert_int_eq(mcp_server_add_resource(NULL, &RES_README, NULL),
                    MCP_EINVAL);
@@ -3393,6 +3560,8 @@ static Suite *surface_suite(void) {
   TCase *t = tcase(s, "registration", setup_bare);
   tcase_add_test(t, prompt_registration_rules);
   tcase_add_test(t, resource_registration_rules);
+  tcase_add_test(t, icons_and_meta_on_the_surface);
+  tcase_add_test(t, server_icons_and_website);
   tcase_add_test(t, scopes_include_prompts_and_resources);
   tcase_add_test(t, capabilities_only_what_is_registered);
   tcase_add_test(t, methods_only_for_what_is_offered);
