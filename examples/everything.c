@@ -72,6 +72,19 @@ static const unsigned char wav[] = {
     0x40, 0x1f, 0x00, 0x00, 0x80, 0x3e, 0x00, 0x00, 0x02, 0x00, 0x10, 0x00,
     0x64, 0x61, 0x74, 0x61, 0x02, 0x00, 0x00, 0x00, 0x00, 0x00};
 
+/* The server's and test_simple_text's icon (MCP 2025-11-25: clients of
+ * earlier versions are sent none): a green square as an SVG data: URI,
+ * which a client shows without fetching anything. */
+static const char *const icon_sizes[] = {"any", NULL};
+static const mcp_icon icons[] = {
+    {.src = "data:image/svg+xml;base64,"
+            "PHN2ZyB4bWxucz0iaHR0cDovL3d3dy53My5vcmcvMjAwMC9zdmciIHZpZXdCb3g9Ij"
+            "AgMCAxNiAxNiI+PHJlY3Qgd2lkdGg9IjE2IiBoZWlnaHQ9IjE2IiByeD0iMyIgZmls"
+            "bD0iIzJhNyIvPjwvc3ZnPg==",
+     .mime_type = "image/svg+xml",
+     .sizes = icon_sizes},
+    {.src = NULL}};
+
 /* ---- helpers ------------------------------------------------------------- */
 
 /* Appends a text block formatted like printf, however long it gets. The
@@ -699,7 +712,8 @@ static const mcp_tool tools[] = {
     {.name = "test_simple_text",
      .description = "Returns one text block.",
      .annotations = READ_ONLY,
-     .handler = simple_text},
+     .handler = simple_text,
+     .icons = icons},
     {.name = "test_image_content",
      .description = "Returns a 1x1 PNG image.",
      .annotations = READ_ONLY,
@@ -1234,6 +1248,7 @@ int main(int argc, char **argv) {
       .title = "Everything",
       .instructions = "A test server: each tool, resource and prompt is the "
                       "one a conformance scenario asks for.",
+      .icons = icons,
   };
   if (mcp_server_new(&info, &srv) != 0)
     return 1;

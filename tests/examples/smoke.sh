@@ -86,6 +86,23 @@ everything)
   expect '"method":"sampling/createMessage"'
   expect '"text":"LLM response: 4"'
   expect '"id":7,"result":{"content":[{"type":"text","text":"This tool intentionally returns an error for testing."}],"isError":true}'
+  # Icons (2025-11-25 and later): on the server and on test_simple_text,
+  # and to a 2025-06-18 client on neither.
+  icon='"icons":[{"src":"data:image/svg+xml;base64,PHN2Zy'
+  printf '%s\n' "$init" "$ready" \
+    '{"jsonrpc":"2.0","id":2,"method":"tools/list"}' | run --stdio
+  expect "\"serverInfo\":{\"name\":\"everything\""
+  expect "\"title\":\"Everything\",$icon"
+  expect "\"name\":\"test_simple_text\",\"description\":\"Returns one text block.\""
+  expect "\"openWorldHint\":false},$icon"
+  printf '%s\n' "${init/2025-11-25/2025-06-18}" "$ready" \
+    '{"jsonrpc":"2.0","id":2,"method":"tools/list"}' | run --stdio
+  expect '"protocolVersion":"2025-06-18"'
+  expect '"name":"test_simple_text"'
+  if grep -qF '"icons"' "$tmp/out"; then
+    echo "FAIL: everything sent icons to a 2025-06-18 client" >&2
+    exit 1
+  fi
   # Bad command lines are refused with usage, not served.
   if "$bin" --bogus </dev/null >/dev/null 2>&1; then
     echo "FAIL: everything accepted --bogus" >&2
