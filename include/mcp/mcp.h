@@ -811,6 +811,63 @@ MCP_API int mcp_server_add_resource(mcp_server *srv,
  * uri (its template text). Returns 0 or MCP_ENOENT. Any thread. */
 MCP_API int mcp_server_remove_resource(mcp_server *srv, const char *uri);
 
+/** One file of a skill (mcp_skill), plain data; its bytes are copied at
+ * registration. */
+typedef struct mcp_skill_file {
+  const char *path;      /**< relative to the skill's root: '/'-separated
+                              segments of [A-Za-z0-9._-], none "." or ".."
+                              ("SKILL.md", "references/FORMS.md") */
+  const void *data;      /**< its bytes (NULL only when size is 0) */
+  size_t size;           /**< how many */
+  const char *mime_type; /**< optional; by default text/markdown for .md,
+                              text/plain for .txt, and so on by extension,
+                              else application/octet-stream (SKILL.md is
+                              always text/markdown) */
+  void *reserved[2];     /**< zero: room to grow (see the README, Versioning) */
+} mcp_skill_file;
+
+/** A skill (the io.modelcontextprotocol/skills extension, over the Agent
+ * Skills format): a SKILL.md whose YAML frontmatter names it and says what
+ * it is for, and the files it refers to. Each file is served as the
+ * resource skill://PATH/FILE (read with resources/read, through the same
+ * scope admission as any resource); skills/list and skills/get answer with
+ * its entry: the frontmatter as JSON and every file's SHA-256 and size.
+ * The frontmatter is read by a strict subset of YAML: `key: value` lines
+ * whose values are strings (plain, 'single' or "double" quoted) and maps
+ * one level deep (`metadata:` with indented `key: value` lines); a plain
+ * value YAML would read as a number, a boolean or null must be quoted, and
+ * anything else YAML has (lists, block scalars, anchors) is refused with
+ * its line. It needs name (1-64 of [a-z0-9-], no '-' first, last or twice
+ * in a row, equal to the path's last segment) and description (1-1024
+ * characters); compatibility, when given, is 1-500 characters. At most 512
+ * files and 16 MiB in all, as the extension bounds a skill. */
+typedef struct mcp_skill {
+  const char *path;            /**< the skill's path: '/'-separated
+                                    segments as for files, the last its
+                                    name ("notes-workflow",
+                                    "acme/billing/refunds") */
+  const mcp_skill_file *files; /**< array ended by an entry whose path is
+                                    NULL; one of them "SKILL.md" */
+  const char *const *scopes;   /**< as for resources: every one required
+                                    to read its files and to get its
+                                    entry; NULL = none */
+  void *reserved[4]; /**< zero: room to grow (see the README, Versioning) */
+} mcp_skill;
+
+/** Registers skill: its entry and a resource per file, all or nothing.
+ * From then on initialize (2025-11-25 and later) and server/discover
+ * declare the extension (capabilities.extensions
+ * "io.modelcontextprotocol/skills"). Returns 0; MCP_EINVAL when the
+ * definition breaks a rule above (mcp_server_errmsg names every one);
+ * MCP_EEXIST when a skill of that path, or a resource under one of its
+ * files' uris, is registered; MCP_ENOMEM. Any thread; initialized sessions
+ * get notifications/resources/list_changed. */
+MCP_API int mcp_server_add_skill(mcp_server *srv, const mcp_skill *skill);
+
+/** Removes the skill at path and the resources of its files. Returns 0 or
+ * MCP_ENOENT. Any thread. */
+MCP_API int mcp_server_remove_skill(mcp_server *srv, const char *path);
+
 /** Tells the clients subscribed to uri that it changed:
  * notifications/resources/updated to legacy sessions that sent
  * resources/subscribe, and to 2026-07-28 subscriptions/listen streams that

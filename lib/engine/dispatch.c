@@ -186,6 +186,12 @@ static void list_resources(mcp_session *s, mcp__reply_ctx *ctx,
   mcp__handle_list(s, ctx, r, &s->srv->resources);
 }
 
+static void list_skills(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
+                        mcp__target *t) {
+  (void)t;
+  mcp__handle_list(s, ctx, r, &s->srv->skills);
+}
+
 static void list_templates(mcp_session *s, mcp__reply_ctx *ctx,
                            const mcp__req *r, mcp__target *t) {
   (void)t;
@@ -228,6 +234,10 @@ const mcp__method mcp__methods[] = {
      MCP__ADMIT_NONE, false},
     {"subscriptions/listen", mcp__handle_listen, mcp__target_listen, NONE,
      MODERN, false, MCP__ADMIT_ENTRY, false},
+    {"skills/list", list_skills, NULL, MCP__FEATURE_SKILLS, BOTH, true,
+     MCP__ADMIT_LIST, false},
+    {"skills/get", mcp__handle_skills_get, mcp__target_skill,
+     MCP__FEATURE_SKILLS, BOTH, true, MCP__ADMIT_ENTRY, false},
 };
 const size_t mcp__nmethods = sizeof mcp__methods / sizeof *mcp__methods;
 

@@ -34,6 +34,7 @@ struct mcp_server {
   mcp__registry prompts;       /* prompts */
   mcp__registry resources;     /* resources with a fixed uri */
   mcp__registry templates;     /* resource templates, matched in order */
+  mcp__registry skills;        /* skill entries, by their SKILL.md uri */
   mcp_session *sessions;       /* every live session, for list_changed */
   mcp_log_fn log;
   void *log_data;
@@ -534,6 +535,12 @@ void mcp__dispatch(mcp_session *s, mcp__reply_ctx *ctx, mcp__req *r,
 const mcp_principal *mcp__visible_to(mcp_session *s);
 /* A new reference to the entry of r named name, or NULL when there is none
  * or it is hidden from visible (non-NULL). */
+/* skills/get: finds the skill params.uri names (false after answering
+ * -32602), and answers with its entry (surface.c). */
+bool mcp__target_skill(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
+                       mcp__target *t);
+void mcp__handle_skills_get(mcp_session *s, mcp__reply_ctx *ctx,
+                            const mcp__req *r, mcp__target *t);
 mcp__tool *mcp__find_visible(mcp_server *srv, const mcp__registry *r,
                              const char *name, const mcp_principal *visible);
 /* Finds an unfinished call by canonical id. Call with s->lock held. */
@@ -611,12 +618,14 @@ typedef enum mcp__feature {
   MCP__FEATURE_NONE = -1, /* always offered */
   MCP__FEATURE_PROMPTS,
   MCP__FEATURE_RESOURCES,
-  MCP__FEATURE_COMPLETIONS
+  MCP__FEATURE_COMPLETIONS,
+  MCP__FEATURE_SKILLS /* the io.modelcontextprotocol/skills extension */
 } mcp__feature;
 /* Does the server offer f now (something of it is registered)? */
 bool mcp__offers(mcp_server *srv, mcp__feature f);
 /* The capabilities object members the server offers now, after "tools"
- * (each preceded by a comma): prompts, resources, completions. */
+ * (each preceded by a comma): prompts, resources, completions, and the
+ * extensions (skills, from 2025-11-25). */
 unsigned mcp__put_capabilities(mcp__buf *b, mcp_server *srv, mcp__version v);
 
 /* Log level names of the protocol, indexed by level. */

@@ -125,6 +125,7 @@ int mcp_server_new(const mcp_server_info *info, mcp_server **out) {
   srv->prompts = (mcp__registry){.key = "prompts", .tag = 'p'};
   srv->resources = (mcp__registry){.key = "resources", .tag = 'r'};
   srv->templates = (mcp__registry){.key = "resourceTemplates", .tag = 'u'};
+  srv->skills = (mcp__registry){.key = "skills", .tag = 's'};
   atomic_init(&srv->refs, 1);
   atomic_init(&srv->page_size, DEFAULT_PAGE_SIZE);
   atomic_init(&srv->list_ttl_ms, DEFAULT_LIST_TTL_MS);
@@ -169,6 +170,7 @@ static void server_destroy(mcp_server *srv) {
   mcp__registry_clear(&srv->prompts);
   mcp__registry_clear(&srv->resources);
   mcp__registry_clear(&srv->templates);
+  mcp__registry_clear(&srv->skills);
   mcp__free(srv->name);
   mcp__free(srv->version);
   mcp__free(srv->title);
@@ -621,6 +623,96 @@ int mcp_server_remove_resource(mcp_server *srv, const char *uri) {
   if (rc)
     return fail(srv, rc, "resource \"%.200s\": none is registered under it",
                 mcp__utf8_valid(uri, strlen(uri)) ? uri : "(invalid UTF-8)");
+  mcp__broadcast(srv, MCP__CHANGED_RESOURCES, NULL);
+  return 0;
+}
+
+/* Reads one file of a skill: the bytes its entry keeps, as text when they
+ * are UTF-8, else as a blob. */
+static int read_skill_file(mcp_call *call, void *user_data) {
+  const mcp__tool *t = user_data;
+  if (mcp__utf8_valid(t->owned, t->owned_len))
+    return mcp_result_resource_text(call, t->name, t->mime_type, t->owned);
+  return mcp_result_resource_blob(call, t->name, t->mime_type, t->owned,
+                                  t->owned_len);
+}
+
+/* Takes out of the registries what add_skill put in: the skill entry
+ * (when skill) and the first n files. Call with srv->lock held. */
+static void skill_unregister(mcp_server *srv, const mcp__tool *skill,
+                             char *const *files, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    mcp__registry_remove(&srv->resources, files[i]);
+  if (skill)
+    mcp__registry_remove(&srv->skills, skill->name);
+}
+
+int mcp_server_add_skill(mcp_server *srv, const mcp_skill *skill) {
+  if (srv == NULL)
+    return MCP_EINVAL;
+  char err[ERR_MAX];
+  mcp__skill_entries e;
+  int rc = mcp__skill_new(skill, read_skill_file, &e, err, sizeof err);
+  if (rc)
+    return fail(srv, rc, "%s", err);
+  /* Each registry takes a reference of its own; e keeps its own until the
+   * end, for the messages and for taking back what went in when a later
+   * entry is refused. */
+  pthread_mutex_lock(&srv->lock);
+  mcp__tool_ref(e.skill);
+  rc = mcp__registry_add(&srv->skills, e.skill);
+  bool skill_in = rc == 0;
+  if (!skill_in)
+    mcp__tool_unref(e.skill);
+  size_t in = 0;
+  const char *clash = NULL;
+  while (rc == 0 && in < e.nfiles) {
+    mcp__tool_ref(e.files[in]);
+    rc = mcp__registry_add(&srv->resources, e.files[in]);
+    if (rc == 0) {
+      in++;
+    } else {
+      mcp__tool_unref(e.files[in]);
+      clash = e.files[in]->name;
+    }
+  }
+  if (rc && skill_in)
+    skill_unregister(srv, e.skill, e.skill->arg_names, in);
+  pthread_mutex_unlock(&srv->lock);
+  if (rc == MCP_EEXIST && !skill_in)
+    fail(srv, rc, "skill \"%s\": a skill at that path is already registered",
+         skill->path);
+  else if (rc == MCP_EEXIST)
+    fail(srv, rc,
+         "skill \"%s\": a resource is already registered under \"%.200s\"",
+         skill->path, clash);
+  else if (rc)
+    fail(srv, rc, "skill \"%s\": out of memory", skill->path);
+  mcp__skill_entries_free(&e);
+  if (rc == 0)
+    mcp__broadcast(srv, MCP__CHANGED_RESOURCES, NULL);
+  return rc;
+}
+
+int mcp_server_remove_skill(mcp_server *srv, const char *path) {
+  if (srv == NULL || path == NULL)
+    return MCP_EINVAL;
+  mcp__buf b = {0};
+  mcp__buf_printf(&b, "skill://%s/SKILL.md", path);
+  if (b.err) {
+    mcp__buf_free(&b);
+    return fail(srv, MCP_ENOMEM, "skill: out of memory");
+  }
+  pthread_mutex_lock(&srv->lock);
+  mcp__tool *t = mcp__registry_find(&srv->skills, b.data);
+  if (t)
+    skill_unregister(srv, t, t->arg_names, t->nargs);
+  pthread_mutex_unlock(&srv->lock);
+  mcp__buf_free(&b);
+  if (t == NULL)
+    return fail(srv, MCP_ENOENT, "skill \"%.200s\": no skill at that path",
+                mcp__utf8_valid(path, strlen(path)) ? path : "(invalid UTF-8)");
+  mcp__tool_unref(t);
   mcp__broadcast(srv, MCP__CHANGED_RESOURCES, NULL);
   return 0;
 }

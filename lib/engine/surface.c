@@ -29,6 +29,8 @@ bool mcp__offers(mcp_server *srv, mcp__feature f) {
   bool on = f == MCP__FEATURE_PROMPTS ? srv->prompts.n > 0
             : f == MCP__FEATURE_RESOURCES
                 ? srv->resources.n + srv->templates.n > 0
+            : f == MCP__FEATURE_SKILLS
+                ? srv->skills.n > 0
                 : any_complete(&srv->prompts) || any_complete(&srv->templates);
   pthread_mutex_unlock(&srv->lock);
   return on;
@@ -46,6 +48,10 @@ unsigned mcp__put_capabilities(mcp__buf *b, mcp_server *srv, mcp__version v) {
   /* completion/complete arrived in 2025-03-26. */
   if (complete && v >= MCP__V2025_03_26)
     mcp__buf_puts(b, ",\"completions\":{}");
+  /* Extensions are declared from 2025-11-25, where capabilities have room
+   * for them. */
+  if (v >= MCP__V2025_11_25 && mcp__offers(srv, MCP__FEATURE_SKILLS))
+    mcp__buf_puts(b, ",\"extensions\":{\"io.modelcontextprotocol/skills\":{}}");
   return (prompts ? (unsigned)MCP__LISTEN_PROMPTS : 0u) |
          (resources ? (unsigned)MCP__LISTEN_RESOURCES : 0u);
 }
@@ -196,6 +202,32 @@ bool mcp__target_resource(mcp_session *s, mcp__reply_ctx *ctx,
   }
   t->uri = uri;
   return true;
+}
+
+bool mcp__target_skill(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
+                       mcp__target *t) {
+  const char *uri = request_uri(s, ctx, r);
+  if (uri == NULL)
+    return false;
+  t->entry =
+      mcp__find_visible(s->srv, &s->srv->skills, uri, mcp__visible_to(s));
+  if (t->entry == NULL) {
+    /* The code resources/read uses for what it does not serve. */
+    unknown(s, ctx, r, "skill", uri);
+    return false;
+  }
+  return true;
+}
+
+void mcp__handle_skills_get(mcp_session *s, mcp__reply_ctx *ctx,
+                            const mcp__req *r, mcp__target *t) {
+  mcp__buf b = {0};
+  mcp__buf_puts(&b, "\"skill\":");
+  mcp__buf_append(&b, t->entry->wire[r->v], t->entry->wire_len[r->v]);
+  mcp__buf_putc(&b, ',');
+  if (r->modern)
+    mcp__put_cache(&b, s->srv, false);
+  mcp__reply_result(s, ctx, r, &b);
 }
 
 void mcp__handle_resources_read(mcp_session *s, mcp__reply_ctx *ctx,

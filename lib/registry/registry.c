@@ -242,6 +242,7 @@ static void tool_free(mcp__tool *t) {
   cJSON_Delete(t->output_schema);
   mcp__free(t->icons);
   mcp__free(t->meta);
+  mcp__free(t->owned);
   for (int v = 0; v < MCP__VERSION_COUNT; v++)
     mcp__free(t->wire[v]);
   mcp__free(t);

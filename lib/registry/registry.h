@@ -65,10 +65,13 @@ typedef struct mcp__tool {
   mcp_complete_fn complete;      /* prompts and templates; may be NULL */
   char *mime_type;               /* resources; NULL if none */
   struct mcp__uritemplate *tmpl; /* resource templates only */
-  char **arg_names;              /* prompts: NULL-terminated */
+  char **arg_names;              /* prompts: NULL-terminated; a skill: the
+                                    uris of its files */
   bool *arg_required;
   size_t nargs;
   char *icons, *meta; /* rendered (extras.c) for the wire forms; or NULL */
+  void *owned;        /* a skill file's bytes and a NUL (skills.c); or NULL */
+  size_t owned_len;
   /* The Tool (Prompt, Resource, ResourceTemplate) object as sent to each
    * protocol version, built once. */
   char *wire[MCP__VERSION_COUNT];
@@ -130,6 +133,24 @@ int mcp__meta_render(const char *meta, mcp__problems *p, char **out);
  * for 2025-06-18 and later; NULL adds nothing. */
 void mcp__put_extras(mcp__buf *b, const char *icons, const char *meta,
                      mcp__version v);
+
+/* ---- skills (skills.c) ---------------------------------------------------
+ * A skill's entries: the Skill entry (named by its SKILL.md uri, its wire
+ * form the Skill object, the uris of its files in arg_names) and a
+ * resource entry per file (SKILL.md first is not implied: in the order
+ * given), each holding its bytes in owned and itself as user_data, read by
+ * read. */
+typedef struct mcp__skill_entries {
+  mcp__tool *skill;
+  mcp__tool **files;
+  size_t nfiles;
+} mcp__skill_entries;
+/* Checks def (every problem named in err) and builds its entries into
+ * *out. Returns 0, MCP_EINVAL or MCP_ENOMEM. */
+int mcp__skill_new(const mcp_skill *def, mcp_tool_fn read,
+                   mcp__skill_entries *out, char *err, size_t errlen);
+/* Lets go of the references in e and empties it. */
+void mcp__skill_entries_free(mcp__skill_entries *e);
 
 bool mcp__tool_callable_by(const mcp__tool *t, const mcp_principal *p);
 void mcp__tool_ref(mcp__tool *t);

@@ -66,6 +66,13 @@ static void setup(void) {
   ck_assert_int_eq(mcp_server_add_prompt(srv, &prompt, NULL), 0);
   ck_assert_int_eq(mcp_server_add_resource(srv, &resource, NULL), 0);
   ck_assert_int_eq(mcp_server_add_resource(srv, &tmpl, NULL), 0);
+  static const char md[] = "---\nname: vault-skill\ndescription: Opens the "
+                           "vault.\n---\nAsk first.\n";
+  static const mcp_skill_file files[] = {
+      {.path = "SKILL.md", .data = md, .size = sizeof md - 1}, {.path = NULL}};
+  static const mcp_skill skill = {
+      .path = "vault-skill", .files = files, .scopes = vault};
+  ck_assert_int_eq(mcp_server_add_skill(srv, &skill), 0);
   runs = 0;
 }
 
@@ -125,6 +132,15 @@ static const method_case cases[] = {
     {"subscriptions/listen", MCP__ADMIT_ENTRY, MCP__ERA_MODERN,
      "\"notifications\":{\"resourceSubscriptions\":[\"%s\"]}", "vault://secret",
      "vault://nothing", NULL, NULL},
+    {"skills/list", MCP__ADMIT_LIST, MCP__ERA_LEGACY | MCP__ERA_MODERN, NULL,
+     "skill://vault-skill/SKILL.md", NULL, "skills", "uri"},
+    {"skills/get", MCP__ADMIT_ENTRY, MCP__ERA_LEGACY | MCP__ERA_MODERN,
+     "\"uri\":\"%s\"", "skill://vault-skill/SKILL.md",
+     "skill://nothing/SKILL.md", NULL, NULL},
+    /* A skill's files are resources, guarded by its scopes. */
+    {"resources/read", MCP__ADMIT_ENTRY, MCP__ERA_LEGACY | MCP__ERA_MODERN,
+     "\"uri\":\"%s\"", "skill://vault-skill/SKILL.md",
+     "skill://nothing/SKILL.md", NULL, NULL},
 };
 
 static const mcp_principal EVE = {.subject = "eve"};

@@ -1,0 +1,509 @@
+/* Tests for skills (lib/registry/skills.c, and the engine's skills/list,
+ * skills/get and skill file reads): the io.modelcontextprotocol/skills
+ * extension over the public API. The digests below were computed apart
+ * from the library (sha256sum of the same bytes), so a wrong digest cannot
+ * agree with itself. */
+#include <check.h>
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+
+#define SKILL_MD                                                               \
+  "---\n"                                                                      \
+  "name: notes-workflow\n"                                                     \
+  "description: \"How to use the notes tools: list, then ask before "          \
+  "deleting.\"\n"                                                              \
+  "license: Apache-2.0\n"                                                      \
+  "allowed-tools: list_notes get_note\n"                                       \
+  "metadata:\n"                                                                \
+  "  author: libmcp\n"                                                         \
+  "  version: '1.0'\n"                                                         \
+  "---\n"                                                                      \
+  "# Notes workflow\n"                                                         \
+  "\n"                                                                         \
+  "Call list_notes first.\n"
+#define SKILL_MD_SHA                                                           \
+  "sha256:5bc3f90c108b3266bcf4b09485c1ad363c603b87515117b9a2a6a3a826d9dd75"
+#define REF_MD "Ids look like n1.\n"
+#define REF_MD_SHA                                                             \
+  "sha256:bb13720462763da82d6ee944758810d68a7128e6c19b0069f0bd01566b83e23c"
+
+#define URI "skill://notes-workflow/SKILL.md"
+#define REF_URI "skill://notes-workflow/references/ids.md"
+
+static const mcp_skill_file files[] = {
+    {.path = "references/ids.md", .data = REF_MD, .size = sizeof REF_MD - 1},
+    {.path = "SKILL.md", .data = SKILL_MD, .size = sizeof SKILL_MD - 1},
+    {.path = NULL}};
+static const mcp_skill skill = {.path = "notes-workflow", .files = files};
+
+/* The entry, as skills/list and skills/get send it: SKILL.md first. */
+static const char ENTRY[] =
+    "{\"uri\":\"" URI "\",\"frontmatter\":{\"name\":\"notes-workflow\","
+    "\"description\":\"How to use the notes tools: list, then ask before "
+    "deleting.\",\"license\":\"Apache-2.0\",\"allowed-tools\":\"list_notes "
+    "get_note\",\"metadata\":{\"author\":\"libmcp\",\"version\":\"1.0\"}},"
+    "\"resources\":[{\"uri\":\"" URI "\",\"digest\":\"" SKILL_MD_SHA
+    "\",\"size\":244},{\"uri\":\"" REF_URI "\",\"digest\":\"" REF_MD_SHA
+    "\",\"size\":18}]}";
+
+static mcp_server *srv;
+
+static int h_text(mcp_call *call, void *user_data) {
+  (void)user_data;
+  return mcp_result_text(call, "taken");
+}
+
+static void setup(void) {
+  static const mcp_server_info info = {.name = "skills", .version = "1"};
+  ck_assert_int_eq(mcp_server_new(&info, &srv), 0);
+  mcp_server_set_log(srv, tu_silent_log, NULL);
+}
+
+static void teardown(void) { mcp_server_free(srv); }
+
+/* A request's reply on a fresh legacy session at version (modern when
+ * version is NULL). */
+static cJSON *ask_as(const mcp_principal *who, const char *version,
+                     const char *method, const char *params) {
+  tu_peer p;
+  tu_peer_open(&p, srv, who);
+  cJSON *r;
+  if (version) {
+    tu_legacy_init(&p, version, "{}");
+    r = tu_ask(&p, tu_req(1, method, params));
+  } else {
+    char *extra =
+        params ? tu_text("%.*s", (int)strlen(params) - 2, params + 1) : NULL;
+    r = tu_ask(&p, tu_mreq(1, method, TU_META_NONE, extra));
+    free(extra);
+  }
+  tu_peer_close(&p);
+  return r;
+}
+
+static cJSON *ask(const char *version, const char *method, const char *params) {
+  return ask_as(NULL, version, method, params);
+}
+
+START_TEST(listed_got_and_read) {
+  ck_assert_int_eq(mcp_server_add_skill(srv, &skill), 0);
+  for (int modern = 0; modern < 2; modern++) {
+    const char *v = modern ? NULL : "2025-11-25";
+    cJSON *r = ask(v, "skills/list", NULL);
+    const cJSON *skills = tu_get(tu_result_of(r), "skills");
+    ck_assert_int_eq(cJSON_GetArraySize(skills), 1);
+    tu_assert_exact(cJSON_GetArrayItem(skills, 0), ENTRY);
+    if (modern)
+      tu_assert_json(r, "{\"result\":{\"resultType\":\"complete\","
+                        "\"cacheScope\":\"public\",\"nextCursor\":"
+                        "\"<absent>\"}}");
+    cJSON_Delete(r);
+    r = ask(v, "skills/get", "{\"uri\":\"" URI "\"}");
+    tu_assert_exact(tu_get(tu_result_of(r), "skill"), ENTRY);
+    if (modern)
+      ck_assert_ptr_nonnull(tu_get(tu_result_of(r), "ttlMs"));
+    cJSON_Delete(r);
+    /* The files are resources: SKILL.md's bytes exactly, as markdown. */
+    r = ask(v, "resources/read", "{\"uri\":\"" URI "\"}");
+    tu_assert_exact(tu_jget(r, "result.contents.0"),
+                    "{\"uri\":\"" URI "\",\"mimeType\":\"text/markdown\","
+                    "\"text\":\"" /* the JSON form of SKILL_MD */
+                    "---\\nname: notes-workflow\\ndescription: \\\"How to use "
+                    "the notes tools: list, then ask before deleting.\\\"\\n"
+                    "license: Apache-2.0\\nallowed-tools: list_notes "
+                    "get_note\\nmetadata:\\n  author: libmcp\\n  version: "
+                    "'1.0'\\n---\\n# Notes workflow\\n\\nCall list_notes "
+                    "first.\\n\"}");
+    cJSON_Delete(r);
+    r = ask(v, "resources/list", NULL);
+    const cJSON *list = tu_get(tu_result_of(r), "resources");
+    ck_assert_int_eq(cJSON_GetArraySize(list), 2);
+    tu_assert_exact(cJSON_GetArrayItem(list, 1),
+                    "{\"uri\":\"" URI "\",\"name\":\"notes-workflow\","
+                    "\"description\":\"How to use the notes tools: list, then "
+                    "ask before deleting.\",\"mimeType\":\"text/markdown\"}");
+    tu_assert_exact(cJSON_GetArrayItem(list, 0),
+                    "{\"uri\":\"" REF_URI "\",\"name\":\"references/ids.md\","
+                    "\"mimeType\":\"text/markdown\"}");
+    cJSON_Delete(r);
+  }
+  /* What is not a skill's SKILL.md is not a skill. */
+  static const char *const not_skills[] = {REF_URI, "skill://other/SKILL.md",
+                                           "skill://notes-workflow"};
+  for (size_t i = 0; i < TU_COUNT(not_skills); i++) {
+    char *params = tu_text("{\"uri\":\"%s\"}", not_skills[i]);
+    cJSON *r = ask("2025-11-25", "skills/get", params);
+    tu_assert_error(r, -32602, "unknown skill");
+    cJSON_Delete(r);
+    free(params);
+  }
+  cJSON *r = ask("2025-11-25", "skills/get", "{}");
+  tu_assert_error(r, -32602, "uri is required");
+  cJSON_Delete(r);
+}
+END_TEST
+
+/* The extension is declared from 2025-11-25 and in server/discover, only
+ * while a skill is registered, beside the resources it needs. */
+START_TEST(capability_declared) {
+  static const char ext[] = "{\"io.modelcontextprotocol/skills\":{}}";
+  cJSON *r = ask(NULL, "server/discover", NULL);
+  ck_assert_ptr_null(tu_jget(r, "result.capabilities.extensions"));
+  cJSON_Delete(r);
+  r = ask("2025-11-25", "skills/list", NULL);
+  tu_assert_error(r, -32601, "skills/list");
+  cJSON_Delete(r);
+  ck_assert_int_eq(mcp_server_add_skill(srv, &skill), 0);
+  r = ask(NULL, "server/discover", NULL);
+  tu_assert_exact(tu_jget(r, "result.capabilities.extensions"), ext);
+  ck_assert_ptr_nonnull(tu_jget(r, "result.capabilities.resources"));
+  cJSON_Delete(r);
+  static const struct {
+    const char *version;
+    bool declared;
+  } versions[] = {
+      {"2025-03-26", false}, {"2025-06-18", false}, {"2025-11-25", true}};
+  for (size_t i = 0; i < TU_COUNT(versions); i++) {
+    tu_peer p;
+    tu_peer_open(&p, srv, NULL);
+    char *init = tu_text("{\"protocolVersion\":\"%s\",\"capabilities\":{},"
+                         "\"clientInfo\":{\"name\":\"c\",\"version\":\"1\"}}",
+                         versions[i].version);
+    r = tu_ask(&p, tu_req(1, "initialize", init));
+    free(init);
+    const cJSON *e = tu_jget(r, "result.capabilities.extensions");
+    if (versions[i].declared)
+      tu_assert_exact(e, ext);
+    else
+      ck_assert_ptr_null(e);
+    cJSON_Delete(r);
+    tu_peer_close(&p);
+  }
+  ck_assert_int_eq(mcp_server_remove_skill(srv, "notes-workflow"), 0);
+  r = ask(NULL, "server/discover", NULL);
+  ck_assert_ptr_null(tu_jget(r, "result.capabilities.extensions"));
+  cJSON_Delete(r);
+}
+END_TEST
+
+/* A skill's scopes guard its files and its entry like any resource's. */
+START_TEST(scopes_guard_files_and_entry) {
+  static const char *const need[] = {"notes:read", NULL};
+  mcp_skill guarded = skill;
+  guarded.scopes = need;
+  ck_assert_int_eq(mcp_server_add_skill(srv, &guarded), 0);
+  static const mcp_principal eve = {.subject = "eve"};
+  static const mcp_principal ann = {.subject = "ann", .scopes = need};
+  cJSON *r =
+      ask_as(&eve, "2025-11-25", "resources/read", "{\"uri\":\"" REF_URI "\"}");
+  tu_assert_error(r, -31403, "notes:read");
+  cJSON_Delete(r);
+  r = ask_as(&eve, NULL, "skills/get", "{\"uri\":\"" URI "\"}");
+  tu_assert_error(r, -31403, "notes:read");
+  cJSON_Delete(r);
+  r = ask_as(&ann, NULL, "skills/get", "{\"uri\":\"" URI "\"}");
+  tu_assert_exact(tu_get(tu_result_of(r), "skill"), ENTRY);
+  cJSON_Delete(r);
+  /* Listed to everyone, unless the server hides what a caller may not
+   * use: then it is unknown to eve, as a hidden resource is. */
+  r = ask_as(&eve, "2025-11-25", "skills/list", NULL);
+  ck_assert_int_eq(cJSON_GetArraySize(tu_jget(r, "result.skills")), 1);
+  cJSON_Delete(r);
+  mcp_server_set_hide_forbidden(srv, true);
+  r = ask_as(&eve, "2025-11-25", "skills/list", NULL);
+  ck_assert_int_eq(cJSON_GetArraySize(tu_jget(r, "result.skills")), 0);
+  cJSON_Delete(r);
+  r = ask_as(&eve, NULL, "skills/get", "{\"uri\":\"" URI "\"}");
+  tu_assert_error(r, -32602, "unknown skill");
+  cJSON_Delete(r);
+  r = ask_as(&ann, "2025-11-25", "skills/list", NULL);
+  ck_assert_int_eq(cJSON_GetArraySize(tu_jget(r, "result.skills")), 1);
+  cJSON_Delete(r);
+}
+END_TEST
+
+/* ---- registration rules -------------------------------------------------- */
+
+/* A skill whose SKILL.md is md, and what must come of registering it. */
+typedef struct md_case {
+  const char *md;
+  const char *want; /* NULL: accepted, with frontmatter as got */
+  const char *got;  /* the entry's frontmatter when accepted */
+} md_case;
+
+#define FM(lines) "---\n" lines "---\nbody\n"
+#define OK_FM "name: s\ndescription: d\n"
+
+static const md_case md_cases[] = {
+    /* Accepted, and read as a YAML parser reads them. */
+    {FM(OK_FM), NULL, "{\"name\":\"s\",\"description\":\"d\"}"},
+    {"---\r\nname: s\r\ndescription: d\r\n---\r\n", NULL,
+     "{\"name\":\"s\",\"description\":\"d\"}"},
+    {FM("# a comment\nname: s # the name\n\ndescription: 'it''s \"x\"'\n"),
+     NULL, "{\"name\":\"s\",\"description\":\"it's \\\"x\\\"\"}"},
+    {FM(OK_FM "license: \"a\\\\b \\\"q\\\" \\u00e9\\t\"\n"), NULL,
+     "{\"name\":\"s\",\"description\":\"d\",\"license\":\"a\\\\b \\\"q\\\" "
+     "\xc3\xa9\\t\"}"},
+    {FM(OK_FM "compatibility: needs git\nmetadata:\n    a: b\n    c: \"\"\n"),
+     NULL,
+     "{\"name\":\"s\",\"description\":\"d\",\"compatibility\":\"needs git\","
+     "\"metadata\":{\"a\":\"b\",\"c\":\"\"}}"},
+    {FM(OK_FM "x-own.field: a:b c\n"), NULL,
+     "{\"name\":\"s\",\"description\":\"d\",\"x-own.field\":\"a:b c\"}"},
+    /* Refused: what this subset does not read. */
+    {"name: s\n", "must begin with YAML frontmatter", NULL},
+    {"---\nname: s\ndescription: d\n", "no closing line", NULL},
+    {FM(OK_FM "tags:\n  - a\n"), "no lists", NULL},
+    {FM(OK_FM "license: |\n  x\n"), "no lists, block scalars", NULL},
+    {FM(OK_FM "license: [a]\n"), "flow collections", NULL},
+    {FM(OK_FM "license: &a x\n"), "anchors", NULL},
+    {FM(OK_FM "license: true\n"), "quote it to make it a string", NULL},
+    {FM(OK_FM "license: 1.0\n"), "quote it to make it a string", NULL},
+    {FM(OK_FM "license: no\n"), "quote it to make it a string", NULL},
+    {FM(OK_FM "license: ~\n"), "quote it to make it a string", NULL},
+    {FM(OK_FM "license: a: b\n"), "holds \": \"; quote it", NULL},
+    {FM(OK_FM "license: \"open\n"), "does not end on its line", NULL},
+    {FM(OK_FM "license: 'open\n"), "does not end on its line", NULL},
+    {FM(OK_FM "license: \"a\\qb\"\n"), "an escape libmcp does not read", NULL},
+    {FM(OK_FM "license: \"a\\u00zz\"\n"), "four hex digits", NULL},
+    {FM(OK_FM "license: \"\\ud800\"\n"), "surrogate", NULL},
+    {FM(OK_FM "license: \"x\" y\n"), "something follows a quoted value", NULL},
+    {FM(OK_FM "license:\n"), "a key has no value", NULL},
+    {FM(OK_FM "metadata:\n  a:\n    b: c\n"), "one level deep", NULL},
+    {FM(OK_FM "metadata:\n  a: b\n   c: d\n"), "indented alike", NULL},
+    {FM(OK_FM "metadata:\n\ta: b\n"), "indented alike, with spaces", NULL},
+    {FM(OK_FM "name: t\n"), "line 4: a key is given twice", NULL},
+    {FM(OK_FM "\"quoted\": key\n"), "each line must be `key: value`", NULL},
+    {FM(OK_FM "license:x\n"), "each line must be", NULL},
+    {FM(OK_FM "license: \"\xff\"\n"), "not UTF-8", NULL},
+    /* Refused: the Agent Skills rules. */
+    {FM("description: d\n"), "needs a name", NULL},
+    {FM("name: s\n"), "needs a description of 1-1024", NULL},
+    {FM("name: s\ndescription: ''\n"), "needs a description of 1-1024", NULL},
+    {FM("name: Bad\ndescription: d\n"), "1-64 characters of [a-z0-9-]", NULL},
+    {FM("name: a--b\ndescription: d\n"), "1-64 characters", NULL},
+    {FM("name: -a\ndescription: d\n"), "1-64 characters", NULL},
+    {FM("name: other\ndescription: d\n"), "is not the path's last segment",
+     NULL},
+    {FM(OK_FM "metadata: x\n"), "metadata must be a map of strings", NULL},
+    {FM("name: s\ndescription: d\nlicense:\n  a: b\n"),
+     "license must be a string", NULL},
+};
+
+START_TEST(frontmatter_rules) {
+  for (size_t i = 0; i < TU_COUNT(md_cases); i++) {
+    const md_case *c = &md_cases[i];
+    mcp_skill_file f[] = {
+        {.path = "SKILL.md", .data = c->md, .size = strlen(c->md)},
+        {.path = NULL}};
+    mcp_skill s = {.path = "team/s", .files = f};
+    int rc = mcp_server_add_skill(srv, &s);
+    const char *msg = mcp_server_errmsg(srv);
+    if (c->want == NULL) {
+      ck_assert_msg(rc == 0, "case %zu refused: %s", i, msg);
+      cJSON *r = ask("2025-11-25", "skills/get",
+                     "{\"uri\":\"skill://team/s/SKILL.md\"}");
+      tu_assert_exact(tu_jget(r, "result.skill.frontmatter"), c->got);
+      cJSON_Delete(r);
+      ck_assert_int_eq(mcp_server_remove_skill(srv, "team/s"), 0);
+      continue;
+    }
+    ck_assert_msg(rc == MCP_EINVAL, "case %zu: rc %d", i, rc);
+    ck_assert_msg(strncmp(msg, "skill \"team/s\": ", 16) == 0 &&
+                      strstr(msg, c->want),
+                  "case %zu: \"%s\" lacks \"%s\"", i, msg, c->want);
+  }
+  /* Nothing refused was kept. */
+  cJSON *r = ask("2025-11-25", "resources/list", NULL);
+  tu_assert_error(r, -32601, "resources/list");
+  cJSON_Delete(r);
+}
+END_TEST
+
+START_TEST(path_and_file_rules) {
+  static const struct {
+    const char *path, *file, *want;
+  } cases[] = {
+      {"", "SKILL.md", "the path must be"},
+      {"a//notes-workflow", "SKILL.md", "the path must be"},
+      {"../notes-workflow", "SKILL.md", "the path must be"},
+      {"a b/notes-workflow", "SKILL.md", "the path must be"},
+      {"notes-workflow", "../SKILL.md", "its path must be"},
+      {"notes-workflow", "a/./b", "its path must be"},
+      {"notes-workflow", "a b.md", "its path must be"},
+      {"notes-workflow", "skill.md", "it has no SKILL.md"},
+  };
+  for (size_t i = 0; i < TU_COUNT(cases); i++) {
+    mcp_skill_file f[] = {
+        {.path = "SKILL.md", .data = SKILL_MD, .size = sizeof SKILL_MD - 1},
+        {.path = cases[i].file, .data = "x", .size = 1},
+        {.path = NULL}};
+    mcp_skill s = {.path = cases[i].path,
+                   .files = strcmp(cases[i].file, "SKILL.md") == 0 ? f : f + 1};
+    if (strcmp(cases[i].file, "skill.md") == 0)
+      s.files = f + 1;
+    ck_assert_int_eq(mcp_server_add_skill(srv, &s), MCP_EINVAL);
+    ck_assert_msg(strstr(mcp_server_errmsg(srv), cases[i].want), "%zu: %s", i,
+                  mcp_server_errmsg(srv));
+  }
+  /* Listed twice; data missing; too many; too big; bad scopes: all named
+   * at once. */
+  static const char *const bad_scopes[] = {"a b", NULL};
+  mcp_skill_file twice[] = {
+      {.path = "SKILL.md", .data = SKILL_MD, .size = sizeof SKILL_MD - 1},
+      {.path = "a.md", .data = "x", .size = 1},
+      {.path = "a.md", .data = "y", .size = 1},
+      {.path = "b.md", .data = NULL, .size = 3},
+      {.path = NULL}};
+  mcp_skill s = {
+      .path = "notes-workflow", .files = twice, .scopes = bad_scopes};
+  ck_assert_int_eq(mcp_server_add_skill(srv, &s), MCP_EINVAL);
+  const char *msg = mcp_server_errmsg(srv);
+  ck_assert_msg(strstr(msg, "file \"a.md\" is listed twice") &&
+                    strstr(msg, "file \"b.md\": data is NULL") &&
+                    strstr(msg, "scope \"a b\" is not an RFC 6750"),
+                "%s", msg);
+  mcp_skill_file *many = calloc(514, sizeof *many);
+  char(*names)[16] = calloc(514, sizeof *names);
+  many[0] = twice[0];
+  for (int i = 1; i < 513; i++) {
+    snprintf(names[i], sizeof names[i], "f%d.txt", i);
+    many[i] = (mcp_skill_file){.path = names[i], .data = "x", .size = 1};
+  }
+  s = (mcp_skill){.path = "notes-workflow", .files = many};
+  ck_assert_int_eq(mcp_server_add_skill(srv, &s), MCP_EINVAL);
+  ck_assert_msg(strstr(mcp_server_errmsg(srv), "more than 512 files"), "%s",
+                mcp_server_errmsg(srv));
+  many[2] = (mcp_skill_file){0};
+  size_t big = (size_t)16 << 20;
+  char *data = malloc(big);
+  memset(data, 'x', big);
+  many[1] = (mcp_skill_file){.path = "big.txt", .data = data, .size = big};
+  ck_assert_int_eq(mcp_server_add_skill(srv, &s), MCP_EINVAL);
+  ck_assert_msg(strstr(mcp_server_errmsg(srv), "more than 16 MiB"), "%s",
+                mcp_server_errmsg(srv));
+  free(data);
+  free(many);
+  free(names);
+  ck_assert_int_eq(mcp_server_add_skill(srv, NULL), MCP_EINVAL);
+  ck_assert_str_eq(mcp_server_errmsg(srv), "the skill definition is NULL");
+  ck_assert_int_eq(mcp_server_add_skill(NULL, &skill), MCP_EINVAL);
+}
+END_TEST
+
+/* All or nothing: a skill whose file's uri a resource has is refused and
+ * leaves nothing behind; a second skill at the same path is refused. */
+START_TEST(registered_all_or_nothing) {
+  static const mcp_resource taken = {
+      .uri = REF_URI, .name = "taken", .handler = h_text};
+  ck_assert_int_eq(mcp_server_add_resource(srv, &taken, NULL), 0);
+  ck_assert_int_eq(mcp_server_add_skill(srv, &skill), MCP_EEXIST);
+  ck_assert_str_eq(mcp_server_errmsg(srv),
+                   "skill \"notes-workflow\": a resource is already "
+                   "registered under \"" REF_URI "\"");
+  cJSON *r = ask("2025-11-25", "resources/list", NULL);
+  ck_assert_int_eq(cJSON_GetArraySize(tu_jget(r, "result.resources")), 1);
+  cJSON_Delete(r);
+  ck_assert_int_eq(mcp_server_remove_skill(srv, "notes-workflow"), MCP_ENOENT);
+  ck_assert_int_eq(mcp_server_remove_resource(srv, REF_URI), 0);
+  ck_assert_int_eq(mcp_server_add_skill(srv, &skill), 0);
+  ck_assert_int_eq(mcp_server_add_skill(srv, &skill), MCP_EEXIST);
+  ck_assert_str_eq(mcp_server_errmsg(srv),
+                   "skill \"notes-workflow\": a skill at that path is already "
+                   "registered");
+  ck_assert_int_eq(mcp_server_remove_skill(srv, "notes-workflow"), 0);
+  r = ask("2025-11-25", "resources/list", NULL);
+  tu_assert_error(r, -32601, "resources/list");
+  cJSON_Delete(r);
+  ck_assert_int_eq(mcp_server_remove_skill(srv, "notes-workflow"), MCP_ENOENT);
+  ck_assert_str_eq(mcp_server_errmsg(srv),
+                   "skill \"notes-workflow\": no skill at that path");
+  ck_assert_int_eq(mcp_server_remove_skill(srv, NULL), MCP_EINVAL);
+}
+END_TEST
+
+/* A file that is not UTF-8 is read as a blob; an empty one as "". */
+START_TEST(binary_and_empty_files) {
+  static const unsigned char png[] = {0x89, 'P', 'N', 'G'};
+  mcp_skill_file f[] = {
+      {.path = "SKILL.md", .data = SKILL_MD, .size = sizeof SKILL_MD - 1},
+      {.path = "assets/logo.png",
+       .data = png,
+       .size = 4,
+       .mime_type = "image/png"},
+      {.path = "empty.txt", .data = NULL, .size = 0},
+      {.path = NULL}};
+  mcp_skill s = {.path = "notes-workflow", .files = f};
+  ck_assert_int_eq(mcp_server_add_skill(srv, &s), 0);
+  cJSON *r = ask("2025-11-25", "resources/read",
+                 "{\"uri\":\"skill://notes-workflow/assets/logo.png\"}");
+  tu_assert_exact(tu_jget(r, "result.contents.0"),
+                  "{\"uri\":\"skill://notes-workflow/assets/logo.png\","
+                  "\"mimeType\":\"image/png\",\"blob\":\"iVBORw==\"}");
+  cJSON_Delete(r);
+  r = ask("2025-11-25", "skills/get", "{\"uri\":\"" URI "\"}");
+  tu_assert_exact(
+      tu_jget(r, "result.skill.resources.2"),
+      "{\"uri\":\"skill://notes-workflow/empty.txt\",\"digest\":\"sha256:"
+      "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855\","
+      "\"size\":0}");
+  cJSON_Delete(r);
+}
+END_TEST
+
+START_TEST(allocation_failure) {
+  long n;
+  int rc = -1;
+  for (n = 1; n < 100000; n++) {
+    tu_alloc_install(0);
+    mcp_server *s;
+    static const mcp_server_info info = {.name = "skills", .version = "1"};
+    ck_assert_int_eq(mcp_server_new(&info, &s), 0);
+    mcp_server_set_log(s, tu_silent_log, NULL);
+    tu_alloc_arm(n);
+    rc = mcp_server_add_skill(s, &skill);
+    long failures = tu_alloc_disarm();
+    if (rc == MCP_ENOMEM) {
+      ck_assert_int_eq(failures, 1);
+      ck_assert_int_eq(mcp_server_remove_skill(s, "notes-workflow"),
+                       MCP_ENOENT);
+    } else {
+      ck_assert_msg(rc == 0, "allocation %ld: rc %d (%s)", n, rc,
+                    mcp_server_errmsg(s));
+      ck_assert_msg(failures == 0, "allocation %ld failed unnoticed", n);
+    }
+    mcp_server_free(s);
+    tu_assert_no_leak(n);
+    tu_alloc_remove();
+    if (rc == 0)
+      break;
+  }
+  ck_assert_int_eq(rc, 0);
+  ck_assert_msg(n > 10, "only %ld allocations", n);
+}
+END_TEST
+
+static Suite *skills_suite(void) {
+  Suite *s = suite_create("skills");
+  TCase *t = tcase_create("skills");
+  tcase_add_checked_fixture(t, setup, teardown);
+  tcase_add_test(t, listed_got_and_read);
+  tcase_add_test(t, capability_declared);
+  tcase_add_test(t, scopes_guard_files_and_entry);
+  tcase_add_test(t, frontmatter_rules);
+  tcase_add_test(t, path_and_file_rules);
+  tcase_add_test(t, registered_all_or_nothing);
+  tcase_add_test(t, binary_and_empty_files);
+  suite_add_tcase(s, t);
+  t = tcase_create("allocation");
+  tcase_set_timeout(t, 240);
+  tcase_add_test(t, allocation_failure);
+  suite_add_tcase(s, t);
+  return s;
+}
+
+int main(void) { return tu_run(skills_suite()); }
