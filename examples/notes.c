@@ -8,7 +8,10 @@
  *
  * None of them reaches outside this process (open_world is false). The
  * hints tell a client what to ask its user about; the scopes decide what a
- * caller may do, and libmcp checks them before any handler runs.
+ * caller may do, and libmcp checks them before any handler runs. One skill
+ * (skill://notes-workflow/SKILL.md, the io.modelcontextprotocol/skills
+ * extension) writes down the workflow: list before you act, ask the user
+ * before delete_note.
  *
  *   notes [--stdio | --http ADDR:PORT|systemd [--tls-cert FILE --tls-key FILE]
  *         [--node-id ID]] [--scopes "notes:read notes:write"]
@@ -769,6 +772,43 @@ static const char **split_scopes(char *s) {
   return list;
 }
 
+/* ---- the skill ------------------------------------------------------------
+ * How an agent should use these tools, written down where it finds them:
+ * the skill skill://notes-workflow/SKILL.md (skills/list, skills/get,
+ * resources/read), readable by whoever may list the notes. The hints say
+ * what each tool does; the skill says in which order to use them and where
+ * to stop and ask. */
+static const char workflow_md[] =
+    "---\n"
+    "name: notes-workflow\n"
+    "description: \"How to use the notes tools safely: look before you "
+    "change anything, and ask the user before you delete a note.\"\n"
+    "metadata:\n"
+    "  server: notes\n"
+    "---\n"
+    "# Working with notes\n"
+    "\n"
+    "1. Call `list_notes` first. It shows every note's id and title; never\n"
+    "   guess an id.\n"
+    "2. Read a note with `get_note` before you change or delete it, so that\n"
+    "   you act on the note you mean.\n"
+    "3. `add_note` takes a title and a text and answers with the new note's\n"
+    "   id.\n"
+    "4. `delete_note` cannot be undone. Ask the user before you call it,\n"
+    "   naming the note by its title. The server asks as well (an\n"
+    "   elicitation, or an `input_required` result): pass on the user's\n"
+    "   answer, never one of your own.\n"
+    "5. Each tool needs a scope: `notes:read` to list and read,\n"
+    "   `notes:write` to add, `notes:admin` to delete. A \"Forbidden\"\n"
+    "   answer means the user's token lacks it: say so, do not retry.\n";
+static const char *const workflow_scopes[] = {"notes:read", NULL};
+static const mcp_skill_file workflow_files[] = {
+    {.path = "SKILL.md", .data = workflow_md, .size = sizeof workflow_md - 1},
+    {.path = NULL}};
+static const mcp_skill workflow = {.path = "notes-workflow",
+                                   .files = workflow_files,
+                                   .scopes = workflow_scopes};
+
 int main(int argc, char **argv) {
   store st = {.next_id = 1, .lock = PTHREAD_MUTEX_INITIALIZER};
   char *scopes = NULL, *http = NULL;
@@ -860,7 +900,9 @@ int main(int argc, char **argv) {
       .version = mcp_version(),
       .title = "Notes",
       .instructions = "A note store. list_notes shows what exists; get_note "
-                      "reads one; add_note and delete_note change the store.",
+                      "reads one; add_note and delete_note change the store. "
+                      "skill://notes-workflow/SKILL.md says in which order to "
+                      "use them and when to ask the user.",
   };
   if (mcp_server_new(&info, &srv) != 0)
     return 1;
@@ -870,6 +912,11 @@ int main(int argc, char **argv) {
       mcp_server_free(srv);
       return 1;
     }
+  }
+  if (mcp_server_add_skill(srv, &workflow) != 0) {
+    fprintf(stderr, "notes: %s\n", mcp_server_errmsg(srv));
+    mcp_server_free(srv);
+    return 1;
   }
 
   if (state_key && use_state_key(srv, state_key) != 0) {

@@ -1,5 +1,8 @@
 // Interop test: drives the libmcp example server `notes` over stdio with the
-// official MCP TypeScript SDK client (Client + StdioClientTransport).
+// official MCP TypeScript SDK client (Client + StdioClientTransport): its
+// tools, their hints and scopes, persistence, and its skill (the
+// io.modelcontextprotocol/skills extension: skills/list, the SKILL.md read
+// and its digest checked).
 //
 // Usage:
 //   node notes_stdio.mjs <path-to-notes> [launcher words...]
@@ -12,6 +15,7 @@
 // exiting at all counts as a failure. Prints PASS/FAIL per check and ends with
 // "N passed, N failed"; the exit status is non-zero on any failure.
 
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -20,6 +24,7 @@ import { isDeepStrictEqual } from 'node:util';
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { McpError, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
 
 import {
   check, checkExit, fail, failures, finish, forwardLines, parseCommandLine,
@@ -425,6 +430,49 @@ async function scenarioScopes({ data, id }) {
   });
 }
 
+// ---- the skill ---------------------------------------------------------------
+
+// The io.modelcontextprotocol/skills extension: the SDK client sees it
+// declared, lists the skill with skills/list (a request the SDK sends as
+// any other), reads its SKILL.md with resources/read and checks the entry's
+// digest and size against those bytes, hashed here.
+const SKILL_URI = 'skill://notes-workflow/SKILL.md';
+const SkillListSchema = z.object({
+  skills: z.array(z.object({
+    uri: z.string(),
+    frontmatter: z.object({ name: z.string(), description: z.string() }).passthrough(),
+    resources: z.array(z.object({ uri: z.string(), digest: z.string(), size: z.number() })),
+  })),
+}).passthrough();
+
+async function scenarioSkill() {
+  await withSession('skill', ['--data', path.join(tmp, 'skill.json')], async (s) => {
+    const { client, label } = s;
+    const caps = client.getServerCapabilities();
+    check(`${label}: the skills extension is declared`,
+      caps?.extensions?.['io.modelcontextprotocol/skills'] !== undefined && caps?.resources,
+      show(caps));
+    const listed = await client.request({ method: 'skills/list', params: {} }, SkillListSchema, opts());
+    const entry = listed.skills.find((k) => k.uri === SKILL_URI);
+    check(`${label}: skills/list lists ${SKILL_URI}`, entry && entry.frontmatter.name === 'notes-workflow'
+      && /ask the user before you delete/.test(entry.frontmatter.description), show(listed));
+    const read = await client.readResource({ uri: SKILL_URI }, opts());
+    const text = read.contents?.[0]?.text ?? '';
+    const bytes = Buffer.from(text, 'utf8');
+    const digest = `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
+    const file = entry?.resources.find((r) => r.uri === SKILL_URI);
+    check(`${label}: resources/read returns the SKILL.md, markdown, starting with its frontmatter`,
+      read.contents?.[0]?.mimeType === 'text/markdown' && text.startsWith('---\nname: notes-workflow\n'),
+      show(read));
+    check(`${label}: the entry's digest and size are those of the bytes read`,
+      file && file.digest === digest && file.size === bytes.length,
+      `entry ${show(file)}, read ${digest} ${bytes.length}`);
+    check(`${label}: list_notes comes first in the skill, and asking before delete_note`,
+      text.indexOf('list_notes') > 0 && text.indexOf('list_notes') < text.indexOf('delete_note')
+        && /Ask the user before you call it/.test(text), text.slice(0, 200));
+  });
+}
+
 // ---- main --------------------------------------------------------------------
 
 const watchdog = startWatchdog(TOTAL_BUDGET_MS, cleanup);
@@ -442,6 +490,7 @@ async function main() {
   await scenarioFull();
   const persisted = await scenarioPersistence();
   await scenarioScopes(persisted);
+  await scenarioSkill();
 }
 
 function cleanup() {
