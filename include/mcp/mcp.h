@@ -864,6 +864,21 @@ typedef struct mcp_skill {
  * get notifications/resources/list_changed. */
 MCP_API int mcp_server_add_skill(mcp_server *srv, const mcp_skill *skill);
 
+/** Reads the skill in directory dir (its SKILL.md and every file under it)
+ * and registers it as mcp_server_add_skill does, at path (NULL: dir's own
+ * last segment) with scopes (NULL = none). Regular files only: a symbolic
+ * link is never followed, and one in the tree (or a device, a socket)
+ * refuses the skill; names starting with '.' are skipped. The files are
+ * read at once and copied, so later changes to them are not served
+ * (register the skill again to publish them). Returns what
+ * mcp_server_add_skill returns, or MCP_EIO when dir or a file in it cannot
+ * be read, MCP_EINVAL for a tree beyond the limits (512 files, 16 MiB, 16
+ * levels) or holding a link; mcp_server_errmsg names the file. Reads on the
+ * calling thread; any thread. */
+MCP_API int mcp_server_add_skill_dir(mcp_server *srv, const char *dir,
+                                     const char *path,
+                                     const char *const *scopes);
+
 /** Removes the skill at path and the resources of its files. Returns 0 or
  * MCP_ENOENT. Any thread. */
 MCP_API int mcp_server_remove_skill(mcp_server *srv, const char *path);

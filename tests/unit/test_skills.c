@@ -3,11 +3,14 @@
  * extension over the public API. The digests below were computed apart
  * from the library (sha256sum of the same bytes), so a wrong digest cannot
  * agree with itself. */
+#define _DEFAULT_SOURCE /* mkdtemp, symlink */
 #include <check.h>
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "testutil.h"
 
@@ -455,6 +458,87 @@ START_TEST(binary_and_empty_files) {
 }
 END_TEST
 
+/* Writes n bytes of text to dir/name. */
+static void put_file(const char *dir, const char *name, const char *text) {
+  char *path = tu_text("%s/%s", dir, name);
+  FILE *f = fopen(path, "w");
+  ck_assert_ptr_nonnull(f);
+  ck_assert_int_eq(fputs(text, f) >= 0, 1);
+  ck_assert_int_eq(fclose(f), 0);
+  free(path);
+}
+
+/* Removes what the directory tests made (two levels at most). */
+static void remove_tree(const char *dir) {
+  static const char *const names[] = {
+      "references/ids.md", "references", ".hidden", "SKILL.md", "link",
+      "sub/SKILL.md",      "sub"};
+  for (size_t i = 0; i < TU_COUNT(names); i++) {
+    char *path = tu_text("%s/%s", dir, names[i]);
+    remove(path);
+    free(path);
+  }
+  rmdir(dir);
+}
+
+/* A skill read from a directory is the same skill: the same entry, the
+ * same bytes; links and unreadable trees are refused, naming the file. */
+START_TEST(read_from_a_directory) {
+  char tmpl[] = "/tmp/libmcp-skill-XXXXXX";
+  char *root = mkdtemp(tmpl);
+  ck_assert_ptr_nonnull(root);
+  char *dir = tu_text("%s/notes-workflow", root);
+  ck_assert_int_eq(mkdir(dir, 0700), 0);
+  char *refs = tu_text("%s/references", dir);
+  ck_assert_int_eq(mkdir(refs, 0700), 0);
+  put_file(dir, "SKILL.md", SKILL_MD);
+  put_file(dir, "references/ids.md", REF_MD);
+  put_file(dir, ".hidden", "not served");
+  ck_assert_int_eq(mcp_server_add_skill_dir(srv, dir, NULL, NULL), 0);
+  cJSON *r = ask("2025-11-25", "skills/get", "{\"uri\":\"" URI "\"}");
+  tu_assert_exact(tu_get(tu_result_of(r), "skill"), ENTRY);
+  cJSON_Delete(r);
+  ck_assert_int_eq(mcp_server_remove_skill(srv, "notes-workflow"), 0);
+  /* Under a path of the server's choosing. */
+  ck_assert_int_eq(
+      mcp_server_add_skill_dir(srv, dir, "team/notes-workflow", NULL), 0);
+  r = ask("2025-11-25", "resources/read",
+          "{\"uri\":\"skill://team/notes-workflow/references/ids.md\"}");
+  tu_assert_exact(tu_jget(r, "result.contents.0.text"), "\""
+                                                        "Ids look like "
+                                                        "n1.\\n\"");
+  cJSON_Delete(r);
+  /* A symbolic link is never followed: the skill is refused. */
+  char *link = tu_text("%s/link", dir);
+  ck_assert_int_eq(symlink("/etc/passwd", link), 0);
+  ck_assert_int_eq(
+      mcp_server_add_skill_dir(srv, dir, "other/notes-workflow", NULL),
+      MCP_EINVAL);
+  ck_assert_msg(strstr(mcp_server_errmsg(srv), "\"link\": not a regular file"),
+                "%s", mcp_server_errmsg(srv));
+  remove(link);
+  free(link);
+  /* A directory without SKILL.md; one that does not exist. */
+  char *sub = tu_text("%s/sub", root);
+  ck_assert_int_eq(mkdir(sub, 0700), 0);
+  ck_assert_int_eq(mcp_server_add_skill_dir(srv, sub, NULL, NULL), MCP_EINVAL);
+  ck_assert_msg(strstr(mcp_server_errmsg(srv), "it has no SKILL.md"), "%s",
+                mcp_server_errmsg(srv));
+  ck_assert_int_eq(mcp_server_add_skill_dir(srv, "/nonexistent/x", NULL, NULL),
+                   MCP_EIO);
+  ck_assert_msg(strstr(mcp_server_errmsg(srv), "skill directory "
+                                               "\"/nonexistent/x\""),
+                "%s", mcp_server_errmsg(srv));
+  ck_assert_int_eq(mcp_server_add_skill_dir(srv, NULL, NULL, NULL), MCP_EINVAL);
+  rmdir(sub);
+  free(sub);
+  remove_tree(dir);
+  rmdir(root);
+  free(refs);
+  free(dir);
+}
+END_TEST
+
 START_TEST(allocation_failure) {
   long n;
   int rc = -1;
@@ -498,6 +582,7 @@ static Suite *skills_suite(void) {
   tcase_add_test(t, path_and_file_rules);
   tcase_add_test(t, registered_all_or_nothing);
   tcase_add_test(t, binary_and_empty_files);
+  tcase_add_test(t, read_from_a_directory);
   suite_add_tcase(s, t);
   t = tcase_create("allocation");
   tcase_set_timeout(t, 240);

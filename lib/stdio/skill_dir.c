@@ -1,0 +1,182 @@
+/* mcp_server_add_skill_dir: a skill read from a directory, on the public
+ * API only (the engine does no I/O: this layer reads the files, then
+ * mcp_server_add_skill checks and registers them as from memory).
+ *
+ * The walk takes regular files only and never follows a symbolic link
+ * (O_NOFOLLOW, fstatat AT_SYMLINK_NOFOLLOW), so a link in a skill cannot
+ * publish a file from elsewhere on the machine; a link, a device or a
+ * socket in the tree refuses the skill, naming it. Names starting with '.'
+ * are skipped (.git, editor files). It stops at the extension's limits
+ * (512 files, 16 MiB) and 16 levels of directories, so a huge tree costs
+ * no more than a refusal. */
+#define _POSIX_C_SOURCE 200809L
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base.h" /* allocator and buffers only */
+
+#define MAX_FILES 512
+#define MAX_TOTAL ((size_t)16 << 20)
+#define MAX_DEPTH 16
+
+typedef struct walk {
+  mcp_skill_file *files;
+  size_t n;
+  size_t total;
+  int rc; /* the first failure, its sentence in why */
+  char why[600];
+} walk;
+
+/* Records the first failure. */
+static void walk_fail(walk *w, int rc, const char *rel, const char *what) {
+  if (w->rc)
+    return;
+  w->rc = rc;
+  mcp__fmt(w->why, sizeof w->why, "\"%.300s\": %s", rel[0] ? rel : ".", what);
+}
+
+/* Reads the regular file name in the directory dfd into a new file of w
+ * whose path is rel. */
+static void read_file(walk *w, int dfd, const char *name, const char *rel,
+                      const struct stat *st) {
+  if (w->n == MAX_FILES) {
+    walk_fail(w, MCP_EINVAL, rel, "more than 512 files");
+    return;
+  }
+  if ((size_t)st->st_size > MAX_TOTAL - w->total) {
+    walk_fail(w, MCP_EINVAL, rel, "the skill's files hold more than 16 MiB");
+    return;
+  }
+  int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) {
+    walk_fail(w, MCP_EIO, rel, strerror(errno));
+    return;
+  }
+  size_t size = (size_t)st->st_size, got = 0;
+  char *data = mcp__malloc(size ? size : 1);
+  char *path = mcp__strdup(rel);
+  while (data && path && got < size) {
+    ssize_t r = read(fd, data + got, size - got);
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r <= 0)
+      break;
+    got += (size_t)r;
+  }
+  close(fd);
+  if (data == NULL || path == NULL) {
+    walk_fail(w, MCP_ENOMEM, rel, "out of memory");
+  } else if (got != size) {
+    walk_fail(w, MCP_EIO, rel, "it changed size while it was read");
+  } else {
+    w->files[w->n++] =
+        (mcp_skill_file){.path = path, .data = data, .size = size};
+    w->total += size;
+    return;
+  }
+  mcp__free(data);
+  mcp__free(path);
+}
+
+/* Walks the directory open as dfd (which it closes), whose path in the
+ * skill is rel ("" for the root). */
+static void walk_dir(walk *w, int dfd, const char *rel, int depth) {
+  DIR *d = fdopendir(dfd);
+  if (d == NULL) {
+    close(dfd);
+    walk_fail(w, MCP_EIO, rel, strerror(errno));
+    return;
+  }
+  const struct dirent *e;
+  while (w->rc == 0 && (e = readdir(d)) != NULL) {
+    if (e->d_name[0] == '.')
+      continue; /* ".", "..", and hidden files */
+    char sub[1024];
+    int n =
+        snprintf(sub, sizeof sub, "%s%s%s", rel, rel[0] ? "/" : "", e->d_name);
+    if (n < 0 || (size_t)n >= sizeof sub) {
+      walk_fail(w, MCP_EINVAL, rel, "a path in it is too long");
+      break;
+    }
+    struct stat st;
+    if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+      walk_fail(w, MCP_EIO, sub, strerror(errno));
+    } else if (S_ISREG(st.st_mode)) {
+      read_file(w, dirfd(d), e->d_name, sub, &st);
+    } else if (!S_ISDIR(st.st_mode)) {
+      walk_fail(w, MCP_EINVAL, sub,
+                "not a regular file or a directory (symbolic links are "
+                "never followed)");
+    } else if (depth == MAX_DEPTH) {
+      walk_fail(w, MCP_EINVAL, sub, "directories nest more than 16 deep");
+    } else {
+      int sfd = openat(dirfd(d), e->d_name,
+                       O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (sfd < 0)
+        walk_fail(w, MCP_EIO, sub, strerror(errno));
+      else
+        walk_dir(w, sfd, sub, depth + 1);
+    }
+  }
+  closedir(d);
+}
+
+/* The last segment of dir (a trailing '/' left out), into out. */
+static void base_name(const char *dir, char *out, size_t size) {
+  size_t n = strlen(dir);
+  while (n > 1 && dir[n - 1] == '/')
+    n--;
+  size_t start = n;
+  while (start > 0 && dir[start - 1] != '/')
+    start--;
+  mcp__fmt(out, size, "%.*s", (int)(n - start), dir + start);
+}
+
+int mcp_server_add_skill_dir(mcp_server *srv, const char *dir, const char *path,
+                             const char *const *scopes) {
+  if (srv == NULL || dir == NULL)
+    return MCP_EINVAL;
+  char own[256];
+  base_name(dir, own, sizeof own);
+  walk w = {0};
+  w.files = mcp__calloc(MAX_FILES + 1, sizeof *w.files);
+  if (w.files == NULL) {
+    mcp_server_set_errmsg(srv, "skill: out of memory");
+    return MCP_ENOMEM;
+  }
+  int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd < 0)
+    walk_fail(&w, MCP_EIO, "", strerror(errno));
+  else
+    walk_dir(&w, dfd, "", 0);
+  int rc = w.rc;
+  if (rc == 0) {
+    /* Files in the order of their paths, so that the entry is the same
+     * whatever order the directory lists them in. */
+    for (size_t i = 1; i < w.n; i++) {
+      mcp_skill_file f = w.files[i];
+      size_t j = i;
+      for (; j > 0 && strcmp(w.files[j - 1].path, f.path) > 0; j--)
+        w.files[j] = w.files[j - 1];
+      w.files[j] = f;
+    }
+    const mcp_skill skill = {
+        .path = path ? path : own, .files = w.files, .scopes = scopes};
+    rc = mcp_server_add_skill(srv, &skill);
+  } else {
+    char msg[sizeof w.why + 300];
+    mcp__fmt(msg, sizeof msg, "skill directory \"%.250s\": %s", dir, w.why);
+    mcp_server_set_errmsg(srv, msg);
+  }
+  for (size_t i = 0; i < w.n; i++) {
+    mcp__free((void *)w.files[i].data);
+    mcp__free((void *)w.files[i].path);
+  }
+  mcp__free(w.files);
+  return rc;
+}
