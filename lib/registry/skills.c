@@ -364,9 +364,11 @@ static int frontmatter_parse(const char *text, size_t len, cJSON **out,
                              char *why, size_t whylen) {
   fm f = {.p = text, .end = text + len, .why = why, .whylen = whylen};
   const char *s, *eol;
-  if (!fm_line(&f, &s, &eol) || eol - s != 3 || strncmp(s, "---", 3) != 0)
+  if (!fm_line(&f, &s, &eol) || eol - s != 3 || strncmp(s, "---", 3) != 0) {
+    f.line = 1;
     return fm_fail(&f, "SKILL.md must begin with YAML frontmatter (a line "
                        "\"---\")");
+  }
   cJSON *obj = cJSON_CreateObject();
   if (obj == NULL)
     return MCP_ENOMEM;
@@ -631,8 +633,12 @@ int mcp__skill_new(const mcp_skill *def, mcp_tool_fn read,
   if (main != SIZE_MAX) {
     char why[300];
     const mcp_skill_file *f = &def->files[main];
-    int rc = frontmatter_parse(f->data ? f->data : "", f->size, &fmo, why,
-                               sizeof why);
+    /* Markdown, read as text by every host: UTF-8 without NUL. */
+    int rc = f->data && mcp__utf8_valid(f->data, f->size)
+                 ? frontmatter_parse(f->data, f->size, &fmo, why, sizeof why)
+                 : (mcp__fmt(why, sizeof why,
+                             "SKILL.md is not UTF-8 text (or holds NUL)"),
+                    MCP_EINVAL);
     if (rc == MCP_ENOMEM) {
       mcp__fmt(err, errlen, "out of memory");
       return rc;

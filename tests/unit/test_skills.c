@@ -259,6 +259,8 @@ static const md_case md_cases[] = {
      "{\"name\":\"s\",\"description\":\"d\",\"x-own.field\":\"a:b c\"}"},
     /* Refused: what this subset does not read. */
     {"name: s\n", "must begin with YAML frontmatter", NULL},
+    {FM(OK_FM) "\xd6 not UTF-8\n", "SKILL.md is not UTF-8 text", NULL},
+    {"", "line 1: SKILL.md must begin with YAML frontmatter", NULL},
     {"---\nname: s\ndescription: d\n", "no closing line", NULL},
     {FM(OK_FM "tags:\n  - a\n"), "no lists", NULL},
     {FM(OK_FM "license: |\n  x\n"), "no lists, block scalars", NULL},
