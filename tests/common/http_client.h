@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "lc_buf.h"
+
 struct cJSON;
 
 /* The protocol versions the suites speak. */
@@ -24,21 +26,6 @@ struct cJSON;
   "\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","     \
   "\"io.modelcontextprotocol/clientInfo\":{\"name\":\"load\",\"version\":"     \
   "\"1\"},\"io.modelcontextprotocol/clientCapabilities\":" caps "}"
-
-/* Growable bytes, NUL-terminated. */
-typedef struct lc_buf {
-  char *p;
-  size_t n, cap;
-} lc_buf;
-
-void lc_buf_add(lc_buf *b, const void *data, size_t n);
-void lc_buf_str(lc_buf *b, const char *s);
-void lc_buf_fmt(lc_buf *b, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
-void lc_buf_free(lc_buf *b);
 
 /* The most extra header lines of one request. */
 #define LC_MAXH 12

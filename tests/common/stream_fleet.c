@@ -23,6 +23,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lc_buf.h"
+
 #ifndef IP_BIND_ADDRESS_NO_PORT
 #define IP_BIND_ADDRESS_NO_PORT 24 /* Linux 4.2 */
 #endif
@@ -46,65 +48,6 @@ long sf_now_ms(void) {
 }
 
 /* ---- buffers ------------------------------------------------------------- */
-
-typedef struct sf_buf {
-  char *p;
-  size_t n, cap;
-} sf_buf;
-
-static void buf_add(sf_buf *b, const void *data, size_t n) {
-  if (b->n + n + 1 > b->cap) {
-    size_t cap = b->cap ? b->cap : 256;
-    while (cap < b->n + n + 1)
-      cap *= 2;
-    char *p = realloc(b->p, cap);
-    if (p == NULL)
-      abort();
-    b->p = p;
-    b->cap = cap;
-  }
-  memcpy(b->p + b->n, data, n);
-  b->n += n;
-  b->p[b->n] = '\0';
-}
-
-static void buf_fmt(sf_buf *b, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
-static void buf_fmt(sf_buf *b, const char *fmt, ...) {
-  char small[1024];
-  va_list ap;
-  va_start(ap, fmt);
-  int n = vsnprintf(small, sizeof small, fmt, ap);
-  va_end(ap);
-  if (n < 0)
-    abort();
-  if ((size_t)n < sizeof small) {
-    buf_add(b, small, (size_t)n);
-    return;
-  }
-  char *big = malloc((size_t)n + 1);
-  if (big == NULL)
-    abort();
-  va_start(ap, fmt);
-  vsnprintf(big, (size_t)n + 1, fmt, ap);
-  va_end(ap);
-  buf_add(b, big, (size_t)n);
-  free(big);
-}
-
-/* Drops the first n bytes. */
-static void buf_drop(sf_buf *b, size_t n) {
-  memmove(b->p, b->p + n, b->n - n + 1);
-  b->n -= n;
-}
-
-static void buf_free(sf_buf *b) {
-  free(b->p);
-  *b = (sf_buf){0};
-}
 
 /* ---- the fleet ----------------------------------------------------------- */
 
@@ -131,11 +74,11 @@ typedef struct conn {
   step st;
   uint32_t events; /* registered with epoll */
   char id[128];    /* session id, or the listen id as JSON text */
-  sf_buf in, out;
+  lc_buf in, out;
   size_t out_off;
   chunk_state chunk;
   size_t chunk_left;
-  sf_buf text;      /* the event stream, de-chunked */
+  lc_buf text;      /* the event stream, de-chunked */
   size_t opened_at; /* where the text after the opening event starts */
   bool seen;        /* the needle came */
   size_t job;       /* a deleter: its next entry of todo */
@@ -271,16 +214,18 @@ static void conn_flush(sf_fleet *f, conn *c) {
  * NULL for none). */
 static void conn_request(sf_fleet *f, conn *c, const char *method,
                          const char *extra, const char *body) {
-  buf_fmt(&c->out, "%s /mcp HTTP/1.1\r\nHost: 127.0.0.1:%u\r\nAccept: %s\r\n%s",
-          method, (unsigned)f->port,
-          body ? "application/json, text/event-stream" : "text/event-stream",
-          extra);
+  lc_buf_fmt(&c->out,
+             "%s /mcp HTTP/1.1\r\nHost: 127.0.0.1:%u\r\nAccept: %s\r\n%s",
+             method, (unsigned)f->port,
+             body ? "application/json, text/event-stream" : "text/event-stream",
+             extra);
   if (body)
-    buf_fmt(&c->out,
-            "Content-Type: application/json\r\nContent-Length: %zu\r\n\r\n%s",
-            strlen(body), body);
+    lc_buf_fmt(
+        &c->out,
+        "Content-Type: application/json\r\nContent-Length: %zu\r\n\r\n%s",
+        strlen(body), body);
   else
-    buf_add(&c->out, "\r\n", 2);
+    lc_buf_add(&c->out, "\r\n", 2);
   conn_flush(f, c);
 }
 
@@ -413,7 +358,7 @@ static const char *header_value(const char *line, size_t len,
 
 /* Reads the answer's head at the front of in: 1 when whole, 0 when more
  * must come, -1 when it is no HTTP/1.1 answer. */
-static int parse_head(const sf_buf *in, head *h) {
+static int parse_head(const lc_buf *in, head *h) {
   *h = (head){.length = -1};
   const char *end = in->n ? strstr(in->p, "\r\n\r\n") : NULL;
   if (end == NULL)
@@ -474,7 +419,7 @@ static int take_answer(sf_fleet *f, conn *c) {
     conn_fail(f, c, "HTTP %d (wanted %d): %.200s", h.status, want, text);
     return 0;
   }
-  buf_drop(&c->in, h.size + body);
+  lc_buf_drop(&c->in, h.size + body);
   if (c->deleter)
     c->job += f->ndel;
   conn_next(f, c);
@@ -509,14 +454,14 @@ static int dechunk(conn *c) {
     } else {
       size_t take =
           c->in.n - pos < c->chunk_left ? c->in.n - pos : c->chunk_left;
-      buf_add(&c->text, c->in.p + pos, take);
+      lc_buf_add(&c->text, c->in.p + pos, take);
       pos += take;
       c->chunk_left -= take;
       if (c->chunk_left == 0)
         c->chunk = CH_DATA_END;
     }
   }
-  buf_drop(&c->in, pos);
+  lc_buf_drop(&c->in, pos);
   return ended;
 }
 
@@ -539,8 +484,8 @@ static void take_stream(sf_fleet *f, conn *c) {
       conn_fail(f, c, "no chunked event stream: %.200s", c->in.p);
       return;
     }
-    buf_drop(&c->in, h.size);
-    buf_add(&c->text, "", 0);
+    lc_buf_drop(&c->in, h.size);
+    lc_buf_add(&c->text, "", 0);
     c->chunk = CH_SIZE;
     conn_leave(f, c, ST_OPENING);
   }
@@ -587,7 +532,7 @@ static void conn_readable(sf_fleet *f, conn *c) {
       closed = true;
       break;
     }
-    buf_add(&c->in, chunk, (size_t)r);
+    lc_buf_add(&c->in, chunk, (size_t)r);
   }
   /* Several answers may have come at once. */
   for (int i = 0; i < 8 && c->in.n > 0; i++) {
@@ -678,14 +623,14 @@ void sf_free(sf_fleet *f) {
     return;
   for (size_t i = 0; i < f->n; i++) {
     conn_close(f, &f->c[i]);
-    buf_free(&f->c[i].in);
-    buf_free(&f->c[i].out);
-    buf_free(&f->c[i].text);
+    lc_buf_free(&f->c[i].in);
+    lc_buf_free(&f->c[i].out);
+    lc_buf_free(&f->c[i].text);
   }
   for (size_t i = 0; i < f->ndel; i++) {
     conn_close(f, &f->del[i]);
-    buf_free(&f->del[i].in);
-    buf_free(&f->del[i].out);
+    lc_buf_free(&f->del[i].in);
+    lc_buf_free(&f->del[i].out);
   }
   free(f->c);
   free(f->del);
