@@ -93,9 +93,73 @@ static int fm_fail(fm *f, const char *what) {
   return MCP_EINVAL;
 }
 
+/* How many characters of [s, s+n) from i are digits of base, with '_'
+ * between them as YAML 1.1 allows. */
+static size_t digits(const char *s, size_t n, size_t i, int base) {
+  size_t k = i;
+  for (; k < n; k++) {
+    char c = s[k];
+    int v = c >= '0' && c <= '9'             ? c - '0'
+            : c >= 'a' && c <= 'f'           ? c - 'a' + 10
+            : c >= 'A' && c <= 'F'           ? c - 'A' + 10
+            : c == '_' && k > i && k + 1 < n ? 0
+                                             : 99;
+    if (v >= base)
+      break;
+  }
+  return k - i;
+}
+
+/* Does [s, s+n) read as a number to YAML 1.2 or 1.1: an integer (decimal,
+ * 0x, 0o, 0b, '_' between digits), a float (1.0, .5, 1e3), a sexagesimal
+ * (1:30) or a date (2026-12-02...)? "1.0.0" and "e2e" do not. */
+static bool yaml_number(const char *s, size_t n) {
+  size_t i = (n && (s[0] == '-' || s[0] == '+')) ? 1 : 0;
+  if (n - i > 2 && s[i] == '0' && strchr("xXoObB", s[i + 1])) {
+    char b = s[i + 1];
+    int base = b == 'x' || b == 'X' ? 16 : b == 'o' || b == 'O' ? 8 : 2;
+    size_t d = digits(s, n, i + 2, base);
+    return d > 0 && i + 2 + d == n;
+  }
+  if (i == 0 && n >= 6 && digits(s, n, 0, 10) == 4 && s[4] == '-' &&
+      s[5] >= '0' && s[5] <= '9')
+    return true; /* a timestamp to YAML 1.1 */
+  size_t k = i, d = digits(s, n, i, 10);
+  k += d;
+  if (d > 0 && k < n && s[k] == ':') { /* sexagesimal, YAML 1.1 */
+    while (k < n && s[k] == ':') {
+      size_t e = digits(s, n, k + 1, 10);
+      if (e == 0)
+        return false;
+      k += 1 + e;
+    }
+    if (k < n && s[k] == '.')
+      k += 1 + digits(s, n, k + 1, 10);
+    return k == n;
+  }
+  bool mantissa = d > 0;
+  if (k < n && s[k] == '.') {
+    size_t f = digits(s, n, k + 1, 10);
+    mantissa = mantissa || f > 0;
+    k += 1 + f;
+  }
+  if (!mantissa)
+    return false;
+  if (k < n && (s[k] == 'e' || s[k] == 'E')) {
+    k++;
+    if (k < n && (s[k] == '+' || s[k] == '-'))
+      k++;
+    size_t e = digits(s, n, k, 10);
+    if (e == 0)
+      return false;
+    k += e;
+  }
+  return k == n;
+}
+
 /* Does the plain scalar [s, s+n) read as something other than a string to
- * YAML (1.2's core schema, and 1.1's yes/no/on/off, which some parsers
- * still apply)? */
+ * YAML (1.2's core schema, and 1.1's yes/no/on/off, numbers and dates,
+ * which some parsers still apply)? */
 static bool plain_not_string(const char *s, size_t n) {
   static const char *const words[] = {
       "true", "True",  "TRUE",  "false", "False", "FALSE", "null",
@@ -107,19 +171,7 @@ static bool plain_not_string(const char *s, size_t n) {
     if (strlen(words[i]) == n && strncmp(words[i], s, n) == 0)
       return true;
   }
-  /* A number: [-+]? then digits, dots, exponents, 0x/0o forms. */
-  size_t i = (n && (s[0] == '-' || s[0] == '+')) ? 1 : 0;
-  if (i == n)
-    return false;
-  bool digit = false;
-  for (size_t k = i; k < n; k++) {
-    char c = s[k];
-    if (c >= '0' && c <= '9')
-      digit = true;
-    else if (!strchr(".eE+-xXoObBabcdefABCDEF_", c))
-      return false;
-  }
-  return digit;
+  return yaml_number(s, n);
 }
 
 /* Reads the four hex digits of a \\u escape at *pp into b as UTF-8; *pp
@@ -218,11 +270,31 @@ static int fm_single(fm *f, const char **pp, const char *eol, mcp__buf *b) {
   return 0;
 }
 
+/* Reads the plain scalar [p, eol) into b: up to a comment, without the
+ * blanks around it, refused when YAML would read it other than as that
+ * string. */
+static int fm_plain(fm *f, const char *p, const char *eol, mcp__buf *b) {
+  const char *e = p;
+  while (e < eol && !(*e == '#' && (e[-1] == ' ' || e[-1] == '\t')))
+    e++;
+  while (e > p && (e[-1] == ' ' || e[-1] == '\t'))
+    e--;
+  for (const char *q = p; q < e; q++) {
+    if (*q == ':' && (q + 1 == e || q[1] == ' '))
+      return fm_fail(f, "a plain value holds \": \"; quote it");
+  }
+  if (plain_not_string(p, (size_t)(e - p)))
+    return fm_fail(f, "a plain value YAML reads as a number, a boolean or "
+                      "null; quote it to make it a string");
+  mcp__buf_append(b, p, (size_t)(e - p));
+  return 0;
+}
+
 /* Reads the value [p, eol) of a `key: value` line into *out (a string
  * node; NULL when the value is empty). */
 static int fm_value(fm *f, const char *p, const char *eol, cJSON **out) {
   *out = NULL;
-  while (p < eol && *p == ' ')
+  while (p < eol && (*p == ' ' || *p == '\t'))
     p++;
   if (p == eol || *p == '#')
     return 0;
@@ -230,7 +302,7 @@ static int fm_value(fm *f, const char *p, const char *eol, cJSON **out) {
   int rc = 0;
   if (*p == '"' || *p == '\'') {
     rc = *p == '"' ? fm_double(f, &p, eol, &b) : fm_single(f, &p, eol, &b);
-    while (rc == 0 && p < eol && *p == ' ')
+    while (rc == 0 && p < eol && (*p == ' ' || *p == '\t'))
       p++;
     if (rc == 0 && p < eol && *p != '#')
       rc = fm_fail(f, "something follows a quoted value");
@@ -239,20 +311,7 @@ static int fm_value(fm *f, const char *p, const char *eol, cJSON **out) {
               (p + 1 == eol || p[1] == ' '))) {
     rc = fm_fail(f, NOT_READ);
   } else {
-    const char *e = p;
-    while (e < eol && !(*e == '#' && e[-1] == ' '))
-      e++;
-    while (e > p && e[-1] == ' ')
-      e--;
-    for (const char *q = p; rc == 0 && q < e; q++) {
-      if (*q == ':' && (q + 1 == e || q[1] == ' '))
-        rc = fm_fail(f, "a plain value holds \": \"; quote it");
-    }
-    if (rc == 0 && plain_not_string(p, (size_t)(e - p)))
-      rc = fm_fail(f, "a plain value YAML reads as a number, a boolean or "
-                      "null; quote it to make it a string");
-    if (rc == 0)
-      mcp__buf_append(&b, p, (size_t)(e - p));
+    rc = fm_plain(f, p, eol, &b);
   }
   if (rc == 0 && b.err)
     rc = MCP_ENOMEM;

@@ -257,6 +257,10 @@ static const md_case md_cases[] = {
      "\"metadata\":{\"a\":\"b\",\"c\":\"\"}}"},
     {FM(OK_FM "x-own.field: a:b c\n"), NULL,
      "{\"name\":\"s\",\"description\":\"d\",\"x-own.field\":\"a:b c\"}"},
+    /* Strings to every YAML reader, though they hold digits. */
+    {FM(OK_FM "a: a1\nb: 1.0.0\nc: e2e\nd: v2\ne: x \t# c\nf: 1-2\n"), NULL,
+     "{\"name\":\"s\",\"description\":\"d\",\"a\":\"a1\",\"b\":"
+     "\"1.0.0\",\"c\":\"e2e\",\"d\":\"v2\",\"e\":\"x\",\"f\":\"1-2\"}"},
     /* Refused: what this subset does not read. */
     {"name: s\n", "must begin with YAML frontmatter", NULL},
     {FM(OK_FM) "\xd6 not UTF-8\n", "SKILL.md is not UTF-8 text", NULL},
@@ -270,6 +274,11 @@ static const md_case md_cases[] = {
     {FM(OK_FM "license: 1.0\n"), "quote it to make it a string", NULL},
     {FM(OK_FM "license: no\n"), "quote it to make it a string", NULL},
     {FM(OK_FM "license: ~\n"), "quote it to make it a string", NULL},
+    {FM(OK_FM "license: 2026-12-02\n"), "quote it to make it a string", NULL},
+    {FM(OK_FM "license: 12:30\n"), "quote it to make it a string", NULL},
+    {FM(OK_FM "license: 0x1F\n"), "quote it to make it a string", NULL},
+    {FM(OK_FM "license: 1_000\n"), "quote it to make it a string", NULL},
+    {FM(OK_FM "license: -.5e-3\n"), "quote it to make it a string", NULL},
     {FM(OK_FM "license: a: b\n"), "holds \": \"; quote it", NULL},
     {FM(OK_FM "license: \"open\n"), "does not end on its line", NULL},
     {FM(OK_FM "license: 'open\n"), "does not end on its line", NULL},
