@@ -795,7 +795,10 @@ typedef struct mcp_resource {
   const mcp_icon *icons;     /**< optional, see mcp_icon (2025-11-25+) */
   const char *meta;          /**< optional _meta of the Resource or
                                   ResourceTemplate, as for tools
-                                  (mcp_tool) */
+                                  (mcp_tool); sent in its listing and on
+                                  the contents item resources/read returns
+                                  for the URI read (MCP Apps puts a view's
+                                  ui.csp there) */
   void *reserved[2]; /**< zero: room to grow (see the README, Versioning) */
 } mcp_resource;
 

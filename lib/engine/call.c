@@ -733,6 +733,10 @@ static int resource(mcp_call *c, const char *builder, const char *uri,
     mcp__base64(b, data, size);
     mcp__buf_putc(b, '"');
   }
+  /* The contents of the URI read carry the resource's _meta, as its
+   * listing does (MCP Apps puts a view's ui.csp there). */
+  if (item && c->uri && strcmp(uri, c->uri) == 0)
+    mcp__put_extras(b, NULL, c->tool->meta, c->version);
   if (!item)
     mcp__buf_putc(b, '}');
   return end_block(c);

@@ -498,6 +498,16 @@ START_TEST(prompt_registration_rules) {
 }
 END_TEST
 
+/* Reads the URI asked for as a text, and another URI beside it. */
+static int h_read_two(mcp_call *call, void *user_data) {
+  (void)user_data;
+  int rc = mcp_result_resource_text(call, mcp_call_uri(call), "text/plain",
+                                    "the one asked for");
+  return rc ? rc
+            : mcp_result_resource_text(call, "file:///other", "text/plain",
+                                       "another");
+}
+
 /* Icons and _meta on prompts, resources and templates: refused with the
  * rest of a definition's problems, and sent as each version defines them
  * (_meta from 2025-06-18, icons from 2025-11-25). */
@@ -538,6 +548,7 @@ START_TEST(icons_and_meta_on_the_surface) {
   p.meta = "{\"com.example/p\":true}";
   r.icons = icon;
   r.meta = "{\"com.example/r\":[]}";
+  r.handler = h_read_two;
   t.icons = icon;
   t.meta = "{\"com.example/t\":{}}";
   ck_assert_int_eq(mcp_server_add_prompt(srv, &p, NULL), 0);
@@ -585,6 +596,21 @@ START_TEST(icons_and_meta_on_the_surface) {
         ck_assert_ptr_null(tu_get(item, "icons"));
       cJSON_Delete(reply);
     }
+    /* resources/read: the item of the URI read carries the resource's
+     * _meta, another item does not. */
+    cJSON *read = tu_ask(
+        &q, modern ? tu_mreq(2, "resources/read", TU_META_NONE,
+                             "\"uri\":\"file:///r\"")
+                   : tu_req(2, "resources/read", "{\"uri\":\"file:///r\"}"));
+    const cJSON *items = tu_jget(read, "result.contents");
+    ck_assert_int_eq(cJSON_GetArraySize(items), 2);
+    if (v >= 1)
+      tu_assert_exact(tu_get(cJSON_GetArrayItem(items, 0), "_meta"),
+                      "{\"com.example/r\":[]}");
+    else
+      ck_assert_ptr_null(tu_get(cJSON_GetArrayItem(items, 0), "_meta"));
+    ck_assert_ptr_null(tu_get(cJSON_GetArrayItem(items, 1), "_meta"));
+    cJSON_Delete(read);
     tu_peer_close(&q);
   }
 }
