@@ -235,14 +235,12 @@ void mcp__req_error(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
 }
 
 /* Sends a result whose members (each with a trailing comma) are in body;
- * the era's common members are added in front. */
-void mcp__reply_result(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
-                       mcp__buf *body) {
+ * the era's common members are added in front, with the whole serverInfo
+ * when full (server/discover) and its short form otherwise. */
+static void reply_result(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
+                         mcp__buf *body, bool full) {
   mcp__buf res = {0}, b = {0};
-  /* server/discover says all the server says of itself; every other
-   * result the short form. */
-  mcp__result_begin_info(&res, s->srv, r->modern, "complete",
-                         mcp__streq(r->m->method, "server/discover"));
+  mcp__result_begin_info(&res, s->srv, r->modern, "complete", full);
   if (body->err)
     res.err = body->err;
   else
@@ -255,6 +253,11 @@ void mcp__reply_result(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
     mcp__rpc_result(&b, r->m->id, r->m->id_len, res.data, res.len);
   mcp__buf_free(&res);
   mcp__reply_buf(s, ctx, &b);
+}
+
+void mcp__reply_result(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
+                       mcp__buf *body) {
+  reply_result(s, ctx, r, body, false);
 }
 
 void mcp__reply_invalid_params(mcp_session *s, mcp__reply_ctx *ctx,
@@ -372,7 +375,8 @@ void mcp__handle_discover(mcp_session *s, mcp__reply_ctx *ctx,
     mcp__buf_putc(&b, ',');
   }
   mcp__put_cache(&b, srv, false);
-  mcp__reply_result(s, ctx, r, &b);
+  /* server/discover says all the server says of itself. */
+  reply_result(s, ctx, r, &b, true);
 }
 
 /* ---- tools --------------------------------------------------------------- */
