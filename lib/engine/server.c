@@ -72,18 +72,25 @@ static const char *bad_info(const mcp_server_info *info) {
   return NULL;
 }
 
-/* Whether info's icons or website_url break a rule (mcp.h); the sentence
- * naming every problem goes to why. */
-static bool bad_extras(const mcp_server_info *info, char *why, size_t size) {
+/* Checks info's icons and website_url (mcp.h) and renders the icons into
+ * *icons. Returns 0, MCP_EINVAL with the sentence naming every problem in
+ * why, or MCP_ENOMEM. */
+static int server_extras(const mcp_server_info *info, char **icons, char *why,
+                         size_t size) {
   mcp__problems p;
   mcp__problems_init(&p, why, size, "server", info->name);
-  (void)mcp__icons_render(info->icons, &p, NULL); /* checks only */
   const char *url = info->website_url;
   if (url && (strncmp(url, "https://", 8) != 0 || url[8] == '\0' ||
               url[8] == '/' || !mcp__uri_valid(url, MCP__URI_REGISTERED)))
     mcp__problem(&p, "website_url must be an https: URL (printable ASCII "
                      "without spaces, a host, at most 2048 bytes)");
-  return p.n > 0;
+  int rc = mcp__icons_render(info->icons, &p, icons);
+  if (rc == 0 && p.n > 0) {
+    mcp__free(*icons); /* good icons, but the url is not */
+    *icons = NULL;
+    rc = MCP_EINVAL;
+  }
+  return rc;
 }
 
 int mcp_server_new(const mcp_server_info *info, mcp_server **out) {
@@ -96,11 +103,16 @@ int mcp_server_new(const mcp_server_info *info, mcp_server **out) {
   if (bad)
     return fail(NULL, MCP_EINVAL, "mcp_server_new: %s", bad);
   char why[600];
-  if (bad_extras(info, why, sizeof why))
-    return fail(NULL, MCP_EINVAL, "mcp_server_new: %s", why);
-  mcp_server *srv = mcp__calloc(1, sizeof *srv);
-  if (srv == NULL)
+  char *icons = NULL;
+  int rc = server_extras(info, &icons, why, sizeof why);
+  if (rc == MCP_EINVAL)
+    return fail(NULL, rc, "mcp_server_new: %s", why);
+  mcp_server *srv = rc ? NULL : mcp__calloc(1, sizeof *srv);
+  if (srv == NULL) {
+    mcp__free(icons);
     goto no_memory;
+  }
+  srv->icons = icons;
   /* What mcp_server_free cannot undo yet is undone by the ladder below. */
   if (pthread_mutex_init(&srv->lock, NULL) != 0)
     goto no_lock;
@@ -118,9 +130,6 @@ int mcp_server_new(const mcp_server_info *info, mcp_server **out) {
   srv->title = mcp__strdup(info->title);
   srv->instructions = mcp__strdup(info->instructions);
   srv->website_url = mcp__strdup(info->website_url);
-  mcp__problems none;
-  mcp__problems_init(&none, why, sizeof why, "server", info->name);
-  bool icons_ok = mcp__icons_render(info->icons, &none, &srv->icons) == 0;
   srv->reg = (mcp__registry){.key = "tools", .tag = 't'};
   srv->prompts = (mcp__registry){.key = "prompts", .tag = 'p'};
   srv->resources = (mcp__registry){.key = "resources", .tag = 'r'};
@@ -144,7 +153,7 @@ int mcp_server_new(const mcp_server_info *info, mcp_server **out) {
                 "the requestState key");
   }
   if (!srv->name || !srv->version || (info->title && !srv->title) ||
-      (info->instructions && !srv->instructions) || !icons_ok ||
+      (info->instructions && !srv->instructions) ||
       (info->website_url && !srv->website_url)) {
     mcp_server_free(srv);
     return fail(NULL, MCP_ENOMEM, "mcp_server_new: out of memory");
@@ -157,6 +166,7 @@ no_rate:
 no_deadline_lock:
   pthread_mutex_destroy(&srv->lock);
 no_lock:
+  mcp__free(srv->icons);
   mcp__free(srv);
 no_memory:
   return fail(NULL, MCP_ENOMEM, "mcp_server_new: out of memory");
