@@ -420,7 +420,7 @@ static int scan_string(parser *p, size_t i, size_t *end, size_t *dlen,
   }
 }
 
-static char *put_utf8(char *out, unsigned long cp) {
+char *mcp__utf8_put(char *out, unsigned long cp) {
   if (cp < 0x80) {
     *out++ = (char)cp;
   } else if (cp < 0x800) {
@@ -473,7 +473,7 @@ static void decode(const unsigned char *s, size_t i, size_t end, char *out) {
         cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
         i += 6;
       }
-      out = put_utf8(out, cp);
+      out = mcp__utf8_put(out, cp);
       i += 4;
       break;
     }

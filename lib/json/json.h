@@ -153,6 +153,13 @@ int mcp__json_write(mcp__buf *b, const struct cJSON *node);
  * (json_write.c). */
 int mcp__utf8_valid(const char *s, size_t len);
 
+/* The code points of the len bytes of valid UTF-8 at s (json_write.c). */
+size_t mcp__utf8_count(const char *s, size_t len);
+
+/* Writes code point cp (at most U+10FFFF, not a surrogate) as UTF-8 at out,
+ * which has room for 4 bytes; returns the end of what it wrote (json.c). */
+char *mcp__utf8_put(char *out, unsigned long cp);
+
 /* Cuts s (NUL-terminated) to its longest valid UTF-8 prefix, so text that
  * a truncating format may have split mid-character can still go into JSON
  * (json_write.c). */

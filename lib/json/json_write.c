@@ -65,6 +65,13 @@ int mcp__json_write(mcp__buf *b, const cJSON *node) {
   }
 }
 
+size_t mcp__utf8_count(const char *s, size_t len) {
+  size_t n = 0;
+  for (size_t i = 0; i < len; i++)
+    n += ((unsigned char)s[i] & 0xC0) != 0x80;
+  return n;
+}
+
 int mcp__utf8_valid(const char *str, size_t len) {
   const unsigned char *s = (const unsigned char *)str, *end = s + len;
   const uint64_t ones = 0x0101010101010101u, highs = 0x8080808080808080u;

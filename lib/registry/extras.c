@@ -21,17 +21,13 @@ static bool is_alpha(char c) {
 
 static bool is_alnum(char c) { return is_alpha(c) || (c >= '0' && c <= '9'); }
 
-/* A MIME token (RFC 2045 §5.1): printable ASCII but tspecials. */
-static bool is_token_char(char c) {
-  return c > ' ' && c < 127 && strchr("()<>@,;:\\\"/[]?=", c) == NULL;
-}
-
-/* Does [s, s+n) read "image/" and a non-empty token? */
+/* Does [s, s+n) read "image/" and a non-empty subtype (RFC 9110 token
+ * characters, as media types are)? */
 static bool image_type(const char *s, size_t n) {
   if (n <= 6 || strncmp(s, "image/", 6) != 0)
     return false;
   for (size_t i = 6; i < n; i++) {
-    if (!is_token_char(s[i]))
+    if (!mcp__tchar((unsigned char)s[i]))
       return false;
   }
   return true;

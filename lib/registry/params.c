@@ -26,8 +26,7 @@ struct mcp__param {
   bool integer;
 };
 
-/* RFC 9110 token characters. */
-static bool tchar(unsigned char c) {
+bool mcp__tchar(unsigned char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
          (c >= '0' && c <= '9') || (c && strchr("!#$%&'*+-.^_`|~", c));
 }
@@ -36,7 +35,7 @@ static bool token_valid(const char *s) {
   if (*s == '\0' || strlen(s) > 64)
     return false;
   for (; *s; s++)
-    if (!tchar((unsigned char)*s))
+    if (!mcp__tchar((unsigned char)*s))
       return false;
   return true;
 }

@@ -14,14 +14,17 @@
 
 /* ---- validation ---------------------------------------------------------- */
 
+bool mcp__name_char(unsigned char c) {
+  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+         (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-';
+}
+
 int mcp__name_valid(const char *name, size_t max) {
   size_t n = name ? strlen(name) : 0;
   if (n < 1 || n > max)
     return 0;
   for (size_t i = 0; i < n; i++) {
-    unsigned char c = (unsigned char)name[i];
-    if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
-          (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-'))
+    if (!mcp__name_char((unsigned char)name[i]))
       return 0;
   }
   return 1;

@@ -16,6 +16,11 @@
 /* Is s 1 to max characters of [A-Za-z0-9_.-]? The rule of tool names
  * (MCP 2025-11-25), also used for input-request keys. */
 int mcp__name_valid(const char *s, size_t max);
+/* Is c one of [A-Za-z0-9_.-], the characters of those names (also of skill
+ * path segments and frontmatter keys)? */
+bool mcp__name_char(unsigned char c);
+/* Is c an RFC 9110 token character (header names; MIME type names)? */
+bool mcp__tchar(unsigned char c);
 
 /* The problems of one definition, gathered into one message in err:
  * "<what> \"<name>\": <first>; <second>; ...", so that registration names

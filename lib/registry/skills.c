@@ -34,9 +34,7 @@ static bool segment_ok(const char *s, size_t n) {
       (n == 2 && s[0] == '.' && s[1] == '.'))
     return false;
   for (size_t i = 0; i < n; i++) {
-    char c = s[i];
-    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-          (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-'))
+    if (!mcp__name_char((unsigned char)s[i]))
       return false;
   }
   return true;
@@ -193,20 +191,8 @@ static int fm_unicode(fm *f, const char **pp, const char *eol, mcp__buf *b) {
   }
   if (cp == 0 || (cp >= 0xd800 && cp <= 0xdfff))
     return fm_fail(f, "a \\u escape names NUL or a surrogate");
-  char u[3];
-  size_t n = 1;
-  if (cp < 0x80) {
-    u[0] = (char)cp;
-  } else if (cp < 0x800) {
-    u[0] = (char)(0xc0 | cp >> 6);
-    u[1] = (char)(0x80 | (cp & 0x3f));
-    n = 2;
-  } else {
-    u[0] = (char)(0xe0 | cp >> 12);
-    u[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
-    u[2] = (char)(0x80 | (cp & 0x3f));
-    n = 3;
-  }
+  char u[4];
+  size_t n = (size_t)(mcp__utf8_put(u, cp) - u);
   mcp__buf_append(b, u, n);
   *pp = p + 4;
   return 0;
@@ -344,9 +330,7 @@ static bool fm_line(fm *f, const char **start, const char **eol) {
 /* Reads `key:` at [p, eol) (after indent spaces); *key_end set. */
 static int fm_key(fm *f, const char *p, const char *eol, const char **key_end) {
   const char *k = p;
-  while (k < eol &&
-         ((*k >= 'a' && *k <= 'z') || (*k >= 'A' && *k <= 'Z') ||
-          (*k >= '0' && *k <= '9') || *k == '_' || *k == '-' || *k == '.'))
+  while (k < eol && mcp__name_char((unsigned char)*k))
     k++;
   if (k == p || k == eol || *k != ':' || (k + 1 < eol && k[1] != ' '))
     return fm_fail(f, "each line must be `key: value`, the key of letters, "
@@ -469,12 +453,7 @@ static int frontmatter_parse(const char *text, size_t len, cJSON **out,
 }
 
 /* Characters (code points) of UTF-8 text. */
-static size_t chars(const char *s) {
-  size_t n = 0;
-  for (; *s; s++)
-    n += ((unsigned char)*s & 0xc0) != 0x80;
-  return n;
-}
+static size_t chars(const char *s) { return mcp__utf8_count(s, strlen(s)); }
 
 /* The Agent Skills rules on the frontmatter's fields; problems to p. */
 static void check_fields(const cJSON *fmo, const char *last, mcp__problems *p) {

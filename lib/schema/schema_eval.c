@@ -307,13 +307,6 @@ OUT_OF_LINE static int eval_number(vctx *c, const mcp__sk_node *n,
   return V_OK;
 }
 
-static size_t code_points(const char *s, size_t len) {
-  size_t n = 0;
-  for (size_t i = 0; i < len; i++)
-    n += ((unsigned char)s[i] & 0xC0) != 0x80;
-  return n;
-}
-
 OUT_OF_LINE static int eval_string(vctx *c, const mcp__sk_node *n,
                                    const cJSON *inst) {
   const mcp__sk_str *k = n->str;
@@ -321,7 +314,7 @@ OUT_OF_LINE static int eval_string(vctx *c, const mcp__sk_node *n,
   size_t len = strlen(s);
   c->steps += len / 64;
   if (k->min_len > 0 || k->max_len != SIZE_MAX) {
-    size_t cps = code_points(s, len);
+    size_t cps = mcp__utf8_count(s, len);
     if (cps < k->min_len || cps > k->max_len) {
       verr *f =
           fail_at(c, cps < k->min_len ? KW_MIN_LENGTH : KW_MAX_LENGTH, n, inst);
