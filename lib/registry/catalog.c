@@ -22,7 +22,7 @@ static int build_all(mcp__tool *t, const void *def,
   for (int v = 0; v < MCP__VERSION_COUNT; v++) {
     mcp__buf b = {0};
     print(def, t, (mcp__version)v, &b);
-    if ((t->wire[v] = mcp__buf_take(&b, &t->wire_len[v])) == NULL)
+    if (mcp__wire_take(t, v, &b) != 0)
       return MCP_ENOMEM;
   }
   return 0;

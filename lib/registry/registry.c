@@ -223,6 +223,21 @@ static int build_wire(const mcp_tool *def, const mcp__tool *t, mcp__version v,
   return mcp__buf_putc(b, '}');
 }
 
+int mcp__wire_take(mcp__tool *t, int v, mcp__buf *b) {
+  size_t len;
+  char *w = mcp__buf_take(b, &len);
+  if (w == NULL)
+    return MCP_ENOMEM;
+  if (v > 0 && t->wire[v - 1] && t->wire_len[v - 1] == len &&
+      memcmp(t->wire[v - 1], w, len) == 0) {
+    mcp__free(w);
+    w = t->wire[v - 1];
+  }
+  t->wire[v] = w;
+  t->wire_len[v] = len;
+  return 0;
+}
+
 /* ---- tool objects -------------------------------------------------------- */
 
 static void tool_free(mcp__tool *t) {
@@ -246,8 +261,10 @@ static void tool_free(mcp__tool *t) {
   mcp__free(t->icons);
   mcp__free(t->meta);
   mcp__free(t->owned);
-  for (int v = 0; v < MCP__VERSION_COUNT; v++)
-    mcp__free(t->wire[v]);
+  for (int v = 0; v < MCP__VERSION_COUNT; v++) {
+    if (v == 0 || t->wire[v] != t->wire[v - 1]) /* shared: freed once */
+      mcp__free(t->wire[v]);
+  }
   mcp__free(t);
 }
 
@@ -352,7 +369,7 @@ int mcp__tool_new(const mcp_tool *def, void *user_data, mcp__tool **out,
   for (int v = 0; v < MCP__VERSION_COUNT; v++) {
     mcp__buf b = {0};
     build_wire(def, t, (mcp__version)v, &b);
-    if ((t->wire[v] = mcp__buf_take(&b, &t->wire_len[v])) == NULL) {
+    if (mcp__wire_take(t, v, &b) != 0) {
       rc = MCP_ENOMEM;
       goto fail;
     }

@@ -78,7 +78,8 @@ typedef struct mcp__tool {
   void *owned;        /* a skill file's bytes and a NUL (skills.c); or NULL */
   size_t owned_len;
   /* The Tool (Prompt, Resource, ResourceTemplate) object as sent to each
-   * protocol version, built once. */
+   * protocol version, built once; a version whose form is the one before
+   * it shares that one's text (mcp__wire_take). */
   char *wire[MCP__VERSION_COUNT];
   size_t wire_len[MCP__VERSION_COUNT];
 } mcp__tool;
@@ -160,6 +161,11 @@ void mcp__skill_entries_free(mcp__skill_entries *e);
 bool mcp__tool_callable_by(const mcp__tool *t, const mcp_principal *p);
 void mcp__tool_ref(mcp__tool *t);
 void mcp__tool_unref(mcp__tool *t);
+
+/* Takes b's text as t's wire form for version v (versions in order),
+ * sharing version v-1's text when the bytes are the same. Returns 0 or
+ * MCP_ENOMEM (b's failure). */
+int mcp__wire_take(mcp__tool *t, int v, mcp__buf *b);
 
 /* The registry takes the reference of t on success. */
 int mcp__registry_add(mcp__registry *r, mcp__tool *t);

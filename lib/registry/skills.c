@@ -638,14 +638,13 @@ static int skill_entry(const mcp_skill *def, const cJSON *fmo,
     mcp__buf_printf(&b, "\",\"size\":%zu}", f->owned_len);
   }
   mcp__buf_puts(&b, "]}");
-  size_t len;
-  char *wire = mcp__buf_take(&b, &len);
-  if (wire == NULL)
+  /* The same object to every version: one text, shared (as
+   * mcp__wire_take shares equal forms). */
+  if (mcp__wire_take(t, 0, &b) != 0)
     return MCP_ENOMEM;
-  for (int v = 0; v < MCP__VERSION_COUNT; v++) {
-    if ((t->wire[v] = v ? mcp__strdup(wire) : wire) == NULL)
-      return MCP_ENOMEM;
-    t->wire_len[v] = len;
+  for (int v = 1; v < MCP__VERSION_COUNT; v++) {
+    t->wire[v] = t->wire[0];
+    t->wire_len[v] = t->wire_len[0];
   }
   return 0;
 }
