@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -126,6 +127,12 @@ static void walk_dir(walk *w, int dfd, const char *rel, int depth) {
   closedir(d);
 }
 
+/* qsort's order of skill files: by path. */
+static int by_path(const void *a, const void *b) {
+  return strcmp(((const mcp_skill_file *)a)->path,
+                ((const mcp_skill_file *)b)->path);
+}
+
 /* The last segment of dir (a trailing '/' left out), into out. */
 static void base_name(const char *dir, char *out, size_t size) {
   size_t n = strlen(dir);
@@ -158,13 +165,7 @@ int mcp_server_add_skill_dir(mcp_server *srv, const char *dir, const char *path,
   if (rc == 0) {
     /* Files in the order of their paths, so that the entry is the same
      * whatever order the directory lists them in. */
-    for (size_t i = 1; i < w.n; i++) {
-      mcp_skill_file f = w.files[i];
-      size_t j = i;
-      for (; j > 0 && strcmp(w.files[j - 1].path, f.path) > 0; j--)
-        w.files[j] = w.files[j - 1];
-      w.files[j] = f;
-    }
+    qsort(w.files, w.n, sizeof *w.files, by_path);
     const mcp_skill skill = {
         .path = path ? path : own, .files = w.files, .scopes = scopes};
     rc = mcp_server_add_skill(srv, &skill);
