@@ -49,6 +49,8 @@ static int finish_entry(int rc, mcp__problems *p, const void *def,
   if (rc == 0)
     rc = build_all(t, def, print);
   if (rc == 0) {
+    mcp__free(t->icons); /* in the wire forms now, needed nowhere else */
+    t->icons = NULL;
     *out = t;
     return 0;
   }

@@ -374,6 +374,8 @@ int mcp__tool_new(const mcp_tool *def, void *user_data, mcp__tool **out,
       goto fail;
     }
   }
+  mcp__free(t->icons); /* in the wire forms now, needed nowhere else */
+  t->icons = NULL;
   *out = t;
   return 0;
 fail:

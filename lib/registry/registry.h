@@ -74,8 +74,10 @@ typedef struct mcp__tool {
                                     uris of its files */
   bool *arg_required;
   size_t nargs;
-  char *icons, *meta; /* rendered (extras.c) for the wire forms; or NULL */
-  void *owned;        /* a skill file's bytes and a NUL (skills.c); or NULL */
+  char *icons; /* rendered (extras.c) while the wire forms are built */
+  char *meta;  /* rendered _meta, for the wire forms and a resource's
+                  contents (resources/read); or NULL */
+  void *owned; /* a skill file's bytes and a NUL (skills.c); or NULL */
   size_t owned_len;
   /* The Tool (Prompt, Resource, ResourceTemplate) object as sent to each
    * protocol version, built once; a version whose form is the one before
