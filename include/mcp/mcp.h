@@ -301,7 +301,18 @@ typedef int (*mcp_tool_fn)(mcp_call *call, void *user_data);
  * second label is "modelcontextprotocol" or "mcp"
  * ("io.modelcontextprotocol/") is the protocol's own and refused: libmcp
  * writes those keys itself. It is sent re-serialized compactly to
- * 2025-06-18 and later, and to no earlier version. */
+ * 2025-06-18 and later, and to no earlier version.
+ *
+ * A "ui" member is MCP Apps' (the io.modelcontextprotocol/ui extension)
+ * and checked as ext-apps defines it: on a tool, an object whose
+ * resourceUri (optional) is a ui:// URI, the view the host renders for
+ * the tool, and whose visibility (optional) is a non-empty array of
+ * "model" and "app", each at most once; on a resource, an object whose
+ * csp members connectDomains, resourceDomains, frameDomains and
+ * baseUriDomains are arrays of non-empty strings, whose permissions
+ * members camera, microphone, geolocation and clipboardWrite are objects,
+ * whose domain is a non-empty string and prefersBorder a boolean. Members
+ * it does not name pass unchecked; a prompt's "ui" is not checked. */
 typedef struct mcp_tool {
   const char *name;                 /**< 1-128 characters of [A-Za-z0-9_.-],
                                          unique per server */
@@ -780,7 +791,9 @@ typedef struct mcp_resource {
   const char *title;         /**< display name (optional) */
   const char *description;   /**< what it is (optional) */
   const char *mime_type;     /**< the default type of the contents
-                                  (optional) */
+                                  (optional; under a ui:// uri or
+                                  template, an MCP App view, it must be
+                                  "text/html;profile=mcp-app") */
   const char *const *scopes; /**< as for tools */
   mcp_tool_fn handler;       /**< required; reads the resource
                                   (mcp_call_uri, and mcp_call_arg_string for

@@ -41,7 +41,7 @@ static int finish_entry(int rc, mcp__problems *p, const void *def,
   if (rc == 0 && p->n == 0)
     rc = mcp__icons_render(icons, p, &t->icons);
   if (rc == 0 && p->n == 0)
-    rc = mcp__meta_render(meta, p, &t->meta);
+    rc = mcp__meta_render(meta, t->kind, p, &t->meta);
   if (rc == 0 && p->n > 0)
     rc = MCP_EINVAL;
   if (rc == 0)
@@ -119,7 +119,7 @@ static void check_prompt(const mcp_prompt *def, mcp__problems *p) {
   }
   mcp__scopes_check(def->scopes, p);
   (void)mcp__icons_render(def->icons, p, NULL); /* checks only */
-  (void)mcp__meta_render(def->meta, p, NULL);
+  (void)mcp__meta_render(def->meta, MCP_CALL_PROMPT, p, NULL);
 }
 
 static mcp__tool *entry_new(int kind, mcp_tool_fn handler,
@@ -243,7 +243,9 @@ static void check_resource(const mcp_resource *def, mcp__problems *p) {
     mcp__problem(p, "name, title, description and mime_type must be UTF-8");
   mcp__scopes_check(def->scopes, p);
   (void)mcp__icons_render(def->icons, p, NULL); /* checks only */
-  (void)mcp__meta_render(def->meta, p, NULL);
+  (void)mcp__meta_render(def->meta, MCP_CALL_RESOURCE, p, NULL);
+  mcp__ui_mime_check(def->uri ? def->uri : def->uri_template, def->mime_type,
+                     p);
 }
 
 int mcp__resource_new(const mcp_resource *def, void *user_data, mcp__tool **out,

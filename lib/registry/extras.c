@@ -214,7 +214,100 @@ static const char *bad_key(const char *key) {
                   : NULL;
 }
 
-int mcp__meta_render(const char *meta, mcp__problems *p, char **out) {
+/* ---- MCP Apps (io.modelcontextprotocol/ui): the "ui" member of _meta --- */
+
+static bool strings_only(const cJSON *a) {
+  if (!cJSON_IsArray(a))
+    return false;
+  for (const cJSON *e = a->child; e; e = e->next)
+    if (!cJSON_IsString(e) || e->valuestring[0] == '\0')
+      return false;
+  return true;
+}
+
+/* A tool's ui: the view it opens (resourceUri, a ui:// URI) and who may
+ * call it (visibility: "model" and/or "app", each once). */
+static void ui_tool_check(const cJSON *ui, mcp__problems *p) {
+  const cJSON *uri = cJSON_GetObjectItemCaseSensitive(ui, "resourceUri");
+  if (uri && (!cJSON_IsString(uri) ||
+              strncmp(uri->valuestring, MCP__UI_SCHEME, 5) != 0 ||
+              uri->valuestring[5] == '\0'))
+    mcp__problem(p, "meta ui.resourceUri must be a ui:// URI naming the "
+                    "tool's view (a resource registered under it)");
+  const cJSON *vis = cJSON_GetObjectItemCaseSensitive(ui, "visibility");
+  if (vis == NULL)
+    return;
+  unsigned seen = 0;
+  bool ok = cJSON_IsArray(vis) && vis->child != NULL;
+  for (const cJSON *e = ok ? vis->child : NULL; e && ok; e = e->next) {
+    unsigned bit = !cJSON_IsString(e)                     ? 0
+                   : strcmp(e->valuestring, "model") == 0 ? 1
+                   : strcmp(e->valuestring, "app") == 0   ? 2
+                                                          : 0;
+    ok = bit != 0 && (seen & bit) == 0;
+    seen |= bit;
+  }
+  if (!ok)
+    mcp__problem(p, "meta ui.visibility must be a non-empty array of "
+                    "\"model\" and \"app\", each at most once");
+}
+
+/* A resource's ui: the view's sandbox (csp domain lists, permissions),
+ * its origin (domain) and border preference. */
+static void ui_resource_check(const cJSON *ui, mcp__problems *p) {
+  static const char *const lists[] = {"connectDomains", "resourceDomains",
+                                      "frameDomains", "baseUriDomains"};
+  static const char *const perms[] = {"camera", "microphone", "geolocation",
+                                      "clipboardWrite"};
+  const cJSON *csp = cJSON_GetObjectItemCaseSensitive(ui, "csp");
+  if (csp && !cJSON_IsObject(csp))
+    mcp__problem(p, "meta ui.csp must be an object");
+  for (size_t i = 0; csp && cJSON_IsObject(csp) && i < 4; i++) {
+    const cJSON *l = cJSON_GetObjectItemCaseSensitive(csp, lists[i]);
+    if (l && !strings_only(l))
+      mcp__problem(p, "meta ui.csp.%s must be an array of origins (strings)",
+                   lists[i]);
+  }
+  const cJSON *pm = cJSON_GetObjectItemCaseSensitive(ui, "permissions");
+  if (pm && !cJSON_IsObject(pm))
+    mcp__problem(p, "meta ui.permissions must be an object");
+  for (size_t i = 0; pm && cJSON_IsObject(pm) && i < 4; i++) {
+    const cJSON *one = cJSON_GetObjectItemCaseSensitive(pm, perms[i]);
+    if (one && !cJSON_IsObject(one))
+      mcp__problem(p,
+                   "meta ui.permissions.%s must be an object ({} asks "
+                   "for it)",
+                   perms[i]);
+  }
+  const cJSON *domain = cJSON_GetObjectItemCaseSensitive(ui, "domain");
+  if (domain && (!cJSON_IsString(domain) || domain->valuestring[0] == '\0'))
+    mcp__problem(p, "meta ui.domain must be a non-empty string");
+  const cJSON *border = cJSON_GetObjectItemCaseSensitive(ui, "prefersBorder");
+  if (border && !cJSON_IsBool(border))
+    mcp__problem(p, "meta ui.prefersBorder must be true or false");
+}
+
+static void ui_check(const cJSON *root, int kind, mcp__problems *p) {
+  const cJSON *ui = cJSON_GetObjectItemCaseSensitive(root, "ui");
+  if (ui == NULL || kind == MCP_CALL_PROMPT)
+    return;
+  if (!cJSON_IsObject(ui))
+    mcp__problem(p, "meta ui (MCP Apps) must be an object");
+  else if (kind == MCP_CALL_TOOL)
+    ui_tool_check(ui, p);
+  else
+    ui_resource_check(ui, p);
+}
+
+void mcp__ui_mime_check(const char *uri, const char *mime_type,
+                        mcp__problems *p) {
+  if (uri != NULL && strncmp(uri, MCP__UI_SCHEME, 5) == 0 &&
+      (mime_type == NULL || strcmp(mime_type, MCP__UI_MIME) != 0))
+    mcp__problem(p, "a ui:// resource is an MCP App view: its mime_type "
+                    "must be \"" MCP__UI_MIME "\"");
+}
+
+int mcp__meta_render(const char *meta, int kind, mcp__problems *p, char **out) {
   if (out)
     *out = NULL;
   if (meta == NULL)
@@ -247,6 +340,7 @@ int mcp__meta_render(const char *meta, mcp__problems *p, char **out) {
         break;
       }
     }
+    ui_check(doc.root, kind, p);
   }
   if (p->n == before && out) {
     mcp__buf b = {0};

@@ -360,7 +360,7 @@ int mcp__tool_new(const mcp_tool *def, void *user_data, mcp__tool **out,
       goto fail;
   }
   if ((rc = mcp__icons_render(def->icons, &p, &t->icons)) != 0 ||
-      (rc = mcp__meta_render(def->meta, &p, &t->meta)) != 0)
+      (rc = mcp__meta_render(def->meta, MCP_CALL_TOOL, &p, &t->meta)) != 0)
     goto fail;
   if (p.n > 0) {
     rc = MCP_EINVAL;

@@ -136,7 +136,17 @@ void mcp__put_string_member(mcp__buf *b, const char *key, const char *val);
  * Return 0 (problems or not) or MCP_ENOMEM; *out is the caller's
  * (mcp__free). With out NULL they only check. */
 int mcp__icons_render(const mcp_icon *icons, mcp__problems *p, char **out);
-int mcp__meta_render(const char *meta, mcp__problems *p, char **out);
+int mcp__meta_render(const char *meta, int kind, mcp__problems *p, char **out);
+/* kind (mcp_call_kind) says what carries the _meta: its "ui" member (MCP
+ * Apps) is checked as ext-apps defines it for a tool (resourceUri a ui://
+ * URI, visibility "model"/"app") or a resource (csp domain lists,
+ * permissions objects, domain, prefersBorder); unknown members pass. */
+#define MCP__UI_SCHEME "ui://"
+#define MCP__UI_MIME "text/html;profile=mcp-app"
+/* A resource (or template) under ui:// is an MCP App view: records a
+ * problem unless its mime_type is MCP__UI_MIME. */
+void mcp__ui_mime_check(const char *uri, const char *mime_type,
+                        mcp__problems *p);
 /* Appends ",\"icons\":..." for 2025-11-25 and later and ",\"_meta\":..."
  * for 2025-06-18 and later; NULL adds nothing. */
 void mcp__put_extras(mcp__buf *b, const char *icons, const char *meta,

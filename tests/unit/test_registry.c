@@ -798,6 +798,36 @@ static const rule_case rules[] = {
              "its prefix must be"),
     BAD_META("an empty label", "{\"com..example/x\":1}", "its prefix must be"),
     BAD_META("a prefix ending in a dot", "{\"com./x\":1}", "its prefix must"),
+
+    /* MCP Apps: a tool's ui names its view and who may call it. */
+    ACCEPTED("meta ui of an MCP App tool",
+             {.name = "w",
+              WRITES,
+              WRITER_HINTS,
+              .meta = "{\"ui\":{\"resourceUri\":\"ui://w/view.html\","
+                      "\"visibility\":[\"model\",\"app\"],\"later\":1}}"}),
+    BAD_META("ui not an object", "{\"ui\":[]}",
+             "meta ui (MCP Apps) must be an object"),
+    BAD_META("ui.resourceUri not ui://",
+             "{\"ui\":{\"resourceUri\":"
+             "\"https://x/v\"}}",
+             "ui.resourceUri must be a ui:// URI"),
+    BAD_META("ui.resourceUri bare scheme",
+             "{\"ui\":{\"resourceUri\":"
+             "\"ui://\"}}",
+             "ui.resourceUri must be a ui:// URI"),
+    BAD_META("ui.resourceUri a number", "{\"ui\":{\"resourceUri\":1}}",
+             "ui.resourceUri must be a ui:// URI"),
+    BAD_META("ui.visibility unknown", "{\"ui\":{\"visibility\":[\"user\"]}}",
+             "ui.visibility must be a non-empty array"),
+    BAD_META("ui.visibility twice",
+             "{\"ui\":{\"visibility\":[\"app\","
+             "\"app\"]}}",
+             "ui.visibility must be a non-empty array"),
+    BAD_META("ui.visibility empty", "{\"ui\":{\"visibility\":[]}}",
+             "ui.visibility must be a non-empty array"),
+    BAD_META("ui.visibility a string", "{\"ui\":{\"visibility\":\"app\"}}",
+             "ui.visibility must be a non-empty array"),
     BAD_META("a slash in the name", "{\"a/b/c\":1}", "its prefix must be"),
 };
 
@@ -1578,7 +1608,7 @@ static mcp_tool full_tool(void) {
                     "\"array\",\"items\":{\"type\":\"string\"}}}}";
   t.scopes = scopes;
   t.icons = TEST_ICONS;
-  t.meta = "{\"com.example/kind\":\"full\",\"ui\":{\"visibility\":[1]}}";
+  t.meta = "{\"com.example/kind\":\"full\",\"ui\":{\"visibility\":[\"app\"]}}";
   return t;
 }
 

@@ -753,6 +753,65 @@ START_TEST(resource_registration_rules) {
                 "scope token (printable ASCII without space, '\"' or '\\')");
   r.scopes = NULL;
 
+  /* MCP Apps: a ui:// resource is a view, with the app MIME type, and its
+   * ui _meta is the view's sandbox as ext-apps defines it. */
+  mcp_resource app = {.uri = "ui://a/view.html",
+                      .name = "view",
+                      .mime_type = "text/html",
+                      .handler = h_unused};
+  ck_assert_int_eq(mcp_server_add_resource(srv, &app, NULL), MCP_EINVAL);
+  EXPECT_ERRMSG("resource \"ui://a/view.html\": a ui:// resource is an MCP "
+                "App view: its mime_type must be "
+                "\"text/html;profile=mcp-app\"");
+  app.mime_type = NULL;
+  ck_assert_int_eq(mcp_server_add_resource(srv, &app, NULL), MCP_EINVAL);
+  mcp_resource app_t = {
+      .uri_template = "ui://a/{v}", .name = "views", .handler = h_unused};
+  ck_assert_int_eq(mcp_server_add_resource(srv, &app_t, NULL), MCP_EINVAL);
+  EXPECT_ERRMSG("resource template \"ui://a/{v}\": a ui:// resource is an "
+                "MCP App view: its mime_type must be "
+                "\"text/html;profile=mcp-app\"");
+  app.mime_type = "text/html;profile=mcp-app";
+  static const struct {
+    const char *meta, *want;
+  } bad_ui[] = {
+      {"{\"ui\":1}", "meta ui (MCP Apps) must be an object"},
+      {"{\"ui\":{\"csp\":[]}}", "meta ui.csp must be an object"},
+      {"{\"ui\":{\"csp\":{\"connectDomains\":\"https://a\"}}}",
+       "meta ui.csp.connectDomains must be an array of origins (strings)"},
+      {"{\"ui\":{\"csp\":{\"baseUriDomains\":[\"\"]}}}",
+       "meta ui.csp.baseUriDomains must be an array of origins (strings)"},
+      {"{\"ui\":{\"permissions\":[\"camera\"]}}",
+       "meta ui.permissions must be an object"},
+      {"{\"ui\":{\"permissions\":{\"camera\":true}}}",
+       "meta ui.permissions.camera must be an object ({} asks for it)"},
+      {"{\"ui\":{\"domain\":\"\"}}", "meta ui.domain must be a non-empty "
+                                     "string"},
+      {"{\"ui\":{\"prefersBorder\":\"yes\"}}",
+       "meta ui.prefersBorder must be true or false"},
+  };
+  for (size_t i = 0; i < sizeof bad_ui / sizeof bad_ui[0]; i++) {
+    app.meta = bad_ui[i].meta;
+    ck_assert_int_eq(mcp_server_add_resource(srv, &app, NULL), MCP_EINVAL);
+    char want[200];
+    snprintf(want, sizeof want, "resource \"ui://a/view.html\": %s",
+             bad_ui[i].want);
+    EXPECT_ERRMSG(want);
+  }
+  app.meta = "{\"ui\":{\"csp\":{\"connectDomains\":[\"https://api.a\"],"
+             "\"resourceDomains\":[],\"frameDomains\":[\"https://f\"]},"
+             "\"permissions\":{\"clipboardWrite\":{}},\"domain\":\"a.example\","
+             "\"prefersBorder\":false}}";
+  ck_assert_int_eq(mcp_server_add_resource(srv, &app, NULL), 0);
+  ck_assert_int_eq(mcp_server_remove_resource(srv, "ui://a/view.html"), 0);
+  /* A prompt's _meta may hold a "ui" of any shape: MCP Apps has none. */
+  mcp_prompt pr = {.name = "p_ui",
+                   .description = "a prompt",
+                   .handler = h_unused,
+                   .meta = "{\"ui\":1}"};
+  ck_assert_int_eq(mcp_server_add_prompt(srv, &pr, NULL), 0);
+  ck_assert_int_eq(mcp_server_remove_prompt(srv, "p_ui"), 0);
+
   /* Templates. */
   mcp_resource t = {.uri_template = "file:///t/{x}", .name = "t"};
   ck_assert_int_eq(mcp_server_add_resource(srv, &t, NULL), MCP_EINVAL);
