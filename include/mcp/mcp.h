@@ -364,9 +364,11 @@ MCP_API long mcp_server_scopes(mcp_server *srv, char *buf, size_t size);
 /** Warns, through the server's log, about tools whose access is not
  * guarded: a tool stated destructive or open-world that needs no scope,
  * and (when supported is not NULL) a tool scope missing from supported, the
- * scopes an authorization server issues; and, with an executor that has a
- * lint callback (mcp_executor), its sentence (the guard's says what the
- * kernel enforces). A warning for the author, never an access decision.
+ * scopes an authorization server issues; a tool whose MCP Apps view
+ * (meta ui.resourceUri) no registered resource or template serves; and,
+ * with an executor that has a lint callback (mcp_executor), its sentence
+ * (the guard's says what the kernel enforces). A warning for the author,
+ * never an access decision.
  * Returns how many warnings it wrote. Any thread. */
 MCP_API unsigned mcp_server_lint(mcp_server *srv, const char *const *supported);
 

@@ -830,10 +830,51 @@ static unsigned lint_executor(mcp_server *srv) {
   return rc > 0;
 }
 
+/* MCP Apps: a tool whose _meta.ui.resourceUri names no registered view
+ * (a tool and its view may be registered in either order, so only now can
+ * it be seen). Returns the warnings written. */
+static unsigned lint_views(mcp_server *srv) {
+  pthread_mutex_lock(&srv->lock);
+  size_t n = 0;
+  mcp__tool **with = mcp__calloc(srv->reg.n + 1, sizeof *with);
+  for (size_t i = 0; with && i < srv->reg.n; i++)
+    if (srv->reg.tools[i]->meta) {
+      with[n] = srv->reg.tools[i];
+      mcp__tool_ref(with[n++]);
+    }
+  pthread_mutex_unlock(&srv->lock);
+  unsigned warnings = 0;
+  for (size_t i = 0; i < n; i++) {
+    mcp__json_doc doc = {0};
+    const cJSON *uri = NULL;
+    if (mcp__json_parse(with[i]->meta, strlen(with[i]->meta), NULL, &doc, NULL,
+                        0) == 0)
+      uri = cJSON_GetObjectItemCaseSensitive(
+          cJSON_GetObjectItemCaseSensitive(doc.root, "ui"), "resourceUri");
+    int rc = 0;
+    mcp__tool *view =
+        cJSON_IsString(uri)
+            ? mcp__find_resource(srv, uri->valuestring, NULL, NULL, &rc)
+            : NULL;
+    if (cJSON_IsString(uri) && view == NULL && rc == MCP_ENOENT) {
+      mcp__log(srv, MCP_LOG_WARNING,
+               "tool \"%s\" names the view \"%s\" (meta ui.resourceUri), "
+               "but no resource serves it: hosts cannot show the tool's UI",
+               with[i]->name, uri->valuestring);
+      warnings++;
+    }
+    mcp__tool_unref(view);
+    mcp__json_doc_free(&doc);
+    mcp__tool_unref(with[i]);
+  }
+  mcp__free(with);
+  return warnings;
+}
+
 unsigned mcp_server_lint(mcp_server *srv, const char *const *supported) {
   if (srv == NULL)
     return 0;
-  unsigned warnings = lint_executor(srv);
+  unsigned warnings = lint_executor(srv) + lint_views(srv);
   pthread_mutex_lock(&srv->lock);
   for (size_t i = 0; i < srv->reg.n; i++) {
     const mcp__tool *t = srv->reg.tools[i];

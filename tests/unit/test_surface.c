@@ -3640,6 +3640,37 @@ static TCase *tcase(Suite *s, const char *name, void (*set)(void)) {
   return tu_tcase(s, name, set, teardown, 120);
 }
 
+/* MCP Apps: mcp_server_lint points at a tool whose view (_meta.ui
+ * resourceUri) no resource or template serves, whichever was registered
+ * first; a served view, or a tool without one, says nothing. */
+START_TEST(lint_points_at_a_tool_without_its_view) {
+  ck_assert_uint_eq(mcp_server_lint(srv, NULL), 0);
+  mcp_tool t = TC_TOOL_RUN(h_tool);
+  t.name = "show";
+  t.meta = "{\"ui\":{\"resourceUri\":\"ui://app/status.html\"}}";
+  ck_assert_int_eq(mcp_server_add_tool(srv, &t, NULL), 0);
+  g_log[0] = '\0';
+  ck_assert_uint_eq(mcp_server_lint(srv, NULL), 1);
+  ck_assert_str_eq(g_log, "tool \"show\" names the view "
+                          "\"ui://app/status.html\" (meta ui.resourceUri), "
+                          "but no resource serves it: hosts cannot show the "
+                          "tool's UI\n");
+  const mcp_resource views = {.uri_template = "ui://app/{page}",
+                              .name = "views",
+                              .mime_type = "text/html;profile=mcp-app",
+                              .handler = h_unused};
+  ck_assert_int_eq(mcp_server_add_resource(srv, &views, NULL), 0);
+  ck_assert_uint_eq(mcp_server_lint(srv, NULL), 0);
+  ck_assert_int_eq(mcp_server_remove_resource(srv, "ui://app/{page}"), 0);
+  const mcp_resource view = {.uri = "ui://app/status.html",
+                             .name = "status",
+                             .mime_type = "text/html;profile=mcp-app",
+                             .handler = h_unused};
+  ck_assert_int_eq(mcp_server_add_resource(srv, &view, NULL), 0);
+  ck_assert_uint_eq(mcp_server_lint(srv, NULL), 0);
+}
+END_TEST
+
 static Suite *surface_suite(void) {
   Suite *s = suite_create("surface");
   TCase *t = tcase(s, "registration", setup_bare);
@@ -3707,6 +3738,7 @@ static Suite *surface_suite(void) {
   tcase_add_test(t, complete_errors);
   tcase_add_test(t, complete_needs_the_scopes);
   tcase_add_test(t, error_messages_stay_utf8);
+  tcase_add_test(t, lint_points_at_a_tool_without_its_view);
 
   t = tcase_create("allocation");
   tcase_set_timeout(t, 900);
