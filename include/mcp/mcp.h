@@ -346,6 +346,23 @@ typedef struct mcp_tool {
  * Schema 2020-12 does by default. */
 #define MCP_TOOL_ASSERT_FORMATS 1u
 
+/** mcp_tool.flags: the tool may run as a task (see "Tasks" below) for a
+ * client that takes tasks: in 2025-11-25 tools/list says taskSupport
+ * "optional", and a tools/call with a task param becomes one; in
+ * 2026-07-28 (the io.modelcontextprotocol/tasks extension) a call whose
+ * client declared the extension becomes a task when its handler defers
+ * or calls mcp_call_start_task. Without either flag a tool never runs as
+ * a task ("forbidden"). */
+#define MCP_TOOL_TASK_OPTIONAL 2u
+
+/** mcp_tool.flags: the tool runs only as a task (taskSupport "required"):
+ * a call from a client that did not ask for a task (2025-11-25: no task
+ * param) or does not take them (2026-07-28: the extension not declared)
+ * is refused before the handler runs, with -32601 and -32021 (naming the
+ * extension in data.requiredCapabilities) respectively. Registration
+ * refuses it together with MCP_TOOL_TASK_OPTIONAL. */
+#define MCP_TOOL_TASK_REQUIRED 4u
+
 /** Registers tool with its user_data (stored, never dereferenced). Returns
  * 0; MCP_EINVAL when the definition breaks a rule (mcp_server_errmsg names
  * the tool and the rule); MCP_EEXIST when a tool of that name exists;
@@ -618,6 +635,59 @@ MCP_API int mcp_call_set_state(mcp_call *call, const char *state);
 
 /** The text the previous round kept with mcp_call_set_state, or NULL. */
 MCP_API const char *mcp_call_state(const mcp_call *call);
+
+/* ---------------------------------------------------------------------------
+ * Tasks
+ *
+ * A call of a tool flagged MCP_TOOL_TASK_OPTIONAL or MCP_TOOL_TASK_REQUIRED
+ * can outlive its request: the client gets a task id at once, polls
+ * tasks/get, answers the task's input requests, reads the result and may
+ * cancel it with tasks/cancel. The engine keeps the task table, in both
+ * forms of the protocol (2025-11-25's experimental tasks: tasks/get,
+ * tasks/result, tasks/list, tasks/cancel and notifications/tasks/status;
+ * 2026-07-28's io.modelcontextprotocol/tasks extension: tasks/get,
+ * tasks/update, tasks/cancel), and the handler needs no change: it builds
+ * its result, asks for input (mcp_call_request_input and
+ * MCP_INPUT_REQUIRED), defers and reads mcp_call_cancelled as for any call.
+ *
+ * When a call becomes a task: in 2025-11-25, before the handler runs, when
+ * the client asked for one (a task param). In 2026-07-28, where the server
+ * decides, when the handler returns MCP_DEFERRED (or its executor takes the
+ * call) or calls mcp_call_start_task: a handler that answers at once gives
+ * its result directly, and one that asks for input before either answers
+ * with an InputRequiredResult (the input the task needs before it starts).
+ * Once a task, its input requests are the task's (status input_required:
+ * inputRequests on tasks/get and tasks/update in 2026-07-28; requests
+ * carrying the related-task _meta on the session in 2025-11-25), progress
+ * and log notifications reach 2025-11-25 clients only, and the server's
+ * call timeout no longer applies: the task lives until its TTL.
+ *
+ * Every task method passes the admission of a tools/call of the task's
+ * tool (its scopes, the authorizer), and a task is visible only to the
+ * principal that created it (the same subject; anonymous callers share
+ * one). Task ids are 128 bits from the kernel's CSPRNG. How many tasks
+ * exist, and for how long, is bounded (mcp_server_set_task_limits).
+ * ------------------------------------------------------------------------ */
+
+/** Makes call a task now, from its handler (2026-07-28; in 2025-11-25 a
+ * call the client asked to run as a task is one from the start): the
+ * client is answered with a CreateTaskResult when the handler returns,
+ * whatever it returns, and the result becomes the task's. Returns 0 (also
+ * when call is a task already); MCP_ECAPABILITY when the client does not
+ * take tasks (then go on as an ordinary call); MCP_EINVAL (logged) when
+ * the tool declares no task support. The handler's thread, while it
+ * runs. */
+MCP_API int mcp_call_start_task(mcp_call *call);
+
+/** The id of the task call runs as, or NULL when it is not (yet) a task.
+ * Valid while the call lives. Any thread. */
+MCP_API const char *mcp_call_task_id(const mcp_call *call);
+
+/** Sets the statusMessage of call's task (copied; UTF-8, at most 1024
+ * bytes): what tasks/get says it is doing. Returns 0, MCP_ESTATE when the
+ * call is not a task, MCP_EINVAL or MCP_ENOMEM. Any thread, while the call
+ * lives. */
+MCP_API int mcp_call_set_status(mcp_call *call, const char *message);
 
 /* ---------------------------------------------------------------------------
  * Where handlers run
@@ -1124,6 +1194,35 @@ MCP_API int mcp_server_set_rate_limit(mcp_server *srv, unsigned calls,
  * mcp_server_expire themselves; an embedder's own transport must (see
  * there). Applies to calls received afterwards. Any thread. */
 MCP_API void mcp_server_set_call_timeout(mcp_server *srv, unsigned ms);
+
+/** How many tasks a server keeps, and for how long (see "Tasks"). Plain
+ * data, copied by mcp_server_set_task_limits; zero members keep their
+ * default. */
+typedef struct mcp_task_limits {
+  unsigned ttl_ms;           /**< a task's lifetime from its creation,
+                                  running or finished: after it the task is
+                                  cancelled and forgotten (ms; 0 = 3600000,
+                                  one hour) */
+  unsigned max_ttl_ms;       /**< the most a 2025-11-25 client's task.ttl
+                                  may ask for (ms; 0 = 86400000, one day) */
+  unsigned poll_interval_ms; /**< the pollInterval suggested to clients (ms;
+                                  0 = 500) */
+  unsigned max_per_caller;   /**< tasks one principal may hold, running or
+                                  finished (0 = 64) */
+  unsigned max_total;        /**< tasks on the server (0 = 1024) */
+  void *reserved[4];         /**< zero: room to grow (see the README,
+                                  Versioning) */
+} mcp_task_limits;
+
+/** Sets srv's task limits (copied). A call that may become a task counts
+ * from before its handler runs; one that would pass max_per_caller or
+ * max_total first makes room by forgetting that caller's (or anyone's)
+ * oldest finished task, and when every one still runs it is refused
+ * before its handler runs with -32000 ("Server busy"). Applies to tasks
+ * created afterwards. Returns 0 or MCP_EINVAL (srv or limits NULL, or
+ * max_ttl_ms below ttl_ms). Any thread. */
+MCP_API int mcp_server_set_task_limits(mcp_server *srv,
+                                       const mcp_task_limits *limits);
 
 /** Replaces the server's requestState signing key (by default 32 bytes from
  * the kernel's CSPRNG, drawn by mcp_server_new); a key longer than 32 bytes

@@ -212,6 +212,35 @@ bool mcp__call_late(const mcp_call *c) {
   return c->deadline_us != 0 && mcp__now_us() >= c->deadline_us;
 }
 
+/* Publishes c's task record; the call deadline then no longer applies (the
+ * task's TTL does), so it is lifted and unwatched. */
+static void become_task_locked(mcp_call *c) {
+  mcp__task_publish_locked(c);
+  c->deadline_us = 0;
+  watch_locked(c, false);
+}
+
+void mcp__call_become_task(mcp_call *c) {
+  pthread_mutex_lock(&c->session->lock);
+  become_task_locked(c);
+  pthread_mutex_unlock(&c->session->lock);
+}
+
+int mcp_call_start_task(mcp_call *call) {
+  if (call == NULL)
+    return MCP_EINVAL;
+  if (call->kind != MCP_CALL_TOOL || !call->tool->task_support) {
+    mcp__call_refused(call, "mcp_call_start_task",
+                      "the tool declares no task support (flags "
+                      "MCP_TOOL_TASK_OPTIONAL or MCP_TOOL_TASK_REQUIRED)");
+    return MCP_EINVAL;
+  }
+  if (call->task == NULL)
+    return MCP_ECAPABILITY; /* this client takes no tasks: run as usual */
+  mcp__call_become_task(call);
+  return 0;
+}
+
 /* The timeout answer, without the log line (it may be built under the
  * session lock, where no callback may run). */
 static void timeout_reply(mcp_call *c, mcp__buf *out, char *text, size_t size) {
@@ -298,6 +327,9 @@ long mcp_server_next_expiry_ms(mcp_server *srv) {
   if (srv == NULL)
     return -1;
   unsigned long long next = atomic_load(&srv->next_deadline_us);
+  unsigned long long task = atomic_load(&srv->next_task_expiry_us);
+  if (task < next)
+    next = task; /* a task's TTL is a deadline too */
   if (next == NONE)
     return -1;
   unsigned long long now = mcp__now_us();
@@ -311,7 +343,7 @@ long mcp_server_next_expiry_ms(mcp_server *srv) {
 int mcp_server_expire(mcp_server *srv) {
   if (srv == NULL)
     return MCP_EINVAL;
-  int answered = 0;
+  int answered = mcp__tasks_expire(srv);
   for (;;) {
     unsigned long long now = mcp__now_us();
     if (atomic_load(&srv->next_deadline_us) > now)
@@ -1067,7 +1099,17 @@ void mcp__call_complete(mcp_call *c, int rc, mcp__buf *out,
                         mcp_send_info *facts) {
   mcp_session *s = c->session;
   bool cancelled = mcp_call_cancelled(c);
-  if (rc == MCP_INPUT_REQUIRED && !cancelled && !c->modern && !c->latched) {
+  /* A task's result is the task's, kept for tasks/get, never the reply of
+   * the request that started it: it goes to the task's sink. */
+  bool task = c->task && mcp__task_published(c->task);
+  if (task) {
+    out = NULL;
+    facts = NULL;
+  }
+  /* The legacy era and tasks of both eras keep the call while the client
+   * answers; a modern call answers with an InputRequiredResult instead. */
+  if (rc == MCP_INPUT_REQUIRED && !cancelled && (!c->modern || task) &&
+      !c->latched) {
     if (c->requests == NULL && c->next_state != NULL &&
         c->rounds < MAX_ROUNDS) {
       /* State but nothing to ask: the next round can start at once, with
@@ -1077,7 +1119,8 @@ void mcp__call_complete(mcp_call *c, int rc, mcp__buf *out,
       mcp__call_run(c, out, facts);
       return;
     }
-    if (c->requests != NULL && c->rounds < MAX_ROUNDS && park_for_input(c))
+    if (c->requests != NULL && c->rounds < MAX_ROUNDS &&
+        (task ? mcp__task_ask(c) == 0 : park_for_input(c)))
       return;
     if (c->rounds >= MAX_ROUNDS)
       mcp__log(s->srv, MCP_LOG_ERROR,
@@ -1145,6 +1188,7 @@ void mcp__call_complete(mcp_call *c, int rc, mcp__buf *out,
 void mcp__call_discard_locked(mcp_call *c) {
   mcp_session *s = c->session;
   mcp__sink *sink = c->sink;
+  mcp__task *task = c->task;
   if (c->prev)
     c->prev->next = c->next;
   else
@@ -1155,8 +1199,11 @@ void mcp__call_discard_locked(mcp_call *c) {
   mcp__tool_unref(c->tool);
   mcp__call_free(c);
   mcp__session_unref_locked(s);
-  /* After the lock is gone: done may call back into the transport. */
+  /* After the lock is gone: done may call back into the transport, and a
+   * task hears that its call ended. */
   mcp__sink_release(sink);
+  if (task)
+    mcp__task_release_call(task);
 }
 
 void mcp__call_discard(mcp_call *c) {
@@ -1200,6 +1247,10 @@ static void invoke(mcp_call *c, mcp__buf *out, mcp_send_info *facts) {
       pthread_mutex_unlock(&s->lock);
       mcp__call_complete(c, c->finish_rc, out, facts);
     } else {
+      /* A call that may become a task becomes one when it waits on
+       * another thread: that is what a task is for. */
+      if (c->task)
+        become_task_locked(c);
       set_phase_locked(c, MCP__CALL_DEFERRED);
       pthread_mutex_unlock(&s->lock);
     }
@@ -1221,6 +1272,10 @@ static bool hand_over(mcp_call *c, mcp__buf *out, mcp_send_info *facts) {
     return false;
   mcp_session *s = c->session;
   pthread_mutex_lock(&s->lock);
+  /* Run elsewhere, a call that may become a task is one: its answer no
+   * longer comes back to this thread. */
+  if (c->task)
+    become_task_locked(c);
   set_phase_locked(c, MCP__CALL_QUEUED);
   atomic_fetch_add(&s->executing, 1);
   pthread_mutex_unlock(&s->lock);

@@ -43,6 +43,7 @@ void mcp__target_free(mcp__target *t) {
   mcp__free(t->entries);
   cJSON_Delete(t->vars);
   mcp__listener_free(t->listener);
+  mcp__task_unref(t->task);
   *t = (mcp__target){0};
 }
 
@@ -238,6 +239,16 @@ const mcp__method mcp__methods[] = {
      MCP__ADMIT_LIST, false},
     {"skills/get", mcp__handle_skills_get, mcp__target_skill,
      MCP__FEATURE_SKILLS, BOTH, true, MCP__ADMIT_ENTRY, false},
+    {"tasks/get", mcp__handle_tasks_get, mcp__target_task, MCP__FEATURE_TASKS,
+     BOTH, true, MCP__ADMIT_ENTRY, false},
+    {"tasks/cancel", mcp__handle_tasks_cancel, mcp__target_task,
+     MCP__FEATURE_TASKS, BOTH, true, MCP__ADMIT_ENTRY, false},
+    {"tasks/update", mcp__handle_tasks_update, mcp__target_task,
+     MCP__FEATURE_TASKS, MODERN, true, MCP__ADMIT_ENTRY, false},
+    {"tasks/result", mcp__handle_tasks_result, mcp__target_task,
+     MCP__FEATURE_TASKS, LEGACY, true, MCP__ADMIT_ENTRY, false},
+    {"tasks/list", mcp__handle_tasks_list, NULL, MCP__FEATURE_TASKS, LEGACY,
+     true, MCP__ADMIT_LIST, false},
 };
 const size_t mcp__nmethods = sizeof mcp__methods / sizeof *mcp__methods;
 

@@ -65,6 +65,20 @@ struct mcp_server {
    * has_executor is set (release), and read after it is seen (acquire). */
   mcp_executor executor;
   _Atomic bool has_executor;
+  /* Tasks (lib/engine/task.c): every task record, oldest first, and the
+   * published ones' expiries, least first. task_lock guards them, the
+   * records' state and task_limits; it is taken after a session's lock
+   * (the runner's, while a task's call sends), and before a session lock
+   * the task then sends to (its origin's), never the other way. */
+  pthread_mutex_t task_lock;
+  struct mcp__task *tasks, *tasks_tail;
+  size_t ntasks;
+  unsigned long long next_task_serial;
+  mcp__heap task_expiries;
+  /* The least expiry (CLOCK_MONOTONIC microseconds; ULLONG_MAX = none),
+   * written under task_lock, read without it. */
+  _Atomic unsigned long long next_task_expiry_us;
+  mcp_task_limits task_limits;
 };
 
 /* Drops a reference to srv (a session ending); the last one frees it. */
@@ -239,9 +253,12 @@ struct mcp_call {
   bool watched;   /* in srv->deadlines: under session->lock and
                      srv->deadline_lock both */
   mcp__heap_node deadline_node;
-  bool too_large;        /* the result passed the server's maximum size */
-  int error_code;        /* the JSON-RPC error code of the reply built, or 0 */
-  char ran_under[64];    /* mcp_call_execute's name for where it ran */
+  bool too_large;     /* the result passed the server's maximum size */
+  int error_code;     /* the JSON-RPC error code of the reply built, or 0 */
+  char ran_under[64]; /* mcp_call_execute's name for where it ran */
+  /* The task record of a call that is or may become a task (its session
+   * is the task's runner, its sink the task's), or NULL. */
+  struct mcp__task *task;
   mcp_call *next, *prev; /* in session->calls */
 };
 
@@ -355,6 +372,10 @@ int mcp__rpc_resource_not_found(mcp__buf *out, const char *id, size_t id_len,
  * returns, on the thread that drives the session; out and facts as for
  * mcp__call_complete. */
 void mcp__call_run(mcp_call *c, mcp__buf *out, mcp_send_info *facts);
+/* Makes c, which has a task record, a task now (publishes the record) and
+ * lifts its call deadline: the task's TTL bounds it instead. Takes the
+ * session lock. */
+void mcp__call_become_task(mcp_call *c);
 
 /* ---- input required (input.c) -------------------------------------------- */
 /* Checks a modern retry's requestState and inputResponses against the call
@@ -378,6 +399,10 @@ mcp_call *mcp__input_response(mcp_session *s, const mcp__msg *m,
 void mcp__input_cancel_locked(mcp_call *c);
 /* Frees a call's input bookkeeping. */
 void mcp__input_clear(mcp_call *c);
+/* NULL when answer has the shape of the result of a request of method
+ * (ElicitResult, CreateMessageResult, ListRootsResult), else what is
+ * wrong with it. */
+const char *mcp__input_problem(const char *method, const struct cJSON *answer);
 
 /* ---- limits (limits.c) ---------------------------------------------------
  * Result size: builders ask for room before they copy, so an oversized
@@ -488,6 +513,8 @@ typedef struct mcp__target {
                          (borrowed from the request) */
   struct mcp__listener *listener; /* subscriptions/listen: the listener
                                      read from the request (owned) */
+  struct mcp__task *task;         /* tasks/get and the like: the task named (a
+                                     reference) */
 } mcp__target;
 
 /* Releases what t holds (what a handler took, it set to NULL). */
@@ -594,6 +621,92 @@ void mcp__start_call(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
                      mcp__tool *entry, struct cJSON *args,
                      mcp__json_pool *args_pool, const char *uri);
 
+/* ---- tasks (task.c) -------------------------------------------------------
+ * A call that is or may become a task runs on a session of its own (the
+ * task's runner: the caller's principal, no transport), so that it can
+ * outlive the request and the session that started it, and sends through
+ * the task's sink, which keeps its result for tasks/get (or, before the
+ * call became a task, hands its messages to the request's own sink). The
+ * record lives in the server's table from before the handler runs (it
+ * counts against the limits) and is visible once published: when the call
+ * becomes a task (docs/architecture.md has its states). */
+typedef struct mcp__task mcp__task;
+
+typedef enum mcp__task_mode {
+  MCP__TASK_NONE = 0, /* an ordinary call */
+  MCP__TASK_MAYBE,    /* 2026-07-28: a task if the handler defers, or calls
+                         mcp_call_start_task */
+  MCP__TASK_NOW       /* 2025-11-25: a task from the start (task param) */
+} mcp__task_mode;
+
+/* How a tools/call of tool runs, from its task support and what the request
+ * asked for or declares; *ttl_ms is the TTL a 2025-11-25 client asked for
+ * (0 = the default). Returns an mcp__task_mode, or -1 after answering r
+ * (the tool requires a task the client did not ask for, or forbids one it
+ * asked for). */
+int mcp__task_mode_of(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
+                      const mcp__tool *tool, unsigned *ttl_ms);
+/* Builds the record of a call of tool (with args, copied) that is or may
+ * become a task, counted against the limits, with one reference for the
+ * caller. Returns 0; 1 after answering r (the limits are reached); or
+ * MCP_ENOMEM. */
+int mcp__task_new(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
+                  mcp__tool *tool, const struct cJSON *args,
+                  mcp__task_mode mode, unsigned ttl_ms, mcp__task **out);
+/* The session a task's call is made on, and the sink it sends through (the
+ * call takes a reference). */
+mcp_session *mcp__task_runner(mcp__task *t);
+mcp__sink *mcp__task_sink(mcp__task *t);
+/* Runs c, the call of task t, and answers r: with a CreateTaskResult once
+ * it is a task, else with the call's own reply. Takes the caller's
+ * reference to t. */
+void mcp__task_start(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
+                     mcp_call *c, mcp__task *t);
+/* Drops a reference; the last frees the record (and its runner). Never
+ * call with a lock held. NULL does nothing. */
+void mcp__task_unref(mcp__task *t);
+/* Publishes c's task (call.c, with c->session->lock held): it becomes
+ * visible to tasks/get, and its TTL runs. */
+void mcp__task_publish_locked(mcp_call *c);
+/* The call of t is gone (call.c, no lock held): those waiting on its end
+ * are answered, and the call's reference to t is dropped. */
+void mcp__task_release_call(mcp__task *t);
+/* Whether t is published (a task, not a call that may become one). */
+bool mcp__task_published(mcp__task *t);
+/* A task's round asked for input (c->requests): the requests become the
+ * task's (input_required), sent to the client in 2025-11-25, and c is
+ * parked until every one is answered. Returns 0, or an error when c was not
+ * parked (cancelled, or no memory): complete it then. No lock held. */
+int mcp__task_ask(mcp_call *c);
+/* A 2025-11-25 client's response (m) to a task's input request sent on s:
+ * takes the answer, and runs the task's next round when it was the last
+ * one awaited. Returns whether the response was a task's. No lock held. */
+bool mcp__task_response(mcp_session *s, const mcp__msg *m,
+                        const struct cJSON *node);
+/* The rows of tasks/get, tasks/update, tasks/cancel, tasks/result (the
+ * target finds the caller's task, whose tool is then admitted as for
+ * tools/call) and tasks/list. */
+bool mcp__target_task(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
+                      mcp__target *t);
+void mcp__handle_tasks_get(mcp_session *s, mcp__reply_ctx *ctx,
+                           const mcp__req *r, mcp__target *t);
+void mcp__handle_tasks_update(mcp_session *s, mcp__reply_ctx *ctx,
+                              const mcp__req *r, mcp__target *t);
+void mcp__handle_tasks_cancel(mcp_session *s, mcp__reply_ctx *ctx,
+                              const mcp__req *r, mcp__target *t);
+void mcp__handle_tasks_result(mcp_session *s, mcp__reply_ctx *ctx,
+                              const mcp__req *r, mcp__target *t);
+void mcp__handle_tasks_list(mcp_session *s, mcp__reply_ctx *ctx,
+                            const mcp__req *r, mcp__target *t);
+/* Forgets the tasks whose TTL passed (mcp_server_expire); returns how many.
+ * The least expiry left is in srv->next_task_expiry_us. */
+int mcp__tasks_expire(mcp_server *srv);
+/* Forgets every task, cancelling those still running (mcp_server_free). */
+void mcp__tasks_drop_all(mcp_server *srv);
+/* The task limits' defaults, and the table's setup and teardown. */
+int mcp__tasks_init(mcp_server *srv);
+void mcp__tasks_fini(mcp_server *srv);
+
 /* limits.c: takes one token from the caller's rate-limit bucket for a
  * tools/call of tool that passed the scope check and the authorizer.
  * Returns 0 (go on), 1 when the caller is over its rate (the request was
@@ -619,7 +732,9 @@ typedef enum mcp__feature {
   MCP__FEATURE_PROMPTS,
   MCP__FEATURE_RESOURCES,
   MCP__FEATURE_COMPLETIONS,
-  MCP__FEATURE_SKILLS /* the io.modelcontextprotocol/skills extension */
+  MCP__FEATURE_SKILLS, /* the io.modelcontextprotocol/skills extension */
+  MCP__FEATURE_TASKS   /* a tool with task support: 2025-11-25's tasks, and
+                          the io.modelcontextprotocol/tasks extension */
 } mcp__feature;
 /* Does the server offer f now (something of it is registered)? */
 bool mcp__offers(mcp_server *srv, mcp__feature f);

@@ -349,7 +349,7 @@ int mcp__input_result(mcp_call *c, mcp__buf *out) {
 /* Returns NULL when answer has the shape of the result of a request of
  * method (ElicitResult, CreateMessageResult, ListRootsResult), else what is
  * wrong with it. Handlers then read fields they can rely on. */
-static const char *answer_problem(const char *method, const cJSON *answer) {
+const char *mcp__input_problem(const char *method, const cJSON *answer) {
   if (!cJSON_IsObject(answer))
     return "must be an object";
   if (strcmp(method, "elicitation/create") == 0) {
@@ -430,7 +430,7 @@ static int accept_unbound(mcp_call *c, const cJSON *answers, char *msg,
   for (const cJSON *a = answers->child; a; a = a->next) {
     bool fits = false;
     for (size_t i = 0; i < 3 && !fits; i++)
-      fits = answer_problem(methods[i], a) == NULL;
+      fits = mcp__input_problem(methods[i], a) == NULL;
     if (!fits) {
       mcp__fmt(msg, msglen,
                "inputResponses[\"%.64s\"] is not an elicitation, sampling or "
@@ -506,8 +506,8 @@ int mcp__input_accept(mcp_call *c, const cJSON *params, char *msg,
     const cJSON *a = member(answers, k->string);
     if (a == NULL)
       continue; /* missing: the handler sees NULL and may ask again */
-    const char *what =
-        cJSON_IsString(k) ? answer_problem(k->valuestring, a) : "unexpected";
+    const char *what = cJSON_IsString(k) ? mcp__input_problem(k->valuestring, a)
+                                         : "unexpected";
     if (what) {
       mcp__fmt(msg, msglen, "inputResponses[\"%.64s\"] %s", k->string, what);
       rc = MCP_EINVAL;
@@ -576,8 +576,8 @@ mcp_call *mcp__input_response(mcp_session *s, const mcp__msg *m,
        * counts as no answer; the handler sees NULL and may ask again. */
       cJSON_DeleteItemFromObjectCaseSensitive(r, "id");
       matched = true;
-      bool fits = answer_problem(cJSON_GetStringValue(member(r, "method")),
-                                 result) == NULL;
+      bool fits = mcp__input_problem(cJSON_GetStringValue(member(r, "method")),
+                                     result) == NULL;
       cJSON *copy = fits ? cJSON_Duplicate(result, 1) : NULL;
       if (copy) {
         if (c->inputs == NULL)
@@ -598,7 +598,8 @@ mcp_call *mcp__input_response(mcp_session *s, const mcp__msg *m,
     }
   }
   pthread_mutex_unlock(&s->lock);
-  if (!matched)
+  /* Not a call's: perhaps an answer a task asked for on this session. */
+  if (!matched && !mcp__task_response(s, m, node))
     mcp__log(s->srv, MCP_LOG_DEBUG, "ignored a response to no request");
   return ready;
 }

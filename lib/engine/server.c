@@ -120,6 +120,8 @@ int mcp_server_new(const mcp_server_info *info, mcp_server **out) {
     goto no_deadline_lock;
   if (mcp__ratelimit_init(&srv->rate) != 0)
     goto no_rate;
+  if (mcp__tasks_init(srv) != 0)
+    goto no_tasks;
   srv->deadlines = (mcp__heap){.less = mcp__deadline_less};
   atomic_init(&srv->next_deadline_us, ULLONG_MAX);
   atomic_init(&srv->max_result, MCP_DEFAULT_MAX_RESULT);
@@ -161,6 +163,8 @@ int mcp_server_new(const mcp_server_info *info, mcp_server **out) {
   *out = srv;
   return 0;
 
+no_tasks:
+  mcp__ratelimit_free(&srv->rate);
 no_rate:
   pthread_mutex_destroy(&srv->deadline_lock);
 no_deadline_lock:
@@ -188,6 +192,7 @@ static void server_destroy(mcp_server *srv) {
   mcp__free(srv->icons);
   mcp__free(srv->website_url);
   mcp__ratelimit_free(&srv->rate);
+  mcp__tasks_fini(srv);
   pthread_mutex_destroy(&srv->deadline_lock);
   pthread_mutex_destroy(&srv->lock);
   mcp__free(srv);
@@ -209,6 +214,9 @@ void mcp_server_free(mcp_server *srv) {
     if (err_long())
       err_long_set(NULL);
   }
+  /* Tasks hold their runner sessions, and those the server: forgetting
+   * them (cancelling the running ones) lets the last session free it. */
+  mcp__tasks_drop_all(srv);
   mcp__server_unref(srv);
 }
 

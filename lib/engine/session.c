@@ -472,13 +472,24 @@ cJSON *mcp__take_args(const mcp__req *r, mcp__target *t,
   return args;
 }
 
+static void start_call(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
+                       mcp__tool *tool, cJSON *args, mcp__json_pool *args_pool,
+                       const char *uri, mcp__task_mode mode, unsigned ttl_ms);
+
 void mcp__handle_tools_call(mcp_session *s, mcp__reply_ctx *ctx,
                             const mcp__req *r, mcp__target *t) {
+  /* Whether it may run as a task is settled before anything else of the
+   * call: a tool that requires a task is refused to a client that cannot
+   * take one before its arguments are even looked at. */
+  unsigned ttl_ms = 0;
+  int mode = mcp__task_mode_of(s, ctx, r, t->entry, &ttl_ms);
+  if (mode < 0)
+    return;
   mcp__json_pool *pool;
   cJSON *args = mcp__take_args(r, t, &pool);
   mcp__tool *tool = t->entry;
   t->entry = NULL;
-  mcp__start_call(s, ctx, r, tool, args, pool, NULL);
+  start_call(s, ctx, r, tool, args, pool, NULL, (mcp__task_mode)mode, ttl_ms);
 }
 
 /* Checks what a call asks before it is made: the progress token's type
@@ -524,10 +535,17 @@ static int vet_call(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
 void mcp__start_call(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
                      mcp__tool *tool, cJSON *args, mcp__json_pool *args_pool,
                      const char *uri) {
+  start_call(s, ctx, r, tool, args, args_pool, uri, MCP__TASK_NONE, 0);
+}
+
+static void start_call(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
+                       mcp__tool *tool, cJSON *args, mcp__json_pool *args_pool,
+                       const char *uri, mcp__task_mode mode, unsigned ttl_ms) {
   bool is_tool = tool->kind == MCP_CALL_TOOL;
   unsigned long long started = r->started_us;
   mcp__buf tok = {0};
   mcp_call *call = NULL;
+  mcp__task *task = NULL;
   char why[512];
   /* One ladder: before the call exists a failure frees what it was given;
    * after, the call is discarded, never run. */
@@ -536,14 +554,24 @@ void mcp__start_call(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
     goto done;
   if (rc)
     goto oom;
-  rc =
-      mcp__call_new(s, tool, r->v, r->m->id, r->m->id_len, r->canon_id,
-                    tok.len ? tok.data : NULL, args, args_pool, started, &call);
+  /* A call that is or may become a task is made on the task's runner
+   * session, which outlives this request and this session. */
+  if (mode != MCP__TASK_NONE) {
+    rc = mcp__task_new(s, ctx, r, tool, args, mode, ttl_ms, &task);
+    if (rc == 1)
+      goto done;
+    if (rc)
+      goto oom;
+  }
+  rc = mcp__call_new(task ? mcp__task_runner(task) : s, tool, r->v, r->m->id,
+                     r->m->id_len, r->canon_id, tok.len ? tok.data : NULL, args,
+                     args_pool, started, &call);
   args = NULL; /* the call owns them now, or freed them on failure */
   if (rc)
     goto oom;
   call->modern = r->modern;
-  call->sink = ctx->sink;
+  call->sink = task ? mcp__task_sink(task) : ctx->sink;
+  call->task = task;
   mcp__sink_ref(call->sink);
   call->log_level = r->log_level;
   tool = NULL; /* the call holds the reference */
@@ -561,7 +589,13 @@ void mcp__start_call(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
     if (rc)
       goto discard;
   } else {
-    call->caps = s->client_caps;
+    /* The runner keeps a copy of the session's capabilities: a task may
+     * outlive the session. */
+    call->caps = task ? mcp__task_runner(task)->client_caps : s->client_caps;
+  }
+  if (task) {
+    mcp__task_start(s, ctx, r, call, task);
+    return;
   }
   run_here(s, ctx, call);
   return;
@@ -573,6 +607,7 @@ discard:
                                       : MCP_DECISION_ALLOWED,
                      NULL, false, rc != MCP_EINVAL, started);
   mcp__call_discard(call);
+  mcp__task_unref(task);
   if (rc == MCP_EINVAL)
     mcp__reply_invalid_params(s, ctx, r, why);
   else
@@ -589,6 +624,7 @@ done:
   if (tool)
     mcp__tool_unref(tool);
   mcp__buf_free(&tok);
+  mcp__task_unref(task);
 }
 
 static void handle_cancelled(mcp_session *s, const cJSON *params) {

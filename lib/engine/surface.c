@@ -20,6 +20,13 @@ static bool any_complete(const mcp__registry *r) {
   return false;
 }
 
+static bool any_task(const mcp__registry *r) {
+  for (size_t i = 0; i < r->n; i++)
+    if (r->tools[i]->task_support)
+      return true;
+  return false;
+}
+
 /* A feature is offered while the server has something of it registered:
  * announced in the capabilities, its methods served; without it they
  * answer -32601, as for a capability not advertised. Register prompts and
@@ -29,8 +36,9 @@ bool mcp__offers(mcp_server *srv, mcp__feature f) {
   bool on = f == MCP__FEATURE_PROMPTS ? srv->prompts.n > 0
             : f == MCP__FEATURE_RESOURCES
                 ? srv->resources.n + srv->templates.n > 0
-            : f == MCP__FEATURE_SKILLS
-                ? srv->skills.n > 0
+            : f == MCP__FEATURE_SKILLS ? srv->skills.n > 0
+            : f == MCP__FEATURE_TASKS
+                ? any_task(&srv->reg)
                 : any_complete(&srv->prompts) || any_complete(&srv->templates);
   pthread_mutex_unlock(&srv->lock);
   return on;
@@ -48,10 +56,21 @@ unsigned mcp__put_capabilities(mcp__buf *b, mcp_server *srv, mcp__version v) {
   /* completion/complete arrived in 2025-03-26. */
   if (complete && v >= MCP__V2025_03_26)
     mcp__buf_puts(b, ",\"completions\":{}");
+  bool tasks = v >= MCP__V2025_11_25 && mcp__offers(srv, MCP__FEATURE_TASKS);
+  /* 2025-11-25's tasks are a capability of their own; 2026-07-28 made them
+   * an extension. */
+  if (tasks && v < MCP__VERSION_MODERN)
+    mcp__buf_puts(b, ",\"tasks\":{\"list\":{},\"cancel\":{},\"requests\":"
+                     "{\"tools\":{\"call\":{}}}}");
   /* Extensions are declared from 2025-11-25, where capabilities have room
    * for them. */
-  if (v >= MCP__V2025_11_25 && mcp__offers(srv, MCP__FEATURE_SKILLS))
-    mcp__buf_puts(b, ",\"extensions\":{\"io.modelcontextprotocol/skills\":{}}");
+  bool skills = v >= MCP__V2025_11_25 && mcp__offers(srv, MCP__FEATURE_SKILLS);
+  tasks = tasks && v >= MCP__VERSION_MODERN;
+  if (skills || tasks)
+    mcp__buf_printf(b, ",\"extensions\":{%s%s%s}",
+                    skills ? "\"io.modelcontextprotocol/skills\":{}" : "",
+                    skills && tasks ? "," : "",
+                    tasks ? "\"io.modelcontextprotocol/tasks\":{}" : "");
   return (prompts ? (unsigned)MCP__LISTEN_PROMPTS : 0u) |
          (resources ? (unsigned)MCP__LISTEN_RESOURCES : 0u);
 }

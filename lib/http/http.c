@@ -629,7 +629,7 @@ typedef struct peek {
   const char *meta_version;
   bool meta_ok;      /* the _meta the modern era requires is there */
   bool needs_name;   /* the method needs Mcp-Name */
-  const cJSON *name; /* params.name or params.uri */
+  const cJSON *name; /* params.name, params.uri or params.taskId */
   bool oom;          /* JSON that could not be read, or an id that could
                         not be printed, for lack of memory */
 } peek;
@@ -712,6 +712,12 @@ static void peek_body(const char *body, size_t len, peek *p) {
   } else if (strcmp(p->method, "resources/read") == 0) {
     p->needs_name = true;
     p->name = member(params, "uri");
+  } else if (strcmp(p->method, "tasks/get") == 0 ||
+             strcmp(p->method, "tasks/update") == 0 ||
+             strcmp(p->method, "tasks/cancel") == 0) {
+    /* The tasks extension routes a task's requests by its id. */
+    p->needs_name = true;
+    p->name = member(params, "taskId");
   }
 }
 
@@ -917,7 +923,8 @@ static const char *modern_mismatch(mcp__http_req *r, const peek *p, bool *oom) {
               memcmp(name, p->name->valuestring, n) == 0;
   mcp_free(name);
   return same ? NULL
-              : "Header mismatch: Mcp-Name must equal the body's name or uri";
+              : "Header mismatch: Mcp-Name must equal the body's name, uri "
+                "or taskId";
 }
 
 /* The Mcp-Param-* headers of one request, decoded (SEP-2243). */

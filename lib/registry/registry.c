@@ -219,6 +219,12 @@ static int build_wire(const mcp_tool *def, const mcp__tool *t, mcp__version v,
     put_hint(b, "openWorldHint", a->open_world, &first);
     mcp__buf_putc(b, '}');
   }
+  /* Task support is a field of 2025-11-25 alone: 2026-07-28 moved tasks
+   * to an extension that lists nothing per tool. */
+  if (v == MCP__V2025_11_25 && t->task_support)
+    mcp__buf_printf(b, ",\"execution\":{\"taskSupport\":\"%s\"}",
+                    t->task_support == MCP_TOOL_TASK_REQUIRED ? "required"
+                                                              : "optional");
   mcp__put_extras(b, t->icons, t->meta, v);
   return mcp__buf_putc(b, '}');
 }
@@ -288,6 +294,15 @@ static void check_definition(const mcp_tool *def, mcp__problems *p) {
     mcp__problem(p, "title and description must be UTF-8");
   check_hints(&def->annotations, p);
   mcp__scopes_check(def->scopes, p);
+  unsigned task =
+      def->flags & (MCP_TOOL_TASK_OPTIONAL | MCP_TOOL_TASK_REQUIRED);
+  if (task == (MCP_TOOL_TASK_OPTIONAL | MCP_TOOL_TASK_REQUIRED))
+    mcp__problem(p, "flags name both MCP_TOOL_TASK_OPTIONAL and "
+                    "MCP_TOOL_TASK_REQUIRED (a task is optional or required, "
+                    "not both)");
+  if (def->flags & ~(MCP_TOOL_ASSERT_FORMATS | MCP_TOOL_TASK_OPTIONAL |
+                     MCP_TOOL_TASK_REQUIRED))
+    mcp__problem(p, "flags has bits that are no MCP_TOOL_* option");
 }
 
 void mcp__scopes_check(const char *const *scopes, mcp__problems *p) {
@@ -340,6 +355,8 @@ int mcp__tool_new(const mcp_tool *def, void *user_data, mcp__tool **out,
   t->read_only = def->annotations.read_only == MCP_HINT_TRUE;
   t->destructive = def->annotations.destructive == MCP_HINT_TRUE;
   t->open_world = def->annotations.open_world == MCP_HINT_TRUE;
+  t->task_support =
+      def->flags & (MCP_TOOL_TASK_OPTIONAL | MCP_TOOL_TASK_REQUIRED);
   int rc = MCP_ENOMEM;
   if ((t->name = mcp__strdup(def->name ? def->name : "")) == NULL ||
       (p.n == 0 && mcp__scopes_copy(def->scopes, t) != 0))

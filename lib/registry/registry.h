@@ -65,6 +65,9 @@ typedef struct mcp__tool {
    * nothing else: access never reads them (promise 2,
    * docs/architecture.md). */
   bool read_only, destructive, open_world;
+  /* MCP_TOOL_TASK_OPTIONAL, MCP_TOOL_TASK_REQUIRED or 0: whether a call
+   * may run as a task (lib/engine/task.c). */
+  unsigned task_support;
   struct mcp__param *params; /* x-mcp-header marks (params.c) */
   size_t nparams;
   mcp_complete_fn complete;      /* prompts and templates; may be NULL */

@@ -9,7 +9,9 @@
  * hide-forbidden on, the very answer an unknown name gets), and a caller
  * with the scope is served, so the refusal is the scope's doing. Lists
  * hide guarded entries with hide-forbidden on. The rest are listed as
- * touching nothing guarded, and run. */
+ * touching nothing guarded, and run. The tasks methods name a task, which
+ * only its creator sees: the caller refused is its creator once it lost
+ * the scope (another caller is told the task does not exist). */
 #include <check.h>
 #include <cjson/cJSON.h>
 #include <stdio.h>
@@ -35,6 +37,24 @@ static int c_guarded(mcp_completion *c, void *user_data) {
 }
 
 static const char *const vault[] = {"vault:read", NULL};
+
+/* vault_job: a task (mcp_call_start_task) that answers at once, or with
+ * "hold" keeps running until the teardown finishes it. */
+static mcp_call *held[32];
+static size_t nheld;
+
+static int h_job(mcp_call *call, void *user_data) {
+  (void)user_data;
+  runs++;
+  bool hold = false;
+  mcp_call_arg_bool(call, "hold", &hold);
+  ck_assert_int_eq(mcp_call_start_task(call), 0);
+  if (hold && nheld < TU_COUNT(held)) {
+    held[nheld++] = call;
+    return MCP_DEFERRED;
+  }
+  return mcp_result_text(call, "secret");
+}
 
 static void setup(void) {
   static const mcp_server_info info = {.name = "dispatch", .version = "1"};
@@ -73,10 +93,25 @@ static void setup(void) {
   static const mcp_skill skill = {
       .path = "vault-skill", .files = files, .scopes = vault};
   ck_assert_int_eq(mcp_server_add_skill(srv, &skill), 0);
+  static const mcp_tool job = {
+      .name = "vault_job",
+      .description = "Works on the vault for a while.",
+      .input_schema = "{\"type\":\"object\",\"properties\":{\"hold\":{"
+                      "\"type\":\"boolean\"}}}",
+      .scopes = vault,
+      .flags = MCP_TOOL_TASK_OPTIONAL,
+      .annotations = {.read_only = MCP_HINT_TRUE, .open_world = MCP_HINT_FALSE},
+      .handler = h_job};
+  ck_assert_int_eq(mcp_server_add_tool(srv, &job, NULL), 0);
+  nheld = 0;
   runs = 0;
 }
 
-static void teardown(void) { mcp_server_free(srv); }
+static void teardown(void) {
+  for (size_t i = 0; i < nheld; i++)
+    ck_assert_int_eq(mcp_call_finish(held[i], 0), 0);
+  mcp_server_free(srv);
+}
 
 /* What each method may touch, as this test knows it. For a row that names
  * entries: params that name a guarded one (for "%s", the name), the name
@@ -141,11 +176,58 @@ static const method_case cases[] = {
     {"resources/read", MCP__ADMIT_ENTRY, MCP__ERA_LEGACY | MCP__ERA_MODERN,
      "\"uri\":\"%s\"", "skill://vault-skill/SKILL.md",
      "skill://nothing/SKILL.md", NULL, NULL},
+    /* "@done" and "@held" name a task of vault_job made for the case, one
+     * that finished and one that runs. */
+    {"tasks/get", MCP__ADMIT_ENTRY, MCP__ERA_LEGACY | MCP__ERA_MODERN,
+     "\"taskId\":\"%s\"", "@done", "no-such-task", NULL, NULL},
+    {"tasks/cancel", MCP__ADMIT_ENTRY, MCP__ERA_LEGACY | MCP__ERA_MODERN,
+     "\"taskId\":\"%s\"", "@held", "no-such-task", NULL, NULL},
+    {"tasks/update", MCP__ADMIT_ENTRY, MCP__ERA_MODERN,
+     "\"taskId\":\"%s\",\"inputResponses\":{}", "@held", "no-such-task", NULL,
+     NULL},
+    {"tasks/result", MCP__ADMIT_ENTRY, MCP__ERA_LEGACY, "\"taskId\":\"%s\"",
+     "@done", "no-such-task", NULL, NULL},
+    {"tasks/list", MCP__ADMIT_LIST, MCP__ERA_LEGACY, NULL, "@done", NULL,
+     "tasks", "taskId"},
 };
 
 static const mcp_principal EVE = {.subject = "eve"};
 static const char *const vault_scopes[] = {"vault:read", NULL};
 static const mcp_principal ALICE = {.subject = "alice", .scopes = vault_scopes};
+/* Alice again, with a token that no longer carries the scope. */
+static const mcp_principal ALICE_BARE = {.subject = "alice"};
+
+#define TASKS_META                                                             \
+  TU_META("{\"extensions\":{\"io.modelcontextprotocol/tasks\":{}}}")
+
+/* Makes a task of vault_job as Alice in era, as "@done" or "@held" says;
+ * returns its id (free it). */
+static char *make_task(const char *which, unsigned era) {
+  const char *args = strcmp(which, "@held") == 0 ? "{\"hold\":true}" : "{}";
+  tu_peer p;
+  tu_peer_open(&p, srv, &ALICE);
+  cJSON *r;
+  if (era == MCP__ERA_MODERN) {
+    r = tu_ask(&p, tu_mcall(1, "vault_job", args, TASKS_META, NULL, NULL));
+  } else {
+    tu_legacy_init(&p, "2025-11-25", "{}");
+    char *extra = tu_text("{\"name\":\"vault_job\",\"arguments\":%s,"
+                          "\"task\":{\"ttl\":60000}}",
+                          args);
+    /* The reply comes first; notifications/tasks/status may follow. */
+    tu_clear(&p);
+    ck_assert_int_eq(tu_send_free(&p, tu_req(1, "tools/call", extra)), 0);
+    r = tu_msg(&p, 0);
+    free(extra);
+  }
+  const char *id = tu_jstr(r, era == MCP__ERA_MODERN ? "result.taskId"
+                                                     : "result.task.taskId");
+  ck_assert_msg(id != NULL, "no task made: %s", cJSON_PrintUnformatted(r));
+  char *copy = tu_text("%s", id);
+  cJSON_Delete(r);
+  tu_peer_close(&p);
+  return copy;
+}
 
 /* One request of c naming name, in era, from a fresh peer of principal;
  * returns the first message it caused (caller frees). */
@@ -163,7 +245,10 @@ static cJSON *ask(const method_case *c, unsigned era, const mcp_principal *who,
   }
   char *msg;
   if (era == MCP__ERA_MODERN) {
-    msg = tu_mreq(7, c->method, TU_META_NONE, members);
+    msg = tu_mreq(7, c->method,
+                  strncmp(c->method, "tasks/", 6) == 0 ? TASKS_META
+                                                       : TU_META_NONE,
+                  members);
   } else {
     tu_legacy_init(&p, "2025-11-25", "{}");
     char *params = members ? tu_text("{%s}", members) : NULL;
@@ -189,12 +274,21 @@ static char *text_of(const cJSON *r) {
  * unknown answer), served with it. */
 static void check_entry(const method_case *c, unsigned era) {
   mcp_server_set_hide_forbidden(srv, false);
+  char *task = c->guarded[0] == '@' ? make_task(c->guarded, era) : NULL;
+  const mcp_principal *refused = task ? &ALICE_BARE : &EVE;
+  const char *guarded = task ? task : c->guarded;
+  if (task) {
+    /* Nobody but its creator sees a task: the same answer as none. */
+    cJSON *other = ask(c, era, &EVE, guarded);
+    tu_assert_error(other, -32602, "Task not found");
+    cJSON_Delete(other);
+  }
   runs = 0;
-  cJSON *r = ask(c, era, &EVE, c->guarded);
+  cJSON *r = ask(c, era, refused, guarded);
   ck_assert_msg(tu_get(r, "error") != NULL &&
                     tu_jget(r, "error.code")->valueint == MCP_RPC_FORBIDDEN,
                 "%s (%s) of %s was not refused: %s", c->method,
-                era == MCP__ERA_MODERN ? "2026-07-28" : "legacy", c->guarded,
+                era == MCP__ERA_MODERN ? "2026-07-28" : "legacy", guarded,
                 text_of(r));
   const cJSON *missing = tu_jget(r, "error.data.requiredScopes");
   ck_assert_int_eq(cJSON_GetArraySize(missing), 1);
@@ -206,14 +300,14 @@ static void check_entry(const method_case *c, unsigned era) {
 
   /* Hidden: exactly what an unknown name gets (its id and name aside). */
   mcp_server_set_hide_forbidden(srv, true);
-  r = ask(c, era, &EVE, c->guarded);
-  cJSON *u = ask(c, era, &EVE, c->unknown);
+  r = ask(c, era, refused, guarded);
+  cJSON *u = ask(c, era, refused, c->unknown);
   char *hidden = text_of(r), *none = text_of(u);
   char *swapped = NULL;
   /* The unknown answer names the unknown name: put the guarded one in. */
   const char *at = strstr(none, c->unknown);
   if (at) {
-    swapped = tu_text("%.*s%s%s", (int)(at - none), none, c->guarded,
+    swapped = tu_text("%.*s%s%s", (int)(at - none), none, guarded,
                       at + strlen(c->unknown));
   }
   ck_assert_msg(strcmp(hidden, swapped ? swapped : none) == 0,
@@ -229,40 +323,52 @@ static void check_entry(const method_case *c, unsigned era) {
 
   /* With the scope the same request is served. */
   mcp_server_set_hide_forbidden(srv, false);
-  r = ask(c, era, &ALICE, c->guarded);
+  r = ask(c, era, &ALICE, guarded);
   ck_assert_msg(tu_get(r, "error") == NULL, "%s: refused with the scope: %s",
                 c->method, text_of(r));
   cJSON_Delete(r);
+  free(task);
 }
 
 /* Whether list result r (of c) shows the guarded entry. */
-static bool lists_guarded(const method_case *c, const cJSON *r) {
+static bool lists_guarded(const method_case *c, const cJSON *r,
+                          const char *guarded) {
   const cJSON *list = tu_get(tu_result_of(r), c->list_member);
   ck_assert_msg(cJSON_IsArray(list), "%s: no %s", c->method, c->list_member);
   for (const cJSON *e = list->child; e; e = e->next) {
     const cJSON *k = tu_get(e, c->list_key);
-    if (cJSON_IsString(k) && strcmp(k->valuestring, c->guarded) == 0)
+    if (cJSON_IsString(k) && strcmp(k->valuestring, guarded) == 0)
       return true;
   }
   return false;
 }
 
 static void check_list(const method_case *c, unsigned era) {
+  char *task = c->guarded[0] == '@' ? make_task(c->guarded, era) : NULL;
+  const mcp_principal *refused = task ? &ALICE_BARE : &EVE;
+  const char *guarded = task ? task : c->guarded;
   mcp_server_set_hide_forbidden(srv, true);
-  cJSON *r = ask(c, era, &EVE, NULL);
-  ck_assert_msg(!lists_guarded(c, r), "%s shows %s to a caller without scope",
-                c->method, c->guarded);
+  cJSON *r = ask(c, era, refused, NULL);
+  ck_assert_msg(!lists_guarded(c, r, guarded),
+                "%s shows %s to a caller without scope", c->method, guarded);
   cJSON_Delete(r);
   r = ask(c, era, &ALICE, NULL);
-  ck_assert_msg(lists_guarded(c, r), "%s hides %s from its owner", c->method,
-                c->guarded);
+  ck_assert_msg(lists_guarded(c, r, guarded), "%s hides %s from its owner",
+                c->method, guarded);
   cJSON_Delete(r);
   /* Off, a list shows what a step-up would unlock (the call still
    * refuses). */
   mcp_server_set_hide_forbidden(srv, false);
-  r = ask(c, era, &EVE, NULL);
-  ck_assert(lists_guarded(c, r));
+  r = ask(c, era, refused, NULL);
+  ck_assert(lists_guarded(c, r, guarded));
   cJSON_Delete(r);
+  if (task) {
+    /* Another caller's tasks are never listed. */
+    r = ask(c, era, &EVE, NULL);
+    ck_assert(!lists_guarded(c, r, guarded));
+    cJSON_Delete(r);
+  }
+  free(task);
 }
 
 START_TEST(every_method_is_admitted) {

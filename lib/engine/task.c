@@ -1,0 +1,1489 @@
+/* Tasks: a tools/call that outlives its request. The client gets a task id
+ * at once, polls tasks/get, answers the task's input requests, reads the
+ * result and may cancel it; both forms of the protocol are served from one
+ * table: 2025-11-25's experimental tasks (tasks/get, tasks/result,
+ * tasks/list, tasks/cancel, notifications/tasks/status, input requests sent
+ * to the client with the related-task _meta) and 2026-07-28's
+ * io.modelcontextprotocol/tasks extension (tasks/get with the result or the
+ * input requests inlined, tasks/update, tasks/cancel).
+ *
+ * A task's call runs on a session of its own, the runner: it has the
+ * caller's principal and no transport, so the call outlives the request,
+ * and the session, that started it. The call sends through the task's
+ * sink, which keeps the final reply as the task's result and passes the
+ * rest on (to the request that started it while the call is not yet a
+ * task; afterwards, in 2025-11-25 only, to the session that made it). The
+ * handler needs no change: the call machinery (call.c) publishes the
+ * record when the call becomes a task, and hands its input rounds here.
+ *
+ * The record's states (docs/architecture.md has the table): created with
+ * the call, unpublished (invisible, counted against the limits), then
+ * published (working, input_required, and one of the terminal completed,
+ * failed, cancelled) until its TTL passes or the limits need its room,
+ * then retired (out of the table, its runner freed), and freed with its
+ * last reference. This file is the only writer of a record's state; the
+ * server's task_lock guards it. Lock order: a runner session's lock, then
+ * task_lock, then the lock of a session the task sends to. */
+#include <cjson/cJSON.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "engine.h"
+
+#define EXTENSION "io.modelcontextprotocol/tasks"
+#define RELATED "io.modelcontextprotocol/related-task"
+#define ID_BYTES 16      /* 128 bits from the CSPRNG */
+#define MAX_WAITERS 8    /* tasks/result requests waiting on one task */
+#define MAX_STATUS 1024  /* bytes of a statusMessage */
+#define MIN_TTL_MS 1000u /* the least TTL a 2025-11-25 client gets */
+#define DEFAULT_TTL_MS 3600000u
+#define DEFAULT_MAX_TTL_MS 86400000u
+#define DEFAULT_POLL_MS 500u
+#define DEFAULT_PER_CALLER 64u
+#define DEFAULT_TOTAL 1024u
+#define NONE ULLONG_MAX
+
+typedef enum status {
+  WORKING = 0,
+  INPUT_REQUIRED,
+  COMPLETED,
+  FAILED,
+  CANCELLED
+} status;
+
+static const char *const status_names[] = {"working", "input_required",
+                                           "completed", "failed", "cancelled"};
+
+/* A 2025-11-25 tasks/result waiting for its task to end. */
+typedef struct waiter {
+  mcp_session *s;  /* a reference */
+  mcp__sink *sink; /* a reference; NULL: the session's callback */
+  char *id;        /* the request's raw id, in the same block */
+  size_t id_len;
+  struct waiter *next;
+} waiter;
+
+struct mcp__task {
+  _Atomic unsigned refs; /* listed (until retired), the creator's (until the
+                            request is answered), the call's (until freed),
+                            and each user's of the moment */
+  mcp_server *srv;
+  char id[32];
+  unsigned long long serial; /* creation order: tasks/list, cursors */
+  mcp__task_mode mode;       /* MAYBE: 2026-07-28; NOW: 2025-11-25 */
+  _Atomic bool published;    /* written under task_lock */
+  bool retired;
+  bool watched;    /* in srv->task_expiries */
+  bool ended;      /* its call is gone */
+  bool lost_input; /* an answer could not be kept (no memory) */
+  int status;      /* status */
+  char *status_message;
+  long long created_ms, updated_ms; /* wall clock, for the timestamps */
+  unsigned ttl_ms, poll_ms;
+  unsigned long long expires_us; /* CLOCK_MONOTONIC */
+  mcp__heap_node expiry_node;
+  mcp_session *runner; /* owned until retired */
+  mcp__sink *sink;     /* the call's sink; one reference */
+  mcp__tool *tool;     /* a reference: admission of the tasks methods */
+  cJSON *args;   /* a copy: what the authorizer sees on the tasks methods */
+  char *outcome; /* COMPLETED and FAILED: the result or the error
+                    object, as the call's reply had it */
+  size_t outcome_len;
+  bool outcome_error;     /* outcome is a JSON-RPC error object */
+  cJSON *pending;         /* wire key -> {method, params, key[, id]} */
+  cJSON *answers;         /* the handler's key -> answer, for the next round */
+  cJSON *used;            /* every wire key issued (unique over the task) */
+  mcp_session *origin;    /* a reference: the session that made it */
+  mcp__sink *origin_sink; /* MAYBE, until answered: the request's sink */
+  waiter *waiters;
+  mcp__task *next, *prev; /* in srv->tasks, oldest first */
+};
+
+static const cJSON *member(const cJSON *o, const char *key) {
+  return cJSON_IsObject(o) ? cJSON_GetObjectItemCaseSensitive(o, key) : NULL;
+}
+
+static bool terminal(int st) { return st >= COMPLETED; }
+
+static long long wall_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static bool same_subject(const char *a, const char *b) {
+  return a == NULL ? b == NULL : b != NULL && strcmp(a, b) == 0;
+}
+
+static const char *subject_of(const mcp__task *t) {
+  return t->runner ? t->runner->principal.subject : NULL;
+}
+
+/* Pins a session (a reference) while its lock is not held. */
+static void session_ref(mcp_session *s) {
+  pthread_mutex_lock(&s->lock);
+  atomic_fetch_add(&s->refs, 1);
+  pthread_mutex_unlock(&s->lock);
+}
+
+static void session_unref(mcp_session *s) {
+  if (s == NULL)
+    return;
+  pthread_mutex_lock(&s->lock);
+  mcp__session_unref_locked(s);
+}
+
+/* ---- limits, setup and teardown ------------------------------------------ */
+
+static mcp_task_limits limits_or_defaults(const mcp_task_limits *l) {
+  mcp_task_limits d = *l;
+  d.ttl_ms = d.ttl_ms ? d.ttl_ms : DEFAULT_TTL_MS;
+  d.max_ttl_ms = d.max_ttl_ms ? d.max_ttl_ms : DEFAULT_MAX_TTL_MS;
+  if (d.max_ttl_ms < d.ttl_ms)
+    d.max_ttl_ms = d.ttl_ms;
+  d.poll_interval_ms =
+      d.poll_interval_ms ? d.poll_interval_ms : DEFAULT_POLL_MS;
+  d.max_per_caller = d.max_per_caller ? d.max_per_caller : DEFAULT_PER_CALLER;
+  d.max_total = d.max_total ? d.max_total : DEFAULT_TOTAL;
+  return d;
+}
+
+static mcp__task *expiring(const mcp__heap_node *n) {
+  return (mcp__task *)(void *)((char *)n - offsetof(mcp__task, expiry_node));
+}
+
+static bool expiry_less(const mcp__heap_node *a, const mcp__heap_node *b) {
+  return expiring(a)->expires_us < expiring(b)->expires_us;
+}
+
+int mcp__tasks_init(mcp_server *srv) {
+  if (pthread_mutex_init(&srv->task_lock, NULL) != 0)
+    return MCP_ENOMEM;
+  srv->task_expiries = (mcp__heap){.less = expiry_less};
+  atomic_init(&srv->next_task_expiry_us, NONE);
+  srv->task_limits = limits_or_defaults(&(mcp_task_limits){0});
+  return 0;
+}
+
+void mcp__tasks_fini(mcp_server *srv) {
+  pthread_mutex_destroy(&srv->task_lock);
+}
+
+int mcp_server_set_task_limits(mcp_server *srv, const mcp_task_limits *limits) {
+  if (srv == NULL || limits == NULL ||
+      (limits->max_ttl_ms && limits->ttl_ms > limits->max_ttl_ms))
+    return MCP_EINVAL;
+  mcp_task_limits l = limits_or_defaults(limits);
+  pthread_mutex_lock(&srv->task_lock);
+  srv->task_limits = l;
+  pthread_mutex_unlock(&srv->task_lock);
+  return 0;
+}
+
+/* ---- the record ---------------------------------------------------------- */
+
+static void publish_next_locked(mcp_server *srv) {
+  mcp__heap_node *min = srv->task_expiries.min;
+  atomic_store(&srv->next_task_expiry_us,
+               min ? expiring(min)->expires_us : NONE);
+}
+
+static void touch_locked(mcp__task *t, int st) {
+  t->status = st;
+  t->updated_ms = wall_ms();
+  if (t->updated_ms < t->created_ms)
+    t->updated_ms = t->created_ms; /* a wall clock set back */
+}
+
+static void free_waiters(waiter *w) {
+  while (w) {
+    waiter *next = w->next;
+    mcp__sink_release(w->sink);
+    session_unref(w->s);
+    mcp__free(w);
+    w = next;
+  }
+}
+
+static void task_free(mcp__task *t) {
+  mcp__free(t->status_message);
+  cJSON_Delete(t->args);
+  mcp__free(t->outcome);
+  cJSON_Delete(t->pending);
+  cJSON_Delete(t->answers);
+  cJSON_Delete(t->used);
+  mcp__tool_unref(t->tool);
+  mcp__sink_release(t->sink);
+  mcp__sink_release(t->origin_sink);
+  session_unref(t->origin);
+  free_waiters(t->waiters);
+  mcp__free(t);
+}
+
+void mcp__task_unref(mcp__task *t) {
+  if (t && atomic_fetch_sub(&t->refs, 1) == 1)
+    task_free(t);
+}
+
+/* Takes t out of the table and the expiry heap (under task_lock). Its
+ * runner and waiters are handed back for retire_finish, after the lock. */
+static void retire_locked(mcp__task *t, mcp_session **runner, waiter **w) {
+  mcp_server *srv = t->srv;
+  *runner = t->runner;
+  *w = t->waiters;
+  t->runner = NULL;
+  t->waiters = NULL;
+  t->retired = true;
+  if (t->prev)
+    t->prev->next = t->next;
+  else
+    srv->tasks = t->next;
+  if (t->next)
+    t->next->prev = t->prev;
+  else
+    srv->tasks_tail = t->prev;
+  t->next = t->prev = NULL;
+  srv->ntasks--;
+  if (t->watched) {
+    mcp__heap_remove(&srv->task_expiries, &t->expiry_node);
+    t->watched = false;
+    publish_next_locked(srv);
+  }
+}
+
+static void answer_waiter(waiter *w, const char *msg, size_t len);
+
+/* After retire_locked, without the lock: waiters hear that the task is
+ * gone, the runner's call (if any) is cancelled, the listing reference
+ * goes. */
+static void retire_finish(mcp__task *t, mcp_session *runner, waiter *w) {
+  for (waiter *x = w; x; x = x->next) {
+    mcp__buf b = {0};
+    mcp__rpc_error(&b, x->id, x->id_len, MCP__ID_OMIT, MCP__RPC_INVALID_PARAMS,
+                   "Failed to retrieve task: Task has expired", NULL);
+    if (b.err == 0)
+      answer_waiter(x, b.data, b.len);
+    mcp__buf_free(&b);
+  }
+  free_waiters(w);
+  mcp_session_free(runner);
+  mcp__task_unref(t);
+}
+
+static void retire(mcp__task *t) {
+  mcp_session *runner;
+  waiter *w;
+  pthread_mutex_lock(&t->srv->task_lock);
+  if (t->retired) {
+    pthread_mutex_unlock(&t->srv->task_lock);
+    return;
+  }
+  retire_locked(t, &runner, &w);
+  pthread_mutex_unlock(&t->srv->task_lock);
+  retire_finish(t, runner, w);
+}
+
+/* Finds the oldest finished task (of subject, unless any) to make room
+ * for a new one. Under task_lock. */
+static mcp__task *oldest_finished(mcp_server *srv, bool any,
+                                  const char *subject) {
+  for (mcp__task *t = srv->tasks; t; t = t->next)
+    if (atomic_load(&t->published) && terminal(t->status) &&
+        (any || same_subject(subject_of(t), subject)))
+      return t;
+  return NULL;
+}
+
+static size_t count_of(mcp_server *srv, const char *subject) {
+  size_t n = 0;
+  for (mcp__task *t = srv->tasks; t; t = t->next)
+    n += same_subject(subject_of(t), subject);
+  return n;
+}
+
+/* Lists t, making room by retiring finished tasks (handed back in
+ * *evicted, at most two), or refuses: returns false when every task of
+ * the caller (or of the server) still runs. Under task_lock. */
+static bool admit_locked(mcp__task *t, const char *subject,
+                         mcp__task *evicted[2], mcp_session *runners[2],
+                         waiter *waiters[2]) {
+  mcp_server *srv = t->srv;
+  const mcp_task_limits *l = &srv->task_limits;
+  int n = 0;
+  if (count_of(srv, subject) >= l->max_per_caller) {
+    mcp__task *old = oldest_finished(srv, false, subject);
+    if (old == NULL)
+      return false;
+    retire_locked(old, &runners[n], &waiters[n]);
+    evicted[n++] = old;
+  }
+  if (srv->ntasks >= l->max_total) {
+    mcp__task *old = oldest_finished(srv, true, NULL);
+    if (old == NULL)
+      return false;
+    retire_locked(old, &runners[n], &waiters[n]);
+    evicted[n++] = old;
+  }
+  t->serial = ++srv->next_task_serial;
+  t->prev = srv->tasks_tail;
+  if (t->prev)
+    t->prev->next = t;
+  else
+    srv->tasks = t;
+  srv->tasks_tail = t;
+  srv->ntasks++;
+  return true;
+}
+
+/* The sink of a task's call (its messages: see sink_send). */
+static int sink_send(const char *msg, size_t len, const mcp_send_info *info,
+                     void *user_data);
+
+static int runner_send(const char *msg, size_t len, void *user_data) {
+  (void)msg;
+  (void)len;
+  (void)user_data;
+  return 0; /* the runner's own callback: nothing is ever sent to it */
+}
+
+/* Builds t's runner and sink; 0 or MCP_ENOMEM. */
+static int task_parts(mcp__task *t, mcp_session *s, mcp__version v) {
+  if (mcp_session_new(s->srv, &s->principal, runner_send, NULL, &t->runner))
+    return MCP_ENOMEM;
+  atomic_store(&t->runner->version, v);
+  if (s->client_caps &&
+      (t->runner->client_caps = cJSON_Duplicate(s->client_caps, 1)) == NULL)
+    return MCP_ENOMEM;
+  if ((t->sink = mcp__calloc(1, sizeof *t->sink)) == NULL)
+    return MCP_ENOMEM;
+  t->sink->sink.send_info = sink_send;
+  t->sink->sink.user_data = t;
+  atomic_init(&t->sink->refs, 1);
+  unsigned char raw[ID_BYTES];
+  if (mcp__random(raw, sizeof raw) != 0)
+    return MCP_EIO;
+  mcp__buf id = {0};
+  mcp__base64url(&id, raw, sizeof raw);
+  if (id.err || id.len >= sizeof t->id) {
+    mcp__buf_free(&id);
+    return MCP_ENOMEM;
+  }
+  memcpy(t->id, id.data, id.len);
+  mcp__buf_free(&id);
+  return 0;
+}
+
+int mcp__task_new(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
+                  mcp__tool *tool, const cJSON *args, mcp__task_mode mode,
+                  unsigned ttl_ms, mcp__task **out) {
+  mcp_server *srv = s->srv;
+  mcp__task *t = mcp__calloc(1, sizeof *t);
+  if (t == NULL)
+    return MCP_ENOMEM;
+  atomic_init(&t->refs, 2); /* listed, and the creator's */
+  atomic_init(&t->published, false);
+  t->srv = srv;
+  t->mode = mode;
+  t->created_ms = t->updated_ms = wall_ms();
+  t->tool = tool;
+  mcp__tool_ref(tool);
+  t->args = cJSON_Duplicate(args, 1);
+  t->pending = cJSON_CreateObject();
+  t->used = cJSON_CreateObject();
+  int rc =
+      t->args && t->pending && t->used ? task_parts(t, s, r->v) : MCP_ENOMEM;
+  if (rc) {
+    mcp_session_free(t->runner);
+    task_free(t);
+    return rc;
+  }
+  session_ref(s);
+  t->origin = s;
+  if (mode == MCP__TASK_MAYBE) {
+    t->origin_sink = ctx->sink;
+    mcp__sink_ref(ctx->sink);
+  }
+  mcp__task *evicted[2] = {0};
+  mcp_session *runners[2] = {0};
+  waiter *waiters[2] = {0};
+  pthread_mutex_lock(&srv->task_lock);
+  const mcp_task_limits *l = &srv->task_limits;
+  t->poll_ms = l->poll_interval_ms;
+  t->ttl_ms = ttl_ms == 0              ? l->ttl_ms
+              : ttl_ms < MIN_TTL_MS    ? MIN_TTL_MS
+              : ttl_ms > l->max_ttl_ms ? l->max_ttl_ms
+                                       : ttl_ms;
+  unsigned per_caller = l->max_per_caller;
+  bool listed =
+      admit_locked(t, s->principal.subject, evicted, runners, waiters);
+  pthread_mutex_unlock(&srv->task_lock);
+  for (int i = 0; i < 2; i++)
+    if (evicted[i])
+      retire_finish(evicted[i], runners[i], waiters[i]);
+  if (!listed) {
+    mcp_session_free(t->runner);
+    t->runner = NULL;
+    task_free(t);
+    char msg[160];
+    mcp__fmt(msg, sizeof msg,
+             "Server busy: too many tasks are running (at most %u per "
+             "caller); try again when one has finished",
+             per_caller);
+    mcp__audit_reply(s, ctx, tool->name, MCP_DECISION_RATE_LIMITED, NULL, false,
+                     false, r->started_us);
+    mcp__req_error(s, ctx, r, MCP__RPC_SERVER_BUSY, msg, NULL);
+    return 1;
+  }
+  *out = t;
+  return 0;
+}
+
+mcp_session *mcp__task_runner(mcp__task *t) { return t->runner; }
+
+mcp__sink *mcp__task_sink(mcp__task *t) {
+  /* The call holds the record as long as it holds the sink. */
+  atomic_fetch_add(&t->refs, 1);
+  return t->sink;
+}
+
+bool mcp__task_published(mcp__task *t) { return atomic_load(&t->published); }
+
+void mcp__task_publish_locked(mcp_call *c) {
+  mcp__task *t = c->task;
+  mcp_server *srv = t->srv;
+  pthread_mutex_lock(&srv->task_lock);
+  if (!atomic_load(&t->published) && !t->retired) {
+    atomic_store(&t->published, true);
+    t->expires_us = mcp__now_us() + (unsigned long long)t->ttl_ms * 1000u;
+    mcp__heap_insert(&srv->task_expiries, &t->expiry_node);
+    t->watched = true;
+    publish_next_locked(srv);
+  }
+  pthread_mutex_unlock(&srv->task_lock);
+}
+
+/* ---- the wire ------------------------------------------------------------ */
+
+/* "key":"YYYY-MM-DDThh:mm:ss.mmmZ", (RFC 3339, UTC) for ms since the
+ * epoch. The date is counted here rather than by gmtime, which the engine
+ * leaves to the C library's time zone machinery (it may read files). */
+static void put_time(mcp__buf *b, const char *key, long long ms) {
+  if (ms < 0)
+    ms = 0;
+  long long days = ms / 86400000, in_day = ms % 86400000;
+  /* Days since 1970-01-01 to a civil date: count 400-year eras from
+   * 0000-03-01, where a year's leap day falls last. */
+  long long z = days + 719468;
+  long long era = z / 146097;
+  long long doe = z - era * 146097;
+  long long yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+  long long doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+  long long mp = (5 * doy + 2) / 153;
+  int day = (int)(doy - (153 * mp + 2) / 5 + 1);
+  int month = (int)(mp < 10 ? mp + 3 : mp - 9);
+  long long year = yoe + era * 400 + (month <= 2);
+  mcp__buf_printf(b, "\"%s\":\"%04lld-%02d-%02dT%02d:%02d:%02d.%03dZ\",", key,
+                  year, month, day, (int)(in_day / 3600000),
+                  (int)(in_day / 60000 % 60), (int)(in_day / 1000 % 60),
+                  (int)(in_day % 1000));
+}
+
+/* The Task object's members, each followed by a comma, as the era names
+ * them (ttlMs and pollIntervalMs in 2026-07-28, ttl and pollInterval
+ * before). Under task_lock. */
+static void put_task(mcp__buf *b, const mcp__task *t, bool modern) {
+  mcp__buf_printf(b, "\"taskId\":\"%s\",\"status\":\"%s\",", t->id,
+                  status_names[t->status]);
+  if (t->status_message) {
+    mcp__buf_puts(b, "\"statusMessage\":");
+    mcp__json_quote(b, t->status_message, strlen(t->status_message));
+    mcp__buf_putc(b, ',');
+  }
+  put_time(b, "createdAt", t->created_ms);
+  put_time(b, "lastUpdatedAt", t->updated_ms);
+  mcp__buf_printf(b, "\"%s\":%u,\"%s\":%u,", modern ? "ttlMs" : "ttl",
+                  t->ttl_ms, modern ? "pollIntervalMs" : "pollInterval",
+                  t->poll_ms);
+}
+
+/* A 2026-07-28 DetailedTask: the Task, and what its status inlines: the
+ * outstanding input requests, the result or the error. Under task_lock. */
+static void put_detail(mcp__buf *b, const mcp__task *t) {
+  put_task(b, t, true);
+  if (t->status == INPUT_REQUIRED) {
+    mcp__buf_puts(b, "\"inputRequests\":{");
+    for (const cJSON *e = t->pending->child; e; e = e->next) {
+      mcp__json_quote(b, e->string, strlen(e->string));
+      mcp__buf_puts(b, ":{\"method\":");
+      mcp__json_write(b, member(e, "method"));
+      mcp__buf_puts(b, ",\"params\":");
+      mcp__json_write(b, member(e, "params"));
+      mcp__buf_puts(b, e->next ? "}," : "}");
+    }
+    mcp__buf_puts(b, "},");
+  } else if (t->outcome) {
+    mcp__buf_puts(b, t->outcome_error ? "\"error\":" : "\"result\":");
+    mcp__buf_append(b, t->outcome, t->outcome_len);
+    mcp__buf_putc(b, ',');
+  }
+}
+
+/* notifications/tasks/status (2025-11-25) of t as it is now. Under
+ * task_lock. */
+static void status_note(mcp__buf *b, const mcp__task *t) {
+  mcp__buf_puts(b, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/tasks/"
+                   "status\",\"params\":{");
+  put_task(b, t, false);
+  mcp__result_end(b);
+  mcp__buf_putc(b, '}');
+}
+
+/* Sends text to t's origin session (its callback: the standalone stream),
+ * which the record keeps alive. No task_lock held. */
+static void to_origin(const mcp__task *t, mcp__buf *b,
+                      const mcp_send_info *info) {
+  /* Only 2025-11-25 tasks send there, and they keep their origin. */
+  if (b->err == 0 && b->len && t->origin)
+    mcp__session_send(t->origin, NULL, b->data, b->len, info);
+  mcp__buf_free(b);
+}
+
+/* The reply to a 2025-11-25 tasks/result of t, for request id: the
+ * request's own reply (the result with the related-task _meta, or the
+ * error), or an error for a task that has none. Under task_lock. */
+static void result_reply(mcp__buf *b, const mcp__task *t, const char *id,
+                         size_t id_len) {
+  if (t->status == CANCELLED || t->outcome == NULL) {
+    mcp__rpc_error(b, id, id_len, MCP__ID_OMIT, MCP__RPC_INVALID_PARAMS,
+                   "Invalid params: the task was cancelled and has no result",
+                   NULL);
+    return;
+  }
+  mcp__buf_puts(b, "{\"jsonrpc\":\"2.0\",\"id\":");
+  mcp__buf_append(b, id, id_len);
+  if (t->outcome_error) {
+    mcp__buf_puts(b, ",\"error\":");
+    mcp__buf_append(b, t->outcome, t->outcome_len);
+    mcp__buf_putc(b, '}');
+    return;
+  }
+  /* The result object, reopened for the related-task _meta (a 2025-11-25
+   * result the library builds carries no _meta of its own). */
+  mcp__buf_puts(b, ",\"result\":");
+  mcp__buf_append(b, t->outcome, t->outcome_len - 1);
+  mcp__buf_printf(b, "%s\"_meta\":{\"" RELATED "\":{\"taskId\":\"%s\"}}}}",
+                  t->outcome_len > 2 ? "," : "", t->id);
+}
+
+static void answer_waiter(waiter *w, const char *msg, size_t len) {
+  mcp_send_info info = {.kind = MCP_SENT_RESULT};
+  mcp__session_send(w->s, w->sink, msg, len, &info);
+}
+
+/* ---- the call's sink ----------------------------------------------------- */
+
+/* The result or error object of a reply the call machinery built, which
+ * always reads {"jsonrpc":"2.0","id":ID,"result":{...}} (or "error"):
+ * found without parsing it again, however large. Returns false for any
+ * other text. */
+static bool reply_body(const char *msg, size_t len, const char **body,
+                       size_t *body_len, bool *error) {
+  static const char head[] = "{\"jsonrpc\":\"2.0\",\"id\":";
+  size_t at = sizeof head - 1;
+  if (len < at + 2 || memcmp(msg, head, at) != 0 || msg[len - 1] != '}')
+    return false;
+  if (msg[at] == '"') { /* a string id: to its closing quote */
+    for (at++; at < len && msg[at] != '"'; at++)
+      if (msg[at] == '\\')
+        at++;
+    at++;
+  } else {
+    while (at < len && msg[at] != ',')
+      at++;
+  }
+  static const char result[] = ",\"result\":", err[] = ",\"error\":";
+  size_t n = len - at;
+  if (n > sizeof result && memcmp(msg + at, result, sizeof result - 1) == 0)
+    at += sizeof result - 1, *error = false;
+  else if (n > sizeof err && memcmp(msg + at, err, sizeof err - 1) == 0)
+    at += sizeof err - 1, *error = true;
+  else
+    return false;
+  *body = msg + at;
+  *body_len = len - 1 - at;
+  return *body_len >= 2 && (*body)[0] == '{' && (*body)[*body_len - 1] == '}';
+}
+
+/* Keeps reply (the call's final message) as t's outcome: completed with
+ * the result, or failed with the error; in 2025-11-25 a tool result whose
+ * isError is true is failed too. Under task_lock. */
+static void settle_locked(mcp__task *t, const char *msg, size_t len) {
+  static const char internal[] = "{\"code\":-32603,\"message\":\"Internal "
+                                 "error\"}";
+  static const char is_error[] = "\"isError\":true}";
+  if (terminal(t->status))
+    return; /* cancelled first: it stays cancelled */
+  const char *body;
+  size_t n;
+  bool error;
+  if (!reply_body(msg, len, &body, &n, &error)) {
+    body = internal;
+    n = sizeof internal - 1;
+    error = true;
+  }
+  if ((t->outcome = mcp__malloc(n)) == NULL) {
+    /* No memory to keep it: the task fails rather than end without one. */
+    body = internal;
+    n = sizeof internal - 1;
+    error = true;
+    t->outcome = mcp__malloc(n);
+  }
+  if (t->outcome)
+    memcpy(t->outcome, body, n);
+  t->outcome_len = t->outcome ? n : 0;
+  t->outcome_error = error;
+  /* The library writes isError last in a tool result. */
+  bool tool_error =
+      n >= sizeof is_error - 1 && memcmp(body + n - (sizeof is_error - 1),
+                                         is_error, sizeof is_error - 1) == 0;
+  bool failed = error || (t->mode == MCP__TASK_NOW && tool_error);
+  touch_locked(t, failed ? FAILED : COMPLETED);
+}
+
+/* Copies a notification of a 2025-11-25 task's call with the related-task
+ * _meta added to its params (every message of a task carries it). */
+static int with_related(const mcp__task *t, const char *msg, size_t len,
+                        mcp__buf *out) {
+  static const char head[] = "\"params\":{";
+  const char *p = NULL;
+  for (size_t i = 0; i + sizeof head - 1 <= len && p == NULL; i++)
+    if (memcmp(msg + i, head, sizeof head - 1) == 0)
+      p = msg + i + sizeof head - 1;
+  if (p == NULL)
+    return MCP_EINVAL;
+  size_t at = (size_t)(p - msg);
+  mcp__buf_append(out, msg, at);
+  mcp__buf_printf(out, "\"_meta\":{\"" RELATED "\":{\"taskId\":\"%s\"}}%s",
+                  t->id, *p == '}' ? "" : ",");
+  mcp__buf_append(out, msg + at, len - at);
+  return out->err;
+}
+
+/* Every message of a task's call comes here, with the runner's lock held.
+ * Before the call is a task, the request that started it answers: its
+ * messages go there. Once a task, the final reply is the task's outcome;
+ * notifications (progress, log) reach a 2025-11-25 client on its session,
+ * and none a 2026-07-28 one, whose tasks have no such stream. */
+static int sink_send(const char *msg, size_t len, const mcp_send_info *info,
+                     void *user_data) {
+  mcp__task *t = user_data;
+  mcp_server *srv = t->srv;
+  pthread_mutex_lock(&srv->task_lock);
+  if (!atomic_load(&t->published)) {
+    if (t->origin)
+      mcp__session_send(t->origin, t->origin_sink, msg, len, info);
+    pthread_mutex_unlock(&srv->task_lock);
+    return 0;
+  }
+  bool reply = info->kind == MCP_SENT_RESULT || info->kind == MCP_SENT_ERROR;
+  if (reply)
+    settle_locked(t, msg, len);
+  pthread_mutex_unlock(&srv->task_lock);
+  if (!reply && info->kind == MCP_SENT_NOTIFICATION &&
+      t->mode == MCP__TASK_NOW) {
+    mcp__buf b = {0};
+    if (with_related(t, msg, len, &b) == 0)
+      to_origin(t, &b, &mcp__sent_notification);
+    else
+      mcp__buf_free(&b);
+  }
+  return 0;
+}
+
+/* ---- starting ------------------------------------------------------------ */
+
+/* Answers r with t's CreateTaskResult: flat with resultType "task" in
+ * 2026-07-28, a task member in 2025-11-25. */
+static void reply_created(mcp_session *s, mcp__reply_ctx *ctx,
+                          const mcp__req *r, mcp__task *t) {
+  mcp__buf res = {0}, b = {0};
+  mcp__result_begin(&res, s->srv, r->modern, "task");
+  pthread_mutex_lock(&s->srv->task_lock);
+  if (r->modern) {
+    put_task(&res, t, true);
+  } else {
+    mcp__buf_puts(&res, "\"task\":{");
+    put_task(&res, t, false);
+    mcp__result_end(&res);
+    mcp__buf_putc(&res, ',');
+  }
+  pthread_mutex_unlock(&s->srv->task_lock);
+  mcp__result_end(&res);
+  if (res.err)
+    b.err = res.err;
+  else
+    mcp__rpc_result(&b, r->m->id, r->m->id_len, res.data, res.len);
+  mcp__buf_free(&res);
+  mcp__reply_buf(s, ctx, &b);
+}
+
+void mcp__task_start(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
+                     mcp_call *c, mcp__task *t) {
+  if (t->mode == MCP__TASK_NOW) {
+    /* The client asked for a task: it is one before the handler runs, and
+     * the client hears so first. */
+    mcp__call_become_task(c);
+    reply_created(s, ctx, r, t);
+    mcp__call_run(c, NULL, NULL);
+    mcp__task_unref(t);
+    return;
+  }
+  /* The handler decides: an answer now is the request's own reply; a call
+   * that became a task is answered with the task. */
+  mcp__buf out = {0};
+  mcp__call_run(c, &out, &ctx->facts);
+  if (mcp__task_published(t)) {
+    mcp__buf_free(&out);
+    ctx->facts = (mcp_send_info){0};
+    reply_created(s, ctx, r, t);
+  } else if (out.len || out.err) {
+    mcp__reply_buf(s, ctx, &out);
+  } else {
+    mcp__buf_free(&out);
+  }
+  /* The request is answered: nothing goes back to it any more, and a
+   * 2026-07-28 task sends nothing to the session that made it. */
+  pthread_mutex_lock(&s->srv->task_lock);
+  mcp__sink *k = t->origin_sink;
+  mcp_session *o = t->origin;
+  t->origin_sink = NULL;
+  t->origin = NULL;
+  bool published = atomic_load(&t->published);
+  pthread_mutex_unlock(&s->srv->task_lock);
+  mcp__sink_release(k);
+  session_unref(o);
+  /* A call that did not become a task is over (its answer was given), and
+   * so is its record. */
+  if (!published)
+    retire(t);
+  mcp__task_unref(t);
+}
+
+/* ---- input ----------------------------------------------------------------
+ */
+
+/* A wire key for the handler's key, unique over t's life: the key itself
+ * the first time, then key.2, key.3 and so on. Under task_lock. */
+static const char *wire_key(mcp__task *t, const char *key, char *buf,
+                            size_t n) {
+  mcp__fmt(buf, n, "%s", key);
+  for (unsigned i = 2; member(t->used, buf); i++)
+    mcp__fmt(buf, n, "%s.%u", key, i);
+  return cJSON_AddTrueToObject(t->used, buf) ? buf : NULL;
+}
+
+/* A 2025-11-25 input request of entry e under id, with the related-task
+ * _meta in its params. */
+static void request_text(mcp__buf *b, const mcp__task *t, const cJSON *e,
+                         long long id) {
+  cJSON *params = cJSON_Duplicate(member(e, "params"), 1);
+  cJSON *meta =
+      params ? cJSON_GetObjectItemCaseSensitive(params, "_meta") : NULL;
+  if (params && !cJSON_IsObject(meta)) {
+    cJSON_DeleteItemFromObjectCaseSensitive(params, "_meta");
+    meta = cJSON_AddObjectToObject(params, "_meta");
+  }
+  cJSON *related = cJSON_CreateObject();
+  if (meta)
+    cJSON_DeleteItemFromObjectCaseSensitive(meta, RELATED);
+  if (meta == NULL || related == NULL ||
+      !cJSON_AddStringToObject(related, "taskId", t->id) ||
+      !cJSON_AddItemToObject(meta, RELATED, related)) {
+    cJSON_Delete(related);
+    cJSON_Delete(params);
+    b->err = MCP_ENOMEM;
+    return;
+  }
+  mcp__buf_printf(b, "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"method\":", id);
+  mcp__json_write(b, member(e, "method"));
+  mcp__buf_puts(b, ",\"params\":");
+  mcp__json_write(b, params);
+  mcp__buf_putc(b, '}');
+  cJSON_Delete(params);
+}
+
+/* The waiter that input requests go to (a tasks/result on the session
+ * that made the task, whose answers then come back there), or NULL.
+ * Under task_lock. */
+static waiter *origin_waiter(const mcp__task *t) {
+  for (waiter *w = t->waiters; w; w = w->next)
+    if (w->s == t->origin)
+      return w;
+  return NULL;
+}
+
+int mcp__task_ask(mcp_call *c) {
+  mcp__task *t = c->task;
+  mcp_session *rs = c->session;
+  mcp_server *srv = t->srv;
+  mcp__buf reqs = {0}, note = {0};
+  size_t nreqs = 0;
+  mcp__sink *dest = NULL;
+  pthread_mutex_lock(&rs->lock);
+  if (mcp_call_cancelled(c)) {
+    pthread_mutex_unlock(&rs->lock);
+    return MCP_ECANCELED;
+  }
+  pthread_mutex_lock(&srv->task_lock);
+  if (terminal(t->status) || t->retired) {
+    pthread_mutex_unlock(&srv->task_lock);
+    pthread_mutex_unlock(&rs->lock);
+    return MCP_ECANCELED;
+  }
+  int rc = 0;
+  cJSON *fresh = cJSON_CreateObject();
+  for (cJSON *e = c->requests->child; e && rc == 0 && fresh; e = e->next) {
+    char buf[96];
+    const char *wire = wire_key(t, e->string, buf, sizeof buf);
+    cJSON *entry = cJSON_Duplicate(e, 1);
+    if (wire == NULL || entry == NULL ||
+        !cJSON_AddStringToObject(entry, "key", e->string) ||
+        !cJSON_AddItemToObject(fresh, wire, entry)) {
+      cJSON_Delete(entry);
+      rc = MCP_ENOMEM;
+    }
+  }
+  if (fresh == NULL)
+    rc = MCP_ENOMEM;
+  bool legacy = t->mode == MCP__TASK_NOW && t->origin;
+  if (rc == 0 && legacy) {
+    /* Sent as real requests on the session that made the task, numbered
+     * by it, so its client's answers come back there. */
+    pthread_mutex_lock(&t->origin->lock);
+    for (cJSON *e = fresh->child; e && rc == 0; e = e->next) {
+      long long id = ++t->origin->next_request_id;
+      if (!cJSON_AddNumberToObject(e, "id", (double)id))
+        rc = MCP_ENOMEM;
+      request_text(&reqs, t, e, id);
+      mcp__buf_putc(&reqs, '\0'); /* one text after another */
+      nreqs++;
+    }
+    pthread_mutex_unlock(&t->origin->lock);
+    rc = rc ? rc : reqs.err;
+  }
+  if (rc) {
+    cJSON_Delete(fresh);
+    mcp__buf_free(&reqs);
+    pthread_mutex_unlock(&srv->task_lock);
+    pthread_mutex_unlock(&rs->lock);
+    return rc;
+  }
+  /* Moved with their keys, which needs no allocation (an object's
+   * members are a list like an array's): nothing can fail from here. */
+  while (fresh->child) {
+    cJSON *e = cJSON_DetachItemViaPointer(fresh, fresh->child);
+    cJSON_AddItemToArray(t->pending, e);
+  }
+  cJSON_Delete(fresh);
+  cJSON_Delete(c->requests);
+  c->requests = NULL;
+  touch_locked(t, INPUT_REQUIRED);
+  if (legacy) {
+    status_note(&note, t);
+    waiter *w = origin_waiter(t);
+    if (w && w->sink) {
+      dest = w->sink;
+      mcp__sink_ref(dest);
+    }
+  }
+  mcp__call_park_locked(c);
+  pthread_mutex_unlock(&srv->task_lock);
+  pthread_mutex_unlock(&rs->lock);
+  /* Outside the locks: the call is parked and its record keeps the origin.
+   * A tasks/result waiting on the same session carries the requests;
+   * otherwise they go where the session's own messages go. */
+  for (size_t i = 0, at = 0; i < nreqs; i++) {
+    size_t n = strlen(reqs.data + at);
+    mcp__session_send(t->origin, dest, reqs.data + at, n, &mcp__sent_request);
+    at += n + 1;
+  }
+  mcp__buf_free(&reqs);
+  to_origin(t, &note, &mcp__sent_notification);
+  mcp__sink_release(dest);
+  return 0;
+}
+
+/* Runs t's next round once every input it asked for is in: the call,
+ * parked, is taken out of waiting and run here with the answers. No lock
+ * held. */
+static void resume(mcp__task *t) {
+  mcp_server *srv = t->srv;
+  mcp__buf note = {0};
+  mcp_session *rs = NULL;
+  pthread_mutex_lock(&srv->task_lock);
+  if (!t->retired) {
+    /* Pinned under the lock: retiring frees the runner only after
+     * taking the record out, under the same lock. */
+    rs = t->runner;
+    atomic_fetch_add(&rs->refs, 1);
+  }
+  if (t->mode == MCP__TASK_NOW && t->status == WORKING)
+    status_note(&note, t);
+  pthread_mutex_unlock(&srv->task_lock);
+  to_origin(t, &note, &mcp__sent_notification);
+  if (rs == NULL)
+    return;
+  pthread_mutex_lock(&rs->lock);
+  mcp_call *c = rs->calls;
+  if (c && c->task != t)
+    c = NULL;
+  if (c && !mcp__call_unpark_locked(c))
+    c = NULL; /* not waiting (cancelled meanwhile): nothing to run */
+  mcp__session_unref_locked(rs);
+  if (c == NULL)
+    return;
+  pthread_mutex_lock(&srv->task_lock);
+  cJSON_Delete(c->inputs);
+  c->inputs = t->answers;
+  t->answers = NULL;
+  bool lost = t->lost_input;
+  t->lost_input = false;
+  pthread_mutex_unlock(&srv->task_lock);
+  if (lost)
+    c->lost_input = true; /* the call fails rather than ask the user again */
+  mcp__call_run(c, NULL, NULL);
+}
+
+/* Keeps answer for the entry e of t's pending requests (by the handler's
+ * key) and takes e out. Returns whether every request is answered now.
+ * Under task_lock. */
+static bool answered_locked(mcp__task *t, cJSON *e, const cJSON *answer) {
+  const char *key = cJSON_GetStringValue(member(e, "key"));
+  if (answer && key) {
+    cJSON *copy = cJSON_Duplicate(answer, 1);
+    if (t->answers == NULL)
+      t->answers = cJSON_CreateObject();
+    if (copy == NULL || t->answers == NULL ||
+        !cJSON_AddItemToObject(t->answers, key, copy)) {
+      cJSON_Delete(copy);
+      t->lost_input = true;
+    }
+  }
+  cJSON_Delete(cJSON_DetachItemViaPointer(t->pending, e));
+  if (t->pending->child != NULL)
+    return false;
+  touch_locked(t, WORKING);
+  return true;
+}
+
+bool mcp__task_response(mcp_session *s, const mcp__msg *m, const cJSON *node) {
+  long long id;
+  if (m->id_node == NULL || !mcp__json_integer(m->id_node, &id, NULL))
+    return false;
+  mcp_server *srv = s->srv;
+  mcp__task *found = NULL;
+  bool ready = false;
+  pthread_mutex_lock(&srv->task_lock);
+  for (mcp__task *t = srv->tasks; t && !found; t = t->next) {
+    if (t->origin != s || t->status != INPUT_REQUIRED)
+      continue;
+    for (cJSON *e = t->pending->child; e; e = e->next) {
+      const cJSON *rid = member(e, "id");
+      if (!cJSON_IsNumber(rid) || rid->valuedouble != (double)id)
+        continue;
+      /* An error, or an answer of the wrong shape, is no answer: the
+       * handler sees NULL and may ask again. */
+      const cJSON *result = member(node, "result");
+      const char *method = cJSON_GetStringValue(member(e, "method"));
+      if (method == NULL || mcp__input_problem(method, result))
+        result = NULL;
+      found = t;
+      ready = answered_locked(t, e, result);
+      if (ready)
+        atomic_fetch_add(&t->refs, 1);
+      break;
+    }
+  }
+  pthread_mutex_unlock(&srv->task_lock);
+  if (ready) {
+    resume(found);
+    mcp__task_unref(found);
+  }
+  return found != NULL;
+}
+
+/* ---- the end of the call ------------------------------------------------- */
+
+void mcp__task_release_call(mcp__task *t) {
+  mcp_server *srv = t->srv;
+  mcp__buf note = {0};
+  waiter *w = NULL;
+  pthread_mutex_lock(&srv->task_lock);
+  t->ended = true;
+  if (atomic_load(&t->published) && !t->retired) {
+    if (!terminal(t->status)) {
+      /* Its call is gone without a result (it could not be kept): the
+       * task fails rather than stay working forever. */
+      static const char lost[] = "{\"jsonrpc\":\"2.0\",\"id\":0,\"error\":{"
+                                 "\"code\":-32603,\"message\":\"Internal "
+                                 "error\"}}";
+      settle_locked(t, lost, sizeof lost - 1);
+    }
+    if (t->mode == MCP__TASK_NOW && t->status != CANCELLED) {
+      status_note(&note, t);
+      w = t->waiters;
+      t->waiters = NULL;
+    }
+  }
+  /* The replies to those waiting, built under the lock from the outcome. */
+  mcp__buf replies = {0};
+  for (waiter *x = w; x; x = x->next) {
+    result_reply(&replies, t, x->id, x->id_len);
+    mcp__buf_putc(&replies, '\0');
+  }
+  pthread_mutex_unlock(&srv->task_lock);
+  size_t at = 0;
+  for (waiter *x = w; x && replies.err == 0; x = x->next) {
+    size_t n = strlen(replies.data + at);
+    answer_waiter(x, replies.data + at, n);
+    at += n + 1;
+  }
+  mcp__buf_free(&replies);
+  free_waiters(w);
+  to_origin(t, &note, &mcp__sent_notification);
+  mcp__task_unref(t); /* the call's */
+}
+
+/* ---- the tasks methods -------------------------------------------------- */
+
+/* -32021 naming the extension a 2026-07-28 request did not declare. */
+static void missing_extension(mcp_session *s, mcp__reply_ctx *ctx,
+                              const mcp__req *r, const char *why) {
+  char msg[200];
+  mcp__fmt(msg, sizeof msg, "Missing required client capability: %s", why);
+  mcp__req_error(s, ctx, r, MCP__RPC_MISSING_CAPABILITY, msg,
+                 "{\"requiredCapabilities\":{\"extensions\":{\"" EXTENSION
+                 "\":{}}}}");
+}
+
+static bool declares_tasks(const cJSON *caps) {
+  return cJSON_IsObject(member(member(caps, "extensions"), EXTENSION));
+}
+
+int mcp__task_mode_of(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
+                      const mcp__tool *tool, unsigned *ttl_ms) {
+  *ttl_ms = 0;
+  char msg[240];
+  if (r->modern) {
+    /* The server decides, for a client that declared the extension on
+     * this request; a task param (2025-11-25's) means nothing here. */
+    if (tool->task_support && declares_tasks(r->caps))
+      return MCP__TASK_MAYBE;
+    if (tool->task_support == MCP_TOOL_TASK_REQUIRED) {
+      mcp__fmt(msg, sizeof msg,
+               "tool %.128s runs only as a task; declare the " EXTENSION
+               " extension",
+               tool->name);
+      mcp__utf8_trim(msg);
+      missing_extension(s, ctx, r, msg);
+      return -1;
+    }
+    return MCP__TASK_NONE;
+  }
+  /* 2025-11-25: the client asks, with a task param, where the server
+   * declared tasks (an older version has none: the param is ignored). */
+  const cJSON *task = member(r->params, "task");
+  if (task &&
+      (r->v < MCP__V2025_11_25 ||
+       (!tool->task_support && !mcp__offers(s->srv, MCP__FEATURE_TASKS))))
+    task = NULL;
+  if (task == NULL) {
+    if (tool->task_support != MCP_TOOL_TASK_REQUIRED)
+      return MCP__TASK_NONE;
+    mcp__fmt(msg, sizeof msg,
+             "Method not found: tool %.128s runs only as a task "
+             "(tools/call with a task param, protocol 2025-11-25)",
+             tool->name);
+    mcp__utf8_trim(msg);
+    mcp__req_error(s, ctx, r, MCP__RPC_METHOD_NOT_FOUND, msg, NULL);
+    return -1;
+  }
+  if (!tool->task_support) {
+    mcp__fmt(msg, sizeof msg,
+             "Method not found: tool %.128s does not run as a task",
+             tool->name);
+    mcp__utf8_trim(msg);
+    mcp__req_error(s, ctx, r, MCP__RPC_METHOD_NOT_FOUND, msg, NULL);
+    return -1;
+  }
+  const cJSON *ttl = member(task, "ttl");
+  long long ms = 0;
+  int overflow = 0;
+  if (!cJSON_IsObject(task) ||
+      (ttl && !cJSON_IsNull(ttl) &&
+       (!cJSON_IsNumber(ttl) || !mcp__json_integer(ttl, &ms, &overflow) ||
+        ms < 0))) {
+    mcp__reply_invalid_params(s, ctx, r,
+                              "task must be an object whose ttl, if any, is "
+                              "a number of milliseconds");
+    return -1;
+  }
+  *ttl_ms = overflow || ms > UINT_MAX ? UINT_MAX : (unsigned)ms;
+  return MCP__TASK_NOW;
+}
+
+/* The caller's task named id (a new reference), or NULL: unknown,
+ * retired, not yet a task, or another principal's. */
+static mcp__task *find(mcp_server *srv, const char *id,
+                       const mcp_principal *caller) {
+  mcp__task *found = NULL;
+  pthread_mutex_lock(&srv->task_lock);
+  for (mcp__task *t = srv->tasks; t && !found; t = t->next)
+    if (atomic_load(&t->published) && strcmp(t->id, id) == 0 &&
+        same_subject(subject_of(t), caller->subject)) {
+      found = t;
+      atomic_fetch_add(&t->refs, 1);
+    }
+  pthread_mutex_unlock(&srv->task_lock);
+  return found;
+}
+
+bool mcp__target_task(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
+                      mcp__target *t) {
+  if (r->modern && !declares_tasks(r->caps)) {
+    char why[80];
+    mcp__fmt(why, sizeof why, "%s needs the " EXTENSION " extension",
+             r->m->method);
+    missing_extension(s, ctx, r, why);
+    return false;
+  }
+  if (!r->modern && r->v < MCP__V2025_11_25) {
+    char msg[80];
+    mcp__fmt(msg, sizeof msg, "Method not found: %s", r->m->method);
+    mcp__req_error(s, ctx, r, MCP__RPC_METHOD_NOT_FOUND, msg, NULL);
+    return false;
+  }
+  const cJSON *id = member(r->params, "taskId");
+  if (!cJSON_IsString(id)) {
+    char why[80];
+    mcp__fmt(why, sizeof why, "%s needs a taskId (string)", r->m->method);
+    mcp__reply_invalid_params(s, ctx, r, why);
+    return false;
+  }
+  /* Another caller's task does not exist for this one: the same answer as
+   * an unknown id, so ids cannot be probed. */
+  t->task = find(s->srv, id->valuestring, &s->principal);
+  /* With hide-forbidden on, a task whose tool the caller may not use is
+   * no more there than the tool is. */
+  const mcp_principal *visible = mcp__visible_to(s);
+  if (t->task && visible && !mcp__tool_callable_by(t->task->tool, visible)) {
+    mcp__task_unref(t->task);
+    t->task = NULL;
+  }
+  if (t->task == NULL) {
+    mcp__req_error(s, ctx, r, MCP__RPC_INVALID_PARAMS,
+                   "Failed to retrieve task: Task not found", NULL);
+    return false;
+  }
+  /* Admitted as a tools/call of its tool: its scopes, the authorizer. */
+  t->entry = t->task->tool;
+  mcp__tool_ref(t->entry);
+  t->args = t->task->args;
+  return true;
+}
+
+void mcp__handle_tasks_get(mcp_session *s, mcp__reply_ctx *ctx,
+                           const mcp__req *r, mcp__target *t) {
+  mcp__buf b = {0};
+  pthread_mutex_lock(&s->srv->task_lock);
+  if (r->modern)
+    put_detail(&b, t->task);
+  else
+    put_task(&b, t->task, false);
+  pthread_mutex_unlock(&s->srv->task_lock);
+  mcp__reply_result(s, ctx, r, &b);
+}
+
+void mcp__handle_tasks_update(mcp_session *s, mcp__reply_ctx *ctx,
+                              const mcp__req *r, mcp__target *t) {
+  const cJSON *answers = member(r->params, "inputResponses");
+  if (!cJSON_IsObject(answers)) {
+    mcp__reply_invalid_params(s, ctx, r,
+                              "tasks/update needs inputResponses (an object)");
+    return;
+  }
+  mcp__task *task = t->task;
+  char why[160] = "";
+  bool ready = false;
+  pthread_mutex_lock(&s->srv->task_lock);
+  /* Checked whole first, so a bad answer changes nothing. Keys that are
+   * not outstanding (never issued, answered already) are ignored. */
+  for (const cJSON *a = answers->child; a && !why[0]; a = a->next) {
+    const cJSON *e = task->status == INPUT_REQUIRED
+                         ? member(task->pending, a->string)
+                         : NULL;
+    const char *method = cJSON_GetStringValue(member(e, "method"));
+    const char *problem = method ? mcp__input_problem(method, a) : NULL;
+    if (problem) {
+      mcp__fmt(why, sizeof why, "inputResponses[\"%.64s\"] %s", a->string,
+               problem);
+      mcp__utf8_trim(why);
+    }
+  }
+  for (const cJSON *a = why[0] ? NULL : answers->child; a && !ready;
+       a = a->next) {
+    cJSON *e = task->status == INPUT_REQUIRED
+                   ? (cJSON *)member(task->pending, a->string)
+                   : NULL;
+    if (e)
+      ready = answered_locked(task, e, a);
+  }
+  pthread_mutex_unlock(&s->srv->task_lock);
+  if (why[0]) {
+    mcp__reply_invalid_params(s, ctx, r, why);
+    return;
+  }
+  mcp__buf b = {0};
+  mcp__reply_result(s, ctx, r, &b);
+  /* Acknowledged first: the round may take a while, and the client sees
+   * its effect on tasks/get. */
+  if (ready)
+    resume(task);
+}
+
+void mcp__handle_tasks_cancel(mcp_session *s, mcp__reply_ctx *ctx,
+                              const mcp__req *r, mcp__target *t) {
+  mcp__task *task = t->task;
+  mcp_server *srv = s->srv;
+  mcp__buf b = {0}, note = {0}, cancels = {0};
+  mcp_session *rs = NULL;
+  waiter *w = NULL;
+  pthread_mutex_lock(&srv->task_lock);
+  int was = task->status;
+  if (!terminal(was)) {
+    touch_locked(task, CANCELLED);
+    /* The client's outstanding requests are withdrawn (2025-11-25). */
+    for (const cJSON *e = task->pending->child; e; e = e->next) {
+      const cJSON *id = member(e, "id");
+      if (cJSON_IsNumber(id))
+        mcp__buf_printf(&cancels,
+                        "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/"
+                        "cancelled\",\"params\":{\"requestId\":%lld,"
+                        "\"reason\":\"the task was cancelled\"}}%c",
+                        (long long)id->valuedouble, '\0');
+    }
+    while (task->pending->child)
+      cJSON_Delete(
+          cJSON_DetachItemViaPointer(task->pending, task->pending->child));
+    if (!task->retired) {
+      rs = task->runner;
+      atomic_fetch_add(&rs->refs, 1);
+    }
+    if (task->mode == MCP__TASK_NOW) {
+      status_note(&note, task);
+      w = task->waiters;
+      task->waiters = NULL;
+    }
+  }
+  if (!r->modern && !terminal(was))
+    put_task(&b, task, false);
+  pthread_mutex_unlock(&srv->task_lock);
+  if (r->modern) {
+    /* 2026-07-28 acknowledges with an empty result, also for a task that
+     * had ended already. */
+    mcp__reply_result(s, ctx, r, &b);
+  } else if (terminal(was)) {
+    char msg[120];
+    mcp__fmt(msg, sizeof msg,
+             "Invalid params: the task is %s already and cannot be cancelled",
+             status_names[was]);
+    mcp__req_error(s, ctx, r, MCP__RPC_INVALID_PARAMS, msg, NULL);
+  } else {
+    mcp__reply_result(s, ctx, r, &b);
+  }
+  if (rs) {
+    /* Cooperative: the handler sees mcp_call_cancelled; a call waiting for
+     * input ends here. Its result, if it still comes, is not kept. */
+    mcp_session_cancel_all(rs);
+    session_unref(rs);
+  }
+  for (size_t at = 0; at < cancels.len && cancels.err == 0;) {
+    size_t n = strlen(cancels.data + at);
+    if (task->origin)
+      mcp__session_send(task->origin, NULL, cancels.data + at, n,
+                        &mcp__sent_notification);
+    at += n + 1;
+  }
+  mcp__buf_free(&cancels);
+  for (waiter *x = w; x; x = x->next) {
+    mcp__buf e = {0};
+    mcp__rpc_error(&e, x->id, x->id_len, MCP__ID_OMIT, MCP__RPC_INVALID_PARAMS,
+                   "Invalid params: the task was cancelled and has no result",
+                   NULL);
+    if (e.err == 0)
+      answer_waiter(x, e.data, e.len);
+    mcp__buf_free(&e);
+  }
+  free_waiters(w);
+  to_origin(task, &note, &mcp__sent_notification);
+}
+
+void mcp__handle_tasks_result(mcp_session *s, mcp__reply_ctx *ctx,
+                              const mcp__req *r, mcp__target *t) {
+  mcp__task *task = t->task;
+  mcp__buf b = {0};
+  waiter *w = NULL;
+  bool busy = false;
+  pthread_mutex_lock(&s->srv->task_lock);
+  if (terminal(task->status)) {
+    result_reply(&b, task, r->m->id, r->m->id_len);
+  } else {
+    /* It blocks until the task ends: the request waits in the record (the
+     * session and its sink held) and is answered then. */
+    size_t n = 0;
+    for (waiter *x = task->waiters; x; x = x->next)
+      n++;
+    busy = n >= MAX_WAITERS;
+    w = busy ? NULL : mcp__calloc(1, sizeof *w + r->m->id_len + 1);
+    if (w) {
+      w->id = (char *)(w + 1);
+      memcpy(w->id, r->m->id, r->m->id_len);
+      w->id_len = r->m->id_len;
+      w->s = s;
+      atomic_fetch_add(&s->refs, 1); /* the session is alive: its call runs */
+      w->sink = ctx->sink;
+      mcp__sink_ref(w->sink);
+      w->next = task->waiters;
+      task->waiters = w;
+    }
+  }
+  pthread_mutex_unlock(&s->srv->task_lock);
+  if (b.len || b.err) {
+    ctx->facts.kind = MCP_SENT_RESULT;
+    mcp__reply_buf(s, ctx, &b);
+  } else if (busy) {
+    mcp__req_error(s, ctx, r, MCP__RPC_SERVER_BUSY,
+                   "Server busy: too many tasks/result requests wait on this "
+                   "task",
+                   NULL);
+  } else if (w == NULL) {
+    mcp__req_error(s, ctx, r, MCP__RPC_INTERNAL_ERROR, "Internal error", NULL);
+  }
+}
+
+void mcp__handle_tasks_list(mcp_session *s, mcp__reply_ctx *ctx,
+                            const mcp__req *r, mcp__target *t) {
+  (void)t;
+  mcp_server *srv = s->srv;
+  const cJSON *cursor = member(r->params, "cursor");
+  unsigned long long after = 0;
+  if (cursor) {
+    const char *c = cJSON_GetStringValue(cursor);
+    char *end = NULL;
+    after = c && c[0] == 'k' && c[1] >= '0' && c[1] <= '9'
+                ? strtoull(c + 1, &end, 10)
+                : 0;
+    if (end == NULL || *end != '\0') {
+      mcp__reply_invalid_params(s, ctx, r,
+                                "cursor is not one this server gave");
+      return;
+    }
+  }
+  unsigned page = atomic_load(&srv->page_size);
+  const mcp_principal *visible = mcp__visible_to(s);
+  mcp__buf b = {0};
+  mcp__buf_puts(&b, "\"tasks\":[");
+  unsigned n = 0;
+  unsigned long long last = 0;
+  bool more = false;
+  pthread_mutex_lock(&srv->task_lock);
+  for (mcp__task *x = srv->tasks; x; x = x->next) {
+    /* The caller's own tasks (with hide-forbidden on, of tools it may
+     * still use). */
+    if (!atomic_load(&x->published) || x->serial <= after ||
+        !same_subject(subject_of(x), s->principal.subject) ||
+        (visible && !mcp__tool_callable_by(x->tool, visible)))
+      continue;
+    if (n == page) {
+      more = true;
+      break;
+    }
+    mcp__buf_puts(&b, n++ ? ",{" : "{");
+    put_task(&b, x, false);
+    mcp__result_end(&b);
+    last = x->serial;
+  }
+  pthread_mutex_unlock(&srv->task_lock);
+  mcp__buf_puts(&b, "],");
+  if (more)
+    mcp__buf_printf(&b, "\"nextCursor\":\"k%llu\",", last);
+  mcp__reply_result(s, ctx, r, &b);
+}
+
+/* ---- expiry and teardown ------------------------------------------------- */
+
+int mcp__tasks_expire(mcp_server *srv) {
+  int n = 0;
+  for (;;) {
+    unsigned long long now = mcp__now_us();
+    if (atomic_load(&srv->next_task_expiry_us) > now)
+      return n;
+    mcp__task *t = NULL;
+    mcp_session *runner = NULL;
+    waiter *w = NULL;
+    pthread_mutex_lock(&srv->task_lock);
+    mcp__heap_node *min = srv->task_expiries.min;
+    if (min && expiring(min)->expires_us <= now) {
+      t = expiring(min);
+      retire_locked(t, &runner, &w);
+    }
+    pthread_mutex_unlock(&srv->task_lock);
+    if (t == NULL)
+      return n;
+    retire_finish(t, runner, w);
+    n++;
+  }
+}
+
+void mcp__tasks_drop_all(mcp_server *srv) {
+  for (;;) {
+    mcp_session *runner = NULL;
+    waiter *w = NULL;
+    pthread_mutex_lock(&srv->task_lock);
+    mcp__task *t = srv->tasks;
+    if (t)
+      retire_locked(t, &runner, &w);
+    pthread_mutex_unlock(&srv->task_lock);
+    if (t == NULL)
+      return;
+    retire_finish(t, runner, w);
+  }
+}
+
+/* ---- the handler's side -------------------------------------------------- */
+
+const char *mcp_call_task_id(const mcp_call *call) {
+  return call && call->task && mcp__task_published(call->task) ? call->task->id
+                                                               : NULL;
+}
+
+int mcp_call_set_status(mcp_call *call, const char *message) {
+  if (call == NULL || message == NULL || strlen(message) > MAX_STATUS ||
+      !mcp__utf8_valid(message, strlen(message)))
+    return MCP_EINVAL;
+  if (call->task == NULL || !mcp__task_published(call->task))
+    return MCP_ESTATE;
+  char *copy = mcp__strdup(message);
+  if (copy == NULL)
+    return MCP_ENOMEM;
+  mcp__task *t = call->task;
+  pthread_mutex_lock(&t->srv->task_lock);
+  mcp__free(t->status_message);
+  t->status_message = copy;
+  if (!terminal(t->status))
+    touch_locked(t, t->status);
+  pthread_mutex_unlock(&t->srv->task_lock);
+  return 0;
+}

@@ -1,0 +1,1024 @@
+/* Tests for lib/engine/task.c: tasks in both forms of the protocol.
+ *
+ * 2026-07-28 (the io.modelcontextprotocol/tasks extension): a call becomes a
+ * task when its handler defers or calls mcp_call_start_task, and only for a
+ * request that declared the extension; tasks/get inlines the input
+ * requests, the result or the error; tasks/update answers (partly, keys
+ * unique over the task's life); tasks/cancel acknowledges. 2025-11-25: the
+ * client asks with a task param; tasks/get, the blocking tasks/result,
+ * tasks/list and tasks/cancel; input requests and notifications carry the
+ * related-task _meta. Then the limits, the TTL, the wire forms, and every
+ * allocation failing in turn. Admission of the tasks methods (scopes, and a
+ * task seen by its creator alone) is test_dispatch's. */
+#include <check.h>
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "engine.h"
+#include "testutil.h"
+
+#define EXT "io.modelcontextprotocol/tasks"
+#define TASKS_META TU_META("{\"extensions\":{\"" EXT "\":{}}}")
+#define TASKS_ELICIT_META                                                      \
+  TU_META("{\"elicitation\":{},\"extensions\":{\"" EXT "\":{}}}")
+#define RELATED "io.modelcontextprotocol/related-task"
+
+static const char YES[] = "{\"action\":\"accept\",\"content\":{\"ok\":true}}";
+static const char ASK[] =
+    "{\"message\":\"Go on?\",\"requestedSchema\":{\"type\":\"object\","
+    "\"properties\":{\"ok\":{\"type\":\"boolean\"}}}}";
+
+static mcp_server *srv;
+static tu_peer P; /* alice, serving both eras */
+static const mcp_principal ALICE = {.subject = "alice"};
+static int g_seen_ok; /* answers the handler saw under "ok" */
+
+/* ---- the tools ------------------------------------------------------------
+ * job (optional task support) does what its "do" argument says; must
+ * (required) answers; plain (no task support) answers. */
+
+static int ask(mcp_call *call, const char *key) {
+  int rc = mcp_call_request_input(call, key, MCP_INPUT_ELICITATION, ASK);
+  return rc == 0 ? MCP_INPUT_REQUIRED : rc;
+}
+
+static int h_job(mcp_call *call, void *user_data) {
+  (void)user_data;
+  const char *what = "now";
+  mcp_call_arg_string(call, "do", &what);
+  if (strcmp(what, "now") == 0)
+    return mcp_result_text(call, "done now");
+  if (strcmp(what, "defer") == 0)
+    return tu_defer(call);
+  if (strcmp(what, "task") == 0) {
+    ck_assert_int_eq(mcp_call_start_task(call), 0);
+    return mcp_result_text(call, "done as a task");
+  }
+  if (strcmp(what, "status") == 0) {
+    ck_assert_int_eq(mcp_call_start_task(call), 0);
+    ck_assert_int_eq(mcp_call_set_status(call, "halfway there"), 0);
+    return tu_defer(call);
+  }
+  if (strcmp(what, "progress") == 0) {
+    ck_assert_int_eq(mcp_call_progress(call, 1, 2, "one of two"), 0);
+    return mcp_result_error(call, "it went wrong");
+  }
+  if (strcmp(what, "ask") == 0 || strcmp(what, "again") == 0) {
+    /* "again" asks under the same key in a second round. */
+    const cJSON *a = mcp_call_input(call, "ok");
+    const char *st = mcp_call_state(call);
+    if (a == NULL) {
+      mcp_call_start_task(call);
+      return ask(call, "ok");
+    }
+    g_seen_ok++;
+    if (strcmp(what, "again") == 0 && st == NULL) {
+      ck_assert_int_eq(mcp_call_set_state(call, "second"), 0);
+      return ask(call, "ok");
+    }
+    return mcp_result_text(call, "answered");
+  }
+  if (strcmp(what, "ask2") == 0) {
+    if (mcp_call_input(call, "a") == NULL &&
+        mcp_call_input(call, "b") == NULL) {
+      mcp_call_start_task(call);
+      int rc = ask(call, "a");
+      return rc == MCP_INPUT_REQUIRED ? ask(call, "b") : rc;
+    }
+    ck_assert_ptr_nonnull(mcp_call_input(call, "a"));
+    ck_assert_ptr_nonnull(mcp_call_input(call, "b"));
+    return mcp_result_text(call, "both answered");
+  }
+  ck_abort_msg("unknown do: %s", what);
+  return MCP_EINVAL;
+}
+
+static int h_must(mcp_call *call, void *user_data) {
+  (void)user_data;
+  return mcp_result_text(call, "must done");
+}
+
+static int h_plain(mcp_call *call, void *user_data) {
+  (void)user_data;
+  /* A tool without task support cannot become one. */
+  ck_assert_int_eq(mcp_call_start_task(call), MCP_EINVAL);
+  return mcp_result_text(call, "plain");
+}
+
+static void setup(void) {
+  static const mcp_server_info info = {.name = "tasks", .version = "1"};
+  ck_assert_int_eq(mcp_server_new(&info, &srv), 0);
+  mcp_server_set_log(srv, tu_silent_log, NULL);
+  static const mcp_tool job = {
+      .name = "job",
+      .description = "Does what it is told, maybe as a task.",
+      .input_schema = "{\"type\":\"object\",\"properties\":{\"do\":{"
+                      "\"type\":\"string\"}}}",
+      .flags = MCP_TOOL_TASK_OPTIONAL,
+      .annotations = {.read_only = MCP_HINT_TRUE, .open_world = MCP_HINT_FALSE},
+      .handler = h_job};
+  static const mcp_tool must = {
+      .name = "must",
+      .description = "Runs only as a task.",
+      .flags = MCP_TOOL_TASK_REQUIRED,
+      .annotations = {.read_only = MCP_HINT_TRUE, .open_world = MCP_HINT_FALSE},
+      .handler = h_must};
+  static const mcp_tool plain = {
+      .name = "plain",
+      .description = "Never a task.",
+      .annotations = {.read_only = MCP_HINT_TRUE, .open_world = MCP_HINT_FALSE},
+      .handler = h_plain};
+  ck_assert_int_eq(mcp_server_add_tool(srv, &job, NULL), 0);
+  ck_assert_int_eq(mcp_server_add_tool(srv, &must, NULL), 0);
+  ck_assert_int_eq(mcp_server_add_tool(srv, &plain, NULL), 0);
+  tu_peer_open(&P, srv, &ALICE);
+  tu_deferred_reset();
+  g_seen_ok = 0;
+}
+
+static void teardown(void) {
+  tu_peer_close(&P);
+  mcp_server_free(srv);
+}
+
+/* ---- requests -------------------------------------------------------------
+ */
+
+static int next_id = 100;
+
+/* A 2026-07-28 tools/call of tool with args, declaring the extension. */
+static cJSON *mcall(const char *tool, const char *args) {
+  return tu_ask(&P,
+                tu_mcall(next_id++, tool, args, TASKS_ELICIT_META, NULL, NULL));
+}
+
+/* A 2026-07-28 tasks method naming id, with more members (or NULL). */
+static cJSON *mtask(const char *method, const char *id, const char *more) {
+  char *extra =
+      tu_text("\"taskId\":\"%s\"%s%s", id, more ? "," : "", more ? more : "");
+  cJSON *r = tu_ask(&P, tu_mreq(next_id++, method, TASKS_META, extra));
+  free(extra);
+  return r;
+}
+
+static char *task_id(const cJSON *r, const char *path) {
+  const char *id = tu_jstr(r, path);
+  ck_assert_msg(id != NULL, "no %s in %s", path, cJSON_PrintUnformatted(r));
+  return tu_text("%s", id);
+}
+
+/* Asserts a timestamp is RFC 3339 UTC with milliseconds. */
+static void assert_time(const cJSON *r, const char *path) {
+  const char *t = tu_jstr(r, path);
+  ck_assert_ptr_nonnull(t);
+  int y, mo, d, h, mi, s, ms;
+  char z;
+  ck_assert_int_eq(strlen(t), 24);
+  ck_assert_int_eq(sscanf(t, "%4d-%2d-%2dT%2d:%2d:%2d.%3d%c", &y, &mo, &d, &h,
+                          &mi, &s, &ms, &z),
+                   8);
+  ck_assert(y >= 2024 && mo >= 1 && mo <= 12 && d >= 1 && d <= 31);
+  ck_assert(h < 24 && mi < 60 && s < 61 && z == 'Z');
+}
+
+/* ===========================================================================
+ * Registration and the wire forms
+ * ======================================================================== */
+
+START_TEST(flags_are_checked_at_registration) {
+  mcp_tool t = {
+      .name = "both",
+      .description = "d",
+      .flags = MCP_TOOL_TASK_OPTIONAL | MCP_TOOL_TASK_REQUIRED,
+      .annotations = {.read_only = MCP_HINT_TRUE, .open_world = MCP_HINT_FALSE},
+      .handler = h_must};
+  ck_assert_int_eq(mcp_server_add_tool(srv, &t, NULL), MCP_EINVAL);
+  ck_assert_ptr_nonnull(strstr(mcp_server_errmsg(srv), "optional or required"));
+  t.flags = 64;
+  ck_assert_int_eq(mcp_server_add_tool(srv, &t, NULL), MCP_EINVAL);
+  ck_assert_ptr_nonnull(strstr(mcp_server_errmsg(srv), "no MCP_TOOL_"));
+}
+END_TEST
+
+START_TEST(task_support_listed_in_2025_11_25_only) {
+  static const char *const versions[] = {"2025-06-18", "2025-11-25"};
+  for (int v = 0; v < 2; v++) {
+    tu_peer L;
+    tu_peer_open(&L, srv, &ALICE);
+    tu_legacy_init(&L, versions[v], "{}");
+    cJSON *r = tu_ask(&L, tu_req(1, "tools/list", NULL));
+    /* Task support is a field of 2025-11-25 alone. */
+    char *want =
+        v ? tu_text("{\"result\":{\"tools\":[{\"name\":\"job\",\"execution\":{"
+                    "\"taskSupport\":\"optional\"}},{\"name\":\"must\","
+                    "\"execution\":{\"taskSupport\":\"required\"}},{\"name\":"
+                    "\"plain\",\"execution\":\"<absent>\"}]}}")
+          : tu_text("{\"result\":{\"tools\":[{\"execution\":\"<absent>\"},"
+                    "{\"execution\":\"<absent>\"},{\"execution\":"
+                    "\"<absent>\"}]}}");
+    tu_assert_json(r, want);
+    free(want);
+    cJSON_Delete(r);
+    tu_peer_close(&L);
+  }
+  /* 2026-07-28 moved tasks to an extension that lists nothing per tool. */
+  cJSON *r = tu_ask(&P, tu_mreq(1, "tools/list", TASKS_META, NULL));
+  tu_assert_json(r, "{\"result\":{\"tools\":[{\"execution\":\"<absent>\"},"
+                    "{\"execution\":\"<absent>\"},{\"execution\":"
+                    "\"<absent>\"}]}}");
+  cJSON_Delete(r);
+}
+END_TEST
+
+START_TEST(capability_in_both_eras) {
+  tu_peer L;
+  tu_peer_open(&L, srv, &ALICE);
+  cJSON *r = tu_ask(&L, tu_req(1, "initialize",
+                               "{\"protocolVersion\":\"2025-11-25\","
+                               "\"capabilities\":{},\"clientInfo\":{\"name\":"
+                               "\"c\"}}"));
+  tu_assert_exact(tu_jget(r, "result.capabilities.tasks"),
+                  "{\"list\":{},\"cancel\":{},\"requests\":{\"tools\":{"
+                  "\"call\":{}}}}");
+  ck_assert_ptr_null(tu_jget(r, "result.capabilities.extensions"));
+  cJSON_Delete(r);
+  tu_peer_close(&L);
+  tu_peer_open(&L, srv, &ALICE);
+  r = tu_ask(&L,
+             tu_req(1, "initialize",
+                    "{\"protocolVersion\":\"2025-06-18\","
+                    "\"capabilities\":{},\"clientInfo\":{\"name\":\"c\"}}"));
+  ck_assert_ptr_null(tu_jget(r, "result.capabilities.tasks"));
+  cJSON_Delete(r);
+  tu_peer_close(&L);
+  r = tu_ask(&P, tu_mreq(1, "server/discover", TU_META_NONE, NULL));
+  ck_assert_ptr_null(tu_jget(r, "result.capabilities.tasks"));
+  tu_assert_exact(tu_jget(r, "result.capabilities.extensions"),
+                  "{\"" EXT "\":{}}");
+  cJSON_Delete(r);
+}
+END_TEST
+
+/* ===========================================================================
+ * 2026-07-28
+ * ======================================================================== */
+
+START_TEST(an_answer_at_once_is_no_task) {
+  cJSON *r = mcall("job", "{\"do\":\"now\"}");
+  tu_assert_json(r, "{\"result\":{\"resultType\":\"complete\",\"taskId\":"
+                    "\"<absent>\",\"content\":[{\"text\":\"done now\"}]}}");
+  cJSON_Delete(r);
+  /* Without the extension a call that defers is an ordinary deferred one. */
+  tu_clear(&P);
+  ck_assert_int_eq(tu_send_free(&P, tu_mcall(1, "job", "{\"do\":\"defer\"}",
+                                             TU_META_NONE, NULL, NULL)),
+                   0);
+  ck_assert_uint_eq(P.nout, 0);
+  ck_assert_ptr_null(mcp_call_task_id(tu_stash));
+  ck_assert_int_eq(mcp_call_start_task(tu_stash), MCP_ECAPABILITY);
+  ck_assert_int_eq(mcp_call_set_status(tu_stash, "x"), MCP_ESTATE);
+  mcp_result_text(tu_stash, "later");
+  ck_assert_int_eq(mcp_call_finish(tu_stash, 0), 0);
+  tu_assert_msg(&P, 0,
+                "{\"id\":1,\"result\":{\"content\":[{\"text\":"
+                "\"later\"}]}}");
+}
+END_TEST
+
+START_TEST(a_deferred_call_becomes_a_task) {
+  cJSON *r = mcall("job", "{\"do\":\"defer\"}");
+  tu_assert_json(r, "{\"result\":{\"resultType\":\"task\",\"status\":"
+                    "\"working\",\"ttlMs\":3600000,\"pollIntervalMs\":500,"
+                    "\"ttl\":\"<absent>\",\"pollInterval\":\"<absent>\","
+                    "\"task\":\"<absent>\",\"requestState\":\"<absent>\","
+                    "\"result\":\"<absent>\",\"content\":\"<absent>\"}}");
+  assert_time(r, "result.createdAt");
+  assert_time(r, "result.lastUpdatedAt");
+  char *id = task_id(r, "result.taskId");
+  ck_assert_int_eq(strlen(id), 22); /* 128 bits, base64url */
+  ck_assert_str_eq(mcp_call_task_id(tu_stash), id);
+  cJSON_Delete(r);
+
+  r = mtask("tasks/get", id, NULL);
+  char *want = tu_text("{\"result\":{\"resultType\":\"complete\",\"taskId\":"
+                       "\"%s\",\"status\":\"working\",\"result\":"
+                       "\"<absent>\",\"inputRequests\":\"<absent>\"}}",
+                       id);
+  tu_assert_json(r, want);
+  free(want);
+  cJSON_Delete(r);
+
+  mcp_result_text(tu_stash, "finished");
+  ck_assert_int_eq(mcp_call_finish(tu_stash, 0), 0);
+  r = mtask("tasks/get", id, NULL);
+  tu_assert_json(r, "{\"result\":{\"status\":\"completed\",\"result\":{"
+                    "\"content\":[{\"type\":\"text\",\"text\":\"finished\"}],"
+                    "\"_meta\":{\"" RELATED "\":\"<absent>\"}}}}");
+  cJSON_Delete(r);
+  free(id);
+}
+END_TEST
+
+START_TEST(tool_error_completes_and_protocol_error_fails) {
+  cJSON *r = mcall("job", "{\"do\":\"defer\"}");
+  char *id = task_id(r, "result.taskId");
+  cJSON_Delete(r);
+  mcp_result_error(tu_stash, "no good");
+  mcp_call_finish(tu_stash, 0);
+  r = mtask("tasks/get", id, NULL);
+  tu_assert_json(r, "{\"result\":{\"status\":\"completed\",\"result\":{"
+                    "\"isError\":true,\"content\":[{\"text\":\"no good\"}]}}}");
+  cJSON_Delete(r);
+  free(id);
+
+  r = mcall("job", "{\"do\":\"defer\"}");
+  id = task_id(r, "result.taskId");
+  cJSON_Delete(r);
+  mcp_call_finish(tu_stash, MCP_EINTERNAL);
+  r = mtask("tasks/get", id, NULL);
+  tu_assert_json(r, "{\"result\":{\"status\":\"failed\",\"result\":"
+                    "\"<absent>\",\"error\":{\"code\":-32603,\"message\":"
+                    "\"Internal error\"}}}");
+  cJSON_Delete(r);
+  free(id);
+}
+END_TEST
+
+START_TEST(start_task_then_answer_at_once) {
+  cJSON *r = mcall("job", "{\"do\":\"task\"}");
+  /* The handler answered, but the call was a task by then: the client
+   * gets the task, finished already, and its result through tasks/get. */
+  tu_assert_json(r, "{\"result\":{\"resultType\":\"task\",\"status\":"
+                    "\"completed\",\"content\":\"<absent>\"}}");
+  char *id = task_id(r, "result.taskId");
+  cJSON_Delete(r);
+  r = mtask("tasks/get", id, NULL);
+  tu_assert_json(r, "{\"result\":{\"status\":\"completed\",\"result\":{"
+                    "\"content\":[{\"text\":\"done as a task\"}]}}}");
+  cJSON_Delete(r);
+  free(id);
+}
+END_TEST
+
+START_TEST(input_through_tasks_update) {
+  cJSON *r = mcall("job", "{\"do\":\"ask\"}");
+  tu_assert_json(r, "{\"result\":{\"resultType\":\"task\",\"status\":"
+                    "\"input_required\",\"inputRequests\":\"<absent>\"}}");
+  char *id = task_id(r, "result.taskId");
+  cJSON_Delete(r);
+  r = mtask("tasks/get", id, NULL);
+  tu_assert_exact(tu_jget(r, "result.inputRequests"),
+                  "{\"ok\":{\"method\":\"elicitation/create\",\"params\":{"
+                  "\"message\":\"Go on?\",\"requestedSchema\":{\"type\":"
+                  "\"object\",\"properties\":{\"ok\":{\"type\":"
+                  "\"boolean\"}}}}}}");
+  cJSON_Delete(r);
+  /* An answer of the wrong shape is refused, and changes nothing. */
+  r = mtask("tasks/update", id, "\"inputResponses\":{\"ok\":{\"x\":1}}");
+  tu_assert_error(r, -32602, "inputResponses[\"ok\"]");
+  cJSON_Delete(r);
+  r = mtask("tasks/update", id, NULL);
+  tu_assert_error(r, -32602, "inputResponses");
+  cJSON_Delete(r);
+  /* A key never issued is ignored: acknowledged, still waiting. */
+  r = mtask("tasks/update", id, "\"inputResponses\":{\"nope\":{}}");
+  tu_assert_exact(tu_jget(r, "result.resultType"), "\"complete\"");
+  ck_assert_ptr_null(tu_jget(r, "result.status"));
+  cJSON_Delete(r);
+  r = mtask("tasks/get", id, NULL);
+  tu_assert_json(r, "{\"result\":{\"status\":\"input_required\"}}");
+  cJSON_Delete(r);
+  char *yes = tu_text("\"inputResponses\":{\"ok\":%s}", YES);
+  r = mtask("tasks/update", id, yes);
+  tu_assert_json(r, "{\"result\":{\"resultType\":\"complete\",\"taskId\":"
+                    "\"<absent>\",\"status\":\"<absent>\"}}");
+  cJSON_Delete(r);
+  r = mtask("tasks/get", id, NULL);
+  tu_assert_json(r, "{\"result\":{\"status\":\"completed\",\"result\":{"
+                    "\"content\":[{\"text\":\"answered\"}]}}}");
+  cJSON_Delete(r);
+  ck_assert_int_eq(g_seen_ok, 1);
+  /* Answered already: a second answer is ignored. */
+  r = mtask("tasks/update", id, yes);
+  tu_assert_json(r, "{\"result\":{\"resultType\":\"complete\"}}");
+  cJSON_Delete(r);
+  ck_assert_int_eq(g_seen_ok, 1);
+  free(yes);
+  free(id);
+}
+END_TEST
+
+START_TEST(partial_answers_and_keys_unique_over_the_task) {
+  cJSON *r = mcall("job", "{\"do\":\"ask2\"}");
+  char *id = task_id(r, "result.taskId");
+  cJSON_Delete(r);
+  char *one = tu_text("\"inputResponses\":{\"a\":%s}", YES);
+  r = mtask("tasks/update", id, one);
+  cJSON_Delete(r);
+  r = mtask("tasks/get", id, NULL);
+  tu_assert_json(r, "{\"result\":{\"status\":\"input_required\","
+                    "\"inputRequests\":{\"a\":\"<absent>\",\"b\":{\"method\":"
+                    "\"elicitation/create\"}}}}");
+  cJSON_Delete(r);
+  char *two = tu_text("\"inputResponses\":{\"b\":%s}", YES);
+  r = mtask("tasks/update", id, two);
+  cJSON_Delete(r);
+  r = mtask("tasks/get", id, NULL);
+  tu_assert_json(r, "{\"result\":{\"status\":\"completed\",\"result\":{"
+                    "\"content\":[{\"text\":\"both answered\"}]}}}");
+  cJSON_Delete(r);
+  free(one);
+  free(two);
+  free(id);
+
+  /* The same key asked in a later round is issued under a new key. */
+  r = mcall("job", "{\"do\":\"again\"}");
+  id = task_id(r, "result.taskId");
+  cJSON_Delete(r);
+  char *first = tu_text("\"inputResponses\":{\"ok\":%s}", YES);
+  cJSON_Delete(mtask("tasks/update", id, first));
+  r = mtask("tasks/get", id, NULL);
+  tu_assert_json(r, "{\"result\":{\"status\":\"input_required\","
+                    "\"inputRequests\":{\"ok\":\"<absent>\",\"ok.2\":{"
+                    "\"method\":\"elicitation/create\"}}}}");
+  cJSON_Delete(r);
+  cJSON_Delete(mtask("tasks/update", id, first)); /* the old key: ignored */
+  r = mtask("tasks/get", id, NULL);
+  tu_assert_json(r, "{\"result\":{\"status\":\"input_required\"}}");
+  cJSON_Delete(r);
+  char *second = tu_text("\"inputResponses\":{\"ok.2\":%s}", YES);
+  cJSON_Delete(mtask("tasks/update", id, second));
+  r = mtask("tasks/get", id, NULL);
+  tu_assert_json(r, "{\"result\":{\"status\":\"completed\"}}");
+  cJSON_Delete(r);
+  ck_assert_int_eq(g_seen_ok, 2); /* the handler read both under "ok" */
+  free(first);
+  free(second);
+  free(id);
+}
+END_TEST
+
+START_TEST(cancel_acknowledges_and_settles) {
+  cJSON *r = mcall("job", "{\"do\":\"defer\"}");
+  char *id = task_id(r, "result.taskId");
+  cJSON_Delete(r);
+  mcp_call *held = tu_stash;
+  r = mtask("tasks/cancel", id, NULL);
+  tu_assert_json(r, "{\"result\":{\"resultType\":\"complete\",\"taskId\":"
+                    "\"<absent>\",\"status\":\"<absent>\"}}");
+  cJSON_Delete(r);
+  ck_assert(mcp_call_cancelled(held));
+  r = mtask("tasks/get", id, NULL);
+  tu_assert_json(r, "{\"result\":{\"status\":\"cancelled\",\"result\":"
+                    "\"<absent>\"}}");
+  cJSON_Delete(r);
+  /* Its result, should it come, is not kept; a second cancel is the same
+   * acknowledgement. */
+  mcp_result_text(held, "too late");
+  mcp_call_finish(held, 0);
+  r = mtask("tasks/cancel", id, NULL);
+  tu_assert_json(r, "{\"result\":{\"resultType\":\"complete\"}}");
+  cJSON_Delete(r);
+  r = mtask("tasks/get", id, NULL);
+  tu_assert_json(r, "{\"result\":{\"status\":\"cancelled\"}}");
+  cJSON_Delete(r);
+  free(id);
+
+  /* A task waiting for input has no thread: cancelling ends its call. */
+  r = mcall("job", "{\"do\":\"ask\"}");
+  id = task_id(r, "result.taskId");
+  cJSON_Delete(r);
+  cJSON_Delete(mtask("tasks/cancel", id, NULL));
+  r = mtask("tasks/get", id, NULL);
+  tu_assert_json(r, "{\"result\":{\"status\":\"cancelled\","
+                    "\"inputRequests\":\"<absent>\"}}");
+  cJSON_Delete(r);
+  free(id);
+}
+END_TEST
+
+START_TEST(modern_refusals) {
+  /* The tasks methods need the extension on the request. */
+  cJSON *r =
+      tu_ask(&P, tu_mreq(1, "tasks/get", TU_META_NONE, "\"taskId\":\"x\""));
+  tu_assert_error(r, -32021, EXT);
+  tu_assert_json(r, "{\"error\":{\"data\":{\"requiredCapabilities\":{"
+                    "\"extensions\":{\"" EXT "\":{}}}}}}");
+  cJSON_Delete(r);
+  r = mtask("tasks/get", "unknown", NULL);
+  tu_assert_error(r, -32602, "Task not found");
+  cJSON_Delete(r);
+  r = tu_ask(&P, tu_mreq(1, "tasks/get", TASKS_META, NULL));
+  tu_assert_error(r, -32602, "taskId");
+  cJSON_Delete(r);
+  /* 2025-11-25's methods do not exist here. */
+  r = mtask("tasks/result", "x", NULL);
+  tu_assert_error(r, -32601, NULL);
+  cJSON_Delete(r);
+  r = tu_ask(&P, tu_mreq(1, "tasks/list", TASKS_META, NULL));
+  tu_assert_error(r, -32601, NULL);
+  cJSON_Delete(r);
+  /* A tool that runs only as a task, for a client that takes none. */
+  r = tu_ask(&P, tu_mcall(1, "must", NULL, TU_META_NONE, NULL, NULL));
+  tu_assert_error(r, -32021, "must");
+  cJSON_Delete(r);
+  /* ... and one that takes them: the server decides (here, at once). */
+  r = mcall("must", NULL);
+  tu_assert_json(r, "{\"result\":{\"resultType\":\"complete\"}}");
+  cJSON_Delete(r);
+  /* 2025-11-25's task param means nothing in 2026-07-28. */
+  r = tu_ask(&P, tu_text("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+                         "\"tools/call\",\"params\":{\"name\":\"plain\","
+                         "\"task\":{\"ttl\":5},\"_meta\":%s}}",
+                         TASKS_META));
+  tu_assert_json(r, "{\"result\":{\"resultType\":\"complete\"}}");
+  cJSON_Delete(r);
+}
+END_TEST
+
+/* ===========================================================================
+ * 2025-11-25
+ * ======================================================================== */
+
+static tu_peer L;
+
+static void legacy_setup(void) {
+  setup();
+  tu_peer_open(&L, srv, &ALICE);
+  tu_legacy_init(&L, "2025-11-25", "{\"elicitation\":{}}");
+}
+
+static void legacy_teardown(void) {
+  tu_peer_close(&L);
+  teardown();
+}
+
+/* A 2025-11-25 tools/call of tool asking for a task: returns the reply
+ * (the first message; notifications may follow). */
+static cJSON *lcall(const char *tool, const char *args, const char *task) {
+  tu_clear(&L);
+  char *params = tu_text("{\"name\":\"%s\",\"arguments\":%s,\"task\":%s}", tool,
+                         args, task);
+  ck_assert_int_eq(tu_send_free(&L, tu_req(next_id++, "tools/call", params)),
+                   0);
+  free(params);
+  ck_assert_uint_ge(L.nout, 1);
+  return tu_msg(&L, 0);
+}
+
+static cJSON *ltask(const char *method, const char *id) {
+  char *params = tu_text("{\"taskId\":\"%s\"}", id);
+  cJSON *r = tu_ask(&L, tu_req(next_id++, method, params));
+  free(params);
+  return r;
+}
+
+/* Asserts the i-th captured message is notifications/tasks/status saying
+ * status for task id. */
+static void assert_status_note(size_t i, const char *id, const char *status) {
+  char *want = tu_text("{\"method\":\"notifications/tasks/status\","
+                       "\"params\":{\"taskId\":\"%s\",\"status\":\"%s\","
+                       "\"ttl\":\"<any>\",\"_meta\":\"<absent>\"}}",
+                       id, status);
+  tu_assert_msg(&L, i, want);
+  free(want);
+}
+
+START_TEST(legacy_lifecycle) {
+  cJSON *r = lcall("job", "{\"do\":\"defer\"}", "{\"ttl\":5000}");
+  tu_assert_json(r, "{\"result\":{\"task\":{\"status\":\"working\",\"ttl\":"
+                    "5000,\"pollInterval\":500,\"ttlMs\":\"<absent>\"},"
+                    "\"resultType\":\"<absent>\"}}");
+  assert_time(r, "result.task.createdAt");
+  char *id = task_id(r, "result.task.taskId");
+  cJSON_Delete(r);
+  mcp_call *held = tu_stash;
+
+  r = ltask("tasks/get", id);
+  tu_assert_json(r, "{\"result\":{\"status\":\"working\",\"ttl\":5000,"
+                    "\"task\":\"<absent>\"}}");
+  cJSON_Delete(r);
+  /* tasks/result waits for the end. */
+  tu_clear(&L);
+  char *params = tu_text("{\"taskId\":\"%s\"}", id);
+  ck_assert_int_eq(tu_send_free(&L, tu_req(77, "tasks/result", params)), 0);
+  ck_assert_uint_eq(L.nout, 0);
+  mcp_result_text(held, "finished");
+  mcp_call_finish(held, 0);
+  ck_assert_uint_eq(L.nout, 2);
+  char *want = tu_text("{\"id\":77,\"result\":{\"content\":[{\"text\":"
+                       "\"finished\"}],\"_meta\":{\"" RELATED "\":{\"taskId\":"
+                       "\"%s\"}}}}",
+                       id);
+  tu_assert_msg(&L, 0, want);
+  free(want);
+  assert_status_note(1, id, "completed");
+  /* Ended: tasks/result answers at once. */
+  r = tu_ask(&L, tu_req(78, "tasks/result", params));
+  tu_assert_json(r, "{\"result\":{\"content\":[{\"text\":\"finished\"}]}}");
+  cJSON_Delete(r);
+  free(params);
+  /* A task that ended cannot be cancelled. */
+  r = ltask("tasks/cancel", id);
+  tu_assert_error(r, -32602, "completed already");
+  cJSON_Delete(r);
+  r = tu_ask(&L, tu_req(1, "tasks/list", NULL));
+  want = tu_text("{\"result\":{\"tasks\":[{\"taskId\":\"%s\",\"status\":"
+                 "\"completed\"}],\"nextCursor\":\"<absent>\"}}",
+                 id);
+  tu_assert_json(r, want);
+  free(want);
+  cJSON_Delete(r);
+  free(id);
+}
+END_TEST
+
+START_TEST(legacy_list_pages_and_cancel) {
+  mcp_server_set_page_size(srv, 1);
+  cJSON *r = lcall("job", "{\"do\":\"defer\"}", "{}");
+  char *a = task_id(r, "result.task.taskId");
+  cJSON_Delete(r);
+  mcp_call *first = tu_stash;
+  r = lcall("job", "{\"do\":\"defer\"}", "{}");
+  char *b = task_id(r, "result.task.taskId");
+  cJSON_Delete(r);
+  r = tu_ask(&L, tu_req(1, "tasks/list", NULL));
+  char *want = tu_text("{\"result\":{\"tasks\":[{\"taskId\":\"%s\"}],"
+                       "\"nextCursor\":\"<any>\"}}",
+                       a);
+  tu_assert_json(r, want);
+  free(want);
+  char *params =
+      tu_text("{\"cursor\":\"%s\"}", tu_jstr(r, "result.nextCursor"));
+  cJSON_Delete(r);
+  r = tu_ask(&L, tu_req(2, "tasks/list", params));
+  want = tu_text("{\"result\":{\"tasks\":[{\"taskId\":\"%s\"}],"
+                 "\"nextCursor\":\"<absent>\"}}",
+                 b);
+  tu_assert_json(r, want);
+  free(want);
+  free(params);
+  cJSON_Delete(r);
+  r = tu_ask(&L, tu_req(3, "tasks/list", "{\"cursor\":\"bogus\"}"));
+  tu_assert_error(r, -32602, "cursor");
+  cJSON_Delete(r);
+  /* Cancelling answers the task, cancelled; a waiting tasks/result hears
+   * there is no result. */
+  tu_clear(&L);
+  params = tu_text("{\"taskId\":\"%s\"}", a);
+  ck_assert_int_eq(tu_send_free(&L, tu_req(50, "tasks/result", params)), 0);
+  free(params);
+  ck_assert_uint_eq(L.nout, 0);
+  tu_clear(&L);
+  params = tu_text("{\"taskId\":\"%s\"}", a);
+  ck_assert_int_eq(tu_send_free(&L, tu_req(51, "tasks/cancel", params)), 0);
+  free(params);
+  ck_assert_uint_eq(L.nout, 3);
+  tu_assert_msg(&L, 0, "{\"id\":51,\"result\":{\"status\":\"cancelled\"}}");
+  tu_assert_msg(&L, 1, "{\"id\":50,\"error\":{\"code\":-32602}}");
+  assert_status_note(2, a, "cancelled");
+  ck_assert(mcp_call_cancelled(first));
+  mcp_call_finish(first, 0);
+  mcp_call_finish(tu_stash, 0);
+  free(a);
+  free(b);
+}
+END_TEST
+
+START_TEST(legacy_input_requests_carry_the_task) {
+  cJSON *r = lcall("job", "{\"do\":\"ask\"}", "{}");
+  char *id = task_id(r, "result.task.taskId");
+  cJSON_Delete(r);
+  /* After the reply: the request, then the status. */
+  ck_assert_uint_eq(L.nout, 3);
+  char *want =
+      tu_text("{\"method\":\"elicitation/create\",\"id\":\"<any>\","
+              "\"params\":{\"message\":\"Go on?\",\"_meta\":{\"" RELATED
+              "\":{\"taskId\":\"%s\"}}}}",
+              id);
+  tu_assert_msg(&L, 1, want);
+  free(want);
+  assert_status_note(2, id, "input_required");
+  cJSON *req = tu_msg(&L, 1);
+  int rid = tu_jget(req, "id")->valueint;
+  cJSON_Delete(req);
+  r = ltask("tasks/get", id);
+  tu_assert_json(r, "{\"result\":{\"status\":\"input_required\","
+                    "\"inputRequests\":\"<absent>\"}}");
+  cJSON_Delete(r);
+  tu_clear(&L);
+  char *answer =
+      tu_text("{\"jsonrpc\":\"2.0\",\"id\":%d,\"result\":%s}", rid, YES);
+  ck_assert_int_eq(tu_send_free(&L, answer), 0);
+  assert_status_note(0, id, "working");
+  assert_status_note(1, id, "completed");
+  r = ltask("tasks/result", id);
+  tu_assert_json(r, "{\"result\":{\"content\":[{\"text\":\"answered\"}]}}");
+  cJSON_Delete(r);
+  free(id);
+}
+END_TEST
+
+START_TEST(legacy_tool_error_fails_and_progress_is_related) {
+  tu_clear(&L);
+  ck_assert_int_eq(
+      tu_send_free(&L, tu_text("{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":"
+                               "\"tools/call\",\"params\":{\"name\":\"job\","
+                               "\"arguments\":{\"do\":\"progress\"},\"task\":"
+                               "{},\"_meta\":{\"progressToken\":\"p\"}}}")),
+      0);
+  ck_assert_uint_eq(L.nout, 3);
+  cJSON *r = tu_msg(&L, 0);
+  char *id = task_id(r, "result.task.taskId");
+  cJSON_Delete(r);
+  char *want = tu_text("{\"method\":\"notifications/progress\",\"params\":{"
+                       "\"progressToken\":\"p\",\"progress\":1,\"_meta\":{"
+                       "\"" RELATED "\":{\"taskId\":\"%s\"}}}}",
+                       id);
+  tu_assert_msg(&L, 1, want);
+  free(want);
+  /* A tool result whose isError is true is a failed task in 2025-11-25. */
+  assert_status_note(2, id, "failed");
+  r = ltask("tasks/result", id);
+  tu_assert_json(r, "{\"result\":{\"isError\":true}}");
+  cJSON_Delete(r);
+  free(id);
+}
+END_TEST
+
+START_TEST(legacy_refusals) {
+  cJSON *r = tu_ask(&L, tu_req(1, "tools/call", "{\"name\":\"must\"}"));
+  tu_assert_error(r, -32601, "only as a task");
+  cJSON_Delete(r);
+  r = lcall("plain", "{}", "{}");
+  tu_assert_error(r, -32601, "does not run as a task");
+  cJSON_Delete(r);
+  r = lcall("job", "{}", "5");
+  tu_assert_error(r, -32602, "task must be an object");
+  cJSON_Delete(r);
+  r = lcall("job", "{}", "{\"ttl\":-1}");
+  tu_assert_error(r, -32602, "ttl");
+  cJSON_Delete(r);
+  /* A requested TTL is kept within bounds. */
+  r = lcall("must", "{}", "{\"ttl\":10}");
+  tu_assert_json(r, "{\"result\":{\"task\":{\"ttl\":1000}}}");
+  cJSON_Delete(r);
+  r = lcall("must", "{}", "{\"ttl\":1000000000000}");
+  tu_assert_json(r, "{\"result\":{\"task\":{\"ttl\":86400000}}}");
+  cJSON_Delete(r);
+  r = ltask("tasks/get", "unknown");
+  tu_assert_error(r, -32602, "Task not found");
+  cJSON_Delete(r);
+  /* tasks/update is 2026-07-28's. */
+  r = ltask("tasks/update", "unknown");
+  tu_assert_error(r, -32601, NULL);
+  cJSON_Delete(r);
+  /* Before 2025-11-25 there are no tasks: the param is ignored. */
+  tu_peer old;
+  tu_peer_open(&old, srv, &ALICE);
+  tu_legacy_init(&old, "2025-06-18", "{}");
+  r = tu_ask(&old, tu_req(1, "tools/call",
+                          "{\"name\":\"job\",\"arguments\":{},\"task\":{}}"));
+  tu_assert_json(r, "{\"result\":{\"task\":\"<absent>\",\"content\":[{"
+                    "\"text\":\"done now\"}]}}");
+  cJSON_Delete(r);
+  r = tu_ask(&old, tu_req(2, "tasks/get", "{\"taskId\":\"x\"}"));
+  tu_assert_error(r, -32601, NULL);
+  cJSON_Delete(r);
+  tu_peer_close(&old);
+}
+END_TEST
+
+START_TEST(a_task_outlives_its_session) {
+  cJSON *r = lcall("job", "{\"do\":\"defer\"}", "{}");
+  char *id = task_id(r, "result.task.taskId");
+  cJSON_Delete(r);
+  tu_peer_close(&L);
+  ck_assert(!mcp_call_cancelled(tu_stash));
+  mcp_result_text(tu_stash, "kept");
+  mcp_call_finish(tu_stash, 0);
+  tu_peer_open(&L, srv, &ALICE);
+  tu_legacy_init(&L, "2025-11-25", "{}");
+  r = ltask("tasks/result", id);
+  tu_assert_json(r, "{\"result\":{\"content\":[{\"text\":\"kept\"}]}}");
+  cJSON_Delete(r);
+  free(id);
+}
+END_TEST
+
+/* ===========================================================================
+ * Limits and the TTL
+ * ======================================================================== */
+
+START_TEST(limits_refuse_and_make_room) {
+  ck_assert_int_eq(mcp_server_set_task_limits(NULL, NULL), MCP_EINVAL);
+  ck_assert_int_eq(mcp_server_set_task_limits(
+                       srv, &(mcp_task_limits){.ttl_ms = 10, .max_ttl_ms = 5}),
+                   MCP_EINVAL);
+  ck_assert_int_eq(
+      mcp_server_set_task_limits(
+          srv, &(mcp_task_limits){.max_per_caller = 2, .max_total = 3}),
+      0);
+  cJSON *r = mcall("job", "{\"do\":\"defer\"}");
+  char *first = task_id(r, "result.taskId");
+  cJSON_Delete(r);
+  mcp_call *one = tu_stash;
+  cJSON_Delete(mcall("job", "{\"do\":\"defer\"}"));
+  mcp_call *two = tu_stash;
+  /* Both still run: a third is refused before its handler runs. */
+  r = mcall("job", "{\"do\":\"now\"}");
+  tu_assert_error(r, -32000, "too many tasks");
+  cJSON_Delete(r);
+  /* Another caller has room of its own, up to the server's total. */
+  static const mcp_principal BOB = {.subject = "bob"};
+  tu_peer B;
+  tu_peer_open(&B, srv, &BOB);
+  r = tu_ask(&B,
+             tu_mcall(1, "job", "{\"do\":\"defer\"}", TASKS_META, NULL, NULL));
+  tu_assert_json(r, "{\"result\":{\"resultType\":\"task\"}}");
+  cJSON_Delete(r);
+  mcp_call *three = tu_stash;
+  r = tu_ask(&B,
+             tu_mcall(2, "job", "{\"do\":\"now\"}", TASKS_META, NULL, NULL));
+  tu_assert_error(r, -32000, NULL);
+  cJSON_Delete(r);
+  /* Once one has finished, the oldest finished one makes room. */
+  mcp_call_finish(one, 0);
+  r = mcall("job", "{\"do\":\"now\"}");
+  tu_assert_json(r, "{\"result\":{\"content\":[{\"text\":\"done now\"}]}}");
+  cJSON_Delete(r);
+  r = mtask("tasks/get", first, NULL);
+  tu_assert_error(r, -32602, "Task not found");
+  cJSON_Delete(r);
+  mcp_call_finish(two, 0);
+  mcp_call_finish(three, 0);
+  tu_peer_close(&B);
+  free(first);
+}
+END_TEST
+
+START_TEST(ttl_expiry_cancels_and_forgets) {
+  ck_assert_int_eq(mcp_server_next_expiry_ms(srv), -1);
+  ck_assert_int_eq(
+      mcp_server_set_task_limits(srv, &(mcp_task_limits){.ttl_ms = 30}), 0);
+  cJSON *r = mcall("job", "{\"do\":\"defer\"}");
+  tu_assert_json(r, "{\"result\":{\"ttlMs\":30}}");
+  char *id = task_id(r, "result.taskId");
+  cJSON_Delete(r);
+  long due = mcp_server_next_expiry_ms(srv);
+  ck_assert(due >= 0 && due <= 30);
+  ck_assert_int_eq(mcp_server_expire(srv), 0); /* not yet */
+  nanosleep(&(struct timespec){.tv_nsec = 40 * 1000 * 1000}, NULL);
+  ck_assert_int_eq(mcp_server_expire(srv), 1);
+  ck_assert_int_eq(mcp_server_next_expiry_ms(srv), -1);
+  ck_assert(mcp_call_cancelled(tu_stash));
+  r = mtask("tasks/get", id, NULL);
+  tu_assert_error(r, -32602, "Task not found");
+  cJSON_Delete(r);
+  mcp_call_finish(tu_stash, 0);
+  free(id);
+}
+END_TEST
+
+START_TEST(status_message_and_misuse) {
+  cJSON *r = mcall("job", "{\"do\":\"status\"}");
+  tu_assert_json(r, "{\"result\":{\"statusMessage\":\"halfway there\"}}");
+  char *id = task_id(r, "result.taskId");
+  cJSON_Delete(r);
+  ck_assert_int_eq(mcp_call_set_status(tu_stash, NULL), MCP_EINVAL);
+  ck_assert_int_eq(mcp_call_set_status(tu_stash, "\xff"), MCP_EINVAL);
+  mcp_call_finish(tu_stash, 0);
+  r = mtask("tasks/get", id, NULL);
+  tu_assert_json(r, "{\"result\":{\"statusMessage\":\"halfway there\"}}");
+  cJSON_Delete(r);
+  free(id);
+  ck_assert_int_eq(mcp_call_start_task(NULL), MCP_EINVAL);
+  ck_assert_ptr_null(mcp_call_task_id(NULL));
+  /* A tool without task support cannot become one (h_plain checks). */
+  r = tu_ask(&P, tu_mcall(1, "plain", NULL, TASKS_META, NULL, NULL));
+  tu_assert_json(r, "{\"result\":{\"content\":[{\"text\":\"plain\"}]}}");
+  cJSON_Delete(r);
+}
+END_TEST
+
+/* ===========================================================================
+ * Every allocation failing in turn
+ * ======================================================================== */
+
+static bool oom_run(long n, void *user) {
+  (void)n;
+  tu_sink *k = user;
+  mcp_server *s;
+  static const mcp_server_info info = {.name = "oom", .version = "1"};
+  if (mcp_server_new(&info, &s) != 0)
+    return false;
+  mcp_server_set_log(s, tu_silent_log, NULL);
+  static const mcp_tool job = {
+      .name = "job",
+      .description = "Asks, then answers.",
+      .input_schema = "{\"type\":\"object\",\"properties\":{\"do\":{"
+                      "\"type\":\"string\"}}}",
+      .flags = MCP_TOOL_TASK_OPTIONAL,
+      .annotations = {.read_only = MCP_HINT_TRUE, .open_world = MCP_HINT_FALSE},
+      .handler = h_job};
+  mcp_session *m = NULL, *l = NULL;
+  if (mcp_server_add_tool(s, &job, NULL) != 0 ||
+      mcp_session_new(s, &ALICE, tu_sink_send, k, &m) != 0 ||
+      mcp_session_new(s, &ALICE, tu_sink_send, k, &l) != 0) {
+    mcp_session_free(m);
+    mcp_server_free(s);
+    return false;
+  }
+  size_t before = k->n;
+  /* 2026-07-28: a task that asks, is answered, and is read. */
+  char *msg =
+      tu_mcall(1, "job", "{\"do\":\"ask\"}", TASKS_ELICIT_META, NULL, NULL);
+  mcp_session_receive(m, msg, strlen(msg));
+  free(msg);
+  const char *reply = tu_sink_last(k);
+  const char *at = strstr(reply, "\"taskId\":\"");
+  char id[32] = "";
+  if (at && k->n == before + 1)
+    snprintf(id, sizeof id, "%.22s", at + 10);
+  char *extra =
+      tu_text("\"taskId\":\"%s\",\"inputResponses\":{\"ok\":%s}", id, YES);
+  msg = tu_mreq(2, "tasks/update", TASKS_META, extra);
+  mcp_session_receive(m, msg, strlen(msg));
+  free(msg);
+  free(extra);
+  extra = tu_text("\"taskId\":\"%s\"", id);
+  msg = tu_mreq(3, "tasks/get", TASKS_META, extra);
+  mcp_session_receive(m, msg, strlen(msg));
+  free(msg);
+  free(extra);
+  bool ok = strstr(tu_sink_last(k), "\"answered\"") != NULL;
+  /* 2025-11-25: the same task, its request answered on the session. */
+  msg = tu_req(0, "initialize",
+               "{\"protocolVersion\":\"2025-11-25\",\"capabilities\":{"
+               "\"elicitation\":{}},\"clientInfo\":{\"name\":\"c\"}}");
+  mcp_session_receive(l, msg, strlen(msg));
+  free(msg);
+  msg = tu_req(4, "tools/call",
+               "{\"name\":\"job\",\"arguments\":{\"do\":\"ask\"},\"task\":{}}");
+  mcp_session_receive(l, msg, strlen(msg));
+  free(msg);
+  /* The elicitation/create went out with id 1 (the session's first). */
+  msg = tu_text("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":%s}", YES);
+  mcp_session_receive(l, msg, strlen(msg));
+  free(msg);
+  ok = ok && strstr(tu_sink_last(k), "\"completed\"") != NULL;
+  mcp_session_free(m);
+  mcp_session_free(l);
+  mcp_server_free(s);
+  return ok;
+}
+
+static void oom_after(long n, bool ok, bool clean, void *user) {
+  if (clean)
+    ck_assert_msg(ok, "the run without failures did not go through");
+  tu_sink_free(user, n, NULL);
+}
+
+START_TEST(every_allocation_failing) {
+  tu_sink k = {0};
+  tu_alloc_every(20000, oom_run, oom_after, &k);
+}
+END_TEST
+
+/* ===========================================================================
+ * Suite
+ * ======================================================================== */
+
+int main(void) {
+  Suite *s = suite_create("task");
+  TCase *t = tu_tcase(s, "wire", setup, teardown, 60);
+  tcase_add_test(t, flags_are_checked_at_registration);
+  tcase_add_test(t, task_support_listed_in_2025_11_25_only);
+  tcase_add_test(t, capability_in_both_eras);
+  t = tu_tcase(s, "modern", setup, teardown, 60);
+  tcase_add_test(t, an_answer_at_once_is_no_task);
+  tcase_add_test(t, a_deferred_call_becomes_a_task);
+  tcase_add_test(t, tool_error_completes_and_protocol_error_fails);
+  tcase_add_test(t, start_task_then_answer_at_once);
+  tcase_add_test(t, input_through_tasks_update);
+  tcase_add_test(t, partial_answers_and_keys_unique_over_the_task);
+  tcase_add_test(t, cancel_acknowledges_and_settles);
+  tcase_add_test(t, modern_refusals);
+  t = tu_tcase(s, "legacy", legacy_setup, legacy_teardown, 60);
+  tcase_add_test(t, legacy_lifecycle);
+  tcase_add_test(t, legacy_list_pages_and_cancel);
+  tcase_add_test(t, legacy_input_requests_carry_the_task);
+  tcase_add_test(t, legacy_tool_error_fails_and_progress_is_related);
+  tcase_add_test(t, legacy_refusals);
+  tcase_add_test(t, a_task_outlives_its_session);
+  t = tu_tcase(s, "limits", setup, teardown, 60);
+  tcase_add_test(t, limits_refuse_and_make_room);
+  tcase_add_test(t, ttl_expiry_cancels_and_forgets);
+  tcase_add_test(t, status_message_and_misuse);
+  t = tu_tcase(s, "oom", NULL, NULL, 600);
+  tcase_add_test(t, every_allocation_failing);
+  return tu_run(s);
+}
