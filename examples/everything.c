@@ -285,11 +285,10 @@ static void *run_steps(void *arg) {
   return NULL;
 }
 
-static int start_steps(mcp_call *call, steps_kind kind) {
-  steps_job *job = malloc(sizeof *job);
-  if (job == NULL)
-    return MCP_ENOMEM;
-  *job = (steps_job){.call = call, .kind = kind};
+/* Runs fn(job) on a detached worker thread that main waits for, and
+ * returns MCP_DEFERRED (the thread finishes the call), or MCP_ENOMEM after
+ * freeing job when no thread could start. */
+static int defer_to_worker(void *(*fn)(void *), void *job) {
   pthread_mutex_lock(&workers_lock);
   workers++;
   pthread_mutex_unlock(&workers_lock);
@@ -297,7 +296,7 @@ static int start_steps(mcp_call *call, steps_kind kind) {
   pthread_attr_init(&attr);
   pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
   pthread_t thread;
-  int err = pthread_create(&thread, &attr, run_steps, job);
+  int err = pthread_create(&thread, &attr, fn, job);
   pthread_attr_destroy(&attr);
   if (err != 0) {
     free(job);
@@ -305,6 +304,14 @@ static int start_steps(mcp_call *call, steps_kind kind) {
     return MCP_ENOMEM;
   }
   return MCP_DEFERRED;
+}
+
+static int start_steps(mcp_call *call, steps_kind kind) {
+  steps_job *job = malloc(sizeof *job);
+  if (job == NULL)
+    return MCP_ENOMEM;
+  *job = (steps_job){.call = call, .kind = kind};
+  return defer_to_worker(run_steps, job);
 }
 
 static int with_logging(mcp_call *call, void *user_data) {
@@ -673,6 +680,162 @@ static int trigger_prompt_change(mcp_call *call, void *user_data) {
   return rc ? rc : mcp_result_text(call, "Added test_dynamic_prompt.");
 }
 
+/* ---- tasks: calls that outlive their request
+ * --------------------------------- The fixtures of the conformance suite's
+ * tasks scenarios. A tool flagged MCP_TOOL_TASK_OPTIONAL (or _REQUIRED) may run
+ * as a task for a client that takes them; the library keeps the task
+ * (tasks/get, tasks/update, tasks/cancel, and in 2025-11-25 tasks/result and
+ * tasks/list). The handlers are ordinary ones: a slow one defers to a worker
+ * thread, which makes the call a task, and one that asks the user first calls
+ * mcp_call_start_task so the question is the task's, not the request's. */
+
+typedef enum job_end { JOB_RESULT, JOB_TOOL_ERROR, JOB_PROTOCOL_ERROR } job_end;
+
+typedef struct job {
+  mcp_call *call;
+  unsigned ms; /* how long it works */
+  job_end end;
+  char label[64];
+} job;
+
+/* Works for job->ms in 50 ms steps, stopping early when cancelled (a
+ * tasks/cancel, or the client going away), then ends as job->end says. */
+static void *run_job(void *arg) {
+  job *j = arg;
+  for (unsigned waited = 0; waited < j->ms && !mcp_call_cancelled(j->call);
+       waited += 50)
+    nanosleep(&(struct timespec){.tv_nsec = 50 * 1000 * 1000}, NULL);
+  int rc = MCP_ECANCELED;
+  if (!mcp_call_cancelled(j->call)) {
+    if (j->end == JOB_RESULT)
+      rc =
+          result_textf(j->call, "Computed %s in %u s.", j->label, j->ms / 1000);
+    else if (j->end == JOB_TOOL_ERROR)
+      rc = mcp_result_error(j->call, "The job failed: its input was bad.");
+    else
+      rc = MCP_EINTERNAL; /* a fault of the server: a JSON-RPC error */
+  }
+  mcp_call_finish(j->call, rc);
+  free(j);
+  worker_done();
+  return NULL;
+}
+
+static int start_job(mcp_call *call, unsigned ms, job_end end,
+                     const char *label) {
+  job *j = malloc(sizeof *j);
+  if (j == NULL)
+    return MCP_ENOMEM;
+  *j = (job){.call = call, .ms = ms, .end = end};
+  snprintf(j->label, sizeof j->label, "%s", label);
+  return defer_to_worker(run_job, j);
+}
+
+static int greet(mcp_call *call, void *user_data) {
+  (void)user_data;
+  const char *name = "world";
+  mcp_call_arg_string(call, "name", &name);
+  return result_textf(call, "Hello, %s!", name);
+}
+
+/* seconds 0 answers at once; longer, it becomes a task. */
+static int slow_compute(mcp_call *call, void *user_data) {
+  (void)user_data;
+  int64_t seconds = 0;
+  const char *label = "job";
+  mcp_call_arg_int(call, "seconds", &seconds);
+  mcp_call_arg_string(call, "label", &label);
+  if (seconds <= 0)
+    return result_textf(call, "Computed %s at once.", label);
+  return start_job(call, (unsigned)seconds * 1000, JOB_RESULT, label);
+}
+
+static int failing_job(mcp_call *call, void *user_data) {
+  (void)user_data;
+  return start_job(call, 1000, JOB_TOOL_ERROR, "failing_job");
+}
+
+static int protocol_error_job(mcp_call *call, void *user_data) {
+  (void)user_data;
+  return start_job(call, 200, JOB_PROTOCOL_ERROR, "protocol_error_job");
+}
+
+/* Asks the user under key with message (a yes/no form), as the task's
+ * question when the client takes tasks. Returns MCP_INPUT_REQUIRED or an
+ * error. */
+static int ask_yes_no(mcp_call *call, const char *key, const char *message) {
+  cJSON *params = cJSON_Parse(
+      "{\"requestedSchema\":{\"type\":\"object\",\"properties\":{"
+      "\"confirm\":{\"type\":\"boolean\"},\"name\":{\"type\":\"string\"}},"
+      "\"required\":[\"confirm\"]}}");
+  if (params == NULL || !cJSON_AddStringToObject(params, "message", message)) {
+    cJSON_Delete(params);
+    return MCP_ENOMEM;
+  }
+  char *text = cJSON_PrintUnformatted(params);
+  cJSON_Delete(params);
+  int rc = text ? mcp_call_request_input(call, key, MCP_INPUT_ELICITATION, text)
+                : MCP_ENOMEM;
+  cJSON_free(text);
+  return rc == 0 ? MCP_INPUT_REQUIRED : rc;
+}
+
+static bool confirmed(const cJSON *answer) {
+  const cJSON *action = cJSON_GetObjectItemCaseSensitive(answer, "action");
+  const cJSON *content = cJSON_GetObjectItemCaseSensitive(answer, "content");
+  return cJSON_IsString(action) && strcmp(action->valuestring, "accept") == 0 &&
+         cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(content, "confirm"));
+}
+
+/* Asks before it (pretends to) delete: nothing is deleted. */
+static int confirm_delete(mcp_call *call, void *user_data) {
+  (void)user_data;
+  const char *file = "the file";
+  mcp_call_arg_string(call, "filename", &file);
+  const cJSON *answer = mcp_call_input(call, "confirm");
+  if (answer == NULL) {
+    mcp_call_start_task(call); /* MCP_ECAPABILITY: an ordinary call, fine */
+    char message[200];
+    snprintf(message, sizeof message, "Delete %s?", file);
+    return ask_yes_no(call, "confirm", message);
+  }
+  return result_textf(call, confirmed(answer) ? "Deleted %s." : "Kept %s.",
+                      file);
+}
+
+/* Two questions pending at once, answered in any order. */
+static int multi_input(mcp_call *call, void *user_data) {
+  (void)user_data;
+  const cJSON *first = mcp_call_input(call, "first");
+  const cJSON *second = mcp_call_input(call, "second");
+  if (first == NULL && second == NULL) {
+    mcp_call_start_task(call);
+    int rc = ask_yes_no(call, "first", "First question: go on?");
+    return rc == MCP_INPUT_REQUIRED
+               ? ask_yes_no(call, "second", "Second question: sure?")
+               : rc;
+  }
+  const char *a = accepted_field(first, "name");
+  const char *b = accepted_field(second, "name");
+  return result_textf(call, "Both answered: %s and %s.", a ? a : "(none)",
+                      b ? b : "(none)");
+}
+
+/* The input a task needs before it starts comes first (in 2026-07-28 an
+ * InputRequiredResult of the request); then it is a task. */
+static int tool_with_task(mcp_call *call, void *user_data) {
+  (void)user_data;
+  int rc = 0;
+  const cJSON *answer =
+      answer_or_ask(call, "user_name", MCP_INPUT_ELICITATION, ASK_NAME, &rc);
+  if (answer == NULL)
+    return rc;
+  mcp_call_start_task(call);
+  const char *name = accepted_field(answer, "name");
+  return result_textf(call, "Hello, %s! The task is done.",
+                      name ? name : "stranger");
+}
+
 /* ---- the tool table ------------------------------------------------------ */
 
 /* Hints of a tool that changes nothing and reaches nothing outside. */
@@ -843,6 +1006,55 @@ static const mcp_tool tools[] = {
      .description = "Adds test_dynamic_prompt, or removes it when present.",
      .annotations = TOGGLES,
      .handler = trigger_prompt_change},
+
+    /* Tasks: optional ones are tasks when the client takes them; required
+     * ones only run as tasks. */
+    {.name = "greet",
+     .description = "Says hello at once (never a task).",
+     .input_schema = "{\"type\":\"object\",\"properties\":{\"name\":{"
+                     "\"type\":\"string\"}}}",
+     .annotations = READ_ONLY,
+     .handler = greet},
+    {.name = "slow_compute",
+     .description = "Works for the given seconds, then reports; as a task "
+                    "when the client takes them (seconds 0 answers at once).",
+     .input_schema = "{\"type\":\"object\",\"properties\":{\"seconds\":{"
+                     "\"type\":\"integer\",\"minimum\":0,\"maximum\":3600},"
+                     "\"label\":{\"type\":\"string\"}}}",
+     .annotations = READ_ONLY,
+     .flags = MCP_TOOL_TASK_OPTIONAL,
+     .handler = slow_compute},
+    {.name = "failing_job",
+     .description = "Runs only as a task; after a second it reports that it "
+                    "failed (a tool error).",
+     .annotations = READ_ONLY,
+     .flags = MCP_TOOL_TASK_REQUIRED,
+     .handler = failing_job},
+    {.name = "protocol_error_job",
+     .description = "Fails inside the server after a moment (a JSON-RPC "
+                    "error: the task fails).",
+     .annotations = READ_ONLY,
+     .flags = MCP_TOOL_TASK_OPTIONAL,
+     .handler = protocol_error_job},
+    {.name = "confirm_delete",
+     .description = "Asks the user before it pretends to delete a file "
+                    "(nothing is deleted).",
+     .input_schema = "{\"type\":\"object\",\"properties\":{\"filename\":{"
+                     "\"type\":\"string\"}},\"required\":[\"filename\"]}",
+     .annotations = READ_ONLY,
+     .flags = MCP_TOOL_TASK_OPTIONAL,
+     .handler = confirm_delete},
+    {.name = "multi_input",
+     .description = "Asks the user two questions at once.",
+     .annotations = READ_ONLY,
+     .flags = MCP_TOOL_TASK_OPTIONAL,
+     .handler = multi_input},
+    {.name = "test_tool_with_task",
+     .description = "Asks the user's name, then runs as a task that greets "
+                    "them.",
+     .annotations = READ_ONLY,
+     .flags = MCP_TOOL_TASK_REQUIRED,
+     .handler = tool_with_task},
 };
 
 /* ---- resources ----------------------------------------------------------- */
