@@ -836,6 +836,62 @@ static int tool_with_task(mcp_call *call, void *user_data) {
                       name ? name : "stranger");
 }
 
+/* archive_notes, a long job as a daemon would have: it asks the user first,
+ * then works on a thread, saying how far it got (the task's statusMessage,
+ * and progress for a 2025-11-25 client that asked for it), and stops when
+ * the task is cancelled. */
+typedef struct archive_job {
+  mcp_call *call;
+  int notes;
+  unsigned ms;
+} archive_job;
+
+static void *run_archive(void *arg) {
+  archive_job *a = arg;
+  unsigned steps = a->ms / 50 ? a->ms / 50 : 1;
+  for (unsigned i = 1; i <= steps && !mcp_call_cancelled(a->call); i++) {
+    nanosleep(&(struct timespec){.tv_nsec = 50 * 1000 * 1000}, NULL);
+    char said[64];
+    snprintf(said, sizeof said, "archived %u of %u parts", i, steps);
+    mcp_call_set_status(a->call, said); /* MCP_ESTATE when not a task */
+    mcp_call_progress(a->call, i, steps, said);
+  }
+  int rc = MCP_ECANCELED;
+  if (!mcp_call_cancelled(a->call)) {
+    char json[64];
+    snprintf(json, sizeof json, "{\"archived\":%d}", a->notes);
+    rc = mcp_result_structured(a->call, json);
+  }
+  mcp_call_finish(a->call, rc);
+  free(a);
+  worker_done();
+  return NULL;
+}
+
+static int archive_notes(mcp_call *call, void *user_data) {
+  (void)user_data;
+  const cJSON *notes =
+      cJSON_GetObjectItemCaseSensitive(mcp_call_arguments(call), "notes");
+  int n = cJSON_GetArraySize(notes);
+  int64_t seconds = 1;
+  mcp_call_arg_int(call, "seconds", &seconds);
+  const cJSON *answer = mcp_call_input(call, "confirm");
+  if (answer == NULL) {
+    mcp_call_start_task(call); /* the question is the task's */
+    char message[96];
+    snprintf(message, sizeof message, "Archive %d note%s?", n,
+             n == 1 ? "" : "s");
+    return ask_yes_no(call, "confirm", message);
+  }
+  if (!confirmed(answer))
+    return mcp_result_structured(call, "{\"archived\":0}");
+  archive_job *a = malloc(sizeof *a);
+  if (a == NULL)
+    return MCP_ENOMEM;
+  *a = (archive_job){.call = call, .notes = n, .ms = (unsigned)seconds * 1000};
+  return defer_to_worker(run_archive, a);
+}
+
 /* ---- the tool table ------------------------------------------------------ */
 
 /* Hints of a tool that changes nothing and reaches nothing outside. */
@@ -1055,6 +1111,20 @@ static const mcp_tool tools[] = {
      .annotations = READ_ONLY,
      .flags = MCP_TOOL_TASK_REQUIRED,
      .handler = tool_with_task},
+    {.name = "archive_notes",
+     .title = "Archive notes",
+     .description = "Asks the user, then archives the named notes over the "
+                    "given seconds (a task for a client that takes them; it "
+                    "can be cancelled). Nothing is really archived.",
+     .input_schema = "{\"type\":\"object\",\"properties\":{\"notes\":{"
+                     "\"type\":\"array\",\"items\":{\"type\":\"string\"}},"
+                     "\"seconds\":{\"type\":\"integer\",\"minimum\":0,"
+                     "\"maximum\":3600}},\"required\":[\"notes\"]}",
+     .output_schema = "{\"type\":\"object\",\"properties\":{\"archived\":{"
+                      "\"type\":\"integer\"}},\"required\":[\"archived\"]}",
+     .annotations = READ_ONLY,
+     .flags = MCP_TOOL_TASK_OPTIONAL,
+     .handler = archive_notes},
 };
 
 /* ---- resources ----------------------------------------------------------- */
