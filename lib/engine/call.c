@@ -600,7 +600,9 @@ static int valid_text(const char *s) {
 }
 
 /* A ReadResourceResult item for the URI asked for, in the resource's
- * mime type (or mime): the members before "text" or "blob". */
+ * mime type (or mime): the members before "text" or "blob", the resource's
+ * _meta among them, as mcp_result_resource_text gives it for that URI (MCP
+ * Apps hosts look for a view's ui.csp there first). */
 static void contents_head(mcp_call *c, const char *mime) {
   put_str(&c->content, "uri", c->uri);
   mime = mime ? mime : c->tool->mime_type;
@@ -608,6 +610,7 @@ static void contents_head(mcp_call *c, const char *mime) {
     mcp__buf_putc(&c->content, ',');
     put_str(&c->content, "mimeType", mime);
   }
+  mcp__put_extras(&c->content, NULL, c->tool->meta, c->version);
   mcp__buf_putc(&c->content, ',');
 }
 

@@ -508,6 +508,12 @@ static int h_read_two(mcp_call *call, void *user_data) {
                                        "another");
 }
 
+/* Reads the URI asked for with mcp_result_text. */
+static int h_read_text(mcp_call *call, void *user_data) {
+  (void)user_data;
+  return mcp_result_text(call, "a template's text");
+}
+
 /* Icons and _meta on prompts, resources and templates: refused with the
  * rest of a definition's problems, and sent as each version defines them
  * (_meta from 2025-06-18, icons from 2025-11-25). */
@@ -551,6 +557,7 @@ START_TEST(icons_and_meta_on_the_surface) {
   r.handler = h_read_two;
   t.icons = icon;
   t.meta = "{\"com.example/t\":{}}";
+  t.handler = h_read_text;
   ck_assert_int_eq(mcp_server_add_prompt(srv, &p, NULL), 0);
   ck_assert_int_eq(mcp_server_add_resource(srv, &r, NULL), 0);
   ck_assert_int_eq(mcp_server_add_resource(srv, &t, NULL), 0);
@@ -610,6 +617,18 @@ START_TEST(icons_and_meta_on_the_surface) {
     else
       ck_assert_ptr_null(tu_get(cJSON_GetArrayItem(items, 0), "_meta"));
     ck_assert_ptr_null(tu_get(cJSON_GetArrayItem(items, 1), "_meta"));
+    cJSON_Delete(read);
+    /* mcp_result_text's item for the URI read carries it too. */
+    read = tu_ask(
+        &q, modern ? tu_mreq(3, "resources/read", TU_META_NONE,
+                             "\"uri\":\"file:///t/1\"")
+                   : tu_req(3, "resources/read", "{\"uri\":\"file:///t/1\"}"));
+    const cJSON *item = tu_jget(read, "result.contents.0");
+    ck_assert_str_eq(tu_jstr(item, "text"), "a template's text");
+    if (v >= 1)
+      tu_assert_exact(tu_get(item, "_meta"), "{\"com.example/t\":{}}");
+    else
+      ck_assert_ptr_null(tu_get(item, "_meta"));
     cJSON_Delete(read);
     tu_peer_close(&q);
   }
