@@ -86,10 +86,11 @@ check-valgrind:
 # threads, deferred calls finished from other threads), the engine suites
 # with deferred calls and threads, the limits suite (one rate-limit bucket
 # shared by threads), the executor and guard suites (calls run on worker
-# threads), and the load tests. Only what they need
+# threads), the task suite (tasks finished on one thread while another reads
+# and cancels them), and the load tests. Only what they need
 # is built; MCP_TSAN scales the slow tests down. Any report fails the run.
 TSAN_FLAGS := -fsanitize=thread -fno-omit-frame-pointer
-TSAN_TESTS := '^(http|http_auth|jwt|load)\.|^unit\.test_(engine|surface|modern|stdio|limits|executor|guard)$$'
+TSAN_TESTS := '^(http|http_auth|jwt|load)\.|^unit\.test_(engine|surface|modern|stdio|limits|executor|guard|task)$$'
 check-tsan:
 	@CC=clang $(CMAKE) -B build-tsan -DMCP_TSAN=ON -DMCP_INTEROP=OFF \
 	  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_FLAGS="$(TSAN_FLAGS)" \
@@ -97,7 +98,7 @@ check-tsan:
 	  -DCMAKE_SHARED_LINKER_FLAGS=-fsanitize=thread >/dev/null
 	@cmake --build build-tsan -j $(JOBS) --target test_http test_http_auth \
 	  test_jwt test_engine test_surface test_modern test_stdio test_limits \
-	  test_executor test_guard load streams notes
+	  test_executor test_guard test_task load streams notes
 	@cd build-tsan && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
 	  $(CTEST) -R $(TSAN_TESTS)
 
@@ -167,7 +168,7 @@ bench:
 format:
 	@clang-format -i include/mcp/*.h lib/*/*.c lib/*/*.h examples/*.c tests/unit/*.c tests/unit/*.h \
 	  tests/common/*.c tests/common/*.h \
-	  examples/port_daemon/*.c tests/packaging/*.c
+	  examples/port_daemon/*.c examples/dashboard/*.c tests/packaging/*.c
 
 clean:
 	rm -rf build build-asan build-valgrind build-fuzz build-bench build-tsan

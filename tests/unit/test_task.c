@@ -12,6 +12,7 @@
  * task seen by its creator alone) is test_dispatch's. */
 #include <check.h>
 #include <cjson/cJSON.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -905,6 +906,85 @@ START_TEST(status_message_and_misuse) {
 END_TEST
 
 /* ===========================================================================
+ * Threads: executors, and finishes racing reads and cancels
+ * ======================================================================== */
+
+static mcp_call *queued;
+
+static int queue_submit(mcp_call *call, void *user_data) {
+  (void)user_data;
+  queued = call;
+  return 0;
+}
+
+START_TEST(handed_to_an_executor_it_is_a_task) {
+  static const mcp_executor ex = {.submit = queue_submit};
+  ck_assert_int_eq(mcp_server_set_executor(srv, &ex), 0);
+  /* Run elsewhere, the answer no longer comes back to the request: the
+   * client gets the task at once. */
+  cJSON *r = mcall("job", "{\"do\":\"now\"}");
+  tu_assert_json(r, "{\"result\":{\"resultType\":\"task\",\"status\":"
+                    "\"working\"}}");
+  char *id = task_id(r, "result.taskId");
+  cJSON_Delete(r);
+  ck_assert_ptr_nonnull(queued);
+  ck_assert_int_eq(mcp_call_execute(queued, "test pool"), 0);
+  r = mtask("tasks/get", id, NULL);
+  tu_assert_json(r, "{\"result\":{\"status\":\"completed\",\"result\":{"
+                    "\"content\":[{\"text\":\"done now\"}]}}}");
+  cJSON_Delete(r);
+  free(id);
+  /* Without the extension it is an ordinary call, answered when run. */
+  tu_clear(&P);
+  ck_assert_int_eq(tu_send_free(&P, tu_mcall(1, "job", "{\"do\":\"now\"}",
+                                             TU_META_NONE, NULL, NULL)),
+                   0);
+  ck_assert_uint_eq(P.nout, 0);
+  ck_assert_int_eq(mcp_call_execute(queued, NULL), 0);
+  tu_assert_msg(&P, 0,
+                "{\"id\":1,\"result\":{\"content\":[{\"text\":"
+                "\"done now\"}]}}");
+}
+END_TEST
+
+static void *finish_all(void *arg) {
+  (void)arg;
+  for (int i = 0; i < TU_MAX_DEFERRED; i++) {
+    mcp_result_text(tu_deferred[i], "raced");
+    mcp_call_finish(tu_deferred[i], 0);
+  }
+  return NULL;
+}
+
+START_TEST(finishes_race_reads_and_cancels) {
+  char *ids[TU_MAX_DEFERRED];
+  for (int i = 0; i < TU_MAX_DEFERRED; i++) {
+    cJSON *r = mcall("job", "{\"do\":\"defer\"}");
+    ids[i] = task_id(r, "result.taskId");
+    cJSON_Delete(r);
+  }
+  pthread_t t;
+  ck_assert_int_eq(pthread_create(&t, NULL, finish_all, NULL), 0);
+  /* Each task ends completed or cancelled, whichever came first, and is
+   * read whole meanwhile. */
+  for (int i = 0; i < TU_MAX_DEFERRED; i++) {
+    cJSON_Delete(mtask(i % 2 ? "tasks/cancel" : "tasks/get", ids[i], NULL));
+    cJSON_Delete(mtask("tasks/get", ids[i], NULL));
+  }
+  pthread_join(t, NULL);
+  for (int i = 0; i < TU_MAX_DEFERRED; i++) {
+    cJSON *r = mtask("tasks/get", ids[i], NULL);
+    const char *st = tu_jstr(r, "result.status");
+    ck_assert_msg(st && (strcmp(st, "completed") == 0 ||
+                         (i % 2 && strcmp(st, "cancelled") == 0)),
+                  "task %d ended %s", i, st ? st : "(none)");
+    cJSON_Delete(r);
+    free(ids[i]);
+  }
+}
+END_TEST
+
+/* ===========================================================================
  * Every allocation failing in turn
  * ======================================================================== */
 
@@ -1018,6 +1098,9 @@ int main(void) {
   tcase_add_test(t, limits_refuse_and_make_room);
   tcase_add_test(t, ttl_expiry_cancels_and_forgets);
   tcase_add_test(t, status_message_and_misuse);
+  t = tu_tcase(s, "threads", setup, teardown, 60);
+  tcase_add_test(t, handed_to_an_executor_it_is_a_task);
+  tcase_add_test(t, finishes_race_reads_and_cancels);
   t = tu_tcase(s, "oom", NULL, NULL, 600);
   tcase_add_test(t, every_allocation_failing);
   return tu_run(s);
