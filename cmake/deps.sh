@@ -9,6 +9,7 @@ missing=()
 need_cmd() { command -v "$1" >/dev/null 2>&1 || missing+=("$2"); }
 need_pc() { pkg-config --exists "$1" 2>/dev/null || missing+=("$2"); }
 need_dir() { [ -d "$1" ] || missing+=("$2"); }
+need_exe() { [ -x "$1" ] || missing+=("$2"); }
 
 need_cmd cmake cmake
 need_cmd gcc gcc
@@ -57,6 +58,9 @@ if [ "${1:-}" = "--test" ]; then
   need_cmd faketime faketime
   # Socket activation as systemd does it, for example.*_systemd.
   need_cmd systemd-socket-activate systemd
+  # interop.dashboard_chromium: the MCP Apps view of examples/dashboard,
+  # rendered by headless Chromium (no browser is ever downloaded).
+  need_exe /usr/bin/chromium chromium
   # The official JSON-Schema-Test-Suite, for tests/schema_suite.
   need_dir /usr/share/perl5/auto/share/dist/Test-JSON-Schema-Acceptance/tests/draft2020-12 \
     libtest-json-schema-acceptance-perl

@@ -5,6 +5,7 @@
 #   smoke.sh hello PATH-TO-hello
 #   smoke.sh notes PATH-TO-notes
 #   smoke.sh everything PATH-TO-everything
+#   smoke.sh dashboard PATH-TO-dashboard
 set -euo pipefail
 which=$1
 bin=$2
@@ -106,6 +107,22 @@ everything)
   # Bad command lines are refused with usage, not served.
   if "$bin" --bogus </dev/null >/dev/null 2>&1; then
     echo "FAIL: everything accepted --bogus" >&2
+    exit 1
+  fi
+  ;;
+dashboard)
+  # The tool names its view, reads this machine, and the view is served
+  # with MCP Apps' MIME type.
+  printf '%s\n' "$init" "$ready" \
+    '{"jsonrpc":"2.0","id":2,"method":"tools/list"}' \
+    '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"system_status"}}' \
+    '{"jsonrpc":"2.0","id":4,"method":"resources/read","params":{"uri":"ui://dashboard/status.html"}}' |
+    run --stdio
+  expect '"_meta":{"ui":{"resourceUri":"ui://dashboard/status.html"'
+  expect "\"structuredContent\":{\"hostname\":\"$(uname -n)\""
+  expect '"mimeType":"text/html;profile=mcp-app","_meta":{"ui":{"prefersBorder":true}},"text":"<!DOCTYPE html>'
+  if "$bin" --bogus </dev/null >/dev/null 2>&1; then
+    echo "FAIL: dashboard accepted --bogus" >&2
     exit 1
   fi
   ;;
