@@ -79,6 +79,9 @@ struct mcp_server {
    * written under task_lock, read without it. */
   _Atomic unsigned long long next_task_expiry_us;
   mcp_task_limits task_limits;
+  _Atomic unsigned task_listeners; /* listeners with taskIds, so that a task
+                                      whose status changes looks for them
+                                      only when there are some */
 };
 
 /* Drops a reference to srv (a session ending); the last one frees it. */
@@ -151,6 +154,9 @@ typedef struct mcp__listener {
   unsigned flags; /* MCP__LISTEN_* */
   char **uris;    /* resourceSubscriptions */
   size_t nuris;
+  char **task_ids; /* taskIds: the tasks whose status it hears of */
+  size_t ntask_ids;
+  mcp_server *counted; /* the server whose task_listeners counts it */
   struct mcp__listener *next;
 } mcp__listener;
 
@@ -172,6 +178,11 @@ typedef enum mcp__change {
  * sessions by their callback, modern listeners on their streams. Returns
  * how many were told, or MCP_ENOMEM. Never call with a lock held. */
 int mcp__broadcast(mcp_server *srv, mcp__change what, const char *uri);
+/* Sends notifications/tasks with detail (a DetailedTask's members, each
+ * followed by a comma) to every listener that asked for task id. Returns
+ * how many were told, or MCP_ENOMEM. Never call with a lock held. */
+int mcp__broadcast_task(mcp_server *srv, const char *id, const char *detail,
+                        size_t len);
 
 /* Frees a session's subscriptions and ends its listeners (their sinks are
  * released). Call with s->lock held; listeners' sinks are handed back in
@@ -703,6 +714,13 @@ void mcp__handle_tasks_list(mcp_session *s, mcp__reply_ctx *ctx,
 int mcp__tasks_expire(mcp_server *srv);
 /* Forgets every task, cancelling those still running (mcp_server_free). */
 void mcp__tasks_drop_all(mcp_server *srv);
+/* subscriptions/listen's taskIds (surface.c): whether r declared the
+ * extension they need (false after answering -32021), and whether the
+ * caller may hear of task id (its own task, of a tool it may use). */
+bool mcp__task_listen_allowed(mcp_session *s, mcp__reply_ctx *ctx,
+                              const mcp__req *r);
+bool mcp__task_visible(mcp_server *srv, const char *id,
+                       const mcp_principal *caller);
 /* The task limits' defaults, and the table's setup and teardown. */
 int mcp__tasks_init(mcp_server *srv);
 void mcp__tasks_fini(mcp_server *srv);

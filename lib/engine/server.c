@@ -488,8 +488,30 @@ static int tell_locked(mcp_session *s, mcp__change what, const char *uri,
   return told;
 }
 
-/* Sessions are pinned under the server lock and sent to after it is
- * released, so a send callback may call back into the server. */
+/* Pins every open session (a reference each) under the server lock, so
+ * that they are sent to after it is released and a send callback may call
+ * back into the server. Returns them (*n of them; free the array), or NULL
+ * with *oom set when there are some but no memory for the array. */
+static mcp_session **pin_sessions(mcp_server *srv, size_t *n, bool *oom) {
+  pthread_mutex_lock(&srv->lock);
+  size_t all = 0;
+  for (mcp_session *s = srv->sessions; s; s = s->next)
+    all++;
+  mcp_session **pinned = all ? mcp__calloc(all, sizeof *pinned) : NULL;
+  *n = 0;
+  for (mcp_session *s = pinned ? srv->sessions : NULL; s; s = s->next) {
+    pthread_mutex_lock(&s->lock);
+    if (!s->closed) {
+      atomic_fetch_add(&s->refs, 1);
+      pinned[(*n)++] = s;
+    }
+    pthread_mutex_unlock(&s->lock);
+  }
+  *oom = all && pinned == NULL;
+  pthread_mutex_unlock(&srv->lock);
+  return pinned;
+}
+
 int mcp__broadcast(mcp_server *srv, mcp__change what, const char *uri) {
   pthread_mutex_lock(&srv->lock);
   bool nobody = srv->sessions == NULL;
@@ -513,23 +535,10 @@ int mcp__broadcast(mcp_server *srv, mcp__change what, const char *uri) {
     mcp__buf_putc(&legacy, '}');
   }
   mcp__buf_putc(&legacy, '}');
-  pthread_mutex_lock(&srv->lock);
-  size_t n = 0;
-  for (mcp_session *s = srv->sessions; s; s = s->next)
-    n++;
-  mcp_session **pinned = n ? mcp__calloc(n, sizeof *pinned) : NULL;
-  n = 0;
-  for (mcp_session *s = pinned ? srv->sessions : NULL; s; s = s->next) {
-    pthread_mutex_lock(&s->lock);
-    if (!s->closed) {
-      atomic_fetch_add(&s->refs, 1);
-      pinned[n++] = s;
-    }
-    pthread_mutex_unlock(&s->lock);
-  }
-  bool oom = (srv->sessions != NULL && pinned == NULL) || legacy.err ||
-             found == MCP_ENOMEM;
-  pthread_mutex_unlock(&srv->lock);
+  size_t n;
+  bool oom;
+  mcp_session **pinned = pin_sessions(srv, &n, &oom);
+  oom = oom || legacy.err || found == MCP_ENOMEM;
   int told = 0;
   for (size_t i = 0; i < n; i++) {
     pthread_mutex_lock(&pinned[i]->lock);
@@ -543,6 +552,45 @@ int mcp__broadcast(mcp_server *srv, mcp__change what, const char *uri) {
   if (oom) {
     mcp__log(srv, MCP_LOG_ERROR, "out of memory: %s not sent",
              change_method(what));
+    return MCP_ENOMEM;
+  }
+  return told;
+}
+
+int mcp__broadcast_task(mcp_server *srv, const char *id, const char *detail,
+                        size_t len) {
+  if (atomic_load(&srv->task_listeners) == 0)
+    return 0; /* nobody listens for a task: no session to visit */
+  size_t n;
+  bool oom;
+  mcp_session **pinned = pin_sessions(srv, &n, &oom);
+  int told = 0;
+  for (size_t i = 0; i < n; i++) {
+    mcp_session *s = pinned[i];
+    pthread_mutex_lock(&s->lock);
+    for (mcp__listener *l = s->listeners; l; l = l->next) {
+      if (!uri_listed(l->task_ids, l->ntask_ids, id))
+        continue;
+      /* Each carries the whole task, as tasks/get would give it now. */
+      mcp__buf b = {0};
+      mcp__buf_puts(&b, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/"
+                        "tasks\",\"params\":{");
+      mcp__buf_append(&b, detail, len);
+      mcp__buf_puts(&b,
+                    "\"_meta\":{\"io.modelcontextprotocol/subscriptionId\":");
+      mcp__buf_append(&b, l->id, l->id_len);
+      mcp__buf_puts(&b, "}}}");
+      if (b.err == 0 && mcp__send_locked(s, l->sink, b.data, b.len,
+                                         &mcp__sent_notification) == 0)
+        told++;
+      oom = oom || b.err;
+      mcp__buf_free(&b);
+    }
+    mcp__session_unref_locked(s);
+  }
+  mcp__free(pinned);
+  if (oom) {
+    mcp__log(srv, MCP_LOG_ERROR, "out of memory: notifications/tasks not sent");
     return MCP_ENOMEM;
   }
   return told;

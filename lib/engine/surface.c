@@ -491,9 +491,14 @@ void mcp__handle_complete(mcp_session *s, mcp__reply_ctx *ctx,
 void mcp__listener_free(mcp__listener *l) {
   if (l == NULL)
     return;
+  if (l->counted)
+    atomic_fetch_sub(&l->counted->task_listeners, 1);
   for (size_t i = 0; i < l->nuris; i++)
     mcp__free(l->uris[i]);
   mcp__free(l->uris);
+  for (size_t i = 0; i < l->ntask_ids; i++)
+    mcp__free(l->task_ids[i]);
+  mcp__free(l->task_ids);
   mcp__free(l->id);
   mcp__free(l->canon_id);
   mcp__free(l);
@@ -535,6 +540,35 @@ void mcp__session_drop_subscriptions_locked(mcp_session *s,
 }
 
 /* Reads a listen request's filter into l; returns NULL or why it is bad. */
+/* Copies the strings of array (at most MAX_SUBSCRIPTIONS, each valid as
+ * ok says) into *out. Returns 0; 1 when it names too many; 2 when an entry
+ * is not a valid string; or MCP_ENOMEM. */
+static int read_strings(const cJSON *array, bool (*ok)(const char *),
+                        char ***out, size_t *n) {
+  int count = cJSON_GetArraySize(array);
+  if (count > MAX_SUBSCRIPTIONS)
+    return 1;
+  if (count && (*out = mcp__calloc((size_t)count, sizeof **out)) == NULL)
+    return MCP_ENOMEM;
+  for (const cJSON *u = array->child; u; u = u->next) {
+    if (!cJSON_IsString(u) || !ok(u->valuestring))
+      return 2;
+    if (((*out)[*n] = mcp__strdup(u->valuestring)) == NULL)
+      return MCP_ENOMEM;
+    (*n)++;
+  }
+  return 0;
+}
+
+static bool uri_ok(const char *uri) {
+  return mcp__uri_valid(uri, MCP__URI_REQUESTED);
+}
+
+static bool task_id_ok(const char *id) {
+  size_t n = strlen(id);
+  return n > 0 && n <= 64;
+}
+
 static const char *read_filter(const cJSON *filter, mcp__listener *l, int *rc) {
   static const struct {
     const char *key;
@@ -552,28 +586,28 @@ static const char *read_filter(const cJSON *filter, mcp__listener *l, int *rc) {
       l->flags |= kinds[i].flag;
   }
   const cJSON *uris = mcp__member(filter, "resourceSubscriptions");
-  if (uris == NULL)
-    return NULL;
-  if (!cJSON_IsArray(uris))
+  int got =
+      cJSON_IsArray(uris) ? read_strings(uris, uri_ok, &l->uris, &l->nuris) : 0;
+  if (uris && !cJSON_IsArray(uris))
     return "resourceSubscriptions must be an array of URIs";
-  int n = cJSON_GetArraySize(uris);
-  if (n > MAX_SUBSCRIPTIONS)
+  if (got == 1)
     return "resourceSubscriptions names more than 256 URIs";
-  if (n && (l->uris = mcp__calloc((size_t)n, sizeof *l->uris)) == NULL) {
+  if (got == 2)
+    return "resourceSubscriptions must hold URIs (1-4096 bytes of UTF-8 "
+           "without control characters)";
+  /* The tasks extension's: the tasks whose status the listener hears of. */
+  const cJSON *tasks = mcp__member(filter, "taskIds");
+  int ids = got == 0 && cJSON_IsArray(tasks)
+                ? read_strings(tasks, task_id_ok, &l->task_ids, &l->ntask_ids)
+                : 0;
+  if (tasks && !cJSON_IsArray(tasks))
+    return "taskIds must be an array of task ids";
+  if (ids == 1)
+    return "taskIds names more than 256 tasks";
+  if (ids == 2)
+    return "taskIds must hold task ids (strings of 1-64 bytes)";
+  if (got == MCP_ENOMEM || ids == MCP_ENOMEM)
     *rc = MCP_ENOMEM;
-    return NULL;
-  }
-  for (const cJSON *u = uris->child; u; u = u->next) {
-    if (!cJSON_IsString(u) ||
-        !mcp__uri_valid(u->valuestring, MCP__URI_REQUESTED))
-      return "resourceSubscriptions must hold URIs (1-4096 bytes of UTF-8 "
-             "without control characters)";
-    if ((l->uris[l->nuris] = mcp__strdup(u->valuestring)) == NULL) {
-      *rc = MCP_ENOMEM;
-      return NULL;
-    }
-    l->nuris++;
-  }
   return NULL;
 }
 
@@ -593,6 +627,8 @@ bool mcp__target_listen(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
     return false;
   }
   t->listener = l;
+  if (rc == 0 && l->ntask_ids && !mcp__task_listen_allowed(s, ctx, r))
+    return false;
   if (rc == 0 && l->nuris &&
       (t->entries = mcp__calloc(l->nuris, sizeof *t->entries)) == NULL)
     rc = MCP_ENOMEM;
@@ -625,6 +661,15 @@ void mcp__handle_listen(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
       mcp__free(l->uris[i]);
   }
   l->nuris = kept;
+  /* Only the caller's own tasks are heard of. */
+  kept = 0;
+  for (size_t i = 0; i < l->ntask_ids; i++) {
+    if (mcp__task_visible(s->srv, l->task_ids[i], &s->principal))
+      l->task_ids[kept++] = l->task_ids[i];
+    else
+      mcp__free(l->task_ids[i]);
+  }
+  l->ntask_ids = kept;
   mcp__id_canonical(&canon, r->m->id_node);
   l->id = mcp__strndup(r->m->id, r->m->id_len);
   l->id_len = r->m->id_len;
@@ -666,6 +711,15 @@ void mcp__handle_listen(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
         mcp__json_quote(&ack, l->uris[i], strlen(l->uris[i]));
       }
       mcp__buf_putc(&ack, ']');
+      sep = ",";
+    }
+    if (l->ntask_ids) {
+      mcp__buf_printf(&ack, "%s\"taskIds\":[", sep);
+      for (size_t i = 0; i < l->ntask_ids; i++) {
+        mcp__buf_puts(&ack, i ? "," : "");
+        mcp__json_quote(&ack, l->task_ids[i], strlen(l->task_ids[i]));
+      }
+      mcp__buf_putc(&ack, ']');
     }
     mcp__buf_puts(&ack,
                   "},\"_meta\":{\"io.modelcontextprotocol/subscriptionId\":");
@@ -694,6 +748,12 @@ void mcp__handle_listen(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
                                      &mcp__sent_notification) == 0) {
     l->sink = ctx->sink;
     mcp__sink_ref(l->sink);
+    if (l->ntask_ids) {
+      /* Counted while it lives, so a task's change looks for listeners
+       * only when some exist (mcp__broadcast_task). */
+      l->counted = s->srv;
+      atomic_fetch_add(&s->srv->task_listeners, 1);
+    }
     l->next = s->listeners;
     s->listeners = l;
     l = NULL;

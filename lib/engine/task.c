@@ -163,6 +163,7 @@ int mcp__tasks_init(mcp_server *srv) {
     return MCP_ENOMEM;
   srv->task_expiries = (mcp__heap){.less = expiry_less};
   atomic_init(&srv->next_task_expiry_us, NONE);
+  atomic_init(&srv->task_listeners, 0);
   srv->task_limits = limits_or_defaults(&(mcp_task_limits){0});
   return 0;
 }
@@ -528,6 +529,22 @@ static void put_detail(mcp__buf *b, const mcp__task *t) {
     mcp__buf_append(b, t->outcome, t->outcome_len);
     mcp__buf_putc(b, ',');
   }
+}
+
+/* Tells the subscriptions/listen streams that asked for t (2026-07-28's
+ * notifications/tasks) how it is now. No lock held. */
+static void tell_listeners(mcp__task *t) {
+  mcp_server *srv = t->srv;
+  if (atomic_load(&srv->task_listeners) == 0)
+    return;
+  mcp__buf b = {0};
+  pthread_mutex_lock(&srv->task_lock);
+  if (atomic_load(&t->published) && !t->retired)
+    put_detail(&b, t);
+  pthread_mutex_unlock(&srv->task_lock);
+  if (b.len && b.err == 0)
+    mcp__broadcast_task(srv, t->id, b.data, b.len);
+  mcp__buf_free(&b);
 }
 
 /* notifications/tasks/status (2025-11-25) of t as it is now. Under
@@ -912,6 +929,7 @@ int mcp__task_ask(mcp_call *c) {
   mcp__buf_free(&reqs);
   to_origin(t, &note, &mcp__sent_notification);
   mcp__sink_release(dest);
+  tell_listeners(t);
   return 0;
 }
 
@@ -933,6 +951,7 @@ static void resume(mcp__task *t) {
     status_note(&note, t);
   pthread_mutex_unlock(&srv->task_lock);
   to_origin(t, &note, &mcp__sent_notification);
+  tell_listeners(t);
   if (rs == NULL)
     return;
   pthread_mutex_lock(&rs->lock);
@@ -1053,6 +1072,7 @@ void mcp__task_release_call(mcp__task *t) {
   mcp__buf_free(&replies);
   free_waiters(w);
   to_origin(t, &note, &mcp__sent_notification);
+  tell_listeners(t);
   mcp__task_unref(t); /* the call's */
 }
 
@@ -1148,6 +1168,24 @@ static mcp__task *find(mcp_server *srv, const char *id,
     }
   pthread_mutex_unlock(&srv->task_lock);
   return found;
+}
+
+bool mcp__task_listen_allowed(mcp_session *s, mcp__reply_ctx *ctx,
+                              const mcp__req *r) {
+  if (declares_tasks(r->caps))
+    return true;
+  missing_extension(s, ctx, r,
+                    "taskIds on subscriptions/listen need the " EXTENSION
+                    " extension");
+  return false;
+}
+
+bool mcp__task_visible(mcp_server *srv, const char *id,
+                       const mcp_principal *caller) {
+  mcp__task *t = find(srv, id, caller);
+  bool ok = t && mcp__tool_callable_by(t->tool, caller);
+  mcp__task_unref(t);
+  return ok;
 }
 
 bool mcp__target_task(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
@@ -1328,6 +1366,8 @@ void mcp__handle_tasks_cancel(mcp_session *s, mcp__reply_ctx *ctx,
   }
   free_waiters(w);
   to_origin(task, &note, &mcp__sent_notification);
+  if (!terminal(was))
+    tell_listeners(task);
 }
 
 void mcp__handle_tasks_result(mcp_session *s, mcp__reply_ctx *ctx,

@@ -540,6 +540,56 @@ START_TEST(modern_refusals) {
 }
 END_TEST
 
+START_TEST(status_reaches_listeners_that_asked) {
+  cJSON *r = mcall("job", "{\"do\":\"defer\"}");
+  char *id = task_id(r, "result.taskId");
+  cJSON_Delete(r);
+  /* taskIds need the extension on the listen request. */
+  char *filter = tu_text("\"notifications\":{\"taskIds\":[\"%s\"]}", id);
+  r = tu_ask(&P, tu_mreq(5, "subscriptions/listen", TU_META_NONE, filter));
+  tu_assert_error(r, -32021, EXT);
+  cJSON_Delete(r);
+  /* Another caller's task is not heard of: not acknowledged. */
+  static const mcp_principal BOB = {.subject = "bob"};
+  tu_peer B;
+  tu_peer_open(&B, srv, &BOB);
+  r = tu_ask(&B, tu_mreq(6, "subscriptions/listen", TASKS_META, filter));
+  tu_assert_json(r, "{\"method\":\"notifications/subscriptions/acknowledged\","
+                    "\"params\":{\"notifications\":{\"taskIds\":"
+                    "\"<absent>\"}}}");
+  cJSON_Delete(r);
+  free(filter);
+  /* Its creator's listener is told each change, with the whole task. */
+  filter = tu_text("\"notifications\":{\"taskIds\":[\"%s\",\"nope\"]}", id);
+  r = tu_ask(&P, tu_mreq(7, "subscriptions/listen", TASKS_META, filter));
+  char *want =
+      tu_text("{\"method\":\"notifications/subscriptions/"
+              "acknowledged\",\"params\":{\"notifications\":{"
+              "\"taskIds\":[\"%s\"]},\"_meta\":{\"io.modelcontextprotocol/"
+              "subscriptionId\":7}}}",
+              id);
+  tu_assert_json(r, want);
+  free(want);
+  cJSON_Delete(r);
+  free(filter);
+  tu_clear(&P);
+  tu_clear(&B);
+  mcp_result_text(tu_stash, "heard");
+  mcp_call_finish(tu_stash, 0);
+  ck_assert_uint_eq(P.nout, 1);
+  ck_assert_uint_eq(B.nout, 0);
+  want = tu_text("{\"method\":\"notifications/tasks\",\"params\":{\"taskId\":"
+                 "\"%s\",\"status\":\"completed\",\"result\":{\"content\":[{"
+                 "\"text\":\"heard\"}]},\"_meta\":{\"io.modelcontextprotocol/"
+                 "subscriptionId\":7}}}",
+                 id);
+  tu_assert_msg(&P, 0, want);
+  free(want);
+  tu_peer_close(&B);
+  free(id);
+}
+END_TEST
+
 /* ===========================================================================
  * 2025-11-25
  * ======================================================================== */
@@ -1087,6 +1137,7 @@ int main(void) {
   tcase_add_test(t, partial_answers_and_keys_unique_over_the_task);
   tcase_add_test(t, cancel_acknowledges_and_settles);
   tcase_add_test(t, modern_refusals);
+  tcase_add_test(t, status_reaches_listeners_that_asked);
   t = tu_tcase(s, "legacy", legacy_setup, legacy_teardown, 60);
   tcase_add_test(t, legacy_lifecycle);
   tcase_add_test(t, legacy_list_pages_and_cancel);
