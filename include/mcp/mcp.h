@@ -1047,7 +1047,9 @@ typedef enum mcp_decision {
   MCP_DECISION_INVALID_STATE,     /**< a modern retry whose requestState was
                                        tampered with, expired or foreign */
   MCP_DECISION_RATE_LIMITED,      /**< allowed, but the caller was over its
-                                       rate (mcp_server_set_rate_limit); the
+                                       rate (mcp_server_set_rate_limit) or
+                                       held the most tasks allowed
+                                       (mcp_server_set_task_limits); the
                                        handler did not run */
   MCP_DECISION_TIMEOUT            /**< allowed, then answered "timeout" at
                                        the server's call deadline
@@ -1192,7 +1194,9 @@ MCP_API int mcp_server_set_rate_limit(mcp_server *srv, unsigned calls,
  * mcp_call_finish only frees it. Audited as MCP_DECISION_TIMEOUT. The
  * server's log names the call. The stdio and HTTP transports call
  * mcp_server_expire themselves; an embedder's own transport must (see
- * there). Applies to calls received afterwards. Any thread. */
+ * there). A call that becomes a task (see "Tasks") is no longer bound by
+ * it: the task's TTL is. Applies to calls received afterwards. Any
+ * thread. */
 MCP_API void mcp_server_set_call_timeout(mcp_server *srv, unsigned ms);
 
 /** How many tasks a server keeps, and for how long (see "Tasks"). Plain
