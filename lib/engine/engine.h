@@ -491,6 +491,10 @@ void mcp__req_error(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
  * the era's common members are added in front. Frees body. */
 void mcp__reply_result(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
                        mcp__buf *body);
+/* The same with another resultType in the modern era ("task"). */
+void mcp__reply_result_as(mcp_session *s, mcp__reply_ctx *ctx,
+                          const mcp__req *r, const char *result_type,
+                          mcp__buf *body);
 /* Answers r with a tool result whose isError is true and whose one text
  * block says text (a refusal the model can act on). */
 void mcp__reply_tool_error(mcp_session *s, mcp__reply_ctx *ctx,

@@ -235,12 +235,13 @@ void mcp__req_error(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
 }
 
 /* Sends a result whose members (each with a trailing comma) are in body;
- * the era's common members are added in front, with the whole serverInfo
- * when full (server/discover) and its short form otherwise. */
+ * the era's common members are added in front (resultType type), with the
+ * whole serverInfo when full (server/discover) and its short form
+ * otherwise. */
 static void reply_result(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
-                         mcp__buf *body, bool full) {
+                         mcp__buf *body, const char *type, bool full) {
   mcp__buf res = {0}, b = {0};
-  mcp__result_begin_info(&res, s->srv, r->modern, "complete", full);
+  mcp__result_begin_info(&res, s->srv, r->modern, type, full);
   if (body->err)
     res.err = body->err;
   else
@@ -257,7 +258,13 @@ static void reply_result(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
 
 void mcp__reply_result(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
                        mcp__buf *body) {
-  reply_result(s, ctx, r, body, false);
+  reply_result(s, ctx, r, body, "complete", false);
+}
+
+void mcp__reply_result_as(mcp_session *s, mcp__reply_ctx *ctx,
+                          const mcp__req *r, const char *result_type,
+                          mcp__buf *body) {
+  reply_result(s, ctx, r, body, result_type, false);
 }
 
 void mcp__reply_invalid_params(mcp_session *s, mcp__reply_ctx *ctx,
@@ -376,7 +383,7 @@ void mcp__handle_discover(mcp_session *s, mcp__reply_ctx *ctx,
   }
   mcp__put_cache(&b, srv, false);
   /* server/discover says all the server says of itself. */
-  reply_result(s, ctx, r, &b, true);
+  reply_result(s, ctx, r, &b, "complete", true);
 }
 
 /* ---- tools --------------------------------------------------------------- */

@@ -725,25 +725,18 @@ static int sink_send(const char *msg, size_t len, const mcp_send_info *info,
  * 2026-07-28, a task member in 2025-11-25. */
 static void reply_created(mcp_session *s, mcp__reply_ctx *ctx,
                           const mcp__req *r, mcp__task *t) {
-  mcp__buf res = {0}, b = {0};
-  mcp__result_begin(&res, s->srv, r->modern, "task");
+  mcp__buf body = {0};
   pthread_mutex_lock(&s->srv->task_lock);
   if (r->modern) {
-    put_task(&res, t, true);
+    put_task(&body, t, true);
   } else {
-    mcp__buf_puts(&res, "\"task\":{");
-    put_task(&res, t, false);
-    mcp__result_end(&res);
-    mcp__buf_putc(&res, ',');
+    mcp__buf_puts(&body, "\"task\":{");
+    put_task(&body, t, false);
+    mcp__result_end(&body);
+    mcp__buf_putc(&body, ',');
   }
   pthread_mutex_unlock(&s->srv->task_lock);
-  mcp__result_end(&res);
-  if (res.err)
-    b.err = res.err;
-  else
-    mcp__rpc_result(&b, r->m->id, r->m->id_len, res.data, res.len);
-  mcp__buf_free(&res);
-  mcp__reply_buf(s, ctx, &b);
+  mcp__reply_result_as(s, ctx, r, "task", &body);
 }
 
 void mcp__task_start(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,

@@ -229,6 +229,7 @@ static const mcp_tool tools[] = {
      .title = "Confirm",
      .description = "Asks the user to confirm.",
      .annotations = TC_READ_ONLY,
+     .flags = MCP_TOOL_TASK_OPTIONAL,
      .handler = t_confirm},
     {.name = "ask",
      .description = "Asks the model and the client's roots.",
@@ -242,6 +243,8 @@ static const mcp_tool tools[] = {
                      .destructive = MCP_HINT_FALSE,
                      .idempotent = MCP_HINT_TRUE,
                      .open_world = MCP_HINT_FALSE},
+     /* A task for a client that takes them (it defers). */
+     .flags = MCP_TOOL_TASK_OPTIONAL,
      .handler = t_later},
     {.name = "media",
      .description = "Returns every kind of content.",

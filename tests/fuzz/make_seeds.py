@@ -180,6 +180,22 @@ def legacy_sequences():
                                   "clientInfo": {"name": "a",
                                                  "version": "1"}}),
         ]
+    # Tasks (2025-11-25): "later" and "confirm" may run as tasks; ids are
+    # random, so the seeds name unknown ones and let the fuzzer list.
+    seqs["legacy-2025_11_25-tasks"] = initialize("2025-11-25") + [
+        msg(2, "tools/call", {"name": "later", "arguments": {},
+                              "task": {"ttl": 60000}}),
+        msg(3, "tools/call", {"name": "confirm", "arguments": {},
+                              "task": {}}),
+        result(1, ELICIT_OK),
+        msg(4, "tasks/list"),
+        msg(5, "tasks/list", {"cursor": "k1"}),
+        msg(6, "tasks/get", {"taskId": "AAAAAAAAAAAAAAAAAAAAAA"}),
+        msg(7, "tasks/result", {"taskId": "AAAAAAAAAAAAAAAAAAAAAA"}),
+        msg(8, "tasks/cancel", {"taskId": "AAAAAAAAAAAAAAAAAAAAAA"}),
+        msg(9, "tools/call", {"name": "echo", "arguments": {"text": "t"},
+                              "task": {}}),
+    ]
     seqs["legacy-2025_03_26-batch"] = initialize("2025-03-26") + [
         "[" + ",".join([msg(2, "ping"), call(3, "echo", {"text": "b"}),
                         msg(None, "notifications/initialized"),
@@ -254,6 +270,25 @@ def modern_sequences():
                                  "requestState": STATE_CONFIRM}),
         modern(6, "tools/call", {"name": "confirm", "arguments": {}},
                caps={}),
+    ]
+    tasks = {"extensions": {"io.modelcontextprotocol/tasks": {}},
+             "elicitation": {}}
+    seqs["modern-tasks"] = [
+        modern(1, "tools/call", {"name": "later", "arguments": {}},
+               caps=tasks),
+        modern(2, "tools/call", {"name": "confirm", "arguments": {}},
+               caps=tasks),
+        modern(3, "tasks/get", {"taskId": "AAAAAAAAAAAAAAAAAAAAAA"},
+               caps=tasks),
+        modern(4, "tasks/update", {"taskId": "AAAAAAAAAAAAAAAAAAAAAA",
+                                   "inputResponses": {"ok": ELICIT_OK}},
+               caps=tasks),
+        modern(5, "tasks/cancel", {"taskId": "AAAAAAAAAAAAAAAAAAAAAA"},
+               caps=tasks),
+        modern(6, "tasks/get", {"taskId": "x"}),
+        modern(7, "subscriptions/listen", {"notifications": {
+            "taskIds": ["AAAAAAAAAAAAAAAAAAAAAA"]}}, caps=tasks),
+        msg(None, "notifications/cancelled", {"requestId": 7}),
     ]
     seqs["dual-era"] = initialize("2025-06-18") + [
         modern(2, "tools/list"),
@@ -538,7 +573,9 @@ METHODS = ["initialize", "ping", "tools/list", "tools/call", "prompts/list",
            "server/discover", "subscriptions/listen",
            "notifications/initialized", "notifications/cancelled",
            "notifications/progress", "notifications/roots/list_changed",
-           "elicitation/create", "sampling/createMessage", "roots/list"]
+           "elicitation/create", "sampling/createMessage", "roots/list",
+           "tasks/get", "tasks/update", "tasks/cancel", "tasks/result",
+           "tasks/list"]
 MEMBERS = ["jsonrpc", "id", "method", "params", "result", "error", "code",
            "message", "data", "_meta", "name", "arguments", "cursor",
            "progressToken", "requestId", "reason", "protocolVersion",
@@ -549,7 +586,9 @@ MEMBERS = ["jsonrpc", "id", "method", "params", "result", "error", "code",
            "toolsListChanged", "io.modelcontextprotocol/protocolVersion",
            "io.modelcontextprotocol/clientInfo",
            "io.modelcontextprotocol/clientCapabilities",
-           "io.modelcontextprotocol/logLevel", "ref/prompt", "ref/resource"]
+           "io.modelcontextprotocol/logLevel", "ref/prompt", "ref/resource",
+           "task", "ttl", "taskId", "taskIds", "extensions",
+           "io.modelcontextprotocol/tasks"]
 VALUES = ["2.0", MODERN, "2025-11-25", "2025-06-18", "2025-03-26",
           "2024-11-05", "echo", "add", "wipe", "slow", "confirm", "ask",
           "later", "media", "stamp", "greet", "secret", "file:///readme",
