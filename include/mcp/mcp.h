@@ -685,8 +685,9 @@ MCP_API const char *mcp_call_task_id(const mcp_call *call);
 
 /** Sets the statusMessage of call's task (copied; UTF-8, at most 1024
  * bytes): what tasks/get says it is doing. Returns 0, MCP_ESTATE when the
- * call is not a task, MCP_EINVAL or MCP_ENOMEM. Any thread, while the call
- * lives. */
+ * call is not a task or its task has ended (cancelled, say: the message
+ * it ended with stays), MCP_EINVAL or MCP_ENOMEM. Any thread, while the
+ * call lives. */
 MCP_API int mcp_call_set_status(mcp_call *call, const char *message);
 
 /* ---------------------------------------------------------------------------

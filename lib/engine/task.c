@@ -220,7 +220,11 @@ static void task_free(mcp__task *t) {
   mcp__sink_release(t->origin_sink);
   session_unref(t->origin);
   free_waiters(t->waiters);
+  mcp_server *srv = t->srv;
   mcp__free(t);
+  /* Last: the record held the server, whose lock the code above may have
+   * needed (a call that ends after mcp_server_free frees the server here). */
+  mcp__server_unref(srv);
 }
 
 void mcp__task_unref(mcp__task *t) {
@@ -386,6 +390,7 @@ int mcp__task_new(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
   atomic_init(&t->refs, 2); /* listed, and the creator's */
   atomic_init(&t->published, false);
   t->srv = srv;
+  atomic_fetch_add(&srv->refs, 1);
   t->mode = mode;
   t->created_ms = t->updated_ms = wall_ms();
   t->tool = tool;
@@ -912,15 +917,16 @@ int mcp__task_ask(mcp_call *c) {
   pthread_mutex_unlock(&srv->task_lock);
   pthread_mutex_unlock(&rs->lock);
   /* Outside the locks: the call is parked and its record keeps the origin.
-   * A tasks/result waiting on the same session carries the requests;
-   * otherwise they go where the session's own messages go. */
+   * The client hears the task wants input, then the requests: a tasks/result
+   * waiting on the same session carries them; otherwise they go where the
+   * session's own messages go. */
+  to_origin(t, &note, &mcp__sent_notification);
   for (size_t i = 0, at = 0; i < nreqs; i++) {
     size_t n = strlen(reqs.data + at);
     mcp__session_send(t->origin, dest, reqs.data + at, n, &mcp__sent_request);
     at += n + 1;
   }
   mcp__buf_free(&reqs);
-  to_origin(t, &note, &mcp__sent_notification);
   mcp__sink_release(dest);
   tell_listeners(t);
   return 0;
@@ -1513,10 +1519,16 @@ int mcp_call_set_status(mcp_call *call, const char *message) {
     return MCP_ENOMEM;
   mcp__task *t = call->task;
   pthread_mutex_lock(&t->srv->task_lock);
-  mcp__free(t->status_message);
-  t->status_message = copy;
-  if (!terminal(t->status))
+  /* An ended task says what it said when it ended (a cancelled one's
+   * thread may still be on its way out). */
+  bool ended = terminal(t->status);
+  if (!ended) {
+    mcp__free(t->status_message);
+    t->status_message = copy;
     touch_locked(t, t->status);
+  }
   pthread_mutex_unlock(&t->srv->task_lock);
-  return 0;
+  if (ended)
+    mcp__free(copy);
+  return ended ? MCP_ESTATE : 0;
 }

@@ -472,9 +472,11 @@ START_TEST(cancel_acknowledges_and_settles) {
                     "\"<absent>\",\"status\":\"<absent>\"}}");
   cJSON_Delete(r);
   ck_assert(mcp_call_cancelled(held));
+  /* An ended task keeps the message it ended with. */
+  ck_assert_int_eq(mcp_call_set_status(held, "still going"), MCP_ESTATE);
   r = mtask("tasks/get", id, NULL);
   tu_assert_json(r, "{\"result\":{\"status\":\"cancelled\",\"result\":"
-                    "\"<absent>\"}}");
+                    "\"<absent>\",\"statusMessage\":\"<absent>\"}}");
   cJSON_Delete(r);
   /* Its result, should it come, is not kept; a second cancel is the same
    * acknowledgement. */
@@ -743,17 +745,17 @@ START_TEST(legacy_input_requests_carry_the_task) {
   cJSON *r = lcall("job", "{\"do\":\"ask\"}", "{}");
   char *id = task_id(r, "result.task.taskId");
   cJSON_Delete(r);
-  /* After the reply: the request, then the status. */
+  /* After the reply: the status, then the request. */
   ck_assert_uint_eq(L.nout, 3);
   char *want =
       tu_text("{\"method\":\"elicitation/create\",\"id\":\"<any>\","
               "\"params\":{\"message\":\"Go on?\",\"_meta\":{\"" RELATED
               "\":{\"taskId\":\"%s\"}}}}",
               id);
-  tu_assert_msg(&L, 1, want);
+  tu_assert_msg(&L, 2, want);
   free(want);
-  assert_status_note(2, id, "input_required");
-  cJSON *req = tu_msg(&L, 1);
+  assert_status_note(1, id, "input_required");
+  cJSON *req = tu_msg(&L, 2);
   int rid = tu_jget(req, "id")->valueint;
   cJSON_Delete(req);
   r = ltask("tasks/get", id);
@@ -997,6 +999,24 @@ START_TEST(handed_to_an_executor_it_is_a_task) {
 }
 END_TEST
 
+START_TEST(a_task_call_outlives_its_server) {
+  /* The server is freed while a task's call still runs (its runner holds
+   * the server); the call's end then frees what is left, the server last. */
+  cJSON *r = mcall("job", "{\"do\":\"defer\"}");
+  cJSON_Delete(r);
+  mcp_call *held = tu_stash;
+  tu_peer_close(&P);
+  mcp_server_free(srv);
+  ck_assert(mcp_call_cancelled(held)); /* forgotten with its server */
+  mcp_result_text(held, "nobody hears");
+  ck_assert_int_eq(mcp_call_finish(held, 0), 0);
+  /* teardown frees again: a fresh pair for it */
+  static const mcp_server_info info = {.name = "again", .version = "1"};
+  ck_assert_int_eq(mcp_server_new(&info, &srv), 0);
+  tu_peer_open(&P, srv, &ALICE);
+}
+END_TEST
+
 static void *finish_all(void *arg) {
   (void)arg;
   for (int i = 0; i < TU_MAX_DEFERRED; i++) {
@@ -1152,6 +1172,7 @@ int main(void) {
   t = tu_tcase(s, "threads", setup, teardown, 60);
   tcase_add_test(t, handed_to_an_executor_it_is_a_task);
   tcase_add_test(t, finishes_race_reads_and_cancels);
+  tcase_add_test(t, a_task_call_outlives_its_server);
   t = tu_tcase(s, "oom", NULL, NULL, 600);
   tcase_add_test(t, every_allocation_failing);
   return tu_run(s);
