@@ -551,6 +551,22 @@ START_TEST(status_reaches_listeners_that_asked) {
   r = tu_ask(&P, tu_mreq(5, "subscriptions/listen", TU_META_NONE, filter));
   tu_assert_error(r, -32021, EXT);
   cJSON_Delete(r);
+  /* At most 256 of them, each a string of 1-64 bytes. */
+  cJSON *big = cJSON_CreateArray();
+  for (int i = 0; i < 257; i++)
+    cJSON_AddItemToArray(big, cJSON_CreateString("t"));
+  char *list = cJSON_PrintUnformatted(big);
+  cJSON_Delete(big);
+  char *many = tu_text("\"notifications\":{\"taskIds\":%s}", list);
+  cJSON_free(list);
+  r = tu_ask(&P, tu_mreq(8, "subscriptions/listen", TASKS_META, many));
+  tu_assert_error(r, -32602, "more than 256");
+  cJSON_Delete(r);
+  free(many);
+  r = tu_ask(&P, tu_mreq(9, "subscriptions/listen", TASKS_META,
+                         "\"notifications\":{\"taskIds\":[\"\"]}"));
+  tu_assert_error(r, -32602, "taskIds must hold task ids");
+  cJSON_Delete(r);
   /* Another caller's task is not heard of: not acknowledged. */
   static const mcp_principal BOB = {.subject = "bob"};
   tu_peer B;
@@ -685,6 +701,32 @@ START_TEST(legacy_lifecycle) {
   tu_assert_json(r, want);
   free(want);
   cJSON_Delete(r);
+  free(id);
+}
+END_TEST
+
+START_TEST(legacy_waiters_are_bounded) {
+  cJSON *r = lcall("job", "{\"do\":\"defer\"}", "{}");
+  char *id = task_id(r, "result.task.taskId");
+  cJSON_Delete(r);
+  char *params = tu_text("{\"taskId\":\"%s\"}", id);
+  tu_clear(&L);
+  /* Eight tasks/result wait; the ninth is told the server is busy. */
+  for (int i = 0; i < 9; i++)
+    ck_assert_int_eq(tu_send_free(&L, tu_req(200 + i, "tasks/result", params)),
+                     0);
+  ck_assert_uint_eq(L.nout, 1);
+  tu_assert_msg(&L, 0, "{\"id\":208,\"error\":{\"code\":-32000}}");
+  tu_clear(&L);
+  mcp_result_text(tu_stash, "done");
+  mcp_call_finish(tu_stash, 0);
+  ck_assert_uint_eq(L.nout, 9); /* eight answers and the status */
+  for (int i = 0; i < 8; i++) {
+    cJSON *m = tu_msg(&L, (size_t)i);
+    ck_assert_str_eq(tu_jstr(m, "result.content.0.text"), "done");
+    cJSON_Delete(m);
+  }
+  free(params);
   free(id);
 }
 END_TEST
@@ -1161,6 +1203,7 @@ int main(void) {
   t = tu_tcase(s, "legacy", legacy_setup, legacy_teardown, 60);
   tcase_add_test(t, legacy_lifecycle);
   tcase_add_test(t, legacy_list_pages_and_cancel);
+  tcase_add_test(t, legacy_waiters_are_bounded);
   tcase_add_test(t, legacy_input_requests_carry_the_task);
   tcase_add_test(t, legacy_tool_error_fails_and_progress_is_related);
   tcase_add_test(t, legacy_refusals);
