@@ -225,13 +225,15 @@ static bool strings_only(const cJSON *a) {
   return true;
 }
 
+#define UI_SCHEME_LEN (sizeof MCP__UI_SCHEME - 1)
+
 /* A tool's ui: the view it opens (resourceUri, a ui:// URI) and who may
  * call it (visibility: "model" and/or "app", each once). */
 static void ui_tool_check(const cJSON *ui, mcp__problems *p) {
   const cJSON *uri = cJSON_GetObjectItemCaseSensitive(ui, "resourceUri");
   if (uri && (!cJSON_IsString(uri) ||
-              strncmp(uri->valuestring, MCP__UI_SCHEME, 5) != 0 ||
-              uri->valuestring[5] == '\0'))
+              strncmp(uri->valuestring, MCP__UI_SCHEME, UI_SCHEME_LEN) != 0 ||
+              uri->valuestring[UI_SCHEME_LEN] == '\0'))
     mcp__problem(p, "meta ui.resourceUri must be a ui:// URI naming the "
                     "tool's view (a resource registered under it)");
   const cJSON *vis = cJSON_GetObjectItemCaseSensitive(ui, "visibility");
@@ -301,7 +303,7 @@ static void ui_check(const cJSON *root, int kind, mcp__problems *p) {
 
 void mcp__ui_mime_check(const char *uri, const char *mime_type,
                         mcp__problems *p) {
-  if (uri != NULL && strncmp(uri, MCP__UI_SCHEME, 5) == 0 &&
+  if (uri != NULL && strncmp(uri, MCP__UI_SCHEME, UI_SCHEME_LEN) == 0 &&
       (mime_type == NULL || strcmp(mime_type, MCP__UI_MIME) != 0))
     mcp__problem(p, "a ui:// resource is an MCP App view: its mime_type "
                     "must be \"" MCP__UI_MIME "\"");
