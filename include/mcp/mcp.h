@@ -454,6 +454,15 @@ MCP_API const char *mcp_call_uri(const mcp_call *call);
 /** The caller (borrowed, valid until the call is finished; never NULL). */
 MCP_API const mcp_principal *mcp_call_principal(const mcp_call *call);
 
+/** The capabilities the call's client declared: its ClientCapabilities
+ * object (initialize's in the 2025 versions, the request's own _meta in
+ * 2026-07-28), borrowed and valid until the call is finished; NULL when it
+ * declared none. For a handler that adapts to its client, as MCP Apps asks
+ * of a tool with a view (the host's extensions["io.modelcontextprotocol/ui"]
+ * says which view types it renders). Access is never decided from it: the
+ * client states it, unchecked. Any thread, while the call lives. */
+MCP_API const struct cJSON *mcp_call_client_capabilities(const mcp_call *call);
+
 /** Reads the argument called name, a JSON string, into *out (borrowed, valid
  * until the call is finished). Returns 0 and stores the value, MCP_ENOENT when
  * the argument is absent (or null), MCP_ETYPE when it has another JSON type.

@@ -387,6 +387,10 @@ const mcp_principal *mcp_call_principal(const mcp_call *call) {
   return &call->session->principal;
 }
 
+const cJSON *mcp_call_client_capabilities(const mcp_call *call) {
+  return call ? call->caps : NULL;
+}
+
 static const cJSON *arg(const mcp_call *call, const char *name) {
   const cJSON *a = cJSON_GetObjectItemCaseSensitive(call->arguments, name);
   return cJSON_IsNull(a) ? NULL : a;

@@ -2604,6 +2604,40 @@ START_TEST(cancel_all_ends_parked_calls) {
 }
 END_TEST
 
+/* mcp_call_client_capabilities: what the call's client declared, in either
+ * era, for a handler that adapts (MCP Apps: does the host render views?). */
+static char g_caps_seen[256];
+
+static int h_caps(mcp_call *call) {
+  const cJSON *caps = mcp_call_client_capabilities(call);
+  char *text = caps ? cJSON_PrintUnformatted(caps) : NULL;
+  snprintf(g_caps_seen, sizeof g_caps_seen, "%s", text ? text : "(none)");
+  cJSON_free(text);
+  return mcp_result_text(call, "ok");
+}
+
+START_TEST(client_capabilities_of_either_era) {
+  g_fn = h_caps;
+  cJSON *r = tu_ask(
+      &P, tu_mcall(1, "run", NULL,
+                   TU_META("{\"extensions\":{\"io.modelcontextprotocol/ui\":{"
+                           "\"mimeTypes\":[\"text/html;profile=mcp-app\"]}}}"),
+                   NULL, NULL));
+  cJSON_Delete(r);
+  ck_assert_str_eq(g_caps_seen, "{\"extensions\":{\"io.modelcontextprotocol/"
+                                "ui\":{\"mimeTypes\":[\"text/html;profile="
+                                "mcp-app\"]}}}");
+  tu_peer L;
+  tu_peer_open_with(&L, srv, &ALICE, inspect);
+  tu_legacy_init(&L, "2025-11-25", "{\"roots\":{}}");
+  r = tu_ask(&L, tu_req(2, "tools/call", "{\"name\":\"run\"}"));
+  cJSON_Delete(r);
+  ck_assert_str_eq(g_caps_seen, "{\"roots\":{}}");
+  tu_peer_close(&L);
+  ck_assert_ptr_null(mcp_call_client_capabilities(NULL));
+}
+END_TEST
+
 /* ===========================================================================
  * Suite
  * ======================================================================== */
@@ -2627,6 +2661,7 @@ static Suite *modern_suite(void) {
   tcase_add_test(t, must15_no_server_requests_in_modern_era);
   tcase_add_test(t, must16_request_state_round_trip);
   tcase_add_test(t, must16_tampered_request_state_refused_before_handler);
+  tcase_add_test(t, client_capabilities_of_either_era);
   tcase_add_test(t, must16_request_state_bound_to_arguments);
   tcase_add_test(t, must16_request_state_bound_to_tool_and_principal);
   tcase_add_test(t, must16_foreign_request_state_refused);
