@@ -646,85 +646,107 @@ bool mcp__target_listen(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
   return rc == 0;
 }
 
+/* Frees each of the n strings v that keep says no to, and packs the rest;
+ * returns how many are kept. */
+static size_t keep_strings(char **v, size_t n,
+                           bool (*keep)(size_t i, const char *, void *),
+                           void *user) {
+  size_t kept = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (keep(i, v[i], user))
+      v[kept++] = v[i];
+    else
+      mcp__free(v[i]);
+  }
+  return kept;
+}
+
+static bool served(size_t i, const char *uri, void *user) {
+  (void)uri;
+  return ((const mcp__target *)user)->entries[i] != NULL;
+}
+
+static bool own_task(size_t i, const char *id, void *user) {
+  (void)i;
+  mcp_session *s = user;
+  return mcp__task_visible(s->srv, id, &s->principal);
+}
+
+/* Keeps in l what it may hear of: URIs something serves (t's entries, when
+ * the server offers resources), the caller's own tasks, and the lists the
+ * server offers (as server/discover announces them: no prompts, no prompt
+ * list changes; no resources, neither resource list changes nor resource
+ * subscriptions; tools always). */
+static void honour(mcp_session *s, const mcp__target *t, mcp__listener *l) {
+  l->nuris = keep_strings(l->uris, l->nuris, served, (void *)t);
+  l->ntask_ids = keep_strings(l->task_ids, l->ntask_ids, own_task, s);
+  if (!mcp__offers(s->srv, MCP__FEATURE_PROMPTS))
+    l->flags &= ~(unsigned)MCP__LISTEN_PROMPTS;
+  if (!mcp__offers(s->srv, MCP__FEATURE_RESOURCES)) {
+    l->flags &= ~(unsigned)MCP__LISTEN_RESOURCES;
+    for (size_t i = 0; i < l->nuris; i++)
+      mcp__free(l->uris[i]);
+    l->nuris = 0;
+  }
+}
+
+/* Appends, after sep, "key":[the n strings v] when there is any; returns
+ * the separator of what follows. */
+static const char *put_list(mcp__buf *b, const char *sep, const char *key,
+                            char *const *v, size_t n) {
+  if (n == 0)
+    return sep;
+  mcp__buf_printf(b, "%s\"%s\":[", sep, key);
+  for (size_t i = 0; i < n; i++) {
+    mcp__buf_puts(b, i ? "," : "");
+    mcp__json_quote(b, v[i], strlen(v[i]));
+  }
+  mcp__buf_putc(b, ']');
+  return ",";
+}
+
+/* The acknowledgement of listener l: what it honours, tagged with its
+ * subscriptionId. */
+static void put_ack(mcp__buf *ack, const mcp__listener *l) {
+  static const struct {
+    unsigned flag;
+    const char *key;
+  } kinds[] = {{MCP__LISTEN_TOOLS, "toolsListChanged"},
+               {MCP__LISTEN_PROMPTS, "promptsListChanged"},
+               {MCP__LISTEN_RESOURCES, "resourcesListChanged"}};
+  mcp__buf_puts(ack, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/"
+                     "subscriptions/acknowledged\",\"params\":{"
+                     "\"notifications\":{");
+  const char *sep = "";
+  for (size_t i = 0; i < sizeof kinds / sizeof *kinds; i++) {
+    if (l->flags & kinds[i].flag) {
+      mcp__buf_printf(ack, "%s\"%s\":true", sep, kinds[i].key);
+      sep = ",";
+    }
+  }
+  sep = put_list(ack, sep, "resourceSubscriptions", l->uris, l->nuris);
+  put_list(ack, sep, "taskIds", l->task_ids, l->ntask_ids);
+  mcp__buf_puts(ack,
+                "},\"_meta\":{\"io.modelcontextprotocol/subscriptionId\":");
+  mcp__buf_append(ack, l->id, l->id_len);
+  mcp__buf_puts(ack, "}}}");
+}
+
 void mcp__handle_listen(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
                         mcp__target *t) {
   mcp__listener *l = t->listener;
   mcp__buf canon = {0}, ack = {0};
   int rc = 0;
   t->listener = NULL;
-  /* What nothing serves is not watched. */
-  size_t kept = 0;
-  for (size_t i = 0; i < l->nuris; i++) {
-    if (t->entries[i])
-      l->uris[kept++] = l->uris[i];
-    else
-      mcp__free(l->uris[i]);
-  }
-  l->nuris = kept;
-  /* Only the caller's own tasks are heard of. */
-  kept = 0;
-  for (size_t i = 0; i < l->ntask_ids; i++) {
-    if (mcp__task_visible(s->srv, l->task_ids[i], &s->principal))
-      l->task_ids[kept++] = l->task_ids[i];
-    else
-      mcp__free(l->task_ids[i]);
-  }
-  l->ntask_ids = kept;
+  honour(s, t, l);
   mcp__id_canonical(&canon, r->m->id_node);
   l->id = mcp__strndup(r->m->id, r->m->id_len);
   l->id_len = r->m->id_len;
   l->canon_id = mcp__buf_take(&canon, NULL);
   if (l->id == NULL || l->canon_id == NULL)
     rc = MCP_ENOMEM;
-  /* Only what the server offers (as server/discover announces it) is
-   * honoured: no prompts, no prompt list changes; no resources, neither
-   * resource list changes nor resource subscriptions. Tools always. */
   if (rc == 0) {
-    if (!mcp__offers(s->srv, MCP__FEATURE_PROMPTS))
-      l->flags &= ~(unsigned)MCP__LISTEN_PROMPTS;
-    if (!mcp__offers(s->srv, MCP__FEATURE_RESOURCES)) {
-      l->flags &= ~(unsigned)MCP__LISTEN_RESOURCES;
-      for (size_t i = 0; i < l->nuris; i++)
-        mcp__free(l->uris[i]);
-      l->nuris = 0;
-    }
-    mcp__buf_puts(&ack, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/"
-                        "subscriptions/acknowledged\",\"params\":{"
-                        "\"notifications\":{");
-    const char *sep = "";
-    if (l->flags & MCP__LISTEN_TOOLS) {
-      mcp__buf_puts(&ack, "\"toolsListChanged\":true");
-      sep = ",";
-    }
-    if (l->flags & MCP__LISTEN_PROMPTS) {
-      mcp__buf_printf(&ack, "%s\"promptsListChanged\":true", sep);
-      sep = ",";
-    }
-    if (l->flags & MCP__LISTEN_RESOURCES) {
-      mcp__buf_printf(&ack, "%s\"resourcesListChanged\":true", sep);
-      sep = ",";
-    }
-    if (l->nuris) {
-      mcp__buf_printf(&ack, "%s\"resourceSubscriptions\":[", sep);
-      for (size_t i = 0; i < l->nuris; i++) {
-        mcp__buf_puts(&ack, i ? "," : "");
-        mcp__json_quote(&ack, l->uris[i], strlen(l->uris[i]));
-      }
-      mcp__buf_putc(&ack, ']');
-      sep = ",";
-    }
-    if (l->ntask_ids) {
-      mcp__buf_printf(&ack, "%s\"taskIds\":[", sep);
-      for (size_t i = 0; i < l->ntask_ids; i++) {
-        mcp__buf_puts(&ack, i ? "," : "");
-        mcp__json_quote(&ack, l->task_ids[i], strlen(l->task_ids[i]));
-      }
-      mcp__buf_putc(&ack, ']');
-    }
-    mcp__buf_puts(&ack,
-                  "},\"_meta\":{\"io.modelcontextprotocol/subscriptionId\":");
-    mcp__buf_append(&ack, l->id, l->id_len);
-    mcp__buf_puts(&ack, "}}}");
+    put_ack(&ack, l);
     rc = ack.err;
   }
   if (rc == 0 && ctx->batch)
