@@ -51,6 +51,9 @@ const TOOLS = {
   test_input_required_result_multiple_inputs: 'ro', test_input_required_result_multi_round: 'ro',
   test_input_required_result_tampered_state: 'ro', test_input_required_result_capabilities: 'ro',
   test_trigger_tool_change: 'rw', test_trigger_prompt_change: 'rw',
+  // Tasks (interop.tasks_ext and the conformance tasks scenarios drive them).
+  greet: 'ro', slow_compute: 'ro', failing_job: 'ro', protocol_error_job: 'ro',
+  confirm_delete: 'ro', multi_input: 'ro', test_tool_with_task: 'ro', archive_notes: 'ro',
 };
 const PROMPTS = ['test_simple_prompt', 'test_prompt_with_arguments',
   'test_prompt_with_embedded_resource', 'test_prompt_with_image', 'test_input_required_result_prompt'];
