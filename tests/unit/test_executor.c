@@ -41,6 +41,7 @@ typedef struct queue {
   unsigned nthreads;
   atomic_int submitted, released;
   atomic_int failures; /* executes that failed, read by the test thread */
+  atomic_int executed; /* executes returned: their threads hold nothing */
 } queue;
 
 static queue Q;
@@ -60,6 +61,7 @@ static void *take(void *arg) {
     pthread_mutex_unlock(&q->lock);
     if (mcp_call_execute(c, q->nthreads > 1 ? "pool" : "loop") != 0)
       atomic_fetch_add(&q->failures, 1);
+    atomic_fetch_add(&q->executed, 1);
     pthread_mutex_lock(&q->lock);
   }
   pthread_mutex_unlock(&q->lock);
@@ -321,6 +323,11 @@ START_TEST(pool_runs_every_call_on_its_threads) {
   pthread_mutex_unlock(&audit_lock);
   ck_assert_uint_eq(mcp_session_pending(P.session), 0);
   ck_assert_int_eq(atomic_load(&Q.failures), 0);
+  /* A reply is out before its worker's mcp_call_execute returns (which
+   * lets go of the session last): wait for all of them, at most 5 s. */
+  for (int ms = 0; ms < 5000 && atomic_load(&Q.executed) < N; ms++)
+    nanosleep(&(struct timespec){.tv_nsec = 1000 * 1000}, NULL);
+  ck_assert_int_eq(atomic_load(&Q.executed), N);
   /* The executor is let go when the server is finally freed. */
   tu_peer_close(&P);
   gone = true;
