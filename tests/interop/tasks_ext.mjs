@@ -437,13 +437,9 @@ function newClient(era) {
 
 // ---- stdio -----------------------------------------------------------------
 
-async function overStdio(era) {
-  const tag = `stdio ${era}`;
-  const { command, args } = serverCommand(CONFIG, ['--stdio']);
-  console.log(`# [${tag}] spawn: ${[command, ...args].map(shellQuote).join(' ')}`);
-  const transport = new TrackedStdioTransport({ command, args, env: { ...process.env }, stderr: 'pipe' });
-  forwardLines(transport.stderr, tag);
-  live.add(transport);
+// Connects a client of era over transport, runs the era's checks and
+// closes the client, each step bounded in time.
+async function driveEra(tag, era, transport) {
   const client = newClient(era);
   try {
     await within(client.connect(transport, { timeout: RPC_MS }), 2 * RPC_MS, `${tag}: connect`);
@@ -451,10 +447,20 @@ async function overStdio(era) {
   } catch (err) {
     fail(tag, String(err?.stack ?? err));
   } finally {
-    await client.close().catch(() => {});
-    await transport.close().catch(() => {});
-    live.delete(transport);
+    await within(client.close(), RPC_MS, `${tag}: close`).catch(() => {});
   }
+}
+
+async function overStdio(era) {
+  const tag = `stdio ${era}`;
+  const { command, args } = serverCommand(CONFIG, ['--stdio']);
+  console.log(`# [${tag}] spawn: ${[command, ...args].map(shellQuote).join(' ')}`);
+  const transport = new TrackedStdioTransport({ command, args, env: { ...process.env }, stderr: 'pipe' });
+  forwardLines(transport.stderr, tag);
+  live.add(transport);
+  await driveEra(tag, era, transport);
+  await transport.close().catch(() => {});
+  live.delete(transport);
   if (transport.tracker) checkExit(tag, transport.tracker, CONFIG);
   else fail(`${tag}: server started`, 'no process');
 }
@@ -472,17 +478,7 @@ async function overHttp() {
   live.add({ kill: () => server.child.kill('SIGKILL') });
   if (checkListeningUrl('http', server.url)) {
     for (const era of ['2025-11-25', '2026-07-28']) {
-      const tag = `http ${era}`;
-      const transport = new StreamableHTTPClientTransport(new URL(server.url));
-      const client = newClient(era);
-      try {
-        await within(client.connect(transport, { timeout: RPC_MS }), 2 * RPC_MS, `${tag}: connect`);
-        await runEra(tag, era, client, new Wire(transport, tag));
-      } catch (err) {
-        fail(tag, String(err?.stack ?? err));
-      } finally {
-        await within(client.close(), RPC_MS, `${tag}: close`).catch(() => {});
-      }
+      await driveEra(`http ${era}`, era, new StreamableHTTPClientTransport(new URL(server.url)));
     }
   }
   checkHttpExit('http', await stopHttpServer(server, CONFIG), CONFIG);
