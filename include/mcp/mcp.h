@@ -661,8 +661,10 @@ MCP_API const char *mcp_call_state(const mcp_call *call);
  *
  * When a call becomes a task: in 2025-11-25, before the handler runs, when
  * the client asked for one (a task param). In 2026-07-28, where the server
- * decides, when the handler returns MCP_DEFERRED (or its executor takes the
- * call) or calls mcp_call_start_task: a handler that answers at once gives
+ * decides, when the handler returns MCP_DEFERRED or calls
+ * mcp_call_start_task, or when the call is handed to the server's executor
+ * (mcp_server_set_executor: its answer no longer comes back to the request,
+ * even if the executor declines it): a handler that answers at once gives
  * its result directly, and one that asks for input before either answers
  * with an InputRequiredResult (the input the task needs before it starts).
  * Once a task, its input requests are the task's (status input_required:
