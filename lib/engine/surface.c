@@ -20,13 +20,6 @@ static bool any_complete(const mcp__registry *r) {
   return false;
 }
 
-static bool any_task(const mcp__registry *r) {
-  for (size_t i = 0; i < r->n; i++)
-    if (r->tools[i]->task_support)
-      return true;
-  return false;
-}
-
 /* A feature is offered while the server has something of it registered:
  * announced in the capabilities, its methods served; without it they
  * answer -32601, as for a capability not advertised. Register prompts and
@@ -38,7 +31,7 @@ bool mcp__offers(mcp_server *srv, mcp__feature f) {
                 ? srv->resources.n + srv->templates.n > 0
             : f == MCP__FEATURE_SKILLS ? srv->skills.n > 0
             : f == MCP__FEATURE_TASKS
-                ? any_task(&srv->reg)
+                ? srv->reg.ntask > 0
                 : any_complete(&srv->prompts) || any_complete(&srv->templates);
   pthread_mutex_unlock(&srv->lock);
   return on;

@@ -483,6 +483,7 @@ int mcp__registry_add(mcp__registry *r, mcp__tool *t) {
   t->seq = ++r->next_seq;
   r->tools[r->n++] = t;
   index_put(r, r->n - 1);
+  r->ntask += t->task_support != 0;
   return 0;
 }
 
@@ -494,6 +495,7 @@ int mcp__registry_remove(mcp__registry *r, const char *name) {
   index_remove(r, i);
   memmove(&r->tools[i], &r->tools[i + 1], (r->n - i - 1) * sizeof *r->tools);
   r->n--;
+  r->ntask -= t->task_support != 0;
   mcp__tool_unref(t);
   return 0;
 }

@@ -98,6 +98,8 @@ typedef struct mcp__registry {
                     the number of tools */
   size_t nindex; /* slots: 0, or a power of two, at least twice n */
   unsigned long long next_seq;
+  size_t ntask;    /* entries with task support: whether the server offers
+                      tasks, known without a walk */
   const char *key; /* the list's member: "tools", "prompts", ... */
   char tag;        /* first character of its cursors */
 } mcp__registry;

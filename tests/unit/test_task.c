@@ -260,6 +260,18 @@ START_TEST(capability_in_both_eras) {
   tu_assert_exact(tu_jget(r, "result.capabilities.extensions"),
                   "{\"" EXT "\":{}}");
   cJSON_Delete(r);
+  /* Offered while a tool with task support is registered, and no longer. */
+  ck_assert_int_eq(mcp_server_remove_tool(srv, "job"), 0);
+  r = tu_ask(&P, tu_mreq(2, "server/discover", TU_META_NONE, NULL));
+  ck_assert_ptr_nonnull(tu_jget(r, "result.capabilities.extensions"));
+  cJSON_Delete(r);
+  ck_assert_int_eq(mcp_server_remove_tool(srv, "must"), 0);
+  r = tu_ask(&P, tu_mreq(3, "server/discover", TU_META_NONE, NULL));
+  ck_assert_ptr_null(tu_jget(r, "result.capabilities.extensions"));
+  cJSON_Delete(r);
+  r = tu_ask(&P, tu_mreq(4, "tasks/get", TASKS_META, "\"taskId\":\"x\""));
+  tu_assert_error(r, -32601, NULL);
+  cJSON_Delete(r);
 }
 END_TEST
 
