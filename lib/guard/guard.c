@@ -299,12 +299,6 @@ static int submit(mcp_call *call, void *user_data) {
   return rc;
 }
 
-static int lint(char *buf, size_t size, void *user_data) {
-  const mcp__guard *g = user_data;
-  mcp__fmt(buf, size, "%s", g->sentence);
-  return g->level;
-}
-
 static void release(void *user_data) {
   mcp__guard *g = user_data;
   pthread_t self = pthread_self();
@@ -386,7 +380,8 @@ static int judge(mcp__guard *g, bool ports, char *why, size_t size) {
   if (g->sentence[0] == '\0') {
     mcp__fmt(g->sentence, sizeof g->sentence,
              "guard: Landlock ABI %d and seccomp keep every rule: read-only, "
-             "additive and closed-world tools are held to their hints",
+             "additive and closed-world tools are held to their hints, and "
+             "refused system calls newer than the guard",
              abi);
     return 0;
   }
@@ -598,7 +593,7 @@ int mcp_guard_enable(mcp_server *srv, const mcp_guard_options *opts) {
     rc = start_spawners(g, why, sizeof why);
   if (rc == 0) {
     mcp_executor ex = {
-        .submit = submit, .lint = lint, .release = release, .user_data = g};
+        .submit = submit, .release = release, .user_data = g};
     rc = mcp_server_set_executor(srv, &ex);
     if (rc) {
       mcp__fmt(why, sizeof why, "%s", mcp_server_errmsg(srv));
