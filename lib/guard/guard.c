@@ -376,7 +376,8 @@ static int judge(mcp__guard *g, bool ports, char *why, size_t size) {
   }
   if (!k->seccomp)
     say(g, "seccomp filters are not available: closed-world tools may open "
-           "any socket, and read-only ones change file metadata");
+           "any socket, read-only ones change file metadata, additive ones "
+           "remove bytes, and no system call is refused");
   if (g->sentence[0] == '\0') {
     mcp__fmt(g->sentence, sizeof g->sentence,
              "guard: Landlock ABI %d and seccomp keep every rule: read-only, "
@@ -592,8 +593,7 @@ int mcp_guard_enable(mcp_server *srv, const mcp_guard_options *opts) {
   if (rc == 0)
     rc = start_spawners(g, why, sizeof why);
   if (rc == 0) {
-    mcp_executor ex = {
-        .submit = submit, .release = release, .user_data = g};
+    mcp_executor ex = {.submit = submit, .release = release, .user_data = g};
     rc = mcp_server_set_executor(srv, &ex);
     if (rc) {
       mcp__fmt(why, sizeof why, "%s", mcp_server_errmsg(srv));

@@ -416,7 +416,7 @@ static const refusal shrinking[] = {
  * sockets and files without the system calls the filter reads, and
  * Landlock's calls, so that a guarded thread can neither make, widen nor
  * apply a ruleset (of a pool that is starting, say). */
-static const refusal guarded[] = {
+static const refusal every_guarded[] = {
     NEWER("io_uring_setup", 425, EPERM),
     NEWER("io_uring_enter", 426, EPERM),
     NEWER("io_uring_register", 427, EPERM),
@@ -621,7 +621,7 @@ static int load_filter(const mcp__guard_plan *plan, char *why, size_t size) {
   if (rc == 0 && plan->no_shrink)
     rc = deny_ioctls(f, MCP__GUARD_FS_ADDITIVE);
   if (rc == 0)
-    rc = REFUSE(f, guarded);
+    rc = REFUSE(f, every_guarded);
   if (rc == 0)
     rc = seccomp_load(f);
   seccomp_release(f);
