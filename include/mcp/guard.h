@@ -9,16 +9,18 @@
  *                           removed, renamed, linked or truncated (Landlock,
  *                           every write right), nor its mode, owner, times,
  *                           extended attributes or inode attributes changed
- *                           (seccomp: chmod, chown, utimes, setxattr,
- *                           removexattr and their *at forms, file_setattr);
- *                           no ioctl of the filesystems' families that
- *                           changes a file (seccomp: every request of types
- *                           'f', 'v', 'X', 0x94 and 'r' not numbered as a
- *                           read, so FS_IOC_SETFLAGS, FS_IOC_FSSETXATTR,
- *                           FS_IOC_SETVERSION, the label, clone and space
- *                           calls, in every size; FS_IOC_SET_ENCRYPTION_
- *                           POLICY; all of f2fs's 0xf5); no ioctl on a
- *                           device it opens (ABI 5). Under writable_paths
+ *                           (seccomp: chmod, chown, utime(s), setxattr,
+ *                           removexattr in their f, l and at forms,
+ *                           file_setattr); no ioctl of the filesystems'
+ *                           families that changes a file (seccomp: every
+ *                           request of types 'f', 'v', 'X', 0x94 and 'r'
+ *                           not numbered as a read, in every size, so
+ *                           FS_IOC_SETFLAGS, FS_IOC_FSSETXATTR,
+ *                           FS_IOC_SETVERSION and the label, clone and
+ *                           space calls; and the encryption policy's
+ *                           setter, numbered as a read; every request of
+ *                           f2fs's 0xf5); no ioctl on a device it opens
+ *                           (ABI 5). Under writable_paths
  *                           Landlock's rights come back but making device
  *                           nodes; seccomp's rules hold there too
  *   destructiveHint: false  (additive) no file may be removed, renamed or
@@ -26,9 +28,10 @@
  *                           fallocate mode but allocating, unsharing and
  *                           inserting (punch hole, collapse and zero range
  *                           are refused, and any mode a later kernel adds),
- *                           no madvise(MADV_REMOVE), no ioctl of types 'X',
- *                           0x94 or 0xf5 not numbered as a read but
- *                           FICLONE, FICLONERANGE and FIDEDUPERANGE
+ *                           no madvise(MADV_REMOVE), no ioctl of XFS's or
+ *                           btrfs's families ('X', 0x94) not numbered as a
+ *                           read but FICLONE, FICLONERANGE and
+ *                           FIDEDUPERANGE, none of f2fs's (0xf5)
  *                           (seccomp). Creating files and writing to them
  *                           stays allowed, overwriting bytes of an existing
  *                           file included. Under writable_paths, removing,
