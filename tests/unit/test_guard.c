@@ -434,6 +434,210 @@ static long zero_ioctl_(int fd) {
 }
 static int f_zero_ioctl(void) { return on_big(zero_ioctl_); }
 
+/* Landlock's write rights, each call that needs one (read-only). */
+/* Its own buffer: at() has one per thread, and a call names two paths. */
+static const char *made_path(void) {
+  static _Thread_local char path[128];
+  snprintf(path, sizeof path, "%s/made", dir);
+  return path;
+}
+#define EXISTING at("existing.txt")
+#define NEW_NAME made_path()
+static int w_openat(void) {
+  long fd = syscall(SYS_openat, AT_FDCWD, EXISTING, O_WRONLY);
+  if (fd >= 0)
+    close((int)fd);
+  return raw(fd);
+}
+static int w_openat_creat(void) {
+  long fd = syscall(SYS_openat, AT_FDCWD, NEW_NAME, O_RDONLY | O_CREAT, 0600);
+  if (fd >= 0)
+    close((int)fd);
+  return raw(fd);
+}
+static int openat2_with(const char *path, uint64_t flags) {
+  struct {
+    uint64_t flags, mode, resolve;
+  } how = {flags, 0, 0}; /* struct open_how */
+  long fd = syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof how);
+  if (fd >= 0)
+    close((int)fd);
+  return raw(fd);
+}
+static int w_openat2(void) { return openat2_with(EXISTING, O_WRONLY); }
+static int w_mknodat(void) {
+  return raw(syscall(SYS_mknodat, AT_FDCWD, NEW_NAME, S_IFIFO | 0600, 0));
+}
+static int w_mkdirat(void) {
+  return raw(syscall(SYS_mkdirat, AT_FDCWD, NEW_NAME, 0700));
+}
+static int w_unlinkat(void) {
+  return raw(syscall(SYS_unlinkat, AT_FDCWD, EXISTING, 0));
+}
+static int w_rmdirat(void) {
+  return raw(syscall(SYS_unlinkat, AT_FDCWD, at("empty"), AT_REMOVEDIR));
+}
+static int w_renameat(void) {
+  return raw(syscall(SYS_renameat, AT_FDCWD, EXISTING, AT_FDCWD, NEW_NAME));
+}
+static int w_renameat2(void) {
+  return raw(syscall(SYS_renameat2, AT_FDCWD, EXISTING, AT_FDCWD, NEW_NAME, 0));
+}
+static int w_linkat(void) {
+  return raw(syscall(SYS_linkat, AT_FDCWD, EXISTING, AT_FDCWD, NEW_NAME, 0));
+}
+static int w_symlinkat(void) {
+  return raw(syscall(SYS_symlinkat, "existing.txt", AT_FDCWD, NEW_NAME));
+}
+static int w_truncate(void) { return raw(syscall(SYS_truncate, EXISTING, 0L)); }
+static int w_openat_trunc(void) {
+  long fd = syscall(SYS_openat, AT_FDCWD, EXISTING, O_WRONLY | O_TRUNC);
+  if (fd >= 0)
+    close((int)fd);
+  return raw(fd);
+}
+static int w_openat2_trunc(void) {
+  return openat2_with(EXISTING, O_WRONLY | O_TRUNC);
+}
+static int w_ftruncate(void) {
+  int fd = open(EXISTING, O_WRONLY);
+  if (fd < 0)
+    return errno;
+  int rc = raw(syscall(SYS_ftruncate, fd, 0L));
+  close(fd);
+  return rc;
+}
+#ifdef SYS_open /* the calls before *at, on the architectures that have them   \
+                 */
+static int w_open(void) {
+  long fd = syscall(SYS_open, EXISTING, O_WRONLY);
+  if (fd >= 0)
+    close((int)fd);
+  return raw(fd);
+}
+static int w_open_trunc(void) {
+  long fd = syscall(SYS_open, EXISTING, O_WRONLY | O_TRUNC);
+  if (fd >= 0)
+    close((int)fd);
+  return raw(fd);
+}
+static int w_creat(void) {
+  long fd = syscall(SYS_creat, NEW_NAME, 0600);
+  if (fd >= 0)
+    close((int)fd);
+  return raw(fd);
+}
+static int w_creat_existing(void) {
+  long fd = syscall(SYS_creat, EXISTING, 0600);
+  if (fd >= 0)
+    close((int)fd);
+  return raw(fd);
+}
+static int w_mknod(void) {
+  return raw(syscall(SYS_mknod, NEW_NAME, S_IFIFO | 0600, 0));
+}
+static int w_mkdir(void) { return raw(syscall(SYS_mkdir, NEW_NAME, 0700)); }
+static int w_unlink(void) { return raw(syscall(SYS_unlink, EXISTING)); }
+static int w_rmdir(void) { return raw(syscall(SYS_rmdir, at("empty"))); }
+static int w_rename(void) {
+  return raw(syscall(SYS_rename, EXISTING, NEW_NAME));
+}
+static int w_link(void) { return raw(syscall(SYS_link, EXISTING, NEW_NAME)); }
+static int w_symlink(void) {
+  return raw(syscall(SYS_symlink, "existing.txt", NEW_NAME));
+}
+#endif
+
+/* Sockets of each family but unix, and io_uring (closed-world). */
+static int sock(int family, int type, int protocol) {
+  long fd = syscall(SYS_socket, family, type, protocol);
+  if (fd >= 0)
+    close((int)fd);
+  return raw(fd);
+}
+static int n_tcp(void) { return sock(AF_INET, SOCK_STREAM, 0); }
+static int n_tcp6(void) { return sock(AF_INET6, SOCK_STREAM, 0); }
+static int n_udp(void) { return sock(AF_INET, SOCK_DGRAM, 0); }
+static int n_udp6(void) { return sock(AF_INET6, SOCK_DGRAM, 0); }
+static int n_sctp(void) { return sock(AF_INET, SOCK_STREAM, 132); }
+static int n_raw(void) { return sock(AF_INET, SOCK_RAW, 1); }
+static int n_packet(void) { return sock(AF_PACKET, SOCK_DGRAM, 0); }
+static int n_netlink(void) { return sock(AF_NETLINK, SOCK_RAW, 0); }
+static int n_unix(void) { return sock(AF_UNIX, SOCK_STREAM, 0); }
+static int n_socketpair_unix(void) {
+  int sv[2];
+  int rc = raw(syscall(SYS_socketpair, AF_UNIX, SOCK_STREAM, 0, sv));
+  if (rc == 0) {
+    close(sv[0]);
+    close(sv[1]);
+  }
+  return rc;
+}
+static int n_uring_setup(void) {
+  unsigned char params[120] = {0}; /* struct io_uring_params */
+  long fd = syscall(SYS_io_uring_setup, 1, params);
+  if (fd >= 0)
+    close((int)fd);
+  return raw(fd);
+}
+static int n_uring_enter(void) {
+  return raw(syscall(SYS_io_uring_enter, -1, 0, 0, 0, NULL, 0));
+}
+static int n_uring_register(void) {
+  return raw(syscall(SYS_io_uring_register, -1, 0, NULL, 0));
+}
+
+/* With tcp_ports: what the port rules do not see, on a TCP socket. */
+static int tcp_with(long (*fn)(int)) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0)
+    return errno;
+  int rc = raw(fn(fd));
+  close(fd);
+  return rc;
+}
+static struct sockaddr_in to_port(void) {
+  struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(port)};
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  return a;
+}
+static long sendto_fo_(int fd) {
+  struct sockaddr_in a = to_port();
+  return syscall(SYS_sendto, fd, "x", 1, MSG_FASTOPEN, &a, sizeof a);
+}
+static int t_sendto_fastopen(void) { return tcp_with(sendto_fo_); }
+static long sendmsg_fo_(int fd) {
+  struct sockaddr_in a = to_port();
+  struct iovec v = {.iov_base = "x", .iov_len = 1};
+  struct msghdr m = {
+      .msg_name = &a, .msg_namelen = sizeof a, .msg_iov = &v, .msg_iovlen = 1};
+  return syscall(SYS_sendmsg, fd, &m, MSG_FASTOPEN);
+}
+static int t_sendmsg_fastopen(void) { return tcp_with(sendmsg_fo_); }
+static long sendmmsg_fo_(int fd) {
+  struct sockaddr_in a = to_port();
+  struct iovec v = {.iov_base = "x", .iov_len = 1};
+  struct mmsghdr m = {.msg_hdr = {.msg_name = &a,
+                                  .msg_namelen = sizeof a,
+                                  .msg_iov = &v,
+                                  .msg_iovlen = 1}};
+  return syscall(SYS_sendmmsg, fd, &m, 1, MSG_FASTOPEN);
+}
+static int t_sendmmsg_fastopen(void) { return tcp_with(sendmmsg_fo_); }
+static long listen_(int fd) { return syscall(SYS_listen, fd, 1); }
+static int t_listen(void) { return tcp_with(listen_); }
+static long connect_(int fd) {
+  struct sockaddr_in a = to_port();
+  return syscall(SYS_connect, fd, &a, sizeof a);
+}
+static int t_connect(void) { return tcp_with(connect_); }
+static long bind_(int fd) {
+  struct sockaddr_in a = to_port();
+  a.sin_port = 0;
+  return syscall(SYS_bind, fd, &a, sizeof a);
+}
+static int t_bind(void) { return tcp_with(bind_); }
+
 /* Landlock's calls: the version query, a rule on a descriptor that is no
  * ruleset, a restriction by no descriptor. */
 static int l_create(void) { return raw(syscall(444, NULL, 0, 1u)); }
@@ -544,6 +748,53 @@ static const struct op {
     {"f_madv_remove", f_madv_remove},
     {"f_unresvsp", f_unresvsp},
     {"f_zero_ioctl", f_zero_ioctl},
+    {"w_openat", w_openat},
+    {"w_openat_creat", w_openat_creat},
+    {"w_openat2", w_openat2},
+    {"w_mknodat", w_mknodat},
+    {"w_mkdirat", w_mkdirat},
+    {"w_unlinkat", w_unlinkat},
+    {"w_rmdirat", w_rmdirat},
+    {"w_renameat", w_renameat},
+    {"w_renameat2", w_renameat2},
+    {"w_linkat", w_linkat},
+    {"w_symlinkat", w_symlinkat},
+    {"w_truncate", w_truncate},
+    {"w_openat_trunc", w_openat_trunc},
+    {"w_openat2_trunc", w_openat2_trunc},
+    {"w_ftruncate", w_ftruncate},
+#ifdef SYS_open
+    {"w_open", w_open},
+    {"w_open_trunc", w_open_trunc},
+    {"w_creat", w_creat},
+    {"w_creat_existing", w_creat_existing},
+    {"w_mknod", w_mknod},
+    {"w_mkdir", w_mkdir},
+    {"w_unlink", w_unlink},
+    {"w_rmdir", w_rmdir},
+    {"w_rename", w_rename},
+    {"w_link", w_link},
+    {"w_symlink", w_symlink},
+#endif
+    {"n_tcp", n_tcp},
+    {"n_tcp6", n_tcp6},
+    {"n_udp", n_udp},
+    {"n_udp6", n_udp6},
+    {"n_sctp", n_sctp},
+    {"n_raw", n_raw},
+    {"n_packet", n_packet},
+    {"n_netlink", n_netlink},
+    {"n_unix", n_unix},
+    {"n_socketpair_unix", n_socketpair_unix},
+    {"n_uring_setup", n_uring_setup},
+    {"n_uring_enter", n_uring_enter},
+    {"n_uring_register", n_uring_register},
+    {"t_sendto_fastopen", t_sendto_fastopen},
+    {"t_sendmsg_fastopen", t_sendmsg_fastopen},
+    {"t_sendmmsg_fastopen", t_sendmmsg_fastopen},
+    {"t_listen", t_listen},
+    {"t_connect", t_connect},
+    {"t_bind", t_bind},
     {"l_create", l_create},
     {"l_add_rule", l_add_rule},
     {"l_restrict", l_restrict},
@@ -664,6 +915,7 @@ static void setup(void) {
   ck_assert_ptr_nonnull(mkdtemp(dir));
   put_file("existing.txt", "keep");
   ck_assert_int_eq(setxattr(at("existing.txt"), "user.keep", "k", 1, 0), 0);
+  ck_assert_int_eq(mkdir(at("empty"), 0700), 0);
   char big[BIG_SIZE];
   memset(big, 'b', sizeof big);
   FILE *f = fopen(at("big.bin"), "w");
@@ -992,6 +1244,106 @@ static void enable_as(int i) {
   mcp_guard_options o = {.landlock_abi_max = i ? 2 : 0};
   enable(&o);
 }
+
+static const char *const write_calls[] = {
+    "w_openat",       "w_openat_creat",  "w_openat2",   "w_mknodat",
+    "w_mkdirat",      "w_unlinkat",      "w_rmdirat",   "w_renameat",
+    "w_renameat2",    "w_linkat",        "w_symlinkat", "w_truncate",
+    "w_openat_trunc", "w_openat2_trunc",
+#ifdef SYS_open
+    "w_open",         "w_open_trunc",    "w_creat",     "w_mknod",
+    "w_mkdir",        "w_unlink",        "w_rmdir",     "w_rename",
+    "w_link",         "w_symlink",
+#endif
+};
+static const char *const remove_calls[] = {
+    "w_unlinkat", "w_rmdirat", "w_renameat", "w_renameat2",
+#ifdef SYS_open
+    "w_unlink",   "w_rmdir",   "w_rename",
+#endif
+};
+static const char *const truncate_calls[] = {
+    "w_truncate",   "w_openat_trunc",   "w_openat2_trunc", "w_ftruncate",
+#ifdef SYS_open
+    "w_open_trunc", "w_creat_existing",
+#endif
+};
+static const char *const socket_calls[] = {"n_tcp",    "n_tcp6",   "n_udp",
+                                           "n_udp6",   "n_sctp",   "n_raw",
+                                           "n_packet", "n_netlink"};
+static const char *const uring_calls[] = {"n_uring_setup", "n_uring_enter",
+                                          "n_uring_register"};
+static const char *const port_bypasses[] = {"t_sendto_fastopen",
+                                            "t_sendmsg_fastopen",
+                                            "t_sendmmsg_fastopen", "t_listen"};
+
+/* Refused, by Landlock or seccomp: openat2, whose flags seccomp cannot
+ * read, answers ENOSYS where seccomp keeps the truncation rule. */
+#define REFUSED_RAW(tool, op)                                                  \
+  do {                                                                         \
+    int e_ = try_op(tool, op);                                                 \
+    ck_assert_msg(e_ == EACCES || e_ == EPERM ||                               \
+                      (e_ == ENOSYS && strstr(op, "openat2")),                 \
+                  "%s: %s gave %d (%s)", tool, op, e_, strerror(e_));          \
+  } while (0)
+
+START_TEST(read_only_writes_nothing_by_any_call) {
+  enable_as(_i);
+  for (size_t i = 0; i < TU_COUNT(write_calls); i++) {
+    REFUSED_RAW("ro_closed", write_calls[i]);
+    REFUSED_RAW("ro_open", write_calls[i]);
+  }
+  assert_existing_unchanged();
+  ck_assert(!exists("made"));
+  ck_assert(exists("empty"));
+  ALLOWED("anything", "w_mkdirat"); /* the calls themselves work here */
+  ck_assert(exists("made"));
+}
+END_TEST
+
+START_TEST(additive_removes_and_truncates_nothing_by_any_call) {
+  enable_as(_i);
+  for (size_t i = 0; i < TU_COUNT(remove_calls); i++)
+    REFUSED_RAW("additive", remove_calls[i]);
+  for (size_t i = 0; i < TU_COUNT(truncate_calls); i++)
+    REFUSED_RAW("additive", truncate_calls[i]);
+  assert_existing_unchanged();
+  ck_assert(exists("empty"));
+  ALLOWED("additive", "w_openat_creat"); /* creating stays allowed */
+  ALLOWED("additive", "w_openat");
+}
+END_TEST
+
+START_TEST(closed_world_opens_no_socket_but_unix_by_any_call) {
+  enable_as(_i);
+  static const char *const closed_tools[] = {"ro_closed", "closed"};
+  for (size_t t = 0; t < TU_COUNT(closed_tools); t++) {
+    for (size_t i = 0; i < TU_COUNT(socket_calls); i++)
+      REFUSED_RAW(closed_tools[t], socket_calls[i]);
+    ALLOWED(closed_tools[t], "n_unix");
+    ALLOWED(closed_tools[t], "n_socketpair_unix");
+  }
+  for (size_t t = 0; t < TU_COUNT(guarded_tools); t++)
+    for (size_t i = 0; i < TU_COUNT(uring_calls); i++)
+      REFUSED_WITH(guarded_tools[t], uring_calls[i], EPERM);
+  ALLOWED("ro_open", "n_udp");
+}
+END_TEST
+
+START_TEST(tcp_ports_open_nothing_the_port_rules_do_not_see) {
+  need_abi(4);
+  unsigned short ports[] = {port2, 0};
+  mcp_guard_options o = {.tcp_ports = ports};
+  enable(&o);
+  for (size_t i = 0; i < TU_COUNT(port_bypasses); i++)
+    REFUSED_RAW("ro_closed", port_bypasses[i]);
+  REFUSED_RAW("ro_closed", "t_connect");
+  REFUSED_RAW("ro_closed", "t_bind");
+  ck_assert(!connection_came(listener));
+  ALLOWED("ro_closed", "n_tcp");
+  REFUSED_RAW("ro_closed", "n_udp");
+}
+END_TEST
 
 START_TEST(read_only_changes_no_metadata_by_any_call) {
   enable_as(_i);
@@ -1526,6 +1878,12 @@ int main(void) {
   tcase_add_test(t, modern_input_round_stays_guarded);
   tcase_add_test(t, queued_calls_are_cancelled_and_time_out);
   tcase_add_test(t, no_ruleset_is_open_while_pools_start);
+  tcase_add_loop_test(t, read_only_writes_nothing_by_any_call, 0, 2);
+  tcase_add_loop_test(t, additive_removes_and_truncates_nothing_by_any_call, 0,
+                      2);
+  tcase_add_loop_test(t, closed_world_opens_no_socket_but_unix_by_any_call, 0,
+                      2);
+  tcase_add_test(t, tcp_ports_open_nothing_the_port_rules_do_not_see);
   tcase_add_loop_test(t, read_only_changes_no_metadata_by_any_call, 0, 2);
   tcase_add_loop_test(t, read_only_sets_no_inode_attribute_by_ioctl, 0, 2);
   tcase_add_loop_test(t, additive_removes_no_byte_by_any_call, 0, 2);
