@@ -381,8 +381,7 @@ static int judge(mcp__guard *g, bool ports, char *why, size_t size) {
   if (g->sentence[0] == '\0') {
     mcp__fmt(g->sentence, sizeof g->sentence,
              "guard: Landlock ABI %d and seccomp keep every rule: read-only, "
-             "additive and closed-world tools are held to their hints, and "
-             "refused system calls newer than the guard",
+             "additive and closed-world tools are held to their hints",
              abi);
     return 0;
   }
