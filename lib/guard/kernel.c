@@ -309,13 +309,13 @@ typedef struct refusal {
 /* The newest system call this filter was written for: file_setattr (469,
  * Linux 6.17). Every call up to it, in the tables of Linux 6.18, was read
  * for the rules below; a guarded thread gets ENOSYS for every number above
- * (bound_filter), so a call newer than this file is refused, not let
+ * (load_bound), so a call newer than this file is refused, not let
  * through a deny-list that cannot name it. Raise it only after reading
  * the new calls for each rule. */
 #define NEWEST_CALL 469
 
 /* This architecture's base for the unified numbers: pidfd_open is 434 on
- * every architecture, from its base, and libseccomp 2.4 on names it. */
+ * every architecture, from its base, and libseccomp names it (2.5 does). */
 static int call_base(void) {
   int nr = seccomp_syscall_resolve_name("pidfd_open");
   return nr == __NR_SCMP_ERROR ? -1 : nr - 434;
