@@ -8,22 +8,50 @@
  *   readOnlyHint: true      no file may be opened for writing, created,
  *                           removed, renamed, linked or truncated (Landlock,
  *                           every write right), nor its mode, owner, times,
- *                           extended attributes or inode flags changed
- *                           (seccomp); no ioctl on a device it opens (ABI
- *                           5). Under writable_paths all of it is allowed
- *                           again but making device nodes
+ *                           extended attributes or inode attributes changed
+ *                           (seccomp: chmod, chown, utime(s), setxattr,
+ *                           removexattr in their f, l and at forms,
+ *                           file_setattr); no ioctl of the filesystems'
+ *                           families that changes a file (seccomp: every
+ *                           request of types 'f', 'v', 'X', 0x94 and 'r'
+ *                           not numbered as a read, in every size, so
+ *                           FS_IOC_SETFLAGS, FS_IOC_FSSETXATTR,
+ *                           FS_IOC_SETVERSION and the label, clone and
+ *                           space calls; and the encryption policy's
+ *                           setter, numbered as a read; every request of
+ *                           f2fs's 0xf5); no ioctl on a device it opens
+ *                           (ABI 5). Under writable_paths
+ *                           Landlock's rights come back but making device
+ *                           nodes; seccomp's rules hold there too
  *   destructiveHint: false  (additive) no file may be removed, renamed or
- *                           truncated (Landlock); creating files and writing
- *                           to them stays allowed, overwriting bytes of an
- *                           existing file included. Under writable_paths,
- *                           removing and renaming too
+ *                           truncated (Landlock), nor lose bytes: no
+ *                           fallocate mode but allocating, unsharing and
+ *                           inserting (punch hole, collapse and zero range
+ *                           are refused, and any mode a later kernel adds),
+ *                           no madvise(MADV_REMOVE), no ioctl of XFS's or
+ *                           btrfs's families ('X', 0x94) not numbered as a
+ *                           read but FICLONE, FICLONERANGE and
+ *                           FIDEDUPERANGE, none of f2fs's (0xf5)
+ *                           (seccomp). Creating files and writing to them
+ *                           stays allowed, overwriting bytes of an existing
+ *                           file included. Under writable_paths, removing,
+ *                           renaming and truncating too (truncating before
+ *                           ABI 3 and the seccomp rules excepted)
  *   openWorldHint: false    no socket but unix ones (seccomp): no TCP, UDP,
- *                           raw, packet or netlink socket, no io_uring,
- *                           whose operations would pass by the filter. With
- *                           tcp_ports, TCP sockets that connect and bind to
- *                           those ports only (Landlock, ABI 4), and never
+ *                           raw, packet or netlink socket. With tcp_ports,
+ *                           TCP sockets that connect and bind to those
+ *                           ports only (Landlock, ABI 4), and never
  *                           listen() nor send with MSG_FASTOPEN, which the
  *                           port rules do not see
+ *
+ * Every guarded thread (any of the three above) is also refused (seccomp)
+ * io_uring, whose operations would pass by the filter; Landlock's three
+ * calls, so that it can neither make, widen nor apply a ruleset; system
+ * calls of another architecture (x86-64's int 0x80, x32's numbers); and,
+ * with ENOSYS, every system call newer than the guard (above file_setattr,
+ * Linux 6.17, the newest the rules were written for), so a kernel newer
+ * than the guard adds nothing a guarded handler may call. Calls the
+ * libseccomp at hand cannot name are refused by number.
  *
  * A tool whose hints promise none of this (destructive and open-world)
  * runs on the same executor path, on unrestricted workers. Prompts and
@@ -32,13 +60,16 @@
  * decided by its scopes, as before.
  *
  * A restriction cannot be lifted from a thread, so each distinct rule set
- * has its own small pool of worker threads, restricted when they start and
- * created when the first call that needs them comes. Threads a handler
- * starts inherit its restrictions, and so do the processes they run. A
- * worker that finished a call watches its queue for up to 50 µs before it
- * sleeps, so that the next call costs no wake-up (not when the process
- * may run on one CPU only). A call waits in its pool's queue while every
- * worker of its rule set is busy; its deadline counts meanwhile.
+ * has its own small pool of worker threads, created when the first call
+ * that needs them comes. They are started by a thread of their rule set
+ * that restricted itself in mcp_guard_enable, and inherit its
+ * restrictions: no Landlock ruleset is open while guarded threads run.
+ * Threads a handler starts inherit its restrictions, and so do the
+ * processes they run. A worker that finished a call watches its queue for
+ * up to 50 µs before it sleeps, so that the next call costs no wake-up
+ * (not when the process may run on one CPU only). A call waits in its
+ * pool's queue while every worker of its rule set is busy; its deadline
+ * counts meanwhile.
  *
  * What the guarantee is not:
  *  - A descriptor the process opened before (a database connection, a log
@@ -53,9 +84,13 @@
  *  - Writes another thread makes for the handler (a logger, a database
  *    connection's thread, the daemon it talks to over a unix socket) are
  *    that thread's, not the handler's.
+ *  - Rulesets exist while mcp_guard_enable runs: enabling the guard of a
+ *    second server while the first one's guarded handlers run opens them
+ *    to those handlers' descriptor table (not to their Landlock calls,
+ *    which are refused). Enable every guard before serving.
  *  - What the kernel cannot do it does not do: mcp_guard_enable probes the
- *    Landlock ABI at run time, refuses (or, with MCP_GUARD_BEST_EFFORT,
- *    says) what it cannot enforce, and mcp_server_lint repeats it.
+ *    Landlock ABI at run time and refuses (or, with MCP_GUARD_BEST_EFFORT,
+ *    says) what it cannot enforce.
  *
  * The workers are joined when the server is finally freed. When that
  * happens on a worker (the last call ended there after mcp_server_free),
@@ -74,8 +109,8 @@ extern "C" {
 #endif
 
 /** mcp_guard_options.flags: enforce what the kernel can and log the rest
- * (once at enable, and in mcp_server_lint). Without it a rule the kernel
- * cannot enforce makes mcp_guard_enable fail with MCP_ENOTSUP. */
+ * (once, at enable). Without it a rule the kernel cannot enforce makes
+ * mcp_guard_enable fail with MCP_ENOTSUP. */
 #define MCP_GUARD_BEST_EFFORT 1u
 
 /** Options of mcp_guard_enable. Initialize with designated initializers;
@@ -114,9 +149,14 @@ typedef struct mcp_guard_options {
  * Landlock ABI 4; found 2"); MCP_ENOENT when a writable path does not
  * exist; MCP_EINVAL (NULL srv, a NULL or relative writable path, an
  * unknown flag); MCP_ESTATE when srv has an executor already; MCP_ENOMEM;
- * MCP_EIO when the kernel refused to build a rule set. The reason is left
- * for mcp_server_errmsg(srv). What the kernel enforces is logged once
- * through the server's log. Any thread. */
+ * MCP_EIO when the kernel refused to build or apply a rule set. The
+ * reason is left for mcp_server_errmsg(srv). What the kernel enforces is
+ * logged once, here, through the server's log (MCP_LOG_INFO when every
+ * rule is kept: "keep every rule" then also means that system calls newer
+ * than the guard are refused; MCP_LOG_WARNING naming what is not kept,
+ * with MCP_GUARD_BEST_EFFORT); mcp_server_lint does not repeat it. Starts
+ * one thread per guarded rule set (five), which the server's end joins.
+ * Any thread. */
 MCP_API int mcp_guard_enable(mcp_server *srv, const mcp_guard_options *opts);
 
 /** The Landlock ABI version this kernel offers (1, 2, ...), 0 when it has

@@ -384,8 +384,8 @@ MCP_API long mcp_server_scopes(mcp_server *srv, char *buf, size_t size);
  * scopes an authorization server issues; a tool whose MCP Apps view
  * (meta ui.resourceUri) no registered resource or template serves; and,
  * with an executor that has a lint callback (mcp_executor), its sentence
- * (the guard's says what the kernel enforces). A warning for the author,
- * never an access decision.
+ * (the guard has none: it says what the kernel enforces once, when it is
+ * enabled). A warning for the author, never an access decision.
  * Returns how many warnings it wrote. Any thread. */
 MCP_API unsigned mcp_server_lint(mcp_server *srv, const char *const *supported);
 
@@ -742,7 +742,7 @@ typedef struct mcp_executor {
    * a thread serving a session. */
   int (*submit)(mcp_call *call, void *user_data);
   /** Optional. mcp_server_lint asks it for one sentence on what the
-   * executor does (the guard: what the kernel enforces), written into buf
+   * executor does, written into buf
    * (size bytes, NUL-terminated). Return 1 when the sentence is a warning
    * (logged at MCP_LOG_WARNING and counted by mcp_server_lint), 0 for
    * information (MCP_LOG_INFO, not counted), negative for nothing to say.

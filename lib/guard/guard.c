@@ -37,10 +37,14 @@ typedef struct pool {
   _Atomic bool spinning; /* a worker watches the queue (one at a time) */
   unsigned sleepers;     /* workers waiting on cond */
   pthread_t *threads;
-  unsigned nthreads; /* started and restricted */
-  unsigned reported; /* workers that said whether they are restricted */
-  int start_rc;      /* the first worker's failure */
+  unsigned nthreads;           /* started (restricted, as their spawner is) */
+  unsigned reported;           /* workers that are ready */
+  pthread_t spawner;           /* starts the workers of a guarded rule set */
+  pthread_cond_t spawner_cond; /* its own: cond's signal wakes a worker */
+  unsigned spawned; /* workers the spawner started, once spawn is done */
+  int spawner_rc;   /* whether the spawner could restrict itself */
   char start_why[160];
+  bool has_spawner, spawner_ready, spawn, spawn_done, quit;
   bool started, go, stop;
 } pool;
 
@@ -66,6 +70,7 @@ static void guard_free(mcp__guard *g) {
     pool *p = &g->pools[i];
     mcp__guard_plan_free(&p->plan);
     pthread_cond_destroy(&p->cond);
+    pthread_cond_destroy(&p->spawner_cond);
     pthread_mutex_destroy(&p->lock);
     mcp__free(p->ring);
     mcp__free(p->threads);
@@ -112,22 +117,17 @@ static void spin(pool *p) {
   atomic_store(&p->spinning, false);
 }
 
+/* A worker of a guarded rule set was started by its pool's spawner and
+ * holds its restrictions from birth: it has nothing to apply. */
 static void *worker(void *arg) {
   pool *p = arg;
-  char why[160];
-  int rc = mcp__guard_apply(&p->plan, why, sizeof why);
   bool spins = may_spin();
   pthread_mutex_lock(&p->lock);
   p->reported++;
-  if (rc && p->start_rc == 0) {
-    p->start_rc = rc;
-    mcp__fmt(p->start_why, sizeof p->start_why, "%s", why);
-  }
   pthread_cond_broadcast(&p->cond);
-  /* A thread the kernel did not restrict never takes a call. */
-  while (rc == 0 && !p->go && !p->stop)
+  while (!p->go && !p->stop)
     pthread_cond_wait(&p->cond, &p->lock);
-  while (rc == 0 && p->go) {
+  while (p->go) {
     if (spins && p->count == 0 && !p->stop) {
       pthread_mutex_unlock(&p->lock);
       spin(p);
@@ -169,48 +169,83 @@ static void stop_pool_locked(pool *p, unsigned started) {
   pthread_mutex_lock(&p->lock);
   p->stop = false;
   p->reported = 0;
-  p->start_rc = 0;
 }
 
-/* Starts p's workers and waits until each has restricted itself. Under
- * p->lock. Returns 0, or a negative code after logging why. */
+/* Starts up to g->threads workers of p into p->threads; returns how many. */
+static unsigned create_workers(pool *p) {
+  unsigned n = 0;
+  while (n < p->g->threads &&
+         pthread_create(&p->threads[n], NULL, worker, p) == 0)
+    n++;
+  return n;
+}
+
+/* The spawner of a guarded rule set, started at mcp_guard_enable before
+ * any guarded thread runs: it builds the pool's Landlock ruleset,
+ * restricts itself with it and closes it, then starts the pool's workers
+ * when the first call needs them, and they inherit its restrictions. So
+ * no ruleset descriptor exists while this guard's guarded threads run,
+ * for them to widen, swap or keep (and seccomp refuses them Landlock's
+ * calls besides). */
+static void *spawner(void *arg) {
+  pool *p = arg;
+  mcp__guard *g = p->g;
+  char why[160] = "";
+  int rc =
+      mcp__guard_plan_build(&p->plan, &g->kernel, p->plan.fs, p->plan.closed,
+                            g->fds, g->ports, why, sizeof why);
+  if (rc == 0)
+    rc = mcp__guard_apply(&p->plan, why, sizeof why);
+  mcp__guard_plan_free(&p->plan);
+  pthread_mutex_lock(&p->lock);
+  p->spawner_rc = rc;
+  mcp__fmt(p->start_why, sizeof p->start_why, "%s", why);
+  p->spawner_ready = true;
+  pthread_cond_broadcast(&p->spawner_cond);
+  /* A thread the kernel did not restrict starts no worker. */
+  while (rc == 0 && !p->quit) {
+    if (p->spawn) {
+      p->spawned = create_workers(p);
+      p->spawn = false;
+      p->spawn_done = true;
+      pthread_cond_broadcast(&p->spawner_cond);
+    } else {
+      pthread_cond_wait(&p->spawner_cond, &p->lock);
+    }
+  }
+  pthread_mutex_unlock(&p->lock);
+  return NULL;
+}
+
+/* Has p's spawner start the workers; under p->lock. Returns how many. */
+static unsigned spawn_locked(pool *p) {
+  p->spawn = true;
+  p->spawn_done = false;
+  pthread_cond_broadcast(&p->spawner_cond);
+  while (!p->spawn_done)
+    pthread_cond_wait(&p->spawner_cond, &p->lock);
+  return p->spawned;
+}
+
+/* Starts p's workers (through its spawner, for a guarded rule set) and
+ * waits until each is ready. Under p->lock. Returns 0, or a negative code
+ * after logging why. */
 static int start_pool_locked(pool *p) {
   mcp__guard *g = p->g;
   if (p->threads == NULL &&
       (p->threads = mcp__calloc(g->threads, sizeof *p->threads)) == NULL)
     return MCP_ENOMEM;
-  /* The Landlock ruleset exists only while the workers restrict themselves
-   * with it, so no other thread can add a rule to it meanwhile. */
-  if (mcp__guard_plan_build(&p->plan, &g->kernel, p->plan.fs, p->plan.closed,
-                            g->fds, g->ports, p->start_why,
-                            sizeof p->start_why) != 0) {
-    char line[300];
-    mcp__fmt(line, sizeof line, "%s: could not build its rules: %s",
-             p->plan.name, p->start_why);
-    mcp_server_log(g->srv, MCP_LOG_ERROR, line);
-    return MCP_EIO;
-  }
-  unsigned started = 0;
-  int rc = 0;
-  while (started < g->threads && rc == 0) {
-    if (pthread_create(&p->threads[started], NULL, worker, p) != 0)
-      rc = MCP_ENOMEM;
-    else
-      started++;
-  }
+  unsigned started = p->has_spawner ? spawn_locked(p) : create_workers(p);
   while (p->reported < started)
     pthread_cond_wait(&p->cond, &p->lock);
-  mcp__guard_plan_free(&p->plan);
-  if (rc == 0)
-    rc = p->start_rc;
-  if (rc) {
+  if (started < g->threads) {
     char line[300];
-    mcp__fmt(line, sizeof line, "%s: could not start its workers: %s",
-             p->plan.name,
-             p->start_rc ? p->start_why : "no thread for a worker");
+    mcp__fmt(line, sizeof line,
+             "%s: could not start its workers: no thread for a worker",
+             p->plan.name);
     stop_pool_locked(p, started);
     mcp_server_log(g->srv, MCP_LOG_ERROR, line);
-    return rc;
+    return MCP_ENOMEM;
   }
   p->nthreads = started;
   p->go = p->started = true;
@@ -264,12 +299,6 @@ static int submit(mcp_call *call, void *user_data) {
   return rc;
 }
 
-static int lint(char *buf, size_t size, void *user_data) {
-  const mcp__guard *g = user_data;
-  mcp__fmt(buf, size, "%s", g->sentence);
-  return g->level;
-}
-
 static void release(void *user_data) {
   mcp__guard *g = user_data;
   pthread_t self = pthread_self();
@@ -277,9 +306,12 @@ static void release(void *user_data) {
   for (int i = 0; i < MCP__GUARD_SETS; i++) {
     pool *p = &g->pools[i];
     pthread_mutex_lock(&p->lock);
-    p->stop = true;
+    p->stop = p->quit = true;
     pthread_cond_broadcast(&p->cond);
+    pthread_cond_broadcast(&p->spawner_cond);
     pthread_mutex_unlock(&p->lock);
+    if (p->has_spawner)
+      pthread_join(p->spawner, NULL);
     for (unsigned k = 0; k < p->nthreads; k++) {
       if (pthread_equal(p->threads[k], self)) {
         mine = true;
@@ -344,7 +376,8 @@ static int judge(mcp__guard *g, bool ports, char *why, size_t size) {
   }
   if (!k->seccomp)
     say(g, "seccomp filters are not available: closed-world tools may open "
-           "any socket, and read-only ones change file metadata");
+           "any socket, read-only ones change file metadata, additive ones "
+           "remove bytes, and no system call is refused");
   if (g->sentence[0] == '\0') {
     mcp__fmt(g->sentence, sizeof g->sentence,
              "guard: Landlock ABI %d and seccomp keep every rule: read-only, "
@@ -436,6 +469,7 @@ static mcp__guard *guard_new(mcp_server *srv) {
     p->plan.ruleset_fd = -1;
     pthread_mutex_init(&p->lock, NULL);
     pthread_cond_init(&p->cond, NULL);
+    pthread_cond_init(&p->spawner_cond, NULL);
   }
   return g;
 }
@@ -450,6 +484,49 @@ static int build_plans(mcp__guard *g, char *why, size_t size) {
                                g->ports, why, size);
     mcp__guard_plan_free(&g->pools[i].plan);
   }
+  return rc;
+}
+
+/* Stops the spawners start_spawners started. */
+static void stop_spawners(mcp__guard *g) {
+  for (int i = 0; i < MCP__GUARD_SETS; i++) {
+    pool *p = &g->pools[i];
+    if (!p->has_spawner)
+      continue;
+    pthread_mutex_lock(&p->lock);
+    p->quit = true;
+    pthread_cond_broadcast(&p->spawner_cond);
+    pthread_mutex_unlock(&p->lock);
+    pthread_join(p->spawner, NULL);
+    p->has_spawner = false;
+  }
+}
+
+/* Starts the spawner of each guarded rule set (every set but the first,
+ * destructive and open-world) and waits until each has restricted
+ * itself. Returns 0, or MCP_ENOMEM or MCP_EIO with why. */
+static int start_spawners(mcp__guard *g, char *why, size_t size) {
+  int rc = 0;
+  for (int i = 1; i < MCP__GUARD_SETS && rc == 0; i++) {
+    pool *p = &g->pools[i];
+    if (pthread_create(&p->spawner, NULL, spawner, p) != 0) {
+      mcp__fmt(why, size, "mcp_guard_enable: no thread for a spawner");
+      rc = MCP_ENOMEM;
+      break;
+    }
+    pthread_mutex_lock(&p->lock);
+    p->has_spawner = true;
+    while (!p->spawner_ready)
+      pthread_cond_wait(&p->spawner_cond, &p->lock);
+    if (p->spawner_rc) {
+      mcp__fmt(why, size, "mcp_guard_enable: %s: %s", p->plan.name,
+               p->start_why);
+      rc = MCP_EIO;
+    }
+    pthread_mutex_unlock(&p->lock);
+  }
+  if (rc)
+    stop_spawners(g);
   return rc;
 }
 
@@ -512,12 +589,15 @@ int mcp_guard_enable(mcp_server *srv, const mcp_guard_options *opts) {
   rc = judge(g, g->ports != NULL, why, sizeof why);
   if (rc == 0 && build_plans(g, why, sizeof why) != 0)
     rc = MCP_EIO;
+  if (rc == 0)
+    rc = start_spawners(g, why, sizeof why);
   if (rc == 0) {
-    mcp_executor ex = {
-        .submit = submit, .lint = lint, .release = release, .user_data = g};
+    mcp_executor ex = {.submit = submit, .release = release, .user_data = g};
     rc = mcp_server_set_executor(srv, &ex);
-    if (rc)
+    if (rc) {
       mcp__fmt(why, sizeof why, "%s", mcp_server_errmsg(srv));
+      stop_spawners(g);
+    }
   }
   if (rc) {
     guard_free(g);

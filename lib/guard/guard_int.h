@@ -38,9 +38,14 @@ typedef struct mcp__guard_plan {
                        rules, TCP) sockets */
   bool inet;        /* those sockets include TCP (Landlock guards it) */
   bool no_truncate; /* seccomp refuses truncation (Landlock cannot) */
-  bool no_uring;    /* seccomp refuses io_uring */
-  bool no_metadata; /* seccomp refuses chmod, chown, utimes, xattrs and
-                       inode flags (read-only) */
+  bool no_metadata; /* seccomp refuses chmod, chown, utimes, xattrs,
+                       inode attributes and the filesystems' ioctls that
+                       change a file (read-only) */
+  bool no_shrink;   /* seccomp refuses what removes bytes from a file:
+                       fallocate's modes, MADV_REMOVE, ioctls (additive) */
+  bool filtered;    /* seccomp refuses io_uring, Landlock's calls, other
+                       architectures and every call newer than the filter
+                       (every guarded rule set); false = no filter */
   bool partial;     /* a rule is not (fully) enforced: best effort */
   char name[64];    /* "guard: read-only, closed-world" */
 } mcp__guard_plan;

@@ -6,11 +6,16 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/filter.h>
+#include <linux/fs.h>
+#include <linux/seccomp.h>
 #include <linux/types.h>
 #include <pthread.h>
 #include <seccomp.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -204,7 +209,8 @@ int mcp__guard_plan_build(mcp__guard_plan *plan, const mcp__guard_kernel *k,
   plan->no_metadata = fs == MCP__GUARD_FS_READ_ONLY && k->seccomp;
   plan->sockets = closed && k->seccomp;
   plan->inet = tcp;
-  plan->no_uring = guarded && k->seccomp;
+  plan->no_shrink = fs == MCP__GUARD_FS_ADDITIVE && k->seccomp;
+  plan->filtered = guarded && k->seccomp;
   plan->partial =
       !mcp__guard_fs_kept(k, fs) || (closed && !mcp__guard_net_kept(k, ported));
   plan_name(plan);
@@ -281,29 +287,66 @@ static int deny_sockets(scmp_filter_ctx f, bool inet) {
 }
 
 /* One refusal: the system call named, answered err, always (arg < 0) or
- * when any of bits is set in its argument arg. */
+ * when its argument arg has (arg & mask) == value. nr is the call's number
+ * where this libseccomp may not know its name: Linux numbers every call
+ * added since 5.1 (424 on) alike on every architecture, from the
+ * architecture's base (0 but on alpha and mips). */
 typedef struct refusal {
   const char *call;
+  int nr;
   int err;
   int arg;
-  scmp_datum_t bits;
+  scmp_datum_t mask, value;
 } refusal;
 
-/* Adds every refusal of list (n of them). A call this libseccomp does not
- * know (newer than it) is skipped: no thread can make it through libc's
- * wrappers either, and the kernel's own check stays. */
+#define ALWAYS(call, err)                                                      \
+  { call, 0, err, -1, 0, 0 }
+#define NEWER(call, nr, err)                                                   \
+  { call, nr, err, -1, 0, 0 }
+#define WITH_BITS(call, err, arg, bits)                                        \
+  { call, 0, err, arg, bits, bits }
+
+/* The newest system call this filter was written for: file_setattr (469,
+ * Linux 6.17). Every call up to it, in the tables of Linux 6.18, was read
+ * for the rules below; a guarded thread gets ENOSYS for every number above
+ * (load_bound), so a call newer than this file is refused, not let
+ * through a deny-list that cannot name it. Raise it only after reading
+ * the new calls for each rule. */
+#define NEWEST_CALL 469
+
+/* This architecture's base for the unified numbers: pidfd_open is 434 on
+ * every architecture, from its base, and libseccomp names it (2.5 does). */
+static int call_base(void) {
+  int nr = seccomp_syscall_resolve_name("pidfd_open");
+  return nr == __NR_SCMP_ERROR ? -1 : nr - 434;
+}
+
+/* The number of r's call on this architecture, or __NR_SCMP_ERROR when
+ * neither this libseccomp nor the table can name it. A negative number
+ * other than that is libseccomp's for a call this architecture lacks: a
+ * rule on it adds nothing. */
+static int call_nr(const refusal *r) {
+  int nr = seccomp_syscall_resolve_name(r->call);
+  int base = call_base();
+  if (nr == __NR_SCMP_ERROR && r->nr > 0 && base >= 0)
+    nr = base + r->nr;
+  return nr;
+}
+
+/* Adds every refusal of list (n of them). A call nobody here can name is
+ * an error, never skipped: skipping one is how a filter forgets a rule. */
 static int refuse(scmp_filter_ctx f, const refusal *list, size_t n) {
   int rc = 0;
   for (size_t i = 0; i < n && rc == 0; i++) {
     const refusal *r = &list[i];
-    int nr = seccomp_syscall_resolve_name(r->call);
+    int nr = call_nr(r);
     if (nr == __NR_SCMP_ERROR)
-      continue;
+      return -ENOSYS;
     rc = r->arg < 0
              ? seccomp_rule_add(f, SCMP_ACT_ERRNO(r->err), nr, 0)
              : seccomp_rule_add(f, SCMP_ACT_ERRNO(r->err), nr, 1,
                                 arg_is((unsigned)r->arg, SCMP_CMP_MASKED_EQ,
-                                       r->bits, r->bits));
+                                       r->mask, r->value));
   }
   return rc;
 }
@@ -314,65 +357,252 @@ static int refuse(scmp_filter_ctx f, const refusal *list, size_t n) {
  * data sent by MSG_FASTOPEN, which connects without connect(), and
  * listen(), which on an unbound socket takes a port the kernel picks. */
 static const refusal tcp_bypasses[] = {
-    {"sendto", EACCES, 3, MSG_FASTOPEN_BIT},
-    {"sendmsg", EACCES, 2, MSG_FASTOPEN_BIT},
-    {"sendmmsg", EACCES, 3, MSG_FASTOPEN_BIT},
-    {"listen", EACCES, -1, 0},
+    WITH_BITS("sendto", EACCES, 3, MSG_FASTOPEN_BIT),
+    WITH_BITS("sendmsg", EACCES, 2, MSG_FASTOPEN_BIT),
+    WITH_BITS("sendmmsg", EACCES, 3, MSG_FASTOPEN_BIT),
+    ALWAYS("listen", EACCES),
 };
 
 /* What Landlock leaves a read-only tool on files it may open for reading:
- * their mode, owner, times, extended attributes and inode flags. */
+ * their mode, owner, times, extended attributes and inode attributes
+ * (file_setattr sets what FS_IOC_FSSETXATTR sets). */
 static const refusal metadata[] = {
-    {"chmod", EACCES, -1, 0},        {"fchmod", EACCES, -1, 0},
-    {"fchmodat", EACCES, -1, 0},     {"fchmodat2", EACCES, -1, 0},
-    {"chown", EACCES, -1, 0},        {"fchown", EACCES, -1, 0},
-    {"lchown", EACCES, -1, 0},       {"fchownat", EACCES, -1, 0},
-    {"utime", EACCES, -1, 0},        {"utimes", EACCES, -1, 0},
-    {"utimensat", EACCES, -1, 0},    {"futimesat", EACCES, -1, 0},
-    {"setxattr", EACCES, -1, 0},     {"lsetxattr", EACCES, -1, 0},
-    {"fsetxattr", EACCES, -1, 0},    {"setxattrat", EACCES, -1, 0},
-    {"removexattr", EACCES, -1, 0},  {"lremovexattr", EACCES, -1, 0},
-    {"fremovexattr", EACCES, -1, 0}, {"removexattrat", EACCES, -1, 0},
+    ALWAYS("chmod", EACCES),
+    ALWAYS("fchmod", EACCES),
+    ALWAYS("fchmodat", EACCES),
+    NEWER("fchmodat2", 452, EACCES),
+    ALWAYS("chown", EACCES),
+    ALWAYS("fchown", EACCES),
+    ALWAYS("lchown", EACCES),
+    ALWAYS("fchownat", EACCES),
+    ALWAYS("utime", EACCES),
+    ALWAYS("utimes", EACCES),
+    ALWAYS("utimensat", EACCES),
+    ALWAYS("futimesat", EACCES),
+    ALWAYS("setxattr", EACCES),
+    ALWAYS("lsetxattr", EACCES),
+    ALWAYS("fsetxattr", EACCES),
+    NEWER("setxattrat", 463, EACCES),
+    ALWAYS("removexattr", EACCES),
+    ALWAYS("lremovexattr", EACCES),
+    ALWAYS("fremovexattr", EACCES),
+    NEWER("removexattrat", 466, EACCES),
+    NEWER("file_setattr", 469, EACCES),
 };
-
-/* FS_IOC_SETFLAGS (immutable, append-only...) and FS_IOC_FSSETXATTR, whole
- * request numbers, not bits. */
-static int deny_inode_flags(scmp_filter_ctx f) {
-  static const scmp_datum_t ioctls[] = {0x40086602, 0x401c5820};
-  int rc = 0;
-  for (size_t i = 0; i < 2 && rc == 0; i++)
-    rc = seccomp_rule_add(f, DENY, SCMP_SYS(ioctl), 1,
-                          arg_is(1, SCMP_CMP_MASKED_EQ, 0xffffffff, ioctls[i]));
-  return rc;
-}
 
 /* Truncation: truncate, ftruncate, and opening with O_TRUNC (openat2, whose
  * flags seccomp cannot read, says ENOSYS, so the C library falls back to
  * openat). */
 static const refusal truncation[] = {
-    {"truncate", EACCES, -1, 0},    {"ftruncate", EACCES, -1, 0},
-    {"creat", EACCES, -1, 0},       {"open", EACCES, 1, O_TRUNC},
-    {"openat", EACCES, 2, O_TRUNC}, {"open_by_handle_at", EACCES, 2, O_TRUNC},
-    {"openat2", ENOSYS, -1, 0},
+    ALWAYS("truncate", EACCES),
+    ALWAYS("ftruncate", EACCES),
+    ALWAYS("creat", EACCES),
+    WITH_BITS("open", EACCES, 1, O_TRUNC),
+    WITH_BITS("openat", EACCES, 2, O_TRUNC),
+    WITH_BITS("open_by_handle_at", EACCES, 2, O_TRUNC),
+    NEWER("openat2", 437, ENOSYS),
 };
 
-/* io_uring's operations open sockets and files without the system calls
- * the filter reads: a guarded thread gets none. */
-static const refusal uring[] = {
-    {"io_uring_setup", EPERM, -1, 0},
-    {"io_uring_enter", EPERM, -1, 0},
-    {"io_uring_register", EPERM, -1, 0},
+#define MADV_REMOVE_ADVICE 9 /* MADV_REMOVE: frees a shared file's bytes */
+
+/* What removes bytes from a file an additive tool may write (Landlock has
+ * no right for it): madvise(MADV_REMOVE) on a shared mapping of it. The
+ * fallocate modes and the ioctls are deny_fallocate's and deny_ioctls'. */
+static const refusal shrinking[] = {
+    {"madvise", 0, EACCES, 2, 0xffffffff, MADV_REMOVE_ADVICE},
+};
+
+/* What every guarded thread is refused: io_uring, whose operations open
+ * sockets and files without the system calls the filter reads, and
+ * Landlock's calls, so that a guarded thread can neither make, widen nor
+ * apply a ruleset (of a pool that is starting, say). */
+static const refusal every_guarded[] = {
+    NEWER("io_uring_setup", 425, EPERM),
+    NEWER("io_uring_enter", 426, EPERM),
+    NEWER("io_uring_register", 427, EPERM),
+    NEWER("landlock_create_ruleset", 444, EPERM),
+    NEWER("landlock_add_rule", 445, EPERM),
+    NEWER("landlock_restrict_self", 446, EPERM),
 };
 
 #define REFUSE(f, list) refuse((f), (list), sizeof(list) / sizeof *(list))
 
-/* Loads plan's filter on the calling thread only (no TSYNC). */
+/* fallocate's modes an additive tool keeps: allocating (keeping the size
+ * or not), unsharing, and inserting a range; each other bit, those of
+ * today (punch hole, collapse range, zero range, write zeroes) and any a
+ * later kernel defines, is refused. */
+#define FALLOC_KEPT 0x61u /* KEEP_SIZE, INSERT_RANGE, UNSHARE_RANGE */
+
+static int deny_fallocate(scmp_filter_ctx f) {
+  int rc = 0;
+  for (unsigned bit = 0; bit < 32 && rc == 0; bit++) {
+    scmp_datum_t b = (scmp_datum_t)1 << bit;
+    if ((FALLOC_KEPT & b) == 0)
+      rc = seccomp_rule_add(f, DENY, SCMP_SYS(fallocate), 1,
+                            arg_is(1, SCMP_CMP_MASKED_EQ, b, b));
+  }
+  return rc;
+}
+
+/* ---- ioctls ----
+ * A request number carries its direction, type, number and size
+ * (<asm/ioctl.h>, per architecture). The filesystems' ioctls keep to a
+ * few types, and those that change a file are numbered as writes (the
+ * caller passes data in) or as neither; the classes below are refused by
+ * type and direction, every size, so that the 32-bit compatible numbers
+ * (FS_IOC32_SETFLAGS...) and requests added later to the same families
+ * are refused with them. */
+
+#define IOC_FIELD(x, f) (((scmp_datum_t)(x)&_IOC_##f##MASK) << _IOC_##f##SHIFT)
+#define IOC_NR_BITS ((scmp_datum_t)_IOC_NRMASK)
+
+/* The requests of direction dir and type that are numbered lo to hi, as
+ * the fewest masked comparisons (aligned blocks of numbers). */
+static int deny_ioctl_range(scmp_filter_ctx f, unsigned dir, unsigned type,
+                            unsigned lo, unsigned hi) {
+  int rc = 0;
+  while (lo <= hi && rc == 0) {
+    unsigned size = 1;
+    while (size <= IOC_NR_BITS && (lo & (2 * size - 1)) == 0 &&
+           lo + 2 * size - 1 <= hi)
+      size *= 2;
+    scmp_datum_t mask = IOC_FIELD(_IOC_DIRMASK, DIR) |
+                        IOC_FIELD(_IOC_TYPEMASK, TYPE) |
+                        IOC_FIELD(IOC_NR_BITS & ~(scmp_datum_t)(size - 1), NR);
+    scmp_datum_t value =
+        IOC_FIELD(dir, DIR) | IOC_FIELD(type, TYPE) | IOC_FIELD(lo, NR);
+    rc = seccomp_rule_add(f, DENY, SCMP_SYS(ioctl), 1,
+                          arg_is(1, SCMP_CMP_MASKED_EQ, mask, value));
+    lo += size;
+  }
+  return rc;
+}
+
+/* Requests a refused family leaves alone. The generic descriptor ioctls
+ * are of type 'f' on some architectures (powerpc, mips, sparc, alpha):
+ * FIONBIO there is _IOW('f', 126, int). Cloning and deduplicating write
+ * bytes over bytes, which an additive tool may do. */
+static const unsigned long ioctl_kept[] = {
+    FIOCLEX, FIONCLEX, FIONBIO, FIOASYNC, FIONREAD, FIOQSIZE,
+};
+static const unsigned long ioctl_kept_additive[] = {
+    FICLONE,
+    FICLONERANGE,
+    FIDEDUPERANGE,
+};
+
+static bool kept(const unsigned long *list, size_t n, unsigned dir,
+                 unsigned type, unsigned nr) {
+  for (size_t i = 0; i < n; i++)
+    if (_IOC_DIR(list[i]) == dir && _IOC_TYPE(list[i]) == type &&
+        _IOC_NR(list[i]) == nr)
+      return true;
+  return false;
+}
+
+/* One family: its type, and whether its reads are refused too (f2fs
+ * numbers requests that change a file as reads). */
+typedef struct ioctl_family {
+  unsigned type;
+  bool reads;
+} ioctl_family;
+
+/* Every request of family fam but those of direction read (unless its
+ * reads are refused too) and those in kept_list (n of them). */
+static int deny_ioctl_family(scmp_filter_ctx f, const ioctl_family *fam,
+                             const unsigned long *kept_list, size_t n) {
+  int rc = 0;
+  for (unsigned dir = 0; dir <= _IOC_DIRMASK && rc == 0; dir++) {
+    if (dir == _IOC_READ && !fam->reads)
+      continue;
+    unsigned lo = 0;
+    for (unsigned nr = 0; nr <= IOC_NR_BITS && rc == 0; nr++) {
+      bool keep = kept(ioctl_kept, sizeof ioctl_kept / sizeof *ioctl_kept, dir,
+                       fam->type, nr) ||
+                  kept(kept_list, n, dir, fam->type, nr);
+      if (keep && nr > lo)
+        rc = deny_ioctl_range(f, dir, fam->type, lo, nr - 1);
+      if (keep)
+        lo = nr + 1;
+    }
+    if (rc == 0 && lo <= IOC_NR_BITS)
+      rc = deny_ioctl_range(f, dir, fam->type, lo, IOC_NR_BITS);
+  }
+  return rc;
+}
+
+/* What a read-only tool may not ask of a file it opened for reading: the
+ * families of the filesystems' ioctls, 'f' (FS_IOC_SETFLAGS, ext4's
+ * version, UUID, encryption policy, verity), 'v' (FS_IOC_SETVERSION), 'X'
+ * (FS_IOC_FSSETXATTR, XFS, the space reservations), 0x94 (btrfs, the file
+ * system label, cloning), 'r' (FAT's attributes) and 0xf5 (f2fs); and
+ * FS_IOC_SET_ENCRYPTION_POLICY, which is numbered as a read. */
+static const ioctl_family read_only_ioctls[] = {
+    {'f', false},  {'v', false}, {'X', false},
+    {0x94, false}, {'r', false}, {0xf5, true},
+};
+
+/* What can remove bytes from a file an additive tool may write: XFS's
+ * family ('X': FS_IOC_UNRESVSP, FS_IOC_ZERO_RANGE, the extent swaps),
+ * btrfs's (0x94), f2fs's (0xf5), cloning and deduplicating aside. */
+static const ioctl_family additive_ioctls[] = {
+    {'X', false}, {0x94, false}, {0xf5, true}};
+
+#define FS_IOC_SET_ENCRYPTION_POLICY_NR 19
+
+static int deny_ioctls(scmp_filter_ctx f, mcp__guard_fs fs) {
+  bool ro = fs == MCP__GUARD_FS_READ_ONLY;
+  const ioctl_family *list = ro ? read_only_ioctls : additive_ioctls;
+  size_t n = ro ? sizeof read_only_ioctls / sizeof *read_only_ioctls
+                : sizeof additive_ioctls / sizeof *additive_ioctls;
+  size_t nkept =
+      ro ? 0 : sizeof ioctl_kept_additive / sizeof *ioctl_kept_additive;
+  int rc = 0;
+  for (size_t i = 0; i < n && rc == 0; i++)
+    rc = deny_ioctl_family(f, &list[i], ioctl_kept_additive, nkept);
+  if (rc == 0 && ro)
+    rc = deny_ioctl_range(f, _IOC_READ, 'f', FS_IOC_SET_ENCRYPTION_POLICY_NR,
+                          FS_IOC_SET_ENCRYPTION_POLICY_NR);
+  return rc;
+}
+
+/* ---- the bound ----
+ * libseccomp's rules name calls; "every number above NEWEST_CALL" is not a
+ * rule it can state, so a second, hand-written filter is stacked on its
+ * own (the kernel runs both and the stricter answer wins): another
+ * architecture (int 0x80 on x86-64) and every number outside this
+ * architecture's [base, base + NEWEST_CALL] answer ENOSYS. x32's numbers
+ * (0x40000000 on, same architecture as x86-64's) are above the bound. */
+static int load_bound(char *why, size_t size) {
+  int base = call_base();
+  if (base < 0)
+    return fail(why, size, "seccomp bound (libseccomp names no pidfd_open)",
+                ENOSYS);
+  __u32 arch = seccomp_arch_native();
+  struct sock_filter code[] = {
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, arch, 1, 0),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+      BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, (__u32)base, 0, 1),
+      BPF_JUMP(BPF_JMP | BPF_JGT | BPF_K, (__u32)(base + NEWEST_CALL), 0, 1),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+  };
+  struct sock_fprog prog = {.len = sizeof code / sizeof *code, .filter = code};
+  if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) != 0)
+    return fail(why, size, "seccomp bound", errno);
+  return 0;
+}
+
+/* Loads plan's filter on the calling thread only (no TSYNC), and the
+ * bound under it. */
 static int load_filter(const mcp__guard_plan *plan, char *why, size_t size) {
   scmp_filter_ctx f = seccomp_init(SCMP_ACT_ALLOW);
   if (f == NULL)
     return fail(why, size, "seccomp_init", ENOMEM);
-  /* A system call of another architecture (int 0x80 on x86-64) is refused,
-   * not let through the filter written for this one. */
+  /* A system call of another architecture is refused, not let through the
+   * filter written for this one (the bound says so again). */
   int rc = seccomp_attr_set(f, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_ERRNO(ENOSYS));
   if (rc == 0 && plan->sockets)
     rc = deny_sockets(f, plan->inet);
@@ -380,21 +610,29 @@ static int load_filter(const mcp__guard_plan *plan, char *why, size_t size) {
     rc = REFUSE(f, tcp_bypasses);
   if (rc == 0 && plan->no_metadata)
     rc = REFUSE(f, metadata);
-  if (rc == 0 && plan->no_metadata)
-    rc = deny_inode_flags(f);
   if (rc == 0 && plan->no_truncate)
     rc = REFUSE(f, truncation);
-  if (rc == 0 && plan->no_uring)
-    rc = REFUSE(f, uring);
+  if (rc == 0 && plan->no_shrink)
+    rc = REFUSE(f, shrinking);
+  if (rc == 0 && plan->no_shrink)
+    rc = deny_fallocate(f);
+  if (rc == 0 && plan->no_metadata)
+    rc = deny_ioctls(f, MCP__GUARD_FS_READ_ONLY);
+  if (rc == 0 && plan->no_shrink)
+    rc = deny_ioctls(f, MCP__GUARD_FS_ADDITIVE);
+  if (rc == 0)
+    rc = REFUSE(f, every_guarded);
   if (rc == 0)
     rc = seccomp_load(f);
   seccomp_release(f);
-  return rc ? fail(why, size, "seccomp filter", -rc) : 0;
+  if (rc)
+    return fail(why, size, "seccomp filter", -rc);
+  return load_bound(why, size);
 }
 
 int mcp__guard_apply(const mcp__guard_plan *plan, char *why, size_t why_size) {
-  bool filter =
-      plan->sockets || plan->no_truncate || plan->no_uring || plan->no_metadata;
+  /* Each guarded rule set has the filter (filtered), whatever else. */
+  bool filter = plan->filtered;
   if (plan->ruleset_fd < 0 && !filter)
     return 0;
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
@@ -427,7 +665,8 @@ static void *trial(void *arg) {
                             .sockets = true,
                             .inet = k->landlock && k->abi >= 4,
                             .no_truncate = true,
-                            .no_uring = true,
+                            .filtered = true,
+                            .no_shrink = true,
                             .no_metadata = true};
     k->seccomp = mcp__guard_apply(&plan, why, sizeof why) == 0;
   }

@@ -8,8 +8,11 @@
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <cjson/cJSON.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/falloc.h>
+#include <linux/fs.h>
 #include <mcp/guard.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -18,6 +21,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -199,6 +204,465 @@ static int op_handle_trunc(void) {
   return rc;
 }
 
+/* ---- every member of each class, by raw system call ----------------------
+ * syscall(2) with the number, never the C library's wrapper (which may use
+ * another call, or none), for each call guard.h names. */
+
+#define BIG_SIZE 12288 /* big.bin: three 4 KiB blocks of 'b' */
+
+static int raw(long rc) { return rc < 0 ? errno : 0; }
+
+static int open_ro(void) { return open(at("existing.txt"), O_RDONLY); }
+
+/* fn on a descriptor of existing.txt opened for reading. */
+static int on_ro(long (*fn)(int)) {
+  int fd = open_ro();
+  if (fd < 0)
+    return errno;
+  int rc = raw(fn(fd));
+  close(fd);
+  return rc;
+}
+
+/* fn on a descriptor of big.bin opened for reading and writing. */
+static int on_big(long (*fn)(int)) {
+  int fd = open(at("big.bin"), O_RDWR);
+  if (fd < 0)
+    return errno;
+  int rc = raw(fn(fd));
+  close(fd);
+  return rc;
+}
+
+static uid_t me(void) { return getuid(); }
+static gid_t my_group(void) { return getgid(); }
+
+static int r_chmod(void) {
+  return raw(syscall(SYS_chmod, at("existing.txt"), 0600));
+}
+static long fchmod_(int fd) { return syscall(SYS_fchmod, fd, 0600); }
+static int r_fchmod(void) { return on_ro(fchmod_); }
+static int r_fchmodat(void) {
+  return raw(syscall(SYS_fchmodat, AT_FDCWD, at("existing.txt"), 0600));
+}
+static int r_fchmodat2(void) {
+  return raw(syscall(452, AT_FDCWD, at("existing.txt"), 0600, 0));
+}
+static int r_chown(void) {
+  return raw(syscall(SYS_chown, at("existing.txt"), me(), my_group()));
+}
+static long fchown_(int fd) {
+  return syscall(SYS_fchown, fd, me(), my_group());
+}
+static int r_fchown(void) { return on_ro(fchown_); }
+static int r_lchown(void) {
+  return raw(syscall(SYS_lchown, at("existing.txt"), me(), my_group()));
+}
+static int r_fchownat(void) {
+  return raw(
+      syscall(SYS_fchownat, AT_FDCWD, at("existing.txt"), me(), my_group(), 0));
+}
+static int r_utime(void) {
+  return raw(syscall(SYS_utime, at("existing.txt"), NULL));
+}
+static int r_utimes(void) {
+  return raw(syscall(SYS_utimes, at("existing.txt"), NULL));
+}
+static int r_utimensat(void) {
+  return raw(syscall(SYS_utimensat, AT_FDCWD, at("existing.txt"), NULL, 0));
+}
+static int r_futimesat(void) {
+  return raw(syscall(SYS_futimesat, AT_FDCWD, at("existing.txt"), NULL));
+}
+static int r_setxattr(void) {
+  return raw(syscall(SYS_setxattr, at("existing.txt"), "user.mcp", "x", 1, 0));
+}
+static int r_lsetxattr(void) {
+  return raw(syscall(SYS_lsetxattr, at("existing.txt"), "user.mcp", "x", 1, 0));
+}
+static long fsetxattr_(int fd) {
+  return syscall(SYS_fsetxattr, fd, "user.mcp", "x", 1, 0);
+}
+static int r_fsetxattr(void) { return on_ro(fsetxattr_); }
+static int r_setxattrat(void) {
+  struct {
+    uint64_t value;
+    uint32_t size, flags;
+  } args = {(uintptr_t) "x", 1, 0}; /* struct xattr_args */
+  return raw(syscall(463, AT_FDCWD, at("existing.txt"), 0, "user.mcp", &args,
+                     sizeof args));
+}
+static int r_removexattr(void) {
+  return raw(syscall(SYS_removexattr, at("existing.txt"), "user.keep"));
+}
+static int r_lremovexattr(void) {
+  return raw(syscall(SYS_lremovexattr, at("existing.txt"), "user.keep"));
+}
+static long fremovexattr_(int fd) {
+  return syscall(SYS_fremovexattr, fd, "user.keep");
+}
+static int r_fremovexattr(void) { return on_ro(fremovexattr_); }
+static int r_removexattrat(void) {
+  return raw(syscall(466, AT_FDCWD, at("existing.txt"), 0, "user.keep"));
+}
+/* struct file_attr, FILE_ATTR_SIZE_VER0 (Linux 6.17). */
+typedef struct {
+  uint64_t xflags;
+  uint32_t extsize, nextents, projid, cowextsize;
+} file_attr;
+static int r_file_getattr(void) {
+  file_attr fa = {0};
+  return raw(syscall(468, AT_FDCWD, at("existing.txt"), &fa, sizeof fa, 0));
+}
+static int r_file_setattr(void) {
+  file_attr fa = {0};
+  syscall(468, AT_FDCWD, at("existing.txt"), &fa, sizeof fa, 0);
+  return raw(syscall(469, AT_FDCWD, at("existing.txt"), &fa, sizeof fa, 0));
+}
+
+/* ioctls on a file opened for reading: each setter is given what the
+ * getter answered, so that the old guard, which let them through, changed
+ * nothing either. */
+static long setflags_(int fd) {
+  long flags = 0;
+  syscall(SYS_ioctl, fd, FS_IOC_GETFLAGS, &flags);
+  return syscall(SYS_ioctl, fd, FS_IOC_SETFLAGS, &flags);
+}
+static int i_setflags(void) { return on_ro(setflags_); }
+static long setflags32_(int fd) {
+  int flags = 0;
+  syscall(SYS_ioctl, fd, FS_IOC32_GETFLAGS, &flags);
+  return syscall(SYS_ioctl, fd, FS_IOC32_SETFLAGS, &flags);
+}
+static int i_setflags32(void) { return on_ro(setflags32_); }
+static long fssetxattr_(int fd) {
+  struct fsxattr fa = {0};
+  syscall(SYS_ioctl, fd, FS_IOC_FSGETXATTR, &fa);
+  return syscall(SYS_ioctl, fd, FS_IOC_FSSETXATTR, &fa);
+}
+static int i_fssetxattr(void) { return on_ro(fssetxattr_); }
+static long setversion_(int fd) {
+  long v = 0;
+  syscall(SYS_ioctl, fd, FS_IOC_GETVERSION, &v);
+  return syscall(SYS_ioctl, fd, FS_IOC_SETVERSION, &v);
+}
+static int i_setversion(void) { return on_ro(setversion_); }
+static long setversion32_(int fd) {
+  int v = 0;
+  syscall(SYS_ioctl, fd, FS_IOC32_GETVERSION, &v);
+  return syscall(SYS_ioctl, fd, FS_IOC32_SETVERSION, &v);
+}
+static int i_setversion32(void) { return on_ro(setversion32_); }
+static long setfslabel_(int fd) {
+  char label[FSLABEL_MAX] = "";
+  if (syscall(SYS_ioctl, fd, FS_IOC_GETFSLABEL, label) != 0)
+    return -1; /* never set what was not read */
+  return syscall(SYS_ioctl, fd, FS_IOC_SETFSLABEL, label);
+}
+static int i_setfslabel(void) { return on_ro(setfslabel_); }
+static long set_policy_(int fd) {
+  unsigned char policy[12] = {0}; /* fscrypt_policy_v1, modes invalid */
+  return syscall(SYS_ioctl, fd, FS_IOC_SET_ENCRYPTION_POLICY, policy);
+}
+static int i_set_policy(void) { return on_ro(set_policy_); }
+static long getflags_(int fd) {
+  long flags = 0;
+  return syscall(SYS_ioctl, fd, FS_IOC_GETFLAGS, &flags);
+}
+static int i_getflags(void) { return on_ro(getflags_); }
+static long fsgetxattr_(int fd) {
+  struct fsxattr fa = {0};
+  return syscall(SYS_ioctl, fd, FS_IOC_FSGETXATTR, &fa);
+}
+static int i_fsgetxattr(void) { return on_ro(fsgetxattr_); }
+
+/* What removes bytes from big.bin. */
+static long punch_(int fd) {
+  return syscall(SYS_fallocate, fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+                 0L, 4096L);
+}
+static int f_punch(void) { return on_big(punch_); }
+static long collapse_(int fd) {
+  return syscall(SYS_fallocate, fd, FALLOC_FL_COLLAPSE_RANGE, 0L, 8192L);
+}
+static int f_collapse(void) { return on_big(collapse_); }
+static long zero_(int fd) {
+  return syscall(SYS_fallocate, fd, FALLOC_FL_ZERO_RANGE, 0L, 4096L);
+}
+static int f_zero(void) { return on_big(zero_); }
+static long write_zeroes_(int fd) {
+  return syscall(SYS_fallocate, fd, 0x80 /* WRITE_ZEROES, 6.17 */, 0L, 4096L);
+}
+static int f_write_zeroes(void) { return on_big(write_zeroes_); }
+static long unknown_mode_(int fd) {
+  return syscall(SYS_fallocate, fd, 0x4000 /* no mode yet */, 0L, 4096L);
+}
+static int f_unknown_mode(void) { return on_big(unknown_mode_); }
+static long allocate_(int fd) {
+  return syscall(SYS_fallocate, fd, 0, (long)BIG_SIZE, 4096L);
+}
+static int f_allocate(void) { return on_big(allocate_); }
+static long madv_remove_(int fd) {
+  void *m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (m == MAP_FAILED)
+    return -1;
+  long rc = syscall(SYS_madvise, m, 4096L, MADV_REMOVE);
+  int e = errno;
+  munmap(m, 4096);
+  errno = e;
+  return rc;
+}
+static int f_madv_remove(void) { return on_big(madv_remove_); }
+/* struct space_resv, of FS_IOC_UNRESVSP64 and FS_IOC_ZERO_RANGE. */
+typedef struct {
+  int16_t type, whence;
+  int64_t start, len;
+  int32_t sysid;
+  uint32_t pid;
+  int32_t pad[4];
+} space_resv;
+#define IOC_UNRESVSP64 _IOW('X', 43, space_resv)
+#define IOC_ZERO_RANGE _IOW('X', 57, space_resv)
+static long unresvsp_(int fd) {
+  space_resv r = {.len = 4096};
+  return syscall(SYS_ioctl, fd, IOC_UNRESVSP64, &r);
+}
+static int f_unresvsp(void) { return on_big(unresvsp_); }
+static long zero_ioctl_(int fd) {
+  space_resv r = {.len = 4096};
+  return syscall(SYS_ioctl, fd, IOC_ZERO_RANGE, &r);
+}
+static int f_zero_ioctl(void) { return on_big(zero_ioctl_); }
+
+/* Landlock's write rights, each call that needs one (read-only). */
+/* Its own buffer: at() has one per thread, and a call names two paths. */
+static const char *made_path(void) {
+  static _Thread_local char path[128];
+  snprintf(path, sizeof path, "%s/made", dir);
+  return path;
+}
+#define EXISTING at("existing.txt")
+#define NEW_NAME made_path()
+static int w_openat(void) {
+  long fd = syscall(SYS_openat, AT_FDCWD, EXISTING, O_WRONLY);
+  if (fd >= 0)
+    close((int)fd);
+  return raw(fd);
+}
+static int w_openat_creat(void) {
+  long fd = syscall(SYS_openat, AT_FDCWD, NEW_NAME, O_RDONLY | O_CREAT, 0600);
+  if (fd >= 0)
+    close((int)fd);
+  return raw(fd);
+}
+static int openat2_with(const char *path, uint64_t flags) {
+  struct {
+    uint64_t flags, mode, resolve;
+  } how = {flags, 0, 0}; /* struct open_how */
+  long fd = syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof how);
+  if (fd >= 0)
+    close((int)fd);
+  return raw(fd);
+}
+static int w_openat2(void) { return openat2_with(EXISTING, O_WRONLY); }
+static int w_mknodat(void) {
+  return raw(syscall(SYS_mknodat, AT_FDCWD, NEW_NAME, S_IFIFO | 0600, 0));
+}
+static int w_mkdirat(void) {
+  return raw(syscall(SYS_mkdirat, AT_FDCWD, NEW_NAME, 0700));
+}
+static int w_unlinkat(void) {
+  return raw(syscall(SYS_unlinkat, AT_FDCWD, EXISTING, 0));
+}
+static int w_rmdirat(void) {
+  return raw(syscall(SYS_unlinkat, AT_FDCWD, at("empty"), AT_REMOVEDIR));
+}
+static int w_renameat(void) {
+  return raw(syscall(SYS_renameat, AT_FDCWD, EXISTING, AT_FDCWD, NEW_NAME));
+}
+static int w_renameat2(void) {
+  return raw(syscall(SYS_renameat2, AT_FDCWD, EXISTING, AT_FDCWD, NEW_NAME, 0));
+}
+static int w_linkat(void) {
+  return raw(syscall(SYS_linkat, AT_FDCWD, EXISTING, AT_FDCWD, NEW_NAME, 0));
+}
+static int w_symlinkat(void) {
+  return raw(syscall(SYS_symlinkat, "existing.txt", AT_FDCWD, NEW_NAME));
+}
+static int w_truncate(void) { return raw(syscall(SYS_truncate, EXISTING, 0L)); }
+static int w_openat_trunc(void) {
+  long fd = syscall(SYS_openat, AT_FDCWD, EXISTING, O_WRONLY | O_TRUNC);
+  if (fd >= 0)
+    close((int)fd);
+  return raw(fd);
+}
+static int w_openat2_trunc(void) {
+  return openat2_with(EXISTING, O_WRONLY | O_TRUNC);
+}
+static int w_ftruncate(void) {
+  int fd = open(EXISTING, O_WRONLY);
+  if (fd < 0)
+    return errno;
+  int rc = raw(syscall(SYS_ftruncate, fd, 0L));
+  close(fd);
+  return rc;
+}
+#ifdef SYS_open /* the calls before *at, on the architectures that have them   \
+                 */
+static int w_open(void) {
+  long fd = syscall(SYS_open, EXISTING, O_WRONLY);
+  if (fd >= 0)
+    close((int)fd);
+  return raw(fd);
+}
+static int w_open_trunc(void) {
+  long fd = syscall(SYS_open, EXISTING, O_WRONLY | O_TRUNC);
+  if (fd >= 0)
+    close((int)fd);
+  return raw(fd);
+}
+static int w_creat(void) {
+  long fd = syscall(SYS_creat, NEW_NAME, 0600);
+  if (fd >= 0)
+    close((int)fd);
+  return raw(fd);
+}
+static int w_creat_existing(void) {
+  long fd = syscall(SYS_creat, EXISTING, 0600);
+  if (fd >= 0)
+    close((int)fd);
+  return raw(fd);
+}
+static int w_mknod(void) {
+  return raw(syscall(SYS_mknod, NEW_NAME, S_IFIFO | 0600, 0));
+}
+static int w_mkdir(void) { return raw(syscall(SYS_mkdir, NEW_NAME, 0700)); }
+static int w_unlink(void) { return raw(syscall(SYS_unlink, EXISTING)); }
+static int w_rmdir(void) { return raw(syscall(SYS_rmdir, at("empty"))); }
+static int w_rename(void) {
+  return raw(syscall(SYS_rename, EXISTING, NEW_NAME));
+}
+static int w_link(void) { return raw(syscall(SYS_link, EXISTING, NEW_NAME)); }
+static int w_symlink(void) {
+  return raw(syscall(SYS_symlink, "existing.txt", NEW_NAME));
+}
+#endif
+
+/* Sockets of each family but unix, and io_uring (closed-world). */
+static int sock(int family, int type, int protocol) {
+  long fd = syscall(SYS_socket, family, type, protocol);
+  if (fd >= 0)
+    close((int)fd);
+  return raw(fd);
+}
+static int n_tcp(void) { return sock(AF_INET, SOCK_STREAM, 0); }
+static int n_tcp6(void) { return sock(AF_INET6, SOCK_STREAM, 0); }
+static int n_udp(void) { return sock(AF_INET, SOCK_DGRAM, 0); }
+static int n_udp6(void) { return sock(AF_INET6, SOCK_DGRAM, 0); }
+static int n_sctp(void) { return sock(AF_INET, SOCK_STREAM, 132); }
+static int n_raw(void) { return sock(AF_INET, SOCK_RAW, 1); }
+static int n_packet(void) { return sock(AF_PACKET, SOCK_DGRAM, 0); }
+static int n_netlink(void) { return sock(AF_NETLINK, SOCK_RAW, 0); }
+static int n_unix(void) { return sock(AF_UNIX, SOCK_STREAM, 0); }
+static int n_socketpair_unix(void) {
+  int sv[2];
+  int rc = raw(syscall(SYS_socketpair, AF_UNIX, SOCK_STREAM, 0, sv));
+  if (rc == 0) {
+    close(sv[0]);
+    close(sv[1]);
+  }
+  return rc;
+}
+static int n_uring_setup(void) {
+  unsigned char params[120] = {0}; /* struct io_uring_params */
+  long fd = syscall(SYS_io_uring_setup, 1, params);
+  if (fd >= 0)
+    close((int)fd);
+  return raw(fd);
+}
+static int n_uring_enter(void) {
+  return raw(syscall(SYS_io_uring_enter, -1, 0, 0, 0, NULL, 0));
+}
+static int n_uring_register(void) {
+  return raw(syscall(SYS_io_uring_register, -1, 0, NULL, 0));
+}
+
+/* With tcp_ports: what the port rules do not see, on a TCP socket. */
+static int tcp_with(long (*fn)(int)) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0)
+    return errno;
+  int rc = raw(fn(fd));
+  close(fd);
+  return rc;
+}
+static struct sockaddr_in to_port(void) {
+  struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(port)};
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  return a;
+}
+static long sendto_fo_(int fd) {
+  struct sockaddr_in a = to_port();
+  return syscall(SYS_sendto, fd, "x", 1, MSG_FASTOPEN, &a, sizeof a);
+}
+static int t_sendto_fastopen(void) { return tcp_with(sendto_fo_); }
+static long sendmsg_fo_(int fd) {
+  struct sockaddr_in a = to_port();
+  struct iovec v = {.iov_base = "x", .iov_len = 1};
+  struct msghdr m = {
+      .msg_name = &a, .msg_namelen = sizeof a, .msg_iov = &v, .msg_iovlen = 1};
+  return syscall(SYS_sendmsg, fd, &m, MSG_FASTOPEN);
+}
+static int t_sendmsg_fastopen(void) { return tcp_with(sendmsg_fo_); }
+static long sendmmsg_fo_(int fd) {
+  struct sockaddr_in a = to_port();
+  struct iovec v = {.iov_base = "x", .iov_len = 1};
+  struct mmsghdr m = {.msg_hdr = {.msg_name = &a,
+                                  .msg_namelen = sizeof a,
+                                  .msg_iov = &v,
+                                  .msg_iovlen = 1}};
+  return syscall(SYS_sendmmsg, fd, &m, 1, MSG_FASTOPEN);
+}
+static int t_sendmmsg_fastopen(void) { return tcp_with(sendmmsg_fo_); }
+static long listen_(int fd) { return syscall(SYS_listen, fd, 1); }
+static int t_listen(void) { return tcp_with(listen_); }
+static long connect_(int fd) {
+  struct sockaddr_in a = to_port();
+  return syscall(SYS_connect, fd, &a, sizeof a);
+}
+static int t_connect(void) { return tcp_with(connect_); }
+static long bind_(int fd) {
+  struct sockaddr_in a = to_port();
+  a.sin_port = 0;
+  return syscall(SYS_bind, fd, &a, sizeof a);
+}
+static int t_bind(void) { return tcp_with(bind_); }
+
+/* Landlock's calls: the version query, a rule on a descriptor that is no
+ * ruleset, a restriction by no descriptor. */
+static int l_create(void) { return raw(syscall(444, NULL, 0, 1u)); }
+static int l_add_rule(void) {
+  struct {
+    uint64_t allowed;
+    int32_t parent_fd;
+  } __attribute__((packed)) rule = {1, -1};
+  return raw(syscall(445, 0, 1, &rule, 0));
+}
+static int l_restrict(void) { return raw(syscall(446, -1, 0)); }
+
+/* Every number above the newest call the guard knows, up to 2048: 0 when
+ * each answers ENOSYS, else the first that does not. */
+static int s_above(void) {
+  for (long nr = 470; nr < 2048; nr++)
+    if (syscall(nr, -1L, 0L, 0L, 0L, 0L, 0L) != -1 || errno != ENOSYS)
+      return (int)nr;
+  return 0;
+}
+#ifdef __x86_64__
+/* getpid by x32's number (the x32 bit and 39). */
+static int s_x32(void) { return raw(syscall(0x40000000L | 39)); }
+#endif
+
 static void *create_from_thread(void *arg) {
   *(int *)arg = op_create();
   return NULL;
@@ -244,6 +708,100 @@ static const struct op {
     {"setxattr", op_setxattr},
     {"move_in_w", op_move_in_w},
     {"handle_trunc", op_handle_trunc},
+    {"r_chmod", r_chmod},
+    {"r_fchmod", r_fchmod},
+    {"r_fchmodat", r_fchmodat},
+    {"r_fchmodat2", r_fchmodat2},
+    {"r_chown", r_chown},
+    {"r_fchown", r_fchown},
+    {"r_lchown", r_lchown},
+    {"r_fchownat", r_fchownat},
+    {"r_utime", r_utime},
+    {"r_utimes", r_utimes},
+    {"r_utimensat", r_utimensat},
+    {"r_futimesat", r_futimesat},
+    {"r_setxattr", r_setxattr},
+    {"r_lsetxattr", r_lsetxattr},
+    {"r_fsetxattr", r_fsetxattr},
+    {"r_setxattrat", r_setxattrat},
+    {"r_removexattr", r_removexattr},
+    {"r_lremovexattr", r_lremovexattr},
+    {"r_fremovexattr", r_fremovexattr},
+    {"r_removexattrat", r_removexattrat},
+    {"r_file_setattr", r_file_setattr},
+    {"r_file_getattr", r_file_getattr},
+    {"i_setflags", i_setflags},
+    {"i_setflags32", i_setflags32},
+    {"i_fssetxattr", i_fssetxattr},
+    {"i_setversion", i_setversion},
+    {"i_setversion32", i_setversion32},
+    {"i_setfslabel", i_setfslabel},
+    {"i_set_policy", i_set_policy},
+    {"i_getflags", i_getflags},
+    {"i_fsgetxattr", i_fsgetxattr},
+    {"f_punch", f_punch},
+    {"f_collapse", f_collapse},
+    {"f_zero", f_zero},
+    {"f_write_zeroes", f_write_zeroes},
+    {"f_unknown_mode", f_unknown_mode},
+    {"f_allocate", f_allocate},
+    {"f_madv_remove", f_madv_remove},
+    {"f_unresvsp", f_unresvsp},
+    {"f_zero_ioctl", f_zero_ioctl},
+    {"w_openat", w_openat},
+    {"w_openat_creat", w_openat_creat},
+    {"w_openat2", w_openat2},
+    {"w_mknodat", w_mknodat},
+    {"w_mkdirat", w_mkdirat},
+    {"w_unlinkat", w_unlinkat},
+    {"w_rmdirat", w_rmdirat},
+    {"w_renameat", w_renameat},
+    {"w_renameat2", w_renameat2},
+    {"w_linkat", w_linkat},
+    {"w_symlinkat", w_symlinkat},
+    {"w_truncate", w_truncate},
+    {"w_openat_trunc", w_openat_trunc},
+    {"w_openat2_trunc", w_openat2_trunc},
+    {"w_ftruncate", w_ftruncate},
+#ifdef SYS_open
+    {"w_open", w_open},
+    {"w_open_trunc", w_open_trunc},
+    {"w_creat", w_creat},
+    {"w_creat_existing", w_creat_existing},
+    {"w_mknod", w_mknod},
+    {"w_mkdir", w_mkdir},
+    {"w_unlink", w_unlink},
+    {"w_rmdir", w_rmdir},
+    {"w_rename", w_rename},
+    {"w_link", w_link},
+    {"w_symlink", w_symlink},
+#endif
+    {"n_tcp", n_tcp},
+    {"n_tcp6", n_tcp6},
+    {"n_udp", n_udp},
+    {"n_udp6", n_udp6},
+    {"n_sctp", n_sctp},
+    {"n_raw", n_raw},
+    {"n_packet", n_packet},
+    {"n_netlink", n_netlink},
+    {"n_unix", n_unix},
+    {"n_socketpair_unix", n_socketpair_unix},
+    {"n_uring_setup", n_uring_setup},
+    {"n_uring_enter", n_uring_enter},
+    {"n_uring_register", n_uring_register},
+    {"t_sendto_fastopen", t_sendto_fastopen},
+    {"t_sendmsg_fastopen", t_sendmsg_fastopen},
+    {"t_sendmmsg_fastopen", t_sendmmsg_fastopen},
+    {"t_listen", t_listen},
+    {"t_connect", t_connect},
+    {"t_bind", t_bind},
+    {"l_create", l_create},
+    {"l_add_rule", l_add_rule},
+    {"l_restrict", l_restrict},
+    {"s_above", s_above},
+#ifdef __x86_64__
+    {"s_x32", s_x32},
+#endif
 };
 
 /* Runs the op named by argument "op"; the text result is its errno (0 when
@@ -310,12 +868,15 @@ static void assert_ran_under(const char *expected) {
 }
 
 static char log_text[1024];
+static int guard_lines; /* lines the guard logged about itself */
 static void keep_log(mcp_log_level level, const char *message,
                      void *user_data) {
   (void)user_data;
   (void)level;
-  if (strncmp(message, "guard", 5) == 0)
+  if (strncmp(message, "guard", 5) == 0) {
     snprintf(log_text, sizeof log_text, "%s", message);
+    guard_lines++;
+  }
 }
 
 static void put_file(const char *name, const char *text) {
@@ -353,6 +914,14 @@ static void setup(void) {
   snprintf(dir, sizeof dir, "/tmp/mcp-guard-XXXXXX");
   ck_assert_ptr_nonnull(mkdtemp(dir));
   put_file("existing.txt", "keep");
+  ck_assert_int_eq(setxattr(at("existing.txt"), "user.keep", "k", 1, 0), 0);
+  ck_assert_int_eq(mkdir(at("empty"), 0700), 0);
+  char big[BIG_SIZE];
+  memset(big, 'b', sizeof big);
+  FILE *f = fopen(at("big.bin"), "w");
+  ck_assert_ptr_nonnull(f);
+  ck_assert_uint_eq(fwrite(big, 1, sizeof big, f), sizeof big);
+  fclose(f);
   ck_assert_int_eq(mkdir(at("w"), 0700), 0);
   ck_assert_int_eq(mkdir(at("w/sub"), 0700), 0);
   put_file("w/f.txt", "scratch");
@@ -368,6 +937,7 @@ static void setup(void) {
   tu_peer_open(&P, srv, NULL);
   tu_initialize(&P, "2025-11-25");
   log_text[0] = '\0';
+  guard_lines = 0;
 }
 
 static void remove_tree(const char *path) {
@@ -431,6 +1001,13 @@ static int try_op(const char *tool, const char *op) {
   do {                                                                         \
     int e_ = try_op(tool, op);                                                 \
     ck_assert_msg(e_ == 0, "%s: %s gave %d (%s)", tool, op, e_, strerror(e_)); \
+  } while (0)
+
+#define REFUSED_WITH(tool, op, err)                                            \
+  do {                                                                         \
+    int e_ = try_op(tool, op);                                                 \
+    ck_assert_msg(e_ == (err), "%s: %s gave %d (%s), not %d (%s)", tool, op,   \
+                  e_, strerror(e_), (err), strerror(err));                     \
   } while (0)
 
 static bool exists(const char *name) {
@@ -607,6 +1184,229 @@ START_TEST(a_writable_file_is_written_not_removed) {
 }
 END_TEST
 
+/* ---- each rule, every member of its class, by raw system call ------------ */
+
+static const char *const metadata_calls[] = {
+    "r_chmod",       "r_fchmod",       "r_fchmodat",     "r_fchmodat2",
+    "r_chown",       "r_fchown",       "r_lchown",       "r_fchownat",
+    "r_utime",       "r_utimes",       "r_utimensat",    "r_futimesat",
+    "r_setxattr",    "r_lsetxattr",    "r_fsetxattr",    "r_setxattrat",
+    "r_removexattr", "r_lremovexattr", "r_fremovexattr", "r_removexattrat",
+    "r_file_setattr"};
+static const char *const inode_ioctls[] = {
+    "i_setflags",     "i_setflags32", "i_fssetxattr", "i_setversion",
+    "i_setversion32", "i_setfslabel", "i_set_policy"};
+static const char *const inode_reads[] = {"i_getflags", "i_fsgetxattr"};
+static const char *const shrinking_calls[] = {
+    "f_punch",        "f_collapse",    "f_zero",     "f_write_zeroes",
+    "f_unknown_mode", "f_madv_remove", "f_unresvsp", "f_zero_ioctl"};
+static const char *const landlock_calls[] = {"l_create", "l_add_rule",
+                                             "l_restrict"};
+static const char *const guarded_tools[] = {"ro_closed", "ro_open", "additive",
+                                            "closed"};
+
+/* big.bin still holds its 12 KiB of 'b' (allocating may have added). */
+static void assert_big_intact(void) {
+  char buf[BIG_SIZE];
+  FILE *f = fopen(at("big.bin"), "r");
+  ck_assert_ptr_nonnull(f);
+  size_t n = fread(buf, 1, sizeof buf, f);
+  fclose(f);
+  ck_assert_uint_eq(n, sizeof buf);
+  for (size_t i = 0; i < n; i++)
+    ck_assert_msg(buf[i] == 'b', "big.bin lost byte %zu", i);
+}
+
+static void assert_metadata_unchanged(const struct stat *before) {
+  struct stat st;
+  ck_assert_int_eq(stat(at("existing.txt"), &st), 0);
+  ck_assert_uint_eq(st.st_mode, before->st_mode);
+  ck_assert_int_eq(st.st_mtim.tv_sec, before->st_mtim.tv_sec);
+  ck_assert_int_eq(st.st_mtim.tv_nsec, before->st_mtim.tv_nsec);
+  char v[8];
+  ck_assert_int_eq(getxattr(at("existing.txt"), "user.keep", v, sizeof v), 1);
+  ck_assert_int_lt(getxattr(at("existing.txt"), "user.mcp", v, sizeof v), 0);
+}
+
+/* op as the unguarded tool sees it: 0 when this kernel has what it needs. */
+static bool kernel_has(const char *op, const char *what) {
+  int e = try_op("anything", op);
+  if (e != 0)
+    fprintf(stderr, "test_guard: skipped %s: this kernel has no %s (%s)\n", op,
+            what, strerror(e));
+  return e == 0;
+}
+
+/* Each test below runs twice: on this kernel as it is (_i 0), and as on
+ * one with Landlock ABI 2 (_i 1), where seccomp keeps more of the rules. */
+static void enable_as(int i) {
+  need_abi(4);
+  mcp_guard_options o = {.landlock_abi_max = i ? 2 : 0};
+  enable(&o);
+}
+
+static const char *const write_calls[] = {
+    "w_openat",       "w_openat_creat",  "w_openat2",   "w_mknodat",
+    "w_mkdirat",      "w_unlinkat",      "w_rmdirat",   "w_renameat",
+    "w_renameat2",    "w_linkat",        "w_symlinkat", "w_truncate",
+    "w_openat_trunc", "w_openat2_trunc",
+#ifdef SYS_open
+    "w_open",         "w_open_trunc",    "w_creat",     "w_mknod",
+    "w_mkdir",        "w_unlink",        "w_rmdir",     "w_rename",
+    "w_link",         "w_symlink",
+#endif
+};
+static const char *const remove_calls[] = {
+    "w_unlinkat", "w_rmdirat", "w_renameat", "w_renameat2",
+#ifdef SYS_open
+    "w_unlink",   "w_rmdir",   "w_rename",
+#endif
+};
+static const char *const truncate_calls[] = {
+    "w_truncate",   "w_openat_trunc",   "w_openat2_trunc", "w_ftruncate",
+#ifdef SYS_open
+    "w_open_trunc", "w_creat_existing",
+#endif
+};
+static const char *const socket_calls[] = {"n_tcp",    "n_tcp6",   "n_udp",
+                                           "n_udp6",   "n_sctp",   "n_raw",
+                                           "n_packet", "n_netlink"};
+static const char *const uring_calls[] = {"n_uring_setup", "n_uring_enter",
+                                          "n_uring_register"};
+static const char *const port_bypasses[] = {"t_sendto_fastopen",
+                                            "t_sendmsg_fastopen",
+                                            "t_sendmmsg_fastopen", "t_listen"};
+
+/* Refused, by Landlock or seccomp: openat2, whose flags seccomp cannot
+ * read, answers ENOSYS where seccomp keeps the truncation rule. */
+#define REFUSED_RAW(tool, op)                                                  \
+  do {                                                                         \
+    int e_ = try_op(tool, op);                                                 \
+    ck_assert_msg(e_ == EACCES || e_ == EPERM ||                               \
+                      (e_ == ENOSYS && strstr(op, "openat2")),                 \
+                  "%s: %s gave %d (%s)", tool, op, e_, strerror(e_));          \
+  } while (0)
+
+START_TEST(read_only_writes_nothing_by_any_call) {
+  enable_as(_i);
+  for (size_t i = 0; i < TU_COUNT(write_calls); i++) {
+    REFUSED_RAW("ro_closed", write_calls[i]);
+    REFUSED_RAW("ro_open", write_calls[i]);
+  }
+  assert_existing_unchanged();
+  ck_assert(!exists("made"));
+  ck_assert(exists("empty"));
+  ALLOWED("anything", "w_mkdirat"); /* the calls themselves work here */
+  ck_assert(exists("made"));
+}
+END_TEST
+
+START_TEST(additive_removes_and_truncates_nothing_by_any_call) {
+  enable_as(_i);
+  for (size_t i = 0; i < TU_COUNT(remove_calls); i++)
+    REFUSED_RAW("additive", remove_calls[i]);
+  for (size_t i = 0; i < TU_COUNT(truncate_calls); i++)
+    REFUSED_RAW("additive", truncate_calls[i]);
+  assert_existing_unchanged();
+  ck_assert(exists("empty"));
+  ALLOWED("additive", "w_openat_creat"); /* creating stays allowed */
+  ALLOWED("additive", "w_openat");
+}
+END_TEST
+
+START_TEST(closed_world_opens_no_socket_but_unix_by_any_call) {
+  enable_as(_i);
+  static const char *const closed_tools[] = {"ro_closed", "closed"};
+  for (size_t t = 0; t < TU_COUNT(closed_tools); t++) {
+    for (size_t i = 0; i < TU_COUNT(socket_calls); i++)
+      REFUSED_RAW(closed_tools[t], socket_calls[i]);
+    ALLOWED(closed_tools[t], "n_unix");
+    ALLOWED(closed_tools[t], "n_socketpair_unix");
+  }
+  for (size_t t = 0; t < TU_COUNT(guarded_tools); t++)
+    for (size_t i = 0; i < TU_COUNT(uring_calls); i++)
+      REFUSED_WITH(guarded_tools[t], uring_calls[i], EPERM);
+  ALLOWED("ro_open", "n_udp");
+}
+END_TEST
+
+START_TEST(tcp_ports_open_nothing_the_port_rules_do_not_see) {
+  need_abi(4);
+  unsigned short ports[] = {port2, 0};
+  mcp_guard_options o = {.tcp_ports = ports};
+  enable(&o);
+  for (size_t i = 0; i < TU_COUNT(port_bypasses); i++)
+    REFUSED_RAW("ro_closed", port_bypasses[i]);
+  REFUSED_RAW("ro_closed", "t_connect");
+  REFUSED_RAW("ro_closed", "t_bind");
+  ck_assert(!connection_came(listener));
+  ALLOWED("ro_closed", "n_tcp");
+  REFUSED_RAW("ro_closed", "n_udp");
+}
+END_TEST
+
+START_TEST(read_only_changes_no_metadata_by_any_call) {
+  enable_as(_i);
+  struct stat before;
+  ck_assert_int_eq(stat(at("existing.txt"), &before), 0);
+  for (size_t i = 0; i < TU_COUNT(metadata_calls); i++) {
+    REFUSED_WITH("ro_closed", metadata_calls[i], EACCES);
+    REFUSED_WITH("ro_open", metadata_calls[i], EACCES);
+  }
+  assert_metadata_unchanged(&before);
+  ALLOWED("ro_closed", "r_file_getattr"); /* known to the filter, a read */
+}
+END_TEST
+
+START_TEST(read_only_sets_no_inode_attribute_by_ioctl) {
+  enable_as(_i);
+  struct stat before;
+  ck_assert_int_eq(stat(at("existing.txt"), &before), 0);
+  for (size_t i = 0; i < TU_COUNT(inode_ioctls); i++)
+    REFUSED_WITH("ro_closed", inode_ioctls[i], EACCES);
+  assert_metadata_unchanged(&before);
+  for (size_t i = 0; i < TU_COUNT(inode_reads); i++) {
+    int e = try_op("ro_closed", inode_reads[i]);
+    ck_assert_msg(e != EACCES && e != EPERM && e != ENOSYS, "%s gave %s",
+                  inode_reads[i], strerror(e));
+  }
+}
+END_TEST
+
+START_TEST(additive_removes_no_byte_by_any_call) {
+  enable_as(_i);
+  for (size_t i = 0; i < TU_COUNT(shrinking_calls); i++)
+    REFUSED_WITH("additive", shrinking_calls[i], EACCES);
+  assert_big_intact();
+  ALLOWED("additive", "f_allocate"); /* adding stays allowed */
+  assert_big_intact();
+}
+END_TEST
+
+START_TEST(no_guarded_thread_makes_widens_or_applies_a_ruleset) {
+  enable_as(_i);
+  for (size_t t = 0; t < TU_COUNT(guarded_tools); t++)
+    for (size_t i = 0; i < TU_COUNT(landlock_calls); i++)
+      REFUSED_WITH(guarded_tools[t], landlock_calls[i], EPERM);
+  ALLOWED("anything", "l_create");
+}
+END_TEST
+
+START_TEST(no_call_newer_than_the_guard_nor_of_another_abi) {
+  enable_as(_i);
+  for (size_t t = 0; t < TU_COUNT(guarded_tools); t++)
+    ck_assert_int_eq(try_op(guarded_tools[t], "s_above"), 0);
+#ifdef __x86_64__
+  /* x32's numbers share x86-64's architecture: above the bound. (int 0x80
+   * is refused as another architecture, but faults where the kernel has
+   * no IA-32 emulation, so it is not tried here.) */
+  for (size_t t = 0;
+       kernel_has("s_x32", "x32 ABI") && t < TU_COUNT(guarded_tools); t++)
+    REFUSED_WITH(guarded_tools[t], "s_x32", ENOSYS);
+#endif
+}
+END_TEST
+
 /* ---- the kernel and the options ------------------------------------------ */
 
 START_TEST(abi_probe_agrees_with_the_kernel) {
@@ -646,7 +1446,8 @@ START_TEST(as_on_debian_12_seccomp_keeps_what_landlock_cannot) {
                 "tools are guarded by seccomp only"));
   ck_assert_ptr_nonnull(strstr(log_text, "truncation rules need Landlock "
                                          "ABI 3; found 2"));
-  ck_assert_uint_eq(mcp_server_lint(srv, NULL), 5); /* four tools, and it */
+  /* Four tools; the guard's warning was logged once, at enable. */
+  ck_assert_uint_eq(mcp_server_lint(srv, NULL), 4);
   REFUSED("ro_closed", "truncate");
   REFUSED("additive", "truncate");
   REFUSED("additive", "open_trunc");
@@ -678,6 +1479,27 @@ START_TEST(a_rule_the_kernel_cannot_keep_is_an_error_unless_best_effort) {
   REFUSED("ro_closed", "connect_allowed"); /* kept closed: no TCP at all */
   ck_assert(!connection_came(listener2));
   assert_ran_under("guard: read-only, closed-world (best effort)");
+}
+END_TEST
+
+/* What the kernel enforces is said once, at enable: mcp_server_lint (which
+ * the HTTP transport runs when it starts) does not say it again. */
+START_TEST(the_status_line_is_logged_once) {
+  mcp_guard_options o = {.flags = MCP_GUARD_BEST_EFFORT};
+  enable(&o);
+  ck_assert_int_eq(guard_lines, 1);
+  mcp_server_lint(srv, NULL);
+  mcp_server_lint(srv, NULL);
+  ck_assert_int_eq(guard_lines, 1);
+  o.landlock_abi_max = 2; /* a warning this time: once all the same */
+  mcp_server *s2 = NULL;
+  mcp_server_info info = {.name = "second", .version = "1"};
+  ck_assert_int_eq(mcp_server_new(&info, &s2), 0);
+  mcp_server_set_log(s2, keep_log, NULL);
+  ck_assert_int_eq(mcp_guard_enable(s2, &o), 0);
+  mcp_server_lint(s2, NULL);
+  ck_assert_int_eq(guard_lines, 2);
+  mcp_server_free(s2);
 }
 END_TEST
 
@@ -751,6 +1573,36 @@ static int h_block(mcp_call *call, void *user_data) {
   return mcp_result_text(call, "released");
 }
 
+/* Counts, until told to stop (at most 100000 rounds), the Landlock
+ * ruleset descriptors it sees in the process's table: a read-only handler
+ * looking for one to widen while other pools start. */
+static atomic_bool g_scan_stop;
+static atomic_int g_scanning;
+static int rulesets_open(void) {
+  DIR *d = opendir("/proc/self/fd");
+  int n = 0;
+  for (struct dirent *e = d ? readdir(d) : NULL; e; e = readdir(d)) {
+    char path[300], link[64] = "";
+    snprintf(path, sizeof path, "/proc/self/fd/%s", e->d_name);
+    if (readlink(path, link, sizeof link - 1) > 0 &&
+        strstr(link, "landlock-ruleset"))
+      n++;
+  }
+  if (d)
+    closedir(d);
+  return n;
+}
+static int h_scan(mcp_call *call, void *user_data) {
+  (void)user_data;
+  atomic_store(&g_scanning, 1);
+  int seen = 0;
+  for (int i = 0; i < 100000 && !atomic_load(&g_scan_stop); i++)
+    seen += rulesets_open();
+  char text[16];
+  snprintf(text, sizeof text, "%d", seen);
+  return mcp_result_text(call, text);
+}
+
 #define RO_TOOL(tool_name, fn)                                                 \
   {                                                                            \
     .name = tool_name, .description = "Read-only.",                            \
@@ -761,6 +1613,7 @@ static const mcp_tool more_tools[] = {
     RO_TOOL("defer_write", h_defer_write),
     RO_TOOL("ask_then_write", h_ask_then_write),
     RO_TOOL("block", h_block),
+    RO_TOOL("scan", h_scan),
 };
 
 static void add_more_tools(void) {
@@ -883,6 +1736,39 @@ START_TEST(queued_calls_are_cancelled_and_time_out) {
 }
 END_TEST
 
+/* The other pools start while a read-only handler scans the descriptor
+ * table: their rulesets were made, used and closed at enable, so it sees
+ * none (before, each was open on the submitting thread while its workers
+ * restricted themselves). */
+START_TEST(no_ruleset_is_open_while_pools_start) {
+  need_abi(4);
+  enable(NULL);
+  add_more_tools();
+  atomic_store(&g_scan_stop, false);
+  atomic_store(&g_scanning, 0);
+  tu_peer Q;
+  tu_peer_open(&Q, srv, NULL);
+  tu_initialize(&Q, "2025-11-25");
+  ck_assert_int_eq(tu_send(&Q, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+                               "\"tools/call\",\"params\":{\"name\":"
+                               "\"scan\"}}"),
+                   0);
+  for (int i = 0; i < 5000 && !atomic_load(&g_scanning); i++)
+    nanosleep(&(struct timespec){0, 1000000L}, NULL);
+  ck_assert(atomic_load(&g_scanning));
+  static const char *const others[] = {"additive", "closed", "ro_open",
+                                       "anything"};
+  for (size_t i = 0; i < TU_COUNT(others); i++)
+    ALLOWED(others[i], "unix");
+  atomic_store(&g_scan_stop, true);
+  ck_assert_uint_eq(tu_wait(&Q, 1, 10000), 1);
+  cJSON *r = tu_msg(&Q, 0);
+  ck_assert_str_eq(tu_jstr(r, "result.content.0.text"), "0");
+  cJSON_Delete(r);
+  tu_peer_close(&Q);
+}
+END_TEST
+
 /* ---- allocation failure -------------------------------------------------- */
 
 static pthread_mutex_t sink_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -991,12 +1877,26 @@ int main(void) {
   tcase_add_test(t, deferred_and_legacy_input_rounds_stay_guarded);
   tcase_add_test(t, modern_input_round_stays_guarded);
   tcase_add_test(t, queued_calls_are_cancelled_and_time_out);
+  tcase_add_test(t, no_ruleset_is_open_while_pools_start);
+  tcase_add_loop_test(t, read_only_writes_nothing_by_any_call, 0, 2);
+  tcase_add_loop_test(t, additive_removes_and_truncates_nothing_by_any_call, 0,
+                      2);
+  tcase_add_loop_test(t, closed_world_opens_no_socket_but_unix_by_any_call, 0,
+                      2);
+  tcase_add_test(t, tcp_ports_open_nothing_the_port_rules_do_not_see);
+  tcase_add_loop_test(t, read_only_changes_no_metadata_by_any_call, 0, 2);
+  tcase_add_loop_test(t, read_only_sets_no_inode_attribute_by_ioctl, 0, 2);
+  tcase_add_loop_test(t, additive_removes_no_byte_by_any_call, 0, 2);
+  tcase_add_loop_test(t, no_guarded_thread_makes_widens_or_applies_a_ruleset, 0,
+                      2);
+  tcase_add_loop_test(t, no_call_newer_than_the_guard_nor_of_another_abi, 0, 2);
   /* "any_kernel": what holds on every kernel (the valgrind build runs only
    * these: tests/CMakeLists.txt). */
   t = tu_tcase(s, "any_kernel", setup, teardown, 300);
   tcase_add_test(t, without_the_guard_nothing_changes);
   tcase_add_test(t, closed_world_sockets_on_any_kernel);
   tcase_add_test(t, bad_options_are_refused_with_a_reason);
+  tcase_add_test(t, the_status_line_is_logged_once);
   tcase_add_test(t, every_allocation_failure_enabling_and_calling);
   return tu_run(s);
 }
