@@ -932,6 +932,11 @@ typedef struct mcp_skill_file {
  * resource skill://PATH/FILE (read with resources/read, through the same
  * scope admission as any resource); skills/list and skills/get answer with
  * its entry: the frontmatter as JSON and every file's SHA-256 and size.
+ * Since the entry and SKILL.md's resource show what the files hold, a
+ * caller without the skill's scopes is never shown them: skills/list and
+ * resources/list leave the skill and its files out for that caller,
+ * whatever mcp_server_set_hide_forbidden says (modern-era lists then say
+ * cacheScope "private").
  * The frontmatter is read by a strict subset of YAML: `key: value` lines
  * whose values are strings (plain, 'single' or "double" quoted) and maps
  * one level deep (`metadata:` with indented `key: value` lines); a plain
@@ -1106,8 +1111,9 @@ MCP_API void mcp_server_set_audit(mcp_server *srv, mcp_audit_fn fn,
 
 /** When on, tools/list shows each caller only the tools whose scopes it
  * holds, and modern-era lists say cacheScope "private". Off by default, so a
- * client can discover what a step-up would unlock. This never replaces the
- * check at tools/call. Any thread. */
+ * client can discover what a step-up would unlock (skills are the
+ * exception: see mcp_skill). This never replaces the check at tools/call.
+ * Any thread. */
 MCP_API void mcp_server_set_hide_forbidden(mcp_server *srv, bool hide);
 
 /* ---------------------------------------------------------------------------

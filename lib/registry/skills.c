@@ -598,6 +598,9 @@ static int file_entry(const mcp_skill *def, const mcp_skill_file *f,
   ((char *)t->owned)[f->size] = '\0';
   t->owned_len = f->size;
   t->user_data = t; /* the read handler finds the bytes here */
+  /* SKILL.md's entry carries the frontmatter's description: a caller who
+   * may not read the file does not see it listed. */
+  t->readers_only = true;
   return 0;
 }
 
@@ -610,6 +613,10 @@ static int skill_entry(const mcp_skill *def, const cJSON *fmo,
     return MCP_ENOMEM;
   atomic_init(&t->refs, 1);
   t->kind = MCP_CALL_RESOURCE;
+  /* The entry shows the frontmatter and each file's digest and size: what
+   * skills/get refuses a caller must not reach it through skills/list (a
+   * digest of a short secret gives the secret away). */
+  t->readers_only = true;
   e->skill = t;
   mcp__buf b = {0};
   mcp__buf_printf(&b, "skill://%s/SKILL.md", def->path);

@@ -211,20 +211,83 @@ START_TEST(scopes_guard_files_and_entry) {
   r = ask_as(&ann, NULL, "skills/get", "{\"uri\":\"" URI "\"}");
   tu_assert_exact(tu_get(tu_result_of(r), "skill"), ENTRY);
   cJSON_Delete(r);
-  /* Listed to everyone, unless the server hides what a caller may not
-   * use: then it is unknown to eve, as a hidden resource is. */
-  r = ask_as(&eve, "2025-11-25", "skills/list", NULL);
-  ck_assert_int_eq(cJSON_GetArraySize(tu_jget(r, "result.skills")), 1);
-  cJSON_Delete(r);
+  /* With hide-forbidden on, the skill is unknown to eve, as a hidden
+   * resource is. */
   mcp_server_set_hide_forbidden(srv, true);
-  r = ask_as(&eve, "2025-11-25", "skills/list", NULL);
-  ck_assert_int_eq(cJSON_GetArraySize(tu_jget(r, "result.skills")), 0);
-  cJSON_Delete(r);
   r = ask_as(&eve, NULL, "skills/get", "{\"uri\":\"" URI "\"}");
   tu_assert_error(r, -32602, "unknown skill");
   cJSON_Delete(r);
-  r = ask_as(&ann, "2025-11-25", "skills/list", NULL);
-  ck_assert_int_eq(cJSON_GetArraySize(tu_jget(r, "result.skills")), 1);
+}
+END_TEST
+
+/* Does the reply's text hold needle? */
+static bool holds(const cJSON *r, const char *needle) {
+  char *text = cJSON_PrintUnformatted(r);
+  bool in = text && strstr(text, needle);
+  cJSON_free(text);
+  return in;
+}
+
+/* What skills/get refuses a caller, no list shows it: skills/list holds only
+ * the skills the caller may read, and resources/list only their files, in
+ * both eras, whether hide-forbidden is on or off (the entry's digests and
+ * sizes would give a short secret away; SKILL.md's listing carries the
+ * frontmatter's description). A page is then the caller's own. */
+START_TEST(lists_show_only_readable_skills) {
+  static const char *const need[] = {"notes:read", NULL};
+  mcp_skill guarded = skill;
+  guarded.scopes = need;
+  ck_assert_int_eq(mcp_server_add_skill(srv, &guarded), 0);
+  static const char open_md[] = "---\nname: open\ndescription: o\n---\n";
+  const mcp_skill_file open_files[] = {
+      {.path = "SKILL.md", .data = open_md, .size = sizeof open_md - 1},
+      {.path = NULL}};
+  const mcp_skill open = {.path = "open", .files = open_files};
+  ck_assert_int_eq(mcp_server_add_skill(srv, &open), 0);
+  static const mcp_principal eve = {.subject = "eve"};
+  static const mcp_principal ann = {.subject = "ann", .scopes = need};
+  mcp_server_set_page_size(srv, 1); /* a hidden entry ends no page */
+  for (int hide = 0; hide < 2; hide++) {
+    mcp_server_set_hide_forbidden(srv, hide);
+    for (int modern = 0; modern < 2; modern++) {
+      const char *v = modern ? NULL : "2025-11-25";
+      cJSON *r = ask_as(&eve, v, "skills/list", NULL);
+      const cJSON *list = tu_jget(r, "result.skills");
+      ck_assert_msg(cJSON_GetArraySize(list) == 1, "hide %d modern %d: %d",
+                    hide, modern, cJSON_GetArraySize(list));
+      tu_assert_json(cJSON_GetArrayItem(list, 0),
+                     "{\"uri\":\"skill://open/SKILL.md\"}");
+      ck_assert_ptr_null(tu_jget(r, "result.nextCursor"));
+      if (modern)
+        tu_assert_json(r, "{\"result\":{\"cacheScope\":\"private\"}}");
+      ck_assert(!holds(r, "notes-workflow") && !holds(r, SKILL_MD_SHA));
+      cJSON_Delete(r);
+      r = ask_as(&eve, v, "resources/list", NULL);
+      list = tu_jget(r, "result.resources");
+      ck_assert_int_eq(cJSON_GetArraySize(list), 1);
+      tu_assert_json(cJSON_GetArrayItem(list, 0),
+                     "{\"uri\":\"skill://open/SKILL.md\"}");
+      ck_assert_ptr_null(tu_jget(r, "result.nextCursor"));
+      ck_assert(!holds(r, "How to use") && !holds(r, "notes-workflow"));
+      cJSON_Delete(r);
+      /* ann may read both: she sees both, a page at a time. */
+      r = ask_as(&ann, v, "skills/list", NULL);
+      tu_assert_exact(tu_jget(r, "result.skills.0"), ENTRY);
+      char *next =
+          tu_text("{\"cursor\":\"%s\"}", tu_jstr(r, "result.nextCursor"));
+      cJSON_Delete(r);
+      r = ask_as(&ann, v, "skills/list", next);
+      tu_assert_json(tu_jget(r, "result.skills.0"),
+                     "{\"uri\":\"skill://open/SKILL.md\"}");
+      cJSON_Delete(r);
+      free(next);
+    }
+  }
+  /* With no scoped skill left, the list is the same for everyone. */
+  ck_assert_int_eq(mcp_server_remove_skill(srv, "notes-workflow"), 0);
+  mcp_server_set_hide_forbidden(srv, false);
+  cJSON *r = ask_as(&eve, NULL, "skills/list", NULL);
+  tu_assert_json(r, "{\"result\":{\"cacheScope\":\"public\"}}");
   cJSON_Delete(r);
 }
 END_TEST
@@ -589,6 +652,7 @@ static Suite *skills_suite(void) {
   tcase_add_test(t, listed_got_and_read);
   tcase_add_test(t, capability_declared);
   tcase_add_test(t, scopes_guard_files_and_entry);
+  tcase_add_test(t, lists_show_only_readable_skills);
   tcase_add_test(t, frontmatter_rules);
   tcase_add_test(t, path_and_file_rules);
   tcase_add_test(t, registered_all_or_nothing);
