@@ -971,15 +971,25 @@ MCP_API int mcp_server_add_skill(mcp_server *srv, const mcp_skill *skill);
 
 /** Reads the skill in directory dir (its SKILL.md and every file under it)
  * and registers it as mcp_server_add_skill does, at path (NULL: dir's own
- * last segment) with scopes (NULL = none). Regular files only: a symbolic
- * link is never followed, and one in the tree (or a device, a socket)
- * refuses the skill; names starting with '.' are skipped. The files are
- * read at once and copied, so later changes to them are not served
- * (register the skill again to publish them). Returns what
+ * last segment) with scopes (NULL = none). It publishes only what the
+ * directory holds: regular files with a single link. A symbolic link
+ * under dir is never followed (dir itself may be one), and one in the
+ * tree refuses the skill, as does a file with more than one hard link (a
+ * link to a file elsewhere, which the directory does not hold: copy it
+ * in), a FIFO, a device or a socket; names starting with '.' are skipped.
+ * Each file is opened without blocking and without following a link
+ * (O_NONBLOCK | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC), and what was opened
+ * must be the file checked (fstat: the same device and inode, regular,
+ * one link, the same size), so a file swapped for a link or a FIFO
+ * between the check and the open is refused and never blocks the call.
+ * The files are read at once and copied, so later changes to them are not
+ * served (register the skill again to publish them). Returns what
  * mcp_server_add_skill returns, or MCP_EIO when dir or a file in it cannot
- * be read, MCP_EINVAL for a tree beyond the limits (512 files, 16 MiB, 16
- * levels) or holding a link; mcp_server_errmsg names the file. Reads on the
- * calling thread; any thread. */
+ * be read (or changed size while it was read), MCP_EINVAL for a tree
+ * beyond the limits (512 files, 16 MiB, 16 levels) or holding a link or a
+ * file that is not regular, or a file replaced while it was read;
+ * mcp_server_errmsg names the file. Reads on the calling thread; any
+ * thread. */
 MCP_API int mcp_server_add_skill_dir(mcp_server *srv, const char *dir,
                                      const char *path,
                                      const char *const *scopes);

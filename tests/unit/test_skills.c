@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "testutil.h"
@@ -545,8 +546,8 @@ static void put_file(const char *dir, const char *name, const char *text) {
 /* Removes what the directory tests made (two levels at most). */
 static void remove_tree(const char *dir) {
   static const char *const names[] = {
-      "references/ids.md", "references", ".hidden", "SKILL.md", "link",
-      "sub/SKILL.md",      "sub"};
+      "references/ids.md", "references", ".hidden",    "SKILL.md", "link",
+      "sub/SKILL.md",      "sub",        "secret.txt", "pipe",     "big.txt"};
   for (size_t i = 0; i < TU_COUNT(names); i++) {
     char *path = tu_text("%s/%s", dir, names[i]);
     remove(path);
@@ -613,6 +614,132 @@ START_TEST(read_from_a_directory) {
 }
 END_TEST
 
+/* The allocator of a child that swaps a file of the skill between its
+ * check and its open: when the walk allocates SWAP_SIZE bytes (for the one
+ * file that big, whose bytes it reads next), swap_from is renamed over
+ * swap_to. */
+#define SWAP_SIZE 3001
+static const char *swap_from, *swap_to;
+
+static void *swap_malloc(size_t n, void *user_data) {
+  (void)user_data;
+  if (n == SWAP_SIZE && swap_from) {
+    if (rename(swap_from, swap_to) != 0)
+      _exit(3);
+    swap_from = NULL;
+  }
+  return malloc(n);
+}
+
+static void *swap_realloc(void *p, size_t n, void *user_data) {
+  (void)user_data;
+  return realloc(p, n);
+}
+
+static void swap_free(void *p, void *user_data) {
+  (void)user_data;
+  free(p);
+}
+
+/* Registers dir in a child process (its allocator set before its first
+ * libmcp call, and a call that blocks ends it, failing the test rather
+ * than the suite), swapping from over to when from is not NULL; the
+ * registration must fail with rc and a message holding want. */
+static void refused_in_child(const char *dir, const char *from, const char *to,
+                             int rc, const char *want) {
+  fflush(NULL);
+  pid_t pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    alarm(30); /* a blocked open: the child dies, the test fails */
+    swap_from = from;
+    swap_to = to;
+    const mcp_allocator a = {.malloc_fn = swap_malloc,
+                             .realloc_fn = swap_realloc,
+                             .free_fn = swap_free};
+    static const mcp_server_info info = {.name = "skills", .version = "1"};
+    mcp_server *s;
+    if (mcp_set_allocator(&a) != 0 || mcp_server_new(&info, &s) != 0)
+      _exit(2);
+    int got = mcp_server_add_skill_dir(s, dir, NULL, NULL);
+    bool ok = got == rc && strstr(mcp_server_errmsg(s), want) && !swap_from;
+    if (!ok)
+      fprintf(stderr, "rc %d, swapped %d: %s\n", got, swap_from == NULL,
+              mcp_server_errmsg(s));
+    mcp_server_free(s);
+    _exit(ok ? 0 : 1);
+  }
+  int status;
+  ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+  ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+                "\"%s\": the child %s %d", want,
+                WIFSIGNALED(status) ? "was killed (blocked?) by signal"
+                                    : "exited with",
+                WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+}
+
+/* A skill directory publishes only what it holds: a hard link to a private
+ * file elsewhere is refused; a FIFO is refused without blocking, whether
+ * it is there from the start or swapped in between the check and the
+ * open; a symbolic link swapped in then is not followed. */
+START_TEST(dir_publishes_only_what_it_holds) {
+  char tmpl[] = "/tmp/libmcp-skill-XXXXXX";
+  char *root = mkdtemp(tmpl);
+  ck_assert_ptr_nonnull(root);
+  char *dir = tu_text("%s/notes-workflow", root);
+  ck_assert_int_eq(mkdir(dir, 0700), 0);
+  put_file(dir, "SKILL.md", SKILL_MD);
+  /* A hard link to a 0600 file outside the skill. */
+  put_file(root, "secret", "4242");
+  char *secret = tu_text("%s/secret", root);
+  ck_assert_int_eq(chmod(secret, 0600), 0);
+  char *linked = tu_text("%s/secret.txt", dir);
+  ck_assert_int_eq(link(secret, linked), 0);
+  ck_assert_int_eq(mcp_server_add_skill_dir(srv, dir, NULL, NULL), MCP_EINVAL);
+  ck_assert_msg(strstr(mcp_server_errmsg(srv),
+                       "\"secret.txt\": it has more than one hard link"),
+                "%s", mcp_server_errmsg(srv));
+  ck_assert_int_eq(unlink(linked), 0);
+  /* A FIFO from the start: refused, and nothing waits for a writer. */
+  char *pipe = tu_text("%s/pipe", dir);
+  ck_assert_int_eq(mkfifo(pipe, 0600), 0);
+  refused_in_child(dir, NULL, NULL, MCP_EINVAL, "\"pipe\": not a regular file");
+  ck_assert_int_eq(unlink(pipe), 0);
+  /* A FIFO swapped for big.txt once it was checked: the open does not
+   * block, and what it opened is refused. */
+  char big[SWAP_SIZE + 1];
+  memset(big, 'b', SWAP_SIZE);
+  big[SWAP_SIZE] = '\0';
+  char *target = tu_text("%s/big.txt", dir);
+  char *fifo = tu_text("%s/fifo", root);
+  put_file(dir, "big.txt", big);
+  ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+  refused_in_child(dir, fifo, target, MCP_EINVAL,
+                   "\"big.txt\": it was replaced while it was read");
+  /* A symbolic link swapped in the same way is not followed. */
+  ck_assert_int_eq(unlink(target), 0);
+  put_file(dir, "big.txt", big);
+  char *sym = tu_text("%s/sym", root);
+  ck_assert_int_eq(symlink(secret, sym), 0);
+  refused_in_child(dir, sym, target, MCP_EINVAL,
+                   "\"big.txt\": it became a symbolic link");
+  /* The same tree, left alone, is served. */
+  ck_assert_int_eq(unlink(target), 0);
+  put_file(dir, "big.txt", big);
+  ck_assert_int_eq(mcp_server_add_skill_dir(srv, dir, NULL, NULL), 0);
+  remove_tree(dir);
+  remove(secret);
+  rmdir(root);
+  free(sym);
+  free(fifo);
+  free(target);
+  free(pipe);
+  free(linked);
+  free(secret);
+  free(dir);
+}
+END_TEST
+
 START_TEST(allocation_failure) {
   long n;
   int rc = -1;
@@ -658,6 +785,7 @@ static Suite *skills_suite(void) {
   tcase_add_test(t, registered_all_or_nothing);
   tcase_add_test(t, binary_and_empty_files);
   tcase_add_test(t, read_from_a_directory);
+  tcase_add_test(t, dir_publishes_only_what_it_holds);
   suite_add_tcase(s, t);
   t = tcase_create("allocation");
   tcase_set_timeout(t, 240);
