@@ -939,10 +939,18 @@ typedef struct mcp_skill_file {
  * cacheScope "private").
  * The frontmatter is read by a strict subset of YAML: `key: value` lines
  * whose values are strings (plain, 'single' or "double" quoted) and maps
- * one level deep (`metadata:` with indented `key: value` lines); a plain
- * value YAML would read as a number, a boolean or null must be quoted, and
- * anything else YAML has (lists, block scalars, anchors) is refused with
- * its line. It needs name (1-64 of [a-z0-9-], no '-' first, last or twice
+ * one level deep (`metadata:` with indented `key: value` lines), read the
+ * same way by every common YAML 1.1 and 1.2 parser or refused with its
+ * line: a plain value any of them could read as something else (a
+ * boolean or null such as yes, on, y, ~, Null in any case; a number in
+ * any base or with '_' or ',' between digits, a float, a sexagesimal
+ * such as 1:30; a date or time; anything beginning with '-', '+', '.',
+ * ':' or '?'; the key types << and =) must be quoted, and keys follow
+ * the same rule; the characters YAML 1.1 reads as line breaks and 1.2 does
+ * not (U+0085, U+2028, U+2029), controls, U+FEFF and a lone CR are
+ * refused raw (write them as \\uXXXX escapes in double quotes); anything else YAML
+ * has (lists, block scalars, flow collections, anchors, aliases, tags) is
+ * refused. It needs name (1-64 of [a-z0-9-], no '-' first, last or twice
  * in a row, equal to the path's last segment) and description (1-1024
  * characters); compatibility, when given, is 1-500 characters. At most 512
  * files and 16 MiB in all, as the extension bounds a skill. */

@@ -364,7 +364,7 @@ static const md_case md_cases[] = {
     {FM("name: s\ndescription: ''\n"), "needs a description of 1-1024", NULL},
     {FM("name: Bad\ndescription: d\n"), "1-64 characters of [a-z0-9-]", NULL},
     {FM("name: a--b\ndescription: d\n"), "1-64 characters", NULL},
-    {FM("name: -a\ndescription: d\n"), "1-64 characters", NULL},
+    {FM("name: a-\ndescription: d\n"), "1-64 characters", NULL},
     {FM("name: other\ndescription: d\n"), "is not the path's last segment",
      NULL},
     {FM(OK_FM "metadata: x\n"), "metadata must be a map of strings", NULL},
@@ -398,6 +398,174 @@ START_TEST(frontmatter_rules) {
   /* Nothing refused was kept. */
   cJSON *r = ask("2025-11-25", "resources/list", NULL);
   tu_assert_error(r, -32601, "resources/list");
+  cJSON_Delete(r);
+}
+END_TEST
+
+/* Registers a skill whose frontmatter adds line (a whole line, without its
+ * "\n") to OK_FM; returns the result, the message in *msg. */
+static int add_line(const char *line, const char **msg) {
+  char *md = tu_text("---\n" OK_FM "%s\n---\nbody\n", line);
+  mcp_skill_file f[] = {{.path = "SKILL.md", .data = md, .size = strlen(md)},
+                        {.path = NULL}};
+  mcp_skill s = {.path = "team/s", .files = f};
+  int rc = mcp_server_add_skill(srv, &s);
+  *msg = mcp_server_errmsg(srv);
+  free(md);
+  return rc;
+}
+
+/* One YAML reading: every plain value below is read by some common YAML
+ * 1.1 or 1.2 parser (PyYAML, ruamel, SnakeYAML, js-yaml, go-yaml, Psych,
+ * serde_yaml) as something other than the same string, so it is refused
+ * with a message that says to quote it, and quoted it is that very
+ * string; the same holds for keys; the plain values after them are
+ * strings to all, and are kept. */
+START_TEST(frontmatter_one_yaml_reading) {
+  static const char *const not_strings[] = {
+      /* booleans and null, YAML 1.1 and 1.2, in any case (Psych) */
+      "true", "False", "TRUE", "TrUe", "yes", "No", "ON", "oFF", "y", "Y", "n",
+      "N", "null", "NULL", "NuLL", "~", "<<", "=",
+      /* infinities, NaN, signs, leading dots */
+      "-.Inf", "+.INF", ".inf", ".NaN", ".nan", "-.inf", "+1", "-1", "-0",
+      "+.5", ".5", "-foo", "+x", "-Infinity",
+      /* integers in every base, with '_' or ',' anywhere */
+      "1_", "0x_1", "0o7", "0O7", "0b1", "0B1_0", "1_000", "1,000", "1__2",
+      "0777", "09", "0x1F", "0xfF_ff", "0_x1", "1,2",
+      "1234567890123456789012345678901234567890123456789012345678901234567890",
+      "1_2_3_4_5_6_7_8_9_0_1_2_3_4_5_6_7_8_9_0_1_2_3_4_5_6_7_8_9_0_1_2_3_4_5_6",
+      /* floats, Go's hex floats, sexagesimals */
+      "1e3", "1E+3", "1.", "1.5", "1.5e-3", "0x1p3", "0x1.8P-2", "1_000.5",
+      "1,000.5", "1:30", "190:20:30.15", "1:30.5", "12:30:00",
+      /* dates and times */
+      "2026-12-02", "2001-12-14t21:59:43.10-05:00", "2001-12-14 21:59:43.10 -5",
+      "2026-1-2",
+      /* symbols (Psych), complex keys */
+      ":sym", "?x"};
+  char want[128];
+  for (size_t i = 0; i < TU_COUNT(not_strings); i++) {
+    const char *msg;
+    char *line = tu_text("license: %s", not_strings[i]);
+    ck_assert_int_eq(add_line(line, &msg), MCP_EINVAL);
+    ck_assert_msg(strstr(msg, "line 4: a plain value some YAML parser reads "
+                              "as") &&
+                      strstr(msg, "quote it to make it a string"),
+                  "%s: %s", not_strings[i], msg);
+    free(line);
+    line = tu_text("license: '%s'", not_strings[i]);
+    ck_assert_msg(add_line(line, &msg) == 0, "'%s': %s", not_strings[i], msg);
+    cJSON *r = ask("2025-11-25", "skills/get",
+                   "{\"uri\":\"skill://team/s/SKILL.md\"}");
+    ck_assert_str_eq(tu_jstr(r, "result.skill.frontmatter.license"),
+                     not_strings[i]);
+    cJSON_Delete(r);
+    ck_assert_int_eq(mcp_server_remove_skill(srv, "team/s"), 0);
+    free(line);
+    /* A key is a plain scalar too. */
+    snprintf(want, sizeof want, "%s: x", not_strings[i]);
+    if (strspn(not_strings[i],
+               "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRS"
+               "TUVWXYZ0123456789_.-") == strlen(not_strings[i])) {
+      ck_assert_int_eq(add_line(want, &msg), MCP_EINVAL);
+      ck_assert_msg(strstr(msg, "line 4: a key some YAML parser reads as"),
+                    "key %s: %s", not_strings[i], msg);
+    }
+  }
+  /* Indicators: anchors, aliases, tags, flow and block collections. */
+  static const char *const indicators[] = {
+      "&a x", "*a", "!tag x", "!!str x", "|",   ">",   "[a]", "{a: b}",
+      "@x",   "`x", "%x",     ",x",      "- x", "? x", ": x"};
+  for (size_t i = 0; i < TU_COUNT(indicators); i++) {
+    const char *msg;
+    char *line = tu_text("license: %s", indicators[i]);
+    ck_assert_int_eq(add_line(line, &msg), MCP_EINVAL);
+    ck_assert_msg(strstr(msg, "line 4: only string values") &&
+                      strstr(msg, "quote a value meant as text"),
+                  "%s: %s", indicators[i], msg);
+    free(line);
+  }
+  /* Strings to every parser, kept as written. */
+  static const char *const strings[] = {
+      "1.0.0", "e2e",     "v2",    "a1",       "1-2",  "3D printing",
+      "2fa",   "10:30am", "x-1",   "0x",       "it's", "a&b *c !d",
+      "50%",   "a,b",     "1 000", "\xc2\xa0x"};
+  for (size_t i = 0; i < TU_COUNT(strings); i++) {
+    const char *msg;
+    char *line = tu_text("license: %s", strings[i]);
+    ck_assert_msg(add_line(line, &msg) == 0, "%s: %s", strings[i], msg);
+    cJSON *r = ask("2025-11-25", "skills/get",
+                   "{\"uri\":\"skill://team/s/SKILL.md\"}");
+    ck_assert_str_eq(tu_jstr(r, "result.skill.frontmatter.license"),
+                     strings[i]);
+    cJSON_Delete(r);
+    ck_assert_int_eq(mcp_server_remove_skill(srv, "team/s"), 0);
+    free(line);
+  }
+}
+END_TEST
+
+/* Characters YAML 1.1 reads as line breaks and 1.2 does not (U+0085,
+ * U+2028, U+2029), a lone CR, controls and U+FEFF are refused raw
+ * anywhere in the frontmatter, a comment and a quoted value included;
+ * written as \u escapes in double quotes they are kept. */
+START_TEST(frontmatter_line_breaks_and_controls) {
+  static const struct {
+    const char *line, *want;
+  } cases[] = {
+      {"license: a\xc2\x85"
+       "b",
+       "U+0085 (a line break to YAML 1.1"},
+      {"license: a\xe2\x80\xa8"
+       "b",
+       "U+2028 or U+2029"},
+      {"license: a\xe2\x80\xa9"
+       "b",
+       "U+2028 or U+2029"},
+      {"license: 'a\xe2\x80\xa8"
+       "b'",
+       "U+2028 or U+2029"},
+      {"license: \"a\xc2\x85"
+       "b\"",
+       "U+0085"},
+      {"# note\xe2\x80\xa8"
+       "license: x",
+       "U+2028 or U+2029"},
+      {"metadata:\n  a: b\xe2\x80\xa9"
+       "c",
+       "U+2028 or U+2029"},
+      {"license: a\rb", "a carriage return without a line feed"},
+      {"license: a\x7f"
+       "b",
+       "a control character"},
+      {"license: a\x01"
+       "b",
+       "a control character"},
+      {"license: a\xc2\x9f"
+       "b",
+       "a control character"},
+      {"license: a\xef\xbb\xbf"
+       "b",
+       "U+FEFF"},
+      {"license: a\xef\xbf\xbe"
+       "b",
+       "U+FEFF, U+FFFE or U+FFFF"},
+  };
+  for (size_t i = 0; i < TU_COUNT(cases); i++) {
+    const char *msg;
+    ck_assert_int_eq(add_line(cases[i].line, &msg), MCP_EINVAL);
+    ck_assert_msg(strstr(msg, cases[i].want) &&
+                      strstr(msg, "write it as an escape"),
+                  "case %zu: %s", i, msg);
+  }
+  const char *msg;
+  ck_assert_msg(add_line("license: \"a\\u2028b\\u0085c\"", &msg) == 0, "%s",
+                msg);
+  cJSON *r =
+      ask("2025-11-25", "skills/get", "{\"uri\":\"skill://team/s/SKILL.md\"}");
+  ck_assert_str_eq(tu_jstr(r, "result.skill.frontmatter.license"),
+                   "a\xe2\x80\xa8"
+                   "b\xc2\x85"
+                   "c");
   cJSON_Delete(r);
 }
 END_TEST
@@ -781,6 +949,8 @@ static Suite *skills_suite(void) {
   tcase_add_test(t, scopes_guard_files_and_entry);
   tcase_add_test(t, lists_show_only_readable_skills);
   tcase_add_test(t, frontmatter_rules);
+  tcase_add_test(t, frontmatter_one_yaml_reading);
+  tcase_add_test(t, frontmatter_line_breaks_and_controls);
   tcase_add_test(t, path_and_file_rules);
   tcase_add_test(t, registered_all_or_nothing);
   tcase_add_test(t, binary_and_empty_files);
