@@ -312,7 +312,11 @@ typedef int (*mcp_tool_fn)(mcp_call *call, void *user_data);
  * baseUriDomains are arrays of non-empty strings, whose permissions
  * members camera, microphone, geolocation and clipboardWrite are objects,
  * whose domain is a non-empty string and prefersBorder a boolean. Members
- * it does not name pass unchecked; a prompt's "ui" is not checked. */
+ * it does not name pass unchecked; a prompt's "ui" is not checked. A
+ * tool's "ui/resourceUri" (MCP Apps' deprecated flat form of
+ * ui.resourceUri, which hosts still honour) is checked exactly as
+ * ui.resourceUri is, and a tool that gives both with different URIs is
+ * refused; the flat key is a tool's only, and passes unchecked elsewhere. */
 typedef struct mcp_tool {
   const char *name;                 /**< 1-128 characters of [A-Za-z0-9_.-],
                                          unique per server */
@@ -382,7 +386,8 @@ MCP_API long mcp_server_scopes(mcp_server *srv, char *buf, size_t size);
  * guarded: a tool stated destructive or open-world that needs no scope,
  * and (when supported is not NULL) a tool scope missing from supported, the
  * scopes an authorization server issues; a tool whose MCP Apps view
- * (meta ui.resourceUri) no registered resource or template serves; and,
+ * (meta ui.resourceUri, or its deprecated flat key "ui/resourceUri") no
+ * registered resource or template serves; and,
  * with an executor that has a lint callback (mcp_executor), its sentence
  * (the guard's says what the kernel enforces). A warning for the author,
  * never an access decision.

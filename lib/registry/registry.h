@@ -152,6 +152,14 @@ int mcp__meta_render(const char *meta, int kind, mcp__problems *p, char **out);
  * permissions objects, domain, prefersBorder); unknown members pass. */
 #define MCP__UI_SCHEME "ui://"
 #define MCP__UI_MIME "text/html;profile=mcp-app"
+/* MCP Apps' deprecated flat key for a tool's view, which hosts still
+ * honour: checked exactly as ui.resourceUri, and refused when the two
+ * name different views. */
+#define MCP__UI_FLAT_KEY "ui/resourceUri"
+/* The view a tool's _meta (parsed; NULL gives NULL) names: ui.resourceUri,
+ * else the flat key, whose name (as a message shows it) goes to *key; NULL
+ * when neither is a string. Borrowed from meta. */
+const char *mcp__ui_view_uri(const struct cJSON *meta, const char **key);
 /* A resource (or template) under ui:// is an MCP App view: records a
  * problem unless its mime_type is MCP__UI_MIME. */
 void mcp__ui_mime_check(const char *uri, const char *mime_type,
