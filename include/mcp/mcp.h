@@ -953,8 +953,8 @@ typedef struct mcp_skill_file {
  * ':' or '?'; the key types << and =) must be quoted, and keys follow
  * the same rule; the characters YAML 1.1 reads as line breaks and 1.2 does
  * not (U+0085, U+2028, U+2029), controls, U+FEFF and a lone CR are
- * refused raw (write them as \\uXXXX escapes in double quotes); anything else YAML
- * has (lists, block scalars, flow collections, anchors, aliases, tags) is
+ * refused raw (write them as \\uXXXX escapes in double quotes); anything else
+ * YAML has (lists, block scalars, flow collections, anchors, aliases, tags) is
  * refused. It needs name (1-64 of [a-z0-9-], no '-' first, last or twice
  * in a row, equal to the path's last segment) and description (1-1024
  * characters); compatibility, when given, is 1-500 characters. At most 512
