@@ -6,6 +6,7 @@
 #define _DEFAULT_SOURCE /* mkdtemp, symlink */
 #include <check.h>
 #include <cjson/cJSON.h>
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -940,6 +941,55 @@ START_TEST(allocation_failure) {
 }
 END_TEST
 
+/* One run of mcp_server_add_skill_dir on the directory user, allocation n
+ * failing: out of memory, or the skill registered. */
+static bool dir_run(long n, void *user) {
+  static const mcp_server_info info = {.name = "skills", .version = "1"};
+  mcp_server *s;
+  if (mcp_server_new(&info, &s) != 0)
+    return false;
+  mcp_server_set_log(s, tu_silent_log, NULL);
+  int rc = mcp_server_add_skill_dir(s, user, NULL, NULL);
+  ck_assert_msg(rc == 0 || rc == MCP_ENOMEM, "allocation %ld: rc %d (%s)", n,
+                rc, mcp_server_errmsg(s));
+  mcp_server_free(s);
+  return rc == 0;
+}
+
+/* The descriptors this process has open (Linux). */
+static int open_fds(void) {
+  DIR *d = opendir("/proc/self/fd");
+  ck_assert_ptr_nonnull(d);
+  int n = 0;
+  while (readdir(d) != NULL)
+    n++;
+  closedir(d);
+  return n;
+}
+
+/* Reading a directory leaves nothing behind, neither a block nor a
+ * descriptor, whichever allocation fails. */
+START_TEST(dir_allocation_failure) {
+  char tmpl[] = "/tmp/libmcp-skill-XXXXXX";
+  char *root = mkdtemp(tmpl);
+  ck_assert_ptr_nonnull(root);
+  char *dir = tu_text("%s/notes-workflow", root);
+  ck_assert_int_eq(mkdir(dir, 0700), 0);
+  char *refs = tu_text("%s/references", dir);
+  ck_assert_int_eq(mkdir(refs, 0700), 0);
+  put_file(dir, "SKILL.md", SKILL_MD);
+  put_file(dir, "references/ids.md", REF_MD);
+  int fds = open_fds();
+  long n = tu_alloc_every(100000, dir_run, NULL, dir);
+  ck_assert_int_gt(n, 10);
+  ck_assert_int_eq(open_fds(), fds);
+  remove_tree(dir);
+  ck_assert_int_eq(rmdir(root), 0);
+  free(refs);
+  free(dir);
+}
+END_TEST
+
 static Suite *skills_suite(void) {
   Suite *s = suite_create("skills");
   TCase *t = tcase_create("skills");
@@ -960,6 +1010,7 @@ static Suite *skills_suite(void) {
   t = tcase_create("allocation");
   tcase_set_timeout(t, 240);
   tcase_add_test(t, allocation_failure);
+  tcase_add_test(t, dir_allocation_failure);
   suite_add_tcase(s, t);
   return s;
 }
