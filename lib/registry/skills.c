@@ -380,7 +380,7 @@ static int fm_plain(fm *f, const char *p, const char *eol, mcp__buf *b) {
   while (e > p && (e[-1] == ' ' || e[-1] == '\t'))
     e--;
   for (const char *q = p; q < e; q++) {
-    if (*q == ':' && (q + 1 == e || q[1] == ' '))
+    if (*q == ':' && (q + 1 == e || q[1] == ' ' || q[1] == '\t'))
       return fm_fail(f, "a plain value holds \": \"; quote it");
   }
   const char *other = plain_reading(p, (size_t)(e - p));

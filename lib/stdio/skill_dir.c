@@ -76,7 +76,7 @@ static int open_checked(walk *w, int dfd, const char *name, const char *rel,
              now.st_ino != st->st_ino) {
     why = "it was replaced while it was read (what was opened is not the "
           "regular file checked)";
-  } else if (now.st_nlink != 1) {
+  } else if (now.st_nlink > 1) {
     why = "it has more than one hard link (a link may publish a file from "
           "elsewhere on the machine); copy the file into the skill instead";
   } else if (now.st_size != st->st_size) {

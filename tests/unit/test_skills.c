@@ -345,6 +345,8 @@ static const md_case md_cases[] = {
     {FM(OK_FM "license: 1_000\n"), "quote it to make it a string", NULL},
     {FM(OK_FM "license: -.5e-3\n"), "quote it to make it a string", NULL},
     {FM(OK_FM "license: a: b\n"), "holds \": \"; quote it", NULL},
+    {FM(OK_FM "license: a:\tb\n"), "holds \": \"; quote it", NULL},
+    {FM(OK_FM "license: a:\n"), "holds \": \"; quote it", NULL},
     {FM(OK_FM "license: \"open\n"), "does not end on its line", NULL},
     {FM(OK_FM "license: 'open\n"), "does not end on its line", NULL},
     {FM(OK_FM "license: \"a\\qb\"\n"), "an escape libmcp does not read", NULL},
