@@ -312,7 +312,11 @@ typedef int (*mcp_tool_fn)(mcp_call *call, void *user_data);
  * baseUriDomains are arrays of non-empty strings, whose permissions
  * members camera, microphone, geolocation and clipboardWrite are objects,
  * whose domain is a non-empty string and prefersBorder a boolean. Members
- * it does not name pass unchecked; a prompt's "ui" is not checked. */
+ * it does not name pass unchecked; a prompt's "ui" is not checked. A
+ * tool's "ui/resourceUri" (MCP Apps' deprecated flat form of
+ * ui.resourceUri, which hosts still honour) is checked exactly as
+ * ui.resourceUri is, and a tool that gives both with different URIs is
+ * refused; the flat key is a tool's only, and passes unchecked elsewhere. */
 typedef struct mcp_tool {
   const char *name;                 /**< 1-128 characters of [A-Za-z0-9_.-],
                                          unique per server */
@@ -382,7 +386,8 @@ MCP_API long mcp_server_scopes(mcp_server *srv, char *buf, size_t size);
  * guarded: a tool stated destructive or open-world that needs no scope,
  * and (when supported is not NULL) a tool scope missing from supported, the
  * scopes an authorization server issues; a tool whose MCP Apps view
- * (meta ui.resourceUri) no registered resource or template serves; and,
+ * (meta ui.resourceUri, or its deprecated flat key "ui/resourceUri") no
+ * registered resource or template serves; and,
  * with an executor that has a lint callback (mcp_executor), its sentence
  * (the guard has none: it says what the kernel enforces once, when it is
  * enabled). A warning for the author, never an access decision.
@@ -932,12 +937,25 @@ typedef struct mcp_skill_file {
  * resource skill://PATH/FILE (read with resources/read, through the same
  * scope admission as any resource); skills/list and skills/get answer with
  * its entry: the frontmatter as JSON and every file's SHA-256 and size.
+ * Since the entry and SKILL.md's resource show what the files hold, a
+ * caller without the skill's scopes is never shown them: skills/list and
+ * resources/list leave the skill and its files out for that caller,
+ * whatever mcp_server_set_hide_forbidden says (modern-era lists then say
+ * cacheScope "private").
  * The frontmatter is read by a strict subset of YAML: `key: value` lines
  * whose values are strings (plain, 'single' or "double" quoted) and maps
- * one level deep (`metadata:` with indented `key: value` lines); a plain
- * value YAML would read as a number, a boolean or null must be quoted, and
- * anything else YAML has (lists, block scalars, anchors) is refused with
- * its line. It needs name (1-64 of [a-z0-9-], no '-' first, last or twice
+ * one level deep (`metadata:` with indented `key: value` lines), read the
+ * same way by every common YAML 1.1 and 1.2 parser or refused with its
+ * line: a plain value any of them could read as something else (a
+ * boolean or null such as yes, on, y, ~, Null in any case; a number in
+ * any base or with '_' or ',' between digits, a float, a sexagesimal
+ * such as 1:30; a date or time; anything beginning with '-', '+', '.',
+ * ':' or '?'; the key types << and =) must be quoted, and keys follow
+ * the same rule; the characters YAML 1.1 reads as line breaks and 1.2 does
+ * not (U+0085, U+2028, U+2029), controls, U+FEFF and a lone CR are
+ * refused raw (write them as \\uXXXX escapes in double quotes); anything else
+ * YAML has (lists, block scalars, flow collections, anchors, aliases, tags) is
+ * refused. It needs name (1-64 of [a-z0-9-], no '-' first, last or twice
  * in a row, equal to the path's last segment) and description (1-1024
  * characters); compatibility, when given, is 1-500 characters. At most 512
  * files and 16 MiB in all, as the extension bounds a skill. */
@@ -966,15 +984,25 @@ MCP_API int mcp_server_add_skill(mcp_server *srv, const mcp_skill *skill);
 
 /** Reads the skill in directory dir (its SKILL.md and every file under it)
  * and registers it as mcp_server_add_skill does, at path (NULL: dir's own
- * last segment) with scopes (NULL = none). Regular files only: a symbolic
- * link is never followed, and one in the tree (or a device, a socket)
- * refuses the skill; names starting with '.' are skipped. The files are
- * read at once and copied, so later changes to them are not served
- * (register the skill again to publish them). Returns what
+ * last segment) with scopes (NULL = none). It publishes only what the
+ * directory holds: regular files with a single link. A symbolic link
+ * under dir is never followed (dir itself may be one), and one in the
+ * tree refuses the skill, as does a file with more than one hard link (a
+ * link to a file elsewhere, which the directory does not hold: copy it
+ * in), a FIFO, a device or a socket; names starting with '.' are skipped.
+ * Each file is opened without blocking and without following a link
+ * (O_NONBLOCK | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC), and what was opened
+ * must be the file checked (fstat: the same device and inode, regular,
+ * one link, the same size), so a file swapped for a link or a FIFO
+ * between the check and the open is refused and never blocks the call.
+ * The files are read at once and copied, so later changes to them are not
+ * served (register the skill again to publish them). Returns what
  * mcp_server_add_skill returns, or MCP_EIO when dir or a file in it cannot
- * be read, MCP_EINVAL for a tree beyond the limits (512 files, 16 MiB, 16
- * levels) or holding a link; mcp_server_errmsg names the file. Reads on the
- * calling thread; any thread. */
+ * be read (or changed size while it was read), MCP_EINVAL for a tree
+ * beyond the limits (512 files, 16 MiB, 16 levels) or holding a link or a
+ * file that is not regular, or a file replaced while it was read;
+ * mcp_server_errmsg names the file. Reads on the calling thread; any
+ * thread. */
 MCP_API int mcp_server_add_skill_dir(mcp_server *srv, const char *dir,
                                      const char *path,
                                      const char *const *scopes);
@@ -1106,8 +1134,9 @@ MCP_API void mcp_server_set_audit(mcp_server *srv, mcp_audit_fn fn,
 
 /** When on, tools/list shows each caller only the tools whose scopes it
  * holds, and modern-era lists say cacheScope "private". Off by default, so a
- * client can discover what a step-up would unlock. This never replaces the
- * check at tools/call. Any thread. */
+ * client can discover what a step-up would unlock (skills are the
+ * exception: see mcp_skill). This never replaces the check at tools/call.
+ * Any thread. */
 MCP_API void mcp_server_set_hide_forbidden(mcp_server *srv, bool hide);
 
 /* ---------------------------------------------------------------------------

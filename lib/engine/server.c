@@ -886,9 +886,10 @@ static unsigned lint_executor(mcp_server *srv) {
   return rc > 0;
 }
 
-/* MCP Apps: a tool whose _meta.ui.resourceUri names no registered view
- * (a tool and its view may be registered in either order, so only now can
- * it be seen). Returns the warnings written. */
+/* MCP Apps: a tool whose _meta.ui.resourceUri (or the deprecated
+ * _meta["ui/resourceUri"]) names no registered view (a tool and its view
+ * may be registered in either order, so only now can it be seen). Returns
+ * the warnings written. */
 static unsigned lint_views(mcp_server *srv) {
   pthread_mutex_lock(&srv->lock);
   size_t n = 0;
@@ -902,21 +903,20 @@ static unsigned lint_views(mcp_server *srv) {
   unsigned warnings = 0;
   for (size_t i = 0; i < n; i++) {
     mcp__json_doc doc = {0};
-    const cJSON *uri = NULL;
+    const char *uri = NULL, *key = NULL;
+    /* ui.resourceUri or its deprecated flat key, which registration made
+     * agree. */
     if (mcp__json_parse(with[i]->meta, strlen(with[i]->meta), NULL, &doc, NULL,
                         0) == 0)
-      uri = cJSON_GetObjectItemCaseSensitive(
-          cJSON_GetObjectItemCaseSensitive(doc.root, "ui"), "resourceUri");
+      uri = mcp__ui_view_uri(doc.root, &key);
     int rc = 0;
     mcp__tool *view =
-        cJSON_IsString(uri)
-            ? mcp__find_resource(srv, uri->valuestring, NULL, NULL, &rc)
-            : NULL;
-    if (cJSON_IsString(uri) && view == NULL && rc == MCP_ENOENT) {
+        uri ? mcp__find_resource(srv, uri, NULL, NULL, &rc) : NULL;
+    if (uri && view == NULL && rc == MCP_ENOENT) {
       mcp__log(srv, MCP_LOG_WARNING,
-               "tool \"%s\" names the view \"%s\" (meta ui.resourceUri), "
-               "but no resource serves it: hosts cannot show the tool's UI",
-               with[i]->name, uri->valuestring);
+               "tool \"%s\" names the view \"%s\" (meta %s), but no "
+               "resource serves it: hosts cannot show the tool's UI",
+               with[i]->name, uri, key);
       warnings++;
     }
     mcp__tool_unref(view);

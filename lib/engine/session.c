@@ -399,9 +399,11 @@ void mcp__handle_list(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
   bool hide = atomic_load(&srv->hide_forbidden);
   mcp__buf b = {0};
   pthread_mutex_lock(&srv->lock);
+  /* Hidden or not, an entry marked readers_only (a skill, its files) is
+   * listed only to a caller who may read it. */
+  mcp__page_reader who = {.caller = &s->principal, .hide = hide};
   int rc = mcp__registry_page(table, r->v, cursor ? cursor->valuestring : NULL,
-                              atomic_load(&srv->page_size),
-                              hide ? &s->principal : NULL, &b);
+                              atomic_load(&srv->page_size), &who, &b);
   pthread_mutex_unlock(&srv->lock);
   if (rc == MCP_EINVAL) {
     mcp__buf_free(&b);
@@ -409,7 +411,7 @@ void mcp__handle_list(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
     return;
   }
   if (r->modern)
-    mcp__put_cache(&b, srv, hide); /* a filtered list is this caller's own */
+    mcp__put_cache(&b, srv, hide || who.per_caller); /* this caller's own */
   mcp__reply_result(s, ctx, r, &b);
 }
 

@@ -227,13 +227,48 @@ static bool strings_only(const cJSON *a) {
 
 #define UI_SCHEME_LEN (sizeof MCP__UI_SCHEME - 1)
 
+/* Is uri a tool's view: a string, ui:// and something after it? */
+static bool view_uri_ok(const cJSON *uri) {
+  return cJSON_IsString(uri) &&
+         strncmp(uri->valuestring, MCP__UI_SCHEME, UI_SCHEME_LEN) == 0 &&
+         uri->valuestring[UI_SCHEME_LEN] != '\0';
+}
+
+/* A tool's view under MCP Apps' deprecated flat key, which hosts still
+ * honour: checked exactly as ui.resourceUri (ui, an object or NULL), and
+ * when both are given they must name the same view, since a host reads
+ * one or the other. */
+static void ui_flat_check(const cJSON *root, const cJSON *ui,
+                          mcp__problems *p) {
+  const cJSON *flat = cJSON_GetObjectItemCaseSensitive(root, MCP__UI_FLAT_KEY);
+  if (flat == NULL)
+    return;
+  if (!view_uri_ok(flat)) {
+    mcp__problem(p, "meta \"" MCP__UI_FLAT_KEY "\" (MCP Apps' deprecated "
+                    "form of ui.resourceUri) must be a ui:// URI naming the "
+                    "tool's view (a resource registered under it)");
+    return;
+  }
+  const cJSON *uri = cJSON_GetObjectItemCaseSensitive(ui, "resourceUri");
+  if (view_uri_ok(uri) && strcmp(uri->valuestring, flat->valuestring) != 0) {
+    char a[104], b[104];
+    mcp__fmt(a, sizeof a, "%.100s", uri->valuestring);
+    mcp__fmt(b, sizeof b, "%.100s", flat->valuestring);
+    mcp__utf8_trim(a);
+    mcp__utf8_trim(b);
+    mcp__problem(p,
+                 "meta ui.resourceUri (\"%s\") and \"" MCP__UI_FLAT_KEY
+                 "\" (\"%s\") name different views: a host shows the one "
+                 "it reads; give the same URI in both, or only ui.resourceUri",
+                 a, b);
+  }
+}
+
 /* A tool's ui: the view it opens (resourceUri, a ui:// URI) and who may
  * call it (visibility: "model" and/or "app", each once). */
 static void ui_tool_check(const cJSON *ui, mcp__problems *p) {
   const cJSON *uri = cJSON_GetObjectItemCaseSensitive(ui, "resourceUri");
-  if (uri && (!cJSON_IsString(uri) ||
-              strncmp(uri->valuestring, MCP__UI_SCHEME, UI_SCHEME_LEN) != 0 ||
-              uri->valuestring[UI_SCHEME_LEN] == '\0'))
+  if (uri && !view_uri_ok(uri))
     mcp__problem(p, "meta ui.resourceUri must be a ui:// URI naming the "
                     "tool's view (a resource registered under it)");
   const cJSON *vis = cJSON_GetObjectItemCaseSensitive(ui, "visibility");
@@ -291,6 +326,8 @@ static void ui_resource_check(const cJSON *ui, mcp__problems *p) {
 
 static void ui_check(const cJSON *root, int kind, mcp__problems *p) {
   const cJSON *ui = cJSON_GetObjectItemCaseSensitive(root, "ui");
+  if (kind == MCP_CALL_TOOL)
+    ui_flat_check(root, cJSON_IsObject(ui) ? ui : NULL, p);
   if (ui == NULL || kind == MCP_CALL_PROMPT)
     return;
   if (!cJSON_IsObject(ui))
@@ -299,6 +336,17 @@ static void ui_check(const cJSON *root, int kind, mcp__problems *p) {
     ui_tool_check(ui, p);
   else
     ui_resource_check(ui, p);
+}
+
+const char *mcp__ui_view_uri(const cJSON *meta, const char **key) {
+  const cJSON *uri = cJSON_GetObjectItemCaseSensitive(
+      cJSON_GetObjectItemCaseSensitive(meta, "ui"), "resourceUri");
+  *key = "ui.resourceUri";
+  if (!cJSON_IsString(uri)) {
+    uri = cJSON_GetObjectItemCaseSensitive(meta, MCP__UI_FLAT_KEY);
+    *key = "\"" MCP__UI_FLAT_KEY "\"";
+  }
+  return cJSON_IsString(uri) ? uri->valuestring : NULL;
 }
 
 void mcp__ui_mime_check(const char *uri, const char *mime_type,

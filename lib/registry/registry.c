@@ -536,9 +536,18 @@ bool mcp__tool_callable_by(const mcp__tool *t, const mcp_principal *p) {
   return true;
 }
 
+/* Is t listed to who? Notes in who when the answer depends on the caller. */
+static bool listed_to(const mcp__tool *t, mcp__page_reader *who) {
+  bool conditional = t->nscopes > 0 && (who->hide || t->readers_only);
+  if (!conditional)
+    return true;
+  who->per_caller = true;
+  return mcp__tool_callable_by(t, who->caller);
+}
+
 int mcp__registry_page(const mcp__registry *r, mcp__version v,
                        const char *cursor, unsigned page_size,
-                       const mcp_principal *visible, mcp__buf *b) {
+                       mcp__page_reader *who, mcp__buf *b) {
   unsigned long long after = 0;
   if (cursor != NULL && cursor_parse(r, cursor, &after))
     return MCP_EINVAL;
@@ -554,7 +563,7 @@ int mcp__registry_page(const mcp__registry *r, mcp__version v,
   mcp__buf_printf(b, "\"%s\":[", r->key);
   size_t i = lo, shown = 0;
   for (; i < r->n && shown < page_size; i++) {
-    if (visible && !mcp__tool_callable_by(r->tools[i], visible))
+    if (!listed_to(r->tools[i], who))
       continue;
     if (shown++)
       mcp__buf_putc(b, ',');
@@ -562,7 +571,7 @@ int mcp__registry_page(const mcp__registry *r, mcp__version v,
   }
   mcp__buf_puts(b, "],");
   /* The next page starts after the last tool examined, shown or not. */
-  while (visible && i < r->n && !mcp__tool_callable_by(r->tools[i], visible))
+  while (i < r->n && !listed_to(r->tools[i], who))
     i++;
   if (i < r->n)
     mcp__buf_printf(b, "\"nextCursor\":\"%c%llu\",", r->tag,

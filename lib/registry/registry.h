@@ -82,6 +82,10 @@ typedef struct mcp__tool {
                   contents (resources/read); or NULL */
   void *owned; /* a skill file's bytes and a NUL (skills.c); or NULL */
   size_t owned_len;
+  /* Listed only to a caller who holds its scopes, whatever hide-forbidden
+   * says: a skill's entry and its files, whose listing shows what the
+   * files hold (frontmatter, digests, sizes; skills.c). */
+  bool readers_only;
   /* The Tool (Prompt, Resource, ResourceTemplate) object as sent to each
    * protocol version, built once; a version whose form is the one before
    * it shares that one's text (mcp__wire_take). */
@@ -148,6 +152,14 @@ int mcp__meta_render(const char *meta, int kind, mcp__problems *p, char **out);
  * permissions objects, domain, prefersBorder); unknown members pass. */
 #define MCP__UI_SCHEME "ui://"
 #define MCP__UI_MIME "text/html;profile=mcp-app"
+/* MCP Apps' deprecated flat key for a tool's view, which hosts still
+ * honour: checked exactly as ui.resourceUri, and refused when the two
+ * name different views. */
+#define MCP__UI_FLAT_KEY "ui/resourceUri"
+/* The view a tool's _meta (parsed; NULL gives NULL) names: ui.resourceUri,
+ * else the flat key, whose name (as a message shows it) goes to *key; NULL
+ * when neither is a string. Borrowed from meta. */
+const char *mcp__ui_view_uri(const struct cJSON *meta, const char **key);
 /* A resource (or template) under ui:// is an MCP App view: records a
  * problem unless its mime_type is MCP__UI_MIME. */
 void mcp__ui_mime_check(const char *uri, const char *mime_type,
@@ -189,14 +201,22 @@ int mcp__registry_add(mcp__registry *r, mcp__tool *t);
 int mcp__registry_remove(mcp__registry *r, const char *name);
 /* Returns a new reference, or NULL. */
 mcp__tool *mcp__registry_find(const mcp__registry *r, const char *name);
+/* Who a page is for: an entry is listed when caller holds its scopes, or
+ * when hide is false and the entry is not readers_only. per_caller is set
+ * when the page depends on who asks (an entry it examined is listed to
+ * some callers only), so it must not be cached for anyone else. */
+typedef struct mcp__page_reader {
+  const mcp_principal *caller;
+  bool hide;
+  bool per_caller; /* out */
+} mcp__page_reader;
 /* Appends the members "tools":[...],["nextCursor":"...",] of one page, each
  * followed by a comma (see mcp__result_begin). cursor is the client's (NULL
- * for the first page). With visible non-NULL, only tools whose scopes that
- * principal holds are listed. Returns 0, MCP_EINVAL for a bad cursor, or
- * MCP_ENOMEM. */
+ * for the first page). Only the entries who may see are listed. Returns 0,
+ * MCP_EINVAL for a bad cursor, or MCP_ENOMEM. */
 int mcp__registry_page(const mcp__registry *r, mcp__version v,
                        const char *cursor, unsigned page_size,
-                       const mcp_principal *visible, mcp__buf *b);
+                       mcp__page_reader *who, mcp__buf *b);
 void mcp__registry_clear(mcp__registry *r);
 
 #endif

@@ -7,10 +7,12 @@
  * The frontmatter is read by a strict subset of YAML: `key: value` lines
  * whose values are strings (plain, 'single' or "double" quoted), and maps
  * of such lines one level deep (`metadata:` and its indented lines).
- * Anything else (lists, block scalars, flow collections, anchors, tags, a
- * plain value YAML would read as a number, a boolean or null) is refused
- * with its line, rather than read differently from a full YAML parser:
- * the Skill entry must say exactly what the file says. */
+ * Anything else (lists, block scalars, flow collections, anchors, aliases,
+ * tags, a plain key or value that any common YAML 1.1 or 1.2 parser could
+ * read as something other than the same string, a character on which
+ * YAML 1.1 and 1.2 disagree) is refused with its line, rather than read
+ * differently from a full YAML parser: the Skill entry must say exactly
+ * what the file says, to whichever parser a host uses. */
 #include <cjson/cJSON.h>
 #include <string.h>
 
@@ -91,85 +93,197 @@ static int fm_fail(fm *f, const char *what) {
   return MCP_EINVAL;
 }
 
-/* How many characters of [s, s+n) from i are digits of base, with '_'
- * between them as YAML 1.1 allows. */
-static size_t digits(const char *s, size_t n, size_t i, int base) {
-  size_t k = i;
-  for (; k < n; k++) {
-    char c = s[k];
-    int v = c >= '0' && c <= '9'             ? c - '0'
-            : c >= 'a' && c <= 'f'           ? c - 'a' + 10
-            : c >= 'A' && c <= 'F'           ? c - 'A' + 10
-            : c == '_' && k > i && k + 1 < n ? 0
-                                             : 99;
+/* ---- one reading: what every YAML parser reads as the same string ------
+ * A plain (unquoted) scalar is read by the YAML parsers in use under rules
+ * that differ: YAML 1.1 (PyYAML, SnakeYAML, go-yaml, Psych) reads yes, on,
+ * y, 0777, 1_000, 1:30 and 2026-12-02 as a boolean, numbers and a date;
+ * YAML 1.2 (ruamel, js-yaml, serde_yaml) reads 0o7 and 1e3 as numbers;
+ * some go further (Psych: case-insensitive booleans, 1,000 and :symbols;
+ * go-yaml: every '_' removed before a number is tried, Go's hex floats).
+ * Rather than follow one of them, a plain value is refused when any of
+ * them could read it as something other than the same string, with a
+ * message that says to quote it; the classes are below, each wider than
+ * what one parser reads. */
+
+/* A plain value read as a number is: '_' and ',' between its characters
+ * are passed over (go-yaml takes every '_' out before it tries a number,
+ * Psych every ','), so they are here too. The value holds no NUL. */
+typedef struct num_in {
+  const char *s;
+  size_t n, i;
+} num_in;
+
+/* The next character that counts ('\0' at the end). */
+static char num_peek(num_in *d) {
+  while (d->i < d->n && (d->s[d->i] == '_' || d->s[d->i] == ','))
+    d->i++;
+  return d->i < d->n ? d->s[d->i] : '\0';
+}
+
+/* Passes over digits of base; returns how many. */
+static size_t num_digits(num_in *d, int base) {
+  size_t k = 0;
+  for (;;) {
+    char c = num_peek(d);
+    int v = c >= '0' && c <= '9'   ? c - '0'
+            : c >= 'a' && c <= 'f' ? c - 'a' + 10
+            : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                   : 99;
     if (v >= base)
-      break;
-  }
-  return k - i;
-}
-
-/* Does [s, s+n) read as a number to YAML 1.2 or 1.1: an integer (decimal,
- * 0x, 0o, 0b, '_' between digits), a float (1.0, .5, 1e3), a sexagesimal
- * (1:30) or a date (2026-12-02...)? "1.0.0" and "e2e" do not. */
-static bool yaml_number(const char *s, size_t n) {
-  size_t i = (n && (s[0] == '-' || s[0] == '+')) ? 1 : 0;
-  if (n - i > 2 && s[i] == '0' && strchr("xXoObB", s[i + 1])) {
-    char b = s[i + 1];
-    int base = b == 'x' || b == 'X' ? 16 : b == 'o' || b == 'O' ? 8 : 2;
-    size_t d = digits(s, n, i + 2, base);
-    return d > 0 && i + 2 + d == n;
-  }
-  if (i == 0 && n >= 6 && digits(s, n, 0, 10) == 4 && s[4] == '-' &&
-      s[5] >= '0' && s[5] <= '9')
-    return true; /* a timestamp to YAML 1.1 */
-  size_t k = i, d = digits(s, n, i, 10);
-  k += d;
-  if (d > 0 && k < n && s[k] == ':') { /* sexagesimal, YAML 1.1 */
-    while (k < n && s[k] == ':') {
-      size_t e = digits(s, n, k + 1, 10);
-      if (e == 0)
-        return false;
-      k += 1 + e;
-    }
-    if (k < n && s[k] == '.')
-      k += 1 + digits(s, n, k + 1, 10);
-    return k == n;
-  }
-  bool mantissa = d > 0;
-  if (k < n && s[k] == '.') {
-    size_t f = digits(s, n, k + 1, 10);
-    mantissa = mantissa || f > 0;
-    k += 1 + f;
-  }
-  if (!mantissa)
-    return false;
-  if (k < n && (s[k] == 'e' || s[k] == 'E')) {
+      return k;
+    d->i++;
     k++;
-    if (k < n && (s[k] == '+' || s[k] == '-'))
-      k++;
-    size_t e = digits(s, n, k, 10);
-    if (e == 0)
-      return false;
-    k += e;
   }
-  return k == n;
 }
 
-/* Does the plain scalar [s, s+n) read as something other than a string to
- * YAML (1.2's core schema, and 1.1's yes/no/on/off, numbers and dates,
- * which some parsers still apply)? */
-static bool plain_not_string(const char *s, size_t n) {
-  static const char *const words[] = {
-      "true", "True",  "TRUE",  "false", "False", "FALSE", "null",
-      "Null", "NULL",  "~",     "yes",   "Yes",   "YES",   "no",
-      "No",   "NO",    "on",    "On",    "ON",    "off",   "Off",
-      "OFF",  "y",     "Y",     "n",     "N",     ".inf",  ".Inf",
-      ".INF", "-.inf", "+.inf", ".nan",  ".NaN",  ".NAN"};
-  for (size_t i = 0; i < sizeof words / sizeof *words; i++) {
-    if (strlen(words[i]) == n && strncmp(words[i], s, n) == 0)
-      return true;
+/* Passes over c if it comes next. */
+static bool num_take(num_in *d, const char *set) {
+  char c = num_peek(d);
+  if (c == '\0' || strchr(set, c) == NULL)
+    return false;
+  d->i++;
+  return true;
+}
+
+/* An exponent's sign and decimal digits, after its letter. */
+static bool num_exponent(num_in *d) {
+  num_take(d, "+-");
+  return num_digits(d, 10) > 0;
+}
+
+/* Is [s, s+n), which begins with a digit, a number to some parser: an
+ * integer in any base (0x, 0o, 0b, a leading 0 for octal), a float (1.5,
+ * 1., 1e3, Go's hex float 0x1.8p3) or a sexagesimal (1:30, 1:30.5)? */
+static bool number_like(const char *s, size_t n) {
+  num_in d = {.s = s, .n = n};
+  if (num_take(&d, "0")) {
+    int base = num_take(&d, "xX")   ? 16
+               : num_take(&d, "oO") ? 8
+               : num_take(&d, "bB") ? 2
+                                    : 0;
+    if (base) {
+      size_t whole = num_digits(&d, base), part = 0;
+      if (num_peek(&d) == '\0')
+        return whole > 0;
+      if (base != 16)
+        return false;
+      if (num_take(&d, "."))
+        part = num_digits(&d, 16);
+      return whole + part > 0 && num_take(&d, "pP") && num_exponent(&d) &&
+             num_peek(&d) == '\0';
+    }
+    d.i = 0;
   }
-  return yaml_number(s, n);
+  num_digits(&d, 10);
+  while (num_take(&d, ":")) {
+    if (num_digits(&d, 10) == 0)
+      return false;
+  }
+  if (num_take(&d, "."))
+    num_digits(&d, 10);
+  if (num_take(&d, "eE") && !num_exponent(&d))
+    return false;
+  return num_peek(&d) == '\0';
+}
+
+/* Does [s, s+n) begin as a YAML 1.1 date or time does (four digits, '-'
+ * and a digit: 2026-12-02, 2001-12-14t21:59:43.10-05:00)? */
+static bool date_like(const char *s, size_t n) {
+  if (n < 6 || s[4] != '-' || s[5] < '0' || s[5] > '9')
+    return false;
+  for (int i = 0; i < 4; i++) {
+    if (s[i] < '0' || s[i] > '9')
+      return false;
+  }
+  return true;
+}
+
+/* Does [s, s+n) equal word, ignoring case (Psych reads TrUe as true)? */
+static bool word_is(const char *s, size_t n, const char *word) {
+  if (strlen(word) != n)
+    return false;
+  for (size_t i = 0; i < n; i++) {
+    char c = s[i] >= 'A' && s[i] <= 'Z' ? (char)(s[i] - 'A' + 'a') : s[i];
+    if (c != word[i])
+      return false;
+  }
+  return true;
+}
+
+/* What some YAML parser could read the plain scalar [s, s+n) as, if not
+ * the same string; NULL when every one reads the string. */
+static const char *plain_reading(const char *s, size_t n) {
+  static const char *const words[] = {"true", "false", "yes", "no",
+                                      "on",   "off",   "y",   "n",
+                                      "null", "~",     "<<",  "="};
+  if (n == 0)
+    return NULL;
+  for (size_t i = 0; i < sizeof words / sizeof *words; i++) {
+    if (word_is(s, n, words[i]))
+      return "a boolean, null or a YAML 1.1 key type (yes/no/on/off/y/n, "
+             "true/false, null, ~, <<, =, in any case)";
+  }
+  if (strchr("-+.", s[0]))
+    return "a number (a value that begins with '-', '+' or '.' may be one: "
+           "-1, +.inf, .5)";
+  if (strchr(":?", s[0]))
+    return "something other than text (a value that begins with ':' or '?' "
+           "is a symbol or a key to some)";
+  if (s[0] < '0' || s[0] > '9')
+    return NULL;
+  if (date_like(s, n))
+    return "a date or a time";
+  if (number_like(s, n))
+    return "a number (an integer in any base, '_' or ',' between digits, a "
+           "float, a sexagesimal such as 1:30)";
+  return NULL;
+}
+
+/* Is the character at s (UTF-8, n bytes left) one that YAML parsers read
+ * differently or refuse raw: a C0 control other than tab and CRLF's CR,
+ * DEL, a C1 control (U+0085 a line break to YAML 1.1, not to 1.2), U+2028
+ * and U+2029 (the same), U+FEFF, U+FFFE or U+FFFF? Its length to *len. */
+static const char *bad_char(const unsigned char *s, size_t n, size_t *len) {
+  *len = 1;
+  if (s[0] == '\r' && !(n > 1 && s[1] == '\n'))
+    return "a carriage return without a line feed (a line break to YAML)";
+  if ((s[0] < 0x20 && s[0] != '\t' && s[0] != '\r' && s[0] != '\n') ||
+      s[0] == 0x7f)
+    return "a control character YAML does not allow raw";
+  if (s[0] == 0xc2 && n > 1 && s[1] >= 0x80 && s[1] <= 0x9f) {
+    *len = 2;
+    return s[1] == 0x85 ? "U+0085 (a line break to YAML 1.1, not to 1.2)"
+                        : "a control character YAML does not allow raw";
+  }
+  if (n > 2 && ((s[0] == 0xe2 && s[1] == 0x80 && (s[2] & 0xfe) == 0xa8) ||
+                (s[0] == 0xef && s[1] == 0xbb && s[2] == 0xbf) ||
+                (s[0] == 0xef && s[1] == 0xbf && (s[2] & 0xfe) == 0xbe))) {
+    *len = 3;
+    return s[0] == 0xe2 ? "U+2028 or U+2029 (a line break to YAML 1.1, not "
+                          "to 1.2)"
+                        : "U+FEFF, U+FFFE or U+FFFF (not allowed raw)";
+  }
+  return NULL;
+}
+
+/* Refuses a line [s, eol) holding a character bad_char names: every
+ * reader must see the same lines and the same text. */
+static int fm_chars(fm *f, const char *s, const char *eol) {
+  for (const char *p = s; p < eol;) {
+    size_t len;
+    const char *why =
+        bad_char((const unsigned char *)p, (size_t)(f->end - p), &len);
+    if (why) {
+      char msg[300];
+      mcp__fmt(msg, sizeof msg,
+               "the frontmatter holds %s; write it as an escape (\\uXXXX) "
+               "in a double-quoted value",
+               why);
+      return fm_fail(f, msg);
+    }
+    p += len;
+  }
+  return 0;
 }
 
 /* Reads the four hex digits of a \\u escape at *pp into b as UTF-8; *pp
@@ -266,12 +380,18 @@ static int fm_plain(fm *f, const char *p, const char *eol, mcp__buf *b) {
   while (e > p && (e[-1] == ' ' || e[-1] == '\t'))
     e--;
   for (const char *q = p; q < e; q++) {
-    if (*q == ':' && (q + 1 == e || q[1] == ' '))
+    if (*q == ':' && (q + 1 == e || q[1] == ' ' || q[1] == '\t'))
       return fm_fail(f, "a plain value holds \": \"; quote it");
   }
-  if (plain_not_string(p, (size_t)(e - p)))
-    return fm_fail(f, "a plain value YAML reads as a number, a boolean or "
-                      "null; quote it to make it a string");
+  const char *other = plain_reading(p, (size_t)(e - p));
+  if (other) {
+    char msg[300];
+    mcp__fmt(msg, sizeof msg,
+             "a plain value some YAML parser reads as %s; quote it to make "
+             "it a string",
+             other);
+    return fm_fail(f, msg);
+  }
   mcp__buf_append(b, p, (size_t)(e - p));
   return 0;
 }
@@ -295,7 +415,7 @@ static int fm_value(fm *f, const char *p, const char *eol, cJSON **out) {
   } else if (strchr("[]{}&*!|>%@`,", *p) ||
              ((*p == '-' || *p == '?' || *p == ':') &&
               (p + 1 == eol || p[1] == ' '))) {
-    rc = fm_fail(f, NOT_READ);
+    rc = fm_fail(f, NOT_READ "; quote a value meant as text");
   } else {
     rc = fm_plain(f, p, eol, &b);
   }
@@ -335,6 +455,14 @@ static int fm_key(fm *f, const char *p, const char *eol, const char **key_end) {
   if (k == p || k == eol || *k != ':' || (k + 1 < eol && k[1] != ' '))
     return fm_fail(f, "each line must be `key: value`, the key of letters, "
                       "digits, '_', '-' and '.'");
+  /* A key is a plain scalar too: `on:` is true to YAML 1.1. */
+  const char *other = plain_reading(p, (size_t)(k - p));
+  if (other) {
+    char msg[300];
+    mcp__fmt(msg, sizeof msg,
+             "a key some YAML parser reads as %s; name it otherwise", other);
+    return fm_fail(f, msg);
+  }
   *key_end = k;
   return 0;
 }
@@ -370,6 +498,8 @@ static int fm_map(fm *f, cJSON **out) {
   while (rc == 0 && f->p < f->end && (*f->p == ' ' || *f->p == '\t')) {
     const char *s, *eol, *ke;
     fm_line(f, &s, &eol);
+    if ((rc = fm_chars(f, s, eol)) != 0)
+      break;
     size_t n = 0;
     while (s + n < eol && s[n] == ' ')
       n++;
@@ -426,6 +556,8 @@ static int frontmatter_parse(const char *text, size_t len, cJSON **out,
       rc = fm_fail(&f, "the frontmatter is longer than 65536 bytes");
       break;
     }
+    if ((rc = fm_chars(&f, s, eol)) != 0)
+      break;
     if (s == eol || *s == '#')
       continue;
     const char *ke;
@@ -598,6 +730,9 @@ static int file_entry(const mcp_skill *def, const mcp_skill_file *f,
   ((char *)t->owned)[f->size] = '\0';
   t->owned_len = f->size;
   t->user_data = t; /* the read handler finds the bytes here */
+  /* SKILL.md's entry carries the frontmatter's description: a caller who
+   * may not read the file does not see it listed. */
+  t->readers_only = true;
   return 0;
 }
 
@@ -610,6 +745,10 @@ static int skill_entry(const mcp_skill *def, const cJSON *fmo,
     return MCP_ENOMEM;
   atomic_init(&t->refs, 1);
   t->kind = MCP_CALL_RESOURCE;
+  /* The entry shows the frontmatter and each file's digest and size: what
+   * skills/get refuses a caller must not reach it through skills/list (a
+   * digest of a short secret gives the secret away). */
+  t->readers_only = true;
   e->skill = t;
   mcp__buf b = {0};
   mcp__buf_printf(&b, "skill://%s/SKILL.md", def->path);

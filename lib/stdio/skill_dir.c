@@ -2,17 +2,22 @@
  * API only (the engine does no I/O: this layer reads the files, then
  * mcp_server_add_skill checks and registers them as from memory).
  *
- * The walk takes regular files only and never follows a symbolic link
- * (O_NOFOLLOW, fstatat AT_SYMLINK_NOFOLLOW), so a link in a skill cannot
- * publish a file from elsewhere on the machine; a link, a device or a
- * socket in the tree refuses the skill, naming it. Names starting with '.'
- * are skipped (.git, editor files). It stops at the extension's limits
- * (512 files, 16 MiB) and 16 levels of directories, so a huge tree costs
- * no more than a refusal. */
+ * The walk publishes only what the directory holds: regular files with a
+ * single link, never through a symbolic link (O_NOFOLLOW, fstatat
+ * AT_SYMLINK_NOFOLLOW), so no link in a skill publishes a file from
+ * elsewhere on the machine; a link (symbolic or hard), a FIFO, a device
+ * or a socket in the tree refuses the skill, naming it. Each file is
+ * opened without blocking and checked again on its descriptor (the same
+ * regular file as was checked by name), so a file swapped between the
+ * check and the open is refused, not read, and a FIFO cannot hang the
+ * registration. Names starting with '.' are skipped (.git, editor files).
+ * It stops at the extension's limits (512 files, 16 MiB) and 16 levels of
+ * directories, so a huge tree costs no more than a refusal. */
 #define _POSIX_C_SOURCE 200809L
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +46,60 @@ static void walk_fail(walk *w, int rc, const char *rel, const char *what) {
   mcp__fmt(w->why, sizeof w->why, "\"%.300s\": %s", rel[0] ? rel : ".", what);
 }
 
+/* Opens name in the directory dfd as the regular file st describes, its
+ * path in the skill rel: without blocking (a FIFO swapped in after the
+ * check opens at once, to be refused, rather than waiting for a writer),
+ * never through a symbolic link, not as a controlling terminal; then
+ * fstat must find the very file checked (same device and inode, regular,
+ * the same size) with a single link, since a hard link can publish a file
+ * from elsewhere on the machine that the directory does not hold. Returns
+ * the descriptor, or -1 after recording why. */
+static int open_checked(walk *w, int dfd, const char *name, const char *rel,
+                        const struct stat *st) {
+  int fd = openat(dfd, name,
+                  O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0) {
+    int e = errno;
+    walk_fail(w, e == ELOOP ? MCP_EINVAL : MCP_EIO, rel,
+              e == ELOOP ? "it became a symbolic link (links are never "
+                           "followed)"
+                         : strerror(e));
+    return -1;
+  }
+  struct stat now;
+  int rc = MCP_EINVAL;
+  const char *why = NULL;
+  if (fstat(fd, &now) != 0) {
+    rc = MCP_EIO;
+    why = strerror(errno);
+  } else if (!S_ISREG(now.st_mode) || now.st_dev != st->st_dev ||
+             now.st_ino != st->st_ino) {
+    why = "it was replaced while it was read (what was opened is not the "
+          "regular file checked)";
+  } else if (now.st_nlink > 1) {
+    why = "it has more than one hard link (a link may publish a file from "
+          "elsewhere on the machine); copy the file into the skill instead";
+  } else if (now.st_size != st->st_size) {
+    rc = MCP_EIO;
+    why = "it changed size while it was read";
+  }
+  if (why == NULL)
+    return fd;
+  close(fd);
+  walk_fail(w, rc, rel, why);
+  return -1;
+}
+
+/* Is fd at its end (a file that grew after it was checked is not)? */
+static bool at_end(int fd) {
+  char c;
+  ssize_t r;
+  do
+    r = read(fd, &c, 1);
+  while (r < 0 && errno == EINTR);
+  return r == 0;
+}
+
 /* Reads the regular file name in the directory dfd into a new file of w
  * whose path is rel. */
 static void read_file(walk *w, int dfd, const char *name, const char *rel,
@@ -53,15 +112,18 @@ static void read_file(walk *w, int dfd, const char *name, const char *rel,
     walk_fail(w, MCP_EINVAL, rel, "the skill's files hold more than 16 MiB");
     return;
   }
-  int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0) {
-    walk_fail(w, MCP_EIO, rel, strerror(errno));
-    return;
-  }
+  /* Memory first: a failed allocation then leaves no descriptor open. */
   size_t size = (size_t)st->st_size, got = 0;
   char *data = mcp__malloc(size ? size : 1);
   char *path = mcp__strdup(rel);
-  while (data && path && got < size) {
+  if (data == NULL || path == NULL) {
+    walk_fail(w, MCP_ENOMEM, rel, "out of memory");
+    mcp__free(data);
+    mcp__free(path);
+    return;
+  }
+  int fd = open_checked(w, dfd, name, rel, st);
+  while (fd >= 0 && got < size) {
     ssize_t r = read(fd, data + got, size - got);
     if (r < 0 && errno == EINTR)
       continue;
@@ -69,19 +131,38 @@ static void read_file(walk *w, int dfd, const char *name, const char *rel,
       break;
     got += (size_t)r;
   }
-  close(fd);
-  if (data == NULL || path == NULL) {
-    walk_fail(w, MCP_ENOMEM, rel, "out of memory");
-  } else if (got != size) {
-    walk_fail(w, MCP_EIO, rel, "it changed size while it was read");
-  } else {
+  bool whole = fd >= 0 && got == size && at_end(fd);
+  if (fd >= 0)
+    close(fd);
+  if (whole) {
     w->files[w->n++] =
         (mcp_skill_file){.path = path, .data = data, .size = size};
     w->total += size;
     return;
   }
+  if (fd >= 0)
+    walk_fail(w, MCP_EIO, rel, "it changed size while it was read");
   mcp__free(data);
   mcp__free(path);
+}
+
+/* Opens the directory name in dfd as the one st describes (never through
+ * a link); -1 after recording why. */
+static int open_dir_checked(walk *w, int dfd, const char *name, const char *rel,
+                            const struct stat *st) {
+  int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  struct stat now;
+  if (fd < 0) {
+    walk_fail(w, MCP_EIO, rel, strerror(errno));
+  } else if (fstat(fd, &now) != 0 || now.st_dev != st->st_dev ||
+             now.st_ino != st->st_ino) {
+    close(fd);
+    fd = -1;
+    walk_fail(w, MCP_EINVAL, rel,
+              "it was replaced while it was read (what was opened is not "
+              "the directory checked)");
+  }
+  return fd;
 }
 
 /* Walks the directory open as dfd (which it closes), whose path in the
@@ -116,11 +197,8 @@ static void walk_dir(walk *w, int dfd, const char *rel, int depth) {
     } else if (depth == MAX_DEPTH) {
       walk_fail(w, MCP_EINVAL, sub, "directories nest more than 16 deep");
     } else {
-      int sfd = openat(dirfd(d), e->d_name,
-                       O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-      if (sfd < 0)
-        walk_fail(w, MCP_EIO, sub, strerror(errno));
-      else
+      int sfd = open_dir_checked(w, dirfd(d), e->d_name, sub, &st);
+      if (sfd >= 0)
         walk_dir(w, sfd, sub, depth + 1);
     }
   }

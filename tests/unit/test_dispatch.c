@@ -169,6 +169,8 @@ static const method_case cases[] = {
      "vault://nothing", NULL, NULL},
     {"skills/list", MCP__ADMIT_LIST, MCP__ERA_LEGACY | MCP__ERA_MODERN, NULL,
      "skill://vault-skill/SKILL.md", NULL, "skills", "uri"},
+    {"resources/list", MCP__ADMIT_LIST, MCP__ERA_LEGACY | MCP__ERA_MODERN, NULL,
+     "skill://vault-skill/SKILL.md", NULL, "resources", "uri"},
     {"skills/get", MCP__ADMIT_ENTRY, MCP__ERA_LEGACY | MCP__ERA_MODERN,
      "\"uri\":\"%s\"", "skill://vault-skill/SKILL.md",
      "skill://nothing/SKILL.md", NULL, NULL},
@@ -357,10 +359,13 @@ static void check_list(const method_case *c, unsigned era) {
                 c->method, guarded);
   cJSON_Delete(r);
   /* Off, a list shows what a step-up would unlock (the call still
-   * refuses). */
+   * refuses); never a skill or its files, whose listing shows what the
+   * files hold. */
   mcp_server_set_hide_forbidden(srv, false);
   r = ask(c, era, refused, NULL);
-  ck_assert(lists_guarded(c, r, guarded));
+  bool skill = strncmp(guarded, "skill://", 8) == 0;
+  ck_assert_msg(lists_guarded(c, r, guarded) == !skill, "%s, hide off: %s",
+                c->method, guarded);
   cJSON_Delete(r);
   if (task) {
     /* Another caller's tasks are never listed. */

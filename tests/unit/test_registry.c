@@ -829,6 +829,40 @@ static const rule_case rules[] = {
     BAD_META("ui.visibility a string", "{\"ui\":{\"visibility\":\"app\"}}",
              "ui.visibility must be a non-empty array"),
     BAD_META("a slash in the name", "{\"a/b/c\":1}", "its prefix must be"),
+
+    /* MCP Apps' deprecated flat key, which hosts still honour, is checked
+     * exactly as ui.resourceUri, and must agree with it. */
+    ACCEPTED("meta ui/resourceUri alone",
+             {.name = "w",
+              WRITES,
+              WRITER_HINTS,
+              .meta = "{\"ui/resourceUri\":\"ui://w/view.html\"}"}),
+    ACCEPTED("meta ui/resourceUri agreeing with ui.resourceUri",
+             {.name = "w",
+              WRITES,
+              WRITER_HINTS,
+              .meta = "{\"ui\":{\"resourceUri\":\"ui://w/view.html\"},"
+                      "\"ui/resourceUri\":\"ui://w/view.html\"}"}),
+    BAD_META("ui/resourceUri https", "{\"ui/resourceUri\":\"https://x/v\"}",
+             "meta \"ui/resourceUri\" (MCP Apps' deprecated form of "
+             "ui.resourceUri) must be a ui:// URI"),
+    BAD_META("ui/resourceUri javascript",
+             "{\"ui/resourceUri\":\"javascript:alert(1)\"}",
+             "\"ui/resourceUri\" (MCP Apps' deprecated form of "
+             "ui.resourceUri) must be a ui:// URI"),
+    BAD_META("ui/resourceUri bare scheme", "{\"ui/resourceUri\":\"ui://\"}",
+             "must be a ui:// URI"),
+    BAD_META("ui/resourceUri a number", "{\"ui/resourceUri\":1}",
+             "must be a ui:// URI"),
+    BAD_META("ui/resourceUri with a valid ui.resourceUri",
+             "{\"ui\":{\"resourceUri\":\"ui://w/v\"},"
+             "\"ui/resourceUri\":\"https://x/v\"}",
+             "\"ui/resourceUri\" (MCP Apps' deprecated form"),
+    BAD_META("ui/resourceUri and ui.resourceUri disagree",
+             "{\"ui\":{\"resourceUri\":\"ui://w/a.html\"},"
+             "\"ui/resourceUri\":\"ui://w/b.html\"}",
+             "meta ui.resourceUri (\"ui://w/a.html\") and \"ui/resourceUri\" "
+             "(\"ui://w/b.html\") name different views"),
 };
 
 /* Every row of rules, each on a server of its own. */

@@ -6,10 +6,12 @@
 #define _DEFAULT_SOURCE /* mkdtemp, symlink */
 #include <check.h>
 #include <cjson/cJSON.h>
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "testutil.h"
@@ -211,20 +213,83 @@ START_TEST(scopes_guard_files_and_entry) {
   r = ask_as(&ann, NULL, "skills/get", "{\"uri\":\"" URI "\"}");
   tu_assert_exact(tu_get(tu_result_of(r), "skill"), ENTRY);
   cJSON_Delete(r);
-  /* Listed to everyone, unless the server hides what a caller may not
-   * use: then it is unknown to eve, as a hidden resource is. */
-  r = ask_as(&eve, "2025-11-25", "skills/list", NULL);
-  ck_assert_int_eq(cJSON_GetArraySize(tu_jget(r, "result.skills")), 1);
-  cJSON_Delete(r);
+  /* With hide-forbidden on, the skill is unknown to eve, as a hidden
+   * resource is. */
   mcp_server_set_hide_forbidden(srv, true);
-  r = ask_as(&eve, "2025-11-25", "skills/list", NULL);
-  ck_assert_int_eq(cJSON_GetArraySize(tu_jget(r, "result.skills")), 0);
-  cJSON_Delete(r);
   r = ask_as(&eve, NULL, "skills/get", "{\"uri\":\"" URI "\"}");
   tu_assert_error(r, -32602, "unknown skill");
   cJSON_Delete(r);
-  r = ask_as(&ann, "2025-11-25", "skills/list", NULL);
-  ck_assert_int_eq(cJSON_GetArraySize(tu_jget(r, "result.skills")), 1);
+}
+END_TEST
+
+/* Does the reply's text hold needle? */
+static bool holds(const cJSON *r, const char *needle) {
+  char *text = cJSON_PrintUnformatted(r);
+  bool in = text && strstr(text, needle);
+  cJSON_free(text);
+  return in;
+}
+
+/* What skills/get refuses a caller, no list shows it: skills/list holds only
+ * the skills the caller may read, and resources/list only their files, in
+ * both eras, whether hide-forbidden is on or off (the entry's digests and
+ * sizes would give a short secret away; SKILL.md's listing carries the
+ * frontmatter's description). A page is then the caller's own. */
+START_TEST(lists_show_only_readable_skills) {
+  static const char *const need[] = {"notes:read", NULL};
+  mcp_skill guarded = skill;
+  guarded.scopes = need;
+  ck_assert_int_eq(mcp_server_add_skill(srv, &guarded), 0);
+  static const char open_md[] = "---\nname: open\ndescription: o\n---\n";
+  const mcp_skill_file open_files[] = {
+      {.path = "SKILL.md", .data = open_md, .size = sizeof open_md - 1},
+      {.path = NULL}};
+  const mcp_skill open = {.path = "open", .files = open_files};
+  ck_assert_int_eq(mcp_server_add_skill(srv, &open), 0);
+  static const mcp_principal eve = {.subject = "eve"};
+  static const mcp_principal ann = {.subject = "ann", .scopes = need};
+  mcp_server_set_page_size(srv, 1); /* a hidden entry ends no page */
+  for (int hide = 0; hide < 2; hide++) {
+    mcp_server_set_hide_forbidden(srv, hide);
+    for (int modern = 0; modern < 2; modern++) {
+      const char *v = modern ? NULL : "2025-11-25";
+      cJSON *r = ask_as(&eve, v, "skills/list", NULL);
+      const cJSON *list = tu_jget(r, "result.skills");
+      ck_assert_msg(cJSON_GetArraySize(list) == 1, "hide %d modern %d: %d",
+                    hide, modern, cJSON_GetArraySize(list));
+      tu_assert_json(cJSON_GetArrayItem(list, 0),
+                     "{\"uri\":\"skill://open/SKILL.md\"}");
+      ck_assert_ptr_null(tu_jget(r, "result.nextCursor"));
+      if (modern)
+        tu_assert_json(r, "{\"result\":{\"cacheScope\":\"private\"}}");
+      ck_assert(!holds(r, "notes-workflow") && !holds(r, SKILL_MD_SHA));
+      cJSON_Delete(r);
+      r = ask_as(&eve, v, "resources/list", NULL);
+      list = tu_jget(r, "result.resources");
+      ck_assert_int_eq(cJSON_GetArraySize(list), 1);
+      tu_assert_json(cJSON_GetArrayItem(list, 0),
+                     "{\"uri\":\"skill://open/SKILL.md\"}");
+      ck_assert_ptr_null(tu_jget(r, "result.nextCursor"));
+      ck_assert(!holds(r, "How to use") && !holds(r, "notes-workflow"));
+      cJSON_Delete(r);
+      /* ann may read both: she sees both, a page at a time. */
+      r = ask_as(&ann, v, "skills/list", NULL);
+      tu_assert_exact(tu_jget(r, "result.skills.0"), ENTRY);
+      char *next =
+          tu_text("{\"cursor\":\"%s\"}", tu_jstr(r, "result.nextCursor"));
+      cJSON_Delete(r);
+      r = ask_as(&ann, v, "skills/list", next);
+      tu_assert_json(tu_jget(r, "result.skills.0"),
+                     "{\"uri\":\"skill://open/SKILL.md\"}");
+      cJSON_Delete(r);
+      free(next);
+    }
+  }
+  /* With no scoped skill left, the list is the same for everyone. */
+  ck_assert_int_eq(mcp_server_remove_skill(srv, "notes-workflow"), 0);
+  mcp_server_set_hide_forbidden(srv, false);
+  cJSON *r = ask_as(&eve, NULL, "skills/list", NULL);
+  tu_assert_json(r, "{\"result\":{\"cacheScope\":\"public\"}}");
   cJSON_Delete(r);
 }
 END_TEST
@@ -280,6 +345,8 @@ static const md_case md_cases[] = {
     {FM(OK_FM "license: 1_000\n"), "quote it to make it a string", NULL},
     {FM(OK_FM "license: -.5e-3\n"), "quote it to make it a string", NULL},
     {FM(OK_FM "license: a: b\n"), "holds \": \"; quote it", NULL},
+    {FM(OK_FM "license: a:\tb\n"), "holds \": \"; quote it", NULL},
+    {FM(OK_FM "license: a:\n"), "holds \": \"; quote it", NULL},
     {FM(OK_FM "license: \"open\n"), "does not end on its line", NULL},
     {FM(OK_FM "license: 'open\n"), "does not end on its line", NULL},
     {FM(OK_FM "license: \"a\\qb\"\n"), "an escape libmcp does not read", NULL},
@@ -300,7 +367,7 @@ static const md_case md_cases[] = {
     {FM("name: s\ndescription: ''\n"), "needs a description of 1-1024", NULL},
     {FM("name: Bad\ndescription: d\n"), "1-64 characters of [a-z0-9-]", NULL},
     {FM("name: a--b\ndescription: d\n"), "1-64 characters", NULL},
-    {FM("name: -a\ndescription: d\n"), "1-64 characters", NULL},
+    {FM("name: a-\ndescription: d\n"), "1-64 characters", NULL},
     {FM("name: other\ndescription: d\n"), "is not the path's last segment",
      NULL},
     {FM(OK_FM "metadata: x\n"), "metadata must be a map of strings", NULL},
@@ -334,6 +401,174 @@ START_TEST(frontmatter_rules) {
   /* Nothing refused was kept. */
   cJSON *r = ask("2025-11-25", "resources/list", NULL);
   tu_assert_error(r, -32601, "resources/list");
+  cJSON_Delete(r);
+}
+END_TEST
+
+/* Registers a skill whose frontmatter adds line (a whole line, without its
+ * "\n") to OK_FM; returns the result, the message in *msg. */
+static int add_line(const char *line, const char **msg) {
+  char *md = tu_text("---\n" OK_FM "%s\n---\nbody\n", line);
+  mcp_skill_file f[] = {{.path = "SKILL.md", .data = md, .size = strlen(md)},
+                        {.path = NULL}};
+  mcp_skill s = {.path = "team/s", .files = f};
+  int rc = mcp_server_add_skill(srv, &s);
+  *msg = mcp_server_errmsg(srv);
+  free(md);
+  return rc;
+}
+
+/* One YAML reading: every plain value below is read by some common YAML
+ * 1.1 or 1.2 parser (PyYAML, ruamel, SnakeYAML, js-yaml, go-yaml, Psych,
+ * serde_yaml) as something other than the same string, so it is refused
+ * with a message that says to quote it, and quoted it is that very
+ * string; the same holds for keys; the plain values after them are
+ * strings to all, and are kept. */
+START_TEST(frontmatter_one_yaml_reading) {
+  static const char *const not_strings[] = {
+      /* booleans and null, YAML 1.1 and 1.2, in any case (Psych) */
+      "true", "False", "TRUE", "TrUe", "yes", "No", "ON", "oFF", "y", "Y", "n",
+      "N", "null", "NULL", "NuLL", "~", "<<", "=",
+      /* infinities, NaN, signs, leading dots */
+      "-.Inf", "+.INF", ".inf", ".NaN", ".nan", "-.inf", "+1", "-1", "-0",
+      "+.5", ".5", "-foo", "+x", "-Infinity",
+      /* integers in every base, with '_' or ',' anywhere */
+      "1_", "0x_1", "0o7", "0O7", "0b1", "0B1_0", "1_000", "1,000", "1__2",
+      "0777", "09", "0x1F", "0xfF_ff", "0_x1", "1,2",
+      "1234567890123456789012345678901234567890123456789012345678901234567890",
+      "1_2_3_4_5_6_7_8_9_0_1_2_3_4_5_6_7_8_9_0_1_2_3_4_5_6_7_8_9_0_1_2_3_4_5_6",
+      /* floats, Go's hex floats, sexagesimals */
+      "1e3", "1E+3", "1.", "1.5", "1.5e-3", "0x1p3", "0x1.8P-2", "1_000.5",
+      "1,000.5", "1:30", "190:20:30.15", "1:30.5", "12:30:00",
+      /* dates and times */
+      "2026-12-02", "2001-12-14t21:59:43.10-05:00", "2001-12-14 21:59:43.10 -5",
+      "2026-1-2",
+      /* symbols (Psych), complex keys */
+      ":sym", "?x"};
+  char want[128];
+  for (size_t i = 0; i < TU_COUNT(not_strings); i++) {
+    const char *msg;
+    char *line = tu_text("license: %s", not_strings[i]);
+    ck_assert_int_eq(add_line(line, &msg), MCP_EINVAL);
+    ck_assert_msg(strstr(msg, "line 4: a plain value some YAML parser reads "
+                              "as") &&
+                      strstr(msg, "quote it to make it a string"),
+                  "%s: %s", not_strings[i], msg);
+    free(line);
+    line = tu_text("license: '%s'", not_strings[i]);
+    ck_assert_msg(add_line(line, &msg) == 0, "'%s': %s", not_strings[i], msg);
+    cJSON *r = ask("2025-11-25", "skills/get",
+                   "{\"uri\":\"skill://team/s/SKILL.md\"}");
+    ck_assert_str_eq(tu_jstr(r, "result.skill.frontmatter.license"),
+                     not_strings[i]);
+    cJSON_Delete(r);
+    ck_assert_int_eq(mcp_server_remove_skill(srv, "team/s"), 0);
+    free(line);
+    /* A key is a plain scalar too. */
+    snprintf(want, sizeof want, "%s: x", not_strings[i]);
+    if (strspn(not_strings[i],
+               "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRS"
+               "TUVWXYZ0123456789_.-") == strlen(not_strings[i])) {
+      ck_assert_int_eq(add_line(want, &msg), MCP_EINVAL);
+      ck_assert_msg(strstr(msg, "line 4: a key some YAML parser reads as"),
+                    "key %s: %s", not_strings[i], msg);
+    }
+  }
+  /* Indicators: anchors, aliases, tags, flow and block collections. */
+  static const char *const indicators[] = {
+      "&a x", "*a", "!tag x", "!!str x", "|",   ">",   "[a]", "{a: b}",
+      "@x",   "`x", "%x",     ",x",      "- x", "? x", ": x"};
+  for (size_t i = 0; i < TU_COUNT(indicators); i++) {
+    const char *msg;
+    char *line = tu_text("license: %s", indicators[i]);
+    ck_assert_int_eq(add_line(line, &msg), MCP_EINVAL);
+    ck_assert_msg(strstr(msg, "line 4: only string values") &&
+                      strstr(msg, "quote a value meant as text"),
+                  "%s: %s", indicators[i], msg);
+    free(line);
+  }
+  /* Strings to every parser, kept as written. */
+  static const char *const strings[] = {
+      "1.0.0", "e2e",     "v2",    "a1",       "1-2",  "3D printing",
+      "2fa",   "10:30am", "x-1",   "0x",       "it's", "a&b *c !d",
+      "50%",   "a,b",     "1 000", "\xc2\xa0x"};
+  for (size_t i = 0; i < TU_COUNT(strings); i++) {
+    const char *msg;
+    char *line = tu_text("license: %s", strings[i]);
+    ck_assert_msg(add_line(line, &msg) == 0, "%s: %s", strings[i], msg);
+    cJSON *r = ask("2025-11-25", "skills/get",
+                   "{\"uri\":\"skill://team/s/SKILL.md\"}");
+    ck_assert_str_eq(tu_jstr(r, "result.skill.frontmatter.license"),
+                     strings[i]);
+    cJSON_Delete(r);
+    ck_assert_int_eq(mcp_server_remove_skill(srv, "team/s"), 0);
+    free(line);
+  }
+}
+END_TEST
+
+/* Characters YAML 1.1 reads as line breaks and 1.2 does not (U+0085,
+ * U+2028, U+2029), a lone CR, controls and U+FEFF are refused raw
+ * anywhere in the frontmatter, a comment and a quoted value included;
+ * written as \u escapes in double quotes they are kept. */
+START_TEST(frontmatter_line_breaks_and_controls) {
+  static const struct {
+    const char *line, *want;
+  } cases[] = {
+      {"license: a\xc2\x85"
+       "b",
+       "U+0085 (a line break to YAML 1.1"},
+      {"license: a\xe2\x80\xa8"
+       "b",
+       "U+2028 or U+2029"},
+      {"license: a\xe2\x80\xa9"
+       "b",
+       "U+2028 or U+2029"},
+      {"license: 'a\xe2\x80\xa8"
+       "b'",
+       "U+2028 or U+2029"},
+      {"license: \"a\xc2\x85"
+       "b\"",
+       "U+0085"},
+      {"# note\xe2\x80\xa8"
+       "license: x",
+       "U+2028 or U+2029"},
+      {"metadata:\n  a: b\xe2\x80\xa9"
+       "c",
+       "U+2028 or U+2029"},
+      {"license: a\rb", "a carriage return without a line feed"},
+      {"license: a\x7f"
+       "b",
+       "a control character"},
+      {"license: a\x01"
+       "b",
+       "a control character"},
+      {"license: a\xc2\x9f"
+       "b",
+       "a control character"},
+      {"license: a\xef\xbb\xbf"
+       "b",
+       "U+FEFF"},
+      {"license: a\xef\xbf\xbe"
+       "b",
+       "U+FEFF, U+FFFE or U+FFFF"},
+  };
+  for (size_t i = 0; i < TU_COUNT(cases); i++) {
+    const char *msg;
+    ck_assert_int_eq(add_line(cases[i].line, &msg), MCP_EINVAL);
+    ck_assert_msg(strstr(msg, cases[i].want) &&
+                      strstr(msg, "write it as an escape"),
+                  "case %zu: %s", i, msg);
+  }
+  const char *msg;
+  ck_assert_msg(add_line("license: \"a\\u2028b\\u0085c\"", &msg) == 0, "%s",
+                msg);
+  cJSON *r =
+      ask("2025-11-25", "skills/get", "{\"uri\":\"skill://team/s/SKILL.md\"}");
+  ck_assert_str_eq(tu_jstr(r, "result.skill.frontmatter.license"),
+                   "a\xe2\x80\xa8"
+                   "b\xc2\x85"
+                   "c");
   cJSON_Delete(r);
 }
 END_TEST
@@ -482,8 +717,8 @@ static void put_file(const char *dir, const char *name, const char *text) {
 /* Removes what the directory tests made (two levels at most). */
 static void remove_tree(const char *dir) {
   static const char *const names[] = {
-      "references/ids.md", "references", ".hidden", "SKILL.md", "link",
-      "sub/SKILL.md",      "sub"};
+      "references/ids.md", "references", ".hidden",    "SKILL.md", "link",
+      "sub/SKILL.md",      "sub",        "secret.txt", "pipe",     "big.txt"};
   for (size_t i = 0; i < TU_COUNT(names); i++) {
     char *path = tu_text("%s/%s", dir, names[i]);
     remove(path);
@@ -550,6 +785,132 @@ START_TEST(read_from_a_directory) {
 }
 END_TEST
 
+/* The allocator of a child that swaps a file of the skill between its
+ * check and its open: when the walk allocates SWAP_SIZE bytes (for the one
+ * file that big, whose bytes it reads next), swap_from is renamed over
+ * swap_to. */
+#define SWAP_SIZE 3001
+static const char *swap_from, *swap_to;
+
+static void *swap_malloc(size_t n, void *user_data) {
+  (void)user_data;
+  if (n == SWAP_SIZE && swap_from) {
+    if (rename(swap_from, swap_to) != 0)
+      _exit(3);
+    swap_from = NULL;
+  }
+  return malloc(n);
+}
+
+static void *swap_realloc(void *p, size_t n, void *user_data) {
+  (void)user_data;
+  return realloc(p, n);
+}
+
+static void swap_free(void *p, void *user_data) {
+  (void)user_data;
+  free(p);
+}
+
+/* Registers dir in a child process (its allocator set before its first
+ * libmcp call, and a call that blocks ends it, failing the test rather
+ * than the suite), swapping from over to when from is not NULL; the
+ * registration must fail with rc and a message holding want. */
+static void refused_in_child(const char *dir, const char *from, const char *to,
+                             int rc, const char *want) {
+  fflush(NULL);
+  pid_t pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    alarm(30); /* a blocked open: the child dies, the test fails */
+    swap_from = from;
+    swap_to = to;
+    const mcp_allocator a = {.malloc_fn = swap_malloc,
+                             .realloc_fn = swap_realloc,
+                             .free_fn = swap_free};
+    static const mcp_server_info info = {.name = "skills", .version = "1"};
+    mcp_server *s;
+    if (mcp_set_allocator(&a) != 0 || mcp_server_new(&info, &s) != 0)
+      _exit(2);
+    int got = mcp_server_add_skill_dir(s, dir, NULL, NULL);
+    bool ok = got == rc && strstr(mcp_server_errmsg(s), want) && !swap_from;
+    if (!ok)
+      fprintf(stderr, "rc %d, swapped %d: %s\n", got, swap_from == NULL,
+              mcp_server_errmsg(s));
+    mcp_server_free(s);
+    _exit(ok ? 0 : 1);
+  }
+  int status;
+  ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+  ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+                "\"%s\": the child %s %d", want,
+                WIFSIGNALED(status) ? "was killed (blocked?) by signal"
+                                    : "exited with",
+                WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+}
+
+/* A skill directory publishes only what it holds: a hard link to a private
+ * file elsewhere is refused; a FIFO is refused without blocking, whether
+ * it is there from the start or swapped in between the check and the
+ * open; a symbolic link swapped in then is not followed. */
+START_TEST(dir_publishes_only_what_it_holds) {
+  char tmpl[] = "/tmp/libmcp-skill-XXXXXX";
+  char *root = mkdtemp(tmpl);
+  ck_assert_ptr_nonnull(root);
+  char *dir = tu_text("%s/notes-workflow", root);
+  ck_assert_int_eq(mkdir(dir, 0700), 0);
+  put_file(dir, "SKILL.md", SKILL_MD);
+  /* A hard link to a 0600 file outside the skill. */
+  put_file(root, "secret", "4242");
+  char *secret = tu_text("%s/secret", root);
+  ck_assert_int_eq(chmod(secret, 0600), 0);
+  char *linked = tu_text("%s/secret.txt", dir);
+  ck_assert_int_eq(link(secret, linked), 0);
+  ck_assert_int_eq(mcp_server_add_skill_dir(srv, dir, NULL, NULL), MCP_EINVAL);
+  ck_assert_msg(strstr(mcp_server_errmsg(srv),
+                       "\"secret.txt\": it has more than one hard link"),
+                "%s", mcp_server_errmsg(srv));
+  ck_assert_int_eq(unlink(linked), 0);
+  /* A FIFO from the start: refused, and nothing waits for a writer. */
+  char *pipe = tu_text("%s/pipe", dir);
+  ck_assert_int_eq(mkfifo(pipe, 0600), 0);
+  refused_in_child(dir, NULL, NULL, MCP_EINVAL, "\"pipe\": not a regular file");
+  ck_assert_int_eq(unlink(pipe), 0);
+  /* A FIFO swapped for big.txt once it was checked: the open does not
+   * block, and what it opened is refused. */
+  char big[SWAP_SIZE + 1];
+  memset(big, 'b', SWAP_SIZE);
+  big[SWAP_SIZE] = '\0';
+  char *target = tu_text("%s/big.txt", dir);
+  char *fifo = tu_text("%s/fifo", root);
+  put_file(dir, "big.txt", big);
+  ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+  refused_in_child(dir, fifo, target, MCP_EINVAL,
+                   "\"big.txt\": it was replaced while it was read");
+  /* A symbolic link swapped in the same way is not followed. */
+  ck_assert_int_eq(unlink(target), 0);
+  put_file(dir, "big.txt", big);
+  char *sym = tu_text("%s/sym", root);
+  ck_assert_int_eq(symlink(secret, sym), 0);
+  refused_in_child(dir, sym, target, MCP_EINVAL,
+                   "\"big.txt\": it became a symbolic link");
+  /* The same tree, left alone, is served. */
+  ck_assert_int_eq(unlink(target), 0);
+  put_file(dir, "big.txt", big);
+  ck_assert_int_eq(mcp_server_add_skill_dir(srv, dir, NULL, NULL), 0);
+  remove_tree(dir);
+  remove(secret);
+  rmdir(root);
+  free(sym);
+  free(fifo);
+  free(target);
+  free(pipe);
+  free(linked);
+  free(secret);
+  free(dir);
+}
+END_TEST
+
 START_TEST(allocation_failure) {
   long n;
   int rc = -1;
@@ -582,6 +943,55 @@ START_TEST(allocation_failure) {
 }
 END_TEST
 
+/* One run of mcp_server_add_skill_dir on the directory user, allocation n
+ * failing: out of memory, or the skill registered. */
+static bool dir_run(long n, void *user) {
+  static const mcp_server_info info = {.name = "skills", .version = "1"};
+  mcp_server *s;
+  if (mcp_server_new(&info, &s) != 0)
+    return false;
+  mcp_server_set_log(s, tu_silent_log, NULL);
+  int rc = mcp_server_add_skill_dir(s, user, NULL, NULL);
+  ck_assert_msg(rc == 0 || rc == MCP_ENOMEM, "allocation %ld: rc %d (%s)", n,
+                rc, mcp_server_errmsg(s));
+  mcp_server_free(s);
+  return rc == 0;
+}
+
+/* The descriptors this process has open (Linux). */
+static int open_fds(void) {
+  DIR *d = opendir("/proc/self/fd");
+  ck_assert_ptr_nonnull(d);
+  int n = 0;
+  while (readdir(d) != NULL)
+    n++;
+  closedir(d);
+  return n;
+}
+
+/* Reading a directory leaves nothing behind, neither a block nor a
+ * descriptor, whichever allocation fails. */
+START_TEST(dir_allocation_failure) {
+  char tmpl[] = "/tmp/libmcp-skill-XXXXXX";
+  char *root = mkdtemp(tmpl);
+  ck_assert_ptr_nonnull(root);
+  char *dir = tu_text("%s/notes-workflow", root);
+  ck_assert_int_eq(mkdir(dir, 0700), 0);
+  char *refs = tu_text("%s/references", dir);
+  ck_assert_int_eq(mkdir(refs, 0700), 0);
+  put_file(dir, "SKILL.md", SKILL_MD);
+  put_file(dir, "references/ids.md", REF_MD);
+  int fds = open_fds();
+  long n = tu_alloc_every(100000, dir_run, NULL, dir);
+  ck_assert_int_gt(n, 10);
+  ck_assert_int_eq(open_fds(), fds);
+  remove_tree(dir);
+  ck_assert_int_eq(rmdir(root), 0);
+  free(refs);
+  free(dir);
+}
+END_TEST
+
 static Suite *skills_suite(void) {
   Suite *s = suite_create("skills");
   TCase *t = tcase_create("skills");
@@ -589,15 +999,20 @@ static Suite *skills_suite(void) {
   tcase_add_test(t, listed_got_and_read);
   tcase_add_test(t, capability_declared);
   tcase_add_test(t, scopes_guard_files_and_entry);
+  tcase_add_test(t, lists_show_only_readable_skills);
   tcase_add_test(t, frontmatter_rules);
+  tcase_add_test(t, frontmatter_one_yaml_reading);
+  tcase_add_test(t, frontmatter_line_breaks_and_controls);
   tcase_add_test(t, path_and_file_rules);
   tcase_add_test(t, registered_all_or_nothing);
   tcase_add_test(t, binary_and_empty_files);
   tcase_add_test(t, read_from_a_directory);
+  tcase_add_test(t, dir_publishes_only_what_it_holds);
   suite_add_tcase(s, t);
   t = tcase_create("allocation");
   tcase_set_timeout(t, 240);
   tcase_add_test(t, allocation_failure);
+  tcase_add_test(t, dir_allocation_failure);
   suite_add_tcase(s, t);
   return s;
 }

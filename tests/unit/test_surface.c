@@ -3687,6 +3687,16 @@ START_TEST(lint_points_at_a_tool_without_its_view) {
                              .handler = h_unused};
   ck_assert_int_eq(mcp_server_add_resource(srv, &view, NULL), 0);
   ck_assert_uint_eq(mcp_server_lint(srv, NULL), 0);
+  /* MCP Apps' deprecated flat key names a view just as well. */
+  t.name = "show_flat";
+  t.meta = "{\"ui/resourceUri\":\"ui://app/flat.html\"}";
+  ck_assert_int_eq(mcp_server_add_tool(srv, &t, NULL), 0);
+  g_log[0] = '\0';
+  ck_assert_uint_eq(mcp_server_lint(srv, NULL), 1);
+  ck_assert_str_eq(g_log, "tool \"show_flat\" names the view "
+                          "\"ui://app/flat.html\" (meta \"ui/resourceUri\"), "
+                          "but no resource serves it: hosts cannot show the "
+                          "tool's UI\n");
 }
 END_TEST
 
