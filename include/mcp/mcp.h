@@ -673,6 +673,18 @@ MCP_API const char *mcp_call_state(const mcp_call *call);
  * and log notifications reach 2025-11-25 clients only, and the server's
  * call timeout no longer applies: the task lives until its TTL.
  *
+ * A 2025-11-25 task's input requests go to the session that made it: on
+ * the stream of a tasks/result waiting on that session when there is one,
+ * else on the session's own channel (Streamable HTTP: the GET stream).
+ * Since that stream may not be open, a tasks/result that comes on that
+ * session while the task is input_required (as the specification tells
+ * clients to do) gets every request still unanswered on its own response
+ * stream (a transport's per-request sink; on stdio there is one channel,
+ * which had them already), with the related-task _meta and the id it was
+ * first sent under, and the client answers as usual; a client that reads
+ * both streams may so see a request twice, under one id, and its second
+ * answer is ignored.
+ *
  * Every task method passes the admission of a tools/call of the task's
  * tool (its scopes, the authorizer), and a task is visible only to the
  * principal that created it (the same subject; anonymous callers share

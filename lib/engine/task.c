@@ -829,6 +829,32 @@ static void request_text(mcp__buf *b, const mcp__task *t, const cJSON *e,
   cJSON_Delete(params);
 }
 
+/* The input requests t waits for, as sent to its origin (each with the id
+ * it was sent under), one text after another, NUL-separated; their count
+ * in *n. Under task_lock. */
+static void pending_texts(mcp__buf *b, const mcp__task *t, size_t *n) {
+  *n = 0;
+  for (const cJSON *e = t->pending->child; e; e = e->next) {
+    const cJSON *id = member(e, "id");
+    if (!cJSON_IsNumber(id))
+      continue;
+    request_text(b, t, e, (long long)id->valuedouble);
+    mcp__buf_putc(b, '\0');
+    (*n)++;
+  }
+}
+
+/* Sends n NUL-separated requests of text to s, on sink k (NULL: the
+ * session's callback). No lock held. */
+static void send_requests(mcp_session *s, mcp__sink *k, const mcp__buf *text,
+                          size_t n) {
+  for (size_t i = 0, at = 0; i < n && text->err == 0; i++) {
+    size_t len = strlen(text->data + at);
+    mcp__session_send(s, k, text->data + at, len, &mcp__sent_request);
+    at += len + 1;
+  }
+}
+
 /* The waiter that input requests go to (a tasks/result on the session
  * that made the task, whose answers then come back there), or NULL.
  * Under task_lock. */
@@ -921,11 +947,7 @@ int mcp__task_ask(mcp_call *c) {
    * waiting on the same session carries them; otherwise they go where the
    * session's own messages go. */
   to_origin(t, &note, &mcp__sent_notification);
-  for (size_t i = 0, at = 0; i < nreqs; i++) {
-    size_t n = strlen(reqs.data + at);
-    mcp__session_send(t->origin, dest, reqs.data + at, n, &mcp__sent_request);
-    at += n + 1;
-  }
+  send_requests(t->origin, dest, &reqs, nreqs);
   mcp__buf_free(&reqs);
   mcp__sink_release(dest);
   tell_listeners(t);
@@ -1372,7 +1394,8 @@ void mcp__handle_tasks_cancel(mcp_session *s, mcp__reply_ctx *ctx,
 void mcp__handle_tasks_result(mcp_session *s, mcp__reply_ctx *ctx,
                               const mcp__req *r, mcp__target *t) {
   mcp__task *task = t->task;
-  mcp__buf b = {0};
+  mcp__buf b = {0}, asks = {0};
+  size_t nasks = 0;
   waiter *w = NULL;
   bool busy = false;
   pthread_mutex_lock(&s->srv->task_lock);
@@ -1396,9 +1419,20 @@ void mcp__handle_tasks_result(mcp_session *s, mcp__reply_ctx *ctx,
       mcp__sink_ref(w->sink);
       w->next = task->waiters;
       task->waiters = w;
+      /* A task that waits for input: the client calls tasks/result when it
+       * sees input_required, so its stream carries the requests (sent once
+       * to the session's own channel, a GET stream that may not be open).
+       * They go to the session that made the task, which numbered them and
+       * takes their answers; with a stream of its own only (otherwise the
+       * requests went down this same channel already). */
+      if (task->status == INPUT_REQUIRED && s == task->origin && ctx->sink)
+        pending_texts(&asks, task, &nasks);
     }
   }
   pthread_mutex_unlock(&s->srv->task_lock);
+  /* The request's own sink is held by whoever runs this handler. */
+  send_requests(s, ctx->sink, &asks, nasks);
+  mcp__buf_free(&asks);
   if (b.len || b.err) {
     ctx->facts.kind = MCP_SENT_RESULT;
     mcp__reply_buf(s, ctx, &b);

@@ -829,6 +829,94 @@ START_TEST(legacy_input_requests_carry_the_task) {
 }
 END_TEST
 
+/* A tasks/result sent with a stream of its own (a sink), as Streamable
+ * HTTP sends each POST; what reaches that stream is kept in k. */
+static void result_on_stream(const char *id, int rid, tu_sink *k) {
+  const mcp_sink sink = {.send = tu_sink_send, .user_data = k};
+  char *params = tu_text("{\"taskId\":\"%s\"}", id);
+  char *msg = tu_req(rid, "tasks/result", params);
+  ck_assert_int_eq(mcp_session_receive_to(L.session, msg, strlen(msg), &sink),
+                   0);
+  free(msg);
+  free(params);
+}
+
+START_TEST(legacy_tasks_result_carries_input_requests) {
+  /* The task asks while no tasks/result waits: its request goes to the
+   * session's own channel, a GET stream that may well not be open. */
+  cJSON *r = lcall("job", "{\"do\":\"again\"}", "{}");
+  char *id = task_id(r, "result.task.taskId");
+  cJSON_Delete(r);
+  ck_assert_uint_eq(L.nout, 3);
+  cJSON *sent = tu_msg(&L, 2);
+  int rid = tu_jget(sent, "id")->valueint;
+  cJSON_Delete(sent);
+  /* The client sees input_required and calls tasks/result: its own stream
+   * carries the request, with the task and the same id, before the
+   * result. */
+  tu_sink k = {0};
+  tu_clear(&L);
+  result_on_stream(id, 90, &k);
+  ck_assert_uint_eq(k.n, 1);
+  cJSON *m = cJSON_Parse(k.msgs[0]);
+  char *want =
+      tu_text("{\"method\":\"elicitation/create\",\"id\":%d,\"params\":{"
+              "\"message\":\"Go on?\",\"_meta\":{\"" RELATED
+              "\":{\"taskId\":\"%s\"}}}}",
+              rid, id);
+  tu_assert_json(m, want);
+  free(want);
+  cJSON_Delete(m);
+  ck_assert_uint_eq(L.nout, 0); /* nothing more on the session's channel */
+  /* A second tasks/result (the first stream gone, say) carries it too. */
+  tu_sink k2 = {0};
+  result_on_stream(id, 91, &k2);
+  ck_assert_uint_eq(k2.n, 1);
+  ck_assert_ptr_nonnull(strstr(k2.msgs[0], "elicitation/create"));
+  /* The answer comes back as any: the next round asks again, on the
+   * stream of the tasks/result that waits (the latest), then the task
+   * completes and both waiting requests get its result. */
+  ck_assert_int_eq(
+      tu_send_free(&L, tu_text("{\"jsonrpc\":\"2.0\",\"id\":%d,\"result\":%s}",
+                               rid, YES)),
+      0);
+  ck_assert_uint_eq(k2.n, 2);
+  m = cJSON_Parse(k2.msgs[1]);
+  tu_assert_json(m, "{\"method\":\"elicitation/create\",\"id\":\"<any>\"}");
+  rid = tu_jget(m, "id")->valueint;
+  cJSON_Delete(m);
+  ck_assert_int_eq(
+      tu_send_free(&L, tu_text("{\"jsonrpc\":\"2.0\",\"id\":%d,\"result\":%s}",
+                               rid, YES)),
+      0);
+  ck_assert_uint_eq(k.n, 2);
+  ck_assert_uint_eq(k2.n, 3);
+  want = tu_text("{\"id\":90,\"result\":{\"content\":[{\"text\":\"answered\"}],"
+                 "\"_meta\":{\"" RELATED "\":{\"taskId\":\"%s\"}}}}",
+                 id);
+  m = cJSON_Parse(k.msgs[1]);
+  tu_assert_json(m, want);
+  cJSON_Delete(m);
+  free(want);
+  ck_assert_ptr_nonnull(strstr(k2.msgs[2], "\"id\":91"));
+  ck_assert_int_eq(g_seen_ok, 2);
+  /* A tasks/result without a stream of its own shares the session's
+   * channel, which had the requests already: nothing is sent twice. */
+  r = lcall("job", "{\"do\":\"ask\"}", "{}");
+  char *other = task_id(r, "result.task.taskId");
+  cJSON_Delete(r);
+  tu_clear(&L);
+  char *params = tu_text("{\"taskId\":\"%s\"}", other);
+  ck_assert_int_eq(tu_send_free(&L, tu_req(92, "tasks/result", params)), 0);
+  free(params);
+  ck_assert_uint_eq(L.nout, 0);
+  tu_sink_free(&k, 0, NULL);
+  tu_sink_free(&k2, 0, NULL);
+  free(other);
+  free(id);
+}
+END_TEST
+
 START_TEST(legacy_tool_error_fails_and_progress_is_related) {
   tu_clear(&L);
   ck_assert_int_eq(
@@ -1217,6 +1305,7 @@ int main(void) {
   tcase_add_test(t, legacy_list_pages_and_cancel);
   tcase_add_test(t, legacy_waiters_are_bounded);
   tcase_add_test(t, legacy_input_requests_carry_the_task);
+  tcase_add_test(t, legacy_tasks_result_carries_input_requests);
   tcase_add_test(t, legacy_tool_error_fails_and_progress_is_related);
   tcase_add_test(t, legacy_refusals);
   tcase_add_test(t, a_task_outlives_its_session);
