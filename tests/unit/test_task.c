@@ -36,6 +36,7 @@ static mcp_server *srv;
 static tu_peer P; /* alice, serving both eras */
 static const mcp_principal ALICE = {.subject = "alice"};
 static int g_seen_ok; /* answers the handler saw under "ok" */
+static int race_handler(mcp_call *call);
 
 /* ---- the tools ------------------------------------------------------------
  * job (optional task support) does what its "do" argument says; must
@@ -82,6 +83,8 @@ static int h_job(mcp_call *call, void *user_data) {
     }
     return mcp_result_text(call, "answered");
   }
+  if (strcmp(what, "race") == 0)
+    return race_handler(call);
   if (strcmp(what, "ask2") == 0) {
     if (mcp_call_input(call, "a") == NULL &&
         mcp_call_input(call, "b") == NULL) {
@@ -1196,6 +1199,114 @@ START_TEST(finishes_race_reads_and_cancels) {
 }
 END_TEST
 
+/* ---- a call becoming a task while another thread asks about it ----------
+ * The handler hands its call to a watcher thread, which asks
+ * mcp_call_cancelled and mcp_call_task_id (documented any-thread) without
+ * pause, and meanwhile makes the call a task, which lifts its deadline:
+ * the watcher has asked before the change, and asks on after it until it
+ * sees the task id. Nothing orders the two but the engine's own atomics
+ * and locks: under ThreadSanitizer an unsynchronized field is a reported
+ * race. */
+
+static pthread_mutex_t race_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t race_cond = PTHREAD_COND_INITIALIZER;
+static mcp_call *race_call; /* handed to the watcher, under race_lock */
+static int race_phase;      /* 1 watching, 3 stopped, -1 quit */
+static _Atomic bool race_stop;
+static _Atomic unsigned long race_reads, race_task_ids;
+
+/* Waits under race_lock until race_phase is want (or the watcher quits),
+ * at most 10 s. */
+static void race_wait(int want) {
+  struct timespec until;
+  clock_gettime(CLOCK_REALTIME, &until);
+  until.tv_sec += 10;
+  while (race_phase != want && race_phase != -1)
+    ck_assert_int_eq(pthread_cond_timedwait(&race_cond, &race_lock, &until), 0);
+}
+
+/* Spins until *counter passes floor, at most 10 s. */
+static void race_until(_Atomic unsigned long *counter, unsigned long floor) {
+  for (long spins = 0; atomic_load(counter) <= floor; spins++) {
+    ck_assert_msg(spins < 10L * 1000 * 1000, "the watcher did not read");
+    nanosleep(&(struct timespec){.tv_nsec = 1000}, NULL);
+  }
+}
+
+static void *race_watch(void *arg) {
+  (void)arg;
+  pthread_mutex_lock(&race_lock);
+  for (;;) {
+    while (race_call == NULL && race_phase != -1)
+      pthread_cond_wait(&race_cond, &race_lock);
+    if (race_phase == -1)
+      break;
+    mcp_call *c = race_call;
+    race_phase = 1;
+    pthread_cond_broadcast(&race_cond);
+    pthread_mutex_unlock(&race_lock);
+    /* Bounded: the handler stops it soon after the change. */
+    for (long i = 0; i < 100L * 1000 * 1000 && !atomic_load(&race_stop); i++) {
+      ck_assert(!mcp_call_cancelled(c));
+      atomic_fetch_add(&race_reads, 1);
+      if (mcp_call_task_id(c) != NULL)
+        atomic_fetch_add(&race_task_ids, 1);
+    }
+    pthread_mutex_lock(&race_lock);
+    race_call = NULL;
+    race_phase = 3;
+    pthread_cond_broadcast(&race_cond);
+  }
+  pthread_mutex_unlock(&race_lock);
+  return NULL;
+}
+
+static int race_handler(mcp_call *call) {
+  unsigned long ids = atomic_load(&race_task_ids);
+  pthread_mutex_lock(&race_lock);
+  atomic_store(&race_stop, false);
+  race_call = call;
+  race_phase = 0;
+  pthread_cond_broadcast(&race_cond);
+  race_wait(1);
+  pthread_mutex_unlock(&race_lock);
+  race_until(&race_reads, atomic_load(&race_reads));
+  /* The watcher reads while the call becomes a task, and after. */
+  ck_assert_int_eq(mcp_call_start_task(call), 0);
+  race_until(&race_task_ids, ids);
+  atomic_store(&race_stop, true);
+  pthread_mutex_lock(&race_lock);
+  race_wait(3);
+  pthread_mutex_unlock(&race_lock);
+  return mcp_result_text(call, "raced");
+}
+
+START_TEST(becoming_a_task_races_cancellation_checks) {
+  /* A call deadline, so that becoming a task has one to lift. */
+  mcp_server_set_call_timeout(srv, 60000);
+  race_phase = 0;
+  pthread_t watcher;
+  ck_assert_int_eq(pthread_create(&watcher, NULL, race_watch, NULL), 0);
+  for (int i = 0; i < 50; i++) {
+    cJSON *r = mcall("job", "{\"do\":\"race\"}");
+    tu_assert_json(r, "{\"result\":{\"resultType\":\"task\"}}");
+    char *id = task_id(r, "result.taskId");
+    cJSON_Delete(r);
+    r = mtask("tasks/get", id, NULL);
+    tu_assert_json(r, "{\"result\":{\"status\":\"completed\"}}");
+    cJSON_Delete(r);
+    free(id);
+  }
+  pthread_mutex_lock(&race_lock);
+  race_phase = -1;
+  pthread_cond_broadcast(&race_cond);
+  pthread_mutex_unlock(&race_lock);
+  pthread_join(watcher, NULL);
+  /* Each became a task while watched, never cancelled nor late. */
+  ck_assert_uint_ge(atomic_load(&race_task_ids), 50);
+}
+END_TEST
+
 /* ===========================================================================
  * Every allocation failing in turn
  * ======================================================================== */
@@ -1316,6 +1427,7 @@ int main(void) {
   t = tu_tcase(s, "threads", setup, teardown, 60);
   tcase_add_test(t, handed_to_an_executor_it_is_a_task);
   tcase_add_test(t, finishes_race_reads_and_cancels);
+  tcase_add_test(t, becoming_a_task_races_cancellation_checks);
   tcase_add_test(t, a_task_call_outlives_its_server);
   t = tu_tcase(s, "oom", NULL, NULL, 600);
   tcase_add_test(t, every_allocation_failing);
