@@ -130,8 +130,9 @@ struct mcp_session {
   char **subscribed;         /* legacy resources/subscribe URIs */
   size_t nsubscribed;
   struct mcp__listener *listeners; /* modern subscriptions/listen */
-  unsigned long long serial;       /* rate-limit key of an anonymous
-                                      caller; 0 until needed; under lock */
+  unsigned long long serial;       /* rate-limit and task-budget key of
+                                      an anonymous caller; 0 until needed;
+                                      under lock */
   mcp_session *next, *prev;        /* in srv->sessions */
 };
 

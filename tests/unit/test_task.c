@@ -85,6 +85,35 @@ static int h_job(mcp_call *call, void *user_data) {
   }
   if (strcmp(what, "race") == 0)
     return race_handler(call);
+  if (strcmp(what, "big") == 0) {
+    /* A result of "n" bytes of text, as a task. */
+    int64_t n = 0;
+    mcp_call_arg_int(call, "n", &n);
+    char *text = malloc((size_t)n + 1);
+    ck_assert_ptr_nonnull(text);
+    memset(text, 'x', (size_t)n);
+    text[n] = '\0';
+    mcp_call_start_task(call);
+    int rc = mcp_result_text(call, text);
+    free(text);
+    return rc;
+  }
+  if (strcmp(what, "askbig") == 0) {
+    /* Asks with a message of "n" bytes, as a task. */
+    if (mcp_call_input(call, "ok") != NULL)
+      return mcp_result_text(call, "answered");
+    int64_t n = 0;
+    mcp_call_arg_int(call, "n", &n);
+    char *params = malloc((size_t)n + 64);
+    ck_assert_ptr_nonnull(params);
+    int at = snprintf(params, 64, "{\"message\":\"");
+    memset(params + at, 'q', (size_t)n);
+    strcpy(params + at + n, "\",\"requestedSchema\":{\"type\":\"object\"}}");
+    mcp_call_start_task(call);
+    int rc = mcp_call_request_input(call, "ok", MCP_INPUT_ELICITATION, params);
+    free(params);
+    return rc == 0 ? MCP_INPUT_REQUIRED : rc;
+  }
   if (strcmp(what, "ask2") == 0) {
     if (mcp_call_input(call, "a") == NULL &&
         mcp_call_input(call, "b") == NULL) {
@@ -1058,6 +1087,294 @@ START_TEST(limits_refuse_and_make_room) {
 }
 END_TEST
 
+/* {"do":what,"pad":"ppp..."} with size bytes of padding (free with free). */
+static char *padded(const char *what, size_t size) {
+  char *pad = malloc(size + 1);
+  ck_assert_ptr_nonnull(pad);
+  memset(pad, 'p', size);
+  pad[size] = '\0';
+  char *args = tu_text("{\"do\":\"%s\",\"pad\":\"%s\"}", what, pad);
+  free(pad);
+  return args;
+}
+
+/* A 2026-07-28 tools/call of job with args (freed) on peer p. */
+static cJSON *pcall(tu_peer *p, char *args) {
+  cJSON *r = tu_ask(
+      p, tu_mcall(next_id++, "job", args, TASKS_ELICIT_META, NULL, NULL));
+  free(args);
+  return r;
+}
+
+START_TEST(bytes_budget_refuses_and_makes_room) {
+  ck_assert_int_eq(
+      mcp_server_set_task_limits(
+          srv, &(mcp_task_limits){.max_bytes_per_caller = 256 * 1024}),
+      0);
+  /* Two running tasks with 100 KiB of arguments each fit; a third does
+   * not, and no finished task can make room. */
+  cJSON *r = pcall(&P, padded("defer", 100 * 1024));
+  char *first = task_id(r, "result.taskId");
+  cJSON_Delete(r);
+  mcp_call *one = tu_stash;
+  cJSON_Delete(pcall(&P, padded("defer", 100 * 1024)));
+  mcp_call *two = tu_stash;
+  r = pcall(&P, padded("defer", 100 * 1024));
+  tu_assert_error(r, -32000, "per-caller task memory budget (262144 bytes)");
+  cJSON_Delete(r);
+  /* Once the first has finished, its arguments are gone with its call: a
+   * third fits beside it, and the first is still there to read. */
+  mcp_result_text(one, "small");
+  mcp_call_finish(one, 0);
+  r = pcall(&P, padded("defer", 100 * 1024));
+  tu_assert_json(r, "{\"result\":{\"resultType\":\"task\"}}");
+  cJSON_Delete(r);
+  mcp_call *three = tu_stash;
+  r = mtask("tasks/get", first, NULL);
+  tu_assert_json(r, "{\"result\":{\"status\":\"completed\"}}");
+  cJSON_Delete(r);
+  /* The second ends with 100 KiB of result: a fourth then needs room,
+   * which the finished ones make, the oldest first, and are forgotten. */
+  char *text = malloc(100 * 1024 + 1);
+  ck_assert_ptr_nonnull(text);
+  memset(text, 't', 100 * 1024);
+  text[100 * 1024] = '\0';
+  ck_assert_int_eq(mcp_result_text(two, text), 0);
+  free(text);
+  mcp_call_finish(two, 0);
+  r = pcall(&P, padded("defer", 100 * 1024));
+  tu_assert_json(r, "{\"result\":{\"resultType\":\"task\"}}");
+  cJSON_Delete(r);
+  r = mtask("tasks/get", first, NULL);
+  tu_assert_error(r, -32602, "Task not found");
+  cJSON_Delete(r);
+  /* Another caller has a budget of its own. */
+  static const mcp_principal BOB = {.subject = "bob"};
+  tu_peer B;
+  tu_peer_open(&B, srv, &BOB);
+  r = pcall(&B, padded("now", 100 * 1024));
+  tu_assert_json(r, "{\"result\":{\"content\":[{\"text\":\"done now\"}]}}");
+  cJSON_Delete(r);
+  tu_peer_close(&B);
+  mcp_call_finish(three, 0);
+  mcp_call_finish(tu_stash, 0);
+  free(first);
+}
+END_TEST
+
+START_TEST(a_result_over_budget_fails_its_task) {
+  ck_assert_int_eq(
+      mcp_server_set_task_limits(
+          srv, &(mcp_task_limits){.max_bytes_per_caller = 160 * 1024}),
+      0);
+  /* 200 KiB of result cannot be kept: the task fails, saying why. */
+  cJSON *r = mcall("job", "{\"do\":\"big\",\"n\":204800}");
+  char *id = task_id(r, "result.taskId");
+  cJSON_Delete(r);
+  r = mtask("tasks/get", id, NULL);
+  tu_assert_json(r, "{\"result\":{\"status\":\"failed\",\"result\":"
+                    "\"<absent>\",\"error\":{\"code\":-32000}}}");
+  ck_assert_ptr_nonnull(strstr(tu_jstr(r, "result.error.message"),
+                               "would pass the per-caller task memory "
+                               "budget (163840 bytes)"));
+  ck_assert_ptr_nonnull(
+      strstr(tu_jstr(r, "result.statusMessage"), "memory budget"));
+  cJSON_Delete(r);
+  free(id);
+  /* 60 KiB fits; a second result of 100 KiB then needs the first's room,
+   * which it takes, the first finished task being forgotten. */
+  r = mcall("job", "{\"do\":\"big\",\"n\":61440}");
+  char *small = task_id(r, "result.taskId");
+  cJSON_Delete(r);
+  r = mtask("tasks/get", small, NULL);
+  tu_assert_json(r, "{\"result\":{\"status\":\"completed\"}}");
+  cJSON_Delete(r);
+  r = mcall("job", "{\"do\":\"big\",\"n\":102400}");
+  char *large = task_id(r, "result.taskId");
+  cJSON_Delete(r);
+  r = mtask("tasks/get", large, NULL);
+  tu_assert_json(r, "{\"result\":{\"status\":\"completed\"}}");
+  cJSON_Delete(r);
+  r = mtask("tasks/get", small, NULL);
+  tu_assert_error(r, -32602, "Task not found");
+  cJSON_Delete(r);
+  free(small);
+  free(large);
+}
+END_TEST
+
+START_TEST(input_over_budget_fails_or_is_refused) {
+  ck_assert_int_eq(
+      mcp_server_set_task_limits(
+          srv, &(mcp_task_limits){.max_bytes_per_caller = 64 * 1024}),
+      0);
+  /* Input requests the budget has no room for fail their task. */
+  cJSON *r = mcall("job", "{\"do\":\"askbig\",\"n\":102400}");
+  char *id = task_id(r, "result.taskId");
+  cJSON_Delete(r);
+  r = mtask("tasks/get", id, NULL);
+  tu_assert_json(r, "{\"result\":{\"status\":\"failed\",\"error\":{"
+                    "\"code\":-32000}}}");
+  ck_assert_ptr_nonnull(
+      strstr(tu_jstr(r, "result.statusMessage"), "input requests ("));
+  cJSON_Delete(r);
+  free(id);
+  /* Answers it has no room for are refused, and change nothing. */
+  r = mcall("job", "{\"do\":\"ask\"}");
+  id = task_id(r, "result.taskId");
+  cJSON_Delete(r);
+  char *pad = malloc(100 * 1024 + 1);
+  ck_assert_ptr_nonnull(pad);
+  memset(pad, 'a', 100 * 1024);
+  pad[100 * 1024] = '\0';
+  char *more = tu_text("\"inputResponses\":{\"ok\":{\"action\":\"accept\","
+                       "\"content\":{\"ok\":true,\"pad\":\"%s\"}}}",
+                       pad);
+  free(pad);
+  r = mtask("tasks/update", id, more);
+  free(more);
+  tu_assert_error(r, -32000, "answers (");
+  cJSON_Delete(r);
+  r = mtask("tasks/get", id, NULL);
+  tu_assert_json(r, "{\"result\":{\"status\":\"input_required\"}}");
+  cJSON_Delete(r);
+  more = tu_text("\"inputResponses\":{\"ok\":%s}", YES);
+  cJSON_Delete(mtask("tasks/update", id, more));
+  free(more);
+  r = mtask("tasks/get", id, NULL);
+  tu_assert_json(r, "{\"result\":{\"status\":\"completed\"}}");
+  cJSON_Delete(r);
+  free(id);
+}
+END_TEST
+
+START_TEST(count_refusals_name_their_limit) {
+  ck_assert_int_eq(
+      mcp_server_set_task_limits(
+          srv, &(mcp_task_limits){.max_per_caller = 4, .max_total = 1}),
+      0);
+  cJSON_Delete(mcall("job", "{\"do\":\"defer\"}"));
+  mcp_call *held = tu_stash;
+  static const mcp_principal BOB = {.subject = "bob"};
+  tu_peer B;
+  tu_peer_open(&B, srv, &BOB);
+  cJSON *r = tu_ask(
+      &B, tu_mcall(1, "job", "{\"do\":\"defer\"}", TASKS_META, NULL, NULL));
+  /* The server's limit is no caller's. */
+  tu_assert_error(r, -32000, "at most 1 on the server");
+  ck_assert_ptr_null(strstr(tu_jstr(r, "error.message"), "per caller"));
+  cJSON_Delete(r);
+  tu_peer_close(&B);
+  mcp_call_finish(held, 0);
+}
+END_TEST
+
+START_TEST(anonymous_sessions_have_budgets_of_their_own) {
+  /* An anonymous session may hold an eighth of a caller's tasks (2 of
+   * 16); anonymous callers together, a caller's (16). */
+  ck_assert_int_eq(
+      mcp_server_set_task_limits(srv, &(mcp_task_limits){.max_per_caller = 16}),
+      0);
+  tu_peer anon[9];
+  mcp_call *held[20];
+  size_t nheld = 0;
+  for (int i = 0; i < 9; i++) {
+    tu_peer_open(&anon[i], srv, NULL);
+    for (int j = 0; j < 3; j++) {
+      cJSON *r = pcall(&anon[i], tu_text("{\"do\":\"defer\"}"));
+      if (i < 8 && j < 2) {
+        tu_assert_json(r, "{\"result\":{\"resultType\":\"task\"}}");
+        held[nheld++] = tu_stash;
+      } else if (i < 8) {
+        tu_assert_error(r, -32000, "at most 2 per anonymous session");
+      } else {
+        tu_assert_error(r, -32000, "for anonymous callers together");
+      }
+      cJSON_Delete(r);
+    }
+  }
+  /* A caller who is named is not crowded out. */
+  cJSON *r = mcall("job", "{\"do\":\"defer\"}");
+  tu_assert_json(r, "{\"result\":{\"resultType\":\"task\"}}");
+  cJSON_Delete(r);
+  held[nheld++] = tu_stash;
+  /* Bytes likewise: an anonymous session's budget is its own. */
+  ck_assert_int_eq(
+      mcp_server_set_task_limits(
+          srv, &(mcp_task_limits){.max_bytes_anonymous = 64 * 1024}),
+      0);
+  tu_peer other;
+  tu_peer_open(&other, srv, NULL);
+  r = pcall(&other, padded("now", 100 * 1024));
+  tu_assert_error(r, -32000, "per-anonymous-session task memory budget");
+  cJSON_Delete(r);
+  tu_peer_close(&other);
+  for (size_t i = 0; i < nheld; i++)
+    mcp_call_finish(held[i], 0);
+  for (int i = 0; i < 9; i++)
+    tu_peer_close(&anon[i]);
+}
+END_TEST
+
+START_TEST(a_refused_retry_frees_its_room) {
+  ck_assert_int_eq(
+      mcp_server_set_task_limits(srv, &(mcp_task_limits){.max_per_caller = 1}),
+      0);
+  /* A retry whose requestState is refused never runs: its record, made
+   * before the state was checked, holds no room afterwards. */
+  for (int i = 0; i < 3; i++) {
+    cJSON *r = tu_ask(&P, tu_mcall(next_id++, "job", "{\"do\":\"ask\"}",
+                                   TASKS_ELICIT_META, "\"forged\"", NULL));
+    tu_assert_error(r, -32602, NULL);
+    cJSON_Delete(r);
+  }
+  cJSON *r = mcall("job", "{\"do\":\"defer\"}");
+  tu_assert_json(r, "{\"result\":{\"resultType\":\"task\"}}");
+  cJSON_Delete(r);
+  mcp_call_finish(tu_stash, 0);
+}
+END_TEST
+
+static bool g_deny_pad; /* the authorizer refuses arguments with a pad */
+
+static int authorize_pad(const mcp_principal *principal, const char *tool,
+                         const cJSON *arguments, char *reason,
+                         size_t reason_size, void *user_data) {
+  (void)principal;
+  (void)tool;
+  (void)user_data;
+  if (!g_deny_pad || !cJSON_GetObjectItemCaseSensitive(arguments, "pad"))
+    return 0;
+  snprintf(reason, reason_size, "no pads now");
+  return 1;
+}
+
+START_TEST(an_authorizer_sees_the_arguments_kept) {
+  /* With an authorizer, a task keeps its arguments for the tasks methods'
+   * admission, after its call has ended too. */
+  mcp_server_set_authorizer(srv, authorize_pad, NULL);
+  g_deny_pad = false;
+  cJSON *r = pcall(&P, padded("now", 10));
+  tu_assert_json(r, "{\"result\":{\"content\":[{\"text\":\"done now\"}]}}");
+  cJSON_Delete(r);
+  r = pcall(&P, padded("task", 10));
+  char *id = task_id(r, "result.taskId");
+  cJSON_Delete(r);
+  r = mtask("tasks/get", id, NULL);
+  tu_assert_json(r, "{\"result\":{\"status\":\"completed\"}}");
+  cJSON_Delete(r);
+  g_deny_pad = true;
+  r = mtask("tasks/get", id, NULL);
+  ck_assert_ptr_nonnull(tu_get(r, "error"));
+  char *text = cJSON_PrintUnformatted(r);
+  ck_assert_ptr_nonnull(strstr(text, "no pads now"));
+  free(text);
+  cJSON_Delete(r);
+  g_deny_pad = false;
+  free(id);
+}
+END_TEST
+
 START_TEST(ttl_expiry_cancels_and_forgets) {
   ck_assert_int_eq(mcp_server_next_expiry_ms(srv), -1);
   ck_assert_int_eq(
@@ -1423,6 +1740,13 @@ int main(void) {
   t = tu_tcase(s, "limits", setup, teardown, 60);
   tcase_add_test(t, limits_refuse_and_make_room);
   tcase_add_test(t, ttl_expiry_cancels_and_forgets);
+  tcase_add_test(t, bytes_budget_refuses_and_makes_room);
+  tcase_add_test(t, a_result_over_budget_fails_its_task);
+  tcase_add_test(t, input_over_budget_fails_or_is_refused);
+  tcase_add_test(t, count_refusals_name_their_limit);
+  tcase_add_test(t, anonymous_sessions_have_budgets_of_their_own);
+  tcase_add_test(t, a_refused_retry_frees_its_room);
+  tcase_add_test(t, an_authorizer_sees_the_arguments_kept);
   tcase_add_test(t, status_message_and_misuse);
   t = tu_tcase(s, "threads", setup, teardown, 60);
   tcase_add_test(t, handed_to_an_executor_it_is_a_task);
