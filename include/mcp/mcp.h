@@ -678,11 +678,24 @@ MCP_API const char *mcp_call_state(const mcp_call *call);
  * and log notifications reach 2025-11-25 clients only, and the server's
  * call timeout no longer applies: the task lives until its TTL.
  *
+ * A 2025-11-25 task's input requests go to the session that made it: on
+ * the stream of a tasks/result waiting on that session when there is one,
+ * else on the session's own channel (Streamable HTTP: the GET stream).
+ * Since that stream may not be open, a tasks/result that comes on that
+ * session while the task is input_required (as the specification tells
+ * clients to do) gets every request still unanswered on its own response
+ * stream (a transport's per-request sink; on stdio there is one channel,
+ * which had them already), with the related-task _meta and the id it was
+ * first sent under, and the client answers as usual; a client that reads
+ * both streams may so see a request twice, under one id, and its second
+ * answer is ignored.
+ *
  * Every task method passes the admission of a tools/call of the task's
  * tool (its scopes, the authorizer), and a task is visible only to the
  * principal that created it (the same subject; anonymous callers share
  * one). Task ids are 128 bits from the kernel's CSPRNG. How many tasks
- * exist, and for how long, is bounded (mcp_server_set_task_limits).
+ * exist, how many bytes they hold, and for how long, is bounded
+ * (mcp_server_set_task_limits).
  * ------------------------------------------------------------------------ */
 
 /** Makes call a task now, from its handler (2026-07-28; in 2025-11-25 a
@@ -1088,7 +1101,8 @@ typedef enum mcp_decision {
                                        tampered with, expired or foreign */
   MCP_DECISION_RATE_LIMITED,      /**< allowed, but the caller was over its
                                        rate (mcp_server_set_rate_limit) or
-                                       held the most tasks allowed
+                                       a new task would pass a task count
+                                       or byte budget
                                        (mcp_server_set_task_limits); the
                                        handler did not run */
   MCP_DECISION_TIMEOUT            /**< allowed, then answered "timeout" at
@@ -1240,32 +1254,72 @@ MCP_API int mcp_server_set_rate_limit(mcp_server *srv, unsigned calls,
  * thread. */
 MCP_API void mcp_server_set_call_timeout(mcp_server *srv, unsigned ms);
 
-/** How many tasks a server keeps, and for how long (see "Tasks"). Plain
- * data, copied by mcp_server_set_task_limits; zero members keep their
- * default. */
+/** How many tasks a server keeps, how many bytes they hold, and for how
+ * long (see "Tasks"). Plain data, copied by mcp_server_set_task_limits;
+ * zero members keep their default.
+ *
+ * Bytes: a task holds its call's arguments while the call runs, the
+ * client's answers until its next round takes them, its outstanding input
+ * requests, and its result (or error) until its TTL passes; with a status
+ * message and its bookkeeping that is what its budgets count. The result
+ * alone may be as large as mcp_server_set_max_result allows (16 MiB by
+ * default), so the defaults let one caller keep two of the largest, and
+ * the whole table about a quarter of a GiB: what a small VM can spare. The
+ * call's own copy of its arguments is freed with the call, once its
+ * handler has finished its last round (the task completed, failed or was
+ * cancelled); the task keeps a copy for its whole life only when the
+ * server has an authorizer (mcp_server_set_authorizer), which every task
+ * method shows them to, and then counts it.
+ *
+ * Anonymous callers (subject NULL) cannot be told apart except by their
+ * session, so each anonymous session has budgets of its own, far smaller
+ * than a principal's (max_bytes_anonymous, and an eighth of
+ * max_per_caller tasks, at least one), and anonymous callers together may
+ * hold no more than one principal's (max_per_caller tasks,
+ * max_bytes_per_caller bytes): no anonymous session can fill the room of
+ * the others, and none can crowd out the callers who authenticate. A
+ * 2026-07-28 client over Streamable HTTP has a session per request, so
+ * only that joint budget bounds it: a server that offers tasks beyond
+ * loopback should authenticate its callers (mcp_http_options.auth) or
+ * name them (mcp_http_options.principal). */
 typedef struct mcp_task_limits {
-  unsigned ttl_ms;           /**< a task's lifetime from its creation,
-                                  running or finished: after it the task is
-                                  cancelled and forgotten (ms; 0 = 3600000,
-                                  one hour) */
-  unsigned max_ttl_ms;       /**< the most a 2025-11-25 client's task.ttl
-                                  may ask for (ms; 0 = 86400000, one day) */
-  unsigned poll_interval_ms; /**< the pollInterval suggested to clients (ms;
-                                  0 = 500) */
-  unsigned max_per_caller;   /**< tasks one principal may hold, running or
-                                  finished (0 = 64) */
-  unsigned max_total;        /**< tasks on the server (0 = 1024) */
-  void *reserved[4];         /**< zero: room to grow (see the README,
-                                  Versioning) */
+  unsigned ttl_ms;             /**< a task's lifetime from its creation,
+                                    running or finished: after it the task
+                                    is cancelled and forgotten (ms; 0 =
+                                    3600000, one hour) */
+  unsigned max_ttl_ms;         /**< the most a 2025-11-25 client's task.ttl
+                                    may ask for (ms; 0 = 86400000, one
+                                    day) */
+  unsigned poll_interval_ms;   /**< the pollInterval suggested to clients
+                                    (ms; 0 = 500) */
+  unsigned max_per_caller;     /**< tasks one principal may hold, running
+                                    or finished (0 = 64) */
+  unsigned max_total;          /**< tasks on the server (0 = 1024) */
+  size_t max_bytes_per_caller; /**< bytes one principal's tasks may hold
+                                    (0 = 32 MiB) */
+  size_t max_bytes_total;      /**< bytes all tasks on the server may hold
+                                    (0 = 256 MiB) */
+  size_t max_bytes_anonymous;  /**< bytes the tasks of one anonymous
+                                    session may hold (0 = 4 MiB; at most
+                                    max_bytes_per_caller) */
+  void *reserved[1];           /**< zero: room to grow (see the README,
+                                    Versioning) */
 } mcp_task_limits;
 
 /** Sets srv's task limits (copied). A call that may become a task counts
- * from before its handler runs; one that would pass max_per_caller or
- * max_total first makes room by forgetting that caller's (or anyone's)
- * oldest finished task, and when every one still runs it is refused
- * before its handler runs with -32000 ("Server busy"). Applies to tasks
- * created afterwards. Returns 0 or MCP_EINVAL (srv or limits NULL, or
- * max_ttl_ms below ttl_ms). Any thread. */
+ * from before its handler runs; one that would pass a count or a byte
+ * budget (the caller's, the anonymous callers' together, the server's)
+ * first makes room by forgetting the oldest finished tasks of that budget,
+ * and when every one still runs it is refused before its handler runs
+ * with -32000 ("Server busy: ...", naming the budget). A task that would
+ * pass a budget later, with its result, its input requests or the
+ * answers to them, first makes room the same way; when that is not
+ * enough its result or its input requests make it fail (its error and
+ * statusMessage name the budget: -32000 "Server busy: ..."), and answers
+ * are refused (tasks/update answers -32000; a 2025-11-25 response counts
+ * as no answer). Applies to tasks created afterwards. Returns 0 or
+ * MCP_EINVAL (srv or limits NULL, or max_ttl_ms below ttl_ms). Any
+ * thread. */
 MCP_API int mcp_server_set_task_limits(mcp_server *srv,
                                        const mcp_task_limits *limits);
 

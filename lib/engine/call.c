@@ -51,8 +51,8 @@ int mcp__call_new(mcp_session *s, mcp__tool *tool, mcp__version v,
   c->session = s;
   c->started_us = started;
   unsigned ms = atomic_load(&s->srv->call_timeout_ms);
-  if (ms)
-    c->deadline_us = started + (unsigned long long)ms * 1000u;
+  atomic_init(&c->deadline_us,
+              ms ? started + (unsigned long long)ms * 1000u : 0);
   pthread_mutex_lock(&s->lock);
   c->next = s->calls;
   if (c->next)
@@ -152,7 +152,7 @@ static mcp_call *watched_call(mcp__heap_node *n) {
 }
 
 static unsigned long long node_deadline(const mcp__heap_node *n) {
-  return watched_call((mcp__heap_node *)n)->deadline_us;
+  return atomic_load(&watched_call((mcp__heap_node *)n)->deadline_us);
 }
 
 bool mcp__deadline_less(const mcp__heap_node *a, const mcp__heap_node *b) {
@@ -187,7 +187,7 @@ static void set_phase_locked(mcp_call *c, mcp__call_phase phase) {
   c->phase = phase;
   bool waits = phase == MCP__CALL_DEFERRED ||
                phase == MCP__CALL_WAITING_INPUT || phase == MCP__CALL_QUEUED;
-  watch_locked(c, waits && c->deadline_us != 0 && !c->timed_out &&
+  watch_locked(c, waits && atomic_load(&c->deadline_us) != 0 && !c->timed_out &&
                       !atomic_load(&c->cancelled));
 }
 
@@ -209,15 +209,19 @@ bool mcp__call_unpark_locked(mcp_call *c) {
 }
 
 bool mcp__call_late(const mcp_call *c) {
-  return c->deadline_us != 0 && mcp__now_us() >= c->deadline_us;
+  /* Read once: a call that becomes a task has its deadline lifted by
+   * another thread while its handler (or anyone) asks. */
+  unsigned long long deadline = atomic_load(&((mcp_call *)c)->deadline_us);
+  return deadline != 0 && mcp__now_us() >= deadline;
 }
 
 /* Publishes c's task record; the call deadline then no longer applies (the
  * task's TTL does), so it is lifted and unwatched. */
 static void become_task_locked(mcp_call *c) {
   mcp__task_publish_locked(c);
-  c->deadline_us = 0;
+  /* Out of the heap first: its order is by this deadline. */
   watch_locked(c, false);
+  atomic_store(&c->deadline_us, 0);
 }
 
 void mcp__call_become_task(mcp_call *c) {
@@ -244,7 +248,9 @@ int mcp_call_start_task(mcp_call *call) {
 /* The timeout answer, without the log line (it may be built under the
  * session lock, where no callback may run). */
 static void timeout_reply(mcp_call *c, mcp__buf *out, char *text, size_t size) {
-  unsigned long long ms = (c->deadline_us - c->started_us) / 1000u;
+  unsigned long long deadline = atomic_load(&c->deadline_us);
+  unsigned long long ms =
+      deadline > c->started_us ? (deadline - c->started_us) / 1000u : 0;
   mcp__fmt(text, size, "timeout: the %s did not finish within %llu ms",
            mcp__call_noun(c), ms);
   mcp__call_failure_reply(c, out, text);

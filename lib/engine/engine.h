@@ -130,8 +130,9 @@ struct mcp_session {
   char **subscribed;         /* legacy resources/subscribe URIs */
   size_t nsubscribed;
   struct mcp__listener *listeners; /* modern subscriptions/listen */
-  unsigned long long serial;       /* rate-limit key of an anonymous
-                                      caller; 0 until needed; under lock */
+  unsigned long long serial;       /* rate-limit and task-budget key of
+                                      an anonymous caller; 0 until needed;
+                                      under lock */
   mcp_session *next, *prev;        /* in srv->sessions */
 };
 
@@ -256,8 +257,10 @@ struct mcp_call {
   /* phase, deadline_us, timed_out and watched are written in
    * lib/engine/call.c only (its state machine section). */
   unsigned long long started_us;
-  unsigned long long deadline_us; /* 0 = none; fixed before the call is
-                                     published */
+  /* 0 = none. Atomic: set when the call is made, and lifted (under
+   * session->lock) when it becomes a task, while mcp_call_cancelled, which
+   * any thread may call, reads it without a lock. */
+  _Atomic unsigned long long deadline_us;
   bool timed_out; /* under session->lock: mcp_server_expire dealt with the
                      passed deadline (answered it, unless it had no memory
                      to; then the finish answers) */

@@ -43,6 +43,18 @@
 #define DEFAULT_POLL_MS 500u
 #define DEFAULT_PER_CALLER 64u
 #define DEFAULT_TOTAL 1024u
+#define MIB ((size_t)1 << 20)
+#define DEFAULT_BYTES_PER_CALLER (32 * MIB)
+#define DEFAULT_BYTES_TOTAL (256 * MIB)
+#define DEFAULT_BYTES_ANONYMOUS (4 * MIB)
+#define ANONYMOUS_SHARE 8u /* an anonymous session: 1/8 of a caller's tasks */
+/* mcp_task_limits took pointer-sized reserved room for its size_t members,
+ * so its size and offsets stay. */
+_Static_assert(sizeof(size_t) == sizeof(void *),
+               "mcp_task_limits keeps its size");
+/* Bytes each record keeps for the error it may end with (a budget's, or
+ * an internal one), so that ending failed never passes a budget. */
+#define FAIL_ROOM 320u
 #define NONE ULLONG_MAX
 
 typedef enum status {
@@ -99,6 +111,22 @@ struct mcp__task {
   mcp__sink *origin_sink; /* MAYBE, until answered: the request's sink */
   waiter *waiters;
   mcp__task *next, *prev; /* in srv->tasks, oldest first */
+  /* The budgets (under task_lock): whose it is, and what it holds. */
+  unsigned long long anonymous; /* an anonymous caller's session serial; 0
+                                   for a named one */
+  size_t base;                  /* the record, its runner, a status message */
+  size_t kept_args;             /* args */
+  size_t call_args;             /* the call's arguments, while it lives */
+  size_t pending_bytes;         /* pending and used */
+  size_t answers_bytes;         /* answers */
+  size_t call_inputs;           /* the answers the call's round holds */
+  /* Once retired to make room (under task_lock, then the retiring
+   * thread's alone): the next on its list, its runner and waiters. */
+  mcp__task *evict_next;
+  mcp_session *evict_runner;
+  waiter *evict_waiters;
+  mcp__task *evicted; /* records its result retired, to finish when its
+                         call ends */
 };
 
 static const cJSON *member(const cJSON *o, const char *key) {
@@ -147,6 +175,14 @@ static mcp_task_limits limits_or_defaults(const mcp_task_limits *l) {
       d.poll_interval_ms ? d.poll_interval_ms : DEFAULT_POLL_MS;
   d.max_per_caller = d.max_per_caller ? d.max_per_caller : DEFAULT_PER_CALLER;
   d.max_total = d.max_total ? d.max_total : DEFAULT_TOTAL;
+  d.max_bytes_per_caller = d.max_bytes_per_caller ? d.max_bytes_per_caller
+                                                  : DEFAULT_BYTES_PER_CALLER;
+  d.max_bytes_total =
+      d.max_bytes_total ? d.max_bytes_total : DEFAULT_BYTES_TOTAL;
+  d.max_bytes_anonymous =
+      d.max_bytes_anonymous ? d.max_bytes_anonymous : DEFAULT_BYTES_ANONYMOUS;
+  if (d.max_bytes_anonymous > d.max_bytes_per_caller)
+    d.max_bytes_anonymous = d.max_bytes_per_caller;
   return d;
 }
 
@@ -290,47 +326,192 @@ static void retire(mcp__task *t) {
   retire_finish(t, runner, w);
 }
 
-/* Finds the oldest finished task (of subject, unless any) to make room
- * for a new one. Under task_lock. */
-static mcp__task *oldest_finished(mcp_server *srv, bool any,
-                                  const char *subject) {
+/* ---- budgets ----------------------------------------------------------------
+ * A task counts against three budgets of tasks and bytes: its caller's
+ * (for an anonymous caller, its session's), the anonymous callers' joint
+ * one (an anonymous caller's task only), and the server's. Room is made by
+ * retiring the oldest finished task of the budget that would be passed. */
+
+typedef enum scope {
+  SCOPE_NONE = 0,
+  SCOPE_CALLER,    /* one principal, or one anonymous session */
+  SCOPE_ANONYMOUS, /* every anonymous caller together */
+  SCOPE_TOTAL      /* the server */
+} scope;
+
+/* Whose budget: a subject, or an anonymous caller's session serial. */
+typedef struct owner {
+  const char *subject;
+  unsigned long long anonymous;
+} owner;
+
+static owner owner_of(const mcp__task *t) {
+  return (owner){subject_of(t), t->anonymous};
+}
+
+static bool in_scope(const mcp__task *t, scope sc, const owner *o) {
+  switch (sc) {
+  case SCOPE_CALLER:
+    return same_subject(subject_of(t), o->subject) &&
+           t->anonymous == o->anonymous;
+  case SCOPE_ANONYMOUS:
+    return subject_of(t) == NULL;
+  default:
+    return true;
+  }
+}
+
+/* Bytes a record holds: the error it may end with has room kept in it. */
+static size_t held(const mcp__task *t) {
+  return t->base + t->kept_args + t->call_args + t->pending_bytes +
+         t->answers_bytes + t->call_inputs +
+         (t->outcome_len > FAIL_ROOM ? t->outcome_len : FAIL_ROOM);
+}
+
+/* Bytes a cJSON tree takes: its nodes and their texts. */
+static size_t json_bytes(const cJSON *j) {
+  size_t n = 0;
+  for (; j; j = j->next) {
+    n += sizeof *j;
+    if (j->string)
+      n += strlen(j->string) + 1;
+    if (j->valuestring)
+      n += strlen(j->valuestring) + 1;
+    n += json_bytes(j->child);
+  }
+  return n;
+}
+
+static size_t tree_bytes(const cJSON *j) {
+  if (j == NULL)
+    return 0;
+  return sizeof *j + (j->string ? strlen(j->string) + 1 : 0) +
+         (j->valuestring ? strlen(j->valuestring) + 1 : 0) +
+         json_bytes(j->child);
+}
+
+/* The budget of scope sc for o: tasks and bytes (SIZE_MAX: none). */
+static void budget_of(const mcp_task_limits *l, scope sc, const owner *o,
+                      size_t *tasks, size_t *bytes) {
+  bool anonymous = o->subject == NULL;
+  *tasks = *bytes = SIZE_MAX;
+  if (sc == SCOPE_CALLER && anonymous) {
+    *tasks = l->max_per_caller / ANONYMOUS_SHARE
+                 ? l->max_per_caller / ANONYMOUS_SHARE
+                 : 1;
+    *bytes = l->max_bytes_anonymous;
+  } else if (sc == SCOPE_CALLER || (sc == SCOPE_ANONYMOUS && anonymous)) {
+    *tasks = l->max_per_caller;
+    *bytes = l->max_bytes_per_caller;
+  } else if (sc == SCOPE_TOTAL) {
+    *tasks = l->max_total;
+    *bytes = l->max_bytes_total;
+  }
+}
+
+/* The first budget that tasks more tasks and bytes more bytes for o would
+ * pass (*bytes_over: by its bytes), or SCOPE_NONE. Under task_lock. */
+static scope over_locked(mcp_server *srv, const owner *o, size_t tasks,
+                         size_t bytes, bool *bytes_over) {
+  size_t count[4] = {0}, used[4] = {0};
   for (mcp__task *t = srv->tasks; t; t = t->next)
-    if (atomic_load(&t->published) && terminal(t->status) &&
-        (any || same_subject(subject_of(t), subject)))
+    for (int sc = SCOPE_CALLER; sc <= SCOPE_TOTAL; sc++)
+      if (in_scope(t, (scope)sc, o)) {
+        count[sc]++;
+        used[sc] += held(t);
+      }
+  for (int sc = SCOPE_CALLER; sc <= SCOPE_TOTAL; sc++) {
+    size_t max_tasks, max_bytes;
+    budget_of(&srv->task_limits, (scope)sc, o, &max_tasks, &max_bytes);
+    if (tasks && count[sc] >= max_tasks) {
+      *bytes_over = false;
+      return (scope)sc;
+    }
+    if (used[sc] > max_bytes || bytes > max_bytes - used[sc]) {
+      *bytes_over = true;
+      return (scope)sc;
+    }
+  }
+  return SCOPE_NONE;
+}
+
+/* The oldest finished task of scope sc for o. Under task_lock. */
+static mcp__task *oldest_finished(mcp_server *srv, scope sc, const owner *o) {
+  for (mcp__task *t = srv->tasks; t; t = t->next)
+    if (atomic_load(&t->published) && terminal(t->status) && in_scope(t, sc, o))
       return t;
   return NULL;
 }
 
-static size_t count_of(mcp_server *srv, const char *subject) {
-  size_t n = 0;
-  for (mcp__task *t = srv->tasks; t; t = t->next)
-    n += same_subject(subject_of(t), subject);
-  return n;
+/* Makes room for tasks more tasks and bytes more bytes of o, retiring the
+ * oldest finished tasks of each budget they would pass (pushed on
+ * *evicted, for finish_evicted after the lock). Returns SCOPE_NONE when
+ * they fit, else the budget they still pass. Under task_lock. */
+static scope make_room_locked(mcp_server *srv, const owner *o, size_t tasks,
+                              size_t bytes, bool *bytes_over,
+                              mcp__task **evicted) {
+  for (;;) {
+    scope sc = over_locked(srv, o, tasks, bytes, bytes_over);
+    mcp__task *old = sc ? oldest_finished(srv, sc, o) : NULL;
+    if (old == NULL)
+      return sc;
+    retire_locked(old, &old->evict_runner, &old->evict_waiters);
+    old->evict_next = *evicted;
+    *evicted = old;
+  }
 }
 
-/* Lists t, making room by retiring finished tasks (handed back in
- * *evicted, at most two), or refuses: returns false when every task of
- * the caller (or of the server) still runs. Under task_lock. */
-static bool admit_locked(mcp__task *t, const char *subject,
-                         mcp__task *evicted[2], mcp_session *runners[2],
-                         waiter *waiters[2]) {
+/* Finishes what make_room_locked retired. No lock held. */
+static void finish_evicted(mcp__task *t) {
+  while (t) {
+    mcp__task *next = t->evict_next;
+    retire_finish(t, t->evict_runner, t->evict_waiters);
+    t = next;
+  }
+}
+
+/* "the per-caller task memory budget (N bytes)" and the like: the byte
+ * budget sc of o. */
+static void budget_text(char *buf, size_t n, const mcp_task_limits *l, scope sc,
+                        const owner *o) {
+  static const char *const whose[2][4] = {
+      {"", "per-caller", "anonymous callers' joint", "server's"},
+      {"", "per-anonymous-session", "anonymous callers' joint", "server's"}};
+  size_t max_tasks, max_bytes;
+  budget_of(l, sc, o, &max_tasks, &max_bytes);
+  mcp__fmt(buf, n, "the %s task memory budget (%zu bytes)",
+           whose[o->subject == NULL][sc], max_bytes);
+}
+
+/* Lists t, making room by retiring finished tasks (pushed on *evicted),
+ * or refuses: returns the budget a new task would pass (why, in msg) when
+ * every task of it still runs. Under task_lock. */
+static scope admit_locked(mcp__task *t, const owner *o, mcp__task **evicted,
+                          char *msg, size_t n) {
   mcp_server *srv = t->srv;
-  const mcp_task_limits *l = &srv->task_limits;
-  int n = 0;
-  if (count_of(srv, subject) >= l->max_per_caller) {
-    mcp__task *old = oldest_finished(srv, false, subject);
-    if (old == NULL)
-      return false;
-    retire_locked(old, &runners[n], &waiters[n]);
-    evicted[n++] = old;
+  bool bytes = false;
+  scope sc = make_room_locked(srv, o, 1, held(t), &bytes, evicted);
+  if (sc && bytes) {
+    char budget[120];
+    budget_text(budget, sizeof budget, &srv->task_limits, sc, o);
+    mcp__fmt(msg, n,
+             "Server busy: a new task would pass %s, and no finished task "
+             "there can make room; try again when one has finished",
+             budget);
+  } else if (sc) {
+    static const char *const where[2][4] = {
+        {"", "per caller", "for anonymous callers together", "on the server"},
+        {"", "per anonymous session", "for anonymous callers together",
+         "on the server"}};
+    size_t max_tasks, max_bytes;
+    budget_of(&srv->task_limits, sc, o, &max_tasks, &max_bytes);
+    mcp__fmt(msg, n,
+             "Server busy: too many tasks are running (at most %zu %s); try "
+             "again when one has finished",
+             max_tasks, where[o->subject == NULL][sc]);
   }
-  if (srv->ntasks >= l->max_total) {
-    mcp__task *old = oldest_finished(srv, true, NULL);
-    if (old == NULL)
-      return false;
-    retire_locked(old, &runners[n], &waiters[n]);
-    evicted[n++] = old;
-  }
+  if (sc)
+    return sc;
   t->serial = ++srv->next_task_serial;
   t->prev = srv->tasks_tail;
   if (t->prev)
@@ -339,7 +520,47 @@ static bool admit_locked(mcp__task *t, const char *subject,
     srv->tasks = t;
   srv->tasks_tail = t;
   srv->ntasks++;
-  return true;
+  return SCOPE_NONE;
+}
+
+/* Ends t failed with a -32000 error that says why (its statusMessage says
+ * it too): a budget it would pass. Its room is kept in every record.
+ * Under task_lock. */
+static void fail_locked(mcp__task *t, const char *why) {
+  mcp__buf e = {0};
+  mcp__buf_printf(&e, "{\"code\":%d,\"message\":", MCP__RPC_SERVER_BUSY);
+  mcp__json_quote(&e, why, strlen(why));
+  mcp__buf_putc(&e, '}');
+  char *message = mcp__strdup(why);
+  mcp__free(t->outcome);
+  t->outcome = e.err ? NULL : mcp__malloc(e.len);
+  if (t->outcome)
+    memcpy(t->outcome, e.data, e.len);
+  t->outcome_len = t->outcome ? e.len : 0;
+  t->outcome_error = true;
+  mcp__buf_free(&e);
+  if (message) {
+    mcp__free(t->status_message);
+    t->status_message = message;
+  }
+  touch_locked(t, FAILED);
+}
+
+/* Makes room for t to hold more bytes, for what (e.g. "result", of size
+ * bytes: for the message). Returns true when they fit; otherwise why says
+ * which budget they would pass. Under task_lock. */
+static bool grow_locked(mcp__task *t, size_t more, const char *what,
+                        size_t size, mcp__task **evicted, char *why, size_t n) {
+  owner o = owner_of(t);
+  bool bytes = false;
+  scope sc = more ? make_room_locked(t->srv, &o, 0, more, &bytes, evicted) : 0;
+  if (sc == SCOPE_NONE)
+    return true;
+  char budget[120];
+  budget_text(budget, sizeof budget, &t->srv->task_limits, sc, &o);
+  mcp__fmt(why, n, "Server busy: the task's %s (%zu bytes) would pass %s", what,
+           size, budget);
+  return false;
 }
 
 /* The sink of a task's call (its messages: see sink_send). */
@@ -395,11 +616,16 @@ int mcp__task_new(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
   t->created_ms = t->updated_ms = wall_ms();
   t->tool = tool;
   mcp__tool_ref(tool);
-  t->args = cJSON_Duplicate(args, 1);
+  /* The call holds its arguments while it runs. The record keeps a copy
+   * only for an authorizer, which every tasks method shows them to. */
+  t->call_args = json_bytes(args);
+  bool keep = srv->policy.authorize != NULL;
+  t->args = keep ? cJSON_Duplicate(args, 1) : NULL;
+  t->kept_args = keep ? t->call_args : 0;
   t->pending = cJSON_CreateObject();
   t->used = cJSON_CreateObject();
-  int rc =
-      t->args && t->pending && t->used ? task_parts(t, s, r->v) : MCP_ENOMEM;
+  int rc = (t->args || !keep) && t->pending && t->used ? task_parts(t, s, r->v)
+                                                       : MCP_ENOMEM;
   if (rc) {
     mcp_session_free(t->runner);
     task_free(t);
@@ -411,9 +637,20 @@ int mcp__task_new(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
     t->origin_sink = ctx->sink;
     mcp__sink_ref(ctx->sink);
   }
-  mcp__task *evicted[2] = {0};
-  mcp_session *runners[2] = {0};
-  waiter *waiters[2] = {0};
+  t->base = sizeof *t + sizeof *t->runner + sizeof *t->sink + MAX_STATUS + 1 +
+            tree_bytes(t->runner->client_caps);
+  /* An anonymous caller is known only by its session (as to the rate
+   * limiter): a number of its own, never reused as an address could be. */
+  if (s->principal.subject == NULL) {
+    pthread_mutex_lock(&s->lock);
+    if (s->serial == 0)
+      s->serial = atomic_fetch_add(&srv->next_serial, 1) + 1;
+    t->anonymous = s->serial;
+    pthread_mutex_unlock(&s->lock);
+  }
+  owner o = {s->principal.subject, t->anonymous};
+  mcp__task *evicted = NULL;
+  char msg[320];
   pthread_mutex_lock(&srv->task_lock);
   const mcp_task_limits *l = &srv->task_limits;
   t->poll_ms = l->poll_interval_ms;
@@ -421,22 +658,14 @@ int mcp__task_new(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
               : ttl_ms < MIN_TTL_MS    ? MIN_TTL_MS
               : ttl_ms > l->max_ttl_ms ? l->max_ttl_ms
                                        : ttl_ms;
-  unsigned per_caller = l->max_per_caller;
-  bool listed =
-      admit_locked(t, s->principal.subject, evicted, runners, waiters);
+  bool listed = admit_locked(t, &o, &evicted, msg, sizeof msg) == SCOPE_NONE;
   pthread_mutex_unlock(&srv->task_lock);
-  for (int i = 0; i < 2; i++)
-    if (evicted[i])
-      retire_finish(evicted[i], runners[i], waiters[i]);
+  finish_evicted(evicted);
   if (!listed) {
     mcp_session_free(t->runner);
     t->runner = NULL;
     task_free(t);
-    char msg[160];
-    mcp__fmt(msg, sizeof msg,
-             "Server busy: too many tasks are running (at most %u per "
-             "caller); try again when one has finished",
-             per_caller);
+    mcp__utf8_trim(msg);
     mcp__audit_reply(s, ctx, tool->name, MCP_DECISION_RATE_LIMITED, NULL, false,
                      false, r->started_us);
     mcp__req_error(s, ctx, r, MCP__RPC_SERVER_BUSY, msg, NULL);
@@ -645,8 +874,9 @@ static void settle_locked(mcp__task *t, const char *msg, size_t len) {
   static const char internal[] = "{\"code\":-32603,\"message\":\"Internal "
                                  "error\"}";
   static const char is_error[] = "\"isError\":true}";
-  if (terminal(t->status))
-    return; /* cancelled first: it stays cancelled */
+  if (terminal(t->status) || t->retired)
+    return; /* cancelled first: it stays cancelled; forgotten: nobody
+               reads it */
   const char *body;
   size_t n;
   bool error;
@@ -654,6 +884,14 @@ static void settle_locked(mcp__task *t, const char *msg, size_t len) {
     body = internal;
     n = sizeof internal - 1;
     error = true;
+  }
+  /* The room for an error is kept in every record: only more needs it. */
+  char why[320];
+  if (!grow_locked(t, n > FAIL_ROOM ? n - FAIL_ROOM : 0, "result", n,
+                   &t->evicted, why, sizeof why)) {
+    mcp__utf8_trim(why);
+    fail_locked(t, why);
+    return;
   }
   if ((t->outcome = mcp__malloc(n)) == NULL) {
     /* No memory to keep it: the task fails rather than end without one. */
@@ -829,6 +1067,32 @@ static void request_text(mcp__buf *b, const mcp__task *t, const cJSON *e,
   cJSON_Delete(params);
 }
 
+/* The input requests t waits for, as sent to its origin (each with the id
+ * it was sent under), one text after another, NUL-separated; their count
+ * in *n. Under task_lock. */
+static void pending_texts(mcp__buf *b, const mcp__task *t, size_t *n) {
+  *n = 0;
+  for (const cJSON *e = t->pending->child; e; e = e->next) {
+    const cJSON *id = member(e, "id");
+    if (!cJSON_IsNumber(id))
+      continue;
+    request_text(b, t, e, (long long)id->valuedouble);
+    mcp__buf_putc(b, '\0');
+    (*n)++;
+  }
+}
+
+/* Sends n NUL-separated requests of text to s, on sink k (NULL: the
+ * session's callback). No lock held. */
+static void send_requests(mcp_session *s, mcp__sink *k, const mcp__buf *text,
+                          size_t n) {
+  for (size_t i = 0, at = 0; i < n && text->err == 0; i++) {
+    size_t len = strlen(text->data + at);
+    mcp__session_send(s, k, text->data + at, len, &mcp__sent_request);
+    at += len + 1;
+  }
+}
+
 /* The waiter that input requests go to (a tasks/result on the session
  * that made the task, whose answers then come back there), or NULL.
  * Under task_lock. */
@@ -888,13 +1152,28 @@ int mcp__task_ask(mcp_call *c) {
     pthread_mutex_unlock(&t->origin->lock);
     rc = rc ? rc : reqs.err;
   }
+  /* They count from now: what pending and used will hold. */
+  mcp__task *evicted = NULL;
+  size_t asked = rc ? 0 : json_bytes(fresh->child);
+  size_t now =
+      asked + json_bytes(t->pending->child) + json_bytes(t->used->child);
+  char why[320];
+  if (rc == 0 && now > t->pending_bytes &&
+      !grow_locked(t, now - t->pending_bytes, "input requests", asked, &evicted,
+                   why, sizeof why)) {
+    mcp__utf8_trim(why);
+    fail_locked(t, why);
+    rc = MCP_ELIMIT;
+  }
   if (rc) {
     cJSON_Delete(fresh);
     mcp__buf_free(&reqs);
     pthread_mutex_unlock(&srv->task_lock);
     pthread_mutex_unlock(&rs->lock);
+    finish_evicted(evicted);
     return rc;
   }
+  t->pending_bytes = now;
   /* Moved with their keys, which needs no allocation (an object's
    * members are a list like an array's): nothing can fail from here. */
   while (fresh->child) {
@@ -916,16 +1195,13 @@ int mcp__task_ask(mcp_call *c) {
   mcp__call_park_locked(c);
   pthread_mutex_unlock(&srv->task_lock);
   pthread_mutex_unlock(&rs->lock);
+  finish_evicted(evicted);
   /* Outside the locks: the call is parked and its record keeps the origin.
    * The client hears the task wants input, then the requests: a tasks/result
    * waiting on the same session carries them; otherwise they go where the
    * session's own messages go. */
   to_origin(t, &note, &mcp__sent_notification);
-  for (size_t i = 0, at = 0; i < nreqs; i++) {
-    size_t n = strlen(reqs.data + at);
-    mcp__session_send(t->origin, dest, reqs.data + at, n, &mcp__sent_request);
-    at += n + 1;
-  }
+  send_requests(t->origin, dest, &reqs, nreqs);
   mcp__buf_free(&reqs);
   mcp__sink_release(dest);
   tell_listeners(t);
@@ -966,6 +1242,8 @@ static void resume(mcp__task *t) {
   cJSON_Delete(c->inputs);
   c->inputs = t->answers;
   t->answers = NULL;
+  t->call_inputs = t->answers_bytes; /* the call's now, for its round */
+  t->answers_bytes = 0;
   bool lost = t->lost_input;
   t->lost_input = false;
   pthread_mutex_unlock(&srv->task_lock);
@@ -987,8 +1265,12 @@ static bool answered_locked(mcp__task *t, cJSON *e, const cJSON *answer) {
         !cJSON_AddItemToObject(t->answers, key, copy)) {
       cJSON_Delete(copy);
       t->lost_input = true;
+    } else {
+      t->answers_bytes += tree_bytes(copy);
     }
   }
+  size_t gone = tree_bytes(e);
+  t->pending_bytes -= gone < t->pending_bytes ? gone : t->pending_bytes;
   cJSON_Delete(cJSON_DetachItemViaPointer(t->pending, e));
   if (t->pending->child != NULL)
     return false;
@@ -1001,8 +1283,9 @@ bool mcp__task_response(mcp_session *s, const mcp__msg *m, const cJSON *node) {
   if (m->id_node == NULL || !mcp__json_integer(m->id_node, &id, NULL))
     return false;
   mcp_server *srv = s->srv;
-  mcp__task *found = NULL;
+  mcp__task *found = NULL, *evicted = NULL;
   bool ready = false;
+  char busy[320] = "";
   pthread_mutex_lock(&srv->task_lock);
   for (mcp__task *t = srv->tasks; t && !found; t = t->next) {
     if (t->origin != s || t->status != INPUT_REQUIRED)
@@ -1017,6 +1300,12 @@ bool mcp__task_response(mcp_session *s, const mcp__msg *m, const cJSON *node) {
       const char *method = cJSON_GetStringValue(member(e, "method"));
       if (method == NULL || mcp__input_problem(method, result))
         result = NULL;
+      /* Nor is one the budgets have no room for (kept until the next
+       * round takes it); there is no request to refuse. */
+      size_t add = tree_bytes(result);
+      if (result &&
+          !grow_locked(t, add, "answer", add, &evicted, busy, sizeof busy))
+        result = NULL;
       found = t;
       ready = answered_locked(t, e, result);
       if (ready)
@@ -1025,6 +1314,11 @@ bool mcp__task_response(mcp_session *s, const mcp__msg *m, const cJSON *node) {
     }
   }
   pthread_mutex_unlock(&srv->task_lock);
+  finish_evicted(evicted);
+  if (busy[0]) {
+    mcp__utf8_trim(busy);
+    mcp__log(srv, MCP_LOG_WARNING, "%s; taken as no answer", busy);
+  }
   if (ready) {
     resume(found);
     mcp__task_unref(found);
@@ -1038,8 +1332,17 @@ void mcp__task_release_call(mcp__task *t) {
   mcp_server *srv = t->srv;
   mcp__buf note = {0};
   waiter *w = NULL;
+  mcp_session *runner = NULL;
+  waiter *gone = NULL;
   pthread_mutex_lock(&srv->task_lock);
   t->ended = true;
+  /* The call, and its arguments and answers with it, are gone. */
+  t->call_args = t->call_inputs = 0;
+  /* A record whose call ended before it became a task (refused before
+   * its handler ran, say) holds its room no longer. */
+  bool unlisted = !atomic_load(&t->published) && !t->retired;
+  if (unlisted)
+    retire_locked(t, &runner, &gone); /* the call's reference keeps it */
   if (atomic_load(&t->published) && !t->retired) {
     if (!terminal(t->status)) {
       /* Its call is gone without a result (it could not be kept): the
@@ -1061,7 +1364,12 @@ void mcp__task_release_call(mcp__task *t) {
     result_reply(&replies, t, x->id, x->id_len);
     mcp__buf_putc(&replies, '\0');
   }
+  mcp__task *evicted = t->evicted;
+  t->evicted = NULL;
   pthread_mutex_unlock(&srv->task_lock);
+  finish_evicted(evicted);
+  if (unlisted)
+    retire_finish(t, runner, gone);
   size_t at = 0;
   for (waiter *x = w; x && replies.err == 0; x = x->next) {
     size_t n = strlen(replies.data + at);
@@ -1252,8 +1560,9 @@ void mcp__handle_tasks_update(mcp_session *s, mcp__reply_ctx *ctx,
     return;
   }
   mcp__task *task = t->task;
-  char why[160] = "";
+  char why[160] = "", busy[320] = "";
   bool ready = false;
+  mcp__task *evicted = NULL;
   pthread_mutex_lock(&s->srv->task_lock);
   /* Checked whole first, so a bad answer changes nothing. Keys that are
    * not outstanding (never issued, answered already) are ignored. */
@@ -1269,7 +1578,15 @@ void mcp__handle_tasks_update(mcp_session *s, mcp__reply_ctx *ctx,
       mcp__utf8_trim(why);
     }
   }
-  for (const cJSON *a = why[0] ? NULL : answers->child; a && !ready;
+  /* Kept until the next round takes them: they must fit the budgets. */
+  size_t add = 0;
+  for (const cJSON *a = why[0] ? NULL : answers->child; a; a = a->next)
+    if (task->status == INPUT_REQUIRED && member(task->pending, a->string))
+      add += tree_bytes(a);
+  if (!why[0] &&
+      !grow_locked(task, add, "answers", add, &evicted, busy, sizeof busy))
+    mcp__utf8_trim(busy);
+  for (const cJSON *a = why[0] || busy[0] ? NULL : answers->child; a && !ready;
        a = a->next) {
     cJSON *e = task->status == INPUT_REQUIRED
                    ? (cJSON *)member(task->pending, a->string)
@@ -1278,8 +1595,13 @@ void mcp__handle_tasks_update(mcp_session *s, mcp__reply_ctx *ctx,
       ready = answered_locked(task, e, a);
   }
   pthread_mutex_unlock(&s->srv->task_lock);
+  finish_evicted(evicted);
   if (why[0]) {
     mcp__reply_invalid_params(s, ctx, r, why);
+    return;
+  }
+  if (busy[0]) {
+    mcp__req_error(s, ctx, r, MCP__RPC_SERVER_BUSY, busy, NULL);
     return;
   }
   mcp__buf b = {0};
@@ -1372,7 +1694,8 @@ void mcp__handle_tasks_cancel(mcp_session *s, mcp__reply_ctx *ctx,
 void mcp__handle_tasks_result(mcp_session *s, mcp__reply_ctx *ctx,
                               const mcp__req *r, mcp__target *t) {
   mcp__task *task = t->task;
-  mcp__buf b = {0};
+  mcp__buf b = {0}, asks = {0};
+  size_t nasks = 0;
   waiter *w = NULL;
   bool busy = false;
   pthread_mutex_lock(&s->srv->task_lock);
@@ -1396,9 +1719,20 @@ void mcp__handle_tasks_result(mcp_session *s, mcp__reply_ctx *ctx,
       mcp__sink_ref(w->sink);
       w->next = task->waiters;
       task->waiters = w;
+      /* A task that waits for input: the client calls tasks/result when it
+       * sees input_required, so its stream carries the requests (sent once
+       * to the session's own channel, a GET stream that may not be open).
+       * They go to the session that made the task, which numbered them and
+       * takes their answers; with a stream of its own only (otherwise the
+       * requests went down this same channel already). */
+      if (task->status == INPUT_REQUIRED && s == task->origin && ctx->sink)
+        pending_texts(&asks, task, &nasks);
     }
   }
   pthread_mutex_unlock(&s->srv->task_lock);
+  /* The request's own sink is held by whoever runs this handler. */
+  send_requests(s, ctx->sink, &asks, nasks);
+  mcp__buf_free(&asks);
   if (b.len || b.err) {
     ctx->facts.kind = MCP_SENT_RESULT;
     mcp__reply_buf(s, ctx, &b);

@@ -2325,6 +2325,106 @@ START_TEST(elicitation_answered_on_second_post) {
 }
 END_TEST
 
+/* A tool that runs as a task (2025-11-25: when the client asks) and asks
+ * the user first, as tool_ask does. */
+static int tool_task_ask(mcp_call *call, void *ud) {
+  return tool_ask(call, ud);
+}
+
+/* The task's status, polled with tasks/get until it is want (at most ms). */
+static bool task_reaches(const char *sid, const char *id, const char *want,
+                         long ms) {
+  struct timespec dl = deadline_in(ms), now;
+  char *body = tu_text("{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tasks/get\","
+                       "\"params\":{\"taskId\":\"%s\"}}",
+                       id);
+  bool reached = false;
+  do {
+    lc_resp r;
+    post(sid, body, &r);
+    cJSON *m = expect_result(&r);
+    const char *st = tu_jstr(m, "result.status");
+    reached = st && strcmp(st, want) == 0;
+    cJSON_Delete(m);
+    lc_resp_free(&r);
+    if (!reached)
+      nanosleep(&(struct timespec){.tv_nsec = 10 * 1000 * 1000}, NULL);
+    clock_gettime(CLOCK_REALTIME, &now);
+  } while (!reached && (now.tv_sec < dl.tv_sec ||
+                        (now.tv_sec == dl.tv_sec && now.tv_nsec < dl.tv_nsec)));
+  free(body);
+  return reached;
+}
+
+START_TEST(task_input_reaches_tasks_result_without_get_stream) {
+  fx_start(NULL);
+  static const mcp_tool task_ask = {.name = "task_ask",
+                                    .description = "Asks the user, as a task.",
+                                    .flags = MCP_TOOL_TASK_OPTIONAL,
+                                    .annotations = TC_READ_ONLY,
+                                    .handler = tool_task_ask};
+  ck_assert_int_eq(mcp_server_add_tool(F.srv, &task_ask, NULL), 0);
+  /* No GET stream is ever opened on this session. */
+  char *sid = open_session(V, "{\"elicitation\":{}}");
+  lc_resp r;
+  post(sid,
+       "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":{"
+       "\"name\":\"task_ask\",\"arguments\":{},\"task\":{}}}",
+       &r);
+  cJSON *m = expect_result(&r);
+  char *id = strdup(tu_jstr(m, "result.task.taskId"));
+  cJSON_Delete(m);
+  lc_resp_free(&r);
+  ck_assert_msg(task_reaches(sid, id, "input_required", T(5000)),
+                "the task never asked");
+  /* As the client is told to on input_required: tasks/result, whose stream
+   * carries the question (with the task), then the result. */
+  char *body = tu_text("{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"tasks/"
+                       "result\",\"params\":{\"taskId\":\"%s\"}}",
+                       id);
+  lc_req q = {.body = body, .session = sid, .version = V};
+  stream *s = stream_open(&q);
+  ck_assert_msg(stream_wait(s, "elicitation/create", 1, T(5000)),
+                "no elicitation/create on the tasks/result stream");
+  sse e = stream_sse(s);
+  cJSON *msgs[8];
+  int n = sse_messages(&e, msgs, 8);
+  ck_assert_int_ge(n, 1);
+  cJSON *ask = msgs[n - 1];
+  ck_assert_str_eq(tu_jstr(ask, "method"), "elicitation/create");
+  const cJSON *meta = tu_jget(ask, "params._meta");
+  const cJSON *related = cJSON_GetObjectItemCaseSensitive(
+      meta, "io.modelcontextprotocol/related-task");
+  ck_assert_str_eq(tu_jstr(related, "taskId"), id);
+  char *rid = show(tu_jget(ask, "id"));
+  free_messages(msgs, n);
+  sse_free(&e);
+  char *answer =
+      tu_text("{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"action\":"
+              "\"accept\",\"content\":{}}}",
+              rid);
+  post(sid, answer, &r);
+  ck_assert_msg(r.status == 202, "the answer's POST: HTTP %ld", r.status);
+  lc_resp_free(&r);
+  ck_assert_msg(stream_wait(s, "answered: accept", 1, T(5000)),
+                "no result on the tasks/result stream");
+  ck_assert_msg(stream_wait_done(s, T(5000)),
+                "the stream stays open after the response");
+  e = stream_sse(s);
+  n = sse_messages(&e, msgs, 8);
+  ck_assert_int_eq(tu_jget(msgs[n - 1], "id")->valueint, 8);
+  ck_assert_str_eq(result_text(msgs[n - 1]), "answered: accept");
+  free_messages(msgs, n);
+  sse_free(&e);
+  stream_close(s);
+  free(answer);
+  free(rid);
+  free(body);
+  free(id);
+  free(sid);
+}
+END_TEST
+
 static void *finish_late(void *arg) {
   mcp_result_text(arg, "late");
   mcp_call_finish(arg, 0);
@@ -4425,6 +4525,7 @@ int main(void) {
   tcase_add_test(t, f11_quiet_stream_keepalive);
   t = tc(s, "calls");
   tcase_add_test(t, elicitation_answered_on_second_post);
+  tcase_add_test(t, task_input_reaches_tasks_result_without_get_stream);
   tcase_add_test(t, deferred_call_finished_from_another_thread);
   tcase_add_test(t, guarded_calls_in_both_eras);
   tcase_add_test(t, f18_deferred_call_times_out);

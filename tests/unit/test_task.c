@@ -36,6 +36,7 @@ static mcp_server *srv;
 static tu_peer P; /* alice, serving both eras */
 static const mcp_principal ALICE = {.subject = "alice"};
 static int g_seen_ok; /* answers the handler saw under "ok" */
+static int race_handler(mcp_call *call);
 
 /* ---- the tools ------------------------------------------------------------
  * job (optional task support) does what its "do" argument says; must
@@ -81,6 +82,37 @@ static int h_job(mcp_call *call, void *user_data) {
       return ask(call, "ok");
     }
     return mcp_result_text(call, "answered");
+  }
+  if (strcmp(what, "race") == 0)
+    return race_handler(call);
+  if (strcmp(what, "big") == 0) {
+    /* A result of "n" bytes of text, as a task. */
+    int64_t n = 0;
+    mcp_call_arg_int(call, "n", &n);
+    char *text = malloc((size_t)n + 1);
+    ck_assert_ptr_nonnull(text);
+    memset(text, 'x', (size_t)n);
+    text[n] = '\0';
+    mcp_call_start_task(call);
+    int rc = mcp_result_text(call, text);
+    free(text);
+    return rc;
+  }
+  if (strcmp(what, "askbig") == 0) {
+    /* Asks with a message of "n" bytes, as a task. */
+    if (mcp_call_input(call, "ok") != NULL)
+      return mcp_result_text(call, "answered");
+    int64_t n = 0;
+    mcp_call_arg_int(call, "n", &n);
+    char *params = malloc((size_t)n + 64);
+    ck_assert_ptr_nonnull(params);
+    int at = snprintf(params, 64, "{\"message\":\"");
+    memset(params + at, 'q', (size_t)n);
+    strcpy(params + at + n, "\",\"requestedSchema\":{\"type\":\"object\"}}");
+    mcp_call_start_task(call);
+    int rc = mcp_call_request_input(call, "ok", MCP_INPUT_ELICITATION, params);
+    free(params);
+    return rc == 0 ? MCP_INPUT_REQUIRED : rc;
   }
   if (strcmp(what, "ask2") == 0) {
     if (mcp_call_input(call, "a") == NULL &&
@@ -829,6 +861,94 @@ START_TEST(legacy_input_requests_carry_the_task) {
 }
 END_TEST
 
+/* A tasks/result sent with a stream of its own (a sink), as Streamable
+ * HTTP sends each POST; what reaches that stream is kept in k. */
+static void result_on_stream(const char *id, int rid, tu_sink *k) {
+  const mcp_sink sink = {.send = tu_sink_send, .user_data = k};
+  char *params = tu_text("{\"taskId\":\"%s\"}", id);
+  char *msg = tu_req(rid, "tasks/result", params);
+  ck_assert_int_eq(mcp_session_receive_to(L.session, msg, strlen(msg), &sink),
+                   0);
+  free(msg);
+  free(params);
+}
+
+START_TEST(legacy_tasks_result_carries_input_requests) {
+  /* The task asks while no tasks/result waits: its request goes to the
+   * session's own channel, a GET stream that may well not be open. */
+  cJSON *r = lcall("job", "{\"do\":\"again\"}", "{}");
+  char *id = task_id(r, "result.task.taskId");
+  cJSON_Delete(r);
+  ck_assert_uint_eq(L.nout, 3);
+  cJSON *sent = tu_msg(&L, 2);
+  int rid = tu_jget(sent, "id")->valueint;
+  cJSON_Delete(sent);
+  /* The client sees input_required and calls tasks/result: its own stream
+   * carries the request, with the task and the same id, before the
+   * result. */
+  tu_sink k = {0};
+  tu_clear(&L);
+  result_on_stream(id, 90, &k);
+  ck_assert_uint_eq(k.n, 1);
+  cJSON *m = cJSON_Parse(k.msgs[0]);
+  char *want =
+      tu_text("{\"method\":\"elicitation/create\",\"id\":%d,\"params\":{"
+              "\"message\":\"Go on?\",\"_meta\":{\"" RELATED
+              "\":{\"taskId\":\"%s\"}}}}",
+              rid, id);
+  tu_assert_json(m, want);
+  free(want);
+  cJSON_Delete(m);
+  ck_assert_uint_eq(L.nout, 0); /* nothing more on the session's channel */
+  /* A second tasks/result (the first stream gone, say) carries it too. */
+  tu_sink k2 = {0};
+  result_on_stream(id, 91, &k2);
+  ck_assert_uint_eq(k2.n, 1);
+  ck_assert_ptr_nonnull(strstr(k2.msgs[0], "elicitation/create"));
+  /* The answer comes back as any: the next round asks again, on the
+   * stream of the tasks/result that waits (the latest), then the task
+   * completes and both waiting requests get its result. */
+  ck_assert_int_eq(
+      tu_send_free(&L, tu_text("{\"jsonrpc\":\"2.0\",\"id\":%d,\"result\":%s}",
+                               rid, YES)),
+      0);
+  ck_assert_uint_eq(k2.n, 2);
+  m = cJSON_Parse(k2.msgs[1]);
+  tu_assert_json(m, "{\"method\":\"elicitation/create\",\"id\":\"<any>\"}");
+  rid = tu_jget(m, "id")->valueint;
+  cJSON_Delete(m);
+  ck_assert_int_eq(
+      tu_send_free(&L, tu_text("{\"jsonrpc\":\"2.0\",\"id\":%d,\"result\":%s}",
+                               rid, YES)),
+      0);
+  ck_assert_uint_eq(k.n, 2);
+  ck_assert_uint_eq(k2.n, 3);
+  want = tu_text("{\"id\":90,\"result\":{\"content\":[{\"text\":\"answered\"}],"
+                 "\"_meta\":{\"" RELATED "\":{\"taskId\":\"%s\"}}}}",
+                 id);
+  m = cJSON_Parse(k.msgs[1]);
+  tu_assert_json(m, want);
+  cJSON_Delete(m);
+  free(want);
+  ck_assert_ptr_nonnull(strstr(k2.msgs[2], "\"id\":91"));
+  ck_assert_int_eq(g_seen_ok, 2);
+  /* A tasks/result without a stream of its own shares the session's
+   * channel, which had the requests already: nothing is sent twice. */
+  r = lcall("job", "{\"do\":\"ask\"}", "{}");
+  char *other = task_id(r, "result.task.taskId");
+  cJSON_Delete(r);
+  tu_clear(&L);
+  char *params = tu_text("{\"taskId\":\"%s\"}", other);
+  ck_assert_int_eq(tu_send_free(&L, tu_req(92, "tasks/result", params)), 0);
+  free(params);
+  ck_assert_uint_eq(L.nout, 0);
+  tu_sink_free(&k, 0, NULL);
+  tu_sink_free(&k2, 0, NULL);
+  free(other);
+  free(id);
+}
+END_TEST
+
 START_TEST(legacy_tool_error_fails_and_progress_is_related) {
   tu_clear(&L);
   ck_assert_int_eq(
@@ -964,6 +1084,294 @@ START_TEST(limits_refuse_and_make_room) {
   mcp_call_finish(three, 0);
   tu_peer_close(&B);
   free(first);
+}
+END_TEST
+
+/* {"do":what,"pad":"ppp..."} with size bytes of padding (free with free). */
+static char *padded(const char *what, size_t size) {
+  char *pad = malloc(size + 1);
+  ck_assert_ptr_nonnull(pad);
+  memset(pad, 'p', size);
+  pad[size] = '\0';
+  char *args = tu_text("{\"do\":\"%s\",\"pad\":\"%s\"}", what, pad);
+  free(pad);
+  return args;
+}
+
+/* A 2026-07-28 tools/call of job with args (freed) on peer p. */
+static cJSON *pcall(tu_peer *p, char *args) {
+  cJSON *r = tu_ask(
+      p, tu_mcall(next_id++, "job", args, TASKS_ELICIT_META, NULL, NULL));
+  free(args);
+  return r;
+}
+
+START_TEST(bytes_budget_refuses_and_makes_room) {
+  ck_assert_int_eq(
+      mcp_server_set_task_limits(
+          srv, &(mcp_task_limits){.max_bytes_per_caller = 256 * 1024}),
+      0);
+  /* Two running tasks with 100 KiB of arguments each fit; a third does
+   * not, and no finished task can make room. */
+  cJSON *r = pcall(&P, padded("defer", 100 * 1024));
+  char *first = task_id(r, "result.taskId");
+  cJSON_Delete(r);
+  mcp_call *one = tu_stash;
+  cJSON_Delete(pcall(&P, padded("defer", 100 * 1024)));
+  mcp_call *two = tu_stash;
+  r = pcall(&P, padded("defer", 100 * 1024));
+  tu_assert_error(r, -32000, "per-caller task memory budget (262144 bytes)");
+  cJSON_Delete(r);
+  /* Once the first has finished, its arguments are gone with its call: a
+   * third fits beside it, and the first is still there to read. */
+  mcp_result_text(one, "small");
+  mcp_call_finish(one, 0);
+  r = pcall(&P, padded("defer", 100 * 1024));
+  tu_assert_json(r, "{\"result\":{\"resultType\":\"task\"}}");
+  cJSON_Delete(r);
+  mcp_call *three = tu_stash;
+  r = mtask("tasks/get", first, NULL);
+  tu_assert_json(r, "{\"result\":{\"status\":\"completed\"}}");
+  cJSON_Delete(r);
+  /* The second ends with 100 KiB of result: a fourth then needs room,
+   * which the finished ones make, the oldest first, and are forgotten. */
+  char *text = malloc(100 * 1024 + 1);
+  ck_assert_ptr_nonnull(text);
+  memset(text, 't', 100 * 1024);
+  text[100 * 1024] = '\0';
+  ck_assert_int_eq(mcp_result_text(two, text), 0);
+  free(text);
+  mcp_call_finish(two, 0);
+  r = pcall(&P, padded("defer", 100 * 1024));
+  tu_assert_json(r, "{\"result\":{\"resultType\":\"task\"}}");
+  cJSON_Delete(r);
+  r = mtask("tasks/get", first, NULL);
+  tu_assert_error(r, -32602, "Task not found");
+  cJSON_Delete(r);
+  /* Another caller has a budget of its own. */
+  static const mcp_principal BOB = {.subject = "bob"};
+  tu_peer B;
+  tu_peer_open(&B, srv, &BOB);
+  r = pcall(&B, padded("now", 100 * 1024));
+  tu_assert_json(r, "{\"result\":{\"content\":[{\"text\":\"done now\"}]}}");
+  cJSON_Delete(r);
+  tu_peer_close(&B);
+  mcp_call_finish(three, 0);
+  mcp_call_finish(tu_stash, 0);
+  free(first);
+}
+END_TEST
+
+START_TEST(a_result_over_budget_fails_its_task) {
+  ck_assert_int_eq(
+      mcp_server_set_task_limits(
+          srv, &(mcp_task_limits){.max_bytes_per_caller = 160 * 1024}),
+      0);
+  /* 200 KiB of result cannot be kept: the task fails, saying why. */
+  cJSON *r = mcall("job", "{\"do\":\"big\",\"n\":204800}");
+  char *id = task_id(r, "result.taskId");
+  cJSON_Delete(r);
+  r = mtask("tasks/get", id, NULL);
+  tu_assert_json(r, "{\"result\":{\"status\":\"failed\",\"result\":"
+                    "\"<absent>\",\"error\":{\"code\":-32000}}}");
+  ck_assert_ptr_nonnull(strstr(tu_jstr(r, "result.error.message"),
+                               "would pass the per-caller task memory "
+                               "budget (163840 bytes)"));
+  ck_assert_ptr_nonnull(
+      strstr(tu_jstr(r, "result.statusMessage"), "memory budget"));
+  cJSON_Delete(r);
+  free(id);
+  /* 60 KiB fits; a second result of 100 KiB then needs the first's room,
+   * which it takes, the first finished task being forgotten. */
+  r = mcall("job", "{\"do\":\"big\",\"n\":61440}");
+  char *small = task_id(r, "result.taskId");
+  cJSON_Delete(r);
+  r = mtask("tasks/get", small, NULL);
+  tu_assert_json(r, "{\"result\":{\"status\":\"completed\"}}");
+  cJSON_Delete(r);
+  r = mcall("job", "{\"do\":\"big\",\"n\":102400}");
+  char *large = task_id(r, "result.taskId");
+  cJSON_Delete(r);
+  r = mtask("tasks/get", large, NULL);
+  tu_assert_json(r, "{\"result\":{\"status\":\"completed\"}}");
+  cJSON_Delete(r);
+  r = mtask("tasks/get", small, NULL);
+  tu_assert_error(r, -32602, "Task not found");
+  cJSON_Delete(r);
+  free(small);
+  free(large);
+}
+END_TEST
+
+START_TEST(input_over_budget_fails_or_is_refused) {
+  ck_assert_int_eq(
+      mcp_server_set_task_limits(
+          srv, &(mcp_task_limits){.max_bytes_per_caller = 64 * 1024}),
+      0);
+  /* Input requests the budget has no room for fail their task. */
+  cJSON *r = mcall("job", "{\"do\":\"askbig\",\"n\":102400}");
+  char *id = task_id(r, "result.taskId");
+  cJSON_Delete(r);
+  r = mtask("tasks/get", id, NULL);
+  tu_assert_json(r, "{\"result\":{\"status\":\"failed\",\"error\":{"
+                    "\"code\":-32000}}}");
+  ck_assert_ptr_nonnull(
+      strstr(tu_jstr(r, "result.statusMessage"), "input requests ("));
+  cJSON_Delete(r);
+  free(id);
+  /* Answers it has no room for are refused, and change nothing. */
+  r = mcall("job", "{\"do\":\"ask\"}");
+  id = task_id(r, "result.taskId");
+  cJSON_Delete(r);
+  char *pad = malloc(100 * 1024 + 1);
+  ck_assert_ptr_nonnull(pad);
+  memset(pad, 'a', 100 * 1024);
+  pad[100 * 1024] = '\0';
+  char *more = tu_text("\"inputResponses\":{\"ok\":{\"action\":\"accept\","
+                       "\"content\":{\"ok\":true,\"pad\":\"%s\"}}}",
+                       pad);
+  free(pad);
+  r = mtask("tasks/update", id, more);
+  free(more);
+  tu_assert_error(r, -32000, "answers (");
+  cJSON_Delete(r);
+  r = mtask("tasks/get", id, NULL);
+  tu_assert_json(r, "{\"result\":{\"status\":\"input_required\"}}");
+  cJSON_Delete(r);
+  more = tu_text("\"inputResponses\":{\"ok\":%s}", YES);
+  cJSON_Delete(mtask("tasks/update", id, more));
+  free(more);
+  r = mtask("tasks/get", id, NULL);
+  tu_assert_json(r, "{\"result\":{\"status\":\"completed\"}}");
+  cJSON_Delete(r);
+  free(id);
+}
+END_TEST
+
+START_TEST(count_refusals_name_their_limit) {
+  ck_assert_int_eq(
+      mcp_server_set_task_limits(
+          srv, &(mcp_task_limits){.max_per_caller = 4, .max_total = 1}),
+      0);
+  cJSON_Delete(mcall("job", "{\"do\":\"defer\"}"));
+  mcp_call *held = tu_stash;
+  static const mcp_principal BOB = {.subject = "bob"};
+  tu_peer B;
+  tu_peer_open(&B, srv, &BOB);
+  cJSON *r = tu_ask(
+      &B, tu_mcall(1, "job", "{\"do\":\"defer\"}", TASKS_META, NULL, NULL));
+  /* The server's limit is no caller's. */
+  tu_assert_error(r, -32000, "at most 1 on the server");
+  ck_assert_ptr_null(strstr(tu_jstr(r, "error.message"), "per caller"));
+  cJSON_Delete(r);
+  tu_peer_close(&B);
+  mcp_call_finish(held, 0);
+}
+END_TEST
+
+START_TEST(anonymous_sessions_have_budgets_of_their_own) {
+  /* An anonymous session may hold an eighth of a caller's tasks (2 of
+   * 16); anonymous callers together, a caller's (16). */
+  ck_assert_int_eq(
+      mcp_server_set_task_limits(srv, &(mcp_task_limits){.max_per_caller = 16}),
+      0);
+  tu_peer anon[9];
+  mcp_call *held[20];
+  size_t nheld = 0;
+  for (int i = 0; i < 9; i++) {
+    tu_peer_open(&anon[i], srv, NULL);
+    for (int j = 0; j < 3; j++) {
+      cJSON *r = pcall(&anon[i], tu_text("{\"do\":\"defer\"}"));
+      if (i < 8 && j < 2) {
+        tu_assert_json(r, "{\"result\":{\"resultType\":\"task\"}}");
+        held[nheld++] = tu_stash;
+      } else if (i < 8) {
+        tu_assert_error(r, -32000, "at most 2 per anonymous session");
+      } else {
+        tu_assert_error(r, -32000, "for anonymous callers together");
+      }
+      cJSON_Delete(r);
+    }
+  }
+  /* A caller who is named is not crowded out. */
+  cJSON *r = mcall("job", "{\"do\":\"defer\"}");
+  tu_assert_json(r, "{\"result\":{\"resultType\":\"task\"}}");
+  cJSON_Delete(r);
+  held[nheld++] = tu_stash;
+  /* Bytes likewise: an anonymous session's budget is its own. */
+  ck_assert_int_eq(
+      mcp_server_set_task_limits(
+          srv, &(mcp_task_limits){.max_bytes_anonymous = 64 * 1024}),
+      0);
+  tu_peer other;
+  tu_peer_open(&other, srv, NULL);
+  r = pcall(&other, padded("now", 100 * 1024));
+  tu_assert_error(r, -32000, "per-anonymous-session task memory budget");
+  cJSON_Delete(r);
+  tu_peer_close(&other);
+  for (size_t i = 0; i < nheld; i++)
+    mcp_call_finish(held[i], 0);
+  for (int i = 0; i < 9; i++)
+    tu_peer_close(&anon[i]);
+}
+END_TEST
+
+START_TEST(a_refused_retry_frees_its_room) {
+  ck_assert_int_eq(
+      mcp_server_set_task_limits(srv, &(mcp_task_limits){.max_per_caller = 1}),
+      0);
+  /* A retry whose requestState is refused never runs: its record, made
+   * before the state was checked, holds no room afterwards. */
+  for (int i = 0; i < 3; i++) {
+    cJSON *r = tu_ask(&P, tu_mcall(next_id++, "job", "{\"do\":\"ask\"}",
+                                   TASKS_ELICIT_META, "\"forged\"", NULL));
+    tu_assert_error(r, -32602, NULL);
+    cJSON_Delete(r);
+  }
+  cJSON *r = mcall("job", "{\"do\":\"defer\"}");
+  tu_assert_json(r, "{\"result\":{\"resultType\":\"task\"}}");
+  cJSON_Delete(r);
+  mcp_call_finish(tu_stash, 0);
+}
+END_TEST
+
+static bool g_deny_pad; /* the authorizer refuses arguments with a pad */
+
+static int authorize_pad(const mcp_principal *principal, const char *tool,
+                         const cJSON *arguments, char *reason,
+                         size_t reason_size, void *user_data) {
+  (void)principal;
+  (void)tool;
+  (void)user_data;
+  if (!g_deny_pad || !cJSON_GetObjectItemCaseSensitive(arguments, "pad"))
+    return 0;
+  snprintf(reason, reason_size, "no pads now");
+  return 1;
+}
+
+START_TEST(an_authorizer_sees_the_arguments_kept) {
+  /* With an authorizer, a task keeps its arguments for the tasks methods'
+   * admission, after its call has ended too. */
+  mcp_server_set_authorizer(srv, authorize_pad, NULL);
+  g_deny_pad = false;
+  cJSON *r = pcall(&P, padded("now", 10));
+  tu_assert_json(r, "{\"result\":{\"content\":[{\"text\":\"done now\"}]}}");
+  cJSON_Delete(r);
+  r = pcall(&P, padded("task", 10));
+  char *id = task_id(r, "result.taskId");
+  cJSON_Delete(r);
+  r = mtask("tasks/get", id, NULL);
+  tu_assert_json(r, "{\"result\":{\"status\":\"completed\"}}");
+  cJSON_Delete(r);
+  g_deny_pad = true;
+  r = mtask("tasks/get", id, NULL);
+  ck_assert_ptr_nonnull(tu_get(r, "error"));
+  char *text = cJSON_PrintUnformatted(r);
+  ck_assert_ptr_nonnull(strstr(text, "no pads now"));
+  free(text);
+  cJSON_Delete(r);
+  g_deny_pad = false;
+  free(id);
 }
 END_TEST
 
@@ -1108,6 +1516,114 @@ START_TEST(finishes_race_reads_and_cancels) {
 }
 END_TEST
 
+/* ---- a call becoming a task while another thread asks about it ----------
+ * The handler hands its call to a watcher thread, which asks
+ * mcp_call_cancelled and mcp_call_task_id (documented any-thread) without
+ * pause, and meanwhile makes the call a task, which lifts its deadline:
+ * the watcher has asked before the change, and asks on after it until it
+ * sees the task id. Nothing orders the two but the engine's own atomics
+ * and locks: under ThreadSanitizer an unsynchronized field is a reported
+ * race. */
+
+static pthread_mutex_t race_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t race_cond = PTHREAD_COND_INITIALIZER;
+static mcp_call *race_call; /* handed to the watcher, under race_lock */
+static int race_phase;      /* 1 watching, 3 stopped, -1 quit */
+static _Atomic bool race_stop;
+static _Atomic unsigned long race_reads, race_task_ids;
+
+/* Waits under race_lock until race_phase is want (or the watcher quits),
+ * at most 10 s. */
+static void race_wait(int want) {
+  struct timespec until;
+  clock_gettime(CLOCK_REALTIME, &until);
+  until.tv_sec += 10;
+  while (race_phase != want && race_phase != -1)
+    ck_assert_int_eq(pthread_cond_timedwait(&race_cond, &race_lock, &until), 0);
+}
+
+/* Spins until *counter passes floor, at most 10 s. */
+static void race_until(_Atomic unsigned long *counter, unsigned long floor) {
+  for (long spins = 0; atomic_load(counter) <= floor; spins++) {
+    ck_assert_msg(spins < 10L * 1000 * 1000, "the watcher did not read");
+    nanosleep(&(struct timespec){.tv_nsec = 1000}, NULL);
+  }
+}
+
+static void *race_watch(void *arg) {
+  (void)arg;
+  pthread_mutex_lock(&race_lock);
+  for (;;) {
+    while (race_call == NULL && race_phase != -1)
+      pthread_cond_wait(&race_cond, &race_lock);
+    if (race_phase == -1)
+      break;
+    mcp_call *c = race_call;
+    race_phase = 1;
+    pthread_cond_broadcast(&race_cond);
+    pthread_mutex_unlock(&race_lock);
+    /* Bounded: the handler stops it soon after the change. */
+    for (long i = 0; i < 100L * 1000 * 1000 && !atomic_load(&race_stop); i++) {
+      ck_assert(!mcp_call_cancelled(c));
+      atomic_fetch_add(&race_reads, 1);
+      if (mcp_call_task_id(c) != NULL)
+        atomic_fetch_add(&race_task_ids, 1);
+    }
+    pthread_mutex_lock(&race_lock);
+    race_call = NULL;
+    race_phase = 3;
+    pthread_cond_broadcast(&race_cond);
+  }
+  pthread_mutex_unlock(&race_lock);
+  return NULL;
+}
+
+static int race_handler(mcp_call *call) {
+  unsigned long ids = atomic_load(&race_task_ids);
+  pthread_mutex_lock(&race_lock);
+  atomic_store(&race_stop, false);
+  race_call = call;
+  race_phase = 0;
+  pthread_cond_broadcast(&race_cond);
+  race_wait(1);
+  pthread_mutex_unlock(&race_lock);
+  race_until(&race_reads, atomic_load(&race_reads));
+  /* The watcher reads while the call becomes a task, and after. */
+  ck_assert_int_eq(mcp_call_start_task(call), 0);
+  race_until(&race_task_ids, ids);
+  atomic_store(&race_stop, true);
+  pthread_mutex_lock(&race_lock);
+  race_wait(3);
+  pthread_mutex_unlock(&race_lock);
+  return mcp_result_text(call, "raced");
+}
+
+START_TEST(becoming_a_task_races_cancellation_checks) {
+  /* A call deadline, so that becoming a task has one to lift. */
+  mcp_server_set_call_timeout(srv, 60000);
+  race_phase = 0;
+  pthread_t watcher;
+  ck_assert_int_eq(pthread_create(&watcher, NULL, race_watch, NULL), 0);
+  for (int i = 0; i < 50; i++) {
+    cJSON *r = mcall("job", "{\"do\":\"race\"}");
+    tu_assert_json(r, "{\"result\":{\"resultType\":\"task\"}}");
+    char *id = task_id(r, "result.taskId");
+    cJSON_Delete(r);
+    r = mtask("tasks/get", id, NULL);
+    tu_assert_json(r, "{\"result\":{\"status\":\"completed\"}}");
+    cJSON_Delete(r);
+    free(id);
+  }
+  pthread_mutex_lock(&race_lock);
+  race_phase = -1;
+  pthread_cond_broadcast(&race_cond);
+  pthread_mutex_unlock(&race_lock);
+  pthread_join(watcher, NULL);
+  /* Each became a task while watched, never cancelled nor late. */
+  ck_assert_uint_ge(atomic_load(&race_task_ids), 50);
+}
+END_TEST
+
 /* ===========================================================================
  * Every allocation failing in turn
  * ======================================================================== */
@@ -1217,16 +1733,25 @@ int main(void) {
   tcase_add_test(t, legacy_list_pages_and_cancel);
   tcase_add_test(t, legacy_waiters_are_bounded);
   tcase_add_test(t, legacy_input_requests_carry_the_task);
+  tcase_add_test(t, legacy_tasks_result_carries_input_requests);
   tcase_add_test(t, legacy_tool_error_fails_and_progress_is_related);
   tcase_add_test(t, legacy_refusals);
   tcase_add_test(t, a_task_outlives_its_session);
   t = tu_tcase(s, "limits", setup, teardown, 60);
   tcase_add_test(t, limits_refuse_and_make_room);
   tcase_add_test(t, ttl_expiry_cancels_and_forgets);
+  tcase_add_test(t, bytes_budget_refuses_and_makes_room);
+  tcase_add_test(t, a_result_over_budget_fails_its_task);
+  tcase_add_test(t, input_over_budget_fails_or_is_refused);
+  tcase_add_test(t, count_refusals_name_their_limit);
+  tcase_add_test(t, anonymous_sessions_have_budgets_of_their_own);
+  tcase_add_test(t, a_refused_retry_frees_its_room);
+  tcase_add_test(t, an_authorizer_sees_the_arguments_kept);
   tcase_add_test(t, status_message_and_misuse);
   t = tu_tcase(s, "threads", setup, teardown, 60);
   tcase_add_test(t, handed_to_an_executor_it_is_a_task);
   tcase_add_test(t, finishes_race_reads_and_cancels);
+  tcase_add_test(t, becoming_a_task_races_cancellation_checks);
   tcase_add_test(t, a_task_call_outlives_its_server);
   t = tu_tcase(s, "oom", NULL, NULL, 600);
   tcase_add_test(t, every_allocation_failing);
