@@ -31,6 +31,7 @@
 #include <mcp/http.h>
 #include <mcp/mcp.h>
 #include <netinet/in.h>
+#include <openssl/ssl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -42,6 +43,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -2586,6 +2588,110 @@ START_TEST(https_options_checked_at_start) {
 }
 END_TEST
 
+/* Handshakes with the server at exactly TLS version v (OpenSSL's
+ * TLS1_x_VERSION), certificate unchecked: true when it completed at v.
+ * The client's security level is 0 and every cipher is offered, since
+ * Debian's OpenSSL refuses TLS 1.0 and 1.1 itself at its default level: a
+ * failure is then the server's refusal, not the client's. */
+static bool tls_handshake_at(int v) {
+  SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
+  ck_assert_ptr_nonnull(ctx);
+  SSL_CTX_set_security_level(ctx, 0);
+  ck_assert_int_eq(SSL_CTX_set_cipher_list(ctx, "ALL:@SECLEVEL=0"), 1);
+  ck_assert_int_eq(SSL_CTX_set_min_proto_version(ctx, v), 1);
+  ck_assert_int_eq(SSL_CTX_set_max_proto_version(ctx, v), 1);
+  int fd = raw_connect();
+  /* A server that never answers fails the handshake instead of hanging. */
+  struct timeval tv = {.tv_sec = T(10000) / 1000};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  SSL *ssl = SSL_new(ctx);
+  ck_assert_ptr_nonnull(ssl);
+  ck_assert_int_eq(SSL_set_fd(ssl, fd), 1);
+  bool ok = SSL_connect(ssl) == 1 && SSL_version(ssl) == v;
+  if (ok)
+    SSL_shutdown(ssl);
+  SSL_free(ssl);
+  close(fd);
+  SSL_CTX_free(ctx);
+  return ok;
+}
+
+/* Starts HTTPS with certificate a and the given priority string (NULL =
+ * the default). */
+static void tls_start_with(const char *priorities) {
+  snprintf(tls_dir, sizeof tls_dir, "/tmp/mcp-tls-XXXXXX");
+  ck_assert_ptr_nonnull(mkdtemp(tls_dir));
+  make_cert("a");
+  mcp_http_tls tls = {.cert_file = tls_path("a", "crt"),
+                      .key_file = tls_path("a", "key"),
+                      .priorities = priorities};
+  mcp_http_options o = {.tls = &tls};
+  fx_start(&o);
+}
+
+/* RFC 8996: by default only TLS 1.2 and 1.3 handshakes complete, and the
+ * server still answers MCP over both. */
+START_TEST(https_refuses_tls_1_0_and_1_1_by_default) {
+  tls_start_with(NULL);
+  ck_assert_msg(!tls_handshake_at(TLS1_VERSION),
+                "a TLS 1.0 handshake completed");
+  ck_assert_msg(!tls_handshake_at(TLS1_1_VERSION),
+                "a TLS 1.1 handshake completed");
+  ck_assert_msg(tls_handshake_at(TLS1_2_VERSION), "a TLS 1.2 handshake failed");
+  ck_assert_msg(tls_handshake_at(TLS1_3_VERSION), "a TLS 1.3 handshake failed");
+  tls_echo(tls_path("a", "crt"), "tls 1.2 or newer");
+  tls_stop();
+}
+END_TEST
+
+/* mcp_http_tls.priorities replaces the default: a string allowing only
+ * TLS 1.3 refuses 1.2, and GnuTLS's plain NORMAL (which still has 1.0 on
+ * this GnuTLS) lets the test client complete a TLS 1.0 handshake, which
+ * shows the client can: the default's refusal is the server's. */
+START_TEST(https_priorities_option_taken) {
+  tls_start_with("NORMAL:-VERS-ALL:+VERS-TLS1.3");
+  ck_assert(!tls_handshake_at(TLS1_2_VERSION));
+  ck_assert(tls_handshake_at(TLS1_3_VERSION));
+  tls_echo(tls_path("a", "crt"), "tls 1.3 only");
+  mcp_http_stop(F.http);
+  F.http = NULL;
+  mcp_server_free(F.srv);
+  F.srv = NULL;
+  tls_stop();
+  fresh_curl();
+  tls_start_with("NORMAL:+VERS-TLS1.0");
+  ck_assert_msg(tls_handshake_at(TLS1_VERSION),
+                "the test client cannot make a TLS 1.0 handshake even with "
+                "a server that allows it");
+  tls_stop();
+}
+END_TEST
+
+/* A priority string GnuTLS refuses fails the start, saying where. */
+START_TEST(https_bad_priorities_refused_at_start) {
+  snprintf(tls_dir, sizeof tls_dir, "/tmp/mcp-tls-XXXXXX");
+  ck_assert_ptr_nonnull(mkdtemp(tls_dir));
+  make_cert("a");
+  mcp_server_info info = {.name = "tls", .version = "1"};
+  ck_assert_int_eq(mcp_server_new(&info, &F.srv), 0);
+  mcp_server_set_log(F.srv, fx_log, NULL);
+  static const char *const bad[] = {"NORMAL:+VERS-TLS9.9", "NOSUCHSET", ""};
+  for (size_t i = 0; i < TU_COUNT(bad); i++) {
+    mcp_http_tls tls = {.cert_file = tls_path("a", "crt"),
+                        .key_file = tls_path("a", "key"),
+                        .priorities = bad[i]};
+    mcp_http_options o = {.tls = &tls};
+    ck_assert_int_eq(mcp_http_start(F.srv, &o, &F.http), MCP_EINVAL);
+    ck_assert_ptr_null(F.http);
+    const char *msg = mcp_server_errmsg(F.srv);
+    ck_assert_msg(strstr(msg, "priority string") != NULL &&
+                      strstr(msg, bad[i]) != NULL,
+                  "no clear error for \"%s\": %s", bad[i], msg);
+  }
+  tls_stop();
+}
+END_TEST
+
 /* ===========================================================================
  * Inherited sockets (mcp_http_options.listen_fd, mcp_http_systemd_socket)
  * ======================================================================== */
@@ -4457,6 +4563,10 @@ int main(void) {
   tcase_add_test(t, https_serves_both_eras_and_refuses_plain_http);
   tcase_add_test(t, https_certificate_reloaded_without_dropping_connections);
   tcase_add_test(t, https_options_checked_at_start);
+  t = tc(s, "tls_versions");
+  tcase_add_test(t, https_refuses_tls_1_0_and_1_1_by_default);
+  tcase_add_test(t, https_priorities_option_taken);
+  tcase_add_test(t, https_bad_priorities_refused_at_start);
   t = tc(s, "origin");
   tcase_add_test(t, d1_foreign_host_403_before_body);
   tcase_add_test(t, d2_d4_foreign_or_null_origin_403);
