@@ -615,6 +615,34 @@ static bool collect(mcp_http *h, mcp__http_req *r, const char *data, size_t n) {
  * never see the bytes otherwise than the engine does. A body that does not
  * parse goes to the engine as bytes, and it answers the error. */
 #define PEEK_ID_INLINE 72
+
+/* The 2026-07-28 requests that carry the header Mcp-Name, and what it
+ * carries: one params member of the body, which it must equal. The one
+ * list of them: the check and its refusals read it, so a refusal always
+ * says what this method's value is. */
+typedef struct name_rule {
+  const char *method;
+  const char *member; /* in params */
+  const char *what;   /* what that is, for the refusal */
+} name_rule;
+
+static const name_rule name_rules[] = {
+    {"tools/call", "name", "the tool's name"},
+    {"prompts/get", "name", "the prompt's name"},
+    {"resources/read", "uri", "the resource's URI"},
+    /* The tasks extension routes a task's requests by its id. */
+    {"tasks/get", "taskId", "the task id"},
+    {"tasks/update", "taskId", "the task id"},
+    {"tasks/cancel", "taskId", "the task id"},
+};
+
+static const name_rule *name_rule_of(const char *method) {
+  for (size_t i = 0; i < sizeof name_rules / sizeof *name_rules; i++)
+    if (strcmp(name_rules[i].method, method) == 0)
+      return &name_rules[i];
+  return NULL;
+}
+
 typedef struct peek {
   mcp_message *msg; /* owned until handed to the session */
   const cJSON *root;
@@ -627,11 +655,11 @@ typedef struct peek {
   size_t ncalls; /* requests that start a call (is_call) */
   bool modern;   /* modern _meta, or server/discover */
   const char *meta_version;
-  bool meta_ok;      /* the _meta the modern era requires is there */
-  bool needs_name;   /* the method needs Mcp-Name */
-  const cJSON *name; /* params.name, params.uri or params.taskId */
-  bool oom;          /* JSON that could not be read, or an id that could
-                        not be printed, for lack of memory */
+  bool meta_ok;               /* the _meta the modern era requires is there */
+  const name_rule *name_rule; /* the method needs Mcp-Name: this one */
+  const cJSON *name;          /* the params member it must equal */
+  bool oom; /* JSON that could not be read, or an id that could
+               not be printed, for lack of memory */
 } peek;
 
 static const cJSON *member(const cJSON *o, const char *key) {
@@ -705,20 +733,9 @@ static void peek_body(const char *body, size_t len, peek *p) {
   p->meta_version = cJSON_IsString(v) ? v->valuestring : NULL;
   p->meta_ok = p->meta_version && cJSON_IsObject(caps) &&
                (level == NULL || cJSON_IsString(level));
-  if (strcmp(p->method, "tools/call") == 0 ||
-      strcmp(p->method, "prompts/get") == 0) {
-    p->needs_name = true;
-    p->name = member(params, "name");
-  } else if (strcmp(p->method, "resources/read") == 0) {
-    p->needs_name = true;
-    p->name = member(params, "uri");
-  } else if (strcmp(p->method, "tasks/get") == 0 ||
-             strcmp(p->method, "tasks/update") == 0 ||
-             strcmp(p->method, "tasks/cancel") == 0) {
-    /* The tasks extension routes a task's requests by its id. */
-    p->needs_name = true;
-    p->name = member(params, "taskId");
-  }
+  p->name_rule = name_rule_of(p->method);
+  if (p->name_rule)
+    p->name = member(params, p->name_rule->member);
 }
 
 static void peek_free(peek *p) {
@@ -894,8 +911,10 @@ static int receive(mcp_session *s, mcp__http_req *r, peek *p) {
 
 /* Checks the modern headers against the body: MCP-Protocol-Version,
  * Mcp-Method and Mcp-Name must say what the body says. Returns NULL or the
- * reason to refuse; *oom is set when memory ran out before knowing. */
-static const char *modern_mismatch(mcp__http_req *r, const peek *p, bool *oom) {
+ * reason to refuse (in why, size bytes, when it names the method); *oom is
+ * set when memory ran out before knowing. */
+static const char *modern_mismatch(mcp__http_req *r, const peek *p, char *why,
+                                   size_t size, bool *oom) {
   const char *version = r->version;
   if (version == NULL || strcmp(version, p->meta_version) != 0)
     return "Header mismatch: MCP-Protocol-Version must equal "
@@ -906,12 +925,18 @@ static const char *modern_mismatch(mcp__http_req *r, const peek *p, bool *oom) {
       method_len != strlen(p->method) ||
       memcmp(method, p->method, method_len) != 0)
     return "Header mismatch: Mcp-Method must equal the body's method";
-  if (!p->needs_name || !p->has_id)
+  const name_rule *rule = p->name_rule;
+  if (rule == NULL || !p->has_id)
     return NULL;
   const char *raw;
   size_t raw_len;
-  if (!header_span(r, "Mcp-Name", &raw, &raw_len))
-    return "Header mismatch: Mcp-Name is required for this method";
+  if (!header_span(r, "Mcp-Name", &raw, &raw_len)) {
+    snprintf(why, size,
+             "Header mismatch: Mcp-Name is required for %s: its value is %s "
+             "(params.%s of the body)",
+             rule->method, rule->what, rule->member);
+    return why;
+  }
   char *name = NULL;
   size_t n = 0;
   if (mcp__http_header_decode(raw, raw_len, &name, &n) == MCP_ENOMEM) {
@@ -922,9 +947,13 @@ static const char *modern_mismatch(mcp__http_req *r, const peek *p, bool *oom) {
               strlen(p->name->valuestring) == n &&
               memcmp(name, p->name->valuestring, n) == 0;
   mcp_free(name);
-  return same ? NULL
-              : "Header mismatch: Mcp-Name must equal the body's name, uri "
-                "or taskId";
+  if (same)
+    return NULL;
+  snprintf(why, size,
+           "Header mismatch: Mcp-Name must equal params.%s of the body (%s) "
+           "for %s",
+           rule->member, rule->what, rule->method);
+  return why;
 }
 
 /* The Mcp-Param-* headers of one request, decoded (SEP-2243). */
@@ -1032,7 +1061,7 @@ static enum MHD_Result post_modern(mcp_http *h, mcp__http_req *r, peek *p) {
   if (p->method && p->has_id && p->meta_version) {
     char buf[200];
     bool oom = false;
-    const char *why = modern_mismatch(r, p, &oom);
+    const char *why = modern_mismatch(r, p, buf, sizeof buf, &oom);
     why = (why || oom) ? why : param_mismatch(h, r, p, buf, sizeof buf, &oom);
     if (oom)
       return respond_error(r, MHD_HTTP_INTERNAL_SERVER_ERROR,

@@ -3255,6 +3255,51 @@ START_TEST(modern_header_mismatch_400_32020) {
 }
 END_TEST
 
+/* A refusal for a missing or different Mcp-Name says what the header
+ * carries for that method (a new user polling a task over raw HTTP must
+ * learn it is the task id), for every method that needs it. */
+START_TEST(modern_mcp_name_refusal_says_the_value) {
+  fx_start(NULL);
+  static const struct {
+    const char *method, *params, *member, *what;
+  } cases[] = {
+      {"tools/call", "\"name\":\"echo\",\"arguments\":{}", "name",
+       "the tool's name"},
+      {"prompts/get", "\"name\":\"greet\"", "name", "the prompt's name"},
+      {"resources/read", "\"uri\":\"file:///a\"", "uri", "the resource's URI"},
+      {"tasks/get", "\"taskId\":\"t1\"", "taskId", "the task id"},
+      {"tasks/update", "\"taskId\":\"t1\",\"inputResponses\":{}", "taskId",
+       "the task id"},
+      {"tasks/cancel", "\"taskId\":\"t1\"", "taskId", "the task id"},
+  };
+  for (size_t i = 0; i < TU_COUNT(cases); i++) {
+    char *body = tu_text("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"%s\","
+                         "\"params\":{%s," META "}}",
+                         cases[i].method, cases[i].params);
+    for (int wrong = 0; wrong < 2; wrong++) {
+      lc_resp r;
+      modern("2026-07-28", cases[i].method, wrong ? "other" : NULL, body, &r);
+      ck_assert_msg(r.status == 400, "%s: HTTP %ld", cases[i].method, r.status);
+      cJSON *m = reply_of(&r);
+      ck_assert_int_eq(tu_jget(m, "error.code")->valueint, -32020);
+      const char *msg = tu_jstr(m, "error.message");
+      char member[32];
+      snprintf(member, sizeof member, "params.%s", cases[i].member);
+      ck_assert_msg(strstr(msg, cases[i].method) &&
+                        strstr(msg, cases[i].what) && strstr(msg, member),
+                    "%s, Mcp-Name %s: the refusal does not say the value is "
+                    "%s (%s): %s",
+                    cases[i].method, wrong ? "different" : "missing",
+                    cases[i].what, member, msg);
+      cJSON_Delete(m);
+      lc_resp_free(&r);
+    }
+    free(body);
+  }
+  ck_assert_int_eq(fx_calls(), 0);
+}
+END_TEST
+
 START_TEST(modern_base64_mcp_name) {
   fx_start(NULL);
   lc_resp r;
@@ -4553,6 +4598,8 @@ int main(void) {
   tcase_add_test(t, modern_param_headers);
   tcase_add_test(t, huge_numeric_ids);
   tcase_add_test(t, legacy_resource_updates_on_get_stream);
+  t = tc(s, "mcp_name");
+  tcase_add_test(t, modern_mcp_name_refusal_says_the_value);
   t = tc(s, "inherited");
   tcase_add_test(t, serves_an_inherited_socket);
   tcase_add_test(t, node_id_prefixes_session_ids);
