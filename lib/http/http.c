@@ -801,15 +801,34 @@ static void attach_live(mcp_http *h, mcp__http_req *r, mcp__http_stream *st) {
     mcp__http_stream_end(st); /* not suspended yet: nothing to resume */
 }
 
-/* Turns the engine's answer to a POST into the HTTP response. */
-static enum MHD_Result finish_post(mcp_http *h, mcp__http_req *r, const peek *p,
-                                   int rc, bool modern, bool priming,
-                                   const char *session_id,
-                                   const char *version) {
+/* Keeps what answering needs while r waits (its id is the peek's, which
+ * goes with the request's first call). Returns false when memory ran
+ * out: r then does not wait. */
+static bool keep_reply(mcp__http_req *r, const mcp__http_reply *f) {
+  if (r->reply_id || &r->reply == f)
+    return true;
+  if (f->id && (r->reply_id = mcp__strdup(f->id)) == NULL)
+    return false;
+  r->reply = *f;
+  r->reply.id = r->reply_id;
+  return true;
+}
+
+/* Turns the engine's answer to a POST into the HTTP response, or leaves
+ * the request waiting for it: on_request calls again, with r->reply,
+ * once the stream can settle. */
+static enum MHD_Result finish_post(mcp_http *h, mcp__http_req *r, int rc,
+                                   const mcp__http_reply *f) {
+  const char *version = f->version;
   if (rc == MCP_ENOMEM || rc == MCP_ECLOSED)
     return respond_error(r, MHD_HTTP_INTERNAL_SERVER_ERROR,
-                         MCP__RPC_INTERNAL_ERROR, "Internal error", p->id,
+                         MCP__RPC_INTERNAL_ERROR, "Internal error", f->id,
                          version, NULL, 0);
+  /* A reply the engine gives later (a call deferred, or run by an
+   * executor) is awaited, so that one message is still application/json;
+   * not when the server is asked for event streams. */
+  bool may_wait = !h->prefer_sse && !mcp__http_stream_engine_done(r->stream) &&
+                  keep_reply(r, f);
   char *json = NULL;
   size_t len = 0;
   int code = 0;
@@ -819,12 +838,20 @@ static enum MHD_Result finish_post(mcp_http *h, mcp__http_req *r, const peek *p,
    * is here already, with the scopes the engine said it names. */
   char *forbidden = h->auth ? mcp__http_stream_refusal(r->stream) : NULL;
   pthread_mutex_lock(&h->lock);
-  mcp__http_mode mode =
-      mcp__http_stream_settle(r->stream, r, h->prefer_sse && forbidden == NULL,
-                              priming, &json, &len, &code);
+  bool waited = r->waiting;
+  mcp__http_mode mode = mcp__http_stream_settle(
+      r->stream, r, h->prefer_sse && forbidden == NULL,
+      may_wait && !h->stopping, f->priming, &json, &len, &code);
+  r->waiting = mode == MCP__HTTP_MODE_PENDING;
+  /* A waiting request is attached (and live, so that a stop or a
+   * keep-alive interval resumes it) from its first wait until its
+   * connection completes, whatever it becomes. */
+  if (r->waiting && !waited)
+    attach_live(h, r, r->stream);
   bool unkept = false;
   if (mode == MCP__HTTP_MODE_SSE) {
-    attach_live(h, r, r->stream);
+    if (!waited)
+      attach_live(h, r, r->stream);
     /* An event stream has ids a client may resume from. */
     unkept = r->session &&
              !mcp__http_session_keep_stream_locked(r->session, r->stream);
@@ -834,6 +861,11 @@ static enum MHD_Result finish_post(mcp_http *h, mcp__http_req *r, const peek *p,
     mcp__http_log(h, MCP_LOG_DEBUG,
                   "an event stream of a session cannot be resumed: every "
                   "kept stream is still live");
+  if (mode == MCP__HTTP_MODE_PENDING) {
+    mcp_free(forbidden);
+    return MHD_YES; /* no response yet: the connection is suspended */
+  }
+  const char *session_id = f->session_id;
   if (mode == MCP__HTTP_MODE_FAILED) {
     mcp_free(forbidden);
     mcp_free(json);
@@ -842,7 +874,7 @@ static enum MHD_Result finish_post(mcp_http *h, mcp__http_req *r, const peek *p,
     const header_pair closing = {MHD_HTTP_HEADER_CONNECTION, "close"};
     bool overflow = mcp__http_stream_ended(r->stream);
     return respond_error(r, MHD_HTTP_INTERNAL_SERVER_ERROR,
-                         MCP__RPC_INTERNAL_ERROR, "Internal error", p->id,
+                         MCP__RPC_INTERNAL_ERROR, "Internal error", f->id,
                          version, &closing, overflow ? 1 : 0);
   }
   const header_pair sid = {"Mcp-Session-Id", session_id};
@@ -870,13 +902,13 @@ static enum MHD_Result finish_post(mcp_http *h, mcp__http_req *r, const peek *p,
   unsigned status = MHD_HTTP_OK;
   if (code == MCP__RPC_PARSE_ERROR || code == MCP__RPC_INVALID_REQUEST)
     status = MHD_HTTP_BAD_REQUEST;
-  if (modern) {
+  if (f->modern) {
     if (code == MCP__RPC_METHOD_NOT_FOUND)
       status = MHD_HTTP_NOT_FOUND;
     else if (code == MCP__RPC_HEADER_MISMATCH ||
              code == MCP__RPC_MISSING_CAPABILITY ||
              code == MCP__RPC_UNSUPPORTED_VERSION ||
-             (code == MCP__RPC_INVALID_PARAMS && !p->meta_ok))
+             (code == MCP__RPC_INVALID_PARAMS && !f->meta_ok))
       status = MHD_HTTP_BAD_REQUEST;
   }
   return respond(r, status, "application/json", json, len, &sid, 1);
@@ -1081,7 +1113,9 @@ static enum MHD_Result post_modern(mcp_http *h, mcp__http_req *r, peek *p) {
                          MCP__RPC_INTERNAL_ERROR, "Internal error", p->id,
                          version, NULL, 0);
   int rc = receive(r->ephemeral, r, p);
-  return finish_post(h, r, p, rc, true, false, NULL, version);
+  const mcp__http_reply f = {
+      .id = p->id, .version = version, .modern = true, .meta_ok = p->meta_ok};
+  return finish_post(h, r, rc, &f);
 }
 
 static enum MHD_Result post_legacy(mcp_http *h, mcp__http_req *r, peek *p) {
@@ -1165,7 +1199,12 @@ static enum MHD_Result post_legacy(mcp_http *h, mcp__http_req *r, peek *p) {
     mcp__http_session_publish(h, hs);
     session_id = hs->id;
   }
-  return finish_post(h, r, p, rc, false, priming, session_id, effective);
+  const mcp__http_reply f = {.id = p->id,
+                             .version = effective,
+                             .session_id = session_id,
+                             .priming = priming,
+                             .meta_ok = p->meta_ok};
+  return finish_post(h, r, rc, &f);
 }
 
 static enum MHD_Result dispatch_post(mcp_http *h, mcp__http_req *r) {
@@ -1342,6 +1381,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
     *upload_size = 0;
     return MHD_YES;
   }
+  /* A POST that waited for a deferred reply, resumed: answer it now, or
+   * wait on. */
+  if (r->waiting)
+    return finish_post(h, r, 0, &r->reply);
   /* The request is complete: answering now keeps the connection alive. */
   if (r->method == MCP__HTTP_GET)
     return handle_get(h, r);
@@ -1382,6 +1425,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
   mcp__http_stream_unref(r->stream);
   mcp__http_session_release(h, r->session);
   mcp__http_caller_free(&r->caller);
+  mcp_free(r->reply_id);
   mcp_free(r->body);
   mcp_free(r);
 }
