@@ -488,10 +488,15 @@ mcp__http_mode mcp__http_stream_settle(mcp__http_stream *st, mcp__http_req *r,
                                        bool with_priming, char **json,
                                        size_t *json_len, int *code) {
   pthread_mutex_lock(&st->lock);
+  /* A request that waited and then got nothing (its call was cancelled,
+   * or its reply lost) is not answered 202, which says "no request here":
+   * it gets an event stream that ends at once, as it did before waiting
+   * was possible. */
+  bool waited = st->attached == r && st->mode == MCP__HTTP_MODE_PENDING;
   mcp__http_mode mode;
   if (st->mode == MCP__HTTP_MODE_FAILED) {
     mode = MCP__HTTP_MODE_FAILED;
-  } else if (st->engine_done && st->npending == 0) {
+  } else if (st->engine_done && st->npending == 0 && !waited) {
     mode = MCP__HTTP_MODE_EMPTY;
   } else if (!st->engine_done && may_wait && !prefer_sse && !st->ended &&
              !st->waited_long && one_reply_possible(st)) {

@@ -4792,6 +4792,40 @@ START_TEST(long_wait_becomes_an_event_stream) {
 }
 END_TEST
 
+/* A 2025-11-25 request cancelled while it waits gets no reply (the spec's
+ * rule for a cancelled request), and its POST is answered with an event
+ * stream that ends empty: never 202, which is for notifications. */
+START_TEST(cancelled_while_awaited_ends_an_empty_stream) {
+  fx_start(NULL);
+  char *sid = open_session(V, "{}");
+  lc_req q = {.body = CALL("5", "park", "{}"), .session = sid, .version = V};
+  stream *s = stream_open(&q);
+  mcp_call *c = unpark(T(5000));
+  ck_assert_ptr_nonnull(c);
+  lc_resp r;
+  post(sid,
+       "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\","
+       "\"params\":{\"requestId\":5}}",
+       &r);
+  ck_assert_int_eq(r.status, 202);
+  lc_resp_free(&r);
+  ck_assert(mcp_call_cancelled(c));
+  finish_text(c, "nobody asked");
+  ck_assert(stream_wait_done(s, T(5000)));
+  ck_assert_int_eq(s->r.status, 200);
+  char type[128];
+  ck_assert_str_eq(resp_type(&s->r, type, sizeof type), "text/event-stream");
+  sse e = sse_parse(s->r.body.p, s->r.body.n);
+  cJSON *m[4];
+  int n = sse_messages(&e, m, 4);
+  ck_assert_msg(n == 0, "%d messages: %.300s", n, s->r.body.p);
+  sse_free(&e);
+  stream_close(s);
+  expect_ping_ok(sid);
+  free(sid);
+}
+END_TEST
+
 /* mcp_http_stop with requests waiting for their reply ends them, and the
  * calls are cancelled. */
 START_TEST(stop_while_replies_are_awaited) {
@@ -4901,6 +4935,7 @@ int main(void) {
   tcase_add_test(t, deferred_single_reply_is_json_in_both_eras);
   tcase_add_test(t, long_wait_becomes_an_event_stream);
   tcase_add_test(t, stop_while_replies_are_awaited);
+  tcase_add_test(t, cancelled_while_awaited_ends_an_empty_stream);
   t = tc(s, "mcp_name");
   tcase_add_test(t, modern_mcp_name_refusal_says_the_value);
   t = tc(s, "inherited");
