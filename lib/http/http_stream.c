@@ -9,7 +9,11 @@
  * stream's lock right after MHD_suspend_connection, so a sender resumes
  * only a connection that really is suspended, and exactly once: whoever
  * clears the flag owns the resume, and the connection cannot finish (or be
- * reused) while it is suspended. No thread ever waits for a call. */
+ * reused) while it is suspended. A POST whose call the engine deferred
+ * (MCP_DEFERRED, or an executor) is suspended the same way before any
+ * response, so that its one reply can still go out as application/json;
+ * whatever must go before that reply turns it into an event stream. No
+ * thread ever waits for a call. */
 #include <microhttpd.h>
 #include <stdio.h>
 #include <stdlib.h>
