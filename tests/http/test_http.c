@@ -2425,6 +2425,12 @@ static void make_cert(const char *name) {
   ck_assert_msg(system(cmd) == 0, "openssl could not make a certificate");
 }
 
+/* A fresh temporary folder for the certificates, in tls_dir. */
+static void tls_dir_make(void) {
+  snprintf(tls_dir, sizeof tls_dir, "/tmp/mcp-tls-XXXXXX");
+  ck_assert_ptr_nonnull(mkdtemp(tls_dir));
+}
+
 static char *tls_path(const char *name, const char *ext) {
   static char paths[4][128];
   static int next;
@@ -2446,8 +2452,7 @@ static char *read_text(const char *path) {
 }
 
 static void tls_start(const char *name) {
-  snprintf(tls_dir, sizeof tls_dir, "/tmp/mcp-tls-XXXXXX");
-  ck_assert_ptr_nonnull(mkdtemp(tls_dir));
+  tls_dir_make();
   make_cert("a");
   make_cert("b");
   mcp_http_tls tls = {.cert_file = tls_path(name, "crt"),
@@ -2548,8 +2553,7 @@ START_TEST(https_certificate_reloaded_without_dropping_connections) {
 END_TEST
 
 START_TEST(https_options_checked_at_start) {
-  snprintf(tls_dir, sizeof tls_dir, "/tmp/mcp-tls-XXXXXX");
-  ck_assert_ptr_nonnull(mkdtemp(tls_dir));
+  tls_dir_make();
   make_cert("a");
   make_cert("b");
   mcp_server_info info = {.name = "tls", .version = "1"};
@@ -2622,8 +2626,7 @@ static bool tls_handshake_at(int v) {
 /* Starts HTTPS with certificate a and the given priority string (NULL =
  * the default). */
 static void tls_start_with(const char *priorities) {
-  snprintf(tls_dir, sizeof tls_dir, "/tmp/mcp-tls-XXXXXX");
-  ck_assert_ptr_nonnull(mkdtemp(tls_dir));
+  tls_dir_make();
   make_cert("a");
   mcp_http_tls tls = {.cert_file = tls_path("a", "crt"),
                       .key_file = tls_path("a", "key"),
@@ -2672,8 +2675,7 @@ END_TEST
 
 /* A priority string GnuTLS refuses fails the start, saying where. */
 START_TEST(https_bad_priorities_refused_at_start) {
-  snprintf(tls_dir, sizeof tls_dir, "/tmp/mcp-tls-XXXXXX");
-  ck_assert_ptr_nonnull(mkdtemp(tls_dir));
+  tls_dir_make();
   make_cert("a");
   mcp_server_info info = {.name = "tls", .version = "1"};
   ck_assert_int_eq(mcp_server_new(&info, &F.srv), 0);
