@@ -21,8 +21,9 @@
  * a handler that defers (MCP_DEFERRED) never holds a server thread.
  *
  * HTTPS, two ways. Built in: mcp_http_options.tls gives a certificate and
- * key (libmicrohttpd's GnuTLS), and mcp_http_reload_tls replaces them while
- * serving, without dropping a connection. Or a reverse proxy on the same
+ * key (libmicrohttpd's GnuTLS; TLS 1.2 and 1.3 unless its priorities say
+ * otherwise), and mcp_http_reload_tls replaces them while serving, without
+ * dropping a connection. Or a reverse proxy on the same
  * machine terminates TLS and forwards to the loopback address, for
  * example nginx:
  *
@@ -140,17 +141,34 @@ typedef struct mcp_auth_options {
   void *reserved[4]; /**< zero: room to grow (see the README, Versioning) */
 } mcp_auth_options;
 
+/** The GnuTLS priority string of built-in HTTPS when
+ * mcp_http_tls.priorities is NULL: GnuTLS's NORMAL set of algorithms, with
+ * TLS 1.3 and TLS 1.2 the only protocol versions (RFC 8996 deprecates
+ * TLS 1.0 and 1.1; a client that offers nothing newer fails its
+ * handshake). */
+#define MCP_HTTP_TLS_PRIORITIES "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2"
+
 /** HTTPS for mcp_http_options.tls: the certificate chain (leaf first, at
  * most 8) and its private key, each as a PEM file or as PEM text (one of
- * the two for each). The key is checked against the certificate at start.
- * Copied by mcp_http_start (the text is read then; file names are kept for
+ * the two for each), and the protocol versions and algorithms offered. The
+ * key is checked against the certificate at start. Copied by
+ * mcp_http_start (the text is read then; file names are kept for
  * mcp_http_reload_tls). */
 typedef struct mcp_http_tls {
-  const char *cert_file; /**< PEM certificate chain file */
-  const char *key_file;  /**< PEM private key file */
-  const char *cert_pem;  /**< or the chain as PEM text */
-  const char *key_pem;   /**< or the key as PEM text */
-  void *reserved[4];     /**< zero: room to grow (see the README, Versioning) */
+  const char *cert_file;  /**< PEM certificate chain file */
+  const char *key_file;   /**< PEM private key file */
+  const char *cert_pem;   /**< or the chain as PEM text */
+  const char *key_pem;    /**< or the key as PEM text */
+  const char *priorities; /**< the GnuTLS priority string (gnutls_priority_init
+                               syntax) saying which TLS versions, ciphers and
+                               groups handshakes may use; NULL =
+                               MCP_HTTP_TLS_PRIORITIES (TLS 1.2 and 1.3).
+                               For example "SECURE128:-VERS-ALL:+VERS-TLS1.3"
+                               for TLS 1.3 only. A string GnuTLS refuses fails
+                               mcp_http_start with MCP_EINVAL, naming where
+                               it went wrong. Read at start only:
+                               mcp_http_reload_tls ignores it */
+  void *reserved[3]; /**< zero: room to grow (see the README, Versioning) */
 } mcp_http_tls;
 
 /** Options of mcp_http_start. Zero (or NULL) means the default given in each

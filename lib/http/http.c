@@ -615,6 +615,34 @@ static bool collect(mcp_http *h, mcp__http_req *r, const char *data, size_t n) {
  * never see the bytes otherwise than the engine does. A body that does not
  * parse goes to the engine as bytes, and it answers the error. */
 #define PEEK_ID_INLINE 72
+
+/* The 2026-07-28 requests that carry the header Mcp-Name, and what it
+ * carries: one params member of the body, which it must equal. The one
+ * list of them: the check and its refusals read it, so a refusal always
+ * says what this method's value is. */
+typedef struct name_rule {
+  const char *method;
+  const char *member; /* in params */
+  const char *what;   /* what that is, for the refusal */
+} name_rule;
+
+static const name_rule name_rules[] = {
+    {"tools/call", "name", "the tool's name"},
+    {"prompts/get", "name", "the prompt's name"},
+    {"resources/read", "uri", "the resource's URI"},
+    /* The tasks extension routes a task's requests by its id. */
+    {"tasks/get", "taskId", "the task id"},
+    {"tasks/update", "taskId", "the task id"},
+    {"tasks/cancel", "taskId", "the task id"},
+};
+
+static const name_rule *name_rule_of(const char *method) {
+  for (size_t i = 0; i < sizeof name_rules / sizeof *name_rules; i++)
+    if (strcmp(name_rules[i].method, method) == 0)
+      return &name_rules[i];
+  return NULL;
+}
+
 typedef struct peek {
   mcp_message *msg; /* owned until handed to the session */
   const cJSON *root;
@@ -627,11 +655,11 @@ typedef struct peek {
   size_t ncalls; /* requests that start a call (is_call) */
   bool modern;   /* modern _meta, or server/discover */
   const char *meta_version;
-  bool meta_ok;      /* the _meta the modern era requires is there */
-  bool needs_name;   /* the method needs Mcp-Name */
-  const cJSON *name; /* params.name, params.uri or params.taskId */
-  bool oom;          /* JSON that could not be read, or an id that could
-                        not be printed, for lack of memory */
+  bool meta_ok;               /* the _meta the modern era requires is there */
+  const name_rule *name_rule; /* the method needs Mcp-Name: this one */
+  const cJSON *name;          /* the params member it must equal */
+  bool oom; /* JSON that could not be read, or an id that could
+               not be printed, for lack of memory */
 } peek;
 
 static const cJSON *member(const cJSON *o, const char *key) {
@@ -705,20 +733,9 @@ static void peek_body(const char *body, size_t len, peek *p) {
   p->meta_version = cJSON_IsString(v) ? v->valuestring : NULL;
   p->meta_ok = p->meta_version && cJSON_IsObject(caps) &&
                (level == NULL || cJSON_IsString(level));
-  if (strcmp(p->method, "tools/call") == 0 ||
-      strcmp(p->method, "prompts/get") == 0) {
-    p->needs_name = true;
-    p->name = member(params, "name");
-  } else if (strcmp(p->method, "resources/read") == 0) {
-    p->needs_name = true;
-    p->name = member(params, "uri");
-  } else if (strcmp(p->method, "tasks/get") == 0 ||
-             strcmp(p->method, "tasks/update") == 0 ||
-             strcmp(p->method, "tasks/cancel") == 0) {
-    /* The tasks extension routes a task's requests by its id. */
-    p->needs_name = true;
-    p->name = member(params, "taskId");
-  }
+  p->name_rule = name_rule_of(p->method);
+  if (p->name_rule)
+    p->name = member(params, p->name_rule->member);
 }
 
 static void peek_free(peek *p) {
@@ -784,15 +801,34 @@ static void attach_live(mcp_http *h, mcp__http_req *r, mcp__http_stream *st) {
     mcp__http_stream_end(st); /* not suspended yet: nothing to resume */
 }
 
-/* Turns the engine's answer to a POST into the HTTP response. */
-static enum MHD_Result finish_post(mcp_http *h, mcp__http_req *r, const peek *p,
-                                   int rc, bool modern, bool priming,
-                                   const char *session_id,
-                                   const char *version) {
+/* Keeps what answering needs while r waits (its id is the peek's, which
+ * goes with the request's first call). Returns false when memory ran
+ * out: r then does not wait. */
+static bool keep_reply(mcp__http_req *r, const mcp__http_reply *f) {
+  if (r->reply_id || &r->reply == f)
+    return true;
+  if (f->id && (r->reply_id = mcp__strdup(f->id)) == NULL)
+    return false;
+  r->reply = *f;
+  r->reply.id = r->reply_id;
+  return true;
+}
+
+/* Turns the engine's answer to a POST into the HTTP response, or leaves
+ * the request waiting for it: on_request calls again, with r->reply,
+ * once the stream can settle. */
+static enum MHD_Result finish_post(mcp_http *h, mcp__http_req *r, int rc,
+                                   const mcp__http_reply *f) {
+  const char *version = f->version;
   if (rc == MCP_ENOMEM || rc == MCP_ECLOSED)
     return respond_error(r, MHD_HTTP_INTERNAL_SERVER_ERROR,
-                         MCP__RPC_INTERNAL_ERROR, "Internal error", p->id,
+                         MCP__RPC_INTERNAL_ERROR, "Internal error", f->id,
                          version, NULL, 0);
+  /* A reply the engine gives later (a call deferred, or run by an
+   * executor) is awaited, so that one message is still application/json;
+   * not when the server is asked for event streams. */
+  bool may_wait = !h->prefer_sse && !mcp__http_stream_engine_done(r->stream) &&
+                  keep_reply(r, f);
   char *json = NULL;
   size_t len = 0;
   int code = 0;
@@ -802,12 +838,20 @@ static enum MHD_Result finish_post(mcp_http *h, mcp__http_req *r, const peek *p,
    * is here already, with the scopes the engine said it names. */
   char *forbidden = h->auth ? mcp__http_stream_refusal(r->stream) : NULL;
   pthread_mutex_lock(&h->lock);
-  mcp__http_mode mode =
-      mcp__http_stream_settle(r->stream, r, h->prefer_sse && forbidden == NULL,
-                              priming, &json, &len, &code);
+  bool waited = r->waiting;
+  mcp__http_mode mode = mcp__http_stream_settle(
+      r->stream, r, h->prefer_sse && forbidden == NULL,
+      may_wait && !h->stopping, f->priming, &json, &len, &code);
+  r->waiting = mode == MCP__HTTP_MODE_PENDING;
+  /* A waiting request is attached (and live, so that a stop or a
+   * keep-alive interval resumes it) from its first wait until its
+   * connection completes, whatever it becomes. */
+  if (r->waiting && !waited)
+    attach_live(h, r, r->stream);
   bool unkept = false;
   if (mode == MCP__HTTP_MODE_SSE) {
-    attach_live(h, r, r->stream);
+    if (!waited)
+      attach_live(h, r, r->stream);
     /* An event stream has ids a client may resume from. */
     unkept = r->session &&
              !mcp__http_session_keep_stream_locked(r->session, r->stream);
@@ -817,6 +861,11 @@ static enum MHD_Result finish_post(mcp_http *h, mcp__http_req *r, const peek *p,
     mcp__http_log(h, MCP_LOG_DEBUG,
                   "an event stream of a session cannot be resumed: every "
                   "kept stream is still live");
+  if (mode == MCP__HTTP_MODE_PENDING) {
+    mcp_free(forbidden);
+    return MHD_YES; /* no response yet: the connection is suspended */
+  }
+  const char *session_id = f->session_id;
   if (mode == MCP__HTTP_MODE_FAILED) {
     mcp_free(forbidden);
     mcp_free(json);
@@ -825,7 +874,7 @@ static enum MHD_Result finish_post(mcp_http *h, mcp__http_req *r, const peek *p,
     const header_pair closing = {MHD_HTTP_HEADER_CONNECTION, "close"};
     bool overflow = mcp__http_stream_ended(r->stream);
     return respond_error(r, MHD_HTTP_INTERNAL_SERVER_ERROR,
-                         MCP__RPC_INTERNAL_ERROR, "Internal error", p->id,
+                         MCP__RPC_INTERNAL_ERROR, "Internal error", f->id,
                          version, &closing, overflow ? 1 : 0);
   }
   const header_pair sid = {"Mcp-Session-Id", session_id};
@@ -853,13 +902,13 @@ static enum MHD_Result finish_post(mcp_http *h, mcp__http_req *r, const peek *p,
   unsigned status = MHD_HTTP_OK;
   if (code == MCP__RPC_PARSE_ERROR || code == MCP__RPC_INVALID_REQUEST)
     status = MHD_HTTP_BAD_REQUEST;
-  if (modern) {
+  if (f->modern) {
     if (code == MCP__RPC_METHOD_NOT_FOUND)
       status = MHD_HTTP_NOT_FOUND;
     else if (code == MCP__RPC_HEADER_MISMATCH ||
              code == MCP__RPC_MISSING_CAPABILITY ||
              code == MCP__RPC_UNSUPPORTED_VERSION ||
-             (code == MCP__RPC_INVALID_PARAMS && !p->meta_ok))
+             (code == MCP__RPC_INVALID_PARAMS && !f->meta_ok))
       status = MHD_HTTP_BAD_REQUEST;
   }
   return respond(r, status, "application/json", json, len, &sid, 1);
@@ -894,8 +943,10 @@ static int receive(mcp_session *s, mcp__http_req *r, peek *p) {
 
 /* Checks the modern headers against the body: MCP-Protocol-Version,
  * Mcp-Method and Mcp-Name must say what the body says. Returns NULL or the
- * reason to refuse; *oom is set when memory ran out before knowing. */
-static const char *modern_mismatch(mcp__http_req *r, const peek *p, bool *oom) {
+ * reason to refuse (in why, size bytes, when it names the method); *oom is
+ * set when memory ran out before knowing. */
+static const char *modern_mismatch(mcp__http_req *r, const peek *p, char *why,
+                                   size_t size, bool *oom) {
   const char *version = r->version;
   if (version == NULL || strcmp(version, p->meta_version) != 0)
     return "Header mismatch: MCP-Protocol-Version must equal "
@@ -906,12 +957,18 @@ static const char *modern_mismatch(mcp__http_req *r, const peek *p, bool *oom) {
       method_len != strlen(p->method) ||
       memcmp(method, p->method, method_len) != 0)
     return "Header mismatch: Mcp-Method must equal the body's method";
-  if (!p->needs_name || !p->has_id)
+  const name_rule *rule = p->name_rule;
+  if (rule == NULL || !p->has_id)
     return NULL;
   const char *raw;
   size_t raw_len;
-  if (!header_span(r, "Mcp-Name", &raw, &raw_len))
-    return "Header mismatch: Mcp-Name is required for this method";
+  if (!header_span(r, "Mcp-Name", &raw, &raw_len)) {
+    snprintf(why, size,
+             "Header mismatch: Mcp-Name is required for %s: its value is %s "
+             "(params.%s of the body)",
+             rule->method, rule->what, rule->member);
+    return why;
+  }
   char *name = NULL;
   size_t n = 0;
   if (mcp__http_header_decode(raw, raw_len, &name, &n) == MCP_ENOMEM) {
@@ -922,9 +979,13 @@ static const char *modern_mismatch(mcp__http_req *r, const peek *p, bool *oom) {
               strlen(p->name->valuestring) == n &&
               memcmp(name, p->name->valuestring, n) == 0;
   mcp_free(name);
-  return same ? NULL
-              : "Header mismatch: Mcp-Name must equal the body's name, uri "
-                "or taskId";
+  if (same)
+    return NULL;
+  snprintf(why, size,
+           "Header mismatch: Mcp-Name must equal params.%s of the body (%s) "
+           "for %s",
+           rule->member, rule->what, rule->method);
+  return why;
 }
 
 /* The Mcp-Param-* headers of one request, decoded (SEP-2243). */
@@ -1032,7 +1093,7 @@ static enum MHD_Result post_modern(mcp_http *h, mcp__http_req *r, peek *p) {
   if (p->method && p->has_id && p->meta_version) {
     char buf[200];
     bool oom = false;
-    const char *why = modern_mismatch(r, p, &oom);
+    const char *why = modern_mismatch(r, p, buf, sizeof buf, &oom);
     why = (why || oom) ? why : param_mismatch(h, r, p, buf, sizeof buf, &oom);
     if (oom)
       return respond_error(r, MHD_HTTP_INTERNAL_SERVER_ERROR,
@@ -1052,7 +1113,9 @@ static enum MHD_Result post_modern(mcp_http *h, mcp__http_req *r, peek *p) {
                          MCP__RPC_INTERNAL_ERROR, "Internal error", p->id,
                          version, NULL, 0);
   int rc = receive(r->ephemeral, r, p);
-  return finish_post(h, r, p, rc, true, false, NULL, version);
+  const mcp__http_reply f = {
+      .id = p->id, .version = version, .modern = true, .meta_ok = p->meta_ok};
+  return finish_post(h, r, rc, &f);
 }
 
 static enum MHD_Result post_legacy(mcp_http *h, mcp__http_req *r, peek *p) {
@@ -1136,7 +1199,12 @@ static enum MHD_Result post_legacy(mcp_http *h, mcp__http_req *r, peek *p) {
     mcp__http_session_publish(h, hs);
     session_id = hs->id;
   }
-  return finish_post(h, r, p, rc, false, priming, session_id, effective);
+  const mcp__http_reply f = {.id = p->id,
+                             .version = effective,
+                             .session_id = session_id,
+                             .priming = priming,
+                             .meta_ok = p->meta_ok};
+  return finish_post(h, r, rc, &f);
 }
 
 static enum MHD_Result dispatch_post(mcp_http *h, mcp__http_req *r) {
@@ -1313,6 +1381,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
     *upload_size = 0;
     return MHD_YES;
   }
+  /* A POST that waited for a deferred reply, resumed: answer it now, or
+   * wait on. */
+  if (r->waiting)
+    return finish_post(h, r, 0, &r->reply);
   /* The request is complete: answering now keeps the connection alive. */
   if (r->method == MCP__HTTP_GET)
     return handle_get(h, r);
@@ -1353,6 +1425,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
   mcp__http_stream_unref(r->stream);
   mcp__http_session_release(h, r->session);
   mcp__http_caller_free(&r->caller);
+  mcp_free(r->reply_id);
   mcp_free(r->body);
   mcp_free(r);
 }

@@ -281,7 +281,8 @@ typedef enum mcp__http_stream_kind {
 
 /* What a POST's reply became once the engine had its say. */
 typedef enum mcp__http_mode {
-  MCP__HTTP_MODE_PENDING, /* not decided: messages are held */
+  MCP__HTTP_MODE_PENDING, /* not decided: messages are held (from settle:
+                             the request waits, its connection suspended) */
   MCP__HTTP_MODE_EMPTY,   /* nothing to send: 202 */
   MCP__HTTP_MODE_JSON,    /* one message: application/json */
   MCP__HTTP_MODE_SSE,     /* text/event-stream */
@@ -311,6 +312,8 @@ struct mcp__http_stream {
   long long expires_at; /* a GET attachment: when the bearer token that
                            opened it expires (unix seconds; 0 = never) */
   bool expired;         /* ... and it has: the connection ends */
+  bool waited_long;     /* a request waiting for one reply waited a
+                           keep-alive interval: it becomes an event stream */
 
   /* Messages that arrived before the mode was decided. */
   struct mcp__http_msg *pending, **pending_tail;
@@ -350,17 +353,24 @@ void mcp__http_stream_done(void *user_data);
 int mcp__http_stream_push(mcp__http_stream *st, const char *message, size_t len,
                           const mcp_send_info *info);
 
-/* Decides a POST's reply after mcp_session_receive_to returned: EMPTY when
- * nothing was sent and nothing will be, JSON when exactly one message was
- * sent and nothing will follow (unless prefer_sse; *json receives it,
- * freed with mcp_free, and *code its JSON-RPC error code, 0 for none),
- * FAILED when a message was lost, else SSE. With SSE, the held messages
- * become events (after a priming event when priming) and the stream is
- * attached to r. Call with http->lock held. */
+/* Decides a POST's reply after mcp_session_receive_to returned, and again
+ * each time a waiting request is resumed: EMPTY when nothing was sent and
+ * nothing will be, JSON when exactly one message was sent and nothing will
+ * follow (unless prefer_sse; *json receives it, freed with mcp_free, and
+ * *code its JSON-RPC error code, 0 for none), FAILED when a message was
+ * lost. PENDING (only with may_wait, and not prefer_sse) when the engine
+ * is not done but may still answer with one reply: r is attached and its
+ * connection suspended without a response, to be resumed (and settled
+ * again) by done, by a message that is not that reply, by a second
+ * message, by a wait of a keep-alive interval (mcp__http_stream_keepalive)
+ * or by the end of the stream. Else SSE: the held messages become events
+ * (after a priming event when priming) and the stream is attached to r.
+ * A single reply is thus JSON whether the engine answered at once or
+ * later. Call with http->lock held. */
 mcp__http_mode mcp__http_stream_settle(mcp__http_stream *st, mcp__http_req *r,
-                                       bool prefer_sse, bool priming,
-                                       char **json, size_t *json_len,
-                                       int *code);
+                                       bool prefer_sse, bool may_wait,
+                                       bool priming, char **json,
+                                       size_t *json_len, int *code);
 
 /* Attaches a GET to the stream: with replay (Last-Event-ID) it replays
  * the kept events after after_seq and takes the stream over from a
@@ -404,11 +414,15 @@ struct MHD_Connection *mcp__http_stream_expire(mcp__http_stream *st,
  * is then FAILED). */
 bool mcp__http_stream_failed(mcp__http_stream *st);
 
+/* True once the engine's sink is done: nothing more will come. */
+bool mcp__http_stream_engine_done(mcp__http_stream *st);
+
 /* True once the stream was ended (by the server, or by an overflow). */
 bool mcp__http_stream_ended(mcp__http_stream *st);
 
-/* Adds a keep-alive comment when nothing was written for interval_ms.
- * Returns the connection to resume, if any. */
+/* Adds a keep-alive comment when nothing was written for interval_ms; a
+ * request waiting for one reply that long is resumed to become an event
+ * stream. Returns the connection to resume, if any. */
 struct MHD_Connection *mcp__http_stream_keepalive(mcp__http_stream *st,
                                                   uint64_t now_ms,
                                                   uint64_t interval_ms);
@@ -504,11 +518,23 @@ int mcp__http_sessions_init(mcp_http *http);
 
 /* ---- requests (http.c) --------------------------------------------------- */
 
+/* What answering a POST needs besides its stream, kept while the request
+ * waits for a deferred reply. */
+typedef struct mcp__http_reply {
+  const char *id;         /* the request's id as JSON text, or NULL */
+  const char *version;    /* the errors' and events' protocol version */
+  const char *session_id; /* a legacy session's, for its header */
+  bool modern, priming, meta_ok;
+} mcp__http_reply;
+
 struct mcp__http_req {
   mcp_http *http;
   struct MHD_Connection *conn;
   int method;    /* MCP__HTTP_POST, _GET, _DELETE */
   bool answered; /* a response is queued */
+  bool waiting;  /* suspended until its stream settles (settle PENDING) */
+  mcp__http_reply reply; /* while waiting; its id in reply_id */
+  char *reply_id;
   char *body;
   size_t len, cap;
   mcp__http_session *session; /* a reference, legacy requests */

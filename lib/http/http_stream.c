@@ -9,7 +9,11 @@
  * stream's lock right after MHD_suspend_connection, so a sender resumes
  * only a connection that really is suspended, and exactly once: whoever
  * clears the flag owns the resume, and the connection cannot finish (or be
- * reused) while it is suspended. No thread ever waits for a call. */
+ * reused) while it is suspended. A POST whose call the engine deferred
+ * (MCP_DEFERRED, or an executor) is suspended the same way before any
+ * response, so that its one reply can still go out as application/json;
+ * whatever must go before that reply turns it into an event stream. No
+ * thread ever waits for a call. */
 #include <microhttpd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +33,7 @@ typedef struct mcp__http_msg {
   char *data;
   size_t len;
   int code;     /* its JSON-RPC error code, 0 when it is no error */
+  bool reply;   /* it answers a request (a result, an error, a batch) */
   char *scopes; /* a refusal on scope: the scopes for the challenge */
 } mcp__http_msg;
 
@@ -317,6 +322,9 @@ int mcp__http_stream_push(mcp__http_stream *st, const char *message, size_t len,
   int rc = 0;
   struct MHD_Connection *conn = NULL;
   int code = info && info->kind == MCP_SENT_ERROR ? info->error_code : 0;
+  bool reply =
+      info && (info->kind == MCP_SENT_RESULT || info->kind == MCP_SENT_ERROR ||
+               info->kind == MCP_SENT_BATCH);
   pthread_mutex_lock(&st->lock);
   if (st->mode == MCP__HTTP_MODE_PENDING) {
     /* Held messages count against the same bound as unsent bytes. */
@@ -341,12 +349,19 @@ int mcp__http_stream_push(mcp__http_stream *st, const char *message, size_t len,
       rc = -1;
     } else {
       memcpy(copy, message, len);
-      *m = (mcp__http_msg){NULL, copy, len, code, scopes};
+      *m = (mcp__http_msg){NULL, copy, len, code, reply, scopes};
       *st->pending_tail = m;
       st->pending_tail = &m->next;
       st->npending++;
       st->pending_bytes += len;
     }
+    /* A request waiting for its one reply (mcp__http_stream_settle) goes
+     * on when that is no longer what it will get: anything but a reply
+     * comes first (a progress or log notification, a request to the
+     * client), or a second message, or a lost one. Its reply itself
+     * waits for done. */
+    if (st->attached && (rc != 0 || !reply || st->npending > 1))
+      conn = wake(st);
   } else if (st->mode != MCP__HTTP_MODE_SSE || st->ended) {
     rc = -1;
   } else {
@@ -407,6 +422,13 @@ bool mcp__http_stream_failed(mcp__http_stream *st) {
   return failed;
 }
 
+bool mcp__http_stream_engine_done(mcp__http_stream *st) {
+  pthread_mutex_lock(&st->lock);
+  bool done = st->engine_done;
+  pthread_mutex_unlock(&st->lock);
+  return done;
+}
+
 bool mcp__http_stream_ended(mcp__http_stream *st) {
   pthread_mutex_lock(&st->lock);
   bool ended = st->ended;
@@ -433,6 +455,13 @@ struct MHD_Connection *mcp__http_stream_keepalive(mcp__http_stream *st,
     st->last_ms = now_ms;
     out_append(st, comment, sizeof comment - 1);
     conn = wake(st);
+  } else if (st->attached && st->mode == MCP__HTTP_MODE_PENDING &&
+             !st->waited_long && now_ms - st->last_ms >= interval_ms) {
+    /* A reply awaited this long may take longer still: the request goes
+     * on as an event stream, whose keep-alives tell a proxy (and the
+     * client) that it is alive, and tell us when the client has left. */
+    st->waited_long = true;
+    conn = wake(st);
   }
   pthread_mutex_unlock(&st->lock);
   return conn;
@@ -452,16 +481,41 @@ static void attach(mcp__http_stream *st, mcp__http_req *r, bool hold_open) {
   st->overflow = false;
 }
 
+/* Whether the engine, not done with st, may still answer it with one
+ * message: nothing came yet, or only a reply. */
+static bool one_reply_possible(const mcp__http_stream *st) {
+  return st->npending == 0 || (st->npending == 1 && st->pending->reply);
+}
+
 mcp__http_mode mcp__http_stream_settle(mcp__http_stream *st, mcp__http_req *r,
-                                       bool prefer_sse, bool with_priming,
-                                       char **json, size_t *json_len,
-                                       int *code) {
+                                       bool prefer_sse, bool may_wait,
+                                       bool with_priming, char **json,
+                                       size_t *json_len, int *code) {
   pthread_mutex_lock(&st->lock);
+  /* A request that waited and then got nothing (its call was cancelled,
+   * or its reply lost) is not answered 202, which says "no request here":
+   * it gets an event stream that ends at once, as it did before waiting
+   * was possible. */
+  bool waited = st->attached == r && st->mode == MCP__HTTP_MODE_PENDING;
   mcp__http_mode mode;
   if (st->mode == MCP__HTTP_MODE_FAILED) {
     mode = MCP__HTTP_MODE_FAILED;
-  } else if (st->engine_done && st->npending == 0) {
+  } else if (st->engine_done && st->npending == 0 && !waited) {
     mode = MCP__HTTP_MODE_EMPTY;
+  } else if (!st->engine_done && may_wait && !prefer_sse && !st->ended &&
+             !st->waited_long && one_reply_possible(st)) {
+    /* The engine deferred (a handler on an executor, or one that finishes
+     * later): the request waits, its connection suspended without a
+     * response, until the messages that follow decide (see push and
+     * done). The held messages stay held. */
+    st->attached = r;
+    st->conn = r->conn;
+    st->hold_open = false;
+    st->last_ms = mcp__http_now_ms();
+    MHD_suspend_connection(r->conn);
+    st->suspended = true;
+    pthread_mutex_unlock(&st->lock);
+    return MCP__HTTP_MODE_PENDING;
   } else if (st->engine_done && st->npending == 1 && !prefer_sse) {
     mode = MCP__HTTP_MODE_JSON;
     *json = st->pending->data;

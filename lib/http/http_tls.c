@@ -1,8 +1,10 @@
-/* HTTPS: libmicrohttpd's GnuTLS, with the certificate chosen at each
- * handshake (MHD_OPTION_HTTPS_CERT_CALLBACK), so that mcp_http_reload_tls
- * can replace it while the server runs: new handshakes get the new pair,
- * connections already open keep theirs. A replaced pair is kept until the
- * server stops, since a session made with it may still refer to it. */
+/* HTTPS: libmicrohttpd's GnuTLS, TLS 1.2 and 1.3 by default (the priority
+ * string of mcp_http_tls, checked here before libmicrohttpd sees it), with
+ * the certificate chosen at each handshake (MHD_OPTION_HTTPS_CERT_CALLBACK),
+ * so that mcp_http_reload_tls can replace it while the server runs: new
+ * handshakes get the new pair, connections already open keep theirs. A
+ * replaced pair is kept until the server stops, since a session made with
+ * it may still refer to it. */
 #include <gnutls/abstract.h>
 #include <gnutls/gnutls.h>
 #include <stdio.h>
@@ -22,6 +24,7 @@ struct mcp__http_tls {
   pthread_mutex_t lock; /* guards current */
   tls_pair *current;    /* the pair new handshakes get */
   char *cert_file, *key_file;
+  char *priorities; /* the GnuTLS priority string, checked */
 };
 
 static void pair_free(tls_pair *p) {
@@ -137,6 +140,29 @@ static int pair_load(const mcp_http_tls *tls, tls_pair **out, char *why,
   return rc;
 }
 
+/* Checks a priority string as libmicrohttpd will use it (it hands the
+ * string to gnutls_priority_init when the daemon starts, and says only
+ * that starting failed), so that the error names the string and the place
+ * GnuTLS stopped reading it. */
+static int priorities_check(const char *prio, char *why, size_t n) {
+  gnutls_priority_t cache;
+  const char *at = NULL;
+  int g = gnutls_priority_init(&cache, prio, &at);
+  if (g == GNUTLS_E_MEMORY_ERROR) {
+    snprintf(why, n, "out of memory");
+    return MCP_ENOMEM;
+  }
+  if (g < 0) {
+    snprintf(why, n,
+             "the priority string \"%.80s\" is refused by GnuTLS at "
+             "\"%.40s\" (%s)",
+             prio, at ? at : prio, gnutls_strerror(g));
+    return MCP_EINVAL;
+  }
+  gnutls_priority_deinit(cache);
+  return 0;
+}
+
 int mcp__http_tls_open(mcp_http *h, const mcp_http_tls *tls, char *why,
                        size_t n) {
   mcp__http_tls *t = mcp_calloc(1, sizeof *t);
@@ -145,7 +171,13 @@ int mcp__http_tls_open(mcp_http *h, const mcp_http_tls *tls, char *why,
     snprintf(why, n, "out of memory");
     return MCP_ENOMEM;
   }
-  int rc = pair_load(tls, &t->current, why, n);
+  const char *prio =
+      tls->priorities ? tls->priorities : MCP_HTTP_TLS_PRIORITIES;
+  int rc = priorities_check(prio, why, n);
+  if (rc == 0)
+    rc = pair_load(tls, &t->current, why, n);
+  if (rc == 0 && (t->priorities = mcp__strdup(prio)) == NULL)
+    rc = MCP_ENOMEM;
   if (rc == 0 && tls->cert_file &&
       (t->cert_file = mcp__strdup(tls->cert_file)) == NULL)
     rc = MCP_ENOMEM;
@@ -167,6 +199,7 @@ void mcp__http_tls_free(mcp_http *h) {
   pair_free(t->current);
   mcp_free(t->cert_file);
   mcp_free(t->key_file);
+  mcp_free(t->priorities);
   pthread_mutex_destroy(&t->lock);
   mcp_free(t);
   h->tls = NULL;
@@ -212,6 +245,7 @@ struct MHD_Daemon *mcp__http_tls_daemon(mcp_http *h, unsigned flags,
                                         MHD_LogCallback log,
                                         struct MHD_OptionItem *items) {
   return MHD_start_daemon(flags | MHD_USE_TLS, port, NULL, NULL, on_request, h,
+                          MHD_OPTION_HTTPS_PRIORITIES, h->tls->priorities,
                           MHD_OPTION_HTTPS_CERT_CALLBACK, tls_retrieve,
                           MHD_OPTION_NOTIFY_CONNECTION, tls_notify, h,
                           MHD_OPTION_NOTIFY_COMPLETED, done, h,

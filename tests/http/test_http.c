@@ -31,6 +31,7 @@
 #include <mcp/http.h>
 #include <mcp/mcp.h>
 #include <netinet/in.h>
+#include <openssl/ssl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -42,6 +43,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -436,6 +438,7 @@ static void fx_add_tools(void) {
 /* The guard for the next fx_start (tests/http/CMakeLists.txt links it when
  * it is built), and where the last audited call ran. */
 static bool fx_guard;
+static const mcp_executor *fx_executor; /* for the next fx_start */
 static char fx_ran_under[64];
 static void fx_audit(const mcp_audit_record *r, void *user_data) {
   (void)user_data;
@@ -461,6 +464,8 @@ static void fx_start(const mcp_http_options *o) {
 #else
   ck_assert_msg(!fx_guard, "the guard is not built");
 #endif
+  if (fx_executor)
+    ck_assert_int_eq(mcp_server_set_executor(F.srv, fx_executor), 0);
   int rc = mcp_http_start(F.srv, o, &F.http);
   ck_assert_msg(rc == 0, "mcp_http_start: %s (%s)", mcp_strerror(rc),
                 mcp_server_errmsg(F.srv));
@@ -2520,6 +2525,12 @@ static void make_cert(const char *name) {
   ck_assert_msg(system(cmd) == 0, "openssl could not make a certificate");
 }
 
+/* A fresh temporary folder for the certificates, in tls_dir. */
+static void tls_dir_make(void) {
+  snprintf(tls_dir, sizeof tls_dir, "/tmp/mcp-tls-XXXXXX");
+  ck_assert_ptr_nonnull(mkdtemp(tls_dir));
+}
+
 static char *tls_path(const char *name, const char *ext) {
   static char paths[4][128];
   static int next;
@@ -2541,8 +2552,7 @@ static char *read_text(const char *path) {
 }
 
 static void tls_start(const char *name) {
-  snprintf(tls_dir, sizeof tls_dir, "/tmp/mcp-tls-XXXXXX");
-  ck_assert_ptr_nonnull(mkdtemp(tls_dir));
+  tls_dir_make();
   make_cert("a");
   make_cert("b");
   mcp_http_tls tls = {.cert_file = tls_path(name, "crt"),
@@ -2643,8 +2653,7 @@ START_TEST(https_certificate_reloaded_without_dropping_connections) {
 END_TEST
 
 START_TEST(https_options_checked_at_start) {
-  snprintf(tls_dir, sizeof tls_dir, "/tmp/mcp-tls-XXXXXX");
-  ck_assert_ptr_nonnull(mkdtemp(tls_dir));
+  tls_dir_make();
   make_cert("a");
   make_cert("b");
   mcp_server_info info = {.name = "tls", .version = "1"};
@@ -2682,6 +2691,108 @@ START_TEST(https_options_checked_at_start) {
   ck_assert_int_eq(mcp_http_reload_tls(plain, NULL), MCP_ESTATE);
   mcp_http_stop(plain);
   ck_assert_int_eq(mcp_http_reload_tls(NULL, NULL), MCP_EINVAL);
+  tls_stop();
+}
+END_TEST
+
+/* Handshakes with the server at exactly TLS version v (OpenSSL's
+ * TLS1_x_VERSION), certificate unchecked: true when it completed at v.
+ * The client's security level is 0 and every cipher is offered, since
+ * Debian's OpenSSL refuses TLS 1.0 and 1.1 itself at its default level: a
+ * failure is then the server's refusal, not the client's. */
+static bool tls_handshake_at(int v) {
+  SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
+  ck_assert_ptr_nonnull(ctx);
+  SSL_CTX_set_security_level(ctx, 0);
+  ck_assert_int_eq(SSL_CTX_set_cipher_list(ctx, "ALL:@SECLEVEL=0"), 1);
+  ck_assert_int_eq(SSL_CTX_set_min_proto_version(ctx, v), 1);
+  ck_assert_int_eq(SSL_CTX_set_max_proto_version(ctx, v), 1);
+  int fd = raw_connect();
+  /* A server that never answers fails the handshake instead of hanging. */
+  struct timeval tv = {.tv_sec = T(10000) / 1000};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  SSL *ssl = SSL_new(ctx);
+  ck_assert_ptr_nonnull(ssl);
+  ck_assert_int_eq(SSL_set_fd(ssl, fd), 1);
+  bool ok = SSL_connect(ssl) == 1 && SSL_version(ssl) == v;
+  if (ok)
+    SSL_shutdown(ssl);
+  SSL_free(ssl);
+  close(fd);
+  SSL_CTX_free(ctx);
+  return ok;
+}
+
+/* Starts HTTPS with certificate a and the given priority string (NULL =
+ * the default). */
+static void tls_start_with(const char *priorities) {
+  tls_dir_make();
+  make_cert("a");
+  mcp_http_tls tls = {.cert_file = tls_path("a", "crt"),
+                      .key_file = tls_path("a", "key"),
+                      .priorities = priorities};
+  mcp_http_options o = {.tls = &tls};
+  fx_start(&o);
+}
+
+/* RFC 8996: by default only TLS 1.2 and 1.3 handshakes complete, and the
+ * server still answers MCP over both. */
+START_TEST(https_refuses_tls_1_0_and_1_1_by_default) {
+  tls_start_with(NULL);
+  ck_assert_msg(!tls_handshake_at(TLS1_VERSION),
+                "a TLS 1.0 handshake completed");
+  ck_assert_msg(!tls_handshake_at(TLS1_1_VERSION),
+                "a TLS 1.1 handshake completed");
+  ck_assert_msg(tls_handshake_at(TLS1_2_VERSION), "a TLS 1.2 handshake failed");
+  ck_assert_msg(tls_handshake_at(TLS1_3_VERSION), "a TLS 1.3 handshake failed");
+  tls_echo(tls_path("a", "crt"), "tls 1.2 or newer");
+  tls_stop();
+}
+END_TEST
+
+/* mcp_http_tls.priorities replaces the default: a string allowing only
+ * TLS 1.3 refuses 1.2, and GnuTLS's plain NORMAL (which still has 1.0 on
+ * this GnuTLS) lets the test client complete a TLS 1.0 handshake, which
+ * shows the client can: the default's refusal is the server's. */
+START_TEST(https_priorities_option_taken) {
+  tls_start_with("NORMAL:-VERS-ALL:+VERS-TLS1.3");
+  ck_assert(!tls_handshake_at(TLS1_2_VERSION));
+  ck_assert(tls_handshake_at(TLS1_3_VERSION));
+  tls_echo(tls_path("a", "crt"), "tls 1.3 only");
+  mcp_http_stop(F.http);
+  F.http = NULL;
+  mcp_server_free(F.srv);
+  F.srv = NULL;
+  tls_stop();
+  fresh_curl();
+  tls_start_with("NORMAL:+VERS-TLS1.0");
+  ck_assert_msg(tls_handshake_at(TLS1_VERSION),
+                "the test client cannot make a TLS 1.0 handshake even with "
+                "a server that allows it");
+  tls_stop();
+}
+END_TEST
+
+/* A priority string GnuTLS refuses fails the start, saying where. */
+START_TEST(https_bad_priorities_refused_at_start) {
+  tls_dir_make();
+  make_cert("a");
+  mcp_server_info info = {.name = "tls", .version = "1"};
+  ck_assert_int_eq(mcp_server_new(&info, &F.srv), 0);
+  mcp_server_set_log(F.srv, fx_log, NULL);
+  static const char *const bad[] = {"NORMAL:+VERS-TLS9.9", "NOSUCHSET", ""};
+  for (size_t i = 0; i < TU_COUNT(bad); i++) {
+    mcp_http_tls tls = {.cert_file = tls_path("a", "crt"),
+                        .key_file = tls_path("a", "key"),
+                        .priorities = bad[i]};
+    mcp_http_options o = {.tls = &tls};
+    ck_assert_int_eq(mcp_http_start(F.srv, &o, &F.http), MCP_EINVAL);
+    ck_assert_ptr_null(F.http);
+    const char *msg = mcp_server_errmsg(F.srv);
+    ck_assert_msg(strstr(msg, "priority string") != NULL &&
+                      strstr(msg, bad[i]) != NULL,
+                  "no clear error for \"%s\": %s", bad[i], msg);
+  }
   tls_stop();
 }
 END_TEST
@@ -3246,6 +3357,51 @@ START_TEST(modern_header_mismatch_400_32020) {
   modern(NULL, NULL, NULL, cancelled, &r);
   ck_assert_int_eq(r.status, 202);
   lc_resp_free(&r);
+}
+END_TEST
+
+/* A refusal for a missing or different Mcp-Name says what the header
+ * carries for that method (a new user polling a task over raw HTTP must
+ * learn it is the task id), for every method that needs it. */
+START_TEST(modern_mcp_name_refusal_says_the_value) {
+  fx_start(NULL);
+  static const struct {
+    const char *method, *params, *member, *what;
+  } cases[] = {
+      {"tools/call", "\"name\":\"echo\",\"arguments\":{}", "name",
+       "the tool's name"},
+      {"prompts/get", "\"name\":\"greet\"", "name", "the prompt's name"},
+      {"resources/read", "\"uri\":\"file:///a\"", "uri", "the resource's URI"},
+      {"tasks/get", "\"taskId\":\"t1\"", "taskId", "the task id"},
+      {"tasks/update", "\"taskId\":\"t1\",\"inputResponses\":{}", "taskId",
+       "the task id"},
+      {"tasks/cancel", "\"taskId\":\"t1\"", "taskId", "the task id"},
+  };
+  for (size_t i = 0; i < TU_COUNT(cases); i++) {
+    char *body = tu_text("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"%s\","
+                         "\"params\":{%s," META "}}",
+                         cases[i].method, cases[i].params);
+    for (int wrong = 0; wrong < 2; wrong++) {
+      lc_resp r;
+      modern("2026-07-28", cases[i].method, wrong ? "other" : NULL, body, &r);
+      ck_assert_msg(r.status == 400, "%s: HTTP %ld", cases[i].method, r.status);
+      cJSON *m = reply_of(&r);
+      ck_assert_int_eq(tu_jget(m, "error.code")->valueint, -32020);
+      const char *msg = tu_jstr(m, "error.message");
+      char member[32];
+      snprintf(member, sizeof member, "params.%s", cases[i].member);
+      ck_assert_msg(strstr(msg, cases[i].method) &&
+                        strstr(msg, cases[i].what) && strstr(msg, member),
+                    "%s, Mcp-Name %s: the refusal does not say the value is "
+                    "%s (%s): %s",
+                    cases[i].method, wrong ? "different" : "missing",
+                    cases[i].what, member, msg);
+      cJSON_Delete(m);
+      lc_resp_free(&r);
+    }
+    free(body);
+  }
+  ck_assert_int_eq(fx_calls(), 0);
 }
 END_TEST
 
@@ -4470,6 +4626,334 @@ START_TEST(rss_1000_sessions_then_expired) {
 END_TEST
 
 /* ===========================================================================
+ * One reply is one JSON body, whoever runs the call and whenever it
+ * answers: at once, deferred, on an executor's thread or under the guard;
+ * an event stream only when something comes before the reply
+ * ======================================================================== */
+
+/* A thread executor: each call runs on a thread of its own once the gate
+ * is open, so that a test can hold calls until their request was settled. */
+static struct {
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  bool open;
+  int n; /* threads started */
+  pthread_t th[8];
+} TX = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, true, 0, {0}};
+
+static void *tx_run(void *call) {
+  struct timespec dl = deadline_in(T(30000));
+  pthread_mutex_lock(&TX.mu);
+  while (!TX.open)
+    if (pthread_cond_timedwait(&TX.cv, &TX.mu, &dl) == ETIMEDOUT)
+      break;
+  pthread_mutex_unlock(&TX.mu);
+  mcp_call_execute(call, "a test thread");
+  return NULL;
+}
+
+static int tx_submit(mcp_call *call, void *user_data) {
+  (void)user_data;
+  pthread_mutex_lock(&TX.mu);
+  int rc = TX.n < (int)TU_COUNT(TX.th)
+               ? pthread_create(&TX.th[TX.n], NULL, tx_run, call)
+               : -1;
+  if (rc == 0)
+    TX.n++;
+  pthread_cond_broadcast(&TX.cv);
+  pthread_mutex_unlock(&TX.mu);
+  return rc == 0 ? 0 : MCP_EXECUTE_HERE;
+}
+
+static const mcp_executor tx_executor = {.submit = tx_submit};
+
+static void tx_gate(bool open) {
+  pthread_mutex_lock(&TX.mu);
+  TX.open = open;
+  pthread_cond_broadcast(&TX.cv);
+  pthread_mutex_unlock(&TX.mu);
+}
+
+/* Waits until n calls were handed to the executor; returns how many. */
+static int tx_started(int n, long ms) {
+  struct timespec dl = deadline_in(ms);
+  pthread_mutex_lock(&TX.mu);
+  while (TX.n < n)
+    if (pthread_cond_timedwait(&TX.cv, &TX.mu, &dl) == ETIMEDOUT)
+      break;
+  int k = TX.n;
+  pthread_mutex_unlock(&TX.mu);
+  return k;
+}
+
+/* Opens the gate and joins every thread the executor started. */
+static void tx_join(void) {
+  tx_gate(true);
+  pthread_mutex_lock(&TX.mu);
+  int n = TX.n;
+  TX.n = 0;
+  pthread_mutex_unlock(&TX.mu);
+  for (int i = 0; i < n; i++)
+    pthread_join(TX.th[i], NULL);
+}
+
+/* Sends q (the executor's nth call) with the gate shut, and opens it once
+ * the response has begun (as an event stream would at once) or T(300) ms
+ * passed without one: the call then runs after its request was settled,
+ * whatever the scheduler does. Returns the stream, answered. */
+static stream *call_gated(const lc_req *q, int nth) {
+  tx_gate(false);
+  stream *s = stream_open(q);
+  ck_assert_int_eq(tx_started(nth, T(5000)), nth);
+  (void)stream_wait_headers(s, T(300));
+  tx_gate(true);
+  ck_assert_msg(stream_wait_done(s, T(10000)), "call %d: no answer", nth);
+  return s;
+}
+
+/* r is one JSON body, application/json, whose result's text is text. */
+static void expect_json_reply(const lc_resp *r, const char *what,
+                              const char *text) {
+  char type[128];
+  ck_assert_msg(r->status == 200, "%s: HTTP %ld", what, r->status);
+  resp_type(r, type, sizeof type);
+  ck_assert_msg(strcmp(type, "application/json") == 0,
+                "%s: one reply came as %s: %.*s", what, type, (int)r->body.n,
+                r->body.p ? r->body.p : "");
+  cJSON *m = reply_of(r);
+  ck_assert_ptr_nonnull(m);
+  ck_assert_str_eq(result_text(m), text);
+  cJSON_Delete(m);
+}
+
+/* r is an event stream: n progress notifications, then the result. */
+static void expect_progress_then_result(const lc_resp *r, const char *what) {
+  char type[128];
+  ck_assert_msg(r->status == 200, "%s: HTTP %ld", what, r->status);
+  ck_assert_str_eq(resp_type(r, type, sizeof type), "text/event-stream");
+  sse e = sse_parse(r->body.p, r->body.n);
+  cJSON *m[16];
+  int n = sse_messages(&e, m, 16);
+  ck_assert_msg(n == 4, "%s: %d messages: %.300s", what, n, r->body.p);
+  for (int i = 0; i < 3; i++)
+    ck_assert_str_eq(tu_jstr(m[i], "method"), "notifications/progress");
+  ck_assert_str_eq(result_text(m[3]), "progressed");
+  free_messages(m, n);
+  sse_free(&e);
+}
+
+#define MODERN_Q(b, tool)                                                      \
+  {                                                                            \
+    .body = (b), .version = "2026-07-28", .headers = {                         \
+      "Mcp-Method: tools/call",                                                \
+      "Mcp-Name: " tool                                                        \
+    }                                                                          \
+  }
+#define MODERN_PROGRESS                                                        \
+  "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"tools/call\",\"params\":{"       \
+  "\"name\":\"progress\",\"arguments\":{}," MODERN_META_P "}}"
+
+/* Calls on an executor's threads, run only after their request was
+ * settled: a single reply is JSON in both eras; progress first makes an
+ * event stream. */
+START_TEST(executor_single_reply_is_json_in_both_eras) {
+  fx_executor = &tx_executor;
+  fx_start(NULL);
+  fx_executor = NULL;
+  char *sid = open_session(V, "{}");
+  lc_req legacy = {.body = CALL("3", "echo", "{\"text\":\"on a thread\"}"),
+                   .session = sid,
+                   .version = V};
+  stream *s = call_gated(&legacy, 1);
+  expect_json_reply(&s->r, "2025-11-25", "on a thread");
+  stream_close(s);
+  lc_req stateless =
+      MODERN_Q(MODERN_CALL("4", "echo", "{\"text\":\"stateless\"}"), "echo");
+  s = call_gated(&stateless, 2);
+  expect_json_reply(&s->r, "2026-07-28", "stateless");
+  stream_close(s);
+  lc_resp r;
+  post(sid, CALL_P("5", "progress", "{}"), &r);
+  expect_progress_then_result(&r, "2025-11-25 progress");
+  lc_resp_free(&r);
+  modern("2026-07-28", "tools/call", "progress", MODERN_PROGRESS, &r);
+  expect_progress_then_result(&r, "2026-07-28 progress");
+  lc_resp_free(&r);
+  tx_join();
+  free(sid);
+}
+END_TEST
+
+/* The tutorial's case: with the guard on, echo answers as JSON in both
+ * eras; so does a call the guarded handler defers; progress first makes
+ * an event stream. */
+START_TEST(guarded_single_reply_is_json_in_both_eras) {
+#ifndef MCP_TEST_GUARD
+  ck_abort_msg("built without the guard (MCP_GUARD)");
+#endif
+  fx_guard = true;
+  fx_start(NULL);
+  fx_guard = false;
+  char *sid = open_session(V, "{}");
+  lc_resp r;
+  /* A few times: before, whether the worker beat the transport decided. */
+  for (int i = 0; i < 5; i++) {
+    post(sid, CALL("3", "echo", "{\"text\":\"guarded\"}"), &r);
+    expect_json_reply(&r, "2025-11-25 guarded", "guarded");
+    lc_resp_free(&r);
+    modern("2026-07-28", "tools/call", "echo",
+           MODERN_CALL("4", "echo", "{\"text\":\"guarded too\"}"), &r);
+    expect_json_reply(&r, "2026-07-28 guarded", "guarded too");
+    lc_resp_free(&r);
+  }
+  lc_req legacy = {
+      .body = CALL("5", "park", "{}"), .session = sid, .version = V};
+  lc_req stateless = MODERN_Q(MODERN_CALL("6", "park", "{}"), "park");
+  const lc_req *qs[] = {&legacy, &stateless};
+  for (int i = 0; i < 2; i++) {
+    stream *s = stream_open(qs[i]);
+    finish_text(unpark(T(5000)), "deferred");
+    ck_assert(stream_wait_done(s, T(10000)));
+    expect_json_reply(&s->r, i ? "2026-07-28 deferred" : "2025-11-25 deferred",
+                      "deferred");
+    stream_close(s);
+  }
+  post(sid, CALL_P("7", "progress", "{}"), &r);
+  expect_progress_then_result(&r, "2025-11-25 guarded progress");
+  lc_resp_free(&r);
+  modern("2026-07-28", "tools/call", "progress", MODERN_PROGRESS, &r);
+  expect_progress_then_result(&r, "2026-07-28 guarded progress");
+  lc_resp_free(&r);
+  free(sid);
+}
+END_TEST
+
+/* A handler that defers and finishes from another thread, no executor:
+ * its one reply is JSON in both eras, and other requests are answered
+ * while it waits. */
+START_TEST(deferred_single_reply_is_json_in_both_eras) {
+  fx_start(NULL);
+  char *sid = open_session(V, "{}");
+  lc_req legacy = {
+      .body = CALL("5", "park", "{}"), .session = sid, .version = V};
+  lc_req stateless = MODERN_Q(MODERN_CALL("6", "park", "{}"), "park");
+  const lc_req *qs[] = {&legacy, &stateless};
+  for (int i = 0; i < 2; i++) {
+    stream *s = stream_open(qs[i]);
+    mcp_call *c = unpark(T(5000));
+    ck_assert_ptr_nonnull(c);
+    expect_ping_ok(sid);
+    ck_assert(!stream_done(s));
+    pthread_t th;
+    ck_assert_int_eq(pthread_create(&th, NULL, finish_late, c), 0);
+    pthread_join(th, NULL);
+    ck_assert(stream_wait_done(s, T(10000)));
+    expect_json_reply(&s->r, i ? "2026-07-28" : "2025-11-25", "late");
+    stream_close(s);
+  }
+  free(sid);
+}
+END_TEST
+
+/* A reply awaited for a keep-alive interval becomes an event stream (its
+ * keep-alives keep a proxy's read timeout off, and show when the client
+ * left): the result comes as an event; a 2026-07-28 client that closes
+ * it cancels the call. */
+START_TEST(long_wait_becomes_an_event_stream) {
+  mcp_http_options o = {.keepalive_s = 1};
+  fx_start(&o);
+  char *sid = open_session(V, "{}");
+  lc_req legacy = {
+      .body = CALL("5", "park", "{}"), .session = sid, .version = V};
+  lc_req stateless = MODERN_Q(MODERN_CALL("6", "park", "{}"), "park");
+  const lc_req *qs[] = {&legacy, &stateless};
+  for (int i = 0; i < 2; i++) {
+    stream *s = stream_open(qs[i]);
+    mcp_call *c = unpark(T(5000));
+    ck_assert_ptr_nonnull(c);
+    ck_assert_int_eq(stream_wait_headers(s, T(10000)), 200);
+    char v[128];
+    ck_assert_ptr_nonnull(stream_header(s, "Content-Type", v, sizeof v));
+    ck_assert_msg(strncasecmp(v, "text/event-stream", 17) == 0, "%s", v);
+    finish_text(c, "after a while");
+    ck_assert(stream_wait(s, "after a while", 1, T(5000)));
+    ck_assert(stream_wait_done(s, T(5000)));
+    stream_close(s);
+  }
+  stream *s = stream_open(&stateless);
+  mcp_call *c = unpark(T(5000));
+  ck_assert_ptr_nonnull(c);
+  stream_close(s);
+  long end = lc_now_ms() + T(8000);
+  while (!mcp_call_cancelled(c) && lc_now_ms() < end)
+    lc_sleep_ms(50);
+  bool cancelled = mcp_call_cancelled(c);
+  mcp_call_finish(c, 0);
+  ck_assert_msg(cancelled, "the call was not cancelled by the disconnect");
+  free(sid);
+}
+END_TEST
+
+/* A 2025-11-25 request cancelled while it waits gets no reply (the spec's
+ * rule for a cancelled request), and its POST is answered with an event
+ * stream that ends empty: never 202, which is for notifications. */
+START_TEST(cancelled_while_awaited_ends_an_empty_stream) {
+  fx_start(NULL);
+  char *sid = open_session(V, "{}");
+  lc_req q = {.body = CALL("5", "park", "{}"), .session = sid, .version = V};
+  stream *s = stream_open(&q);
+  mcp_call *c = unpark(T(5000));
+  ck_assert_ptr_nonnull(c);
+  lc_resp r;
+  post(sid,
+       "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\","
+       "\"params\":{\"requestId\":5}}",
+       &r);
+  ck_assert_int_eq(r.status, 202);
+  lc_resp_free(&r);
+  ck_assert(mcp_call_cancelled(c));
+  finish_text(c, "nobody asked");
+  ck_assert(stream_wait_done(s, T(5000)));
+  ck_assert_int_eq(s->r.status, 200);
+  char type[128];
+  ck_assert_str_eq(resp_type(&s->r, type, sizeof type), "text/event-stream");
+  sse e = sse_parse(s->r.body.p, s->r.body.n);
+  cJSON *m[4];
+  int n = sse_messages(&e, m, 4);
+  ck_assert_msg(n == 0, "%d messages: %.300s", n, s->r.body.p);
+  sse_free(&e);
+  stream_close(s);
+  expect_ping_ok(sid);
+  free(sid);
+}
+END_TEST
+
+/* mcp_http_stop with requests waiting for their reply ends them, and the
+ * calls are cancelled. */
+START_TEST(stop_while_replies_are_awaited) {
+  fx_start(NULL);
+  char *sid = open_session(V, "{}");
+  lc_req legacy = {
+      .body = CALL("5", "park", "{}"), .session = sid, .version = V};
+  lc_req stateless = MODERN_Q(MODERN_CALL("6", "park", "{}"), "park");
+  stream *s[2] = {stream_open(&legacy), NULL};
+  mcp_call *c[2] = {unpark(T(5000)), NULL};
+  s[1] = stream_open(&stateless);
+  c[1] = unpark(T(5000));
+  ck_assert(c[0] && c[1]);
+  mcp_http_stop(F.http);
+  F.http = NULL;
+  for (int i = 0; i < 2; i++) {
+    ck_assert_msg(stream_wait_done(s[i], T(5000)), "request %d still open", i);
+    ck_assert(mcp_call_cancelled(c[i]));
+    mcp_call_finish(c[i], 0);
+    stream_close(s[i]);
+  }
+  free(sid);
+}
+END_TEST
+
+/* ===========================================================================
  * The suite: one tcase per ctest test (tests/http/CMakeLists.txt reads the
  * tc(s, "...") names below)
  * ======================================================================== */
@@ -4548,6 +5032,15 @@ int main(void) {
   tcase_add_test(t, modern_param_headers);
   tcase_add_test(t, huge_numeric_ids);
   tcase_add_test(t, legacy_resource_updates_on_get_stream);
+  t = tc(s, "one_reply");
+  tcase_add_test(t, executor_single_reply_is_json_in_both_eras);
+  tcase_add_test(t, guarded_single_reply_is_json_in_both_eras);
+  tcase_add_test(t, deferred_single_reply_is_json_in_both_eras);
+  tcase_add_test(t, long_wait_becomes_an_event_stream);
+  tcase_add_test(t, stop_while_replies_are_awaited);
+  tcase_add_test(t, cancelled_while_awaited_ends_an_empty_stream);
+  t = tc(s, "mcp_name");
+  tcase_add_test(t, modern_mcp_name_refusal_says_the_value);
   t = tc(s, "inherited");
   tcase_add_test(t, serves_an_inherited_socket);
   tcase_add_test(t, node_id_prefixes_session_ids);
@@ -4558,6 +5051,10 @@ int main(void) {
   tcase_add_test(t, https_serves_both_eras_and_refuses_plain_http);
   tcase_add_test(t, https_certificate_reloaded_without_dropping_connections);
   tcase_add_test(t, https_options_checked_at_start);
+  t = tc(s, "tls_versions");
+  tcase_add_test(t, https_refuses_tls_1_0_and_1_1_by_default);
+  tcase_add_test(t, https_priorities_option_taken);
+  tcase_add_test(t, https_bad_priorities_refused_at_start);
   t = tc(s, "origin");
   tcase_add_test(t, d1_foreign_host_403_before_body);
   tcase_add_test(t, d2_d4_foreign_or_null_origin_403);
