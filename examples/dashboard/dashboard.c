@@ -227,7 +227,7 @@ int main(int argc, char **argv) {
     }
   }
   if (mcp_http_serve_check(&serve) != 0)
-    return 2;
+    return 2; /* its line on stderr said which flags do not go together */
 
   mcp_server *srv;
   const mcp_server_info info = {
