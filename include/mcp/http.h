@@ -457,9 +457,9 @@ MCP_API int mcp_http_serve_check(const mcp_http_serve_options *opts);
  * (mcp_http_reload_tls), saying so in a line on standard error; the last
  * good ones stay when the new ones are unusable. SIGINT or SIGTERM stops
  * the server (mcp_http_stop: connections closed, calls still deferred
- * cancelled) and returns at once, whatever the server was doing; then the
- * caller's signal mask is restored, signals of the three that arrived
- * meanwhile taken. Call it from the main thread, or block the three
+ * cancelled, handlers running on its threads waited for) and returns;
+ * the caller's signal mask is restored first, signals of the three that
+ * arrived meanwhile taken. Call it from the main thread, or block the three
  * signals in every other thread, so that none of them takes a signal
  * meant to stop serving.
  *

@@ -183,8 +183,13 @@ static int where(const mcp_http_serve_options *o, serving *s) {
     s->http.listen_fd = 0;
     return 0;
   }
+  if (s->http.listen_fd > 0 && bound_addr(s->http.listen_fd, s->addr) != 0) {
+    fprintf(stderr, "%s: listen_fd %d is not a bound TCP socket\n", program(o),
+            s->http.listen_fd);
+    return MCP_EINVAL;
+  }
   if (s->http.listen_fd > 0)
-    return bound_addr(s->http.listen_fd, s->addr) == 0 ? 0 : MCP_EINVAL;
+    return 0;
   snprintf(s->addr, sizeof s->addr, "%s",
            s->http.bind_addr ? s->http.bind_addr : "127.0.0.1");
   return 0;

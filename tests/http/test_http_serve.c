@@ -543,6 +543,20 @@ START_TEST(serve_failures_said) {
        MCP_EIO,
        "daemon: cannot serve HTTP on 192.0.2.1 port 80: mcp_http_start: "},
   };
+  int pipe_fds[2];
+  ck_assert_int_eq(pipe(pipe_fds), 0);
+  const mcp_http_options on_pipe = {.listen_fd = pipe_fds[0]};
+  const mcp_http_serve_options given_pipe = {.http = &on_pipe};
+  mcp_server *on = server_new();
+  capture_start();
+  ck_assert_int_eq(mcp_http_serve_until_signal(on, &given_pipe), MCP_EINVAL);
+  char *said = capture_end();
+  ck_assert_msg(strstr(said, "is not a bound TCP socket\n") != NULL, "%s",
+                said);
+  free(said);
+  mcp_server_free(on);
+  close(pipe_fds[0]); /* still the caller's */
+  close(pipe_fds[1]);
   unsetenv("LISTEN_PID");
   unsetenv("LISTEN_FDS");
   sigset_t before, after;
