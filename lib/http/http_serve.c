@@ -122,7 +122,8 @@ int mcp_http_serve_check(const mcp_http_serve_options *opts) {
 
 /* ---- serving ------------------------------------------------------------- */
 
-/* What serve_start assembles: the options and what they point to. */
+/* What assemble makes of the options: mcp_http_start's, and what they
+ * point to. */
 typedef struct serving {
   mcp_http_options http;
   mcp_http_tls tls;
