@@ -8,17 +8,20 @@
  * between rounds, resources and templates, prompts with a completion, and
  * tools registered and removed while serving.
  *
- *   everything [--stdio | --http ADDR:PORT [--tls-cert FILE --tls-key FILE]]
- *              [--guard]
+ *   everything [--stdio | --http ADDR:PORT|systemd [--tls-cert FILE
+ *              --tls-key FILE] [--node-id ID] [--jwks FILE --issuer URL
+ *              --audience URL]] [--guard]
  *
  * With --tls-cert and --tls-key (PEM files) it speaks HTTPS at
  * https://ADDR:PORT/mcp instead. --http systemd serves the socket systemd
  * passed (socket activation).
  * With --http it serves Streamable HTTP at http://ADDR:PORT/mcp (port 0
  * picks a free one; the line "listening on URL" on stderr gives the real
- * one) until SIGINT or SIGTERM, without authentication: bind it to a
- * loopback address. Without, it serves stdio until end of input, SIGINT or
- * SIGTERM.
+ * one) until SIGINT or SIGTERM; without --jwks, --issuer and --audience it
+ * asks for no token: bind it to a loopback address. libmcp reads those
+ * flags and serves (mcp_http_serve_until_signal, mcp/http.h), as for notes
+ * and dashboard. Without --http, it serves stdio until end of input,
+ * SIGINT or SIGTERM.
  *
  * Every tool here reaches nothing outside this process: asking the client
  * (elicitation, sampling, roots) goes through the client the user runs, so
@@ -35,10 +38,7 @@
 #include <cjson/cJSON.h>
 #include <mcp/mcp.h>
 #ifdef MCP_EVERYTHING_HTTP
-#include <arpa/inet.h>
 #include <mcp/http.h>
-#include <signal.h>
-#include <sys/socket.h>
 #endif
 #ifdef MCP_EXAMPLE_GUARD
 #include <errno.h>
@@ -232,8 +232,8 @@ static int json_schema_tool(mcp_call *call, void *user_data) {
 /* ---- slow tools: logging and progress from a deferred call ------------------
  * The handler hands the call to a thread and returns MCP_DEFERRED, so no
  * server thread waits while the steps sleep. The thread reports, then
- * finishes the call. main waits for the last of these threads before it
- * frees the server. */
+ * finishes the call. main frees the server (which cancels the calls and
+ * tasks still working) and then waits for the last of these threads. */
 
 typedef enum steps_kind { STEPS_LOG, STEPS_PROGRESS } steps_kind;
 
@@ -1403,106 +1403,31 @@ static int add_everything(mcp_server *srv) {
 
 static void usage(void) {
 #ifdef MCP_EVERYTHING_HTTP
-  fprintf(stderr, "usage: everything [--stdio | --http ADDR:PORT|systemd "
-                  "[--tls-cert "
-                  "FILE --tls-key FILE]]" GUARD_USAGE "\n");
+  fprintf(stderr, "usage: everything [--stdio | " MCP_HTTP_SERVE_USAGE
+                  "]" GUARD_USAGE "\n");
 #else
   fprintf(stderr, "usage: everything [--stdio]" GUARD_USAGE "\n");
 #endif
 }
 
-#ifdef MCP_EVERYTHING_HTTP
-/* Serves over HTTP until SIGINT or SIGTERM, taken with sigwait: the signals
- * are blocked before the server's threads start (they inherit the mask). */
-static int serve_http(mcp_server *srv, char *spec, const mcp_http_tls *tls) {
-  int fd = 0; /* --http systemd: the socket systemd passed */
-  char inherited[INET6_ADDRSTRLEN] = "";
-  char *addr = inherited;
-  unsigned long port = 0;
-  if (strcmp(spec, "systemd") == 0) {
-    fd = mcp_http_systemd_socket();
-    struct sockaddr_storage ss;
-    socklen_t len = sizeof ss;
-    if (fd < 0 || getsockname(fd, (struct sockaddr *)&ss, &len) != 0) {
-      fprintf(stderr, "everything: --http systemd: %s\n",
-              fd == MCP_ENOENT ? "no socket from systemd (LISTEN_FDS is not "
-                                 "set for this process)"
-                               : "systemd must pass one listening TCP socket");
-      return 1;
-    }
-    const void *ip =
-        ss.ss_family == AF_INET6
-            ? (const void *)&((struct sockaddr_in6 *)&ss)->sin6_addr
-            : (const void *)&((struct sockaddr_in *)&ss)->sin_addr;
-    inet_ntop(ss.ss_family, ip, inherited, sizeof inherited);
-  } else {
-    char *colon = strrchr(spec, ':');
-    char *end = NULL;
-    port = colon ? strtoul(colon + 1, &end, 10) : 0;
-    if (colon == NULL || colon == spec || end == colon + 1 || *end != '\0' ||
-        port > 65535) {
-      fprintf(stderr, "everything: --http wants ADDR:PORT, e.g. "
-                      "127.0.0.1:8080\n");
-      return 2;
-    }
-    *colon = '\0';
-    addr = spec;
-    size_t n = strlen(addr);
-    if (n >= 2 && addr[0] == '[' && addr[n - 1] == ']') { /* [::1]:8080 */
-      addr[n - 1] = '\0';
-      addr++;
-    }
-  }
-  sigset_t stop;
-  sigemptyset(&stop);
-  sigaddset(&stop, SIGINT);
-  sigaddset(&stop, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &stop, NULL);
-
-  const mcp_http_options opts = {.bind_addr = fd ? NULL : addr,
-                                 .port = (uint16_t)port,
-                                 .listen_fd = fd,
-                                 .tls = tls};
-  mcp_http *http;
-  int rc = mcp_http_start(srv, &opts, &http);
-  if (rc != 0) {
-    fprintf(stderr, "everything: cannot serve HTTP on %s port %lu: %s\n", addr,
-            port, mcp_server_errmsg(srv));
-    return 1;
-  }
-  bool v6 = strchr(addr, ':') != NULL;
-  fprintf(stderr, "listening on %s://%s%s%s:%u/mcp\n", tls ? "https" : "http",
-          v6 ? "[" : "", addr, v6 ? "]" : "", (unsigned)mcp_http_port(http));
-  int sig;
-  sigwait(&stop, &sig);
-  mcp_http_stop(http);
-  return 0;
-}
-#else
-/* Built without the HTTP transport: --http is refused before this. */
-typedef struct mcp_http_tls mcp_http_tls;
-static int serve_http(mcp_server *srv, char *spec, const mcp_http_tls *tls) {
-  (void)srv;
-  (void)spec;
-  (void)tls;
-  return 2;
-}
-#endif
-
 int main(int argc, char **argv) {
-  char *http = NULL;                    /* --http ADDR:PORT */
-  const char *cert = NULL, *key = NULL; /* --tls-cert, --tls-key */
+#ifdef MCP_EVERYTHING_HTTP
+  /* --http and the flags that go with it (mcp/http.h): libmcp reads them,
+   * without writing to argv. */
+  mcp_http_serve_options serve = {.program = "everything"};
+#endif
   bool guarded = false;
   for (int i = 1; i < argc; i++) {
-    if (strcmp(argv[i], "--stdio") == 0) {
-      http = NULL;
 #ifdef MCP_EVERYTHING_HTTP
-    } else if (strcmp(argv[i], "--http") == 0 && i + 1 < argc) {
-      http = argv[++i];
-    } else if (strcmp(argv[i], "--tls-cert") == 0 && i + 1 < argc) {
-      cert = argv[++i];
-    } else if (strcmp(argv[i], "--tls-key") == 0 && i + 1 < argc) {
-      key = argv[++i];
+    int took = mcp_http_serve_arg(&serve, argc, argv, &i);
+    if (took < 0)
+      return 2;
+    if (took)
+      continue;
+#endif
+    if (strcmp(argv[i], "--stdio") == 0) {
+#ifdef MCP_EVERYTHING_HTTP
+      serve.listen = NULL;
 #endif
     } else if (strcmp(argv[i], "--guard") == 0) {
 #ifndef MCP_EXAMPLE_GUARD
@@ -1516,12 +1441,12 @@ int main(int argc, char **argv) {
       return 2;
     }
   }
-  if ((cert == NULL) != (key == NULL) || (cert && !http)) {
-    fprintf(stderr, "everything: --tls-cert and --tls-key go together, with "
-                    "--http\n");
+#ifdef MCP_EVERYTHING_HTTP
+  if (mcp_http_serve_check(&serve) != 0) {
     usage();
     return 2;
   }
+#endif
 
   mcp_server *srv;
   const mcp_server_info info = {
@@ -1548,18 +1473,23 @@ int main(int argc, char **argv) {
   (void)guarded;
 #endif
 
-  /* Over stdio, SIGTERM or Ctrl-C ends serving cleanly, like the end of
-   * input. */
-  const mcp_stdio_options stdio = {.stop_on_signal = true};
+  int rc;
 #ifdef MCP_EVERYTHING_HTTP
-  const mcp_http_tls tls = {.cert_file = cert, .key_file = key};
-  const mcp_http_tls *tls_or_none = cert ? &tls : NULL;
-#else
-  const mcp_http_tls *tls_or_none = NULL;
+  if (serve.listen) /* until SIGINT or SIGTERM, saying "listening on URL" */
+    rc = mcp_http_serve_until_signal(srv, &serve) == 0 ? 0 : 1;
+  else
 #endif
-  int rc = http ? serve_http(srv, http, tls_or_none)
-                : (mcp_serve_stdio(srv, &stdio) == 0 ? 0 : 1);
-  wait_for_workers(); /* the deferred calls' threads */
+  {
+    /* Over stdio, SIGTERM or Ctrl-C ends serving cleanly, like the end of
+     * input. */
+    const mcp_stdio_options stdio = {.stop_on_signal = true};
+    rc = mcp_serve_stdio(srv, &stdio) == 0 ? 0 : 1;
+  }
+  /* Freeing the server cancels the tasks still working, so that the
+   * deferred calls' threads, joined next, end early instead of finishing
+   * their work first: a stop takes as long as a cancellation. A call
+   * finished after the free is harmless. */
   mcp_server_free(srv);
+  wait_for_workers();
   return rc;
 }

@@ -38,6 +38,11 @@
  * takes a retry another started. --db FILE keeps the notes in SQLite
  * instead of FILE's JSON, for several processes sharing one store
  * (examples/deploy/cluster.sh runs them so behind nginx).
+ * The HTTP flags (--http, --tls-cert, --tls-key, --node-id, --jwks,
+ * --issuer, --audience) are read, and served, by libmcp itself
+ * (mcp_http_serve_arg and mcp_http_serve_until_signal, mcp/http.h), so a
+ * daemon of your own takes them and prints the same "listening on URL"
+ * line in a few lines of main.
  *
  * With --guard (Linux, when libmcp was built with its guard) the kernel
  * holds each tool to its hints (mcp/guard.h): list_notes and get_note
@@ -63,10 +68,7 @@
 #include <libgen.h>
 #include <mcp/mcp.h>
 #ifdef MCP_NOTES_HTTP
-#include <arpa/inet.h>
 #include <mcp/http.h>
-#include <signal.h>
-#include <sys/socket.h>
 #endif
 #ifdef MCP_EXAMPLE_GUARD
 #include <mcp/guard.h>
@@ -621,128 +623,6 @@ static int guard(mcp_server *srv, const char *data) {
 }
 #endif
 
-#ifdef MCP_NOTES_HTTP
-/* The OAuth settings of --jwks, --issuer and --audience. */
-typedef struct auth_args {
-  const char *jwks, *issuer, *audience;
-  const char *tls_cert, *tls_key; /* --tls-cert, --tls-key: HTTPS */
-  const char *node_id;            /* --node-id: in every session id */
-} auth_args;
-
-/* Serves over HTTP (HTTPS with --tls-cert and --tls-key) until SIGINT or
- * SIGTERM (SIGHUP re-reads the JWKS file and the certificate). The signals are
- * blocked before the server's threads start (they inherit the mask) and taken
- * with sigwait, so no handler runs in the middle of anything. */
-static int serve_http(mcp_server *srv, const mcp_principal *who, char *spec,
-                      const auth_args *aa) {
-  int fd = 0; /* --http systemd: the socket systemd passed */
-  char inherited[INET6_ADDRSTRLEN] = "";
-  char *addr = inherited;
-  unsigned long port = 0;
-  if (strcmp(spec, "systemd") == 0) {
-    fd = mcp_http_systemd_socket();
-    struct sockaddr_storage ss;
-    socklen_t len = sizeof ss;
-    if (fd < 0 || getsockname(fd, (struct sockaddr *)&ss, &len) != 0) {
-      fprintf(stderr, "notes: --http systemd: %s\n",
-              fd == MCP_ENOENT ? "no socket from systemd (LISTEN_FDS is not "
-                                 "set for this process)"
-                               : "systemd must pass one listening TCP socket");
-      return 1;
-    }
-    const void *ip =
-        ss.ss_family == AF_INET6
-            ? (const void *)&((struct sockaddr_in6 *)&ss)->sin6_addr
-            : (const void *)&((struct sockaddr_in *)&ss)->sin_addr;
-    inet_ntop(ss.ss_family, ip, inherited, sizeof inherited);
-  } else {
-    char *colon = strrchr(spec, ':');
-    char *end = NULL;
-    port = colon ? strtoul(colon + 1, &end, 10) : 0;
-    if (colon == NULL || colon == spec || end == colon + 1 || *end != '\0' ||
-        port > 65535) {
-      fprintf(stderr, "notes: --http wants ADDR:PORT, e.g. 127.0.0.1:8080\n");
-      return 2;
-    }
-    *colon = '\0';
-    addr = spec;
-    size_t n = strlen(addr);
-    if (n >= 2 && addr[0] == '[' && addr[n - 1] == ']') { /* [::1]:8080 */
-      addr[n - 1] = '\0';
-      addr++;
-    }
-  }
-  sigset_t stop;
-  sigemptyset(&stop);
-  sigaddset(&stop, SIGINT);
-  sigaddset(&stop, SIGTERM);
-  sigaddset(&stop, SIGHUP);
-  pthread_sigmask(SIG_BLOCK, &stop, NULL);
-
-  mcp_http_options opts = {.bind_addr = fd ? NULL : addr,
-                           .port = (uint16_t)port,
-                           .listen_fd = fd,
-                           .node_id = aa->node_id,
-                           .principal = who};
-  /* A replica behind a proxy (--node-id) takes every connection from the
-   * proxy's address, so the per-address limit is the whole limit (the
-   * default max_connections). */
-  if (aa->node_id)
-    opts.per_ip_connections = 512;
-  /* With auth, the audience's host is allowed beside the loopback names,
-   * for a proxy that passes the public Host on. */
-  const char *servers[] = {aa->issuer, NULL};
-  char host[256] = "";
-  const char *hosts[] = {"localhost", "127.0.0.1", "[::1]", host, NULL};
-  mcp_auth_options auth = {.resource = aa->audience,
-                           .authorization_servers = servers,
-                           .issuer = aa->issuer,
-                           .jwks_file = aa->jwks};
-  mcp_http_tls tls = {.cert_file = aa->tls_cert, .key_file = aa->tls_key};
-  if (aa->tls_cert)
-    opts.tls = &tls;
-  if (aa->jwks) {
-    opts.auth = &auth;
-    opts.principal = NULL;
-    const char *authority = strstr(aa->audience, "://");
-    if (authority) {
-      authority += 3;
-      int len = (int)strcspn(authority, "/?#");
-      if (len > 0 && (size_t)len < sizeof host) {
-        snprintf(host, sizeof host, "%.*s", len, authority);
-        opts.allowed_hosts = hosts;
-      }
-    }
-  }
-  mcp_http *http;
-  int rc = mcp_http_start(srv, &opts, &http);
-  if (rc != 0) {
-    fprintf(stderr, "notes: cannot serve HTTP on %s port %lu: %s\n", addr, port,
-            mcp_server_errmsg(srv));
-    return 1;
-  }
-  bool v6 = strchr(addr, ':') != NULL;
-  fprintf(stderr, "listening on %s://%s%s%s:%u/mcp\n",
-          aa->tls_cert ? "https" : "http", v6 ? "[" : "", addr, v6 ? "]" : "",
-          (unsigned)mcp_http_port(http));
-  int sig;
-  while (sigwait(&stop, &sig) == 0 && sig == SIGHUP) {
-    if (aa->jwks) {
-      rc = mcp_http_set_jwks(http, NULL);
-      fprintf(stderr, "notes: %s %s\n", aa->jwks,
-              rc == 0 ? "re-read" : "not used (the last good keys stay)");
-    }
-    if (aa->tls_cert) {
-      rc = mcp_http_reload_tls(http, NULL);
-      fprintf(stderr, "notes: %s %s\n", aa->tls_cert,
-              rc == 0 ? "re-read" : "not used (the last good pair stays)");
-    }
-  }
-  mcp_http_stop(http);
-  return 0;
-}
-#endif
-
 /* --state-key FILE: the secret (at least 32 bytes) every process of a
  * deployment shares, so that any of them accepts a 2026-07-28 retry whose
  * requestState another signed. */
@@ -760,13 +640,19 @@ static int use_state_key(mcp_server *srv, const char *path) {
   return rc;
 }
 
-/* Splits "a b c" into a NULL-terminated list (in place). */
-static const char **split_scopes(char *s) {
+/* Splits "a b c" into a NULL-terminated list of words, which are in a copy
+ * (*words; the caller frees both): argv stays as it was given, so that ps
+ * shows the command line that started this. */
+static const char **split_scopes(const char *s, char **words) {
   size_t n = 0;
+  *words = strdup(s);
   const char **list = calloc(strlen(s) / 2 + 2, sizeof *list);
-  if (list == NULL)
+  if (*words == NULL || list == NULL) {
+    free(*words);
+    free(list);
     return NULL;
-  for (char *rest = NULL, *tok = strtok_r(s, " \t", &rest); tok;
+  }
+  for (char *rest = NULL, *tok = strtok_r(*words, " \t", &rest); tok;
        tok = strtok_r(NULL, " \t", &rest))
     list[n++] = tok;
   return list;
@@ -811,33 +697,30 @@ static const mcp_skill workflow = {.path = "notes-workflow",
 
 int main(int argc, char **argv) {
   store st = {.next_id = 1, .lock = PTHREAD_MUTEX_INITIALIZER};
-  char *scopes = NULL, *http = NULL;
+  const char *scopes = NULL;    /* --scopes "SCOPE ..." */
   const char *state_key = NULL; /* --state-key FILE */
   const char *db = NULL;        /* --db FILE */
 #ifdef MCP_EXAMPLE_GUARD
   bool guarded = false;
 #endif
 #ifdef MCP_NOTES_HTTP
-  auth_args aa = {0};
+  /* --http and the flags that go with it (mcp/http.h): libmcp reads them,
+   * without writing to argv, and serves as they say. */
+  mcp_http_serve_options serve = {.program = "notes"};
 #endif
   for (int i = 1; i < argc; i++) {
-    if (strcmp(argv[i], "--stdio") == 0) {
-      http = NULL;
 #ifdef MCP_NOTES_HTTP
-    } else if (strcmp(argv[i], "--http") == 0 && i + 1 < argc) {
-      http = argv[++i];
-    } else if (strcmp(argv[i], "--jwks") == 0 && i + 1 < argc) {
-      aa.jwks = argv[++i];
-    } else if (strcmp(argv[i], "--issuer") == 0 && i + 1 < argc) {
-      aa.issuer = argv[++i];
-    } else if (strcmp(argv[i], "--audience") == 0 && i + 1 < argc) {
-      aa.audience = argv[++i];
-    } else if (strcmp(argv[i], "--tls-cert") == 0 && i + 1 < argc) {
-      aa.tls_cert = argv[++i];
-    } else if (strcmp(argv[i], "--tls-key") == 0 && i + 1 < argc) {
-      aa.tls_key = argv[++i];
-    } else if (strcmp(argv[i], "--node-id") == 0 && i + 1 < argc) {
-      aa.node_id = argv[++i];
+    int took = mcp_http_serve_arg(&serve, argc, argv, &i);
+    if (took < 0) {
+      usage();
+      return 2;
+    }
+    if (took)
+      continue;
+#endif
+    if (strcmp(argv[i], "--stdio") == 0) {
+#ifdef MCP_NOTES_HTTP
+      serve.listen = NULL;
 #endif
     } else if (strcmp(argv[i], "--scopes") == 0 && i + 1 < argc) {
       scopes = argv[++i];
@@ -866,20 +749,20 @@ int main(int argc, char **argv) {
     }
   }
 #ifdef MCP_NOTES_HTTP
-  /* Auth takes all three, over HTTP, and the token's scopes decide. */
-  bool any = aa.jwks || aa.issuer || aa.audience;
-  if (any && (!aa.jwks || !aa.issuer || !aa.audience || !http || scopes)) {
+  const char *http = serve.listen; /* NULL: stdio */
+  if (mcp_http_serve_check(&serve) != 0) {
+    usage();
+    return 2;
+  }
+  /* With a token verifier, the token's scopes decide. */
+  if (serve.jwks_file && scopes) {
     fprintf(stderr, "notes: --jwks, --issuer and --audience go together, "
                     "with --http and without --scopes\n");
     usage();
     return 2;
   }
-  if ((aa.tls_cert == NULL) != (aa.tls_key == NULL) || (aa.tls_cert && !http)) {
-    fprintf(stderr, "notes: --tls-cert and --tls-key go together, with "
-                    "--http\n");
-    usage();
-    return 2;
-  }
+#else
+  const char *http = NULL;
 #endif
   if (db && st.path) {
     fprintf(stderr, "notes: --db and --data are two stores: give one\n");
@@ -931,16 +814,20 @@ int main(int argc, char **argv) {
 #endif
 
   const char **list = NULL;
+  char *words = NULL;
   mcp_principal who = {.subject = http ? "http" : "stdio"};
   if (scopes) {
-    if ((list = split_scopes(scopes)) == NULL)
+    if ((list = split_scopes(scopes, &words)) == NULL)
       return 1;
     who.scopes = list;
   }
   int rc;
 #ifdef MCP_NOTES_HTTP
   if (http) {
-    rc = serve_http(srv, scopes ? &who : NULL, http, &aa);
+    /* Until SIGINT or SIGTERM, saying "listening on URL" on stderr; SIGHUP
+     * re-reads the JWKS file and the certificate. */
+    serve.principal = scopes ? &who : NULL;
+    rc = mcp_http_serve_until_signal(srv, &serve);
   } else
 #endif
   {
@@ -952,6 +839,7 @@ int main(int argc, char **argv) {
 
   mcp_server_free(srv);
   free(list);
+  free(words);
   for (size_t i = 0; i < st.n; i++)
     note_free(&st.notes[i]);
   free(st.notes);

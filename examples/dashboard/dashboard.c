@@ -8,13 +8,17 @@
  * host without MCP Apps shows the result's text instead, so the tool is
  * useful either way.
  *
- *   dashboard [--stdio | --http ADDR:PORT]
+ *   dashboard [--stdio | --http ADDR:PORT|systemd [--tls-cert FILE
+ *             --tls-key FILE] [--node-id ID] [--jwks FILE --issuer URL
+ *             --audience URL]]
  *
  * Over stdio (the default) it serves until end of input, SIGINT or SIGTERM.
  * With --http it serves Streamable HTTP at http://ADDR:PORT/mcp (port 0
  * picks a free one; the line "listening on URL" on stderr gives the real
- * one) until SIGINT or SIGTERM, without authentication: bind it to a
- * loopback address.
+ * one) until SIGINT or SIGTERM; without --jwks, --issuer and --audience
+ * it asks for no token: bind it to a loopback address. libmcp reads
+ * those flags and serves (mcp_http_serve_until_signal, mcp/http.h), as
+ * for notes and everything.
  *
  * The page is status.html beside this file. CMake compiles it into the
  * program (embed.cmake writes it into the header status_html.h), so the
@@ -24,7 +28,6 @@
 #include <cjson/cJSON.h>
 #include <mcp/http.h>
 #include <mcp/mcp.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -205,64 +208,26 @@ static const mcp_resource view = {
     .meta = "{\"ui\":{\"prefersBorder\":true}}",
 };
 
-/* ---- serving ------------------------------------------------------------- */
-
-/* Serves over HTTP at spec ("ADDR:PORT") until SIGINT or SIGTERM. The
- * signals are blocked before the server's threads start (they inherit the
- * mask) and taken with sigwait, so no handler runs in the middle of
- * anything. Returns the exit status. */
-static int serve_http(mcp_server *srv, char *spec) {
-  char *colon = strrchr(spec, ':');
-  char *end = NULL;
-  unsigned long port = colon ? strtoul(colon + 1, &end, 10) : 0;
-  if (colon == NULL || colon == spec || end == colon + 1 || *end != '\0' ||
-      port > 65535) {
-    fprintf(stderr, "dashboard: --http wants ADDR:PORT, e.g. "
-                    "127.0.0.1:8080\n");
-    return 2;
-  }
-  *colon = '\0';
-  char *addr = spec;
-  size_t n = strlen(addr);
-  if (n >= 2 && addr[0] == '[' && addr[n - 1] == ']') { /* [::1]:8080 */
-    addr[n - 1] = '\0';
-    addr++;
-  }
-
-  sigset_t stop;
-  sigemptyset(&stop);
-  sigaddset(&stop, SIGINT);
-  sigaddset(&stop, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &stop, NULL);
-
-  const mcp_http_options opts = {.bind_addr = addr, .port = (uint16_t)port};
-  mcp_http *http;
-  if (mcp_http_start(srv, &opts, &http) != 0) {
-    fprintf(stderr, "dashboard: cannot serve HTTP on %s port %lu: %s\n", addr,
-            port, mcp_server_errmsg(srv));
-    return 1;
-  }
-  bool v6 = strchr(addr, ':') != NULL;
-  fprintf(stderr, "listening on http://%s%s%s:%u/mcp\n", v6 ? "[" : "", addr,
-          v6 ? "]" : "", (unsigned)mcp_http_port(http));
-  int sig;
-  sigwait(&stop, &sig);
-  mcp_http_stop(http);
-  return 0;
-}
-
 int main(int argc, char **argv) {
-  char *http = NULL; /* --http ADDR:PORT */
+  /* --http and the flags that go with it (mcp/http.h): libmcp reads them,
+   * without writing to argv. */
+  mcp_http_serve_options serve = {.program = "dashboard"};
   for (int i = 1; i < argc; i++) {
+    int took = mcp_http_serve_arg(&serve, argc, argv, &i);
+    if (took < 0)
+      return 2;
+    if (took)
+      continue;
     if (strcmp(argv[i], "--stdio") == 0) {
-      http = NULL;
-    } else if (strcmp(argv[i], "--http") == 0 && i + 1 < argc) {
-      http = argv[++i];
+      serve.listen = NULL;
     } else {
-      fprintf(stderr, "usage: dashboard [--stdio | --http ADDR:PORT]\n");
+      fprintf(stderr,
+              "usage: dashboard [--stdio | " MCP_HTTP_SERVE_USAGE "]\n");
       return 2;
     }
   }
+  if (mcp_http_serve_check(&serve) != 0)
+    return 2; /* its line on stderr said which flags do not go together */
 
   mcp_server *srv;
   const mcp_server_info info = {
@@ -285,8 +250,9 @@ int main(int argc, char **argv) {
   mcp_server_lint(srv, NULL);
 
   int rc;
-  if (http) {
-    rc = serve_http(srv, http);
+  if (serve.listen) {
+    /* Until SIGINT or SIGTERM, saying "listening on URL" on stderr. */
+    rc = mcp_http_serve_until_signal(srv, &serve) == 0 ? 0 : 1;
   } else {
     /* SIGTERM or Ctrl-C ends serving cleanly, like the end of input. */
     const mcp_stdio_options opts = {.stop_on_signal = true};

@@ -3,6 +3,7 @@
 # docs/deployment.md explains them ("Several processes behind nginx").
 #
 #   cluster.sh --backends N --port P [--notes PATH] [--dir DIR]
+#   cluster.sh --help       (prints this)
 #
 # It installs nginx if it is missing (cmake/deps.sh --cluster), builds notes
 # if PATH is not given and the build has none, and then starts:
@@ -23,10 +24,37 @@
 # DIR, which is kept; without --dir they are in a temporary folder removed
 # at the end.
 # Loopback only: nothing listens on another address.
+#
+# --notes PATH runs the program at PATH instead of the notes example (the
+# notes of another build, or a daemon of your own that keeps this
+# contract). Each process is started as
+#
+#   PATH --http 127.0.0.1:0 --node-id NAME --state-key FILE --db FILE
+#
+# with standard input /dev/null and standard error in DIR/NAME.log, so the
+# program must take:
+#   --http 127.0.0.1:0  serve Streamable HTTP at /mcp on a loopback port it
+#                       picks (0: any free one);
+#   --node-id NAME      start every legacy session id it mints with "NAME."
+#                       (nginx routes a session to its owner by it);
+#   --state-key FILE    sign and check 2026-07-28 requestStates with the
+#                       secret in FILE, which every process shares;
+#   --db FILE           keep its data in the SQLite file FILE, which every
+#                       process shares;
+# and, once it serves, write this line to standard error (within 60 s),
+# with the port it picked:
+#
+#   listening on http://127.0.0.1:PORT/mcp
+#
+# SIGTERM must stop it. A program that takes its flags with
+# mcp_http_serve_arg and serves with mcp_http_serve_until_signal
+# (include/mcp/http.h), as notes does, has --http, --node-id and the line
+# from libmcp; --state-key and --db are its own (notes.c shows both).
 set -euo pipefail
 
 usage() {
   echo "usage: cluster.sh --backends N --port P [--notes PATH] [--dir DIR]" >&2
+  echo "       cluster.sh --help" >&2
   exit 2
 }
 
@@ -37,6 +65,11 @@ while [ $# -gt 0 ]; do
   --port) [ $# -ge 2 ] || usage; port=$2; shift 2 ;;
   --notes) [ $# -ge 2 ] || usage; notes=$2; shift 2 ;;
   --dir) [ $# -ge 2 ] || usage; dir=$2; shift 2 ;;
+  --help | -h)
+    # The comment at the top of this file, without its marks.
+    sed -n '2,/^set -euo pipefail$/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'
+    exit 0
+    ;;
   *) usage ;;
   esac
 done

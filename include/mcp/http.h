@@ -354,6 +354,144 @@ MCP_API long mcp_http_backend_timeout(const mcp_http *http);
  * Call it from one thread (the loop's). */
 MCP_API int mcp_http_run(mcp_http *http);
 
+/* ---------------------------------------------------------------------------
+ * Serving until a signal: a daemon's main in a few calls
+ *
+ * A program that serves HTTP until SIGINT or SIGTERM, as a daemon under
+ * systemd or behind a proxy does, takes the common flags of its command
+ * line with mcp_http_serve_arg, checks them with mcp_http_serve_check and
+ * serves with mcp_http_serve_until_signal. notes, everything and dashboard
+ * (examples/) are served this way, so their flags and their listening line
+ * are these:
+ *
+ *   --http ADDR:PORT     serve http://ADDR:PORT/mcp; ADDR an IPv4 or IPv6
+ *                        literal, the IPv6 one in brackets or not
+ *                        ([::1]:8080), port 0 picking a free port
+ *   --http systemd       serve the listening socket systemd passed
+ *                        (socket activation, mcp_http_systemd_socket)
+ *   --tls-cert FILE --tls-key FILE
+ *                        HTTPS with this PEM certificate chain and key
+ *   --node-id ID         this process's name behind a proxy
+ *                        (mcp_http_options.node_id)
+ *   --jwks FILE --issuer URL --audience URL
+ *                        an OAuth 2.1 resource server: tokens signed by a
+ *                        key of the JWKS in FILE, issued by URL for the
+ *                        audience URL (the endpoint's canonical URI)
+ *
+ * Once serving, one line goes to standard error, which scripts and tests
+ * read for the address (with port 0, the port picked):
+ *
+ *   listening on http://127.0.0.1:8080/mcp
+ *
+ * (https with a certificate; an IPv6 address in brackets). SIGHUP re-reads
+ * the JWKS file and the certificate files; SIGINT or SIGTERM stops
+ * serving. For example:
+ *
+ *     mcp_http_serve_options serve = {.program = "mydaemon"};
+ *     for (int i = 1; i < argc; i++) {
+ *       int took = mcp_http_serve_arg(&serve, argc, argv, &i);
+ *       if (took < 0)
+ *         return 2;            // its line on stderr said why
+ *       if (took == 0)
+ *         ...                  // the program's own flags
+ *     }
+ *     if (mcp_http_serve_check(&serve) != 0)
+ *       return 2;
+ *     ... mcp_server_new, tools ...
+ *     int rc = mcp_http_serve_until_signal(srv, &serve);
+ *     mcp_server_free(srv);    // cancels the tasks still working
+ *     ... join the threads that run calls ...
+ * ------------------------------------------------------------------------ */
+
+/** The common flags, as a usage line shows them. */
+#define MCP_HTTP_SERVE_USAGE                                                   \
+  "--http ADDR:PORT|systemd [--tls-cert FILE --tls-key FILE] "                 \
+  "[--node-id ID] [--jwks FILE --issuer URL --audience URL]"
+
+/** How mcp_http_serve_until_signal serves: what the common flags said
+ * (mcp_http_serve_arg fills those members, or the program sets them), and
+ * the rest of mcp_http_start's options. Zero means the default given in
+ * each member's comment; the struct may grow, so zero-initialize it. The
+ * strings are not copied: they must outlive the serving (the command
+ * line's do). */
+typedef struct mcp_http_serve_options {
+  const char *listen;             /**< --http: "ADDR:PORT" or "systemd"; NULL =
+                                       http->bind_addr, port and listen_fd */
+  const char *tls_cert_file;      /**< --tls-cert: HTTPS with this PEM chain;
+                                       NULL = http->tls */
+  const char *tls_key_file;       /**< --tls-key: and this PEM key */
+  const char *jwks_file;          /**< --jwks: the keys tokens are signed with;
+                                       NULL = http->auth */
+  const char *issuer;             /**< --issuer: the tokens' "iss", and the
+                                       authorization server the metadata names */
+  const char *audience;           /**< --audience: the tokens' "aud", the
+                                       endpoint's canonical URI; its host is
+                                       allowed as Host beside the loopback names
+                                       (for a proxy that passes it on) when
+                                       http->allowed_hosts is NULL */
+  const char *node_id;            /**< --node-id: http->node_id, and the
+                                       per-address connection limit raised to
+                                       the whole limit (behind a proxy every
+                                       connection comes from its address) when
+                                       http->per_ip_connections is 0; NULL =
+                                       http->node_id */
+  const mcp_principal *principal; /**< who calls without auth; NULL =
+                                       http->principal */
+  const mcp_http_options *http;   /**< every other option of
+                                       mcp_http_start; NULL = the
+                                       defaults */
+  const char *program;            /**< the name that starts each line this
+                                       API writes, e.g. "notes"; NULL =
+                                       "libmcp" */
+  void *reserved[4]; /**< zero: room to grow (see the README, Versioning) */
+} mcp_http_serve_options;
+
+/** Takes the common flag at argv[*index] (see above), if it is one, into
+ * opts: its value is checked (--http's form) and kept as a pointer into
+ * argv, which is never written to, so `ps` shows the command line as it
+ * was given. Returns 1 when it took a flag, with *index moved to the
+ * flag's value (the last element it used, so that a for loop's i++ goes on
+ * with the next flag); 0 when argv[*index] is not one of them (nothing
+ * changes); MCP_EINVAL when it is one but its value is missing or
+ * malformed, after a line on standard error that says why ("notes: --http
+ * wants ADDR:PORT, e.g. 127.0.0.1:8080"). A flag given twice keeps its
+ * last value. Any thread; opts is the caller's to guard. */
+MCP_API int mcp_http_serve_arg(mcp_http_serve_options *opts, int argc,
+                               char *const argv[], int *index);
+
+/** Checks that the flags taken go together: --tls-cert and --tls-key both
+ * or neither, --jwks, --issuer and --audience all three or none, and
+ * those only with --http. Returns 0, or MCP_EINVAL after a line on
+ * standard error that says which ("notes: --tls-cert and --tls-key go
+ * together, with --http"). Any thread. */
+MCP_API int mcp_http_serve_check(const mcp_http_serve_options *opts);
+
+/** Serves srv over HTTP as opts says until SIGINT or SIGTERM: blocks
+ * SIGINT, SIGTERM and SIGHUP in the calling thread before the server's
+ * threads start (they inherit the mask), starts the server, writes the
+ * listening line to standard error, and takes the signals with sigwait,
+ * so that no handler runs in the middle of anything. SIGHUP re-reads the
+ * JWKS file (mcp_http_set_jwks) and the certificate files
+ * (mcp_http_reload_tls), saying so in a line on standard error; the last
+ * good ones stay when the new ones are unusable. SIGINT or SIGTERM stops
+ * the server (mcp_http_stop: connections closed, calls still deferred
+ * cancelled, handlers running on its threads waited for) and returns;
+ * the caller's signal mask is restored first, signals of the three that
+ * arrived meanwhile taken. Call it from the main thread, or block the three
+ * signals in every other thread, so that none of them takes a signal
+ * meant to stop serving.
+ *
+ * Returns 0 after a signal stopped the server; MCP_EINVAL for options
+ * that do not go together or a malformed listen; for "systemd",
+ * mcp_http_systemd_socket's error (MCP_ENOENT when systemd passed no
+ * socket); mcp_http_start's error when the server cannot start. On
+ * failure a line on standard error says why, and nothing is left
+ * running. srv stays the caller's: free it after this returns (that
+ * cancels the tasks still working), and only then join the threads that
+ * run calls, which then end early. Not from a handler or a callback. */
+MCP_API int mcp_http_serve_until_signal(mcp_server *srv,
+                                        const mcp_http_serve_options *opts);
+
 #ifdef __cplusplus
 }
 #endif
