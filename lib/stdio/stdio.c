@@ -360,12 +360,13 @@ int mcp_serve_stdio(mcp_server *srv, const mcp_stdio_options *opts) {
   sigemptyset(&ign.sa_mask);
   sigaction(SIGPIPE, &ign, &old_pipe);
 
-  /* Said once per process, not per run, and through the server's log: a
-   * warning, so the default log writes it to stderr and a log callback
-   * that keeps only errors drops it. */
-  static atomic_flag all_scopes_said = ATOMIC_FLAG_INIT;
+  /* Said once per process (a forked child says it again), not per run,
+   * and through the server's log: a warning, so the default log writes it
+   * to stderr and a log callback that keeps only errors drops it. */
+  static atomic_int all_scopes_said_by; /* the process that said it */
   const mcp_principal local = {.subject = "local", .all_scopes = true};
-  if (o.principal == NULL && !atomic_flag_test_and_set(&all_scopes_said))
+  int me = (int)getpid();
+  if (o.principal == NULL && atomic_exchange(&all_scopes_said_by, me) != me)
     mcp_server_log(srv, MCP_LOG_WARNING,
                    "stdio: no principal configured, so the local user holds "
                    "every scope");

@@ -743,10 +743,11 @@ static int serve_empty(mcp_server *srv, const mcp_principal *p) {
 }
 
 /* In a fresh process (the note is said once per process), with stderr on
- * a pipe: four runs, the first with a principal, the others without, on
- * two servers; a log callback counting notes at keep (or none when keep
- * is negative). Returns the child's exit status (the notes counted, or
- * 100 when a run failed) and fills *err with its stderr. */
+ * a pipe: five runs on two servers, the first with a principal, the others
+ * without; a log callback counting notes at keep (or none when keep is
+ * negative). At warning level, a process forked at the end must count one
+ * more. Returns the child's exit status (the notes counted, or 100 when a
+ * run failed) and fills *err with its stderr. */
 static int scope_note_runs(int keep, char **err) {
   int e[2];
   ck_assert_int_eq(pipe(e), 0);
@@ -767,6 +768,15 @@ static int scope_note_runs(int keep, char **err) {
       if (i == 0)
         failed |= serve_empty(srv, &who);
       failed |= serve_empty(srv, NULL) | serve_empty(srv, NULL);
+      if (i == 1 && keep == MCP_LOG_WARNING) {
+        /* A process forked from this one is a process of its own. */
+        pid_t child = fork();
+        if (child == 0)
+          _exit(serve_empty(srv, NULL) ? 100 : scope_notes);
+        int status;
+        failed |= child < 0 || waitpid(child, &status, 0) != child ||
+                  !WIFEXITED(status) || WEXITSTATUS(status) != scope_notes + 1;
+      }
       mcp_server_free(srv);
     }
     _exit(failed ? 100 : scope_notes);
