@@ -41,10 +41,14 @@ def sh(cmd, cwd, timeout=120):
 def check_make_port(src):
     """`make demo` passes PORT (default 8080) to demo.sh: checked with
     make -n, which runs none of the recipe."""
+    # Not the flags and variables of a make this test may run under (make
+    # check PORT=...).
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "PORT")}
     for args, port in (([], "8080"), (["PORT=18123"], "18123")):
         p = subprocess.run(["make", "-n", "-C", src, "demo"] + args,
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                           text=True, timeout=60)
+                           text=True, timeout=60, env=env)
         want = "bash examples/demo.sh build " + port
         if p.returncode != 0 or want not in p.stdout.splitlines():
             fail("make -n demo %s does not run '%s':\n%s" % (
