@@ -1,7 +1,8 @@
 # Convenience wrapper around CMake. The two commands of the quick start:
 #   make demo    installs what is missing, builds, starts the notes example
-#                over HTTP on 127.0.0.1:8080 with a fresh development key
-#                and token (examples/demo.sh); Ctrl-C stops it
+#                over HTTP on 127.0.0.1:8080 (another port with PORT=, e.g.
+#                make demo PORT=9090) with a fresh development key and
+#                token (examples/demo.sh); Ctrl-C stops it
 #   make check   installs what is missing, builds, runs every test suite:
 #                gcc build, clang build with ASan+UBSan, valgrind memcheck,
 #                the API reference (make docs), every libFuzzer target
@@ -32,6 +33,7 @@ JOBS   := $(shell nproc 2>/dev/null || echo 2)
 CTEST  := ctest --output-on-failure -j $(JOBS)
 CMAKE  := cmake -S . -Wno-dev
 FUZZ_SECONDS ?= 60
+PORT ?= 8080
 # Test labels run in the plain gcc build only: the sanitizer and valgrind
 # builds would check nothing more in them (formatting, the documentation's
 # commands, installed-package consumers), and libfaketime, preloaded by the
@@ -54,7 +56,7 @@ build: deps
 	@cmake --build build -j $(JOBS)
 
 demo: build
-	@bash examples/demo.sh build 8080
+	@bash examples/demo.sh build $(PORT)
 
 docs: docs-deps build
 	@cmake --build build --target docs

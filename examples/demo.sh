@@ -5,7 +5,7 @@
 # scope, and prints how to reach it with the MCP Inspector and with curl.
 # Ctrl-C stops the server. Nothing leaves the machine.
 #
-#   demo.sh BUILD-DIR [PORT]      (PORT defaults to 8080)
+#   demo.sh BUILD-DIR [PORT]      (PORT defaults to 8080; `make demo PORT=N`)
 set -euo pipefail
 build=${1:?usage: demo.sh BUILD-DIR [PORT]}
 port=${2:-8080}
@@ -13,6 +13,14 @@ here=$(cd "$(dirname "$0")" && pwd)
 dev=$build/demo
 url=http://127.0.0.1:$port/mcp
 issuer=https://auth.dev.invalid
+# The Inspector the printed command runs, pinned: an unpinned npx picks the
+# newest release whose "engines" the running Node.js satisfies, and on
+# Node.js 20 that is an old one which crashes at start. The Inspector needs
+# Node.js 22.19 or newer, so the command also fetches a pinned Node.js from
+# npm (the `node` package) and puts it first on the Inspector's PATH; any
+# Node.js with npx (18 or newer) can start the command.
+inspector=@modelcontextprotocol/inspector@2.12.0
+inspector_node=node@22.23.3
 
 rm -rf "$dev"
 "$here/dev_token.sh" keys "$dev"
@@ -29,9 +37,11 @@ cat <<TEXT
 
 $token
 
-  MCP Inspector (needs Node.js 22.19 or newer), in another terminal:
+  MCP Inspector ${inspector##*@}, in another terminal (it needs Node.js 22.19
+  or newer: npx fetches Node.js ${inspector_node##*@} for it, so any Node.js with npx
+  starts it; it prints the address of its page):
 
-npx @modelcontextprotocol/inspector --server-url $url --transport http --header "Authorization: Bearer $token"
+npx -y --loglevel=error -p $inspector_node -p $inspector mcp-inspector --server-url $url --transport http --header "Authorization: Bearer $token"
 
   curl, asking for the tools in the 2026-07-28 protocol (no handshake):
 

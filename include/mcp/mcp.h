@@ -1387,8 +1387,9 @@ MCP_API void *mcp_realloc(void *ptr, size_t size);
 /** Options of mcp_serve_stdio; a zeroed struct (or NULL) means defaults. */
 typedef struct mcp_stdio_options {
   const mcp_principal *principal; /**< the caller's scopes; NULL = the local
-                                       user holds every scope (said once on
-                                       stderr) */
+                                       user holds every scope (said once
+                                       per process, a warning through the
+                                       server's log: mcp_server_set_log) */
   int in_fd;                      /**< 0 = standard input */
   int out_fd;                     /**< 0 = standard output */
   size_t max_line;                /**< bytes in one message; 0 = 4 MiB */

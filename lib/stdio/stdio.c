@@ -360,12 +360,16 @@ int mcp_serve_stdio(mcp_server *srv, const mcp_stdio_options *opts) {
   sigemptyset(&ign.sa_mask);
   sigaction(SIGPIPE, &ign, &old_pipe);
 
-  static const char all_scopes_note[] =
-      "libmcp: stdio: no principal configured, so the local user holds every "
-      "scope\n";
+  /* Said once per process (a forked child says it again), not per run,
+   * and through the server's log: a warning, so the default log writes it
+   * to stderr and a log callback that keeps only errors drops it. */
+  static atomic_int all_scopes_said_by; /* the process that said it */
   const mcp_principal local = {.subject = "local", .all_scopes = true};
-  if (o.principal == NULL)
-    (void)!write(STDERR_FILENO, all_scopes_note, sizeof all_scopes_note - 1);
+  int me = (int)getpid();
+  if (o.principal == NULL && atomic_exchange(&all_scopes_said_by, me) != me)
+    mcp_server_log(srv, MCP_LOG_WARNING,
+                   "stdio: no principal configured, so the local user holds "
+                   "every scope");
 
   stdio_out out = {.fd = out_fd};
   mcp_session *s = NULL;

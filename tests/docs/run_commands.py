@@ -17,8 +17,11 @@ Each ```sh block follows a marker (snippets.py checks that there is one):
       before the next server block and at the end of the document, and it
       must then exit 0
   <!-- sh: inspector -->
-      an MCP Inspector command line (npx @modelcontextprotocol/inspector
-      ...). The Inspector itself is not run; what it would connect to is:
+      an MCP Inspector command line, pinned as examples/demo.sh pins the
+      one it prints (npx -y --loglevel=error -p node@X -p
+      @modelcontextprotocol/inspector@Y mcp-inspector ..., the same X and
+      Y). The Inspector itself is not run (docs.demo_inspector runs
+      demo.sh's); what it would connect to is:
       a stdio server command is started and must answer initialize and
       tools/list, and for --server-url the URL is sent an initialize
       request with the command's --header values, which must succeed
@@ -57,7 +60,20 @@ import snippets  # noqa: E402  (the document list and block parser)
 
 MARKER = re.compile(r"<!--\s*sh:\s*(\w[\w-]*)(.*?)-->")
 ATTR = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
-INSPECTOR = "npx @modelcontextprotocol/inspector"
+
+def pinned_inspector(src):
+    """The Inspector command's prefix, with the versions examples/demo.sh
+    pins (its inspector= and inspector_node= lines)."""
+    with open(os.path.join(src, "examples", "demo.sh")) as f:
+        pins = dict(re.findall(r"^(inspector|inspector_node)=(\S+)$",
+                               f.read(), re.M))
+    return "npx -y --loglevel=error -p %s -p %s mcp-inspector" % (
+        pins["inspector_node"], pins["inspector"])
+
+
+INSPECTOR = pinned_inspector(
+    os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(
+        __file__)))))
 TIMEOUT = 120
 
 

@@ -6,6 +6,7 @@
 #   packaging.sh pkg_config   BUILD-DIR WORK-DIR
 #   packaging.sh hint_probe   BUILD-DIR WORK-DIR
 #   packaging.sh guard_probe  BUILD-DIR WORK-DIR
+#   packaging.sh run_path     BUILD-DIR WORK-DIR
 #   packaging.sh deb          BUILD-DIR WORK-DIR
 # install puts libmcp into WORK-DIR/prefix (the other two consumers need
 # it); deb builds the .deb with CPack into WORK-DIR/deb and checks its
@@ -21,6 +22,19 @@ mkdir -p "$work"
 fail() {
   echo "FAIL: packaging $step: $*" >&2
   exit 1
+}
+
+# only_libmcp_x PROGRAM LIB: PROGRAM asks the loader for LIB and not for
+# libmcp (so that it starts shows LIB finding libmcp), and starts without
+# LD_LIBRARY_PATH.
+only_libmcp_x() {
+  local needed
+  needed=$(readelf -d "$1" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
+  grep -qx "$2.so.$major" <<<"$needed" || fail "$1 does not need $2: $needed"
+  if grep -qx "libmcp.so.$major" <<<"$needed"; then
+    fail "$1 asks for libmcp itself (not linked --as-needed?)"
+  fi
+  env -u LD_LIBRARY_PATH "$1" || fail "$1 does not start (status $?)"
 }
 
 case $step in
@@ -70,6 +84,41 @@ guard_probe)
     $(pkg-config --cflags --libs libmcp-guard)
   LD_LIBRARY_PATH=$prefix/lib ./guard_probe
   ;;
+run_path)
+  # Each installed library that needs libmcp finds it by its own run path
+  # ($ORIGIN): programs calling only libmcp_http (libmcp_guard), linked
+  # --as-needed, built with pkg-config and with find_package, start.
+  major=$(sed -n 's/^CMAKE_PROJECT_VERSION_MAJOR:STATIC=//p' "$build/CMakeCache.txt")
+  libs=(libmcp_http)
+  [ -f "$prefix/include/mcp/guard.h" ] && libs+=(libmcp_guard)
+  export PKG_CONFIG_PATH=$prefix/lib/pkgconfig
+  rm -rf "$work/run_path" && mkdir -p "$work/run_path" && cd "$work/run_path"
+  for lib in "${libs[@]}"; do
+    runpath=$(readelf -d "$prefix/lib/$lib.so.$major" |
+      sed -n 's/.*(RUNPATH).*\[\(.*\)\]/\1/p')
+    [ "$runpath" = '$ORIGIN' ] || fail "$lib's run path is '$runpath'"
+    name=${lib#libmcp_}
+    pc=libmcp-$name
+    # A private prefix: the program names the run path of the library it
+    # links (pkg-config's libdir); libmcp is that library's business.
+    cc -std=c11 -Wall -Wextra -Werror -Wl,--as-needed -o "${name}_only" \
+      "$here/${name}_only.c" $(pkg-config --cflags --libs "$pc") \
+      -Wl,-rpath,"$(pkg-config --variable=libdir "$pc")"
+    only_libmcp_x "./${name}_only" "$lib"
+  done
+  guard=OFF
+  [ ${#libs[@]} -eq 2 ] && guard=ON
+  cmake -S "$here/run_path" -B "$work/run_path/cmake" \
+    -DCMAKE_PREFIX_PATH="$prefix" -DWITH_GUARD=$guard \
+    -DCMAKE_INSTALL_PREFIX="$work/run_path/installed" -Wno-dev >/dev/null
+  cmake --build "$work/run_path/cmake" >/dev/null
+  cmake --install "$work/run_path/cmake" >/dev/null
+  for lib in "${libs[@]}"; do
+    name=${lib#libmcp_}
+    only_libmcp_x "$work/run_path/cmake/${name}_only" "$lib"
+    only_libmcp_x "$work/run_path/installed/bin/${name}_only" "$lib"
+  done
+  ;;
 deb)
   rm -rf "$work/deb"
   (cd "$build" && cpack -G DEB -B "$work/deb" >/dev/null)
@@ -96,6 +145,15 @@ deb)
     "./usr/lib/cmake/mcp/mcpTargets.cmake"; do
     grep -qxF -- "$want" <<<"$contents" || fail "$deb lacks $want"
   done
+  # Installed into /usr/lib, where the loader looks anyway, no library
+  # carries a run path (Debian's policy; lintian's custom-library-search-path).
+  rm -rf "$work/deb/root"
+  dpkg-deb -x "$deb" "$work/deb/root"
+  for lib in "$work"/deb/root/usr/lib/*.so.*.*; do
+    if readelf -d "$lib" | grep -Eq '\((RPATH|RUNPATH)\)'; then
+      fail "$(basename "$lib") in the .deb has a run path"
+    fi
+  done
   depends=$(dpkg-deb -f "$deb" Depends)
   for want in libcjson1 libmicrohttpd12 libssl3 libgnutls30 libseccomp2; do
     grep -q "$want" <<<"$depends" || fail "Depends lacks $want: $depends"
@@ -105,7 +163,7 @@ deb)
   echo "$(basename "$deb"): $(wc -l <<<"$contents") entries; Depends: $depends"
   ;;
 *)
-  echo "usage: packaging.sh install|find_package|pkg_config|hint_probe|guard_probe|deb BUILD WORK" >&2
+  echo "usage: packaging.sh install|find_package|pkg_config|hint_probe|guard_probe|run_path|deb BUILD WORK" >&2
   exit 2
   ;;
 esac

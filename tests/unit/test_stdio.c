@@ -717,6 +717,106 @@ START_TEST(stdout_is_reserved_for_the_protocol) {
 }
 END_TEST
 
+/* The note that the local user holds every scope, as a log callback sees
+ * it: counted when its level is at least *(mcp_log_level *)user_data. */
+static int scope_notes;
+static void count_scope_notes(mcp_log_level level, const char *message,
+                              void *user_data) {
+  if (strstr(message, "holds every scope") &&
+      level >= *(const mcp_log_level *)user_data)
+    scope_notes++;
+}
+
+/* Serves srv once on an input already at its end, as principal p. */
+static int serve_empty(mcp_server *srv, const mcp_principal *p) {
+  int in[2], out[2];
+  if (pipe(in) != 0 || pipe(out) != 0)
+    return -1;
+  close(in[1]);
+  const mcp_stdio_options o = {
+      .principal = p, .in_fd = in[0], .out_fd = out[1]};
+  int rc = mcp_serve_stdio(srv, &o);
+  close(in[0]);
+  close(out[0]);
+  close(out[1]);
+  return rc;
+}
+
+/* In a fresh process (the note is said once per process), with stderr on
+ * a pipe: five runs on two servers, the first with a principal, the others
+ * without; a log callback counting notes at keep (or none when keep is
+ * negative). At warning level, a process forked at the end must count one
+ * more. Returns the child's exit status (the notes counted, or 100 when a
+ * run failed) and fills *err with its stderr. */
+static int scope_note_runs(int keep, char **err) {
+  int e[2];
+  ck_assert_int_eq(pipe(e), 0);
+  fflush(NULL);
+  pid_t pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    dup2(e[1], STDERR_FILENO);
+    close(e[0]);
+    close(e[1]);
+    mcp_log_level level = keep < 0 ? MCP_LOG_DEBUG : (mcp_log_level)keep;
+    const mcp_principal who = {.subject = "someone"};
+    int failed = 0;
+    for (int i = 0; i < 2; i++) {
+      mcp_server *srv = make_server();
+      if (keep >= 0)
+        mcp_server_set_log(srv, count_scope_notes, &level);
+      if (i == 0)
+        failed |= serve_empty(srv, &who);
+      failed |= serve_empty(srv, NULL) | serve_empty(srv, NULL);
+      if (i == 1 && keep == MCP_LOG_WARNING) {
+        /* A process forked from this one is a process of its own. */
+        pid_t child = fork();
+        if (child == 0)
+          _exit(serve_empty(srv, NULL) ? 100 : scope_notes);
+        int status;
+        failed |= child < 0 || waitpid(child, &status, 0) != child ||
+                  !WIFEXITED(status) || WEXITSTATUS(status) != scope_notes + 1;
+      }
+      mcp_server_free(srv);
+    }
+    _exit(failed ? 100 : scope_notes);
+  }
+  close(e[1]);
+  *err = read_all(e[0]);
+  close(e[0]);
+  int status;
+  ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+  ck_assert(WIFEXITED(status));
+  return WEXITSTATUS(status);
+}
+
+static int occurrences(const char *text, const char *what) {
+  int n = 0;
+  for (const char *p = text; (p = strstr(p, what)) != NULL; p += strlen(what))
+    n++;
+  return n;
+}
+
+START_TEST(every_scope_note_said_once_and_can_be_silenced) {
+  char *err;
+  /* The default log: a warning on stderr, once in a process. */
+  ck_assert_int_eq(scope_note_runs(-1, &err), 0);
+  ck_assert_int_eq(occurrences(err, "libmcp: stdio: no principal configured, "
+                                    "so the local user holds every scope\n"),
+                   1);
+  ck_assert_int_eq(occurrences(err, "holds every scope"), 1);
+  free(err);
+  /* Through the server's log callback, at warning level, once. */
+  ck_assert_int_eq(scope_note_runs(MCP_LOG_WARNING, &err), 1);
+  ck_assert_ptr_null(strstr(err, "holds every scope"));
+  free(err);
+  /* A callback keeping only errors: silent, on stderr too. */
+  ck_assert_int_eq(scope_note_runs(MCP_LOG_ERROR, &err), 0);
+  ck_assert_ptr_null(strstr(err, "holds every scope"));
+  free(err);
+}
+END_TEST
+
 static Suite *stdio_suite(void) {
   Suite *s = suite_create("stdio");
   TCase *tc = tcase_create("framing");
@@ -736,6 +836,7 @@ static Suite *stdio_suite(void) {
   tcase_add_test(tc, allocation_failure_keeps_lines_whole);
   tcase_add_test(tc, write_error_ends_serving);
   tcase_add_test(tc, stdout_is_reserved_for_the_protocol);
+  tcase_add_test(tc, every_scope_note_said_once_and_can_be_silenced);
   tcase_add_loop_test(tc, signal_stops_serving_gracefully, 0, 2);
   tcase_add_test(tc, stop_on_signal_is_opt_in_and_one_at_a_time);
   suite_add_tcase(s, tc);
