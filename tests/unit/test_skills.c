@@ -435,6 +435,9 @@ START_TEST(frontmatter_one_yaml_reading) {
       /* integers in every base, with '_' or ',' anywhere */
       "1_", "0x_1", "0o7", "0O7", "0b1", "0B1_0", "1_000", "1,000", "1__2",
       "0777", "09", "0x1F", "0xfF_ff", "0_x1", "1,2",
+      /* a base's prefix and separators without a digit: an integer to
+       * YAML 1.1's pattern, which PyYAML and Psych then fail to read */
+      "0x_", "0b_", "0o_", "0x,", "0B__", "0X_,_",
       "1234567890123456789012345678901234567890123456789012345678901234567890",
       "1_2_3_4_5_6_7_8_9_0_1_2_3_4_5_6_7_8_9_0_1_2_3_4_5_6_7_8_9_0_1_2_3_4_5_6",
       /* floats, Go's hex floats, sexagesimals */
