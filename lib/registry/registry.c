@@ -546,9 +546,8 @@ static uint32_t cursor_round(const unsigned char *key, char tag, int round,
          (uint32_t)out[2] << 8 | out[3];
 }
 
-/* v enciphered (or, with decipher, deciphered) under key for tag. */
-static uint64_t cursor_cipher(const unsigned char *key, char tag, uint64_t v,
-                              bool decipher) {
+unsigned long long mcp__cursor_cipher(const unsigned char *key, char tag,
+                                      unsigned long long v, bool decipher) {
   uint32_t l = (uint32_t)(v >> 32), r = (uint32_t)v;
   for (int i = 0; i < CURSOR_ROUNDS; i++) {
     int round = decipher ? CURSOR_ROUNDS - 1 - i : i;
@@ -578,7 +577,7 @@ static int cursor_parse(const mcp__registry *r, const unsigned char *key,
       return MCP_EINVAL;
     v = v << 4 | (uint64_t)d;
   }
-  v = cursor_cipher(key, r->tag, v, true);
+  v = mcp__cursor_cipher(key, r->tag, v, true);
   if (v == 0 || v > r->next_seq)
     return MCP_EINVAL;
   *seq = v;
@@ -633,9 +632,8 @@ int mcp__registry_page(const mcp__registry *r, mcp__version v,
   while (i < r->n && !listed_to(r->tools[i], who))
     i++;
   if (i < r->n)
-    mcp__buf_printf(
-        b, "\"nextCursor\":\"%c%016llx\",", r->tag,
-        (unsigned long long)cursor_cipher(who->key, r->tag, last, false));
+    mcp__buf_printf(b, "\"nextCursor\":\"%c%016llx\",", r->tag,
+                    mcp__cursor_cipher(who->key, r->tag, last, false));
   return b->err;
 }
 

@@ -213,6 +213,12 @@ typedef struct mcp__page_reader {
                                key (registry.c) */
 } mcp__page_reader;
 #define MCP__CURSOR_KEY 32
+/* A cursor's number v enciphered (with decipher, deciphered) under key
+ * (MCP__CURSOR_KEY bytes) for the list whose tag is tag: a 64-bit
+ * permutation, so that a cursor shows a caller no count of what it may
+ * not see (registry.c). */
+unsigned long long mcp__cursor_cipher(const unsigned char *key, char tag,
+                                      unsigned long long v, bool decipher);
 /* Appends the members "tools":[...],["nextCursor":"...",] of one page, each
  * followed by a comma (see mcp__result_begin). cursor is the client's (NULL
  * for the first page), opaque: it shows nothing of the entries it passed. Only
