@@ -1327,8 +1327,10 @@ MCP_API int mcp_server_set_task_limits(mcp_server *srv,
  * the kernel's CSPRNG, drawn by mcp_server_new); a key longer than 32 bytes
  * is first reduced to 32 with SHA-256. Give every process of a
  * load-balanced deployment the same secret so any of them accepts a retry.
- * key_len must be at least 32. Returns 0 or MCP_EINVAL. Call before
- * serving. */
+ * The key also enciphers the lists' cursors (nextCursor), which show a
+ * caller nothing of the entries it may not see: with the same key, any
+ * process continues a listing another began. key_len must be at least 32.
+ * Returns 0 or MCP_EINVAL. Call before serving. */
 MCP_API int mcp_server_set_state_key(mcp_server *srv, const void *key,
                                      size_t key_len);
 

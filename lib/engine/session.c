@@ -401,7 +401,9 @@ void mcp__handle_list(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
   pthread_mutex_lock(&srv->lock);
   /* Hidden or not, an entry marked readers_only (a skill, its files) is
    * listed only to a caller who may read it. */
-  mcp__page_reader who = {.caller = &s->principal, .hide = hide};
+  _Static_assert(sizeof srv->state_key == MCP__CURSOR_KEY, "a cursor key");
+  mcp__page_reader who = {
+      .caller = &s->principal, .hide = hide, .key = srv->state_key};
   int rc = mcp__registry_page(table, r->v, cursor ? cursor->valuestring : NULL,
                               atomic_load(&srv->page_size), &who, &b);
   pthread_mutex_unlock(&srv->lock);

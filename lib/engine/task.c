@@ -1746,23 +1746,31 @@ void mcp__handle_tasks_result(mcp_session *s, mcp__reply_ctx *ctx,
   }
 }
 
+/* Reads a tasks/list cursor c ('k' and 16 hex digits: the serial of the
+ * last task of the page before, enciphered as the registry's cursors are,
+ * since serials count every caller's tasks) into *after. */
+static bool task_cursor(mcp_server *srv, const char *c,
+                        unsigned long long *after) {
+  if (c == NULL || strlen(c) != 17 || c[0] != 'k' ||
+      strspn(c + 1, "0123456789abcdef") != 16)
+    return false;
+  unsigned long long v = strtoull(c + 1, NULL, 16);
+  pthread_mutex_lock(&srv->task_lock);
+  unsigned long long newest = srv->next_task_serial;
+  pthread_mutex_unlock(&srv->task_lock);
+  *after = mcp__cursor_cipher(srv->state_key, 'k', v, true);
+  return *after != 0 && *after <= newest;
+}
+
 void mcp__handle_tasks_list(mcp_session *s, mcp__reply_ctx *ctx,
                             const mcp__req *r, mcp__target *t) {
   (void)t;
   mcp_server *srv = s->srv;
   const cJSON *cursor = member(r->params, "cursor");
   unsigned long long after = 0;
-  if (cursor) {
-    const char *c = cJSON_GetStringValue(cursor);
-    char *end = NULL;
-    after = c && c[0] == 'k' && c[1] >= '0' && c[1] <= '9'
-                ? strtoull(c + 1, &end, 10)
-                : 0;
-    if (end == NULL || *end != '\0') {
-      mcp__reply_invalid_params(s, ctx, r,
-                                "cursor is not one this server gave");
-      return;
-    }
+  if (cursor && !task_cursor(srv, cJSON_GetStringValue(cursor), &after)) {
+    mcp__reply_invalid_params(s, ctx, r, "cursor is not one this server gave");
+    return;
   }
   unsigned page = atomic_load(&srv->page_size);
   const mcp_principal *visible = mcp__visible_to(s);
@@ -1791,7 +1799,8 @@ void mcp__handle_tasks_list(mcp_session *s, mcp__reply_ctx *ctx,
   pthread_mutex_unlock(&srv->task_lock);
   mcp__buf_puts(&b, "],");
   if (more)
-    mcp__buf_printf(&b, "\"nextCursor\":\"k%llu\",", last);
+    mcp__buf_printf(&b, "\"nextCursor\":\"k%016llx\",",
+                    mcp__cursor_cipher(srv->state_key, 'k', last, false));
   mcp__reply_result(s, ctx, r, &b);
 }
 

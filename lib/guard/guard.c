@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <time.h>
@@ -171,11 +172,23 @@ static void stop_pool_locked(pool *p, unsigned started) {
   p->reported = 0;
 }
 
+int mcp__guard_thread(pthread_t *t, void *(*fn)(void *), void *arg) {
+  static const int faults[] = {SIGSEGV, SIGBUS,  SIGFPE,
+                               SIGILL,  SIGTRAP, SIGSYS};
+  sigset_t all, old;
+  sigfillset(&all);
+  for (size_t i = 0; i < sizeof faults / sizeof *faults; i++)
+    sigdelset(&all, faults[i]);
+  pthread_sigmask(SIG_BLOCK, &all, &old);
+  int err = pthread_create(t, NULL, fn, arg);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  return err;
+}
+
 /* Starts up to g->threads workers of p into p->threads; returns how many. */
 static unsigned create_workers(pool *p) {
   unsigned n = 0;
-  while (n < p->g->threads &&
-         pthread_create(&p->threads[n], NULL, worker, p) == 0)
+  while (n < p->g->threads && mcp__guard_thread(&p->threads[n], worker, p) == 0)
     n++;
   return n;
 }
@@ -509,7 +522,7 @@ static int start_spawners(mcp__guard *g, char *why, size_t size) {
   int rc = 0;
   for (int i = 1; i < MCP__GUARD_SETS && rc == 0; i++) {
     pool *p = &g->pools[i];
-    if (pthread_create(&p->spawner, NULL, spawner, p) != 0) {
+    if (mcp__guard_thread(&p->spawner, spawner, p) != 0) {
       mcp__fmt(why, size, "mcp_guard_enable: no thread for a spawner");
       rc = MCP_ENOMEM;
       break;

@@ -15,6 +15,7 @@
 #include <fcntl.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1848,6 +1849,35 @@ int mcp_http_systemd_socket(void) {
   return fd;
 }
 
+/* Blocks, in the calling thread, every signal but the faults a thread
+ * raises itself, its mask before to *old: the threads started then
+ * (libmicrohttpd's, the timer, the stack probe) inherit it, so a signal
+ * sent to the process (SIGTERM, SIGINT, SIGHUP) goes to a thread of the
+ * application, such as mcp_http_serve_until_signal's in sigwait, never to
+ * one of these, where its default action would end the process. */
+static void quiet_signals(sigset_t *old) {
+  static const int faults[] = {SIGSEGV, SIGBUS,  SIGFPE,
+                               SIGILL,  SIGTRAP, SIGSYS};
+  sigset_t all;
+  sigfillset(&all);
+  for (size_t i = 0; i < sizeof faults / sizeof *faults; i++)
+    sigdelset(&all, faults[i]);
+  pthread_sigmask(SIG_BLOCK, &all, old);
+}
+
+/* After daemon_start: the external loop's descriptor, or the timer. */
+static int timer_start(mcp_http *h) {
+  if (h->external && loop_fd_open(h) != 0)
+    return MCP_EIO;
+  h->next_tick_ms = mcp__http_now_ms() + TICK_MS;
+  if (h->external)
+    return 0;
+  if (pthread_create(&h->timer, NULL, timer_main, h) != 0)
+    return MCP_EIO;
+  h->timer_started = true;
+  return 0;
+}
+
 int mcp_http_start(mcp_server *srv, const mcp_http_options *opts,
                    mcp_http **out) {
   if (srv == NULL || out == NULL) {
@@ -1880,18 +1910,16 @@ int mcp_http_start(mcp_server *srv, const mcp_http_options *opts,
   }
   if ((rc = sync_init(h)) != 0)
     goto fail;
-  if ((rc = daemon_start(h, &o, &sa)) != 0)
+  sigset_t mask;
+  quiet_signals(&mask);
+  rc = daemon_start(h, &o, &sa);
+  if (rc == 0)
+    rc = timer_start(h);
+  pthread_sigmask(SIG_SETMASK, &mask, NULL);
+  if (rc != 0 && h->daemon == NULL)
     goto no_daemon;
-  if (h->external && (rc = loop_fd_open(h)) != 0)
+  if (rc != 0)
     goto no_loop;
-  h->next_tick_ms = mcp__http_now_ms() + TICK_MS;
-  if (!h->external) {
-    if (pthread_create(&h->timer, NULL, timer_main, h) != 0) {
-      rc = MCP_EIO;
-      goto no_loop;
-    }
-    h->timer_started = true;
-  }
   started(h, &o, loopback);
   h->starting = false;
   *out = h;

@@ -26,7 +26,10 @@ static const char *program(const mcp_http_serve_options *o) {
 
 /* Reads "ADDR:PORT" ("[V6]:PORT" too) without writing to spec: the
  * address, brackets removed, to addr (ADDR_MAX bytes) and the port to
- * *port. Returns 0, or MCP_EINVAL when spec has another form. */
+ * *port. ADDR is an IPv4 or IPv6 literal, as mcp_http_start takes, and
+ * only an IPv6 one in brackets: a form mcp_http_start would refuse
+ * ("[::1" read as "[:" and port 1, "a b:80") is refused here, when the
+ * flag is read. Returns 0, or MCP_EINVAL when spec has another form. */
 static int listen_parse(const char *spec, char *addr, unsigned *port) {
   const char *colon = strrchr(spec, ':');
   if (colon == NULL || colon == spec)
@@ -40,7 +43,8 @@ static int listen_parse(const char *spec, char *addr, unsigned *port) {
     return MCP_EINVAL;
   const char *start = spec;
   size_t len = (size_t)(colon - spec);
-  if (len >= 2 && start[0] == '[' && start[len - 1] == ']') { /* [::1]:80 */
+  bool bracketed = len >= 2 && start[0] == '[' && start[len - 1] == ']';
+  if (bracketed) { /* [::1]:80 */
     start++;
     len -= 2;
   }
@@ -48,6 +52,10 @@ static int listen_parse(const char *spec, char *addr, unsigned *port) {
     return MCP_EINVAL;
   memcpy(addr, start, len);
   addr[len] = '\0';
+  unsigned char ip[sizeof(struct in6_addr)];
+  if (inet_pton(AF_INET6, addr, ip) != 1 &&
+      (bracketed || inet_pton(AF_INET, addr, ip) != 1))
+    return MCP_EINVAL;
   *port = (unsigned)value;
   return 0;
 }

@@ -508,22 +508,77 @@ mcp__tool *mcp__registry_find(const mcp__registry *r, const char *name) {
   return r->tools[i];
 }
 
-/* A cursor is "t" followed by the decimal sequence number of the last tool
- * of the previous page. Sequence numbers only grow, so a cursor stays
- * meaningful while tools come and go: the next page starts after it. Only
- * cursors this registry could have issued are accepted. */
-static int cursor_parse(const mcp__registry *r, const char *cursor,
-                        unsigned long long *seq) {
-  size_t n = strlen(cursor);
-  if (n < 2 || n > 20 || cursor[0] != r->tag || cursor[1] == '0')
-    return MCP_EINVAL;
-  unsigned long long v = 0;
-  for (const char *p = cursor + 1; *p; p++) {
-    if (*p < '0' || *p > '9')
-      return MCP_EINVAL;
-    v = v * 10 + (unsigned)(*p - '0');
+/* A cursor is the registry's tag and 16 hex digits: the sequence number
+ * of the last entry the previous page listed, enciphered. Sequence
+ * numbers only grow, so a cursor stays meaningful while entries come and
+ * go: the next page starts after it. They count every entry ever added,
+ * those a caller may not see too, so a caller must not read them: the gap
+ * between two entries it was shown would tell how many it was not, and a
+ * cursor it made up would say how many entries there are. The cipher is a
+ * Feistel network over the 64 bits, its round function HMAC-SHA256 under
+ * the page reader's key (the server's requestState key, which every
+ * process of a deployment may share, so any of them continues a listing).
+ * Only cursors this registry could have issued are accepted. */
+#define CURSOR_ROUNDS 4
+
+/* The round function: 32 bits of HMAC(key, label, tag, round, half). */
+static uint32_t cursor_round(const unsigned char *key, char tag, int round,
+                             uint32_t half) {
+  unsigned char msg[] = {'m',
+                         'c',
+                         'p',
+                         '-',
+                         'c',
+                         'u',
+                         'r',
+                         's',
+                         'o',
+                         'r',
+                         (unsigned char)tag,
+                         (unsigned char)round,
+                         (unsigned char)(half >> 24),
+                         (unsigned char)(half >> 16),
+                         (unsigned char)(half >> 8),
+                         (unsigned char)half};
+  unsigned char out[32];
+  mcp__hmac_sha256(key, MCP__CURSOR_KEY, msg, sizeof msg, out);
+  return (uint32_t)out[0] << 24 | (uint32_t)out[1] << 16 |
+         (uint32_t)out[2] << 8 | out[3];
+}
+
+unsigned long long mcp__cursor_cipher(const unsigned char *key, char tag,
+                                      unsigned long long v, bool decipher) {
+  uint32_t l = (uint32_t)(v >> 32), r = (uint32_t)v;
+  for (int i = 0; i < CURSOR_ROUNDS; i++) {
+    int round = decipher ? CURSOR_ROUNDS - 1 - i : i;
+    if (decipher) {
+      uint32_t prev_r = l;
+      l = r ^ cursor_round(key, tag, round, l);
+      r = prev_r;
+    } else {
+      uint32_t next_l = r;
+      r = l ^ cursor_round(key, tag, round, r);
+      l = next_l;
+    }
   }
-  if (v > r->next_seq)
+  return (uint64_t)l << 32 | r;
+}
+
+static int cursor_parse(const mcp__registry *r, const unsigned char *key,
+                        const char *cursor, unsigned long long *seq) {
+  if (strlen(cursor) != 17 || cursor[0] != r->tag)
+    return MCP_EINVAL;
+  uint64_t v = 0;
+  for (const char *p = cursor + 1; *p; p++) {
+    int d = *p >= '0' && *p <= '9'   ? *p - '0'
+            : *p >= 'a' && *p <= 'f' ? *p - 'a' + 10
+                                     : -1;
+    if (d < 0)
+      return MCP_EINVAL;
+    v = v << 4 | (uint64_t)d;
+  }
+  v = mcp__cursor_cipher(key, r->tag, v, true);
+  if (v == 0 || v > r->next_seq)
     return MCP_EINVAL;
   *seq = v;
   return 0;
@@ -549,7 +604,7 @@ int mcp__registry_page(const mcp__registry *r, mcp__version v,
                        const char *cursor, unsigned page_size,
                        mcp__page_reader *who, mcp__buf *b) {
   unsigned long long after = 0;
-  if (cursor != NULL && cursor_parse(r, cursor, &after))
+  if (cursor != NULL && cursor_parse(r, who->key, cursor, &after))
     return MCP_EINVAL;
   /* Sequence numbers grow with the index, so binary search the start. */
   size_t lo = 0, hi = r->n;
@@ -562,20 +617,23 @@ int mcp__registry_page(const mcp__registry *r, mcp__version v,
   }
   mcp__buf_printf(b, "\"%s\":[", r->key);
   size_t i = lo, shown = 0;
+  unsigned long long last = after;
   for (; i < r->n && shown < page_size; i++) {
     if (!listed_to(r->tools[i], who))
       continue;
     if (shown++)
       mcp__buf_putc(b, ',');
     mcp__buf_append(b, r->tools[i]->wire[v], r->tools[i]->wire_len[v]);
+    last = r->tools[i]->seq;
   }
   mcp__buf_puts(b, "],");
-  /* The next page starts after the last tool examined, shown or not. */
+  /* The next page starts after the last entry listed: one the caller does
+   * not see leaves no trace in the cursor. */
   while (i < r->n && !listed_to(r->tools[i], who))
     i++;
   if (i < r->n)
-    mcp__buf_printf(b, "\"nextCursor\":\"%c%llu\",", r->tag,
-                    r->tools[i - 1]->seq);
+    mcp__buf_printf(b, "\"nextCursor\":\"%c%016llx\",", r->tag,
+                    mcp__cursor_cipher(who->key, r->tag, last, false));
   return b->err;
 }
 

@@ -208,12 +208,22 @@ mcp__tool *mcp__registry_find(const mcp__registry *r, const char *name);
 typedef struct mcp__page_reader {
   const mcp_principal *caller;
   bool hide;
-  bool per_caller; /* out */
+  bool per_caller;          /* out */
+  const unsigned char *key; /* MCP__CURSOR_KEY bytes: the cursors' cipher
+                               key (registry.c) */
 } mcp__page_reader;
+#define MCP__CURSOR_KEY 32
+/* A cursor's number v enciphered (with decipher, deciphered) under key
+ * (MCP__CURSOR_KEY bytes) for the list whose tag is tag: a 64-bit
+ * permutation, so that a cursor shows a caller no count of what it may
+ * not see (registry.c). */
+unsigned long long mcp__cursor_cipher(const unsigned char *key, char tag,
+                                      unsigned long long v, bool decipher);
 /* Appends the members "tools":[...],["nextCursor":"...",] of one page, each
  * followed by a comma (see mcp__result_begin). cursor is the client's (NULL
- * for the first page). Only the entries who may see are listed. Returns 0,
- * MCP_EINVAL for a bad cursor, or MCP_ENOMEM. */
+ * for the first page), opaque: it shows nothing of the entries it passed. Only
+ * the entries who may see are listed. Returns 0, MCP_EINVAL for a bad cursor,
+ * or MCP_ENOMEM. */
 int mcp__registry_page(const mcp__registry *r, mcp__version v,
                        const char *cursor, unsigned page_size,
                        mcp__page_reader *who, mcp__buf *b);

@@ -163,8 +163,11 @@ static bool number_like(const char *s, size_t n) {
                                     : 0;
     if (base) {
       size_t whole = num_digits(&d, base), part = 0;
+      /* 0x_ and 0b, match YAML 1.1's integer forms (a prefix, then
+       * digits or '_'): PyYAML and Psych take them as integers and then
+       * fail on the missing digits. Only a bare 0x is text to all. */
       if (num_peek(&d) == '\0')
-        return whole > 0;
+        return whole > 0 || n > 2;
       if (base != 16)
         return false;
       if (num_take(&d, "."))

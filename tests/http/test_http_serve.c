@@ -140,26 +140,23 @@ START_TEST(serve_arg_takes_each_flag) {
 }
 END_TEST
 
-/* --http takes ADDR:PORT (an IPv6 literal with brackets or without) and
- * systemd, and refuses every other form with one line, changing nothing. */
+/* --http takes ADDR:PORT (ADDR an IPv4 or IPv6 literal, the IPv6 one with
+ * brackets or without) and systemd, and refuses every other form with one
+ * line, changing nothing. */
 START_TEST(serve_arg_http_forms) {
   static const char *const good[] = {"127.0.0.1:0", "0.0.0.0:65535",
                                      "[::1]:8080",  "::1:8080",
                                      "systemd",     "10.1.2.3:00080"};
   static const char *const bad[] = {
-      "127.0.0.1",
-      "127.0.0.1:",
-      ":8080",
-      "[]:80",
-      "127.0.0.1:65536",
-      "127.0.0.1:80a",
-      "127.0.0.1:+80",
-      "127.0.0.1: 80",
-      "127.0.0.1:-1",
-      "127.0.0.1:123456",
-      "",
-      "systemd:",
-      "1111111111111111111111111111111111111111111111111111111111111111:80"};
+      "127.0.0.1", "127.0.0.1:", ":8080", "[]:80", "127.0.0.1:65536",
+      "127.0.0.1:80a", "127.0.0.1:+80", "127.0.0.1: 80", "127.0.0.1:-1",
+      "127.0.0.1:123456", "", "systemd:",
+      "1111111111111111111111111111111111111111111111111111111111111111:80",
+      /* The address an IPv4 or IPv6 literal (the IPv6 one alone in
+       * brackets), as mcp_http_start takes it. */
+      "[::1", "[:80", "]:80", "[::1]]:80", "[[::1]]:80", "[127.0.0.1]:80",
+      "::1]:80", "a b:80", "localhost:80", "x:00080", "127.0.0.256:80",
+      "127.0.0.1 :80"};
   for (size_t k = 0; k < TU_COUNT(good); k++) {
     char flag[] = "--http", value[80];
     snprintf(value, sizeof value, "%s", good[k]);

@@ -17,6 +17,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1769,6 +1770,68 @@ START_TEST(no_ruleset_is_open_while_pools_start) {
 }
 END_TEST
 
+/* ---- signals ------------------------------------------------------------- */
+
+/* The ids of this process's threads, into ids (at most n); their count. */
+static size_t thread_ids(long *ids, size_t n) {
+  DIR *d = opendir("/proc/self/task");
+  ck_assert_ptr_nonnull(d);
+  size_t k = 0;
+  for (struct dirent *e; k < n && (e = readdir(d)) != NULL;)
+    if (e->d_name[0] != '.')
+      ids[k++] = atol(e->d_name);
+  closedir(d);
+  return k;
+}
+
+/* Does thread tid block SIGHUP, SIGINT and SIGTERM (its SigBlk line)? */
+static bool blocks_stop_signals(long tid) {
+  char path[64], line[256];
+  snprintf(path, sizeof path, "/proc/self/task/%ld/status", tid);
+  FILE *f = fopen(path, "r");
+  if (f == NULL)
+    return true; /* gone meanwhile: it takes no signal */
+  unsigned long long mask = 0;
+  bool seen = false;
+  while (!seen && fgets(line, sizeof line, f))
+    seen = sscanf(line, "SigBlk: %llx", &mask) == 1;
+  fclose(f);
+  ck_assert(seen);
+  unsigned long long stop =
+      1ull << (SIGHUP - 1) | 1ull << (SIGINT - 1) | 1ull << (SIGTERM - 1);
+  return (mask & stop) == stop;
+}
+
+/* A daemon blocks SIGTERM in the thread that waits for it (sigwait, as
+ * mcp_http_serve_until_signal does): a thread the guard started with the
+ * signal open would take it instead, and its default action would end the
+ * process in the middle of serving. Every thread the guard starts (the
+ * trial, the spawners, each pool's workers) blocks the process's signals,
+ * whatever the mask of the thread that enabled it or made the call. */
+START_TEST(the_guards_threads_take_no_signal) {
+  need_abi(4);
+  sigset_t none;
+  sigemptyset(&none);
+  pthread_sigmask(SIG_SETMASK, &none, NULL);
+  long before[256], after[256];
+  size_t nbefore = thread_ids(before, TU_COUNT(before));
+  enable(NULL);
+  static const char *const all[] = {"ro_closed", "additive", "closed",
+                                    "ro_open", "anything"};
+  for (size_t i = 0; i < TU_COUNT(all); i++)
+    (void)try_op(all[i], "unix");
+  size_t nafter = thread_ids(after, TU_COUNT(after));
+  ck_assert_uint_gt(nafter, nbefore);
+  for (size_t i = 0; i < nafter; i++) {
+    bool old = false;
+    for (size_t j = 0; j < nbefore && !old; j++)
+      old = before[j] == after[i];
+    ck_assert_msg(old || blocks_stop_signals(after[i]),
+                  "thread %ld of the guard takes SIGTERM", after[i]);
+  }
+}
+END_TEST
+
 /* ---- allocation failure -------------------------------------------------- */
 
 static pthread_mutex_t sink_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -1878,6 +1941,7 @@ int main(void) {
   tcase_add_test(t, modern_input_round_stays_guarded);
   tcase_add_test(t, queued_calls_are_cancelled_and_time_out);
   tcase_add_test(t, no_ruleset_is_open_while_pools_start);
+  tcase_add_test(t, the_guards_threads_take_no_signal);
   tcase_add_loop_test(t, read_only_writes_nothing_by_any_call, 0, 2);
   tcase_add_loop_test(t, additive_removes_and_truncates_nothing_by_any_call, 0,
                       2);

@@ -294,6 +294,97 @@ START_TEST(lists_show_only_readable_skills) {
 }
 END_TEST
 
+/* Adds the skill name to srv (with need's scopes, or none). */
+static void add_named(mcp_server *to, const char *name,
+                      const char *const *need) {
+  char *md = tu_text("---\nname: %s\ndescription: d\n---\n", name);
+  const mcp_skill_file f[] = {
+      {.path = "SKILL.md", .data = md, .size = strlen(md)}, {.path = NULL}};
+  const mcp_skill sk = {.path = name, .files = f, .scopes = need};
+  ck_assert_int_eq(mcp_server_add_skill(to, &sk), 0);
+  free(md);
+}
+
+/* The page after cursor (NULL: the first) that who gets from to, whose
+ * one skill's uri goes to uri; its nextCursor, copied, or NULL. */
+static char *page_of(mcp_server *to, const mcp_principal *who,
+                     const char *version, const char *cursor, char *uri,
+                     size_t n) {
+  mcp_server *was = srv;
+  srv = to;
+  char *params = cursor ? tu_text("{\"cursor\":\"%s\"}", cursor) : NULL;
+  cJSON *r = ask_as(who, version, "skills/list", params);
+  free(params);
+  srv = was;
+  const char *got = tu_jstr(r, "result.skills.0.uri");
+  ck_assert_msg(got != NULL, "%s", tu_jstr(r, "error.message"));
+  snprintf(uri, n, "%s", got);
+  const char *next = tu_jstr(r, "result.nextCursor");
+  char *copy = next ? tu_text("%s", next) : NULL;
+  cJSON_Delete(r);
+  return copy;
+}
+
+/* A caller learns nothing of the skills it may not read from the pages'
+ * cursors either: where three such skills follow the first it may read,
+ * the cursor after that one is the very one of a server without them;
+ * no cursor shows the sequence number it stands for, whose gaps would
+ * count them; and a cursor made up from a count (the form of a sequence
+ * number) is refused, so it cannot probe how many entries there are. */
+START_TEST(cursors_show_no_hidden_entry) {
+  static const char *const need[] = {"secret:read", NULL};
+  static const mcp_server_info info = {.name = "skills", .version = "1"};
+  mcp_server *plain;
+  ck_assert_int_eq(mcp_server_new(&info, &plain), 0);
+  static const char key[] = "a key the two servers share.....";
+  mcp_server *both[] = {srv, plain};
+  for (int i = 0; i < 2; i++) {
+    ck_assert_int_eq(mcp_server_set_state_key(both[i], key, 32), 0);
+    mcp_server_set_page_size(both[i], 1);
+    add_named(both[i], "alpha", NULL);
+    for (int k = 0; i == 0 && k < 3; k++) {
+      char name[8];
+      snprintf(name, sizeof name, "hid%d", k);
+      add_named(both[i], name, need);
+    }
+    add_named(both[i], "beta", NULL);
+    add_named(both[i], "gamma", NULL);
+  }
+  static const mcp_principal eve = {.subject = "eve"};
+  for (int modern = 0; modern < 2; modern++) {
+    const char *v = modern ? NULL : "2025-11-25";
+    char uri[2][64];
+    char *c1[2], *c2[2];
+    for (int i = 0; i < 2; i++) {
+      c1[i] = page_of(both[i], &eve, v, NULL, uri[i], sizeof uri[i]);
+      ck_assert_str_eq(uri[i], "skill://alpha/SKILL.md");
+      c2[i] = page_of(both[i], &eve, v, c1[i], uri[i], sizeof uri[i]);
+      ck_assert_str_eq(uri[i], "skill://beta/SKILL.md");
+    }
+    /* The cursor after alpha names alpha, not the hidden skills passed
+     * after it; the one after beta continues with gamma, the last. */
+    ck_assert_ptr_nonnull(c1[0]);
+    ck_assert_str_eq(c1[0], c1[1]);
+    ck_assert_uint_eq(strlen(c1[0]), 17); /* s and 16 hex digits */
+    for (int i = 0; i < 2; i++) {
+      ck_assert_ptr_nonnull(c2[i]);
+      ck_assert_ptr_null(page_of(both[i], &eve, v, c2[i], uri[i], 64));
+      ck_assert_str_eq(uri[i], "skill://gamma/SKILL.md");
+      free(c1[i]);
+      free(c2[i]);
+    }
+  }
+  for (int n = 1; n <= 6; n++) {
+    char *params = tu_text("{\"cursor\":\"s%d\"}", n);
+    cJSON *r = ask_as(&eve, "2025-11-25", "skills/list", params);
+    tu_assert_error(r, -32602, "cursor");
+    cJSON_Delete(r);
+    free(params);
+  }
+  mcp_server_free(plain);
+}
+END_TEST
+
 /* ---- registration rules -------------------------------------------------- */
 
 /* A skill whose SKILL.md is md, and what must come of registering it. */
@@ -435,6 +526,9 @@ START_TEST(frontmatter_one_yaml_reading) {
       /* integers in every base, with '_' or ',' anywhere */
       "1_", "0x_1", "0o7", "0O7", "0b1", "0B1_0", "1_000", "1,000", "1__2",
       "0777", "09", "0x1F", "0xfF_ff", "0_x1", "1,2",
+      /* a base's prefix and separators without a digit: an integer to
+       * YAML 1.1's pattern, which PyYAML and Psych then fail to read */
+      "0x_", "0b_", "0o_", "0x,", "0B__", "0X_,_",
       "1234567890123456789012345678901234567890123456789012345678901234567890",
       "1_2_3_4_5_6_7_8_9_0_1_2_3_4_5_6_7_8_9_0_1_2_3_4_5_6_7_8_9_0_1_2_3_4_5_6",
       /* floats, Go's hex floats, sexagesimals */
@@ -1000,6 +1094,7 @@ static Suite *skills_suite(void) {
   tcase_add_test(t, capability_declared);
   tcase_add_test(t, scopes_guard_files_and_entry);
   tcase_add_test(t, lists_show_only_readable_skills);
+  tcase_add_test(t, cursors_show_no_hidden_entry);
   tcase_add_test(t, frontmatter_rules);
   tcase_add_test(t, frontmatter_one_yaml_reading);
   tcase_add_test(t, frontmatter_line_breaks_and_controls);

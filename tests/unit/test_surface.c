@@ -291,6 +291,19 @@ static cJSON *discover_caps(mcp_server *s) {
 }
 
 /* Comma-separated values of member key of each element of array. */
+/* The nextCursor of reply r, copied (freed by the caller); a cursor is
+ * opaque, so a test takes the one the server gave. */
+static char *cursor_of(const cJSON *r) {
+  const char *c = tu_jstr(r, "result.nextCursor");
+  ck_assert_ptr_nonnull(c);
+  return tu_text("%s", c);
+}
+
+/* {"cursor":"c"}, for tu_req (freed by the caller). */
+static char *with_cursor(const char *c) {
+  return tu_text("{\"cursor\":\"%s\"}", c);
+}
+
 static void names_of(const cJSON *array, const char *key, char *dst, size_t n) {
   dst[0] = '\0';
   ck_assert(cJSON_IsArray(array));
@@ -1145,33 +1158,47 @@ START_TEST(prompts_list_paged) {
   char names[64];
   names_of(tu_get(tu_result_of(r), "prompts"), "name", names, sizeof names);
   ck_assert_str_eq(names, "p0,p1");
-  tu_assert_json(r, "{\"result\":{\"nextCursor\":\"p2\"}}");
+  char *c1 = cursor_of(r), *params = with_cursor(c1);
   cJSON_Delete(r);
-  r = tu_ask(&P, tu_req(2, "prompts/list", "{\"cursor\":\"p2\"}"));
+  r = tu_ask(&P, tu_req(2, "prompts/list", params));
+  free(params);
   names_of(tu_get(tu_result_of(r), "prompts"), "name", names, sizeof names);
   ck_assert_str_eq(names, "p2,p3");
-  tu_assert_json(r, "{\"result\":{\"nextCursor\":\"p4\"}}");
+  char *c2 = cursor_of(r);
   cJSON_Delete(r);
   /* A prompt removed meanwhile does not move the next page. */
   ck_assert_int_eq(mcp_server_remove_prompt(srv, "p2"), 0);
   tu_clear(&P);
-  r = tu_ask(&P, tu_req(3, "prompts/list", "{\"cursor\":\"p4\"}"));
+  params = with_cursor(c2);
+  r = tu_ask(&P, tu_req(3, "prompts/list", params));
+  free(params);
   names_of(tu_get(tu_result_of(r), "prompts"), "name", names, sizeof names);
   ck_assert_str_eq(names, "p4");
   tu_assert_json(r, "{\"result\":{\"nextCursor\":\"<absent>\"}}");
   cJSON_Delete(r);
-  /* Cursors of another list, past the end, or malformed are refused. */
-  static const char *const bad[] = {"\"t2\"", "\"r2\"", "\"p9\"",  "\"p0\"",
-                                    "\"p\"",  "\"\"",   "\"p02\"", "2"};
+  /* Cursors of another list, altered, in the sequence numbers' plain
+   * form, or malformed are refused. */
+  char *other = tu_text("\"t%s\"", c1 + 1), *altered = tu_text("\"%s\"", c1);
+  altered[5] = altered[5] == '0' ? '1' : '0';
+  const char *const bad[] = {other,     altered,  "\"t2\"",
+                             "\"r2\"",  "\"p2\"", "\"p9\"",
+                             "\"p0\"",  "\"p\"",  "\"\"",
+                             "\"p02\"", "2",      "\"P0000000000000001\""};
   for (size_t i = 0; i < TU_COUNT(bad); i++) {
-    char *params = tu_text("{\"cursor\":%s}", bad[i]);
+    params = tu_text("{\"cursor\":%s}", bad[i]);
     r = tu_ask(&P, tu_req(4, "prompts/list", params));
     free(params);
     tu_assert_error(r, -32602, "cursor");
     cJSON_Delete(r);
   }
+  free(other);
+  free(altered);
   /* Modern pages say the same. */
-  r = tu_ask(&P, tu_mreq(5, "prompts/list", TU_META_NONE, "\"cursor\":\"p2\""));
+  params = tu_text("\"cursor\":\"%s\"", c1);
+  r = tu_ask(&P, tu_mreq(5, "prompts/list", TU_META_NONE, params));
+  free(params);
+  free(c1);
+  free(c2);
   names_of(tu_get(tu_result_of(r), "prompts"), "name", names, sizeof names);
   ck_assert_str_eq(names, "p3,p4");
   tu_assert_json(r, "{\"result\":{\"resultType\":\"complete\",\"nextCursor\":"
@@ -1820,33 +1847,44 @@ START_TEST(resources_lists_paged) {
   mcp_server_set_page_size(srv, 2);
   tu_legacy_init(&P, "2025-11-25", "{}");
   cJSON *r = tu_ask(&P, tu_req(1, "resources/list", NULL));
-  tu_assert_json(r, "{\"result\":{\"nextCursor\":\"r2\"}}");
   ck_assert_int_eq(cJSON_GetArraySize(tu_get(tu_result_of(r), "resources")), 2);
+  char *rc = cursor_of(r), *params = with_cursor(rc);
   cJSON_Delete(r);
-  r = tu_ask(&P, tu_req(2, "resources/list", "{\"cursor\":\"r2\"}"));
+  r = tu_ask(&P, tu_req(2, "resources/list", params));
+  free(params);
   char names[200];
   names_of(tu_get(tu_result_of(r), "resources"), "uri", names, sizeof names);
   ck_assert_str_eq(names, "file:///private");
   tu_assert_json(r, "{\"result\":{\"nextCursor\":\"<absent>\"}}");
   cJSON_Delete(r);
   r = tu_ask(&P, tu_req(3, "resources/templates/list", NULL));
-  tu_assert_json(r, "{\"result\":{\"nextCursor\":\"u2\"}}");
+  char *uc = cursor_of(r);
+  params = with_cursor(uc);
   cJSON_Delete(r);
-  r = tu_ask(&P, tu_req(4, "resources/templates/list", "{\"cursor\":\"u2\"}"));
+  r = tu_ask(&P, tu_req(4, "resources/templates/list", params));
+  free(params);
   names_of(tu_get(tu_result_of(r), "resourceTemplates"), "uriTemplate", names,
            sizeof names);
   ck_assert_str_eq(names, "file:///vault/{key}");
   cJSON_Delete(r);
   /* Each list takes only its own cursors. */
-  r = tu_ask(&P, tu_req(5, "resources/list", "{\"cursor\":\"u2\"}"));
+  params = with_cursor(uc);
+  r = tu_ask(&P, tu_req(5, "resources/list", params));
+  free(params);
   tu_assert_error(r, -32602, "cursor");
   cJSON_Delete(r);
-  r = tu_ask(&P, tu_req(6, "resources/templates/list", "{\"cursor\":\"r2\"}"));
+  params = with_cursor(rc);
+  r = tu_ask(&P, tu_req(6, "resources/templates/list", params));
+  free(params);
   tu_assert_error(r, -32602, "cursor");
   cJSON_Delete(r);
-  r = tu_ask(&P, tu_req(7, "tools/list", "{\"cursor\":\"p1\"}"));
+  params = with_cursor(rc);
+  r = tu_ask(&P, tu_req(7, "tools/list", params));
+  free(params);
   tu_assert_error(r, -32602, "cursor");
   cJSON_Delete(r);
+  free(rc);
+  free(uc);
 }
 END_TEST
 

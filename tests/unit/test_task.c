@@ -790,6 +790,7 @@ START_TEST(legacy_list_pages_and_cancel) {
                        a);
   tu_assert_json(r, want);
   free(want);
+  ck_assert_uint_eq(strlen(tu_jstr(r, "result.nextCursor")), 17);
   char *params =
       tu_text("{\"cursor\":\"%s\"}", tu_jstr(r, "result.nextCursor"));
   cJSON_Delete(r);
@@ -801,9 +802,17 @@ START_TEST(legacy_list_pages_and_cancel) {
   free(want);
   free(params);
   cJSON_Delete(r);
-  r = tu_ask(&L, tu_req(3, "tasks/list", "{\"cursor\":\"bogus\"}"));
-  tu_assert_error(r, -32602, "cursor");
-  cJSON_Delete(r);
+  /* Serials count every caller's tasks: the cursor shows none (the gap
+   * between two would count another caller's tasks), and one made up
+   * from a serial is refused. */
+  static const char *const bad[] = {"bogus", "k1", "k2", "k0000000000000001"};
+  for (size_t i = 0; i < TU_COUNT(bad); i++) {
+    char *p = tu_text("{\"cursor\":\"%s\"}", bad[i]);
+    r = tu_ask(&L, tu_req(3, "tasks/list", p));
+    free(p);
+    tu_assert_error(r, -32602, "cursor");
+    cJSON_Delete(r);
+  }
   /* Cancelling answers the task, cancelled; a waiting tasks/result hears
    * there is no result. */
   tu_clear(&L);

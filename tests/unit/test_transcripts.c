@@ -121,6 +121,10 @@ static mcp_server *fixture(void) {
                           .title = "Fixture",
                           .instructions = "Use echo."};
   ck_assert_int_eq(mcp_server_new(&info, &srv), 0);
+  /* A fixed key, so that the opaque cursors a transcript echoes are the
+   * same on every run (as in a deployment whose processes share it). */
+  ck_assert_int_eq(
+      mcp_server_set_state_key(srv, "transcripts: a fixed state key..", 32), 0);
   for (size_t i = 0; i < TU_COUNT(fixture_tools); i++)
     ck_assert_msg(mcp_server_add_tool(srv, &fixture_tools[i], NULL) == 0, "%s",
                   mcp_server_errmsg(srv));
