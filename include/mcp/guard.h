@@ -20,9 +20,13 @@
  *                           space calls; and the encryption policy's
  *                           setter, numbered as a read; every request of
  *                           f2fs's 0xf5); no ioctl on a device it opens
- *                           (ABI 5). Under writable_paths
- *                           Landlock's rights come back but making device
- *                           nodes; seccomp's rules hold there too
+ *                           (Landlock from ABI 5; before it, seccomp
+ *                           refuses every ioctl but the descriptor's own,
+ *                           TCGETS, TIOCGWINSZ and the inode reads, since
+ *                           it cannot tell a device from a file). Under
+ *                           writable_paths Landlock's rights come back but
+ *                           making device nodes; seccomp's rules hold
+ *                           there too
  *   destructiveHint: false  (additive) no file may be removed, renamed or
  *                           truncated (Landlock), nor lose bytes: no
  *                           fallocate mode but allocating, unsharing and

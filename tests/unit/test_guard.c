@@ -663,6 +663,23 @@ static int s_above(void) {
 static int s_x32(void) { return raw(syscall(0x40000000L | 39)); }
 #endif
 
+/* A device's ioctls, on /dev/null opened for reading: SG_IO (which writes
+ * a SCSI disk for root) and TIOCSTI (which types into a terminal). The
+ * driver answers ENOTTY; a guard that refuses them, EACCES. */
+static long dev_ioctl_(unsigned long request) {
+  int fd = open("/dev/null", O_RDONLY);
+  if (fd < 0)
+    return -1;
+  char arg[256] = {0};
+  long rc = syscall(SYS_ioctl, fd, request, arg);
+  int e = errno;
+  close(fd);
+  errno = e;
+  return rc;
+}
+static int d_sg_io(void) { return raw(dev_ioctl_(0x2285 /* SG_IO */)); }
+static int d_tiocsti(void) { return raw(dev_ioctl_(TIOCSTI)); }
+
 static void *create_from_thread(void *arg) {
   *(int *)arg = op_create();
   return NULL;
@@ -795,6 +812,8 @@ static const struct op {
     {"t_listen", t_listen},
     {"t_connect", t_connect},
     {"t_bind", t_bind},
+    {"d_sg_io", d_sg_io},
+    {"d_tiocsti", d_tiocsti},
     {"l_create", l_create},
     {"l_add_rule", l_add_rule},
     {"l_restrict", l_restrict},
@@ -1392,6 +1411,21 @@ START_TEST(no_guarded_thread_makes_widens_or_applies_a_ruleset) {
 }
 END_TEST
 
+/* Landlock refuses a device's ioctls from ABI 5; before, the filter
+ * refuses every ioctl but a few reads. */
+START_TEST(read_only_asks_no_device_ioctl) {
+  enable_as(_i);
+  static const char *const dev[] = {"d_sg_io", "d_tiocsti"};
+  for (size_t i = 0; i < TU_COUNT(dev); i++) {
+    REFUSED_WITH("ro_closed", dev[i], EACCES);
+    REFUSED_WITH("ro_open", dev[i], EACCES);
+    REFUSED_WITH("anything", dev[i], ENOTTY);
+  }
+  for (size_t i = 0; i < TU_COUNT(inode_reads); i++)
+    ALLOWED("ro_closed", inode_reads[i]);
+}
+END_TEST
+
 START_TEST(no_call_newer_than_the_guard_nor_of_another_abi) {
   enable_as(_i);
   for (size_t t = 0; t < TU_COUNT(guarded_tools); t++)
@@ -1890,6 +1924,7 @@ int main(void) {
   tcase_add_loop_test(t, no_guarded_thread_makes_widens_or_applies_a_ruleset, 0,
                       2);
   tcase_add_loop_test(t, no_call_newer_than_the_guard_nor_of_another_abi, 0, 2);
+  tcase_add_loop_test(t, read_only_asks_no_device_ioctl, 0, 2);
   /* "any_kernel": what holds on every kernel (the valgrind build runs only
    * these: tests/CMakeLists.txt). */
   t = tu_tcase(s, "any_kernel", setup, teardown, 300);
