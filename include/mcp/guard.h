@@ -50,7 +50,9 @@
  *
  * Every guarded thread (any of the three above) is also refused (seccomp)
  * io_uring, whose operations would pass by the filter; Landlock's three
- * calls, so that it can neither make, widen nor apply a ruleset; system
+ * calls, so that it can neither make, widen nor apply a ruleset; a seccomp
+ * filter for every thread of the process (SECCOMP_FILTER_FLAG_TSYNC: its
+ * own filters, which only narrow it, stay allowed); system
  * calls of another architecture (x86-64's int 0x80, x32's numbers); and,
  * with ENOSYS, every system call newer than the guard (above file_setattr,
  * Linux 6.17, the newest the rules were written for), so a kernel newer

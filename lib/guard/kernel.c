@@ -415,10 +415,14 @@ static const refusal shrinking[] = {
 };
 
 /* What every guarded thread is refused: io_uring, whose operations open
- * sockets and files without the system calls the filter reads, and
+ * sockets and files without the system calls the filter reads;
  * Landlock's calls, so that a guarded thread can neither make, widen nor
- * apply a ruleset (of a pool that is starting, say). */
+ * apply a ruleset (of a pool that is starting, say); and a seccomp filter
+ * loaded onto every thread of the process (TSYNC), which would put the
+ * handler's filter on the server's own threads. Its own filters only
+ * narrow it and stay allowed. */
 static const refusal every_guarded[] = {
+    WITH_BITS("seccomp", EPERM, 1, SECCOMP_FILTER_FLAG_TSYNC),
     NEWER("io_uring_setup", 425, EPERM),
     NEWER("io_uring_enter", 426, EPERM),
     NEWER("io_uring_register", 427, EPERM),

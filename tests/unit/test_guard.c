@@ -12,7 +12,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/falloc.h>
+#include <linux/filter.h>
 #include <linux/fs.h>
+#include <linux/seccomp.h>
 #include <mcp/guard.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -648,6 +650,14 @@ static int l_add_rule(void) {
   } __attribute__((packed)) rule = {1, -1};
   return raw(syscall(445, 0, 1, &rule, 0));
 }
+/* An allow-everything filter for every thread of the process. */
+static int l_tsync(void) {
+  struct sock_filter allow[] = {BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW)};
+  struct sock_fprog prog = {.len = 1, .filter = allow};
+  long rc = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+                    SECCOMP_FILTER_FLAG_TSYNC, &prog);
+  return rc < 0 ? errno : rc > 0 ? ESRCH : 0; /* > 0: a thread's id */
+}
 static int l_restrict(void) { return raw(syscall(446, -1, 0)); }
 
 /* Every number above the newest call the guard knows, up to 2048: 0 when
@@ -817,6 +827,7 @@ static const struct op {
     {"l_create", l_create},
     {"l_add_rule", l_add_rule},
     {"l_restrict", l_restrict},
+    {"l_tsync", l_tsync},
     {"s_above", s_above},
 #ifdef __x86_64__
     {"s_x32", s_x32},
@@ -1407,6 +1418,8 @@ START_TEST(no_guarded_thread_makes_widens_or_applies_a_ruleset) {
   for (size_t t = 0; t < TU_COUNT(guarded_tools); t++)
     for (size_t i = 0; i < TU_COUNT(landlock_calls); i++)
       REFUSED_WITH(guarded_tools[t], landlock_calls[i], EPERM);
+  for (size_t t = 0; t < TU_COUNT(guarded_tools); t++)
+    REFUSED_WITH(guarded_tools[t], "l_tsync", EPERM);
   ALLOWED("anything", "l_create");
 }
 END_TEST
