@@ -52,12 +52,14 @@
  * io_uring, whose operations would pass by the filter; Landlock's three
  * calls, so that it can neither make, widen nor apply a ruleset; a seccomp
  * filter for every thread of the process (SECCOMP_FILTER_FLAG_TSYNC: its
- * own filters, which only narrow it, stay allowed); system
- * calls of another architecture (x86-64's int 0x80, x32's numbers); and,
- * with ENOSYS, every system call newer than the guard (above file_setattr,
- * Linux 6.17, the newest the rules were written for), so a kernel newer
- * than the guard adds nothing a guarded handler may call. Calls the
- * libseccomp at hand cannot name are refused by number.
+ * own filters, which only narrow it, stay allowed); the calls that, for
+ * root, run code in the kernel or reach the hardware past every rule
+ * (init_module, finit_module, kexec_load, kexec_file_load, bpf, iopl,
+ * ioperm); system calls of another architecture (x86-64's int 0x80,
+ * x32's numbers); and, with ENOSYS, every system call newer than the guard
+ * (above file_setattr, Linux 6.17, the newest the rules were written for), so a
+ * kernel newer than the guard adds nothing a guarded handler may call. Calls
+ * the libseccomp at hand cannot name are refused by number.
  *
  * A tool whose hints promise none of this (destructive and open-world)
  * runs on the same executor path, on unrestricted workers. Prompts and

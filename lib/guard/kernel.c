@@ -419,10 +419,19 @@ static const refusal shrinking[] = {
  * Landlock's calls, so that a guarded thread can neither make, widen nor
  * apply a ruleset (of a pool that is starting, say); and a seccomp filter
  * loaded onto every thread of the process (TSYNC), which would put the
- * handler's filter on the server's own threads. Its own filters only
- * narrow it and stay allowed. */
+ * handler's filter on the server's own threads (its own filters only
+ * narrow it and stay allowed); and, for root, the calls that run code in
+ * the kernel or reach the hardware past every rule: loading a module or
+ * a kernel, BPF programs, I/O ports. */
 static const refusal every_guarded[] = {
     WITH_BITS("seccomp", EPERM, 1, SECCOMP_FILTER_FLAG_TSYNC),
+    ALWAYS("init_module", EPERM),
+    ALWAYS("finit_module", EPERM),
+    ALWAYS("kexec_load", EPERM),
+    ALWAYS("kexec_file_load", EPERM),
+    ALWAYS("bpf", EPERM),
+    ALWAYS("iopl", EPERM),
+    ALWAYS("ioperm", EPERM),
     NEWER("io_uring_setup", 425, EPERM),
     NEWER("io_uring_enter", 426, EPERM),
     NEWER("io_uring_register", 427, EPERM),

@@ -658,6 +658,21 @@ static int l_tsync(void) {
                     SECCOMP_FILTER_FLAG_TSYNC, &prog);
   return rc < 0 ? errno : rc > 0 ? ESRCH : 0; /* > 0: a thread's id */
 }
+/* Code in the kernel or hardware by hand, each with an argument that
+ * fails harmlessly where the call is allowed. */
+static int k_finit_module(void) {
+  return raw(syscall(SYS_finit_module, -1, "", 0));
+}
+static int k_init_module(void) {
+  return raw(syscall(SYS_init_module, NULL, 0L, ""));
+}
+static int k_kexec_load(void) {
+  return raw(syscall(SYS_kexec_load, 0L, 0L, NULL, ~0UL));
+}
+static int k_bpf(void) { return raw(syscall(SYS_bpf, -1, NULL, 0)); }
+#ifdef SYS_iopl
+static int k_iopl(void) { return raw(syscall(SYS_iopl, 0)); }
+#endif
 static int l_restrict(void) { return raw(syscall(446, -1, 0)); }
 
 /* Every number above the newest call the guard knows, up to 2048: 0 when
@@ -828,6 +843,13 @@ static const struct op {
     {"l_add_rule", l_add_rule},
     {"l_restrict", l_restrict},
     {"l_tsync", l_tsync},
+    {"k_finit_module", k_finit_module},
+    {"k_init_module", k_init_module},
+    {"k_kexec_load", k_kexec_load},
+    {"k_bpf", k_bpf},
+#ifdef SYS_iopl
+    {"k_iopl", k_iopl},
+#endif
     {"s_above", s_above},
 #ifdef __x86_64__
     {"s_x32", s_x32},
@@ -1439,6 +1461,22 @@ START_TEST(read_only_asks_no_device_ioctl) {
 }
 END_TEST
 
+/* A module, a kernel, a BPF program or I/O ports would reach past every
+ * rule for a handler running as root. */
+START_TEST(no_guarded_thread_runs_code_in_the_kernel) {
+  enable_as(_i);
+  static const char *const kernel_code[] = {
+      "k_finit_module", "k_init_module", "k_kexec_load", "k_bpf",
+#ifdef SYS_iopl
+      "k_iopl",
+#endif
+  };
+  for (size_t t = 0; t < TU_COUNT(guarded_tools); t++)
+    for (size_t i = 0; i < TU_COUNT(kernel_code); i++)
+      REFUSED_WITH(guarded_tools[t], kernel_code[i], EPERM);
+}
+END_TEST
+
 START_TEST(no_call_newer_than_the_guard_nor_of_another_abi) {
   enable_as(_i);
   for (size_t t = 0; t < TU_COUNT(guarded_tools); t++)
@@ -1937,6 +1975,7 @@ int main(void) {
   tcase_add_loop_test(t, no_guarded_thread_makes_widens_or_applies_a_ruleset, 0,
                       2);
   tcase_add_loop_test(t, no_call_newer_than_the_guard_nor_of_another_abi, 0, 2);
+  tcase_add_loop_test(t, no_guarded_thread_runs_code_in_the_kernel, 0, 2);
   tcase_add_loop_test(t, read_only_asks_no_device_ioctl, 0, 2);
   /* "any_kernel": what holds on every kernel (the valgrind build runs only
    * these: tests/CMakeLists.txt). */
