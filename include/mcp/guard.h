@@ -20,9 +20,13 @@
  *                           space calls; and the encryption policy's
  *                           setter, numbered as a read; every request of
  *                           f2fs's 0xf5); no ioctl on a device it opens
- *                           (ABI 5). Under writable_paths
- *                           Landlock's rights come back but making device
- *                           nodes; seccomp's rules hold there too
+ *                           (Landlock from ABI 5; before it, seccomp
+ *                           refuses every ioctl but the descriptor's own,
+ *                           TCGETS, TIOCGWINSZ and the inode reads, since
+ *                           it cannot tell a device from a file). Under
+ *                           writable_paths Landlock's rights come back but
+ *                           making device nodes; seccomp's rules hold
+ *                           there too
  *   destructiveHint: false  (additive) no file may be removed, renamed or
  *                           truncated (Landlock), nor lose bytes: no
  *                           fallocate mode but allocating, unsharing and
@@ -46,12 +50,16 @@
  *
  * Every guarded thread (any of the three above) is also refused (seccomp)
  * io_uring, whose operations would pass by the filter; Landlock's three
- * calls, so that it can neither make, widen nor apply a ruleset; system
- * calls of another architecture (x86-64's int 0x80, x32's numbers); and,
- * with ENOSYS, every system call newer than the guard (above file_setattr,
- * Linux 6.17, the newest the rules were written for), so a kernel newer
- * than the guard adds nothing a guarded handler may call. Calls the
- * libseccomp at hand cannot name are refused by number.
+ * calls, so that it can neither make, widen nor apply a ruleset; a seccomp
+ * filter for every thread of the process (SECCOMP_FILTER_FLAG_TSYNC: its
+ * own filters, which only narrow it, stay allowed); the calls that, for
+ * root, run code in the kernel or reach the hardware past every rule
+ * (init_module, finit_module, kexec_load, kexec_file_load, bpf, iopl,
+ * ioperm); system calls of another architecture (x86-64's int 0x80,
+ * x32's numbers); and, with ENOSYS, every system call newer than the guard
+ * (above file_setattr, Linux 6.17, the newest the rules were written for), so a
+ * kernel newer than the guard adds nothing a guarded handler may call. Calls
+ * the libseccomp at hand cannot name are refused by number.
  *
  * A tool whose hints promise none of this (destructive and open-world)
  * runs on the same executor path, on unrestricted workers. Prompts and

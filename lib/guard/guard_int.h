@@ -53,6 +53,9 @@ typedef struct mcp__guard_plan {
                        change a file (read-only) */
   bool no_shrink;   /* seccomp refuses what removes bytes from a file:
                        fallocate's modes, MADV_REMOVE, ioctls (additive) */
+  bool few_ioctls;  /* seccomp refuses every ioctl but a short list
+                       (read-only before Landlock ABI 5, which cannot
+                       refuse a device's ioctls) */
   bool filtered;    /* seccomp refuses io_uring, Landlock's calls, other
                        architectures and every call newer than the filter
                        (every guarded rule set); false = no filter */

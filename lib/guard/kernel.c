@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/fiemap.h>
 #include <linux/filter.h>
 #include <linux/fs.h>
 #include <linux/seccomp.h>
@@ -207,6 +208,7 @@ int mcp__guard_plan_build(mcp__guard_plan *plan, const mcp__guard_kernel *k,
    * by refusing TCP sockets altogether. */
   plan->no_truncate = fs != MCP__GUARD_FS_ANY && abi < 3 && k->seccomp;
   plan->no_metadata = fs == MCP__GUARD_FS_READ_ONLY && k->seccomp;
+  plan->few_ioctls = plan->no_metadata && abi < 5;
   plan->sockets = closed && k->seccomp;
   plan->inet = tcp;
   plan->no_shrink = fs == MCP__GUARD_FS_ADDITIVE && k->seccomp;
@@ -413,10 +415,23 @@ static const refusal shrinking[] = {
 };
 
 /* What every guarded thread is refused: io_uring, whose operations open
- * sockets and files without the system calls the filter reads, and
+ * sockets and files without the system calls the filter reads;
  * Landlock's calls, so that a guarded thread can neither make, widen nor
- * apply a ruleset (of a pool that is starting, say). */
+ * apply a ruleset (of a pool that is starting, say); and a seccomp filter
+ * loaded onto every thread of the process (TSYNC), which would put the
+ * handler's filter on the server's own threads (its own filters only
+ * narrow it and stay allowed); and, for root, the calls that run code in
+ * the kernel or reach the hardware past every rule: loading a module or
+ * a kernel, BPF programs, I/O ports. */
 static const refusal every_guarded[] = {
+    WITH_BITS("seccomp", EPERM, 1, SECCOMP_FILTER_FLAG_TSYNC),
+    ALWAYS("init_module", EPERM),
+    ALWAYS("finit_module", EPERM),
+    ALWAYS("kexec_load", EPERM),
+    ALWAYS("kexec_file_load", EPERM),
+    ALWAYS("bpf", EPERM),
+    ALWAYS("iopl", EPERM),
+    ALWAYS("ioperm", EPERM),
     NEWER("io_uring_setup", 425, EPERM),
     NEWER("io_uring_enter", 426, EPERM),
     NEWER("io_uring_register", 427, EPERM),
@@ -595,6 +610,65 @@ static int load_bound(char *why, size_t size) {
   return 0;
 }
 
+/* Before ABI 5 Landlock lets a read-only tool ask any ioctl of a device
+ * it opens for reading, and a device's ioctls write (SG_IO and NVMe's
+ * passthrough write the disk for root, TIOCSTI types into a terminal).
+ * seccomp cannot tell a device from a file, so there a read-only tool
+ * keeps these requests only: the descriptor's own, the terminal's size
+ * and mode reads (isatty), and the inode reads. */
+static const __u32 few_ioctls[] = {
+    FIOCLEX,
+    FIONCLEX,
+    FIONBIO,
+    FIOASYNC,
+    FIONREAD,
+    FIOQSIZE,
+    TCGETS,
+    TIOCGWINSZ,
+    FS_IOC_GETFLAGS,
+    FS_IOC_FSGETXATTR,
+    FS_IOC_GETVERSION,
+    FS_IOC_FIEMAP,
+    FIGETBSZ,
+    FS_IOC32_GETFLAGS,
+    FS_IOC32_GETVERSION,
+};
+
+#define FEW_IOCTLS (sizeof few_ioctls / sizeof *few_ioctls)
+
+/* The kernel reads an ioctl's request as an unsigned int: the low half of
+ * the argument, wherever the byte order puts it. */
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define ARG1_LOW offsetof(struct seccomp_data, args[1])
+#else
+#define ARG1_LOW (offsetof(struct seccomp_data, args[1]) + 4)
+#endif
+
+/* A filter of its own, stacked like the bound: ioctl answers EACCES to
+ * every request but few_ioctls. Other architectures are the bound's. */
+static int load_few_ioctls(char *why, size_t size) {
+  int nr = seccomp_syscall_resolve_name("ioctl");
+  if (nr < 0)
+    return fail(why, size, "seccomp ioctl list (no ioctl)", ENOSYS);
+  struct sock_filter code[4 + FEW_IOCTLS + 2] = {
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (__u32)nr, 1, 0),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, ARG1_LOW),
+  };
+  for (size_t i = 0; i < FEW_IOCTLS; i++) /* a match jumps to ALLOW */
+    code[4 + i] = (struct sock_filter)BPF_JUMP(
+        BPF_JMP | BPF_JEQ | BPF_K, few_ioctls[i], (__u8)(FEW_IOCTLS - i), 0);
+  code[4 + FEW_IOCTLS] =
+      (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EACCES);
+  code[5 + FEW_IOCTLS] =
+      (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+  struct sock_fprog prog = {.len = sizeof code / sizeof *code, .filter = code};
+  if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) != 0)
+    return fail(why, size, "seccomp ioctl list", errno);
+  return 0;
+}
+
 /* Loads plan's filter on the calling thread only (no TSYNC), and the
  * bound under it. */
 static int load_filter(const mcp__guard_plan *plan, char *why, size_t size) {
@@ -627,7 +701,8 @@ static int load_filter(const mcp__guard_plan *plan, char *why, size_t size) {
   seccomp_release(f);
   if (rc)
     return fail(why, size, "seccomp filter", -rc);
-  return load_bound(why, size);
+  rc = plan->few_ioctls ? load_few_ioctls(why, size) : 0;
+  return rc ? rc : load_bound(why, size);
 }
 
 int mcp__guard_apply(const mcp__guard_plan *plan, char *why, size_t why_size) {
@@ -667,7 +742,8 @@ static void *trial(void *arg) {
                             .no_truncate = true,
                             .filtered = true,
                             .no_shrink = true,
-                            .no_metadata = true};
+                            .no_metadata = true,
+                            .few_ioctls = true};
     k->seccomp = mcp__guard_apply(&plan, why, sizeof why) == 0;
   }
   return NULL;

@@ -12,7 +12,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/falloc.h>
+#include <linux/filter.h>
 #include <linux/fs.h>
+#include <linux/seccomp.h>
 #include <mcp/guard.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -649,6 +651,29 @@ static int l_add_rule(void) {
   } __attribute__((packed)) rule = {1, -1};
   return raw(syscall(445, 0, 1, &rule, 0));
 }
+/* An allow-everything filter for every thread of the process. */
+static int l_tsync(void) {
+  struct sock_filter allow[] = {BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW)};
+  struct sock_fprog prog = {.len = 1, .filter = allow};
+  long rc = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+                    SECCOMP_FILTER_FLAG_TSYNC, &prog);
+  return rc < 0 ? errno : rc > 0 ? ESRCH : 0; /* > 0: a thread's id */
+}
+/* Code in the kernel or hardware by hand, each with an argument that
+ * fails harmlessly where the call is allowed. */
+static int k_finit_module(void) {
+  return raw(syscall(SYS_finit_module, -1, "", 0));
+}
+static int k_init_module(void) {
+  return raw(syscall(SYS_init_module, NULL, 0L, ""));
+}
+static int k_kexec_load(void) {
+  return raw(syscall(SYS_kexec_load, 0L, 0L, NULL, ~0UL));
+}
+static int k_bpf(void) { return raw(syscall(SYS_bpf, -1, NULL, 0)); }
+#ifdef SYS_iopl
+static int k_iopl(void) { return raw(syscall(SYS_iopl, 0)); }
+#endif
 static int l_restrict(void) { return raw(syscall(446, -1, 0)); }
 
 /* Every number above the newest call the guard knows, up to 2048: 0 when
@@ -663,6 +688,23 @@ static int s_above(void) {
 /* getpid by x32's number (the x32 bit and 39). */
 static int s_x32(void) { return raw(syscall(0x40000000L | 39)); }
 #endif
+
+/* A device's ioctls, on /dev/null opened for reading: SG_IO (which writes
+ * a SCSI disk for root) and TIOCSTI (which types into a terminal). The
+ * driver answers ENOTTY; a guard that refuses them, EACCES. */
+static long dev_ioctl_(unsigned long request) {
+  int fd = open("/dev/null", O_RDONLY);
+  if (fd < 0)
+    return -1;
+  char arg[256] = {0};
+  long rc = syscall(SYS_ioctl, fd, request, arg);
+  int e = errno;
+  close(fd);
+  errno = e;
+  return rc;
+}
+static int d_sg_io(void) { return raw(dev_ioctl_(0x2285 /* SG_IO */)); }
+static int d_tiocsti(void) { return raw(dev_ioctl_(TIOCSTI)); }
 
 static void *create_from_thread(void *arg) {
   *(int *)arg = op_create();
@@ -796,9 +838,19 @@ static const struct op {
     {"t_listen", t_listen},
     {"t_connect", t_connect},
     {"t_bind", t_bind},
+    {"d_sg_io", d_sg_io},
+    {"d_tiocsti", d_tiocsti},
     {"l_create", l_create},
     {"l_add_rule", l_add_rule},
     {"l_restrict", l_restrict},
+    {"l_tsync", l_tsync},
+    {"k_finit_module", k_finit_module},
+    {"k_init_module", k_init_module},
+    {"k_kexec_load", k_kexec_load},
+    {"k_bpf", k_bpf},
+#ifdef SYS_iopl
+    {"k_iopl", k_iopl},
+#endif
     {"s_above", s_above},
 #ifdef __x86_64__
     {"s_x32", s_x32},
@@ -1389,7 +1441,40 @@ START_TEST(no_guarded_thread_makes_widens_or_applies_a_ruleset) {
   for (size_t t = 0; t < TU_COUNT(guarded_tools); t++)
     for (size_t i = 0; i < TU_COUNT(landlock_calls); i++)
       REFUSED_WITH(guarded_tools[t], landlock_calls[i], EPERM);
+  for (size_t t = 0; t < TU_COUNT(guarded_tools); t++)
+    REFUSED_WITH(guarded_tools[t], "l_tsync", EPERM);
   ALLOWED("anything", "l_create");
+}
+END_TEST
+
+/* Landlock refuses a device's ioctls from ABI 5; before, the filter
+ * refuses every ioctl but a few reads. */
+START_TEST(read_only_asks_no_device_ioctl) {
+  enable_as(_i);
+  static const char *const dev[] = {"d_sg_io", "d_tiocsti"};
+  for (size_t i = 0; i < TU_COUNT(dev); i++) {
+    REFUSED_WITH("ro_closed", dev[i], EACCES);
+    REFUSED_WITH("ro_open", dev[i], EACCES);
+    REFUSED_WITH("anything", dev[i], ENOTTY);
+  }
+  for (size_t i = 0; i < TU_COUNT(inode_reads); i++)
+    ALLOWED("ro_closed", inode_reads[i]);
+}
+END_TEST
+
+/* A module, a kernel, a BPF program or I/O ports would reach past every
+ * rule for a handler running as root. */
+START_TEST(no_guarded_thread_runs_code_in_the_kernel) {
+  enable_as(_i);
+  static const char *const kernel_code[] = {
+      "k_finit_module", "k_init_module", "k_kexec_load", "k_bpf",
+#ifdef SYS_iopl
+      "k_iopl",
+#endif
+  };
+  for (size_t t = 0; t < TU_COUNT(guarded_tools); t++)
+    for (size_t i = 0; i < TU_COUNT(kernel_code); i++)
+      REFUSED_WITH(guarded_tools[t], kernel_code[i], EPERM);
 }
 END_TEST
 
@@ -1954,6 +2039,8 @@ int main(void) {
   tcase_add_loop_test(t, no_guarded_thread_makes_widens_or_applies_a_ruleset, 0,
                       2);
   tcase_add_loop_test(t, no_call_newer_than_the_guard_nor_of_another_abi, 0, 2);
+  tcase_add_loop_test(t, no_guarded_thread_runs_code_in_the_kernel, 0, 2);
+  tcase_add_loop_test(t, read_only_asks_no_device_ioctl, 0, 2);
   /* "any_kernel": what holds on every kernel (the valgrind build runs only
    * these: tests/CMakeLists.txt). */
   t = tu_tcase(s, "any_kernel", setup, teardown, 300);
