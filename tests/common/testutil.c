@@ -3,7 +3,9 @@
 
 #include <check.h>
 #include <cjson/cJSON.h>
+#include <dirent.h>
 #include <malloc.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -533,4 +535,32 @@ void tu_sink_free(tu_sink *k, long n,
     k->msgs[i] = NULL;
   }
   k->n = 0;
+}
+
+size_t tu_thread_ids(long *ids, size_t n) {
+  DIR *d = opendir("/proc/self/task");
+  ck_assert_ptr_nonnull(d);
+  size_t k = 0;
+  for (struct dirent *e; k < n && (e = readdir(d)) != NULL;)
+    if (e->d_name[0] != '.')
+      ids[k++] = atol(e->d_name);
+  closedir(d);
+  return k;
+}
+
+bool tu_blocks_stop_signals(long tid) {
+  char path[64], line[256];
+  snprintf(path, sizeof path, "/proc/self/task/%ld/status", tid);
+  FILE *f = fopen(path, "r");
+  if (f == NULL)
+    return true;
+  unsigned long long mask = 0;
+  bool seen = false;
+  while (!seen && fgets(line, sizeof line, f))
+    seen = sscanf(line, "SigBlk: %llx", &mask) == 1;
+  fclose(f);
+  ck_assert(seen);
+  unsigned long long stop =
+      1ull << (SIGHUP - 1) | 1ull << (SIGINT - 1) | 1ull << (SIGTERM - 1);
+  return (mask & stop) == stop;
 }

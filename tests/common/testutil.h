@@ -224,4 +224,13 @@ void tu_sink_free(tu_sink *k, long n,
   ck_assert_msg(tu_alloc.live == 0, "allocation %ld: %ld blocks leaked",       \
                 (long)(attempt), tu_alloc.live)
 
+/* The ids of this process's threads, into ids (at most n); their count
+ * (from /proc/self/task). */
+size_t tu_thread_ids(long *ids, size_t n);
+
+/* Whether thread tid of this process blocks SIGHUP, SIGINT and SIGTERM
+ * (its SigBlk line); true for a thread that ended meanwhile, which takes
+ * no signal. */
+bool tu_blocks_stop_signals(long tid);
+
 #endif

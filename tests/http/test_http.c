@@ -4415,36 +4415,6 @@ START_TEST(external_loop_driven_by_poll) {
 }
 END_TEST
 
-/* The ids of this process's threads, into ids (at most n); their count. */
-static size_t thread_ids(long *ids, size_t n) {
-  DIR *d = opendir("/proc/self/task");
-  ck_assert_ptr_nonnull(d);
-  size_t k = 0;
-  for (struct dirent *e; k < n && (e = readdir(d)) != NULL;)
-    if (e->d_name[0] != '.')
-      ids[k++] = atol(e->d_name);
-  closedir(d);
-  return k;
-}
-
-/* Does thread tid block SIGHUP, SIGINT and SIGTERM (its SigBlk line)? */
-static bool blocks_stop_signals(long tid) {
-  char path[64], line[256];
-  snprintf(path, sizeof path, "/proc/self/task/%ld/status", tid);
-  FILE *f = fopen(path, "r");
-  if (f == NULL)
-    return true; /* gone meanwhile: it takes no signal */
-  unsigned long long mask = 0;
-  bool seen = false;
-  while (!seen && fgets(line, sizeof line, f))
-    seen = sscanf(line, "SigBlk: %llx", &mask) == 1;
-  fclose(f);
-  ck_assert(seen);
-  unsigned long long stop =
-      1ull << (SIGHUP - 1) | 1ull << (SIGINT - 1) | 1ull << (SIGTERM - 1);
-  return (mask & stop) == stop;
-}
-
 /* A daemon that blocks SIGTERM in the thread waiting for it (sigwait, as
  * mcp_http_serve_until_signal does) must get it there: a thread of the
  * transport with the signal open would take it instead, and its default
@@ -4456,17 +4426,17 @@ START_TEST(the_transports_threads_take_no_signal) {
   sigemptyset(&none);
   pthread_sigmask(SIG_SETMASK, &none, NULL);
   long before[256], after[256];
-  size_t nbefore = thread_ids(before, TU_COUNT(before));
+  size_t nbefore = tu_thread_ids(before, TU_COUNT(before));
   mcp_http_options o = {.thread_stack_size = 1 << 20};
   fx_start(&o);
   ck_assert_int_eq(init_with(NULL, 0), 200);
-  size_t nafter = thread_ids(after, TU_COUNT(after));
+  size_t nafter = tu_thread_ids(after, TU_COUNT(after));
   ck_assert_uint_gt(nafter, nbefore);
   for (size_t i = 0; i < nafter; i++) {
     bool old = false;
     for (size_t j = 0; j < nbefore && !old; j++)
       old = before[j] == after[i];
-    ck_assert_msg(old || blocks_stop_signals(after[i]),
+    ck_assert_msg(old || tu_blocks_stop_signals(after[i]),
                   "thread %ld of the transport takes SIGTERM", after[i]);
   }
   pthread_sigmask(SIG_SETMASK, NULL, &now);

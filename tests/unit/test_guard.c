@@ -1857,36 +1857,6 @@ END_TEST
 
 /* ---- signals ------------------------------------------------------------- */
 
-/* The ids of this process's threads, into ids (at most n); their count. */
-static size_t thread_ids(long *ids, size_t n) {
-  DIR *d = opendir("/proc/self/task");
-  ck_assert_ptr_nonnull(d);
-  size_t k = 0;
-  for (struct dirent *e; k < n && (e = readdir(d)) != NULL;)
-    if (e->d_name[0] != '.')
-      ids[k++] = atol(e->d_name);
-  closedir(d);
-  return k;
-}
-
-/* Does thread tid block SIGHUP, SIGINT and SIGTERM (its SigBlk line)? */
-static bool blocks_stop_signals(long tid) {
-  char path[64], line[256];
-  snprintf(path, sizeof path, "/proc/self/task/%ld/status", tid);
-  FILE *f = fopen(path, "r");
-  if (f == NULL)
-    return true; /* gone meanwhile: it takes no signal */
-  unsigned long long mask = 0;
-  bool seen = false;
-  while (!seen && fgets(line, sizeof line, f))
-    seen = sscanf(line, "SigBlk: %llx", &mask) == 1;
-  fclose(f);
-  ck_assert(seen);
-  unsigned long long stop =
-      1ull << (SIGHUP - 1) | 1ull << (SIGINT - 1) | 1ull << (SIGTERM - 1);
-  return (mask & stop) == stop;
-}
-
 /* A daemon blocks SIGTERM in the thread that waits for it (sigwait, as
  * mcp_http_serve_until_signal does): a thread the guard started with the
  * signal open would take it instead, and its default action would end the
@@ -1899,19 +1869,19 @@ START_TEST(the_guards_threads_take_no_signal) {
   sigemptyset(&none);
   pthread_sigmask(SIG_SETMASK, &none, NULL);
   long before[256], after[256];
-  size_t nbefore = thread_ids(before, TU_COUNT(before));
+  size_t nbefore = tu_thread_ids(before, TU_COUNT(before));
   enable(NULL);
   static const char *const all[] = {"ro_closed", "additive", "closed",
                                     "ro_open", "anything"};
   for (size_t i = 0; i < TU_COUNT(all); i++)
     (void)try_op(all[i], "unix");
-  size_t nafter = thread_ids(after, TU_COUNT(after));
+  size_t nafter = tu_thread_ids(after, TU_COUNT(after));
   ck_assert_uint_gt(nafter, nbefore);
   for (size_t i = 0; i < nafter; i++) {
     bool old = false;
     for (size_t j = 0; j < nbefore && !old; j++)
       old = before[j] == after[i];
-    ck_assert_msg(old || blocks_stop_signals(after[i]),
+    ck_assert_msg(old || tu_blocks_stop_signals(after[i]),
                   "thread %ld of the guard takes SIGTERM", after[i]);
   }
 }
