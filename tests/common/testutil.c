@@ -548,7 +548,9 @@ size_t tu_thread_ids(long *ids, size_t n) {
   return k;
 }
 
-bool tu_blocks_stop_signals(long tid) {
+/* Whether thread tid blocks the three stop signals; true for a thread
+ * that ended meanwhile, which takes no signal. */
+static bool blocks_stop_signals(long tid) {
   char path[64], line[256];
   snprintf(path, sizeof path, "/proc/self/task/%ld/status", tid);
   FILE *f = fopen(path, "r");
@@ -563,4 +565,18 @@ bool tu_blocks_stop_signals(long tid) {
   unsigned long long stop =
       1ull << (SIGHUP - 1) | 1ull << (SIGINT - 1) | 1ull << (SIGTERM - 1);
   return (mask & stop) == stop;
+}
+
+long tu_new_thread_taking_stop_signals(const long *before, size_t nbefore,
+                                       size_t *now) {
+  long ids[256];
+  *now = tu_thread_ids(ids, TU_COUNT(ids));
+  for (size_t i = 0; i < *now; i++) {
+    bool old = false;
+    for (size_t j = 0; j < nbefore && !old; j++)
+      old = before[j] == ids[i];
+    if (!old && !blocks_stop_signals(ids[i]))
+      return ids[i];
+  }
+  return 0;
 }

@@ -228,9 +228,10 @@ void tu_sink_free(tu_sink *k, long n,
  * (from /proc/self/task). */
 size_t tu_thread_ids(long *ids, size_t n);
 
-/* Whether thread tid of this process blocks SIGHUP, SIGINT and SIGTERM
- * (its SigBlk line); true for a thread that ended meanwhile, which takes
- * no signal. */
-bool tu_blocks_stop_signals(long tid);
+/* Of this process's threads now (their count into *now), the first that
+ * is not among before (nbefore ids from tu_thread_ids) and leaves SIGHUP,
+ * SIGINT or SIGTERM unblocked (its SigBlk line); 0 when there is none. */
+long tu_new_thread_taking_stop_signals(const long *before, size_t nbefore,
+                                       size_t *now);
 
 #endif
