@@ -118,6 +118,54 @@ void mcp__heap_insert(mcp__heap *h, mcp__heap_node *node);
 /* Takes node, which is in h, out of it. */
 void mcp__heap_remove(mcp__heap *h, mcp__heap_node *node);
 
+/* ---- intrusive list (inline) ----------------------------------------------
+ * The one doubly linked list of lib/: an element embeds an mcp__list link,
+ * and a list is a head link that is its own neighbour when empty (a ring),
+ * so inserting and removing never allocate, never branch on an end and
+ * never look for the head. mcp__container_of turns a link back into the
+ * element holding it. The caller guards a list with its own lock. */
+typedef struct mcp__list {
+  struct mcp__list *next, *prev;
+} mcp__list;
+
+#define mcp__container_of(ptr, type, member)                                   \
+  ((type *)(void *)((char *)(ptr)-offsetof(type, member)))
+
+/* Makes head an empty list (or a link that is in none). */
+static inline void mcp__list_init(mcp__list *head) {
+  head->next = head->prev = head;
+}
+static inline bool mcp__list_empty(const mcp__list *head) {
+  return head->next == head;
+}
+/* Puts link, which is in no list, last in head's list. */
+static inline void mcp__list_push(mcp__list *head, mcp__list *link) {
+  link->prev = head->prev;
+  link->next = head;
+  head->prev->next = link;
+  head->prev = link;
+}
+/* Puts link, which is in no list, first in head's list. */
+static inline void mcp__list_push_front(mcp__list *head, mcp__list *link) {
+  mcp__list_push(head->next, link);
+}
+/* Takes link out of its list; it is then in none (removing it again does
+ * nothing). */
+static inline void mcp__list_remove(mcp__list *link) {
+  link->prev->next = link->next;
+  link->next->prev = link->prev;
+  mcp__list_init(link);
+}
+/* Whether link is in a list (pushed, not removed since). */
+static inline bool mcp__list_linked(const mcp__list *link) {
+  return link->next != link;
+}
+/* Walks head's list from first to last; the body may remove link itself
+ * (the next one is read before it runs), nothing else. */
+#define mcp__list_each(link, head)                                             \
+  for (mcp__list *link = (head)->next, *link##_next_ = link->next;             \
+       link != (head); link = link##_next_, link##_next_ = link->next)
+
 /* ---- base64 (base64.c): the one codec of lib/ ----------------------------
  * Standard base64 (RFC 4648 §4) with padding, or base64url (§5) without.
  * Decoding is strict: only the alphabet's characters, padding exactly

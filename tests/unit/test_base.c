@@ -260,6 +260,56 @@ START_TEST(version_table) {
 }
 END_TEST
 
+typedef struct item {
+  int v;
+  mcp__list link;
+} item;
+
+/* The values of l's items in order, as digits, into out. */
+static const char *list_digits(const mcp__list *l, char *out) {
+  size_t n = 0;
+  mcp__list_each(k, l) out[n++] =
+      (char)('0' + mcp__container_of(k, item, link)->v);
+  out[n] = '\0';
+  return out;
+}
+
+START_TEST(intrusive_list) {
+  char buf[16];
+  item it[5];
+  mcp__list l;
+  mcp__list_init(&l);
+  ck_assert(mcp__list_empty(&l));
+  ck_assert_str_eq(list_digits(&l, buf), "");
+  for (int i = 0; i < 5; i++) {
+    it[i].v = i;
+    mcp__list_init(&it[i].link);
+    ck_assert(!mcp__list_linked(&it[i].link));
+  }
+  mcp__list_push(&l, &it[1].link);
+  mcp__list_push(&l, &it[2].link);
+  mcp__list_push_front(&l, &it[0].link);
+  mcp__list_push(&l, &it[3].link);
+  ck_assert(!mcp__list_empty(&l));
+  ck_assert(mcp__list_linked(&it[2].link));
+  ck_assert_str_eq(list_digits(&l, buf), "0123");
+  /* Removing the link the walk stands on, middle, first and last. */
+  mcp__list_each(k, &l) {
+    int v = mcp__container_of(k, item, link)->v;
+    if (v == 0 || v == 2 || v == 3)
+      mcp__list_remove(k);
+  }
+  ck_assert_str_eq(list_digits(&l, buf), "1");
+  ck_assert(!mcp__list_linked(&it[2].link));
+  mcp__list_remove(&it[2].link); /* in no list: nothing happens */
+  ck_assert_str_eq(list_digits(&l, buf), "1");
+  mcp__list_remove(&it[1].link);
+  ck_assert(mcp__list_empty(&l));
+  mcp__list_push(&l, &it[4].link);
+  ck_assert_str_eq(list_digits(&l, buf), "4");
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("base");
   TCase *t = tu_tcase(s, "alloc", NULL, NULL, 0);
@@ -276,5 +326,7 @@ int main(void) {
   tcase_add_test(t, string_copies);
   t = tu_tcase(s, "versions", NULL, NULL, 0);
   tcase_add_test(t, version_table);
+  t = tu_tcase(s, "list", NULL, NULL, 0);
+  tcase_add_test(t, intrusive_list);
   return tu_run(s);
 }
