@@ -747,27 +747,14 @@ static void peek_free(peek *p) {
 
 /* ---- answering a POST ---------------------------------------------------- */
 
+/* The live list is newest first, as the stop and housekeeping walks have
+ * always seen it. */
 static void live_link(mcp_http *h, mcp__http_stream *st) {
-  st->live_prev = NULL;
-  st->live_next = h->live;
-  if (h->live)
-    h->live->live_prev = st;
-  h->live = st;
-  st->live = true;
+  mcp__list_push_front(&h->live, &st->live);
 }
 
-static void live_unlink(mcp_http *h, mcp__http_stream *st) {
-  if (!st->live)
-    return;
-  if (st->live_prev)
-    st->live_prev->live_next = st->live_next;
-  else
-    h->live = st->live_next;
-  if (st->live_next)
-    st->live_next->live_prev = st->live_prev;
-  st->live_prev = st->live_next = NULL;
-  st->live = false;
-}
+/* Removing a stream that is not live does nothing. */
+static void live_unlink(mcp__http_stream *st) { mcp__list_remove(&st->live); }
 
 static ssize_t sse_reader(void *cls, uint64_t pos, char *buf, size_t max) {
   (void)pos;
@@ -1407,7 +1394,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     bool attached;
     bool left_early = mcp__http_stream_detach(r->stream, r, &attached);
     if (attached) {
-      live_unlink(h, r->stream);
+      live_unlink(r->stream);
       if (r->session)
         r->session->attached--;
     }
@@ -1441,11 +1428,11 @@ static void housekeeping(mcp_http *h) {
   struct MHD_Connection **wake = NULL;
   size_t nwake = 0, n = 0;
   pthread_mutex_lock(&h->lock);
-  for (mcp__http_stream *st = h->live; st; st = st->live_next)
-    n++;
+  mcp__list_each(link, &h->live) n++;
   long long wall = (long long)time(NULL);
   if (n && (wake = mcp_malloc(n * sizeof *wake)) != NULL) {
-    for (mcp__http_stream *st = h->live; st; st = st->live_next) {
+    mcp__list_each(link, &h->live) {
+      mcp__http_stream *st = mcp__container_of(link, mcp__http_stream, live);
       struct MHD_Connection *c = mcp__http_stream_expire(st, wall);
       if (c == NULL)
         c = mcp__http_stream_keepalive(st, now,
@@ -1891,6 +1878,7 @@ int mcp_http_start(mcp_server *srv, const mcp_http_options *opts,
     return MCP_ENOMEM;
   }
   h->srv = srv;
+  mcp__list_init(&h->live);
   h->starter = pthread_self();
   h->starting = true;
   h->loop_fd = -1;
@@ -1949,11 +1937,11 @@ void mcp_http_stop(mcp_http *h) {
   struct MHD_Connection **wake = NULL;
   size_t n = 0, nwake = 0;
   pthread_mutex_lock(&h->lock);
-  for (mcp__http_stream *st = h->live; st; st = st->live_next)
-    n++;
+  mcp__list_each(link, &h->live) n++;
   if (n)
     wake = mcp_malloc(n * sizeof *wake);
-  for (mcp__http_stream *st = h->live; st; st = st->live_next) {
+  mcp__list_each(link, &h->live) {
+    mcp__http_stream *st = mcp__container_of(link, mcp__http_stream, live);
     struct MHD_Connection *c = mcp__http_stream_end(st);
     if (c && wake)
       wake[nwake++] = c;
@@ -1992,7 +1980,7 @@ long mcp_http_backend_timeout(const mcp_http *h) {
   /* Housekeeping runs at least every tick while anything may need it. */
   mcp_http *m = (mcp_http *)h;
   pthread_mutex_lock(&m->lock);
-  bool busy = m->nsessions > 0 || m->live != NULL;
+  bool busy = m->nsessions > 0 || !mcp__list_empty(&m->live);
   pthread_mutex_unlock(&m->lock);
   if (busy) {
     uint64_t now = mcp__http_now_ms();
