@@ -663,15 +663,11 @@ typedef struct peek {
                not be printed, for lack of memory */
 } peek;
 
-static const cJSON *member(const cJSON *o, const char *key) {
-  return cJSON_IsObject(o) ? cJSON_GetObjectItemCaseSensitive(o, key) : NULL;
-}
-
 /* Whether o is a request that starts a call (a handler that may stay in
  * flight): what max_inflight bounds. */
 static bool is_call(const cJSON *o) {
-  const cJSON *m = member(o, "method");
-  return cJSON_IsString(m) && member(o, "id") != NULL &&
+  const cJSON *m = mcp__json_member(o, "method");
+  return cJSON_IsString(m) && mcp__json_member(o, "id") != NULL &&
          (strcmp(m->valuestring, "tools/call") == 0 ||
           strcmp(m->valuestring, "prompts/get") == 0 ||
           strcmp(m->valuestring, "resources/read") == 0);
@@ -706,8 +702,8 @@ static void peek_body(const char *body, size_t len, peek *p) {
       p->ncalls += is_call(e);
     return;
   }
-  const cJSON *method = member(p->root, "method");
-  const cJSON *id = member(p->root, "id");
+  const cJSON *method = mcp__json_member(p->root, "method");
+  const cJSON *id = mcp__json_member(p->root, "id");
   if (!cJSON_IsString(method))
     return;
   p->method = method->valuestring;
@@ -720,12 +716,14 @@ static void peek_body(const char *body, size_t len, peek *p) {
     peek_id(p);
   p->initialize = p->has_id && strcmp(p->method, "initialize") == 0;
   p->ncalls = is_call(p->root);
-  const cJSON *params = member(p->root, "params");
-  const cJSON *meta = member(params, "_meta");
-  const cJSON *v = member(meta, "io.modelcontextprotocol/protocolVersion");
+  const cJSON *params = mcp__json_member(p->root, "params");
+  const cJSON *meta = mcp__json_member(params, "_meta");
+  const cJSON *v =
+      mcp__json_member(meta, "io.modelcontextprotocol/protocolVersion");
   const cJSON *caps =
-      member(meta, "io.modelcontextprotocol/clientCapabilities");
-  const cJSON *level = member(meta, "io.modelcontextprotocol/logLevel");
+      mcp__json_member(meta, "io.modelcontextprotocol/clientCapabilities");
+  const cJSON *level =
+      mcp__json_member(meta, "io.modelcontextprotocol/logLevel");
   /* initialize belongs to the legacy era, unless its _meta names a
    * version (the engine then answers that 2026-07-28 has no initialize). */
   p->modern = strcmp(p->method, "initialize") != 0
@@ -736,7 +734,7 @@ static void peek_body(const char *body, size_t len, peek *p) {
                (level == NULL || cJSON_IsString(level));
   p->name_rule = name_rule_of(p->method);
   if (p->name_rule)
-    p->name = member(params, p->name_rule->member);
+    p->name = mcp__json_member(params, p->name_rule->member);
 }
 
 static void peek_free(peek *p) {
@@ -1054,7 +1052,8 @@ static const char *param_mismatch(mcp_http *h, mcp__http_req *r, const peek *p,
   const char *bad = ps.why;
   *oom = ps.oom;
   if (bad == NULL && !ps.oom) {
-    const cJSON *args = member(member(p->root, "params"), "arguments");
+    const cJSON *args =
+        mcp__json_member(mcp__json_member(p->root, "params"), "arguments");
     int rc = mcp_server_check_param_headers(h->srv, p->name->valuestring, args,
                                             param_lookup, &ps, why, size);
     if (rc == MCP_EINVAL)

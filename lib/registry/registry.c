@@ -145,7 +145,7 @@ static int parse_object_schema(const char *text, const char *which,
     mcp__problem(p, "%s is not valid JSON: %s", which, why);
     return MCP_EINVAL;
   }
-  const cJSON *type = cJSON_GetObjectItemCaseSensitive(doc.root, "type");
+  const cJSON *type = mcp__json_member(doc.root, "type");
   if (!cJSON_IsObject(doc.root) || !cJSON_IsString(type) ||
       strcmp(type->valuestring, "object") != 0) {
     mcp__json_doc_free(&doc);
