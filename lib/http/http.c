@@ -357,53 +357,51 @@ static enum MHD_Result respond_challenge(mcp_http *h, mcp__http_req *r,
   return ret;
 }
 
-/* Authenticates a request by its bearer token (RFC 6750 §2.1: the header
- * only, exactly once). Returns true with r->caller filled; otherwise the
- * answer is queued. */
-static bool authorize(mcp_http *h, mcp__http_req *r, const header_scan *s,
-                      const char *version, enum MHD_Result *ret) {
+/* How a request authenticates by its bearer token (RFC 6750 §2.1: the
+ * header only, exactly once); r->caller is filled when it does. */
+static mcp__http_auth_result authenticate(mcp_http *h, mcp__http_req *r,
+                                          const header_scan *s) {
   unsigned n = s->counts[AUTHORIZATION];
   /* A token in the query string is never read; beside a header it makes
    * two methods at once, which RFC 6750 §2 forbids. */
   bool in_query = MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND,
                                               "access_token") != NULL;
-  mcp__http_auth_result res;
   const char *v;
   size_t len;
   if (n == 0)
-    res = MCP__HTTP_AUTH_MISSING;
-  else if (n > 1 || s->nul || in_query ||
-           !header_span(r, "Authorization", &v, &len))
-    res = MCP__HTTP_AUTH_MALFORMED;
-  else
-    res = mcp__http_authenticate(h, v, len, &r->caller);
+    return MCP__HTTP_AUTH_MISSING;
+  if (n > 1 || s->nul || in_query || !header_span(r, "Authorization", &v, &len))
+    return MCP__HTTP_AUTH_MALFORMED;
+  return mcp__http_authenticate(h, v, len, &r->caller);
+}
+
+/* Answers a request that did not authenticate (res is not
+ * MCP__HTTP_AUTH_OK). */
+static enum MHD_Result respond_unauthenticated(mcp_http *h, mcp__http_req *r,
+                                               mcp__http_auth_result res,
+                                               const char *version) {
   switch (res) {
-  case MCP__HTTP_AUTH_OK:
-    return true;
   case MCP__HTTP_AUTH_MISSING:
-    *ret =
-        respond_challenge(h, r, MHD_HTTP_UNAUTHORIZED, NULL,
-                          "Unauthorized: a bearer token is required", version);
-    return false;
+    return respond_challenge(h, r, MHD_HTTP_UNAUTHORIZED, NULL,
+                             "Unauthorized: a bearer token is required",
+                             version);
   case MCP__HTTP_AUTH_MALFORMED:
-    *ret = respond_challenge(h, r, MHD_HTTP_BAD_REQUEST, "invalid_request",
+    return respond_challenge(h, r, MHD_HTTP_BAD_REQUEST, "invalid_request",
                              "Bad Request: malformed Authorization (send "
                              "exactly one header 'Authorization: Bearer "
                              "<token>', and no token in the query)",
                              version);
-    return false;
   case MCP__HTTP_AUTH_INVALID:
-    *ret = respond_challenge(h, r, MHD_HTTP_UNAUTHORIZED, "invalid_token",
+    return respond_challenge(h, r, MHD_HTTP_UNAUTHORIZED, "invalid_token",
                              "Unauthorized: the bearer token is invalid or "
                              "expired",
                              version);
-    return false;
+  case MCP__HTTP_AUTH_OK:
   case MCP__HTTP_AUTH_NOMEM:
   default:
-    *ret = respond_error(r, MHD_HTTP_INTERNAL_SERVER_ERROR,
+    return respond_error(r, MHD_HTTP_INTERNAL_SERVER_ERROR,
                          MCP__RPC_INTERNAL_ERROR, "Internal error", NULL,
                          version, NULL, 0);
-    return false;
   }
 }
 
@@ -427,159 +425,281 @@ static enum MHD_Result respond_metadata(mcp_http *h, mcp__http_req *r,
   return respond(r, MHD_HTTP_OK, "application/json", doc, len, NULL, 0);
 }
 
-/* Runs every check that needs no body. Returns true when the request may
- * go on; otherwise a response is queued (*ret says how that went). */
-static bool precheck(mcp_http *h, mcp__http_req *r, const char *url,
-                     const char *method, enum MHD_Result *ret) {
-  header_scan s = {0};
+/* ---- the checks before the body, as a table ----------------------------- */
+
+/* What the checks read: the request, the scan of its headers, and what
+ * earlier checks found. */
+typedef struct precheck_ctx {
+  mcp_http *h;
+  mcp__http_req *r;
+  const char *url, *method, *version;
+  header_scan s;
+  const char *const *hosts, *const *origins;
+  mcp__http_auth_result auth; /* the authorize row's finding */
+  unsigned long long content_length;
+  bool has_content_length;
+} precheck_ctx;
+
+/* One check: refuses() returns NULL when the request passes it, else the
+ * message of the refusal it answers, sent as a JSON-RPC error (code) with
+ * the HTTP status. A row whose refusal is not such an error (a challenge,
+ * the metadata, an Allow header, no answer at all) answers it with its own
+ * answer(), given the message. post_only rows look at POST requests only;
+ * the rows before them have set the request's method. */
+typedef struct precheck_row {
+  const char *(*refuses)(precheck_ctx *c);
+  unsigned status;
+  int code;
+  enum MHD_Result (*answer)(precheck_ctx *c, const char *message);
+  bool post_only;
+} precheck_row;
+
+static const char *refuses_stopping(precheck_ctx *c) {
+  pthread_mutex_lock(&c->h->lock);
+  bool stopping = c->h->stopping;
+  pthread_mutex_unlock(&c->h->lock);
+  return stopping ? "Service Unavailable: the server is stopping" : NULL;
+}
+
+static const char *refuses_host_count(precheck_ctx *c) {
+  if (c->s.nhost == 1)
+    return NULL;
+  return c->s.nhost ? "Bad Request: more than one Host header"
+                    : "Bad Request: a Host header is required";
+}
+
+static bool host_allowed(const precheck_ctx *c) {
+  return !c->s.host_nul &&
+         mcp__http_host_allowed(c->hosts, c->s.host, c->s.host_len);
+}
+
+static const char *refuses_host_origin(precheck_ctx *c) {
+  const header_scan *s = &c->s;
+  if (host_allowed(c) && s->norigin <= 1 &&
+      (s->norigin == 0 ||
+       mcp__http_origin_allowed(c->origins, s->origin, s->origin_len)))
+    return NULL;
+  return s->norigin && host_allowed(c) ? "Forbidden: this Origin is not allowed"
+                                       : "Forbidden: this Host is not allowed";
+}
+
+/* A browser says where a request comes from in Sec-Fetch-Site; one from
+ * another site that carries no Origin (a navigation, an image, a form:
+ * requests the Origin check cannot judge) is refused, as a foreign Origin
+ * would be. A request the user made (none) or the server's own page made
+ * (same-origin) goes on, and so does any request with an Origin, which the
+ * allowlist has judged. */
+static const char *refuses_fetch_site(precheck_ctx *c) {
+  const header_scan *s = &c->s;
+  if (s->norigin != 0 || s->nfetch_site == 0)
+    return NULL;
+  if (s->nfetch_site == 1 &&
+      ((s->fetch_site_len == 11 &&
+        strncasecmp(s->fetch_site, "same-origin", 11) == 0) ||
+       (s->fetch_site_len == 4 && strncasecmp(s->fetch_site, "none", 4) == 0)))
+    return NULL;
+  return "Forbidden: a browser request from another site without Origin";
+}
+
+/* The metadata is public (RFC 9728): its path is answered before any
+ * token is asked for. */
+static const char *refuses_metadata_path(precheck_ctx *c) {
+  return c->h->auth && mcp__http_auth_wellknown(c->h->auth, c->url)
+             ? "protected resource metadata"
+             : NULL;
+}
+
+static enum MHD_Result answer_metadata(precheck_ctx *c, const char *message) {
+  (void)message;
+  return respond_metadata(c->h, c->r, c->method, c->version);
+}
+
+/* Every other path, the endpoint and unknown ones alike, needs a valid
+ * token first; without auth the caller is the configured principal. */
+static const char *refuses_unauthenticated(precheck_ctx *c) {
+  if (c->h->auth == NULL) {
+    c->r->caller.principal = c->h->principal;
+    return NULL;
+  }
+  c->auth = authenticate(c->h, c->r, &c->s);
+  return c->auth == MCP__HTTP_AUTH_OK ? NULL : "unauthenticated";
+}
+
+static enum MHD_Result answer_unauthenticated(precheck_ctx *c,
+                                              const char *message) {
+  (void)message;
+  return respond_unauthenticated(c->h, c->r, c->auth, c->version);
+}
+
+static const char *refuses_path(precheck_ctx *c) {
+  return strcmp(c->url, c->h->path) != 0 ? "Not Found" : NULL;
+}
+
+/* Sets the request's method, or refuses one the endpoint does not serve. */
+static const char *refuses_method(precheck_ctx *c) {
+  static const struct {
+    const char *name;
+    int method;
+  } served[] = {{MHD_HTTP_METHOD_POST, MCP__HTTP_POST},
+                {MHD_HTTP_METHOD_GET, MCP__HTTP_GET},
+                {MHD_HTTP_METHOD_DELETE, MCP__HTTP_DELETE}};
+  for (size_t i = 0; i < sizeof served / sizeof served[0]; i++)
+    if (strcmp(c->method, served[i].name) == 0) {
+      c->r->method = served[i].method;
+      return NULL;
+    }
+  return "Method Not Allowed";
+}
+
+static enum MHD_Result answer_method(precheck_ctx *c, const char *message) {
+  (void)message;
+  return method_not_allowed(
+      c->r, c->h->disable_get ? "POST, DELETE" : "GET, POST, DELETE",
+      c->version);
+}
+
+/* Shapes libmicrohttpd 0.9.75 lets through: two headers that decide
+ * routing or framing, a NUL hidden in one, Content-Length beside chunked
+ * (request smuggling). */
+static const char *refuses_header_shapes(precheck_ctx *c) {
+  const header_scan *s = &c->s;
+  bool chunked = s->nte == 1 && s->te_len == 7 &&
+                 strncasecmp(s->transfer_encoding, "chunked", 7) == 0;
+  if (s->ncritical_dup || s->nul || s->nte > 1 || (s->nte && !chunked) ||
+      (s->nte && s->has_content_length))
+    return "Bad Request: duplicate, malformed or conflicting headers";
+  return NULL;
+}
+
+static const char *refuses_content_type(precheck_ctx *c) {
+  return mcp__http_content_type_json(header(c->r, "Content-Type"))
+             ? NULL
+             : "Unsupported Media Type: the body must be application/json";
+}
+
+static const char *refuses_accept(precheck_ctx *c) {
+  unsigned both = MCP__HTTP_ACCEPT_JSON | MCP__HTTP_ACCEPT_SSE;
+  return (c->s.accept & both) == both
+             ? NULL
+             : "Not Acceptable: the client must accept both "
+               "application/json and text/event-stream";
+}
+
+/* Reads Content-Length when there is one: decimal digits only. */
+static const char *refuses_content_length(precheck_ctx *c) {
+  char cl_buf[24];
+  const char *cl = header_copy(c->r, "Content-Length", cl_buf, sizeof cl_buf);
+  if (cl == NULL)
+    return NULL;
+  char *end;
+  errno = 0;
+  unsigned long long n = strtoull(cl, &end, 10);
+  if (*cl < '0' || *cl > '9' || *end != '\0' || errno == ERANGE)
+    return "Bad Request: malformed Content-Length";
+  c->content_length = n;
+  c->has_content_length = true;
+  return NULL;
+}
+
+static const char *refuses_body_size(precheck_ctx *c) {
+  return c->has_content_length && c->content_length > c->h->max_body
+             ? "Content Too Large"
+             : NULL;
+}
+
+/* A body of announced length gets its buffer now; without memory the
+ * connection is dropped unanswered. */
+static const char *refuses_body_memory(precheck_ctx *c) {
+  if (!c->has_content_length)
+    return NULL;
+  size_t n = (size_t)c->content_length;
+  if (n > 0 && (c->r->body = mcp_malloc(n)) == NULL)
+    return "out of memory";
+  c->r->cap = n;
+  return NULL;
+}
+
+static enum MHD_Result answer_nothing(precheck_ctx *c, const char *message) {
+  (void)c;
+  (void)message;
+  return MHD_NO;
+}
+
+/* The checks that need no body, in the order their refusals must come:
+ * DNS rebinding first, so a foreign Host or Origin learns nothing else. */
+static const precheck_row prechecks[] = {
+    {refuses_stopping, MHD_HTTP_SERVICE_UNAVAILABLE, MCP__RPC_SERVER_BUSY, NULL,
+     false},
+    {refuses_host_count, MHD_HTTP_BAD_REQUEST, MCP__RPC_INVALID_REQUEST, NULL,
+     false},
+    {refuses_host_origin, MHD_HTTP_FORBIDDEN, MCP__RPC_INVALID_REQUEST, NULL,
+     false},
+    {refuses_fetch_site, MHD_HTTP_FORBIDDEN, MCP__RPC_INVALID_REQUEST, NULL,
+     false},
+    {refuses_metadata_path, 0, 0, answer_metadata, false},
+    {refuses_unauthenticated, 0, 0, answer_unauthenticated, false},
+    {refuses_path, MHD_HTTP_NOT_FOUND, MCP__RPC_INVALID_REQUEST, NULL, false},
+    {refuses_method, 0, 0, answer_method, false},
+    {refuses_header_shapes, MHD_HTTP_BAD_REQUEST, MCP__RPC_INVALID_REQUEST,
+     NULL, false},
+    {refuses_content_type, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE,
+     MCP__RPC_INVALID_REQUEST, NULL, true},
+    {refuses_accept, MHD_HTTP_NOT_ACCEPTABLE, MCP__RPC_INVALID_REQUEST, NULL,
+     true},
+    {refuses_content_length, MHD_HTTP_BAD_REQUEST, MCP__RPC_INVALID_REQUEST,
+     NULL, true},
+    {refuses_body_size, MHD_HTTP_CONTENT_TOO_LARGE, MCP__RPC_INVALID_REQUEST,
+     NULL, true},
+    {refuses_body_memory, 0, 0, answer_nothing, true},
+};
+
+/* One pass over the headers (with the hidden-byte check where it
+ * applies), and the protocol version they name. */
+static void scan_headers(mcp_http *h, mcp__http_req *r, const char *method,
+                         header_scan *s) {
   const union MHD_ConnectionInfo *info =
       h->find_hidden ? MHD_get_connection_info(
                            r->conn, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE)
                      : NULL;
   if (info && info->header_size > 0) {
-    s.base = method; /* the request line starts the block */
-    s.size = info->header_size;
+    s->base = method; /* the request line starts the block */
+    s->size = info->header_size;
   }
-  MHD_get_connection_values_n(r->conn, MHD_HEADER_KIND, scan_header, &s);
-  if (s.prev_end && s.base && hidden_bytes(&s, s.base + s.size, 4))
-    mark_hidden(&s);
+  MHD_get_connection_values_n(r->conn, MHD_HEADER_KIND, scan_header, s);
+  if (s->prev_end && s->base && hidden_bytes(s, s->base + s->size, 4))
+    mark_hidden(s);
   r->version = header_copy(r, "MCP-Protocol-Version", r->version_buf,
                            sizeof r->version_buf);
-  const char *version = r->version;
-  const char *const *hosts =
-      h->hosts ? (const char *const *)h->hosts : mcp__http_default_hosts;
-  const char *const *origins =
-      h->origins ? (const char *const *)h->origins : mcp__http_default_hosts;
-  pthread_mutex_lock(&h->lock);
-  bool stopping = h->stopping;
-  pthread_mutex_unlock(&h->lock);
-  if (stopping) {
-    *ret = respond_error(r, MHD_HTTP_SERVICE_UNAVAILABLE, MCP__RPC_SERVER_BUSY,
-                         "Service Unavailable: the server is stopping", NULL,
-                         version, NULL, 0);
+}
+
+/* Runs every check that needs no body (prechecks, in order). Returns true
+ * when the request may go on; otherwise the first refusal is queued (*ret
+ * says how that went). */
+static bool precheck(mcp_http *h, mcp__http_req *r, const char *url,
+                     const char *method, enum MHD_Result *ret) {
+  precheck_ctx c = {
+      .h = h,
+      .r = r,
+      .url = url,
+      .method = method,
+      .hosts =
+          h->hosts ? (const char *const *)h->hosts : mcp__http_default_hosts,
+      .origins = h->origins ? (const char *const *)h->origins
+                            : mcp__http_default_hosts,
+  };
+  scan_headers(h, r, method, &c.s);
+  c.version = r->version;
+  for (size_t i = 0; i < sizeof prechecks / sizeof prechecks[0]; i++) {
+    const precheck_row *row = &prechecks[i];
+    if (row->post_only && r->method != MCP__HTTP_POST)
+      continue;
+    const char *why = row->refuses(&c);
+    if (why == NULL)
+      continue;
+    *ret = row->answer ? row->answer(&c, why)
+                       : respond_error(r, row->status, row->code, why, NULL,
+                                       c.version, NULL, 0);
     return false;
-  }
-  /* DNS rebinding first: a foreign Host or Origin learns nothing else. */
-  if (s.nhost != 1) {
-    *ret = respond_error(r, MHD_HTTP_BAD_REQUEST, MCP__RPC_INVALID_REQUEST,
-                         s.nhost ? "Bad Request: more than one Host header"
-                                 : "Bad Request: a Host header is required",
-                         NULL, version, NULL, 0);
-    return false;
-  }
-  if (s.host_nul || !mcp__http_host_allowed(hosts, s.host, s.host_len) ||
-      s.norigin > 1 ||
-      (s.norigin == 1 &&
-       !mcp__http_origin_allowed(origins, s.origin, s.origin_len))) {
-    *ret =
-        respond_error(r, MHD_HTTP_FORBIDDEN, MCP__RPC_INVALID_REQUEST,
-                      s.norigin && !s.host_nul &&
-                              mcp__http_host_allowed(hosts, s.host, s.host_len)
-                          ? "Forbidden: this Origin is not allowed"
-                          : "Forbidden: this Host is not allowed",
-                      NULL, version, NULL, 0);
-    return false;
-  }
-  /* A browser says where a request comes from in Sec-Fetch-Site; one from
-   * another site that carries no Origin (a navigation, an image, a form:
-   * requests the Origin check cannot judge) is refused, as a foreign
-   * Origin would be. A request the user made (none) or the server's own
-   * page made (same-origin) goes on, and so does any request with an
-   * Origin, which the allowlist has judged. */
-  if (s.norigin == 0 && s.nfetch_site > 0 &&
-      !(s.nfetch_site == 1 &&
-        ((s.fetch_site_len == 11 &&
-          strncasecmp(s.fetch_site, "same-origin", 11) == 0) ||
-         (s.fetch_site_len == 4 &&
-          strncasecmp(s.fetch_site, "none", 4) == 0)))) {
-    *ret = respond_error(r, MHD_HTTP_FORBIDDEN, MCP__RPC_INVALID_REQUEST,
-                         "Forbidden: a browser request from another site "
-                         "without Origin",
-                         NULL, version, NULL, 0);
-    return false;
-  }
-  if (h->auth) {
-    /* The metadata is public (RFC 9728); every other path, the endpoint
-     * and unknown ones alike, needs a valid token first. */
-    if (mcp__http_auth_wellknown(h->auth, url)) {
-      *ret = respond_metadata(h, r, method, version);
-      return false;
-    }
-    if (!authorize(h, r, &s, version, ret))
-      return false;
-  } else {
-    r->caller.principal = h->principal;
-  }
-  if (strcmp(url, h->path) != 0) {
-    *ret = respond_error(r, MHD_HTTP_NOT_FOUND, MCP__RPC_INVALID_REQUEST,
-                         "Not Found", NULL, version, NULL, 0);
-    return false;
-  }
-  if (strcmp(method, MHD_HTTP_METHOD_POST) == 0) {
-    r->method = MCP__HTTP_POST;
-  } else if (strcmp(method, MHD_HTTP_METHOD_GET) == 0) {
-    r->method = MCP__HTTP_GET;
-  } else if (strcmp(method, MHD_HTTP_METHOD_DELETE) == 0) {
-    r->method = MCP__HTTP_DELETE;
-  } else {
-    *ret = method_not_allowed(
-        r, h->disable_get ? "POST, DELETE" : "GET, POST, DELETE", version);
-    return false;
-  }
-  /* Shapes libmicrohttpd 0.9.75 lets through: two headers that decide
-   * routing or framing, a NUL hidden in one, Content-Length beside
-   * chunked (request smuggling). */
-  bool chunked = s.nte == 1 && s.te_len == 7 &&
-                 strncasecmp(s.transfer_encoding, "chunked", 7) == 0;
-  if (s.ncritical_dup || s.nul || s.nte > 1 || (s.nte && !chunked) ||
-      (s.nte && s.has_content_length)) {
-    *ret = respond_error(r, MHD_HTTP_BAD_REQUEST, MCP__RPC_INVALID_REQUEST,
-                         "Bad Request: duplicate, malformed or conflicting "
-                         "headers",
-                         NULL, version, NULL, 0);
-    return false;
-  }
-  if (r->method != MCP__HTTP_POST)
-    return true;
-  if (!mcp__http_content_type_json(header(r, "Content-Type"))) {
-    *ret = respond_error(r, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE,
-                         MCP__RPC_INVALID_REQUEST,
-                         "Unsupported Media Type: the body must be "
-                         "application/json",
-                         NULL, version, NULL, 0);
-    return false;
-  }
-  if ((s.accept & (MCP__HTTP_ACCEPT_JSON | MCP__HTTP_ACCEPT_SSE)) !=
-      (MCP__HTTP_ACCEPT_JSON | MCP__HTTP_ACCEPT_SSE)) {
-    *ret = respond_error(r, MHD_HTTP_NOT_ACCEPTABLE, MCP__RPC_INVALID_REQUEST,
-                         "Not Acceptable: the client must accept both "
-                         "application/json and text/event-stream",
-                         NULL, version, NULL, 0);
-    return false;
-  }
-  char cl_buf[24];
-  const char *cl = header_copy(r, "Content-Length", cl_buf, sizeof cl_buf);
-  if (cl) {
-    char *end;
-    errno = 0;
-    unsigned long long n = strtoull(cl, &end, 10);
-    if (*cl < '0' || *cl > '9' || *end != '\0' || errno == ERANGE) {
-      *ret = respond_error(r, MHD_HTTP_BAD_REQUEST, MCP__RPC_INVALID_REQUEST,
-                           "Bad Request: malformed Content-Length", NULL,
-                           version, NULL, 0);
-      return false;
-    }
-    if (n > h->max_body) {
-      *ret =
-          respond_error(r, MHD_HTTP_CONTENT_TOO_LARGE, MCP__RPC_INVALID_REQUEST,
-                        "Content Too Large", NULL, version, NULL, 0);
-      return false;
-    }
-    if (n > 0 && (r->body = mcp_malloc((size_t)n)) == NULL) {
-      *ret = MHD_NO;
-      return false;
-    }
-    r->cap = (size_t)n;
   }
   return true;
 }
