@@ -920,34 +920,32 @@ static bool keep_reply(mcp__http_req *r, const mcp__http_reply *f) {
   return true;
 }
 
-/* Turns the engine's answer to a POST into the HTTP response, or leaves
- * the request waiting for it: on_request calls again, with r->reply,
- * once the stream can settle. */
-static enum MHD_Result finish_post(mcp_http *h, mcp__http_req *r, int rc,
-                                   const mcp__http_reply *f) {
-  const char *version = f->version;
-  if (rc == MCP_ENOMEM || rc == MCP_ECLOSED)
-    return respond_error(r, MHD_HTTP_INTERNAL_SERVER_ERROR,
-                         MCP__RPC_INTERNAL_ERROR, "Internal error", f->id,
-                         version, NULL, 0);
+/* What settling a POST's stream gave: its mode and, for one message, the
+ * message and its JSON-RPC error code. */
+typedef struct post_outcome {
+  mcp__http_mode mode;
+  char *json;
+  size_t len;
+  int code;
+} post_outcome;
+
+/* Settles r's stream into a mode (see mcp__http_stream_settle), attaching
+ * it to the live list when it waits or streams. forbidden: the engine
+ * refused the request for a scope. */
+static post_outcome settle_post(mcp_http *h, mcp__http_req *r,
+                                const mcp__http_reply *f, bool forbidden) {
   /* A reply the engine gives later (a call deferred, or run by an
    * executor) is awaited, so that one message is still application/json;
    * not when the server is asked for event streams. */
   bool may_wait = !h->prefer_sse && !mcp__http_stream_engine_done(r->stream) &&
                   keep_reply(r, f);
-  char *json = NULL;
-  size_t len = 0;
-  int code = 0;
-  /* A request the policy refused for a missing scope is answered 403 with
-   * the challenge the client steps up with (RFC 6750 §3.1), before any
-   * stream opens: the engine refused it at once, alone, so its one message
-   * is here already, with the scopes the engine said it names. */
-  char *forbidden = h->auth ? mcp__http_stream_refusal(r->stream) : NULL;
+  post_outcome o = {0};
   pthread_mutex_lock(&h->lock);
   bool waited = r->waiting;
   mcp__http_mode mode = mcp__http_stream_settle(
-      r->stream, r, h->prefer_sse && forbidden == NULL,
-      may_wait && !h->stopping, f->priming, &json, &len, &code);
+      r->stream, r, h->prefer_sse && !forbidden, may_wait && !h->stopping,
+      f->priming, &o.json, &o.len, &o.code);
+  o.mode = mode;
   r->waiting = mode == MCP__HTTP_MODE_PENDING;
   /* A waiting request is attached (and live, so that a stop or a
    * keep-alive interval resumes it) from its first wait until its
@@ -967,6 +965,62 @@ static enum MHD_Result finish_post(mcp_http *h, mcp__http_req *r, int rc,
     mcp__http_log(h, MCP_LOG_DEBUG,
                   "an event stream of a session cannot be resumed: every "
                   "kept stream is still live");
+  return o;
+}
+
+/* One message's HTTP status, after the digest's mapping of its JSON-RPC
+ * error code. */
+static unsigned message_status(int code, const mcp__http_reply *f) {
+  if (code == MCP__RPC_PARSE_ERROR || code == MCP__RPC_INVALID_REQUEST)
+    return MHD_HTTP_BAD_REQUEST;
+  if (!f->modern)
+    return MHD_HTTP_OK;
+  if (code == MCP__RPC_METHOD_NOT_FOUND)
+    return MHD_HTTP_NOT_FOUND;
+  if (code == MCP__RPC_HEADER_MISMATCH || code == MCP__RPC_MISSING_CAPABILITY ||
+      code == MCP__RPC_UNSUPPORTED_VERSION ||
+      (code == MCP__RPC_INVALID_PARAMS && !f->meta_ok))
+    return MHD_HTTP_BAD_REQUEST;
+  return MHD_HTTP_OK;
+}
+
+/* Answers a request refused for a missing scope: 403 with the engine's
+ * message and the challenge naming the scopes (forbidden). Takes json. */
+static enum MHD_Result respond_forbidden(mcp_http *h, mcp__http_req *r,
+                                         const char *session_id,
+                                         const char *forbidden, char *json,
+                                         size_t len) {
+  char *challenge =
+      mcp__http_auth_challenge(h->auth, "insufficient_scope", forbidden);
+  if (challenge == NULL) {
+    mcp_free(json);
+    return MHD_NO;
+  }
+  const header_pair hp[] = {{"Mcp-Session-Id", session_id},
+                            {MHD_HTTP_HEADER_WWW_AUTHENTICATE, challenge}};
+  enum MHD_Result ret =
+      respond(r, MHD_HTTP_FORBIDDEN, "application/json", json, len, hp, 2);
+  mcp_free(challenge);
+  return ret;
+}
+
+/* Turns the engine's answer to a POST into the HTTP response, or leaves
+ * the request waiting for it: on_request calls again, with r->reply,
+ * once the stream can settle. */
+static enum MHD_Result finish_post(mcp_http *h, mcp__http_req *r, int rc,
+                                   const mcp__http_reply *f) {
+  const char *version = f->version;
+  if (rc == MCP_ENOMEM || rc == MCP_ECLOSED)
+    return respond_error(r, MHD_HTTP_INTERNAL_SERVER_ERROR,
+                         MCP__RPC_INTERNAL_ERROR, "Internal error", f->id,
+                         version, NULL, 0);
+  /* A request the policy refused for a missing scope is answered 403 with
+   * the challenge the client steps up with (RFC 6750 §3.1), before any
+   * stream opens: the engine refused it at once, alone, so its one message
+   * is here already, with the scopes the engine said it names. */
+  char *forbidden = h->auth ? mcp__http_stream_refusal(r->stream) : NULL;
+  post_outcome o = settle_post(h, r, f, forbidden != NULL);
+  mcp__http_mode mode = o.mode;
   if (mode == MCP__HTTP_MODE_PENDING) {
     mcp_free(forbidden);
     return MHD_YES; /* no response yet: the connection is suspended */
@@ -974,7 +1028,7 @@ static enum MHD_Result finish_post(mcp_http *h, mcp__http_req *r, int rc,
   const char *session_id = f->session_id;
   if (mode == MCP__HTTP_MODE_FAILED) {
     mcp_free(forbidden);
-    mcp_free(json);
+    mcp_free(o.json);
     /* A reply past the stream's bound closes the connection, as an
      * overflowing event stream does. */
     const header_pair closing = {MHD_HTTP_HEADER_CONNECTION, "close"};
@@ -985,18 +1039,9 @@ static enum MHD_Result finish_post(mcp_http *h, mcp__http_req *r, int rc,
   }
   const header_pair sid = {"Mcp-Session-Id", session_id};
   if (mode == MCP__HTTP_MODE_JSON && forbidden) {
-    char *challenge =
-        mcp__http_auth_challenge(h->auth, "insufficient_scope", forbidden);
-    mcp_free(forbidden);
-    if (challenge == NULL) {
-      mcp_free(json);
-      return MHD_NO;
-    }
-    const header_pair hp[] = {{"Mcp-Session-Id", session_id},
-                              {MHD_HTTP_HEADER_WWW_AUTHENTICATE, challenge}};
     enum MHD_Result ret =
-        respond(r, MHD_HTTP_FORBIDDEN, "application/json", json, len, hp, 2);
-    mcp_free(challenge);
+        respond_forbidden(h, r, session_id, forbidden, o.json, o.len);
+    mcp_free(forbidden);
     return ret;
   }
   mcp_free(forbidden);
@@ -1005,19 +1050,8 @@ static enum MHD_Result finish_post(mcp_http *h, mcp__http_req *r, int rc,
   if (mode == MCP__HTTP_MODE_SSE)
     return respond_sse(r, session_id);
   /* One message: its status follows the digest's mapping. */
-  unsigned status = MHD_HTTP_OK;
-  if (code == MCP__RPC_PARSE_ERROR || code == MCP__RPC_INVALID_REQUEST)
-    status = MHD_HTTP_BAD_REQUEST;
-  if (f->modern) {
-    if (code == MCP__RPC_METHOD_NOT_FOUND)
-      status = MHD_HTTP_NOT_FOUND;
-    else if (code == MCP__RPC_HEADER_MISMATCH ||
-             code == MCP__RPC_MISSING_CAPABILITY ||
-             code == MCP__RPC_UNSUPPORTED_VERSION ||
-             (code == MCP__RPC_INVALID_PARAMS && !f->meta_ok))
-      status = MHD_HTTP_BAD_REQUEST;
-  }
-  return respond(r, status, "application/json", json, len, &sid, 1);
+  return respond(r, message_status(o.code, f), "application/json", o.json,
+                 o.len, &sid, 1);
 }
 
 /* A modern session's own messages (none are expected: nothing is
@@ -1225,58 +1259,89 @@ static enum MHD_Result post_modern(mcp_http *h, mcp__http_req *r, peek *p) {
   return finish_post(h, r, rc, &f);
 }
 
+/* A legacy POST without a session id: an initialize gets a new session
+ * in r->session (true); anything else is refused (false, *ret). */
+static bool create_session(mcp_http *h, mcp__http_req *r, const peek *p,
+                           enum MHD_Result *ret) {
+  const char *version = r->version;
+  if (p->root == NULL) {
+    *ret = respond_error(r, MHD_HTTP_BAD_REQUEST, MCP__RPC_PARSE_ERROR,
+                         "Parse error: the body is not valid JSON", NULL,
+                         version, NULL, 0);
+    return false;
+  }
+  if (!p->initialize) {
+    *ret = respond_error(r, MHD_HTTP_BAD_REQUEST, MCP__RPC_INVALID_REQUEST,
+                         "Bad Request: Mcp-Session-Id header is required",
+                         p->id, version, NULL, 0);
+    return false;
+  }
+  int rc = mcp__http_session_create(h, &r->caller, &r->session);
+  if (rc == MCP_ELIMIT) {
+    const header_pair retry = {MHD_HTTP_HEADER_RETRY_AFTER, "5"};
+    *ret = respond_error(r, MHD_HTTP_SERVICE_UNAVAILABLE, MCP__RPC_SERVER_BUSY,
+                         "Service Unavailable: too many sessions", p->id,
+                         version, &retry, 1);
+    return false;
+  }
+  if (rc) {
+    *ret = respond_error(
+        r, MHD_HTTP_INTERNAL_SERVER_ERROR, MCP__RPC_INTERNAL_ERROR,
+        rc == MCP_EIO ? "Internal error: no session id could be made"
+                      : "Internal error",
+        p->id, version, NULL, 0);
+    return false;
+  }
+  return true;
+}
+
+/* A legacy POST naming session sid: the caller's own session in
+ * r->session, with room for the request's calls (true); otherwise a
+ * refusal (false, *ret). */
+static bool join_session(mcp_http *h, mcp__http_req *r, const peek *p,
+                         const char *sid, size_t sid_len,
+                         enum MHD_Result *ret) {
+  const char *version = r->version;
+  if (!mcp__http_visible_ascii(sid, sid_len, 256)) {
+    *ret = respond_error(r, MHD_HTTP_BAD_REQUEST, MCP__RPC_INVALID_REQUEST,
+                         "Bad Request: malformed Mcp-Session-Id", p->id,
+                         version, NULL, 0);
+    return false;
+  }
+  if (version && !mcp__http_legacy_version(version)) {
+    *ret = respond_error(r, MHD_HTTP_BAD_REQUEST, MCP__RPC_INVALID_REQUEST,
+                         "Bad Request: unsupported MCP-Protocol-Version", p->id,
+                         NULL, NULL, 0);
+    return false;
+  }
+  /* The engine session decides with the scopes it was created with, so
+   * only a token with those same scopes may drive it. */
+  r->session = mcp__http_session_find(h, sid, sid_len, &r->caller, true);
+  if (r->session == NULL) {
+    *ret = respond_error(r, MHD_HTTP_NOT_FOUND, MCP__RPC_INVALID_REQUEST,
+                         "Not Found: no such session", p->id, version, NULL, 0);
+    return false;
+  }
+  if (p->ncalls &&
+      mcp_session_pending(r->session->mcp) + p->ncalls > h->max_inflight) {
+    const header_pair retry = {MHD_HTTP_HEADER_RETRY_AFTER, "1"};
+    *ret =
+        respond_error(r, MHD_HTTP_TOO_MANY_REQUESTS, MCP__RPC_SERVER_BUSY,
+                      "too many requests in flight", p->id, version, &retry, 1);
+    return false;
+  }
+  return true;
+}
+
 static enum MHD_Result post_legacy(mcp_http *h, mcp__http_req *r, peek *p) {
   const char *version = r->version;
   const char *sid;
   size_t sid_len;
-  bool created = false;
-  if (!header_span(r, "Mcp-Session-Id", &sid, &sid_len)) {
-    if (p->root == NULL)
-      return respond_error(r, MHD_HTTP_BAD_REQUEST, MCP__RPC_PARSE_ERROR,
-                           "Parse error: the body is not valid JSON", NULL,
-                           version, NULL, 0);
-    if (!p->initialize)
-      return respond_error(r, MHD_HTTP_BAD_REQUEST, MCP__RPC_INVALID_REQUEST,
-                           "Bad Request: Mcp-Session-Id header is required",
-                           p->id, version, NULL, 0);
-    int rc = mcp__http_session_create(h, &r->caller, &r->session);
-    if (rc == MCP_ELIMIT) {
-      const header_pair retry = {MHD_HTTP_HEADER_RETRY_AFTER, "5"};
-      return respond_error(
-          r, MHD_HTTP_SERVICE_UNAVAILABLE, MCP__RPC_SERVER_BUSY,
-          "Service Unavailable: too many sessions", p->id, version, &retry, 1);
-    }
-    if (rc)
-      return respond_error(
-          r, MHD_HTTP_INTERNAL_SERVER_ERROR, MCP__RPC_INTERNAL_ERROR,
-          rc == MCP_EIO ? "Internal error: no session id could be made"
-                        : "Internal error",
-          p->id, version, NULL, 0);
-    created = true;
-  } else {
-    if (!mcp__http_visible_ascii(sid, sid_len, 256))
-      return respond_error(r, MHD_HTTP_BAD_REQUEST, MCP__RPC_INVALID_REQUEST,
-                           "Bad Request: malformed Mcp-Session-Id", p->id,
-                           version, NULL, 0);
-    if (version && !mcp__http_legacy_version(version))
-      return respond_error(r, MHD_HTTP_BAD_REQUEST, MCP__RPC_INVALID_REQUEST,
-                           "Bad Request: unsupported MCP-Protocol-Version",
-                           p->id, NULL, NULL, 0);
-    /* The engine session decides with the scopes it was created with, so
-     * only a token with those same scopes may drive it. */
-    r->session = mcp__http_session_find(h, sid, sid_len, &r->caller, true);
-    if (r->session == NULL)
-      return respond_error(r, MHD_HTTP_NOT_FOUND, MCP__RPC_INVALID_REQUEST,
-                           "Not Found: no such session", p->id, version, NULL,
-                           0);
-    if (p->ncalls &&
-        mcp_session_pending(r->session->mcp) + p->ncalls > h->max_inflight) {
-      const header_pair retry = {MHD_HTTP_HEADER_RETRY_AFTER, "1"};
-      return respond_error(r, MHD_HTTP_TOO_MANY_REQUESTS, MCP__RPC_SERVER_BUSY,
-                           "too many requests in flight", p->id, version,
-                           &retry, 1);
-    }
-  }
+  enum MHD_Result ret;
+  bool created = !header_span(r, "Mcp-Session-Id", &sid, &sid_len);
+  if (created ? !create_session(h, r, p, &ret)
+              : !join_session(h, r, p, sid, sid_len, &ret))
+    return ret;
   mcp__http_session *hs = r->session;
   pthread_mutex_lock(&h->lock);
   r->stream = mcp__http_session_stream_locked(hs, MCP__HTTP_STREAM_POST);
@@ -1366,25 +1431,14 @@ static bool find_session(mcp_http *h, mcp__http_req *r, const char *version,
   return true;
 }
 
-static enum MHD_Result handle_get(mcp_http *h, mcp__http_req *r) {
-  const char *version = r->version;
-  enum MHD_Result ret;
-  if (version && strcmp(version, MCP__HTTP_MODERN_VERSION) == 0)
-    return method_not_allowed(r, "POST", version);
-  if (h->disable_get)
-    return method_not_allowed(r, "POST, DELETE", version);
-  if (!(mcp__http_accept(header(r, "Accept")) & MCP__HTTP_ACCEPT_SSE))
-    return respond_error(r, MHD_HTTP_NOT_ACCEPTABLE, MCP__RPC_INVALID_REQUEST,
-                         "Not Acceptable: GET opens a text/event-stream", NULL,
-                         version, NULL, 0);
-  if (!find_session(h, r, version, &ret))
-    return ret;
+/* Attaches r to its session's GET stream: the one Last-Event-ID (last)
+ * names, or the standalone stream. Returns 0 when attached (*old is then a
+ * connection the stream left, to resume), -1 when another connection
+ * holds it, -3 when the server is stopping, another value when there is no
+ * such stream or none could be made. */
+static int attach_get(mcp_http *h, mcp__http_req *r, const char *last,
+                      bool priming, struct MHD_Connection **old) {
   mcp__http_session *hs = r->session;
-  const char *negotiated = mcp_session_protocol_version(hs->mcp);
-  const char *effective = version ? version : negotiated;
-  bool priming = effective && strcmp(effective, "2025-11-25") >= 0;
-  char last_buf[48];
-  const char *last = header_copy(r, "Last-Event-ID", last_buf, sizeof last_buf);
   unsigned no;
   unsigned long long seq = 0;
   int rc = -2;
@@ -1412,10 +1466,9 @@ static enum MHD_Result handle_get(mcp_http *h, mcp__http_req *r) {
     if (r->stream)
       mcp__http_stream_ref(r->stream);
   }
-  struct MHD_Connection *old = NULL;
   if (r->stream) {
     rc = mcp__http_stream_attach_get(r->stream, r, last != NULL, seq, priming,
-                                     &old);
+                                     old);
     if (rc == 0)
       attach_live(h, r, r->stream);
     else if (rc == 1)
@@ -1428,6 +1481,30 @@ static enum MHD_Result handle_get(mcp_http *h, mcp__http_req *r) {
     }
   }
   pthread_mutex_unlock(&h->lock);
+  return rc;
+}
+
+static enum MHD_Result handle_get(mcp_http *h, mcp__http_req *r) {
+  const char *version = r->version;
+  enum MHD_Result ret;
+  if (version && strcmp(version, MCP__HTTP_MODERN_VERSION) == 0)
+    return method_not_allowed(r, "POST", version);
+  if (h->disable_get)
+    return method_not_allowed(r, "POST, DELETE", version);
+  if (!(mcp__http_accept(header(r, "Accept")) & MCP__HTTP_ACCEPT_SSE))
+    return respond_error(r, MHD_HTTP_NOT_ACCEPTABLE, MCP__RPC_INVALID_REQUEST,
+                         "Not Acceptable: GET opens a text/event-stream", NULL,
+                         version, NULL, 0);
+  if (!find_session(h, r, version, &ret))
+    return ret;
+  mcp__http_session *hs = r->session;
+  const char *negotiated = mcp_session_protocol_version(hs->mcp);
+  const char *effective = version ? version : negotiated;
+  bool priming = effective && strcmp(effective, "2025-11-25") >= 0;
+  char last_buf[48];
+  const char *last = header_copy(r, "Last-Event-ID", last_buf, sizeof last_buf);
+  struct MHD_Connection *old = NULL;
+  int rc = attach_get(h, r, last, priming, &old);
   mcp__http_resume(h->hub, old);
   if (rc == -1)
     return respond_error(r, MHD_HTTP_CONFLICT, MCP__RPC_INVALID_REQUEST,
@@ -1615,7 +1692,6 @@ static void http_free(mcp_http *h) {
   mcp_free(h);
 }
 
-/* Copies and defaults the options; MCP_EINVAL names the bad one. */
 /* Reads where listen_fd is bound into sa, and whether that is loopback.
  * Returns 0, or MCP_EINVAL (logged) for what is not a listening TCP
  * socket. */
@@ -1645,8 +1721,11 @@ static int inherited_socket(mcp_http *h, int fd, struct sockaddr_storage *sa,
   return 0;
 }
 
-static int configure(mcp_http *h, const mcp_http_options *o,
-                     struct sockaddr_storage *sa, bool *loopback) {
+/* Where to listen: the inherited listen_fd's address, or bind_addr and
+ * port; *loopback says whether that is loopback. Returns 0 or MCP_EINVAL
+ * (logged). */
+static int configure_address(mcp_http *h, const mcp_http_options *o,
+                             struct sockaddr_storage *sa, bool *loopback) {
   const char *bind = o->bind_addr ? o->bind_addr : DEFAULT_BIND;
   memset(sa, 0, sizeof *sa);
   if (o->listen_fd > 0) {
@@ -1677,6 +1756,55 @@ static int configure(mcp_http *h, const mcp_http_options *o,
       return MCP_EINVAL;
     }
   }
+  return 0;
+}
+
+/* The caller of every request without auth: a copy of o->principal, or
+ * one with every scope. Returns 0 or MCP_ENOMEM. */
+static int configure_principal(mcp_http *h, const mcp_http_options *o) {
+  if (o->principal == NULL) {
+    h->principal.all_scopes = true;
+    return 0;
+  }
+  h->principal.all_scopes = o->principal->all_scopes;
+  if ((o->principal->subject &&
+       (h->principal_subject = mcp__strdup(o->principal->subject)) == NULL) ||
+      mcp__http_list_copy(o->principal->scopes, &h->principal_scopes))
+    return MCP_ENOMEM;
+  h->principal.subject = h->principal_subject;
+  h->principal.scopes = (const char *const *)h->principal_scopes;
+  return 0;
+}
+
+/* The session ids' length, and their "NODE." prefix when o->node_id names
+ * this process. Returns 0 or MCP_EINVAL (logged). */
+static int configure_node(mcp_http *h, const mcp_http_options *o) {
+  h->sid_len = MCP__HTTP_SID_LEN;
+  if (o->node_id == NULL)
+    return 0;
+  size_t n = strlen(o->node_id);
+  bool ok = n >= 1 && n <= MCP__HTTP_NODE_MAX;
+  for (size_t i = 0; ok && i < n; i++) {
+    char c = o->node_id[i];
+    ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+         (c >= '0' && c <= '9') || c == '_' || c == '-';
+  }
+  if (!ok) {
+    mcp__http_log(h, MCP_LOG_ERROR,
+                  "node_id must be 1-32 characters of [A-Za-z0-9_-]");
+    return MCP_EINVAL;
+  }
+  snprintf(h->node, sizeof h->node, "%s.", o->node_id);
+  h->sid_len += n + 1;
+  return 0;
+}
+
+/* Copies and defaults the options; MCP_EINVAL names the bad one. */
+static int configure(mcp_http *h, const mcp_http_options *o,
+                     struct sockaddr_storage *sa, bool *loopback) {
+  int rc = configure_address(h, o, sa, loopback);
+  if (rc)
+    return rc;
   const char *path = o->path ? o->path : DEFAULT_PATH;
   if (path[0] != '/') {
     mcp__http_log(h, MCP_LOG_ERROR, "path must start with '/'");
@@ -1704,37 +1832,11 @@ static int configure(mcp_http *h, const mcp_http_options *o,
       mcp__http_list_copy(o->allowed_hosts, &h->hosts) ||
       mcp__http_list_copy(o->allowed_origins, &h->origins))
     return MCP_ENOMEM;
-  if (o->principal) {
-    h->principal.all_scopes = o->principal->all_scopes;
-    if ((o->principal->subject &&
-         (h->principal_subject = mcp__strdup(o->principal->subject)) == NULL) ||
-        mcp__http_list_copy(o->principal->scopes, &h->principal_scopes))
-      return MCP_ENOMEM;
-    h->principal.subject = h->principal_subject;
-    h->principal.scopes = (const char *const *)h->principal_scopes;
-  } else {
-    h->principal.all_scopes = true;
-  }
-  h->sid_len = MCP__HTTP_SID_LEN;
-  if (o->node_id) {
-    size_t n = strlen(o->node_id);
-    bool ok = n >= 1 && n <= MCP__HTTP_NODE_MAX;
-    for (size_t i = 0; ok && i < n; i++) {
-      char c = o->node_id[i];
-      ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-           (c >= '0' && c <= '9') || c == '_' || c == '-';
-    }
-    if (!ok) {
-      mcp__http_log(h, MCP_LOG_ERROR,
-                    "node_id must be 1-32 characters of [A-Za-z0-9_-]");
-      return MCP_EINVAL;
-    }
-    snprintf(h->node, sizeof h->node, "%s.", o->node_id);
-    h->sid_len += n + 1;
-  }
+  if ((rc = configure_principal(h, o)) != 0 || (rc = configure_node(h, o)) != 0)
+    return rc;
   if (o->tls) {
     char why[400];
-    int rc = mcp__http_tls_open(h, o->tls, why, sizeof why);
+    rc = mcp__http_tls_open(h, o->tls, why, sizeof why);
     if (rc) {
       mcp__http_log(h, MCP_LOG_ERROR, "tls: %s", why);
       return rc;
