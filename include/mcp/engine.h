@@ -5,7 +5,9 @@
  * (the stdio and HTTP transports of libmcp are built on it and nothing
  * else), or a daemon that embeds MCP in its own event loop. A session
  * turns one whole JSON-RPC message into the replies it causes, handed to a
- * callback; no function here reads or writes a descriptor.
+ * callback; no function here reads or writes a descriptor. The server's
+ * errors, log, scopes and mirrored headers, as a transport reports and
+ * checks them, are here too; where handlers run is mcp/executor.h.
  *
  * mcp/mcp.h includes this header, so including either is enough; the
  * declarations are part of libmcp under the same conventions (see the top
@@ -239,6 +241,58 @@ MCP_API void mcp_session_cancel_all(mcp_session *session);
 MCP_API void mcp_session_free(mcp_session *session);
 
 /* ---------------------------------------------------------------------------
+ * What a transport needs of the server: its errors, its log, its scopes,
+ * the headers a request mirrors
+ * ------------------------------------------------------------------------ */
+
+/** Records message (one sentence, copied, at most 2047 bytes) as the
+ * calling thread's last failure on srv, the text mcp_server_errmsg(srv)
+ * then returns. For transports and embedders built on the public API, so
+ * that their own failures (mcp_http_start's, say) are read where the
+ * library's are. NULL srv or message does nothing. Any thread. */
+MCP_API void mcp_server_set_errmsg(mcp_server *srv, const char *message);
+
+/** Writes message (one sentence) through the server's log callback (see
+ * mcp_server_set_log), as the library's own messages go. For transports and
+ * embedders. Any thread. */
+MCP_API void mcp_server_log(mcp_server *srv, mcp_log_level level,
+                            const char *message);
+
+/** Writes the union of every registered tool's, prompt's and resource's scopes
+ * into buf (size bytes), sorted, without duplicates, separated by single spaces
+ * and NUL-terminated (truncated if size is too small). Returns the length the
+ * whole list needs, excluding the NUL, or a negative code. For a transport's
+ * "scopes_supported". Any thread. */
+MCP_API long mcp_server_scopes(mcp_server *srv, char *buf, size_t size);
+
+/** Gives a transport the value of the request header "Mcp-Param-<name>"
+ * (name compared case-insensitively), already decoded from its
+ * "=?base64?...?=" form, or NULL when the request has no such header. The
+ * string stays valid until mcp_server_check_param_headers returns. */
+typedef const char *(*mcp_header_fn)(const char *name, void *user_data);
+
+/** For transports with headers (Streamable HTTP, 2026-07-28; SEP-2243): a
+ * tool's input schema may mark a property of type string, integer or
+ * boolean with "x-mcp-header": "Name" (checked at registration: an RFC 9110
+ * token, unique case-insensitively, only on properties reached through
+ * "properties" from the root), and a client then mirrors that argument in
+ * the header Mcp-Param-Name. This checks a tools/call of tool: for every
+ * marked argument present in arguments (a borrowed JSON object, or NULL),
+ * header(name) must give the same value (integers compare as numbers);
+ * for an absent or null one, no header. Returns 0 when they agree;
+ * MCP_ENOENT for an unknown tool (nothing to check: the engine answers
+ * the call); MCP_EINVAL with a sentence (starting "Header mismatch:") in
+ * why (why_size bytes, NUL-terminated) when they do not, which the
+ * transport answers with HTTP 400 and JSON-RPC error -32020 before the
+ * request reaches the engine; MCP_EINVAL for NULL srv, tool or header.
+ * Any thread. */
+MCP_API int mcp_server_check_param_headers(mcp_server *srv, const char *tool,
+                                           const struct cJSON *arguments,
+                                           mcp_header_fn header,
+                                           void *user_data, char *why,
+                                           size_t why_size);
+
+/* ---------------------------------------------------------------------------
  * Old names
  *
  * Kept, as exported functions, for one minor version after the names that
@@ -248,7 +302,8 @@ MCP_API void mcp_session_free(mcp_session *session);
 
 /** Deprecated name of mcp_server_next_expiry_ms (it read as if it returned
  * the call timeout of mcp_server_set_call_timeout). */
-MCP_API long mcp_server_timeout(mcp_server *srv);
+MCP_API long mcp_server_timeout(mcp_server *srv)
+    MCP_DEPRECATED("use mcp_server_next_expiry_ms");
 
 #ifdef __cplusplus
 }

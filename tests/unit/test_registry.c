@@ -24,7 +24,7 @@ static int ok_handler(mcp_call *call, void *user_data) {
   (void)user_data;
   handler_calls++;
   last_nargs = cJSON_GetArraySize(mcp_call_arguments(call));
-  return mcp_result_text(call, mcp_call_tool(call));
+  return mcp_result_text(call, mcp_call_name(call));
 }
 
 /* A valid writing tool; tests break one rule at a time. */
