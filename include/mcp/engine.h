@@ -192,6 +192,69 @@ MCP_API const char *mcp_message_id(const mcp_message *msg, size_t *len);
 /** Frees msg. NULL does nothing. Any thread. */
 MCP_API void mcp_message_free(mcp_message *msg);
 
+/** The eras of the protocol, as bits (mcp_route): the legacy era
+ * (2025-03-26 to 2025-11-25: an initialize handshake, sessions) and the
+ * modern era (2026-07-28: stateless requests that carry their version and
+ * client capabilities in _meta). */
+#define MCP_ERA_LEGACY 1u
+#define MCP_ERA_MODERN 2u /**< see MCP_ERA_LEGACY */
+
+/** What the engine says of a parsed message's route: the facts a transport
+ * needs before it hands the message to a session (where to send it, what
+ * to count, which headers must agree with it), from the engine's own
+ * table of methods, so that no transport keeps a copy of that table.
+ * Filled by mcp_message_route; pointers are borrowed from the message and
+ * valid as mcp_message_json. */
+typedef struct mcp_route {
+  /** The method of a single request or notification; NULL for a batch, a
+   * response, or a message whose method is not a string. */
+  const char *method;
+  bool request; /**< a single message with an id (a request) */
+  bool batch;   /**< an array of messages (2025-03-26 batches) */
+  /** The eras the engine serves method in (MCP_ERA_* bits); 0 for a
+   * method it does not serve. */
+  unsigned method_eras;
+  /** The era the message is served in, for a single message with a
+   * method: MCP_ERA_MODERN when its _meta names a protocol version or
+   * client capabilities, or for server/discover (for initialize, only a
+   * named protocol version counts); MCP_ERA_LEGACY otherwise. 0 for a
+   * batch or a message without a method. */
+  unsigned era;
+  bool initialize;  /**< a request to initialize: it starts a session of
+                         the legacy era */
+  bool starts_call; /**< a request that starts a call (tools/call,
+                         prompts/get, resources/read): a handler that may
+                         stay in flight */
+  size_t calls;     /**< how many requests of the message start a call:
+                         0 or 1, or for a batch its elements that do */
+  /** _meta's io.modelcontextprotocol/protocolVersion when it is a string,
+   * else NULL. */
+  const char *meta_version;
+  /** The _meta the modern era requires is there: a version (a string),
+   * client capabilities (an object), and a log level that, if present,
+   * is a string. */
+  bool meta_complete;
+  /** For a method whose modern requests carry the Mcp-Name header: the
+   * member of params the header must equal ("name", "uri", "taskId");
+   * NULL for every other method. */
+  const char *name_member;
+  /** With name_member: what that member is, for a refusal ("the tool's
+   * name"). */
+  const char *name_description;
+  /** With name_member: that member of the message's params, NULL when it
+   * is absent (compare it as a string). */
+  const struct cJSON *name;
+  void *reserved[4]; /**< zero; room for facts to come */
+} mcp_route;
+
+/** Fills *route with what the engine says of msg's route (see mcp_route):
+ * which era serves it, whether it starts calls, the name its Mcp-Name
+ * header must carry. A transport asks this instead of reading the
+ * message's methods itself; the session that receives msg decides by the
+ * same table. Returns 0, or MCP_EINVAL for msg or route NULL (route is
+ * then untouched). Allocates nothing. Any thread. */
+MCP_API int mcp_message_route(const mcp_message *msg, mcp_route *route);
+
 /** mcp_session_receive_to for a message parsed with mcp_message_parse:
  * the same replies, sink rules and return values. Takes ownership of msg,
  * also when it fails (MCP_EINVAL for session or msg NULL or a sink with

@@ -737,33 +737,6 @@ static bool collect(mcp_http *h, mcp__http_req *r, const char *data, size_t n) {
  * parse goes to the engine as bytes, and it answers the error. */
 #define PEEK_ID_INLINE 72
 
-/* The 2026-07-28 requests that carry the header Mcp-Name, and what it
- * carries: one params member of the body, which it must equal. The one
- * list of them: the check and its refusals read it, so a refusal always
- * says what this method's value is. */
-typedef struct name_rule {
-  const char *method;
-  const char *member; /* in params */
-  const char *what;   /* what that is, for the refusal */
-} name_rule;
-
-static const name_rule name_rules[] = {
-    {"tools/call", "name", "the tool's name"},
-    {"prompts/get", "name", "the prompt's name"},
-    {"resources/read", "uri", "the resource's URI"},
-    /* The tasks extension routes a task's requests by its id. */
-    {"tasks/get", "taskId", "the task id"},
-    {"tasks/update", "taskId", "the task id"},
-    {"tasks/cancel", "taskId", "the task id"},
-};
-
-static const name_rule *name_rule_of(const char *method) {
-  for (size_t i = 0; i < sizeof name_rules / sizeof *name_rules; i++)
-    if (strcmp(name_rules[i].method, method) == 0)
-      return &name_rules[i];
-  return NULL;
-}
-
 typedef struct peek {
   mcp_message *msg; /* owned until handed to the session */
   const cJSON *root;
@@ -773,25 +746,17 @@ typedef struct peek {
   char id_inline[PEEK_ID_INLINE];
   bool has_id;
   bool initialize;
-  size_t ncalls; /* requests that start a call (is_call) */
-  bool modern;   /* modern _meta, or server/discover */
+  size_t ncalls; /* requests that start a call (mcp_route.calls) */
+  bool modern;   /* served in the modern era (mcp_route.era) */
   const char *meta_version;
-  bool meta_ok;               /* the _meta the modern era requires is there */
-  const name_rule *name_rule; /* the method needs Mcp-Name: this one */
-  const cJSON *name;          /* the params member it must equal */
+  bool meta_ok; /* the _meta the modern era requires is there */
+  /* When the method needs Mcp-Name: the params member it must equal, what
+   * that is, and the member itself (mcp_route.name_*). */
+  const char *name_member, *name_description;
+  const cJSON *name;
   bool oom; /* JSON that could not be read, or an id that could
                not be printed, for lack of memory */
 } peek;
-
-/* Whether o is a request that starts a call (a handler that may stay in
- * flight): what max_inflight bounds. */
-static bool is_call(const cJSON *o) {
-  const cJSON *m = mcp__json_member(o, "method");
-  return cJSON_IsString(m) && mcp__json_member(o, "id") != NULL &&
-         (strcmp(m->valuestring, "tools/call") == 0 ||
-          strcmp(m->valuestring, "prompts/get") == 0 ||
-          strcmp(m->valuestring, "resources/read") == 0);
-}
 
 /* Keeps a copy of the message's raw id (which lives in the message). */
 static void peek_id(peek *p) {
@@ -817,44 +782,30 @@ static void peek_body(const char *body, size_t len, peek *p) {
     return;
   }
   p->root = mcp_message_json(p->msg);
-  if (cJSON_IsArray(p->root)) {
-    for (const cJSON *e = p->root->child; e; e = e->next)
-      p->ncalls += is_call(e);
+  /* The engine says what the message is: its method, era, the calls it
+   * starts (what max_inflight bounds) and the name its Mcp-Name carries. */
+  mcp_route route;
+  if (mcp_message_route(p->msg, &route) != 0)
     return;
-  }
-  const cJSON *method = mcp__json_member(p->root, "method");
+  p->ncalls = route.calls;
+  if (route.method == NULL)
+    return;
   const cJSON *id = mcp__json_member(p->root, "id");
-  if (!cJSON_IsString(method))
-    return;
-  p->method = method->valuestring;
-  p->has_id = id != NULL;
+  p->method = route.method;
+  p->has_id = route.request;
   if (cJSON_IsString(id) ||
       (cJSON_IsNumber(id) && id->valuedouble <= 9007199254740991.0 &&
        id->valuedouble >= -9007199254740991.0 &&
        /* the range first: converting a larger double is undefined */
        id->valuedouble == (double)(long long)id->valuedouble))
     peek_id(p);
-  p->initialize = p->has_id && strcmp(p->method, "initialize") == 0;
-  p->ncalls = is_call(p->root);
-  const cJSON *params = mcp__json_member(p->root, "params");
-  const cJSON *meta = mcp__json_member(params, "_meta");
-  const cJSON *v =
-      mcp__json_member(meta, "io.modelcontextprotocol/protocolVersion");
-  const cJSON *caps =
-      mcp__json_member(meta, "io.modelcontextprotocol/clientCapabilities");
-  const cJSON *level =
-      mcp__json_member(meta, "io.modelcontextprotocol/logLevel");
-  /* initialize belongs to the legacy era, unless its _meta names a
-   * version (the engine then answers that 2026-07-28 has no initialize). */
-  p->modern = strcmp(p->method, "initialize") != 0
-                  ? (v || caps || strcmp(p->method, "server/discover") == 0)
-                  : v != NULL;
-  p->meta_version = cJSON_IsString(v) ? v->valuestring : NULL;
-  p->meta_ok = p->meta_version && cJSON_IsObject(caps) &&
-               (level == NULL || cJSON_IsString(level));
-  p->name_rule = name_rule_of(p->method);
-  if (p->name_rule)
-    p->name = mcp__json_member(params, p->name_rule->member);
+  p->initialize = route.initialize;
+  p->modern = route.era == MCP_ERA_MODERN;
+  p->meta_version = route.meta_version;
+  p->meta_ok = route.meta_complete;
+  p->name_member = route.name_member;
+  p->name_description = route.name_description;
+  p->name = route.name;
 }
 
 static void peek_free(peek *p) {
@@ -1097,8 +1048,7 @@ static const char *modern_mismatch(mcp__http_req *r, const peek *p, char *why,
       method_len != strlen(p->method) ||
       memcmp(method, p->method, method_len) != 0)
     return "Header mismatch: Mcp-Method must equal the body's method";
-  const name_rule *rule = p->name_rule;
-  if (rule == NULL || !p->has_id)
+  if (p->name_member == NULL || !p->has_id)
     return NULL;
   const char *raw;
   size_t raw_len;
@@ -1106,7 +1056,7 @@ static const char *modern_mismatch(mcp__http_req *r, const peek *p, char *why,
     snprintf(why, size,
              "Header mismatch: Mcp-Name is required for %s: its value is %s "
              "(params.%s of the body)",
-             rule->method, rule->what, rule->member);
+             p->method, p->name_description, p->name_member);
     return why;
   }
   char *name = NULL;
@@ -1124,7 +1074,7 @@ static const char *modern_mismatch(mcp__http_req *r, const peek *p, char *why,
   snprintf(why, size,
            "Header mismatch: Mcp-Name must equal params.%s of the body (%s) "
            "for %s",
-           rule->member, rule->what, rule->method);
+           p->name_member, p->name_description, p->method);
   return why;
 }
 
