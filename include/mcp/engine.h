@@ -5,7 +5,9 @@
  * (the stdio and HTTP transports of libmcp are built on it and nothing
  * else), or a daemon that embeds MCP in its own event loop. A session
  * turns one whole JSON-RPC message into the replies it causes, handed to a
- * callback; no function here reads or writes a descriptor.
+ * callback; no function here reads or writes a descriptor. The server's
+ * errors, log, scopes and mirrored headers, as a transport reports and
+ * checks them, are here too; where handlers run is mcp/executor.h.
  *
  * mcp/mcp.h includes this header, so including either is enough; the
  * declarations are part of libmcp under the same conventions (see the top
@@ -190,6 +192,69 @@ MCP_API const char *mcp_message_id(const mcp_message *msg, size_t *len);
 /** Frees msg. NULL does nothing. Any thread. */
 MCP_API void mcp_message_free(mcp_message *msg);
 
+/** The eras of the protocol, as bits (mcp_route): the legacy era
+ * (2025-03-26 to 2025-11-25: an initialize handshake, sessions) and the
+ * modern era (2026-07-28: stateless requests that carry their version and
+ * client capabilities in _meta). */
+#define MCP_ERA_LEGACY 1u
+#define MCP_ERA_MODERN 2u /**< see MCP_ERA_LEGACY */
+
+/** What the engine says of a parsed message's route: the facts a transport
+ * needs before it hands the message to a session (where to send it, what
+ * to count, which headers must agree with it), from the engine's own
+ * table of methods, so that no transport keeps a copy of that table.
+ * Filled by mcp_message_route; pointers are borrowed from the message and
+ * valid as mcp_message_json. */
+typedef struct mcp_route {
+  /** The method of a single request or notification; NULL for a batch, a
+   * response, or a message whose method is not a string. */
+  const char *method;
+  bool request; /**< a single message with an id (a request) */
+  bool batch;   /**< an array of messages (2025-03-26 batches) */
+  /** The eras the engine serves method in (MCP_ERA_* bits); 0 for a
+   * method it does not serve. */
+  unsigned method_eras;
+  /** The era the message is served in, for a single message with a
+   * method: MCP_ERA_MODERN when its _meta names a protocol version or
+   * client capabilities, or for server/discover (for initialize, only a
+   * named protocol version counts); MCP_ERA_LEGACY otherwise. 0 for a
+   * batch or a message without a method. */
+  unsigned era;
+  bool initialize;  /**< a request to initialize: it starts a session of
+                         the legacy era */
+  bool starts_call; /**< a request that starts a call (tools/call,
+                         prompts/get, resources/read): a handler that may
+                         stay in flight */
+  size_t calls;     /**< how many requests of the message start a call:
+                         0 or 1, or for a batch its elements that do */
+  /** _meta's io.modelcontextprotocol/protocolVersion when it is a string,
+   * else NULL. */
+  const char *meta_version;
+  /** The _meta the modern era requires is there: a version (a string),
+   * client capabilities (an object), and a log level that, if present,
+   * is a string. */
+  bool meta_complete;
+  /** For a method whose modern requests carry the Mcp-Name header: the
+   * member of params the header must equal ("name", "uri", "taskId");
+   * NULL for every other method. */
+  const char *name_member;
+  /** With name_member: what that member is, for a refusal ("the tool's
+   * name"). */
+  const char *name_description;
+  /** With name_member: that member of the message's params, NULL when it
+   * is absent (compare it as a string). */
+  const struct cJSON *name;
+  void *reserved[4]; /**< zero; room for facts to come */
+} mcp_route;
+
+/** Fills *route with what the engine says of msg's route (see mcp_route):
+ * which era serves it, whether it starts calls, the name its Mcp-Name
+ * header must carry. A transport asks this instead of reading the
+ * message's methods itself; the session that receives msg decides by the
+ * same table. Returns 0, or MCP_EINVAL for msg or route NULL (route is
+ * then untouched). Allocates nothing. Any thread. */
+MCP_API int mcp_message_route(const mcp_message *msg, mcp_route *route);
+
 /** mcp_session_receive_to for a message parsed with mcp_message_parse:
  * the same replies, sink rules and return values. Takes ownership of msg,
  * also when it fails (MCP_EINVAL for session or msg NULL or a sink with
@@ -239,6 +304,58 @@ MCP_API void mcp_session_cancel_all(mcp_session *session);
 MCP_API void mcp_session_free(mcp_session *session);
 
 /* ---------------------------------------------------------------------------
+ * What a transport needs of the server: its errors, its log, its scopes,
+ * the headers a request mirrors
+ * ------------------------------------------------------------------------ */
+
+/** Records message (one sentence, copied, at most 2047 bytes) as the
+ * calling thread's last failure on srv, the text mcp_server_errmsg(srv)
+ * then returns. For transports and embedders built on the public API, so
+ * that their own failures (mcp_http_start's, say) are read where the
+ * library's are. NULL srv or message does nothing. Any thread. */
+MCP_API void mcp_server_set_errmsg(mcp_server *srv, const char *message);
+
+/** Writes message (one sentence) through the server's log callback (see
+ * mcp_server_set_log), as the library's own messages go. For transports and
+ * embedders. Any thread. */
+MCP_API void mcp_server_log(mcp_server *srv, mcp_log_level level,
+                            const char *message);
+
+/** Writes the union of every registered tool's, prompt's and resource's scopes
+ * into buf (size bytes), sorted, without duplicates, separated by single spaces
+ * and NUL-terminated (truncated if size is too small). Returns the length the
+ * whole list needs, excluding the NUL, or a negative code. For a transport's
+ * "scopes_supported". Any thread. */
+MCP_API long mcp_server_scopes(mcp_server *srv, char *buf, size_t size);
+
+/** Gives a transport the value of the request header "Mcp-Param-<name>"
+ * (name compared case-insensitively), already decoded from its
+ * "=?base64?...?=" form, or NULL when the request has no such header. The
+ * string stays valid until mcp_server_check_param_headers returns. */
+typedef const char *(*mcp_header_fn)(const char *name, void *user_data);
+
+/** For transports with headers (Streamable HTTP, 2026-07-28; SEP-2243): a
+ * tool's input schema may mark a property of type string, integer or
+ * boolean with "x-mcp-header": "Name" (checked at registration: an RFC 9110
+ * token, unique case-insensitively, only on properties reached through
+ * "properties" from the root), and a client then mirrors that argument in
+ * the header Mcp-Param-Name. This checks a tools/call of tool: for every
+ * marked argument present in arguments (a borrowed JSON object, or NULL),
+ * header(name) must give the same value (integers compare as numbers);
+ * for an absent or null one, no header. Returns 0 when they agree;
+ * MCP_ENOENT for an unknown tool (nothing to check: the engine answers
+ * the call); MCP_EINVAL with a sentence (starting "Header mismatch:") in
+ * why (why_size bytes, NUL-terminated) when they do not, which the
+ * transport answers with HTTP 400 and JSON-RPC error -32020 before the
+ * request reaches the engine; MCP_EINVAL for NULL srv, tool or header.
+ * Any thread. */
+MCP_API int mcp_server_check_param_headers(mcp_server *srv, const char *tool,
+                                           const struct cJSON *arguments,
+                                           mcp_header_fn header,
+                                           void *user_data, char *why,
+                                           size_t why_size);
+
+/* ---------------------------------------------------------------------------
  * Old names
  *
  * Kept, as exported functions, for one minor version after the names that
@@ -248,7 +365,8 @@ MCP_API void mcp_session_free(mcp_session *session);
 
 /** Deprecated name of mcp_server_next_expiry_ms (it read as if it returned
  * the call timeout of mcp_server_set_call_timeout). */
-MCP_API long mcp_server_timeout(mcp_server *srv);
+MCP_API long mcp_server_timeout(mcp_server *srv)
+    MCP_DEPRECATED("use mcp_server_next_expiry_ms");
 
 #ifdef __cplusplus
 }

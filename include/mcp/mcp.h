@@ -15,8 +15,9 @@
  * This header reads top to bottom for someone writing a server: errors, the
  * server, tools, the call context and results, input, prompts and
  * resources, policy and audit, tuning, memory, stdio. The session, message
- * and sink API for transports and embedders is in mcp/engine.h, which this
- * header includes.
+ * and sink API for transports and embedders is in mcp/engine.h, and the
+ * executor API (where handlers run) in mcp/executor.h; this header
+ * includes both.
  *
  * Conventions:
  *  - Functions that can fail return int: 0 on success, a negative MCP_E*
@@ -41,6 +42,21 @@
 
 #include "mcp/export.h"
 #include "mcp/version.h"
+
+/** Marks a declaration of this library as deprecated, with msg naming what
+ * replaces it: with gcc and clang a program that uses it still builds and
+ * runs, and gets a -Wdeprecated-declarations warning quoting msg (as curl's
+ * CURL_DEPRECATED does); with other compilers it expands to nothing. Every
+ * declaration under "Old names" (here and in mcp/engine.h) carries it. A
+ * program that must keep an old name for a while silences the warning
+ * where it calls it, between
+ * `#pragma GCC diagnostic push` and `#pragma GCC diagnostic pop`, with
+ * `#pragma GCC diagnostic ignored "-Wdeprecated-declarations"`. */
+#if defined(__GNUC__) || defined(__clang__)
+#define MCP_DEPRECATED(msg) __attribute__((__deprecated__(msg)))
+#else
+#define MCP_DEPRECATED(msg)
+#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -208,23 +224,10 @@ MCP_API void mcp_server_free(mcp_server *srv);
  * stays valid until the thread's next failing call. */
 MCP_API const char *mcp_server_errmsg(const mcp_server *srv);
 
-/** Records message (one sentence, copied, at most 2047 bytes) as the
- * calling thread's last failure on srv, the text mcp_server_errmsg(srv)
- * then returns. For transports and embedders built on the public API, so
- * that their own failures (mcp_http_start's, say) are read where the
- * library's are. NULL srv or message does nothing. Any thread. */
-MCP_API void mcp_server_set_errmsg(mcp_server *srv, const char *message);
-
 /** Sets the log callback; NULL (the default) writes warnings and errors to
  * stderr prefixed with "libmcp: ". Set it before serving. */
 MCP_API void mcp_server_set_log(mcp_server *srv, mcp_log_fn fn,
                                 void *user_data);
-
-/** Writes message (one sentence) through the server's log callback (see
- * mcp_server_set_log), as the library's own messages go. For transports and
- * embedders. Any thread. */
-MCP_API void mcp_server_log(mcp_server *srv, mcp_log_level level,
-                            const char *message);
 
 /* ---------------------------------------------------------------------------
  * Tools
@@ -375,13 +378,6 @@ typedef struct mcp_tool {
 MCP_API int mcp_server_add_tool(mcp_server *srv, const mcp_tool *tool,
                                 void *user_data);
 
-/** Writes the union of every registered tool's, prompt's and resource's scopes
- * into buf (size bytes), sorted, without duplicates, separated by single spaces
- * and NUL-terminated (truncated if size is too small). Returns the length the
- * whole list needs, excluding the NUL, or a negative code. For a transport's
- * "scopes_supported". Any thread. */
-MCP_API long mcp_server_scopes(mcp_server *srv, char *buf, size_t size);
-
 /** Warns, through the server's log, about tools whose access is not
  * guarded: a tool stated destructive or open-world that needs no scope,
  * and (when supported is not NULL) a tool scope missing from supported, the
@@ -397,33 +393,6 @@ MCP_API unsigned mcp_server_lint(mcp_server *srv, const char *const *supported);
 /** Removes the tool named name. Calls already running finish normally.
  * Returns 0 or MCP_ENOENT. Any thread; sends list_changed like add. */
 MCP_API int mcp_server_remove_tool(mcp_server *srv, const char *name);
-
-/** Gives a transport the value of the request header "Mcp-Param-<name>"
- * (name compared case-insensitively), already decoded from its
- * "=?base64?...?=" form, or NULL when the request has no such header. The
- * string stays valid until mcp_server_check_param_headers returns. */
-typedef const char *(*mcp_header_fn)(const char *name, void *user_data);
-
-/** For transports with headers (Streamable HTTP, 2026-07-28; SEP-2243): a
- * tool's input schema may mark a property of type string, integer or
- * boolean with "x-mcp-header": "Name" (checked at registration: an RFC 9110
- * token, unique case-insensitively, only on properties reached through
- * "properties" from the root), and a client then mirrors that argument in
- * the header Mcp-Param-Name. This checks a tools/call of tool: for every
- * marked argument present in arguments (a borrowed JSON object, or NULL),
- * header(name) must give the same value (integers compare as numbers);
- * for an absent or null one, no header. Returns 0 when they agree;
- * MCP_ENOENT for an unknown tool (nothing to check: the engine answers
- * the call); MCP_EINVAL with a sentence (starting "Header mismatch:") in
- * why (why_size bytes, NUL-terminated) when they do not, which the
- * transport answers with HTTP 400 and JSON-RPC error -32020 before the
- * request reaches the engine; MCP_EINVAL for NULL srv, tool or header.
- * Any thread. */
-MCP_API int mcp_server_check_param_headers(mcp_server *srv, const char *tool,
-                                           const struct cJSON *arguments,
-                                           mcp_header_fn header,
-                                           void *user_data, char *why,
-                                           size_t why_size);
 
 /* ---------------------------------------------------------------------------
  * Inside a handler: the call context
@@ -718,96 +687,6 @@ MCP_API const char *mcp_call_task_id(const mcp_call *call);
  * it ended with stays), MCP_EINVAL or MCP_ENOMEM. Any thread, while the
  * call lives. */
 MCP_API int mcp_call_set_status(mcp_call *call, const char *message);
-
-/* ---------------------------------------------------------------------------
- * Where handlers run
- *
- * By default a handler runs on the thread that drives its session (the one
- * calling mcp_session_receive, or mcp_serve_stdio's). An executor changes
- * that: the engine hands it every call instead of running the handler, and
- * the executor runs it on a thread of its choice (a daemon's worker pool,
- * its event loop's thread) by calling mcp_call_execute there. Everything
- * else stays as it is: the reply, the deadline (a call waiting in the
- * executor's queue is answered "timeout" when its deadline passes),
- * cancellation (a call cancelled while queued is never run), input
- * requests in both eras (each round is handed over again) and the audit.
- * A handed-over call is answered later, like a deferred one, through the
- * session's sink; the engine does no I/O and starts no thread either way.
- * mcp/guard.h is one executor: it runs tools on threads the kernel
- * restricts by the hints they state.
- * ------------------------------------------------------------------------ */
-
-/** An executor's submit returns this to decline a call: the engine then
- * runs the handler at once on the calling thread, as without an executor.
- * Positive, so it never collides with an error code. */
-#define MCP_EXECUTE_HERE 3
-
-/** Where handlers run (see above). Plain data, copied by
- * mcp_server_set_executor. */
-typedef struct mcp_executor {
-  /** Required. Called, on the thread that drives the session (or, for a
-   * later round of a call, on whichever thread finished the round before,
-   * the executor's own included), with each call that is about to run.
-   * Return 0 after arranging for mcp_call_execute(call) to be called
-   * exactly once, on any thread, at once or later (even before submit
-   * returns): from then on the call is the executor's, and its session
-   * stays alive until that mcp_call_execute returns. Return
-   * MCP_EXECUTE_HERE to let the engine run it now on this thread (an
-   * executor for chosen tools declines the others; mcp_call_name,
-   * mcp_call_kind_of and mcp_call_hints tell which call this is). Any
-   * negative code fails the call with a JSON-RPC internal error (logged,
-   * never the detail to the client). Must not block for long: it runs on
-   * a thread serving a session. */
-  int (*submit)(mcp_call *call, void *user_data);
-  /** Optional. mcp_server_lint asks it for one sentence on what the
-   * executor does, written into buf
-   * (size bytes, NUL-terminated). Return 1 when the sentence is a warning
-   * (logged at MCP_LOG_WARNING and counted by mcp_server_lint), 0 for
-   * information (MCP_LOG_INFO, not counted), negative for nothing to say.
-   * Any thread. */
-  int (*lint)(char *buf, size_t size, void *user_data);
-  /** Optional. Called once when the server is finally freed (by
-   * mcp_server_free, or by the end of its last session after that), when
-   * no call of the server exists any more; it may free user_data. It may
-   * run on a thread of the executor's own, the one whose mcp_call_execute
-   * finished the last call. */
-  void (*release)(void *user_data);
-  void *user_data;   /**< handed to each callback; stored, never read */
-  void *reserved[4]; /**< zero: room to grow (see the README, Versioning) */
-} mcp_executor;
-
-/** Installs ex (copied) as srv's executor: every tools/call, prompts/get
- * and resources/read that passed its checks (scopes, authorizer, rate,
- * arguments) is handed to ex->submit instead of running on the session's
- * thread. Set it once, before serving; the executor stays until the
- * server is freed. Returns 0; MCP_EINVAL (NULL srv or ex, or no submit);
- * MCP_ESTATE when srv has an executor already. Any thread. */
-MCP_API int mcp_server_set_executor(mcp_server *srv, const mcp_executor *ex);
-
-/** Runs call, which srv's executor accepted from submit, on the calling
- * thread: the handler runs here, with mcp_call_* and mcp_result_* as
- * usual, and the call is completed here (its reply sent through its sink,
- * its audit record written), unless the handler returns MCP_DEFERRED.
- * When the call was cancelled or its deadline passed while it waited, the
- * handler does not run: the call is answered (nothing for a cancelled
- * call, "timeout" for a late one) and freed. ran_under, when not NULL,
- * names where the handler ran ("guard: read-only, closed-world", at most
- * 63 bytes, copied): the audit record carries it as ran_under. call is
- * invalid after this returns, unless the handler deferred it. Returns 0,
- * or MCP_EINVAL (logged) when call is not waiting in an executor: its
- * handler runs, it was deferred, or it waits for the client's input.
- * Any thread, exactly once per accepted submit: after it returns the call
- * may be freed, and using it again is undefined. */
-MCP_API int mcp_call_execute(mcp_call *call, const char *ran_under);
-
-/** The hints the call's tool stated at registration: read_only,
- * destructive and open_world as stated (destructive UNSET for a read-only
- * tool); title and idempotent are not kept and read NULL and UNSET. A
- * prompt's or a resource's call has no hints: every member UNSET. For an
- * executor that narrows what a handler may do by what its tool says of
- * itself (mcp/guard.h); a hint must never widen access, which scopes
- * decide. Any thread, while the call lives. */
-MCP_API mcp_tool_annotations mcp_call_hints(const mcp_call *call);
 
 /* ---------------------------------------------------------------------------
  * Prompts, resources and completions
@@ -1433,21 +1312,24 @@ MCP_API int mcp_serve_stdio(mcp_server *srv, const mcp_stdio_options *opts);
  *
  * Kept, as exported functions, for one minor version after the names that
  * replace them; each does exactly what its new name does. New code uses the
- * new names.
+ * new names: a use of an old one warns (MCP_DEPRECATED).
  * ------------------------------------------------------------------------ */
 
 /** Deprecated name of mcp_call_name (it returns a prompt's name and a
  * resource's URI too, not only a tool's name). */
-MCP_API const char *mcp_call_tool(const mcp_call *call);
+MCP_API const char *mcp_call_tool(const mcp_call *call)
+    MCP_DEPRECATED("use mcp_call_name");
 
 /** Deprecated name of mcp_completion_set_total (it is a setter). */
 MCP_API void mcp_completion_total(mcp_completion *completion,
-                                  unsigned long total);
+                                  unsigned long total)
+    MCP_DEPRECATED("use mcp_completion_set_total");
 
 /** Deprecated name of mcp_result_structured_cjson (it takes a cJSON tree,
  * not JSON text). */
 MCP_API int mcp_result_structured_json(mcp_call *call,
-                                       const struct cJSON *value);
+                                       const struct cJSON *value)
+    MCP_DEPRECATED("use mcp_result_structured_cjson");
 
 #ifdef __cplusplus
 }
@@ -1456,5 +1338,7 @@ MCP_API int mcp_result_structured_json(mcp_call *call,
 /* The session, message and sink API for transports and embedders, and the
  * deadline timer they drive. */
 #include "mcp/engine.h"
+/* Where handlers run: executors. */
+#include "mcp/executor.h"
 
 #endif

@@ -357,53 +357,51 @@ static enum MHD_Result respond_challenge(mcp_http *h, mcp__http_req *r,
   return ret;
 }
 
-/* Authenticates a request by its bearer token (RFC 6750 §2.1: the header
- * only, exactly once). Returns true with r->caller filled; otherwise the
- * answer is queued. */
-static bool authorize(mcp_http *h, mcp__http_req *r, const header_scan *s,
-                      const char *version, enum MHD_Result *ret) {
+/* How a request authenticates by its bearer token (RFC 6750 §2.1: the
+ * header only, exactly once); r->caller is filled when it does. */
+static mcp__http_auth_result authenticate(mcp_http *h, mcp__http_req *r,
+                                          const header_scan *s) {
   unsigned n = s->counts[AUTHORIZATION];
   /* A token in the query string is never read; beside a header it makes
    * two methods at once, which RFC 6750 §2 forbids. */
   bool in_query = MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND,
                                               "access_token") != NULL;
-  mcp__http_auth_result res;
   const char *v;
   size_t len;
   if (n == 0)
-    res = MCP__HTTP_AUTH_MISSING;
-  else if (n > 1 || s->nul || in_query ||
-           !header_span(r, "Authorization", &v, &len))
-    res = MCP__HTTP_AUTH_MALFORMED;
-  else
-    res = mcp__http_authenticate(h, v, len, &r->caller);
+    return MCP__HTTP_AUTH_MISSING;
+  if (n > 1 || s->nul || in_query || !header_span(r, "Authorization", &v, &len))
+    return MCP__HTTP_AUTH_MALFORMED;
+  return mcp__http_authenticate(h, v, len, &r->caller);
+}
+
+/* Answers a request that did not authenticate (res is not
+ * MCP__HTTP_AUTH_OK). */
+static enum MHD_Result respond_unauthenticated(mcp_http *h, mcp__http_req *r,
+                                               mcp__http_auth_result res,
+                                               const char *version) {
   switch (res) {
-  case MCP__HTTP_AUTH_OK:
-    return true;
   case MCP__HTTP_AUTH_MISSING:
-    *ret =
-        respond_challenge(h, r, MHD_HTTP_UNAUTHORIZED, NULL,
-                          "Unauthorized: a bearer token is required", version);
-    return false;
+    return respond_challenge(h, r, MHD_HTTP_UNAUTHORIZED, NULL,
+                             "Unauthorized: a bearer token is required",
+                             version);
   case MCP__HTTP_AUTH_MALFORMED:
-    *ret = respond_challenge(h, r, MHD_HTTP_BAD_REQUEST, "invalid_request",
+    return respond_challenge(h, r, MHD_HTTP_BAD_REQUEST, "invalid_request",
                              "Bad Request: malformed Authorization (send "
                              "exactly one header 'Authorization: Bearer "
                              "<token>', and no token in the query)",
                              version);
-    return false;
   case MCP__HTTP_AUTH_INVALID:
-    *ret = respond_challenge(h, r, MHD_HTTP_UNAUTHORIZED, "invalid_token",
+    return respond_challenge(h, r, MHD_HTTP_UNAUTHORIZED, "invalid_token",
                              "Unauthorized: the bearer token is invalid or "
                              "expired",
                              version);
-    return false;
+  case MCP__HTTP_AUTH_OK:
   case MCP__HTTP_AUTH_NOMEM:
   default:
-    *ret = respond_error(r, MHD_HTTP_INTERNAL_SERVER_ERROR,
+    return respond_error(r, MHD_HTTP_INTERNAL_SERVER_ERROR,
                          MCP__RPC_INTERNAL_ERROR, "Internal error", NULL,
                          version, NULL, 0);
-    return false;
   }
 }
 
@@ -427,159 +425,281 @@ static enum MHD_Result respond_metadata(mcp_http *h, mcp__http_req *r,
   return respond(r, MHD_HTTP_OK, "application/json", doc, len, NULL, 0);
 }
 
-/* Runs every check that needs no body. Returns true when the request may
- * go on; otherwise a response is queued (*ret says how that went). */
-static bool precheck(mcp_http *h, mcp__http_req *r, const char *url,
-                     const char *method, enum MHD_Result *ret) {
-  header_scan s = {0};
+/* ---- the checks before the body, as a table ----------------------------- */
+
+/* What the checks read: the request, the scan of its headers, and what
+ * earlier checks found. */
+typedef struct precheck_ctx {
+  mcp_http *h;
+  mcp__http_req *r;
+  const char *url, *method, *version;
+  header_scan s;
+  const char *const *hosts, *const *origins;
+  mcp__http_auth_result auth; /* the authorize row's finding */
+  unsigned long long content_length;
+  bool has_content_length;
+} precheck_ctx;
+
+/* One check: refuses() returns NULL when the request passes it, else the
+ * message of the refusal it answers, sent as a JSON-RPC error (code) with
+ * the HTTP status. A row whose refusal is not such an error (a challenge,
+ * the metadata, an Allow header, no answer at all) answers it with its own
+ * answer(), given the message. post_only rows look at POST requests only;
+ * the rows before them have set the request's method. */
+typedef struct precheck_row {
+  const char *(*refuses)(precheck_ctx *c);
+  unsigned status;
+  int code;
+  enum MHD_Result (*answer)(precheck_ctx *c, const char *message);
+  bool post_only;
+} precheck_row;
+
+static const char *refuses_stopping(precheck_ctx *c) {
+  pthread_mutex_lock(&c->h->lock);
+  bool stopping = c->h->stopping;
+  pthread_mutex_unlock(&c->h->lock);
+  return stopping ? "Service Unavailable: the server is stopping" : NULL;
+}
+
+static const char *refuses_host_count(precheck_ctx *c) {
+  if (c->s.nhost == 1)
+    return NULL;
+  return c->s.nhost ? "Bad Request: more than one Host header"
+                    : "Bad Request: a Host header is required";
+}
+
+static bool host_allowed(const precheck_ctx *c) {
+  return !c->s.host_nul &&
+         mcp__http_host_allowed(c->hosts, c->s.host, c->s.host_len);
+}
+
+static const char *refuses_host_origin(precheck_ctx *c) {
+  const header_scan *s = &c->s;
+  if (host_allowed(c) && s->norigin <= 1 &&
+      (s->norigin == 0 ||
+       mcp__http_origin_allowed(c->origins, s->origin, s->origin_len)))
+    return NULL;
+  return s->norigin && host_allowed(c) ? "Forbidden: this Origin is not allowed"
+                                       : "Forbidden: this Host is not allowed";
+}
+
+/* A browser says where a request comes from in Sec-Fetch-Site; one from
+ * another site that carries no Origin (a navigation, an image, a form:
+ * requests the Origin check cannot judge) is refused, as a foreign Origin
+ * would be. A request the user made (none) or the server's own page made
+ * (same-origin) goes on, and so does any request with an Origin, which the
+ * allowlist has judged. */
+static const char *refuses_fetch_site(precheck_ctx *c) {
+  const header_scan *s = &c->s;
+  if (s->norigin != 0 || s->nfetch_site == 0)
+    return NULL;
+  if (s->nfetch_site == 1 &&
+      ((s->fetch_site_len == 11 &&
+        strncasecmp(s->fetch_site, "same-origin", 11) == 0) ||
+       (s->fetch_site_len == 4 && strncasecmp(s->fetch_site, "none", 4) == 0)))
+    return NULL;
+  return "Forbidden: a browser request from another site without Origin";
+}
+
+/* The metadata is public (RFC 9728): its path is answered before any
+ * token is asked for. */
+static const char *refuses_metadata_path(precheck_ctx *c) {
+  return c->h->auth && mcp__http_auth_wellknown(c->h->auth, c->url)
+             ? "protected resource metadata"
+             : NULL;
+}
+
+static enum MHD_Result answer_metadata(precheck_ctx *c, const char *message) {
+  (void)message;
+  return respond_metadata(c->h, c->r, c->method, c->version);
+}
+
+/* Every other path, the endpoint and unknown ones alike, needs a valid
+ * token first; without auth the caller is the configured principal. */
+static const char *refuses_unauthenticated(precheck_ctx *c) {
+  if (c->h->auth == NULL) {
+    c->r->caller.principal = c->h->principal;
+    return NULL;
+  }
+  c->auth = authenticate(c->h, c->r, &c->s);
+  return c->auth == MCP__HTTP_AUTH_OK ? NULL : "unauthenticated";
+}
+
+static enum MHD_Result answer_unauthenticated(precheck_ctx *c,
+                                              const char *message) {
+  (void)message;
+  return respond_unauthenticated(c->h, c->r, c->auth, c->version);
+}
+
+static const char *refuses_path(precheck_ctx *c) {
+  return strcmp(c->url, c->h->path) != 0 ? "Not Found" : NULL;
+}
+
+/* Sets the request's method, or refuses one the endpoint does not serve. */
+static const char *refuses_method(precheck_ctx *c) {
+  static const struct {
+    const char *name;
+    int method;
+  } served[] = {{MHD_HTTP_METHOD_POST, MCP__HTTP_POST},
+                {MHD_HTTP_METHOD_GET, MCP__HTTP_GET},
+                {MHD_HTTP_METHOD_DELETE, MCP__HTTP_DELETE}};
+  for (size_t i = 0; i < sizeof served / sizeof served[0]; i++)
+    if (strcmp(c->method, served[i].name) == 0) {
+      c->r->method = served[i].method;
+      return NULL;
+    }
+  return "Method Not Allowed";
+}
+
+static enum MHD_Result answer_method(precheck_ctx *c, const char *message) {
+  (void)message;
+  return method_not_allowed(
+      c->r, c->h->disable_get ? "POST, DELETE" : "GET, POST, DELETE",
+      c->version);
+}
+
+/* Shapes libmicrohttpd 0.9.75 lets through: two headers that decide
+ * routing or framing, a NUL hidden in one, Content-Length beside chunked
+ * (request smuggling). */
+static const char *refuses_header_shapes(precheck_ctx *c) {
+  const header_scan *s = &c->s;
+  bool chunked = s->nte == 1 && s->te_len == 7 &&
+                 strncasecmp(s->transfer_encoding, "chunked", 7) == 0;
+  if (s->ncritical_dup || s->nul || s->nte > 1 || (s->nte && !chunked) ||
+      (s->nte && s->has_content_length))
+    return "Bad Request: duplicate, malformed or conflicting headers";
+  return NULL;
+}
+
+static const char *refuses_content_type(precheck_ctx *c) {
+  return mcp__http_content_type_json(header(c->r, "Content-Type"))
+             ? NULL
+             : "Unsupported Media Type: the body must be application/json";
+}
+
+static const char *refuses_accept(precheck_ctx *c) {
+  unsigned both = MCP__HTTP_ACCEPT_JSON | MCP__HTTP_ACCEPT_SSE;
+  return (c->s.accept & both) == both
+             ? NULL
+             : "Not Acceptable: the client must accept both "
+               "application/json and text/event-stream";
+}
+
+/* Reads Content-Length when there is one: decimal digits only. */
+static const char *refuses_content_length(precheck_ctx *c) {
+  char cl_buf[24];
+  const char *cl = header_copy(c->r, "Content-Length", cl_buf, sizeof cl_buf);
+  if (cl == NULL)
+    return NULL;
+  char *end;
+  errno = 0;
+  unsigned long long n = strtoull(cl, &end, 10);
+  if (*cl < '0' || *cl > '9' || *end != '\0' || errno == ERANGE)
+    return "Bad Request: malformed Content-Length";
+  c->content_length = n;
+  c->has_content_length = true;
+  return NULL;
+}
+
+static const char *refuses_body_size(precheck_ctx *c) {
+  return c->has_content_length && c->content_length > c->h->max_body
+             ? "Content Too Large"
+             : NULL;
+}
+
+/* A body of announced length gets its buffer now; without memory the
+ * connection is dropped unanswered. */
+static const char *refuses_body_memory(precheck_ctx *c) {
+  if (!c->has_content_length)
+    return NULL;
+  size_t n = (size_t)c->content_length;
+  if (n > 0 && (c->r->body = mcp_malloc(n)) == NULL)
+    return "out of memory";
+  c->r->cap = n;
+  return NULL;
+}
+
+static enum MHD_Result answer_nothing(precheck_ctx *c, const char *message) {
+  (void)c;
+  (void)message;
+  return MHD_NO;
+}
+
+/* The checks that need no body, in the order their refusals must come:
+ * DNS rebinding first, so a foreign Host or Origin learns nothing else. */
+static const precheck_row prechecks[] = {
+    {refuses_stopping, MHD_HTTP_SERVICE_UNAVAILABLE, MCP__RPC_SERVER_BUSY, NULL,
+     false},
+    {refuses_host_count, MHD_HTTP_BAD_REQUEST, MCP__RPC_INVALID_REQUEST, NULL,
+     false},
+    {refuses_host_origin, MHD_HTTP_FORBIDDEN, MCP__RPC_INVALID_REQUEST, NULL,
+     false},
+    {refuses_fetch_site, MHD_HTTP_FORBIDDEN, MCP__RPC_INVALID_REQUEST, NULL,
+     false},
+    {refuses_metadata_path, 0, 0, answer_metadata, false},
+    {refuses_unauthenticated, 0, 0, answer_unauthenticated, false},
+    {refuses_path, MHD_HTTP_NOT_FOUND, MCP__RPC_INVALID_REQUEST, NULL, false},
+    {refuses_method, 0, 0, answer_method, false},
+    {refuses_header_shapes, MHD_HTTP_BAD_REQUEST, MCP__RPC_INVALID_REQUEST,
+     NULL, false},
+    {refuses_content_type, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE,
+     MCP__RPC_INVALID_REQUEST, NULL, true},
+    {refuses_accept, MHD_HTTP_NOT_ACCEPTABLE, MCP__RPC_INVALID_REQUEST, NULL,
+     true},
+    {refuses_content_length, MHD_HTTP_BAD_REQUEST, MCP__RPC_INVALID_REQUEST,
+     NULL, true},
+    {refuses_body_size, MHD_HTTP_CONTENT_TOO_LARGE, MCP__RPC_INVALID_REQUEST,
+     NULL, true},
+    {refuses_body_memory, 0, 0, answer_nothing, true},
+};
+
+/* One pass over the headers (with the hidden-byte check where it
+ * applies), and the protocol version they name. */
+static void scan_headers(mcp_http *h, mcp__http_req *r, const char *method,
+                         header_scan *s) {
   const union MHD_ConnectionInfo *info =
       h->find_hidden ? MHD_get_connection_info(
                            r->conn, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE)
                      : NULL;
   if (info && info->header_size > 0) {
-    s.base = method; /* the request line starts the block */
-    s.size = info->header_size;
+    s->base = method; /* the request line starts the block */
+    s->size = info->header_size;
   }
-  MHD_get_connection_values_n(r->conn, MHD_HEADER_KIND, scan_header, &s);
-  if (s.prev_end && s.base && hidden_bytes(&s, s.base + s.size, 4))
-    mark_hidden(&s);
+  MHD_get_connection_values_n(r->conn, MHD_HEADER_KIND, scan_header, s);
+  if (s->prev_end && s->base && hidden_bytes(s, s->base + s->size, 4))
+    mark_hidden(s);
   r->version = header_copy(r, "MCP-Protocol-Version", r->version_buf,
                            sizeof r->version_buf);
-  const char *version = r->version;
-  const char *const *hosts =
-      h->hosts ? (const char *const *)h->hosts : mcp__http_default_hosts;
-  const char *const *origins =
-      h->origins ? (const char *const *)h->origins : mcp__http_default_hosts;
-  pthread_mutex_lock(&h->lock);
-  bool stopping = h->stopping;
-  pthread_mutex_unlock(&h->lock);
-  if (stopping) {
-    *ret = respond_error(r, MHD_HTTP_SERVICE_UNAVAILABLE, MCP__RPC_SERVER_BUSY,
-                         "Service Unavailable: the server is stopping", NULL,
-                         version, NULL, 0);
+}
+
+/* Runs every check that needs no body (prechecks, in order). Returns true
+ * when the request may go on; otherwise the first refusal is queued (*ret
+ * says how that went). */
+static bool precheck(mcp_http *h, mcp__http_req *r, const char *url,
+                     const char *method, enum MHD_Result *ret) {
+  precheck_ctx c = {
+      .h = h,
+      .r = r,
+      .url = url,
+      .method = method,
+      .hosts =
+          h->hosts ? (const char *const *)h->hosts : mcp__http_default_hosts,
+      .origins = h->origins ? (const char *const *)h->origins
+                            : mcp__http_default_hosts,
+  };
+  scan_headers(h, r, method, &c.s);
+  c.version = r->version;
+  for (size_t i = 0; i < sizeof prechecks / sizeof prechecks[0]; i++) {
+    const precheck_row *row = &prechecks[i];
+    if (row->post_only && r->method != MCP__HTTP_POST)
+      continue;
+    const char *why = row->refuses(&c);
+    if (why == NULL)
+      continue;
+    *ret = row->answer ? row->answer(&c, why)
+                       : respond_error(r, row->status, row->code, why, NULL,
+                                       c.version, NULL, 0);
     return false;
-  }
-  /* DNS rebinding first: a foreign Host or Origin learns nothing else. */
-  if (s.nhost != 1) {
-    *ret = respond_error(r, MHD_HTTP_BAD_REQUEST, MCP__RPC_INVALID_REQUEST,
-                         s.nhost ? "Bad Request: more than one Host header"
-                                 : "Bad Request: a Host header is required",
-                         NULL, version, NULL, 0);
-    return false;
-  }
-  if (s.host_nul || !mcp__http_host_allowed(hosts, s.host, s.host_len) ||
-      s.norigin > 1 ||
-      (s.norigin == 1 &&
-       !mcp__http_origin_allowed(origins, s.origin, s.origin_len))) {
-    *ret =
-        respond_error(r, MHD_HTTP_FORBIDDEN, MCP__RPC_INVALID_REQUEST,
-                      s.norigin && !s.host_nul &&
-                              mcp__http_host_allowed(hosts, s.host, s.host_len)
-                          ? "Forbidden: this Origin is not allowed"
-                          : "Forbidden: this Host is not allowed",
-                      NULL, version, NULL, 0);
-    return false;
-  }
-  /* A browser says where a request comes from in Sec-Fetch-Site; one from
-   * another site that carries no Origin (a navigation, an image, a form:
-   * requests the Origin check cannot judge) is refused, as a foreign
-   * Origin would be. A request the user made (none) or the server's own
-   * page made (same-origin) goes on, and so does any request with an
-   * Origin, which the allowlist has judged. */
-  if (s.norigin == 0 && s.nfetch_site > 0 &&
-      !(s.nfetch_site == 1 &&
-        ((s.fetch_site_len == 11 &&
-          strncasecmp(s.fetch_site, "same-origin", 11) == 0) ||
-         (s.fetch_site_len == 4 &&
-          strncasecmp(s.fetch_site, "none", 4) == 0)))) {
-    *ret = respond_error(r, MHD_HTTP_FORBIDDEN, MCP__RPC_INVALID_REQUEST,
-                         "Forbidden: a browser request from another site "
-                         "without Origin",
-                         NULL, version, NULL, 0);
-    return false;
-  }
-  if (h->auth) {
-    /* The metadata is public (RFC 9728); every other path, the endpoint
-     * and unknown ones alike, needs a valid token first. */
-    if (mcp__http_auth_wellknown(h->auth, url)) {
-      *ret = respond_metadata(h, r, method, version);
-      return false;
-    }
-    if (!authorize(h, r, &s, version, ret))
-      return false;
-  } else {
-    r->caller.principal = h->principal;
-  }
-  if (strcmp(url, h->path) != 0) {
-    *ret = respond_error(r, MHD_HTTP_NOT_FOUND, MCP__RPC_INVALID_REQUEST,
-                         "Not Found", NULL, version, NULL, 0);
-    return false;
-  }
-  if (strcmp(method, MHD_HTTP_METHOD_POST) == 0) {
-    r->method = MCP__HTTP_POST;
-  } else if (strcmp(method, MHD_HTTP_METHOD_GET) == 0) {
-    r->method = MCP__HTTP_GET;
-  } else if (strcmp(method, MHD_HTTP_METHOD_DELETE) == 0) {
-    r->method = MCP__HTTP_DELETE;
-  } else {
-    *ret = method_not_allowed(
-        r, h->disable_get ? "POST, DELETE" : "GET, POST, DELETE", version);
-    return false;
-  }
-  /* Shapes libmicrohttpd 0.9.75 lets through: two headers that decide
-   * routing or framing, a NUL hidden in one, Content-Length beside
-   * chunked (request smuggling). */
-  bool chunked = s.nte == 1 && s.te_len == 7 &&
-                 strncasecmp(s.transfer_encoding, "chunked", 7) == 0;
-  if (s.ncritical_dup || s.nul || s.nte > 1 || (s.nte && !chunked) ||
-      (s.nte && s.has_content_length)) {
-    *ret = respond_error(r, MHD_HTTP_BAD_REQUEST, MCP__RPC_INVALID_REQUEST,
-                         "Bad Request: duplicate, malformed or conflicting "
-                         "headers",
-                         NULL, version, NULL, 0);
-    return false;
-  }
-  if (r->method != MCP__HTTP_POST)
-    return true;
-  if (!mcp__http_content_type_json(header(r, "Content-Type"))) {
-    *ret = respond_error(r, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE,
-                         MCP__RPC_INVALID_REQUEST,
-                         "Unsupported Media Type: the body must be "
-                         "application/json",
-                         NULL, version, NULL, 0);
-    return false;
-  }
-  if ((s.accept & (MCP__HTTP_ACCEPT_JSON | MCP__HTTP_ACCEPT_SSE)) !=
-      (MCP__HTTP_ACCEPT_JSON | MCP__HTTP_ACCEPT_SSE)) {
-    *ret = respond_error(r, MHD_HTTP_NOT_ACCEPTABLE, MCP__RPC_INVALID_REQUEST,
-                         "Not Acceptable: the client must accept both "
-                         "application/json and text/event-stream",
-                         NULL, version, NULL, 0);
-    return false;
-  }
-  char cl_buf[24];
-  const char *cl = header_copy(r, "Content-Length", cl_buf, sizeof cl_buf);
-  if (cl) {
-    char *end;
-    errno = 0;
-    unsigned long long n = strtoull(cl, &end, 10);
-    if (*cl < '0' || *cl > '9' || *end != '\0' || errno == ERANGE) {
-      *ret = respond_error(r, MHD_HTTP_BAD_REQUEST, MCP__RPC_INVALID_REQUEST,
-                           "Bad Request: malformed Content-Length", NULL,
-                           version, NULL, 0);
-      return false;
-    }
-    if (n > h->max_body) {
-      *ret =
-          respond_error(r, MHD_HTTP_CONTENT_TOO_LARGE, MCP__RPC_INVALID_REQUEST,
-                        "Content Too Large", NULL, version, NULL, 0);
-      return false;
-    }
-    if (n > 0 && (r->body = mcp_malloc((size_t)n)) == NULL) {
-      *ret = MHD_NO;
-      return false;
-    }
-    r->cap = (size_t)n;
   }
   return true;
 }
@@ -617,33 +737,6 @@ static bool collect(mcp_http *h, mcp__http_req *r, const char *data, size_t n) {
  * parse goes to the engine as bytes, and it answers the error. */
 #define PEEK_ID_INLINE 72
 
-/* The 2026-07-28 requests that carry the header Mcp-Name, and what it
- * carries: one params member of the body, which it must equal. The one
- * list of them: the check and its refusals read it, so a refusal always
- * says what this method's value is. */
-typedef struct name_rule {
-  const char *method;
-  const char *member; /* in params */
-  const char *what;   /* what that is, for the refusal */
-} name_rule;
-
-static const name_rule name_rules[] = {
-    {"tools/call", "name", "the tool's name"},
-    {"prompts/get", "name", "the prompt's name"},
-    {"resources/read", "uri", "the resource's URI"},
-    /* The tasks extension routes a task's requests by its id. */
-    {"tasks/get", "taskId", "the task id"},
-    {"tasks/update", "taskId", "the task id"},
-    {"tasks/cancel", "taskId", "the task id"},
-};
-
-static const name_rule *name_rule_of(const char *method) {
-  for (size_t i = 0; i < sizeof name_rules / sizeof *name_rules; i++)
-    if (strcmp(name_rules[i].method, method) == 0)
-      return &name_rules[i];
-  return NULL;
-}
-
 typedef struct peek {
   mcp_message *msg; /* owned until handed to the session */
   const cJSON *root;
@@ -653,29 +746,17 @@ typedef struct peek {
   char id_inline[PEEK_ID_INLINE];
   bool has_id;
   bool initialize;
-  size_t ncalls; /* requests that start a call (is_call) */
-  bool modern;   /* modern _meta, or server/discover */
+  size_t ncalls; /* requests that start a call (mcp_route.calls) */
+  bool modern;   /* served in the modern era (mcp_route.era) */
   const char *meta_version;
-  bool meta_ok;               /* the _meta the modern era requires is there */
-  const name_rule *name_rule; /* the method needs Mcp-Name: this one */
-  const cJSON *name;          /* the params member it must equal */
+  bool meta_ok; /* the _meta the modern era requires is there */
+  /* When the method needs Mcp-Name: the params member it must equal, what
+   * that is, and the member itself (mcp_route.name_*). */
+  const char *name_member, *name_description;
+  const cJSON *name;
   bool oom; /* JSON that could not be read, or an id that could
                not be printed, for lack of memory */
 } peek;
-
-static const cJSON *member(const cJSON *o, const char *key) {
-  return cJSON_IsObject(o) ? cJSON_GetObjectItemCaseSensitive(o, key) : NULL;
-}
-
-/* Whether o is a request that starts a call (a handler that may stay in
- * flight): what max_inflight bounds. */
-static bool is_call(const cJSON *o) {
-  const cJSON *m = member(o, "method");
-  return cJSON_IsString(m) && member(o, "id") != NULL &&
-         (strcmp(m->valuestring, "tools/call") == 0 ||
-          strcmp(m->valuestring, "prompts/get") == 0 ||
-          strcmp(m->valuestring, "resources/read") == 0);
-}
 
 /* Keeps a copy of the message's raw id (which lives in the message). */
 static void peek_id(peek *p) {
@@ -701,42 +782,30 @@ static void peek_body(const char *body, size_t len, peek *p) {
     return;
   }
   p->root = mcp_message_json(p->msg);
-  if (cJSON_IsArray(p->root)) {
-    for (const cJSON *e = p->root->child; e; e = e->next)
-      p->ncalls += is_call(e);
+  /* The engine says what the message is: its method, era, the calls it
+   * starts (what max_inflight bounds) and the name its Mcp-Name carries. */
+  mcp_route route;
+  if (mcp_message_route(p->msg, &route) != 0)
     return;
-  }
-  const cJSON *method = member(p->root, "method");
-  const cJSON *id = member(p->root, "id");
-  if (!cJSON_IsString(method))
+  p->ncalls = route.calls;
+  if (route.method == NULL)
     return;
-  p->method = method->valuestring;
-  p->has_id = id != NULL;
+  const cJSON *id = mcp__json_member(p->root, "id");
+  p->method = route.method;
+  p->has_id = route.request;
   if (cJSON_IsString(id) ||
       (cJSON_IsNumber(id) && id->valuedouble <= 9007199254740991.0 &&
        id->valuedouble >= -9007199254740991.0 &&
        /* the range first: converting a larger double is undefined */
        id->valuedouble == (double)(long long)id->valuedouble))
     peek_id(p);
-  p->initialize = p->has_id && strcmp(p->method, "initialize") == 0;
-  p->ncalls = is_call(p->root);
-  const cJSON *params = member(p->root, "params");
-  const cJSON *meta = member(params, "_meta");
-  const cJSON *v = member(meta, "io.modelcontextprotocol/protocolVersion");
-  const cJSON *caps =
-      member(meta, "io.modelcontextprotocol/clientCapabilities");
-  const cJSON *level = member(meta, "io.modelcontextprotocol/logLevel");
-  /* initialize belongs to the legacy era, unless its _meta names a
-   * version (the engine then answers that 2026-07-28 has no initialize). */
-  p->modern = strcmp(p->method, "initialize") != 0
-                  ? (v || caps || strcmp(p->method, "server/discover") == 0)
-                  : v != NULL;
-  p->meta_version = cJSON_IsString(v) ? v->valuestring : NULL;
-  p->meta_ok = p->meta_version && cJSON_IsObject(caps) &&
-               (level == NULL || cJSON_IsString(level));
-  p->name_rule = name_rule_of(p->method);
-  if (p->name_rule)
-    p->name = member(params, p->name_rule->member);
+  p->initialize = route.initialize;
+  p->modern = route.era == MCP_ERA_MODERN;
+  p->meta_version = route.meta_version;
+  p->meta_ok = route.meta_complete;
+  p->name_member = route.name_member;
+  p->name_description = route.name_description;
+  p->name = route.name;
 }
 
 static void peek_free(peek *p) {
@@ -747,27 +816,14 @@ static void peek_free(peek *p) {
 
 /* ---- answering a POST ---------------------------------------------------- */
 
+/* The live list is newest first, as the stop and housekeeping walks have
+ * always seen it. */
 static void live_link(mcp_http *h, mcp__http_stream *st) {
-  st->live_prev = NULL;
-  st->live_next = h->live;
-  if (h->live)
-    h->live->live_prev = st;
-  h->live = st;
-  st->live = true;
+  mcp__list_push_front(&h->live, &st->live);
 }
 
-static void live_unlink(mcp_http *h, mcp__http_stream *st) {
-  if (!st->live)
-    return;
-  if (st->live_prev)
-    st->live_prev->live_next = st->live_next;
-  else
-    h->live = st->live_next;
-  if (st->live_next)
-    st->live_next->live_prev = st->live_prev;
-  st->live_prev = st->live_next = NULL;
-  st->live = false;
-}
+/* Removing a stream that is not live does nothing. */
+static void live_unlink(mcp__http_stream *st) { mcp__list_remove(&st->live); }
 
 static ssize_t sse_reader(void *cls, uint64_t pos, char *buf, size_t max) {
   (void)pos;
@@ -815,34 +871,32 @@ static bool keep_reply(mcp__http_req *r, const mcp__http_reply *f) {
   return true;
 }
 
-/* Turns the engine's answer to a POST into the HTTP response, or leaves
- * the request waiting for it: on_request calls again, with r->reply,
- * once the stream can settle. */
-static enum MHD_Result finish_post(mcp_http *h, mcp__http_req *r, int rc,
-                                   const mcp__http_reply *f) {
-  const char *version = f->version;
-  if (rc == MCP_ENOMEM || rc == MCP_ECLOSED)
-    return respond_error(r, MHD_HTTP_INTERNAL_SERVER_ERROR,
-                         MCP__RPC_INTERNAL_ERROR, "Internal error", f->id,
-                         version, NULL, 0);
+/* What settling a POST's stream gave: its mode and, for one message, the
+ * message and its JSON-RPC error code. */
+typedef struct post_outcome {
+  mcp__http_mode mode;
+  char *json;
+  size_t len;
+  int code;
+} post_outcome;
+
+/* Settles r's stream into a mode (see mcp__http_stream_settle), attaching
+ * it to the live list when it waits or streams. forbidden: the engine
+ * refused the request for a scope. */
+static post_outcome settle_post(mcp_http *h, mcp__http_req *r,
+                                const mcp__http_reply *f, bool forbidden) {
   /* A reply the engine gives later (a call deferred, or run by an
    * executor) is awaited, so that one message is still application/json;
    * not when the server is asked for event streams. */
   bool may_wait = !h->prefer_sse && !mcp__http_stream_engine_done(r->stream) &&
                   keep_reply(r, f);
-  char *json = NULL;
-  size_t len = 0;
-  int code = 0;
-  /* A request the policy refused for a missing scope is answered 403 with
-   * the challenge the client steps up with (RFC 6750 §3.1), before any
-   * stream opens: the engine refused it at once, alone, so its one message
-   * is here already, with the scopes the engine said it names. */
-  char *forbidden = h->auth ? mcp__http_stream_refusal(r->stream) : NULL;
+  post_outcome o = {0};
   pthread_mutex_lock(&h->lock);
   bool waited = r->waiting;
   mcp__http_mode mode = mcp__http_stream_settle(
-      r->stream, r, h->prefer_sse && forbidden == NULL,
-      may_wait && !h->stopping, f->priming, &json, &len, &code);
+      r->stream, r, h->prefer_sse && !forbidden, may_wait && !h->stopping,
+      f->priming, &o.json, &o.len, &o.code);
+  o.mode = mode;
   r->waiting = mode == MCP__HTTP_MODE_PENDING;
   /* A waiting request is attached (and live, so that a stop or a
    * keep-alive interval resumes it) from its first wait until its
@@ -862,6 +916,62 @@ static enum MHD_Result finish_post(mcp_http *h, mcp__http_req *r, int rc,
     mcp__http_log(h, MCP_LOG_DEBUG,
                   "an event stream of a session cannot be resumed: every "
                   "kept stream is still live");
+  return o;
+}
+
+/* One message's HTTP status, after the digest's mapping of its JSON-RPC
+ * error code. */
+static unsigned message_status(int code, const mcp__http_reply *f) {
+  if (code == MCP__RPC_PARSE_ERROR || code == MCP__RPC_INVALID_REQUEST)
+    return MHD_HTTP_BAD_REQUEST;
+  if (!f->modern)
+    return MHD_HTTP_OK;
+  if (code == MCP__RPC_METHOD_NOT_FOUND)
+    return MHD_HTTP_NOT_FOUND;
+  if (code == MCP__RPC_HEADER_MISMATCH || code == MCP__RPC_MISSING_CAPABILITY ||
+      code == MCP__RPC_UNSUPPORTED_VERSION ||
+      (code == MCP__RPC_INVALID_PARAMS && !f->meta_ok))
+    return MHD_HTTP_BAD_REQUEST;
+  return MHD_HTTP_OK;
+}
+
+/* Answers a request refused for a missing scope: 403 with the engine's
+ * message and the challenge naming the scopes (forbidden). Takes json. */
+static enum MHD_Result respond_forbidden(mcp_http *h, mcp__http_req *r,
+                                         const char *session_id,
+                                         const char *forbidden, char *json,
+                                         size_t len) {
+  char *challenge =
+      mcp__http_auth_challenge(h->auth, "insufficient_scope", forbidden);
+  if (challenge == NULL) {
+    mcp_free(json);
+    return MHD_NO;
+  }
+  const header_pair hp[] = {{"Mcp-Session-Id", session_id},
+                            {MHD_HTTP_HEADER_WWW_AUTHENTICATE, challenge}};
+  enum MHD_Result ret =
+      respond(r, MHD_HTTP_FORBIDDEN, "application/json", json, len, hp, 2);
+  mcp_free(challenge);
+  return ret;
+}
+
+/* Turns the engine's answer to a POST into the HTTP response, or leaves
+ * the request waiting for it: on_request calls again, with r->reply,
+ * once the stream can settle. */
+static enum MHD_Result finish_post(mcp_http *h, mcp__http_req *r, int rc,
+                                   const mcp__http_reply *f) {
+  const char *version = f->version;
+  if (rc == MCP_ENOMEM || rc == MCP_ECLOSED)
+    return respond_error(r, MHD_HTTP_INTERNAL_SERVER_ERROR,
+                         MCP__RPC_INTERNAL_ERROR, "Internal error", f->id,
+                         version, NULL, 0);
+  /* A request the policy refused for a missing scope is answered 403 with
+   * the challenge the client steps up with (RFC 6750 §3.1), before any
+   * stream opens: the engine refused it at once, alone, so its one message
+   * is here already, with the scopes the engine said it names. */
+  char *forbidden = h->auth ? mcp__http_stream_refusal(r->stream) : NULL;
+  post_outcome o = settle_post(h, r, f, forbidden != NULL);
+  mcp__http_mode mode = o.mode;
   if (mode == MCP__HTTP_MODE_PENDING) {
     mcp_free(forbidden);
     return MHD_YES; /* no response yet: the connection is suspended */
@@ -869,7 +979,7 @@ static enum MHD_Result finish_post(mcp_http *h, mcp__http_req *r, int rc,
   const char *session_id = f->session_id;
   if (mode == MCP__HTTP_MODE_FAILED) {
     mcp_free(forbidden);
-    mcp_free(json);
+    mcp_free(o.json);
     /* A reply past the stream's bound closes the connection, as an
      * overflowing event stream does. */
     const header_pair closing = {MHD_HTTP_HEADER_CONNECTION, "close"};
@@ -880,18 +990,9 @@ static enum MHD_Result finish_post(mcp_http *h, mcp__http_req *r, int rc,
   }
   const header_pair sid = {"Mcp-Session-Id", session_id};
   if (mode == MCP__HTTP_MODE_JSON && forbidden) {
-    char *challenge =
-        mcp__http_auth_challenge(h->auth, "insufficient_scope", forbidden);
-    mcp_free(forbidden);
-    if (challenge == NULL) {
-      mcp_free(json);
-      return MHD_NO;
-    }
-    const header_pair hp[] = {{"Mcp-Session-Id", session_id},
-                              {MHD_HTTP_HEADER_WWW_AUTHENTICATE, challenge}};
     enum MHD_Result ret =
-        respond(r, MHD_HTTP_FORBIDDEN, "application/json", json, len, hp, 2);
-    mcp_free(challenge);
+        respond_forbidden(h, r, session_id, forbidden, o.json, o.len);
+    mcp_free(forbidden);
     return ret;
   }
   mcp_free(forbidden);
@@ -900,19 +1001,8 @@ static enum MHD_Result finish_post(mcp_http *h, mcp__http_req *r, int rc,
   if (mode == MCP__HTTP_MODE_SSE)
     return respond_sse(r, session_id);
   /* One message: its status follows the digest's mapping. */
-  unsigned status = MHD_HTTP_OK;
-  if (code == MCP__RPC_PARSE_ERROR || code == MCP__RPC_INVALID_REQUEST)
-    status = MHD_HTTP_BAD_REQUEST;
-  if (f->modern) {
-    if (code == MCP__RPC_METHOD_NOT_FOUND)
-      status = MHD_HTTP_NOT_FOUND;
-    else if (code == MCP__RPC_HEADER_MISMATCH ||
-             code == MCP__RPC_MISSING_CAPABILITY ||
-             code == MCP__RPC_UNSUPPORTED_VERSION ||
-             (code == MCP__RPC_INVALID_PARAMS && !f->meta_ok))
-      status = MHD_HTTP_BAD_REQUEST;
-  }
-  return respond(r, status, "application/json", json, len, &sid, 1);
+  return respond(r, message_status(o.code, f), "application/json", o.json,
+                 o.len, &sid, 1);
 }
 
 /* A modern session's own messages (none are expected: nothing is
@@ -958,8 +1048,7 @@ static const char *modern_mismatch(mcp__http_req *r, const peek *p, char *why,
       method_len != strlen(p->method) ||
       memcmp(method, p->method, method_len) != 0)
     return "Header mismatch: Mcp-Method must equal the body's method";
-  const name_rule *rule = p->name_rule;
-  if (rule == NULL || !p->has_id)
+  if (p->name_member == NULL || !p->has_id)
     return NULL;
   const char *raw;
   size_t raw_len;
@@ -967,7 +1056,7 @@ static const char *modern_mismatch(mcp__http_req *r, const peek *p, char *why,
     snprintf(why, size,
              "Header mismatch: Mcp-Name is required for %s: its value is %s "
              "(params.%s of the body)",
-             rule->method, rule->what, rule->member);
+             p->method, p->name_description, p->name_member);
     return why;
   }
   char *name = NULL;
@@ -985,7 +1074,7 @@ static const char *modern_mismatch(mcp__http_req *r, const peek *p, char *why,
   snprintf(why, size,
            "Header mismatch: Mcp-Name must equal params.%s of the body (%s) "
            "for %s",
-           rule->member, rule->what, rule->method);
+           p->name_member, p->name_description, p->method);
   return why;
 }
 
@@ -1067,7 +1156,8 @@ static const char *param_mismatch(mcp_http *h, mcp__http_req *r, const peek *p,
   const char *bad = ps.why;
   *oom = ps.oom;
   if (bad == NULL && !ps.oom) {
-    const cJSON *args = member(member(p->root, "params"), "arguments");
+    const cJSON *args =
+        mcp__json_member(mcp__json_member(p->root, "params"), "arguments");
     int rc = mcp_server_check_param_headers(h->srv, p->name->valuestring, args,
                                             param_lookup, &ps, why, size);
     if (rc == MCP_EINVAL)
@@ -1119,58 +1209,89 @@ static enum MHD_Result post_modern(mcp_http *h, mcp__http_req *r, peek *p) {
   return finish_post(h, r, rc, &f);
 }
 
+/* A legacy POST without a session id: an initialize gets a new session
+ * in r->session (true); anything else is refused (false, *ret). */
+static bool create_session(mcp_http *h, mcp__http_req *r, const peek *p,
+                           enum MHD_Result *ret) {
+  const char *version = r->version;
+  if (p->root == NULL) {
+    *ret = respond_error(r, MHD_HTTP_BAD_REQUEST, MCP__RPC_PARSE_ERROR,
+                         "Parse error: the body is not valid JSON", NULL,
+                         version, NULL, 0);
+    return false;
+  }
+  if (!p->initialize) {
+    *ret = respond_error(r, MHD_HTTP_BAD_REQUEST, MCP__RPC_INVALID_REQUEST,
+                         "Bad Request: Mcp-Session-Id header is required",
+                         p->id, version, NULL, 0);
+    return false;
+  }
+  int rc = mcp__http_session_create(h, &r->caller, &r->session);
+  if (rc == MCP_ELIMIT) {
+    const header_pair retry = {MHD_HTTP_HEADER_RETRY_AFTER, "5"};
+    *ret = respond_error(r, MHD_HTTP_SERVICE_UNAVAILABLE, MCP__RPC_SERVER_BUSY,
+                         "Service Unavailable: too many sessions", p->id,
+                         version, &retry, 1);
+    return false;
+  }
+  if (rc) {
+    *ret = respond_error(
+        r, MHD_HTTP_INTERNAL_SERVER_ERROR, MCP__RPC_INTERNAL_ERROR,
+        rc == MCP_EIO ? "Internal error: no session id could be made"
+                      : "Internal error",
+        p->id, version, NULL, 0);
+    return false;
+  }
+  return true;
+}
+
+/* A legacy POST naming session sid: the caller's own session in
+ * r->session, with room for the request's calls (true); otherwise a
+ * refusal (false, *ret). */
+static bool join_session(mcp_http *h, mcp__http_req *r, const peek *p,
+                         const char *sid, size_t sid_len,
+                         enum MHD_Result *ret) {
+  const char *version = r->version;
+  if (!mcp__http_visible_ascii(sid, sid_len, 256)) {
+    *ret = respond_error(r, MHD_HTTP_BAD_REQUEST, MCP__RPC_INVALID_REQUEST,
+                         "Bad Request: malformed Mcp-Session-Id", p->id,
+                         version, NULL, 0);
+    return false;
+  }
+  if (version && !mcp__http_legacy_version(version)) {
+    *ret = respond_error(r, MHD_HTTP_BAD_REQUEST, MCP__RPC_INVALID_REQUEST,
+                         "Bad Request: unsupported MCP-Protocol-Version", p->id,
+                         NULL, NULL, 0);
+    return false;
+  }
+  /* The engine session decides with the scopes it was created with, so
+   * only a token with those same scopes may drive it. */
+  r->session = mcp__http_session_find(h, sid, sid_len, &r->caller, true);
+  if (r->session == NULL) {
+    *ret = respond_error(r, MHD_HTTP_NOT_FOUND, MCP__RPC_INVALID_REQUEST,
+                         "Not Found: no such session", p->id, version, NULL, 0);
+    return false;
+  }
+  if (p->ncalls &&
+      mcp_session_pending(r->session->mcp) + p->ncalls > h->max_inflight) {
+    const header_pair retry = {MHD_HTTP_HEADER_RETRY_AFTER, "1"};
+    *ret =
+        respond_error(r, MHD_HTTP_TOO_MANY_REQUESTS, MCP__RPC_SERVER_BUSY,
+                      "too many requests in flight", p->id, version, &retry, 1);
+    return false;
+  }
+  return true;
+}
+
 static enum MHD_Result post_legacy(mcp_http *h, mcp__http_req *r, peek *p) {
   const char *version = r->version;
   const char *sid;
   size_t sid_len;
-  bool created = false;
-  if (!header_span(r, "Mcp-Session-Id", &sid, &sid_len)) {
-    if (p->root == NULL)
-      return respond_error(r, MHD_HTTP_BAD_REQUEST, MCP__RPC_PARSE_ERROR,
-                           "Parse error: the body is not valid JSON", NULL,
-                           version, NULL, 0);
-    if (!p->initialize)
-      return respond_error(r, MHD_HTTP_BAD_REQUEST, MCP__RPC_INVALID_REQUEST,
-                           "Bad Request: Mcp-Session-Id header is required",
-                           p->id, version, NULL, 0);
-    int rc = mcp__http_session_create(h, &r->caller, &r->session);
-    if (rc == MCP_ELIMIT) {
-      const header_pair retry = {MHD_HTTP_HEADER_RETRY_AFTER, "5"};
-      return respond_error(
-          r, MHD_HTTP_SERVICE_UNAVAILABLE, MCP__RPC_SERVER_BUSY,
-          "Service Unavailable: too many sessions", p->id, version, &retry, 1);
-    }
-    if (rc)
-      return respond_error(
-          r, MHD_HTTP_INTERNAL_SERVER_ERROR, MCP__RPC_INTERNAL_ERROR,
-          rc == MCP_EIO ? "Internal error: no session id could be made"
-                        : "Internal error",
-          p->id, version, NULL, 0);
-    created = true;
-  } else {
-    if (!mcp__http_visible_ascii(sid, sid_len, 256))
-      return respond_error(r, MHD_HTTP_BAD_REQUEST, MCP__RPC_INVALID_REQUEST,
-                           "Bad Request: malformed Mcp-Session-Id", p->id,
-                           version, NULL, 0);
-    if (version && !mcp__http_legacy_version(version))
-      return respond_error(r, MHD_HTTP_BAD_REQUEST, MCP__RPC_INVALID_REQUEST,
-                           "Bad Request: unsupported MCP-Protocol-Version",
-                           p->id, NULL, NULL, 0);
-    /* The engine session decides with the scopes it was created with, so
-     * only a token with those same scopes may drive it. */
-    r->session = mcp__http_session_find(h, sid, sid_len, &r->caller, true);
-    if (r->session == NULL)
-      return respond_error(r, MHD_HTTP_NOT_FOUND, MCP__RPC_INVALID_REQUEST,
-                           "Not Found: no such session", p->id, version, NULL,
-                           0);
-    if (p->ncalls &&
-        mcp_session_pending(r->session->mcp) + p->ncalls > h->max_inflight) {
-      const header_pair retry = {MHD_HTTP_HEADER_RETRY_AFTER, "1"};
-      return respond_error(r, MHD_HTTP_TOO_MANY_REQUESTS, MCP__RPC_SERVER_BUSY,
-                           "too many requests in flight", p->id, version,
-                           &retry, 1);
-    }
-  }
+  enum MHD_Result ret;
+  bool created = !header_span(r, "Mcp-Session-Id", &sid, &sid_len);
+  if (created ? !create_session(h, r, p, &ret)
+              : !join_session(h, r, p, sid, sid_len, &ret))
+    return ret;
   mcp__http_session *hs = r->session;
   pthread_mutex_lock(&h->lock);
   r->stream = mcp__http_session_stream_locked(hs, MCP__HTTP_STREAM_POST);
@@ -1260,25 +1381,14 @@ static bool find_session(mcp_http *h, mcp__http_req *r, const char *version,
   return true;
 }
 
-static enum MHD_Result handle_get(mcp_http *h, mcp__http_req *r) {
-  const char *version = r->version;
-  enum MHD_Result ret;
-  if (version && strcmp(version, MCP__HTTP_MODERN_VERSION) == 0)
-    return method_not_allowed(r, "POST", version);
-  if (h->disable_get)
-    return method_not_allowed(r, "POST, DELETE", version);
-  if (!(mcp__http_accept(header(r, "Accept")) & MCP__HTTP_ACCEPT_SSE))
-    return respond_error(r, MHD_HTTP_NOT_ACCEPTABLE, MCP__RPC_INVALID_REQUEST,
-                         "Not Acceptable: GET opens a text/event-stream", NULL,
-                         version, NULL, 0);
-  if (!find_session(h, r, version, &ret))
-    return ret;
+/* Attaches r to its session's GET stream: the one Last-Event-ID (last)
+ * names, or the standalone stream. Returns 0 when attached (*old is then a
+ * connection the stream left, to resume), -1 when another connection
+ * holds it, -3 when the server is stopping, another value when there is no
+ * such stream or none could be made. */
+static int attach_get(mcp_http *h, mcp__http_req *r, const char *last,
+                      bool priming, struct MHD_Connection **old) {
   mcp__http_session *hs = r->session;
-  const char *negotiated = mcp_session_protocol_version(hs->mcp);
-  const char *effective = version ? version : negotiated;
-  bool priming = effective && strcmp(effective, "2025-11-25") >= 0;
-  char last_buf[48];
-  const char *last = header_copy(r, "Last-Event-ID", last_buf, sizeof last_buf);
   unsigned no;
   unsigned long long seq = 0;
   int rc = -2;
@@ -1306,10 +1416,9 @@ static enum MHD_Result handle_get(mcp_http *h, mcp__http_req *r) {
     if (r->stream)
       mcp__http_stream_ref(r->stream);
   }
-  struct MHD_Connection *old = NULL;
   if (r->stream) {
     rc = mcp__http_stream_attach_get(r->stream, r, last != NULL, seq, priming,
-                                     &old);
+                                     old);
     if (rc == 0)
       attach_live(h, r, r->stream);
     else if (rc == 1)
@@ -1322,6 +1431,30 @@ static enum MHD_Result handle_get(mcp_http *h, mcp__http_req *r) {
     }
   }
   pthread_mutex_unlock(&h->lock);
+  return rc;
+}
+
+static enum MHD_Result handle_get(mcp_http *h, mcp__http_req *r) {
+  const char *version = r->version;
+  enum MHD_Result ret;
+  if (version && strcmp(version, MCP__HTTP_MODERN_VERSION) == 0)
+    return method_not_allowed(r, "POST", version);
+  if (h->disable_get)
+    return method_not_allowed(r, "POST, DELETE", version);
+  if (!(mcp__http_accept(header(r, "Accept")) & MCP__HTTP_ACCEPT_SSE))
+    return respond_error(r, MHD_HTTP_NOT_ACCEPTABLE, MCP__RPC_INVALID_REQUEST,
+                         "Not Acceptable: GET opens a text/event-stream", NULL,
+                         version, NULL, 0);
+  if (!find_session(h, r, version, &ret))
+    return ret;
+  mcp__http_session *hs = r->session;
+  const char *negotiated = mcp_session_protocol_version(hs->mcp);
+  const char *effective = version ? version : negotiated;
+  bool priming = effective && strcmp(effective, "2025-11-25") >= 0;
+  char last_buf[48];
+  const char *last = header_copy(r, "Last-Event-ID", last_buf, sizeof last_buf);
+  struct MHD_Connection *old = NULL;
+  int rc = attach_get(h, r, last, priming, &old);
   mcp__http_resume(h->hub, old);
   if (rc == -1)
     return respond_error(r, MHD_HTTP_CONFLICT, MCP__RPC_INVALID_REQUEST,
@@ -1407,7 +1540,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     bool attached;
     bool left_early = mcp__http_stream_detach(r->stream, r, &attached);
     if (attached) {
-      live_unlink(h, r->stream);
+      live_unlink(r->stream);
       if (r->session)
         r->session->attached--;
     }
@@ -1441,11 +1574,11 @@ static void housekeeping(mcp_http *h) {
   struct MHD_Connection **wake = NULL;
   size_t nwake = 0, n = 0;
   pthread_mutex_lock(&h->lock);
-  for (mcp__http_stream *st = h->live; st; st = st->live_next)
-    n++;
+  mcp__list_each(link, &h->live) n++;
   long long wall = (long long)time(NULL);
   if (n && (wake = mcp_malloc(n * sizeof *wake)) != NULL) {
-    for (mcp__http_stream *st = h->live; st; st = st->live_next) {
+    mcp__list_each(link, &h->live) {
+      mcp__http_stream *st = mcp__container_of(link, mcp__http_stream, live);
       struct MHD_Connection *c = mcp__http_stream_expire(st, wall);
       if (c == NULL)
         c = mcp__http_stream_keepalive(st, now,
@@ -1509,7 +1642,6 @@ static void http_free(mcp_http *h) {
   mcp_free(h);
 }
 
-/* Copies and defaults the options; MCP_EINVAL names the bad one. */
 /* Reads where listen_fd is bound into sa, and whether that is loopback.
  * Returns 0, or MCP_EINVAL (logged) for what is not a listening TCP
  * socket. */
@@ -1539,8 +1671,11 @@ static int inherited_socket(mcp_http *h, int fd, struct sockaddr_storage *sa,
   return 0;
 }
 
-static int configure(mcp_http *h, const mcp_http_options *o,
-                     struct sockaddr_storage *sa, bool *loopback) {
+/* Where to listen: the inherited listen_fd's address, or bind_addr and
+ * port; *loopback says whether that is loopback. Returns 0 or MCP_EINVAL
+ * (logged). */
+static int configure_address(mcp_http *h, const mcp_http_options *o,
+                             struct sockaddr_storage *sa, bool *loopback) {
   const char *bind = o->bind_addr ? o->bind_addr : DEFAULT_BIND;
   memset(sa, 0, sizeof *sa);
   if (o->listen_fd > 0) {
@@ -1571,6 +1706,55 @@ static int configure(mcp_http *h, const mcp_http_options *o,
       return MCP_EINVAL;
     }
   }
+  return 0;
+}
+
+/* The caller of every request without auth: a copy of o->principal, or
+ * one with every scope. Returns 0 or MCP_ENOMEM. */
+static int configure_principal(mcp_http *h, const mcp_http_options *o) {
+  if (o->principal == NULL) {
+    h->principal.all_scopes = true;
+    return 0;
+  }
+  h->principal.all_scopes = o->principal->all_scopes;
+  if ((o->principal->subject &&
+       (h->principal_subject = mcp__strdup(o->principal->subject)) == NULL) ||
+      mcp__http_list_copy(o->principal->scopes, &h->principal_scopes))
+    return MCP_ENOMEM;
+  h->principal.subject = h->principal_subject;
+  h->principal.scopes = (const char *const *)h->principal_scopes;
+  return 0;
+}
+
+/* The session ids' length, and their "NODE." prefix when o->node_id names
+ * this process. Returns 0 or MCP_EINVAL (logged). */
+static int configure_node(mcp_http *h, const mcp_http_options *o) {
+  h->sid_len = MCP__HTTP_SID_LEN;
+  if (o->node_id == NULL)
+    return 0;
+  size_t n = strlen(o->node_id);
+  bool ok = n >= 1 && n <= MCP__HTTP_NODE_MAX;
+  for (size_t i = 0; ok && i < n; i++) {
+    char c = o->node_id[i];
+    ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+         (c >= '0' && c <= '9') || c == '_' || c == '-';
+  }
+  if (!ok) {
+    mcp__http_log(h, MCP_LOG_ERROR,
+                  "node_id must be 1-32 characters of [A-Za-z0-9_-]");
+    return MCP_EINVAL;
+  }
+  snprintf(h->node, sizeof h->node, "%s.", o->node_id);
+  h->sid_len += n + 1;
+  return 0;
+}
+
+/* Copies and defaults the options; MCP_EINVAL names the bad one. */
+static int configure(mcp_http *h, const mcp_http_options *o,
+                     struct sockaddr_storage *sa, bool *loopback) {
+  int rc = configure_address(h, o, sa, loopback);
+  if (rc)
+    return rc;
   const char *path = o->path ? o->path : DEFAULT_PATH;
   if (path[0] != '/') {
     mcp__http_log(h, MCP_LOG_ERROR, "path must start with '/'");
@@ -1598,37 +1782,11 @@ static int configure(mcp_http *h, const mcp_http_options *o,
       mcp__http_list_copy(o->allowed_hosts, &h->hosts) ||
       mcp__http_list_copy(o->allowed_origins, &h->origins))
     return MCP_ENOMEM;
-  if (o->principal) {
-    h->principal.all_scopes = o->principal->all_scopes;
-    if ((o->principal->subject &&
-         (h->principal_subject = mcp__strdup(o->principal->subject)) == NULL) ||
-        mcp__http_list_copy(o->principal->scopes, &h->principal_scopes))
-      return MCP_ENOMEM;
-    h->principal.subject = h->principal_subject;
-    h->principal.scopes = (const char *const *)h->principal_scopes;
-  } else {
-    h->principal.all_scopes = true;
-  }
-  h->sid_len = MCP__HTTP_SID_LEN;
-  if (o->node_id) {
-    size_t n = strlen(o->node_id);
-    bool ok = n >= 1 && n <= MCP__HTTP_NODE_MAX;
-    for (size_t i = 0; ok && i < n; i++) {
-      char c = o->node_id[i];
-      ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-           (c >= '0' && c <= '9') || c == '_' || c == '-';
-    }
-    if (!ok) {
-      mcp__http_log(h, MCP_LOG_ERROR,
-                    "node_id must be 1-32 characters of [A-Za-z0-9_-]");
-      return MCP_EINVAL;
-    }
-    snprintf(h->node, sizeof h->node, "%s.", o->node_id);
-    h->sid_len += n + 1;
-  }
+  if ((rc = configure_principal(h, o)) != 0 || (rc = configure_node(h, o)) != 0)
+    return rc;
   if (o->tls) {
     char why[400];
-    int rc = mcp__http_tls_open(h, o->tls, why, sizeof why);
+    rc = mcp__http_tls_open(h, o->tls, why, sizeof why);
     if (rc) {
       mcp__http_log(h, MCP_LOG_ERROR, "tls: %s", why);
       return rc;
@@ -1891,6 +2049,7 @@ int mcp_http_start(mcp_server *srv, const mcp_http_options *opts,
     return MCP_ENOMEM;
   }
   h->srv = srv;
+  mcp__list_init(&h->live);
   h->starter = pthread_self();
   h->starting = true;
   h->loop_fd = -1;
@@ -1949,11 +2108,11 @@ void mcp_http_stop(mcp_http *h) {
   struct MHD_Connection **wake = NULL;
   size_t n = 0, nwake = 0;
   pthread_mutex_lock(&h->lock);
-  for (mcp__http_stream *st = h->live; st; st = st->live_next)
-    n++;
+  mcp__list_each(link, &h->live) n++;
   if (n)
     wake = mcp_malloc(n * sizeof *wake);
-  for (mcp__http_stream *st = h->live; st; st = st->live_next) {
+  mcp__list_each(link, &h->live) {
+    mcp__http_stream *st = mcp__container_of(link, mcp__http_stream, live);
     struct MHD_Connection *c = mcp__http_stream_end(st);
     if (c && wake)
       wake[nwake++] = c;
@@ -1992,7 +2151,7 @@ long mcp_http_backend_timeout(const mcp_http *h) {
   /* Housekeeping runs at least every tick while anything may need it. */
   mcp_http *m = (mcp_http *)h;
   pthread_mutex_lock(&m->lock);
-  bool busy = m->nsessions > 0 || m->live != NULL;
+  bool busy = m->nsessions > 0 || !mcp__list_empty(&m->live);
   pthread_mutex_unlock(&m->lock);
   if (busy) {
     uint64_t now = mcp__http_now_ms();

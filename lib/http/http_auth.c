@@ -309,14 +309,13 @@ char *mcp__http_auth_prm(const mcp_http *h, size_t *len) {
     goto done;
   /* cJSON_AddStringToObject frees the string when the member cannot be
    * added; cJSON_AddItemToObject would leave it to the caller. */
+  cJSON *server_list = servers; /* doc's from here on */
   if (!cJSON_AddStringToObject(doc, "resource", a->resource) ||
       !cJSON_AddItemToObject(doc, "authorization_servers", servers))
     goto done;
   servers = NULL;
   for (size_t i = 0; a->servers[i]; i++)
-    if (!cJSON_AddItemToArray(
-            cJSON_GetObjectItemCaseSensitive(doc, "authorization_servers"),
-            cJSON_CreateString(a->servers[i])))
+    if (!cJSON_AddItemToArray(server_list, cJSON_CreateString(a->servers[i])))
       goto done;
   if (a->supported) {
     for (size_t i = 0; a->supported[i]; i++)

@@ -83,9 +83,9 @@ struct mcp_http {
   pthread_mutex_t lock;
   /* Session table: chained hash of published sessions. nsessions also
    * counts sessions reserved by an initialize in progress. */
-  mcp__http_session **buckets;
+  mcp__list *buckets; /* heads of mcp__http_session.link */
   size_t nbuckets, nsessions;
-  mcp__http_stream *live; /* streams attached to a connection */
+  mcp__list live; /* streams attached to a connection, by their live link */
   bool stopping;
 
   /* Housekeeping (keep-alives, idle expiry): a timer thread, or
@@ -316,7 +316,7 @@ struct mcp__http_stream {
                            keep-alive interval: it becomes an event stream */
 
   /* Messages that arrived before the mode was decided. */
-  struct mcp__http_msg *pending, **pending_tail;
+  mcp__list pending; /* mcp__http_msg.link (http_stream.c), oldest first */
   size_t npending, pending_bytes;
 
   /* Bytes not yet handed to the connection. */
@@ -327,9 +327,9 @@ struct mcp__http_stream {
   struct mcp__http_event *ring;
   size_t ring_cap, ring_len, ring_start, ring_bytes;
 
-  /* Links: http->live (attached streams), under http->lock. */
-  mcp__http_stream *live_prev, *live_next;
-  bool live;
+  /* Link in http->live (attached streams), under http->lock; in no list
+   * while the stream is not attached. */
+  mcp__list live;
 };
 
 /* A new stream with one reference. ring_cap 0 keeps no events. Returns
@@ -450,12 +450,11 @@ struct mcp__http_session {
   unsigned refs;
   unsigned attached; /* connections carrying this session's streams */
   uint64_t last_ms;  /* last request or detach */
-  bool linked;       /* in the table */
   unsigned next_stream;
   mcp__http_stream **streams; /* kept for Last-Event-ID (references) */
   size_t nstreams, cap;
   mcp__http_stream *standalone;
-  mcp__http_session *hnext;
+  mcp__list link; /* in its bucket of http->buckets while published */
 };
 
 /* Creates a session for an initialize by caller: reserves a slot

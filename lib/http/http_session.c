@@ -32,6 +32,8 @@ int mcp__http_sessions_init(mcp_http *h) {
   h->buckets = mcp_calloc(n, sizeof *h->buckets);
   if (h->buckets == NULL)
     return MCP_ENOMEM;
+  for (size_t b = 0; b < n; b++)
+    mcp__list_init(&h->buckets[b]);
   h->nbuckets = n;
   return 0;
 }
@@ -103,6 +105,7 @@ int mcp__http_session_create(mcp_http *h, const mcp__http_caller *caller,
     goto fail;
   hs->http = h;
   hs->refs = 1;
+  mcp__list_init(&hs->link);
   hs->last_ms = mcp__http_now_ms();
   rc = mcp_session_new(h->srv, who, session_send, hs, &hs->mcp);
   if (rc) {
@@ -126,9 +129,7 @@ fail:
 void mcp__http_session_publish(mcp_http *h, mcp__http_session *hs) {
   uint64_t b = hash_id(hs->id, h->sid_len) & (h->nbuckets - 1);
   pthread_mutex_lock(&h->lock);
-  hs->hnext = h->buckets[b];
-  h->buckets[b] = hs;
-  hs->linked = true;
+  mcp__list_push_front(&h->buckets[b], &hs->link);
   hs->refs++; /* the table's */
   pthread_mutex_unlock(&h->lock);
 }
@@ -150,7 +151,8 @@ mcp__http_session *mcp__http_session_find(mcp_http *h, const char *id,
   uint64_t b = hash_id(id, len) & (h->nbuckets - 1);
   mcp__http_session *found = NULL;
   pthread_mutex_lock(&h->lock);
-  for (mcp__http_session *hs = h->buckets[b]; hs; hs = hs->hnext) {
+  mcp__list_each(link, &h->buckets[b]) {
+    mcp__http_session *hs = mcp__container_of(link, mcp__http_session, link);
     if (CRYPTO_memcmp(hs->id, id, len) == 0) {
       /* Another principal's session looks exactly like an unknown one. */
       if (same_text(hs->subject, subject) &&
@@ -168,18 +170,10 @@ mcp__http_session *mcp__http_session_find(mcp_http *h, const char *id,
 
 /* Unlinks hs from the table. Call with h->lock held. Returns true when it
  * was linked (the table's reference is then the caller's to drop). */
-static bool unlink_locked(mcp_http *h, mcp__http_session *hs) {
-  if (!hs->linked)
+static bool unlink_locked(mcp__http_session *hs) {
+  if (!mcp__list_linked(&hs->link))
     return false;
-  uint64_t b = hash_id(hs->id, h->sid_len) & (h->nbuckets - 1);
-  for (mcp__http_session **p = &h->buckets[b]; *p; p = &(*p)->hnext) {
-    if (*p == hs) {
-      *p = hs->hnext;
-      break;
-    }
-  }
-  hs->linked = false;
-  hs->hnext = NULL;
+  mcp__list_remove(&hs->link);
   return true;
 }
 
@@ -204,7 +198,7 @@ void mcp__http_session_release(mcp_http *h, mcp__http_session *hs) {
 
 bool mcp__http_session_delete(mcp_http *h, mcp__http_session *hs) {
   pthread_mutex_lock(&h->lock);
-  bool was = unlink_locked(h, hs);
+  bool was = unlink_locked(hs);
   bool last = was && unref_locked(h, hs);
   /* Every stream ends now, so each client carrying one sees the session
    * go; their connections are resumed after the lock (the lock order of
@@ -329,29 +323,25 @@ mcp__http_stream *mcp__http_session_find_stream_locked(mcp__http_session *hs,
  * after it. */
 static void end_sessions(mcp_http *h, bool all, uint64_t now_ms,
                          uint64_t idle_ms) {
-  mcp__http_session *dead = NULL;
+  mcp__list dead;
+  mcp__list_init(&dead);
   pthread_mutex_lock(&h->lock);
   for (size_t b = 0; b < h->nbuckets && h->nsessions > 0; b++) {
-    for (mcp__http_session *hs = h->buckets[b], *next; hs; hs = next) {
-      next = hs->hnext;
+    mcp__list_each(link, &h->buckets[b]) {
+      mcp__http_session *hs = mcp__container_of(link, mcp__http_session, link);
       /* last_ms may be later than now_ms: a request or a connection's end
        * on another thread since the caller read the clock. */
       if (!all && (hs->attached > 0 || hs->last_ms >= now_ms ||
                    now_ms - hs->last_ms < idle_ms || hs->refs > 1))
         continue;
-      unlink_locked(h, hs);
-      if (unref_locked(h, hs)) {
-        hs->hnext = dead;
-        dead = hs;
-      }
+      unlink_locked(hs);
+      if (unref_locked(h, hs))
+        mcp__list_push_front(&dead, &hs->link);
     }
   }
   pthread_mutex_unlock(&h->lock);
-  while (dead) {
-    mcp__http_session *next = dead->hnext;
-    session_destroy(dead);
-    dead = next;
-  }
+  mcp__list_each(link, &dead)
+      session_destroy(mcp__container_of(link, mcp__http_session, link));
 }
 
 void mcp__http_sessions_expire(mcp_http *h, uint64_t now_ms) {

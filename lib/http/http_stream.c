@@ -29,7 +29,7 @@
 /* A message held until the reply's mode is decided, with the facts the
  * engine gave with it (mcp_send_info) that the reply's status needs. */
 typedef struct mcp__http_msg {
-  struct mcp__http_msg *next;
+  mcp__list link; /* in its stream's pending queue */
   char *data;
   size_t len;
   int code;     /* its JSON-RPC error code, 0 when it is no error */
@@ -128,13 +128,14 @@ mcp__http_stream *mcp__http_stream_new(mcp__http_hub *hub,
     return NULL;
   }
   st->refs = 1;
+  mcp__list_init(&st->live);
   st->hub = hub;
   hub_ref(hub);
   st->kind = kind;
   st->no = no;
   st->ring_cap = ring_cap;
   st->out_cap = out_cap;
-  st->pending_tail = &st->pending;
+  mcp__list_init(&st->pending);
   st->mode = kind == MCP__HTTP_STREAM_GET ? MCP__HTTP_MODE_SSE
                                           : MCP__HTTP_MODE_PENDING;
   return st;
@@ -146,15 +147,19 @@ void mcp__http_stream_ref(mcp__http_stream *st) {
   pthread_mutex_unlock(&st->lock);
 }
 
+/* The oldest message held; the queue is not empty. */
+static mcp__http_msg *first_pending(const mcp__http_stream *st) {
+  return mcp__container_of(st->pending.next, mcp__http_msg, link);
+}
+
 static void free_pending(mcp__http_stream *st) {
-  for (mcp__http_msg *m = st->pending, *next; m; m = next) {
-    next = m->next;
+  mcp__list_each(link, &st->pending) {
+    mcp__http_msg *m = mcp__container_of(link, mcp__http_msg, link);
     mcp_free(m->data);
     mcp_free(m->scopes);
     mcp_free(m);
   }
-  st->pending = NULL;
-  st->pending_tail = &st->pending;
+  mcp__list_init(&st->pending);
   st->npending = st->pending_bytes = 0;
 }
 
@@ -349,9 +354,12 @@ int mcp__http_stream_push(mcp__http_stream *st, const char *message, size_t len,
       rc = -1;
     } else {
       memcpy(copy, message, len);
-      *m = (mcp__http_msg){NULL, copy, len, code, reply, scopes};
-      *st->pending_tail = m;
-      st->pending_tail = &m->next;
+      *m = (mcp__http_msg){.data = copy,
+                           .len = len,
+                           .code = code,
+                           .reply = reply,
+                           .scopes = scopes};
+      mcp__list_push(&st->pending, &m->link);
       st->npending++;
       st->pending_bytes += len;
     }
@@ -391,9 +399,9 @@ void mcp__http_stream_done(void *user_data) {
 char *mcp__http_stream_refusal(mcp__http_stream *st) {
   char *scopes = NULL;
   pthread_mutex_lock(&st->lock);
-  mcp__http_msg *m = st->pending;
   if (st->mode == MCP__HTTP_MODE_PENDING && st->engine_done &&
       st->npending == 1) {
+    mcp__http_msg *m = first_pending(st);
     scopes = m->scopes;
     m->scopes = NULL;
   }
@@ -484,7 +492,7 @@ static void attach(mcp__http_stream *st, mcp__http_req *r, bool hold_open) {
 /* Whether the engine, not done with st, may still answer it with one
  * message: nothing came yet, or only a reply. */
 static bool one_reply_possible(const mcp__http_stream *st) {
-  return st->npending == 0 || (st->npending == 1 && st->pending->reply);
+  return st->npending == 0 || (st->npending == 1 && first_pending(st)->reply);
 }
 
 mcp__http_mode mcp__http_stream_settle(mcp__http_stream *st, mcp__http_req *r,
@@ -518,18 +526,21 @@ mcp__http_mode mcp__http_stream_settle(mcp__http_stream *st, mcp__http_req *r,
     return MCP__HTTP_MODE_PENDING;
   } else if (st->engine_done && st->npending == 1 && !prefer_sse) {
     mode = MCP__HTTP_MODE_JSON;
-    *json = st->pending->data;
-    *json_len = st->pending->len;
-    *code = st->pending->code;
-    st->pending->data = NULL;
+    mcp__http_msg *m = first_pending(st);
+    *json = m->data;
+    *json_len = m->len;
+    *code = m->code;
+    m->data = NULL;
   } else {
     mode = MCP__HTTP_MODE_SSE;
     st->mode = mode;
     attach(st, r, false);
     if (with_priming && st->kind != MCP__HTTP_STREAM_MODERN)
       priming(st);
-    for (mcp__http_msg *m = st->pending; m; m = m->next)
+    mcp__list_each(link, &st->pending) {
+      mcp__http_msg *m = mcp__container_of(link, mcp__http_msg, link);
       emit(st, m->data, m->len);
+    }
   }
   st->mode = mode;
   free_pending(st);

@@ -1243,6 +1243,15 @@ const char *mcp__json_raw_text(const mcp__json_doc *doc, const cJSON *node,
   return NULL;
 }
 
+const cJSON *mcp__json_member(const cJSON *obj, const char *key) {
+  if (obj == NULL || key == NULL || !cJSON_IsObject(obj))
+    return NULL;
+  for (const cJSON *e = obj->child; e; e = e->next)
+    if (e->string && mcp__streq(e->string, key))
+      return e;
+  return NULL;
+}
+
 const char *mcp__json_number_text(const cJSON *node) {
   if (node == NULL || (node->type & 0xFF) != cJSON_Number)
     return NULL;

@@ -128,6 +128,13 @@ const char *mcp__json_raw_at(const mcp__json_doc *doc, size_t i,
  * pointer. */
 const char *mcp__json_intern(const char *s, size_t len);
 
+/* The member of obj named key, compared case-sensitively (byte for byte),
+ * or NULL. NULL obj or key, and an obj that is not an object, find
+ * nothing. The one member lookup of lib/: a tree from mcp__json_parse has no
+ * duplicate keys, so the first match is the only one. The node returned
+ * belongs to obj's tree. */
+const struct cJSON *mcp__json_member(const struct cJSON *obj, const char *key);
+
 /* The exact text of a number node built by mcp__json_parse (NULL for other
  * nodes, or for numbers created elsewhere). */
 const char *mcp__json_number_text(const struct cJSON *node);

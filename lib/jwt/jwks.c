@@ -37,7 +37,7 @@ static const char *const private_members[] = {"d",  "p",   "q", "dp",   "dq",
 /* The bytes of the base64url string member name of jwk. */
 static bool member_bytes(const cJSON *jwk, const char *name, unsigned char *out,
                          size_t cap, size_t *len) {
-  const cJSON *v = mcp__jwt_member(jwk, name);
+  const cJSON *v = mcp__json_member(jwk, name);
   return cJSON_IsString(v) &&
          mcp__base64_decode(v->valuestring, strlen(v->valuestring), out, cap,
                             len, MCP__BASE64_URL);
@@ -133,7 +133,7 @@ static int load_ec(const cJSON *jwk, mcp__jwk *k, const char **why) {
                 {"P-521", MCP__JWK_P521, 66}};
   const cJSON *crv;
   size_t c = 3;
-  if ((crv = mcp__jwt_member(jwk, "crv")) != NULL)
+  if ((crv = mcp__json_member(jwk, "crv")) != NULL)
     for (c = 0; c < 3; c++)
       if (mcp__jwt_string_is(crv, curves[c].crv, strlen(curves[c].crv)))
         break;
@@ -169,7 +169,7 @@ static int load_okp(const cJSON *jwk, mcp__jwk *k, const char **why) {
   const cJSON *crv;
   unsigned char x[32];
   size_t xlen;
-  if ((crv = mcp__jwt_member(jwk, "crv")) == NULL ||
+  if ((crv = mcp__json_member(jwk, "crv")) == NULL ||
       !mcp__jwt_string_is(crv, "Ed25519", 7)) {
     *why = "an OKP key on a curve other than Ed25519";
     return JWK_SKIP;
@@ -211,22 +211,22 @@ static int parse_jwk(const cJSON *jwk, mcp__jwk *k, const char **why) {
     return JWK_SKIP;
   }
   for (size_t i = 0; private_members[i] != NULL; i++) {
-    if ((v = mcp__jwt_member(jwk, private_members[i])) != NULL) {
+    if ((v = mcp__json_member(jwk, private_members[i])) != NULL) {
       *why = "a key with private or secret parts";
       return JWK_SKIP;
     }
   }
-  if ((v = mcp__jwt_member(jwk, "use")) != NULL &&
+  if ((v = mcp__json_member(jwk, "use")) != NULL &&
       !mcp__jwt_string_is(v, "sig", 3)) {
     *why = "a key whose \"use\" is not \"sig\"";
     return JWK_SKIP;
   }
-  if ((v = mcp__jwt_member(jwk, "key_ops")) != NULL && !ops_verify(v)) {
+  if ((v = mcp__json_member(jwk, "key_ops")) != NULL && !ops_verify(v)) {
     *why = "a key whose \"key_ops\" lacks \"verify\"";
     return JWK_SKIP;
   }
   unsigned kinds = ~0u;
-  if ((v = mcp__jwt_member(jwk, "alg")) != NULL) {
+  if ((v = mcp__json_member(jwk, "alg")) != NULL) {
     size_t len;
     if (!mcp__jwt_string(v, k->alg, sizeof k->alg, &len) ||
         (kinds = mcp__jwt_alg_kinds(k->alg, len)) == 0) {
@@ -234,7 +234,7 @@ static int parse_jwk(const cJSON *jwk, mcp__jwk *k, const char **why) {
       return JWK_SKIP;
     }
   }
-  if ((v = mcp__jwt_member(jwk, "kid")) != NULL) {
+  if ((v = mcp__json_member(jwk, "kid")) != NULL) {
     if (!mcp__jwt_string(v, k->kid, sizeof k->kid, &k->kid_len)) {
       *why = "a key whose \"kid\" is not a string of at most 128 bytes";
       return JWK_SKIP;
@@ -242,7 +242,7 @@ static int parse_jwk(const cJSON *jwk, mcp__jwk *k, const char **why) {
     k->has_kid = true;
   }
   int rc;
-  if ((v = mcp__jwt_member(jwk, "kty")) == NULL) {
+  if ((v = mcp__json_member(jwk, "kty")) == NULL) {
     *why = "a key without \"kty\"";
     return JWK_SKIP;
   } else if (mcp__jwt_string_is(v, "RSA", 3)) {
@@ -301,7 +301,7 @@ int mcp__jwks_parse(const char *json, size_t len, mcp__jwks **out, char *err,
     mcp__json_doc_free(&doc);
     return MCP_EINVAL;
   }
-  const cJSON *keys = mcp__jwt_member(doc.root, "keys");
+  const cJSON *keys = mcp__json_member(doc.root, "keys");
   if (!cJSON_IsArray(keys)) {
     mcp__json_doc_free(&doc);
     mcp__jwt_say(err, errlen, "the JWKS has no \"keys\" array");

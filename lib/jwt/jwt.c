@@ -598,7 +598,7 @@ static bool read_scopes(const mcp__jwt *j, const cJSON *pay,
   char text[sizeof info->scopes];
   size_t n = 0, len = 0;
   const cJSON *v, *e;
-  if ((v = mcp__jwt_member(pay, j->scope_claim ? j->scope_claim : "scope")) ==
+  if ((v = mcp__json_member(pay, j->scope_claim ? j->scope_claim : "scope")) ==
       NULL)
     return true;
   if (cJSON_IsString(v)) {
@@ -631,7 +631,7 @@ static bool read_scopes(const mcp__jwt *j, const cJSON *pay,
  * present and unreadable. */
 static bool read_date(const cJSON *pay, const char *name, long long *out,
                       bool *present) {
-  const cJSON *v = mcp__jwt_member(pay, name);
+  const cJSON *v = mcp__json_member(pay, name);
   *present = v != NULL;
   return !*present || mcp__jwt_seconds(v, out) == 0;
 }
@@ -663,14 +663,14 @@ static int check_claims(const mcp__jwt *j, const cJSON *pay,
     *why = "issued in the future (iat)";
     return MCP_EINVAL;
   }
-  if ((v = mcp__jwt_member(pay, "iss")) == NULL ||
+  if ((v = mcp__json_member(pay, "iss")) == NULL ||
       !mcp__jwt_string_is(v, j->issuer, strlen(j->issuer))) {
     *why = "wrong issuer";
     return MCP_EINVAL;
   }
   size_t rlen = strlen(j->resource);
   bool ours = false;
-  if ((v = mcp__jwt_member(pay, "aud")) == NULL) {
+  if ((v = mcp__json_member(pay, "aud")) == NULL) {
     *why = "no aud";
     return MCP_EINVAL;
   }
@@ -689,7 +689,7 @@ static int check_claims(const mcp__jwt *j, const cJSON *pay,
     *why = "wrong audience";
     return MCP_EINVAL;
   }
-  if ((v = mcp__jwt_member(pay, "sub")) != NULL) {
+  if ((v = mcp__json_member(pay, "sub")) != NULL) {
     size_t n = 0;
     bool ok = mcp__jwt_string(v, info->subject, sizeof info->subject, &n);
     /* The subject binds sessions and goes to logs: no control
@@ -781,7 +781,7 @@ static int verify_token(mcp__jwt *j, const char *token, mcp_token_info *info,
   const cJSON *hdr = w->hdoc.root, *v;
   char alg[16];
   size_t alen;
-  if ((v = mcp__jwt_member(hdr, "alg")) == NULL) {
+  if ((v = mcp__json_member(hdr, "alg")) == NULL) {
     *why = "no alg";
     return MCP_EINVAL;
   }
@@ -797,12 +797,12 @@ static int verify_token(mcp__jwt *j, const char *token, mcp_token_info *info,
   }
   /* RFC 7515 §4.1.11: an extension the recipient does not understand
    * makes the token invalid, and this verifier understands none. */
-  if ((v = mcp__jwt_member(hdr, "crit")) != NULL) {
+  if ((v = mcp__json_member(hdr, "crit")) != NULL) {
     *why = "crit names an extension this verifier does not support";
     return MCP_EINVAL;
   }
   if (j->require_at_jwt &&
-      ((v = mcp__jwt_member(hdr, "typ")) == NULL || !is_at_jwt(v))) {
+      ((v = mcp__json_member(hdr, "typ")) == NULL || !is_at_jwt(v))) {
     *why = "typ is not at+jwt";
     return MCP_EINVAL;
   }
@@ -810,7 +810,7 @@ static int verify_token(mcp__jwt *j, const char *token, mcp_token_info *info,
    * configured set. */
   char kid[MCP__JWT_MAX_KID + 1];
   size_t kid_len = 0;
-  bool has_kid = (v = mcp__jwt_member(hdr, "kid")) != NULL;
+  bool has_kid = (v = mcp__json_member(hdr, "kid")) != NULL;
   if (has_kid && !mcp__jwt_string(v, kid, sizeof kid, &kid_len)) {
     *why = "kid is not a string of at most 128 bytes";
     return MCP_EINVAL;

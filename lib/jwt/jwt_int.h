@@ -27,9 +27,6 @@ extern const mcp__json_limits mcp__jwt_json_limits;
  * it is not strict JSON or not an object (doc is then empty); MCP_ENOMEM. */
 int mcp__jwt_parse(const char *s, size_t n, mcp__json_doc *doc);
 
-/* The member called name of obj (an object), or NULL. */
-const cJSON *mcp__jwt_member(const cJSON *obj, const char *name);
-
 /* Copies a string value into out (cap bytes, NUL-terminated; a parsed
  * string never holds NUL). Returns false when v is no string or its text
  * does not fit. *len (may be NULL) receives the length. */

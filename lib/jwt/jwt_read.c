@@ -18,11 +18,6 @@ int mcp__jwt_parse(const char *s, size_t n, mcp__json_doc *doc) {
   return 0;
 }
 
-const cJSON *mcp__jwt_member(const cJSON *obj, const char *name) {
-  return cJSON_IsObject(obj) ? cJSON_GetObjectItemCaseSensitive(obj, name)
-                             : NULL;
-}
-
 bool mcp__jwt_string(const cJSON *v, char *out, size_t cap, size_t *len) {
   if (!cJSON_IsString(v))
     return false;

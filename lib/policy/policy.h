@@ -52,13 +52,13 @@ int mcp__decision_data(mcp__buf *b, const mcp__decision *d);
  * one a serial number the engine gives its session. */
 typedef struct mcp__rate_entry mcp__rate_entry;
 typedef struct mcp__ratelimit {
-  pthread_mutex_t lock;    /* guards everything below */
-  _Atomic unsigned calls;  /* bucket size; 0 = off (read without the lock
-                              to keep the disabled path free) */
-  unsigned per_s;          /* seconds in which calls tokens come back */
-  mcp__rate_entry **heads; /* hash chains; NULL until first used */
-  mcp__rate_entry *lru;    /* most recently used first */
-  mcp__rate_entry *lru_tail;
+  pthread_mutex_t lock;   /* guards everything below */
+  _Atomic unsigned calls; /* bucket size; 0 = off (read without the lock
+                             to keep the disabled path free) */
+  unsigned per_s;         /* seconds in which calls tokens come back */
+  mcp__list *heads;       /* hash chains (heads of mcp__rate_entry.chain); NULL
+                             until first used */
+  mcp__list lru;          /* mcp__rate_entry.lru, most recently used first */
   size_t n;
 } mcp__ratelimit;
 

@@ -11,8 +11,8 @@
 #define RATE_MAX 4096u
 
 struct mcp__rate_entry {
-  mcp__rate_entry *chain;       /* in its hash chain */
-  mcp__rate_entry *prev, *next; /* in the LRU list, most recent first */
+  mcp__list chain; /* in its hash chain */
+  mcp__list lru;   /* in the LRU list, most recent first */
   unsigned hash;
   unsigned long long serial; /* an anonymous caller's session; 0 = subject */
   double tokens;
@@ -24,20 +24,18 @@ int mcp__ratelimit_init(mcp__ratelimit *rl) {
   atomic_init(&rl->calls, 0);
   rl->per_s = 0;
   rl->heads = NULL;
-  rl->lru = rl->lru_tail = NULL;
+  mcp__list_init(&rl->lru);
   rl->n = 0;
   return pthread_mutex_init(&rl->lock, NULL) == 0 ? 0 : MCP_ENOMEM;
 }
 
 /* Forgets every caller. Under rl->lock (or when nobody else can look). */
 static void rate_clear(mcp__ratelimit *rl) {
-  for (mcp__rate_entry *e = rl->lru, *next; e; e = next) {
-    next = e->next;
-    mcp__free(e);
-  }
+  mcp__list_each(link, &rl->lru)
+      mcp__free(mcp__container_of(link, mcp__rate_entry, lru));
   mcp__free(rl->heads);
   rl->heads = NULL;
-  rl->lru = rl->lru_tail = NULL;
+  mcp__list_init(&rl->lru);
   rl->n = 0;
 }
 
@@ -58,35 +56,11 @@ int mcp__ratelimit_set(mcp__ratelimit *rl, unsigned calls, unsigned per_s) {
   return 0;
 }
 
-static void lru_unlink(mcp__ratelimit *rl, mcp__rate_entry *e) {
-  if (e->prev)
-    e->prev->next = e->next;
-  else
-    rl->lru = e->next;
-  if (e->next)
-    e->next->prev = e->prev;
-  else
-    rl->lru_tail = e->prev;
-  e->prev = e->next = NULL;
-}
-
-static void lru_push(mcp__ratelimit *rl, mcp__rate_entry *e) {
-  e->next = rl->lru;
-  if (rl->lru)
-    rl->lru->prev = e;
-  rl->lru = e;
-  if (rl->lru_tail == NULL)
-    rl->lru_tail = e;
-}
-
 /* Drops the caller seen least recently. */
 static void evict(mcp__ratelimit *rl) {
-  mcp__rate_entry *e = rl->lru_tail;
-  mcp__rate_entry **p = &rl->heads[e->hash % RATE_HEADS];
-  while (*p != e)
-    p = &(*p)->chain;
-  *p = e->chain;
-  lru_unlink(rl, e);
+  mcp__rate_entry *e = mcp__container_of(rl->lru.prev, mcp__rate_entry, lru);
+  mcp__list_remove(&e->chain);
+  mcp__list_remove(&e->lru);
   mcp__free(e);
   rl->n--;
 }
@@ -108,19 +82,24 @@ static unsigned key_hash(const char *subject, unsigned long long serial) {
 static mcp__rate_entry *rate_entry(mcp__ratelimit *rl, const char *subject,
                                    unsigned long long serial,
                                    unsigned long long now) {
-  if (rl->heads == NULL &&
-      (rl->heads = mcp__calloc(RATE_HEADS, sizeof *rl->heads)) == NULL)
-    return NULL;
-  unsigned h = key_hash(subject, serial);
-  mcp__rate_entry *e = rl->heads[h % RATE_HEADS];
-  while (e && !(e->hash == h && e->serial == (subject ? 0 : serial) &&
-                strcmp(e->subject, subject ? subject : "") == 0))
-    e = e->chain;
-  if (e) {
-    lru_unlink(rl, e);
-    lru_push(rl, e);
-    return e;
+  if (rl->heads == NULL) {
+    if ((rl->heads = mcp__malloc(RATE_HEADS * sizeof *rl->heads)) == NULL)
+      return NULL;
+    for (unsigned i = 0; i < RATE_HEADS; i++)
+      mcp__list_init(&rl->heads[i]);
   }
+  unsigned h = key_hash(subject, serial);
+  mcp__list *head = &rl->heads[h % RATE_HEADS];
+  mcp__list_each(link, head) {
+    mcp__rate_entry *e = mcp__container_of(link, mcp__rate_entry, chain);
+    if (e->hash == h && e->serial == (subject ? 0 : serial) &&
+        strcmp(e->subject, subject ? subject : "") == 0) {
+      mcp__list_remove(&e->lru);
+      mcp__list_push_front(&rl->lru, &e->lru);
+      return e;
+    }
+  }
+  mcp__rate_entry *e;
   size_t len = subject ? strlen(subject) : 0;
   if ((e = mcp__malloc(sizeof *e + len + 1)) == NULL)
     return NULL;
@@ -131,9 +110,8 @@ static mcp__rate_entry *rate_entry(mcp__ratelimit *rl, const char *subject,
                          .tokens = (double)atomic_load(&rl->calls),
                          .last_us = now};
   memcpy(e->subject, subject ? subject : "", len + 1);
-  e->chain = rl->heads[h % RATE_HEADS];
-  rl->heads[h % RATE_HEADS] = e;
-  lru_push(rl, e);
+  mcp__list_push_front(head, &e->chain);
+  mcp__list_push_front(&rl->lru, &e->lru);
   rl->n++;
   return e;
 }

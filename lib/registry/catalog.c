@@ -194,8 +194,7 @@ int mcp__prompt_check_args(const mcp__tool *t, const cJSON *args, char *msg,
     }
   }
   for (size_t i = 0; i < t->nargs; i++) {
-    if (t->arg_required[i] &&
-        !cJSON_GetObjectItemCaseSensitive(args, t->arg_names[i])) {
+    if (t->arg_required[i] && !mcp__json_member(args, t->arg_names[i])) {
       mcp__fmt(msg, msglen, "prompt \"%s\" needs argument \"%s\"", t->name,
                t->arg_names[i]);
       return MCP_EINVAL;

@@ -240,7 +240,7 @@ static bool view_uri_ok(const cJSON *uri) {
  * one or the other. */
 static void ui_flat_check(const cJSON *root, const cJSON *ui,
                           mcp__problems *p) {
-  const cJSON *flat = cJSON_GetObjectItemCaseSensitive(root, MCP__UI_FLAT_KEY);
+  const cJSON *flat = mcp__json_member(root, MCP__UI_FLAT_KEY);
   if (flat == NULL)
     return;
   if (!view_uri_ok(flat)) {
@@ -249,7 +249,7 @@ static void ui_flat_check(const cJSON *root, const cJSON *ui,
                     "tool's view (a resource registered under it)");
     return;
   }
-  const cJSON *uri = cJSON_GetObjectItemCaseSensitive(ui, "resourceUri");
+  const cJSON *uri = mcp__json_member(ui, "resourceUri");
   if (view_uri_ok(uri) && strcmp(uri->valuestring, flat->valuestring) != 0) {
     char a[104], b[104];
     mcp__fmt(a, sizeof a, "%.100s", uri->valuestring);
@@ -267,11 +267,11 @@ static void ui_flat_check(const cJSON *root, const cJSON *ui,
 /* A tool's ui: the view it opens (resourceUri, a ui:// URI) and who may
  * call it (visibility: "model" and/or "app", each once). */
 static void ui_tool_check(const cJSON *ui, mcp__problems *p) {
-  const cJSON *uri = cJSON_GetObjectItemCaseSensitive(ui, "resourceUri");
+  const cJSON *uri = mcp__json_member(ui, "resourceUri");
   if (uri && !view_uri_ok(uri))
     mcp__problem(p, "meta ui.resourceUri must be a ui:// URI naming the "
                     "tool's view (a resource registered under it)");
-  const cJSON *vis = cJSON_GetObjectItemCaseSensitive(ui, "visibility");
+  const cJSON *vis = mcp__json_member(ui, "visibility");
   if (vis == NULL)
     return;
   unsigned seen = 0;
@@ -296,36 +296,36 @@ static void ui_resource_check(const cJSON *ui, mcp__problems *p) {
                                       "frameDomains", "baseUriDomains"};
   static const char *const perms[] = {"camera", "microphone", "geolocation",
                                       "clipboardWrite"};
-  const cJSON *csp = cJSON_GetObjectItemCaseSensitive(ui, "csp");
+  const cJSON *csp = mcp__json_member(ui, "csp");
   if (csp && !cJSON_IsObject(csp))
     mcp__problem(p, "meta ui.csp must be an object");
   for (size_t i = 0; csp && cJSON_IsObject(csp) && i < 4; i++) {
-    const cJSON *l = cJSON_GetObjectItemCaseSensitive(csp, lists[i]);
+    const cJSON *l = mcp__json_member(csp, lists[i]);
     if (l && !strings_only(l))
       mcp__problem(p, "meta ui.csp.%s must be an array of origins (strings)",
                    lists[i]);
   }
-  const cJSON *pm = cJSON_GetObjectItemCaseSensitive(ui, "permissions");
+  const cJSON *pm = mcp__json_member(ui, "permissions");
   if (pm && !cJSON_IsObject(pm))
     mcp__problem(p, "meta ui.permissions must be an object");
   for (size_t i = 0; pm && cJSON_IsObject(pm) && i < 4; i++) {
-    const cJSON *one = cJSON_GetObjectItemCaseSensitive(pm, perms[i]);
+    const cJSON *one = mcp__json_member(pm, perms[i]);
     if (one && !cJSON_IsObject(one))
       mcp__problem(p,
                    "meta ui.permissions.%s must be an object ({} asks "
                    "for it)",
                    perms[i]);
   }
-  const cJSON *domain = cJSON_GetObjectItemCaseSensitive(ui, "domain");
+  const cJSON *domain = mcp__json_member(ui, "domain");
   if (domain && (!cJSON_IsString(domain) || domain->valuestring[0] == '\0'))
     mcp__problem(p, "meta ui.domain must be a non-empty string");
-  const cJSON *border = cJSON_GetObjectItemCaseSensitive(ui, "prefersBorder");
+  const cJSON *border = mcp__json_member(ui, "prefersBorder");
   if (border && !cJSON_IsBool(border))
     mcp__problem(p, "meta ui.prefersBorder must be true or false");
 }
 
 static void ui_check(const cJSON *root, int kind, mcp__problems *p) {
-  const cJSON *ui = cJSON_GetObjectItemCaseSensitive(root, "ui");
+  const cJSON *ui = mcp__json_member(root, "ui");
   if (kind == MCP_CALL_TOOL)
     ui_flat_check(root, cJSON_IsObject(ui) ? ui : NULL, p);
   if (ui == NULL || kind == MCP_CALL_PROMPT)
@@ -339,11 +339,11 @@ static void ui_check(const cJSON *root, int kind, mcp__problems *p) {
 }
 
 const char *mcp__ui_view_uri(const cJSON *meta, const char **key) {
-  const cJSON *uri = cJSON_GetObjectItemCaseSensitive(
-      cJSON_GetObjectItemCaseSensitive(meta, "ui"), "resourceUri");
+  const cJSON *uri =
+      mcp__json_member(mcp__json_member(meta, "ui"), "resourceUri");
   *key = "ui.resourceUri";
   if (!cJSON_IsString(uri)) {
-    uri = cJSON_GetObjectItemCaseSensitive(meta, MCP__UI_FLAT_KEY);
+    uri = mcp__json_member(meta, MCP__UI_FLAT_KEY);
     *key = "\"" MCP__UI_FLAT_KEY "\"";
   }
   return cJSON_IsString(uri) ? uri->valuestring : NULL;

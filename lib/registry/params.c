@@ -70,7 +70,7 @@ static int add_mark(walk *w, const cJSON *node, const cJSON *mark) {
   if (!cJSON_IsString(mark) || !token_valid(mark->valuestring))
     return fail(w, "the header name must be an RFC 9110 token of 1-64 "
                    "characters");
-  const cJSON *type = cJSON_GetObjectItemCaseSensitive(node, "type");
+  const cJSON *type = mcp__json_member(node, "type");
   const char *ty = cJSON_IsString(type) ? type->valuestring : "";
   int kind = strcmp(ty, "string") == 0    ? cJSON_String
              : strcmp(ty, "integer") == 0 ? cJSON_Number
@@ -113,7 +113,7 @@ static int visit(walk *w, const cJSON *node, bool chain) {
   }
   if (!cJSON_IsObject(node))
     return 0;
-  const cJSON *mark = cJSON_GetObjectItemCaseSensitive(node, "x-mcp-header");
+  const cJSON *mark = mcp__json_member(node, "x-mcp-header");
   if (mark) {
     if (!chain || w->depth == 0) /* the root is no property */
       return fail(w, "allowed only on a property reached through "
@@ -148,7 +148,7 @@ int mcp__params_collect(mcp__tool *t, mcp__problems *p) {
 static const cJSON *argument(const cJSON *args, char *const *path) {
   const cJSON *v = args;
   for (size_t k = 0; path[k] && v; k++)
-    v = cJSON_IsObject(v) ? cJSON_GetObjectItemCaseSensitive(v, path[k]) : NULL;
+    v = cJSON_IsObject(v) ? mcp__json_member(v, path[k]) : NULL;
   return v;
 }
 

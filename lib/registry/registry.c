@@ -145,7 +145,7 @@ static int parse_object_schema(const char *text, const char *which,
     mcp__problem(p, "%s is not valid JSON: %s", which, why);
     return MCP_EINVAL;
   }
-  const cJSON *type = cJSON_GetObjectItemCaseSensitive(doc.root, "type");
+  const cJSON *type = mcp__json_member(doc.root, "type");
   if (!cJSON_IsObject(doc.root) || !cJSON_IsString(type) ||
       strcmp(type->valuestring, "object") != 0) {
     mcp__json_doc_free(&doc);
@@ -508,82 +508,6 @@ mcp__tool *mcp__registry_find(const mcp__registry *r, const char *name) {
   return r->tools[i];
 }
 
-/* A cursor is the registry's tag and 16 hex digits: the sequence number
- * of the last entry the previous page listed, enciphered. Sequence
- * numbers only grow, so a cursor stays meaningful while entries come and
- * go: the next page starts after it. They count every entry ever added,
- * those a caller may not see too, so a caller must not read them: the gap
- * between two entries it was shown would tell how many it was not, and a
- * cursor it made up would say how many entries there are. The cipher is a
- * Feistel network over the 64 bits, its round function HMAC-SHA256 under
- * the page reader's key (the server's requestState key, which every
- * process of a deployment may share, so any of them continues a listing).
- * Only cursors this registry could have issued are accepted. */
-#define CURSOR_ROUNDS 4
-
-/* The round function: 32 bits of HMAC(key, label, tag, round, half). */
-static uint32_t cursor_round(const unsigned char *key, char tag, int round,
-                             uint32_t half) {
-  unsigned char msg[] = {'m',
-                         'c',
-                         'p',
-                         '-',
-                         'c',
-                         'u',
-                         'r',
-                         's',
-                         'o',
-                         'r',
-                         (unsigned char)tag,
-                         (unsigned char)round,
-                         (unsigned char)(half >> 24),
-                         (unsigned char)(half >> 16),
-                         (unsigned char)(half >> 8),
-                         (unsigned char)half};
-  unsigned char out[32];
-  mcp__hmac_sha256(key, MCP__CURSOR_KEY, msg, sizeof msg, out);
-  return (uint32_t)out[0] << 24 | (uint32_t)out[1] << 16 |
-         (uint32_t)out[2] << 8 | out[3];
-}
-
-unsigned long long mcp__cursor_cipher(const unsigned char *key, char tag,
-                                      unsigned long long v, bool decipher) {
-  uint32_t l = (uint32_t)(v >> 32), r = (uint32_t)v;
-  for (int i = 0; i < CURSOR_ROUNDS; i++) {
-    int round = decipher ? CURSOR_ROUNDS - 1 - i : i;
-    if (decipher) {
-      uint32_t prev_r = l;
-      l = r ^ cursor_round(key, tag, round, l);
-      r = prev_r;
-    } else {
-      uint32_t next_l = r;
-      r = l ^ cursor_round(key, tag, round, r);
-      l = next_l;
-    }
-  }
-  return (uint64_t)l << 32 | r;
-}
-
-static int cursor_parse(const mcp__registry *r, const unsigned char *key,
-                        const char *cursor, unsigned long long *seq) {
-  if (strlen(cursor) != 17 || cursor[0] != r->tag)
-    return MCP_EINVAL;
-  uint64_t v = 0;
-  for (const char *p = cursor + 1; *p; p++) {
-    int d = *p >= '0' && *p <= '9'   ? *p - '0'
-            : *p >= 'a' && *p <= 'f' ? *p - 'a' + 10
-                                     : -1;
-    if (d < 0)
-      return MCP_EINVAL;
-    v = v << 4 | (uint64_t)d;
-  }
-  v = mcp__cursor_cipher(key, r->tag, v, true);
-  if (v == 0 || v > r->next_seq)
-    return MCP_EINVAL;
-  *seq = v;
-  return 0;
-}
-
 bool mcp__tool_callable_by(const mcp__tool *t, const mcp_principal *p) {
   for (size_t i = 0; i < t->nscopes; i++)
     if (!mcp_principal_has_scope(p, t->scopes[i]))
@@ -604,7 +528,8 @@ int mcp__registry_page(const mcp__registry *r, mcp__version v,
                        const char *cursor, unsigned page_size,
                        mcp__page_reader *who, mcp__buf *b) {
   unsigned long long after = 0;
-  if (cursor != NULL && cursor_parse(r, who->key, cursor, &after))
+  if (cursor != NULL &&
+      mcp__cursor_decode(who->key, r->tag, cursor, r->next_seq, &after))
     return MCP_EINVAL;
   /* Sequence numbers grow with the index, so binary search the start. */
   size_t lo = 0, hi = r->n;
@@ -631,9 +556,11 @@ int mcp__registry_page(const mcp__registry *r, mcp__version v,
    * not see leaves no trace in the cursor. */
   while (i < r->n && !listed_to(r->tools[i], who))
     i++;
-  if (i < r->n)
-    mcp__buf_printf(b, "\"nextCursor\":\"%c%016llx\",", r->tag,
-                    mcp__cursor_cipher(who->key, r->tag, last, false));
+  if (i < r->n) {
+    char next[MCP__CURSOR_LEN + 1];
+    mcp__cursor_encode(who->key, r->tag, last, next);
+    mcp__buf_printf(b, "\"nextCursor\":\"%s\",", next);
+  }
   return b->err;
 }
 

@@ -210,15 +210,31 @@ typedef struct mcp__page_reader {
   bool hide;
   bool per_caller;          /* out */
   const unsigned char *key; /* MCP__CURSOR_KEY bytes: the cursors' cipher
-                               key (registry.c) */
+                               key (cursor.c) */
 } mcp__page_reader;
 #define MCP__CURSOR_KEY 32
 /* A cursor's number v enciphered (with decipher, deciphered) under key
  * (MCP__CURSOR_KEY bytes) for the list whose tag is tag: a 64-bit
  * permutation, so that a cursor shows a caller no count of what it may
- * not see (registry.c). */
+ * not see (cursor.c). Lists read and write cursors with mcp__cursor_encode
+ * and mcp__cursor_decode. */
 unsigned long long mcp__cursor_cipher(const unsigned char *key, char tag,
                                       unsigned long long v, bool decipher);
+/* Characters of a cursor: the list's tag and 16 lowercase hex digits. */
+#define MCP__CURSOR_LEN 17
+/* The one cursor codec (cursor.c). Writes into out (MCP__CURSOR_LEN + 1
+ * bytes, NUL-terminated) the cursor that continues the list tagged tag
+ * after its entry numbered v: the tag and v enciphered under key, in 16
+ * lowercase hex digits. */
+void mcp__cursor_encode(const unsigned char *key, char tag,
+                        unsigned long long v, char out[MCP__CURSOR_LEN + 1]);
+/* Reads a client's cursor for the list tagged tag, strictly: exactly the tag
+ * and 16 lowercase hex digits, whose number, deciphered under key, is one
+ * the list could have given (1 to newest, the highest number it has
+ * handed out). Returns 0 with the number in *v, or MCP_EINVAL (NULL cursor
+ * too) leaving *v untouched. */
+int mcp__cursor_decode(const unsigned char *key, char tag, const char *cursor,
+                       unsigned long long newest, unsigned long long *v);
 /* Appends the members "tools":[...],["nextCursor":"...",] of one page, each
  * followed by a comma (see mcp__result_begin). cursor is the client's (NULL
  * for the first page), opaque: it shows nothing of the entries it passed. Only

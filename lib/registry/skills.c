@@ -480,7 +480,7 @@ static int fm_put(fm *f, cJSON *obj, const char *k, const char *ke,
   }
   memcpy(key, k, (size_t)(ke - k));
   key[ke - k] = '\0';
-  if (cJSON_GetObjectItemCaseSensitive(obj, key)) {
+  if (mcp__json_member(obj, key)) {
     cJSON_Delete(value);
     return fm_fail(f, "a key is given twice");
   }
@@ -592,10 +592,10 @@ static size_t chars(const char *s) { return mcp__utf8_count(s, strlen(s)); }
 
 /* The Agent Skills rules on the frontmatter's fields; problems to p. */
 static void check_fields(const cJSON *fmo, const char *last, mcp__problems *p) {
-  const cJSON *name = cJSON_GetObjectItemCaseSensitive(fmo, "name");
-  const cJSON *desc = cJSON_GetObjectItemCaseSensitive(fmo, "description");
-  const cJSON *compat = cJSON_GetObjectItemCaseSensitive(fmo, "compatibility");
-  const cJSON *meta = cJSON_GetObjectItemCaseSensitive(fmo, "metadata");
+  const cJSON *name = mcp__json_member(fmo, "name");
+  const cJSON *desc = mcp__json_member(fmo, "description");
+  const cJSON *compat = mcp__json_member(fmo, "compatibility");
+  const cJSON *meta = mcp__json_member(fmo, "metadata");
   if (!cJSON_IsString(name))
     mcp__problem(p, "SKILL.md's frontmatter needs a name");
   else if (!name_ok(name->valuestring))
@@ -710,8 +710,8 @@ static int file_entry(const mcp_skill *def, const mcp_skill_file *f,
   if (uri == NULL)
     return MCP_ENOMEM;
   bool main = strcmp(f->path, "SKILL.md") == 0;
-  const cJSON *name = cJSON_GetObjectItemCaseSensitive(fmo, "name");
-  const cJSON *desc = cJSON_GetObjectItemCaseSensitive(fmo, "description");
+  const cJSON *name = mcp__json_member(fmo, "name");
+  const cJSON *desc = mcp__json_member(fmo, "description");
   const mcp_resource r = {.uri = uri,
                           .name = main ? name->valuestring : f->path,
                           .description = main ? desc->valuestring : NULL,

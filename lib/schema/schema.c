@@ -355,15 +355,11 @@ static int push_slot(cc *c, void **arr, size_t *cap, size_t n, size_t sz) {
 
 /* ---- keyword values ------------------------------------------------------ */
 
-static const cJSON *get(const cJSON *obj, const char *key) {
-  return cJSON_GetObjectItemCaseSensitive(obj, key);
-}
-
 static mcp__sk_node *node_at(cc *c, mcp__sk_idx i) { return &c->s->nodes[i]; }
 
 /* A non-negative integer keyword ("maxLength": 3, or 3.0). */
 static int get_count(cc *c, const cJSON *obj, const char *key, size_t *out) {
-  const cJSON *v = get(obj, key);
+  const cJSON *v = mcp__json_member(obj, key);
   if (v == NULL)
     return 0;
   mcp__dec d;
@@ -391,7 +387,7 @@ static int get_count(cc *c, const cJSON *obj, const char *key, size_t *out) {
 /* A number keyword; returns 1 when present, 0 when absent, -1 on error. */
 static int get_number(cc *c, const cJSON *obj, const char *key, mcp__dec *out,
                       const cJSON **src) {
-  const cJSON *v = get(obj, key);
+  const cJSON *v = mcp__json_member(obj, key);
   if (v == NULL)
     return 0;
   if (!cJSON_IsNumber(v) || mcp__dec_from_json(v, out) != 0) {
@@ -434,7 +430,7 @@ static mcp__sk_idx compile_node(cc *c, const cJSON *j, uint32_t res);
  * or on error (then c->rc is set). */
 static mcp__sk_idx child(cc *c, const cJSON *obj, const char *key,
                          uint32_t res) {
-  const cJSON *v = get(obj, key);
+  const cJSON *v = mcp__json_member(obj, key);
   if (v == NULL)
     return MCP__SK_NONE;
   size_t save = path_push(c, key);
@@ -446,7 +442,7 @@ static mcp__sk_idx child(cc *c, const cJSON *obj, const char *key,
 /* A non-empty array of subschemas (allOf, anyOf, oneOf, prefixItems). */
 static int child_array(cc *c, const cJSON *obj, const char *key, uint32_t res,
                        mcp__sk_idx **out, size_t *n) {
-  const cJSON *v = get(obj, key);
+  const cJSON *v = mcp__json_member(obj, key);
   if (v == NULL)
     return 0;
   size_t save = path_push(c, key);
@@ -569,14 +565,16 @@ static int must_be_object(cc *c, const cJSON *v) {
 
 static int compile_object_keywords(cc *c, const cJSON *j, mcp__sk_idx idx,
                                    uint32_t res) {
-  const cJSON *props = get(j, "properties"),
-              *pats = get(j, "patternProperties");
-  const cJSON *req = get(j, "required"), *dreq = get(j, "dependentRequired");
-  const cJSON *dsch = get(j, "dependentSchemas");
-  const cJSON *add = get(j, "additionalProperties");
-  const cJSON *uneval = get(j, "unevaluatedProperties");
-  const cJSON *names = get(j, "propertyNames");
-  const cJSON *minp = get(j, "minProperties"), *maxp = get(j, "maxProperties");
+  const cJSON *props = mcp__json_member(j, "properties"),
+              *pats = mcp__json_member(j, "patternProperties");
+  const cJSON *req = mcp__json_member(j, "required"),
+              *dreq = mcp__json_member(j, "dependentRequired");
+  const cJSON *dsch = mcp__json_member(j, "dependentSchemas");
+  const cJSON *add = mcp__json_member(j, "additionalProperties");
+  const cJSON *uneval = mcp__json_member(j, "unevaluatedProperties");
+  const cJSON *names = mcp__json_member(j, "propertyNames");
+  const cJSON *minp = mcp__json_member(j, "minProperties"),
+              *maxp = mcp__json_member(j, "maxProperties");
   if (!props && !pats && !req && !dreq && !dsch && !add && !uneval && !names &&
       !minp && !maxp)
     return 0;
@@ -719,7 +717,7 @@ static int compile_array_keywords(cc *c, const cJSON *j, mcp__sk_idx idx,
       "maxItems",    "uniqueItems", "unevaluatedItems"};
   int any = 0;
   for (size_t i = 0; i < sizeof kws / sizeof *kws; i++)
-    any |= get(j, kws[i]) != NULL;
+    any |= mcp__json_member(j, kws[i]) != NULL;
   if (!any)
     return 0;
   mcp__sk_arr *a = cc_arena(c, sizeof *a);
@@ -729,7 +727,7 @@ static int compile_array_keywords(cc *c, const cJSON *j, mcp__sk_idx idx,
   a->max_items = a->max_contains = SIZE_MAX;
   a->min_contains = 1;
   node_at(c, idx)->arr = a;
-  const cJSON *items = get(j, "items");
+  const cJSON *items = mcp__json_member(j, "items");
   if (cJSON_IsArray(items)) {
     size_t save = path_push(c, "items");
     cc_error(c, "must be a schema; JSON Schema 2020-12 writes tuples as "
@@ -747,7 +745,7 @@ static int compile_array_keywords(cc *c, const cJSON *j, mcp__sk_idx idx,
       get_count(c, j, "minContains", &a->min_contains) < 0 ||
       get_count(c, j, "maxContains", &a->max_contains) < 0)
     return -1;
-  const cJSON *u = get(j, "uniqueItems");
+  const cJSON *u = mcp__json_member(j, "uniqueItems");
   if (u) {
     if (!cJSON_IsBool(u)) {
       size_t save = path_push(c, "uniqueItems");
@@ -762,8 +760,10 @@ static int compile_array_keywords(cc *c, const cJSON *j, mcp__sk_idx idx,
 
 static int compile_string_keywords(cc *c, const cJSON *j, mcp__sk_idx idx,
                                    int assert_format) {
-  const cJSON *pattern = get(j, "pattern"), *format = get(j, "format");
-  const cJSON *minl = get(j, "minLength"), *maxl = get(j, "maxLength");
+  const cJSON *pattern = mcp__json_member(j, "pattern"),
+              *format = mcp__json_member(j, "format");
+  const cJSON *minl = mcp__json_member(j, "minLength"),
+              *maxl = mcp__json_member(j, "maxLength");
   if (format && !cJSON_IsString(format)) {
     size_t save = path_push(c, "format");
     cc_error(c, "must be a string");
@@ -835,7 +835,7 @@ static int compile_number_keywords(cc *c, const cJSON *j, mcp__sk_idx idx) {
 /* ---- generic and applicator keywords ------------------------------------- */
 
 static int compile_type(cc *c, const cJSON *j, mcp__sk_idx idx) {
-  const cJSON *t = get(j, "type");
+  const cJSON *t = mcp__json_member(j, "type");
   if (t == NULL)
     return 0;
   size_t save = path_push(c, "type");
@@ -874,9 +874,9 @@ static int hv_cmp(const void *a, const void *b) {
 }
 
 static int compile_enum_const(cc *c, const cJSON *j, mcp__sk_idx idx) {
-  const cJSON *e = get(j, "enum");
+  const cJSON *e = mcp__json_member(j, "enum");
   mcp__sk_node *n = node_at(c, idx);
-  n->const_ = get(j, "const");
+  n->const_ = mcp__json_member(j, "const");
   if (e == NULL)
     return 0;
   if (!cJSON_IsArray(e)) {
@@ -913,7 +913,7 @@ static int compile_enum_const(cc *c, const cJSON *j, mcp__sk_idx idx) {
 
 static int add_ref(cc *c, const cJSON *j, mcp__sk_idx idx, const char *key,
                    int dynamic, uint32_t res) {
-  const cJSON *r = get(j, key);
+  const cJSON *r = mcp__json_member(j, key);
   if (r == NULL)
     return 0;
   size_t save = path_push(c, key);
@@ -944,7 +944,7 @@ static int compile_applicators(cc *c, const cJSON *j, mcp__sk_idx idx,
                                     "else",  "$ref",  "$dynamicRef"};
   int any = 0;
   for (size_t i = 0; i < sizeof kws / sizeof *kws; i++)
-    any |= get(j, kws[i]) != NULL;
+    any |= mcp__json_member(j, kws[i]) != NULL;
   if (!any)
     return 0;
   mcp__sk_app *a = cc_arena(c, sizeof *a);
@@ -971,7 +971,7 @@ static int compile_applicators(cc *c, const cJSON *j, mcp__sk_idx idx,
  * subschema declares. May start a new resource; returns its index. */
 static long compile_identifiers(cc *c, const cJSON *j, mcp__sk_idx idx,
                                 uint32_t res) {
-  const cJSON *dialect = get(j, "$schema");
+  const cJSON *dialect = mcp__json_member(j, "$schema");
   if (dialect) {
     size_t save = path_push(c, "$schema");
     if (!cJSON_IsString(dialect) ||
@@ -983,7 +983,7 @@ static long compile_identifiers(cc *c, const cJSON *j, mcp__sk_idx idx,
     if (c->rc)
       return -1;
   }
-  const cJSON *id = get(j, "$id");
+  const cJSON *id = mcp__json_member(j, "$id");
   if (id && idx != c->s->root) {
     size_t save = path_push(c, "$id");
     const char *hash = cJSON_IsString(id) ? strchr(id->valuestring, '#') : NULL;
@@ -1018,7 +1018,7 @@ static long compile_identifiers(cc *c, const cJSON *j, mcp__sk_idx idx,
   node_at(c, idx)->res = res;
   static const char *const anchors[] = {"$anchor", "$dynamicAnchor"};
   for (int k = 0; k < 2; k++) {
-    const cJSON *a = get(j, anchors[k]);
+    const cJSON *a = mcp__json_member(j, anchors[k]);
     if (a == NULL)
       continue;
     size_t save = path_push(c, anchors[k]);
@@ -1084,7 +1084,7 @@ static mcp__sk_idx compile_node(cc *c, const cJSON *j, uint32_t res) {
   long r = compile_identifiers(c, j, idx, res);
   if (r >= 0) {
     res = (uint32_t)r;
-    const cJSON *defs = get(j, "$defs");
+    const cJSON *defs = mcp__json_member(j, "$defs");
     if (defs) {
       size_t save = path_push(c, "$defs");
       if (must_be_object(c, defs)) {
@@ -1158,7 +1158,7 @@ static const cJSON *follow_pointer(cc *c, const cJSON *root, const char *ptr) {
     tok.data[w] = '\0';
     tok.len = w;
     if (cJSON_IsObject(cur)) {
-      cur = get(cur, tok.data);
+      cur = mcp__json_member(cur, tok.data);
     } else if (cJSON_IsArray(cur)) {
       char *end;
       unsigned long k = strtoul(tok.data, &end, 10);
@@ -1458,7 +1458,8 @@ int mcp__schema_compile(const cJSON *schema, const mcp__schema_options *opt,
 
   /* The document is the first resource; its base URI is its own "$id"
    * when it has one. */
-  const cJSON *id = cJSON_IsObject(schema) ? get(schema, "$id") : NULL;
+  const cJSON *id =
+      cJSON_IsObject(schema) ? mcp__json_member(schema, "$id") : NULL;
   mcp__buf b = {0};
   if (id && cJSON_IsString(id) &&
       (strchr(id->valuestring, '#') == NULL ||

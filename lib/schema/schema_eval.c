@@ -1036,9 +1036,8 @@ static void out_types(out *o, const verr *f) {
                                       "object", "array",  "null"};
   const char *names[8];
   size_t n = 0;
-  const cJSON *t = f->union_types
-                       ? NULL
-                       : cJSON_GetObjectItemCaseSensitive(f->node->src, "type");
+  const cJSON *t =
+      f->union_types ? NULL : mcp__json_member(f->node->src, "type");
   if (cJSON_IsString(t)) {
     names[n++] = t->valuestring;
   } else if (cJSON_IsArray(t)) {

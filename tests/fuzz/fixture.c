@@ -83,7 +83,7 @@ static int t_add(mcp_call *call, void *user_data) {
     if (out == NULL ||
         !cJSON_AddNumberToObject(out, "sum", (double)sum * scale))
       abort();
-    int rc = mcp_result_structured_json(call, out);
+    int rc = mcp_result_structured_cjson(call, out);
     cJSON_Delete(out);
     return rc;
   }
@@ -312,7 +312,7 @@ static int c_suggest(mcp_completion *c, void *user_data) {
       if (rc)
         return rc;
     }
-    mcp_completion_total(c, 1000);
+    mcp_completion_set_total(c, 1000);
     return 0;
   }
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {

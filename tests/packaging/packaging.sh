@@ -131,6 +131,7 @@ deb)
   major=${version%%.*}
   for want in \
     "./usr/include/mcp/mcp.h" "./usr/include/mcp/engine.h" \
+    "./usr/include/mcp/executor.h" \
     "./usr/include/mcp/http.h" "./usr/include/mcp/guard.h" \
     "./usr/include/mcp/version.h" "./usr/include/mcp/export.h" \
     "./usr/lib/libmcp.so.$version" "./usr/lib/libmcp.so.$major" \

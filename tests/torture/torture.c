@@ -424,7 +424,7 @@ static int complete_names(mcp_completion *c, void *ud) {
       if (rc)
         return rc;
     }
-  mcp_completion_total(c, 2);
+  mcp_completion_set_total(c, 2);
   return 0;
 }
 

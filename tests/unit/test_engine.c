@@ -1097,7 +1097,7 @@ static int h_getters(mcp_call *call) {
   int64_t i = 0;
   double d = 0;
   bool b = false;
-  ck_assert_str_eq(mcp_call_tool(call), "run");
+  ck_assert_str_eq(mcp_call_name(call), "run");
   const mcp_principal *p = mcp_call_principal(call);
   ck_assert_ptr_nonnull(p);
   ck_assert_str_eq(p->subject, "alice");
@@ -1265,7 +1265,7 @@ static int h_misuse(mcp_call *call) {
     rc = mcp_result_structured(call, NULL);
     break;
   case 12:
-    rc = mcp_result_structured_json(call, NULL);
+    rc = mcp_result_structured_cjson(call, NULL);
     break;
   default:
     ck_abort();
@@ -1442,10 +1442,10 @@ static int h_structured_json(mcp_call *call) {
   cJSON *o = cJSON_CreateObject();
   cJSON_AddNumberToObject(o, "n", 3);
   cJSON_AddStringToObject(o, "s", "x");
-  g_rc[0] = mcp_result_structured_json(call, o);
+  g_rc[0] = mcp_result_structured_cjson(call, o);
   cJSON_Delete(o); /* copied */
   cJSON *arr = cJSON_CreateArray();
-  g_rc[1] = mcp_result_structured_json(call, arr); /* latched: ESTATE */
+  g_rc[1] = mcp_result_structured_cjson(call, arr); /* latched: ESTATE */
   cJSON_Delete(arr);
   return 0;
 }

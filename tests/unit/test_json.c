@@ -619,6 +619,50 @@ START_TEST(number_locale) {
 }
 END_TEST
 
+/* The one member lookup: case-sensitive, first of a parsed object's
+ * members, nothing for NULL, for a key that is absent or differs in case,
+ * and for anything that is not an object (an array's elements, even one
+ * that kept the name it had in an object, are not members). */
+START_TEST(member_lookup) {
+  mcp__json_doc doc = parse_ok("{\"a\":1,\"Name\":\"x\",\"name\":\"y\","
+                               "\"\":true,\"nested\":{\"k\":[1,2]},"
+                               "\"list\":[{\"a\":2}],\"s\":\"a\"}");
+  const cJSON *root = doc.root;
+  const cJSON *m = mcp__json_member(root, "name");
+  ck_assert_ptr_nonnull(m);
+  ck_assert_str_eq(m->valuestring, "y");
+  ck_assert_str_eq(mcp__json_member(root, "Name")->valuestring, "x");
+  ck_assert_ptr_null(mcp__json_member(root, "NAME"));
+  ck_assert_ptr_null(mcp__json_member(root, "nam"));
+  ck_assert_ptr_null(mcp__json_member(root, "names"));
+  ck_assert(cJSON_IsTrue(mcp__json_member(root, "")));
+  ck_assert_int_eq(mcp__json_member(root, "a")->valueint, 1);
+  const cJSON *k = mcp__json_member(mcp__json_member(root, "nested"), "k");
+  ck_assert(cJSON_IsArray(k));
+  ck_assert_ptr_null(mcp__json_member(NULL, "a"));
+  ck_assert_ptr_null(mcp__json_member(root, NULL));
+  ck_assert_ptr_null(mcp__json_member(NULL, NULL));
+  ck_assert_ptr_null(mcp__json_member(mcp__json_member(root, "s"), "a"));
+  ck_assert_ptr_null(mcp__json_member(mcp__json_member(root, "list"), "a"));
+  mcp__json_doc_free(&doc);
+
+  /* An element moved from an object into an array keeps its name, and is
+   * still no member of the array. */
+  cJSON *arr = cJSON_CreateArray(), *obj = cJSON_CreateObject();
+  ck_assert_ptr_nonnull(arr);
+  ck_assert_ptr_nonnull(obj);
+  ck_assert_ptr_nonnull(cJSON_AddNumberToObject(obj, "v", 3));
+  cJSON *v = cJSON_DetachItemFromObjectCaseSensitive(obj, "v");
+  ck_assert_ptr_nonnull(v);
+  ck_assert(cJSON_AddItemToArray(arr, v));
+  ck_assert_str_eq(v->string, "v");
+  ck_assert_ptr_null(mcp__json_member(arr, "v"));
+  ck_assert_ptr_null(mcp__json_member(obj, "v"));
+  cJSON_Delete(arr);
+  cJSON_Delete(obj);
+}
+END_TEST
+
 START_TEST(number_text_and_integer) {
   mcp__json_doc doc = parse_ok(
       "[9223372036854775807, -9223372036854775808, 9223372036854775808,"
@@ -1793,6 +1837,7 @@ static Suite *json_suite(void) {
   tcase_add_test(t, number_values);
   tcase_add_test(t, number_locale);
   tcase_add_test(t, number_text_and_integer);
+  tcase_add_test(t, member_lookup);
   tcase_add_test(t, quote);
   tcase_add_test(t, quote_each_byte_everywhere);
   tcase_add_test(t, write_built_numbers);

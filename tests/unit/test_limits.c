@@ -1,7 +1,7 @@
 /* Tests for lib/engine/limits.c and lib/policy/ratelimit.c: the maximum
  * result size (bad input F14), the per-principal rate limit of tools/call
  * (F16); and for the deadlines of lib/engine/call.c's state machine, with
- * mcp_server_timeout / mcp_server_expire (F18), in both protocol eras
+ * mcp_server_next_expiry_ms / mcp_server_expire (F18), in both protocol eras
  * (2025-11-25 sessions after initialize, 2026-07-28 stateless requests),
  * with their audit records and an every-allocation-failure loop.
  *
@@ -692,21 +692,22 @@ END_TEST
  * F18: the call deadline
  * ======================================================================== */
 
-/* Waits (10 s at most) until mcp_server_timeout says a deadline passed. */
+/* Waits (10 s at most) until mcp_server_next_expiry_ms says a deadline passed.
+ */
 /* Deadlines in these tests are 300 ms: long enough that a handler under
  * valgrind on a loaded machine has deferred or asked for input before its
  * deadline, as each test needs, and short enough to wait for. Only
  * ordering is asserted, never how long anything took. */
 static void wait_due(void) {
-  for (int i = 0; i < 2000 && mcp_server_timeout(srv) != 0; i++)
+  for (int i = 0; i < 2000 && mcp_server_next_expiry_ms(srv) != 0; i++)
     sleep_ms(5);
-  ck_assert_int_eq(mcp_server_timeout(srv), 0);
+  ck_assert_int_eq(mcp_server_next_expiry_ms(srv), 0);
 }
 
 START_TEST(f18_api_without_deadlines) {
-  ck_assert_int_eq(mcp_server_timeout(NULL), -1);
+  ck_assert_int_eq(mcp_server_next_expiry_ms(NULL), -1);
   ck_assert_int_eq(mcp_server_expire(NULL), MCP_EINVAL);
-  ck_assert_int_eq(mcp_server_timeout(srv), -1);
+  ck_assert_int_eq(mcp_server_next_expiry_ms(srv), -1);
   ck_assert_int_eq(mcp_server_expire(srv), 0);
   mcp_server_set_call_timeout(NULL, 5); /* harmless */
   /* A call that ends in time leaves nothing to watch. */
@@ -715,19 +716,19 @@ START_TEST(f18_api_without_deadlines) {
   cJSON *m = tu_ask(&P, tool_call(false, 1, "work", NULL));
   ck_assert_str_eq(result_text(m), "ok");
   cJSON_Delete(m);
-  ck_assert_int_eq(mcp_server_timeout(srv), -1);
+  ck_assert_int_eq(mcp_server_next_expiry_ms(srv), -1);
   /* A deferred one is watched: its deadline is ahead. */
   g_mode = M_DEFER;
   tu_clear(&P);
   char *msg = tool_call(false, 2, "work", NULL);
   ck_assert_int_eq(tu_send(&P, msg), 0);
   free(msg);
-  long t = mcp_server_timeout(srv);
+  long t = mcp_server_next_expiry_ms(srv);
   ck_assert(t > 0 && t <= 60000);
   ck_assert_int_eq(mcp_server_expire(srv), 0);
   ck_assert_int_eq(mcp_call_finish(g_stash, 0), 0);
   ck_assert_uint_eq(P.nout, 1);
-  ck_assert_int_eq(mcp_server_timeout(srv), -1);
+  ck_assert_int_eq(mcp_server_next_expiry_ms(srv), -1);
 }
 END_TEST
 
@@ -778,7 +779,7 @@ START_TEST(f18_deferred_call_answered_at_deadline) {
   free(msg);
   ck_assert_uint_eq(P.nout, 0);
   ck_assert_ptr_nonnull(g_stash);
-  long t = mcp_server_timeout(srv);
+  long t = mcp_server_next_expiry_ms(srv);
   ck_assert(t >= 0 && t <= 300);
   wait_due();
   ck_assert(mcp_call_cancelled(g_stash));
@@ -791,7 +792,7 @@ START_TEST(f18_deferred_call_answered_at_deadline) {
   cJSON_Delete(m);
   /* Nothing more is due, and the call is still the handler's. */
   ck_assert_int_eq(mcp_server_expire(srv), 0);
-  ck_assert_int_eq(mcp_server_timeout(srv), -1);
+  ck_assert_int_eq(mcp_server_next_expiry_ms(srv), -1);
   ck_assert_uint_eq(mcp_session_pending(P.session), 1);
   ck_assert_int_eq(g_audits, 0);
   /* What the handler does now reaches nobody; the finish only frees. */
@@ -880,7 +881,7 @@ START_TEST(f18_cancelled_call_is_not_answered) {
                    0);
   sleep_ms(350); /* past the deadline */
   ck_assert_int_eq(mcp_server_expire(srv), 0);
-  ck_assert_int_eq(mcp_server_timeout(srv), -1);
+  ck_assert_int_eq(mcp_server_next_expiry_ms(srv), -1);
   ck_assert_int_eq(mcp_call_finish(g_stash, 0), 0);
   ck_assert_uint_eq(P.nout, 0);
   ck_assert_int_eq(g_audit.decision, MCP_DECISION_CANCELLED);
@@ -953,7 +954,7 @@ START_TEST(f18_least_deadline_first_across_sessions) {
   ck_assert_int_eq(tu_send(&P, msg), 0);
   free(msg);
   mcp_call *far = g_stash;
-  long t = mcp_server_timeout(srv);
+  long t = mcp_server_next_expiry_ms(srv);
   ck_assert(t > 300 && t <= 60000);
   tu_peer q;
   tu_peer_open(&q, srv, &BOB);
@@ -965,7 +966,7 @@ START_TEST(f18_least_deadline_first_across_sessions) {
   free(msg);
   mcp_call *near = g_stash;
   ck_assert_ptr_ne(near, far);
-  t = mcp_server_timeout(srv);
+  t = mcp_server_next_expiry_ms(srv);
   ck_assert(t >= 0 && t <= 300);
   wait_due();
   ck_assert_int_eq(mcp_server_expire(srv), 1);
@@ -974,7 +975,7 @@ START_TEST(f18_least_deadline_first_across_sessions) {
   tu_clear(&P);
   ck_assert_uint_eq(P.nout, 0);
   /* The far deadline is the one left to wait for. */
-  t = mcp_server_timeout(srv);
+  t = mcp_server_next_expiry_ms(srv);
   ck_assert(t > 300 && t <= 60000);
   ck_assert_int_eq(mcp_call_finish(near, 0), 0);
   ck_assert_uint_eq(q.nout, 1);
@@ -982,7 +983,7 @@ START_TEST(f18_least_deadline_first_across_sessions) {
                            "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/"
                            "cancelled\",\"params\":{\"requestId\":20}}"),
                    0);
-  ck_assert_int_eq(mcp_server_timeout(srv), -1);
+  ck_assert_int_eq(mcp_server_next_expiry_ms(srv), -1);
   ck_assert_int_eq(mcp_call_finish(far, 0), 0);
   ck_assert_uint_eq(P.nout, 0);
   tu_peer_close(&q);
@@ -1058,7 +1059,7 @@ START_TEST(f18_expiry_races_finish) {
   pthread_join(expirer, NULL);
   for (int i = 0; i < RACE_THREADS; i++)
     ck_assert_int_eq(sent[i], 1 + RACE_CALLS); /* initialize, every call */
-  ck_assert_int_eq(mcp_server_timeout(srv), -1);
+  ck_assert_int_eq(mcp_server_next_expiry_ms(srv), -1);
   ck_assert_int_eq(mcp_server_expire(srv), 0);
 }
 END_TEST
@@ -1112,14 +1113,14 @@ static bool alloc_scenario(long n, void *user) {
                             ? tool_call(i % 2 == 1, (int)i + 1, "work", NULL)
                             : prompt_get(true, 9));
     if (g_stash) {
-      for (int k = 0; k < 5000 && mcp_server_timeout(s) != 0; k++)
+      for (int k = 0; k < 5000 && mcp_server_next_expiry_ms(s) != 0; k++)
         sleep_ms(1);
       ok &= mcp_server_expire(s) == 1;
       ok &= mcp_call_finish(g_stash, 0) == 0;
     }
   }
   ok &= sent == 8; /* initialize, six calls, the prompt */
-  ok &= mcp_server_timeout(s) == -1;
+  ok &= mcp_server_next_expiry_ms(s) == -1;
   mcp_session_free(session);
   mcp_server_free(s);
   return ok;

@@ -89,7 +89,7 @@ static void copy_json(char *dst, size_t n, const cJSON *v) {
 static int tool_handler(mcp_call *call, void *user_data) {
   (void)user_data;
   g_runs++;
-  snprintf(g_last_tool, sizeof g_last_tool, "%s", mcp_call_tool(call));
+  snprintf(g_last_tool, sizeof g_last_tool, "%s", mcp_call_name(call));
   const char *st = mcp_call_state(call);
   snprintf(g_last_state, sizeof g_last_state, "%s", st ? st : "(null)");
   copy_json(g_last_confirm, sizeof g_last_confirm,

@@ -23,7 +23,7 @@ static mcp_call *parked; /* the call a "park" tool left unfinished */
 static int record_handler(mcp_call *call, void *user_data) {
   (void)user_data;
   handler_calls++;
-  const char *tool = mcp_call_tool(call);
+  const char *tool = mcp_call_name(call);
   const mcp_principal *p = mcp_call_principal(call);
   char text[256];
   snprintf(text, sizeof text, "%s:%s", tool, p->subject ? p->subject : "-");

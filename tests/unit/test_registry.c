@@ -24,7 +24,7 @@ static int ok_handler(mcp_call *call, void *user_data) {
   (void)user_data;
   handler_calls++;
   last_nargs = cJSON_GetArraySize(mcp_call_arguments(call));
-  return mcp_result_text(call, mcp_call_tool(call));
+  return mcp_result_text(call, mcp_call_name(call));
 }
 
 /* A valid writing tool; tests break one rule at a time. */
@@ -1552,6 +1552,102 @@ START_TEST(pages_bad_cursor) {
 }
 END_TEST
 
+/* The one cursor codec, on its own: what it writes it reads back, for any
+ * number the list has given; it refuses anything but exactly its tag and
+ * 16 lowercase hex digits, a number the list never gave (0, past the
+ * newest), another list's cursor and another key's, leaving *v alone. */
+START_TEST(cursor_codec) {
+  unsigned char key[MCP__CURSOR_KEY], other[MCP__CURSOR_KEY];
+  for (size_t i = 0; i < sizeof key; i++) {
+    key[i] = (unsigned char)(i * 7 + 1);
+    other[i] = (unsigned char)(i * 7 + 2);
+  }
+  const unsigned long long nums[] = {
+      1, 2, 3, 255, 256, 65536, 1ull << 32, (1ull << 63) + 5, ~0ull};
+  char c[MCP__CURSOR_LEN + 1];
+  for (size_t i = 0; i < TU_COUNT(nums); i++) {
+    mcp__cursor_encode(key, 't', nums[i], c);
+    ck_assert_uint_eq(strlen(c), MCP__CURSOR_LEN);
+    ck_assert_int_eq(c[0], 't');
+    ck_assert_uint_eq(strspn(c + 1, "0123456789abcdef"), 16);
+    unsigned long long v = 0;
+    ck_assert_int_eq(mcp__cursor_decode(key, 't', c, nums[i], &v), 0);
+    ck_assert(v == nums[i]);
+    ck_assert_int_eq(mcp__cursor_decode(key, 't', c, ~0ull, &v), 0);
+    ck_assert(v == nums[i]);
+    /* Past the newest number, another list, another key. */
+    v = 42;
+    if (nums[i] > 1)
+      ck_assert_int_eq(mcp__cursor_decode(key, 't', c, nums[i] - 1, &v),
+                       MCP_EINVAL);
+    ck_assert_int_eq(mcp__cursor_decode(key, 'k', c, ~0ull, &v), MCP_EINVAL);
+    unsigned long long w = 0;
+    if (mcp__cursor_decode(other, 't', c, ~0ull, &w) == 0)
+      ck_assert(w != nums[i]);
+    c[0] = 'k';
+    if (mcp__cursor_decode(key, 'k', c, ~0ull, &w) == 0)
+      ck_assert(w != nums[i]);
+    ck_assert(v == 42);
+  }
+  /* The same number, another list or key: another cursor. */
+  char a[MCP__CURSOR_LEN + 1], b[MCP__CURSOR_LEN + 1];
+  mcp__cursor_encode(key, 't', 7, a);
+  mcp__cursor_encode(key, 'p', 7, b);
+  ck_assert_str_ne(a + 1, b + 1);
+  mcp__cursor_encode(other, 't', 7, b);
+  ck_assert_str_ne(a, b);
+
+  /* 0 is never a cursor's number: it is where a listing starts. */
+  mcp__cursor_encode(key, 't', 0, c);
+  unsigned long long v = 42;
+  ck_assert_int_eq(mcp__cursor_decode(key, 't', c, ~0ull, &v), MCP_EINVAL);
+  ck_assert(v == 42);
+
+  /* Shapes: every change of a good cursor's form is refused. */
+  mcp__cursor_encode(key, 't', 5, c);
+  char upper[MCP__CURSOR_LEN + 1];
+  memcpy(upper, c, sizeof upper);
+  for (int i = 1; i < MCP__CURSOR_LEN; i++)
+    if (upper[i] >= 'a')
+      upper[i] = (char)(upper[i] - 'a' + 'A');
+  char shorter[MCP__CURSOR_LEN], longer[MCP__CURSOR_LEN + 2], spaced[32],
+      signed_[32];
+  memcpy(shorter, c, MCP__CURSOR_LEN - 1);
+  shorter[MCP__CURSOR_LEN - 1] = '\0';
+  snprintf(longer, sizeof longer, "%s0", c);
+  snprintf(spaced, sizeof spaced, " %s", c);
+  snprintf(signed_, sizeof signed_, "t+%s", c + 2);
+  const char *bad[] = {NULL,
+                       "",
+                       "t",
+                       "T",
+                       shorter,
+                       longer,
+                       spaced,
+                       signed_,
+                       "t-000000000000005",
+                       "t0x00000000000005",
+                       "tzzzzzzzzzzzzzzzz"};
+  for (size_t i = 0; i < TU_COUNT(bad); i++) {
+    v = 42;
+    ck_assert_msg(mcp__cursor_decode(key, 't', bad[i], ~0ull, &v) == MCP_EINVAL,
+                  "accepted %s", bad[i] ? bad[i] : "(null)");
+    ck_assert(v == 42);
+  }
+  bool has_letter = strpbrk(c + 1, "abcdef") != NULL;
+  v = 42;
+  ck_assert_int_eq(mcp__cursor_decode(key, 't', upper, ~0ull, &v),
+                   has_letter ? MCP_EINVAL : 0);
+  /* An embedded NUL ends the cursor early. */
+  char nul[MCP__CURSOR_LEN + 1];
+  memcpy(nul, c, sizeof nul);
+  nul[8] = '\0';
+  v = 42;
+  ck_assert_int_eq(mcp__cursor_decode(key, 't', nul, ~0ull, &v), MCP_EINVAL);
+  ck_assert(v == 42);
+}
+END_TEST
+
 START_TEST(pages_cursor_survives_removal) {
   mcp_server *srv = five_tools();
   tu_peer p;
@@ -2214,6 +2310,7 @@ static Suite *registry_suite(void) {
   tcase_add_test(t, pages_bad_cursor);
   tcase_add_test(t, pages_cursor_survives_removal);
   tcase_add_test(t, pages_default_size);
+  tcase_add_test(t, cursor_codec);
   suite_add_tcase(s, t);
 
   t = tcase_create("arguments");

@@ -493,7 +493,7 @@ START_TEST(facts_of_every_kind_of_message) {
   ck_assert_int_eq(d.done, 0);
   assert_fact(&d.f[0], MCP_SENT_NOTIFICATION, 0, "-", "-");
   ck_assert(!d.f[0].audited);
-  for (int i = 0; i < 2000 && mcp_server_timeout(srv) != 0; i++) {
+  for (int i = 0; i < 2000 && mcp_server_next_expiry_ms(srv) != 0; i++) {
     struct timespec ts = {0, 5000000};
     nanosleep(&ts, NULL);
   }

@@ -42,7 +42,7 @@ static int (*g_fn)(mcp_call *call); /* what handlers do; NULL: a default */
 static int g_runs;                  /* prompt and resource handler runs */
 static int g_tool_runs;             /* tool handler runs */
 static mcp_call_kind g_kind;        /* of the last call */
-static char g_tool[256];            /* mcp_call_tool of the last call */
+static char g_tool[256];            /* mcp_call_name of the last call */
 static char g_uri[256];             /* mcp_call_uri, "(null)" for NULL */
 static char g_name[256];            /* argument or variable "name" */
 static int g_name_rc;               /* mcp_call_arg_string's result */
@@ -90,7 +90,7 @@ static int h_entry(mcp_call *call, void *user_data) {
   ck_assert_ptr_eq(user_data, &g_runs);
   g_runs++;
   g_kind = mcp_call_kind_of(call);
-  copy(g_tool, sizeof g_tool, mcp_call_tool(call));
+  copy(g_tool, sizeof g_tool, mcp_call_name(call));
   copy(g_uri, sizeof g_uri, mcp_call_uri(call));
   const char *v = NULL;
   g_name_rc = mcp_call_arg_string(call, "name", &v);
@@ -140,7 +140,7 @@ static int c_suggest(mcp_completion *c, void *user_data) {
       return g_c_last_add;
   }
   if (g_c_total)
-    mcp_completion_total(c, g_c_total);
+    mcp_completion_set_total(c, g_c_total);
   return 0;
 }
 
@@ -3536,7 +3536,7 @@ static int c_alloc(mcp_completion *c, void *user_data) {
   int rc = mcp_completion_add(c, "one");
   if (rc == 0)
     rc = mcp_completion_add(c, "two");
-  mcp_completion_total(c, 2);
+  mcp_completion_set_total(c, 2);
   return rc;
 }
 
