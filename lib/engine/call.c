@@ -147,38 +147,58 @@ static mcp_send_info reply_facts(const mcp_call *c, mcp_decision decision) {
 
 #define NONE ULLONG_MAX
 
-static mcp_call *watched_call(mcp__heap_node *n) {
-  return (mcp_call *)(void *)((char *)n - offsetof(mcp_call, deadline_node));
+static mcp__deadline *deadline_of(const mcp__heap_node *n) {
+  return (mcp__deadline *)(void *)((char *)n - offsetof(mcp__deadline, node));
 }
 
-static unsigned long long node_deadline(const mcp__heap_node *n) {
-  return atomic_load(&watched_call((mcp__heap_node *)n)->deadline_us);
+static mcp_call *watched_call(mcp__heap_node *n) {
+  return (mcp_call *)(void *)((char *)deadline_of(n) -
+                              offsetof(mcp_call, deadline));
 }
 
 bool mcp__deadline_less(const mcp__heap_node *a, const mcp__heap_node *b) {
-  return node_deadline(a) < node_deadline(b);
+  return deadline_of(a)->at_us < deadline_of(b)->at_us;
 }
 
 /* Publishes the least deadline for mcp_server_next_expiry_ms, which reads it
  * without the lock. Under srv->deadline_lock. */
 static void publish_next_locked(mcp_server *srv) {
   mcp__heap_node *min = srv->deadlines.min;
-  atomic_store(&srv->next_deadline_us, min ? node_deadline(min) : NONE);
+  atomic_store(&srv->next_deadline_us, min ? deadline_of(min)->at_us : NONE);
 }
 
-/* Puts c into the deadline heap, or takes it out. */
-static void watch_locked(mcp_call *c, bool on) {
-  if (c->watched == on)
-    return;
-  mcp_server *srv = c->session->srv;
+void mcp__deadline_watch(mcp_server *srv, mcp__deadline *d,
+                         unsigned long long at_us) {
   pthread_mutex_lock(&srv->deadline_lock);
-  if (on)
-    mcp__heap_insert(&srv->deadlines, &c->deadline_node);
-  else
-    mcp__heap_remove(&srv->deadlines, &c->deadline_node);
-  c->watched = on;
-  publish_next_locked(srv);
+  if (!d->watched) {
+    d->at_us = at_us;
+    mcp__heap_insert(&srv->deadlines, &d->node);
+    d->watched = true;
+    publish_next_locked(srv);
+  }
   pthread_mutex_unlock(&srv->deadline_lock);
+}
+
+void mcp__deadline_unwatch(mcp_server *srv, mcp__deadline *d) {
+  pthread_mutex_lock(&srv->deadline_lock);
+  if (d->watched) {
+    mcp__heap_remove(&srv->deadlines, &d->node);
+    d->watched = false;
+    publish_next_locked(srv);
+  }
+  pthread_mutex_unlock(&srv->deadline_lock);
+}
+
+/* Puts c into the deadline heap, or takes it out. Under c->session->lock. */
+static void watch_locked(mcp_call *c, bool on) {
+  if (c->deadline.watched == on)
+    return; /* written under the session lock too: stable here */
+  mcp_server *srv = c->session->srv;
+  c->deadline.kind = MCP__DEADLINE_CALL;
+  if (on)
+    mcp__deadline_watch(srv, &c->deadline, atomic_load(&c->deadline_us));
+  else
+    mcp__deadline_unwatch(srv, &c->deadline);
 }
 
 /* Moves c to phase, watching its deadline while another thread owes the
@@ -282,10 +302,12 @@ static mcp_call *take_due_locked(mcp_session *s, unsigned long long now) {
   mcp_call *c = NULL;
   pthread_mutex_lock(&srv->deadline_lock);
   mcp__heap_node *min = srv->deadlines.min;
-  if (min && node_deadline(min) <= now && watched_call(min)->session == s) {
+  if (min && deadline_of(min)->at_us <= now &&
+      deadline_of(min)->kind == MCP__DEADLINE_CALL &&
+      watched_call(min)->session == s) {
     c = watched_call(min);
     mcp__heap_remove(&srv->deadlines, min);
-    c->watched = false;
+    c->deadline.watched = false;
     publish_next_locked(srv);
   }
   pthread_mutex_unlock(&srv->deadline_lock);
@@ -333,9 +355,6 @@ long mcp_server_next_expiry_ms(mcp_server *srv) {
   if (srv == NULL)
     return -1;
   unsigned long long next = atomic_load(&srv->next_deadline_us);
-  unsigned long long task = atomic_load(&srv->next_task_expiry_us);
-  if (task < next)
-    next = task; /* a task's TTL is a deadline too */
   if (next == NONE)
     return -1;
   unsigned long long now = mcp__now_us();
@@ -346,28 +365,50 @@ long mcp_server_next_expiry_ms(mcp_server *srv) {
   return ms > INT_MAX ? INT_MAX : (long)ms;
 }
 
+/* Takes the due deadline at the heap's root, if any: a call's session
+ * pinned in *s, or an owner's deadline pinned (its pin called) in *d.
+ * Returns false when nothing is due at now. */
+static bool take_due(mcp_server *srv, unsigned long long now, mcp_session **s,
+                     mcp__deadline **d) {
+  *s = NULL;
+  *d = NULL;
+  pthread_mutex_lock(&srv->deadline_lock);
+  mcp__heap_node *min = srv->deadlines.min;
+  if (min && deadline_of(min)->at_us <= now) {
+    if (deadline_of(min)->kind == MCP__DEADLINE_CALL) {
+      /* The call's own reference keeps its session alive here. */
+      *s = watched_call(min)->session;
+      atomic_fetch_add(&(*s)->refs, 1);
+    } else {
+      *d = deadline_of(min);
+      (*d)->pin(*d);
+    }
+  }
+  pthread_mutex_unlock(&srv->deadline_lock);
+  return *s || *d;
+}
+
 int mcp_server_expire(mcp_server *srv) {
   if (srv == NULL)
     return MCP_EINVAL;
-  int answered = mcp__tasks_expire(srv);
+  int answered = 0;
   for (;;) {
     unsigned long long now = mcp__now_us();
     if (atomic_load(&srv->next_deadline_us) > now)
       return answered;
-    /* The due call's session is pinned under the heap's lock, where the
-     * call's own reference keeps it alive, and locked after, in the lock
-     * order. Its due calls are then taken from the root one by one; when
-     * the root is another session's, the outer loop moves there. */
-    mcp_session *s = NULL;
-    pthread_mutex_lock(&srv->deadline_lock);
-    mcp__heap_node *min = srv->deadlines.min;
-    if (min && node_deadline(min) <= now) {
-      s = watched_call(min)->session;
-      atomic_fetch_add(&s->refs, 1);
-    }
-    pthread_mutex_unlock(&srv->deadline_lock);
-    if (s == NULL)
+    /* The due deadline's owner is pinned under the heap's lock and acted
+     * on after it, in the lock order. A call's session is locked, and its
+     * due calls are taken from the root one by one; when the root is
+     * another's, the outer loop moves there. */
+    mcp_session *s;
+    mcp__deadline *d;
+    if (!take_due(srv, now, &s, &d))
       return answered;
+    if (d) {
+      d->due(d); /* unwatches it */
+      answered++;
+      continue;
+    }
     pthread_mutex_lock(&s->lock);
     for (mcp_call *c; (c = take_due_locked(s, now)) != NULL; answered++)
       expire_locked(c);

@@ -25,6 +25,34 @@
 /* ---- server, sessions and calls (server.c, session.c, call.c) ------------ */
 #include <pthread.h>
 
+/* ---- the timer (call.c) ----------------------------------------------------
+ * One heap of deadlines (srv->deadlines) holds every deadline of the
+ * engine, each with its kind; its owner embeds the node. */
+typedef enum mcp__deadline_kind {
+  MCP__DEADLINE_CALL, /* a waiting call's timeout (mcp_call) */
+  MCP__DEADLINE_TTL   /* a published task's time to live (its owner's) */
+} mcp__deadline_kind;
+
+typedef struct mcp__deadline {
+  mcp__heap_node node;
+  unsigned long long at_us; /* CLOCK_MONOTONIC; fixed while watched */
+  mcp__deadline_kind kind;
+  bool watched; /* in srv->deadlines: under deadline_lock */
+  /* A TTL's owner: pin takes a reference to it (called under deadline_lock,
+   * while the node is in the heap), due acts on the passed deadline and
+   * drops that reference (no lock held); due must unwatch the node. */
+  void (*pin)(struct mcp__deadline *d);
+  void (*due)(struct mcp__deadline *d);
+} mcp__deadline;
+
+/* Puts d into srv's heap at at_us (if it is not there already), or takes
+ * it out. Any lock of the order may be held: deadline_lock comes last. */
+void mcp__deadline_watch(mcp_server *srv, mcp__deadline *d,
+                         unsigned long long at_us);
+void mcp__deadline_unwatch(mcp_server *srv, mcp__deadline *d);
+/* The heap's order: the earlier deadline first. */
+bool mcp__deadline_less(const mcp__heap_node *a, const mcp__heap_node *b);
+
 struct mcp_server {
   char *name, *version, *title, *instructions;
   char *icons, *website_url;   /* icons rendered (extras.c); or NULL */
@@ -50,10 +78,11 @@ struct mcp_server {
   /* Limits (limits.c). */
   _Atomic size_t max_result;        /* bytes one call's result may reach */
   _Atomic unsigned call_timeout_ms; /* each call's deadline; 0 = none */
-  /* The deadlines mcp_server_expire watches (lib/engine/call.c): the calls
-   * with a deadline whose answer waits on another thread (deferred, or
-   * parked for the client's input), least deadline first. The lock is
-   * taken after a session's lock, never before one. */
+  /* The one timer (lib/engine/call.c, "the timer"): every deadline the
+   * engine keeps (a waiting call's timeout, a published task's TTL), least
+   * first, each an mcp__deadline with its kind. mcp_server_next_expiry_ms
+   * reads its least; mcp_server_expire drains what is due. deadline_lock
+   * guards the heap and is the last lock taken (see the lock order). */
   pthread_mutex_t deadline_lock;
   mcp__heap deadlines;
   /* The heap's least deadline (CLOCK_MONOTONIC microseconds; ULLONG_MAX =
@@ -65,24 +94,31 @@ struct mcp_server {
    * has_executor is set (release), and read after it is seen (acquire). */
   mcp_executor executor;
   _Atomic bool has_executor;
-  /* Tasks (lib/engine/task.c): every task record, oldest first, and the
-   * published ones' expiries, least first. task_lock guards them, the
-   * records' state and task_limits; it is taken after a session's lock
-   * (the runner's, while a task's call sends), and before a session lock
-   * the task then sends to (its origin's), never the other way. */
+  /* Tasks (lib/engine/task.c): every task record, oldest first. task_lock
+   * guards them, the records' state and task_limits (the lock order is
+   * below, after struct mcp_server). */
   pthread_mutex_t task_lock;
   struct mcp__task *tasks, *tasks_tail;
   size_t ntasks;
   unsigned long long next_task_serial;
-  mcp__heap task_expiries;
-  /* The least expiry (CLOCK_MONOTONIC microseconds; ULLONG_MAX = none),
-   * written under task_lock, read without it. */
-  _Atomic unsigned long long next_task_expiry_us;
   mcp_task_limits task_limits;
   _Atomic unsigned task_listeners; /* listeners with taskIds, so that a task
                                       whose status changes looks for them
                                       only when there are some */
 };
+
+/* The lock order, one for the whole engine: a thread that holds several
+ * takes them in this order, never the other way.
+ *   1. srv->lock (registries, the session list);
+ *   2. the lock of the session a call runs on (s->lock; a task's call runs
+ *      on its task's runner session);
+ *   3. srv->task_lock (the task table and records);
+ *   4. the lock of a session a task sends to (its origin, a tasks/result
+ *      waiter's): only under task_lock, never with another such lock;
+ *   5. srv->deadline_lock (the one timer), a leaf: nothing is taken under
+ *      it.
+ * The locks of the layers below (the rate limiter's, a JSON pool's) are
+ * leaves of their own: nothing is taken under them. */
 
 /* Drops a reference to srv (a session ending); the last one frees it. */
 void mcp__server_unref(mcp_server *srv);
@@ -264,12 +300,12 @@ struct mcp_call {
   bool timed_out; /* under session->lock: mcp_server_expire dealt with the
                      passed deadline (answered it, unless it had no memory
                      to; then the finish answers) */
-  bool watched;   /* in srv->deadlines: under session->lock and
-                     srv->deadline_lock both */
-  mcp__heap_node deadline_node;
-  bool too_large;     /* the result passed the server's maximum size */
-  int error_code;     /* the JSON-RPC error code of the reply built, or 0 */
-  char ran_under[64]; /* mcp_call_execute's name for where it ran */
+  mcp__deadline deadline; /* its timeout in srv->deadlines, while it waits
+                             on another thread (watched: under
+                             session->lock and srv->deadline_lock both) */
+  bool too_large;         /* the result passed the server's maximum size */
+  int error_code;         /* the JSON-RPC error code of the reply built, or 0 */
+  char ran_under[64];     /* mcp_call_execute's name for where it ran */
   /* The task record of a call that is or may become a task (its session
    * is the task's runner, its sink the task's), or NULL. */
   struct mcp__task *task;
@@ -320,8 +356,6 @@ void mcp__call_park_locked(mcp_call *c);
 bool mcp__call_unpark_locked(mcp_call *c);
 /* Has the call's deadline passed? Any thread. */
 bool mcp__call_late(const mcp_call *c);
-/* The order of srv->deadlines: the earlier deadline first. */
-bool mcp__deadline_less(const mcp__heap_node *a, const mcp__heap_node *b);
 /* Sends a notification of a running call (progress, log) where its
  * replies go, unless mcp_server_expire answered it already. */
 void mcp__call_send(mcp_call *c, const char *msg, size_t len);
@@ -716,9 +750,6 @@ void mcp__handle_tasks_result(mcp_session *s, mcp__reply_ctx *ctx,
                               const mcp__req *r, mcp__target *t);
 void mcp__handle_tasks_list(mcp_session *s, mcp__reply_ctx *ctx,
                             const mcp__req *r, mcp__target *t);
-/* Forgets the tasks whose TTL passed (mcp_server_expire); returns how many.
- * The least expiry left is in srv->next_task_expiry_us. */
-int mcp__tasks_expire(mcp_server *srv);
 /* Forgets every task, cancelling those still running (mcp_server_free). */
 void mcp__tasks_drop_all(mcp_server *srv);
 /* subscriptions/listen's taskIds (surface.c): whether r declared the

@@ -87,18 +87,16 @@ struct mcp__task {
   mcp__task_mode mode;       /* MAYBE: 2026-07-28; NOW: 2025-11-25 */
   _Atomic bool published;    /* written under task_lock */
   bool retired;
-  bool watched;    /* in srv->task_expiries */
   bool ended;      /* its call is gone */
   bool lost_input; /* an answer could not be kept (no memory) */
   int status;      /* status */
   char *status_message;
   long long created_ms, updated_ms; /* wall clock, for the timestamps */
   unsigned ttl_ms, poll_ms;
-  unsigned long long expires_us; /* CLOCK_MONOTONIC */
-  mcp__heap_node expiry_node;
-  mcp_session *runner; /* owned until retired */
-  mcp__sink *sink;     /* the call's sink; one reference */
-  mcp__tool *tool;     /* a reference: admission of the tasks methods */
+  mcp__deadline expiry; /* its TTL, in srv->deadlines once published */
+  mcp_session *runner;  /* owned until retired */
+  mcp__sink *sink;      /* the call's sink; one reference */
+  mcp__tool *tool;      /* a reference: admission of the tasks methods */
   cJSON *args;   /* a copy: what the authorizer sees on the tasks methods */
   char *outcome; /* COMPLETED and FAILED: the result or the error
                     object, as the call's reply had it */
@@ -186,19 +184,9 @@ static mcp_task_limits limits_or_defaults(const mcp_task_limits *l) {
   return d;
 }
 
-static mcp__task *expiring(const mcp__heap_node *n) {
-  return (mcp__task *)(void *)((char *)n - offsetof(mcp__task, expiry_node));
-}
-
-static bool expiry_less(const mcp__heap_node *a, const mcp__heap_node *b) {
-  return expiring(a)->expires_us < expiring(b)->expires_us;
-}
-
 int mcp__tasks_init(mcp_server *srv) {
   if (pthread_mutex_init(&srv->task_lock, NULL) != 0)
     return MCP_ENOMEM;
-  srv->task_expiries = (mcp__heap){.less = expiry_less};
-  atomic_init(&srv->next_task_expiry_us, NONE);
   atomic_init(&srv->task_listeners, 0);
   srv->task_limits = limits_or_defaults(&(mcp_task_limits){0});
   return 0;
@@ -220,12 +208,6 @@ int mcp_server_set_task_limits(mcp_server *srv, const mcp_task_limits *limits) {
 }
 
 /* ---- the record ---------------------------------------------------------- */
-
-static void publish_next_locked(mcp_server *srv) {
-  mcp__heap_node *min = srv->task_expiries.min;
-  atomic_store(&srv->next_task_expiry_us,
-               min ? expiring(min)->expires_us : NONE);
-}
 
 static void touch_locked(mcp__task *t, int st) {
   t->status = st;
@@ -287,11 +269,7 @@ static void retire_locked(mcp__task *t, mcp_session **runner, waiter **w) {
     srv->tasks_tail = t->prev;
   t->next = t->prev = NULL;
   srv->ntasks--;
-  if (t->watched) {
-    mcp__heap_remove(&srv->task_expiries, &t->expiry_node);
-    t->watched = false;
-    publish_next_locked(srv);
-  }
+  mcp__deadline_unwatch(srv, &t->expiry);
 }
 
 static void answer_waiter(waiter *w, const char *msg, size_t len);
@@ -324,6 +302,20 @@ static void retire(mcp__task *t) {
   retire_locked(t, &runner, &w);
   pthread_mutex_unlock(&t->srv->task_lock);
   retire_finish(t, runner, w);
+}
+
+/* The timer's side of a task's TTL (mcp_server_expire): pinned under the
+ * heap's lock, where the node in the heap means the record is listed (the
+ * listing reference keeps it), then forgotten. */
+static void ttl_pin(mcp__deadline *d) {
+  mcp__task *t = mcp__container_of(d, mcp__task, expiry);
+  atomic_fetch_add(&t->refs, 1);
+}
+
+static void ttl_due(mcp__deadline *d) {
+  mcp__task *t = mcp__container_of(d, mcp__task, expiry);
+  retire(t); /* unwatches it, unless another thread retired it first */
+  mcp__task_unref(t);
 }
 
 /* ---- budgets ----------------------------------------------------------------
@@ -610,6 +602,8 @@ int mcp__task_new(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
     return MCP_ENOMEM;
   atomic_init(&t->refs, 2); /* listed, and the creator's */
   atomic_init(&t->published, false);
+  t->expiry = (mcp__deadline){
+      .kind = MCP__DEADLINE_TTL, .pin = ttl_pin, .due = ttl_due};
   t->srv = srv;
   atomic_fetch_add(&srv->refs, 1);
   t->mode = mode;
@@ -691,10 +685,8 @@ void mcp__task_publish_locked(mcp_call *c) {
   pthread_mutex_lock(&srv->task_lock);
   if (!atomic_load(&t->published) && !t->retired) {
     atomic_store(&t->published, true);
-    t->expires_us = mcp__now_us() + (unsigned long long)t->ttl_ms * 1000u;
-    mcp__heap_insert(&srv->task_expiries, &t->expiry_node);
-    t->watched = true;
-    publish_next_locked(srv);
+    mcp__deadline_watch(srv, &t->expiry,
+                        mcp__now_us() + (unsigned long long)t->ttl_ms * 1000u);
   }
   pthread_mutex_unlock(&srv->task_lock);
 }
@@ -1805,29 +1797,6 @@ void mcp__handle_tasks_list(mcp_session *s, mcp__reply_ctx *ctx,
 }
 
 /* ---- expiry and teardown ------------------------------------------------- */
-
-int mcp__tasks_expire(mcp_server *srv) {
-  int n = 0;
-  for (;;) {
-    unsigned long long now = mcp__now_us();
-    if (atomic_load(&srv->next_task_expiry_us) > now)
-      return n;
-    mcp__task *t = NULL;
-    mcp_session *runner = NULL;
-    waiter *w = NULL;
-    pthread_mutex_lock(&srv->task_lock);
-    mcp__heap_node *min = srv->task_expiries.min;
-    if (min && expiring(min)->expires_us <= now) {
-      t = expiring(min);
-      retire_locked(t, &runner, &w);
-    }
-    pthread_mutex_unlock(&srv->task_lock);
-    if (t == NULL)
-      return n;
-    retire_finish(t, runner, w);
-    n++;
-  }
-}
 
 void mcp__tasks_drop_all(mcp_server *srv) {
   for (;;) {
