@@ -100,7 +100,8 @@ static void call_error(mcp_call *c, mcp__buf *out, int code, const char *msg,
 
 /* {"jsonrpc":"2.0","id":ID,"result":{content:[text],isError:true}} for a
  * call, in its era's shape. */
-static void tool_error(const mcp_call *c, mcp__buf *out, const char *text) {
+static void tool_error(mcp_call *c, mcp__buf *out, const char *text) {
+  c->reply_is_error = true;
   mcp__buf_puts(out, "{\"jsonrpc\":\"2.0\",\"id\":");
   mcp__buf_append(out, c->id, c->id_len);
   mcp__buf_puts(out, ",\"result\":");
@@ -120,6 +121,26 @@ void mcp__call_failure_reply(mcp_call *c, mcp__buf *out, const char *text) {
   char msg[160];
   mcp__fmt(msg, sizeof msg, "Internal error: %s", text);
   call_error(c, out, MCP__RPC_INTERNAL_ERROR, msg, NULL);
+}
+
+/* c's outcome, as facts, from its reply as built: every reply to a call
+ * is {"jsonrpc":"2.0","id":ID,"result":{...}} or the same with "error"
+ * (reply_head, tool_error, missing_capability, mcp__rpc_error with the
+ * call's id), so the object's members are where the builders put them. */
+static mcp__outcome outcome_of(const mcp_call *c, const mcp__buf *reply) {
+  static const char head[] = "{\"jsonrpc\":\"2.0\",\"id\":";
+  static const char result[] = ",\"result\":", error[] = ",\"error\":";
+  mcp__outcome o = {.error = c->error_code != 0,
+                    .is_error = c->reply_is_error && c->error_code == 0,
+                    .code = c->error_code};
+  size_t at = sizeof head - 1 + c->id_len +
+              (o.error ? sizeof error - 1 : sizeof result - 1) + 1;
+  /* The members end before the object's brace and the envelope's. */
+  if (reply->len >= at + 2) {
+    o.members = reply->data + at;
+    o.len = reply->len - at - 2;
+  }
+  return o;
 }
 
 /* What a sink is told of the reply c's handler (or its deadline) gave. */
@@ -285,14 +306,32 @@ static void timeout_answer(mcp_call *c, mcp__buf *out) {
            c->tool->name, text);
 }
 
-void mcp__call_send(mcp_call *c, const char *msg, size_t len) {
+int mcp__call_notify(mcp_call *c, const char *method, const mcp__buf *params) {
   mcp_session *s = c->session;
-  /* The sink is read under the lock: mcp_server_expire lets go of it when
-   * it answers a deferred call. */
+  mcp__buf b = {0};
+  /* Written and sent under the lock: mcp_server_expire lets go of the sink
+   * when it answers a deferred call, and whether the message carries the
+   * related-task _meta changes, under the same lock, when the call becomes
+   * its owner's task. */
   pthread_mutex_lock(&s->lock);
-  if (!c->timed_out)
-    mcp__send_locked(s, c->sink, msg, len, &mcp__sent_notification);
+  if (!c->timed_out) {
+    mcp__buf_printf(&b, "{\"jsonrpc\":\"2.0\",\"method\":\"%s\",\"params\":{",
+                    method);
+    const char *related = c->task ? mcp__task_related(c->task) : NULL;
+    if (related) {
+      mcp__wire_related(&b, related);
+      if (params->len)
+        mcp__buf_putc(&b, ',');
+    }
+    mcp__buf_append(&b, params->data, params->len);
+    mcp__buf_puts(&b, "}}");
+    if (b.err == 0)
+      mcp__send_locked(s, c->sink, b.data, b.len, &mcp__sent_notification);
+  }
   pthread_mutex_unlock(&s->lock);
+  int rc = b.err;
+  mcp__buf_free(&b);
+  return rc;
 }
 
 /* Takes out of the heap, and returns, its least call if that is due at
@@ -508,16 +547,12 @@ void mcp_call_log(mcp_call *call, mcp_log_level level, const char *message) {
       mcp_call_cancelled(call))
     return;
   mcp__buf b = {0};
-  mcp__buf_printf(&b,
-                  "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\","
-                  "\"params\":{\"level\":\"%s\",\"logger\":",
-                  names[level]);
+  mcp__buf_printf(&b, "\"level\":\"%s\",\"logger\":", names[level]);
   mcp__json_quote(&b, call->tool->name, strlen(call->tool->name));
   mcp__buf_puts(&b, ",\"data\":");
   mcp__json_quote(&b, text, strlen(text));
-  mcp__buf_puts(&b, "}}");
   if (b.err == 0)
-    mcp__call_send(call, b.data, b.len);
+    mcp__call_notify(call, "notifications/message", &b);
   mcp__buf_free(&b);
 }
 
@@ -531,10 +566,7 @@ int mcp_call_progress(mcp_call *call, double progress, double total,
   if (call->progressed && progress <= call->last_progress)
     return MCP_EINVAL; /* the spec requires progress to grow every time */
   mcp__buf b = {0};
-  mcp__buf_printf(&b,
-                  "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/"
-                  "progress\",\"params\":{\"progressToken\":%s,"
-                  "\"progress\":%.17g",
+  mcp__buf_printf(&b, "\"progressToken\":%s,\"progress\":%.17g",
                   call->progress_token, progress);
   if (total > 0)
     mcp__buf_printf(&b, ",\"total\":%.17g", total);
@@ -542,12 +574,10 @@ int mcp_call_progress(mcp_call *call, double progress, double total,
     mcp__buf_puts(&b, ",\"message\":");
     mcp__json_quote(&b, message, strlen(message));
   }
-  mcp__buf_puts(&b, "}}");
-  int rc = b.err;
+  int rc = b.err ? b.err : mcp__call_notify(call, "notifications/progress", &b);
   if (rc == 0) {
     call->progressed = true;
     call->last_progress = progress;
-    mcp__call_send(call, b.data, b.len);
   }
   mcp__buf_free(&b);
   return rc;
@@ -1043,6 +1073,7 @@ static void missing_capability(mcp_call *c, mcp__buf *out) {
                   ",\"result\":{\"content\":[{\"type\":\"text\",\"text\":");
     mcp__json_quote(out, msg, strlen(msg));
     mcp__buf_puts(out, "}],\"isError\":true}}");
+    c->reply_is_error = true;
   } else {
     out->err = MCP_ENOMEM;
   }
@@ -1133,6 +1164,7 @@ static void build_reply(mcp_call *c, int rc, mcp__buf *out) {
   }
   if (c->is_error)
     mcp__buf_puts(out, "\"isError\":true,");
+  c->reply_is_error = c->is_error;
   mcp__result_end(out);
   mcp__buf_putc(out, '}');
 }
@@ -1232,8 +1264,13 @@ void mcp__call_complete(mcp_call *c, int rc, mcp__buf *out,
     }
   }
   pthread_mutex_lock(&s->lock);
-  if (out == NULL && !cancelled && !reply.err)
+  if (task && !cancelled && !reply.err && !s->freed) {
+    /* The owner receives the outcome as facts. */
+    mcp__outcome o = outcome_of(c, &reply);
+    mcp__task_settle_locked(c->task, &o);
+  } else if (out == NULL && !cancelled && !reply.err) {
     mcp__send_locked(s, c->sink, reply.data, reply.len, &said);
+  }
   mcp__buf_free(&reply);
   mcp__call_discard_locked(c);
 }
@@ -1279,6 +1316,7 @@ static void reset_round(mcp_call *c) {
   c->latched = 0;
   c->missing_caps = 0;
   c->error_code = 0;
+  c->reply_is_error = false;
   cJSON_Delete(c->requests);
   c->requests = NULL;
   /* mcp_call_state is what the previous round kept, as in the modern era,

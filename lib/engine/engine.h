@@ -305,6 +305,7 @@ struct mcp_call {
                              session->lock and srv->deadline_lock both) */
   bool too_large;         /* the result passed the server's maximum size */
   int error_code;         /* the JSON-RPC error code of the reply built, or 0 */
+  bool reply_is_error;    /* the result built says "isError":true */
   char ran_under[64];     /* mcp_call_execute's name for where it ran */
   /* The task record of a call that is or may become a task (its session
    * is the task's runner, its sink the task's), or NULL. */
@@ -356,9 +357,11 @@ void mcp__call_park_locked(mcp_call *c);
 bool mcp__call_unpark_locked(mcp_call *c);
 /* Has the call's deadline passed? Any thread. */
 bool mcp__call_late(const mcp_call *c);
-/* Sends a notification of a running call (progress, log) where its
- * replies go, unless mcp_server_expire answered it already. */
-void mcp__call_send(mcp_call *c, const char *msg, size_t len);
+/* Sends a notification of a running call (method, with the members of
+ * its params) where its replies go, unless mcp_server_expire answered it
+ * already; a 2025-11-25 task's carries the related-task _meta. Returns 0
+ * or MCP_ENOMEM. */
+int mcp__call_notify(mcp_call *c, const char *method, const mcp__buf *params);
 /* How a call that could not give its result is answered: a
  * tool with a result whose isError is true (the model can act on it), a
  * prompt or a resource with a JSON-RPC internal error; both say text. */
@@ -673,6 +676,60 @@ void mcp__start_call(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
                      mcp__tool *entry, struct cJSON *args,
                      mcp__json_pool *args_pool, const char *uri);
 
+/* ---- outcomes and the task wire (call.c, task_wire.c) ---------------------
+ * A call's outcome is handed on as facts, never as its reply's text: call.c
+ * fills an mcp__outcome where it builds the reply, and the writers of what
+ * a task sends (task_wire.c) are pure functions of facts, as a frame packer
+ * is: none reads back or splices into a message built elsewhere. */
+typedef struct mcp__outcome {
+  bool error;    /* a JSON-RPC error object, not a result */
+  bool is_error; /* a result whose isError is true (a tool's failure) */
+  int code;      /* error: its JSON-RPC code; 0 otherwise */
+  /* The result's or the error object's members, as built, without its
+   * braces (borrowed: valid while the owner is told of it). */
+  const char *members;
+  size_t len;
+} mcp__outcome;
+
+/* What a task's wire shapes show of it. */
+typedef struct mcp__task_facts {
+  const char *id;
+  const char *status;               /* "working", "input_required", ... */
+  const char *status_message;       /* or NULL */
+  long long created_ms, updated_ms; /* wall clock */
+  unsigned ttl_ms, poll_ms;
+} mcp__task_facts;
+
+/* The Task object's members, each followed by a comma, as the era names
+ * them (ttlMs and pollIntervalMs in 2026-07-28, ttl and pollInterval
+ * before). */
+void mcp__wire_task(mcp__buf *b, const mcp__task_facts *f, bool modern);
+/* A 2026-07-28 DetailedTask's members: the Task, then what its status
+ * inlines: inputRequests (requests: wire key -> {method, params}, when not
+ * NULL), else the result or error of outcome (when not NULL). */
+void mcp__wire_detail(mcp__buf *b, const mcp__task_facts *f,
+                      const struct cJSON *requests, const mcp__outcome *o);
+/* A CreateTaskResult's members: flat in 2026-07-28, a task member in
+ * 2025-11-25. */
+void mcp__wire_created(mcp__buf *b, const mcp__task_facts *f, bool modern);
+/* notifications/tasks/status (2025-11-25), the whole message. */
+void mcp__wire_status_note(mcp__buf *b, const mcp__task_facts *f);
+/* The related-task _meta member (no comma) naming task_id. */
+void mcp__wire_related(mcp__buf *b, const char *task_id);
+/* The reply to a 2025-11-25 tasks/result for request id: outcome's result
+ * with the related-task _meta, or its error; o NULL: the error of a task
+ * that has no result. */
+void mcp__wire_task_result(mcp__buf *b, const char *id, size_t id_len,
+                           const char *task_id, const mcp__outcome *o);
+/* A 2025-11-25 input request of a task (method and params of the
+ * handler's request, numbered id) with the related-task _meta in its
+ * params. Sets b->err when out of memory. */
+void mcp__wire_task_request(mcp__buf *b, const char *task_id,
+                            const struct cJSON *method,
+                            const struct cJSON *params, long long id);
+/* An error object's members: code and message. */
+void mcp__wire_error_members(mcp__buf *b, int code, const char *message);
+
 /* ---- tasks (task.c) -------------------------------------------------------
  * A call that is or may become a task runs on a session of its own (the
  * task's runner: the caller's principal, no transport), so that it can
@@ -723,6 +780,12 @@ void mcp__task_publish_locked(mcp_call *c);
 /* The call of t is gone (call.c, no lock held): those waiting on its end
  * are answered, and the call's reference to t is dropped. */
 void mcp__task_release_call(mcp__task *t);
+/* Keeps o, the outcome of t's call, as the task's (call.c, with the call's
+ * session lock held). */
+void mcp__task_settle_locked(mcp__task *t, const mcp__outcome *o);
+/* The id the related-task _meta of t's call's messages names (a published
+ * 2025-11-25 task's), or NULL for none. Any lock. */
+const char *mcp__task_related(const mcp__task *t);
 /* Whether t is published (a task, not a call that may become one). */
 bool mcp__task_published(mcp__task *t);
 /* A task's round asked for input (c->requests): the requests become the

@@ -33,7 +33,6 @@
 #include "engine.h"
 
 #define EXTENSION "io.modelcontextprotocol/tasks"
-#define RELATED "io.modelcontextprotocol/related-task"
 #define ID_BYTES 16      /* 128 bits from the CSPRNG */
 #define MAX_WAITERS 8    /* tasks/result requests waiting on one task */
 #define MAX_STATUS 1024  /* bytes of a statusMessage */
@@ -98,10 +97,11 @@ struct mcp__task {
   mcp__sink *sink;      /* the call's sink; one reference */
   mcp__tool *tool;      /* a reference: admission of the tasks methods */
   cJSON *args;   /* a copy: what the authorizer sees on the tasks methods */
-  char *outcome; /* COMPLETED and FAILED: the result or the error
-                    object, as the call's reply had it */
+  char *outcome; /* COMPLETED and FAILED: the members of the result or
+                    the error object, as the call built them (its
+                    mcp__outcome) */
   size_t outcome_len;
-  bool outcome_error;     /* outcome is a JSON-RPC error object */
+  bool outcome_error;     /* outcome is a JSON-RPC error object's */
   cJSON *pending;         /* wire key -> {method, params, key[, id]} */
   cJSON *answers;         /* the handler's key -> answer, for the next round */
   cJSON *used;            /* every wire key issued (unique over the task) */
@@ -353,11 +353,16 @@ static bool in_scope(const mcp__task *t, scope sc, const owner *o) {
   }
 }
 
+/* Bytes of the outcome object kept: its members and braces. */
+static size_t kept_outcome(const mcp__task *t) {
+  return t->outcome ? t->outcome_len + 2 : 0;
+}
+
 /* Bytes a record holds: the error it may end with has room kept in it. */
 static size_t held(const mcp__task *t) {
   return t->base + t->kept_args + t->call_args + t->pending_bytes +
          t->answers_bytes + t->call_inputs +
-         (t->outcome_len > FAIL_ROOM ? t->outcome_len : FAIL_ROOM);
+         (kept_outcome(t) > FAIL_ROOM ? kept_outcome(t) : FAIL_ROOM);
 }
 
 /* Bytes a cJSON tree takes: its nodes and their texts. */
@@ -520,12 +525,10 @@ static scope admit_locked(mcp__task *t, const owner *o, mcp__task **evicted,
  * Under task_lock. */
 static void fail_locked(mcp__task *t, const char *why) {
   mcp__buf e = {0};
-  mcp__buf_printf(&e, "{\"code\":%d,\"message\":", MCP__RPC_SERVER_BUSY);
-  mcp__json_quote(&e, why, strlen(why));
-  mcp__buf_putc(&e, '}');
+  mcp__wire_error_members(&e, MCP__RPC_SERVER_BUSY, why);
   char *message = mcp__strdup(why);
   mcp__free(t->outcome);
-  t->outcome = e.err ? NULL : mcp__malloc(e.len);
+  t->outcome = e.err ? NULL : mcp__malloc(e.len ? e.len : 1);
   if (t->outcome)
     memcpy(t->outcome, e.data, e.len);
   t->outcome_len = t->outcome ? e.len : 0;
@@ -693,68 +696,39 @@ void mcp__task_publish_locked(mcp_call *c) {
 
 /* ---- the wire ------------------------------------------------------------ */
 
-/* "key":"YYYY-MM-DDThh:mm:ss.mmmZ", (RFC 3339, UTC) for ms since the
- * epoch. The date is counted here rather than by gmtime, which the engine
- * leaves to the C library's time zone machinery (it may read files). */
-static void put_time(mcp__buf *b, const char *key, long long ms) {
-  if (ms < 0)
-    ms = 0;
-  long long days = ms / 86400000, in_day = ms % 86400000;
-  /* Days since 1970-01-01 to a civil date: count 400-year eras from
-   * 0000-03-01, where a year's leap day falls last. */
-  long long z = days + 719468;
-  long long era = z / 146097;
-  long long doe = z - era * 146097;
-  long long yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-  long long doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-  long long mp = (5 * doy + 2) / 153;
-  int day = (int)(doy - (153 * mp + 2) / 5 + 1);
-  int month = (int)(mp < 10 ? mp + 3 : mp - 9);
-  long long year = yoe + era * 400 + (month <= 2);
-  mcp__buf_printf(b, "\"%s\":\"%04lld-%02d-%02dT%02d:%02d:%02d.%03dZ\",", key,
-                  year, month, day, (int)(in_day / 3600000),
-                  (int)(in_day / 60000 % 60), (int)(in_day / 1000 % 60),
-                  (int)(in_day % 1000));
+/* The facts the wire shows of t. Under task_lock. */
+static mcp__task_facts facts_of(const mcp__task *t) {
+  return (mcp__task_facts){.id = t->id,
+                           .status = status_names[t->status],
+                           .status_message = t->status_message,
+                           .created_ms = t->created_ms,
+                           .updated_ms = t->updated_ms,
+                           .ttl_ms = t->ttl_ms,
+                           .poll_ms = t->poll_ms};
 }
 
-/* The Task object's members, each followed by a comma, as the era names
- * them (ttlMs and pollIntervalMs in 2026-07-28, ttl and pollInterval
- * before). Under task_lock. */
+/* t's outcome as the wire writers take it, or NULL when it has none.
+ * Under task_lock. */
+static const mcp__outcome *outcome_of(const mcp__task *t, mcp__outcome *o) {
+  if (t->outcome == NULL)
+    return NULL;
+  *o = (mcp__outcome){
+      .error = t->outcome_error, .members = t->outcome, .len = t->outcome_len};
+  return o;
+}
+
+/* The Task object's members (task_wire.c). Under task_lock. */
 static void put_task(mcp__buf *b, const mcp__task *t, bool modern) {
-  mcp__buf_printf(b, "\"taskId\":\"%s\",\"status\":\"%s\",", t->id,
-                  status_names[t->status]);
-  if (t->status_message) {
-    mcp__buf_puts(b, "\"statusMessage\":");
-    mcp__json_quote(b, t->status_message, strlen(t->status_message));
-    mcp__buf_putc(b, ',');
-  }
-  put_time(b, "createdAt", t->created_ms);
-  put_time(b, "lastUpdatedAt", t->updated_ms);
-  mcp__buf_printf(b, "\"%s\":%u,\"%s\":%u,", modern ? "ttlMs" : "ttl",
-                  t->ttl_ms, modern ? "pollIntervalMs" : "pollInterval",
-                  t->poll_ms);
+  mcp__task_facts f = facts_of(t);
+  mcp__wire_task(b, &f, modern);
 }
 
-/* A 2026-07-28 DetailedTask: the Task, and what its status inlines: the
- * outstanding input requests, the result or the error. Under task_lock. */
+/* A 2026-07-28 DetailedTask (task_wire.c). Under task_lock. */
 static void put_detail(mcp__buf *b, const mcp__task *t) {
-  put_task(b, t, true);
-  if (t->status == INPUT_REQUIRED) {
-    mcp__buf_puts(b, "\"inputRequests\":{");
-    for (const cJSON *e = t->pending->child; e; e = e->next) {
-      mcp__json_quote(b, e->string, strlen(e->string));
-      mcp__buf_puts(b, ":{\"method\":");
-      mcp__json_write(b, member(e, "method"));
-      mcp__buf_puts(b, ",\"params\":");
-      mcp__json_write(b, member(e, "params"));
-      mcp__buf_puts(b, e->next ? "}," : "}");
-    }
-    mcp__buf_puts(b, "},");
-  } else if (t->outcome) {
-    mcp__buf_puts(b, t->outcome_error ? "\"error\":" : "\"result\":");
-    mcp__buf_append(b, t->outcome, t->outcome_len);
-    mcp__buf_putc(b, ',');
-  }
+  mcp__task_facts f = facts_of(t);
+  mcp__outcome o;
+  mcp__wire_detail(b, &f, t->status == INPUT_REQUIRED ? t->pending : NULL,
+                   outcome_of(t, &o));
 }
 
 /* Tells the subscriptions/listen streams that asked for t (2026-07-28's
@@ -776,11 +750,8 @@ static void tell_listeners(mcp__task *t) {
 /* notifications/tasks/status (2025-11-25) of t as it is now. Under
  * task_lock. */
 static void status_note(mcp__buf *b, const mcp__task *t) {
-  mcp__buf_puts(b, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/tasks/"
-                   "status\",\"params\":{");
-  put_task(b, t, false);
-  mcp__result_end(b);
-  mcp__buf_putc(b, '}');
+  mcp__task_facts f = facts_of(t);
+  mcp__wire_status_note(b, &f);
 }
 
 /* Sends text to t's origin session (its callback: the standalone stream),
@@ -798,26 +769,9 @@ static void to_origin(const mcp__task *t, mcp__buf *b,
  * error), or an error for a task that has none. Under task_lock. */
 static void result_reply(mcp__buf *b, const mcp__task *t, const char *id,
                          size_t id_len) {
-  if (t->status == CANCELLED || t->outcome == NULL) {
-    mcp__rpc_error(b, id, id_len, MCP__ID_OMIT, MCP__RPC_INVALID_PARAMS,
-                   "Invalid params: the task was cancelled and has no result",
-                   NULL);
-    return;
-  }
-  mcp__buf_puts(b, "{\"jsonrpc\":\"2.0\",\"id\":");
-  mcp__buf_append(b, id, id_len);
-  if (t->outcome_error) {
-    mcp__buf_puts(b, ",\"error\":");
-    mcp__buf_append(b, t->outcome, t->outcome_len);
-    mcp__buf_putc(b, '}');
-    return;
-  }
-  /* The result object, reopened for the related-task _meta (a 2025-11-25
-   * result the library builds carries no _meta of its own). */
-  mcp__buf_puts(b, ",\"result\":");
-  mcp__buf_append(b, t->outcome, t->outcome_len - 1);
-  mcp__buf_printf(b, "%s\"_meta\":{\"" RELATED "\":{\"taskId\":\"%s\"}}}}",
-                  t->outcome_len > 2 ? "," : "", t->id);
+  mcp__outcome o;
+  mcp__wire_task_result(b, id, id_len, t->id,
+                        t->status == CANCELLED ? NULL : outcome_of(t, &o));
 }
 
 static void answer_waiter(waiter *w, const char *msg, size_t len) {
@@ -827,56 +781,18 @@ static void answer_waiter(waiter *w, const char *msg, size_t len) {
 
 /* ---- the call's sink ----------------------------------------------------- */
 
-/* The result or error object of a reply the call machinery built, which
- * always reads {"jsonrpc":"2.0","id":ID,"result":{...}} (or "error"):
- * found without parsing it again, however large. Returns false for any
- * other text. */
-static bool reply_body(const char *msg, size_t len, const char **body,
-                       size_t *body_len, bool *error) {
-  static const char head[] = "{\"jsonrpc\":\"2.0\",\"id\":";
-  size_t at = sizeof head - 1;
-  if (len < at + 2 || memcmp(msg, head, at) != 0 || msg[len - 1] != '}')
-    return false;
-  if (msg[at] == '"') { /* a string id: to its closing quote */
-    for (at++; at < len && msg[at] != '"'; at++)
-      if (msg[at] == '\\')
-        at++;
-    at++;
-  } else {
-    while (at < len && msg[at] != ',')
-      at++;
-  }
-  static const char result[] = ",\"result\":", err[] = ",\"error\":";
-  size_t n = len - at;
-  if (n > sizeof result && memcmp(msg + at, result, sizeof result - 1) == 0)
-    at += sizeof result - 1, *error = false;
-  else if (n > sizeof err && memcmp(msg + at, err, sizeof err - 1) == 0)
-    at += sizeof err - 1, *error = true;
-  else
-    return false;
-  *body = msg + at;
-  *body_len = len - 1 - at;
-  return *body_len >= 2 && (*body)[0] == '{' && (*body)[*body_len - 1] == '}';
-}
-
-/* Keeps reply (the call's final message) as t's outcome: completed with
- * the result, or failed with the error; in 2025-11-25 a tool result whose
- * isError is true is failed too. Under task_lock. */
-static void settle_locked(mcp__task *t, const char *msg, size_t len) {
-  static const char internal[] = "{\"code\":-32603,\"message\":\"Internal "
-                                 "error\"}";
-  static const char is_error[] = "\"isError\":true}";
+/* Keeps o (the call's outcome) as t's: completed with the result, or
+ * failed with the error; in 2025-11-25 a tool result whose isError is true
+ * is failed too. Under task_lock. */
+static void settle_locked(mcp__task *t, const mcp__outcome *o) {
+  static const char internal[] = "\"code\":-32603,\"message\":\"Internal "
+                                 "error\"";
   if (terminal(t->status) || t->retired)
     return; /* cancelled first: it stays cancelled; forgotten: nobody
                reads it */
-  const char *body;
-  size_t n;
-  bool error;
-  if (!reply_body(msg, len, &body, &n, &error)) {
-    body = internal;
-    n = sizeof internal - 1;
-    error = true;
-  }
+  const char *members = o->members;
+  size_t len = o->len, n = len + 2; /* the object's bytes */
+  bool error = o->error;
   /* The room for an error is kept in every record: only more needs it. */
   char why[320];
   if (!grow_locked(t, n > FAIL_ROOM ? n - FAIL_ROOM : 0, "result", n,
@@ -885,49 +801,39 @@ static void settle_locked(mcp__task *t, const char *msg, size_t len) {
     fail_locked(t, why);
     return;
   }
-  if ((t->outcome = mcp__malloc(n)) == NULL) {
+  if ((t->outcome = mcp__malloc(len ? len : 1)) == NULL) {
     /* No memory to keep it: the task fails rather than end without one. */
-    body = internal;
-    n = sizeof internal - 1;
+    members = internal;
+    len = sizeof internal - 1;
     error = true;
-    t->outcome = mcp__malloc(n);
+    t->outcome = mcp__malloc(len);
   }
   if (t->outcome)
-    memcpy(t->outcome, body, n);
-  t->outcome_len = t->outcome ? n : 0;
+    memcpy(t->outcome, members, len);
+  t->outcome_len = t->outcome ? len : 0;
   t->outcome_error = error;
-  /* The library writes isError last in a tool result. */
-  bool tool_error =
-      n >= sizeof is_error - 1 && memcmp(body + n - (sizeof is_error - 1),
-                                         is_error, sizeof is_error - 1) == 0;
-  bool failed = error || (t->mode == MCP__TASK_NOW && tool_error);
+  bool failed = error || (t->mode == MCP__TASK_NOW && o->is_error);
   touch_locked(t, failed ? FAILED : COMPLETED);
 }
 
-/* Copies a notification of a 2025-11-25 task's call with the related-task
- * _meta added to its params (every message of a task carries it). */
-static int with_related(const mcp__task *t, const char *msg, size_t len,
-                        mcp__buf *out) {
-  static const char head[] = "\"params\":{";
-  const char *p = NULL;
-  for (size_t i = 0; i + sizeof head - 1 <= len && p == NULL; i++)
-    if (memcmp(msg + i, head, sizeof head - 1) == 0)
-      p = msg + i + sizeof head - 1;
-  if (p == NULL)
-    return MCP_EINVAL;
-  size_t at = (size_t)(p - msg);
-  mcp__buf_append(out, msg, at);
-  mcp__buf_printf(out, "\"_meta\":{\"" RELATED "\":{\"taskId\":\"%s\"}}%s",
-                  t->id, *p == '}' ? "" : ",");
-  mcp__buf_append(out, msg + at, len - at);
-  return out->err;
+void mcp__task_settle_locked(mcp__task *t, const mcp__outcome *o) {
+  pthread_mutex_lock(&t->srv->task_lock);
+  if (atomic_load(&t->published))
+    settle_locked(t, o);
+  pthread_mutex_unlock(&t->srv->task_lock);
+}
+
+const char *mcp__task_related(const mcp__task *t) {
+  return t->mode == MCP__TASK_NOW && atomic_load(&t->published) ? t->id : NULL;
 }
 
 /* Every message of a task's call comes here, with the runner's lock held.
  * Before the call is a task, the request that started it answers: its
- * messages go there. Once a task, the final reply is the task's outcome;
- * notifications (progress, log) reach a 2025-11-25 client on its session,
- * and none a 2026-07-28 one, whose tasks have no such stream. */
+ * messages go there. Once a task, its outcome reaches the record as facts
+ * (mcp__task_settle_locked), never through here; notifications (progress,
+ * log, written with the related-task _meta: mcp__task_related) reach a
+ * 2025-11-25 client on its session, and none a 2026-07-28 one, whose tasks
+ * have no such stream. */
 static int sink_send(const char *msg, size_t len, const mcp_send_info *info,
                      void *user_data) {
   mcp__task *t = user_data;
@@ -939,18 +845,10 @@ static int sink_send(const char *msg, size_t len, const mcp_send_info *info,
     pthread_mutex_unlock(&srv->task_lock);
     return 0;
   }
-  bool reply = info->kind == MCP_SENT_RESULT || info->kind == MCP_SENT_ERROR;
-  if (reply)
-    settle_locked(t, msg, len);
   pthread_mutex_unlock(&srv->task_lock);
-  if (!reply && info->kind == MCP_SENT_NOTIFICATION &&
-      t->mode == MCP__TASK_NOW) {
-    mcp__buf b = {0};
-    if (with_related(t, msg, len, &b) == 0)
-      to_origin(t, &b, &mcp__sent_notification);
-    else
-      mcp__buf_free(&b);
-  }
+  if (info->kind == MCP_SENT_NOTIFICATION && t->mode == MCP__TASK_NOW &&
+      t->origin)
+    mcp__session_send(t->origin, NULL, msg, len, &mcp__sent_notification);
   return 0;
 }
 
@@ -962,14 +860,8 @@ static void reply_created(mcp_session *s, mcp__reply_ctx *ctx,
                           const mcp__req *r, mcp__task *t) {
   mcp__buf body = {0};
   pthread_mutex_lock(&s->srv->task_lock);
-  if (r->modern) {
-    put_task(&body, t, true);
-  } else {
-    mcp__buf_puts(&body, "\"task\":{");
-    put_task(&body, t, false);
-    mcp__result_end(&body);
-    mcp__buf_putc(&body, ',');
-  }
+  mcp__task_facts f = facts_of(t);
+  mcp__wire_created(&body, &f, r->modern);
   pthread_mutex_unlock(&s->srv->task_lock);
   mcp__reply_result_as(s, ctx, r, "task", &body);
 }
@@ -1029,34 +921,11 @@ static const char *wire_key(mcp__task *t, const char *key, char *buf,
   return cJSON_AddTrueToObject(t->used, buf) ? buf : NULL;
 }
 
-/* A 2025-11-25 input request of entry e under id, with the related-task
- * _meta in its params. */
+/* A 2025-11-25 input request of entry e under id (task_wire.c). */
 static void request_text(mcp__buf *b, const mcp__task *t, const cJSON *e,
                          long long id) {
-  cJSON *params = cJSON_Duplicate(member(e, "params"), 1);
-  cJSON *meta =
-      params ? cJSON_GetObjectItemCaseSensitive(params, "_meta") : NULL;
-  if (params && !cJSON_IsObject(meta)) {
-    cJSON_DeleteItemFromObjectCaseSensitive(params, "_meta");
-    meta = cJSON_AddObjectToObject(params, "_meta");
-  }
-  cJSON *related = cJSON_CreateObject();
-  if (meta)
-    cJSON_DeleteItemFromObjectCaseSensitive(meta, RELATED);
-  if (meta == NULL || related == NULL ||
-      !cJSON_AddStringToObject(related, "taskId", t->id) ||
-      !cJSON_AddItemToObject(meta, RELATED, related)) {
-    cJSON_Delete(related);
-    cJSON_Delete(params);
-    b->err = MCP_ENOMEM;
-    return;
-  }
-  mcp__buf_printf(b, "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"method\":", id);
-  mcp__json_write(b, member(e, "method"));
-  mcp__buf_puts(b, ",\"params\":");
-  mcp__json_write(b, params);
-  mcp__buf_putc(b, '}');
-  cJSON_Delete(params);
+  mcp__wire_task_request(b, t->id, member(e, "method"), member(e, "params"),
+                         id);
 }
 
 /* The input requests t waits for, as sent to its origin (each with the id
@@ -1339,10 +1208,12 @@ void mcp__task_release_call(mcp__task *t) {
     if (!terminal(t->status)) {
       /* Its call is gone without a result (it could not be kept): the
        * task fails rather than stay working forever. */
-      static const char lost[] = "{\"jsonrpc\":\"2.0\",\"id\":0,\"error\":{"
-                                 "\"code\":-32603,\"message\":\"Internal "
-                                 "error\"}}";
-      settle_locked(t, lost, sizeof lost - 1);
+      static const char lost[] = "\"code\":-32603,\"message\":\"Internal "
+                                 "error\"";
+      settle_locked(t, &(mcp__outcome){.error = true,
+                                       .code = MCP__RPC_INTERNAL_ERROR,
+                                       .members = lost,
+                                       .len = sizeof lost - 1});
     }
     if (t->mode == MCP__TASK_NOW && t->status != CANCELLED) {
       status_note(&note, t);

@@ -1718,6 +1718,91 @@ START_TEST(every_allocation_failing) {
 END_TEST
 
 /* ===========================================================================
+ * The task wire (task_wire.c): pure writers of facts
+ * ======================================================================== */
+
+static void assert_wire(mcp__buf *b, const char *want) {
+  ck_assert_int_eq(b->err, 0);
+  ck_assert_str_eq(mcp__buf_str(b), want);
+  mcp__buf_free(b);
+}
+
+static const mcp__task_facts FACTS = {.id = "T1",
+                                      .status = "completed",
+                                      .status_message = "a \"quote\"",
+                                      .created_ms = 0,
+                                      .updated_ms = 86400000 + 61001,
+                                      .ttl_ms = 5,
+                                      .poll_ms = 7};
+
+START_TEST(wire_writes_tasks_from_facts) {
+  mcp__buf b = {0};
+  mcp__wire_task(&b, &FACTS, true);
+  assert_wire(&b, "\"taskId\":\"T1\",\"status\":\"completed\","
+                  "\"statusMessage\":\"a \\\"quote\\\"\","
+                  "\"createdAt\":\"1970-01-01T00:00:00.000Z\","
+                  "\"lastUpdatedAt\":\"1970-01-02T00:01:01.001Z\","
+                  "\"ttlMs\":5,\"pollIntervalMs\":7,");
+  mcp__task_facts plain = FACTS;
+  plain.status_message = NULL;
+  mcp__wire_created(&b, &plain, false);
+  assert_wire(&b, "\"task\":{\"taskId\":\"T1\",\"status\":\"completed\","
+                  "\"createdAt\":\"1970-01-01T00:00:00.000Z\","
+                  "\"lastUpdatedAt\":\"1970-01-02T00:01:01.001Z\","
+                  "\"ttl\":5,\"pollInterval\":7},");
+  mcp__wire_status_note(&b, &plain);
+  ck_assert_ptr_nonnull(strstr(mcp__buf_str(&b), "\"pollInterval\":7}}"));
+  cJSON *note = cJSON_Parse(mcp__buf_str(&b));
+  tu_assert_json(note, "{\"method\":\"notifications/tasks/status\","
+                       "\"params\":{\"taskId\":\"T1\"}}");
+  cJSON_Delete(note);
+  mcp__buf_free(&b);
+}
+END_TEST
+
+START_TEST(wire_writes_outcomes_between_its_own_braces) {
+  mcp__buf b = {0};
+  mcp__outcome ok = {.members = "\"content\":[]", .len = 12};
+  mcp__wire_task_result(&b, "7", 1, "T1", &ok);
+  assert_wire(&b, "{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{\"content\":[],"
+                  "\"_meta\":{\"io.modelcontextprotocol/related-task\":"
+                  "{\"taskId\":\"T1\"}}}}");
+  mcp__outcome empty = {.members = "", .len = 0};
+  mcp__wire_task_result(&b, "7", 1, "T1", &empty);
+  assert_wire(&b, "{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{\"_meta\":{"
+                  "\"io.modelcontextprotocol/related-task\":"
+                  "{\"taskId\":\"T1\"}}}}");
+  mcp__outcome err = {
+      .error = true, .code = -32603, .members = "\"code\":1", .len = 8};
+  mcp__wire_task_result(&b, "\"x\"", 3, "T1", &err);
+  assert_wire(&b, "{\"jsonrpc\":\"2.0\",\"id\":\"x\",\"error\":{\"code\":1}}");
+  mcp__wire_task_result(&b, "7", 1, "T1", NULL);
+  ck_assert_ptr_nonnull(strstr(mcp__buf_str(&b), "has no result"));
+  mcp__buf_free(&b);
+  mcp__task_facts f = FACTS;
+  f.status_message = NULL;
+  mcp__wire_detail(&b, &f, NULL, &err);
+  ck_assert_ptr_nonnull(strstr(mcp__buf_str(&b), ",\"error\":{\"code\":1},"));
+  mcp__buf_free(&b);
+  cJSON *asks = cJSON_Parse("{\"k\":{\"method\":\"m\",\"params\":{}}}");
+  mcp__wire_detail(&b, &f, asks, &err);
+  ck_assert_ptr_nonnull(
+      strstr(mcp__buf_str(&b),
+             "\"inputRequests\":{\"k\":{\"method\":\"m\",\"params\":{}}},"));
+  ck_assert_ptr_null(strstr(mcp__buf_str(&b), "error"));
+  mcp__buf_free(&b);
+  mcp__wire_task_request(&b, "T1", cJSON_GetObjectItem(asks->child, "method"),
+                         cJSON_GetObjectItem(asks->child, "params"), 3);
+  assert_wire(&b, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"m\",\"params\":{"
+                  "\"_meta\":{\"io.modelcontextprotocol/related-task\":"
+                  "{\"taskId\":\"T1\"}}}}");
+  cJSON_Delete(asks);
+  mcp__wire_error_members(&b, -32000, "busy \"now\"");
+  assert_wire(&b, "\"code\":-32000,\"message\":\"busy \\\"now\\\"\"");
+}
+END_TEST
+
+/* ===========================================================================
  * Suite
  * ======================================================================== */
 
@@ -1727,6 +1812,8 @@ int main(void) {
   tcase_add_test(t, flags_are_checked_at_registration);
   tcase_add_test(t, task_support_listed_in_2025_11_25_only);
   tcase_add_test(t, capability_in_both_eras);
+  tcase_add_test(t, wire_writes_tasks_from_facts);
+  tcase_add_test(t, wire_writes_outcomes_between_its_own_braces);
   t = tu_tcase(s, "modern", setup, teardown, 60);
   tcase_add_test(t, an_answer_at_once_is_no_task);
   tcase_add_test(t, a_deferred_call_becomes_a_task);
