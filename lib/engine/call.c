@@ -1081,6 +1081,27 @@ static void missing_capability(mcp_call *c, mcp__buf *out) {
   mcp__buf_free(&data);
 }
 
+/* Both ways of finding that a resource does not exist end here (nothing
+ * serves the URI, or its handler finished with MCP_ENOENT), so a client
+ * gets the same answer either way: the protocol's not-found error naming
+ * the URI, never an empty contents list. */
+int mcp__rpc_resource_not_found(mcp__buf *out, const char *id, size_t id_len,
+                                bool modern, const char *uri) {
+  mcp__buf data = {0};
+  mcp__buf_puts(&data, "{\"uri\":");
+  mcp__json_quote(&data, uri, strlen(uri));
+  mcp__buf_putc(&data, '}');
+  const char *json = mcp__buf_str(&data);
+  int code = modern ? MCP__RPC_INVALID_PARAMS : MCP__RPC_RESOURCE_NOT_FOUND;
+  if (json)
+    mcp__rpc_error(out, id, id_len, MCP__ID_NULL, code, "Resource not found",
+                   json);
+  else if (!out->err)
+    out->err = data.err;
+  mcp__buf_free(&data);
+  return code;
+}
+
 static void build_reply(mcp_call *c, int rc, mcp__buf *out) {
   mcp_server *srv = c->session->srv;
   /* A result buffer that failed is never sent as a (truncated) success,

@@ -1,8 +1,9 @@
-/* The engine's private header (lib/engine): the server, its sessions and
- * calls, and the request handlers dispatch runs. The top of libmcp's
- * layers: it sees every layer below (registry, policy, schema, rpc, json,
- * base), and nothing in lib/ below it sees this. The transports (lib/stdio,
- * lib/http) use the public API only. Not installed. */
+/* The engine core's private header (lib/engine): the server, its sessions
+ * and calls, results, input rounds, the deadlines and the task record. It
+ * sees every layer below (registry, policy, schema, rpc, json, base);
+ * above it only the protocol's methods (lib/methods) see it, and the
+ * transports (lib/stdio, lib/http) use the public API only. Not
+ * installed. */
 #ifndef MCP_LIB_ENGINE_H
 #define MCP_LIB_ENGINE_H
 
@@ -479,7 +480,7 @@ void mcp__audit(mcp_server *srv, const char *tool, const mcp_principal *p,
                 bool is_error, bool failed, unsigned long long started_us,
                 const char *ran_under);
 
-/* ---- request handling (session.c, surface.c, dispatch.c) ---------------- */
+/* ---- replies (session.c) ------------------------------------------------- */
 /* Where replies to one incoming message go: straight to the peer, or into
  * the array answering a 2025-03-26 batch. */
 typedef struct mcp__reply_ctx {
@@ -531,6 +532,15 @@ void mcp__req_error(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
  * the era's common members are added in front. Frees body. */
 void mcp__reply_result(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
                        mcp__buf *body);
+/* The same, with the era's common members of resultType type in front,
+ * and the whole serverInfo when full (server/discover), else its short
+ * form. */
+void mcp__reply_result_info(mcp_session *s, mcp__reply_ctx *ctx,
+                            const mcp__req *r, mcp__buf *body, const char *type,
+                            bool full);
+/* Runs call (again, for a later round) on this thread and sends its reply,
+ * if it has one yet, where ctx says. */
+void mcp__reply_call(mcp_session *s, mcp__reply_ctx *ctx, mcp_call *call);
 /* The same with another resultType in the modern era ("task"). */
 void mcp__reply_result_as(mcp_session *s, mcp__reply_ctx *ctx,
                           const mcp__req *r, const char *result_type,
@@ -546,11 +556,10 @@ void mcp__reply_invalid_params(mcp_session *s, mcp__reply_ctx *ctx,
  * find nothing. */
 const struct cJSON *mcp__member(const struct cJSON *obj, const char *key);
 
-/* ---- dispatch and admission (dispatch.c) ---------------------------------
- * Every method the engine serves is a row of mcp__methods. A method that
- * names something a scope guards has a target function, which finds it
- * (answering the request itself when nothing is found), and its handler
- * runs only after the one admission point allowed every entry found. */
+/* ---- what a request names (lib/methods/dispatch.c) -----------------------
+ * The dispatch table (lib/methods) finds what a request names before its
+ * one admission point; the types stay here while the tasks methods live
+ * beside the task record (task.c). */
 
 /* What a request names, found before it is admitted. */
 typedef struct mcp__target {
@@ -582,99 +591,6 @@ typedef bool (*mcp__target_fn)(mcp_session *s, mcp__reply_ctx *ctx,
 /* Serves r; t is NULL unless the row admits entries. */
 typedef void (*mcp__handle_fn)(mcp_session *s, mcp__reply_ctx *ctx,
                                const mcp__req *r, mcp__target *t);
-
-typedef enum mcp__admission {
-  MCP__ADMIT_NONE, /* touches nothing a scope guards */
-  MCP__ADMIT_LIST, /* a list: with hide-forbidden on, shows each caller
-                      only what it may use */
-  MCP__ADMIT_ENTRY /* names entries: their scopes are required, checked by
-                      the admission point before the handler */
-} mcp__admission;
-
-enum { MCP__ERA_LEGACY = 1, MCP__ERA_MODERN = 2 };
-
-typedef struct mcp__method {
-  const char *name;
-  mcp__handle_fn handle;
-  mcp__target_fn target; /* MCP__ADMIT_ENTRY only */
-  int feature;           /* an mcp__feature the server must offer, or
-                            MCP__FEATURE_NONE */
-  unsigned eras;         /* MCP__ERA_* bits: where the method exists */
-  bool needs_init;       /* legacy: refused before initialize */
-  mcp__admission admission;
-  bool calls; /* starts a call: its id must not be one in progress */
-} mcp__method;
-
-extern const mcp__method mcp__methods[];
-extern const size_t mcp__nmethods;
-/* The row of a method, or NULL. */
-const mcp__method *mcp__method_find(const char *name);
-/* Finds, admits and serves r by its row (its era, feature and lifecycle
- * already checked). */
-void mcp__dispatch(mcp_session *s, mcp__reply_ctx *ctx, mcp__req *r,
-                   const mcp__method *row);
-/* The caller whose view is filtered (hide-forbidden on), or NULL. */
-const mcp_principal *mcp__visible_to(mcp_session *s);
-/* A new reference to the entry of r named name, or NULL when there is none
- * or it is hidden from visible (non-NULL). */
-/* skills/get: finds the skill params.uri names (false after answering
- * -32602), and answers with its entry (surface.c). */
-bool mcp__target_skill(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
-                       mcp__target *t);
-void mcp__handle_skills_get(mcp_session *s, mcp__reply_ctx *ctx,
-                            const mcp__req *r, mcp__target *t);
-mcp__tool *mcp__find_visible(mcp_server *srv, const mcp__registry *r,
-                             const char *name, const mcp_principal *visible);
-/* Finds an unfinished call by canonical id. Call with s->lock held. */
-mcp_call *mcp__find_call(mcp_session *s, const char *canon);
-
-/* The rows' functions (session.c, surface.c). */
-void mcp__handle_discover(mcp_session *s, mcp__reply_ctx *ctx,
-                          const mcp__req *r, mcp__target *t);
-bool mcp__target_tool(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
-                      mcp__target *t);
-void mcp__handle_tools_call(mcp_session *s, mcp__reply_ctx *ctx,
-                            const mcp__req *r, mcp__target *t);
-bool mcp__target_prompt(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
-                        mcp__target *t);
-void mcp__handle_prompts_get(mcp_session *s, mcp__reply_ctx *ctx,
-                             const mcp__req *r, mcp__target *t);
-bool mcp__target_resource(mcp_session *s, mcp__reply_ctx *ctx,
-                          const mcp__req *r, mcp__target *t);
-void mcp__handle_resources_read(mcp_session *s, mcp__reply_ctx *ctx,
-                                const mcp__req *r, mcp__target *t);
-void mcp__handle_subscribe(mcp_session *s, mcp__reply_ctx *ctx,
-                           const mcp__req *r, mcp__target *t);
-void mcp__handle_unsubscribe(mcp_session *s, mcp__reply_ctx *ctx,
-                             const mcp__req *r, mcp__target *t);
-void mcp__handle_set_level(mcp_session *s, mcp__reply_ctx *ctx,
-                           const mcp__req *r, mcp__target *t);
-bool mcp__target_completion(mcp_session *s, mcp__reply_ctx *ctx,
-                            const mcp__req *r, mcp__target *t);
-void mcp__handle_complete(mcp_session *s, mcp__reply_ctx *ctx,
-                          const mcp__req *r, mcp__target *t);
-bool mcp__target_listen(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
-                        mcp__target *t);
-void mcp__handle_listen(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
-                        mcp__target *t);
-
-/* Takes the arguments t names out of r's message for a call to own: the
- * node detached, with *pool the message's pool it lives in (NULL when it
- * has none), or a new empty object when the request sent none. */
-struct cJSON *mcp__take_args(const mcp__req *r, mcp__target *t,
-                             mcp__json_pool **pool);
-/* Answers one page of a list method from table r (tools, prompts,
- * resources or templates). */
-void mcp__handle_list(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
-                      mcp__registry *table);
-/* Runs an admitted, validated request of entry (a new reference the call
- * takes) with args through the call machinery; uri is the resources/read
- * URI or NULL. args is taken, unless args_pool is not NULL: then args are
- * nodes of that pool (detached from the message), which the call keeps a
- * reference to while it runs. */
-void mcp__start_call(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
-                     mcp__tool *entry, struct cJSON *args,
-                     mcp__json_pool *args_pool, const char *uri);
 
 /* ---- outcomes and the task wire (call.c, task_wire.c) ---------------------
  * A call's outcome is handed on as facts, never as its reply's text: call.c
@@ -826,19 +742,18 @@ bool mcp__task_visible(mcp_server *srv, const char *id,
 int mcp__tasks_init(mcp_server *srv);
 void mcp__tasks_fini(mcp_server *srv);
 
-/* limits.c: takes one token from the caller's rate-limit bucket for a
- * tools/call of tool that passed the scope check and the authorizer.
- * Returns 0 (go on), 1 when the caller is over its rate (the request was
- * answered with an isError result and audited), or MCP_ENOMEM. */
-int mcp__rate_take(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
-                   const char *tool, unsigned long long started);
-
 /* Frees a listener that never joined its session. NULL does nothing. */
 void mcp__listener_free(mcp__listener *l);
+/* The caller whose view is filtered (hide-forbidden on), or NULL. */
+const mcp_principal *mcp__visible_to(mcp_session *s);
+/* A new reference to the entry of r named name, or NULL when there is none
+ * or it is hidden from visible (non-NULL). */
+mcp__tool *mcp__find_visible(mcp_server *srv, const mcp__registry *r,
+                             const char *name, const mcp_principal *visible);
 /* Finds what serves uri: the resource registered under it, else the first
  * matching template (its variables in *vars unless vars is NULL), passing
  * over what is hidden from visible (non-NULL). A new reference, or NULL
- * with *rc MCP_ENOENT or MCP_ENOMEM (surface.c). */
+ * with *rc MCP_ENOENT or MCP_ENOMEM (server.c). */
 mcp__tool *mcp__find_resource(mcp_server *srv, const char *uri,
                               const mcp_principal *visible, struct cJSON **vars,
                               int *rc);
@@ -857,10 +772,6 @@ typedef enum mcp__feature {
 } mcp__feature;
 /* Does the server offer f now (something of it is registered)? */
 bool mcp__offers(mcp_server *srv, mcp__feature f);
-/* The capabilities object members the server offers now, after "tools"
- * (each preceded by a comma): prompts, resources, completions, and the
- * extensions (skills, from 2025-11-25). */
-unsigned mcp__put_capabilities(mcp__buf *b, mcp_server *srv, mcp__version v);
 
 /* Log level names of the protocol, indexed by level. */
 extern const char *const mcp__log_levels[8];

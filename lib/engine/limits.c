@@ -1,6 +1,6 @@
-/* What one call may cost: the size of its result and how often a caller
- * may call tools. How long a call may take is part of its state machine,
- * in call.c. */
+/* What one call may cost: the size of its result, and the setting of how
+ * often a caller may call tools (taken in lib/methods/tools.c). How long
+ * a call may take is part of its state machine, in call.c. */
 #include <cjson/cJSON.h>
 #include <string.h>
 
@@ -62,47 +62,4 @@ void mcp__call_too_large(mcp_call *c, mcp__buf *out) {
   if (c->kind == MCP_CALL_TOOL)
     c->is_error = true;
   mcp__call_failure_reply(c, out, text);
-}
-
-/* ---- rate limit ----------------------------------------------------------
- * The buckets are the policy layer's (lib/policy/ratelimit.c); here the
- * caller is named and a refusal answered. */
-
-int mcp_server_set_rate_limit(mcp_server *srv, unsigned calls,
-                              unsigned per_seconds) {
-  if (srv == NULL)
-    return MCP_EINVAL;
-  return mcp__ratelimit_set(&srv->rate, calls, per_seconds);
-}
-
-int mcp__rate_take(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
-                   const char *tool, unsigned long long started) {
-  mcp_server *srv = s->srv;
-  if (atomic_load(&srv->rate.calls) == 0)
-    return 0;
-  /* An anonymous caller is known only by its session: give the session a
-   * number of its own, never reused as a freed session's address could
-   * be. */
-  unsigned long long serial = 0;
-  if (s->principal.subject == NULL) {
-    pthread_mutex_lock(&s->lock);
-    if (s->serial == 0)
-      s->serial = atomic_fetch_add(&srv->next_serial, 1) + 1;
-    serial = s->serial;
-    pthread_mutex_unlock(&s->lock);
-  }
-  unsigned calls = 0, per = 0;
-  unsigned long long wait_s = 0;
-  int rc = mcp__ratelimit_take(&srv->rate, s->principal.subject, serial, &calls,
-                               &per, &wait_s);
-  if (rc != 1)
-    return rc;
-  char text[200];
-  mcp__fmt(text, sizeof text,
-           "rate limited: at most %u calls every %u s; try again in %llu s",
-           calls, per, wait_s);
-  mcp__audit_reply(s, ctx, tool, MCP_DECISION_RATE_LIMITED, NULL, true, false,
-                   started);
-  mcp__reply_tool_error(s, ctx, r, text);
-  return 1;
 }

@@ -1,5 +1,6 @@
-/* The server: identity, the tool table, hooks, and the sessions to tell
- * when the table changes. */
+/* The server: identity, the tables of tools, prompts, resources and
+ * skills, hooks, what it offers and the look-ups of its entries, and the
+ * sessions to tell when a table changes. */
 #include <cjson/cJSON.h>
 #include <limits.h>
 #include <stdio.h>
@@ -594,6 +595,93 @@ int mcp__broadcast_task(mcp_server *srv, const char *id, const char *detail,
     return MCP_ENOMEM;
   }
   return told;
+}
+
+/* ---- what is offered, and lookups -----------------------------------------
+ */
+
+const mcp_principal *mcp__visible_to(mcp_session *s) {
+  return atomic_load(&s->srv->hide_forbidden) ? &s->principal : NULL;
+}
+
+mcp__tool *mcp__find_visible(mcp_server *srv, const mcp__registry *r,
+                             const char *name, const mcp_principal *visible) {
+  pthread_mutex_lock(&srv->lock);
+  mcp__tool *t = mcp__registry_find(r, name);
+  pthread_mutex_unlock(&srv->lock);
+  /* With hide-forbidden on, what the caller may not use does not exist for
+   * it: the request gets the very answer an unknown name gets. */
+  if (t && visible && !mcp__tool_callable_by(t, visible)) {
+    mcp__tool_unref(t);
+    t = NULL;
+  }
+  return t;
+}
+
+static bool any_complete(const mcp__registry *r) {
+  for (size_t i = 0; i < r->n; i++)
+    if (r->tools[i]->complete)
+      return true;
+  return false;
+}
+
+/* A feature is offered while the server has something of it registered:
+ * announced in the capabilities, its methods served; without it they
+ * answer -32601, as for a capability not advertised. Register prompts and
+ * resources before serving, so that initialize announces them. */
+bool mcp__offers(mcp_server *srv, mcp__feature f) {
+  pthread_mutex_lock(&srv->lock);
+  bool on = f == MCP__FEATURE_PROMPTS ? srv->prompts.n > 0
+            : f == MCP__FEATURE_RESOURCES
+                ? srv->resources.n + srv->templates.n > 0
+            : f == MCP__FEATURE_SKILLS ? srv->skills.n > 0
+            : f == MCP__FEATURE_TASKS
+                ? srv->reg.ntask > 0
+                : any_complete(&srv->prompts) || any_complete(&srv->templates);
+  pthread_mutex_unlock(&srv->lock);
+  return on;
+}
+
+/* Finds what serves uri: a resource registered under it, else the first
+ * template that matches it, whose variables go to *vars (NULL when vars is
+ * NULL). With visible, entries hidden from that caller are passed over, as
+ * if absent. Returns a new reference, or NULL with *rc MCP_ENOENT or
+ * MCP_ENOMEM. */
+mcp__tool *mcp__find_resource(mcp_server *srv, const char *uri,
+                              const mcp_principal *visible, cJSON **vars,
+                              int *rc) {
+  cJSON *found = NULL;
+  *rc = MCP_ENOENT;
+  pthread_mutex_lock(&srv->lock);
+  mcp__tool *t = mcp__registry_find(&srv->resources, uri);
+  if (t && visible && !mcp__tool_callable_by(t, visible)) {
+    mcp__tool_unref(t);
+    t = NULL;
+  }
+  for (size_t i = 0; t == NULL && i < srv->templates.n; i++) {
+    mcp__tool *c = srv->templates.tools[i];
+    if (visible && !mcp__tool_callable_by(c, visible))
+      continue;
+    int m = mcp__uritemplate_match(c->tmpl, uri, &found);
+    if (m == 0) {
+      t = c;
+      mcp__tool_ref(t);
+    } else if (m == MCP_ENOMEM) {
+      *rc = MCP_ENOMEM;
+      break;
+    }
+  }
+  pthread_mutex_unlock(&srv->lock);
+  if (t && found == NULL && vars && (found = cJSON_CreateObject()) == NULL) {
+    mcp__tool_unref(t);
+    *rc = MCP_ENOMEM;
+    return NULL;
+  }
+  if (vars)
+    *vars = found;
+  else
+    cJSON_Delete(found);
+  return t;
 }
 
 /* Adds a built entry to one of the server's tables and tells the clients. */

@@ -5,8 +5,8 @@ do no I/O.
 Usage: no_io.py OBJECT... (an argument may hold several, joined by ";")
 
 Every function or variable an object of libmcp's core (lib/base, json,
-rpc, schema, policy, registry, engine) takes from outside libmcp and
-cJSON must be in ALLOWED: memory, strings, numbers, locks, clocks and
+rpc, schema, policy, registry, engine, methods) takes from outside
+libmcp and cJSON must be in ALLOWED: memory, strings, numbers, locks, clocks and
 the kernel's CSPRNG. Nothing that reads or writes a descriptor, opens a
 file or a socket, or waits on one. The one exception is the default log
 sink (a warning on stderr when the application set no log callback),

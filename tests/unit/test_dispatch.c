@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine.h"
+#include "methods.h"
 #include "testutil.h"
 
 static mcp_server *srv;

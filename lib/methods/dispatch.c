@@ -14,27 +14,7 @@
 #include <cjson/cJSON.h>
 #include <string.h>
 
-#include "engine.h"
-
-/* ---- visibility and lookup ----------------------------------------------- */
-
-const mcp_principal *mcp__visible_to(mcp_session *s) {
-  return atomic_load(&s->srv->hide_forbidden) ? &s->principal : NULL;
-}
-
-mcp__tool *mcp__find_visible(mcp_server *srv, const mcp__registry *r,
-                             const char *name, const mcp_principal *visible) {
-  pthread_mutex_lock(&srv->lock);
-  mcp__tool *t = mcp__registry_find(r, name);
-  pthread_mutex_unlock(&srv->lock);
-  /* With hide-forbidden on, what the caller may not use does not exist for
-   * it: the request gets the very answer an unknown name gets. */
-  if (t && visible && !mcp__tool_callable_by(t, visible)) {
-    mcp__tool_unref(t);
-    t = NULL;
-  }
-  return t;
-}
+#include "methods.h"
 
 void mcp__target_free(mcp__target *t) {
   mcp__tool_unref(t->entry);

@@ -1,7 +1,7 @@
 /* The old names of renamed functions (include/mcp/mcp.h and engine.h,
  * "Old names"), kept exported for one minor version so that programs
  * built against them still link and run. Each only calls its new name. */
-#include "engine.h"
+#include "methods.h"
 
 long mcp_server_timeout(mcp_server *srv) {
   return mcp_server_next_expiry_ms(srv);

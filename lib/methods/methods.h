@@ -1,0 +1,129 @@
+/* The methods layer's private header (lib/methods): the protocol's method
+ * handlers (lifecycle, lists, tools, prompts and resources, subscriptions)
+ * and the dispatch table with its one admission point, over the engine's
+ * core (lib/engine: calls, results, input rounds, the timer, sessions, the
+ * task record), which never sees this header. A transport reaches it only
+ * through the public engine API (mcp_session_receive and friends). Not
+ * installed. */
+#ifndef MCP_LIB_METHODS_H
+#define MCP_LIB_METHODS_H
+
+#include "engine.h"
+
+/* ---- dispatch and admission (dispatch.c) ---------------------------------
+ * Every method the engine serves is a row of mcp__methods. A method that
+ * names something a scope guards has a target function, which finds it
+ * (answering the request itself when nothing is found), and its handler
+ * runs only after the one admission point allowed every entry found
+ * (mcp__target and the row function types are in engine.h while the tasks
+ * methods live beside the task record). */
+
+typedef enum mcp__admission {
+  MCP__ADMIT_NONE, /* touches nothing a scope guards */
+  MCP__ADMIT_LIST, /* a list: with hide-forbidden on, shows each caller
+                      only what it may use */
+  MCP__ADMIT_ENTRY /* names entries: their scopes are required, checked by
+                      the admission point before the handler */
+} mcp__admission;
+
+enum { MCP__ERA_LEGACY = 1, MCP__ERA_MODERN = 2 };
+
+typedef struct mcp__method {
+  const char *name;
+  mcp__handle_fn handle;
+  mcp__target_fn target; /* MCP__ADMIT_ENTRY only */
+  int feature;           /* an mcp__feature the server must offer, or
+                            MCP__FEATURE_NONE */
+  unsigned eras;         /* MCP__ERA_* bits: where the method exists */
+  bool needs_init;       /* legacy: refused before initialize */
+  mcp__admission admission;
+  bool calls; /* starts a call: its id must not be one in progress */
+} mcp__method;
+
+extern const mcp__method mcp__methods[];
+extern const size_t mcp__nmethods;
+/* The row of a method, or NULL. */
+const mcp__method *mcp__method_find(const char *name);
+/* Finds, admits and serves r by its row (its era, feature and lifecycle
+ * already checked). */
+void mcp__dispatch(mcp_session *s, mcp__reply_ctx *ctx, mcp__req *r,
+                   const mcp__method *row);
+/* skills/get: finds the skill params.uri names (false after answering
+ * -32602), and answers with its entry (prompts_resources.c). */
+bool mcp__target_skill(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
+                       mcp__target *t);
+void mcp__handle_skills_get(mcp_session *s, mcp__reply_ctx *ctx,
+                            const mcp__req *r, mcp__target *t);
+/* Finds an unfinished call by canonical id. Call with s->lock held. */
+mcp_call *mcp__find_call(mcp_session *s, const char *canon);
+
+/* initialize (lifecycle.c), which receive.c runs before the table: it
+ * starts a legacy session. */
+void mcp__handle_initialize(mcp_session *s, mcp__reply_ctx *ctx,
+                            const mcp__req *r);
+/* The rows' functions (lifecycle.c, tools.c, prompts_resources.c,
+ * subscriptions.c). */
+void mcp__handle_discover(mcp_session *s, mcp__reply_ctx *ctx,
+                          const mcp__req *r, mcp__target *t);
+bool mcp__target_tool(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
+                      mcp__target *t);
+void mcp__handle_tools_call(mcp_session *s, mcp__reply_ctx *ctx,
+                            const mcp__req *r, mcp__target *t);
+bool mcp__target_prompt(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
+                        mcp__target *t);
+void mcp__handle_prompts_get(mcp_session *s, mcp__reply_ctx *ctx,
+                             const mcp__req *r, mcp__target *t);
+bool mcp__target_resource(mcp_session *s, mcp__reply_ctx *ctx,
+                          const mcp__req *r, mcp__target *t);
+void mcp__handle_resources_read(mcp_session *s, mcp__reply_ctx *ctx,
+                                const mcp__req *r, mcp__target *t);
+void mcp__handle_subscribe(mcp_session *s, mcp__reply_ctx *ctx,
+                           const mcp__req *r, mcp__target *t);
+void mcp__handle_unsubscribe(mcp_session *s, mcp__reply_ctx *ctx,
+                             const mcp__req *r, mcp__target *t);
+void mcp__handle_set_level(mcp_session *s, mcp__reply_ctx *ctx,
+                           const mcp__req *r, mcp__target *t);
+bool mcp__target_completion(mcp_session *s, mcp__reply_ctx *ctx,
+                            const mcp__req *r, mcp__target *t);
+void mcp__handle_complete(mcp_session *s, mcp__reply_ctx *ctx,
+                          const mcp__req *r, mcp__target *t);
+bool mcp__target_listen(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
+                        mcp__target *t);
+void mcp__handle_listen(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
+                        mcp__target *t);
+
+/* The uri param of r, checked as a requested URI; NULL after answering
+ * -32602 (prompts_resources.c). */
+const char *mcp__request_uri(mcp_session *s, mcp__reply_ctx *ctx,
+                             const mcp__req *r);
+/* Takes the arguments t names out of r's message for a call to own: the
+ * node detached, with *pool the message's pool it lives in (NULL when it
+ * has none), or a new empty object when the request sent none. */
+struct cJSON *mcp__take_args(const mcp__req *r, mcp__target *t,
+                             mcp__json_pool **pool);
+/* Answers one page of a list method from table r (tools, prompts,
+ * resources or templates). */
+void mcp__handle_list(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
+                      mcp__registry *table);
+/* Runs an admitted, validated request of entry (a new reference the call
+ * takes) with args through the call machinery; uri is the resources/read
+ * URI or NULL. args is taken, unless args_pool is not NULL: then args are
+ * nodes of that pool (detached from the message), which the call keeps a
+ * reference to while it runs. */
+void mcp__start_call(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
+                     mcp__tool *entry, struct cJSON *args,
+                     mcp__json_pool *args_pool, const char *uri);
+
+/* lifecycle.c: the capabilities object members the server offers now,
+ * after "tools" (each preceded by a comma): prompts, resources, completions,
+ * and the extensions (skills, from 2025-11-25). */
+unsigned mcp__put_capabilities(mcp__buf *b, mcp_server *srv, mcp__version v);
+
+/* tools.c: takes one token from the caller's rate-limit bucket for a
+ * tools/call of tool that passed the scope check and the authorizer.
+ * Returns 0 (go on), 1 when the caller is over its rate (the request was
+ * answered with an isError result and audited), or MCP_ENOMEM. */
+int mcp__rate_take(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
+                   const char *tool, unsigned long long started);
+
+#endif

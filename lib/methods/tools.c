@@ -1,0 +1,262 @@
+/* tools/call: finds and vets the tool, takes the caller's rate token, and
+ * starts the call (lib/engine/call.c) that runs its handler, or the task
+ * that owns it. Prompts and resources start their calls here too. */
+#include <cjson/cJSON.h>
+#include <string.h>
+
+#include "methods.h"
+
+/* Sends an isError result without running the handler. */
+void mcp__reply_tool_error(mcp_session *s, mcp__reply_ctx *ctx,
+                           const mcp__req *r, const char *text) {
+  mcp__buf b = {0};
+  mcp__buf_puts(&b, "\"content\":[{\"type\":\"text\",\"text\":");
+  mcp__json_quote(&b, text, strlen(text));
+  mcp__buf_puts(&b, "}],\"isError\":true,");
+  mcp__reply_result(s, ctx, r, &b);
+}
+
+/* Runs a call on the receiving thread, so its reply can join a batch. */
+bool mcp__target_tool(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
+                      mcp__target *t) {
+  cJSON *params = r->params_node;
+  const cJSON *name = mcp__member(params, "name");
+  cJSON *args = (cJSON *)mcp__member(params, "arguments");
+  if (params == NULL) {
+    mcp__reply_invalid_params(s, ctx, r, "tools/call needs params");
+    return false;
+  }
+  if (!cJSON_IsString(name)) {
+    mcp__reply_invalid_params(s, ctx, r,
+                              "tools/call needs a tool name (string)");
+    return false;
+  }
+  if (args != NULL && !cJSON_IsObject(args)) {
+    mcp__reply_invalid_params(s, ctx, r, "arguments must be an object");
+    return false;
+  }
+  t->entry = mcp__find_visible(s->srv, &s->srv->reg, name->valuestring,
+                               mcp__visible_to(s));
+  if (t->entry == NULL) {
+    char msg[200];
+    mcp__fmt(msg, sizeof msg, "Unknown tool: %.128s", name->valuestring);
+    mcp__utf8_trim(msg);
+    mcp__req_error(s, ctx, r, MCP__RPC_INVALID_PARAMS, msg, NULL);
+    return false;
+  }
+  t->args = args;
+  return true;
+}
+
+cJSON *mcp__take_args(const mcp__req *r, mcp__target *t,
+                      mcp__json_pool **pool) {
+  /* The call owns its arguments: they outlive this message when the
+   * handler defers (holding the message's pool, when it has one). A
+   * missing "arguments" is an empty object. */
+  cJSON *args = t->args;
+  *pool = args ? r->m->pool : NULL;
+  if (args)
+    cJSON_DetachItemViaPointer(r->params_node, args);
+  else
+    args = cJSON_CreateObject();
+  t->args = NULL;
+  return args;
+}
+
+static void start_call(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
+                       mcp__tool *tool, cJSON *args, mcp__json_pool *args_pool,
+                       const char *uri, mcp__task_mode mode, unsigned ttl_ms);
+
+void mcp__handle_tools_call(mcp_session *s, mcp__reply_ctx *ctx,
+                            const mcp__req *r, mcp__target *t) {
+  /* Whether it may run as a task is settled before anything else of the
+   * call: a tool that requires a task is refused to a client that cannot
+   * take one before its arguments are even looked at. */
+  unsigned ttl_ms = 0;
+  int mode = mcp__task_mode_of(s, ctx, r, t->entry, &ttl_ms);
+  if (mode < 0)
+    return;
+  mcp__json_pool *pool;
+  cJSON *args = mcp__take_args(r, t, &pool);
+  mcp__tool *tool = t->entry;
+  t->entry = NULL;
+  start_call(s, ctx, r, tool, args, pool, NULL, (mcp__task_mode)mode, ttl_ms);
+}
+
+/* Checks what a call asks before it is made: the progress token's type
+ * (its JSON goes to tok), and for a tool the caller's rate and the
+ * arguments against the input schema. Returns 0 to go on, 1 when the
+ * request was answered (a refusal), or MCP_ENOMEM. */
+static int vet_call(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
+                    const mcp__tool *tool, const cJSON *args, mcp__buf *tok) {
+  const cJSON *meta = mcp__member(r->params, "_meta");
+  const cJSON *token =
+      cJSON_IsObject(meta) ? mcp__member(meta, "progressToken") : NULL;
+  if (token && !cJSON_IsString(token) &&
+      !(cJSON_IsNumber(token) && mcp__json_integer(token, NULL, NULL))) {
+    mcp__reply_invalid_params(
+        s, ctx, r, "_meta.progressToken must be a string or an integer");
+    return 1;
+  }
+  if (token)
+    mcp__json_write(tok, token);
+  if (args == NULL || (token && !mcp__buf_str(tok)))
+    return MCP_ENOMEM;
+  if (tool->kind != MCP_CALL_TOOL)
+    return 0;
+  /* Access was decided before (dispatch.c), so a caller refused access
+   * learns nothing from the limiter; before validation, so every allowed
+   * call counts. */
+  int lim = mcp__rate_take(s, ctx, r, tool->name, r->started_us);
+  if (lim)
+    return lim;
+  char why[512];
+  int vrc = mcp__schema_validate(tool->input, args, "Invalid arguments", why,
+                                 sizeof why);
+  if (vrc == 0 || vrc == MCP_ENOMEM)
+    return vrc;
+  /* Failing the schema, or too costly to check (fail closed), is a tool
+   * error the model can act on (SEP-1303). */
+  mcp__audit_reply(s, ctx, tool->name, MCP_DECISION_INVALID_ARGUMENTS, NULL,
+                   true, false, r->started_us);
+  mcp__reply_tool_error(s, ctx, r, why);
+  return 1;
+}
+
+void mcp__start_call(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
+                     mcp__tool *tool, cJSON *args, mcp__json_pool *args_pool,
+                     const char *uri) {
+  start_call(s, ctx, r, tool, args, args_pool, uri, MCP__TASK_NONE, 0);
+}
+
+static void start_call(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
+                       mcp__tool *tool, cJSON *args, mcp__json_pool *args_pool,
+                       const char *uri, mcp__task_mode mode, unsigned ttl_ms) {
+  bool is_tool = tool->kind == MCP_CALL_TOOL;
+  unsigned long long started = r->started_us;
+  mcp__buf tok = {0};
+  mcp_call *call = NULL;
+  mcp__task *task = NULL;
+  char why[512];
+  /* One ladder: before the call exists a failure frees what it was given;
+   * after, the call is discarded, never run. */
+  int rc = vet_call(s, ctx, r, tool, args, &tok);
+  if (rc == 1)
+    goto done;
+  if (rc)
+    goto oom;
+  /* A call that is or may become a task is made on the task's runner
+   * session, which outlives this request and this session. */
+  if (mode != MCP__TASK_NONE) {
+    rc = mcp__task_new(s, ctx, r, tool, args, mode, ttl_ms, &task);
+    if (rc == 1)
+      goto done;
+    if (rc)
+      goto oom;
+  }
+  rc = mcp__call_new(task ? mcp__task_runner(task) : s, tool, r->v, r->m->id,
+                     r->m->id_len, r->canon_id, tok.len ? tok.data : NULL, args,
+                     args_pool, started, &call);
+  args = NULL; /* the call owns them now, or freed them on failure */
+  if (rc)
+    goto oom;
+  call->modern = r->modern;
+  call->sink = task ? mcp__task_sink(task) : ctx->sink;
+  call->task = task;
+  mcp__sink_ref(call->sink);
+  call->log_level = r->log_level;
+  tool = NULL; /* the call holds the reference */
+  mcp__buf_free(&tok);
+  if (uri && (call->uri = mcp__strdup(uri)) == NULL) {
+    rc = MCP_ENOMEM;
+    goto discard;
+  }
+  if (r->modern) {
+    /* A modern call owns a copy of the capabilities it may use, and a
+     * retry's requestState is checked before the handler sees anything. */
+    call->caps = cJSON_Duplicate(r->caps, 1);
+    rc = call->caps ? mcp__input_accept(call, r->params, why, sizeof why)
+                    : MCP_ENOMEM;
+    if (rc)
+      goto discard;
+  } else {
+    /* The runner keeps a copy of the session's capabilities: a task may
+     * outlive the session. */
+    call->caps = task ? mcp__task_runner(task)->client_caps : s->client_caps;
+  }
+  if (task) {
+    mcp__task_start(s, ctx, r, call, task);
+    return;
+  }
+  mcp__reply_call(s, ctx, call);
+  return;
+
+discard:
+  if (call->kind == MCP_CALL_TOOL)
+    mcp__audit_reply(s, ctx, call->tool->name,
+                     rc == MCP_EINVAL ? MCP_DECISION_INVALID_STATE
+                                      : MCP_DECISION_ALLOWED,
+                     NULL, false, rc != MCP_EINVAL, started);
+  mcp__call_discard(call);
+  mcp__task_unref(task);
+  if (rc == MCP_EINVAL)
+    mcp__reply_invalid_params(s, ctx, r, why);
+  else
+    mcp__req_error(s, ctx, r, MCP__RPC_INTERNAL_ERROR, "Internal error", NULL);
+  return;
+oom:
+  if (is_tool)
+    mcp__audit_reply(s, ctx, tool->name, MCP_DECISION_ALLOWED, NULL, false,
+                     true, started);
+  mcp__req_error(s, ctx, r, MCP__RPC_INTERNAL_ERROR, "Internal error", NULL);
+done:
+  if (args_pool == NULL) /* pooled ones go with their message */
+    cJSON_Delete(args);
+  if (tool)
+    mcp__tool_unref(tool);
+  mcp__buf_free(&tok);
+  mcp__task_unref(task);
+}
+
+/* ---- rate limit ----------------------------------------------------------
+ * The buckets are the policy layer's (lib/policy/ratelimit.c); here the
+ * caller is named and a refusal answered. */
+
+int mcp_server_set_rate_limit(mcp_server *srv, unsigned calls,
+                              unsigned per_seconds) {
+  if (srv == NULL)
+    return MCP_EINVAL;
+  return mcp__ratelimit_set(&srv->rate, calls, per_seconds);
+}
+
+int mcp__rate_take(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
+                   const char *tool, unsigned long long started) {
+  mcp_server *srv = s->srv;
+  if (atomic_load(&srv->rate.calls) == 0)
+    return 0;
+  /* An anonymous caller is known only by its session: give the session a
+   * number of its own, never reused as a freed session's address could
+   * be. */
+  unsigned long long serial = 0;
+  if (s->principal.subject == NULL) {
+    pthread_mutex_lock(&s->lock);
+    if (s->serial == 0)
+      s->serial = atomic_fetch_add(&srv->next_serial, 1) + 1;
+    serial = s->serial;
+    pthread_mutex_unlock(&s->lock);
+  }
+  unsigned calls = 0, per = 0;
+  unsigned long long wait_s = 0;
+  int rc = mcp__ratelimit_take(&srv->rate, s->principal.subject, serial, &calls,
+                               &per, &wait_s);
+  if (rc != 1)
+    return rc;
+  char text[200];
+  mcp__fmt(text, sizeof text,
+           "rate limited: at most %u calls every %u s; try again in %llu s",
+           calls, per, wait_s);
+  mcp__audit_reply(s, ctx, tool, MCP_DECISION_RATE_LIMITED, NULL, true, false,
+                   started);
+  mcp__reply_tool_error(s, ctx, r, text);
+  return 1;
+}
