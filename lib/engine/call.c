@@ -224,12 +224,27 @@ static void watch_locked(mcp_call *c, bool on) {
 
 /* Moves c to phase, watching its deadline while another thread owes the
  * answer. The one place a published call's phase is written. */
+/* The phases: what entering one does, and why mcp_call_finish is refused
+ * in it (NULL where it is not). */
+static const struct phase_row {
+  bool waits; /* its answer is owed by another thread: entering it watches
+                 the call's deadline, leaving it unwatches */
+  const char *no_finish;
+} phases[] = {
+    [MCP__CALL_RUNNING] = {false, NULL},
+    [MCP__CALL_FINISH_EARLY] = {false, "the call was finished already "
+                                       "(exactly once)"},
+    [MCP__CALL_DEFERRED] = {true, NULL},
+    [MCP__CALL_WAITING_INPUT] = {true, "the call is waiting for the client's "
+                                       "input, not for mcp_call_finish"},
+    [MCP__CALL_QUEUED] = {true, "the call waits in the executor, for "
+                                "mcp_call_execute, not for mcp_call_finish"},
+};
+
 static void set_phase_locked(mcp_call *c, mcp__call_phase phase) {
   c->phase = phase;
-  bool waits = phase == MCP__CALL_DEFERRED ||
-               phase == MCP__CALL_WAITING_INPUT || phase == MCP__CALL_QUEUED;
-  watch_locked(c, waits && atomic_load(&c->deadline_us) != 0 && !c->timed_out &&
-                      !atomic_load(&c->cancelled));
+  watch_locked(c, phases[phase].waits && atomic_load(&c->deadline_us) != 0 &&
+                      !c->timed_out && !atomic_load(&c->cancelled));
 }
 
 void mcp__call_cancel_locked(mcp_call *c) {
@@ -259,7 +274,7 @@ bool mcp__call_late(const mcp_call *c) {
 /* Publishes c's task record; the call deadline then no longer applies (the
  * task's TTL does), so it is lifted and unwatched. */
 static void become_task_locked(mcp_call *c) {
-  mcp__task_publish_locked(c);
+  c->owner->publish_locked(c->owner_data);
   /* Out of the heap first: its order is by this deadline. */
   watch_locked(c, false);
   atomic_store(&c->deadline_us, 0);
@@ -280,7 +295,7 @@ int mcp_call_start_task(mcp_call *call) {
                       "MCP_TOOL_TASK_OPTIONAL or MCP_TOOL_TASK_REQUIRED)");
     return MCP_EINVAL;
   }
-  if (call->task == NULL)
+  if (call->owner == NULL)
     return MCP_ECAPABILITY; /* this client takes no tasks: run as usual */
   mcp__call_become_task(call);
   return 0;
@@ -317,7 +332,7 @@ int mcp__call_notify(mcp_call *c, const char *method, const mcp__buf *params) {
   if (!c->timed_out) {
     mcp__buf_printf(&b, "{\"jsonrpc\":\"2.0\",\"method\":\"%s\",\"params\":{",
                     method);
-    const char *related = c->task ? mcp__task_related(c->task) : NULL;
+    const char *related = c->owner ? c->owner->related(c->owner_data) : NULL;
     if (related) {
       mcp__wire_related(&b, related);
       if (params->len)
@@ -1208,7 +1223,7 @@ void mcp__call_complete(mcp_call *c, int rc, mcp__buf *out,
   bool cancelled = mcp_call_cancelled(c);
   /* A task's result is the task's, kept for tasks/get, never the reply of
    * the request that started it: it goes to the task's sink. */
-  bool task = c->task && mcp__task_published(c->task);
+  bool task = c->owner && c->owner->published(c->owner_data);
   if (task) {
     out = NULL;
     facts = NULL;
@@ -1227,7 +1242,7 @@ void mcp__call_complete(mcp_call *c, int rc, mcp__buf *out,
       return;
     }
     if (c->requests != NULL && c->rounds < MAX_ROUNDS &&
-        (task ? mcp__task_ask(c) == 0 : park_for_input(c)))
+        (task ? c->owner->asks(c->owner_data, c) == 0 : park_for_input(c)))
       return;
     if (c->rounds >= MAX_ROUNDS)
       mcp__log(s->srv, MCP_LOG_ERROR,
@@ -1288,7 +1303,7 @@ void mcp__call_complete(mcp_call *c, int rc, mcp__buf *out,
   if (task && !cancelled && !reply.err && !s->freed) {
     /* The owner receives the outcome as facts. */
     mcp__outcome o = outcome_of(c, &reply);
-    mcp__task_settle_locked(c->task, &o);
+    c->owner->settled_locked(c->owner_data, &o);
   } else if (out == NULL && !cancelled && !reply.err) {
     mcp__send_locked(s, c->sink, reply.data, reply.len, &said);
   }
@@ -1300,7 +1315,8 @@ void mcp__call_complete(mcp_call *c, int rc, mcp__buf *out,
 void mcp__call_discard_locked(mcp_call *c) {
   mcp_session *s = c->session;
   mcp__sink *sink = c->sink;
-  mcp__task *task = c->task;
+  const mcp__call_owner *owner = c->owner;
+  void *owner_data = c->owner_data;
   if (c->prev)
     c->prev->next = c->next;
   else
@@ -1312,10 +1328,10 @@ void mcp__call_discard_locked(mcp_call *c) {
   mcp__call_free(c);
   mcp__session_unref_locked(s);
   /* After the lock is gone: done may call back into the transport, and a
-   * task hears that its call ended. */
+   * owner hears that its call ended. */
   mcp__sink_release(sink);
-  if (task)
-    mcp__task_release_call(task);
+  if (owner)
+    owner->released(owner_data);
 }
 
 void mcp__call_discard(mcp_call *c) {
@@ -1362,7 +1378,7 @@ static void invoke(mcp_call *c, mcp__buf *out, mcp_send_info *facts) {
     } else {
       /* A call that may become a task becomes one when it waits on
        * another thread: that is what a task is for. */
-      if (c->task)
+      if (c->owner)
         become_task_locked(c);
       set_phase_locked(c, MCP__CALL_DEFERRED);
       pthread_mutex_unlock(&s->lock);
@@ -1387,7 +1403,7 @@ static bool hand_over(mcp_call *c, mcp__buf *out, mcp_send_info *facts) {
   pthread_mutex_lock(&s->lock);
   /* Run elsewhere, a call that may become a task is one: its answer no
    * longer comes back to this thread. */
-  if (c->task)
+  if (c->owner)
     become_task_locked(c);
   set_phase_locked(c, MCP__CALL_QUEUED);
   atomic_fetch_add(&s->executing, 1);
@@ -1496,14 +1512,7 @@ int mcp_call_finish(mcp_call *call, int rc) {
   if (call->phase != MCP__CALL_DEFERRED) {
     int phase = call->phase;
     pthread_mutex_unlock(&s->lock);
-    mcp__call_refused(call, "mcp_call_finish",
-                      phase == MCP__CALL_FINISH_EARLY
-                          ? "the call was finished already (exactly once)"
-                      : phase == MCP__CALL_QUEUED
-                          ? "the call waits in the executor, for "
-                            "mcp_call_execute, not for mcp_call_finish"
-                          : "the call is waiting for the client's input, "
-                            "not for mcp_call_finish");
+    mcp__call_refused(call, "mcp_call_finish", phases[phase].no_finish);
     return MCP_EINVAL;
   }
   set_phase_locked(call, MCP__CALL_RUNNING);

@@ -246,6 +246,31 @@ extern const mcp_send_info mcp__sent_notification, mcp__sent_request;
  * with s->lock held; it is released. */
 void mcp__session_unref_locked(mcp_session *s);
 
+/* A call's owner: what outlives a request through the call (a task), told
+ * of the call's life through these functions, each given owner_data. The
+ * call machinery (call.c) calls them and knows nothing else of the owner;
+ * the call's state machine stays the only one. */
+struct mcp__outcome;
+typedef struct mcp__call_owner {
+  /* The call becomes the owner's (a task): its answer is no longer the
+   * request's. Under the call's session lock. */
+  void (*publish_locked)(void *owner_data);
+  /* Whether it has (publish_locked came). Any thread. */
+  bool (*published)(void *owner_data);
+  /* A round of the published call asked for input (c->requests): the
+   * owner takes the requests and parks c (mcp__call_park_locked). Returns
+   * 0, or an error when c was not parked (then it is completed). No lock
+   * held. */
+  int (*asks)(void *owner_data, mcp_call *c);
+  /* The published call's outcome. Under the call's session lock. */
+  void (*settled_locked)(void *owner_data, const struct mcp__outcome *o);
+  /* The task id the related-task _meta of the call's messages names, or
+   * NULL for none. Under the call's session lock. */
+  const char *(*related)(void *owner_data);
+  /* The call is gone; the owner's hold on it ends. No lock held. */
+  void (*released)(void *owner_data);
+} mcp__call_owner;
+
 struct mcp_call {
   mcp_session *session;
   mcp__tool *tool;
@@ -308,9 +333,11 @@ struct mcp_call {
   int error_code;         /* the JSON-RPC error code of the reply built, or 0 */
   bool reply_is_error;    /* the result built says "isError":true */
   char ran_under[64];     /* mcp_call_execute's name for where it ran */
-  /* The task record of a call that is or may become a task (its session
-   * is the task's runner, its sink the task's), or NULL. */
-  struct mcp__task *task;
+  /* Its owner (a task, for a call that is or may become one: its session
+   * is the task's runner, its sink the task's), or NULL: see
+   * mcp__call_owner. */
+  const struct mcp__call_owner *owner;
+  void *owner_data;
   mcp_call *next, *prev; /* in session->calls */
 };
 
@@ -690,25 +717,12 @@ void mcp__task_start(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
 /* Drops a reference; the last frees the record (and its runner). Never
  * call with a lock held. NULL does nothing. */
 void mcp__task_unref(mcp__task *t);
-/* Publishes c's task (call.c, with c->session->lock held): it becomes
- * visible to tasks/get, and its TTL runs. */
-void mcp__task_publish_locked(mcp_call *c);
-/* The call of t is gone (call.c, no lock held): those waiting on its end
- * are answered, and the call's reference to t is dropped. */
-void mcp__task_release_call(mcp__task *t);
-/* Keeps o, the outcome of t's call, as the task's (call.c, with the call's
- * session lock held). */
-void mcp__task_settle_locked(mcp__task *t, const mcp__outcome *o);
-/* The id the related-task _meta of t's call's messages names (a published
- * 2025-11-25 task's), or NULL for none. Any lock. */
-const char *mcp__task_related(const mcp__task *t);
+/* Makes t the owner of c, its call (lib/methods/tools.c, before it runs):
+ * the call machinery tells the task of the call's life through the owner
+ * interface (mcp__call_owner). */
+void mcp__task_own(mcp_call *c, mcp__task *t);
 /* Whether t is published (a task, not a call that may become one). */
 bool mcp__task_published(mcp__task *t);
-/* A task's round asked for input (c->requests): the requests become the
- * task's (input_required), sent to the client in 2025-11-25, and c is
- * parked until every one is answered. Returns 0, or an error when c was not
- * parked (cancelled, or no memory): complete it then. No lock held. */
-int mcp__task_ask(mcp_call *c);
 /* A 2025-11-25 client's response (m) to a task's input request sent on s:
  * takes the answer, and runs the task's next round when it was the last
  * one awaited. Returns whether the response was a task's. No lock held. */

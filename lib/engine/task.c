@@ -58,7 +58,7 @@ _Static_assert(sizeof(size_t) == sizeof(void *),
 
 typedef enum status {
   WORKING = 0,
-  INPUT_REQUIRED,
+  INPUT_REQUIRED, /* shown, never kept: see status_of */
   COMPLETED,
   FAILED,
   CANCELLED
@@ -132,6 +132,13 @@ static const cJSON *member(const cJSON *o, const char *key) {
 }
 
 static bool terminal(int st) { return st >= COMPLETED; }
+
+/* The status t shows. Waiting for input is one fact, its outstanding
+ * requests: a working task with some is input_required; the record keeps
+ * no second status for it. Under task_lock. */
+static int status_of(const mcp__task *t) {
+  return t->status == WORKING && t->pending->child ? INPUT_REQUIRED : t->status;
+}
 
 static long long wall_ms(void) {
   struct timespec ts;
@@ -682,8 +689,9 @@ mcp__sink *mcp__task_sink(mcp__task *t) {
 
 bool mcp__task_published(mcp__task *t) { return atomic_load(&t->published); }
 
-void mcp__task_publish_locked(mcp_call *c) {
-  mcp__task *t = c->task;
+/* The owner interface (mcp__call_owner): publish_locked. */
+static void owner_publish_locked(void *owner_data) {
+  mcp__task *t = owner_data;
   mcp_server *srv = t->srv;
   pthread_mutex_lock(&srv->task_lock);
   if (!atomic_load(&t->published) && !t->retired) {
@@ -699,7 +707,7 @@ void mcp__task_publish_locked(mcp_call *c) {
 /* The facts the wire shows of t. Under task_lock. */
 static mcp__task_facts facts_of(const mcp__task *t) {
   return (mcp__task_facts){.id = t->id,
-                           .status = status_names[t->status],
+                           .status = status_names[status_of(t)],
                            .status_message = t->status_message,
                            .created_ms = t->created_ms,
                            .updated_ms = t->updated_ms,
@@ -727,7 +735,7 @@ static void put_task(mcp__buf *b, const mcp__task *t, bool modern) {
 static void put_detail(mcp__buf *b, const mcp__task *t) {
   mcp__task_facts f = facts_of(t);
   mcp__outcome o;
-  mcp__wire_detail(b, &f, t->status == INPUT_REQUIRED ? t->pending : NULL,
+  mcp__wire_detail(b, &f, status_of(t) == INPUT_REQUIRED ? t->pending : NULL,
                    outcome_of(t, &o));
 }
 
@@ -816,14 +824,16 @@ static void settle_locked(mcp__task *t, const mcp__outcome *o) {
   touch_locked(t, failed ? FAILED : COMPLETED);
 }
 
-void mcp__task_settle_locked(mcp__task *t, const mcp__outcome *o) {
+static void owner_settled_locked(void *owner_data, const mcp__outcome *o) {
+  mcp__task *t = owner_data;
   pthread_mutex_lock(&t->srv->task_lock);
   if (atomic_load(&t->published))
     settle_locked(t, o);
   pthread_mutex_unlock(&t->srv->task_lock);
 }
 
-const char *mcp__task_related(const mcp__task *t) {
+static const char *owner_related(void *owner_data) {
+  const mcp__task *t = owner_data;
   return t->mode == MCP__TASK_NOW && atomic_load(&t->published) ? t->id : NULL;
 }
 
@@ -964,8 +974,8 @@ static waiter *origin_waiter(const mcp__task *t) {
   return NULL;
 }
 
-int mcp__task_ask(mcp_call *c) {
-  mcp__task *t = c->task;
+static int owner_asks(void *owner_data, mcp_call *c) {
+  mcp__task *t = owner_data;
   mcp_session *rs = c->session;
   mcp_server *srv = t->srv;
   mcp__buf reqs = {0}, note = {0};
@@ -1044,7 +1054,7 @@ int mcp__task_ask(mcp_call *c) {
   cJSON_Delete(fresh);
   cJSON_Delete(c->requests);
   c->requests = NULL;
-  touch_locked(t, INPUT_REQUIRED);
+  touch_locked(t, WORKING); /* input_required: it has requests out */
   if (legacy) {
     status_note(&note, t);
     waiter *w = origin_waiter(t);
@@ -1083,7 +1093,7 @@ static void resume(mcp__task *t) {
     rs = t->runner;
     atomic_fetch_add(&rs->refs, 1);
   }
-  if (t->mode == MCP__TASK_NOW && t->status == WORKING)
+  if (t->mode == MCP__TASK_NOW && status_of(t) == WORKING)
     status_note(&note, t);
   pthread_mutex_unlock(&srv->task_lock);
   to_origin(t, &note, &mcp__sent_notification);
@@ -1092,7 +1102,7 @@ static void resume(mcp__task *t) {
     return;
   pthread_mutex_lock(&rs->lock);
   mcp_call *c = rs->calls;
-  if (c && c->task != t)
+  if (c && c->owner_data != t)
     c = NULL;
   if (c && !mcp__call_unpark_locked(c))
     c = NULL; /* not waiting (cancelled meanwhile): nothing to run */
@@ -1149,7 +1159,7 @@ bool mcp__task_response(mcp_session *s, const mcp__msg *m, const cJSON *node) {
   char busy[320] = "";
   pthread_mutex_lock(&srv->task_lock);
   for (mcp__task *t = srv->tasks; t && !found; t = t->next) {
-    if (t->origin != s || t->status != INPUT_REQUIRED)
+    if (t->origin != s || status_of(t) != INPUT_REQUIRED)
       continue;
     for (cJSON *e = t->pending->child; e; e = e->next) {
       const cJSON *rid = member(e, "id");
@@ -1189,7 +1199,8 @@ bool mcp__task_response(mcp_session *s, const mcp__msg *m, const cJSON *node) {
 
 /* ---- the end of the call ------------------------------------------------- */
 
-void mcp__task_release_call(mcp__task *t) {
+static void owner_released(void *owner_data) {
+  mcp__task *t = owner_data;
   mcp_server *srv = t->srv;
   mcp__buf note = {0};
   waiter *w = NULL;
@@ -1430,7 +1441,7 @@ void mcp__handle_tasks_update(mcp_session *s, mcp__reply_ctx *ctx,
   /* Checked whole first, so a bad answer changes nothing. Keys that are
    * not outstanding (never issued, answered already) are ignored. */
   for (const cJSON *a = answers->child; a && !why[0]; a = a->next) {
-    const cJSON *e = task->status == INPUT_REQUIRED
+    const cJSON *e = status_of(task) == INPUT_REQUIRED
                          ? member(task->pending, a->string)
                          : NULL;
     const char *method = cJSON_GetStringValue(member(e, "method"));
@@ -1444,14 +1455,14 @@ void mcp__handle_tasks_update(mcp_session *s, mcp__reply_ctx *ctx,
   /* Kept until the next round takes them: they must fit the budgets. */
   size_t add = 0;
   for (const cJSON *a = why[0] ? NULL : answers->child; a; a = a->next)
-    if (task->status == INPUT_REQUIRED && member(task->pending, a->string))
+    if (status_of(task) == INPUT_REQUIRED && member(task->pending, a->string))
       add += tree_bytes(a);
   if (!why[0] &&
       !grow_locked(task, add, "answers", add, &evicted, busy, sizeof busy))
     mcp__utf8_trim(busy);
   for (const cJSON *a = why[0] || busy[0] ? NULL : answers->child; a && !ready;
        a = a->next) {
-    cJSON *e = task->status == INPUT_REQUIRED
+    cJSON *e = status_of(task) == INPUT_REQUIRED
                    ? (cJSON *)member(task->pending, a->string)
                    : NULL;
     if (e)
@@ -1588,7 +1599,7 @@ void mcp__handle_tasks_result(mcp_session *s, mcp__reply_ctx *ctx,
        * They go to the session that made the task, which numbered them and
        * takes their answers; with a stream of its own only (otherwise the
        * requests went down this same channel already). */
-      if (task->status == INPUT_REQUIRED && s == task->origin && ctx->sink)
+      if (status_of(task) == INPUT_REQUIRED && s == task->origin && ctx->sink)
         pending_texts(&asks, task, &nasks);
     }
   }
@@ -1686,21 +1697,44 @@ void mcp__tasks_drop_all(mcp_server *srv) {
 
 /* ---- the handler's side -------------------------------------------------- */
 
+static bool owner_published(void *owner_data) {
+  return mcp__task_published(owner_data);
+}
+
+/* What the call machinery tells a task of its call. */
+static const mcp__call_owner task_owner = {
+    .publish_locked = owner_publish_locked,
+    .published = owner_published,
+    .asks = owner_asks,
+    .settled_locked = owner_settled_locked,
+    .related = owner_related,
+    .released = owner_released};
+
+void mcp__task_own(mcp_call *c, mcp__task *t) {
+  c->owner = &task_owner;
+  c->owner_data = t;
+}
+
+/* The task that owns call, or NULL. */
+static mcp__task *task_of(const mcp_call *call) {
+  return call && call->owner == &task_owner ? call->owner_data : NULL;
+}
+
 const char *mcp_call_task_id(const mcp_call *call) {
-  return call && call->task && mcp__task_published(call->task) ? call->task->id
-                                                               : NULL;
+  mcp__task *t = task_of(call);
+  return t && mcp__task_published(t) ? t->id : NULL;
 }
 
 int mcp_call_set_status(mcp_call *call, const char *message) {
   if (call == NULL || message == NULL || strlen(message) > MAX_STATUS ||
       !mcp__utf8_valid(message, strlen(message)))
     return MCP_EINVAL;
-  if (call->task == NULL || !mcp__task_published(call->task))
+  mcp__task *t = task_of(call);
+  if (t == NULL || !mcp__task_published(t))
     return MCP_ESTATE;
   char *copy = mcp__strdup(message);
   if (copy == NULL)
     return MCP_ENOMEM;
-  mcp__task *t = call->task;
   pthread_mutex_lock(&t->srv->task_lock);
   /* An ended task says what it said when it ended (a cancelled one's
    * thread may still be on its way out). */
