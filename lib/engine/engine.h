@@ -478,6 +478,28 @@ mcp_call *mcp__input_response(mcp_session *s, const mcp__msg *m,
 void mcp__input_cancel_locked(mcp_call *c);
 /* Frees a call's input bookkeeping. */
 void mcp__input_clear(mcp_call *c);
+/* The one implementation of a round's requests to a client, for a call's
+ * legacy round and a 2025-11-25 task's alike (whoever keeps them: the call,
+ * or the task record that outlives it).
+ * Numbers each entry of requests (key -> {method, params}) with s's next
+ * request id, kept in the entry as "id", and writes its text, with the
+ * related-task _meta naming related unless it is NULL, into texts, each
+ * followed by a NUL; *n counts them. Call with s->lock held. Returns 0 or
+ * MCP_ENOMEM. */
+int mcp__input_number_locked(mcp_session *s, struct cJSON *requests,
+                             const char *related, mcp__buf *texts, size_t *n);
+/* Whether entry (numbered by mcp__input_number_locked, not yet answered)
+ * was sent under id. */
+bool mcp__input_sent_as(const struct cJSON *entry, long long id);
+/* The answer a client's response node gives entry: its result when it has
+ * the shape entry's method asks for, else NULL (an error, or a wrong shape,
+ * is no answer: the handler sees NULL and may ask again). */
+const struct cJSON *mcp__input_answer(const struct cJSON *entry,
+                                      const struct cJSON *node);
+/* notifications/cancelled, for reason, of every entry of requests still
+ * numbered (unanswered), each followed by a NUL into b. */
+void mcp__input_withdraw(mcp__buf *b, const struct cJSON *requests,
+                         const char *reason);
 /* NULL when answer has the shape of the result of a request of method
  * (ElicitResult, CreateMessageResult, ListRootsResult), else what is
  * wrong with it. */
@@ -664,12 +686,12 @@ void mcp__wire_related(mcp__buf *b, const char *task_id);
  * that has no result. */
 void mcp__wire_task_result(mcp__buf *b, const char *id, size_t id_len,
                            const char *task_id, const mcp__outcome *o);
-/* A 2025-11-25 input request of a task (method and params of the
- * handler's request, numbered id) with the related-task _meta in its
- * params. Sets b->err when out of memory. */
-void mcp__wire_task_request(mcp__buf *b, const char *task_id,
-                            const struct cJSON *method,
-                            const struct cJSON *params, long long id);
+/* A request to the client (method and params of the handler's request,
+ * numbered id), with the related-task _meta naming task_id in its params
+ * unless task_id is NULL. Sets b->err when out of memory. */
+void mcp__wire_request(mcp__buf *b, const char *task_id,
+                       const struct cJSON *method, const struct cJSON *params,
+                       long long id);
 /* An error object's members: code and message. */
 void mcp__wire_error_members(mcp__buf *b, int code, const char *message);
 

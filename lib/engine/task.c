@@ -934,8 +934,7 @@ static const char *wire_key(mcp__task *t, const char *key, char *buf,
 /* A 2025-11-25 input request of entry e under id (task_wire.c). */
 static void request_text(mcp__buf *b, const mcp__task *t, const cJSON *e,
                          long long id) {
-  mcp__wire_task_request(b, t->id, member(e, "method"), member(e, "params"),
-                         id);
+  mcp__wire_request(b, t->id, member(e, "method"), member(e, "params"), id);
 }
 
 /* The input requests t waits for, as sent to its origin (each with the id
@@ -974,27 +973,12 @@ static waiter *origin_waiter(const mcp__task *t) {
   return NULL;
 }
 
-static int owner_asks(void *owner_data, mcp_call *c) {
-  mcp__task *t = owner_data;
-  mcp_session *rs = c->session;
-  mcp_server *srv = t->srv;
-  mcp__buf reqs = {0}, note = {0};
-  size_t nreqs = 0;
-  mcp__sink *dest = NULL;
-  pthread_mutex_lock(&rs->lock);
-  if (mcp_call_cancelled(c)) {
-    pthread_mutex_unlock(&rs->lock);
-    return MCP_ECANCELED;
-  }
-  pthread_mutex_lock(&srv->task_lock);
-  if (terminal(t->status) || t->retired) {
-    pthread_mutex_unlock(&srv->task_lock);
-    pthread_mutex_unlock(&rs->lock);
-    return MCP_ECANCELED;
-  }
-  int rc = 0;
+/* The round's requests (c->requests) under wire keys unique over t's
+ * life, each with its handler's key, or NULL (no memory). Under
+ * task_lock. */
+static cJSON *keyed_locked(mcp__task *t, const cJSON *requests) {
   cJSON *fresh = cJSON_CreateObject();
-  for (cJSON *e = c->requests->child; e && rc == 0 && fresh; e = e->next) {
+  for (const cJSON *e = requests->child; e && fresh; e = e->next) {
     char buf[96];
     const char *wire = wire_key(t, e->string, buf, sizeof buf);
     cJSON *entry = cJSON_Duplicate(e, 1);
@@ -1002,51 +986,41 @@ static int owner_asks(void *owner_data, mcp_call *c) {
         !cJSON_AddStringToObject(entry, "key", e->string) ||
         !cJSON_AddItemToObject(fresh, wire, entry)) {
       cJSON_Delete(entry);
-      rc = MCP_ENOMEM;
+      cJSON_Delete(fresh);
+      fresh = NULL;
     }
   }
-  if (fresh == NULL)
-    rc = MCP_ENOMEM;
-  bool legacy = t->mode == MCP__TASK_NOW && t->origin;
-  if (rc == 0 && legacy) {
-    /* Sent as real requests on the session that made the task, numbered
-     * by it, so its client's answers come back there. */
-    pthread_mutex_lock(&t->origin->lock);
-    for (cJSON *e = fresh->child; e && rc == 0; e = e->next) {
-      long long id = ++t->origin->next_request_id;
-      if (!cJSON_AddNumberToObject(e, "id", (double)id))
-        rc = MCP_ENOMEM;
-      request_text(&reqs, t, e, id);
-      mcp__buf_putc(&reqs, '\0'); /* one text after another */
-      nreqs++;
-    }
-    pthread_mutex_unlock(&t->origin->lock);
-    rc = rc ? rc : reqs.err;
-  }
-  /* They count from now: what pending and used will hold. */
-  mcp__task *evicted = NULL;
-  size_t asked = rc ? 0 : json_bytes(fresh->child);
-  size_t now =
-      asked + json_bytes(t->pending->child) + json_bytes(t->used->child);
+  return fresh;
+}
+
+/* Makes room in the budgets for fresh, the round's requests, to join what
+ * pending and used hold (*now: the bytes they will hold); fails t when
+ * there is none. Returns 0 or MCP_ELIMIT. Under task_lock. */
+static int room_for_round_locked(mcp__task *t, const cJSON *fresh,
+                                 mcp__task **evicted, size_t *now) {
+  size_t asked = json_bytes(fresh->child);
+  *now = asked + json_bytes(t->pending->child) + json_bytes(t->used->child);
   char why[320];
-  if (rc == 0 && now > t->pending_bytes &&
-      !grow_locked(t, now - t->pending_bytes, "input requests", asked, &evicted,
+  if (*now > t->pending_bytes &&
+      !grow_locked(t, *now - t->pending_bytes, "input requests", asked, evicted,
                    why, sizeof why)) {
     mcp__utf8_trim(why);
     fail_locked(t, why);
-    rc = MCP_ELIMIT;
+    return MCP_ELIMIT;
   }
-  if (rc) {
-    cJSON_Delete(fresh);
-    mcp__buf_free(&reqs);
-    pthread_mutex_unlock(&srv->task_lock);
-    pthread_mutex_unlock(&rs->lock);
-    finish_evicted(evicted);
-    return rc;
-  }
+  return 0;
+}
+
+/* Makes fresh t's outstanding requests (they take now bytes) and parks c
+ * for their answers; in 2025-11-25 *note is the status note and *dest the
+ * sink of a tasks/result waiting on the origin (a reference), where the
+ * requests go. Nothing can fail here. Under c's session lock and
+ * task_lock. */
+static void adopt_round_locked(mcp__task *t, mcp_call *c, cJSON *fresh,
+                               size_t now, mcp__buf *note, mcp__sink **dest) {
   t->pending_bytes = now;
   /* Moved with their keys, which needs no allocation (an object's
-   * members are a list like an array's): nothing can fail from here. */
+   * members are a list like an array's). */
   while (fresh->child) {
     cJSON *e = cJSON_DetachItemViaPointer(fresh, fresh->child);
     cJSON_AddItemToArray(t->pending, e);
@@ -1055,18 +1029,59 @@ static int owner_asks(void *owner_data, mcp_call *c) {
   cJSON_Delete(c->requests);
   c->requests = NULL;
   touch_locked(t, WORKING); /* input_required: it has requests out */
-  if (legacy) {
-    status_note(&note, t);
+  if (t->mode == MCP__TASK_NOW && t->origin) {
+    status_note(note, t);
     waiter *w = origin_waiter(t);
     if (w && w->sink) {
-      dest = w->sink;
-      mcp__sink_ref(dest);
+      *dest = w->sink;
+      mcp__sink_ref(*dest);
     }
   }
   mcp__call_park_locked(c);
+}
+
+/* The owner interface's asks: a round of t's call asked for input. Its
+ * requests become the task's (input_required), numbered and written by
+ * input.c's rounds and sent to the client in 2025-11-25; c is parked
+ * until every one is answered. */
+static int owner_asks(void *owner_data, mcp_call *c) {
+  mcp__task *t = owner_data;
+  mcp_session *rs = c->session;
+  mcp_server *srv = t->srv;
+  mcp__buf reqs = {0}, note = {0};
+  size_t nreqs = 0;
+  mcp__sink *dest = NULL;
+  mcp__task *evicted = NULL;
+  pthread_mutex_lock(&rs->lock);
+  pthread_mutex_lock(&srv->task_lock);
+  if (mcp_call_cancelled(c) || terminal(t->status) || t->retired) {
+    pthread_mutex_unlock(&srv->task_lock);
+    pthread_mutex_unlock(&rs->lock);
+    return MCP_ECANCELED;
+  }
+  cJSON *fresh = keyed_locked(t, c->requests);
+  int rc = fresh ? 0 : MCP_ENOMEM;
+  if (rc == 0 && t->mode == MCP__TASK_NOW && t->origin) {
+    /* Sent as real requests on the session that made the task, numbered
+     * by it, so its client's answers come back there. */
+    pthread_mutex_lock(&t->origin->lock);
+    rc = mcp__input_number_locked(t->origin, fresh, t->id, &reqs, &nreqs);
+    pthread_mutex_unlock(&t->origin->lock);
+  }
+  size_t now = 0;
+  if (rc == 0)
+    rc = room_for_round_locked(t, fresh, &evicted, &now);
+  if (rc == 0)
+    adopt_round_locked(t, c, fresh, now, &note, &dest);
+  else
+    cJSON_Delete(fresh);
   pthread_mutex_unlock(&srv->task_lock);
   pthread_mutex_unlock(&rs->lock);
   finish_evicted(evicted);
+  if (rc) {
+    mcp__buf_free(&reqs);
+    return rc;
+  }
   /* Outside the locks: the call is parked and its record keeps the origin.
    * The client hears the task wants input, then the requests: a tasks/result
    * waiting on the same session carries them; otherwise they go where the
@@ -1162,15 +1177,9 @@ bool mcp__task_response(mcp_session *s, const mcp__msg *m, const cJSON *node) {
     if (t->origin != s || status_of(t) != INPUT_REQUIRED)
       continue;
     for (cJSON *e = t->pending->child; e; e = e->next) {
-      const cJSON *rid = member(e, "id");
-      if (!cJSON_IsNumber(rid) || rid->valuedouble != (double)id)
+      if (!mcp__input_sent_as(e, id))
         continue;
-      /* An error, or an answer of the wrong shape, is no answer: the
-       * handler sees NULL and may ask again. */
-      const cJSON *result = member(node, "result");
-      const char *method = cJSON_GetStringValue(member(e, "method"));
-      if (method == NULL || mcp__input_problem(method, result))
-        result = NULL;
+      const cJSON *result = mcp__input_answer(e, node);
       /* Nor is one the budgets have no room for (kept until the next
        * round takes it); there is no request to refuse. */
       size_t add = tree_bytes(result);
@@ -1498,15 +1507,7 @@ void mcp__handle_tasks_cancel(mcp_session *s, mcp__reply_ctx *ctx,
   if (!terminal(was)) {
     touch_locked(task, CANCELLED);
     /* The client's outstanding requests are withdrawn (2025-11-25). */
-    for (const cJSON *e = task->pending->child; e; e = e->next) {
-      const cJSON *id = member(e, "id");
-      if (cJSON_IsNumber(id))
-        mcp__buf_printf(&cancels,
-                        "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/"
-                        "cancelled\",\"params\":{\"requestId\":%lld,"
-                        "\"reason\":\"the task was cancelled\"}}%c",
-                        (long long)id->valuedouble, '\0');
-    }
+    mcp__input_withdraw(&cancels, task->pending, "the task was cancelled");
     while (task->pending->child)
       cJSON_Delete(
           cJSON_DetachItemViaPointer(task->pending, task->pending->child));

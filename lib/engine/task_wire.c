@@ -128,9 +128,16 @@ void mcp__wire_task_result(mcp__buf *b, const char *id, size_t id_len,
   mcp__buf_puts(b, "}}");
 }
 
-void mcp__wire_task_request(mcp__buf *b, const char *task_id,
-                            const cJSON *method, const cJSON *params,
-                            long long id) {
+void mcp__wire_request(mcp__buf *b, const char *task_id, const cJSON *method,
+                       const cJSON *params, long long id) {
+  if (task_id == NULL) {
+    mcp__buf_printf(b, "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"method\":", id);
+    mcp__json_write(b, method);
+    mcp__buf_puts(b, ",\"params\":");
+    mcp__json_write(b, params);
+    mcp__buf_putc(b, '}');
+    return;
+  }
   cJSON *copy = cJSON_Duplicate(params, 1);
   cJSON *meta = copy ? cJSON_GetObjectItemCaseSensitive(copy, "_meta") : NULL;
   if (copy && !cJSON_IsObject(meta)) {

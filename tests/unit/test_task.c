@@ -1760,6 +1760,64 @@ START_TEST(wire_writes_tasks_from_facts) {
 }
 END_TEST
 
+/* The one implementation of a round's requests (input.c), which a call's
+ * legacy round and a task's both use: numbering on a session, writing (with
+ * or without the related-task _meta), matching answers, withdrawing. */
+START_TEST(input_rounds_number_write_match_and_withdraw) {
+  mcp_session *s = P.session;
+  cJSON *asks =
+      cJSON_Parse("{\"a\":{\"method\":\"elicitation/create\",\"params\":{}},"
+                  "\"b\":{\"method\":\"roots/list\",\"params\":{\"x\":1}}}");
+  mcp__buf texts = {0};
+  size_t n = 9;
+  pthread_mutex_lock(&s->lock);
+  long long first = s->next_request_id + 1;
+  ck_assert_int_eq(mcp__input_number_locked(s, asks, NULL, &texts, &n), 0);
+  pthread_mutex_unlock(&s->lock);
+  ck_assert_uint_eq(n, 2);
+  char want[200];
+  snprintf(want, sizeof want,
+           "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"method\":\"elicitation/"
+           "create\",\"params\":{}}",
+           first);
+  ck_assert_str_eq(texts.data, want);
+  snprintf(want, sizeof want,
+           "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"method\":\"roots/list\","
+           "\"params\":{\"x\":1}}",
+           first + 1);
+  ck_assert_str_eq(texts.data + strlen(texts.data) + 1, want);
+  mcp__buf_free(&texts);
+  ck_assert(mcp__input_sent_as(asks->child, first));
+  ck_assert(!mcp__input_sent_as(asks->child, first + 1));
+  cJSON *ok = cJSON_Parse("{\"result\":{\"action\":\"decline\"}}");
+  cJSON *bad = cJSON_Parse("{\"result\":{\"action\":7}}");
+  cJSON *err = cJSON_Parse("{\"error\":{\"code\":1}}");
+  ck_assert_ptr_eq(mcp__input_answer(asks->child, ok), ok->child);
+  ck_assert_ptr_null(mcp__input_answer(asks->child, bad));
+  ck_assert_ptr_null(mcp__input_answer(asks->child, err));
+  cJSON_DeleteItemFromObject(asks->child, "id"); /* answered */
+  mcp__input_withdraw(&texts, asks, "gone \"now\"");
+  snprintf(want, sizeof want,
+           "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\","
+           "\"params\":{\"requestId\":%lld,\"reason\":\"gone \\\"now\\\"\"}}",
+           first + 1);
+  ck_assert_str_eq(texts.data, want);
+  ck_assert_uint_eq(texts.len, strlen(want) + 1);
+  mcp__buf_free(&texts);
+  pthread_mutex_lock(&s->lock);
+  ck_assert_int_eq(mcp__input_number_locked(s, asks, "T9", &texts, &n), 0);
+  pthread_mutex_unlock(&s->lock);
+  ck_assert_ptr_nonnull(strstr(texts.data,
+                               "\"_meta\":{\"io.modelcontextprotocol/"
+                               "related-task\":{\"taskId\":\"T9\"}}"));
+  mcp__buf_free(&texts);
+  cJSON_Delete(ok);
+  cJSON_Delete(bad);
+  cJSON_Delete(err);
+  cJSON_Delete(asks);
+}
+END_TEST
+
 START_TEST(wire_writes_outcomes_between_its_own_braces) {
   mcp__buf b = {0};
   mcp__outcome ok = {.members = "\"content\":[]", .len = 12};
@@ -1791,8 +1849,8 @@ START_TEST(wire_writes_outcomes_between_its_own_braces) {
              "\"inputRequests\":{\"k\":{\"method\":\"m\",\"params\":{}}},"));
   ck_assert_ptr_null(strstr(mcp__buf_str(&b), "error"));
   mcp__buf_free(&b);
-  mcp__wire_task_request(&b, "T1", cJSON_GetObjectItem(asks->child, "method"),
-                         cJSON_GetObjectItem(asks->child, "params"), 3);
+  mcp__wire_request(&b, "T1", cJSON_GetObjectItem(asks->child, "method"),
+                    cJSON_GetObjectItem(asks->child, "params"), 3);
   assert_wire(&b, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"m\",\"params\":{"
                   "\"_meta\":{\"io.modelcontextprotocol/related-task\":"
                   "{\"taskId\":\"T1\"}}}}");
@@ -1814,6 +1872,7 @@ int main(void) {
   tcase_add_test(t, capability_in_both_eras);
   tcase_add_test(t, wire_writes_tasks_from_facts);
   tcase_add_test(t, wire_writes_outcomes_between_its_own_braces);
+  tcase_add_test(t, input_rounds_number_write_match_and_withdraw);
   t = tu_tcase(s, "modern", setup, teardown, 60);
   tcase_add_test(t, an_answer_at_once_is_no_task);
   tcase_add_test(t, a_deferred_call_becomes_a_task);
