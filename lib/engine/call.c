@@ -1117,6 +1117,36 @@ int mcp__rpc_resource_not_found(mcp__buf *out, const char *id, size_t id_len,
   return code;
 }
 
+/* The reply of a call that succeeded: its blocks, and the members that
+ * close its result. */
+static void success_reply(mcp_call *c, mcp__buf *out) {
+  mcp_server *srv = c->session->srv;
+  if (c->head_len && out->data == NULL && out->err == 0) {
+    /* The blocks follow the head already: their buffer is the reply. */
+    *out = c->content;
+    c->content = (mcp__buf){0};
+    c->head_len = 0;
+  } else {
+    reply_head(c, out);
+    if (c->content.len > c->head_len)
+      mcp__buf_append(out, c->content.data + c->head_len,
+                      c->content.len - c->head_len);
+  }
+  mcp__buf_puts(out, "],");
+  if (c->kind == MCP_CALL_RESOURCE && c->modern)
+    mcp__put_cache(out, srv, c->tool->nscopes > 0);
+  if (c->has_structured && c->version >= MCP__V2025_06_18) {
+    mcp__buf_puts(out, "\"structuredContent\":");
+    mcp__buf_append(out, c->structured.data, c->structured.len);
+    mcp__buf_putc(out, ',');
+  }
+  if (c->is_error)
+    mcp__buf_puts(out, "\"isError\":true,");
+  c->reply_is_error = c->is_error;
+  mcp__result_end(out);
+  mcp__buf_putc(out, '}');
+}
+
 static void build_reply(mcp_call *c, int rc, mcp__buf *out) {
   mcp_server *srv = c->session->srv;
   /* A result buffer that failed is never sent as a (truncated) success,
@@ -1179,30 +1209,7 @@ static void build_reply(mcp_call *c, int rc, mcp__buf *out) {
     call_error(c, out, MCP__RPC_INTERNAL_ERROR, "Internal error", NULL);
     return;
   }
-  if (c->head_len && out->data == NULL && out->err == 0) {
-    /* The blocks follow the head already: their buffer is the reply. */
-    *out = c->content;
-    c->content = (mcp__buf){0};
-    c->head_len = 0;
-  } else {
-    reply_head(c, out);
-    if (c->content.len > c->head_len)
-      mcp__buf_append(out, c->content.data + c->head_len,
-                      c->content.len - c->head_len);
-  }
-  mcp__buf_puts(out, "],");
-  if (c->kind == MCP_CALL_RESOURCE && c->modern)
-    mcp__put_cache(out, srv, c->tool->nscopes > 0);
-  if (c->has_structured && c->version >= MCP__V2025_06_18) {
-    mcp__buf_puts(out, "\"structuredContent\":");
-    mcp__buf_append(out, c->structured.data, c->structured.len);
-    mcp__buf_putc(out, ',');
-  }
-  if (c->is_error)
-    mcp__buf_puts(out, "\"isError\":true,");
-  c->reply_is_error = c->is_error;
-  mcp__result_end(out);
-  mcp__buf_putc(out, '}');
+  success_reply(c, out);
 }
 
 /* Legacy era: asks the client for the round's input and parks the call.
@@ -1217,38 +1224,79 @@ static bool park_for_input(mcp_call *c) {
   return parked;
 }
 
+/* A round that returned MCP_INPUT_REQUIRED, kept while the client answers
+ * (the legacy era, and tasks of both eras; task: the call is its owner's):
+ * returns true when the call went on (its next round ran, or it is parked
+ * for the answers); false with *rc the failure to complete it with. */
+static bool ask_for_input(mcp_call *c, bool task, int *rc, mcp__buf *out,
+                          mcp_send_info *facts) {
+  if (c->requests == NULL && c->next_state != NULL && c->rounds < MAX_ROUNDS) {
+    /* State but nothing to ask: the next round can start at once, with no
+     * answers, as a modern retry of that round would. */
+    cJSON_Delete(c->inputs);
+    c->inputs = NULL;
+    mcp__call_run(c, out, facts);
+    return true;
+  }
+  if (c->requests != NULL && c->rounds < MAX_ROUNDS &&
+      (task ? c->owner->asks(c->owner_data, c) == 0 : park_for_input(c)))
+    return true;
+  if (c->rounds >= MAX_ROUNDS)
+    mcp__log(c->session->srv, MCP_LOG_ERROR,
+             "%s \"%s\" asked for input %d times; giving up", mcp__call_noun(c),
+             c->tool->name, MAX_ROUNDS);
+  *rc = c->requests ? MCP_EIO : MCP_EINVAL;
+  return false;
+}
+
+/* Audits a tool call's end (late: its deadline passed; cancelled: nobody
+ * is answered) and returns the decision its reply's facts carry. */
+static mcp_decision audit_end(mcp_call *c, int rc, bool late, bool cancelled) {
+  mcp_session *s = c->session;
+  /* A missing client capability is the client's limit, not our failure:
+   * the legacy era reports it as a tool error. */
+  bool capability = rc < 0 && c->missing_caps && !c->latched && !late;
+  bool failed = !cancelled && !capability && !late && !c->too_large &&
+                (rc < 0 || c->latched);
+  mcp_decision decision = late        ? MCP_DECISION_TIMEOUT
+                          : cancelled ? MCP_DECISION_CANCELLED
+                                      : MCP_DECISION_ALLOWED;
+  if (c->kind == MCP_CALL_TOOL)
+    mcp__audit(s->srv, c->tool->name, &s->principal, decision, NULL,
+               late || c->is_error || (capability && !c->modern), failed,
+               c->started_us, c->ran_under[0] ? c->ran_under : NULL);
+  return decision;
+}
+
+/* Hands reply to out (the caller's buffer), taking its buffer when out is
+ * empty. */
+static void give_reply(mcp__buf *out, mcp__buf *reply) {
+  if (reply->err) {
+    out->err = out->err ? out->err : reply->err;
+  } else if (out->data == NULL && out->err == 0) {
+    *out = *reply;
+    *reply = (mcp__buf){0};
+  } else {
+    mcp__buf_append(out, reply->data, reply->len);
+  }
+}
+
 void mcp__call_complete(mcp_call *c, int rc, mcp__buf *out,
                         mcp_send_info *facts) {
   mcp_session *s = c->session;
   bool cancelled = mcp_call_cancelled(c);
   /* A task's result is the task's, kept for tasks/get, never the reply of
-   * the request that started it: it goes to the task's sink. */
+   * the request that started it: its owner receives it. */
   bool task = c->owner && c->owner->published(c->owner_data);
   if (task) {
     out = NULL;
     facts = NULL;
   }
-  /* The legacy era and tasks of both eras keep the call while the client
-   * answers; a modern call answers with an InputRequiredResult instead. */
+  /* A modern call answers with an InputRequiredResult instead. */
   if (rc == MCP_INPUT_REQUIRED && !cancelled && (!c->modern || task) &&
       !c->latched) {
-    if (c->requests == NULL && c->next_state != NULL &&
-        c->rounds < MAX_ROUNDS) {
-      /* State but nothing to ask: the next round can start at once, with
-       * no answers, as a modern retry of that round would. */
-      cJSON_Delete(c->inputs);
-      c->inputs = NULL;
-      mcp__call_run(c, out, facts);
+    if (ask_for_input(c, task, &rc, out, facts))
       return;
-    }
-    if (c->requests != NULL && c->rounds < MAX_ROUNDS &&
-        (task ? c->owner->asks(c->owner_data, c) == 0 : park_for_input(c)))
-      return;
-    if (c->rounds >= MAX_ROUNDS)
-      mcp__log(s->srv, MCP_LOG_ERROR,
-               "%s \"%s\" asked for input %d times; giving up",
-               mcp__call_noun(c), c->tool->name, MAX_ROUNDS);
-    rc = c->requests ? MCP_EIO : MCP_EINVAL;
     cancelled = mcp_call_cancelled(c);
   }
   mcp__buf reply = {0};
@@ -1263,18 +1311,7 @@ void mcp__call_complete(mcp_call *c, int rc, mcp__buf *out,
   } else if (!cancelled) {
     build_reply(c, rc, &reply);
   }
-  /* A missing client capability is the client's limit, not our failure:
-   * the legacy era reports it as a tool error. */
-  bool capability = rc < 0 && c->missing_caps && !c->latched && !late;
-  bool failed = !cancelled && !capability && !late && !c->too_large &&
-                (rc < 0 || c->latched);
-  mcp_decision decision = late        ? MCP_DECISION_TIMEOUT
-                          : cancelled ? MCP_DECISION_CANCELLED
-                                      : MCP_DECISION_ALLOWED;
-  if (c->kind == MCP_CALL_TOOL)
-    mcp__audit(s->srv, c->tool->name, &s->principal, decision, NULL,
-               late || c->is_error || (capability && !c->modern), failed,
-               c->started_us, c->ran_under[0] ? c->ran_under : NULL);
+  mcp_decision decision = audit_end(c, rc, late, cancelled);
   if (reply.err) {
     mcp__log(s->srv, MCP_LOG_ERROR,
              "%s \"%s\": out of memory building the reply", mcp__call_noun(c),
@@ -1284,20 +1321,11 @@ void mcp__call_complete(mcp_call *c, int rc, mcp__buf *out,
     mcp__buf_free(&reply);
     call_error(c, &reply, MCP__RPC_INTERNAL_ERROR, "Internal error", NULL);
   }
-
   mcp_send_info said = reply_facts(c, decision);
   if (out != NULL && !cancelled) {
     if (facts)
       *facts = said;
-    if (reply.err) {
-      out->err = out->err ? out->err : reply.err;
-    } else if (out->data == NULL && out->err == 0) {
-      /* An empty out takes the reply's buffer rather than a copy of it. */
-      *out = reply;
-      reply = (mcp__buf){0};
-    } else {
-      mcp__buf_append(out, reply.data, reply.len);
-    }
+    give_reply(out, &reply);
   }
   pthread_mutex_lock(&s->lock);
   if (task && !cancelled && !reply.err && !s->freed) {

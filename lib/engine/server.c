@@ -94,35 +94,31 @@ static int server_extras(const mcp_server_info *info, char **icons, char *why,
   return rc;
 }
 
-int mcp_server_new(const mcp_server_info *info, mcp_server **out) {
-  /* A failure here has no server to read the message from: it is the
-   * calling thread's, read with mcp_server_errmsg(NULL). */
-  if (info == NULL || out == NULL)
-    return fail(NULL, MCP_EINVAL, "mcp_server_new: %s is NULL",
-                info == NULL ? "info" : "out");
-  const char *bad = bad_info(info);
-  if (bad)
-    return fail(NULL, MCP_EINVAL, "mcp_server_new: %s", bad);
-  char why[600];
-  char *icons = NULL;
-  int rc = server_extras(info, &icons, why, sizeof why);
-  if (rc == MCP_EINVAL)
-    return fail(NULL, rc, "mcp_server_new: %s", why);
-  mcp_server *srv = rc ? NULL : mcp__calloc(1, sizeof *srv);
-  if (srv == NULL) {
-    mcp__free(icons);
-    goto no_memory;
-  }
-  srv->icons = icons;
-  /* What mcp_server_free cannot undo yet is undone by the ladder below. */
+/* Sets up srv's locks, limiter and task table; 0, or MCP_ENOMEM with
+ * what was set up undone. */
+static int server_locks(mcp_server *srv) {
   if (pthread_mutex_init(&srv->lock, NULL) != 0)
-    goto no_lock;
+    return MCP_ENOMEM;
   if (pthread_mutex_init(&srv->deadline_lock, NULL) != 0)
     goto no_deadline_lock;
   if (mcp__ratelimit_init(&srv->rate) != 0)
     goto no_rate;
   if (mcp__tasks_init(srv) != 0)
     goto no_tasks;
+  return 0;
+
+no_tasks:
+  mcp__ratelimit_free(&srv->rate);
+no_rate:
+  pthread_mutex_destroy(&srv->deadline_lock);
+no_deadline_lock:
+  pthread_mutex_destroy(&srv->lock);
+  return MCP_ENOMEM;
+}
+
+/* The fields of a new server: info's texts copied (NULL where no memory),
+ * the registries, the timer and the defaults. */
+static void server_fields(mcp_server *srv, const mcp_server_info *info) {
   srv->deadlines = (mcp__heap){.less = mcp__deadline_less};
   atomic_init(&srv->next_deadline_us, ULLONG_MAX);
   atomic_init(&srv->max_result, MCP_DEFAULT_MAX_RESULT);
@@ -147,6 +143,30 @@ int mcp_server_new(const mcp_server_info *info, mcp_server **out) {
    * clients that shape, and the build users run is the one that must keep
    * the promise. */
   atomic_init(&srv->check_output, true);
+}
+
+int mcp_server_new(const mcp_server_info *info, mcp_server **out) {
+  /* A failure here has no server to read the message from: it is the
+   * calling thread's, read with mcp_server_errmsg(NULL). */
+  if (info == NULL || out == NULL)
+    return fail(NULL, MCP_EINVAL, "mcp_server_new: %s is NULL",
+                info == NULL ? "info" : "out");
+  const char *bad = bad_info(info);
+  if (bad)
+    return fail(NULL, MCP_EINVAL, "mcp_server_new: %s", bad);
+  char why[600];
+  char *icons = NULL;
+  int rc = server_extras(info, &icons, why, sizeof why);
+  if (rc == MCP_EINVAL)
+    return fail(NULL, rc, "mcp_server_new: %s", why);
+  mcp_server *srv = rc ? NULL : mcp__calloc(1, sizeof *srv);
+  if (srv == NULL || server_locks(srv) != 0) {
+    mcp__free(icons);
+    mcp__free(srv);
+    return fail(NULL, MCP_ENOMEM, "mcp_server_new: out of memory");
+  }
+  srv->icons = icons;
+  server_fields(srv, info);
   /* The requestState key must be unguessable; without the kernel's CSPRNG
    * there is no server rather than a weak one. */
   if (mcp__random(srv->state_key, sizeof srv->state_key) != 0) {
@@ -163,18 +183,6 @@ int mcp_server_new(const mcp_server_info *info, mcp_server **out) {
   }
   *out = srv;
   return 0;
-
-no_tasks:
-  mcp__ratelimit_free(&srv->rate);
-no_rate:
-  pthread_mutex_destroy(&srv->deadline_lock);
-no_deadline_lock:
-  pthread_mutex_destroy(&srv->lock);
-no_lock:
-  mcp__free(srv->icons);
-  mcp__free(srv);
-no_memory:
-  return fail(NULL, MCP_ENOMEM, "mcp_server_new: out of memory");
 }
 
 static void server_destroy(mcp_server *srv) {
