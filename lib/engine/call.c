@@ -54,10 +54,7 @@ int mcp__call_new(mcp_session *s, mcp__tool *tool, mcp__version v,
   atomic_init(&c->deadline_us,
               ms ? started + (unsigned long long)ms * 1000u : 0);
   pthread_mutex_lock(&s->lock);
-  c->next = s->calls;
-  if (c->next)
-    c->next->prev = c;
-  s->calls = c;
+  mcp__list_push_front(&s->calls, &c->link);
   s->ncalls++;
   atomic_fetch_add(&s->refs, 1);
   if (s->closed)
@@ -1345,12 +1342,7 @@ void mcp__call_discard_locked(mcp_call *c) {
   mcp__sink *sink = c->sink;
   const mcp__call_owner *owner = c->owner;
   void *owner_data = c->owner_data;
-  if (c->prev)
-    c->prev->next = c->next;
-  else
-    s->calls = c->next;
-  if (c->next)
-    c->next->prev = c->prev;
+  mcp__list_remove(&c->link);
   s->ncalls--;
   mcp__tool_unref(c->tool);
   mcp__call_free(c);

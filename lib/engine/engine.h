@@ -64,7 +64,8 @@ struct mcp_server {
   mcp__registry resources;     /* resources with a fixed uri */
   mcp__registry templates;     /* resource templates, matched in order */
   mcp__registry skills;        /* skill entries, by their SKILL.md uri */
-  mcp_session *sessions;       /* every live session, for list_changed */
+  mcp__list sessions;          /* every live session (mcp_session.link), for
+                                  list_changed */
   mcp_log_fn log;
   void *log_data;
   mcp__policy policy;
@@ -99,7 +100,7 @@ struct mcp_server {
    * guards them, the records' state and task_limits (the lock order is
    * below, after struct mcp_server). */
   pthread_mutex_t task_lock;
-  struct mcp__task *tasks, *tasks_tail;
+  mcp__list tasks; /* every record (mcp__task.link), oldest first */
   size_t ntasks;
   unsigned long long next_task_serial;
   mcp_task_limits task_limits;
@@ -158,7 +159,7 @@ struct mcp_session {
   _Atomic bool modern_seen; /* a 2026-07-28 request came: omit null ids */
   _Atomic size_t executing; /* calls whose round the executor holds
                                (lib/engine/call.c) */
-  mcp_call *calls;          /* unfinished calls */
+  mcp__list calls;          /* unfinished calls (mcp_call.link) */
   size_t ncalls;
   struct cJSON *client_caps; /* from initialize (legacy era) */
   long long next_request_id; /* ids of requests we send (legacy input) */
@@ -170,7 +171,7 @@ struct mcp_session {
   unsigned long long serial;       /* rate-limit and task-budget key of
                                       an anonymous caller; 0 until needed;
                                       under lock */
-  mcp_session *next, *prev;        /* in srv->sessions */
+  mcp__list link;                  /* in srv->sessions */
 };
 
 /* A transport's per-request sink (mcp_session_receive_to), shared by the
@@ -338,7 +339,7 @@ struct mcp_call {
    * mcp__call_owner. */
   const struct mcp__call_owner *owner;
   void *owner_data;
-  mcp_call *next, *prev; /* in session->calls */
+  mcp__list link; /* in session->calls */
 };
 
 typedef enum mcp__call_phase {

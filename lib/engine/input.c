@@ -600,7 +600,10 @@ mcp_call *mcp__input_response(mcp_session *s, const mcp__msg *m,
   mcp_call *ready = NULL;
   bool matched = false;
   pthread_mutex_lock(&s->lock);
-  for (mcp_call *c = s->calls; c && !matched; c = c->next) {
+  mcp__list_each(link, &s->calls) {
+    mcp_call *c = mcp__container_of(link, mcp_call, link);
+    if (matched)
+      break;
     if (c->phase != MCP__CALL_WAITING_INPUT)
       continue;
     for (cJSON *r = c->requests->child; r; r = r->next) {

@@ -120,6 +120,7 @@ no_deadline_lock:
  * the registries, the timer and the defaults. */
 static void server_fields(mcp_server *srv, const mcp_server_info *info) {
   srv->deadlines = (mcp__heap){.less = mcp__deadline_less};
+  mcp__list_init(&srv->sessions);
   atomic_init(&srv->next_deadline_us, ULLONG_MAX);
   atomic_init(&srv->max_result, MCP_DEFAULT_MAX_RESULT);
   atomic_init(&srv->call_timeout_ms, 0);
@@ -504,11 +505,13 @@ static int tell_locked(mcp_session *s, mcp__change what, const char *uri,
 static mcp_session **pin_sessions(mcp_server *srv, size_t *n, bool *oom) {
   pthread_mutex_lock(&srv->lock);
   size_t all = 0;
-  for (mcp_session *s = srv->sessions; s; s = s->next)
-    all++;
+  mcp__list_each(link, &srv->sessions) all++;
   mcp_session **pinned = all ? mcp__calloc(all, sizeof *pinned) : NULL;
   *n = 0;
-  for (mcp_session *s = pinned ? srv->sessions : NULL; s; s = s->next) {
+  mcp__list_each(link, &srv->sessions) {
+    mcp_session *s = mcp__container_of(link, mcp_session, link);
+    if (pinned == NULL)
+      break;
     pthread_mutex_lock(&s->lock);
     if (!s->closed) {
       atomic_fetch_add(&s->refs, 1);
@@ -523,7 +526,7 @@ static mcp_session **pin_sessions(mcp_server *srv, size_t *n, bool *oom) {
 
 int mcp__broadcast(mcp_server *srv, mcp__change what, const char *uri) {
   pthread_mutex_lock(&srv->lock);
-  bool nobody = srv->sessions == NULL;
+  bool nobody = mcp__list_empty(&srv->sessions);
   pthread_mutex_unlock(&srv->lock);
   if (nobody)
     return 0; /* a server being set up: nothing to tell, nothing to fail */

@@ -108,7 +108,7 @@ struct mcp__task {
   mcp_session *origin;    /* a reference: the session that made it */
   mcp__sink *origin_sink; /* MAYBE, until answered: the request's sink */
   waiter *waiters;
-  mcp__task *next, *prev; /* in srv->tasks, oldest first */
+  mcp__list link; /* in srv->tasks, oldest first */
   /* The budgets (under task_lock): whose it is, and what it holds. */
   unsigned long long anonymous; /* an anonymous caller's session serial; 0
                                    for a named one */
@@ -132,6 +132,10 @@ static const cJSON *member(const cJSON *o, const char *key) {
 }
 
 static bool terminal(int st) { return st >= COMPLETED; }
+
+static mcp__task *task_at(mcp__list *link) {
+  return mcp__container_of(link, mcp__task, link);
+}
 
 /* The status t shows. Waiting for input is one fact, its outstanding
  * requests: a working task with some is input_required; the record keeps
@@ -194,6 +198,7 @@ static mcp_task_limits limits_or_defaults(const mcp_task_limits *l) {
 int mcp__tasks_init(mcp_server *srv) {
   if (pthread_mutex_init(&srv->task_lock, NULL) != 0)
     return MCP_ENOMEM;
+  mcp__list_init(&srv->tasks);
   atomic_init(&srv->task_listeners, 0);
   srv->task_limits = limits_or_defaults(&(mcp_task_limits){0});
   return 0;
@@ -266,15 +271,7 @@ static void retire_locked(mcp__task *t, mcp_session **runner, waiter **w) {
   t->runner = NULL;
   t->waiters = NULL;
   t->retired = true;
-  if (t->prev)
-    t->prev->next = t->next;
-  else
-    srv->tasks = t->next;
-  if (t->next)
-    t->next->prev = t->prev;
-  else
-    srv->tasks_tail = t->prev;
-  t->next = t->prev = NULL;
+  mcp__list_remove(&t->link);
   srv->ntasks--;
   mcp__deadline_unwatch(srv, &t->expiry);
 }
@@ -418,12 +415,14 @@ static void budget_of(const mcp_task_limits *l, scope sc, const owner *o,
 static scope over_locked(mcp_server *srv, const owner *o, size_t tasks,
                          size_t bytes, bool *bytes_over) {
   size_t count[4] = {0}, used[4] = {0};
-  for (mcp__task *t = srv->tasks; t; t = t->next)
+  mcp__list_each(link, &srv->tasks) {
+    mcp__task *t = task_at(link);
     for (int sc = SCOPE_CALLER; sc <= SCOPE_TOTAL; sc++)
       if (in_scope(t, (scope)sc, o)) {
         count[sc]++;
         used[sc] += held(t);
       }
+  }
   for (int sc = SCOPE_CALLER; sc <= SCOPE_TOTAL; sc++) {
     size_t max_tasks, max_bytes;
     budget_of(&srv->task_limits, (scope)sc, o, &max_tasks, &max_bytes);
@@ -441,9 +440,11 @@ static scope over_locked(mcp_server *srv, const owner *o, size_t tasks,
 
 /* The oldest finished task of scope sc for o. Under task_lock. */
 static mcp__task *oldest_finished(mcp_server *srv, scope sc, const owner *o) {
-  for (mcp__task *t = srv->tasks; t; t = t->next)
+  mcp__list_each(link, &srv->tasks) {
+    mcp__task *t = task_at(link);
     if (atomic_load(&t->published) && terminal(t->status) && in_scope(t, sc, o))
       return t;
+  }
   return NULL;
 }
 
@@ -517,12 +518,7 @@ static scope admit_locked(mcp__task *t, const owner *o, mcp__task **evicted,
   if (sc)
     return sc;
   t->serial = ++srv->next_task_serial;
-  t->prev = srv->tasks_tail;
-  if (t->prev)
-    t->prev->next = t;
-  else
-    srv->tasks = t;
-  srv->tasks_tail = t;
+  mcp__list_push(&srv->tasks, &t->link);
   srv->ntasks++;
   return SCOPE_NONE;
 }
@@ -610,6 +606,7 @@ int mcp__task_new(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
   mcp__task *t = mcp__calloc(1, sizeof *t);
   if (t == NULL)
     return MCP_ENOMEM;
+  mcp__list_init(&t->link);
   atomic_init(&t->refs, 2); /* listed, and the creator's */
   atomic_init(&t->published, false);
   t->expiry = (mcp__deadline){
@@ -1116,7 +1113,10 @@ static void resume(mcp__task *t) {
   if (rs == NULL)
     return;
   pthread_mutex_lock(&rs->lock);
-  mcp_call *c = rs->calls;
+  /* The runner's one call, if it is still there. */
+  mcp_call *c = mcp__list_empty(&rs->calls)
+                    ? NULL
+                    : mcp__container_of(rs->calls.next, mcp_call, link);
   if (c && c->owner_data != t)
     c = NULL;
   if (c && !mcp__call_unpark_locked(c))
@@ -1173,7 +1173,10 @@ bool mcp__task_response(mcp_session *s, const mcp__msg *m, const cJSON *node) {
   bool ready = false;
   char busy[320] = "";
   pthread_mutex_lock(&srv->task_lock);
-  for (mcp__task *t = srv->tasks; t && !found; t = t->next) {
+  mcp__list_each(link, &srv->tasks) {
+    mcp__task *t = task_at(link);
+    if (found)
+      break;
     if (t->origin != s || status_of(t) != INPUT_REQUIRED)
       continue;
     for (cJSON *e = t->pending->child; e; e = e->next) {
@@ -1350,12 +1353,15 @@ static mcp__task *find(mcp_server *srv, const char *id,
                        const mcp_principal *caller) {
   mcp__task *found = NULL;
   pthread_mutex_lock(&srv->task_lock);
-  for (mcp__task *t = srv->tasks; t && !found; t = t->next)
+  mcp__list_each(link, &srv->tasks) {
+    mcp__task *t = task_at(link);
     if (atomic_load(&t->published) && strcmp(t->id, id) == 0 &&
         same_subject(subject_of(t), caller->subject)) {
       found = t;
       atomic_fetch_add(&t->refs, 1);
+      break;
     }
+  }
   pthread_mutex_unlock(&srv->task_lock);
   return found;
 }
@@ -1655,7 +1661,8 @@ void mcp__handle_tasks_list(mcp_session *s, mcp__reply_ctx *ctx,
   unsigned long long last = 0;
   bool more = false;
   pthread_mutex_lock(&srv->task_lock);
-  for (mcp__task *x = srv->tasks; x; x = x->next) {
+  mcp__list_each(link, &srv->tasks) {
+    mcp__task *x = task_at(link);
     /* The caller's own tasks (with hide-forbidden on, of tools it may
      * still use). */
     if (!atomic_load(&x->published) || x->serial <= after ||
@@ -1686,7 +1693,8 @@ void mcp__tasks_drop_all(mcp_server *srv) {
     mcp_session *runner = NULL;
     waiter *w = NULL;
     pthread_mutex_lock(&srv->task_lock);
-    mcp__task *t = srv->tasks;
+    mcp__task *t =
+        mcp__list_empty(&srv->tasks) ? NULL : task_at(srv->tasks.next);
     if (t)
       retire_locked(t, &runner, &w);
     pthread_mutex_unlock(&srv->task_lock);
