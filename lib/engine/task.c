@@ -9,21 +9,22 @@
  *
  * A task's call runs on a session of its own, the runner: it has the
  * caller's principal and no transport, so the call outlives the request,
- * and the session, that started it. The call sends through the task's
- * sink, which keeps the final reply as the task's result and passes the
- * rest on (to the request that started it while the call is not yet a
- * task; afterwards, in 2025-11-25 only, to the session that made it). The
- * handler needs no change: the call machinery (call.c) publishes the
- * record when the call becomes a task, and hands its input rounds here.
+ * and the session, that started it. The task is the call's owner
+ * (mcp__call_owner): the call machinery (call.c) tells it when the call
+ * becomes a task, when a round asks for input (its requests numbered and
+ * written by input.c's rounds), the outcome as facts, and the call's end.
+ * The call's notifications go through the task's sink, to the request that
+ * started it while the call is not yet a task, afterwards, in 2025-11-25
+ * only, to the session that made it. The handler needs no change.
  *
  * The record's states (docs/architecture.md has the table): created with
  * the call, unpublished (invisible, counted against the limits), then
- * published (working, input_required, and one of the terminal completed,
- * failed, cancelled) until its TTL passes or the limits need its room,
- * then retired (out of the table, its runner freed), and freed with its
- * last reference. This file is the only writer of a record's state; the
- * server's task_lock guards it. Lock order: a runner session's lock, then
- * task_lock, then the lock of a session the task sends to. */
+ * published (working, input_required while it has input requests out,
+ * and one of the terminal completed, failed, cancelled) until its TTL
+ * passes or the limits need its room, then retired (out of the table, its
+ * runner freed), and freed with its last reference. This file is the only
+ * writer of a record's state; the server's task_lock guards it. The lock order
+ * is engine.h's. */
 #include <cjson/cJSON.h>
 #include <limits.h>
 #include <stdlib.h>
