@@ -321,10 +321,13 @@ static void timeout_answer(mcp_call *c, mcp__buf *out) {
 int mcp__call_notify(mcp_call *c, const char *method, const mcp__buf *params) {
   mcp_session *s = c->session;
   mcp__buf b = {0};
-  /* Written and sent under the lock: mcp_server_expire lets go of the sink
-   * when it answers a deferred call, and whether the message carries the
+  /* Written under the lock: mcp_server_expire lets go of the sink when it
+   * answers a deferred call, and whether the message carries the
    * related-task _meta changes, under the same lock, when the call becomes
-   * its owner's task. */
+   * its owner's task. A call's own is sent under it too; an owned call's
+   * goes to its owner after it, so that no other session's lock is ever
+   * taken under this one. */
+  bool owned = false;
   pthread_mutex_lock(&s->lock);
   if (!c->timed_out) {
     mcp__buf_printf(&b, "{\"jsonrpc\":\"2.0\",\"method\":\"%s\",\"params\":{",
@@ -337,10 +340,13 @@ int mcp__call_notify(mcp_call *c, const char *method, const mcp__buf *params) {
     }
     mcp__buf_append(&b, params->data, params->len);
     mcp__buf_puts(&b, "}}");
-    if (b.err == 0)
+    owned = c->owner != NULL;
+    if (b.err == 0 && !owned)
       mcp__send_locked(s, c->sink, b.data, b.len, &mcp__sent_notification);
   }
   pthread_mutex_unlock(&s->lock);
+  if (owned && b.err == 0)
+    c->owner->notify(c->owner_data, b.data, b.len);
   int rc = b.err;
   mcp__buf_free(&b);
   return rc;

@@ -109,15 +109,15 @@ struct mcp_server {
                                       only when there are some */
 };
 
-/* The lock order, one for the whole engine: a thread that holds several
- * takes them in this order, never the other way.
+/* The lock order, one for the whole engine, whatever role a session plays
+ * (a transport's, a task's runner, the one a task sends to): a thread that
+ * holds several takes them in this order, never the other way.
  *   1. srv->lock (registries, the session list);
- *   2. the lock of the session a call runs on (s->lock; a task's call runs
- *      on its task's runner session);
- *   3. srv->task_lock (the task table and records);
- *   4. the lock of a session a task sends to (its origin, a tasks/result
- *      waiter's): only under task_lock, never with another such lock;
- *   5. srv->deadline_lock (the one timer), a leaf: nothing is taken under
+ *   2. one session's lock (s->lock): never two sessions' at once;
+ *   3. srv->task_lock (the task table and records): no session's lock is
+ *      taken under it; what a task sends goes out after it, to a session
+ *      pinned under it;
+ *   4. srv->deadline_lock (the one timer), a leaf: nothing is taken under
  *      it.
  * The locks of the layers below (the rate limiter's, a JSON pool's) are
  * leaves of their own: nothing is taken under them. */
@@ -268,6 +268,9 @@ typedef struct mcp__call_owner {
   /* The task id the related-task _meta of the call's messages names, or
    * NULL for none. Under the call's session lock. */
   const char *(*related)(void *owner_data);
+  /* A notification of the call (progress, log), written: the owner sends it
+   * where it goes, or drops it. No lock held. */
+  void (*notify)(void *owner_data, const char *msg, size_t len);
   /* The call is gone; the owner's hold on it ends. No lock held. */
   void (*released)(void *owner_data);
 } mcp__call_owner;
@@ -699,9 +702,10 @@ void mcp__wire_error_members(mcp__buf *b, int code, const char *message);
 /* ---- tasks (task.c) -------------------------------------------------------
  * A call that is or may become a task runs on a session of its own (the
  * task's runner: the caller's principal, no transport), so that it can
- * outlive the request and the session that started it, and sends through
- * the task's sink, which keeps its result for tasks/get (or, before the
- * call became a task, hands its messages to the request's own sink). The
+ * outlive the request and the session that started it. The task is the
+ * call's owner (mcp__call_owner): it keeps the call's outcome for
+ * tasks/get, and sends its notifications on (before the call became a
+ * task, to the request's own sink). The
  * record lives in the server's table from before the handler runs (it
  * counts against the limits) and is visible once published: when the call
  * becomes a task (docs/architecture.md has its states). */
@@ -728,8 +732,9 @@ int mcp__task_mode_of(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
 int mcp__task_new(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
                   mcp__tool *tool, const struct cJSON *args,
                   mcp__task_mode mode, unsigned ttl_ms, mcp__task **out);
-/* The session a task's call is made on, and the sink it sends through (the
- * call takes a reference). */
+/* The session a task's call is made on, and the sink the call holds (a
+ * reference to it holds the record; nothing is sent through it: the call's
+ * messages reach the task through its owner interface). */
 mcp_session *mcp__task_runner(mcp__task *t);
 mcp__sink *mcp__task_sink(mcp__task *t);
 /* Runs c, the call of task t, and answers r: with a CreateTaskResult once

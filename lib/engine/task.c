@@ -835,29 +835,45 @@ static const char *owner_related(void *owner_data) {
   return t->mode == MCP__TASK_NOW && atomic_load(&t->published) ? t->id : NULL;
 }
 
-/* Every message of a task's call comes here, with the runner's lock held.
- * Before the call is a task, the request that started it answers: its
- * messages go there. Once a task, its outcome reaches the record as facts
- * (mcp__task_settle_locked), never through here; notifications (progress,
- * log, written with the related-task _meta: mcp__task_related) reach a
- * 2025-11-25 client on its session, and none a 2026-07-28 one, whose tasks
- * have no such stream. */
+/* The call's sink: nothing reaches it. The call's outcome comes to the
+ * record as facts (owner_settled_locked) and its notifications through
+ * owner_notify; the sink stays the call's hold on the record (taken with
+ * mcp__task_sink). */
 static int sink_send(const char *msg, size_t len, const mcp_send_info *info,
                      void *user_data) {
-  mcp__task *t = user_data;
+  (void)msg;
+  (void)len;
+  (void)info;
+  (void)user_data;
+  return 0;
+}
+
+/* The owner interface's notify: a notification of t's call (progress, log,
+ * with the related-task _meta already where it belongs). Before the call
+ * is a task, the request that started it answers: its messages go there.
+ * Once a task, they reach a 2025-11-25 client on its session, and none a
+ * 2026-07-28 one, whose tasks have no such stream. No lock held: the
+ * session and sink they go to are pinned under task_lock and sent to after
+ * it, in the lock order. */
+static void owner_notify(void *owner_data, const char *msg, size_t len) {
+  mcp__task *t = owner_data;
   mcp_server *srv = t->srv;
+  mcp_session *to = NULL;
+  mcp__sink *k = NULL;
   pthread_mutex_lock(&srv->task_lock);
-  if (!atomic_load(&t->published)) {
-    if (t->origin)
-      mcp__session_send(t->origin, t->origin_sink, msg, len, info);
-    pthread_mutex_unlock(&srv->task_lock);
-    return 0;
+  bool published = atomic_load(&t->published);
+  if (!t->retired && t->origin && (!published || t->mode == MCP__TASK_NOW)) {
+    to = t->origin;
+    atomic_fetch_add(&to->refs, 1); /* alive: the record holds it */
+    k = published ? NULL : t->origin_sink;
+    mcp__sink_ref(k);
   }
   pthread_mutex_unlock(&srv->task_lock);
-  if (info->kind == MCP_SENT_NOTIFICATION && t->mode == MCP__TASK_NOW &&
-      t->origin)
-    mcp__session_send(t->origin, NULL, msg, len, &mcp__sent_notification);
-  return 0;
+  if (to == NULL)
+    return;
+  mcp__session_send(to, k, msg, len, &mcp__sent_notification);
+  mcp__sink_release(k);
+  session_unref(to);
 }
 
 /* ---- starting ------------------------------------------------------------ */
@@ -1050,22 +1066,26 @@ static int owner_asks(void *owner_data, mcp_call *c) {
   size_t nreqs = 0;
   mcp__sink *dest = NULL;
   mcp__task *evicted = NULL;
-  pthread_mutex_lock(&rs->lock);
   pthread_mutex_lock(&srv->task_lock);
-  if (mcp_call_cancelled(c) || terminal(t->status) || t->retired) {
-    pthread_mutex_unlock(&srv->task_lock);
-    pthread_mutex_unlock(&rs->lock);
-    return MCP_ECANCELED;
-  }
-  cJSON *fresh = keyed_locked(t, c->requests);
-  int rc = fresh ? 0 : MCP_ENOMEM;
+  bool over = terminal(t->status) || t->retired;
+  cJSON *fresh = over ? NULL : keyed_locked(t, c->requests);
+  pthread_mutex_unlock(&srv->task_lock);
+  int rc = over || mcp_call_cancelled(c) ? MCP_ECANCELED
+           : fresh                       ? 0
+                                         : MCP_ENOMEM;
   if (rc == 0 && t->mode == MCP__TASK_NOW && t->origin) {
     /* Sent as real requests on the session that made the task, numbered
-     * by it, so its client's answers come back there. */
+     * by it, so its client's answers come back there; with no other lock
+     * held (the lock order). */
     pthread_mutex_lock(&t->origin->lock);
     rc = mcp__input_number_locked(t->origin, fresh, t->id, &reqs, &nreqs);
     pthread_mutex_unlock(&t->origin->lock);
   }
+  pthread_mutex_lock(&rs->lock);
+  pthread_mutex_lock(&srv->task_lock);
+  /* Checked again where it counts: a call cancelled now is not parked. */
+  if (rc == 0 && (mcp_call_cancelled(c) || terminal(t->status) || t->retired))
+    rc = MCP_ECANCELED;
   size_t now = 0;
   if (rc == 0)
     rc = room_for_round_locked(t, fresh, &evicted, &now);
@@ -1718,6 +1738,7 @@ static const mcp__call_owner task_owner = {
     .asks = owner_asks,
     .settled_locked = owner_settled_locked,
     .related = owner_related,
+    .notify = owner_notify,
     .released = owner_released};
 
 void mcp__task_own(mcp_call *c, mcp__task *t) {
