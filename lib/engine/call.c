@@ -54,10 +54,7 @@ int mcp__call_new(mcp_session *s, mcp__tool *tool, mcp__version v,
   atomic_init(&c->deadline_us,
               ms ? started + (unsigned long long)ms * 1000u : 0);
   pthread_mutex_lock(&s->lock);
-  c->next = s->calls;
-  if (c->next)
-    c->next->prev = c;
-  s->calls = c;
+  mcp__list_push_front(&s->calls, &c->link);
   s->ncalls++;
   atomic_fetch_add(&s->refs, 1);
   if (s->closed)
@@ -100,7 +97,8 @@ static void call_error(mcp_call *c, mcp__buf *out, int code, const char *msg,
 
 /* {"jsonrpc":"2.0","id":ID,"result":{content:[text],isError:true}} for a
  * call, in its era's shape. */
-static void tool_error(const mcp_call *c, mcp__buf *out, const char *text) {
+static void tool_error(mcp_call *c, mcp__buf *out, const char *text) {
+  c->reply_is_error = true;
   mcp__buf_puts(out, "{\"jsonrpc\":\"2.0\",\"id\":");
   mcp__buf_append(out, c->id, c->id_len);
   mcp__buf_puts(out, ",\"result\":");
@@ -120,6 +118,26 @@ void mcp__call_failure_reply(mcp_call *c, mcp__buf *out, const char *text) {
   char msg[160];
   mcp__fmt(msg, sizeof msg, "Internal error: %s", text);
   call_error(c, out, MCP__RPC_INTERNAL_ERROR, msg, NULL);
+}
+
+/* c's outcome, as facts, from its reply as built: every reply to a call
+ * is {"jsonrpc":"2.0","id":ID,"result":{...}} or the same with "error"
+ * (reply_head, tool_error, missing_capability, mcp__rpc_error with the
+ * call's id), so the object's members are where the builders put them. */
+static mcp__outcome outcome_of(const mcp_call *c, const mcp__buf *reply) {
+  static const char head[] = "{\"jsonrpc\":\"2.0\",\"id\":";
+  static const char result[] = ",\"result\":", error[] = ",\"error\":";
+  mcp__outcome o = {.error = c->error_code != 0,
+                    .is_error = c->reply_is_error && c->error_code == 0,
+                    .code = c->error_code};
+  size_t at = sizeof head - 1 + c->id_len +
+              (o.error ? sizeof error - 1 : sizeof result - 1) + 1;
+  /* The members end before the object's brace and the envelope's. */
+  if (reply->len >= at + 2) {
+    o.members = reply->data + at;
+    o.len = reply->len - at - 2;
+  }
+  return o;
 }
 
 /* What a sink is told of the reply c's handler (or its deadline) gave. */
@@ -147,48 +165,83 @@ static mcp_send_info reply_facts(const mcp_call *c, mcp_decision decision) {
 
 #define NONE ULLONG_MAX
 
-static mcp_call *watched_call(mcp__heap_node *n) {
-  return (mcp_call *)(void *)((char *)n - offsetof(mcp_call, deadline_node));
+static mcp__deadline *deadline_of(const mcp__heap_node *n) {
+  return (mcp__deadline *)(void *)((char *)n - offsetof(mcp__deadline, node));
 }
 
-static unsigned long long node_deadline(const mcp__heap_node *n) {
-  return atomic_load(&watched_call((mcp__heap_node *)n)->deadline_us);
+static mcp_call *watched_call(mcp__heap_node *n) {
+  return (mcp_call *)(void *)((char *)deadline_of(n) -
+                              offsetof(mcp_call, deadline));
 }
 
 bool mcp__deadline_less(const mcp__heap_node *a, const mcp__heap_node *b) {
-  return node_deadline(a) < node_deadline(b);
+  return deadline_of(a)->at_us < deadline_of(b)->at_us;
 }
 
 /* Publishes the least deadline for mcp_server_next_expiry_ms, which reads it
  * without the lock. Under srv->deadline_lock. */
 static void publish_next_locked(mcp_server *srv) {
   mcp__heap_node *min = srv->deadlines.min;
-  atomic_store(&srv->next_deadline_us, min ? node_deadline(min) : NONE);
+  atomic_store(&srv->next_deadline_us, min ? deadline_of(min)->at_us : NONE);
 }
 
-/* Puts c into the deadline heap, or takes it out. */
-static void watch_locked(mcp_call *c, bool on) {
-  if (c->watched == on)
-    return;
-  mcp_server *srv = c->session->srv;
+void mcp__deadline_watch(mcp_server *srv, mcp__deadline *d,
+                         unsigned long long at_us) {
   pthread_mutex_lock(&srv->deadline_lock);
-  if (on)
-    mcp__heap_insert(&srv->deadlines, &c->deadline_node);
-  else
-    mcp__heap_remove(&srv->deadlines, &c->deadline_node);
-  c->watched = on;
-  publish_next_locked(srv);
+  if (!d->watched) {
+    d->at_us = at_us;
+    mcp__heap_insert(&srv->deadlines, &d->node);
+    d->watched = true;
+    publish_next_locked(srv);
+  }
   pthread_mutex_unlock(&srv->deadline_lock);
+}
+
+void mcp__deadline_unwatch(mcp_server *srv, mcp__deadline *d) {
+  pthread_mutex_lock(&srv->deadline_lock);
+  if (d->watched) {
+    mcp__heap_remove(&srv->deadlines, &d->node);
+    d->watched = false;
+    publish_next_locked(srv);
+  }
+  pthread_mutex_unlock(&srv->deadline_lock);
+}
+
+/* Puts c into the deadline heap, or takes it out. Under c->session->lock. */
+static void watch_locked(mcp_call *c, bool on) {
+  if (c->deadline.watched == on)
+    return; /* written under the session lock too: stable here */
+  mcp_server *srv = c->session->srv;
+  c->deadline.kind = MCP__DEADLINE_CALL;
+  if (on)
+    mcp__deadline_watch(srv, &c->deadline, atomic_load(&c->deadline_us));
+  else
+    mcp__deadline_unwatch(srv, &c->deadline);
 }
 
 /* Moves c to phase, watching its deadline while another thread owes the
  * answer. The one place a published call's phase is written. */
+/* The phases: what entering one does, and why mcp_call_finish is refused
+ * in it (NULL where it is not). */
+static const struct phase_row {
+  bool waits; /* its answer is owed by another thread: entering it watches
+                 the call's deadline, leaving it unwatches */
+  const char *no_finish;
+} phases[] = {
+    [MCP__CALL_RUNNING] = {false, NULL},
+    [MCP__CALL_FINISH_EARLY] = {false, "the call was finished already "
+                                       "(exactly once)"},
+    [MCP__CALL_DEFERRED] = {true, NULL},
+    [MCP__CALL_WAITING_INPUT] = {true, "the call is waiting for the client's "
+                                       "input, not for mcp_call_finish"},
+    [MCP__CALL_QUEUED] = {true, "the call waits in the executor, for "
+                                "mcp_call_execute, not for mcp_call_finish"},
+};
+
 static void set_phase_locked(mcp_call *c, mcp__call_phase phase) {
   c->phase = phase;
-  bool waits = phase == MCP__CALL_DEFERRED ||
-               phase == MCP__CALL_WAITING_INPUT || phase == MCP__CALL_QUEUED;
-  watch_locked(c, waits && atomic_load(&c->deadline_us) != 0 && !c->timed_out &&
-                      !atomic_load(&c->cancelled));
+  watch_locked(c, phases[phase].waits && atomic_load(&c->deadline_us) != 0 &&
+                      !c->timed_out && !atomic_load(&c->cancelled));
 }
 
 void mcp__call_cancel_locked(mcp_call *c) {
@@ -218,7 +271,7 @@ bool mcp__call_late(const mcp_call *c) {
 /* Publishes c's task record; the call deadline then no longer applies (the
  * task's TTL does), so it is lifted and unwatched. */
 static void become_task_locked(mcp_call *c) {
-  mcp__task_publish_locked(c);
+  c->owner->publish_locked(c->owner_data);
   /* Out of the heap first: its order is by this deadline. */
   watch_locked(c, false);
   atomic_store(&c->deadline_us, 0);
@@ -239,7 +292,7 @@ int mcp_call_start_task(mcp_call *call) {
                       "MCP_TOOL_TASK_OPTIONAL or MCP_TOOL_TASK_REQUIRED)");
     return MCP_EINVAL;
   }
-  if (call->task == NULL)
+  if (call->owner == NULL)
     return MCP_ECAPABILITY; /* this client takes no tasks: run as usual */
   mcp__call_become_task(call);
   return 0;
@@ -265,14 +318,38 @@ static void timeout_answer(mcp_call *c, mcp__buf *out) {
            c->tool->name, text);
 }
 
-void mcp__call_send(mcp_call *c, const char *msg, size_t len) {
+int mcp__call_notify(mcp_call *c, const char *method, const mcp__buf *params) {
   mcp_session *s = c->session;
-  /* The sink is read under the lock: mcp_server_expire lets go of it when
-   * it answers a deferred call. */
+  mcp__buf b = {0};
+  /* Written under the lock: mcp_server_expire lets go of the sink when it
+   * answers a deferred call, and whether the message carries the
+   * related-task _meta changes, under the same lock, when the call becomes
+   * its owner's task. A call's own is sent under it too; an owned call's
+   * goes to its owner after it, so that no other session's lock is ever
+   * taken under this one. */
+  bool owned = false;
   pthread_mutex_lock(&s->lock);
-  if (!c->timed_out)
-    mcp__send_locked(s, c->sink, msg, len, &mcp__sent_notification);
+  if (!c->timed_out) {
+    mcp__buf_printf(&b, "{\"jsonrpc\":\"2.0\",\"method\":\"%s\",\"params\":{",
+                    method);
+    const char *related = c->owner ? c->owner->related(c->owner_data) : NULL;
+    if (related) {
+      mcp__wire_related(&b, related);
+      if (params->len)
+        mcp__buf_putc(&b, ',');
+    }
+    mcp__buf_append(&b, params->data, params->len);
+    mcp__buf_puts(&b, "}}");
+    owned = c->owner != NULL;
+    if (b.err == 0 && !owned)
+      mcp__send_locked(s, c->sink, b.data, b.len, &mcp__sent_notification);
+  }
   pthread_mutex_unlock(&s->lock);
+  if (owned && b.err == 0)
+    c->owner->notify(c->owner_data, b.data, b.len);
+  int rc = b.err;
+  mcp__buf_free(&b);
+  return rc;
 }
 
 /* Takes out of the heap, and returns, its least call if that is due at
@@ -282,10 +359,12 @@ static mcp_call *take_due_locked(mcp_session *s, unsigned long long now) {
   mcp_call *c = NULL;
   pthread_mutex_lock(&srv->deadline_lock);
   mcp__heap_node *min = srv->deadlines.min;
-  if (min && node_deadline(min) <= now && watched_call(min)->session == s) {
+  if (min && deadline_of(min)->at_us <= now &&
+      deadline_of(min)->kind == MCP__DEADLINE_CALL &&
+      watched_call(min)->session == s) {
     c = watched_call(min);
     mcp__heap_remove(&srv->deadlines, min);
-    c->watched = false;
+    c->deadline.watched = false;
     publish_next_locked(srv);
   }
   pthread_mutex_unlock(&srv->deadline_lock);
@@ -333,9 +412,6 @@ long mcp_server_next_expiry_ms(mcp_server *srv) {
   if (srv == NULL)
     return -1;
   unsigned long long next = atomic_load(&srv->next_deadline_us);
-  unsigned long long task = atomic_load(&srv->next_task_expiry_us);
-  if (task < next)
-    next = task; /* a task's TTL is a deadline too */
   if (next == NONE)
     return -1;
   unsigned long long now = mcp__now_us();
@@ -346,28 +422,50 @@ long mcp_server_next_expiry_ms(mcp_server *srv) {
   return ms > INT_MAX ? INT_MAX : (long)ms;
 }
 
+/* Takes the due deadline at the heap's root, if any: a call's session
+ * pinned in *s, or an owner's deadline pinned (its pin called) in *d.
+ * Returns false when nothing is due at now. */
+static bool take_due(mcp_server *srv, unsigned long long now, mcp_session **s,
+                     mcp__deadline **d) {
+  *s = NULL;
+  *d = NULL;
+  pthread_mutex_lock(&srv->deadline_lock);
+  mcp__heap_node *min = srv->deadlines.min;
+  if (min && deadline_of(min)->at_us <= now) {
+    if (deadline_of(min)->kind == MCP__DEADLINE_CALL) {
+      /* The call's own reference keeps its session alive here. */
+      *s = watched_call(min)->session;
+      atomic_fetch_add(&(*s)->refs, 1);
+    } else {
+      *d = deadline_of(min);
+      (*d)->pin(*d);
+    }
+  }
+  pthread_mutex_unlock(&srv->deadline_lock);
+  return *s || *d;
+}
+
 int mcp_server_expire(mcp_server *srv) {
   if (srv == NULL)
     return MCP_EINVAL;
-  int answered = mcp__tasks_expire(srv);
+  int answered = 0;
   for (;;) {
     unsigned long long now = mcp__now_us();
     if (atomic_load(&srv->next_deadline_us) > now)
       return answered;
-    /* The due call's session is pinned under the heap's lock, where the
-     * call's own reference keeps it alive, and locked after, in the lock
-     * order. Its due calls are then taken from the root one by one; when
-     * the root is another session's, the outer loop moves there. */
-    mcp_session *s = NULL;
-    pthread_mutex_lock(&srv->deadline_lock);
-    mcp__heap_node *min = srv->deadlines.min;
-    if (min && node_deadline(min) <= now) {
-      s = watched_call(min)->session;
-      atomic_fetch_add(&s->refs, 1);
-    }
-    pthread_mutex_unlock(&srv->deadline_lock);
-    if (s == NULL)
+    /* The due deadline's owner is pinned under the heap's lock and acted
+     * on after it, in the lock order. A call's session is locked, and its
+     * due calls are taken from the root one by one; when the root is
+     * another's, the outer loop moves there. */
+    mcp_session *s;
+    mcp__deadline *d;
+    if (!take_due(srv, now, &s, &d))
       return answered;
+    if (d) {
+      d->due(d); /* unwatches it */
+      answered++;
+      continue;
+    }
     pthread_mutex_lock(&s->lock);
     for (mcp_call *c; (c = take_due_locked(s, now)) != NULL; answered++)
       expire_locked(c);
@@ -467,16 +565,12 @@ void mcp_call_log(mcp_call *call, mcp_log_level level, const char *message) {
       mcp_call_cancelled(call))
     return;
   mcp__buf b = {0};
-  mcp__buf_printf(&b,
-                  "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\","
-                  "\"params\":{\"level\":\"%s\",\"logger\":",
-                  names[level]);
+  mcp__buf_printf(&b, "\"level\":\"%s\",\"logger\":", names[level]);
   mcp__json_quote(&b, call->tool->name, strlen(call->tool->name));
   mcp__buf_puts(&b, ",\"data\":");
   mcp__json_quote(&b, text, strlen(text));
-  mcp__buf_puts(&b, "}}");
   if (b.err == 0)
-    mcp__call_send(call, b.data, b.len);
+    mcp__call_notify(call, "notifications/message", &b);
   mcp__buf_free(&b);
 }
 
@@ -490,10 +584,7 @@ int mcp_call_progress(mcp_call *call, double progress, double total,
   if (call->progressed && progress <= call->last_progress)
     return MCP_EINVAL; /* the spec requires progress to grow every time */
   mcp__buf b = {0};
-  mcp__buf_printf(&b,
-                  "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/"
-                  "progress\",\"params\":{\"progressToken\":%s,"
-                  "\"progress\":%.17g",
+  mcp__buf_printf(&b, "\"progressToken\":%s,\"progress\":%.17g",
                   call->progress_token, progress);
   if (total > 0)
     mcp__buf_printf(&b, ",\"total\":%.17g", total);
@@ -501,12 +592,10 @@ int mcp_call_progress(mcp_call *call, double progress, double total,
     mcp__buf_puts(&b, ",\"message\":");
     mcp__json_quote(&b, message, strlen(message));
   }
-  mcp__buf_puts(&b, "}}");
-  int rc = b.err;
+  int rc = b.err ? b.err : mcp__call_notify(call, "notifications/progress", &b);
   if (rc == 0) {
     call->progressed = true;
     call->last_progress = progress;
-    mcp__call_send(call, b.data, b.len);
   }
   mcp__buf_free(&b);
   return rc;
@@ -1002,6 +1091,7 @@ static void missing_capability(mcp_call *c, mcp__buf *out) {
                   ",\"result\":{\"content\":[{\"type\":\"text\",\"text\":");
     mcp__json_quote(out, msg, strlen(msg));
     mcp__buf_puts(out, "}],\"isError\":true}}");
+    c->reply_is_error = true;
   } else {
     out->err = MCP_ENOMEM;
   }
@@ -1028,6 +1118,36 @@ int mcp__rpc_resource_not_found(mcp__buf *out, const char *id, size_t id_len,
     out->err = data.err;
   mcp__buf_free(&data);
   return code;
+}
+
+/* The reply of a call that succeeded: its blocks, and the members that
+ * close its result. */
+static void success_reply(mcp_call *c, mcp__buf *out) {
+  mcp_server *srv = c->session->srv;
+  if (c->head_len && out->data == NULL && out->err == 0) {
+    /* The blocks follow the head already: their buffer is the reply. */
+    *out = c->content;
+    c->content = (mcp__buf){0};
+    c->head_len = 0;
+  } else {
+    reply_head(c, out);
+    if (c->content.len > c->head_len)
+      mcp__buf_append(out, c->content.data + c->head_len,
+                      c->content.len - c->head_len);
+  }
+  mcp__buf_puts(out, "],");
+  if (c->kind == MCP_CALL_RESOURCE && c->modern)
+    mcp__put_cache(out, srv, c->tool->nscopes > 0);
+  if (c->has_structured && c->version >= MCP__V2025_06_18) {
+    mcp__buf_puts(out, "\"structuredContent\":");
+    mcp__buf_append(out, c->structured.data, c->structured.len);
+    mcp__buf_putc(out, ',');
+  }
+  if (c->is_error)
+    mcp__buf_puts(out, "\"isError\":true,");
+  c->reply_is_error = c->is_error;
+  mcp__result_end(out);
+  mcp__buf_putc(out, '}');
 }
 
 static void build_reply(mcp_call *c, int rc, mcp__buf *out) {
@@ -1092,29 +1212,7 @@ static void build_reply(mcp_call *c, int rc, mcp__buf *out) {
     call_error(c, out, MCP__RPC_INTERNAL_ERROR, "Internal error", NULL);
     return;
   }
-  if (c->head_len && out->data == NULL && out->err == 0) {
-    /* The blocks follow the head already: their buffer is the reply. */
-    *out = c->content;
-    c->content = (mcp__buf){0};
-    c->head_len = 0;
-  } else {
-    reply_head(c, out);
-    if (c->content.len > c->head_len)
-      mcp__buf_append(out, c->content.data + c->head_len,
-                      c->content.len - c->head_len);
-  }
-  mcp__buf_puts(out, "],");
-  if (c->kind == MCP_CALL_RESOURCE && c->modern)
-    mcp__put_cache(out, srv, c->tool->nscopes > 0);
-  if (c->has_structured && c->version >= MCP__V2025_06_18) {
-    mcp__buf_puts(out, "\"structuredContent\":");
-    mcp__buf_append(out, c->structured.data, c->structured.len);
-    mcp__buf_putc(out, ',');
-  }
-  if (c->is_error)
-    mcp__buf_puts(out, "\"isError\":true,");
-  mcp__result_end(out);
-  mcp__buf_putc(out, '}');
+  success_reply(c, out);
 }
 
 /* Legacy era: asks the client for the round's input and parks the call.
@@ -1129,38 +1227,79 @@ static bool park_for_input(mcp_call *c) {
   return parked;
 }
 
+/* A round that returned MCP_INPUT_REQUIRED, kept while the client answers
+ * (the legacy era, and tasks of both eras; task: the call is its owner's):
+ * returns true when the call went on (its next round ran, or it is parked
+ * for the answers); false with *rc the failure to complete it with. */
+static bool ask_for_input(mcp_call *c, bool task, int *rc, mcp__buf *out,
+                          mcp_send_info *facts) {
+  if (c->requests == NULL && c->next_state != NULL && c->rounds < MAX_ROUNDS) {
+    /* State but nothing to ask: the next round can start at once, with no
+     * answers, as a modern retry of that round would. */
+    cJSON_Delete(c->inputs);
+    c->inputs = NULL;
+    mcp__call_run(c, out, facts);
+    return true;
+  }
+  if (c->requests != NULL && c->rounds < MAX_ROUNDS &&
+      (task ? c->owner->asks(c->owner_data, c) == 0 : park_for_input(c)))
+    return true;
+  if (c->rounds >= MAX_ROUNDS)
+    mcp__log(c->session->srv, MCP_LOG_ERROR,
+             "%s \"%s\" asked for input %d times; giving up", mcp__call_noun(c),
+             c->tool->name, MAX_ROUNDS);
+  *rc = c->requests ? MCP_EIO : MCP_EINVAL;
+  return false;
+}
+
+/* Audits a tool call's end (late: its deadline passed; cancelled: nobody
+ * is answered) and returns the decision its reply's facts carry. */
+static mcp_decision audit_end(mcp_call *c, int rc, bool late, bool cancelled) {
+  mcp_session *s = c->session;
+  /* A missing client capability is the client's limit, not our failure:
+   * the legacy era reports it as a tool error. */
+  bool capability = rc < 0 && c->missing_caps && !c->latched && !late;
+  bool failed = !cancelled && !capability && !late && !c->too_large &&
+                (rc < 0 || c->latched);
+  mcp_decision decision = late        ? MCP_DECISION_TIMEOUT
+                          : cancelled ? MCP_DECISION_CANCELLED
+                                      : MCP_DECISION_ALLOWED;
+  if (c->kind == MCP_CALL_TOOL)
+    mcp__audit(s->srv, c->tool->name, &s->principal, decision, NULL,
+               late || c->is_error || (capability && !c->modern), failed,
+               c->started_us, c->ran_under[0] ? c->ran_under : NULL);
+  return decision;
+}
+
+/* Hands reply to out (the caller's buffer), taking its buffer when out is
+ * empty. */
+static void give_reply(mcp__buf *out, mcp__buf *reply) {
+  if (reply->err) {
+    out->err = out->err ? out->err : reply->err;
+  } else if (out->data == NULL && out->err == 0) {
+    *out = *reply;
+    *reply = (mcp__buf){0};
+  } else {
+    mcp__buf_append(out, reply->data, reply->len);
+  }
+}
+
 void mcp__call_complete(mcp_call *c, int rc, mcp__buf *out,
                         mcp_send_info *facts) {
   mcp_session *s = c->session;
   bool cancelled = mcp_call_cancelled(c);
   /* A task's result is the task's, kept for tasks/get, never the reply of
-   * the request that started it: it goes to the task's sink. */
-  bool task = c->task && mcp__task_published(c->task);
+   * the request that started it: its owner receives it. */
+  bool task = c->owner && c->owner->published(c->owner_data);
   if (task) {
     out = NULL;
     facts = NULL;
   }
-  /* The legacy era and tasks of both eras keep the call while the client
-   * answers; a modern call answers with an InputRequiredResult instead. */
+  /* A modern call answers with an InputRequiredResult instead. */
   if (rc == MCP_INPUT_REQUIRED && !cancelled && (!c->modern || task) &&
       !c->latched) {
-    if (c->requests == NULL && c->next_state != NULL &&
-        c->rounds < MAX_ROUNDS) {
-      /* State but nothing to ask: the next round can start at once, with
-       * no answers, as a modern retry of that round would. */
-      cJSON_Delete(c->inputs);
-      c->inputs = NULL;
-      mcp__call_run(c, out, facts);
+    if (ask_for_input(c, task, &rc, out, facts))
       return;
-    }
-    if (c->requests != NULL && c->rounds < MAX_ROUNDS &&
-        (task ? mcp__task_ask(c) == 0 : park_for_input(c)))
-      return;
-    if (c->rounds >= MAX_ROUNDS)
-      mcp__log(s->srv, MCP_LOG_ERROR,
-               "%s \"%s\" asked for input %d times; giving up",
-               mcp__call_noun(c), c->tool->name, MAX_ROUNDS);
-    rc = c->requests ? MCP_EIO : MCP_EINVAL;
     cancelled = mcp_call_cancelled(c);
   }
   mcp__buf reply = {0};
@@ -1175,18 +1314,7 @@ void mcp__call_complete(mcp_call *c, int rc, mcp__buf *out,
   } else if (!cancelled) {
     build_reply(c, rc, &reply);
   }
-  /* A missing client capability is the client's limit, not our failure:
-   * the legacy era reports it as a tool error. */
-  bool capability = rc < 0 && c->missing_caps && !c->latched && !late;
-  bool failed = !cancelled && !capability && !late && !c->too_large &&
-                (rc < 0 || c->latched);
-  mcp_decision decision = late        ? MCP_DECISION_TIMEOUT
-                          : cancelled ? MCP_DECISION_CANCELLED
-                                      : MCP_DECISION_ALLOWED;
-  if (c->kind == MCP_CALL_TOOL)
-    mcp__audit(s->srv, c->tool->name, &s->principal, decision, NULL,
-               late || c->is_error || (capability && !c->modern), failed,
-               c->started_us, c->ran_under[0] ? c->ran_under : NULL);
+  mcp_decision decision = audit_end(c, rc, late, cancelled);
   if (reply.err) {
     mcp__log(s->srv, MCP_LOG_ERROR,
              "%s \"%s\": out of memory building the reply", mcp__call_noun(c),
@@ -1196,24 +1324,20 @@ void mcp__call_complete(mcp_call *c, int rc, mcp__buf *out,
     mcp__buf_free(&reply);
     call_error(c, &reply, MCP__RPC_INTERNAL_ERROR, "Internal error", NULL);
   }
-
   mcp_send_info said = reply_facts(c, decision);
   if (out != NULL && !cancelled) {
     if (facts)
       *facts = said;
-    if (reply.err) {
-      out->err = out->err ? out->err : reply.err;
-    } else if (out->data == NULL && out->err == 0) {
-      /* An empty out takes the reply's buffer rather than a copy of it. */
-      *out = reply;
-      reply = (mcp__buf){0};
-    } else {
-      mcp__buf_append(out, reply.data, reply.len);
-    }
+    give_reply(out, &reply);
   }
   pthread_mutex_lock(&s->lock);
-  if (out == NULL && !cancelled && !reply.err)
+  if (task && !cancelled && !reply.err && !s->freed) {
+    /* The owner receives the outcome as facts. */
+    mcp__outcome o = outcome_of(c, &reply);
+    c->owner->settled_locked(c->owner_data, &o);
+  } else if (out == NULL && !cancelled && !reply.err) {
     mcp__send_locked(s, c->sink, reply.data, reply.len, &said);
+  }
   mcp__buf_free(&reply);
   mcp__call_discard_locked(c);
 }
@@ -1222,22 +1346,18 @@ void mcp__call_complete(mcp_call *c, int rc, mcp__buf *out,
 void mcp__call_discard_locked(mcp_call *c) {
   mcp_session *s = c->session;
   mcp__sink *sink = c->sink;
-  mcp__task *task = c->task;
-  if (c->prev)
-    c->prev->next = c->next;
-  else
-    s->calls = c->next;
-  if (c->next)
-    c->next->prev = c->prev;
+  const mcp__call_owner *owner = c->owner;
+  void *owner_data = c->owner_data;
+  mcp__list_remove(&c->link);
   s->ncalls--;
   mcp__tool_unref(c->tool);
   mcp__call_free(c);
   mcp__session_unref_locked(s);
   /* After the lock is gone: done may call back into the transport, and a
-   * task hears that its call ended. */
+   * owner hears that its call ended. */
   mcp__sink_release(sink);
-  if (task)
-    mcp__task_release_call(task);
+  if (owner)
+    owner->released(owner_data);
 }
 
 void mcp__call_discard(mcp_call *c) {
@@ -1259,6 +1379,7 @@ static void reset_round(mcp_call *c) {
   c->latched = 0;
   c->missing_caps = 0;
   c->error_code = 0;
+  c->reply_is_error = false;
   cJSON_Delete(c->requests);
   c->requests = NULL;
   /* mcp_call_state is what the previous round kept, as in the modern era,
@@ -1283,7 +1404,7 @@ static void invoke(mcp_call *c, mcp__buf *out, mcp_send_info *facts) {
     } else {
       /* A call that may become a task becomes one when it waits on
        * another thread: that is what a task is for. */
-      if (c->task)
+      if (c->owner)
         become_task_locked(c);
       set_phase_locked(c, MCP__CALL_DEFERRED);
       pthread_mutex_unlock(&s->lock);
@@ -1308,7 +1429,7 @@ static bool hand_over(mcp_call *c, mcp__buf *out, mcp_send_info *facts) {
   pthread_mutex_lock(&s->lock);
   /* Run elsewhere, a call that may become a task is one: its answer no
    * longer comes back to this thread. */
-  if (c->task)
+  if (c->owner)
     become_task_locked(c);
   set_phase_locked(c, MCP__CALL_QUEUED);
   atomic_fetch_add(&s->executing, 1);
@@ -1417,14 +1538,7 @@ int mcp_call_finish(mcp_call *call, int rc) {
   if (call->phase != MCP__CALL_DEFERRED) {
     int phase = call->phase;
     pthread_mutex_unlock(&s->lock);
-    mcp__call_refused(call, "mcp_call_finish",
-                      phase == MCP__CALL_FINISH_EARLY
-                          ? "the call was finished already (exactly once)"
-                      : phase == MCP__CALL_QUEUED
-                          ? "the call waits in the executor, for "
-                            "mcp_call_execute, not for mcp_call_finish"
-                          : "the call is waiting for the client's input, "
-                            "not for mcp_call_finish");
+    mcp__call_refused(call, "mcp_call_finish", phases[phase].no_finish);
     return MCP_EINVAL;
   }
   set_phase_locked(call, MCP__CALL_RUNNING);

@@ -26,6 +26,34 @@
 /* ---- server, sessions and calls (server.c, session.c, call.c) ------------ */
 #include <pthread.h>
 
+/* ---- the timer (call.c) ----------------------------------------------------
+ * One heap of deadlines (srv->deadlines) holds every deadline of the
+ * engine, each with its kind; its owner embeds the node. */
+typedef enum mcp__deadline_kind {
+  MCP__DEADLINE_CALL, /* a waiting call's timeout (mcp_call) */
+  MCP__DEADLINE_TTL   /* a published task's time to live (its owner's) */
+} mcp__deadline_kind;
+
+typedef struct mcp__deadline {
+  mcp__heap_node node;
+  unsigned long long at_us; /* CLOCK_MONOTONIC; fixed while watched */
+  mcp__deadline_kind kind;
+  bool watched; /* in srv->deadlines: under deadline_lock */
+  /* A TTL's owner: pin takes a reference to it (called under deadline_lock,
+   * while the node is in the heap), due acts on the passed deadline and
+   * drops that reference (no lock held); due must unwatch the node. */
+  void (*pin)(struct mcp__deadline *d);
+  void (*due)(struct mcp__deadline *d);
+} mcp__deadline;
+
+/* Puts d into srv's heap at at_us (if it is not there already), or takes
+ * it out. Any lock of the order may be held: deadline_lock comes last. */
+void mcp__deadline_watch(mcp_server *srv, mcp__deadline *d,
+                         unsigned long long at_us);
+void mcp__deadline_unwatch(mcp_server *srv, mcp__deadline *d);
+/* The heap's order: the earlier deadline first. */
+bool mcp__deadline_less(const mcp__heap_node *a, const mcp__heap_node *b);
+
 struct mcp_server {
   char *name, *version, *title, *instructions;
   char *icons, *website_url;   /* icons rendered (extras.c); or NULL */
@@ -36,7 +64,8 @@ struct mcp_server {
   mcp__registry resources;     /* resources with a fixed uri */
   mcp__registry templates;     /* resource templates, matched in order */
   mcp__registry skills;        /* skill entries, by their SKILL.md uri */
-  mcp_session *sessions;       /* every live session, for list_changed */
+  mcp__list sessions;          /* every live session (mcp_session.link), for
+                                  list_changed */
   mcp_log_fn log;
   void *log_data;
   mcp__policy policy;
@@ -51,10 +80,11 @@ struct mcp_server {
   /* Limits (limits.c). */
   _Atomic size_t max_result;        /* bytes one call's result may reach */
   _Atomic unsigned call_timeout_ms; /* each call's deadline; 0 = none */
-  /* The deadlines mcp_server_expire watches (lib/engine/call.c): the calls
-   * with a deadline whose answer waits on another thread (deferred, or
-   * parked for the client's input), least deadline first. The lock is
-   * taken after a session's lock, never before one. */
+  /* The one timer (lib/engine/call.c, "the timer"): every deadline the
+   * engine keeps (a waiting call's timeout, a published task's TTL), least
+   * first, each an mcp__deadline with its kind. mcp_server_next_expiry_ms
+   * reads its least; mcp_server_expire drains what is due. deadline_lock
+   * guards the heap and is the last lock taken (see the lock order). */
   pthread_mutex_t deadline_lock;
   mcp__heap deadlines;
   /* The heap's least deadline (CLOCK_MONOTONIC microseconds; ULLONG_MAX =
@@ -66,24 +96,31 @@ struct mcp_server {
    * has_executor is set (release), and read after it is seen (acquire). */
   mcp_executor executor;
   _Atomic bool has_executor;
-  /* Tasks (lib/engine/task.c): every task record, oldest first, and the
-   * published ones' expiries, least first. task_lock guards them, the
-   * records' state and task_limits; it is taken after a session's lock
-   * (the runner's, while a task's call sends), and before a session lock
-   * the task then sends to (its origin's), never the other way. */
+  /* Tasks (lib/engine/task.c): every task record, oldest first. task_lock
+   * guards them, the records' state and task_limits (the lock order is
+   * below, after struct mcp_server). */
   pthread_mutex_t task_lock;
-  struct mcp__task *tasks, *tasks_tail;
+  mcp__list tasks; /* every record (mcp__task.link), oldest first */
   size_t ntasks;
   unsigned long long next_task_serial;
-  mcp__heap task_expiries;
-  /* The least expiry (CLOCK_MONOTONIC microseconds; ULLONG_MAX = none),
-   * written under task_lock, read without it. */
-  _Atomic unsigned long long next_task_expiry_us;
   mcp_task_limits task_limits;
   _Atomic unsigned task_listeners; /* listeners with taskIds, so that a task
                                       whose status changes looks for them
                                       only when there are some */
 };
+
+/* The lock order, one for the whole engine, whatever role a session plays
+ * (a transport's, a task's runner, the one a task sends to): a thread that
+ * holds several takes them in this order, never the other way.
+ *   1. srv->lock (registries, the session list);
+ *   2. one session's lock (s->lock): never two sessions' at once;
+ *   3. srv->task_lock (the task table and records): no session's lock is
+ *      taken under it; what a task sends goes out after it, to a session
+ *      pinned under it;
+ *   4. srv->deadline_lock (the one timer), a leaf: nothing is taken under
+ *      it.
+ * The locks of the layers below (the rate limiter's, a JSON pool's) are
+ * leaves of their own: nothing is taken under them. */
 
 /* Drops a reference to srv (a session ending); the last one frees it. */
 void mcp__server_unref(mcp_server *srv);
@@ -122,7 +159,7 @@ struct mcp_session {
   _Atomic bool modern_seen; /* a 2026-07-28 request came: omit null ids */
   _Atomic size_t executing; /* calls whose round the executor holds
                                (lib/engine/call.c) */
-  mcp_call *calls;          /* unfinished calls */
+  mcp__list calls;          /* unfinished calls (mcp_call.link) */
   size_t ncalls;
   struct cJSON *client_caps; /* from initialize (legacy era) */
   long long next_request_id; /* ids of requests we send (legacy input) */
@@ -134,7 +171,7 @@ struct mcp_session {
   unsigned long long serial;       /* rate-limit and task-budget key of
                                       an anonymous caller; 0 until needed;
                                       under lock */
-  mcp_session *next, *prev;        /* in srv->sessions */
+  mcp__list link;                  /* in srv->sessions */
 };
 
 /* A transport's per-request sink (mcp_session_receive_to), shared by the
@@ -210,6 +247,34 @@ extern const mcp_send_info mcp__sent_notification, mcp__sent_request;
  * with s->lock held; it is released. */
 void mcp__session_unref_locked(mcp_session *s);
 
+/* A call's owner: what outlives a request through the call (a task), told
+ * of the call's life through these functions, each given owner_data. The
+ * call machinery (call.c) calls them and knows nothing else of the owner;
+ * the call's state machine stays the only one. */
+struct mcp__outcome;
+typedef struct mcp__call_owner {
+  /* The call becomes the owner's (a task): its answer is no longer the
+   * request's. Under the call's session lock. */
+  void (*publish_locked)(void *owner_data);
+  /* Whether it has (publish_locked came). Any thread. */
+  bool (*published)(void *owner_data);
+  /* A round of the published call asked for input (c->requests): the
+   * owner takes the requests and parks c (mcp__call_park_locked). Returns
+   * 0, or an error when c was not parked (then it is completed). No lock
+   * held. */
+  int (*asks)(void *owner_data, mcp_call *c);
+  /* The published call's outcome. Under the call's session lock. */
+  void (*settled_locked)(void *owner_data, const struct mcp__outcome *o);
+  /* The task id the related-task _meta of the call's messages names, or
+   * NULL for none. Under the call's session lock. */
+  const char *(*related)(void *owner_data);
+  /* A notification of the call (progress, log), written: the owner sends it
+   * where it goes, or drops it. No lock held. */
+  void (*notify)(void *owner_data, const char *msg, size_t len);
+  /* The call is gone; the owner's hold on it ends. No lock held. */
+  void (*released)(void *owner_data);
+} mcp__call_owner;
+
 struct mcp_call {
   mcp_session *session;
   mcp__tool *tool;
@@ -265,16 +330,19 @@ struct mcp_call {
   bool timed_out; /* under session->lock: mcp_server_expire dealt with the
                      passed deadline (answered it, unless it had no memory
                      to; then the finish answers) */
-  bool watched;   /* in srv->deadlines: under session->lock and
-                     srv->deadline_lock both */
-  mcp__heap_node deadline_node;
-  bool too_large;     /* the result passed the server's maximum size */
-  int error_code;     /* the JSON-RPC error code of the reply built, or 0 */
-  char ran_under[64]; /* mcp_call_execute's name for where it ran */
-  /* The task record of a call that is or may become a task (its session
-   * is the task's runner, its sink the task's), or NULL. */
-  struct mcp__task *task;
-  mcp_call *next, *prev; /* in session->calls */
+  mcp__deadline deadline; /* its timeout in srv->deadlines, while it waits
+                             on another thread (watched: under
+                             session->lock and srv->deadline_lock both) */
+  bool too_large;         /* the result passed the server's maximum size */
+  int error_code;         /* the JSON-RPC error code of the reply built, or 0 */
+  bool reply_is_error;    /* the result built says "isError":true */
+  char ran_under[64];     /* mcp_call_execute's name for where it ran */
+  /* Its owner (a task, for a call that is or may become one: its session
+   * is the task's runner, its sink the task's), or NULL: see
+   * mcp__call_owner. */
+  const struct mcp__call_owner *owner;
+  void *owner_data;
+  mcp__list link; /* in session->calls */
 };
 
 typedef enum mcp__call_phase {
@@ -321,11 +389,11 @@ void mcp__call_park_locked(mcp_call *c);
 bool mcp__call_unpark_locked(mcp_call *c);
 /* Has the call's deadline passed? Any thread. */
 bool mcp__call_late(const mcp_call *c);
-/* The order of srv->deadlines: the earlier deadline first. */
-bool mcp__deadline_less(const mcp__heap_node *a, const mcp__heap_node *b);
-/* Sends a notification of a running call (progress, log) where its
- * replies go, unless mcp_server_expire answered it already. */
-void mcp__call_send(mcp_call *c, const char *msg, size_t len);
+/* Sends a notification of a running call (method, with the members of
+ * its params) where its replies go, unless mcp_server_expire answered it
+ * already; a 2025-11-25 task's carries the related-task _meta. Returns 0
+ * or MCP_ENOMEM. */
+int mcp__call_notify(mcp_call *c, const char *method, const mcp__buf *params);
 /* How a call that could not give its result is answered: a
  * tool with a result whose isError is true (the model can act on it), a
  * prompt or a resource with a JSON-RPC internal error; both say text. */
@@ -414,6 +482,28 @@ mcp_call *mcp__input_response(mcp_session *s, const mcp__msg *m,
 void mcp__input_cancel_locked(mcp_call *c);
 /* Frees a call's input bookkeeping. */
 void mcp__input_clear(mcp_call *c);
+/* The one implementation of a round's requests to a client, for a call's
+ * legacy round and a 2025-11-25 task's alike (whoever keeps them: the call,
+ * or the task record that outlives it).
+ * Numbers each entry of requests (key -> {method, params}) with s's next
+ * request id, kept in the entry as "id", and writes its text, with the
+ * related-task _meta naming related unless it is NULL, into texts, each
+ * followed by a NUL; *n counts them. Call with s->lock held. Returns 0 or
+ * MCP_ENOMEM. */
+int mcp__input_number_locked(mcp_session *s, struct cJSON *requests,
+                             const char *related, mcp__buf *texts, size_t *n);
+/* Whether entry (numbered by mcp__input_number_locked, not yet answered)
+ * was sent under id. */
+bool mcp__input_sent_as(const struct cJSON *entry, long long id);
+/* The answer a client's response node gives entry: its result when it has
+ * the shape entry's method asks for, else NULL (an error, or a wrong shape,
+ * is no answer: the handler sees NULL and may ask again). */
+const struct cJSON *mcp__input_answer(const struct cJSON *entry,
+                                      const struct cJSON *node);
+/* notifications/cancelled, for reason, of every entry of requests still
+ * numbered (unanswered), each followed by a NUL into b. */
+void mcp__input_withdraw(mcp__buf *b, const struct cJSON *requests,
+                         const char *reason);
 /* NULL when answer has the shape of the result of a request of method
  * (ElicitResult, CreateMessageResult, ListRootsResult), else what is
  * wrong with it. */
@@ -555,12 +645,67 @@ typedef bool (*mcp__target_fn)(mcp_session *s, mcp__reply_ctx *ctx,
 typedef void (*mcp__handle_fn)(mcp_session *s, mcp__reply_ctx *ctx,
                                const mcp__req *r, mcp__target *t);
 
+/* ---- outcomes and the task wire (call.c, task_wire.c) ---------------------
+ * A call's outcome is handed on as facts, never as its reply's text: call.c
+ * fills an mcp__outcome where it builds the reply, and the writers of what
+ * a task sends (task_wire.c) are pure functions of facts, as a frame packer
+ * is: none reads back or splices into a message built elsewhere. */
+typedef struct mcp__outcome {
+  bool error;    /* a JSON-RPC error object, not a result */
+  bool is_error; /* a result whose isError is true (a tool's failure) */
+  int code;      /* error: its JSON-RPC code; 0 otherwise */
+  /* The result's or the error object's members, as built, without its
+   * braces (borrowed: valid while the owner is told of it). */
+  const char *members;
+  size_t len;
+} mcp__outcome;
+
+/* What a task's wire shapes show of it. */
+typedef struct mcp__task_facts {
+  const char *id;
+  const char *status;               /* "working", "input_required", ... */
+  const char *status_message;       /* or NULL */
+  long long created_ms, updated_ms; /* wall clock */
+  unsigned ttl_ms, poll_ms;
+} mcp__task_facts;
+
+/* The Task object's members, each followed by a comma, as the era names
+ * them (ttlMs and pollIntervalMs in 2026-07-28, ttl and pollInterval
+ * before). */
+void mcp__wire_task(mcp__buf *b, const mcp__task_facts *f, bool modern);
+/* A 2026-07-28 DetailedTask's members: the Task, then what its status
+ * inlines: inputRequests (requests: wire key -> {method, params}, when not
+ * NULL), else the result or error of outcome (when not NULL). */
+void mcp__wire_detail(mcp__buf *b, const mcp__task_facts *f,
+                      const struct cJSON *requests, const mcp__outcome *o);
+/* A CreateTaskResult's members: flat in 2026-07-28, a task member in
+ * 2025-11-25. */
+void mcp__wire_created(mcp__buf *b, const mcp__task_facts *f, bool modern);
+/* notifications/tasks/status (2025-11-25), the whole message. */
+void mcp__wire_status_note(mcp__buf *b, const mcp__task_facts *f);
+/* The related-task _meta member (no comma) naming task_id. */
+void mcp__wire_related(mcp__buf *b, const char *task_id);
+/* The reply to a 2025-11-25 tasks/result for request id: outcome's result
+ * with the related-task _meta, or its error; o NULL: the error of a task
+ * that has no result. */
+void mcp__wire_task_result(mcp__buf *b, const char *id, size_t id_len,
+                           const char *task_id, const mcp__outcome *o);
+/* A request to the client (method and params of the handler's request,
+ * numbered id), with the related-task _meta naming task_id in its params
+ * unless task_id is NULL. Sets b->err when out of memory. */
+void mcp__wire_request(mcp__buf *b, const char *task_id,
+                       const struct cJSON *method, const struct cJSON *params,
+                       long long id);
+/* An error object's members: code and message. */
+void mcp__wire_error_members(mcp__buf *b, int code, const char *message);
+
 /* ---- tasks (task.c) -------------------------------------------------------
  * A call that is or may become a task runs on a session of its own (the
  * task's runner: the caller's principal, no transport), so that it can
- * outlive the request and the session that started it, and sends through
- * the task's sink, which keeps its result for tasks/get (or, before the
- * call became a task, hands its messages to the request's own sink). The
+ * outlive the request and the session that started it. The task is the
+ * call's owner (mcp__call_owner): it keeps the call's outcome for
+ * tasks/get, and sends its notifications on (before the call became a
+ * task, to the request's own sink). The
  * record lives in the server's table from before the handler runs (it
  * counts against the limits) and is visible once published: when the call
  * becomes a task (docs/architecture.md has its states). */
@@ -587,8 +732,9 @@ int mcp__task_mode_of(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
 int mcp__task_new(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
                   mcp__tool *tool, const struct cJSON *args,
                   mcp__task_mode mode, unsigned ttl_ms, mcp__task **out);
-/* The session a task's call is made on, and the sink it sends through (the
- * call takes a reference). */
+/* The session a task's call is made on, and the sink the call holds (a
+ * reference to it holds the record; nothing is sent through it: the call's
+ * messages reach the task through its owner interface). */
 mcp_session *mcp__task_runner(mcp__task *t);
 mcp__sink *mcp__task_sink(mcp__task *t);
 /* Runs c, the call of task t, and answers r: with a CreateTaskResult once
@@ -599,19 +745,12 @@ void mcp__task_start(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
 /* Drops a reference; the last frees the record (and its runner). Never
  * call with a lock held. NULL does nothing. */
 void mcp__task_unref(mcp__task *t);
-/* Publishes c's task (call.c, with c->session->lock held): it becomes
- * visible to tasks/get, and its TTL runs. */
-void mcp__task_publish_locked(mcp_call *c);
-/* The call of t is gone (call.c, no lock held): those waiting on its end
- * are answered, and the call's reference to t is dropped. */
-void mcp__task_release_call(mcp__task *t);
+/* Makes t the owner of c, its call (lib/methods/tools.c, before it runs):
+ * the call machinery tells the task of the call's life through the owner
+ * interface (mcp__call_owner). */
+void mcp__task_own(mcp_call *c, mcp__task *t);
 /* Whether t is published (a task, not a call that may become one). */
 bool mcp__task_published(mcp__task *t);
-/* A task's round asked for input (c->requests): the requests become the
- * task's (input_required), sent to the client in 2025-11-25, and c is
- * parked until every one is answered. Returns 0, or an error when c was not
- * parked (cancelled, or no memory): complete it then. No lock held. */
-int mcp__task_ask(mcp_call *c);
 /* A 2025-11-25 client's response (m) to a task's input request sent on s:
  * takes the answer, and runs the task's next round when it was the last
  * one awaited. Returns whether the response was a task's. No lock held. */
@@ -632,9 +771,6 @@ void mcp__handle_tasks_result(mcp_session *s, mcp__reply_ctx *ctx,
                               const mcp__req *r, mcp__target *t);
 void mcp__handle_tasks_list(mcp_session *s, mcp__reply_ctx *ctx,
                             const mcp__req *r, mcp__target *t);
-/* Forgets the tasks whose TTL passed (mcp_server_expire); returns how many.
- * The least expiry left is in srv->next_task_expiry_us. */
-int mcp__tasks_expire(mcp_server *srv);
 /* Forgets every task, cancelling those still running (mcp_server_free). */
 void mcp__tasks_drop_all(mcp_server *srv);
 /* subscriptions/listen's taskIds (surface.c): whether r declared the

@@ -526,6 +526,49 @@ int mcp__input_accept(mcp_call *c, const cJSON *params, char *msg,
 
 /* ---- legacy: real requests to the client --------------------------------- */
 
+int mcp__input_number_locked(mcp_session *s, cJSON *requests,
+                             const char *related, mcp__buf *texts, size_t *n) {
+  *n = 0;
+  for (cJSON *r = requests->child; r && texts->err == 0; r = r->next) {
+    long long id = ++s->next_request_id;
+    /* The id is kept in the request to match the client's answer. */
+    if (!cJSON_AddNumberToObject(r, "id", (double)id))
+      return MCP_ENOMEM;
+    mcp__wire_request(texts, related, member(r, "method"), member(r, "params"),
+                      id);
+    mcp__buf_putc(texts, '\0'); /* one text after another */
+    (*n)++;
+  }
+  return texts->err;
+}
+
+bool mcp__input_sent_as(const cJSON *entry, long long id) {
+  const cJSON *rid = member(entry, "id");
+  return cJSON_IsNumber(rid) && rid->valuedouble == (double)id;
+}
+
+const cJSON *mcp__input_answer(const cJSON *entry, const cJSON *node) {
+  const cJSON *result = member(node, "result");
+  const char *method = cJSON_GetStringValue(member(entry, "method"));
+  return method && mcp__input_problem(method, result) == NULL ? result : NULL;
+}
+
+void mcp__input_withdraw(mcp__buf *b, const cJSON *requests,
+                         const char *reason) {
+  for (const cJSON *r = requests ? requests->child : NULL; r; r = r->next) {
+    const cJSON *id = member(r, "id");
+    if (!cJSON_IsNumber(id))
+      continue; /* answered already */
+    mcp__buf_printf(b,
+                    "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/"
+                    "cancelled\",\"params\":{\"requestId\":%lld,\"reason\":",
+                    (long long)id->valuedouble);
+    mcp__json_quote(b, reason, strlen(reason));
+    mcp__buf_puts(b, "}}");
+    mcp__buf_putc(b, '\0');
+  }
+}
+
 int mcp__input_send_locked(mcp_call *c) {
   mcp_session *s = c->session;
   /* Answers from an earlier round are replaced by this round's, as in the
@@ -533,25 +576,18 @@ int mcp__input_send_locked(mcp_call *c) {
   cJSON_Delete(c->inputs);
   c->inputs = NULL;
   c->waiting = 0;
-  for (cJSON *r = c->requests->child; r; r = r->next) {
-    long long id = ++s->next_request_id;
-    mcp__buf b = {0};
-    mcp__buf_printf(&b, "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"method\":", id);
-    mcp__json_write(&b, member(r, "method"));
-    mcp__buf_puts(&b, ",\"params\":");
-    mcp__json_write(&b, member(r, "params"));
-    mcp__buf_putc(&b, '}');
-    /* The id is kept in the request to match the client's answer. */
-    int rc = b.err;
-    if (rc == 0 && !cJSON_AddNumberToObject(r, "id", (double)id))
-      rc = MCP_ENOMEM;
-    if (rc == 0)
-      rc = mcp__send_locked(s, c->sink, b.data, b.len, &mcp__sent_request);
-    mcp__buf_free(&b);
-    if (rc)
-      return rc;
-    c->waiting++;
+  mcp__buf texts = {0};
+  size_t n;
+  int rc = mcp__input_number_locked(s, c->requests, NULL, &texts, &n);
+  for (size_t i = 0, at = 0; i < n && rc == 0; i++) {
+    size_t len = strlen(texts.data + at);
+    rc = mcp__send_locked(s, c->sink, texts.data + at, len, &mcp__sent_request);
+    at += len + 1;
+    c->waiting += rc == 0;
   }
+  mcp__buf_free(&texts);
+  if (rc)
+    return rc;
   mcp__call_park_locked(c);
   return 0;
 }
@@ -561,24 +597,25 @@ mcp_call *mcp__input_response(mcp_session *s, const mcp__msg *m,
   long long id;
   if (m->id_node == NULL || !mcp__json_integer(m->id_node, &id, NULL))
     return NULL;
-  const cJSON *result = member(node, "result");
   mcp_call *ready = NULL;
   bool matched = false;
   pthread_mutex_lock(&s->lock);
-  for (mcp_call *c = s->calls; c && !matched; c = c->next) {
+  mcp__list_each(link, &s->calls) {
+    mcp_call *c = mcp__container_of(link, mcp_call, link);
+    if (matched)
+      break;
     if (c->phase != MCP__CALL_WAITING_INPUT)
       continue;
     for (cJSON *r = c->requests->child; r; r = r->next) {
-      const cJSON *rid = member(r, "id");
-      if (!cJSON_IsNumber(rid) || rid->valuedouble != (double)id)
+      if (!mcp__input_sent_as(r, id))
         continue;
-      /* Answered once: a repeated answer finds nothing. An error answer
-       * counts as no answer; the handler sees NULL and may ask again. */
+      /* An error answer counts as no answer; the handler sees NULL and may
+       * ask again. Answered once: a repeated answer finds nothing. */
+      const cJSON *answer = mcp__input_answer(r, node);
       cJSON_DeleteItemFromObjectCaseSensitive(r, "id");
       matched = true;
-      bool fits = mcp__input_problem(cJSON_GetStringValue(member(r, "method")),
-                                     result) == NULL;
-      cJSON *copy = fits ? cJSON_Duplicate(result, 1) : NULL;
+      bool fits = answer != NULL;
+      cJSON *copy = fits ? cJSON_Duplicate(answer, 1) : NULL;
       if (copy) {
         if (c->inputs == NULL)
           c->inputs = cJSON_CreateObject();
@@ -606,19 +643,13 @@ mcp_call *mcp__input_response(mcp_session *s, const mcp__msg *m,
 
 void mcp__input_cancel_locked(mcp_call *c) {
   mcp_session *s = c->session;
-  for (cJSON *r = c->requests ? c->requests->child : NULL; r; r = r->next) {
-    const cJSON *id = member(r, "id");
-    if (!cJSON_IsNumber(id))
-      continue; /* answered already */
-    mcp__buf b = {0};
-    mcp__buf_printf(&b,
-                    "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/"
-                    "cancelled\",\"params\":{\"requestId\":%lld,\"reason\":"
-                    "\"the call that asked was cancelled\"}}",
-                    (long long)id->valuedouble);
-    /* Best effort: a peer that cannot take it is going away anyway. */
-    if (b.err == 0)
-      mcp__send_locked(s, c->sink, b.data, b.len, &mcp__sent_notification);
-    mcp__buf_free(&b);
+  mcp__buf b = {0};
+  mcp__input_withdraw(&b, c->requests, "the call that asked was cancelled");
+  /* Best effort: a peer that cannot take it is going away anyway. */
+  for (size_t at = 0; at < b.len && b.err == 0;) {
+    size_t len = strlen(b.data + at);
+    mcp__send_locked(s, c->sink, b.data + at, len, &mcp__sent_notification);
+    at += len + 1;
   }
+  mcp__buf_free(&b);
 }

@@ -94,36 +94,33 @@ static int server_extras(const mcp_server_info *info, char **icons, char *why,
   return rc;
 }
 
-int mcp_server_new(const mcp_server_info *info, mcp_server **out) {
-  /* A failure here has no server to read the message from: it is the
-   * calling thread's, read with mcp_server_errmsg(NULL). */
-  if (info == NULL || out == NULL)
-    return fail(NULL, MCP_EINVAL, "mcp_server_new: %s is NULL",
-                info == NULL ? "info" : "out");
-  const char *bad = bad_info(info);
-  if (bad)
-    return fail(NULL, MCP_EINVAL, "mcp_server_new: %s", bad);
-  char why[600];
-  char *icons = NULL;
-  int rc = server_extras(info, &icons, why, sizeof why);
-  if (rc == MCP_EINVAL)
-    return fail(NULL, rc, "mcp_server_new: %s", why);
-  mcp_server *srv = rc ? NULL : mcp__calloc(1, sizeof *srv);
-  if (srv == NULL) {
-    mcp__free(icons);
-    goto no_memory;
-  }
-  srv->icons = icons;
-  /* What mcp_server_free cannot undo yet is undone by the ladder below. */
+/* Sets up srv's locks, limiter and task table; 0, or MCP_ENOMEM with
+ * what was set up undone. */
+static int server_locks(mcp_server *srv) {
   if (pthread_mutex_init(&srv->lock, NULL) != 0)
-    goto no_lock;
+    return MCP_ENOMEM;
   if (pthread_mutex_init(&srv->deadline_lock, NULL) != 0)
     goto no_deadline_lock;
   if (mcp__ratelimit_init(&srv->rate) != 0)
     goto no_rate;
   if (mcp__tasks_init(srv) != 0)
     goto no_tasks;
+  return 0;
+
+no_tasks:
+  mcp__ratelimit_free(&srv->rate);
+no_rate:
+  pthread_mutex_destroy(&srv->deadline_lock);
+no_deadline_lock:
+  pthread_mutex_destroy(&srv->lock);
+  return MCP_ENOMEM;
+}
+
+/* The fields of a new server: info's texts copied (NULL where no memory),
+ * the registries, the timer and the defaults. */
+static void server_fields(mcp_server *srv, const mcp_server_info *info) {
   srv->deadlines = (mcp__heap){.less = mcp__deadline_less};
+  mcp__list_init(&srv->sessions);
   atomic_init(&srv->next_deadline_us, ULLONG_MAX);
   atomic_init(&srv->max_result, MCP_DEFAULT_MAX_RESULT);
   atomic_init(&srv->call_timeout_ms, 0);
@@ -147,6 +144,30 @@ int mcp_server_new(const mcp_server_info *info, mcp_server **out) {
    * clients that shape, and the build users run is the one that must keep
    * the promise. */
   atomic_init(&srv->check_output, true);
+}
+
+int mcp_server_new(const mcp_server_info *info, mcp_server **out) {
+  /* A failure here has no server to read the message from: it is the
+   * calling thread's, read with mcp_server_errmsg(NULL). */
+  if (info == NULL || out == NULL)
+    return fail(NULL, MCP_EINVAL, "mcp_server_new: %s is NULL",
+                info == NULL ? "info" : "out");
+  const char *bad = bad_info(info);
+  if (bad)
+    return fail(NULL, MCP_EINVAL, "mcp_server_new: %s", bad);
+  char why[600];
+  char *icons = NULL;
+  int rc = server_extras(info, &icons, why, sizeof why);
+  if (rc == MCP_EINVAL)
+    return fail(NULL, rc, "mcp_server_new: %s", why);
+  mcp_server *srv = rc ? NULL : mcp__calloc(1, sizeof *srv);
+  if (srv == NULL || server_locks(srv) != 0) {
+    mcp__free(icons);
+    mcp__free(srv);
+    return fail(NULL, MCP_ENOMEM, "mcp_server_new: out of memory");
+  }
+  srv->icons = icons;
+  server_fields(srv, info);
   /* The requestState key must be unguessable; without the kernel's CSPRNG
    * there is no server rather than a weak one. */
   if (mcp__random(srv->state_key, sizeof srv->state_key) != 0) {
@@ -163,18 +184,6 @@ int mcp_server_new(const mcp_server_info *info, mcp_server **out) {
   }
   *out = srv;
   return 0;
-
-no_tasks:
-  mcp__ratelimit_free(&srv->rate);
-no_rate:
-  pthread_mutex_destroy(&srv->deadline_lock);
-no_deadline_lock:
-  pthread_mutex_destroy(&srv->lock);
-no_lock:
-  mcp__free(srv->icons);
-  mcp__free(srv);
-no_memory:
-  return fail(NULL, MCP_ENOMEM, "mcp_server_new: out of memory");
 }
 
 static void server_destroy(mcp_server *srv) {
@@ -496,11 +505,13 @@ static int tell_locked(mcp_session *s, mcp__change what, const char *uri,
 static mcp_session **pin_sessions(mcp_server *srv, size_t *n, bool *oom) {
   pthread_mutex_lock(&srv->lock);
   size_t all = 0;
-  for (mcp_session *s = srv->sessions; s; s = s->next)
-    all++;
+  mcp__list_each(link, &srv->sessions) all++;
   mcp_session **pinned = all ? mcp__calloc(all, sizeof *pinned) : NULL;
   *n = 0;
-  for (mcp_session *s = pinned ? srv->sessions : NULL; s; s = s->next) {
+  mcp__list_each(link, &srv->sessions) {
+    mcp_session *s = mcp__container_of(link, mcp_session, link);
+    if (pinned == NULL)
+      break;
     pthread_mutex_lock(&s->lock);
     if (!s->closed) {
       atomic_fetch_add(&s->refs, 1);
@@ -515,7 +526,7 @@ static mcp_session **pin_sessions(mcp_server *srv, size_t *n, bool *oom) {
 
 int mcp__broadcast(mcp_server *srv, mcp__change what, const char *uri) {
   pthread_mutex_lock(&srv->lock);
-  bool nobody = srv->sessions == NULL;
+  bool nobody = mcp__list_empty(&srv->sessions);
   pthread_mutex_unlock(&srv->lock);
   if (nobody)
     return 0; /* a server being set up: nothing to tell, nothing to fail */

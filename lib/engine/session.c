@@ -36,10 +36,8 @@ int mcp_session_new(mcp_server *srv, const mcp_principal *principal,
   atomic_init(&s->modern_seen, false);
   atomic_init(&s->version, MCP__VERSION_LATEST);
   pthread_mutex_lock(&srv->lock);
-  s->next = srv->sessions;
-  if (s->next)
-    s->next->prev = s;
-  srv->sessions = s;
+  mcp__list_init(&s->calls);
+  mcp__list_push_front(&srv->sessions, &s->link);
   pthread_mutex_unlock(&srv->lock);
   *out = s;
   return 0;
@@ -70,7 +68,8 @@ void mcp__session_unref_locked(mcp_session *s) {
 static void cancel_all_locked(mcp_session *s) {
   for (;;) {
     mcp_call *parked = NULL;
-    for (mcp_call *c = s->calls; c; c = c->next) {
+    mcp__list_each(link, &s->calls) {
+      mcp_call *c = mcp__container_of(link, mcp_call, link);
       mcp__call_cancel_locked(c);
       if (parked == NULL && mcp__call_unpark_locked(c))
         parked = c;
@@ -88,12 +87,7 @@ void mcp_session_free(mcp_session *s) {
     return;
   mcp_server *srv = s->srv;
   pthread_mutex_lock(&srv->lock);
-  if (s->prev)
-    s->prev->next = s->next;
-  else
-    srv->sessions = s->next;
-  if (s->next)
-    s->next->prev = s->prev;
+  mcp__list_remove(&s->link);
   pthread_mutex_unlock(&srv->lock);
   /* Calls still running keep the session alive through their references;
    * they see the cancelled flag and their replies go nowhere. Calls parked
@@ -176,8 +170,8 @@ int mcp__send_locked(mcp_session *s, mcp__sink *k, const char *msg, size_t len,
     /* A transport that cannot deliver has lost its peer; stop everything
      * on this session rather than let calls run for nobody. */
     s->closed = true;
-    for (mcp_call *c = s->calls; c; c = c->next)
-      mcp__call_cancel_locked(c);
+    mcp__list_each(link, &s->calls)
+        mcp__call_cancel_locked(mcp__container_of(link, mcp_call, link));
     return MCP_ECLOSED;
   }
   return 0;

@@ -9,21 +9,22 @@
  *
  * A task's call runs on a session of its own, the runner: it has the
  * caller's principal and no transport, so the call outlives the request,
- * and the session, that started it. The call sends through the task's
- * sink, which keeps the final reply as the task's result and passes the
- * rest on (to the request that started it while the call is not yet a
- * task; afterwards, in 2025-11-25 only, to the session that made it). The
- * handler needs no change: the call machinery (call.c) publishes the
- * record when the call becomes a task, and hands its input rounds here.
+ * and the session, that started it. The task is the call's owner
+ * (mcp__call_owner): the call machinery (call.c) tells it when the call
+ * becomes a task, when a round asks for input (its requests numbered and
+ * written by input.c's rounds), the outcome as facts, and the call's end.
+ * The call's notifications go through the task's sink, to the request that
+ * started it while the call is not yet a task, afterwards, in 2025-11-25
+ * only, to the session that made it. The handler needs no change.
  *
  * The record's states (docs/architecture.md has the table): created with
  * the call, unpublished (invisible, counted against the limits), then
- * published (working, input_required, and one of the terminal completed,
- * failed, cancelled) until its TTL passes or the limits need its room,
- * then retired (out of the table, its runner freed), and freed with its
- * last reference. This file is the only writer of a record's state; the
- * server's task_lock guards it. Lock order: a runner session's lock, then
- * task_lock, then the lock of a session the task sends to. */
+ * published (working, input_required while it has input requests out,
+ * and one of the terminal completed, failed, cancelled) until its TTL
+ * passes or the limits need its room, then retired (out of the table, its
+ * runner freed), and freed with its last reference. This file is the only
+ * writer of a record's state; the server's task_lock guards it. The lock order
+ * is engine.h's. */
 #include <cjson/cJSON.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -33,7 +34,6 @@
 #include "engine.h"
 
 #define EXTENSION "io.modelcontextprotocol/tasks"
-#define RELATED "io.modelcontextprotocol/related-task"
 #define ID_BYTES 16      /* 128 bits from the CSPRNG */
 #define MAX_WAITERS 8    /* tasks/result requests waiting on one task */
 #define MAX_STATUS 1024  /* bytes of a statusMessage */
@@ -59,7 +59,7 @@ _Static_assert(sizeof(size_t) == sizeof(void *),
 
 typedef enum status {
   WORKING = 0,
-  INPUT_REQUIRED,
+  INPUT_REQUIRED, /* shown, never kept: see status_of */
   COMPLETED,
   FAILED,
   CANCELLED
@@ -87,30 +87,29 @@ struct mcp__task {
   mcp__task_mode mode;       /* MAYBE: 2026-07-28; NOW: 2025-11-25 */
   _Atomic bool published;    /* written under task_lock */
   bool retired;
-  bool watched;    /* in srv->task_expiries */
   bool ended;      /* its call is gone */
   bool lost_input; /* an answer could not be kept (no memory) */
   int status;      /* status */
   char *status_message;
   long long created_ms, updated_ms; /* wall clock, for the timestamps */
   unsigned ttl_ms, poll_ms;
-  unsigned long long expires_us; /* CLOCK_MONOTONIC */
-  mcp__heap_node expiry_node;
-  mcp_session *runner; /* owned until retired */
-  mcp__sink *sink;     /* the call's sink; one reference */
-  mcp__tool *tool;     /* a reference: admission of the tasks methods */
+  mcp__deadline expiry; /* its TTL, in srv->deadlines once published */
+  mcp_session *runner;  /* owned until retired */
+  mcp__sink *sink;      /* the call's sink; one reference */
+  mcp__tool *tool;      /* a reference: admission of the tasks methods */
   cJSON *args;   /* a copy: what the authorizer sees on the tasks methods */
-  char *outcome; /* COMPLETED and FAILED: the result or the error
-                    object, as the call's reply had it */
+  char *outcome; /* COMPLETED and FAILED: the members of the result or
+                    the error object, as the call built them (its
+                    mcp__outcome) */
   size_t outcome_len;
-  bool outcome_error;     /* outcome is a JSON-RPC error object */
+  bool outcome_error;     /* outcome is a JSON-RPC error object's */
   cJSON *pending;         /* wire key -> {method, params, key[, id]} */
   cJSON *answers;         /* the handler's key -> answer, for the next round */
   cJSON *used;            /* every wire key issued (unique over the task) */
   mcp_session *origin;    /* a reference: the session that made it */
   mcp__sink *origin_sink; /* MAYBE, until answered: the request's sink */
   waiter *waiters;
-  mcp__task *next, *prev; /* in srv->tasks, oldest first */
+  mcp__list link; /* in srv->tasks, oldest first */
   /* The budgets (under task_lock): whose it is, and what it holds. */
   unsigned long long anonymous; /* an anonymous caller's session serial; 0
                                    for a named one */
@@ -134,6 +133,17 @@ static const cJSON *member(const cJSON *o, const char *key) {
 }
 
 static bool terminal(int st) { return st >= COMPLETED; }
+
+static mcp__task *task_at(mcp__list *link) {
+  return mcp__container_of(link, mcp__task, link);
+}
+
+/* The status t shows. Waiting for input is one fact, its outstanding
+ * requests: a working task with some is input_required; the record keeps
+ * no second status for it. Under task_lock. */
+static int status_of(const mcp__task *t) {
+  return t->status == WORKING && t->pending->child ? INPUT_REQUIRED : t->status;
+}
 
 static long long wall_ms(void) {
   struct timespec ts;
@@ -186,19 +196,10 @@ static mcp_task_limits limits_or_defaults(const mcp_task_limits *l) {
   return d;
 }
 
-static mcp__task *expiring(const mcp__heap_node *n) {
-  return (mcp__task *)(void *)((char *)n - offsetof(mcp__task, expiry_node));
-}
-
-static bool expiry_less(const mcp__heap_node *a, const mcp__heap_node *b) {
-  return expiring(a)->expires_us < expiring(b)->expires_us;
-}
-
 int mcp__tasks_init(mcp_server *srv) {
   if (pthread_mutex_init(&srv->task_lock, NULL) != 0)
     return MCP_ENOMEM;
-  srv->task_expiries = (mcp__heap){.less = expiry_less};
-  atomic_init(&srv->next_task_expiry_us, NONE);
+  mcp__list_init(&srv->tasks);
   atomic_init(&srv->task_listeners, 0);
   srv->task_limits = limits_or_defaults(&(mcp_task_limits){0});
   return 0;
@@ -220,12 +221,6 @@ int mcp_server_set_task_limits(mcp_server *srv, const mcp_task_limits *limits) {
 }
 
 /* ---- the record ---------------------------------------------------------- */
-
-static void publish_next_locked(mcp_server *srv) {
-  mcp__heap_node *min = srv->task_expiries.min;
-  atomic_store(&srv->next_task_expiry_us,
-               min ? expiring(min)->expires_us : NONE);
-}
 
 static void touch_locked(mcp__task *t, int st) {
   t->status = st;
@@ -277,21 +272,9 @@ static void retire_locked(mcp__task *t, mcp_session **runner, waiter **w) {
   t->runner = NULL;
   t->waiters = NULL;
   t->retired = true;
-  if (t->prev)
-    t->prev->next = t->next;
-  else
-    srv->tasks = t->next;
-  if (t->next)
-    t->next->prev = t->prev;
-  else
-    srv->tasks_tail = t->prev;
-  t->next = t->prev = NULL;
+  mcp__list_remove(&t->link);
   srv->ntasks--;
-  if (t->watched) {
-    mcp__heap_remove(&srv->task_expiries, &t->expiry_node);
-    t->watched = false;
-    publish_next_locked(srv);
-  }
+  mcp__deadline_unwatch(srv, &t->expiry);
 }
 
 static void answer_waiter(waiter *w, const char *msg, size_t len);
@@ -324,6 +307,20 @@ static void retire(mcp__task *t) {
   retire_locked(t, &runner, &w);
   pthread_mutex_unlock(&t->srv->task_lock);
   retire_finish(t, runner, w);
+}
+
+/* The timer's side of a task's TTL (mcp_server_expire): pinned under the
+ * heap's lock, where the node in the heap means the record is listed (the
+ * listing reference keeps it), then forgotten. */
+static void ttl_pin(mcp__deadline *d) {
+  mcp__task *t = mcp__container_of(d, mcp__task, expiry);
+  atomic_fetch_add(&t->refs, 1);
+}
+
+static void ttl_due(mcp__deadline *d) {
+  mcp__task *t = mcp__container_of(d, mcp__task, expiry);
+  retire(t); /* unwatches it, unless another thread retired it first */
+  mcp__task_unref(t);
 }
 
 /* ---- budgets ----------------------------------------------------------------
@@ -361,11 +358,16 @@ static bool in_scope(const mcp__task *t, scope sc, const owner *o) {
   }
 }
 
+/* Bytes of the outcome object kept: its members and braces. */
+static size_t kept_outcome(const mcp__task *t) {
+  return t->outcome ? t->outcome_len + 2 : 0;
+}
+
 /* Bytes a record holds: the error it may end with has room kept in it. */
 static size_t held(const mcp__task *t) {
   return t->base + t->kept_args + t->call_args + t->pending_bytes +
          t->answers_bytes + t->call_inputs +
-         (t->outcome_len > FAIL_ROOM ? t->outcome_len : FAIL_ROOM);
+         (kept_outcome(t) > FAIL_ROOM ? kept_outcome(t) : FAIL_ROOM);
 }
 
 /* Bytes a cJSON tree takes: its nodes and their texts. */
@@ -414,12 +416,14 @@ static void budget_of(const mcp_task_limits *l, scope sc, const owner *o,
 static scope over_locked(mcp_server *srv, const owner *o, size_t tasks,
                          size_t bytes, bool *bytes_over) {
   size_t count[4] = {0}, used[4] = {0};
-  for (mcp__task *t = srv->tasks; t; t = t->next)
+  mcp__list_each(link, &srv->tasks) {
+    mcp__task *t = task_at(link);
     for (int sc = SCOPE_CALLER; sc <= SCOPE_TOTAL; sc++)
       if (in_scope(t, (scope)sc, o)) {
         count[sc]++;
         used[sc] += held(t);
       }
+  }
   for (int sc = SCOPE_CALLER; sc <= SCOPE_TOTAL; sc++) {
     size_t max_tasks, max_bytes;
     budget_of(&srv->task_limits, (scope)sc, o, &max_tasks, &max_bytes);
@@ -437,9 +441,11 @@ static scope over_locked(mcp_server *srv, const owner *o, size_t tasks,
 
 /* The oldest finished task of scope sc for o. Under task_lock. */
 static mcp__task *oldest_finished(mcp_server *srv, scope sc, const owner *o) {
-  for (mcp__task *t = srv->tasks; t; t = t->next)
+  mcp__list_each(link, &srv->tasks) {
+    mcp__task *t = task_at(link);
     if (atomic_load(&t->published) && terminal(t->status) && in_scope(t, sc, o))
       return t;
+  }
   return NULL;
 }
 
@@ -513,12 +519,7 @@ static scope admit_locked(mcp__task *t, const owner *o, mcp__task **evicted,
   if (sc)
     return sc;
   t->serial = ++srv->next_task_serial;
-  t->prev = srv->tasks_tail;
-  if (t->prev)
-    t->prev->next = t;
-  else
-    srv->tasks = t;
-  srv->tasks_tail = t;
+  mcp__list_push(&srv->tasks, &t->link);
   srv->ntasks++;
   return SCOPE_NONE;
 }
@@ -528,12 +529,10 @@ static scope admit_locked(mcp__task *t, const owner *o, mcp__task **evicted,
  * Under task_lock. */
 static void fail_locked(mcp__task *t, const char *why) {
   mcp__buf e = {0};
-  mcp__buf_printf(&e, "{\"code\":%d,\"message\":", MCP__RPC_SERVER_BUSY);
-  mcp__json_quote(&e, why, strlen(why));
-  mcp__buf_putc(&e, '}');
+  mcp__wire_error_members(&e, MCP__RPC_SERVER_BUSY, why);
   char *message = mcp__strdup(why);
   mcp__free(t->outcome);
-  t->outcome = e.err ? NULL : mcp__malloc(e.len);
+  t->outcome = e.err ? NULL : mcp__malloc(e.len ? e.len : 1);
   if (t->outcome)
     memcpy(t->outcome, e.data, e.len);
   t->outcome_len = t->outcome ? e.len : 0;
@@ -608,8 +607,11 @@ int mcp__task_new(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
   mcp__task *t = mcp__calloc(1, sizeof *t);
   if (t == NULL)
     return MCP_ENOMEM;
+  mcp__list_init(&t->link);
   atomic_init(&t->refs, 2); /* listed, and the creator's */
   atomic_init(&t->published, false);
+  t->expiry = (mcp__deadline){
+      .kind = MCP__DEADLINE_TTL, .pin = ttl_pin, .due = ttl_due};
   t->srv = srv;
   atomic_fetch_add(&srv->refs, 1);
   t->mode = mode;
@@ -685,84 +687,54 @@ mcp__sink *mcp__task_sink(mcp__task *t) {
 
 bool mcp__task_published(mcp__task *t) { return atomic_load(&t->published); }
 
-void mcp__task_publish_locked(mcp_call *c) {
-  mcp__task *t = c->task;
+/* The owner interface (mcp__call_owner): publish_locked. */
+static void owner_publish_locked(void *owner_data) {
+  mcp__task *t = owner_data;
   mcp_server *srv = t->srv;
   pthread_mutex_lock(&srv->task_lock);
   if (!atomic_load(&t->published) && !t->retired) {
     atomic_store(&t->published, true);
-    t->expires_us = mcp__now_us() + (unsigned long long)t->ttl_ms * 1000u;
-    mcp__heap_insert(&srv->task_expiries, &t->expiry_node);
-    t->watched = true;
-    publish_next_locked(srv);
+    mcp__deadline_watch(srv, &t->expiry,
+                        mcp__now_us() + (unsigned long long)t->ttl_ms * 1000u);
   }
   pthread_mutex_unlock(&srv->task_lock);
 }
 
 /* ---- the wire ------------------------------------------------------------ */
 
-/* "key":"YYYY-MM-DDThh:mm:ss.mmmZ", (RFC 3339, UTC) for ms since the
- * epoch. The date is counted here rather than by gmtime, which the engine
- * leaves to the C library's time zone machinery (it may read files). */
-static void put_time(mcp__buf *b, const char *key, long long ms) {
-  if (ms < 0)
-    ms = 0;
-  long long days = ms / 86400000, in_day = ms % 86400000;
-  /* Days since 1970-01-01 to a civil date: count 400-year eras from
-   * 0000-03-01, where a year's leap day falls last. */
-  long long z = days + 719468;
-  long long era = z / 146097;
-  long long doe = z - era * 146097;
-  long long yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-  long long doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-  long long mp = (5 * doy + 2) / 153;
-  int day = (int)(doy - (153 * mp + 2) / 5 + 1);
-  int month = (int)(mp < 10 ? mp + 3 : mp - 9);
-  long long year = yoe + era * 400 + (month <= 2);
-  mcp__buf_printf(b, "\"%s\":\"%04lld-%02d-%02dT%02d:%02d:%02d.%03dZ\",", key,
-                  year, month, day, (int)(in_day / 3600000),
-                  (int)(in_day / 60000 % 60), (int)(in_day / 1000 % 60),
-                  (int)(in_day % 1000));
+/* The facts the wire shows of t. Under task_lock. */
+static mcp__task_facts facts_of(const mcp__task *t) {
+  return (mcp__task_facts){.id = t->id,
+                           .status = status_names[status_of(t)],
+                           .status_message = t->status_message,
+                           .created_ms = t->created_ms,
+                           .updated_ms = t->updated_ms,
+                           .ttl_ms = t->ttl_ms,
+                           .poll_ms = t->poll_ms};
 }
 
-/* The Task object's members, each followed by a comma, as the era names
- * them (ttlMs and pollIntervalMs in 2026-07-28, ttl and pollInterval
- * before). Under task_lock. */
+/* t's outcome as the wire writers take it, or NULL when it has none.
+ * Under task_lock. */
+static const mcp__outcome *outcome_of(const mcp__task *t, mcp__outcome *o) {
+  if (t->outcome == NULL)
+    return NULL;
+  *o = (mcp__outcome){
+      .error = t->outcome_error, .members = t->outcome, .len = t->outcome_len};
+  return o;
+}
+
+/* The Task object's members (task_wire.c). Under task_lock. */
 static void put_task(mcp__buf *b, const mcp__task *t, bool modern) {
-  mcp__buf_printf(b, "\"taskId\":\"%s\",\"status\":\"%s\",", t->id,
-                  status_names[t->status]);
-  if (t->status_message) {
-    mcp__buf_puts(b, "\"statusMessage\":");
-    mcp__json_quote(b, t->status_message, strlen(t->status_message));
-    mcp__buf_putc(b, ',');
-  }
-  put_time(b, "createdAt", t->created_ms);
-  put_time(b, "lastUpdatedAt", t->updated_ms);
-  mcp__buf_printf(b, "\"%s\":%u,\"%s\":%u,", modern ? "ttlMs" : "ttl",
-                  t->ttl_ms, modern ? "pollIntervalMs" : "pollInterval",
-                  t->poll_ms);
+  mcp__task_facts f = facts_of(t);
+  mcp__wire_task(b, &f, modern);
 }
 
-/* A 2026-07-28 DetailedTask: the Task, and what its status inlines: the
- * outstanding input requests, the result or the error. Under task_lock. */
+/* A 2026-07-28 DetailedTask (task_wire.c). Under task_lock. */
 static void put_detail(mcp__buf *b, const mcp__task *t) {
-  put_task(b, t, true);
-  if (t->status == INPUT_REQUIRED) {
-    mcp__buf_puts(b, "\"inputRequests\":{");
-    for (const cJSON *e = t->pending->child; e; e = e->next) {
-      mcp__json_quote(b, e->string, strlen(e->string));
-      mcp__buf_puts(b, ":{\"method\":");
-      mcp__json_write(b, member(e, "method"));
-      mcp__buf_puts(b, ",\"params\":");
-      mcp__json_write(b, member(e, "params"));
-      mcp__buf_puts(b, e->next ? "}," : "}");
-    }
-    mcp__buf_puts(b, "},");
-  } else if (t->outcome) {
-    mcp__buf_puts(b, t->outcome_error ? "\"error\":" : "\"result\":");
-    mcp__buf_append(b, t->outcome, t->outcome_len);
-    mcp__buf_putc(b, ',');
-  }
+  mcp__task_facts f = facts_of(t);
+  mcp__outcome o;
+  mcp__wire_detail(b, &f, status_of(t) == INPUT_REQUIRED ? t->pending : NULL,
+                   outcome_of(t, &o));
 }
 
 /* Tells the subscriptions/listen streams that asked for t (2026-07-28's
@@ -784,11 +756,8 @@ static void tell_listeners(mcp__task *t) {
 /* notifications/tasks/status (2025-11-25) of t as it is now. Under
  * task_lock. */
 static void status_note(mcp__buf *b, const mcp__task *t) {
-  mcp__buf_puts(b, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/tasks/"
-                   "status\",\"params\":{");
-  put_task(b, t, false);
-  mcp__result_end(b);
-  mcp__buf_putc(b, '}');
+  mcp__task_facts f = facts_of(t);
+  mcp__wire_status_note(b, &f);
 }
 
 /* Sends text to t's origin session (its callback: the standalone stream),
@@ -806,26 +775,9 @@ static void to_origin(const mcp__task *t, mcp__buf *b,
  * error), or an error for a task that has none. Under task_lock. */
 static void result_reply(mcp__buf *b, const mcp__task *t, const char *id,
                          size_t id_len) {
-  if (t->status == CANCELLED || t->outcome == NULL) {
-    mcp__rpc_error(b, id, id_len, MCP__ID_OMIT, MCP__RPC_INVALID_PARAMS,
-                   "Invalid params: the task was cancelled and has no result",
-                   NULL);
-    return;
-  }
-  mcp__buf_puts(b, "{\"jsonrpc\":\"2.0\",\"id\":");
-  mcp__buf_append(b, id, id_len);
-  if (t->outcome_error) {
-    mcp__buf_puts(b, ",\"error\":");
-    mcp__buf_append(b, t->outcome, t->outcome_len);
-    mcp__buf_putc(b, '}');
-    return;
-  }
-  /* The result object, reopened for the related-task _meta (a 2025-11-25
-   * result the library builds carries no _meta of its own). */
-  mcp__buf_puts(b, ",\"result\":");
-  mcp__buf_append(b, t->outcome, t->outcome_len - 1);
-  mcp__buf_printf(b, "%s\"_meta\":{\"" RELATED "\":{\"taskId\":\"%s\"}}}}",
-                  t->outcome_len > 2 ? "," : "", t->id);
+  mcp__outcome o;
+  mcp__wire_task_result(b, id, id_len, t->id,
+                        t->status == CANCELLED ? NULL : outcome_of(t, &o));
 }
 
 static void answer_waiter(waiter *w, const char *msg, size_t len) {
@@ -835,56 +787,18 @@ static void answer_waiter(waiter *w, const char *msg, size_t len) {
 
 /* ---- the call's sink ----------------------------------------------------- */
 
-/* The result or error object of a reply the call machinery built, which
- * always reads {"jsonrpc":"2.0","id":ID,"result":{...}} (or "error"):
- * found without parsing it again, however large. Returns false for any
- * other text. */
-static bool reply_body(const char *msg, size_t len, const char **body,
-                       size_t *body_len, bool *error) {
-  static const char head[] = "{\"jsonrpc\":\"2.0\",\"id\":";
-  size_t at = sizeof head - 1;
-  if (len < at + 2 || memcmp(msg, head, at) != 0 || msg[len - 1] != '}')
-    return false;
-  if (msg[at] == '"') { /* a string id: to its closing quote */
-    for (at++; at < len && msg[at] != '"'; at++)
-      if (msg[at] == '\\')
-        at++;
-    at++;
-  } else {
-    while (at < len && msg[at] != ',')
-      at++;
-  }
-  static const char result[] = ",\"result\":", err[] = ",\"error\":";
-  size_t n = len - at;
-  if (n > sizeof result && memcmp(msg + at, result, sizeof result - 1) == 0)
-    at += sizeof result - 1, *error = false;
-  else if (n > sizeof err && memcmp(msg + at, err, sizeof err - 1) == 0)
-    at += sizeof err - 1, *error = true;
-  else
-    return false;
-  *body = msg + at;
-  *body_len = len - 1 - at;
-  return *body_len >= 2 && (*body)[0] == '{' && (*body)[*body_len - 1] == '}';
-}
-
-/* Keeps reply (the call's final message) as t's outcome: completed with
- * the result, or failed with the error; in 2025-11-25 a tool result whose
- * isError is true is failed too. Under task_lock. */
-static void settle_locked(mcp__task *t, const char *msg, size_t len) {
-  static const char internal[] = "{\"code\":-32603,\"message\":\"Internal "
-                                 "error\"}";
-  static const char is_error[] = "\"isError\":true}";
+/* Keeps o (the call's outcome) as t's: completed with the result, or
+ * failed with the error; in 2025-11-25 a tool result whose isError is true
+ * is failed too. Under task_lock. */
+static void settle_locked(mcp__task *t, const mcp__outcome *o) {
+  static const char internal[] = "\"code\":-32603,\"message\":\"Internal "
+                                 "error\"";
   if (terminal(t->status) || t->retired)
     return; /* cancelled first: it stays cancelled; forgotten: nobody
                reads it */
-  const char *body;
-  size_t n;
-  bool error;
-  if (!reply_body(msg, len, &body, &n, &error)) {
-    body = internal;
-    n = sizeof internal - 1;
-    error = true;
-  }
+  const char *members = o->members;
+  size_t len = o->len, n = len + 2; /* the object's bytes */
+  bool error = o->error;
   /* The room for an error is kept in every record: only more needs it. */
   char why[320];
   if (!grow_locked(t, n > FAIL_ROOM ? n - FAIL_ROOM : 0, "result", n,
@@ -893,73 +807,73 @@ static void settle_locked(mcp__task *t, const char *msg, size_t len) {
     fail_locked(t, why);
     return;
   }
-  if ((t->outcome = mcp__malloc(n)) == NULL) {
+  if ((t->outcome = mcp__malloc(len ? len : 1)) == NULL) {
     /* No memory to keep it: the task fails rather than end without one. */
-    body = internal;
-    n = sizeof internal - 1;
+    members = internal;
+    len = sizeof internal - 1;
     error = true;
-    t->outcome = mcp__malloc(n);
+    t->outcome = mcp__malloc(len);
   }
   if (t->outcome)
-    memcpy(t->outcome, body, n);
-  t->outcome_len = t->outcome ? n : 0;
+    memcpy(t->outcome, members, len);
+  t->outcome_len = t->outcome ? len : 0;
   t->outcome_error = error;
-  /* The library writes isError last in a tool result. */
-  bool tool_error =
-      n >= sizeof is_error - 1 && memcmp(body + n - (sizeof is_error - 1),
-                                         is_error, sizeof is_error - 1) == 0;
-  bool failed = error || (t->mode == MCP__TASK_NOW && tool_error);
+  bool failed = error || (t->mode == MCP__TASK_NOW && o->is_error);
   touch_locked(t, failed ? FAILED : COMPLETED);
 }
 
-/* Copies a notification of a 2025-11-25 task's call with the related-task
- * _meta added to its params (every message of a task carries it). */
-static int with_related(const mcp__task *t, const char *msg, size_t len,
-                        mcp__buf *out) {
-  static const char head[] = "\"params\":{";
-  const char *p = NULL;
-  for (size_t i = 0; i + sizeof head - 1 <= len && p == NULL; i++)
-    if (memcmp(msg + i, head, sizeof head - 1) == 0)
-      p = msg + i + sizeof head - 1;
-  if (p == NULL)
-    return MCP_EINVAL;
-  size_t at = (size_t)(p - msg);
-  mcp__buf_append(out, msg, at);
-  mcp__buf_printf(out, "\"_meta\":{\"" RELATED "\":{\"taskId\":\"%s\"}}%s",
-                  t->id, *p == '}' ? "" : ",");
-  mcp__buf_append(out, msg + at, len - at);
-  return out->err;
+static void owner_settled_locked(void *owner_data, const mcp__outcome *o) {
+  mcp__task *t = owner_data;
+  pthread_mutex_lock(&t->srv->task_lock);
+  if (atomic_load(&t->published))
+    settle_locked(t, o);
+  pthread_mutex_unlock(&t->srv->task_lock);
 }
 
-/* Every message of a task's call comes here, with the runner's lock held.
- * Before the call is a task, the request that started it answers: its
- * messages go there. Once a task, the final reply is the task's outcome;
- * notifications (progress, log) reach a 2025-11-25 client on its session,
- * and none a 2026-07-28 one, whose tasks have no such stream. */
+static const char *owner_related(void *owner_data) {
+  const mcp__task *t = owner_data;
+  return t->mode == MCP__TASK_NOW && atomic_load(&t->published) ? t->id : NULL;
+}
+
+/* The call's sink: nothing reaches it. The call's outcome comes to the
+ * record as facts (owner_settled_locked) and its notifications through
+ * owner_notify; the sink stays the call's hold on the record (taken with
+ * mcp__task_sink). */
 static int sink_send(const char *msg, size_t len, const mcp_send_info *info,
                      void *user_data) {
-  mcp__task *t = user_data;
-  mcp_server *srv = t->srv;
-  pthread_mutex_lock(&srv->task_lock);
-  if (!atomic_load(&t->published)) {
-    if (t->origin)
-      mcp__session_send(t->origin, t->origin_sink, msg, len, info);
-    pthread_mutex_unlock(&srv->task_lock);
-    return 0;
-  }
-  bool reply = info->kind == MCP_SENT_RESULT || info->kind == MCP_SENT_ERROR;
-  if (reply)
-    settle_locked(t, msg, len);
-  pthread_mutex_unlock(&srv->task_lock);
-  if (!reply && info->kind == MCP_SENT_NOTIFICATION &&
-      t->mode == MCP__TASK_NOW) {
-    mcp__buf b = {0};
-    if (with_related(t, msg, len, &b) == 0)
-      to_origin(t, &b, &mcp__sent_notification);
-    else
-      mcp__buf_free(&b);
-  }
+  (void)msg;
+  (void)len;
+  (void)info;
+  (void)user_data;
   return 0;
+}
+
+/* The owner interface's notify: a notification of t's call (progress, log,
+ * with the related-task _meta already where it belongs). Before the call
+ * is a task, the request that started it answers: its messages go there.
+ * Once a task, they reach a 2025-11-25 client on its session, and none a
+ * 2026-07-28 one, whose tasks have no such stream. No lock held: the
+ * session and sink they go to are pinned under task_lock and sent to after
+ * it, in the lock order. */
+static void owner_notify(void *owner_data, const char *msg, size_t len) {
+  mcp__task *t = owner_data;
+  mcp_server *srv = t->srv;
+  mcp_session *to = NULL;
+  mcp__sink *k = NULL;
+  pthread_mutex_lock(&srv->task_lock);
+  bool published = atomic_load(&t->published);
+  if (!t->retired && t->origin && (!published || t->mode == MCP__TASK_NOW)) {
+    to = t->origin;
+    atomic_fetch_add(&to->refs, 1); /* alive: the record holds it */
+    k = published ? NULL : t->origin_sink;
+    mcp__sink_ref(k);
+  }
+  pthread_mutex_unlock(&srv->task_lock);
+  if (to == NULL)
+    return;
+  mcp__session_send(to, k, msg, len, &mcp__sent_notification);
+  mcp__sink_release(k);
+  session_unref(to);
 }
 
 /* ---- starting ------------------------------------------------------------ */
@@ -970,14 +884,8 @@ static void reply_created(mcp_session *s, mcp__reply_ctx *ctx,
                           const mcp__req *r, mcp__task *t) {
   mcp__buf body = {0};
   pthread_mutex_lock(&s->srv->task_lock);
-  if (r->modern) {
-    put_task(&body, t, true);
-  } else {
-    mcp__buf_puts(&body, "\"task\":{");
-    put_task(&body, t, false);
-    mcp__result_end(&body);
-    mcp__buf_putc(&body, ',');
-  }
+  mcp__task_facts f = facts_of(t);
+  mcp__wire_created(&body, &f, r->modern);
   pthread_mutex_unlock(&s->srv->task_lock);
   mcp__reply_result_as(s, ctx, r, "task", &body);
 }
@@ -1037,34 +945,10 @@ static const char *wire_key(mcp__task *t, const char *key, char *buf,
   return cJSON_AddTrueToObject(t->used, buf) ? buf : NULL;
 }
 
-/* A 2025-11-25 input request of entry e under id, with the related-task
- * _meta in its params. */
+/* A 2025-11-25 input request of entry e under id (task_wire.c). */
 static void request_text(mcp__buf *b, const mcp__task *t, const cJSON *e,
                          long long id) {
-  cJSON *params = cJSON_Duplicate(member(e, "params"), 1);
-  cJSON *meta =
-      params ? cJSON_GetObjectItemCaseSensitive(params, "_meta") : NULL;
-  if (params && !cJSON_IsObject(meta)) {
-    cJSON_DeleteItemFromObjectCaseSensitive(params, "_meta");
-    meta = cJSON_AddObjectToObject(params, "_meta");
-  }
-  cJSON *related = cJSON_CreateObject();
-  if (meta)
-    cJSON_DeleteItemFromObjectCaseSensitive(meta, RELATED);
-  if (meta == NULL || related == NULL ||
-      !cJSON_AddStringToObject(related, "taskId", t->id) ||
-      !cJSON_AddItemToObject(meta, RELATED, related)) {
-    cJSON_Delete(related);
-    cJSON_Delete(params);
-    b->err = MCP_ENOMEM;
-    return;
-  }
-  mcp__buf_printf(b, "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"method\":", id);
-  mcp__json_write(b, member(e, "method"));
-  mcp__buf_puts(b, ",\"params\":");
-  mcp__json_write(b, params);
-  mcp__buf_putc(b, '}');
-  cJSON_Delete(params);
+  mcp__wire_request(b, t->id, member(e, "method"), member(e, "params"), id);
 }
 
 /* The input requests t waits for, as sent to its origin (each with the id
@@ -1103,27 +987,12 @@ static waiter *origin_waiter(const mcp__task *t) {
   return NULL;
 }
 
-int mcp__task_ask(mcp_call *c) {
-  mcp__task *t = c->task;
-  mcp_session *rs = c->session;
-  mcp_server *srv = t->srv;
-  mcp__buf reqs = {0}, note = {0};
-  size_t nreqs = 0;
-  mcp__sink *dest = NULL;
-  pthread_mutex_lock(&rs->lock);
-  if (mcp_call_cancelled(c)) {
-    pthread_mutex_unlock(&rs->lock);
-    return MCP_ECANCELED;
-  }
-  pthread_mutex_lock(&srv->task_lock);
-  if (terminal(t->status) || t->retired) {
-    pthread_mutex_unlock(&srv->task_lock);
-    pthread_mutex_unlock(&rs->lock);
-    return MCP_ECANCELED;
-  }
-  int rc = 0;
+/* The round's requests (c->requests) under wire keys unique over t's
+ * life, each with its handler's key, or NULL (no memory). Under
+ * task_lock. */
+static cJSON *keyed_locked(mcp__task *t, const cJSON *requests) {
   cJSON *fresh = cJSON_CreateObject();
-  for (cJSON *e = c->requests->child; e && rc == 0 && fresh; e = e->next) {
+  for (const cJSON *e = requests->child; e && fresh; e = e->next) {
     char buf[96];
     const char *wire = wire_key(t, e->string, buf, sizeof buf);
     cJSON *entry = cJSON_Duplicate(e, 1);
@@ -1131,51 +1000,41 @@ int mcp__task_ask(mcp_call *c) {
         !cJSON_AddStringToObject(entry, "key", e->string) ||
         !cJSON_AddItemToObject(fresh, wire, entry)) {
       cJSON_Delete(entry);
-      rc = MCP_ENOMEM;
+      cJSON_Delete(fresh);
+      fresh = NULL;
     }
   }
-  if (fresh == NULL)
-    rc = MCP_ENOMEM;
-  bool legacy = t->mode == MCP__TASK_NOW && t->origin;
-  if (rc == 0 && legacy) {
-    /* Sent as real requests on the session that made the task, numbered
-     * by it, so its client's answers come back there. */
-    pthread_mutex_lock(&t->origin->lock);
-    for (cJSON *e = fresh->child; e && rc == 0; e = e->next) {
-      long long id = ++t->origin->next_request_id;
-      if (!cJSON_AddNumberToObject(e, "id", (double)id))
-        rc = MCP_ENOMEM;
-      request_text(&reqs, t, e, id);
-      mcp__buf_putc(&reqs, '\0'); /* one text after another */
-      nreqs++;
-    }
-    pthread_mutex_unlock(&t->origin->lock);
-    rc = rc ? rc : reqs.err;
-  }
-  /* They count from now: what pending and used will hold. */
-  mcp__task *evicted = NULL;
-  size_t asked = rc ? 0 : json_bytes(fresh->child);
-  size_t now =
-      asked + json_bytes(t->pending->child) + json_bytes(t->used->child);
+  return fresh;
+}
+
+/* Makes room in the budgets for fresh, the round's requests, to join what
+ * pending and used hold (*now: the bytes they will hold); fails t when
+ * there is none. Returns 0 or MCP_ELIMIT. Under task_lock. */
+static int room_for_round_locked(mcp__task *t, const cJSON *fresh,
+                                 mcp__task **evicted, size_t *now) {
+  size_t asked = json_bytes(fresh->child);
+  *now = asked + json_bytes(t->pending->child) + json_bytes(t->used->child);
   char why[320];
-  if (rc == 0 && now > t->pending_bytes &&
-      !grow_locked(t, now - t->pending_bytes, "input requests", asked, &evicted,
+  if (*now > t->pending_bytes &&
+      !grow_locked(t, *now - t->pending_bytes, "input requests", asked, evicted,
                    why, sizeof why)) {
     mcp__utf8_trim(why);
     fail_locked(t, why);
-    rc = MCP_ELIMIT;
+    return MCP_ELIMIT;
   }
-  if (rc) {
-    cJSON_Delete(fresh);
-    mcp__buf_free(&reqs);
-    pthread_mutex_unlock(&srv->task_lock);
-    pthread_mutex_unlock(&rs->lock);
-    finish_evicted(evicted);
-    return rc;
-  }
+  return 0;
+}
+
+/* Makes fresh t's outstanding requests (they take now bytes) and parks c
+ * for their answers; in 2025-11-25 *note is the status note and *dest the
+ * sink of a tasks/result waiting on the origin (a reference), where the
+ * requests go. Nothing can fail here. Under c's session lock and
+ * task_lock. */
+static void adopt_round_locked(mcp__task *t, mcp_call *c, cJSON *fresh,
+                               size_t now, mcp__buf *note, mcp__sink **dest) {
   t->pending_bytes = now;
   /* Moved with their keys, which needs no allocation (an object's
-   * members are a list like an array's): nothing can fail from here. */
+   * members are a list like an array's). */
   while (fresh->child) {
     cJSON *e = cJSON_DetachItemViaPointer(fresh, fresh->child);
     cJSON_AddItemToArray(t->pending, e);
@@ -1183,19 +1042,64 @@ int mcp__task_ask(mcp_call *c) {
   cJSON_Delete(fresh);
   cJSON_Delete(c->requests);
   c->requests = NULL;
-  touch_locked(t, INPUT_REQUIRED);
-  if (legacy) {
-    status_note(&note, t);
+  touch_locked(t, WORKING); /* input_required: it has requests out */
+  if (t->mode == MCP__TASK_NOW && t->origin) {
+    status_note(note, t);
     waiter *w = origin_waiter(t);
     if (w && w->sink) {
-      dest = w->sink;
-      mcp__sink_ref(dest);
+      *dest = w->sink;
+      mcp__sink_ref(*dest);
     }
   }
   mcp__call_park_locked(c);
+}
+
+/* The owner interface's asks: a round of t's call asked for input. Its
+ * requests become the task's (input_required), numbered and written by
+ * input.c's rounds and sent to the client in 2025-11-25; c is parked
+ * until every one is answered. */
+static int owner_asks(void *owner_data, mcp_call *c) {
+  mcp__task *t = owner_data;
+  mcp_session *rs = c->session;
+  mcp_server *srv = t->srv;
+  mcp__buf reqs = {0}, note = {0};
+  size_t nreqs = 0;
+  mcp__sink *dest = NULL;
+  mcp__task *evicted = NULL;
+  pthread_mutex_lock(&srv->task_lock);
+  bool over = terminal(t->status) || t->retired;
+  cJSON *fresh = over ? NULL : keyed_locked(t, c->requests);
+  pthread_mutex_unlock(&srv->task_lock);
+  int rc = over || mcp_call_cancelled(c) ? MCP_ECANCELED
+           : fresh                       ? 0
+                                         : MCP_ENOMEM;
+  if (rc == 0 && t->mode == MCP__TASK_NOW && t->origin) {
+    /* Sent as real requests on the session that made the task, numbered
+     * by it, so its client's answers come back there; with no other lock
+     * held (the lock order). */
+    pthread_mutex_lock(&t->origin->lock);
+    rc = mcp__input_number_locked(t->origin, fresh, t->id, &reqs, &nreqs);
+    pthread_mutex_unlock(&t->origin->lock);
+  }
+  pthread_mutex_lock(&rs->lock);
+  pthread_mutex_lock(&srv->task_lock);
+  /* Checked again where it counts: a call cancelled now is not parked. */
+  if (rc == 0 && (mcp_call_cancelled(c) || terminal(t->status) || t->retired))
+    rc = MCP_ECANCELED;
+  size_t now = 0;
+  if (rc == 0)
+    rc = room_for_round_locked(t, fresh, &evicted, &now);
+  if (rc == 0)
+    adopt_round_locked(t, c, fresh, now, &note, &dest);
+  else
+    cJSON_Delete(fresh);
   pthread_mutex_unlock(&srv->task_lock);
   pthread_mutex_unlock(&rs->lock);
   finish_evicted(evicted);
+  if (rc) {
+    mcp__buf_free(&reqs);
+    return rc;
+  }
   /* Outside the locks: the call is parked and its record keeps the origin.
    * The client hears the task wants input, then the requests: a tasks/result
    * waiting on the same session carries them; otherwise they go where the
@@ -1222,7 +1126,7 @@ static void resume(mcp__task *t) {
     rs = t->runner;
     atomic_fetch_add(&rs->refs, 1);
   }
-  if (t->mode == MCP__TASK_NOW && t->status == WORKING)
+  if (t->mode == MCP__TASK_NOW && status_of(t) == WORKING)
     status_note(&note, t);
   pthread_mutex_unlock(&srv->task_lock);
   to_origin(t, &note, &mcp__sent_notification);
@@ -1230,8 +1134,11 @@ static void resume(mcp__task *t) {
   if (rs == NULL)
     return;
   pthread_mutex_lock(&rs->lock);
-  mcp_call *c = rs->calls;
-  if (c && c->task != t)
+  /* The runner's one call, if it is still there. */
+  mcp_call *c = mcp__list_empty(&rs->calls)
+                    ? NULL
+                    : mcp__container_of(rs->calls.next, mcp_call, link);
+  if (c && c->owner_data != t)
     c = NULL;
   if (c && !mcp__call_unpark_locked(c))
     c = NULL; /* not waiting (cancelled meanwhile): nothing to run */
@@ -1287,19 +1194,16 @@ bool mcp__task_response(mcp_session *s, const mcp__msg *m, const cJSON *node) {
   bool ready = false;
   char busy[320] = "";
   pthread_mutex_lock(&srv->task_lock);
-  for (mcp__task *t = srv->tasks; t && !found; t = t->next) {
-    if (t->origin != s || t->status != INPUT_REQUIRED)
+  mcp__list_each(link, &srv->tasks) {
+    mcp__task *t = task_at(link);
+    if (found)
+      break;
+    if (t->origin != s || status_of(t) != INPUT_REQUIRED)
       continue;
     for (cJSON *e = t->pending->child; e; e = e->next) {
-      const cJSON *rid = member(e, "id");
-      if (!cJSON_IsNumber(rid) || rid->valuedouble != (double)id)
+      if (!mcp__input_sent_as(e, id))
         continue;
-      /* An error, or an answer of the wrong shape, is no answer: the
-       * handler sees NULL and may ask again. */
-      const cJSON *result = member(node, "result");
-      const char *method = cJSON_GetStringValue(member(e, "method"));
-      if (method == NULL || mcp__input_problem(method, result))
-        result = NULL;
+      const cJSON *result = mcp__input_answer(e, node);
       /* Nor is one the budgets have no room for (kept until the next
        * round takes it); there is no request to refuse. */
       size_t add = tree_bytes(result);
@@ -1328,7 +1232,8 @@ bool mcp__task_response(mcp_session *s, const mcp__msg *m, const cJSON *node) {
 
 /* ---- the end of the call ------------------------------------------------- */
 
-void mcp__task_release_call(mcp__task *t) {
+static void owner_released(void *owner_data) {
+  mcp__task *t = owner_data;
   mcp_server *srv = t->srv;
   mcp__buf note = {0};
   waiter *w = NULL;
@@ -1347,10 +1252,12 @@ void mcp__task_release_call(mcp__task *t) {
     if (!terminal(t->status)) {
       /* Its call is gone without a result (it could not be kept): the
        * task fails rather than stay working forever. */
-      static const char lost[] = "{\"jsonrpc\":\"2.0\",\"id\":0,\"error\":{"
-                                 "\"code\":-32603,\"message\":\"Internal "
-                                 "error\"}}";
-      settle_locked(t, lost, sizeof lost - 1);
+      static const char lost[] = "\"code\":-32603,\"message\":\"Internal "
+                                 "error\"";
+      settle_locked(t, &(mcp__outcome){.error = true,
+                                       .code = MCP__RPC_INTERNAL_ERROR,
+                                       .members = lost,
+                                       .len = sizeof lost - 1});
     }
     if (t->mode == MCP__TASK_NOW && t->status != CANCELLED) {
       status_note(&note, t);
@@ -1467,12 +1374,15 @@ static mcp__task *find(mcp_server *srv, const char *id,
                        const mcp_principal *caller) {
   mcp__task *found = NULL;
   pthread_mutex_lock(&srv->task_lock);
-  for (mcp__task *t = srv->tasks; t && !found; t = t->next)
+  mcp__list_each(link, &srv->tasks) {
+    mcp__task *t = task_at(link);
     if (atomic_load(&t->published) && strcmp(t->id, id) == 0 &&
         same_subject(subject_of(t), caller->subject)) {
       found = t;
       atomic_fetch_add(&t->refs, 1);
+      break;
     }
+  }
   pthread_mutex_unlock(&srv->task_lock);
   return found;
 }
@@ -1567,7 +1477,7 @@ void mcp__handle_tasks_update(mcp_session *s, mcp__reply_ctx *ctx,
   /* Checked whole first, so a bad answer changes nothing. Keys that are
    * not outstanding (never issued, answered already) are ignored. */
   for (const cJSON *a = answers->child; a && !why[0]; a = a->next) {
-    const cJSON *e = task->status == INPUT_REQUIRED
+    const cJSON *e = status_of(task) == INPUT_REQUIRED
                          ? member(task->pending, a->string)
                          : NULL;
     const char *method = cJSON_GetStringValue(member(e, "method"));
@@ -1581,14 +1491,14 @@ void mcp__handle_tasks_update(mcp_session *s, mcp__reply_ctx *ctx,
   /* Kept until the next round takes them: they must fit the budgets. */
   size_t add = 0;
   for (const cJSON *a = why[0] ? NULL : answers->child; a; a = a->next)
-    if (task->status == INPUT_REQUIRED && member(task->pending, a->string))
+    if (status_of(task) == INPUT_REQUIRED && member(task->pending, a->string))
       add += tree_bytes(a);
   if (!why[0] &&
       !grow_locked(task, add, "answers", add, &evicted, busy, sizeof busy))
     mcp__utf8_trim(busy);
   for (const cJSON *a = why[0] || busy[0] ? NULL : answers->child; a && !ready;
        a = a->next) {
-    cJSON *e = task->status == INPUT_REQUIRED
+    cJSON *e = status_of(task) == INPUT_REQUIRED
                    ? (cJSON *)member(task->pending, a->string)
                    : NULL;
     if (e)
@@ -1624,15 +1534,7 @@ void mcp__handle_tasks_cancel(mcp_session *s, mcp__reply_ctx *ctx,
   if (!terminal(was)) {
     touch_locked(task, CANCELLED);
     /* The client's outstanding requests are withdrawn (2025-11-25). */
-    for (const cJSON *e = task->pending->child; e; e = e->next) {
-      const cJSON *id = member(e, "id");
-      if (cJSON_IsNumber(id))
-        mcp__buf_printf(&cancels,
-                        "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/"
-                        "cancelled\",\"params\":{\"requestId\":%lld,"
-                        "\"reason\":\"the task was cancelled\"}}%c",
-                        (long long)id->valuedouble, '\0');
-    }
+    mcp__input_withdraw(&cancels, task->pending, "the task was cancelled");
     while (task->pending->child)
       cJSON_Delete(
           cJSON_DetachItemViaPointer(task->pending, task->pending->child));
@@ -1725,7 +1627,7 @@ void mcp__handle_tasks_result(mcp_session *s, mcp__reply_ctx *ctx,
        * They go to the session that made the task, which numbered them and
        * takes their answers; with a stream of its own only (otherwise the
        * requests went down this same channel already). */
-      if (task->status == INPUT_REQUIRED && s == task->origin && ctx->sink)
+      if (status_of(task) == INPUT_REQUIRED && s == task->origin && ctx->sink)
         pending_texts(&asks, task, &nasks);
     }
   }
@@ -1780,7 +1682,8 @@ void mcp__handle_tasks_list(mcp_session *s, mcp__reply_ctx *ctx,
   unsigned long long last = 0;
   bool more = false;
   pthread_mutex_lock(&srv->task_lock);
-  for (mcp__task *x = srv->tasks; x; x = x->next) {
+  mcp__list_each(link, &srv->tasks) {
+    mcp__task *x = task_at(link);
     /* The caller's own tasks (with hide-forbidden on, of tools it may
      * still use). */
     if (!atomic_load(&x->published) || x->serial <= after ||
@@ -1806,35 +1709,13 @@ void mcp__handle_tasks_list(mcp_session *s, mcp__reply_ctx *ctx,
 
 /* ---- expiry and teardown ------------------------------------------------- */
 
-int mcp__tasks_expire(mcp_server *srv) {
-  int n = 0;
-  for (;;) {
-    unsigned long long now = mcp__now_us();
-    if (atomic_load(&srv->next_task_expiry_us) > now)
-      return n;
-    mcp__task *t = NULL;
-    mcp_session *runner = NULL;
-    waiter *w = NULL;
-    pthread_mutex_lock(&srv->task_lock);
-    mcp__heap_node *min = srv->task_expiries.min;
-    if (min && expiring(min)->expires_us <= now) {
-      t = expiring(min);
-      retire_locked(t, &runner, &w);
-    }
-    pthread_mutex_unlock(&srv->task_lock);
-    if (t == NULL)
-      return n;
-    retire_finish(t, runner, w);
-    n++;
-  }
-}
-
 void mcp__tasks_drop_all(mcp_server *srv) {
   for (;;) {
     mcp_session *runner = NULL;
     waiter *w = NULL;
     pthread_mutex_lock(&srv->task_lock);
-    mcp__task *t = srv->tasks;
+    mcp__task *t =
+        mcp__list_empty(&srv->tasks) ? NULL : task_at(srv->tasks.next);
     if (t)
       retire_locked(t, &runner, &w);
     pthread_mutex_unlock(&srv->task_lock);
@@ -1846,21 +1727,45 @@ void mcp__tasks_drop_all(mcp_server *srv) {
 
 /* ---- the handler's side -------------------------------------------------- */
 
+static bool owner_published(void *owner_data) {
+  return mcp__task_published(owner_data);
+}
+
+/* What the call machinery tells a task of its call. */
+static const mcp__call_owner task_owner = {
+    .publish_locked = owner_publish_locked,
+    .published = owner_published,
+    .asks = owner_asks,
+    .settled_locked = owner_settled_locked,
+    .related = owner_related,
+    .notify = owner_notify,
+    .released = owner_released};
+
+void mcp__task_own(mcp_call *c, mcp__task *t) {
+  c->owner = &task_owner;
+  c->owner_data = t;
+}
+
+/* The task that owns call, or NULL. */
+static mcp__task *task_of(const mcp_call *call) {
+  return call && call->owner == &task_owner ? call->owner_data : NULL;
+}
+
 const char *mcp_call_task_id(const mcp_call *call) {
-  return call && call->task && mcp__task_published(call->task) ? call->task->id
-                                                               : NULL;
+  mcp__task *t = task_of(call);
+  return t && mcp__task_published(t) ? t->id : NULL;
 }
 
 int mcp_call_set_status(mcp_call *call, const char *message) {
   if (call == NULL || message == NULL || strlen(message) > MAX_STATUS ||
       !mcp__utf8_valid(message, strlen(message)))
     return MCP_EINVAL;
-  if (call->task == NULL || !mcp__task_published(call->task))
+  mcp__task *t = task_of(call);
+  if (t == NULL || !mcp__task_published(t))
     return MCP_ESTATE;
   char *copy = mcp__strdup(message);
   if (copy == NULL)
     return MCP_ENOMEM;
-  mcp__task *t = call->task;
   pthread_mutex_lock(&t->srv->task_lock);
   /* An ended task says what it said when it ended (a cancelled one's
    * thread may still be on its way out). */

@@ -243,9 +243,11 @@ const mcp__method *mcp__method_find(const char *name) {
 
 /* Finds an unfinished call by canonical id. Call with s->lock held. */
 mcp_call *mcp__find_call(mcp_session *s, const char *canon) {
-  for (mcp_call *c = s->calls; c; c = c->next)
+  mcp__list_each(link, &s->calls) {
+    mcp_call *c = mcp__container_of(link, mcp_call, link);
     if (strcmp(c->canon_id, canon) == 0)
       return c;
+  }
   return NULL;
 }
 

@@ -162,7 +162,8 @@ static void start_call(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
     goto oom;
   call->modern = r->modern;
   call->sink = task ? mcp__task_sink(task) : ctx->sink;
-  call->task = task;
+  if (task)
+    mcp__task_own(call, task);
   mcp__sink_ref(call->sink);
   call->log_level = r->log_level;
   tool = NULL; /* the call holds the reference */

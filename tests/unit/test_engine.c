@@ -2372,6 +2372,54 @@ START_TEST(allocation_failure) {
 }
 END_TEST
 
+/* The one timer: an owner's deadline (a TTL) and the calls' deadlines
+ * share srv->deadlines; mcp_server_expire pins a due owner under the heap's
+ * lock and calls its due after, and the least deadline left is what
+ * mcp_server_next_expiry_ms reads. */
+typedef struct ttl_owner {
+  mcp__deadline d;
+  int pins, dues;
+} ttl_owner;
+
+static mcp_server *g_timer_srv;
+
+static void ttl_owner_pin(mcp__deadline *d) {
+  mcp__container_of(d, ttl_owner, d)->pins++;
+}
+
+static void ttl_owner_due(mcp__deadline *d) {
+  mcp__container_of(d, ttl_owner, d)->dues++;
+  mcp__deadline_unwatch(g_timer_srv, d);
+}
+
+START_TEST(one_timer_holds_every_kind) {
+  g_timer_srv = srv;
+  ttl_owner due = {.d = {.kind = MCP__DEADLINE_TTL,
+                         .pin = ttl_owner_pin,
+                         .due = ttl_owner_due}};
+  ttl_owner later = due;
+  ck_assert_int_eq(mcp_server_next_expiry_ms(srv), -1);
+  unsigned long long now = mcp__now_us();
+  mcp__deadline_watch(srv, &later.d, now + 3600u * 1000000u);
+  long ms = mcp_server_next_expiry_ms(srv);
+  ck_assert(ms > 3000 * 1000 && ms <= 3600 * 1000);
+  mcp__deadline_watch(srv, &due.d, now > 0 ? now - 1 : 0);
+  mcp__deadline_watch(srv, &due.d, now + 1); /* watched already: kept */
+  ck_assert_int_eq(mcp_server_next_expiry_ms(srv), 0);
+  ck_assert_int_eq(mcp_server_expire(srv), 1);
+  ck_assert_int_eq(due.pins, 1);
+  ck_assert_int_eq(due.dues, 1);
+  ck_assert(!due.d.watched);
+  ck_assert_int_eq(later.pins + later.dues, 0);
+  ms = mcp_server_next_expiry_ms(srv);
+  ck_assert(ms > 3000 * 1000 && ms <= 3600 * 1000);
+  mcp__deadline_unwatch(srv, &later.d);
+  mcp__deadline_unwatch(srv, &later.d); /* not watched: nothing */
+  ck_assert_int_eq(mcp_server_next_expiry_ms(srv), -1);
+  ck_assert_int_eq(mcp_server_expire(srv), 0);
+}
+END_TEST
+
 /* ===========================================================================
  * Suite
  * ======================================================================== */
@@ -2389,6 +2437,7 @@ static Suite *engine_suite(void) {
   tcase_add_test(t, invalid_envelopes);
   tcase_add_test(t, case_variant_keys);
   tcase_add_test(t, id_echoed_exactly);
+  tcase_add_test(t, one_timer_holds_every_kind);
 
   t = tcase(s, "lifecycle");
   tcase_add_test(t, initialize_versions);

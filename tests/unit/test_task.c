@@ -1718,6 +1718,149 @@ START_TEST(every_allocation_failing) {
 END_TEST
 
 /* ===========================================================================
+ * The task wire (task_wire.c): pure writers of facts
+ * ======================================================================== */
+
+static void assert_wire(mcp__buf *b, const char *want) {
+  ck_assert_int_eq(b->err, 0);
+  ck_assert_str_eq(mcp__buf_str(b), want);
+  mcp__buf_free(b);
+}
+
+static const mcp__task_facts FACTS = {.id = "T1",
+                                      .status = "completed",
+                                      .status_message = "a \"quote\"",
+                                      .created_ms = 0,
+                                      .updated_ms = 86400000 + 61001,
+                                      .ttl_ms = 5,
+                                      .poll_ms = 7};
+
+START_TEST(wire_writes_tasks_from_facts) {
+  mcp__buf b = {0};
+  mcp__wire_task(&b, &FACTS, true);
+  assert_wire(&b, "\"taskId\":\"T1\",\"status\":\"completed\","
+                  "\"statusMessage\":\"a \\\"quote\\\"\","
+                  "\"createdAt\":\"1970-01-01T00:00:00.000Z\","
+                  "\"lastUpdatedAt\":\"1970-01-02T00:01:01.001Z\","
+                  "\"ttlMs\":5,\"pollIntervalMs\":7,");
+  mcp__task_facts plain = FACTS;
+  plain.status_message = NULL;
+  mcp__wire_created(&b, &plain, false);
+  assert_wire(&b, "\"task\":{\"taskId\":\"T1\",\"status\":\"completed\","
+                  "\"createdAt\":\"1970-01-01T00:00:00.000Z\","
+                  "\"lastUpdatedAt\":\"1970-01-02T00:01:01.001Z\","
+                  "\"ttl\":5,\"pollInterval\":7},");
+  mcp__wire_status_note(&b, &plain);
+  ck_assert_ptr_nonnull(strstr(mcp__buf_str(&b), "\"pollInterval\":7}}"));
+  cJSON *note = cJSON_Parse(mcp__buf_str(&b));
+  tu_assert_json(note, "{\"method\":\"notifications/tasks/status\","
+                       "\"params\":{\"taskId\":\"T1\"}}");
+  cJSON_Delete(note);
+  mcp__buf_free(&b);
+}
+END_TEST
+
+/* The one implementation of a round's requests (input.c), which a call's
+ * legacy round and a task's both use: numbering on a session, writing (with
+ * or without the related-task _meta), matching answers, withdrawing. */
+START_TEST(input_rounds_number_write_match_and_withdraw) {
+  mcp_session *s = P.session;
+  cJSON *asks =
+      cJSON_Parse("{\"a\":{\"method\":\"elicitation/create\",\"params\":{}},"
+                  "\"b\":{\"method\":\"roots/list\",\"params\":{\"x\":1}}}");
+  mcp__buf texts = {0};
+  size_t n = 9;
+  pthread_mutex_lock(&s->lock);
+  long long first = s->next_request_id + 1;
+  ck_assert_int_eq(mcp__input_number_locked(s, asks, NULL, &texts, &n), 0);
+  pthread_mutex_unlock(&s->lock);
+  ck_assert_uint_eq(n, 2);
+  char want[200];
+  snprintf(want, sizeof want,
+           "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"method\":\"elicitation/"
+           "create\",\"params\":{}}",
+           first);
+  ck_assert_str_eq(texts.data, want);
+  snprintf(want, sizeof want,
+           "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"method\":\"roots/list\","
+           "\"params\":{\"x\":1}}",
+           first + 1);
+  ck_assert_str_eq(texts.data + strlen(texts.data) + 1, want);
+  mcp__buf_free(&texts);
+  ck_assert(mcp__input_sent_as(asks->child, first));
+  ck_assert(!mcp__input_sent_as(asks->child, first + 1));
+  cJSON *ok = cJSON_Parse("{\"result\":{\"action\":\"decline\"}}");
+  cJSON *bad = cJSON_Parse("{\"result\":{\"action\":7}}");
+  cJSON *err = cJSON_Parse("{\"error\":{\"code\":1}}");
+  ck_assert_ptr_eq(mcp__input_answer(asks->child, ok), ok->child);
+  ck_assert_ptr_null(mcp__input_answer(asks->child, bad));
+  ck_assert_ptr_null(mcp__input_answer(asks->child, err));
+  cJSON_DeleteItemFromObject(asks->child, "id"); /* answered */
+  mcp__input_withdraw(&texts, asks, "gone \"now\"");
+  snprintf(want, sizeof want,
+           "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\","
+           "\"params\":{\"requestId\":%lld,\"reason\":\"gone \\\"now\\\"\"}}",
+           first + 1);
+  ck_assert_str_eq(texts.data, want);
+  ck_assert_uint_eq(texts.len, strlen(want) + 1);
+  mcp__buf_free(&texts);
+  pthread_mutex_lock(&s->lock);
+  ck_assert_int_eq(mcp__input_number_locked(s, asks, "T9", &texts, &n), 0);
+  pthread_mutex_unlock(&s->lock);
+  ck_assert_ptr_nonnull(strstr(texts.data,
+                               "\"_meta\":{\"io.modelcontextprotocol/"
+                               "related-task\":{\"taskId\":\"T9\"}}"));
+  mcp__buf_free(&texts);
+  cJSON_Delete(ok);
+  cJSON_Delete(bad);
+  cJSON_Delete(err);
+  cJSON_Delete(asks);
+}
+END_TEST
+
+START_TEST(wire_writes_outcomes_between_its_own_braces) {
+  mcp__buf b = {0};
+  mcp__outcome ok = {.members = "\"content\":[]", .len = 12};
+  mcp__wire_task_result(&b, "7", 1, "T1", &ok);
+  assert_wire(&b, "{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{\"content\":[],"
+                  "\"_meta\":{\"io.modelcontextprotocol/related-task\":"
+                  "{\"taskId\":\"T1\"}}}}");
+  mcp__outcome empty = {.members = "", .len = 0};
+  mcp__wire_task_result(&b, "7", 1, "T1", &empty);
+  assert_wire(&b, "{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{\"_meta\":{"
+                  "\"io.modelcontextprotocol/related-task\":"
+                  "{\"taskId\":\"T1\"}}}}");
+  mcp__outcome err = {
+      .error = true, .code = -32603, .members = "\"code\":1", .len = 8};
+  mcp__wire_task_result(&b, "\"x\"", 3, "T1", &err);
+  assert_wire(&b, "{\"jsonrpc\":\"2.0\",\"id\":\"x\",\"error\":{\"code\":1}}");
+  mcp__wire_task_result(&b, "7", 1, "T1", NULL);
+  ck_assert_ptr_nonnull(strstr(mcp__buf_str(&b), "has no result"));
+  mcp__buf_free(&b);
+  mcp__task_facts f = FACTS;
+  f.status_message = NULL;
+  mcp__wire_detail(&b, &f, NULL, &err);
+  ck_assert_ptr_nonnull(strstr(mcp__buf_str(&b), ",\"error\":{\"code\":1},"));
+  mcp__buf_free(&b);
+  cJSON *asks = cJSON_Parse("{\"k\":{\"method\":\"m\",\"params\":{}}}");
+  mcp__wire_detail(&b, &f, asks, &err);
+  ck_assert_ptr_nonnull(
+      strstr(mcp__buf_str(&b),
+             "\"inputRequests\":{\"k\":{\"method\":\"m\",\"params\":{}}},"));
+  ck_assert_ptr_null(strstr(mcp__buf_str(&b), "error"));
+  mcp__buf_free(&b);
+  mcp__wire_request(&b, "T1", cJSON_GetObjectItem(asks->child, "method"),
+                    cJSON_GetObjectItem(asks->child, "params"), 3);
+  assert_wire(&b, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"m\",\"params\":{"
+                  "\"_meta\":{\"io.modelcontextprotocol/related-task\":"
+                  "{\"taskId\":\"T1\"}}}}");
+  cJSON_Delete(asks);
+  mcp__wire_error_members(&b, -32000, "busy \"now\"");
+  assert_wire(&b, "\"code\":-32000,\"message\":\"busy \\\"now\\\"\"");
+}
+END_TEST
+
+/* ===========================================================================
  * Suite
  * ======================================================================== */
 
@@ -1727,6 +1870,9 @@ int main(void) {
   tcase_add_test(t, flags_are_checked_at_registration);
   tcase_add_test(t, task_support_listed_in_2025_11_25_only);
   tcase_add_test(t, capability_in_both_eras);
+  tcase_add_test(t, wire_writes_tasks_from_facts);
+  tcase_add_test(t, wire_writes_outcomes_between_its_own_braces);
+  tcase_add_test(t, input_rounds_number_write_match_and_withdraw);
   t = tu_tcase(s, "modern", setup, teardown, 60);
   tcase_add_test(t, an_answer_at_once_is_no_task);
   tcase_add_test(t, a_deferred_call_becomes_a_task);
