@@ -1143,6 +1143,7 @@ static void say_text(out *o, const verr *f, const cJSON *v, const char *text) {
   out_puts(o, text);
 }
 
+/* "type": the accepted types, and the type the value has. */
 static void say_type(out *o, const verr *f, const cJSON *v, const char *text) {
   out_puts(o, text);
   out_types(o, f);
@@ -1166,6 +1167,7 @@ static void say_enum(out *o, const verr *f, const cJSON *v, const char *text) {
   out_puts(o, i == 0 ? "nothing: no value is allowed." : ".");
 }
 
+/* "const": the one value allowed. */
 static void say_const(out *o, const verr *f, const cJSON *v, const char *text) {
   (void)v;
   out_puts(o, text);
@@ -1187,6 +1189,7 @@ static void say_bound(out *o, const verr *f, const cJSON *v, const char *text) {
   out_puts(o, ".");
 }
 
+/* "maxLength" and "minLength", in characters. */
 static void say_length(out *o, const verr *f, const cJSON *v,
                        const char *text) {
   (void)v, (void)text;
@@ -1195,6 +1198,7 @@ static void say_length(out *o, const verr *f, const cJSON *v,
              plural(f->a, "", "s"), f->b);
 }
 
+/* "pattern": the regular expression, cut to 120 bytes. */
 static void say_pattern(out *o, const verr *f, const cJSON *v,
                         const char *text) {
   (void)v;
@@ -1203,6 +1207,7 @@ static void say_pattern(out *o, const verr *f, const cJSON *v,
   out_puts(o, ".");
 }
 
+/* "format": the format's name and an example of it. */
 static void say_format(out *o, const verr *f, const cJSON *v,
                        const char *text) {
   mcp__format format = f->node->str->format;
@@ -1211,12 +1216,14 @@ static void say_format(out *o, const verr *f, const cJSON *v,
              mcp__format_example(format));
 }
 
+/* "items": false after the prefix items; how many are accepted. */
 static void say_items(out *o, const verr *f, const cJSON *v, const char *text) {
   (void)v, (void)text;
   out_printf(o, "unexpected item; this array accepts at most %zu item%s.", f->a,
              plural(f->a, "", "s"));
 }
 
+/* "contains" and "minContains": how many items must match. */
 static void say_contains(out *o, const verr *f, const cJSON *v,
                          const char *text) {
   (void)v, (void)text;
@@ -1229,6 +1236,7 @@ static void say_contains(out *o, const verr *f, const cJSON *v,
                f->a, f->b);
 }
 
+/* "maxContains": how many items may match, and how many did. */
 static void say_max_contains(out *o, const verr *f, const cJSON *v,
                              const char *text) {
   (void)v, (void)text;
@@ -1238,6 +1246,7 @@ static void say_max_contains(out *o, const verr *f, const cJSON *v,
              f->a, plural(f->a, "", "s"), plural(f->a, "es", ""), f->b);
 }
 
+/* "maxItems" and "minItems". */
 static void say_item_count(out *o, const verr *f, const cJSON *v,
                            const char *text) {
   (void)v, (void)text;
@@ -1246,6 +1255,7 @@ static void say_item_count(out *o, const verr *f, const cJSON *v,
              plural(f->a, "", "s"), f->b);
 }
 
+/* "uniqueItems": the first two equal items. */
 static void say_unique(out *o, const verr *f, const cJSON *v,
                        const char *text) {
   (void)v, (void)text;
@@ -1263,6 +1273,7 @@ static void say_unexpected_property(out *o, const verr *f, const cJSON *v,
   out_puts(o, ".");
 }
 
+/* "required": the first missing property. */
 static void say_required(out *o, const verr *f, const cJSON *v,
                          const char *text) {
   (void)v;
@@ -1271,6 +1282,7 @@ static void say_required(out *o, const verr *f, const cJSON *v,
   out_puts(o, ".");
 }
 
+/* "dependentRequired": the missing property and the one requiring it. */
 static void say_dependent_required(out *o, const verr *f, const cJSON *v,
                                    const char *text) {
   (void)v;
@@ -1281,6 +1293,7 @@ static void say_dependent_required(out *o, const verr *f, const cJSON *v,
   out_puts(o, " is present.");
 }
 
+/* "maxProperties" and "minProperties". */
 static void say_property_count(out *o, const verr *f, const cJSON *v,
                                const char *text) {
   (void)v, (void)text;
@@ -1289,6 +1302,7 @@ static void say_property_count(out *o, const verr *f, const cJSON *v,
              plural(f->a, "y", "ies"), f->b);
 }
 
+/* "oneOf": the first two alternatives that matched. */
 static void say_one_of(out *o, const verr *f, const cJSON *v,
                        const char *text) {
   (void)v, (void)text;
