@@ -149,71 +149,69 @@ static int well_known(const char *path, size_t n, char **out) {
   return 0;
 }
 
-int mcp__http_auth_new(mcp_http *h, const mcp_auth_options *o,
-                       mcp__http_auth **out) {
-  *out = NULL;
-  size_t origin_len;
-  const char *rpath;
-  if (o->resource == NULL || !split_url(o->resource, &origin_len, &rpath)) {
-    mcp__http_log(h, MCP_LOG_ERROR,
-                  "auth: resource must be the endpoint's canonical http(s) "
-                  "URI, without query, fragment, quotes, backslashes, "
-                  "spaces or control characters");
-    return MCP_EINVAL;
-  }
-  if (o->authorization_servers == NULL || o->authorization_servers[0] == NULL) {
-    mcp__http_log(h, MCP_LOG_ERROR,
-                  "auth: authorization_servers must name at least one "
-                  "issuer");
-    return MCP_EINVAL;
-  }
-  if (o->verify == NULL && o->issuer == NULL) {
-    mcp__http_log(h, MCP_LOG_ERROR,
-                  "auth: give either a verify callback or the JWT settings "
-                  "(issuer and keys)");
-    return MCP_EINVAL;
-  }
-  if (o->issuer && !header_safe(o->issuer)) {
-    mcp__http_log(h, MCP_LOG_ERROR,
-                  "auth: issuer has characters refused "
-                  "(quotes, backslashes, spaces, control "
-                  "characters)");
-    return MCP_EINVAL;
-  }
-  mcp__http_auth *a = mcp_calloc(1, sizeof *a);
-  if (a == NULL)
-    return MCP_ENOMEM;
-  if (pthread_mutex_init(&a->refusals, NULL) != 0) {
-    mcp_free(a);
-    return MCP_ENOMEM;
-  }
+/* The options mcp__http_auth_new refuses, each logged with its sentence: a
+ * resource that is not a canonical http(s) URI, no authorization server,
+ * no way to verify tokens, an issuer unfit for a header. Sets the
+ * resource's origin length and path. Returns 0 or MCP_EINVAL. */
+static int check_auth_options(mcp_http *h, const mcp_auth_options *o,
+                              size_t *origin_len, const char **rpath) {
+  const char *why = NULL;
+  if (o->resource == NULL || !split_url(o->resource, origin_len, rpath))
+    why = "auth: resource must be the endpoint's canonical http(s) URI, "
+          "without query, fragment, quotes, backslashes, spaces or control "
+          "characters";
+  else if (o->authorization_servers == NULL ||
+           o->authorization_servers[0] == NULL)
+    why = "auth: authorization_servers must name at least one issuer";
+  else if (o->verify == NULL && o->issuer == NULL)
+    why = "auth: give either a verify callback or the JWT settings (issuer "
+          "and keys)";
+  else if (o->issuer && !header_safe(o->issuer))
+    why = "auth: issuer has characters refused (quotes, backslashes, "
+          "spaces, control characters)";
+  if (why == NULL)
+    return 0;
+  mcp__http_log(h, MCP_LOG_ERROR, "%s", why);
+  return MCP_EINVAL;
+}
+
+/* Copies the authorization servers and the supported scopes, each checked;
+ * warns about offline_access, which the metadata leaves out. Returns 0 or
+ * an MCP_E* code. */
+static int copy_lists(mcp_http *h, const mcp_auth_options *o,
+                      mcp__http_auth *a) {
   int rc = copy_checked(h, o->authorization_servers, "authorization_servers",
                         url_ok, &a->servers);
   if (rc == 0)
     rc = copy_checked(h, o->scopes_supported, "scopes_supported", scope_token,
                       &a->supported);
-  if (rc) {
-    mcp__http_auth_free(a);
+  if (rc)
     return rc;
-  }
   for (size_t i = 0; a->supported && a->supported[i]; i++)
     if (strcmp(a->supported[i], "offline_access") == 0)
       mcp__http_log(h, MCP_LOG_WARNING,
                     "auth: scopes_supported lists offline_access, which the "
                     "metadata leaves out (a resource never needs it)");
-  const char *wk = WELL_KNOWN;
+  return 0;
+}
+
+/* The resource and the addresses of its metadata: the URL the challenge
+ * names (origin, well-known prefix, resource path) and the well-known
+ * paths served for the endpoint and for the resource, the latter dropped
+ * when it is the same. Returns 0 or MCP_ENOMEM. */
+static int metadata_urls(mcp_http *h, const mcp_auth_options *o,
+                         mcp__http_auth *a, size_t origin_len,
+                         const char *rpath) {
   size_t wkn = sizeof WELL_KNOWN - 1, pn = strlen(rpath);
   if (pn == 1) /* "https://host/" is the root */
     pn = 0;
   if ((a->resource = mcp__strdup(o->resource)) == NULL ||
       (a->prm_url = mcp_malloc(origin_len + wkn + pn + 1)) == NULL ||
       well_known(h->path, strlen(h->path), &a->wk_endpoint) != 0 ||
-      well_known(rpath, pn, &a->wk_resource) != 0) {
-    mcp__http_auth_free(a);
+      well_known(rpath, pn, &a->wk_resource) != 0)
     return MCP_ENOMEM;
-  }
   memcpy(a->prm_url, o->resource, origin_len);
-  memcpy(a->prm_url + origin_len, wk, wkn);
+  memcpy(a->prm_url + origin_len, WELL_KNOWN, wkn);
   memcpy(a->prm_url + origin_len + wkn, rpath, pn);
   a->prm_url[origin_len + wkn + pn] = '\0';
   if (a->wk_resource && a->wk_endpoint &&
@@ -221,6 +219,14 @@ int mcp__http_auth_new(mcp_http *h, const mcp_auth_options *o,
     mcp_free(a->wk_resource);
     a->wk_resource = NULL;
   }
+  return 0;
+}
+
+/* How tokens are verified: the caller's callback (the JWT settings are
+ * then ignored, with a warning) or the JWT verifier, whose skipped keys
+ * are logged. Returns 0, MCP_EINVAL or MCP_ENOMEM. */
+static int set_verifier(mcp_http *h, const mcp_auth_options *o,
+                        mcp__http_auth *a) {
   if (o->verify) {
     a->verify = o->verify;
     a->verify_data = o->verify_data;
@@ -229,18 +235,41 @@ int mcp__http_auth_new(mcp_http *h, const mcp_auth_options *o,
       mcp__http_log(h, MCP_LOG_WARNING,
                     "auth: a verify callback is set, so the JWT settings "
                     "are ignored");
-  } else {
-    char err[256] = "";
-    rc = mcp__jwt_new(o, &a->jwt, err, sizeof err);
-    if (rc) {
-      if (rc != MCP_ENOMEM)
-        mcp__http_log(h, MCP_LOG_ERROR, "auth: %s",
-                      err[0] ? err : "the JWT settings are not usable");
-      mcp__http_auth_free(a);
-      return rc == MCP_ENOMEM ? MCP_ENOMEM : MCP_EINVAL;
-    }
-    if (err[0]) /* keys it skipped, and why */
-      mcp__http_log(h, MCP_LOG_WARNING, "auth: %s", err);
+    return 0;
+  }
+  char err[256] = "";
+  int rc = mcp__jwt_new(o, &a->jwt, err, sizeof err);
+  if (rc) {
+    if (rc != MCP_ENOMEM)
+      mcp__http_log(h, MCP_LOG_ERROR, "auth: %s",
+                    err[0] ? err : "the JWT settings are not usable");
+    return rc == MCP_ENOMEM ? MCP_ENOMEM : MCP_EINVAL;
+  }
+  if (err[0]) /* keys it skipped, and why */
+    mcp__http_log(h, MCP_LOG_WARNING, "auth: %s", err);
+  return 0;
+}
+
+int mcp__http_auth_new(mcp_http *h, const mcp_auth_options *o,
+                       mcp__http_auth **out) {
+  *out = NULL;
+  size_t origin_len;
+  const char *rpath;
+  int rc = check_auth_options(h, o, &origin_len, &rpath);
+  if (rc)
+    return rc;
+  mcp__http_auth *a = mcp_calloc(1, sizeof *a);
+  if (a == NULL)
+    return MCP_ENOMEM;
+  if (pthread_mutex_init(&a->refusals, NULL) != 0) {
+    mcp_free(a);
+    return MCP_ENOMEM;
+  }
+  if ((rc = copy_lists(h, o, a)) != 0 ||
+      (rc = metadata_urls(h, o, a, origin_len, rpath)) != 0 ||
+      (rc = set_verifier(h, o, a)) != 0) {
+    mcp__http_auth_free(a);
+    return rc;
   }
   if (strncmp(o->resource, "http://", 7) == 0)
     mcp__http_log(h, MCP_LOG_INFO,

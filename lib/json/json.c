@@ -332,6 +332,76 @@ static inline size_t plain_run(const unsigned char *s, size_t n, size_t i) {
   return scan_run(s, n, i, LEAD2);
 }
 
+/* Validates the escape whose backslash is at s[i]: a \u escape (a
+ * surrogate pair counts as one) or one of the eight single-letter escapes.
+ * Returns how many input bytes it spans, after adding to *shrink how much
+ * shorter it decodes, or a negative MCP_E* code. */
+static int scan_escape(parser *p, size_t i, size_t *shrink) {
+  const unsigned char *s = p->s;
+  const size_t n = p->n;
+  if (i + 1 >= n)
+    return fail(p, MCP_EPARSE, p->pos, "unterminated string");
+  unsigned char e = s[i + 1];
+  if (e == '"' || e == '\\' || e == '/' || e == 'b' || e == 'f' || e == 'n' ||
+      e == 'r' || e == 't') {
+    *shrink += 1;
+    return 2;
+  }
+  if (e != 'u')
+    return fail(p, MCP_EPARSE, i, "invalid escape sequence");
+  long cp = hex4(s, n, i + 2);
+  if (cp < 0)
+    return fail(p, MCP_EPARSE, i, "\\u escape without four hex digits");
+  if (cp == 0)
+    return fail(p, MCP_EPARSE, i, "\\u0000 is not allowed in a string");
+  if (cp >= 0xDC00 && cp <= 0xDFFF)
+    return fail(p, MCP_EPARSE, i, "unpaired low surrogate");
+  if (cp >= 0xD800 && cp <= 0xDBFF) {
+    long lo = -1;
+    if (n - i >= 12 && s[i + 6] == '\\' && s[i + 7] == 'u')
+      lo = hex4(s, n, i + 8);
+    if (lo < 0xDC00 || lo > 0xDFFF)
+      return fail(p, MCP_EPARSE, i, "unpaired high surrogate");
+    *shrink += 12 - 4;
+    return 12;
+  }
+  *shrink += cp < 0x80 ? 6 - 1 : cp < 0x800 ? 6 - 2 : 6 - 3;
+  return 6;
+}
+
+/* Validates the multi-byte UTF-8 sequence whose lead byte, of class cls, is
+ * at s[i]: its continuation bytes, no overlong form (E0, F0), no surrogate
+ * (ED), nothing above U+10FFFF (F4). Returns its length, or a negative
+ * MCP_E* code. */
+static inline int scan_utf8(parser *p, size_t i, int cls) {
+  const unsigned char *s = p->s;
+  const size_t n = p->n;
+  unsigned char c = s[i];
+  switch (cls) {
+  case LEAD2:
+    if (n - i < 2 || (s[i + 1] & 0xC0) != 0x80)
+      break;
+    return 2;
+  case LEAD3: {
+    unsigned char lo = c == 0xE0 ? 0xA0 : 0x80, hi = c == 0xED ? 0x9F : 0xBF;
+    if (n - i < 3 || s[i + 1] < lo || s[i + 1] > hi ||
+        (s[i + 2] & 0xC0) != 0x80)
+      break;
+    return 3;
+  }
+  case LEAD4: {
+    unsigned char lo = c == 0xF0 ? 0x90 : 0x80, hi = c == 0xF4 ? 0x8F : 0xBF;
+    if (n - i < 4 || s[i + 1] < lo || s[i + 1] > hi ||
+        (s[i + 2] & 0xC0) != 0x80 || (s[i + 3] & 0xC0) != 0x80)
+      break;
+    return 4;
+  }
+  default:
+    break;
+  }
+  return fail(p, MCP_EPARSE, i, "invalid UTF-8");
+}
+
 /* Validates the string whose opening quote is at p->pos: UTF-8, escapes,
  * surrogate pairs, no raw controls, no U+0000. Sets *end to the index of the
  * closing quote, *dlen to the decoded length and *escaped when the string
@@ -342,81 +412,30 @@ static int scan_string(parser *p, size_t i, size_t *end, size_t *dlen,
   const unsigned char *s = p->s;
   const size_t n = p->n;
   size_t shrink = 0;
-  int esc = 0;
+  int esc = 0, step;
   for (;;) {
     i = plain_run(s, n, i);
     if (i >= n)
       return fail(p, MCP_EPARSE, p->pos, "unterminated string");
-    unsigned char c = s[i];
-    switch (byte_class[c]) {
-    case QUOTE:
+    int cls = byte_class[s[i]];
+    if (cls == QUOTE) {
       *end = i;
       *dlen = i - p->pos - 1 - shrink;
       *escaped = esc;
       return 0;
-    case ESCAPE: {
-      esc = 1;
-      if (i + 1 >= n)
-        return fail(p, MCP_EPARSE, p->pos, "unterminated string");
-      unsigned char e = s[i + 1];
-      if (e == 'u') {
-        long cp = hex4(s, n, i + 2);
-        if (cp < 0)
-          return fail(p, MCP_EPARSE, i, "\\u escape without four hex digits");
-        if (cp == 0)
-          return fail(p, MCP_EPARSE, i, "\\u0000 is not allowed in a string");
-        if (cp >= 0xDC00 && cp <= 0xDFFF)
-          return fail(p, MCP_EPARSE, i, "unpaired low surrogate");
-        if (cp >= 0xD800 && cp <= 0xDBFF) {
-          long lo = -1;
-          if (n - i >= 12 && s[i + 6] == '\\' && s[i + 7] == 'u')
-            lo = hex4(s, n, i + 8);
-          if (lo < 0xDC00 || lo > 0xDFFF)
-            return fail(p, MCP_EPARSE, i, "unpaired high surrogate");
-          shrink += 12 - 4;
-          i += 12;
-        } else {
-          shrink += cp < 0x80 ? 6 - 1 : cp < 0x800 ? 6 - 2 : 6 - 3;
-          i += 6;
-        }
-      } else if (e == '"' || e == '\\' || e == '/' || e == 'b' || e == 'f' ||
-                 e == 'n' || e == 'r' || e == 't') {
-        shrink += 1;
-        i += 2;
-      } else {
-        return fail(p, MCP_EPARSE, i, "invalid escape sequence");
-      }
-      break;
     }
-    case CONTROL:
+    if (cls == CONTROL)
       return fail(p, MCP_EPARSE, i, "raw control character 0x%02X in a string",
-                  c);
-    case LEAD2:
-      if (n - i < 2 || (s[i + 1] & 0xC0) != 0x80)
-        return fail(p, MCP_EPARSE, i, "invalid UTF-8");
-      i += 2;
-      break;
-    case LEAD3: {
-      /* E0 must not be overlong, ED must not encode a surrogate. */
-      unsigned char lo = c == 0xE0 ? 0xA0 : 0x80, hi = c == 0xED ? 0x9F : 0xBF;
-      if (n - i < 3 || s[i + 1] < lo || s[i + 1] > hi ||
-          (s[i + 2] & 0xC0) != 0x80)
-        return fail(p, MCP_EPARSE, i, "invalid UTF-8");
-      i += 3;
-      break;
+                  s[i]);
+    if (cls == ESCAPE) {
+      esc = 1;
+      step = scan_escape(p, i, &shrink);
+    } else {
+      step = scan_utf8(p, i, cls);
     }
-    case LEAD4: {
-      /* F0 must not be overlong, F4 must stay within U+10FFFF. */
-      unsigned char lo = c == 0xF0 ? 0x90 : 0x80, hi = c == 0xF4 ? 0x8F : 0xBF;
-      if (n - i < 4 || s[i + 1] < lo || s[i + 1] > hi ||
-          (s[i + 2] & 0xC0) != 0x80 || (s[i + 3] & 0xC0) != 0x80)
-        return fail(p, MCP_EPARSE, i, "invalid UTF-8");
-      i += 4;
-      break;
-    }
-    default:
-      return fail(p, MCP_EPARSE, i, "invalid UTF-8");
-    }
+    if (step < 0)
+      return step;
+    i += (size_t)step;
   }
 }
 
@@ -991,163 +1010,184 @@ static int read_literal(parser *p) {
   return 0;
 }
 
-enum { WANT_VALUE, WANT_KEY, AFTER_VALUE };
+/* The states of parse_document's loop; each step returns the next one, DONE
+ * when the document is complete, or a negative MCP_E* code. */
+enum { DONE, WANT_VALUE, WANT_KEY, AFTER_VALUE };
 
-static int parse_document(parser *p) {
+/* Opens the object or array whose bracket is at p->pos: attaches its node,
+ * pushes its frame, and closes it at once when it is empty. */
+static inline int open_container(parser *p, unsigned char c) {
   const unsigned char *s = p->s;
   const size_t n = p->n;
-  int rc, state = WANT_VALUE;
-  p->pos = skip_ws(s, n, 0);
-  if (p->pos == n)
+  int rc;
+  if (p->depth >= p->max_depth)
+    return fail(p, MCP_ELIMIT, p->pos, "nesting deeper than %zu", p->max_depth);
+  cJSON *node = new_node(p, c == '{' ? cJSON_Object : cJSON_Array);
+  if (node == NULL)
+    return oom(p);
+  attach(p, node);
+  if ((rc = push(p, node, c == '{')) != 0)
+    return rc;
+  p->pos = skip_ws(s, n, p->pos + 1);
+  if (p->pos < n && s[p->pos] == (c == '{' ? '}' : ']')) {
+    p->depth--;
+    p->pos++;
+    return AFTER_VALUE;
+  }
+  return c == '{' ? WANT_KEY : WANT_VALUE;
+}
+
+/* Reads the string value at p->pos into a new leaf; sets *node to it. */
+static inline int read_string_value(parser *p, cJSON **node) {
+  size_t end = 0, len = 0;
+  int escaped = 0, rc;
+  if ((rc = string_bounds(p, &end, &len, &escaped)) != 0)
+    return rc;
+  if ((*node = new_leaf(p, cJSON_String, len)) == NULL)
+    return oom(p);
+  string_copy(p, end, len, escaped, (*node)->valuestring);
+  attach(p, *node);
+  p->pos = end + 1;
+  return 0;
+}
+
+/* WANT_VALUE: counts the value against its array's limit, reads it by its
+ * first byte, and keeps its raw text when the key before it asked for it
+ * (an "id" or "requestId"). */
+static inline int want_value(parser *p) {
+  const unsigned char *s = p->s;
+  const size_t n = p->n;
+  int rc;
+  if (p->pos >= n)
+    return fail(p, MCP_EPARSE, n, "unexpected end of input");
+  if (p->depth > 0) {
+    frame *f = &p->frames[p->depth - 1];
+    if (!f->object && ++f->count > p->max_members)
+      return fail(p, MCP_ELIMIT, p->pos, "more than %zu elements in one array",
+                  p->max_members);
+  }
+  unsigned char c = s[p->pos];
+  size_t start = p->pos;
+  cJSON *node = NULL;
+  /* Set by the key just read, if this value is an object member. */
+  int raw = p->key_is_raw;
+  p->key_is_raw = 0;
+  if (c == '{' || c == '[')
+    return open_container(p, c);
+  if (c == '"') {
+    rc = read_string_value(p, &node);
+  } else if (c == 't' || c == 'f' || c == 'n') {
+    rc = read_literal(p);
+    raw = 0;
+  } else if (c == '-' || is_digit(c)) {
+    rc = read_number(p, &node);
+  } else {
+    return unexpected(p, p->pos, "expected a value");
+  }
+  if (rc != 0)
+    return rc;
+  if (raw && (rc = record_raw(p, node, start, p->pos)) != 0)
+    return rc;
+  return AFTER_VALUE;
+}
+
+/* WANT_KEY: reads a member's key (interned when it is a common one), checks
+ * it against the object's limits and duplicates, notes whether its value's
+ * raw text is kept, and steps over the colon. */
+static inline int want_key(parser *p) {
+  const unsigned char *s = p->s;
+  const size_t n = p->n;
+  int rc;
+  if (p->pos >= n)
+    return fail(p, MCP_EPARSE, n, "unexpected end of input");
+  if (s[p->pos] != '"')
+    return unexpected(p, p->pos, "expected a string key");
+  frame *f = &p->frames[p->depth - 1];
+  if (++f->count > p->max_members)
+    return fail(p, MCP_ELIMIT, p->pos, "more than %zu members in one object",
+                p->max_members);
+  size_t off = p->pos, end = 0, len = 0;
+  int escaped = 0;
+  if ((rc = string_bounds(p, &end, &len, &escaped)) != 0)
+    return rc;
+  p->key =
+      escaped ? NULL : intern_find((const char *)s + off + 1, len, n - off - 1);
+  if (p->key == NULL) {
+    char *key = p->pooled ? pool_alloc(p, len + 1) : mcp__malloc(len + 1);
+    if (key == NULL)
+      return oom(p);
+    string_copy(p, end, len, escaped, key);
+    p->key = key;
+    p->key_owned = 1;
+  }
+  p->pos = end + 1;
+  if ((rc = add_key(p, p->key, len, off)) != 0)
+    return rc;
+  p->key_is_raw = p->depth <= RAW_DEPTH &&
+                  ((len == 2 && memcmp(p->key, "id", 2) == 0) ||
+                   (len == 9 && memcmp(p->key, "requestId", 9) == 0));
+  p->pos = skip_ws(s, n, p->pos);
+  if (p->pos >= n)
+    return fail(p, MCP_EPARSE, n, "unexpected end of input");
+  if (s[p->pos] != ':')
+    return unexpected(p, p->pos, "expected ':' after a key");
+  p->pos = skip_ws(s, n, p->pos + 1);
+  return WANT_VALUE;
+}
+
+/* AFTER_VALUE: ends the document at depth 0 (nothing may follow), or takes
+ * the comma to the next member or element, or the bracket that closes the
+ * innermost object or array. */
+static inline int after_value(parser *p) {
+  const unsigned char *s = p->s;
+  const size_t n = p->n;
+  int rc;
+  p->pos = skip_ws(s, n, p->pos);
+  if (p->depth == 0) {
+    if (p->pos < n)
+      return fail(p, MCP_EPARSE, p->pos,
+                  "unexpected character after the JSON value");
+    return DONE;
+  }
+  if (p->pos >= n)
+    return fail(p, MCP_EPARSE, n, "unexpected end of input");
+  const frame *f = &p->frames[p->depth - 1];
+  unsigned char c = s[p->pos];
+  if (c == ',') {
+    p->pos = skip_ws(s, n, p->pos + 1);
+    return f->object ? WANT_KEY : WANT_VALUE;
+  }
+  if (c != (f->object ? '}' : ']'))
+    return unexpected(
+        p, p->pos, f->object ? "expected ',' or '}'" : "expected ',' or ']'");
+  if (f->object && (rc = close_object(p)) != 0)
+    return rc;
+  p->depth--;
+  p->pos++;
+  return AFTER_VALUE;
+}
+
+/* The strict grammar as one loop over three states, without recursion, so
+ * the nesting depth costs heap frames, never stack. */
+static int parse_document(parser *p) {
+  int state = WANT_VALUE;
+  p->pos = skip_ws(p->s, p->n, 0);
+  if (p->pos == p->n)
     return fail(p, MCP_EPARSE, p->pos, "empty input");
-  for (;;) {
+  while (state > DONE) {
     switch (state) {
-    case WANT_VALUE: {
-      if (p->pos >= n)
-        return fail(p, MCP_EPARSE, n, "unexpected end of input");
-      if (p->depth > 0) {
-        frame *f = &p->frames[p->depth - 1];
-        if (!f->object && ++f->count > p->max_members)
-          return fail(p, MCP_ELIMIT, p->pos,
-                      "more than %zu elements in one array", p->max_members);
-      }
-      unsigned char c = s[p->pos];
-      size_t start = p->pos;
-      cJSON *node = NULL;
-      /* Set by the key just read, if this value is an object member. */
-      int raw = p->key_is_raw;
-      p->key_is_raw = 0;
-      switch (c) {
-      case '{':
-      case '[': {
-        if (p->depth >= p->max_depth)
-          return fail(p, MCP_ELIMIT, p->pos, "nesting deeper than %zu",
-                      p->max_depth);
-        node = new_node(p, c == '{' ? cJSON_Object : cJSON_Array);
-        if (node == NULL)
-          return oom(p);
-        attach(p, node);
-        if ((rc = push(p, node, c == '{')) != 0)
-          return rc;
-        p->pos = skip_ws(s, n, p->pos + 1);
-        if (p->pos < n && s[p->pos] == (c == '{' ? '}' : ']')) {
-          p->depth--;
-          p->pos++;
-          state = AFTER_VALUE;
-        } else {
-          state = c == '{' ? WANT_KEY : WANT_VALUE;
-        }
-        continue;
-      }
-      case '"': {
-        size_t end = 0, len = 0;
-        int escaped = 0;
-        if ((rc = string_bounds(p, &end, &len, &escaped)) != 0)
-          return rc;
-        if ((node = new_leaf(p, cJSON_String, len)) == NULL)
-          return oom(p);
-        string_copy(p, end, len, escaped, node->valuestring);
-        attach(p, node);
-        p->pos = end + 1;
-        break;
-      }
-      case 't':
-      case 'f':
-      case 'n':
-        if ((rc = read_literal(p)) != 0)
-          return rc;
-        raw = 0;
-        break;
-      case '-':
-      case '0':
-      case '1':
-      case '2':
-      case '3':
-      case '4':
-      case '5':
-      case '6':
-      case '7':
-      case '8':
-      case '9':
-        if ((rc = read_number(p, &node)) != 0)
-          return rc;
-        break;
-      default:
-        return unexpected(p, p->pos, "expected a value");
-      }
-      if (raw && (rc = record_raw(p, node, start, p->pos)) != 0)
-        return rc;
-      state = AFTER_VALUE;
-      continue;
-    }
-    case WANT_KEY: {
-      if (p->pos >= n)
-        return fail(p, MCP_EPARSE, n, "unexpected end of input");
-      if (s[p->pos] != '"')
-        return unexpected(p, p->pos, "expected a string key");
-      frame *f = &p->frames[p->depth - 1];
-      if (++f->count > p->max_members)
-        return fail(p, MCP_ELIMIT, p->pos,
-                    "more than %zu members in one object", p->max_members);
-      size_t off = p->pos, end = 0, len = 0;
-      int escaped = 0;
-      if ((rc = string_bounds(p, &end, &len, &escaped)) != 0)
-        return rc;
-      p->key = escaped
-                   ? NULL
-                   : intern_find((const char *)s + off + 1, len, n - off - 1);
-      if (p->key == NULL) {
-        char *key = p->pooled ? pool_alloc(p, len + 1) : mcp__malloc(len + 1);
-        if (key == NULL)
-          return oom(p);
-        string_copy(p, end, len, escaped, key);
-        p->key = key;
-        p->key_owned = 1;
-      }
-      p->pos = end + 1;
-      if ((rc = add_key(p, p->key, len, off)) != 0)
-        return rc;
-      p->key_is_raw = p->depth <= RAW_DEPTH &&
-                      ((len == 2 && memcmp(p->key, "id", 2) == 0) ||
-                       (len == 9 && memcmp(p->key, "requestId", 9) == 0));
-      p->pos = skip_ws(s, n, p->pos);
-      if (p->pos >= n)
-        return fail(p, MCP_EPARSE, n, "unexpected end of input");
-      if (s[p->pos] != ':')
-        return unexpected(p, p->pos, "expected ':' after a key");
-      p->pos = skip_ws(s, n, p->pos + 1);
-      state = WANT_VALUE;
-      continue;
-    }
-    default: { /* AFTER_VALUE */
-      p->pos = skip_ws(s, n, p->pos);
-      if (p->depth == 0) {
-        if (p->pos < n)
-          return fail(p, MCP_EPARSE, p->pos,
-                      "unexpected character after the JSON value");
-        return 0;
-      }
-      if (p->pos >= n)
-        return fail(p, MCP_EPARSE, n, "unexpected end of input");
-      const frame *f = &p->frames[p->depth - 1];
-      unsigned char c = s[p->pos];
-      if (c == ',') {
-        p->pos = skip_ws(s, n, p->pos + 1);
-        state = f->object ? WANT_KEY : WANT_VALUE;
-      } else if (c == (f->object ? '}' : ']')) {
-        if (f->object && (rc = close_object(p)) != 0)
-          return rc;
-        p->depth--;
-        p->pos++;
-      } else {
-        return unexpected(p, p->pos,
-                          f->object ? "expected ',' or '}'"
-                                    : "expected ',' or ']'");
-      }
-      continue;
-    }
+    case WANT_VALUE:
+      state = want_value(p);
+      break;
+    case WANT_KEY:
+      state = want_key(p);
+      break;
+    default:
+      state = after_value(p);
+      break;
     }
   }
+  return state;
 }
 
 static void release(parser *p) {

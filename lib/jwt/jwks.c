@@ -277,6 +277,62 @@ void mcp__jwks_free(mcp__jwks *set) {
   OPENSSL_free(set);
 }
 
+/* Parses the JWKS document into doc and finds its "keys" array (at most
+ * MCP__JWKS_MAX_KEYS of them). On failure doc is freed and err says why.
+ * Returns 0, MCP_EINVAL or MCP_ENOMEM. */
+static int read_keys_array(const char *json, size_t len, mcp__json_doc *doc,
+                           const cJSON **keys, char *err, size_t errlen) {
+  char jwhy[200];
+  int prc =
+      mcp__json_parse(json, len, &mcp__jwt_json_limits, doc, jwhy, sizeof jwhy);
+  if (prc == MCP_ENOMEM) {
+    mcp__jwt_say(err, errlen, "out of memory reading the JWKS");
+    return MCP_ENOMEM;
+  }
+  if (prc != 0 || !cJSON_IsObject(doc->root)) {
+    if (prc != 0)
+      mcp__jwt_say(err, errlen, "the JWKS is not strict JSON: %s", jwhy);
+    else
+      mcp__jwt_say(err, errlen, "the JWKS is not a JSON object");
+    mcp__json_doc_free(doc);
+    return MCP_EINVAL;
+  }
+  *keys = mcp__json_member(doc->root, "keys");
+  if (!cJSON_IsArray(*keys)) {
+    mcp__json_doc_free(doc);
+    mcp__jwt_say(err, errlen, "the JWKS has no \"keys\" array");
+    return MCP_EINVAL;
+  }
+  if ((size_t)cJSON_GetArraySize(*keys) > MCP__JWKS_MAX_KEYS) {
+    mcp__json_doc_free(doc);
+    mcp__jwt_say(err, errlen, "the JWKS has more than %d keys",
+                 MCP__JWKS_MAX_KEYS);
+    return MCP_EINVAL;
+  }
+  return 0;
+}
+
+/* Adds to set every usable key of keys; counts the others in *skipped,
+ * with the reason of the first in *first. Returns JWK_OK or JWK_NOMEM. */
+static int add_keys(mcp__jwks *set, const cJSON *keys, size_t *skipped,
+                    const char **first) {
+  const char *why = NULL;
+  for (const cJSON *jwk = keys->child; jwk; jwk = jwk->next) {
+    mcp__jwk *k = &set->keys[set->n];
+    int rc = parse_jwk(jwk, k, &why);
+    if (rc == JWK_NOMEM)
+      return JWK_NOMEM;
+    if (rc == JWK_OK) {
+      set->n++;
+    } else {
+      memset(k, 0, sizeof *k);
+      if ((*skipped)++ == 0)
+        *first = why;
+    }
+  }
+  return JWK_OK;
+}
+
 int mcp__jwks_parse(const char *json, size_t len, mcp__jwks **out, char *err,
                     size_t errlen) {
   mcp__jwt_say(err, errlen, "%s", "");
@@ -286,58 +342,18 @@ int mcp__jwks_parse(const char *json, size_t len, mcp__jwks **out, char *err,
     return MCP_EINVAL;
   }
   mcp__json_doc doc = {0};
-  char jwhy[200];
-  int prc = mcp__json_parse(json, len, &mcp__jwt_json_limits, &doc, jwhy,
-                            sizeof jwhy);
-  if (prc == MCP_ENOMEM) {
-    mcp__jwt_say(err, errlen, "out of memory reading the JWKS");
-    return MCP_ENOMEM;
-  }
-  if (prc != 0 || !cJSON_IsObject(doc.root)) {
-    if (prc != 0)
-      mcp__jwt_say(err, errlen, "the JWKS is not strict JSON: %s", jwhy);
-    else
-      mcp__jwt_say(err, errlen, "the JWKS is not a JSON object");
-    mcp__json_doc_free(&doc);
-    return MCP_EINVAL;
-  }
-  const cJSON *keys = mcp__json_member(doc.root, "keys");
-  if (!cJSON_IsArray(keys)) {
-    mcp__json_doc_free(&doc);
-    mcp__jwt_say(err, errlen, "the JWKS has no \"keys\" array");
-    return MCP_EINVAL;
-  }
-  size_t count = (size_t)cJSON_GetArraySize(keys);
-  if (count > MCP__JWKS_MAX_KEYS) {
-    mcp__json_doc_free(&doc);
-    mcp__jwt_say(err, errlen, "the JWKS has more than %d keys",
-                 MCP__JWKS_MAX_KEYS);
-    return MCP_EINVAL;
-  }
+  const cJSON *keys = NULL;
+  int rc = read_keys_array(json, len, &doc, &keys, err, errlen);
+  if (rc != 0)
+    return rc;
+  size_t count = (size_t)cJSON_GetArraySize(keys), skipped = 0;
   mcp__jwks *set = OPENSSL_zalloc(sizeof *set + count * sizeof set->keys[0]);
-  if (set == NULL) {
+  const char *first = NULL;
+  if (set == NULL || add_keys(set, keys, &skipped, &first) == JWK_NOMEM) {
     mcp__json_doc_free(&doc);
+    mcp__jwks_free(set);
     mcp__jwt_say(err, errlen, "out of memory reading the JWKS");
     return MCP_ENOMEM;
-  }
-  size_t skipped = 0;
-  const char *first = NULL, *why = NULL;
-  for (const cJSON *jwk = keys->child; jwk; jwk = jwk->next) {
-    mcp__jwk *k = &set->keys[set->n];
-    int rc = parse_jwk(jwk, k, &why);
-    if (rc == JWK_NOMEM) {
-      mcp__json_doc_free(&doc);
-      mcp__jwks_free(set);
-      mcp__jwt_say(err, errlen, "out of memory reading the JWKS");
-      return MCP_ENOMEM;
-    }
-    if (rc == JWK_OK) {
-      set->n++;
-    } else {
-      memset(k, 0, sizeof *k);
-      if (skipped++ == 0)
-        first = why;
-    }
   }
   /* The reasons are static texts: the document may go now. */
   mcp__json_doc_free(&doc);

@@ -217,48 +217,42 @@ static bool copy_str(char **dst, const char *src) {
   return *dst != NULL;
 }
 
-int mcp__jwt_new(const mcp_auth_options *opts, mcp__jwt **out, char *err,
-                 size_t errlen) {
-  mcp__jwt_say(err, errlen, "%s", "");
-  if (opts == NULL || opts->issuer == NULL || opts->issuer[0] == '\0') {
-    mcp__jwt_say(err, errlen,
-                 "JWT verification needs the issuer (auth.issuer).");
-    return MCP_EINVAL;
-  }
-  if (opts->resource == NULL || opts->resource[0] == '\0') {
-    mcp__jwt_say(
-        err, errlen,
-        "JWT verification needs the resource URI tokens are issued for "
-        "(auth.resource).");
-    return MCP_EINVAL;
-  }
-  if (opts->jwks != NULL && opts->jwks_file != NULL) {
-    mcp__jwt_say(err, errlen, "Give auth.jwks or auth.jwks_file, not both.");
-    return MCP_EINVAL;
-  }
-  if (opts->jwks == NULL && opts->jwks_file == NULL &&
-      opts->jwks_fetch == NULL && opts->hs256_secret == NULL) {
-    mcp__jwt_say(err, errlen,
-                 "JWT verification needs keys: auth.jwks, auth.jwks_file, "
-                 "auth.jwks_fetch or auth.hs256_secret.");
-    return MCP_EINVAL;
-  }
-  if (opts->hs256_secret != NULL && opts->hs256_secret_len < MIN_SECRET) {
+/* The options mcp__jwt_new refuses, each with its sentence: no issuer or
+ * resource, two key sources, no key source, a short secret, a bad scope
+ * claim name. Returns 0 or MCP_EINVAL. */
+static int check_options(const mcp_auth_options *opts, char *err,
+                         size_t errlen) {
+  const char *why = NULL;
+  if (opts == NULL || opts->issuer == NULL || opts->issuer[0] == '\0')
+    why = "JWT verification needs the issuer (auth.issuer).";
+  else if (opts->resource == NULL || opts->resource[0] == '\0')
+    why = "JWT verification needs the resource URI tokens are issued for "
+          "(auth.resource).";
+  else if (opts->jwks != NULL && opts->jwks_file != NULL)
+    why = "Give auth.jwks or auth.jwks_file, not both.";
+  else if (opts->jwks == NULL && opts->jwks_file == NULL &&
+           opts->jwks_fetch == NULL && opts->hs256_secret == NULL)
+    why = "JWT verification needs keys: auth.jwks, auth.jwks_file, "
+          "auth.jwks_fetch or auth.hs256_secret.";
+  else if (opts->hs256_secret != NULL && opts->hs256_secret_len < MIN_SECRET) {
     mcp__jwt_say(err, errlen, "auth.hs256_secret must hold at least %d bytes.",
                  MIN_SECRET);
     return MCP_EINVAL;
-  }
-  if (opts->scope_claim != NULL &&
-      (opts->scope_claim[0] == '\0' || strlen(opts->scope_claim) > 64)) {
-    mcp__jwt_say(err, errlen, "auth.scope_claim must be a claim name.");
-    return MCP_EINVAL;
-  }
+  } else if (opts->scope_claim != NULL &&
+             (opts->scope_claim[0] == '\0' || strlen(opts->scope_claim) > 64))
+    why = "auth.scope_claim must be a claim name.";
+  if (why == NULL)
+    return 0;
+  mcp__jwt_say(err, errlen, "%s", why);
+  return MCP_EINVAL;
+}
 
+/* A zeroed verifier with its lock and its condition variable, which waits
+ * on the monotonic clock; NULL when out of memory. */
+static mcp__jwt *jwt_alloc(void) {
   mcp__jwt *j = OPENSSL_zalloc(sizeof *j);
-  if (j == NULL) {
-    mcp__jwt_say(err, errlen, "Out of memory.");
-    return MCP_ENOMEM;
-  }
+  if (j == NULL)
+    return NULL;
   pthread_condattr_t ca;
   bool ca_ok = pthread_condattr_init(&ca) == 0;
   bool sync_ok = ca_ok &&
@@ -272,9 +266,14 @@ int mcp__jwt_new(const mcp_auth_options *opts, mcp__jwt **out, char *err,
   }
   if (!sync_ok) {
     OPENSSL_free(j);
-    mcp__jwt_say(err, errlen, "Out of memory.");
-    return MCP_ENOMEM;
+    return NULL;
   }
+  return j;
+}
+
+/* Copies the options j keeps, with their defaults; false when out of
+ * memory. */
+static bool copy_options(mcp__jwt *j, const mcp_auth_options *opts) {
   j->fetch = opts->jwks_fetch;
   j->fetch_data = opts->jwks_fetch_data;
   j->refresh_ms = 1000ull * (opts->jwks_refresh_s ? opts->jwks_refresh_s
@@ -287,25 +286,47 @@ int mcp__jwt_new(const mcp_auth_options *opts, mcp__jwt **out, char *err,
       !copy_str(&j->jwks_file, opts->jwks_file) ||
       (opts->hs256_secret != NULL &&
        (j->secret = OPENSSL_memdup(opts->hs256_secret,
-                                   opts->hs256_secret_len)) == NULL)) {
+                                   opts->hs256_secret_len)) == NULL))
+    return false;
+  j->secret_len = j->secret ? opts->hs256_secret_len : 0;
+  return true;
+}
+
+/* The keys given at creation: the JWKS text or the JWKS file, if any.
+ * Returns 0 or an MCP_E* code. */
+static int load_initial_keys(mcp__jwt *j, const mcp_auth_options *opts,
+                             char *err, size_t errlen) {
+  if (opts->jwks != NULL)
+    return load(j, opts->jwks, strlen(opts->jwks), "auth.jwks", err, errlen);
+  if (opts->jwks_file == NULL)
+    return 0;
+  char *doc = NULL;
+  size_t len = 0;
+  int rc = read_file(j->jwks_file, &doc, &len, err, errlen);
+  if (rc == 0) {
+    rc = load(j, doc, len, j->jwks_file, err, errlen);
+    OPENSSL_free(doc);
+  }
+  return rc;
+}
+
+int mcp__jwt_new(const mcp_auth_options *opts, mcp__jwt **out, char *err,
+                 size_t errlen) {
+  mcp__jwt_say(err, errlen, "%s", "");
+  int rc = check_options(opts, err, errlen);
+  if (rc != 0)
+    return rc;
+  mcp__jwt *j = jwt_alloc();
+  if (j == NULL) {
+    mcp__jwt_say(err, errlen, "Out of memory.");
+    return MCP_ENOMEM;
+  }
+  if (!copy_options(j, opts)) {
     mcp__jwt_free(j);
     mcp__jwt_say(err, errlen, "Out of memory.");
     return MCP_ENOMEM;
   }
-  j->secret_len = j->secret ? opts->hs256_secret_len : 0;
-
-  int rc = 0;
-  if (opts->jwks != NULL) {
-    rc = load(j, opts->jwks, strlen(opts->jwks), "auth.jwks", err, errlen);
-  } else if (opts->jwks_file != NULL) {
-    char *doc = NULL;
-    size_t len = 0;
-    rc = read_file(j->jwks_file, &doc, &len, err, errlen);
-    if (rc == 0) {
-      rc = load(j, doc, len, j->jwks_file, err, errlen);
-      OPENSSL_free(doc);
-    }
-  }
+  rc = load_initial_keys(j, opts, err, errlen);
   if (rc != 0) {
     /* An unreadable file is a configuration that cannot work, like an
      * unusable JWKS: both are bad options to the caller. */
@@ -736,8 +757,25 @@ static bool is_at_jwt(const cJSON *typ) {
           strcasecmp(t, "application/at+jwt") == 0);
 }
 
-static int verify_token(mcp__jwt *j, const char *token, mcp_token_info *info,
-                        work *w, const char **why) {
+/* The lengths of a token's parts once split and decoded into its work:
+ * the signed text (header and payload as sent), then the decoded header,
+ * payload and signature. */
+typedef struct token_parts {
+  size_t mlen, hlen, plen, slen;
+} token_parts;
+
+/* The facts of the header that the signature check needs. */
+typedef struct header_facts {
+  const alg_def *alg;
+  char kid[MCP__JWT_MAX_KID + 1];
+  size_t kid_len;
+  bool has_kid;
+} header_facts;
+
+/* Splits token into its three segments (a bounded length, two dots, none
+ * empty) and decodes each into w. Returns 0 or MCP_EINVAL. */
+static int split_token(const char *token, work *w, token_parts *t,
+                       const char **why) {
   *why = "malformed token";
   if (token == NULL)
     return MCP_EINVAL;
@@ -763,21 +801,37 @@ static int verify_token(mcp__jwt *j, const char *token, mcp_token_info *info,
     *why = "empty signature";
     return MCP_EINVAL;
   }
-  size_t hlen, plen, slen;
-  if (!segment(token, henc, w->header, sizeof w->header, &hlen,
+  t->mlen = (size_t)(d2 - token);
+  if (!segment(token, henc, w->header, sizeof w->header, &t->hlen,
                "header too large", why) ||
-      !segment(d1 + 1, penc, w->payload, sizeof w->payload, &plen,
+      !segment(d1 + 1, penc, w->payload, sizeof w->payload, &t->plen,
                "payload too large", why) ||
-      !segment(d2 + 1, senc, w->sig, sizeof w->sig, &slen,
+      !segment(d2 + 1, senc, w->sig, sizeof w->sig, &t->slen,
                "signature too large", why))
     return MCP_EINVAL;
+  return 0;
+}
 
-  /* The header. */
-  int rc = mcp__jwt_parse((const char *)w->header, hlen, &w->hdoc);
-  if (rc) {
-    *why = rc == MCP_ENOMEM ? "out of memory" : "header is not strict JSON";
-    return rc == MCP_ENOMEM ? rc : MCP_EINVAL;
-  }
+/* Parses a decoded segment as strict JSON into doc; what names it in the
+ * reason. Returns 0, MCP_ENOMEM or MCP_EINVAL. */
+static int parse_segment(const unsigned char *text, size_t len,
+                         mcp__json_doc *doc, const char *what,
+                         const char **why) {
+  int rc = mcp__jwt_parse((const char *)text, len, doc);
+  if (rc == 0)
+    return 0;
+  *why = rc == MCP_ENOMEM ? "out of memory" : what;
+  return rc == MCP_ENOMEM ? rc : MCP_EINVAL;
+}
+
+/* The header: a supported alg (never none), no crit, typ at+jwt when
+ * required, and the kid if any, into h. Returns 0 or an MCP_E* code. */
+static int read_header(const mcp__jwt *j, work *w, size_t hlen, header_facts *h,
+                       const char **why) {
+  int rc = parse_segment(w->header, hlen, &w->hdoc, "header is not strict JSON",
+                         why);
+  if (rc)
+    return rc;
   const cJSON *hdr = w->hdoc.root, *v;
   char alg[16];
   size_t alen;
@@ -789,8 +843,7 @@ static int verify_token(mcp__jwt *j, const char *token, mcp_token_info *info,
     *why = "unsupported alg";
     return MCP_EINVAL;
   }
-  const alg_def *a = find_alg(alg, alen);
-  if (a == NULL) {
+  if ((h->alg = find_alg(alg, alen)) == NULL) {
     *why =
         strcasecmp(alg, "none") == 0 ? "alg none refused" : "unsupported alg";
     return MCP_EINVAL;
@@ -808,31 +861,39 @@ static int verify_token(mcp__jwt *j, const char *token, mcp_token_info *info,
   }
   /* "jku", "x5u", "jwk" and "x5c" are never read: keys come only from the
    * configured set. */
-  char kid[MCP__JWT_MAX_KID + 1];
-  size_t kid_len = 0;
-  bool has_kid = (v = mcp__json_member(hdr, "kid")) != NULL;
-  if (has_kid && !mcp__jwt_string(v, kid, sizeof kid, &kid_len)) {
+  h->kid_len = 0;
+  h->has_kid = (v = mcp__json_member(hdr, "kid")) != NULL;
+  if (h->has_kid && !mcp__jwt_string(v, h->kid, sizeof h->kid, &h->kid_len)) {
     *why = "kid is not a string of at most 128 bytes";
     return MCP_EINVAL;
   }
+  return 0;
+}
 
-  /* The signature, over the first two segments as they were sent. */
+/* The signature, over the first two segments as they were sent: by the
+ * HS256 secret, or by the key set, fetched again once when no key fits.
+ * Returns 0 or an MCP_E* code. */
+static int check_signature(mcp__jwt *j, const char *token, const token_parts *t,
+                           const header_facts *h, const work *w,
+                           const char **why) {
   const unsigned char *msg = (const unsigned char *)token;
-  size_t mlen = (size_t)(d2 - token);
+  const alg_def *a = h->alg;
+  int rc;
   if (a->kinds == 0) {
     if (j->secret == NULL) {
       *why = "HS256 is not enabled";
       return MCP_EINVAL;
     }
-    rc = verify_hmac(j, msg, mlen, w->sig, slen, why);
+    rc = verify_hmac(j, msg, t->mlen, w->sig, t->slen, why);
   } else {
     mcp__jwks *set = keys_get(j);
-    rc = try_keys(set, a, kid, kid_len, has_kid, msg, mlen, w->sig, slen, why);
+    rc = try_keys(set, a, h->kid, h->kid_len, h->has_kid, msg, t->mlen, w->sig,
+                  t->slen, why);
     if (rc == KEYS_NONE && j->fetch != NULL && refresh(j, set)) {
       keys_put(j, set);
       set = keys_get(j);
-      rc =
-          try_keys(set, a, kid, kid_len, has_kid, msg, mlen, w->sig, slen, why);
+      rc = try_keys(set, a, h->kid, h->kid_len, h->has_kid, msg, t->mlen,
+                    w->sig, t->slen, why);
     }
     keys_put(j, set);
   }
@@ -840,13 +901,25 @@ static int verify_token(mcp__jwt *j, const char *token, mcp_token_info *info,
     return MCP_ENOMEM;
   if (rc != SIG_OK)
     return MCP_EINVAL;
+  return 0;
+}
 
-  /* The payload, now that it is known to be signed. */
-  rc = mcp__jwt_parse((const char *)w->payload, plen, &w->pdoc);
-  if (rc) {
-    *why = rc == MCP_ENOMEM ? "out of memory" : "payload is not strict JSON";
-    return rc == MCP_ENOMEM ? rc : MCP_EINVAL;
-  }
+/* Verifies token: its form, its header, its signature, and only then its
+ * payload's claims. Returns 0 or an MCP_E* code, with the reason in *why. */
+static int verify_token(mcp__jwt *j, const char *token, mcp_token_info *info,
+                        work *w, const char **why) {
+  token_parts t;
+  header_facts h;
+  int rc = split_token(token, w, &t, why);
+  if (rc == 0)
+    rc = read_header(j, w, t.hlen, &h, why);
+  if (rc == 0)
+    rc = check_signature(j, token, &t, &h, w, why);
+  if (rc == 0)
+    rc = parse_segment(w->payload, t.plen, &w->pdoc,
+                       "payload is not strict JSON", why);
+  if (rc != 0)
+    return rc;
   return check_claims(j, w->pdoc.root, info, why);
 }
 

@@ -327,64 +327,53 @@ typedef struct esc {
   int negate;
 } esc;
 
-/* Parses the escape after a backslash. in_class changes \b (backspace in a
- * class, a word boundary outside). Returns 0 or -1. */
-static int parse_escape(parser *ps, int in_class, esc *e) {
-  if (ps->p >= ps->end)
-    return fail(ps, "the pattern ends with a lone backslash");
-  const unsigned char *at = ps->p;
-  unsigned c = utf8_next(&ps->p, ps->end);
-  e->kind = ESC_CHAR;
-  e->negate = 0;
-  switch (c) {
-  case 'd':
-  case 'D':
-    e->kind = ESC_SET;
-    e->set = digit_set;
-    e->nset = sizeof digit_set / sizeof *digit_set;
-    e->negate = c == 'D';
-    return 0;
-  case 'w':
-  case 'W':
-    e->kind = ESC_SET;
-    e->set = word_set;
-    e->nset = sizeof word_set / sizeof *word_set;
-    e->negate = c == 'W';
-    return 0;
-  case 's':
-  case 'S':
-    e->kind = ESC_SET;
-    e->set = space_set;
-    e->nset = sizeof space_set / sizeof *space_set;
-    e->negate = c == 'S';
-    return 0;
-  case 'b':
-    if (in_class) {
-      e->cp = 0x08;
+/* The escapes a letter settles alone: a class shorthand (set, negated for
+ * the capital) or a control character (set NULL, cp). */
+static const struct letter_escape {
+  unsigned letter;
+  const range *set;
+  size_t nset;
+  int negate;
+  unsigned cp;
+} letter_escapes[] = {
+    {'d', digit_set, sizeof digit_set / sizeof *digit_set, 0, 0},
+    {'D', digit_set, sizeof digit_set / sizeof *digit_set, 1, 0},
+    {'w', word_set, sizeof word_set / sizeof *word_set, 0, 0},
+    {'W', word_set, sizeof word_set / sizeof *word_set, 1, 0},
+    {'s', space_set, sizeof space_set / sizeof *space_set, 0, 0},
+    {'S', space_set, sizeof space_set / sizeof *space_set, 1, 0},
+    {'t', NULL, 0, 0, '\t'},
+    {'n', NULL, 0, 0, '\n'},
+    {'v', NULL, 0, 0, '\v'},
+    {'f', NULL, 0, 0, '\f'},
+    {'r', NULL, 0, 0, '\r'},
+};
+
+/* Sets e from the row of letter c in letter_escapes; returns 0 when c has
+ * one. */
+static int letter_escape(unsigned c, esc *e) {
+  for (size_t i = 0; i < sizeof letter_escapes / sizeof *letter_escapes; i++) {
+    const struct letter_escape *l = &letter_escapes[i];
+    if (l->letter != c)
+      continue;
+    if (l->set != NULL) {
+      e->kind = ESC_SET;
+      e->set = l->set;
+      e->nset = l->nset;
+      e->negate = l->negate;
     } else {
-      e->kind = ESC_WORDB;
+      e->cp = l->cp;
     }
     return 0;
-  case 'B':
-    if (in_class)
-      return fail(ps, "\\B is not allowed inside a character class");
-    e->kind = ESC_NWORDB;
-    return 0;
-  case 't':
-    e->cp = '\t';
-    return 0;
-  case 'n':
-    e->cp = '\n';
-    return 0;
-  case 'v':
-    e->cp = '\v';
-    return 0;
-  case 'f':
-    e->cp = '\f';
-    return 0;
-  case 'r':
-    e->cp = '\r';
-    return 0;
+  }
+  return -1;
+}
+
+/* The escapes c that read what follows them: \0 (not an octal escape),
+ * \c and a letter, \x with two hex digits, \u with four or {hex}. */
+static int value_escape(parser *ps, unsigned c, esc *e) {
+  long v;
+  switch (c) {
   case '0':
     if (ps->p < ps->end && *ps->p >= '0' && *ps->p <= '9')
       return fail(ps, "octal escapes are not supported");
@@ -397,38 +386,67 @@ static int parse_escape(parser *ps, int in_class, esc *e) {
       return 0;
     }
     return fail(ps, "\\c must be followed by a letter");
-  case 'x': {
-    long v = read_hex(ps, 2);
-    if (v < 0)
+  case 'x':
+    if ((v = read_hex(ps, 2)) < 0)
       return fail(ps, "\\x must be followed by two hex digits");
-    e->cp = (unsigned)v;
-    return 0;
-  }
-  case 'u': {
-    long v = read_unicode_escape(ps);
-    if (v < 0)
+    break;
+  default: /* 'u' */
+    if ((v = read_unicode_escape(ps)) < 0)
       return fail(ps, "\\u must be followed by four hex digits or {hex}");
-    e->cp = (unsigned)v;
-    return 0;
-  }
-  case 'p':
-  case 'P':
-    return fail(ps, "Unicode property escapes (\\p{...}) are not supported");
-  case 'k':
-    return fail(ps, "backreferences (\\k<name>) are not supported");
-  default:
     break;
   }
+  e->cp = (unsigned)v;
+  return 0;
+}
+
+/* Every other escape c, which started at at: the features left out
+ * (property escapes, backreferences) are refused by name, and an escaped
+ * punctuation character stands for itself. */
+static int other_escape(parser *ps, unsigned c, const unsigned char *at,
+                        esc *e) {
+  if (c == 'p' || c == 'P')
+    return fail(ps, "Unicode property escapes (\\p{...}) are not supported");
+  if (c == 'k')
+    return fail(ps, "backreferences (\\k<name>) are not supported");
   if (c >= '1' && c <= '9') {
     ps->p = at;
     return fail(ps, "backreferences (\\1 to \\9) are not supported");
   }
   if (c < 0x80 && !is_word(c) && c > 0x20 && c != 0x7F) {
-    e->cp = c; /* an escaped punctuation character stands for itself */
+    e->cp = c;
     return 0;
   }
   ps->p = at;
   return fail(ps, "unknown escape sequence");
+}
+
+/* Parses the escape after a backslash. in_class changes \b (backspace in a
+ * class, a word boundary outside). Returns 0 or -1. */
+static int parse_escape(parser *ps, int in_class, esc *e) {
+  if (ps->p >= ps->end)
+    return fail(ps, "the pattern ends with a lone backslash");
+  const unsigned char *at = ps->p;
+  unsigned c = utf8_next(&ps->p, ps->end);
+  e->kind = ESC_CHAR;
+  e->negate = 0;
+  if (letter_escape(c, e) == 0)
+    return 0;
+  if (c == 'b') {
+    if (in_class)
+      e->cp = 0x08;
+    else
+      e->kind = ESC_WORDB;
+    return 0;
+  }
+  if (c == 'B') {
+    if (in_class)
+      return fail(ps, "\\B is not allowed inside a character class");
+    e->kind = ESC_NWORDB;
+    return 0;
+  }
+  if (c == '0' || c == 'c' || c == 'x' || c == 'u')
+    return value_escape(ps, c, e);
+  return other_escape(ps, c, at, e);
 }
 
 /* [...] after the "[". Returns the class index or -1. */
@@ -548,52 +566,94 @@ static int parse_quant(parser *ps, unsigned *min, unsigned *max) {
   return 1;
 }
 
+/* What may follow "(?" at ps->p: ":" (no capture) or a named group's
+ * "<name>", whose name only matters to captures; lookaround and inline
+ * flags are refused. Returns 0 or -1. */
+static int group_prefix(parser *ps) {
+  if (ps->end - ps->p >= 2 && ps->p[1] == ':') {
+    ps->p += 2;
+    return 0;
+  }
+  if (ps->end - ps->p >= 3 && ps->p[1] == '<' && ps->p[2] != '=' &&
+      ps->p[2] != '!') {
+    ps->p += 2;
+    while (ps->p < ps->end && (is_word(*ps->p) || *ps->p == '$'))
+      ps->p++;
+    if (ps->p >= ps->end || *ps->p != '>')
+      return fail(ps, "a group name is not closed with >");
+    ps->p++;
+    return 0;
+  }
+  if (ps->end - ps->p >= 2 &&
+      (ps->p[1] == '=' || ps->p[1] == '!' || ps->p[1] == '<'))
+    return fail(ps, "lookahead and lookbehind are not supported");
+  return fail(ps, "inline flags and other (?...) groups are not supported");
+}
+
+/* A group after its "(": its alternatives, up to the ")". Returns the node
+ * index or -1. */
+static int parse_group(parser *ps) {
+  if (ps->p < ps->end && *ps->p == '?' && group_prefix(ps) < 0)
+    return -1;
+  if (++ps->depth > MAX_NEST)
+    return fail(ps, "groups are nested too deeply");
+  int n = parse_alt(ps);
+  ps->depth--;
+  if (n < 0)
+    return -1;
+  if (ps->p >= ps->end || *ps->p != ')')
+    return fail(ps, "a group is not closed with )");
+  ps->p++;
+  return n;
+}
+
+/* A class node for class index ci (or -1 when making the class failed). */
+static int class_node(parser *ps, int ci) {
+  int n;
+  if (ci < 0 || (n = new_node(ps, N_CLASS)) < 0)
+    return -1;
+  ps->nodes[n].cp = (unsigned)ci;
+  return n;
+}
+
+/* An escape outside a class, after its backslash: a word boundary, a class
+ * shorthand or one character. Returns the node index or -1. */
+static int parse_escape_atom(parser *ps) {
+  esc e;
+  int n;
+  if (parse_escape(ps, 0, &e))
+    return -1;
+  if (e.kind == ESC_WORDB)
+    return new_node(ps, N_WORDB);
+  if (e.kind == ESC_NWORDB)
+    return new_node(ps, N_NWORDB);
+  if (e.kind == ESC_SET) {
+    ps->nt = 0;
+    if (tmp_add_set(ps, e.set, e.nset, e.negate))
+      return -1;
+    return class_node(ps, tmp_commit(ps, 0));
+  }
+  if ((n = new_node(ps, N_LIT)) < 0)
+    return -1;
+  ps->nodes[n].cp = e.cp;
+  return n;
+}
+
+/* One atom: a group, a class, an escape, one of . ^ $, or a literal
+ * character. Returns the node index or -1. */
 static int parse_atom(parser *ps) {
   unsigned c = *ps->p;
   int n;
   switch (c) {
-  case '(': {
+  case '(':
     ps->p++;
-    if (ps->p < ps->end && *ps->p == '?') {
-      if (ps->end - ps->p >= 2 && ps->p[1] == ':') {
-        ps->p += 2;
-      } else if (ps->end - ps->p >= 3 && ps->p[1] == '<' && ps->p[2] != '=' &&
-                 ps->p[2] != '!') {
-        ps->p += 2; /* a named group; names only matter to captures */
-        while (ps->p < ps->end && (is_word(*ps->p) || *ps->p == '$'))
-          ps->p++;
-        if (ps->p >= ps->end || *ps->p != '>')
-          return fail(ps, "a group name is not closed with >");
-        ps->p++;
-      } else if (ps->end - ps->p >= 2 &&
-                 (ps->p[1] == '=' || ps->p[1] == '!' || ps->p[1] == '<')) {
-        return fail(ps, "lookahead and lookbehind are not supported");
-      } else {
-        return fail(ps, "inline flags and other (?...) groups are not "
-                        "supported");
-      }
-    }
-    if (++ps->depth > MAX_NEST)
-      return fail(ps, "groups are nested too deeply");
-    n = parse_alt(ps);
-    ps->depth--;
-    if (n < 0)
-      return -1;
-    if (ps->p >= ps->end || *ps->p != ')')
-      return fail(ps, "a group is not closed with )");
+    return parse_group(ps);
+  case '[':
     ps->p++;
-    return n;
-  }
-  case '[': {
+    return class_node(ps, parse_class(ps));
+  case '\\':
     ps->p++;
-    int ci = parse_class(ps);
-    if (ci < 0)
-      return -1;
-    if ((n = new_node(ps, N_CLASS)) < 0)
-      return -1;
-    ps->nodes[n].cp = (unsigned)ci;
-    return n;
-  }
+    return parse_escape_atom(ps);
   case '.':
     ps->p++;
     return new_node(ps, N_ANY);
@@ -603,30 +663,6 @@ static int parse_atom(parser *ps) {
   case '$':
     ps->p++;
     return new_node(ps, N_EOL);
-  case '\\': {
-    ps->p++;
-    esc e;
-    if (parse_escape(ps, 0, &e))
-      return -1;
-    if (e.kind == ESC_WORDB)
-      return new_node(ps, N_WORDB);
-    if (e.kind == ESC_NWORDB)
-      return new_node(ps, N_NWORDB);
-    if (e.kind == ESC_SET) {
-      ps->nt = 0;
-      if (tmp_add_set(ps, e.set, e.nset, e.negate))
-        return -1;
-      int ci = tmp_commit(ps, 0);
-      if (ci < 0 || (n = new_node(ps, N_CLASS)) < 0)
-        return -1;
-      ps->nodes[n].cp = (unsigned)ci;
-      return n;
-    }
-    if ((n = new_node(ps, N_LIT)) < 0)
-      return -1;
-    ps->nodes[n].cp = e.cp;
-    return n;
-  }
   case '*':
   case '+':
   case '?':
@@ -726,91 +762,98 @@ static size_t prog_size(const parser *ps, int n) {
   }
 }
 
+static void emit(const parser *ps, int n, inst *prog, size_t *pc);
+
+/* The nodes that are one instruction, by node type: its opcode, and
+ * whether its x is the node's cp (the character or the class index). */
+static const struct single_op {
+  unsigned char op;
+  unsigned char has_cp;
+} single_ops[] = {
+    [N_LIT] = {OP_CHAR, 1},      [N_ANY] = {OP_ANY, 0},
+    [N_CLASS] = {OP_CLASS, 1},   [N_BOL] = {OP_BOL, 0},
+    [N_EOL] = {OP_EOL, 0},       [N_WORDB] = {OP_WORDB, 0},
+    [N_NWORDB] = {OP_NWORDB, 0},
+};
+
+/* An alternation: SPLIT body, next; body; JMP end, for every alternative
+ * but the last. The jumps are patched once the end is known, threading the
+ * chain through their x fields. */
+static void emit_alt(const parser *ps, const node *nd, inst *prog, size_t *pc) {
+  size_t chain = SIZE_MAX;
+  for (int c = nd->first; c >= 0; c = ps->nodes[c].next) {
+    if (ps->nodes[c].next < 0) {
+      emit(ps, c, prog, pc);
+      break;
+    }
+    size_t split = (*pc)++;
+    emit(ps, c, prog, pc);
+    size_t jmp = (*pc)++;
+    prog[jmp] = (inst){OP_JMP, (unsigned)chain, 0};
+    chain = jmp;
+    prog[split] = (inst){OP_SPLIT, (unsigned)(split + 1), (unsigned)*pc};
+  }
+  while (chain != SIZE_MAX) {
+    size_t next = prog[chain].x == UINT_MAX ? SIZE_MAX : prog[chain].x;
+    if ((unsigned)chain == UINT_MAX)
+      break;
+    prog[chain].x = (unsigned)*pc;
+    chain = next;
+  }
+}
+
+/* A repetition {min,max}: min copies of the body, then either a loop (max
+ * unbounded; with min > 0 the last copy loops back on itself) or max - min
+ * optional copies. */
+static void emit_rep(const parser *ps, const node *nd, inst *prog, size_t *pc) {
+  unsigned min = nd->min, max = nd->max;
+  if (max == REP_INF && min > 0) {
+    for (unsigned i = 0; i + 1 < min; i++)
+      emit(ps, nd->first, prog, pc);
+    size_t top = *pc;
+    emit(ps, nd->first, prog, pc);
+    prog[*pc] = (inst){OP_SPLIT, (unsigned)top, (unsigned)(*pc + 1)};
+    (*pc)++;
+    return;
+  }
+  for (unsigned i = 0; i < min; i++)
+    emit(ps, nd->first, prog, pc);
+  if (max == REP_INF) {
+    size_t split = (*pc)++;
+    emit(ps, nd->first, prog, pc);
+    prog[*pc] = (inst){OP_JMP, (unsigned)split, 0};
+    (*pc)++;
+    prog[split] = (inst){OP_SPLIT, (unsigned)(split + 1), (unsigned)*pc};
+    return;
+  }
+  for (unsigned i = min; i < max; i++) {
+    size_t split = (*pc)++;
+    emit(ps, nd->first, prog, pc);
+    prog[split] = (inst){OP_SPLIT, (unsigned)(split + 1), (unsigned)*pc};
+  }
+}
+
+/* Writes the instructions of node n at prog[*pc], advancing *pc. */
 static void emit(const parser *ps, int n, inst *prog, size_t *pc) {
   const node *nd = &ps->nodes[n];
   switch (nd->type) {
   case N_EMPTY:
     return;
-  case N_LIT:
-    prog[(*pc)++] = (inst){OP_CHAR, nd->cp, 0};
-    return;
-  case N_ANY:
-    prog[(*pc)++] = (inst){OP_ANY, 0, 0};
-    return;
-  case N_CLASS:
-    prog[(*pc)++] = (inst){OP_CLASS, nd->cp, 0};
-    return;
-  case N_BOL:
-    prog[(*pc)++] = (inst){OP_BOL, 0, 0};
-    return;
-  case N_EOL:
-    prog[(*pc)++] = (inst){OP_EOL, 0, 0};
-    return;
-  case N_WORDB:
-    prog[(*pc)++] = (inst){OP_WORDB, 0, 0};
-    return;
-  case N_NWORDB:
-    prog[(*pc)++] = (inst){OP_NWORDB, 0, 0};
-    return;
   case N_CAT:
     for (int c = nd->first; c >= 0; c = ps->nodes[c].next)
       emit(ps, c, prog, pc);
     return;
-  case N_ALT: {
-    /* SPLIT body, next; body; JMP end — the jumps are patched once the
-     * end is known, threading the chain through their x fields. */
-    size_t chain = SIZE_MAX;
-    for (int c = nd->first; c >= 0; c = ps->nodes[c].next) {
-      if (ps->nodes[c].next < 0) {
-        emit(ps, c, prog, pc);
-        break;
-      }
-      size_t split = (*pc)++;
-      emit(ps, c, prog, pc);
-      size_t jmp = (*pc)++;
-      prog[jmp] = (inst){OP_JMP, (unsigned)chain, 0};
-      chain = jmp;
-      prog[split] = (inst){OP_SPLIT, (unsigned)(split + 1), (unsigned)*pc};
-    }
-    while (chain != SIZE_MAX) {
-      size_t next = prog[chain].x == UINT_MAX ? SIZE_MAX : prog[chain].x;
-      if ((unsigned)chain == UINT_MAX)
-        break;
-      prog[chain].x = (unsigned)*pc;
-      chain = next;
-    }
+  case N_ALT:
+    emit_alt(ps, nd, prog, pc);
+    return;
+  case N_REP:
+    emit_rep(ps, nd, prog, pc);
+    return;
+  default: {
+    const struct single_op *s = &single_ops[nd->type];
+    prog[(*pc)++] = (inst){s->op, s->has_cp ? nd->cp : 0, 0};
     return;
   }
-  case N_REP: {
-    unsigned min = nd->min, max = nd->max;
-    if (max == REP_INF && min > 0) {
-      for (unsigned i = 0; i + 1 < min; i++)
-        emit(ps, nd->first, prog, pc);
-      size_t top = *pc;
-      emit(ps, nd->first, prog, pc);
-      prog[*pc] = (inst){OP_SPLIT, (unsigned)top, (unsigned)(*pc + 1)};
-      (*pc)++;
-      return;
-    }
-    for (unsigned i = 0; i < min; i++)
-      emit(ps, nd->first, prog, pc);
-    if (max == REP_INF) {
-      size_t split = (*pc)++;
-      emit(ps, nd->first, prog, pc);
-      prog[*pc] = (inst){OP_JMP, (unsigned)split, 0};
-      (*pc)++;
-      prog[split] = (inst){OP_SPLIT, (unsigned)(split + 1), (unsigned)*pc};
-      return;
-    }
-    for (unsigned i = min; i < max; i++) {
-      size_t split = (*pc)++;
-      emit(ps, nd->first, prog, pc);
-      prog[split] = (inst){OP_SPLIT, (unsigned)(split + 1), (unsigned)*pc};
-    }
-    return;
-  }
-  default:
-    return;
   }
 }
 

@@ -563,6 +563,139 @@ static int must_be_object(cc *c, const cJSON *v) {
   return 1;
 }
 
+/* The name table of object node o: checks that properties,
+ * dependentRequired and dependentSchemas are objects, and makes room for
+ * every name they and required mention. Sets *cap to that room. */
+static int object_table(cc *c, mcp__sk_obj *o, const cJSON *props,
+                        const cJSON *req, const cJSON *dreq, const cJSON *dsch,
+                        size_t *cap) {
+  const cJSON *checks[] = {props, dreq, dsch};
+  const char *check_names[] = {"properties", "dependentRequired",
+                               "dependentSchemas"};
+  *cap = 0;
+  for (int k = 0; k < 3; k++) {
+    if (checks[k] == NULL)
+      continue;
+    size_t save = path_push(c, check_names[k]);
+    int ok = must_be_object(c, checks[k]);
+    path_pop(c, save);
+    if (!ok)
+      return -1;
+    for (const cJSON *e = checks[k]->child; e; e = e->next)
+      *cap += 1 + (k == 1 ? (size_t)cJSON_GetArraySize(e) : 0);
+  }
+  if (req)
+    *cap += (size_t)cJSON_GetArraySize(req);
+  if (*cap == 0)
+    return 0;
+  size_t slots = 8;
+  while (slots < *cap * 2)
+    slots *= 2;
+  o->ents = cc_arena(c, *cap * sizeof *o->ents);
+  o->slots = cc_arena(c, slots * sizeof *o->slots);
+  if (o->ents == NULL || o->slots == NULL)
+    return -1;
+  o->mask = slots - 1;
+  return 0;
+}
+
+/* properties: each name's entry gets its compiled subschema. */
+static int compile_properties(cc *c, mcp__sk_obj *o, size_t cap,
+                              const cJSON *props, uint32_t res) {
+  size_t save = path_push(c, "properties");
+  for (const cJSON *e = props->child; e && !c->rc; e = e->next) {
+    long k = ent_add(c, o, cap, e->string);
+    if (k < 0)
+      break;
+    size_t s2 = path_push(c, e->string);
+    mcp__sk_idx ch = compile_node(c, e, res);
+    path_pop(c, s2);
+    o->ents[k].prop = ch;
+    o->nprops++;
+  }
+  path_pop(c, save);
+  return c->rc ? -1 : 0;
+}
+
+/* required: the entries of the names an instance must have. */
+static int compile_required(cc *c, mcp__sk_obj *o, size_t cap,
+                            const cJSON *req) {
+  size_t save = path_push(c, "required");
+  int rc = name_list(c, o, cap, req, &o->required, &o->nrequired);
+  path_pop(c, save);
+  return rc ? -1 : 0;
+}
+
+/* dependentRequired: for each trigger name, the names it requires. */
+static int compile_dependent_required(cc *c, mcp__sk_obj *o, size_t cap,
+                                      const cJSON *dreq) {
+  size_t save = path_push(c, "dependentRequired");
+  size_t n = (size_t)cJSON_GetArraySize(dreq), i = 0;
+  o->depreq = cc_arena(c, (n ? n : 1) * sizeof *o->depreq);
+  if (o->depreq == NULL)
+    return -1;
+  for (const cJSON *e = dreq->child; e && !c->rc; e = e->next, i++) {
+    long k = ent_add(c, o, cap, e->string);
+    if (k < 0)
+      break;
+    o->depreq[i].trigger = (uint32_t)k;
+    size_t s2 = path_push(c, e->string);
+    name_list(c, o, cap, e, &o->depreq[i].deps, &o->depreq[i].ndeps);
+    path_pop(c, s2);
+  }
+  o->ndepreq = n;
+  path_pop(c, save);
+  return c->rc ? -1 : 0;
+}
+
+/* dependentSchemas: for each trigger name, the subschema it applies. */
+static int compile_dependent_schemas(cc *c, mcp__sk_obj *o, size_t cap,
+                                     const cJSON *dsch, uint32_t res) {
+  size_t save = path_push(c, "dependentSchemas");
+  size_t n = (size_t)cJSON_GetArraySize(dsch), i = 0;
+  o->depsch = cc_arena(c, (n ? n : 1) * sizeof *o->depsch);
+  if (o->depsch == NULL)
+    return -1;
+  for (const cJSON *e = dsch->child; e && !c->rc; e = e->next, i++) {
+    long k = ent_add(c, o, cap, e->string);
+    if (k < 0)
+      break;
+    o->depsch[i].trigger = (uint32_t)k;
+    size_t s2 = path_push(c, e->string);
+    o->depsch[i].node = compile_node(c, e, res);
+    path_pop(c, s2);
+  }
+  o->ndepsch = n;
+  path_pop(c, save);
+  return c->rc ? -1 : 0;
+}
+
+/* patternProperties: each regular expression and its subschema. */
+static int compile_pattern_properties(cc *c, mcp__sk_obj *o, const cJSON *pats,
+                                      uint32_t res) {
+  size_t save = path_push(c, "patternProperties");
+  if (!must_be_object(c, pats)) {
+    path_pop(c, save);
+    return -1;
+  }
+  size_t n = (size_t)cJSON_GetArraySize(pats), i = 0;
+  o->pats = cc_arena(c, (n ? n : 1) * sizeof *o->pats);
+  if (o->pats == NULL)
+    return -1;
+  for (const cJSON *e = pats->child; e && !c->rc; e = e->next, i++) {
+    size_t s2 = path_push(c, e->string);
+    o->pats[i].src = e->string;
+    if (compile_regex(c, e->string, &o->pats[i].re) == 0)
+      o->pats[i].node = compile_node(c, e, res);
+    path_pop(c, s2);
+  }
+  o->npats = n;
+  path_pop(c, save);
+  return c->rc ? -1 : 0;
+}
+
+/* The object keywords of 2020-12, compiled together because they share one
+ * name table: the evaluator finds a member's entry once for all of them. */
 static int compile_object_keywords(cc *c, const cJSON *j, mcp__sk_idx idx,
                                    uint32_t res) {
   const cJSON *props = mcp__json_member(j, "properties"),
@@ -570,13 +703,12 @@ static int compile_object_keywords(cc *c, const cJSON *j, mcp__sk_idx idx,
   const cJSON *req = mcp__json_member(j, "required"),
               *dreq = mcp__json_member(j, "dependentRequired");
   const cJSON *dsch = mcp__json_member(j, "dependentSchemas");
-  const cJSON *add = mcp__json_member(j, "additionalProperties");
-  const cJSON *uneval = mcp__json_member(j, "unevaluatedProperties");
-  const cJSON *names = mcp__json_member(j, "propertyNames");
-  const cJSON *minp = mcp__json_member(j, "minProperties"),
-              *maxp = mcp__json_member(j, "maxProperties");
-  if (!props && !pats && !req && !dreq && !dsch && !add && !uneval && !names &&
-      !minp && !maxp)
+  if (!props && !pats && !req && !dreq && !dsch &&
+      !mcp__json_member(j, "additionalProperties") &&
+      !mcp__json_member(j, "unevaluatedProperties") &&
+      !mcp__json_member(j, "propertyNames") &&
+      !mcp__json_member(j, "minProperties") &&
+      !mcp__json_member(j, "maxProperties"))
     return 0;
   mcp__sk_obj *o = cc_arena(c, sizeof *o);
   if (o == NULL)
@@ -587,120 +719,14 @@ static int compile_object_keywords(cc *c, const cJSON *j, mcp__sk_idx idx,
   if (get_count(c, j, "minProperties", &o->min_props) < 0 ||
       get_count(c, j, "maxProperties", &o->max_props) < 0)
     return -1;
-
-  /* The name table: every name the keywords mention, once. */
   size_t cap = 0;
-  const cJSON *checks[] = {props, dreq, dsch};
-  const char *check_names[] = {"properties", "dependentRequired",
-                               "dependentSchemas"};
-  for (int k = 0; k < 3; k++) {
-    if (checks[k] == NULL)
-      continue;
-    size_t save = path_push(c, check_names[k]);
-    int ok = must_be_object(c, checks[k]);
-    path_pop(c, save);
-    if (!ok)
-      return -1;
-    for (const cJSON *e = checks[k]->child; e; e = e->next)
-      cap += 1 + (k == 1 ? (size_t)cJSON_GetArraySize(e) : 0);
-  }
-  if (req)
-    cap += (size_t)cJSON_GetArraySize(req);
-  if (cap > 0) {
-    size_t slots = 8;
-    while (slots < cap * 2)
-      slots *= 2;
-    o->ents = cc_arena(c, cap * sizeof *o->ents);
-    o->slots = cc_arena(c, slots * sizeof *o->slots);
-    if (o->ents == NULL || o->slots == NULL)
-      return -1;
-    o->mask = slots - 1;
-  }
-  if (props) {
-    size_t save = path_push(c, "properties");
-    for (const cJSON *e = props->child; e && !c->rc; e = e->next) {
-      long k = ent_add(c, o, cap, e->string);
-      if (k < 0)
-        break;
-      size_t s2 = path_push(c, e->string);
-      mcp__sk_idx ch = compile_node(c, e, res);
-      path_pop(c, s2);
-      o->ents[k].prop = ch;
-      o->nprops++;
-    }
-    path_pop(c, save);
-    if (c->rc)
-      return -1;
-  }
-  if (req) {
-    size_t save = path_push(c, "required");
-    int rc = name_list(c, o, cap, req, &o->required, &o->nrequired);
-    path_pop(c, save);
-    if (rc)
-      return -1;
-  }
-  if (dreq) {
-    size_t save = path_push(c, "dependentRequired");
-    size_t n = (size_t)cJSON_GetArraySize(dreq), i = 0;
-    o->depreq = cc_arena(c, (n ? n : 1) * sizeof *o->depreq);
-    if (o->depreq == NULL)
-      return -1;
-    for (const cJSON *e = dreq->child; e && !c->rc; e = e->next, i++) {
-      long k = ent_add(c, o, cap, e->string);
-      if (k < 0)
-        break;
-      o->depreq[i].trigger = (uint32_t)k;
-      size_t s2 = path_push(c, e->string);
-      name_list(c, o, cap, e, &o->depreq[i].deps, &o->depreq[i].ndeps);
-      path_pop(c, s2);
-    }
-    o->ndepreq = n;
-    path_pop(c, save);
-    if (c->rc)
-      return -1;
-  }
-  if (dsch) {
-    size_t save = path_push(c, "dependentSchemas");
-    size_t n = (size_t)cJSON_GetArraySize(dsch), i = 0;
-    o->depsch = cc_arena(c, (n ? n : 1) * sizeof *o->depsch);
-    if (o->depsch == NULL)
-      return -1;
-    for (const cJSON *e = dsch->child; e && !c->rc; e = e->next, i++) {
-      long k = ent_add(c, o, cap, e->string);
-      if (k < 0)
-        break;
-      o->depsch[i].trigger = (uint32_t)k;
-      size_t s2 = path_push(c, e->string);
-      o->depsch[i].node = compile_node(c, e, res);
-      path_pop(c, s2);
-    }
-    o->ndepsch = n;
-    path_pop(c, save);
-    if (c->rc)
-      return -1;
-  }
-  if (pats) {
-    size_t save = path_push(c, "patternProperties");
-    if (!must_be_object(c, pats)) {
-      path_pop(c, save);
-      return -1;
-    }
-    size_t n = (size_t)cJSON_GetArraySize(pats), i = 0;
-    o->pats = cc_arena(c, (n ? n : 1) * sizeof *o->pats);
-    if (o->pats == NULL)
-      return -1;
-    for (const cJSON *e = pats->child; e && !c->rc; e = e->next, i++) {
-      size_t s2 = path_push(c, e->string);
-      o->pats[i].src = e->string;
-      if (compile_regex(c, e->string, &o->pats[i].re) == 0)
-        o->pats[i].node = compile_node(c, e, res);
-      path_pop(c, s2);
-    }
-    o->npats = n;
-    path_pop(c, save);
-    if (c->rc)
-      return -1;
-  }
+  if (object_table(c, o, props, req, dreq, dsch, &cap) < 0 ||
+      (props && compile_properties(c, o, cap, props, res) < 0) ||
+      (req && compile_required(c, o, cap, req) < 0) ||
+      (dreq && compile_dependent_required(c, o, cap, dreq) < 0) ||
+      (dsch && compile_dependent_schemas(c, o, cap, dsch, res) < 0) ||
+      (pats && compile_pattern_properties(c, o, pats, res) < 0))
+    return -1;
   o->additional = child(c, j, "additionalProperties", res);
   o->unevaluated = child(c, j, "unevaluatedProperties", res);
   o->names = child(c, j, "propertyNames", res);
@@ -967,87 +993,110 @@ static int compile_applicators(cc *c, const cJSON *j, mcp__sk_idx idx,
   return 0;
 }
 
+/* "$schema": only 2020-12 is compiled. */
+static int check_dialect(cc *c, const cJSON *j) {
+  const cJSON *dialect = mcp__json_member(j, "$schema");
+  if (dialect == NULL)
+    return 0;
+  size_t save = path_push(c, "$schema");
+  if (!cJSON_IsString(dialect) ||
+      (strcmp(dialect->valuestring, META_2020_12) != 0 &&
+       strcmp(dialect->valuestring, META_2020_12 "#") != 0))
+    cc_error(c, "only JSON Schema 2020-12 (\"" META_2020_12 "\") is "
+                "supported");
+  path_pop(c, save);
+  return c->rc ? -1 : 0;
+}
+
+/* "$id" of a subschema below the root: starts a new resource at the URI it
+ * resolves to against resource res. Returns the resource the subschema
+ * belongs to (res when it has no "$id"), or -1. */
+static long compile_id(cc *c, const cJSON *j, mcp__sk_idx idx, uint32_t res) {
+  const cJSON *id = mcp__json_member(j, "$id");
+  if (id == NULL || idx == c->s->root)
+    return (long)res;
+  size_t save = path_push(c, "$id");
+  const char *hash = cJSON_IsString(id) ? strchr(id->valuestring, '#') : NULL;
+  if (!cJSON_IsString(id))
+    cc_error(c, "must be a string (a URI reference)");
+  else if (hash && hash[1] != '\0')
+    cc_error(c, "must not contain a fragment; name a location with "
+                "\"$anchor\" instead");
+  path_pop(c, save);
+  if (c->rc)
+    return -1;
+  mcp__buf b = {0};
+  mcp__uri_resolve(&b, c->s->res[res].uri, id->valuestring);
+  mcp__schema *s = c->s;
+  if (b.err ||
+      push_slot(c, (void **)&s->res, &s->capres, s->nres, sizeof *s->res)) {
+    mcp__buf_free(&b);
+    cc_oom(c);
+    return -1;
+  }
+  char *uri = arena_strdup(s, b.data, b.len);
+  mcp__buf_free(&b);
+  if (uri == NULL) {
+    cc_oom(c);
+    return -1;
+  }
+  res = (uint32_t)s->nres;
+  s->res[s->nres++] = (mcp__sk_res){uri, idx, j};
+  if (ids_add(c, uri, ID_RESOURCE, res, idx))
+    return -1;
+  return (long)res;
+}
+
+/* "$anchor" (dynamic == 0) or "$dynamicAnchor" (dynamic == 1): names node
+ * idx within resource res; a dynamic anchor is also kept for $dynamicRef. */
+static int compile_anchor(cc *c, const cJSON *j, mcp__sk_idx idx, uint32_t res,
+                          int dynamic) {
+  const char *keyword = dynamic ? "$dynamicAnchor" : "$anchor";
+  const cJSON *a = mcp__json_member(j, keyword);
+  if (a == NULL)
+    return 0;
+  size_t save = path_push(c, keyword);
+  if (!cJSON_IsString(a) || !anchor_name_valid(a->valuestring))
+    cc_error(c, "must be a name of letters, digits, '-', '_' and '.' that "
+                "starts with a letter or '_'");
+  path_pop(c, save);
+  if (c->rc)
+    return -1;
+  mcp__buf b = {0};
+  mcp__buf_printf(&b, "%s#%s", c->s->res[res].uri, a->valuestring);
+  if (b.err) {
+    cc_oom(c);
+    return -1;
+  }
+  save = path_push(c, keyword);
+  int rc =
+      ids_add(c, b.data, dynamic ? ID_DYNAMIC_ANCHOR : ID_ANCHOR, res, idx);
+  path_pop(c, save);
+  mcp__buf_free(&b);
+  if (rc)
+    return -1;
+  if (dynamic) {
+    if (push_slot(c, (void **)&c->dyns, &c->capdyns, c->ndyns, sizeof *c->dyns))
+      return -1;
+    c->dyns[c->ndyns++] = (dyn_anchor){res, a->valuestring, idx};
+  }
+  return 0;
+}
+
 /* "$schema", "$id", "$anchor" and "$dynamicAnchor": the identifiers a
  * subschema declares. May start a new resource; returns its index. */
 static long compile_identifiers(cc *c, const cJSON *j, mcp__sk_idx idx,
                                 uint32_t res) {
-  const cJSON *dialect = mcp__json_member(j, "$schema");
-  if (dialect) {
-    size_t save = path_push(c, "$schema");
-    if (!cJSON_IsString(dialect) ||
-        (strcmp(dialect->valuestring, META_2020_12) != 0 &&
-         strcmp(dialect->valuestring, META_2020_12 "#") != 0))
-      cc_error(c, "only JSON Schema 2020-12 (\"" META_2020_12 "\") is "
-                  "supported");
-    path_pop(c, save);
-    if (c->rc)
-      return -1;
-  }
-  const cJSON *id = mcp__json_member(j, "$id");
-  if (id && idx != c->s->root) {
-    size_t save = path_push(c, "$id");
-    const char *hash = cJSON_IsString(id) ? strchr(id->valuestring, '#') : NULL;
-    if (!cJSON_IsString(id))
-      cc_error(c, "must be a string (a URI reference)");
-    else if (hash && hash[1] != '\0')
-      cc_error(c, "must not contain a fragment; name a location with "
-                  "\"$anchor\" instead");
-    path_pop(c, save);
-    if (c->rc)
-      return -1;
-    mcp__buf b = {0};
-    mcp__uri_resolve(&b, c->s->res[res].uri, id->valuestring);
-    mcp__schema *s = c->s;
-    if (b.err ||
-        push_slot(c, (void **)&s->res, &s->capres, s->nres, sizeof *s->res)) {
-      mcp__buf_free(&b);
-      cc_oom(c);
-      return -1;
-    }
-    char *uri = arena_strdup(s, b.data, b.len);
-    mcp__buf_free(&b);
-    if (uri == NULL) {
-      cc_oom(c);
-      return -1;
-    }
-    res = (uint32_t)s->nres;
-    s->res[s->nres++] = (mcp__sk_res){uri, idx, j};
-    if (ids_add(c, uri, ID_RESOURCE, res, idx))
-      return -1;
-  }
-  node_at(c, idx)->res = res;
-  static const char *const anchors[] = {"$anchor", "$dynamicAnchor"};
-  for (int k = 0; k < 2; k++) {
-    const cJSON *a = mcp__json_member(j, anchors[k]);
-    if (a == NULL)
-      continue;
-    size_t save = path_push(c, anchors[k]);
-    if (!cJSON_IsString(a) || !anchor_name_valid(a->valuestring))
-      cc_error(c, "must be a name of letters, digits, '-', '_' and '.' that "
-                  "starts with a letter or '_'");
-    path_pop(c, save);
-    if (c->rc)
-      return -1;
-    mcp__buf b = {0};
-    mcp__buf_printf(&b, "%s#%s", c->s->res[res].uri, a->valuestring);
-    if (b.err) {
-      cc_oom(c);
-      return -1;
-    }
-    save = path_push(c, anchors[k]);
-    int rc = ids_add(c, b.data, k ? ID_DYNAMIC_ANCHOR : ID_ANCHOR, res, idx);
-    path_pop(c, save);
-    mcp__buf_free(&b);
-    if (rc)
-      return -1;
-    if (k == 1) {
-      if (push_slot(c, (void **)&c->dyns, &c->capdyns, c->ndyns,
-                    sizeof *c->dyns))
-        return -1;
-      c->dyns[c->ndyns++] = (dyn_anchor){res, a->valuestring, idx};
-    }
-  }
-  return (long)res;
+  if (check_dialect(c, j) < 0)
+    return -1;
+  long r = compile_id(c, j, idx, res);
+  if (r < 0)
+    return -1;
+  node_at(c, idx)->res = (uint32_t)r;
+  if (compile_anchor(c, j, idx, (uint32_t)r, 0) < 0 ||
+      compile_anchor(c, j, idx, (uint32_t)r, 1) < 0)
+    return -1;
+  return r;
 }
 
 static mcp__sk_idx compile_node(cc *c, const cJSON *j, uint32_t res) {

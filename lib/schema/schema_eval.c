@@ -548,17 +548,120 @@ OUT_OF_LINE static int eval_name(vctx *c, mcp__sk_idx names,
   return r;
 }
 
+/* minProperties and maxProperties, against the instance's member count. */
+static inline int eval_prop_count(vctx *c, const mcp__sk_node *n,
+                                  const cJSON *inst, size_t count) {
+  const mcp__sk_obj *o = n->obj;
+  if (count >= o->min_props && count <= o->max_props)
+    return V_OK;
+  verr *f = fail_at(
+      c, count < o->min_props ? KW_MIN_PROPERTIES : KW_MAX_PROPERTIES, n, inst);
+  f->a = count < o->min_props ? o->min_props : o->max_props;
+  f->b = count;
+  return V_FAIL;
+}
+
+/* patternProperties for member v named key: every pattern the name matches
+ * evaluates the value, and *matched is set when one does. */
+static inline int eval_patterns(vctx *c, const mcp__sk_obj *o, const cJSON *v,
+                                const char *key, int *matched) {
+  for (size_t p = 0; p < o->npats; p++) {
+    mark pm = scratch_mark(c);
+    void *buf = scratch(c, mcp__regex_scratch_size(o->pats[p].re));
+    if (buf == NULL)
+      return stop(c, MCP_ENOMEM, NULL);
+    int hit =
+        mcp__regex_search(o->pats[p].re, key, strlen(key), buf, &c->steps);
+    scratch_release(c, pm);
+    if (!hit)
+      continue;
+    *matched = 1;
+    int r = eval_child(c, o->pats[p].node, v);
+    if (r != V_OK)
+      return r;
+  }
+  return V_OK;
+}
+
+/* Member v, the i-th of the instance: its entry in properties, the
+ * patterns its name matches, else additionalProperties (additional, NULL
+ * when absent), then propertyNames. Records its entry in present, and in
+ * use that a keyword evaluated it. */
+static inline int eval_member(vctx *c, const mcp__sk_node *n, const cJSON *v,
+                              size_t i, const mcp__sk_node *additional,
+                              ev *present, ev *use) {
+  const mcp__sk_obj *o = n->obj;
+  int r, matched = 0;
+  if (++c->steps > c->max_steps)
+    return stop(c, MCP_ELIMIT, "steps");
+  const char *key = v->string ? v->string : "";
+  if (o->nents) {
+    long k = ent_find(o, key, strlen(key));
+    if (k >= 0) {
+      ev_set(present, (size_t)k);
+      if (o->ents[k].prop != MCP__SK_NONE) {
+        matched = 1;
+        if ((r = eval_child(c, o->ents[k].prop, v)) != V_OK)
+          return r;
+      }
+    }
+  }
+  if ((r = eval_patterns(c, o, v, key, &matched)) != V_OK)
+    return r;
+  if (!matched && additional) {
+    if (additional->flags & MCP__SK_FALSE) {
+      verr *f = fail_at(c, KW_ADDITIONAL_PROPERTIES, n, v);
+      f->depth++;
+      f->name = key;
+      return V_FAIL;
+    }
+    matched = 1;
+    if ((r = eval_child(c, o->additional, v)) != V_OK)
+      return r;
+  }
+  if (matched)
+    ev_set(use, i);
+  if (o->names != MCP__SK_NONE)
+    return eval_name(c, o->names, v);
+  return V_OK;
+}
+
+/* required and dependentRequired, against the table entries the instance
+ * has (present). */
+static inline int eval_required(vctx *c, const mcp__sk_node *n,
+                                const cJSON *inst, const ev *present) {
+  const mcp__sk_obj *o = n->obj;
+  for (size_t k = 0; k < o->nrequired; k++) {
+    if (!ev_has(present, o->required[k])) {
+      verr *f = fail_at(c, KW_REQUIRED, n, inst);
+      f->name = o->ents[o->required[k]].name;
+      return V_FAIL;
+    }
+  }
+  for (size_t k = 0; k < o->ndepreq; k++) {
+    const mcp__sk_depreq *d = &o->depreq[k];
+    if (!ev_has(present, d->trigger))
+      continue;
+    for (size_t j = 0; j < d->ndeps; j++) {
+      if (!ev_has(present, d->deps[j])) {
+        verr *f = fail_at(c, KW_DEPENDENT_REQUIRED, n, inst);
+        f->name = o->ents[d->deps[j]].name;
+        f->name2 = o->ents[d->trigger].name;
+        return V_FAIL;
+      }
+    }
+  }
+  return V_OK;
+}
+
+/* The object keywords of node n on instance inst of count members: one
+ * pass over the members, then the keywords about which ones are present. */
 OUT_OF_LINE static int eval_object(vctx *c, const mcp__sk_node *n,
                                    const cJSON *inst, ev *use, size_t count) {
   const mcp__sk_obj *o = n->obj;
-  if (count < o->min_props || count > o->max_props) {
-    verr *f =
-        fail_at(c, count < o->min_props ? KW_MIN_PROPERTIES : KW_MAX_PROPERTIES,
-                n, inst);
-    f->a = count < o->min_props ? o->min_props : o->max_props;
-    f->b = count;
-    return V_FAIL;
-  }
+  int r = eval_prop_count(c, n, inst, count);
+  if (r != V_OK)
+    return r;
   mark m = scratch_mark(c);
   uint64_t word;
   ev present = {NULL, 0}; /* which table entries the instance has */
@@ -566,82 +669,11 @@ OUT_OF_LINE static int eval_object(vctx *c, const mcp__sk_node *n,
     return V_STOP;
   const mcp__sk_node *additional =
       o->additional != MCP__SK_NONE ? node_of(c, o->additional) : NULL;
-  int r = V_OK;
   size_t i = 0;
-  for (const cJSON *v = inst->child; v && r == V_OK; v = v->next, i++) {
-    if (++c->steps > c->max_steps) {
-      r = stop(c, MCP_ELIMIT, "steps");
-      break;
-    }
-    const char *key = v->string ? v->string : "";
-    int matched = 0;
-    if (o->nents) {
-      long k = ent_find(o, key, strlen(key));
-      if (k >= 0) {
-        ev_set(&present, (size_t)k);
-        if (o->ents[k].prop != MCP__SK_NONE) {
-          matched = 1;
-          if ((r = eval_child(c, o->ents[k].prop, v)) != V_OK)
-            break;
-        }
-      }
-    }
-    for (size_t p = 0; p < o->npats; p++) {
-      mark pm = scratch_mark(c);
-      void *buf = scratch(c, mcp__regex_scratch_size(o->pats[p].re));
-      if (buf == NULL) {
-        r = stop(c, MCP_ENOMEM, NULL);
-        break;
-      }
-      int hit =
-          mcp__regex_search(o->pats[p].re, key, strlen(key), buf, &c->steps);
-      scratch_release(c, pm);
-      if (!hit)
-        continue;
-      matched = 1;
-      if ((r = eval_child(c, o->pats[p].node, v)) != V_OK)
-        break;
-    }
-    if (r != V_OK)
-      break;
-    if (!matched && additional) {
-      if (additional->flags & MCP__SK_FALSE) {
-        verr *f = fail_at(c, KW_ADDITIONAL_PROPERTIES, n, v);
-        f->depth++;
-        f->name = key;
-        r = V_FAIL;
-        break;
-      }
-      matched = 1;
-      if ((r = eval_child(c, o->additional, v)) != V_OK)
-        break;
-    }
-    if (matched)
-      ev_set(use, i);
-    if (o->names != MCP__SK_NONE && (r = eval_name(c, o->names, v)) != V_OK)
-      break;
-  }
-  for (size_t k = 0; r == V_OK && k < o->nrequired; k++) {
-    if (!ev_has(&present, o->required[k])) {
-      verr *f = fail_at(c, KW_REQUIRED, n, inst);
-      f->name = o->ents[o->required[k]].name;
-      r = V_FAIL;
-    }
-  }
-  for (size_t k = 0; r == V_OK && k < o->ndepreq; k++) {
-    const mcp__sk_depreq *d = &o->depreq[k];
-    if (!ev_has(&present, d->trigger))
-      continue;
-    for (size_t j = 0; j < d->ndeps; j++) {
-      if (!ev_has(&present, d->deps[j])) {
-        verr *f = fail_at(c, KW_DEPENDENT_REQUIRED, n, inst);
-        f->name = o->ents[d->deps[j]].name;
-        f->name2 = o->ents[d->trigger].name;
-        r = V_FAIL;
-        break;
-      }
-    }
-  }
+  for (const cJSON *v = inst->child; v && r == V_OK; v = v->next, i++)
+    r = eval_member(c, n, v, i, additional, &present, use);
+  if (r == V_OK)
+    r = eval_required(c, n, inst, &present);
   for (size_t k = 0; r == V_OK && k < o->ndepsch; k++)
     if (ev_has(&present, o->depsch[k].trigger))
       r = eval(c, o->depsch[k].node, inst, use);
@@ -1100,147 +1132,232 @@ static void out_allowed(out *o, const mcp__sk_obj *ob, int unevaluated) {
   }
 }
 
+/* The sentence of one keyword's failure, about value v; text is its row's
+ * words (see sentences below). */
+typedef void describer(out *o, const verr *f, const cJSON *v, const char *text);
+
+/* A sentence that says nothing about the value or the schema. */
+static void say_text(out *o, const verr *f, const cJSON *v, const char *text) {
+  (void)f, (void)v;
+  out_puts(o, text);
+}
+
+/* "type": the accepted types, and the type the value has. */
+static void say_type(out *o, const verr *f, const cJSON *v, const char *text) {
+  out_puts(o, text);
+  out_types(o, f);
+  out_printf(o, ", not %s.", type_name(v));
+}
+
+/* The first ten allowed values, and how many more there are. */
+static void say_enum(out *o, const verr *f, const cJSON *v, const char *text) {
+  const cJSON *allowed = f->node->enum_;
+  size_t i = 0;
+  (void)v;
+  out_puts(o, text);
+  for (const cJSON *e = allowed->child; e; e = e->next, i++) {
+    if (i == 10) {
+      out_printf(o, ", and %d more", cJSON_GetArraySize(allowed) - (int)i);
+      break;
+    }
+    out_puts(o, i ? ", " : "");
+    out_json(o, e);
+  }
+  out_puts(o, i == 0 ? "nothing: no value is allowed." : ".");
+}
+
+/* "const": the one value allowed. */
+static void say_const(out *o, const verr *f, const cJSON *v, const char *text) {
+  (void)v;
+  out_puts(o, text);
+  out_json(o, f->node->const_);
+  out_puts(o, ".");
+}
+
+/* A numeric bound, written as the schema wrote it. */
+static void say_bound(out *o, const verr *f, const cJSON *v, const char *text) {
+  const mcp__sk_num *num = f->node->num;
+  const cJSON *src = f->kw == KW_MULTIPLE_OF         ? num->mult_src
+                     : f->kw == KW_MAXIMUM           ? num->max_src
+                     : f->kw == KW_EXCLUSIVE_MAXIMUM ? num->xmax_src
+                     : f->kw == KW_MINIMUM           ? num->min_src
+                                                     : num->xmin_src;
+  (void)v;
+  out_puts(o, text);
+  out_number_of(o, src);
+  out_puts(o, ".");
+}
+
+/* "maxLength" and "minLength", in characters. */
+static void say_length(out *o, const verr *f, const cJSON *v,
+                       const char *text) {
+  (void)v, (void)text;
+  out_printf(o, "must be at %s %zu character%s long, not %zu.",
+             f->kw == KW_MAX_LENGTH ? "most" : "least", f->a,
+             plural(f->a, "", "s"), f->b);
+}
+
+/* "pattern": the regular expression, cut to 120 bytes. */
+static void say_pattern(out *o, const verr *f, const cJSON *v,
+                        const char *text) {
+  (void)v;
+  out_puts(o, text);
+  out_cut(o, f->node->str->pattern_src, 120);
+  out_puts(o, ".");
+}
+
+/* "format": the format's name and an example of it. */
+static void say_format(out *o, const verr *f, const cJSON *v,
+                       const char *text) {
+  mcp__format format = f->node->str->format;
+  (void)v, (void)text;
+  out_printf(o, "must be a valid %s: %s.", mcp__format_name(format),
+             mcp__format_example(format));
+}
+
+/* "items": false after the prefix items; how many are accepted. */
+static void say_items(out *o, const verr *f, const cJSON *v, const char *text) {
+  (void)v, (void)text;
+  out_printf(o, "unexpected item; this array accepts at most %zu item%s.", f->a,
+             plural(f->a, "", "s"));
+}
+
+/* "contains" and "minContains": how many items must match. */
+static void say_contains(out *o, const verr *f, const cJSON *v,
+                         const char *text) {
+  (void)v, (void)text;
+  if (f->a == 1)
+    out_puts(o, "must contain at least one item that matches \"contains\".");
+  else
+    out_printf(o,
+               "must contain at least %zu items that match \"contains\", "
+               "not %zu.",
+               f->a, f->b);
+}
+
+/* "maxContains": how many items may match, and how many did. */
+static void say_max_contains(out *o, const verr *f, const cJSON *v,
+                             const char *text) {
+  (void)v, (void)text;
+  out_printf(o,
+             "must contain at most %zu item%s that match%s \"contains\", "
+             "not %zu.",
+             f->a, plural(f->a, "", "s"), plural(f->a, "es", ""), f->b);
+}
+
+/* "maxItems" and "minItems". */
+static void say_item_count(out *o, const verr *f, const cJSON *v,
+                           const char *text) {
+  (void)v, (void)text;
+  out_printf(o, "must have at %s %zu item%s, not %zu.",
+             f->kw == KW_MAX_ITEMS ? "most" : "least", f->a,
+             plural(f->a, "", "s"), f->b);
+}
+
+/* "uniqueItems": the first two equal items. */
+static void say_unique(out *o, const verr *f, const cJSON *v,
+                       const char *text) {
+  (void)v, (void)text;
+  out_printf(o, "must not repeat items; items %zu and %zu are equal.", f->a,
+             f->b);
+}
+
+/* A property no keyword accepts, and which ones the schema would. */
+static void say_unexpected_property(out *o, const verr *f, const cJSON *v,
+                                    const char *text) {
+  (void)v;
+  out_puts(o, text);
+  out_quoted(o, f->name ? f->name : "", 60);
+  out_allowed(o, f->node->obj, f->kw == KW_UNEVALUATED_PROPERTIES);
+  out_puts(o, ".");
+}
+
+/* "required": the first missing property. */
+static void say_required(out *o, const verr *f, const cJSON *v,
+                         const char *text) {
+  (void)v;
+  out_puts(o, text);
+  out_quoted(o, f->name, 60);
+  out_puts(o, ".");
+}
+
+/* "dependentRequired": the missing property and the one requiring it. */
+static void say_dependent_required(out *o, const verr *f, const cJSON *v,
+                                   const char *text) {
+  (void)v;
+  out_puts(o, text);
+  out_quoted(o, f->name, 60);
+  out_puts(o, ", which is required when ");
+  out_quoted(o, f->name2, 60);
+  out_puts(o, " is present.");
+}
+
+/* "maxProperties" and "minProperties". */
+static void say_property_count(out *o, const verr *f, const cJSON *v,
+                               const char *text) {
+  (void)v, (void)text;
+  out_printf(o, "must have at %s %zu propert%s, not %zu.",
+             f->kw == KW_MAX_PROPERTIES ? "most" : "least", f->a,
+             plural(f->a, "y", "ies"), f->b);
+}
+
+/* "oneOf": the first two alternatives that matched. */
+static void say_one_of(out *o, const verr *f, const cJSON *v,
+                       const char *text) {
+  (void)v, (void)text;
+  out_printf(o,
+             "matches alternatives %zu and %zu of \"oneOf\", but must "
+             "match exactly one.",
+             f->a, f->b);
+}
+
+/* One row per keyword: the function that writes its sentence and the words
+ * it starts with. A keyword without a row is "not valid". */
+static const struct sentence {
+  describer *say;
+  const char *text;
+} sentences[] = {
+    [KW_FALSE] = {say_text, "is not allowed here."},
+    [KW_TYPE] = {say_type, "must be "},
+    [KW_ENUM] = {say_enum, "must be one of "},
+    [KW_CONST] = {say_const, "must be exactly "},
+    [KW_MULTIPLE_OF] = {say_bound, "must be a multiple of "},
+    [KW_MAXIMUM] = {say_bound, "must be at most "},
+    [KW_EXCLUSIVE_MAXIMUM] = {say_bound, "must be less than "},
+    [KW_MINIMUM] = {say_bound, "must be at least "},
+    [KW_EXCLUSIVE_MINIMUM] = {say_bound, "must be greater than "},
+    [KW_MAX_LENGTH] = {say_length, NULL},
+    [KW_MIN_LENGTH] = {say_length, NULL},
+    [KW_PATTERN] = {say_pattern, "must match the regular expression "},
+    [KW_FORMAT] = {say_format, NULL},
+    [KW_ITEMS] = {say_items, NULL},
+    [KW_CONTAINS] = {say_contains, NULL},
+    [KW_MAX_CONTAINS] = {say_max_contains, NULL},
+    [KW_MAX_ITEMS] = {say_item_count, NULL},
+    [KW_MIN_ITEMS] = {say_item_count, NULL},
+    [KW_UNIQUE_ITEMS] = {say_unique, NULL},
+    [KW_UNEVALUATED_ITEMS] =
+        {say_text, "unexpected item; no part of the schema accepts it."},
+    [KW_ADDITIONAL_PROPERTIES] = {say_unexpected_property,
+                                  "unexpected property "},
+    [KW_UNEVALUATED_PROPERTIES] = {say_unexpected_property,
+                                   "unexpected property "},
+    [KW_REQUIRED] = {say_required, "missing required property "},
+    [KW_DEPENDENT_REQUIRED] = {say_dependent_required, "missing property "},
+    [KW_MAX_PROPERTIES] = {say_property_count, NULL},
+    [KW_MIN_PROPERTIES] = {say_property_count, NULL},
+    [KW_ONE_OF] = {say_one_of, NULL},
+    [KW_NOT] = {say_text, "must not match the schema in \"not\"."},
+};
+
 /* The sentence for a failure, about value v. */
 static void describe(out *o, const verr *f, const cJSON *v) {
-  const mcp__sk_node *n = f->node;
-  switch (f->kw) {
-  case KW_FALSE:
-    out_puts(o, "is not allowed here.");
-    break;
-  case KW_TYPE:
-    out_puts(o, "must be ");
-    out_types(o, f);
-    out_printf(o, ", not %s.", type_name(v));
-    break;
-  case KW_ENUM: {
-    out_puts(o, "must be one of ");
-    size_t i = 0;
-    for (const cJSON *e = n->enum_->child; e; e = e->next, i++) {
-      if (i == 10) {
-        out_printf(o, ", and %d more", cJSON_GetArraySize(n->enum_) - (int)i);
-        break;
-      }
-      out_puts(o, i ? ", " : "");
-      out_json(o, e);
-    }
-    out_puts(o, i == 0 ? "nothing: no value is allowed." : ".");
-    break;
-  }
-  case KW_CONST:
-    out_puts(o, "must be exactly ");
-    out_json(o, n->const_);
-    out_puts(o, ".");
-    break;
-  case KW_MULTIPLE_OF:
-    out_puts(o, "must be a multiple of ");
-    out_number_of(o, n->num->mult_src);
-    out_puts(o, ".");
-    break;
-  case KW_MAXIMUM:
-    out_puts(o, "must be at most ");
-    out_number_of(o, n->num->max_src);
-    out_puts(o, ".");
-    break;
-  case KW_EXCLUSIVE_MAXIMUM:
-    out_puts(o, "must be less than ");
-    out_number_of(o, n->num->xmax_src);
-    out_puts(o, ".");
-    break;
-  case KW_MINIMUM:
-    out_puts(o, "must be at least ");
-    out_number_of(o, n->num->min_src);
-    out_puts(o, ".");
-    break;
-  case KW_EXCLUSIVE_MINIMUM:
-    out_puts(o, "must be greater than ");
-    out_number_of(o, n->num->xmin_src);
-    out_puts(o, ".");
-    break;
-  case KW_MAX_LENGTH:
-  case KW_MIN_LENGTH:
-    out_printf(o, "must be at %s %zu character%s long, not %zu.",
-               f->kw == KW_MAX_LENGTH ? "most" : "least", f->a,
-               plural(f->a, "", "s"), f->b);
-    break;
-  case KW_PATTERN:
-    out_puts(o, "must match the regular expression ");
-    out_cut(o, n->str->pattern_src, 120);
-    out_puts(o, ".");
-    break;
-  case KW_FORMAT:
-    out_printf(o, "must be a valid %s: %s.", mcp__format_name(n->str->format),
-               mcp__format_example(n->str->format));
-    break;
-  case KW_ITEMS:
-    out_printf(o, "unexpected item; this array accepts at most %zu item%s.",
-               f->a, plural(f->a, "", "s"));
-    break;
-  case KW_CONTAINS:
-    if (f->a == 1)
-      out_puts(o, "must contain at least one item that matches \"contains\".");
-    else
-      out_printf(o,
-                 "must contain at least %zu items that match \"contains\", "
-                 "not %zu.",
-                 f->a, f->b);
-    break;
-  case KW_MAX_CONTAINS:
-    out_printf(o,
-               "must contain at most %zu item%s that match%s \"contains\", "
-               "not %zu.",
-               f->a, plural(f->a, "", "s"), plural(f->a, "es", ""), f->b);
-    break;
-  case KW_MAX_ITEMS:
-  case KW_MIN_ITEMS:
-    out_printf(o, "must have at %s %zu item%s, not %zu.",
-               f->kw == KW_MAX_ITEMS ? "most" : "least", f->a,
-               plural(f->a, "", "s"), f->b);
-    break;
-  case KW_UNIQUE_ITEMS:
-    out_printf(o, "must not repeat items; items %zu and %zu are equal.", f->a,
-               f->b);
-    break;
-  case KW_UNEVALUATED_ITEMS:
-    out_puts(o, "unexpected item; no part of the schema accepts it.");
-    break;
-  case KW_ADDITIONAL_PROPERTIES:
-  case KW_UNEVALUATED_PROPERTIES:
-    out_puts(o, "unexpected property ");
-    out_quoted(o, f->name ? f->name : "", 60);
-    out_allowed(o, n->obj, f->kw == KW_UNEVALUATED_PROPERTIES);
-    out_puts(o, ".");
-    break;
-  case KW_REQUIRED:
-    out_puts(o, "missing required property ");
-    out_quoted(o, f->name, 60);
-    out_puts(o, ".");
-    break;
-  case KW_DEPENDENT_REQUIRED:
-    out_puts(o, "missing property ");
-    out_quoted(o, f->name, 60);
-    out_puts(o, ", which is required when ");
-    out_quoted(o, f->name2, 60);
-    out_puts(o, " is present.");
-    break;
-  case KW_MAX_PROPERTIES:
-  case KW_MIN_PROPERTIES:
-    out_printf(o, "must have at %s %zu propert%s, not %zu.",
-               f->kw == KW_MAX_PROPERTIES ? "most" : "least", f->a,
-               plural(f->a, "y", "ies"), f->b);
-    break;
-  case KW_ONE_OF:
-    out_printf(o,
-               "matches alternatives %zu and %zu of \"oneOf\", but must "
-               "match exactly one.",
-               f->a, f->b);
-    break;
-  case KW_NOT:
-    out_puts(o, "must not match the schema in \"not\".");
-    break;
-  default:
+  if (f->kw < 0 || (size_t)f->kw >= sizeof sentences / sizeof *sentences ||
+      sentences[f->kw].say == NULL) {
     out_puts(o, "is not valid.");
-    break;
+    return;
   }
+  sentences[f->kw].say(o, f, v, sentences[f->kw].text);
 }
 
 /* ---- instance paths ------------------------------------------------------ */

@@ -320,6 +320,74 @@ out:
   return rc == MCP_ECLOSED ? MCP_EIO : rc == MCP_ENOMEM ? rc : 0;
 }
 
+/* Only protocol messages may reach standard output. Keeps a private
+ * descriptor for them in *out_fd, the original fd 1 in *saved_stdout, and
+ * points fd 1 at stderr, so stray output from a handler or a library lands
+ * in the log instead of corrupting a frame. Returns 0 or MCP_EIO. */
+static int private_stdout(int *out_fd, int *saved_stdout) {
+  fflush(stdout);
+  int priv = dup(STDOUT_FILENO);
+  *saved_stdout = dup(STDOUT_FILENO);
+  if (priv < 0 || *saved_stdout < 0 || dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
+    if (priv >= 0)
+      close(priv);
+    if (*saved_stdout >= 0)
+      close(*saved_stdout);
+    *saved_stdout = -1;
+    return MCP_EIO;
+  }
+  *out_fd = priv;
+  return 0;
+}
+
+/* Gives fd 1 back to the protocol and closes the private descriptor. What
+ * a handler printed is still in stdio's buffer: it goes to stderr, where
+ * fd 1 points now, before fd 1 is the protocol's again, so it never lands
+ * after (or between) the replies. */
+static void restore_stdout(int saved_stdout, int out_fd) {
+  fflush(stdout);
+  dup2(saved_stdout, STDOUT_FILENO);
+  close(saved_stdout);
+  close(out_fd);
+}
+
+/* Without a principal the local user holds every scope. Said once per
+ * process (a forked child says it again), not per run, and through the
+ * server's log: a warning, so the default log writes it to stderr and a
+ * log callback that keeps only errors drops it. */
+static void warn_all_scopes(mcp_server *srv) {
+  static atomic_int all_scopes_said_by; /* the process that said it */
+  int me = (int)getpid();
+  if (atomic_exchange(&all_scopes_said_by, me) != me)
+    mcp_server_log(srv, MCP_LOG_WARNING,
+                   "stdio: no principal configured, so the local user holds "
+                   "every scope");
+}
+
+/* One session for principal over the framer, from its start to its end
+ * (end of input, a write failure or the stop signal). */
+static int run_session(mcp_server *srv, const mcp_principal *principal,
+                       stdio_out *out, int in_fd, size_t max_line,
+                       int stop_fd) {
+  mcp_session *s = NULL;
+  int rc = mcp_session_new(srv, principal, send_line, out, &s);
+  if (rc != 0)
+    return rc;
+  rc = read_loop(s, out, in_fd, max_line, stop_fd, srv);
+  /* At end of input, calls an executor holds finish first: without one
+   * they would have finished before the next line was read. Then (and
+   * at once on the stop signal) what still runs is cancelled, and we
+   * wait (bounded) for deferred calls so their threads never write to
+   * a closed fd. */
+  while (!stop_requested(stop_fd) && mcp_session_executing(s) > 0)
+    nanosleep(&(struct timespec){0, 1000 * 1000}, NULL);
+  mcp_session_cancel_all(s);
+  for (int i = 0; i < 500 && mcp_session_pending(s) > 0; i++)
+    nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
+  mcp_session_free(s);
+  return rc;
+}
+
 int mcp_serve_stdio(mcp_server *srv, const mcp_stdio_options *opts) {
   if (srv == NULL)
     return MCP_EINVAL;
@@ -335,63 +403,24 @@ int mcp_serve_stdio(mcp_server *srv, const mcp_stdio_options *opts) {
     if (rc != 0)
       return rc;
   }
-
-  /* Only protocol messages may reach standard output. Keep a private
-   * descriptor for them and point fd 1 at stderr, so stray output from a
-   * handler or a library lands in the log instead of corrupting a frame. */
-  if (out_fd == STDOUT_FILENO) {
-    fflush(stdout);
-    int priv = dup(STDOUT_FILENO);
-    saved_stdout = dup(STDOUT_FILENO);
-    if (priv < 0 || saved_stdout < 0 ||
-        dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
-      if (priv >= 0)
-        close(priv);
-      if (saved_stdout >= 0)
-        close(saved_stdout);
-      if (stop_fd >= 0)
-        give_signals(old_stop);
-      return MCP_EIO;
-    }
-    out_fd = priv;
+  if (out_fd == STDOUT_FILENO && private_stdout(&out_fd, &saved_stdout) != 0) {
+    if (stop_fd >= 0)
+      give_signals(old_stop);
+    return MCP_EIO;
   }
   /* A vanished peer must show up as EPIPE on write, not kill the process. */
   struct sigaction ign = {.sa_handler = SIG_IGN}, old_pipe;
   sigemptyset(&ign.sa_mask);
   sigaction(SIGPIPE, &ign, &old_pipe);
-
-  /* Said once per process (a forked child says it again), not per run,
-   * and through the server's log: a warning, so the default log writes it
-   * to stderr and a log callback that keeps only errors drops it. */
-  static atomic_int all_scopes_said_by; /* the process that said it */
   const mcp_principal local = {.subject = "local", .all_scopes = true};
-  int me = (int)getpid();
-  if (o.principal == NULL && atomic_exchange(&all_scopes_said_by, me) != me)
-    mcp_server_log(srv, MCP_LOG_WARNING,
-                   "stdio: no principal configured, so the local user holds "
-                   "every scope");
+  if (o.principal == NULL)
+    warn_all_scopes(srv);
 
   stdio_out out = {.fd = out_fd};
-  mcp_session *s = NULL;
   bool locked = pthread_mutex_init(&out.lock, NULL) == 0;
-  int rc = locked ? 0 : MCP_ENOMEM;
-  if (rc == 0)
-    rc = mcp_session_new(srv, o.principal ? o.principal : &local, send_line,
-                         &out, &s);
-  if (rc == 0) {
-    rc = read_loop(s, &out, in_fd, max_line, stop_fd, srv);
-    /* At end of input, calls an executor holds finish first: without one
-     * they would have finished before the next line was read. Then (and
-     * at once on the stop signal) what still runs is cancelled, and we
-     * wait (bounded) for deferred calls so their threads never write to
-     * a closed fd. */
-    while (!stop_requested(stop_fd) && mcp_session_executing(s) > 0)
-      nanosleep(&(struct timespec){0, 1000 * 1000}, NULL);
-    mcp_session_cancel_all(s);
-    for (int i = 0; i < 500 && mcp_session_pending(s) > 0; i++)
-      nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
-    mcp_session_free(s);
-  }
+  int rc = locked ? run_session(srv, o.principal ? o.principal : &local, &out,
+                                in_fd, max_line, stop_fd)
+                  : MCP_ENOMEM;
   if (locked) {
     set_batching(&out, false); /* nothing may stay unwritten */
     pthread_mutex_destroy(&out.lock);
@@ -400,14 +429,7 @@ int mcp_serve_stdio(mcp_server *srv, const mcp_stdio_options *opts) {
   sigaction(SIGPIPE, &old_pipe, NULL);
   if (stop_fd >= 0)
     give_signals(old_stop);
-  if (saved_stdout >= 0) {
-    /* What a handler printed is still in stdio's buffer: it goes to stderr,
-     * where fd 1 points now, before fd 1 is the protocol's again, so it
-     * never lands after (or between) the replies. */
-    fflush(stdout);
-    dup2(saved_stdout, STDOUT_FILENO);
-    close(saved_stdout);
-    close(out_fd);
-  }
+  if (saved_stdout >= 0)
+    restore_stdout(saved_stdout, out_fd);
   return rc;
 }
