@@ -496,7 +496,7 @@ const cJSON *mcp_call_client_capabilities(const mcp_call *call) {
 }
 
 static const cJSON *arg(const mcp_call *call, const char *name) {
-  const cJSON *a = cJSON_GetObjectItemCaseSensitive(call->arguments, name);
+  const cJSON *a = mcp__json_member(call->arguments, name);
   return cJSON_IsNull(a) ? NULL : a;
 }
 
@@ -1040,8 +1040,7 @@ static void missing_capability(mcp_call *c, mcp__buf *out) {
     /* An empty elicitation object declares form mode only; a client that
      * declared some elicitation, or must add URL mode too, needs "form"
      * spelled out. */
-    bool declared = cJSON_IsObject(
-        cJSON_GetObjectItemCaseSensitive(c->caps, "elicitation"));
+    bool declared = cJSON_IsObject(mcp__json_member(c->caps, "elicitation"));
     mcp__buf_printf(&data, "\"elicitation\":{%s%s%s}",
                     form && (url || declared) ? "\"form\":{}" : "",
                     form && url ? "," : "", url ? "\"url\":{}" : "");

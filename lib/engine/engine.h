@@ -605,9 +605,6 @@ void mcp__reply_tool_error(mcp_session *s, mcp__reply_ctx *ctx,
 /* -32602 "Invalid params: <why>". */
 void mcp__reply_invalid_params(mcp_session *s, mcp__reply_ctx *ctx,
                                const mcp__req *r, const char *why);
-/* The member of obj named key (case-sensitive), or NULL; NULL obj or key
- * find nothing. */
-const struct cJSON *mcp__member(const struct cJSON *obj, const char *key);
 
 /* ---- what a request names (lib/methods/dispatch.c) -----------------------
  * The dispatch table (lib/methods) finds what a request names before its

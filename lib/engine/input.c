@@ -29,19 +29,15 @@
 /* Requests one round may ask the client for. */
 #define MAX_REQUESTS 32
 
-static const cJSON *member(const cJSON *obj, const char *key) {
-  return cJSON_GetObjectItemCaseSensitive(obj, key);
-}
-
 /* Which capabilities a request of this kind needs from this client, as
  * MCP__CAP_* bits not declared (0 when all are). */
 static unsigned missing_caps(const cJSON *caps, mcp__version v,
                              mcp_input_kind kind, const cJSON *params) {
-  const cJSON *elicit = member(caps, "elicitation");
-  const cJSON *sampling = member(caps, "sampling");
+  const cJSON *elicit = mcp__json_member(caps, "elicitation");
+  const cJSON *sampling = mcp__json_member(caps, "sampling");
   switch (kind) {
   case MCP_INPUT_ELICITATION: {
-    const cJSON *mode = member(params, "mode");
+    const cJSON *mode = mcp__json_member(params, "mode");
     bool url = cJSON_IsString(mode) && strcmp(mode->valuestring, "url") == 0;
     /* Elicitation arrived in 2025-06-18 and its URL mode in 2025-11-25: an
      * older session cannot have it, whatever it declared. */
@@ -49,9 +45,9 @@ static unsigned missing_caps(const cJSON *caps, mcp__version v,
         (url && v < MCP__V2025_11_25))
       return url ? MCP__CAP_ELICITATION_URL : MCP__CAP_ELICITATION;
     if (url)
-      return member(elicit, "url") ? 0 : MCP__CAP_ELICITATION_URL;
+      return mcp__json_member(elicit, "url") ? 0 : MCP__CAP_ELICITATION_URL;
     /* An empty elicitation object means form mode (2025-11-25). */
-    return member(elicit, "form") || !member(elicit, "url")
+    return mcp__json_member(elicit, "form") || !mcp__json_member(elicit, "url")
                ? 0
                : MCP__CAP_ELICITATION;
   }
@@ -59,12 +55,13 @@ static unsigned missing_caps(const cJSON *caps, mcp__version v,
     if (!cJSON_IsObject(sampling))
       return MCP__CAP_SAMPLING;
     /* Tool use in sampling is a capability of its own. */
-    if ((member(params, "tools") || member(params, "toolChoice")) &&
-        !cJSON_IsObject(member(sampling, "tools")))
+    if ((mcp__json_member(params, "tools") ||
+         mcp__json_member(params, "toolChoice")) &&
+        !cJSON_IsObject(mcp__json_member(sampling, "tools")))
       return MCP__CAP_SAMPLING_TOOLS;
     return 0;
   case MCP_INPUT_ROOTS:
-    return cJSON_IsObject(member(caps, "roots")) ? 0 : MCP__CAP_ROOTS;
+    return cJSON_IsObject(mcp__json_member(caps, "roots")) ? 0 : MCP__CAP_ROOTS;
   }
   return 0;
 }
@@ -81,7 +78,7 @@ int mcp_call_request_input(mcp_call *call, const char *key, mcp_input_kind kind,
                         ? "the kind is not an mcp_input_kind"
                     : params == NULL && kind != MCP_INPUT_ROOTS
                         ? "params are required (only roots has none)"
-                    : member(call->requests, key)
+                    : mcp__json_member(call->requests, key)
                         ? "this key was asked already this round"
                     : cJSON_GetArraySize(call->requests) >= MAX_REQUESTS
                         ? "too many requests in one round"
@@ -118,7 +115,7 @@ int mcp_call_request_input(mcp_call *call, const char *key, mcp_input_kind kind,
       !cJSON_AddItemToObject(req, "params", doc.root) ||
       !cJSON_AddItemToObject(call->requests, key, req)) {
     /* doc.root belongs to req once added; free whichever owns it. */
-    if (member(req, "params") == NULL)
+    if (mcp__json_member(req, "params") == NULL)
       cJSON_Delete(doc.root);
     cJSON_Delete(req);
     doc.root = NULL;
@@ -131,7 +128,7 @@ int mcp_call_request_input(mcp_call *call, const char *key, mcp_input_kind kind,
 }
 
 const cJSON *mcp_call_input(const mcp_call *call, const char *key) {
-  return call && key ? member(call->inputs, key) : NULL;
+  return call && key ? mcp__json_member(call->inputs, key) : NULL;
 }
 
 int mcp_call_set_state(mcp_call *call, const char *state) {
@@ -294,7 +291,7 @@ static int sign_state(mcp_call *c, mcp__buf *out) {
        r = r->next) {
     mcp__json_quote(&payload, r->string, strlen(r->string));
     mcp__buf_putc(&payload, ':');
-    mcp__json_write(&payload, member(r, "method"));
+    mcp__json_write(&payload, mcp__json_member(r, "method"));
     if (r->next)
       mcp__buf_putc(&payload, ',');
   }
@@ -353,8 +350,8 @@ const char *mcp__input_problem(const char *method, const cJSON *answer) {
   if (!cJSON_IsObject(answer))
     return "must be an object";
   if (strcmp(method, "elicitation/create") == 0) {
-    const cJSON *action = member(answer, "action");
-    const cJSON *content = member(answer, "content");
+    const cJSON *action = mcp__json_member(answer, "action");
+    const cJSON *content = mcp__json_member(answer, "content");
     if (!cJSON_IsString(action) || (strcmp(action->valuestring, "accept") &&
                                     strcmp(action->valuestring, "decline") &&
                                     strcmp(action->valuestring, "cancel")))
@@ -362,13 +359,13 @@ const char *mcp__input_problem(const char *method, const cJSON *answer) {
     if (content && !cJSON_IsObject(content))
       return "content must be an object";
   } else if (strcmp(method, "sampling/createMessage") == 0) {
-    const cJSON *content = member(answer, "content");
-    if (!cJSON_IsString(member(answer, "role")) ||
-        !cJSON_IsString(member(answer, "model")) ||
+    const cJSON *content = mcp__json_member(answer, "content");
+    if (!cJSON_IsString(mcp__json_member(answer, "role")) ||
+        !cJSON_IsString(mcp__json_member(answer, "model")) ||
         !(cJSON_IsObject(content) || cJSON_IsArray(content)))
       return "needs role, content and model";
   } else if (strcmp(method, "roots/list") == 0) {
-    if (!cJSON_IsArray(member(answer, "roots")))
+    if (!cJSON_IsArray(mcp__json_member(answer, "roots")))
       return "needs a roots array";
   }
   return NULL;
@@ -449,8 +446,8 @@ static int accept_unbound(mcp_call *c, const cJSON *answers, char *msg,
 
 int mcp__input_accept(mcp_call *c, const cJSON *params, char *msg,
                       size_t msglen) {
-  const cJSON *token = member(params, "requestState");
-  const cJSON *answers = member(params, "inputResponses");
+  const cJSON *token = mcp__json_member(params, "requestState");
+  const cJSON *answers = mcp__json_member(params, "inputResponses");
   if (token == NULL && answers == NULL)
     return 0;
   if (answers && !cJSON_IsObject(answers)) {
@@ -474,11 +471,14 @@ int mcp__input_accept(mcp_call *c, const cJSON *params, char *msg,
   char hex[65];
   rc = args_digest(c, hex);
   const cJSON *p = doc.root;
-  const cJSON *kind = member(p, "kind");
-  const cJSON *v = member(p, "v"), *tool = member(p, "tool"),
-              *args = member(p, "args"), *sub = member(p, "sub"),
-              *exp = member(p, "exp"), *keys = member(p, "keys"),
-              *state = member(p, "state");
+  const cJSON *kind = mcp__json_member(p, "kind");
+  const cJSON *v = mcp__json_member(p, "v"),
+              *tool = mcp__json_member(p, "tool"),
+              *args = mcp__json_member(p, "args"),
+              *sub = mcp__json_member(p, "sub"),
+              *exp = mcp__json_member(p, "exp"),
+              *keys = mcp__json_member(p, "keys"),
+              *state = mcp__json_member(p, "state");
   const char *subject = c->session->principal.subject;
   long long expiry = 0;
   if (rc == 0 &&
@@ -503,7 +503,7 @@ int mcp__input_accept(mcp_call *c, const cJSON *params, char *msg,
    * the result of the request asked. */
   for (const cJSON *k = rc == 0 ? keys->child : NULL; k && rc == 0;
        k = k->next) {
-    const cJSON *a = member(answers, k->string);
+    const cJSON *a = mcp__json_member(answers, k->string);
     if (a == NULL)
       continue; /* missing: the handler sees NULL and may ask again */
     const char *what = cJSON_IsString(k) ? mcp__input_problem(k->valuestring, a)
@@ -534,8 +534,8 @@ int mcp__input_number_locked(mcp_session *s, cJSON *requests,
     /* The id is kept in the request to match the client's answer. */
     if (!cJSON_AddNumberToObject(r, "id", (double)id))
       return MCP_ENOMEM;
-    mcp__wire_request(texts, related, member(r, "method"), member(r, "params"),
-                      id);
+    mcp__wire_request(texts, related, mcp__json_member(r, "method"),
+                      mcp__json_member(r, "params"), id);
     mcp__buf_putc(texts, '\0'); /* one text after another */
     (*n)++;
   }
@@ -543,20 +543,20 @@ int mcp__input_number_locked(mcp_session *s, cJSON *requests,
 }
 
 bool mcp__input_sent_as(const cJSON *entry, long long id) {
-  const cJSON *rid = member(entry, "id");
+  const cJSON *rid = mcp__json_member(entry, "id");
   return cJSON_IsNumber(rid) && rid->valuedouble == (double)id;
 }
 
 const cJSON *mcp__input_answer(const cJSON *entry, const cJSON *node) {
-  const cJSON *result = member(node, "result");
-  const char *method = cJSON_GetStringValue(member(entry, "method"));
+  const cJSON *result = mcp__json_member(node, "result");
+  const char *method = cJSON_GetStringValue(mcp__json_member(entry, "method"));
   return method && mcp__input_problem(method, result) == NULL ? result : NULL;
 }
 
 void mcp__input_withdraw(mcp__buf *b, const cJSON *requests,
                          const char *reason) {
   for (const cJSON *r = requests ? requests->child : NULL; r; r = r->next) {
-    const cJSON *id = member(r, "id");
+    const cJSON *id = mcp__json_member(r, "id");
     if (!cJSON_IsNumber(id))
       continue; /* answered already */
     mcp__buf_printf(b,

@@ -277,15 +277,6 @@ void mcp__reply_invalid_params(mcp_session *s, mcp__reply_ctx *ctx,
   mcp__req_error(s, ctx, r, MCP__RPC_INVALID_PARAMS, msg, NULL);
 }
 
-const cJSON *mcp__member(const cJSON *obj, const char *key) {
-  if (obj == NULL || key == NULL)
-    return NULL;
-  for (const cJSON *e = obj->child; e; e = e->next)
-    if (e->string && mcp__streq(e->string, key))
-      return e;
-  return NULL;
-}
-
 const char *const mcp__log_levels[8] = {"debug",   "info",     "notice",
                                         "warning", "error",    "critical",
                                         "alert",   "emergency"};

@@ -128,10 +128,6 @@ struct mcp__task {
                          call ends */
 };
 
-static const cJSON *member(const cJSON *o, const char *key) {
-  return cJSON_IsObject(o) ? cJSON_GetObjectItemCaseSensitive(o, key) : NULL;
-}
-
 static bool terminal(int st) { return st >= COMPLETED; }
 
 static mcp__task *task_at(mcp__list *link) {
@@ -940,7 +936,7 @@ void mcp__task_start(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
 static const char *wire_key(mcp__task *t, const char *key, char *buf,
                             size_t n) {
   mcp__fmt(buf, n, "%s", key);
-  for (unsigned i = 2; member(t->used, buf); i++)
+  for (unsigned i = 2; mcp__json_member(t->used, buf); i++)
     mcp__fmt(buf, n, "%s.%u", key, i);
   return cJSON_AddTrueToObject(t->used, buf) ? buf : NULL;
 }
@@ -948,7 +944,8 @@ static const char *wire_key(mcp__task *t, const char *key, char *buf,
 /* A 2025-11-25 input request of entry e under id (task_wire.c). */
 static void request_text(mcp__buf *b, const mcp__task *t, const cJSON *e,
                          long long id) {
-  mcp__wire_request(b, t->id, member(e, "method"), member(e, "params"), id);
+  mcp__wire_request(b, t->id, mcp__json_member(e, "method"),
+                    mcp__json_member(e, "params"), id);
 }
 
 /* The input requests t waits for, as sent to its origin (each with the id
@@ -957,7 +954,7 @@ static void request_text(mcp__buf *b, const mcp__task *t, const cJSON *e,
 static void pending_texts(mcp__buf *b, const mcp__task *t, size_t *n) {
   *n = 0;
   for (const cJSON *e = t->pending->child; e; e = e->next) {
-    const cJSON *id = member(e, "id");
+    const cJSON *id = mcp__json_member(e, "id");
     if (!cJSON_IsNumber(id))
       continue;
     request_text(b, t, e, (long long)id->valuedouble);
@@ -1163,7 +1160,7 @@ static void resume(mcp__task *t) {
  * key) and takes e out. Returns whether every request is answered now.
  * Under task_lock. */
 static bool answered_locked(mcp__task *t, cJSON *e, const cJSON *answer) {
-  const char *key = cJSON_GetStringValue(member(e, "key"));
+  const char *key = cJSON_GetStringValue(mcp__json_member(e, "key"));
   if (answer && key) {
     cJSON *copy = cJSON_Duplicate(answer, 1);
     if (t->answers == NULL)
@@ -1303,7 +1300,8 @@ static void missing_extension(mcp_session *s, mcp__reply_ctx *ctx,
 }
 
 static bool declares_tasks(const cJSON *caps) {
-  return cJSON_IsObject(member(member(caps, "extensions"), EXTENSION));
+  return cJSON_IsObject(
+      mcp__json_member(mcp__json_member(caps, "extensions"), EXTENSION));
 }
 
 int mcp__task_mode_of(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
@@ -1328,7 +1326,7 @@ int mcp__task_mode_of(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
   }
   /* 2025-11-25: the client asks, with a task param, where the server
    * declared tasks (an older version has none: the param is ignored). */
-  const cJSON *task = member(r->params, "task");
+  const cJSON *task = mcp__json_member(r->params, "task");
   if (task &&
       (r->v < MCP__V2025_11_25 ||
        (!tool->task_support && !mcp__offers(s->srv, MCP__FEATURE_TASKS))))
@@ -1352,7 +1350,7 @@ int mcp__task_mode_of(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
     mcp__req_error(s, ctx, r, MCP__RPC_METHOD_NOT_FOUND, msg, NULL);
     return -1;
   }
-  const cJSON *ttl = member(task, "ttl");
+  const cJSON *ttl = mcp__json_member(task, "ttl");
   long long ms = 0;
   int overflow = 0;
   if (!cJSON_IsObject(task) ||
@@ -1420,7 +1418,7 @@ bool mcp__target_task(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
     mcp__req_error(s, ctx, r, MCP__RPC_METHOD_NOT_FOUND, msg, NULL);
     return false;
   }
-  const cJSON *id = member(r->params, "taskId");
+  const cJSON *id = mcp__json_member(r->params, "taskId");
   if (!cJSON_IsString(id)) {
     char why[80];
     mcp__fmt(why, sizeof why, "%s needs a taskId (string)", r->m->method);
@@ -1463,7 +1461,7 @@ void mcp__handle_tasks_get(mcp_session *s, mcp__reply_ctx *ctx,
 
 void mcp__handle_tasks_update(mcp_session *s, mcp__reply_ctx *ctx,
                               const mcp__req *r, mcp__target *t) {
-  const cJSON *answers = member(r->params, "inputResponses");
+  const cJSON *answers = mcp__json_member(r->params, "inputResponses");
   if (!cJSON_IsObject(answers)) {
     mcp__reply_invalid_params(s, ctx, r,
                               "tasks/update needs inputResponses (an object)");
@@ -1478,9 +1476,9 @@ void mcp__handle_tasks_update(mcp_session *s, mcp__reply_ctx *ctx,
    * not outstanding (never issued, answered already) are ignored. */
   for (const cJSON *a = answers->child; a && !why[0]; a = a->next) {
     const cJSON *e = status_of(task) == INPUT_REQUIRED
-                         ? member(task->pending, a->string)
+                         ? mcp__json_member(task->pending, a->string)
                          : NULL;
-    const char *method = cJSON_GetStringValue(member(e, "method"));
+    const char *method = cJSON_GetStringValue(mcp__json_member(e, "method"));
     const char *problem = method ? mcp__input_problem(method, a) : NULL;
     if (problem) {
       mcp__fmt(why, sizeof why, "inputResponses[\"%.64s\"] %s", a->string,
@@ -1491,7 +1489,8 @@ void mcp__handle_tasks_update(mcp_session *s, mcp__reply_ctx *ctx,
   /* Kept until the next round takes them: they must fit the budgets. */
   size_t add = 0;
   for (const cJSON *a = why[0] ? NULL : answers->child; a; a = a->next)
-    if (status_of(task) == INPUT_REQUIRED && member(task->pending, a->string))
+    if (status_of(task) == INPUT_REQUIRED &&
+        mcp__json_member(task->pending, a->string))
       add += tree_bytes(a);
   if (!why[0] &&
       !grow_locked(task, add, "answers", add, &evicted, busy, sizeof busy))
@@ -1499,7 +1498,7 @@ void mcp__handle_tasks_update(mcp_session *s, mcp__reply_ctx *ctx,
   for (const cJSON *a = why[0] || busy[0] ? NULL : answers->child; a && !ready;
        a = a->next) {
     cJSON *e = status_of(task) == INPUT_REQUIRED
-                   ? (cJSON *)member(task->pending, a->string)
+                   ? (cJSON *)mcp__json_member(task->pending, a->string)
                    : NULL;
     if (e)
       ready = answered_locked(task, e, a);
@@ -1648,31 +1647,24 @@ void mcp__handle_tasks_result(mcp_session *s, mcp__reply_ctx *ctx,
   }
 }
 
-/* Reads a tasks/list cursor c ('k' and 16 hex digits: the serial of the
- * last task of the page before, enciphered as the registry's cursors are,
- * since serials count every caller's tasks) into *after. */
-static bool task_cursor(mcp_server *srv, const char *c,
-                        unsigned long long *after) {
-  if (c == NULL || strlen(c) != 17 || c[0] != 'k' ||
-      strspn(c + 1, "0123456789abcdef") != 16)
-    return false;
-  unsigned long long v = strtoull(c + 1, NULL, 16);
-  pthread_mutex_lock(&srv->task_lock);
-  unsigned long long newest = srv->next_task_serial;
-  pthread_mutex_unlock(&srv->task_lock);
-  *after = mcp__cursor_cipher(srv->state_key, 'k', v, true);
-  return *after != 0 && *after <= newest;
-}
-
 void mcp__handle_tasks_list(mcp_session *s, mcp__reply_ctx *ctx,
                             const mcp__req *r, mcp__target *t) {
   (void)t;
   mcp_server *srv = s->srv;
-  const cJSON *cursor = member(r->params, "cursor");
+  const cJSON *cursor = mcp__json_member(r->params, "cursor");
   unsigned long long after = 0;
-  if (cursor && !task_cursor(srv, cJSON_GetStringValue(cursor), &after)) {
-    mcp__reply_invalid_params(s, ctx, r, "cursor is not one this server gave");
-    return;
+  if (cursor) {
+    /* The registry's codec: serials count every caller's tasks, so they
+     * are enciphered as the lists' positions are. */
+    pthread_mutex_lock(&srv->task_lock);
+    unsigned long long newest = srv->next_task_serial;
+    pthread_mutex_unlock(&srv->task_lock);
+    if (mcp__cursor_decode(srv->state_key, 'k', cJSON_GetStringValue(cursor),
+                           newest, &after) != 0) {
+      mcp__reply_invalid_params(s, ctx, r,
+                                "cursor is not one this server gave");
+      return;
+    }
   }
   unsigned page = atomic_load(&srv->page_size);
   const mcp_principal *visible = mcp__visible_to(s);
@@ -1701,9 +1693,11 @@ void mcp__handle_tasks_list(mcp_session *s, mcp__reply_ctx *ctx,
   }
   pthread_mutex_unlock(&srv->task_lock);
   mcp__buf_puts(&b, "],");
-  if (more)
-    mcp__buf_printf(&b, "\"nextCursor\":\"k%016llx\",",
-                    mcp__cursor_cipher(srv->state_key, 'k', last, false));
+  if (more) {
+    char next[MCP__CURSOR_LEN + 1];
+    mcp__cursor_encode(srv->state_key, 'k', last, next);
+    mcp__buf_printf(&b, "\"nextCursor\":\"%s\",", next);
+  }
   mcp__reply_result(s, ctx, r, &b);
 }
 

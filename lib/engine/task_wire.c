@@ -65,9 +65,9 @@ void mcp__wire_detail(mcp__buf *b, const mcp__task_facts *f,
     for (const cJSON *e = requests->child; e; e = e->next) {
       mcp__json_quote(b, e->string, strlen(e->string));
       mcp__buf_puts(b, ":{\"method\":");
-      mcp__json_write(b, mcp__member(e, "method"));
+      mcp__json_write(b, mcp__json_member(e, "method"));
       mcp__buf_puts(b, ",\"params\":");
-      mcp__json_write(b, mcp__member(e, "params"));
+      mcp__json_write(b, mcp__json_member(e, "params"));
       mcp__buf_puts(b, e->next ? "}," : "}");
     }
     mcp__buf_puts(b, "},");
@@ -139,7 +139,7 @@ void mcp__wire_request(mcp__buf *b, const char *task_id, const cJSON *method,
     return;
   }
   cJSON *copy = cJSON_Duplicate(params, 1);
-  cJSON *meta = copy ? cJSON_GetObjectItemCaseSensitive(copy, "_meta") : NULL;
+  cJSON *meta = copy ? (cJSON *)mcp__json_member(copy, "_meta") : NULL;
   if (copy && !cJSON_IsObject(meta)) {
     cJSON_DeleteItemFromObjectCaseSensitive(copy, "_meta");
     meta = cJSON_AddObjectToObject(copy, "_meta");

@@ -54,11 +54,12 @@ void mcp__handle_initialize(mcp_session *s, mcp__reply_ctx *ctx,
                    "Invalid Request: the session is already initialized", NULL);
     return;
   }
-  const cJSON *version = mcp__member(r->params, "protocolVersion");
-  const cJSON *caps = mcp__member(r->params, "capabilities");
-  const cJSON *client = mcp__member(r->params, "clientInfo");
+  const cJSON *version = mcp__json_member(r->params, "protocolVersion");
+  const cJSON *caps = mcp__json_member(r->params, "capabilities");
+  const cJSON *client = mcp__json_member(r->params, "clientInfo");
   if (!cJSON_IsString(version) || !cJSON_IsObject(caps) ||
-      !cJSON_IsObject(client) || !cJSON_IsString(mcp__member(client, "name"))) {
+      !cJSON_IsObject(client) ||
+      !cJSON_IsString(mcp__json_member(client, "name"))) {
     mcp__reply_invalid_params(
         s, ctx, r,
         "initialize needs protocolVersion (string), "
@@ -146,7 +147,7 @@ void mcp__handle_discover(mcp_session *s, mcp__reply_ctx *ctx,
 void mcp__handle_set_level(mcp_session *s, mcp__reply_ctx *ctx,
                            const mcp__req *r, mcp__target *t) {
   (void)t;
-  const cJSON *level = mcp__member(r->params, "level");
+  const cJSON *level = mcp__json_member(r->params, "level");
   int found = -1;
   for (int i = 0; i < 8 && cJSON_IsString(level); i++)
     if (strcmp(level->valuestring, mcp__log_levels[i]) == 0)

@@ -10,7 +10,7 @@
 
 void mcp__handle_list(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
                       mcp__registry *table) {
-  const cJSON *cursor = mcp__member(r->params, "cursor");
+  const cJSON *cursor = mcp__json_member(r->params, "cursor");
   if (cursor && !cJSON_IsString(cursor)) {
     mcp__reply_invalid_params(s, ctx, r, "cursor must be a string");
     return;

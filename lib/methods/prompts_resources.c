@@ -20,7 +20,7 @@ static void unknown(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
 
 bool mcp__target_prompt(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
                         mcp__target *t) {
-  const cJSON *name = mcp__member(r->params, "name");
+  const cJSON *name = mcp__json_member(r->params, "name");
   if (!cJSON_IsString(name)) {
     mcp__reply_invalid_params(s, ctx, r,
                               "prompts/get needs a prompt name (string)");
@@ -32,7 +32,7 @@ bool mcp__target_prompt(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
     unknown(s, ctx, r, "prompt", name->valuestring);
     return false;
   }
-  t->args = (cJSON *)mcp__member(r->params, "arguments");
+  t->args = (cJSON *)mcp__json_member(r->params, "arguments");
   return true;
 }
 
@@ -54,7 +54,7 @@ void mcp__handle_prompts_get(mcp_session *s, mcp__reply_ctx *ctx,
 
 const char *mcp__request_uri(mcp_session *s, mcp__reply_ctx *ctx,
                              const mcp__req *r) {
-  const cJSON *uri = mcp__member(r->params, "uri");
+  const cJSON *uri = mcp__json_member(r->params, "uri");
   if (!cJSON_IsString(uri)) {
     mcp__reply_invalid_params(s, ctx, r, "uri is required (a string)");
     return NULL;
@@ -150,7 +150,7 @@ const char *mcp_completion_argument(const mcp_completion *c) {
 const char *mcp_completion_value(const mcp_completion *c) { return c->value; }
 
 const char *mcp_completion_context(const mcp_completion *c, const char *name) {
-  const cJSON *v = name ? mcp__member(c->context, name) : NULL;
+  const cJSON *v = name ? mcp__json_member(c->context, name) : NULL;
   return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
@@ -188,11 +188,11 @@ void mcp_completion_set_total(mcp_completion *c, unsigned long total) {
  * using it, which the admission point checks before anything else. */
 bool mcp__target_completion(mcp_session *s, mcp__reply_ctx *ctx,
                             const mcp__req *r, mcp__target *t) {
-  const cJSON *arg = mcp__member(r->params, "argument");
-  const cJSON *name = mcp__member(arg, "name"),
-              *value = mcp__member(arg, "value");
-  const cJSON *context = mcp__member(r->params, "context");
-  const cJSON *cargs = mcp__member(context, "arguments");
+  const cJSON *arg = mcp__json_member(r->params, "argument");
+  const cJSON *name = mcp__json_member(arg, "name"),
+              *value = mcp__json_member(arg, "value");
+  const cJSON *context = mcp__json_member(r->params, "context");
+  const cJSON *cargs = mcp__json_member(context, "arguments");
   if (!cJSON_IsString(name) || !cJSON_IsString(value)) {
     mcp__reply_invalid_params(s, ctx, r,
                               "argument must be {\"name\":string,\"value\":"
@@ -206,13 +206,13 @@ bool mcp__target_completion(mcp_session *s, mcp__reply_ctx *ctx,
                               "strings");
     return false;
   }
-  const cJSON *ref = mcp__member(r->params, "ref");
-  const cJSON *type = mcp__member(ref, "type");
+  const cJSON *ref = mcp__json_member(r->params, "ref");
+  const cJSON *type = mcp__json_member(ref, "type");
   bool prompt =
       cJSON_IsString(type) && strcmp(type->valuestring, "ref/prompt") == 0;
   bool resource =
       cJSON_IsString(type) && strcmp(type->valuestring, "ref/resource") == 0;
-  const cJSON *key = mcp__member(ref, prompt ? "name" : "uri");
+  const cJSON *key = mcp__json_member(ref, prompt ? "name" : "uri");
   if ((!prompt && !resource) || !cJSON_IsString(key)) {
     mcp__reply_invalid_params(s, ctx, r,
                               "ref must be {\"type\":\"ref/prompt\",\"name\":"
@@ -236,10 +236,10 @@ bool mcp__target_completion(mcp_session *s, mcp__reply_ctx *ctx,
 
 void mcp__handle_complete(mcp_session *s, mcp__reply_ctx *ctx,
                           const mcp__req *r, mcp__target *target) {
-  const cJSON *arg = mcp__member(r->params, "argument");
-  const char *argument = mcp__member(arg, "name")->valuestring;
+  const cJSON *arg = mcp__json_member(r->params, "argument");
+  const char *argument = mcp__json_member(arg, "name")->valuestring;
   const cJSON *cargs =
-      mcp__member(mcp__member(r->params, "context"), "arguments");
+      mcp__json_member(mcp__json_member(r->params, "context"), "arguments");
   const mcp__tool *t = target->entry;
   bool known = false;
   for (size_t i = 0; i < t->nargs && !known; i++)
@@ -255,7 +255,7 @@ void mcp__handle_complete(mcp_session *s, mcp__reply_ctx *ctx,
     return;
   }
   mcp_completion c = {.argument = argument,
-                      .value = mcp__member(arg, "value")->valuestring,
+                      .value = mcp__json_member(arg, "value")->valuestring,
                       .context = cargs,
                       .principal = &s->principal};
   int rc = t->complete ? t->complete(&c, t->user_data) : 0;

@@ -11,7 +11,7 @@
 /* ---- dispatch ------------------------------------------------------------ */
 
 static void handle_cancelled(mcp_session *s, const cJSON *params) {
-  const cJSON *id = mcp__member(params, "requestId");
+  const cJSON *id = mcp__json_member(params, "requestId");
   if (id == NULL || !(cJSON_IsString(id) || cJSON_IsNumber(id)))
     return; /* malformed cancellations are ignored, as the spec asks */
   mcp__buf canon = {0};
@@ -41,18 +41,18 @@ static void handle_cancelled(mcp_session *s, const cJSON *params) {
  * required, the version must be a modern one, and a log level, if any, must
  * be valid. Returns false after answering the request with the error. */
 static bool read_era(mcp_session *s, mcp__reply_ctx *ctx, mcp__req *r) {
-  const cJSON *meta = mcp__member(r->params, "_meta");
+  const cJSON *meta = mcp__json_member(r->params, "_meta");
   const cJSON *version =
       cJSON_IsObject(meta)
-          ? mcp__member(meta, "io.modelcontextprotocol/protocolVersion")
+          ? mcp__json_member(meta, "io.modelcontextprotocol/protocolVersion")
           : NULL;
   const cJSON *caps =
       cJSON_IsObject(meta)
-          ? mcp__member(meta, "io.modelcontextprotocol/clientCapabilities")
+          ? mcp__json_member(meta, "io.modelcontextprotocol/clientCapabilities")
           : NULL;
   const cJSON *level =
       cJSON_IsObject(meta)
-          ? mcp__member(meta, "io.modelcontextprotocol/logLevel")
+          ? mcp__json_member(meta, "io.modelcontextprotocol/logLevel")
           : NULL;
   r->log_level = -1;
   if (version == NULL && caps == NULL &&
@@ -125,10 +125,11 @@ static void method_not_found(mcp_session *s, mcp__reply_ctx *ctx,
 /* An initialize without the handshake's protocolVersion whose _meta names a
  * modern version is a 2026-07-28 request for a method that era lacks. */
 static bool modern_initialize(const cJSON *params) {
-  if (mcp__member(params, "protocolVersion") != NULL)
+  if (mcp__json_member(params, "protocolVersion") != NULL)
     return false;
-  const cJSON *meta = mcp__member(params, "_meta");
-  const cJSON *v = mcp__member(meta, "io.modelcontextprotocol/protocolVersion");
+  const cJSON *meta = mcp__json_member(params, "_meta");
+  const cJSON *v =
+      mcp__json_member(meta, "io.modelcontextprotocol/protocolVersion");
   return cJSON_IsString(v) &&
          mcp__version_find(v->valuestring) >= MCP__VERSION_MODERN;
 }
@@ -226,7 +227,7 @@ static void handle_message(mcp_session *s, mcp__reply_ctx *ctx,
     /* A message with a method but no id was meant as a notification, and a
      * notification is never answered, even when malformed. */
     if (cJSON_IsObject(node) && m.id_node == NULL &&
-        cJSON_GetObjectItemCaseSensitive(node, "method")) {
+        mcp__json_member(node, "method")) {
       mcp__log(s->srv, MCP_LOG_DEBUG, "ignored a malformed notification: %s",
                m.why);
       break;
@@ -407,7 +408,7 @@ const cJSON *mcp_message_json(const mcp_message *msg) {
 
 const char *mcp_message_id(const mcp_message *msg, size_t *len) {
   const cJSON *id = cJSON_IsObject(mcp_message_json(msg))
-                        ? cJSON_GetObjectItemCaseSensitive(msg->doc.root, "id")
+                        ? mcp__json_member(msg->doc.root, "id")
                         : NULL;
   return id ? mcp__json_raw_text(&msg->doc, id, len) : NULL;
 }

@@ -108,13 +108,13 @@ static const char *read_filter(const cJSON *filter, mcp__listener *l, int *rc) {
   if (!cJSON_IsObject(filter))
     return "notifications is required (an object)";
   for (size_t i = 0; i < sizeof kinds / sizeof *kinds; i++) {
-    const cJSON *v = mcp__member(filter, kinds[i].key);
+    const cJSON *v = mcp__json_member(filter, kinds[i].key);
     if (v && !cJSON_IsBool(v))
       return "the list-changed members of notifications must be booleans";
     if (cJSON_IsTrue(v))
       l->flags |= kinds[i].flag;
   }
-  const cJSON *uris = mcp__member(filter, "resourceSubscriptions");
+  const cJSON *uris = mcp__json_member(filter, "resourceSubscriptions");
   int got =
       cJSON_IsArray(uris) ? read_strings(uris, uri_ok, &l->uris, &l->nuris) : 0;
   if (uris && !cJSON_IsArray(uris))
@@ -125,7 +125,7 @@ static const char *read_filter(const cJSON *filter, mcp__listener *l, int *rc) {
     return "resourceSubscriptions must hold URIs (1-4096 bytes of UTF-8 "
            "without control characters)";
   /* The tasks extension's: the tasks whose status the listener hears of. */
-  const cJSON *tasks = mcp__member(filter, "taskIds");
+  const cJSON *tasks = mcp__json_member(filter, "taskIds");
   int ids = got == 0 && cJSON_IsArray(tasks)
                 ? read_strings(tasks, task_id_ok, &l->task_ids, &l->ntask_ids)
                 : 0;
@@ -149,7 +149,8 @@ bool mcp__target_listen(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
   mcp__listener *l = mcp__calloc(1, sizeof *l);
   int rc = l ? 0 : MCP_ENOMEM;
   const char *bad =
-      l ? read_filter(mcp__member(r->params, "notifications"), l, &rc) : NULL;
+      l ? read_filter(mcp__json_member(r->params, "notifications"), l, &rc)
+        : NULL;
   if (bad) {
     mcp__listener_free(l);
     mcp__reply_invalid_params(s, ctx, r, bad);

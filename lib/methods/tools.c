@@ -20,8 +20,8 @@ void mcp__reply_tool_error(mcp_session *s, mcp__reply_ctx *ctx,
 bool mcp__target_tool(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
                       mcp__target *t) {
   cJSON *params = r->params_node;
-  const cJSON *name = mcp__member(params, "name");
-  cJSON *args = (cJSON *)mcp__member(params, "arguments");
+  const cJSON *name = mcp__json_member(params, "name");
+  cJSON *args = (cJSON *)mcp__json_member(params, "arguments");
   if (params == NULL) {
     mcp__reply_invalid_params(s, ctx, r, "tools/call needs params");
     return false;
@@ -89,9 +89,9 @@ void mcp__handle_tools_call(mcp_session *s, mcp__reply_ctx *ctx,
  * request was answered (a refusal), or MCP_ENOMEM. */
 static int vet_call(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
                     const mcp__tool *tool, const cJSON *args, mcp__buf *tok) {
-  const cJSON *meta = mcp__member(r->params, "_meta");
+  const cJSON *meta = mcp__json_member(r->params, "_meta");
   const cJSON *token =
-      cJSON_IsObject(meta) ? mcp__member(meta, "progressToken") : NULL;
+      cJSON_IsObject(meta) ? mcp__json_member(meta, "progressToken") : NULL;
   if (token && !cJSON_IsString(token) &&
       !(cJSON_IsNumber(token) && mcp__json_integer(token, NULL, NULL))) {
     mcp__reply_invalid_params(
@@ -129,6 +129,52 @@ void mcp__start_call(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
   start_call(s, ctx, r, tool, args, args_pool, uri, MCP__TASK_NONE, 0);
 }
 
+/* Settles what a new call of r takes from its request: its era, sink
+ * (the task's, when a task owns it), log level, the URI read, and its
+ * client capabilities; a modern retry's requestState and answers are
+ * checked here, before the handler sees anything. Returns 0, MCP_EINVAL
+ * (why says what is wrong) or MCP_ENOMEM. */
+static int setup_call(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
+                      mcp_call *call, mcp__task *task, const char *uri,
+                      char *why, size_t whylen) {
+  call->modern = r->modern;
+  call->sink = task ? mcp__task_sink(task) : ctx->sink;
+  if (task)
+    mcp__task_own(call, task);
+  mcp__sink_ref(call->sink);
+  call->log_level = r->log_level;
+  if (uri && (call->uri = mcp__strdup(uri)) == NULL)
+    return MCP_ENOMEM;
+  if (r->modern) {
+    /* A modern call owns a copy of the capabilities it may use. */
+    call->caps = cJSON_Duplicate(r->caps, 1);
+    return call->caps ? mcp__input_accept(call, r->params, why, whylen)
+                      : MCP_ENOMEM;
+  }
+  /* The runner keeps a copy of the session's capabilities: a task may
+   * outlive the session. */
+  call->caps = task ? mcp__task_runner(task)->client_caps : s->client_caps;
+  return 0;
+}
+
+/* Answers r for a call made but refused before its handler ran (rc from
+ * setup_call), audits it, and discards it with its task. */
+static void discard_call(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
+                         mcp_call *call, mcp__task *task, int rc,
+                         const char *why) {
+  if (call->kind == MCP_CALL_TOOL)
+    mcp__audit_reply(s, ctx, call->tool->name,
+                     rc == MCP_EINVAL ? MCP_DECISION_INVALID_STATE
+                                      : MCP_DECISION_ALLOWED,
+                     NULL, false, rc != MCP_EINVAL, r->started_us);
+  mcp__call_discard(call);
+  mcp__task_unref(task);
+  if (rc == MCP_EINVAL)
+    mcp__reply_invalid_params(s, ctx, r, why);
+  else
+    mcp__req_error(s, ctx, r, MCP__RPC_INTERNAL_ERROR, "Internal error", NULL);
+}
+
 static void start_call(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
                        mcp__tool *tool, cJSON *args, mcp__json_pool *args_pool,
                        const char *uri, mcp__task_mode mode, unsigned ttl_ms) {
@@ -160,30 +206,12 @@ static void start_call(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
   args = NULL; /* the call owns them now, or freed them on failure */
   if (rc)
     goto oom;
-  call->modern = r->modern;
-  call->sink = task ? mcp__task_sink(task) : ctx->sink;
-  if (task)
-    mcp__task_own(call, task);
-  mcp__sink_ref(call->sink);
-  call->log_level = r->log_level;
   tool = NULL; /* the call holds the reference */
   mcp__buf_free(&tok);
-  if (uri && (call->uri = mcp__strdup(uri)) == NULL) {
-    rc = MCP_ENOMEM;
-    goto discard;
-  }
-  if (r->modern) {
-    /* A modern call owns a copy of the capabilities it may use, and a
-     * retry's requestState is checked before the handler sees anything. */
-    call->caps = cJSON_Duplicate(r->caps, 1);
-    rc = call->caps ? mcp__input_accept(call, r->params, why, sizeof why)
-                    : MCP_ENOMEM;
-    if (rc)
-      goto discard;
-  } else {
-    /* The runner keeps a copy of the session's capabilities: a task may
-     * outlive the session. */
-    call->caps = task ? mcp__task_runner(task)->client_caps : s->client_caps;
+  rc = setup_call(s, ctx, r, call, task, uri, why, sizeof why);
+  if (rc) {
+    discard_call(s, ctx, r, call, task, rc, why);
+    return;
   }
   if (task) {
     mcp__task_start(s, ctx, r, call, task);
@@ -192,19 +220,6 @@ static void start_call(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
   mcp__reply_call(s, ctx, call);
   return;
 
-discard:
-  if (call->kind == MCP_CALL_TOOL)
-    mcp__audit_reply(s, ctx, call->tool->name,
-                     rc == MCP_EINVAL ? MCP_DECISION_INVALID_STATE
-                                      : MCP_DECISION_ALLOWED,
-                     NULL, false, rc != MCP_EINVAL, started);
-  mcp__call_discard(call);
-  mcp__task_unref(task);
-  if (rc == MCP_EINVAL)
-    mcp__reply_invalid_params(s, ctx, r, why);
-  else
-    mcp__req_error(s, ctx, r, MCP__RPC_INTERNAL_ERROR, "Internal error", NULL);
-  return;
 oom:
   if (is_tool)
     mcp__audit_reply(s, ctx, tool->name, MCP_DECISION_ALLOWED, NULL, false,

@@ -46,8 +46,11 @@ static uint32_t cursor_round(const unsigned char *key, char tag, int round,
          (uint32_t)out[2] << 8 | out[3];
 }
 
-unsigned long long mcp__cursor_cipher(const unsigned char *key, char tag,
-                                      unsigned long long v, bool decipher) {
+/* A cursor's number v enciphered (with decipher, deciphered) under key for
+ * the list whose tag is tag: a 64-bit Feistel permutation, so that a
+ * cursor shows a caller no count of what it may not see. */
+static unsigned long long cipher(const unsigned char *key, char tag,
+                                 unsigned long long v, bool decipher) {
   uint32_t l = (uint32_t)(v >> 32), r = (uint32_t)v;
   for (int i = 0; i < CURSOR_ROUNDS; i++) {
     int round = decipher ? CURSOR_ROUNDS - 1 - i : i;
@@ -67,7 +70,7 @@ unsigned long long mcp__cursor_cipher(const unsigned char *key, char tag,
 void mcp__cursor_encode(const unsigned char *key, char tag,
                         unsigned long long v, char out[MCP__CURSOR_LEN + 1]) {
   static const char hex[] = "0123456789abcdef";
-  unsigned long long c = mcp__cursor_cipher(key, tag, v, false);
+  unsigned long long c = cipher(key, tag, v, false);
   out[0] = tag;
   for (int i = 16; i >= 1; i--, c >>= 4)
     out[i] = hex[c & 0xf];
@@ -90,7 +93,7 @@ int mcp__cursor_decode(const unsigned char *key, char tag, const char *cursor,
   }
   if (cursor[MCP__CURSOR_LEN] != '\0')
     return MCP_EINVAL;
-  c = mcp__cursor_cipher(key, tag, c, true);
+  c = cipher(key, tag, c, true);
   if (c == 0 || c > newest)
     return MCP_EINVAL;
   *v = c;

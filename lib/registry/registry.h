@@ -213,13 +213,6 @@ typedef struct mcp__page_reader {
                                key (cursor.c) */
 } mcp__page_reader;
 #define MCP__CURSOR_KEY 32
-/* A cursor's number v enciphered (with decipher, deciphered) under key
- * (MCP__CURSOR_KEY bytes) for the list whose tag is tag: a 64-bit
- * permutation, so that a cursor shows a caller no count of what it may
- * not see (cursor.c). Lists read and write cursors with mcp__cursor_encode
- * and mcp__cursor_decode. */
-unsigned long long mcp__cursor_cipher(const unsigned char *key, char tag,
-                                      unsigned long long v, bool decipher);
 /* Characters of a cursor: the list's tag and 16 lowercase hex digits. */
 #define MCP__CURSOR_LEN 17
 /* The one cursor codec (cursor.c). Writes into out (MCP__CURSOR_LEN + 1
