@@ -606,42 +606,6 @@ void mcp__reply_tool_error(mcp_session *s, mcp__reply_ctx *ctx,
 void mcp__reply_invalid_params(mcp_session *s, mcp__reply_ctx *ctx,
                                const mcp__req *r, const char *why);
 
-/* ---- what a request names (lib/methods/dispatch.c) -----------------------
- * The dispatch table (lib/methods) finds what a request names before its
- * one admission point; the types stay here while the tasks methods live
- * beside the task record (task.c). */
-
-/* What a request names, found before it is admitted. */
-typedef struct mcp__target {
-  mcp__tool *entry;    /* the one entry it names (a reference), or NULL */
-  mcp__tool **entries; /* subscriptions/listen: one per URI of
-                          resourceSubscriptions, NULL where nothing serves
-                          it (references); nentries of them */
-  size_t nentries;
-  struct cJSON *args; /* tools/call, prompts/get: the request's arguments
-                         node (borrowed, NULL when absent): the authorizer
-                         sees them */
-  struct cJSON *vars; /* resources/read of a template: its variables
-                         (owned) */
-  const char *uri;    /* resources/read and subscribe: the URI asked for
-                         (borrowed from the request) */
-  struct mcp__listener *listener; /* subscriptions/listen: the listener
-                                     read from the request (owned) */
-  struct mcp__task *task;         /* tasks/get and the like: the task named (a
-                                     reference) */
-} mcp__target;
-
-/* Releases what t holds (what a handler took, it set to NULL). */
-void mcp__target_free(mcp__target *t);
-
-/* Finds what r names into t; false after answering r (not found, bad
- * params). */
-typedef bool (*mcp__target_fn)(mcp_session *s, mcp__reply_ctx *ctx,
-                               const mcp__req *r, mcp__target *t);
-/* Serves r; t is NULL unless the row admits entries. */
-typedef void (*mcp__handle_fn)(mcp_session *s, mcp__reply_ctx *ctx,
-                               const mcp__req *r, mcp__target *t);
-
 /* ---- outcomes and the task wire (call.c, task_wire.c) ---------------------
  * A call's outcome is handed on as facts, never as its reply's text: call.c
  * fills an mcp__outcome where it builds the reply, and the writers of what
@@ -715,13 +679,6 @@ typedef enum mcp__task_mode {
   MCP__TASK_NOW       /* 2025-11-25: a task from the start (task param) */
 } mcp__task_mode;
 
-/* How a tools/call of tool runs, from its task support and what the request
- * asked for or declares; *ttl_ms is the TTL a 2025-11-25 client asked for
- * (0 = the default). Returns an mcp__task_mode, or -1 after answering r
- * (the tool requires a task the client did not ask for, or forbids one it
- * asked for). */
-int mcp__task_mode_of(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
-                      const mcp__tool *tool, unsigned *ttl_ms);
 /* Builds the record of a call of tool (with args, copied) that is or may
  * become a task, counted against the limits, with one reference for the
  * caller. Returns 0; 1 after answering r (the limits are reached); or
@@ -753,30 +710,52 @@ bool mcp__task_published(mcp__task *t);
  * one awaited. Returns whether the response was a task's. No lock held. */
 bool mcp__task_response(mcp_session *s, const mcp__msg *m,
                         const struct cJSON *node);
-/* The rows of tasks/get, tasks/update, tasks/cancel, tasks/result (the
- * target finds the caller's task, whose tool is then admitted as for
- * tools/call) and tasks/list. */
-bool mcp__target_task(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
-                      mcp__target *t);
-void mcp__handle_tasks_get(mcp_session *s, mcp__reply_ctx *ctx,
-                           const mcp__req *r, mcp__target *t);
-void mcp__handle_tasks_update(mcp_session *s, mcp__reply_ctx *ctx,
-                              const mcp__req *r, mcp__target *t);
-void mcp__handle_tasks_cancel(mcp_session *s, mcp__reply_ctx *ctx,
-                              const mcp__req *r, mcp__target *t);
-void mcp__handle_tasks_result(mcp_session *s, mcp__reply_ctx *ctx,
-                              const mcp__req *r, mcp__target *t);
-void mcp__handle_tasks_list(mcp_session *s, mcp__reply_ctx *ctx,
-                            const mcp__req *r, mcp__target *t);
+/* What the tasks methods (lib/methods/tasks.c) ask of a record; each
+ * takes task_lock itself. The caller's task named id (a new reference), or
+ * NULL: unknown, retired, not yet a task, or another principal's. */
+mcp__task *mcp__task_find(mcp_server *srv, const char *id,
+                          const mcp_principal *caller);
+/* The tool a task runs (the record's reference), and the copy of its
+ * arguments kept for the authorizer (the record's). */
+mcp__tool *mcp__task_tool(const mcp__task *t);
+struct cJSON *mcp__task_args(const mcp__task *t);
+/* Appends t's Task object (detailed: 2026-07-28's DetailedTask) members. */
+void mcp__task_describe(mcp__task *t, bool detailed, mcp__buf *b);
+/* tasks/update's inputResponses: every answer checked first, then those
+ * outstanding kept (within the budgets). Returns 0 with *ready when the
+ * last outstanding one came (then call mcp__task_resume after answering),
+ * MCP_EINVAL (an answer of the wrong shape) or MCP_ELIMIT (no budget has
+ * room), with the sentence in why. */
+int mcp__task_update(mcp__task *t, const struct cJSON *answers, char *why,
+                     size_t whylen, bool *ready);
+/* Runs the next round of t, whose answers all came. */
+void mcp__task_resume(mcp__task *t);
+/* tasks/cancel: t ends cancelled unless it ended already; reply is then
+ * called, before anyone else hears of it, with the status it had, whether
+ * that was terminal, and (legacy_body, not terminal) its Task members in
+ * b, which reply owns. Then the call is cancelled, the client's
+ * outstanding requests withdrawn, the waiters and listeners told. */
+void mcp__task_cancel(mcp__task *t, bool legacy_body,
+                      void (*reply)(const char *was, bool ended, mcp__buf *b,
+                                    void *arg),
+                      void *arg);
+/* 2025-11-25 tasks/result of request id on s, whose replies go to sink:
+ * the whole reply in b when t ended; else the request waits in the record
+ * (s and sink held) and is answered when it ends, and the input requests
+ * t waits for are sent to sink. Returns 0, MCP_ELIMIT (too many wait) or
+ * MCP_ENOMEM. */
+int mcp__task_result(mcp__task *t, mcp_session *s, mcp__sink *sink,
+                     const char *id, size_t id_len, mcp__buf *b);
+/* The serial of the newest task made (tasks/list cursors go up to it). */
+unsigned long long mcp__tasks_newest(mcp_server *srv);
+/* Appends, comma-separated, the Task objects of caller's tasks after
+ * serial after (of tools visible may use, when not NULL), at most page;
+ * returns whether more follow, the last one's serial in *last. */
+bool mcp__tasks_page(mcp_server *srv, const mcp_principal *caller,
+                     const mcp_principal *visible, unsigned long long after,
+                     unsigned page, mcp__buf *b, unsigned long long *last);
 /* Forgets every task, cancelling those still running (mcp_server_free). */
 void mcp__tasks_drop_all(mcp_server *srv);
-/* subscriptions/listen's taskIds (surface.c): whether r declared the
- * extension they need (false after answering -32021), and whether the
- * caller may hear of task id (its own task, of a tool it may use). */
-bool mcp__task_listen_allowed(mcp_session *s, mcp__reply_ctx *ctx,
-                              const mcp__req *r);
-bool mcp__task_visible(mcp_server *srv, const char *id,
-                       const mcp_principal *caller);
 /* The task limits' defaults, and the table's setup and teardown. */
 int mcp__tasks_init(mcp_server *srv);
 void mcp__tasks_fini(mcp_server *srv);

@@ -1287,89 +1287,12 @@ static void owner_released(void *owner_data) {
   mcp__task_unref(t); /* the call's */
 }
 
-/* ---- the tasks methods -------------------------------------------------- */
+/* ---- what the tasks methods ask of a record ------------------------------
+ * lib/methods/tasks.c parses and answers the tasks methods; what they read
+ * or change of a record happens here, under task_lock. */
 
-/* -32021 naming the extension a 2026-07-28 request did not declare. */
-static void missing_extension(mcp_session *s, mcp__reply_ctx *ctx,
-                              const mcp__req *r, const char *why) {
-  char msg[200];
-  mcp__fmt(msg, sizeof msg, "Missing required client capability: %s", why);
-  mcp__req_error(s, ctx, r, MCP__RPC_MISSING_CAPABILITY, msg,
-                 "{\"requiredCapabilities\":{\"extensions\":{\"" EXTENSION
-                 "\":{}}}}");
-}
-
-static bool declares_tasks(const cJSON *caps) {
-  return cJSON_IsObject(
-      mcp__json_member(mcp__json_member(caps, "extensions"), EXTENSION));
-}
-
-int mcp__task_mode_of(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
-                      const mcp__tool *tool, unsigned *ttl_ms) {
-  *ttl_ms = 0;
-  char msg[240];
-  if (r->modern) {
-    /* The server decides, for a client that declared the extension on
-     * this request; a task param (2025-11-25's) means nothing here. */
-    if (tool->task_support && declares_tasks(r->caps))
-      return MCP__TASK_MAYBE;
-    if (tool->task_support == MCP_TOOL_TASK_REQUIRED) {
-      mcp__fmt(msg, sizeof msg,
-               "tool %.128s runs only as a task; declare the " EXTENSION
-               " extension",
-               tool->name);
-      mcp__utf8_trim(msg);
-      missing_extension(s, ctx, r, msg);
-      return -1;
-    }
-    return MCP__TASK_NONE;
-  }
-  /* 2025-11-25: the client asks, with a task param, where the server
-   * declared tasks (an older version has none: the param is ignored). */
-  const cJSON *task = mcp__json_member(r->params, "task");
-  if (task &&
-      (r->v < MCP__V2025_11_25 ||
-       (!tool->task_support && !mcp__offers(s->srv, MCP__FEATURE_TASKS))))
-    task = NULL;
-  if (task == NULL) {
-    if (tool->task_support != MCP_TOOL_TASK_REQUIRED)
-      return MCP__TASK_NONE;
-    mcp__fmt(msg, sizeof msg,
-             "Method not found: tool %.128s runs only as a task "
-             "(tools/call with a task param, protocol 2025-11-25)",
-             tool->name);
-    mcp__utf8_trim(msg);
-    mcp__req_error(s, ctx, r, MCP__RPC_METHOD_NOT_FOUND, msg, NULL);
-    return -1;
-  }
-  if (!tool->task_support) {
-    mcp__fmt(msg, sizeof msg,
-             "Method not found: tool %.128s does not run as a task",
-             tool->name);
-    mcp__utf8_trim(msg);
-    mcp__req_error(s, ctx, r, MCP__RPC_METHOD_NOT_FOUND, msg, NULL);
-    return -1;
-  }
-  const cJSON *ttl = mcp__json_member(task, "ttl");
-  long long ms = 0;
-  int overflow = 0;
-  if (!cJSON_IsObject(task) ||
-      (ttl && !cJSON_IsNull(ttl) &&
-       (!cJSON_IsNumber(ttl) || !mcp__json_integer(ttl, &ms, &overflow) ||
-        ms < 0))) {
-    mcp__reply_invalid_params(s, ctx, r,
-                              "task must be an object whose ttl, if any, is "
-                              "a number of milliseconds");
-    return -1;
-  }
-  *ttl_ms = overflow || ms > UINT_MAX ? UINT_MAX : (unsigned)ms;
-  return MCP__TASK_NOW;
-}
-
-/* The caller's task named id (a new reference), or NULL: unknown,
- * retired, not yet a task, or another principal's. */
-static mcp__task *find(mcp_server *srv, const char *id,
-                       const mcp_principal *caller) {
+mcp__task *mcp__task_find(mcp_server *srv, const char *id,
+                          const mcp_principal *caller) {
   mcp__task *found = NULL;
   pthread_mutex_lock(&srv->task_lock);
   mcp__list_each(link, &srv->tasks) {
@@ -1385,184 +1308,105 @@ static mcp__task *find(mcp_server *srv, const char *id,
   return found;
 }
 
-bool mcp__task_listen_allowed(mcp_session *s, mcp__reply_ctx *ctx,
-                              const mcp__req *r) {
-  if (declares_tasks(r->caps))
-    return true;
-  missing_extension(s, ctx, r,
-                    "taskIds on subscriptions/listen need the " EXTENSION
-                    " extension");
-  return false;
+mcp__tool *mcp__task_tool(const mcp__task *t) { return t->tool; }
+
+struct cJSON *mcp__task_args(const mcp__task *t) {
+  return t->args;
 }
 
-bool mcp__task_visible(mcp_server *srv, const char *id,
-                       const mcp_principal *caller) {
-  mcp__task *t = find(srv, id, caller);
-  bool ok = t && mcp__tool_callable_by(t->tool, caller);
-  mcp__task_unref(t);
-  return ok;
-}
-
-bool mcp__target_task(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
-                      mcp__target *t) {
-  if (r->modern && !declares_tasks(r->caps)) {
-    char why[80];
-    mcp__fmt(why, sizeof why, "%s needs the " EXTENSION " extension",
-             r->m->method);
-    missing_extension(s, ctx, r, why);
-    return false;
-  }
-  if (!r->modern && r->v < MCP__V2025_11_25) {
-    char msg[80];
-    mcp__fmt(msg, sizeof msg, "Method not found: %s", r->m->method);
-    mcp__req_error(s, ctx, r, MCP__RPC_METHOD_NOT_FOUND, msg, NULL);
-    return false;
-  }
-  const cJSON *id = mcp__json_member(r->params, "taskId");
-  if (!cJSON_IsString(id)) {
-    char why[80];
-    mcp__fmt(why, sizeof why, "%s needs a taskId (string)", r->m->method);
-    mcp__reply_invalid_params(s, ctx, r, why);
-    return false;
-  }
-  /* Another caller's task does not exist for this one: the same answer as
-   * an unknown id, so ids cannot be probed. */
-  t->task = find(s->srv, id->valuestring, &s->principal);
-  /* With hide-forbidden on, a task whose tool the caller may not use is
-   * no more there than the tool is. */
-  const mcp_principal *visible = mcp__visible_to(s);
-  if (t->task && visible && !mcp__tool_callable_by(t->task->tool, visible)) {
-    mcp__task_unref(t->task);
-    t->task = NULL;
-  }
-  if (t->task == NULL) {
-    mcp__req_error(s, ctx, r, MCP__RPC_INVALID_PARAMS,
-                   "Failed to retrieve task: Task not found", NULL);
-    return false;
-  }
-  /* Admitted as a tools/call of its tool: its scopes, the authorizer. */
-  t->entry = t->task->tool;
-  mcp__tool_ref(t->entry);
-  t->args = t->task->args;
-  return true;
-}
-
-void mcp__handle_tasks_get(mcp_session *s, mcp__reply_ctx *ctx,
-                           const mcp__req *r, mcp__target *t) {
-  mcp__buf b = {0};
-  pthread_mutex_lock(&s->srv->task_lock);
-  if (r->modern)
-    put_detail(&b, t->task);
+void mcp__task_describe(mcp__task *t, bool detailed, mcp__buf *b) {
+  pthread_mutex_lock(&t->srv->task_lock);
+  if (detailed)
+    put_detail(b, t);
   else
-    put_task(&b, t->task, false);
-  pthread_mutex_unlock(&s->srv->task_lock);
-  mcp__reply_result(s, ctx, r, &b);
+    put_task(b, t, false);
+  pthread_mutex_unlock(&t->srv->task_lock);
 }
 
-void mcp__handle_tasks_update(mcp_session *s, mcp__reply_ctx *ctx,
-                              const mcp__req *r, mcp__target *t) {
-  const cJSON *answers = mcp__json_member(r->params, "inputResponses");
-  if (!cJSON_IsObject(answers)) {
-    mcp__reply_invalid_params(s, ctx, r,
-                              "tasks/update needs inputResponses (an object)");
-    return;
-  }
-  mcp__task *task = t->task;
-  char why[160] = "", busy[320] = "";
-  bool ready = false;
+int mcp__task_update(mcp__task *t, const cJSON *answers, char *why,
+                     size_t whylen, bool *ready) {
+  char busy[320] = "";
   mcp__task *evicted = NULL;
-  pthread_mutex_lock(&s->srv->task_lock);
+  *ready = false;
+  why[0] = '\0';
+  pthread_mutex_lock(&t->srv->task_lock);
   /* Checked whole first, so a bad answer changes nothing. Keys that are
    * not outstanding (never issued, answered already) are ignored. */
   for (const cJSON *a = answers->child; a && !why[0]; a = a->next) {
-    const cJSON *e = status_of(task) == INPUT_REQUIRED
-                         ? mcp__json_member(task->pending, a->string)
+    const cJSON *e = status_of(t) == INPUT_REQUIRED
+                         ? mcp__json_member(t->pending, a->string)
                          : NULL;
     const char *method = cJSON_GetStringValue(mcp__json_member(e, "method"));
     const char *problem = method ? mcp__input_problem(method, a) : NULL;
     if (problem) {
-      mcp__fmt(why, sizeof why, "inputResponses[\"%.64s\"] %s", a->string,
-               problem);
+      /* At most 160 bytes, as ever. */
+      mcp__fmt(why, whylen < 160 ? whylen : 160, "inputResponses[\"%.64s\"] %s",
+               a->string, problem);
       mcp__utf8_trim(why);
     }
   }
   /* Kept until the next round takes them: they must fit the budgets. */
   size_t add = 0;
   for (const cJSON *a = why[0] ? NULL : answers->child; a; a = a->next)
-    if (status_of(task) == INPUT_REQUIRED &&
-        mcp__json_member(task->pending, a->string))
+    if (status_of(t) == INPUT_REQUIRED &&
+        mcp__json_member(t->pending, a->string))
       add += tree_bytes(a);
   if (!why[0] &&
-      !grow_locked(task, add, "answers", add, &evicted, busy, sizeof busy))
+      !grow_locked(t, add, "answers", add, &evicted, busy, sizeof busy))
     mcp__utf8_trim(busy);
-  for (const cJSON *a = why[0] || busy[0] ? NULL : answers->child; a && !ready;
+  for (const cJSON *a = why[0] || busy[0] ? NULL : answers->child; a && !*ready;
        a = a->next) {
-    cJSON *e = status_of(task) == INPUT_REQUIRED
-                   ? (cJSON *)mcp__json_member(task->pending, a->string)
+    cJSON *e = status_of(t) == INPUT_REQUIRED
+                   ? (cJSON *)mcp__json_member(t->pending, a->string)
                    : NULL;
     if (e)
-      ready = answered_locked(task, e, a);
+      *ready = answered_locked(t, e, a);
   }
-  pthread_mutex_unlock(&s->srv->task_lock);
+  pthread_mutex_unlock(&t->srv->task_lock);
   finish_evicted(evicted);
-  if (why[0]) {
-    mcp__reply_invalid_params(s, ctx, r, why);
-    return;
-  }
+  if (why[0])
+    return MCP_EINVAL;
   if (busy[0]) {
-    mcp__req_error(s, ctx, r, MCP__RPC_SERVER_BUSY, busy, NULL);
-    return;
+    mcp__fmt(why, whylen, "%s", busy);
+    return MCP_ELIMIT;
   }
-  mcp__buf b = {0};
-  mcp__reply_result(s, ctx, r, &b);
-  /* Acknowledged first: the round may take a while, and the client sees
-   * its effect on tasks/get. */
-  if (ready)
-    resume(task);
+  return 0;
 }
 
-void mcp__handle_tasks_cancel(mcp_session *s, mcp__reply_ctx *ctx,
-                              const mcp__req *r, mcp__target *t) {
-  mcp__task *task = t->task;
-  mcp_server *srv = s->srv;
+void mcp__task_resume(mcp__task *t) { resume(t); }
+
+void mcp__task_cancel(mcp__task *t, bool legacy_body,
+                      void (*reply)(const char *was, bool ended, mcp__buf *b,
+                                    void *arg),
+                      void *arg) {
+  mcp_server *srv = t->srv;
   mcp__buf b = {0}, note = {0}, cancels = {0};
   mcp_session *rs = NULL;
   waiter *w = NULL;
   pthread_mutex_lock(&srv->task_lock);
-  int was = task->status;
+  int was = t->status;
   if (!terminal(was)) {
-    touch_locked(task, CANCELLED);
+    touch_locked(t, CANCELLED);
     /* The client's outstanding requests are withdrawn (2025-11-25). */
-    mcp__input_withdraw(&cancels, task->pending, "the task was cancelled");
-    while (task->pending->child)
-      cJSON_Delete(
-          cJSON_DetachItemViaPointer(task->pending, task->pending->child));
-    if (!task->retired) {
-      rs = task->runner;
+    mcp__input_withdraw(&cancels, t->pending, "the task was cancelled");
+    while (t->pending->child)
+      cJSON_Delete(cJSON_DetachItemViaPointer(t->pending, t->pending->child));
+    if (!t->retired) {
+      rs = t->runner;
       atomic_fetch_add(&rs->refs, 1);
     }
-    if (task->mode == MCP__TASK_NOW) {
-      status_note(&note, task);
-      w = task->waiters;
-      task->waiters = NULL;
+    if (t->mode == MCP__TASK_NOW) {
+      status_note(&note, t);
+      w = t->waiters;
+      t->waiters = NULL;
     }
+    if (legacy_body)
+      put_task(&b, t, false);
   }
-  if (!r->modern && !terminal(was))
-    put_task(&b, task, false);
   pthread_mutex_unlock(&srv->task_lock);
-  if (r->modern) {
-    /* 2026-07-28 acknowledges with an empty result, also for a task that
-     * had ended already. */
-    mcp__reply_result(s, ctx, r, &b);
-  } else if (terminal(was)) {
-    char msg[120];
-    mcp__fmt(msg, sizeof msg,
-             "Invalid params: the task is %s already and cannot be cancelled",
-             status_names[was]);
-    mcp__req_error(s, ctx, r, MCP__RPC_INVALID_PARAMS, msg, NULL);
-  } else {
-    mcp__reply_result(s, ctx, r, &b);
-  }
+  /* The request is answered first; then the call, the client's input
+   * requests, the waiters and the listeners hear of the end. */
+  reply(status_names[was], terminal(was), &b, arg);
   if (rs) {
     /* Cooperative: the handler sees mcp_call_cancelled; a call waiting for
      * input ends here. Its result, if it still comes, is not kept. */
@@ -1571,8 +1415,8 @@ void mcp__handle_tasks_cancel(mcp_session *s, mcp__reply_ctx *ctx,
   }
   for (size_t at = 0; at < cancels.len && cancels.err == 0;) {
     size_t n = strlen(cancels.data + at);
-    if (task->origin)
-      mcp__session_send(task->origin, NULL, cancels.data + at, n,
+    if (t->origin)
+      mcp__session_send(t->origin, NULL, cancels.data + at, n,
                         &mcp__sent_notification);
     at += n + 1;
   }
@@ -1587,118 +1431,97 @@ void mcp__handle_tasks_cancel(mcp_session *s, mcp__reply_ctx *ctx,
     mcp__buf_free(&e);
   }
   free_waiters(w);
-  to_origin(task, &note, &mcp__sent_notification);
+  to_origin(t, &note, &mcp__sent_notification);
   if (!terminal(was))
-    tell_listeners(task);
+    tell_listeners(t);
 }
 
-void mcp__handle_tasks_result(mcp_session *s, mcp__reply_ctx *ctx,
-                              const mcp__req *r, mcp__target *t) {
-  mcp__task *task = t->task;
-  mcp__buf b = {0}, asks = {0};
+/* Registers request id of s (its sink held) to be answered when t ends.
+ * Under task_lock. Returns the waiter, or NULL (no memory). */
+static waiter *wait_locked(mcp__task *t, mcp_session *s, mcp__sink *sink,
+                           const char *id, size_t id_len) {
+  waiter *w = mcp__calloc(1, sizeof *w + id_len + 1);
+  if (w == NULL)
+    return NULL;
+  w->id = (char *)(w + 1);
+  memcpy(w->id, id, id_len);
+  w->id_len = id_len;
+  w->s = s;
+  atomic_fetch_add(&s->refs, 1); /* the session is alive: its call runs */
+  w->sink = sink;
+  mcp__sink_ref(w->sink);
+  w->next = t->waiters;
+  t->waiters = w;
+  return w;
+}
+
+int mcp__task_result(mcp__task *t, mcp_session *s, mcp__sink *sink,
+                     const char *id, size_t id_len, mcp__buf *b) {
+  mcp__buf asks = {0};
   size_t nasks = 0;
-  waiter *w = NULL;
-  bool busy = false;
-  pthread_mutex_lock(&s->srv->task_lock);
-  if (terminal(task->status)) {
-    result_reply(&b, task, r->m->id, r->m->id_len);
+  int rc = 0;
+  pthread_mutex_lock(&t->srv->task_lock);
+  if (terminal(t->status)) {
+    result_reply(b, t, id, id_len);
   } else {
     /* It blocks until the task ends: the request waits in the record (the
      * session and its sink held) and is answered then. */
     size_t n = 0;
-    for (waiter *x = task->waiters; x; x = x->next)
+    for (waiter *x = t->waiters; x; x = x->next)
       n++;
-    busy = n >= MAX_WAITERS;
-    w = busy ? NULL : mcp__calloc(1, sizeof *w + r->m->id_len + 1);
-    if (w) {
-      w->id = (char *)(w + 1);
-      memcpy(w->id, r->m->id, r->m->id_len);
-      w->id_len = r->m->id_len;
-      w->s = s;
-      atomic_fetch_add(&s->refs, 1); /* the session is alive: its call runs */
-      w->sink = ctx->sink;
-      mcp__sink_ref(w->sink);
-      w->next = task->waiters;
-      task->waiters = w;
-      /* A task that waits for input: the client calls tasks/result when it
-       * sees input_required, so its stream carries the requests (sent once
-       * to the session's own channel, a GET stream that may not be open).
-       * They go to the session that made the task, which numbered them and
-       * takes their answers; with a stream of its own only (otherwise the
-       * requests went down this same channel already). */
-      if (status_of(task) == INPUT_REQUIRED && s == task->origin && ctx->sink)
-        pending_texts(&asks, task, &nasks);
-    }
+    if (n >= MAX_WAITERS)
+      rc = MCP_ELIMIT;
+    else if (wait_locked(t, s, sink, id, id_len) == NULL)
+      rc = MCP_ENOMEM;
+    /* A task that waits for input: the client calls tasks/result when it
+     * sees input_required, so its stream carries the requests (sent once
+     * to the session's own channel, a GET stream that may not be open).
+     * They go to the session that made the task, which numbered them and
+     * takes their answers; with a stream of its own only (otherwise the
+     * requests went down this same channel already). */
+    else if (status_of(t) == INPUT_REQUIRED && s == t->origin && sink)
+      pending_texts(&asks, t, &nasks);
   }
-  pthread_mutex_unlock(&s->srv->task_lock);
-  /* The request's own sink is held by whoever runs this handler. */
-  send_requests(s, ctx->sink, &asks, nasks);
+  pthread_mutex_unlock(&t->srv->task_lock);
+  /* The request's own sink is held by whoever runs the method. */
+  send_requests(s, sink, &asks, nasks);
   mcp__buf_free(&asks);
-  if (b.len || b.err) {
-    ctx->facts.kind = MCP_SENT_RESULT;
-    mcp__reply_buf(s, ctx, &b);
-  } else if (busy) {
-    mcp__req_error(s, ctx, r, MCP__RPC_SERVER_BUSY,
-                   "Server busy: too many tasks/result requests wait on this "
-                   "task",
-                   NULL);
-  } else if (w == NULL) {
-    mcp__req_error(s, ctx, r, MCP__RPC_INTERNAL_ERROR, "Internal error", NULL);
-  }
+  return rc;
 }
 
-void mcp__handle_tasks_list(mcp_session *s, mcp__reply_ctx *ctx,
-                            const mcp__req *r, mcp__target *t) {
-  (void)t;
-  mcp_server *srv = s->srv;
-  const cJSON *cursor = mcp__json_member(r->params, "cursor");
-  unsigned long long after = 0;
-  if (cursor) {
-    /* The registry's codec: serials count every caller's tasks, so they
-     * are enciphered as the lists' positions are. */
-    pthread_mutex_lock(&srv->task_lock);
-    unsigned long long newest = srv->next_task_serial;
-    pthread_mutex_unlock(&srv->task_lock);
-    if (mcp__cursor_decode(srv->state_key, 'k', cJSON_GetStringValue(cursor),
-                           newest, &after) != 0) {
-      mcp__reply_invalid_params(s, ctx, r,
-                                "cursor is not one this server gave");
-      return;
-    }
-  }
-  unsigned page = atomic_load(&srv->page_size);
-  const mcp_principal *visible = mcp__visible_to(s);
-  mcp__buf b = {0};
-  mcp__buf_puts(&b, "\"tasks\":[");
+unsigned long long mcp__tasks_newest(mcp_server *srv) {
+  pthread_mutex_lock(&srv->task_lock);
+  unsigned long long newest = srv->next_task_serial;
+  pthread_mutex_unlock(&srv->task_lock);
+  return newest;
+}
+
+bool mcp__tasks_page(mcp_server *srv, const mcp_principal *caller,
+                     const mcp_principal *visible, unsigned long long after,
+                     unsigned page, mcp__buf *b, unsigned long long *last) {
   unsigned n = 0;
-  unsigned long long last = 0;
   bool more = false;
+  *last = 0;
   pthread_mutex_lock(&srv->task_lock);
   mcp__list_each(link, &srv->tasks) {
     mcp__task *x = task_at(link);
     /* The caller's own tasks (with hide-forbidden on, of tools it may
      * still use). */
     if (!atomic_load(&x->published) || x->serial <= after ||
-        !same_subject(subject_of(x), s->principal.subject) ||
+        !same_subject(subject_of(x), caller->subject) ||
         (visible && !mcp__tool_callable_by(x->tool, visible)))
       continue;
     if (n == page) {
       more = true;
       break;
     }
-    mcp__buf_puts(&b, n++ ? ",{" : "{");
-    put_task(&b, x, false);
-    mcp__result_end(&b);
-    last = x->serial;
+    mcp__buf_puts(b, n++ ? ",{" : "{");
+    put_task(b, x, false);
+    mcp__result_end(b);
+    *last = x->serial;
   }
   pthread_mutex_unlock(&srv->task_lock);
-  mcp__buf_puts(&b, "],");
-  if (more) {
-    char next[MCP__CURSOR_LEN + 1];
-    mcp__cursor_encode(srv->state_key, 'k', last, next);
-    mcp__buf_printf(&b, "\"nextCursor\":\"%s\",", next);
-  }
-  mcp__reply_result(s, ctx, r, &b);
+  return more;
 }
 
 /* ---- expiry and teardown ------------------------------------------------- */

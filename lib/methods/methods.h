@@ -14,9 +14,38 @@
  * Every method the engine serves is a row of mcp__methods. A method that
  * names something a scope guards has a target function, which finds it
  * (answering the request itself when nothing is found), and its handler
- * runs only after the one admission point allowed every entry found
- * (mcp__target and the row function types are in engine.h while the tasks
- * methods live beside the task record). */
+ * runs only after the one admission point allowed every entry found. */
+
+/* What a request names, found before it is admitted. */
+typedef struct mcp__target {
+  mcp__tool *entry;    /* the one entry it names (a reference), or NULL */
+  mcp__tool **entries; /* subscriptions/listen: one per URI of
+                          resourceSubscriptions, NULL where nothing serves
+                          it (references); nentries of them */
+  size_t nentries;
+  struct cJSON *args; /* tools/call, prompts/get: the request's arguments
+                         node (borrowed, NULL when absent): the authorizer
+                         sees them */
+  struct cJSON *vars; /* resources/read of a template: its variables
+                         (owned) */
+  const char *uri;    /* resources/read and subscribe: the URI asked for
+                         (borrowed from the request) */
+  struct mcp__listener *listener; /* subscriptions/listen: the listener
+                                     read from the request (owned) */
+  struct mcp__task *task;         /* tasks/get and the like: the task named (a
+                                     reference) */
+} mcp__target;
+
+/* Releases what t holds (what a handler took, it set to NULL). */
+void mcp__target_free(mcp__target *t);
+
+/* Finds what r names into t; false after answering r (not found, bad
+ * params). */
+typedef bool (*mcp__target_fn)(mcp_session *s, mcp__reply_ctx *ctx,
+                               const mcp__req *r, mcp__target *t);
+/* Serves r; t is NULL unless the row admits entries. */
+typedef void (*mcp__handle_fn)(mcp_session *s, mcp__reply_ctx *ctx,
+                               const mcp__req *r, mcp__target *t);
 
 typedef enum mcp__admission {
   MCP__ADMIT_NONE, /* touches nothing a scope guards */
@@ -125,5 +154,38 @@ unsigned mcp__put_capabilities(mcp__buf *b, mcp_server *srv, mcp__version v);
  * answered with an isError result and audited), or MCP_ENOMEM. */
 int mcp__rate_take(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
                    const char *tool, unsigned long long started);
+
+/* ---- tasks (tasks.c) ------------------------------------------------------
+ */
+/* How a tools/call of tool runs, from its task support and what the request
+ * asked for or declares; *ttl_ms is the TTL a 2025-11-25 client asked for
+ * (0 = the default). Returns an mcp__task_mode, or -1 after answering r
+ * (the tool requires a task the client did not ask for, or forbids one it
+ * asked for). */
+int mcp__task_mode_of(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
+                      const mcp__tool *tool, unsigned *ttl_ms);
+
+/* The rows of tasks/get, tasks/update, tasks/cancel, tasks/result (the
+ * target finds the caller's task, whose tool is then admitted as for
+ * tools/call) and tasks/list. */
+bool mcp__target_task(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
+                      mcp__target *t);
+void mcp__handle_tasks_get(mcp_session *s, mcp__reply_ctx *ctx,
+                           const mcp__req *r, mcp__target *t);
+void mcp__handle_tasks_update(mcp_session *s, mcp__reply_ctx *ctx,
+                              const mcp__req *r, mcp__target *t);
+void mcp__handle_tasks_cancel(mcp_session *s, mcp__reply_ctx *ctx,
+                              const mcp__req *r, mcp__target *t);
+void mcp__handle_tasks_result(mcp_session *s, mcp__reply_ctx *ctx,
+                              const mcp__req *r, mcp__target *t);
+void mcp__handle_tasks_list(mcp_session *s, mcp__reply_ctx *ctx,
+                            const mcp__req *r, mcp__target *t);
+/* subscriptions/listen's taskIds (subscriptions.c): whether r declared the
+ * extension they need (false after answering -32021), and whether the
+ * caller may hear of task id (its own task, of a tool it may use). */
+bool mcp__task_listen_allowed(mcp_session *s, mcp__reply_ctx *ctx,
+                              const mcp__req *r);
+bool mcp__task_visible(mcp_server *srv, const char *id,
+                       const mcp_principal *caller);
 
 #endif
