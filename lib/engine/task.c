@@ -31,7 +31,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "engine.h"
+#include "task.h"
 
 #define EXTENSION "io.modelcontextprotocol/tasks"
 #define ID_BYTES 16      /* 128 bits from the CSPRNG */

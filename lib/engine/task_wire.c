@@ -8,7 +8,7 @@
 #include <cjson/cJSON.h>
 #include <string.h>
 
-#include "engine.h"
+#include "task.h"
 
 #define RELATED "io.modelcontextprotocol/related-task"
 

@@ -8,7 +8,7 @@
 #ifndef MCP_LIB_METHODS_H
 #define MCP_LIB_METHODS_H
 
-#include "engine.h"
+#include "task.h"
 
 /* ---- dispatch and admission (dispatch.c) ---------------------------------
  * Every method the engine serves is a row of mcp__methods. A method that

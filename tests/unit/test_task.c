@@ -18,7 +18,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "engine.h"
+#include "task.h"
 #include "testutil.h"
 
 #define EXT "io.modelcontextprotocol/tasks"

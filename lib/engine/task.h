@@ -1,0 +1,130 @@
+/* The task record's header (lib/engine): what a task is to the tasks
+ * methods (lib/methods/tasks.c) and to tools/call, and the pure writers of
+ * what a task sends (task_wire.c). The rest of the core knows a task only
+ * as a call's owner (engine.h). Not installed. */
+#ifndef MCP_LIB_TASK_H
+#define MCP_LIB_TASK_H
+
+#include "engine.h"
+
+/* ---- the task wire (task_wire.c) ------------------------------------------
+ */
+/* What a task's wire shapes show of it. */
+typedef struct mcp__task_facts {
+  const char *id;
+  const char *status;               /* "working", "input_required", ... */
+  const char *status_message;       /* or NULL */
+  long long created_ms, updated_ms; /* wall clock */
+  unsigned ttl_ms, poll_ms;
+} mcp__task_facts;
+
+/* The Task object's members, each followed by a comma, as the era names
+ * them (ttlMs and pollIntervalMs in 2026-07-28, ttl and pollInterval
+ * before). */
+void mcp__wire_task(mcp__buf *b, const mcp__task_facts *f, bool modern);
+/* A 2026-07-28 DetailedTask's members: the Task, then what its status
+ * inlines: inputRequests (requests: wire key -> {method, params}, when not
+ * NULL), else the result or error of outcome (when not NULL). */
+void mcp__wire_detail(mcp__buf *b, const mcp__task_facts *f,
+                      const struct cJSON *requests, const mcp__outcome *o);
+/* A CreateTaskResult's members: flat in 2026-07-28, a task member in
+ * 2025-11-25. */
+void mcp__wire_created(mcp__buf *b, const mcp__task_facts *f, bool modern);
+/* notifications/tasks/status (2025-11-25), the whole message. */
+void mcp__wire_status_note(mcp__buf *b, const mcp__task_facts *f);
+/* The reply to a 2025-11-25 tasks/result for request id: outcome's result
+ * with the related-task _meta, or its error; o NULL: the error of a task
+ * that has no result. */
+void mcp__wire_task_result(mcp__buf *b, const char *id, size_t id_len,
+                           const char *task_id, const mcp__outcome *o);
+
+/* ---- the task record (task.c) ----------------------------------------------
+ * A call that is or may become a task runs on a session of its own (the
+ * task's runner: the caller's principal, no transport), so that it can
+ * outlive the request and the session that started it. The task is the
+ * call's owner (mcp__call_owner): it keeps the call's outcome for
+ * tasks/get, and sends its notifications on (before the call became a
+ * task, to the request's own sink). The
+ * record lives in the server's table from before the handler runs (it
+ * counts against the limits) and is visible once published: when the call
+ * becomes a task (docs/architecture.md has its states). */
+
+typedef enum mcp__task_mode {
+  MCP__TASK_NONE = 0, /* an ordinary call */
+  MCP__TASK_MAYBE,    /* 2026-07-28: a task if the handler defers, or calls
+                         mcp_call_start_task */
+  MCP__TASK_NOW       /* 2025-11-25: a task from the start (task param) */
+} mcp__task_mode;
+
+/* Builds the record of a call of tool (with args, copied) that is or may
+ * become a task, counted against the limits, with one reference for the
+ * caller. Returns 0; 1 after answering r (the limits are reached); or
+ * MCP_ENOMEM. */
+int mcp__task_new(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
+                  mcp__tool *tool, const struct cJSON *args,
+                  mcp__task_mode mode, unsigned ttl_ms, mcp__task **out);
+/* The session a task's call is made on, and the sink the call holds (a
+ * reference to it holds the record; nothing is sent through it: the call's
+ * messages reach the task through its owner interface). */
+mcp_session *mcp__task_runner(mcp__task *t);
+mcp__sink *mcp__task_sink(mcp__task *t);
+/* Runs c, the call of task t, and answers r: with a CreateTaskResult once
+ * it is a task, else with the call's own reply. Takes the caller's
+ * reference to t. */
+void mcp__task_start(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
+                     mcp_call *c, mcp__task *t);
+/* Drops a reference; the last frees the record (and its runner). Never
+ * call with a lock held. NULL does nothing. */
+void mcp__task_unref(mcp__task *t);
+/* Makes t the owner of c, its call (lib/methods/tools.c, before it runs):
+ * the call machinery tells the task of the call's life through the owner
+ * interface (mcp__call_owner). */
+void mcp__task_own(mcp_call *c, mcp__task *t);
+/* Whether t is published (a task, not a call that may become one). */
+bool mcp__task_published(mcp__task *t);
+/* What the tasks methods (lib/methods/tasks.c) ask of a record; each
+ * takes task_lock itself. The caller's task named id (a new reference), or
+ * NULL: unknown, retired, not yet a task, or another principal's. */
+mcp__task *mcp__task_find(mcp_server *srv, const char *id,
+                          const mcp_principal *caller);
+/* The tool a task runs (the record's reference), and the copy of its
+ * arguments kept for the authorizer (the record's). */
+mcp__tool *mcp__task_tool(const mcp__task *t);
+struct cJSON *mcp__task_args(const mcp__task *t);
+/* Appends t's Task object (detailed: 2026-07-28's DetailedTask) members. */
+void mcp__task_describe(mcp__task *t, bool detailed, mcp__buf *b);
+/* tasks/update's inputResponses: every answer checked first, then those
+ * outstanding kept (within the budgets). Returns 0 with *ready when the
+ * last outstanding one came (then call mcp__task_resume after answering),
+ * MCP_EINVAL (an answer of the wrong shape) or MCP_ELIMIT (no budget has
+ * room), with the sentence in why. */
+int mcp__task_update(mcp__task *t, const struct cJSON *answers, char *why,
+                     size_t whylen, bool *ready);
+/* Runs the next round of t, whose answers all came. */
+void mcp__task_resume(mcp__task *t);
+/* tasks/cancel: t ends cancelled unless it ended already; reply is then
+ * called, before anyone else hears of it, with the status it had, whether
+ * that was terminal, and (legacy_body, not terminal) its Task members in
+ * b, which reply owns. Then the call is cancelled, the client's
+ * outstanding requests withdrawn, the waiters and listeners told. */
+void mcp__task_cancel(mcp__task *t, bool legacy_body,
+                      void (*reply)(const char *was, bool ended, mcp__buf *b,
+                                    void *arg),
+                      void *arg);
+/* 2025-11-25 tasks/result of request id on s, whose replies go to sink:
+ * the whole reply in b when t ended; else the request waits in the record
+ * (s and sink held) and is answered when it ends, and the input requests
+ * t waits for are sent to sink. Returns 0, MCP_ELIMIT (too many wait) or
+ * MCP_ENOMEM. */
+int mcp__task_result(mcp__task *t, mcp_session *s, mcp__sink *sink,
+                     const char *id, size_t id_len, mcp__buf *b);
+/* The serial of the newest task made (tasks/list cursors go up to it). */
+unsigned long long mcp__tasks_newest(mcp_server *srv);
+/* Appends, comma-separated, the Task objects of caller's tasks after
+ * serial after (of tools visible may use, when not NULL), at most page;
+ * returns whether more follow, the last one's serial in *last. */
+bool mcp__tasks_page(mcp_server *srv, const mcp_principal *caller,
+                     const mcp_principal *visible, unsigned long long after,
+                     unsigned page, mcp__buf *b, unsigned long long *last);
+
+#endif
