@@ -7,8 +7,8 @@
 
 #include "engine.h"
 
-/* ---- the task wire (task_wire.c) ------------------------------------------
- */
+/* ---- the task wire (task_wire.c) ---------------------------------------- */
+
 /* What a task's wire shapes show of it. */
 typedef struct mcp__task_facts {
   const char *id;

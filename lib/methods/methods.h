@@ -67,6 +67,10 @@ typedef struct mcp__method {
   bool needs_init;       /* legacy: refused before initialize */
   mcp__admission admission;
   bool calls; /* starts a call: its id must not be one in progress */
+  /* 2026-07-28: the params member its Mcp-Name header must equal, and what
+   * that member is (for the refusal's text); NULL for none. */
+  const char *name_member, *name_what;
+  bool modern_bare; /* modern even without _meta (server/discover) */
 } mcp__method;
 
 extern const mcp__method mcp__methods[];

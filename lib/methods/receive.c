@@ -40,7 +40,8 @@ static void handle_cancelled(mcp_session *s, const cJSON *params) {
  * _meta names a protocol version or client capabilities; then both are
  * required, the version must be a modern one, and a log level, if any, must
  * be valid. Returns false after answering the request with the error. */
-static bool read_era(mcp_session *s, mcp__reply_ctx *ctx, mcp__req *r) {
+static bool read_era(mcp_session *s, mcp__reply_ctx *ctx, mcp__req *r,
+                     const mcp__method *row) {
   const cJSON *meta = mcp__json_member(r->params, "_meta");
   const cJSON *version =
       cJSON_IsObject(meta)
@@ -55,8 +56,7 @@ static bool read_era(mcp_session *s, mcp__reply_ctx *ctx, mcp__req *r) {
           ? mcp__json_member(meta, "io.modelcontextprotocol/logLevel")
           : NULL;
   r->log_level = -1;
-  if (version == NULL && caps == NULL &&
-      !mcp__streq(r->m->method, "server/discover")) {
+  if (version == NULL && caps == NULL && !(row && row->modern_bare)) {
     r->v = (mcp__version)atomic_load(&s->version);
     r->caps = s->client_caps;
     r->log_level = atomic_load(&s->log_level);
@@ -153,7 +153,8 @@ static void handle_request(mcp_session *s, mcp__reply_ctx *ctx,
     mcp__handle_initialize(s, ctx, &r);
     return;
   }
-  if (!read_era(s, ctx, &r))
+  const mcp__method *row = mcp__method_find(method);
+  if (!read_era(s, ctx, &r, row))
     return;
   if (r.modern && ctx->batch) {
     mcp__req_error(s, ctx, &r, MCP__RPC_INVALID_REQUEST,
@@ -162,7 +163,6 @@ static void handle_request(mcp_session *s, mcp__reply_ctx *ctx,
                    NULL);
     return;
   }
-  const mcp__method *row = mcp__method_find(method);
   unsigned era = r.modern ? MCP__ERA_MODERN : MCP__ERA_LEGACY;
   /* Methods of another era, or of a feature the server does not offer,
    * are unknown here. */

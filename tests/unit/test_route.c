@@ -247,6 +247,11 @@ START_TEST(mcp_name_rules) {
     mcp_message_free(msg);
   }
   ck_assert_uint_eq(with_rule, TU_COUNT(rules));
+  /* The table holds these rules and no other. */
+  size_t named = 0;
+  for (size_t k = 0; k < mcp__nmethods; k++)
+    named += mcp__methods[k].name_member != NULL;
+  ck_assert_uint_eq(named, TU_COUNT(rules));
 }
 END_TEST
 
