@@ -34,8 +34,12 @@
 #include "task.h"
 
 #define EXTENSION "io.modelcontextprotocol/tasks"
-#define ID_BYTES 16      /* 128 bits from the CSPRNG */
-#define MAX_WAITERS 8    /* tasks/result requests waiting on one task */
+#define ID_BYTES 16   /* 128 bits from the CSPRNG */
+#define MAX_WAITERS 8 /* tasks/result requests waiting on one task */
+/* The members of the error a task fails with when its outcome is lost
+ * (no memory to keep it, or its call ended without one), written where no
+ * allocation may be made. */
+#define INTERNAL_ERROR "\"code\":-32603,\"message\":\"Internal error\""
 #define MAX_STATUS 1024  /* bytes of a statusMessage */
 #define MIN_TTL_MS 1000u /* the least TTL a 2025-11-25 client gets */
 #define DEFAULT_TTL_MS 3600000u
@@ -787,8 +791,6 @@ static void answer_waiter(waiter *w, const char *msg, size_t len) {
  * failed with the error; in 2025-11-25 a tool result whose isError is true
  * is failed too. Under task_lock. */
 static void settle_locked(mcp__task *t, const mcp__outcome *o) {
-  static const char internal[] = "\"code\":-32603,\"message\":\"Internal "
-                                 "error\"";
   if (terminal(t->status) || t->retired)
     return; /* cancelled first: it stays cancelled; forgotten: nobody
                reads it */
@@ -805,8 +807,8 @@ static void settle_locked(mcp__task *t, const mcp__outcome *o) {
   }
   if ((t->outcome = mcp__malloc(len ? len : 1)) == NULL) {
     /* No memory to keep it: the task fails rather than end without one. */
-    members = internal;
-    len = sizeof internal - 1;
+    members = INTERNAL_ERROR;
+    len = sizeof INTERNAL_ERROR - 1;
     error = true;
     t->outcome = mcp__malloc(len);
   }
@@ -1249,12 +1251,10 @@ static void owner_released(void *owner_data) {
     if (!terminal(t->status)) {
       /* Its call is gone without a result (it could not be kept): the
        * task fails rather than stay working forever. */
-      static const char lost[] = "\"code\":-32603,\"message\":\"Internal "
-                                 "error\"";
       settle_locked(t, &(mcp__outcome){.error = true,
                                        .code = MCP__RPC_INTERNAL_ERROR,
-                                       .members = lost,
-                                       .len = sizeof lost - 1});
+                                       .members = INTERNAL_ERROR,
+                                       .len = sizeof INTERNAL_ERROR - 1});
     }
     if (t->mode == MCP__TASK_NOW && t->status != CANCELLED) {
       status_note(&note, t);
