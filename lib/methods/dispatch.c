@@ -201,7 +201,8 @@ const mcp__method mcp__methods[] = {
     {.name = "initialize",
      .feature = NONE,
      .eras = LEGACY,
-     .admission = MCP__ADMIT_NONE},
+     .admission = MCP__ADMIT_NONE,
+     .handshake = true},
     {.name = "ping",
      .handle = handle_ping,
      .feature = NONE,
@@ -350,6 +351,18 @@ const mcp__method *mcp__method_find(const char *name) {
     if (mcp__streq(name, mcp__methods[i].name))
       return &mcp__methods[i];
   return NULL;
+}
+
+unsigned mcp__method_era(const mcp__method *row, const cJSON *params) {
+  const cJSON *meta = mcp__json_member(params, "_meta");
+  bool version =
+      mcp__json_member(meta, "io.modelcontextprotocol/protocolVersion") != NULL;
+  bool caps = mcp__json_member(
+                  meta, "io.modelcontextprotocol/clientCapabilities") != NULL;
+  bool modern = row && row->handshake
+                    ? version
+                    : version || caps || (row && row->modern_bare);
+  return modern ? MCP__ERA_MODERN : MCP__ERA_LEGACY;
 }
 
 /* ---- one request --------------------------------------------------------- */
