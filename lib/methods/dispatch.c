@@ -9,7 +9,7 @@
  * watches), the row's target function finds it, and admit() decides from
  * the caller's scopes (and for tools/call the authorizer hook) before the
  * handler is given anything: a handler for such a method cannot be reached
- * without its entry admitted. test_surface enumerates this table and shows
+ * without its entry admitted. test_dispatch enumerates this table and shows
  * every row refusing a caller without the scope. */
 #include <cjson/cJSON.h>
 #include <string.h>
