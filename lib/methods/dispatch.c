@@ -9,7 +9,7 @@
  * watches), the row's target function finds it, and admit() decides from
  * the caller's scopes (and for tools/call the authorizer hook) before the
  * handler is given anything: a handler for such a method cannot be reached
- * without its entry admitted. test_surface enumerates this table and shows
+ * without its entry admitted. test_dispatch enumerates this table and shows
  * every row refusing a caller without the scope. */
 #include <cjson/cJSON.h>
 #include <string.h>
@@ -201,7 +201,8 @@ const mcp__method mcp__methods[] = {
     {.name = "initialize",
      .feature = NONE,
      .eras = LEGACY,
-     .admission = MCP__ADMIT_NONE},
+     .admission = MCP__ADMIT_NONE,
+     .handshake = true},
     {.name = "ping",
      .handle = handle_ping,
      .feature = NONE,
@@ -350,6 +351,18 @@ const mcp__method *mcp__method_find(const char *name) {
     if (mcp__streq(name, mcp__methods[i].name))
       return &mcp__methods[i];
   return NULL;
+}
+
+unsigned mcp__method_era(const mcp__method *row, const cJSON *params) {
+  const cJSON *meta = mcp__json_member(params, "_meta");
+  bool version =
+      mcp__json_member(meta, "io.modelcontextprotocol/protocolVersion") != NULL;
+  bool caps = mcp__json_member(
+                  meta, "io.modelcontextprotocol/clientCapabilities") != NULL;
+  bool modern = row && row->handshake
+                    ? version
+                    : version || caps || (row && row->modern_bare);
+  return modern ? MCP__ERA_MODERN : MCP__ERA_LEGACY;
 }
 
 /* ---- one request --------------------------------------------------------- */

@@ -71,12 +71,22 @@ typedef struct mcp__method {
    * that member is (for the refusal's text); NULL for none. */
   const char *name_member, *name_what;
   bool modern_bare; /* modern even without _meta (server/discover) */
+  /* The legacy handshake (initialize): served before the era is read, it
+   * starts a legacy session; only a protocol version named in its _meta
+   * makes it a modern request. */
+  bool handshake;
 } mcp__method;
 
 extern const mcp__method mcp__methods[];
 extern const size_t mcp__nmethods;
 /* The row of a method, or NULL. */
 const mcp__method *mcp__method_find(const char *name);
+/* The era (MCP__ERA_*) a request of row (NULL: a method not served) with
+ * params (NULL: none) is served in: modern when its _meta names a protocol
+ * version or client capabilities, or its row is modern_bare; for a
+ * handshake row, only a named version counts. The one era rule, read by
+ * the session (receive.c) and by transports (route.c). */
+unsigned mcp__method_era(const mcp__method *row, const struct cJSON *params);
 /* Finds, admits and serves r by its row (its era, feature and lifecycle
  * already checked). */
 void mcp__dispatch(mcp_session *s, mcp__reply_ctx *ctx, mcp__req *r,

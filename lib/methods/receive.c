@@ -36,27 +36,22 @@ static void handle_cancelled(mcp_session *s, const cJSON *params) {
     mcp__call_complete(parked, MCP_ECANCELED, NULL, NULL);
 }
 
-/* Fills r's era from the request's _meta. A request is modern when its
- * _meta names a protocol version or client capabilities; then both are
- * required, the version must be a modern one, and a log level, if any, must
- * be valid. Returns false after answering the request with the error. */
+/* Fills r's era from the request's _meta, by the table's era rule
+ * (mcp__method_era). A modern request requires both a protocol version and
+ * client capabilities, the version must be a modern one, and a log level,
+ * if any, must be valid. Returns false after answering the request with the
+ * error. */
 static bool read_era(mcp_session *s, mcp__reply_ctx *ctx, mcp__req *r,
                      const mcp__method *row) {
   const cJSON *meta = mcp__json_member(r->params, "_meta");
   const cJSON *version =
-      cJSON_IsObject(meta)
-          ? mcp__json_member(meta, "io.modelcontextprotocol/protocolVersion")
-          : NULL;
+      mcp__json_member(meta, "io.modelcontextprotocol/protocolVersion");
   const cJSON *caps =
-      cJSON_IsObject(meta)
-          ? mcp__json_member(meta, "io.modelcontextprotocol/clientCapabilities")
-          : NULL;
+      mcp__json_member(meta, "io.modelcontextprotocol/clientCapabilities");
   const cJSON *level =
-      cJSON_IsObject(meta)
-          ? mcp__json_member(meta, "io.modelcontextprotocol/logLevel")
-          : NULL;
+      mcp__json_member(meta, "io.modelcontextprotocol/logLevel");
   r->log_level = -1;
-  if (version == NULL && caps == NULL && !(row && row->modern_bare)) {
+  if (mcp__method_era(row, r->params) == MCP__ERA_LEGACY) {
     r->v = (mcp__version)atomic_load(&s->version);
     r->caps = s->client_caps;
     r->log_level = atomic_load(&s->log_level);
@@ -139,10 +134,10 @@ static void handle_request(mcp_session *s, mcp__reply_ctx *ctx,
   static const cJSON empty = {.type = cJSON_Object};
   mcp__req r = {
       .m = m, .params = params ? params : &empty, .params_node = params};
-  const char *method = m->method;
+  const mcp__method *row = mcp__method_find(m->method);
   /* initialize starts the legacy era, whatever _meta it carries, unless it
    * is a modern request (see modern_initialize). */
-  bool initialize = mcp__streq(method, "initialize");
+  bool initialize = row && row->handshake;
   if (initialize && modern_initialize(r.params)) {
     r.modern = true;
     method_not_found(s, ctx, &r);
@@ -153,7 +148,6 @@ static void handle_request(mcp_session *s, mcp__reply_ctx *ctx,
     mcp__handle_initialize(s, ctx, &r);
     return;
   }
-  const mcp__method *row = mcp__method_find(method);
   if (!read_era(s, ctx, &r, row))
     return;
   if (r.modern && ctx->batch) {

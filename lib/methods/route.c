@@ -1,11 +1,10 @@
 /* Routes: what the engine says of a parsed message before a session gets
  * it (mcp_message_route), for transports. Every fact of a method comes
  * from its row of the dispatch table (dispatch.c: its eras, whether it
- * starts a call, whether it is modern without _meta, the member its
- * Mcp-Name header must equal), and the era rule is the one the session
- * applies (receive.c's read_era: a request is modern when its _meta names
- * a version or client capabilities, or its row says so), so a transport
- * never keeps a copy of either. */
+ * starts a call, whether it is the handshake, the member its Mcp-Name
+ * header must equal), and the era is the table's one rule
+ * (mcp__method_era), which the session applies too (receive.c's read_era),
+ * so a transport never keeps a copy of either. */
 #include <cjson/cJSON.h>
 #include <string.h>
 
@@ -20,8 +19,9 @@ static bool starts_call(const cJSON *o) {
   return row && row->calls;
 }
 
-/* The era facts of a single request's params: its _meta's version, and
- * the modern era's requirements. */
+/* The era facts of a single request's params: the era the session
+ * serves it in (the table's rule, mcp__method_era), its _meta's version,
+ * and the modern era's requirements. */
 static void route_meta(const cJSON *params, const mcp__method *row,
                        mcp_route *route) {
   const cJSON *meta = mcp__json_member(params, "_meta");
@@ -31,10 +31,8 @@ static void route_meta(const cJSON *params, const mcp__method *row,
       mcp__json_member(meta, "io.modelcontextprotocol/clientCapabilities");
   const cJSON *level =
       mcp__json_member(meta, "io.modelcontextprotocol/logLevel");
-  bool modern = strcmp(route->method, "initialize") == 0
-                    ? v != NULL
-                    : v || caps || (row && row->modern_bare);
-  route->era = modern ? MCP_ERA_MODERN : MCP_ERA_LEGACY;
+  route->era = mcp__method_era(row, params) == MCP__ERA_MODERN ? MCP_ERA_MODERN
+                                                               : MCP_ERA_LEGACY;
   route->meta_version = cJSON_IsString(v) ? v->valuestring : NULL;
   route->meta_complete = route->meta_version && cJSON_IsObject(caps) &&
                          (level == NULL || cJSON_IsString(level));
@@ -58,8 +56,7 @@ int mcp_message_route(const mcp_message *msg, mcp_route *route) {
   route->request = mcp__json_member(root, "id") != NULL;
   const mcp__method *row = mcp__method_find(route->method);
   route->method_eras = row ? row->eras : 0;
-  route->initialize =
-      route->request && strcmp(route->method, "initialize") == 0;
+  route->initialize = route->request && row && row->handshake;
   route->starts_call = route->request && row && row->calls;
   route->calls = route->starts_call;
   const cJSON *params = mcp__json_member(root, "params");

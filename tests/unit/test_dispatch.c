@@ -1,5 +1,5 @@
-/* Tests for lib/engine/dispatch.c: the method table and the one admission point
- * (promise 2, docs/architecture.md).
+/* Tests for lib/methods/dispatch.c: the method table and the one admission
+ * point (promise 2, docs/architecture.md).
  *
  * The enumeration walks mcp__methods, the table the engine dispatches
  * from, and needs a case below for every row: a method added later fails
@@ -425,6 +425,37 @@ START_TEST(unguarded_methods_answer) {
 }
 END_TEST
 
+/* The session reads each row's era by the table's rule, as routes do: a
+ * request without _meta, before any initialize, is served in the modern
+ * era (which then requires _meta's protocol version) exactly when
+ * mcp__method_era says so, that is for the rows marked modern_bare; the
+ * handshake is served before any era is read. */
+START_TEST(session_era_is_the_tables) {
+  size_t modern = 0;
+  for (size_t i = 0; i < mcp__nmethods; i++) {
+    const mcp__method *row = &mcp__methods[i];
+    if (row->handshake)
+      continue;
+    bool bare_modern = mcp__method_era(row, NULL) == MCP__ERA_MODERN;
+    ck_assert_msg(bare_modern == row->modern_bare, "%s", row->name);
+    tu_peer p;
+    tu_peer_open(&p, srv, &EVE);
+    ck_assert_int_eq(tu_send_free(&p, tu_req(3, row->name, NULL)), 0);
+    ck_assert_msg(p.nout >= 1, "%s: no answer", row->name);
+    cJSON *r = tu_msg(&p, 0);
+    char *text = text_of(r);
+    bool asks_version =
+        tu_get(r, "error") != NULL && strstr(text, "protocolVersion") != NULL;
+    ck_assert_msg(asks_version == bare_modern, "%s: %s", row->name, text);
+    modern += bare_modern;
+    free(text);
+    cJSON_Delete(r);
+    tu_peer_close(&p);
+  }
+  ck_assert_uint_ge(modern, 1);
+}
+END_TEST
+
 /* A subscription made with the scope hears of updates; one refused never
  * does, and a caller whose session outlives its right hears nothing more
  * (the check is made again at each update). */
@@ -559,6 +590,7 @@ static Suite *dispatch_suite(void) {
   TCase *t = tu_tcase(s, "admission", setup, teardown, 60);
   tcase_add_test(t, every_method_is_admitted);
   tcase_add_test(t, unguarded_methods_answer);
+  tcase_add_test(t, session_era_is_the_tables);
   tcase_add_test(t, updates_reach_only_readers);
   tcase_add_test(t, listen_admits_each_uri);
   tcase_add_test(t, authorizer_after_scopes);

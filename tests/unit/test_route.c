@@ -140,6 +140,47 @@ START_TEST(eras) {
 }
 END_TEST
 
+/* The era rule reads the table, row by row: a request without _meta is
+ * modern exactly when its row is modern_bare; client capabilities alone
+ * make it modern unless the row is the handshake; a named version always
+ * does. The handshake is one row, initialize's. A column set on another
+ * row changes what this expects with it, never a list kept here. */
+START_TEST(eras_from_the_table) {
+  size_t handshakes = 0, bare = 0;
+  for (size_t i = 0; i < mcp__nmethods; i++) {
+    const mcp__method *row = &mcp__methods[i];
+    static const char *const params[] = {NULL, "{\"_meta\":{" META_CAPS ":{}}}",
+                                         "{\"_meta\":{" META_V
+                                         ":\"2026-07-28\"}}"};
+    const unsigned want[] = {
+        row->modern_bare && !row->handshake ? MCP_ERA_MODERN : MCP_ERA_LEGACY,
+        row->handshake ? MCP_ERA_LEGACY : MCP_ERA_MODERN, MCP_ERA_MODERN};
+    for (size_t k = 0; k < TU_COUNT(params); k++) {
+      char text[512];
+      snprintf(text, sizeof text,
+               "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"%s\"%s%s}",
+               row->name, params[k] ? ",\"params\":" : "",
+               params[k] ? params[k] : "");
+      mcp_message *msg;
+      mcp_route r = route_of(text, &msg);
+      ck_assert_msg(r.era == want[k], "%s, case %zu: era %u", row->name, k,
+                    r.era);
+      ck_assert_uint_eq(mcp__method_era(row, NULL) == MCP__ERA_MODERN,
+                        want[0] == MCP_ERA_MODERN);
+      ck_assert(r.initialize == row->handshake);
+      mcp_message_free(msg);
+    }
+    handshakes += row->handshake;
+    bare += want[0] == MCP_ERA_MODERN;
+  }
+  ck_assert_uint_eq(handshakes, 1);
+  ck_assert(mcp__method_find("initialize")->handshake);
+  ck_assert_uint_ge(bare, 1);
+  /* A method the table does not hold: modern only by its _meta. */
+  ck_assert_uint_eq(mcp__method_era(NULL, NULL), MCP__ERA_LEGACY);
+}
+END_TEST
+
 /* The modern era's _meta: the version when a string, and whether all it
  * requires is there. */
 START_TEST(modern_meta) {
@@ -316,6 +357,7 @@ static Suite *route_suite(void) {
   tcase_add_test(t, every_row_of_the_table);
   tcase_add_test(t, unknown_and_methodless);
   tcase_add_test(t, eras);
+  tcase_add_test(t, eras_from_the_table);
   tcase_add_test(t, modern_meta);
   tcase_add_test(t, mcp_name_rules);
   tcase_add_test(t, batches);

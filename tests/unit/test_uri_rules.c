@@ -2,10 +2,11 @@
  * lib/registry/uritemplate.c): the strict ones for a URI a server registers and
  * the lenient ones for a URI a client names in resources/read,
  * resources/subscribe and subscriptions/listen, and for the one not-found
- * reply both ways of missing a resource share. test_surface.c covers the
- * common cases; these pin the rules it leaves open: DEL, the length limits
- * at their edges, the scheme's characters, and the spaces, non-ASCII and
- * scheme-less URIs a client may name.
+ * reply both ways of missing a resource share. test_prompts_resources.c and
+ * test_subscriptions.c cover the common cases; these pin the rules they
+ * leave open: DEL, the length limits at their edges, the scheme's
+ * characters, and the spaces, non-ASCII and scheme-less URIs a client may
+ * name.
  *
  * Only the public API is used: sessions are driven with strings and every
  * reply is compared member by member. */
