@@ -836,6 +836,42 @@ START_TEST(legacy_list_pages_and_cancel) {
 }
 END_TEST
 
+/* The one cursor codec tags each list: a page of tools/list does not go
+ * on in tasks/list, nor a page of tasks/list in tools/list. */
+START_TEST(legacy_list_cursors_stay_in_their_list) {
+  mcp_server_set_page_size(srv, 1);
+  cJSON *r = lcall("job", "{\"do\":\"defer\"}", "{}");
+  cJSON_Delete(r);
+  mcp_call *first = tu_stash;
+  r = lcall("job", "{\"do\":\"defer\"}", "{}");
+  cJSON_Delete(r);
+  r = tu_ask(&L, tu_req(1, "tools/list", NULL));
+  char *tools = tu_text("{\"cursor\":\"%s\"}", tu_jstr(r, "result.nextCursor"));
+  cJSON_Delete(r);
+  r = tu_ask(&L, tu_req(2, "tasks/list", NULL));
+  char *tasks = tu_text("{\"cursor\":\"%s\"}", tu_jstr(r, "result.nextCursor"));
+  cJSON_Delete(r);
+  /* Each goes on in its own list... */
+  r = tu_ask(&L, tu_req(3, "tools/list", tools));
+  tu_assert_json(r, "{\"result\":{\"tools\":[{\"name\":\"<any>\"}]}}");
+  cJSON_Delete(r);
+  r = tu_ask(&L, tu_req(4, "tasks/list", tasks));
+  tu_assert_json(r, "{\"result\":{\"tasks\":[{\"taskId\":\"<any>\"}]}}");
+  cJSON_Delete(r);
+  /* ...and is refused by the other. */
+  r = tu_ask(&L, tu_req(5, "tasks/list", tools));
+  tu_assert_error(r, -32602, "cursor");
+  cJSON_Delete(r);
+  r = tu_ask(&L, tu_req(6, "tools/list", tasks));
+  tu_assert_error(r, -32602, "cursor");
+  cJSON_Delete(r);
+  free(tools);
+  free(tasks);
+  mcp_call_finish(first, 0);
+  mcp_call_finish(tu_stash, 0);
+}
+END_TEST
+
 START_TEST(legacy_input_requests_carry_the_task) {
   cJSON *r = lcall("job", "{\"do\":\"ask\"}", "{}");
   char *id = task_id(r, "result.task.taskId");
@@ -1886,6 +1922,7 @@ int main(void) {
   t = tu_tcase(s, "legacy", legacy_setup, legacy_teardown, 60);
   tcase_add_test(t, legacy_lifecycle);
   tcase_add_test(t, legacy_list_pages_and_cancel);
+  tcase_add_test(t, legacy_list_cursors_stay_in_their_list);
   tcase_add_test(t, legacy_waiters_are_bounded);
   tcase_add_test(t, legacy_input_requests_carry_the_task);
   tcase_add_test(t, legacy_tasks_result_carries_input_requests);
