@@ -1800,16 +1800,16 @@ END_TEST
  * legacy round and a task's both use: numbering on a session, writing (with
  * or without the related-task _meta), matching answers, withdrawing. */
 START_TEST(input_rounds_number_write_match_and_withdraw) {
-  mcp_session *s = P.session;
+  mcp__home *h = &P.session->home;
   cJSON *asks =
       cJSON_Parse("{\"a\":{\"method\":\"elicitation/create\",\"params\":{}},"
                   "\"b\":{\"method\":\"roots/list\",\"params\":{\"x\":1}}}");
   mcp__buf texts = {0};
   size_t n = 9;
-  pthread_mutex_lock(&s->lock);
-  long long first = s->next_request_id + 1;
-  ck_assert_int_eq(mcp__input_number_locked(s, asks, NULL, &texts, &n), 0);
-  pthread_mutex_unlock(&s->lock);
+  pthread_mutex_lock(&h->lock);
+  long long first = h->next_request_id + 1;
+  ck_assert_int_eq(mcp__input_number_locked(h, asks, NULL, &texts, &n), 0);
+  pthread_mutex_unlock(&h->lock);
   ck_assert_uint_eq(n, 2);
   char want[200];
   snprintf(want, sizeof want,
@@ -1840,9 +1840,9 @@ START_TEST(input_rounds_number_write_match_and_withdraw) {
   ck_assert_str_eq(texts.data, want);
   ck_assert_uint_eq(texts.len, strlen(want) + 1);
   mcp__buf_free(&texts);
-  pthread_mutex_lock(&s->lock);
-  ck_assert_int_eq(mcp__input_number_locked(s, asks, "T9", &texts, &n), 0);
-  pthread_mutex_unlock(&s->lock);
+  pthread_mutex_lock(&h->lock);
+  ck_assert_int_eq(mcp__input_number_locked(h, asks, "T9", &texts, &n), 0);
+  pthread_mutex_unlock(&h->lock);
   ck_assert_ptr_nonnull(strstr(texts.data,
                                "\"_meta\":{\"io.modelcontextprotocol/"
                                "related-task\":{\"taskId\":\"T9\"}}"));
