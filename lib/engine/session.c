@@ -1,6 +1,8 @@
 /* Sessions: their lifetime, the sinks a transport hands in, sending (every
- * message the engine writes leaves through mcp__send_locked, with what it
- * knows of it), reply framing, and the listeners a session holds. No I/O
+ * message the engine writes leaves through a home's mcp__home_send_locked,
+ * call.c, with what it knows of it; a session's home sends to its
+ * transport callback here), reply framing, and the listeners a session
+ * holds. A session embeds the home its calls live in (engine.h). No I/O
  * happens here; transports frame and move the bytes, and an embedder can
  * drive a session from any event loop. */
 #include <cjson/cJSON.h>
