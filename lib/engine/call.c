@@ -17,8 +17,99 @@ const char *mcp__call_noun(const mcp_call *c) {
                                         : "tool";
 }
 
-int mcp__call_new(mcp_session *s, mcp__tool *tool, mcp__version v,
-                  const char *id, size_t id_len, const char *canon_id,
+/* ---- the home ------------------------------------------------------------
+ * Where calls live (engine.h's mcp__home): a session's, or a task's own.
+ * Nothing here knows which. */
+
+int mcp__home_init(mcp__home *h, const mcp__home_ops *ops, mcp_server *srv,
+                   const mcp_principal *principal) {
+  if (mcp__principal_copy(&h->principal, principal) != 0)
+    return MCP_ENOMEM;
+  if (pthread_mutex_init(&h->lock, NULL) != 0) {
+    mcp__principal_free(&h->principal);
+    return MCP_ENOMEM;
+  }
+  h->ops = ops;
+  h->srv = srv;
+  atomic_fetch_add(&srv->refs, 1);
+  atomic_init(&h->refs, 1);
+  atomic_init(&h->closed, false);
+  atomic_init(&h->executing, 0);
+  mcp__list_init(&h->calls);
+  return 0;
+}
+
+void mcp__home_fini(mcp__home *h) {
+  mcp_server *srv = h->srv;
+  cJSON_Delete(h->client_caps);
+  h->client_caps = NULL;
+  mcp__principal_free(&h->principal);
+  pthread_mutex_destroy(&h->lock);
+  /* Last: the home held the server (a call that ends after
+   * mcp_server_free frees the server here). */
+  mcp__server_unref(srv);
+}
+
+void mcp__home_unref_locked(mcp__home *h) {
+  unsigned left = atomic_fetch_sub(&h->refs, 1) - 1;
+  pthread_mutex_unlock(&h->lock);
+  if (left == 0)
+    h->ops->release(h);
+}
+
+void mcp__home_cancel_all_locked(mcp__home *h) {
+  for (;;) {
+    mcp_call *parked = NULL;
+    mcp__list_each(link, &h->calls) {
+      mcp_call *c = mcp__container_of(link, mcp_call, link);
+      mcp__call_cancel_locked(c);
+      if (parked == NULL && mcp__call_unpark_locked(c))
+        parked = c;
+    }
+    if (parked == NULL)
+      return;
+    pthread_mutex_unlock(&h->lock);
+    mcp__call_complete(parked, MCP_ECANCELED, NULL, NULL);
+    pthread_mutex_lock(&h->lock);
+  }
+}
+
+void mcp__home_close(mcp__home *h) {
+  /* Calls still running keep the home through their references; they see
+   * the cancelled flag and their replies go nowhere. Calls parked for the
+   * client's answers have no thread of their own: they end here. */
+  pthread_mutex_lock(&h->lock);
+  h->closed = true;
+  h->freed = true;
+  mcp__home_cancel_all_locked(h);
+  mcp__home_unref_locked(h);
+}
+
+int mcp__home_send_locked(mcp__home *h, mcp__sink *k, const char *msg,
+                          size_t len, const mcp_send_info *info) {
+  /* Once let go of by its owner, a home sends nothing more, to its peer or
+   * to a sink. */
+  if (k != NULL && h->freed)
+    return MCP_ECLOSED;
+  if (k != NULL) {
+    void *u = k->sink.user_data;
+    if (k->failed || (k->sink.send_info ? k->sink.send_info(msg, len, info, u)
+                                        : k->sink.send(msg, len, u)) != 0) {
+      k->failed = true;
+      return MCP_ECLOSED;
+    }
+    return 0;
+  }
+  if (h->closed)
+    return MCP_ECLOSED;
+  return h->ops->send_locked ? h->ops->send_locked(h, msg, len, info) : 0;
+}
+
+/* ---- making a call ---------------------------------------------------------
+ */
+
+int mcp__call_new(mcp__home *h, mcp__tool *tool, mcp__version v, const char *id,
+                  size_t id_len, const char *canon_id,
                   const char *progress_token, cJSON *arguments,
                   mcp__json_pool *args_pool, unsigned long long started,
                   mcp_call **out) {
@@ -48,18 +139,18 @@ int mcp__call_new(mcp_session *s, mcp__tool *tool, mcp__version v,
   atomic_init(&c->cancelled, false);
   c->tool = tool;
   c->kind = tool->kind;
-  c->session = s;
+  c->home = h;
   c->started_us = started;
-  unsigned ms = atomic_load(&s->srv->call_timeout_ms);
+  unsigned ms = atomic_load(&h->srv->call_timeout_ms);
   atomic_init(&c->deadline_us,
               ms ? started + (unsigned long long)ms * 1000u : 0);
-  pthread_mutex_lock(&s->lock);
-  mcp__list_push_front(&s->calls, &c->link);
-  s->ncalls++;
-  atomic_fetch_add(&s->refs, 1);
-  if (s->closed)
+  pthread_mutex_lock(&h->lock);
+  mcp__list_push_front(&h->calls, &c->link);
+  h->ncalls++;
+  atomic_fetch_add(&h->refs, 1);
+  if (h->closed)
     atomic_store(&c->cancelled, true);
-  pthread_mutex_unlock(&s->lock);
+  pthread_mutex_unlock(&h->lock);
   *out = c;
   return 0;
 }
@@ -102,7 +193,7 @@ static void tool_error(mcp_call *c, mcp__buf *out, const char *text) {
   mcp__buf_puts(out, "{\"jsonrpc\":\"2.0\",\"id\":");
   mcp__buf_append(out, c->id, c->id_len);
   mcp__buf_puts(out, ",\"result\":");
-  mcp__result_begin(out, c->session->srv, c->modern, "complete");
+  mcp__result_begin(out, c->home->srv, c->modern, "complete");
   mcp__buf_puts(out, "\"content\":[{\"type\":\"text\",\"text\":");
   mcp__json_quote(out, text, strlen(text));
   mcp__buf_puts(out, "}],\"isError\":true,");
@@ -156,11 +247,11 @@ static mcp_send_info reply_facts(const mcp_call *c, mcp_decision decision) {
  * WAITING_INPUT: on the client) and that has a deadline is watched: it is
  * in the server's deadline heap, whose root is the least deadline, so
  * mcp_server_next_expiry_ms reads one number and mcp_server_expire takes the
- * due calls from the root, never walking the sessions. A running call is not
+ * due calls from the root, never walking the homes. A running call is not
  * watched: its handler answers for itself when it returns. The engine does
  * no I/O and owns no thread, so a deadline is noticed by whoever looks at
  * the clock: the handler (mcp_call_cancelled), the thread that completes
- * the call, and the transport's timer. Locks: the session's, then
+ * the call, and the transport's timer. Locks: the call's home's, then
  * srv->deadline_lock. */
 
 #define NONE ULLONG_MAX
@@ -207,11 +298,11 @@ void mcp__deadline_unwatch(mcp_server *srv, mcp__deadline *d) {
   pthread_mutex_unlock(&srv->deadline_lock);
 }
 
-/* Puts c into the deadline heap, or takes it out. Under c->session->lock. */
+/* Puts c into the deadline heap, or takes it out. Under c->home->lock. */
 static void watch_locked(mcp_call *c, bool on) {
   if (c->deadline.watched == on)
-    return; /* written under the session lock too: stable here */
-  mcp_server *srv = c->session->srv;
+    return; /* written under the home's lock too: stable here */
+  mcp_server *srv = c->home->srv;
   c->deadline.kind = MCP__DEADLINE_CALL;
   if (on)
     mcp__deadline_watch(srv, &c->deadline, atomic_load(&c->deadline_us));
@@ -278,9 +369,9 @@ static void become_task_locked(mcp_call *c) {
 }
 
 void mcp__call_become_task(mcp_call *c) {
-  pthread_mutex_lock(&c->session->lock);
+  pthread_mutex_lock(&c->home->lock);
   become_task_locked(c);
-  pthread_mutex_unlock(&c->session->lock);
+  pthread_mutex_unlock(&c->home->lock);
 }
 
 int mcp_call_start_task(mcp_call *call) {
@@ -299,7 +390,7 @@ int mcp_call_start_task(mcp_call *call) {
 }
 
 /* The timeout answer, without the log line (it may be built under the
- * session lock, where no callback may run). */
+ * home's lock, where no callback may run). */
 static void timeout_reply(mcp_call *c, mcp__buf *out, char *text, size_t size) {
   unsigned long long deadline = atomic_load(&c->deadline_us);
   unsigned long long ms =
@@ -314,21 +405,21 @@ static void timeout_reply(mcp_call *c, mcp__buf *out, char *text, size_t size) {
 static void timeout_answer(mcp_call *c, mcp__buf *out) {
   char text[120];
   timeout_reply(c, out, text, sizeof text);
-  mcp__log(c->session->srv, MCP_LOG_WARNING, "%s \"%s\": %s", mcp__call_noun(c),
+  mcp__log(c->home->srv, MCP_LOG_WARNING, "%s \"%s\": %s", mcp__call_noun(c),
            c->tool->name, text);
 }
 
 int mcp__call_notify(mcp_call *c, const char *method, const mcp__buf *params) {
-  mcp_session *s = c->session;
+  mcp__home *h = c->home;
   mcp__buf b = {0};
   /* Written under the lock: mcp_server_expire lets go of the sink when it
    * answers a deferred call, and whether the message carries the
    * related-task _meta changes, under the same lock, when the call becomes
    * its owner's task. A call's own is sent under it too; an owned call's
-   * goes to its owner after it, so that no other session's lock is ever
+   * goes to its owner after it, so that no other home's lock is ever
    * taken under this one. */
   bool owned = false;
-  pthread_mutex_lock(&s->lock);
+  pthread_mutex_lock(&h->lock);
   if (!c->timed_out) {
     mcp__buf_printf(&b, "{\"jsonrpc\":\"2.0\",\"method\":\"%s\",\"params\":{",
                     method);
@@ -342,9 +433,9 @@ int mcp__call_notify(mcp_call *c, const char *method, const mcp__buf *params) {
     mcp__buf_puts(&b, "}}");
     owned = c->owner != NULL;
     if (b.err == 0 && !owned)
-      mcp__send_locked(s, c->sink, b.data, b.len, &mcp__sent_notification);
+      mcp__home_send_locked(h, c->sink, b.data, b.len, &mcp__sent_notification);
   }
-  pthread_mutex_unlock(&s->lock);
+  pthread_mutex_unlock(&h->lock);
   if (owned && b.err == 0)
     c->owner->notify(c->owner_data, b.data, b.len);
   int rc = b.err;
@@ -353,15 +444,15 @@ int mcp__call_notify(mcp_call *c, const char *method, const mcp__buf *params) {
 }
 
 /* Takes out of the heap, and returns, its least call if that is due at
- * now and a call of s; NULL otherwise. Under s->lock. */
-static mcp_call *take_due_locked(mcp_session *s, unsigned long long now) {
-  mcp_server *srv = s->srv;
+ * now and a call of h; NULL otherwise. Under h->lock. */
+static mcp_call *take_due_locked(mcp__home *h, unsigned long long now) {
+  mcp_server *srv = h->srv;
   mcp_call *c = NULL;
   pthread_mutex_lock(&srv->deadline_lock);
   mcp__heap_node *min = srv->deadlines.min;
   if (min && deadline_of(min)->at_us <= now &&
       deadline_of(min)->kind == MCP__DEADLINE_CALL &&
-      watched_call(min)->session == s) {
+      watched_call(min)->home == h) {
     c = watched_call(min);
     mcp__heap_remove(&srv->deadlines, min);
     c->deadline.watched = false;
@@ -371,16 +462,16 @@ static mcp_call *take_due_locked(mcp_session *s, unsigned long long now) {
   return c;
 }
 
-/* Answers c, whose deadline passed while it waited. Under s->lock, which
+/* Answers c, whose deadline passed while it waited. Under h->lock, which
  * is released meanwhile and held again on return. */
 static void expire_locked(mcp_call *c) {
-  mcp_session *s = c->session;
+  mcp__home *h = c->home;
   if (mcp__call_unpark_locked(c)) {
     /* Nobody else will finish a parked call: complete it here, which
      * answers the timeout (its deadline has passed) and frees it. */
-    pthread_mutex_unlock(&s->lock);
+    pthread_mutex_unlock(&h->lock);
     mcp__call_complete(c, MCP_ECANCELED, NULL, NULL);
-    pthread_mutex_lock(&s->lock);
+    pthread_mutex_lock(&h->lock);
     return;
   }
   /* A deferred call belongs to the thread that will finish it: answer now,
@@ -394,18 +485,18 @@ static void expire_locked(mcp_call *c) {
   mcp__sink *k = NULL;
   if (reply.err == 0) {
     mcp_send_info facts = reply_facts(c, MCP_DECISION_TIMEOUT);
-    mcp__send_locked(s, c->sink, reply.data, reply.len, &facts);
+    mcp__home_send_locked(h, c->sink, reply.data, reply.len, &facts);
     atomic_store(&c->cancelled, true);
     k = c->sink;
     c->sink = NULL;
   }
   /* Without memory for the answer, the call keeps its sink and the finish
    * answers the timeout instead. */
-  pthread_mutex_unlock(&s->lock);
+  pthread_mutex_unlock(&h->lock);
   mcp__buf_free(&reply);
-  mcp__log(s->srv, MCP_LOG_WARNING, "%s: %s", name, text);
+  mcp__log(h->srv, MCP_LOG_WARNING, "%s: %s", name, text);
   mcp__sink_release(k);
-  pthread_mutex_lock(&s->lock);
+  pthread_mutex_lock(&h->lock);
 }
 
 long mcp_server_next_expiry_ms(mcp_server *srv) {
@@ -422,27 +513,27 @@ long mcp_server_next_expiry_ms(mcp_server *srv) {
   return ms > INT_MAX ? INT_MAX : (long)ms;
 }
 
-/* Takes the due deadline at the heap's root, if any: a call's session
- * pinned in *s, or an owner's deadline pinned (its pin called) in *d.
+/* Takes the due deadline at the heap's root, if any: a call's home
+ * pinned in *h, or an owner's deadline pinned (its pin called) in *d.
  * Returns false when nothing is due at now. */
-static bool take_due(mcp_server *srv, unsigned long long now, mcp_session **s,
+static bool take_due(mcp_server *srv, unsigned long long now, mcp__home **h,
                      mcp__deadline **d) {
-  *s = NULL;
+  *h = NULL;
   *d = NULL;
   pthread_mutex_lock(&srv->deadline_lock);
   mcp__heap_node *min = srv->deadlines.min;
   if (min && deadline_of(min)->at_us <= now) {
     if (deadline_of(min)->kind == MCP__DEADLINE_CALL) {
-      /* The call's own reference keeps its session alive here. */
-      *s = watched_call(min)->session;
-      atomic_fetch_add(&(*s)->refs, 1);
+      /* The call's own reference keeps its home alive here. */
+      *h = watched_call(min)->home;
+      atomic_fetch_add(&(*h)->refs, 1);
     } else {
       *d = deadline_of(min);
       (*d)->pin(*d);
     }
   }
   pthread_mutex_unlock(&srv->deadline_lock);
-  return *s || *d;
+  return *h || *d;
 }
 
 int mcp_server_expire(mcp_server *srv) {
@@ -454,22 +545,22 @@ int mcp_server_expire(mcp_server *srv) {
     if (atomic_load(&srv->next_deadline_us) > now)
       return answered;
     /* The due deadline's owner is pinned under the heap's lock and acted
-     * on after it, in the lock order. A call's session is locked, and its
+     * on after it, in the lock order. A call's home is locked, and its
      * due calls are taken from the root one by one; when the root is
      * another's, the outer loop moves there. */
-    mcp_session *s;
+    mcp__home *h;
     mcp__deadline *d;
-    if (!take_due(srv, now, &s, &d))
+    if (!take_due(srv, now, &h, &d))
       return answered;
     if (d) {
       d->due(d); /* unwatches it */
       answered++;
       continue;
     }
-    pthread_mutex_lock(&s->lock);
-    for (mcp_call *c; (c = take_due_locked(s, now)) != NULL; answered++)
+    pthread_mutex_lock(&h->lock);
+    for (mcp_call *c; (c = take_due_locked(h, now)) != NULL; answered++)
       expire_locked(c);
-    mcp__session_unref_locked(s);
+    mcp__home_unref_locked(h);
   }
 }
 
@@ -488,7 +579,7 @@ mcp_call_kind mcp_call_kind_of(const mcp_call *call) {
 const char *mcp_call_uri(const mcp_call *call) { return call->uri; }
 
 const mcp_principal *mcp_call_principal(const mcp_call *call) {
-  return &call->session->principal;
+  return &call->home->principal;
 }
 
 const cJSON *mcp_call_client_capabilities(const mcp_call *call) {
@@ -554,7 +645,7 @@ bool mcp_call_cancelled(const mcp_call *call) {
 void mcp_call_log(mcp_call *call, mcp_log_level level, const char *message) {
   const char *text =
       message && mcp__utf8_valid(message, strlen(message)) ? message : "";
-  mcp__log(call->session->srv, level, "%s \"%s\": %s", mcp__call_noun(call),
+  mcp__log(call->home->srv, level, "%s \"%s\": %s", mcp__call_noun(call),
            call->tool->name, text);
   /* The modern era sends log messages only to a request that asked for
    * them, at its level or above, on that request's own stream. */
@@ -617,7 +708,7 @@ static void reply_head(const mcp_call *c, mcp__buf *b) {
   mcp__buf_puts(b, "{\"jsonrpc\":\"2.0\",\"id\":");
   mcp__buf_append(b, c->id, c->id_len);
   mcp__buf_puts(b, ",\"result\":");
-  mcp__result_begin(b, c->session->srv, c->modern, "complete");
+  mcp__result_begin(b, c->home->srv, c->modern, "complete");
   if (c->kind == MCP_CALL_PROMPT) {
     if (c->description) {
       put_str(b, "description", c->description);
@@ -673,7 +764,7 @@ static int latch(mcp_call *c, int rc) {
 
 void mcp__call_refused(const mcp_call *c, const char *function,
                        const char *why) {
-  mcp__log(c->session->srv, MCP_LOG_ERROR, "%s \"%s\": %s refused: %s",
+  mcp__log(c->home->srv, MCP_LOG_ERROR, "%s \"%s\": %s refused: %s",
            mcp__call_noun(c), c->tool->name, function, why);
 }
 
@@ -687,15 +778,15 @@ static int refuse(mcp_call *c, int rc, const char *builder, const char *why) {
 }
 
 /* Why text was refused: NULL, or not UTF-8. */
-static const char *bad_text(const char *what_text, const char *s, char *buf,
+static const char *bad_text(const char *what_text, const char *h, char *buf,
                             size_t size) {
   mcp__fmt(buf, size, "%s is %s", what_text,
-           s == NULL ? "NULL" : "not valid UTF-8");
+           h == NULL ? "NULL" : "not valid UTF-8");
   return buf;
 }
 
-static int valid_text(const char *s) {
-  return s && mcp__utf8_valid(s, strlen(s));
+static int valid_text(const char *h) {
+  return h && mcp__utf8_valid(h, strlen(h));
 }
 
 /* A ReadResourceResult item for the URI asked for, in the resource's
@@ -907,7 +998,7 @@ int mcp_result_structured_cjson(mcp_call *call, const cJSON *value) {
   if (!cJSON_IsObject(value))
     return refuse(call, MCP_EINVAL, "mcp_result_structured",
                   "the value is not a JSON object");
-  mcp_server *srv = call->session->srv;
+  mcp_server *srv = call->home->srv;
   if (call->tool->output && atomic_load(&srv->check_output)) {
     /* The author promised this shape in outputSchema; a result that breaks
      * the promise is the server's bug, reported to the author in the log
@@ -1122,7 +1213,7 @@ int mcp__rpc_resource_not_found(mcp__buf *out, const char *id, size_t id_len,
 /* The reply of a call that succeeded: its blocks, and the members that
  * close its result. */
 static void success_reply(mcp_call *c, mcp__buf *out) {
-  mcp_server *srv = c->session->srv;
+  mcp_server *srv = c->home->srv;
   if (c->head_len && out->data == NULL && out->err == 0) {
     /* The blocks follow the head already: their buffer is the reply. */
     *out = c->content;
@@ -1150,7 +1241,7 @@ static void success_reply(mcp_call *c, mcp__buf *out) {
 }
 
 static void build_reply(mcp_call *c, int rc, mcp__buf *out) {
-  mcp_server *srv = c->session->srv;
+  mcp_server *srv = c->home->srv;
   /* A result buffer that failed is never sent as a (truncated) success,
    * whatever the handler made of its builders' return values. */
   if (!c->latched && (c->content.err || c->structured.err))
@@ -1217,12 +1308,12 @@ static void build_reply(mcp_call *c, int rc, mcp__buf *out) {
 /* Legacy era: asks the client for the round's input and parks the call.
  * Returns true when the call is parked (nothing more to do now). */
 static bool park_for_input(mcp_call *c) {
-  mcp_session *s = c->session;
-  pthread_mutex_lock(&s->lock);
+  mcp__home *h = c->home;
+  pthread_mutex_lock(&h->lock);
   bool parked = false;
-  if (!s->closed && !mcp_call_cancelled(c))
+  if (!h->closed && !mcp_call_cancelled(c))
     parked = mcp__input_send_locked(c) == 0;
-  pthread_mutex_unlock(&s->lock);
+  pthread_mutex_unlock(&h->lock);
   return parked;
 }
 
@@ -1244,7 +1335,7 @@ static bool ask_for_input(mcp_call *c, bool task, int *rc, mcp__buf *out,
       (task ? c->owner->asks(c->owner_data, c) == 0 : park_for_input(c)))
     return true;
   if (c->rounds >= MAX_ROUNDS)
-    mcp__log(c->session->srv, MCP_LOG_ERROR,
+    mcp__log(c->home->srv, MCP_LOG_ERROR,
              "%s \"%s\" asked for input %d times; giving up", mcp__call_noun(c),
              c->tool->name, MAX_ROUNDS);
   *rc = c->requests ? MCP_EIO : MCP_EINVAL;
@@ -1254,7 +1345,7 @@ static bool ask_for_input(mcp_call *c, bool task, int *rc, mcp__buf *out,
 /* Audits a tool call's end (late: its deadline passed; cancelled: nobody
  * is answered) and returns the decision its reply's facts carry. */
 static mcp_decision audit_end(mcp_call *c, int rc, bool late, bool cancelled) {
-  mcp_session *s = c->session;
+  mcp__home *h = c->home;
   /* A missing client capability is the client's limit, not our failure:
    * the legacy era reports it as a tool error. */
   bool capability = rc < 0 && c->missing_caps && !c->latched && !late;
@@ -1264,7 +1355,7 @@ static mcp_decision audit_end(mcp_call *c, int rc, bool late, bool cancelled) {
                           : cancelled ? MCP_DECISION_CANCELLED
                                       : MCP_DECISION_ALLOWED;
   if (c->kind == MCP_CALL_TOOL)
-    mcp__audit(s->srv, c->tool->name, &s->principal, decision, NULL,
+    mcp__audit(h->srv, c->tool->name, &h->principal, decision, NULL,
                late || c->is_error || (capability && !c->modern), failed,
                c->started_us, c->ran_under[0] ? c->ran_under : NULL);
   return decision;
@@ -1285,7 +1376,7 @@ static void give_reply(mcp__buf *out, mcp__buf *reply) {
 
 void mcp__call_complete(mcp_call *c, int rc, mcp__buf *out,
                         mcp_send_info *facts) {
-  mcp_session *s = c->session;
+  mcp__home *h = c->home;
   bool cancelled = mcp_call_cancelled(c);
   /* A task's result is the task's, kept for tasks/get, never the reply of
    * the request that started it: its owner receives it. */
@@ -1315,7 +1406,7 @@ void mcp__call_complete(mcp_call *c, int rc, mcp__buf *out,
   }
   mcp_decision decision = audit_end(c, rc, late, cancelled);
   if (reply.err) {
-    mcp__log(s->srv, MCP_LOG_ERROR,
+    mcp__log(h->srv, MCP_LOG_ERROR,
              "%s \"%s\": out of memory building the reply", mcp__call_noun(c),
              c->tool->name);
     /* The request is still owed an answer, and a deferred call has nobody
@@ -1329,29 +1420,29 @@ void mcp__call_complete(mcp_call *c, int rc, mcp__buf *out,
       *facts = said;
     give_reply(out, &reply);
   }
-  pthread_mutex_lock(&s->lock);
-  if (task && !cancelled && !reply.err && !s->freed) {
+  pthread_mutex_lock(&h->lock);
+  if (task && !cancelled && !reply.err && !h->freed) {
     /* The owner receives the outcome as facts. */
     mcp__outcome o = outcome_of(c, &reply);
     c->owner->settled_locked(c->owner_data, &o);
   } else if (out == NULL && !cancelled && !reply.err) {
-    mcp__send_locked(s, c->sink, reply.data, reply.len, &said);
+    mcp__home_send_locked(h, c->sink, reply.data, reply.len, &said);
   }
   mcp__buf_free(&reply);
   mcp__call_discard_locked(c);
 }
 
-/* Unlinks and frees a call; releases s->lock through the session unref. */
+/* Unlinks and frees a call; releases h->lock through the home's unref. */
 void mcp__call_discard_locked(mcp_call *c) {
-  mcp_session *s = c->session;
+  mcp__home *h = c->home;
   mcp__sink *sink = c->sink;
   const mcp__call_owner *owner = c->owner;
   void *owner_data = c->owner_data;
   mcp__list_remove(&c->link);
-  s->ncalls--;
+  h->ncalls--;
   mcp__tool_unref(c->tool);
   mcp__call_free(c);
-  mcp__session_unref_locked(s);
+  mcp__home_unref_locked(h);
   /* After the lock is gone: done may call back into the transport, and a
    * owner hears that its call ended. */
   mcp__sink_release(sink);
@@ -1360,7 +1451,7 @@ void mcp__call_discard_locked(mcp_call *c) {
 }
 
 void mcp__call_discard(mcp_call *c) {
-  pthread_mutex_lock(&c->session->lock);
+  pthread_mutex_lock(&c->home->lock);
   mcp__call_discard_locked(c);
 }
 
@@ -1391,14 +1482,14 @@ static void reset_round(mcp_call *c) {
 /* Runs the handler of c's round on this thread and completes the call,
  * unless the handler deferred it. */
 static void invoke(mcp_call *c, mcp__buf *out, mcp_send_info *facts) {
-  mcp_session *s = c->session;
+  mcp__home *h = c->home;
   int rc = c->tool->handler(c, c->tool->user_data);
   if (rc == MCP_DEFERRED) {
     /* The handler may have handed the call to another thread that already
      * finished it; whichever side comes second completes the call. */
-    pthread_mutex_lock(&s->lock);
+    pthread_mutex_lock(&h->lock);
     if (c->phase == MCP__CALL_FINISH_EARLY) {
-      pthread_mutex_unlock(&s->lock);
+      pthread_mutex_unlock(&h->lock);
       mcp__call_complete(c, c->finish_rc, out, facts);
     } else {
       /* A call that may become a task becomes one when it waits on
@@ -1406,7 +1497,7 @@ static void invoke(mcp_call *c, mcp__buf *out, mcp_send_info *facts) {
       if (c->owner)
         become_task_locked(c);
       set_phase_locked(c, MCP__CALL_DEFERRED);
-      pthread_mutex_unlock(&s->lock);
+      pthread_mutex_unlock(&h->lock);
     }
     return;
   }
@@ -1421,25 +1512,25 @@ static void invoke(mcp_call *c, mcp__buf *out, mcp_send_info *facts) {
  * QUEUED meanwhile, its deadline watched, so a backlog in the executor is
  * answered "timeout" like any other wait. */
 static bool hand_over(mcp_call *c, mcp__buf *out, mcp_send_info *facts) {
-  mcp_server *srv = c->session->srv;
+  mcp_server *srv = c->home->srv;
   if (!atomic_load_explicit(&srv->has_executor, memory_order_acquire))
     return false;
-  mcp_session *s = c->session;
-  pthread_mutex_lock(&s->lock);
+  mcp__home *h = c->home;
+  pthread_mutex_lock(&h->lock);
   /* Run elsewhere, a call that may become a task is one: its answer no
    * longer comes back to this thread. */
   if (c->owner)
     become_task_locked(c);
   set_phase_locked(c, MCP__CALL_QUEUED);
-  atomic_fetch_add(&s->executing, 1);
-  pthread_mutex_unlock(&s->lock);
+  atomic_fetch_add(&h->executing, 1);
+  pthread_mutex_unlock(&h->lock);
   int rc = srv->executor.submit(c, srv->executor.user_data);
   if (rc == 0)
     return true; /* c may be finished and freed already */
-  pthread_mutex_lock(&s->lock);
+  pthread_mutex_lock(&h->lock);
   set_phase_locked(c, MCP__CALL_RUNNING);
-  atomic_fetch_sub(&s->executing, 1);
-  pthread_mutex_unlock(&s->lock);
+  atomic_fetch_sub(&h->executing, 1);
+  pthread_mutex_unlock(&h->lock);
   if (rc == MCP_EXECUTE_HERE) {
     /* Cancelled or late while submit decided: never run, as if queued. */
     if (!mcp_call_cancelled(c))
@@ -1454,7 +1545,7 @@ static bool hand_over(mcp_call *c, mcp__buf *out, mcp_send_info *facts) {
 }
 
 void mcp__call_run(mcp_call *c, mcp__buf *out, mcp_send_info *facts) {
-  mcp_session *s = c->session;
+  mcp__home *h = c->home;
   if (c->lost_input) {
     mcp__call_complete(c, MCP_ENOMEM, out, facts);
     return;
@@ -1464,9 +1555,9 @@ void mcp__call_run(mcp_call *c, mcp__buf *out, mcp_send_info *facts) {
     /* Under the lock: cancellation reads the phase from other threads. A
      * new call needs none: it is RUNNING from its creation (published with
      * it under the lock), and only its handler can move it on. */
-    pthread_mutex_lock(&s->lock);
+    pthread_mutex_lock(&h->lock);
     set_phase_locked(c, MCP__CALL_RUNNING);
-    pthread_mutex_unlock(&s->lock);
+    pthread_mutex_unlock(&h->lock);
   }
   if (!hand_over(c, out, facts))
     invoke(c, out, facts);
@@ -1475,20 +1566,20 @@ void mcp__call_run(mcp_call *c, mcp__buf *out, mcp_send_info *facts) {
 int mcp_call_execute(mcp_call *call, const char *ran_under) {
   if (call == NULL)
     return MCP_EINVAL;
-  mcp_session *s = call->session;
-  pthread_mutex_lock(&s->lock);
+  mcp__home *h = call->home;
+  pthread_mutex_lock(&h->lock);
   if (call->phase != MCP__CALL_QUEUED) {
-    pthread_mutex_unlock(&s->lock);
+    pthread_mutex_unlock(&h->lock);
     mcp__call_refused(call, "mcp_call_execute",
                       "the call is not waiting in an executor (it was not "
                       "handed over, or was executed already)");
     return MCP_EINVAL;
   }
   set_phase_locked(call, MCP__CALL_RUNNING);
-  /* Pinned: the round's end is counted on the session after the call,
+  /* Pinned: the round's end is counted on the home after the call,
    * which completing may free, is gone. */
-  atomic_fetch_add(&s->refs, 1);
-  pthread_mutex_unlock(&s->lock);
+  atomic_fetch_add(&h->refs, 1);
+  pthread_mutex_unlock(&h->lock);
   if (ran_under)
     mcp__fmt(call->ran_under, sizeof call->ran_under, "%s", ran_under);
   /* Cancelled, or late, while it waited: the handler does not run, and
@@ -1499,9 +1590,9 @@ int mcp_call_execute(mcp_call *call, const char *ran_under) {
     invoke(call, NULL, NULL);
   /* The reply is out (or the call deferred, or parked for input): the
    * executor holds this round no more. */
-  pthread_mutex_lock(&s->lock);
-  atomic_fetch_sub(&s->executing, 1);
-  mcp__session_unref_locked(s);
+  pthread_mutex_lock(&h->lock);
+  atomic_fetch_sub(&h->executing, 1);
+  mcp__home_unref_locked(h);
   return 0;
 }
 
@@ -1524,24 +1615,24 @@ static int finish_code(int rc) {
 int mcp_call_finish(mcp_call *call, int rc) {
   if (call == NULL)
     return MCP_EINVAL;
-  mcp_session *s = call->session;
-  pthread_mutex_lock(&s->lock);
+  mcp__home *h = call->home;
+  pthread_mutex_lock(&h->lock);
   if (call->phase == MCP__CALL_RUNNING) {
     /* The handler has not returned MCP_DEFERRED yet; it completes the call
      * when it does. */
     set_phase_locked(call, MCP__CALL_FINISH_EARLY);
     call->finish_rc = finish_code(rc);
-    pthread_mutex_unlock(&s->lock);
+    pthread_mutex_unlock(&h->lock);
     return 0;
   }
   if (call->phase != MCP__CALL_DEFERRED) {
     int phase = call->phase;
-    pthread_mutex_unlock(&s->lock);
+    pthread_mutex_unlock(&h->lock);
     mcp__call_refused(call, "mcp_call_finish", phases[phase].no_finish);
     return MCP_EINVAL;
   }
   set_phase_locked(call, MCP__CALL_RUNNING);
-  pthread_mutex_unlock(&s->lock);
+  pthread_mutex_unlock(&h->lock);
   mcp__call_complete(call, finish_code(rc), NULL, NULL);
   return 0;
 }

@@ -109,12 +109,14 @@ struct mcp_server {
                                       only when there are some */
 };
 
-/* The lock order, one for the whole engine, whatever role a session plays
- * (a transport's, a task's runner, the one a task sends to): a thread that
- * holds several takes them in this order, never the other way.
+/* The lock order, one for the whole engine: a thread that holds several
+ * takes them in this order, never the other way.
  *   1. srv->lock (registries, the session list);
- *   2. one session's lock (s->lock): never two sessions' at once;
- *   3. srv->task_lock (the task table and records): no session's lock is
+ *   2. one home's lock (mcp__home.lock: a session's, s->home.lock, or a
+ *      task record's own, where its call lives): never two homes' at
+ *      once, so a task's call's lock and the lock of the session the task
+ *      sends to are never held together;
+ *   3. srv->task_lock (the task table and records): no home's lock is
  *      taken under it; what a task sends goes out after it, to a session
  *      pinned under it;
  *   4. srv->deadline_lock (the one timer), a leaf: nothing is taken under
@@ -132,59 +134,108 @@ void mcp__log(mcp_server *srv, mcp_log_level level, const char *fmt, ...)
 #endif
     ;
 
+typedef struct mcp__sink mcp__sink;
+
 typedef enum mcp__state {
   MCP__STATE_NEW = 0,     /* waiting for initialize */
   MCP__STATE_INITIALIZED, /* initialize answered */
   MCP__STATE_READY        /* notifications/initialized received */
 } mcp__state;
 
-struct mcp_session {
+/* A call's home (call.c): what the calls made in one place share, and all
+ * the call code reaches of that place. A session embeds one (the calls its
+ * requests start); a task record embeds its own (the call that outlives the
+ * request and the session that started it), with a copy of the caller's
+ * principal and client capabilities. Whatever is truly a session's
+ * (its transport, its sinks' framing) stays behind ops. */
+typedef struct mcp__home mcp__home;
+typedef struct mcp__home_ops {
+  /* Sends a message that goes to no sink (the home's own peer), under the
+   * home's lock: 0 or MCP_ECLOSED. NULL: the home has no peer, and such a
+   * message is dropped. */
+  int (*send_locked)(mcp__home *h, const char *msg, size_t len,
+                     const mcp_send_info *info);
+  /* The last reference went: the home's owner lets go of it. No lock
+   * held. */
+  void (*release)(mcp__home *h);
+} mcp__home_ops;
+
+struct mcp__home {
+  const mcp__home_ops *ops;
   mcp_server *srv;
   mcp_principal principal;
-  mcp_send_fn send;
-  void *send_data;
   pthread_mutex_t lock;     /* guards sending, calls */
   _Atomic unsigned refs;    /* the owner's plus one per unfinished call;
                                changed under lock, except by
                                mcp_server_expire's pin (lib/engine/call.c),
                                taken while one of those calls holds a
                                reference */
-  _Atomic bool closed;      /* freed by its owner, or sending failed: set
-                               under lock, read without it where a stale
-                               false is harmless (the send path checks
-                               again under lock) */
-  bool freed;               /* mcp_session_free was called (under lock) */
-  _Atomic int state;        /* mcp__state */
-  _Atomic int version;      /* mcp__version; valid from INITIALIZED */
-  _Atomic bool modern_seen; /* a 2026-07-28 request came: omit null ids */
+  _Atomic bool closed;      /* its owner let go of it, or sending failed:
+                               set under lock, read without it where a
+                               stale false is harmless (the send path
+                               checks again under lock) */
+  bool freed;               /* its owner let go of it (under lock): nothing
+                               is sent any more, to a sink either */
   _Atomic size_t executing; /* calls whose round the executor holds
                                (lib/engine/call.c) */
   mcp__list calls;          /* unfinished calls (mcp_call.link) */
   size_t ncalls;
   struct cJSON *client_caps; /* from initialize (legacy era) */
   long long next_request_id; /* ids of requests we send (legacy input) */
-  _Atomic int log_level;     /* legacy logging/setLevel; -1 = not set */
-  unsigned announced;        /* MCP__LISTEN_* initialize announced */
-  char **subscribed;         /* legacy resources/subscribe URIs */
+};
+
+/* Sets up h for srv (a reference to srv is taken), with a copy of
+ * principal and one reference, the owner's. Returns 0 or MCP_ENOMEM. */
+int mcp__home_init(mcp__home *h, const mcp__home_ops *ops, mcp_server *srv,
+                   const mcp_principal *principal);
+/* Frees what h holds (after its last reference, or when it never had a
+ * call). */
+void mcp__home_fini(mcp__home *h);
+/* Drops one reference (a call's, a pin's, the owner's); release comes at
+ * zero. Call with h->lock held; it is released. */
+void mcp__home_unref_locked(mcp__home *h);
+/* The owner lets go of h: nothing more is sent, its calls are cancelled
+ * (those parked for input end here) and the owner's reference is dropped.
+ * No lock held. */
+void mcp__home_close(mcp__home *h);
+/* Marks every call of h cancelled and ends those parked for the client's
+ * answers. Call with h->lock held; it is held again on return. */
+void mcp__home_cancel_all_locked(mcp__home *h);
+/* Sends one message to k (NULL: the home's own peer, through its ops),
+ * with what a sink is told of it. A failing sink only stops that sink.
+ * Call with h->lock held. */
+int mcp__home_send_locked(mcp__home *h, mcp__sink *k, const char *msg,
+                          size_t len, const mcp_send_info *info);
+
+struct mcp_session {
+  mcp__home home; /* its calls, principal, lock and client capabilities */
+  mcp_send_fn send;
+  void *send_data;
+  _Atomic int state;        /* mcp__state */
+  _Atomic int version;      /* mcp__version; valid from INITIALIZED */
+  _Atomic bool modern_seen; /* a 2026-07-28 request came: omit null ids */
+  _Atomic int log_level;    /* legacy logging/setLevel; -1 = not set */
+  unsigned announced;       /* MCP__LISTEN_* initialize announced */
+  char **subscribed;        /* legacy resources/subscribe URIs */
   size_t nsubscribed;
   struct mcp__listener *listeners; /* modern subscriptions/listen */
   unsigned long long serial;       /* rate-limit and task-budget key of
                                       an anonymous caller; 0 until needed;
-                                      under lock */
+                                      under home.lock */
   mcp__list link;                  /* in srv->sessions */
 };
 
 /* A transport's per-request sink (mcp_session_receive_to), shared by the
  * request and the calls it starts; done is called when the last holder lets
  * go. */
-typedef struct mcp__sink {
+struct mcp__sink {
   mcp_sink sink;
   _Atomic unsigned refs;
-  bool failed; /* under the session lock */
-} mcp__sink;
+  bool failed; /* under the session (home) lock */
+};
 
 /* A modern subscriptions/listen: its stream stays open (the sink is held)
- * until the client closes it or the session ends. Under s->lock. */
+ * until the client closes it or the session ends. Under s->home.lock. */
 typedef struct mcp__listener {
   char *id; /* the listen request's raw id, the subscriptionId */
   size_t id_len;
@@ -224,7 +275,7 @@ int mcp__broadcast_task(mcp_server *srv, const char *id, const char *detail,
                         size_t len);
 
 /* Frees a session's subscriptions and ends its listeners (their sinks are
- * released). Call with s->lock held; listeners' sinks are handed back in
+ * released). Call with s->home.lock held; listeners' sinks are handed back in
  * *sinks (NULL-terminated, free with mcp__free) for release after it. */
 void mcp__session_drop_subscriptions_locked(mcp_session *s, mcp__sink ***sinks);
 
@@ -235,7 +286,8 @@ void mcp__sink_release(mcp__sink *k);
 
 /* Sends one message to k (NULL: the session's callback), with what a sink
  * is told of it. A failing session callback closes the session and cancels
- * its calls; a failing sink only stops that sink. Call with s->lock held. */
+ * its calls; a failing sink only stops that sink. Call with s->home.lock
+ * held. */
 int mcp__send_locked(mcp_session *s, mcp__sink *k, const char *msg, size_t len,
                      const mcp_send_info *info);
 /* The same, taking the session lock. */
@@ -243,8 +295,8 @@ int mcp__session_send(mcp_session *s, mcp__sink *k, const char *msg, size_t len,
                       const mcp_send_info *info);
 /* The facts of the messages that answer nothing. */
 extern const mcp_send_info mcp__sent_notification, mcp__sent_request;
-/* Drops one reference taken for a call; frees the session at zero. Call
- * with s->lock held; it is released. */
+/* Drops one reference to s (mcp__home_unref_locked); frees the session at
+ * zero. Call with s->home.lock held; it is released. */
 void mcp__session_unref_locked(mcp_session *s);
 
 /* A call's owner: what outlives a request through the call (a task), told
@@ -254,7 +306,7 @@ void mcp__session_unref_locked(mcp_session *s);
 struct mcp__outcome;
 typedef struct mcp__call_owner {
   /* The call becomes the owner's (a task): its answer is no longer the
-   * request's. Under the call's session lock. */
+   * request's. Under the call's home's lock. */
   void (*publish_locked)(void *owner_data);
   /* Whether it has (publish_locked came). Any thread. */
   bool (*published)(void *owner_data);
@@ -263,10 +315,10 @@ typedef struct mcp__call_owner {
    * 0, or an error when c was not parked (then it is completed). No lock
    * held. */
   int (*asks)(void *owner_data, mcp_call *c);
-  /* The published call's outcome. Under the call's session lock. */
+  /* The published call's outcome. Under the call's home's lock. */
   void (*settled_locked)(void *owner_data, const struct mcp__outcome *o);
   /* The task id the related-task _meta of the call's messages names, or
-   * NULL for none. Under the call's session lock. */
+   * NULL for none. Under the call's home's lock. */
   const char *(*related)(void *owner_data);
   /* A notification of the call (progress, log), written: the owner sends it
    * where it goes, or drops it. No lock held. */
@@ -276,7 +328,7 @@ typedef struct mcp__call_owner {
 } mcp__call_owner;
 
 struct mcp_call {
-  mcp_session *session;
+  mcp__home *home; /* where it lives: a session's, or its task's own */
   mcp__tool *tool;
   mcp__version version;
   char *id; /* raw request id, echoed as received; it, canon_id and
@@ -309,7 +361,7 @@ struct mcp_call {
   unsigned waiting;       /* legacy: client answers still outstanding */
   unsigned rounds;
   bool lost_input; /* legacy: an answer could not be kept (no memory) */
-  int phase;       /* mcp__call_phase, under session->lock */
+  int phase;       /* mcp__call_phase, under home->lock */
   int finish_rc;   /* rc given to an early mcp_call_finish */
   bool is_error;
   bool has_structured;
@@ -324,25 +376,24 @@ struct mcp_call {
    * lib/engine/call.c only (its state machine section). */
   unsigned long long started_us;
   /* 0 = none. Atomic: set when the call is made, and lifted (under
-   * session->lock) when it becomes a task, while mcp_call_cancelled, which
+   * home->lock) when it becomes a task, while mcp_call_cancelled, which
    * any thread may call, reads it without a lock. */
   _Atomic unsigned long long deadline_us;
-  bool timed_out; /* under session->lock: mcp_server_expire dealt with the
-                     passed deadline (answered it, unless it had no memory
-                     to; then the finish answers) */
+  bool timed_out;         /* under home->lock: mcp_server_expire dealt with the
+                             passed deadline (answered it, unless it had no memory
+                             to; then the finish answers) */
   mcp__deadline deadline; /* its timeout in srv->deadlines, while it waits
                              on another thread (watched: under
-                             session->lock and srv->deadline_lock both) */
+                             home->lock and srv->deadline_lock both) */
   bool too_large;         /* the result passed the server's maximum size */
   int error_code;         /* the JSON-RPC error code of the reply built, or 0 */
   bool reply_is_error;    /* the result built says "isError":true */
   char ran_under[64];     /* mcp_call_execute's name for where it ran */
-  /* Its owner (a task, for a call that is or may become one: its session
-   * is the task's runner, its sink the task's), or NULL: see
-   * mcp__call_owner. */
+  /* Its owner (a task, for a call that is or may become one: its home is
+   * the task's own, its sink the task's), or NULL: see mcp__call_owner. */
   const struct mcp__call_owner *owner;
   void *owner_data;
-  mcp__list link; /* in session->calls */
+  mcp__list link; /* in home->calls */
 };
 
 typedef enum mcp__call_phase {
@@ -368,15 +419,15 @@ enum {
  * received at started (mcp__now_us), from which its deadline counts. It
  * takes ownership of arguments, or with args_pool (the pool of the message
  * they were detached from) a reference to that pool instead. */
-int mcp__call_new(mcp_session *s, mcp__tool *tool, mcp__version v,
-                  const char *id, size_t id_len, const char *canon_id,
+int mcp__call_new(mcp__home *h, mcp__tool *tool, mcp__version v, const char *id,
+                  size_t id_len, const char *canon_id,
                   const char *progress_token, struct cJSON *arguments,
                   mcp__json_pool *args_pool, unsigned long long started,
                   mcp_call **out);
 /* "tool", "prompt" or "resource", for messages about c. */
 const char *mcp__call_noun(const mcp_call *c);
 /* The call's state machine (lib/engine/call.c), all under
- * c->session->lock. Marks c cancelled: its client cancelled it, or its
+ * c->home->lock. Marks c cancelled: its client cancelled it, or its
  * session ended or failed. */
 void mcp__call_cancel_locked(mcp_call *c);
 /* Legacy input: c's requests went to the client; it waits for the
@@ -415,7 +466,7 @@ void mcp__call_free(mcp_call *c);
 /* Unregisters and frees a call that was registered but never run (a
  * modern retry refused before its handler). */
 void mcp__call_discard(mcp_call *c);
-/* The same with s->lock held; the lock is released. */
+/* The same with c->home->lock held; the lock is released. */
 void mcp__call_discard_locked(mcp_call *c);
 /* Answers and frees a call after its handler returned rc (0 or an error).
  * With out NULL the reply is sent on the session (deferred calls); else it
@@ -456,8 +507,8 @@ int mcp__rpc_resource_not_found(mcp__buf *out, const char *id, size_t id_len,
  * mcp__call_complete. */
 void mcp__call_run(mcp_call *c, mcp__buf *out, mcp_send_info *facts);
 /* Makes c, which has a task record, a task now (publishes the record) and
- * lifts its call deadline: the task's TTL bounds it instead. Takes the
- * session lock. */
+ * lifts its call deadline: the task's TTL bounds it instead. Takes its
+ * home's lock. */
 void mcp__call_become_task(mcp_call *c);
 
 /* ---- input required (input.c) -------------------------------------------- */
@@ -469,15 +520,16 @@ int mcp__input_accept(mcp_call *c, const struct cJSON *params, char *msg,
 /* Builds the modern InputRequiredResult reply for a call. */
 int mcp__input_result(mcp_call *c, mcp__buf *out);
 /* Legacy era: sends the round's requests to the client and parks the call.
- * Call with the session lock held. */
+ * Call with c->home->lock held. */
 int mcp__input_send_locked(mcp_call *c);
-/* Routes a client's response to the call waiting for it. Returns the call
- * when that answer was its last outstanding one (the caller then runs it
- * again), else NULL. */
-mcp_call *mcp__input_response(mcp_session *s, const mcp__msg *m,
+/* Routes a client's response, which came on the session whose home is h,
+ * to the call waiting for it (or, failing that, to the task that asked:
+ * mcp__task_response). Returns the call when that answer was its last
+ * outstanding one (the caller then runs it again), else NULL. */
+mcp_call *mcp__input_response(mcp__home *h, const mcp__msg *m,
                               const struct cJSON *node);
-/* Tells the client (unless the session is closed) that the requests a
- * parked call still waits for are cancelled. Call with the session lock
+/* Tells the client (unless the call's home is closed) that the requests a
+ * parked call still waits for are cancelled. Call with c->home->lock
  * held. */
 void mcp__input_cancel_locked(mcp_call *c);
 /* Frees a call's input bookkeeping. */
@@ -485,12 +537,12 @@ void mcp__input_clear(mcp_call *c);
 /* The one implementation of a round's requests to a client, for a call's
  * legacy round and a 2025-11-25 task's alike (whoever keeps them: the call,
  * or the task record that outlives it).
- * Numbers each entry of requests (key -> {method, params}) with s's next
+ * Numbers each entry of requests (key -> {method, params}) with h's next
  * request id, kept in the entry as "id", and writes its text, with the
  * related-task _meta naming related unless it is NULL, into texts, each
- * followed by a NUL; *n counts them. Call with s->lock held. Returns 0 or
+ * followed by a NUL; *n counts them. Call with h->lock held. Returns 0 or
  * MCP_ENOMEM. */
-int mcp__input_number_locked(mcp_session *s, struct cJSON *requests,
+int mcp__input_number_locked(mcp__home *h, struct cJSON *requests,
                              const char *related, mcp__buf *texts, size_t *n);
 /* Whether entry (numbered by mcp__input_number_locked, not yet answered)
  * was sent under id. */
@@ -637,10 +689,11 @@ void mcp__wire_error_members(mcp__buf *b, int code, const char *message);
  * tasks methods, and the writers of its wire, are in task.h. */
 typedef struct mcp__task mcp__task;
 
-/* A 2025-11-25 client's response (m) to a task's input request sent on s:
+/* A 2025-11-25 client's response (m) to a task's input request sent on
+ * the session whose home is h:
  * takes the answer, and runs the task's next round when it was the last
  * one awaited. Returns whether the response was a task's. No lock held. */
-bool mcp__task_response(mcp_session *s, const mcp__msg *m,
+bool mcp__task_response(mcp__home *h, const mcp__msg *m,
                         const struct cJSON *node);
 /* Forgets every task, cancelling those still running (mcp_server_free). */
 void mcp__tasks_drop_all(mcp_server *srv);
@@ -665,7 +718,7 @@ mcp__tool *mcp__find_resource(mcp_server *srv, const char *uri,
                               int *rc);
 /* Ends the listener whose canonical id is canon, if any (a client's
  * notifications/cancelled); returns its sink for release, or NULL. Call
- * with s->lock held. */
+ * with s->home.lock held. */
 mcp__sink *mcp__listener_cancel_locked(mcp_session *s, const char *canon);
 typedef enum mcp__feature {
   MCP__FEATURE_NONE = -1, /* always offered */

@@ -260,7 +260,7 @@ static int args_digest(const mcp_call *c, char hex[65]) {
 
 static void mac(const mcp_call *c, const char *payload, size_t n,
                 unsigned char out[32]) {
-  const mcp_server *srv = c->session->srv;
+  const mcp_server *srv = c->home->srv;
   mcp__hmac_sha256(srv->state_key, sizeof srv->state_key, payload, n, out);
 }
 
@@ -270,8 +270,8 @@ static int sign_state(mcp_call *c, mcp__buf *out) {
   int rc = args_digest(c, hex);
   if (rc)
     return rc;
-  const mcp_principal *p = &c->session->principal;
-  unsigned ttl = atomic_load(&c->session->srv->input_ttl_s);
+  const mcp_principal *p = &c->home->principal;
+  unsigned ttl = atomic_load(&c->home->srv->input_ttl_s);
   mcp__buf payload = {0}, token = {0};
   /* A prompt, a resource and a tool may share a name: the kind is bound
    * too. */
@@ -325,7 +325,7 @@ int mcp__input_result(mcp_call *c, mcp__buf *out) {
   mcp__buf_puts(out, "{\"jsonrpc\":\"2.0\",\"id\":");
   mcp__buf_append(out, c->id, c->id_len);
   mcp__buf_puts(out, ",\"result\":");
-  mcp__result_begin(out, c->session->srv, true, "input_required");
+  mcp__result_begin(out, c->home->srv, true, "input_required");
   if (c->requests) {
     mcp__buf_puts(out, "\"inputRequests\":");
     mcp__json_write(out, c->requests);
@@ -479,7 +479,7 @@ int mcp__input_accept(mcp_call *c, const cJSON *params, char *msg,
               *exp = mcp__json_member(p, "exp"),
               *keys = mcp__json_member(p, "keys"),
               *state = mcp__json_member(p, "state");
-  const char *subject = c->session->principal.subject;
+  const char *subject = c->home->principal.subject;
   long long expiry = 0;
   if (rc == 0 &&
       (!cJSON_IsNumber(v) || v->valuedouble != STATE_VERSION ||
@@ -526,11 +526,11 @@ int mcp__input_accept(mcp_call *c, const cJSON *params, char *msg,
 
 /* ---- legacy: real requests to the client --------------------------------- */
 
-int mcp__input_number_locked(mcp_session *s, cJSON *requests,
-                             const char *related, mcp__buf *texts, size_t *n) {
+int mcp__input_number_locked(mcp__home *h, cJSON *requests, const char *related,
+                             mcp__buf *texts, size_t *n) {
   *n = 0;
   for (cJSON *r = requests->child; r && texts->err == 0; r = r->next) {
-    long long id = ++s->next_request_id;
+    long long id = ++h->next_request_id;
     /* The id is kept in the request to match the client's answer. */
     if (!cJSON_AddNumberToObject(r, "id", (double)id))
       return MCP_ENOMEM;
@@ -570,7 +570,7 @@ void mcp__input_withdraw(mcp__buf *b, const cJSON *requests,
 }
 
 int mcp__input_send_locked(mcp_call *c) {
-  mcp_session *s = c->session;
+  mcp__home *h = c->home;
   /* Answers from an earlier round are replaced by this round's, as in the
    * modern era, where a retry carries only the latest answers. */
   cJSON_Delete(c->inputs);
@@ -578,10 +578,11 @@ int mcp__input_send_locked(mcp_call *c) {
   c->waiting = 0;
   mcp__buf texts = {0};
   size_t n;
-  int rc = mcp__input_number_locked(s, c->requests, NULL, &texts, &n);
+  int rc = mcp__input_number_locked(h, c->requests, NULL, &texts, &n);
   for (size_t i = 0, at = 0; i < n && rc == 0; i++) {
     size_t len = strlen(texts.data + at);
-    rc = mcp__send_locked(s, c->sink, texts.data + at, len, &mcp__sent_request);
+    rc = mcp__home_send_locked(h, c->sink, texts.data + at, len,
+                               &mcp__sent_request);
     at += len + 1;
     c->waiting += rc == 0;
   }
@@ -592,15 +593,15 @@ int mcp__input_send_locked(mcp_call *c) {
   return 0;
 }
 
-mcp_call *mcp__input_response(mcp_session *s, const mcp__msg *m,
+mcp_call *mcp__input_response(mcp__home *h, const mcp__msg *m,
                               const cJSON *node) {
   long long id;
   if (m->id_node == NULL || !mcp__json_integer(m->id_node, &id, NULL))
     return NULL;
   mcp_call *ready = NULL;
   bool matched = false;
-  pthread_mutex_lock(&s->lock);
-  mcp__list_each(link, &s->calls) {
+  pthread_mutex_lock(&h->lock);
+  mcp__list_each(link, &h->calls) {
     mcp_call *c = mcp__container_of(link, mcp_call, link);
     if (matched)
       break;
@@ -634,21 +635,23 @@ mcp_call *mcp__input_response(mcp_session *s, const mcp__msg *m,
       break;
     }
   }
-  pthread_mutex_unlock(&s->lock);
-  /* Not a call's: perhaps an answer a task asked for on this session. */
-  if (!matched && !mcp__task_response(s, m, node))
-    mcp__log(s->srv, MCP_LOG_DEBUG, "ignored a response to no request");
+  pthread_mutex_unlock(&h->lock);
+  /* Not a call's: perhaps an answer a task asked for on this home's
+   * session. */
+  if (!matched && !mcp__task_response(h, m, node))
+    mcp__log(h->srv, MCP_LOG_DEBUG, "ignored a response to no request");
   return ready;
 }
 
 void mcp__input_cancel_locked(mcp_call *c) {
-  mcp_session *s = c->session;
+  mcp__home *h = c->home;
   mcp__buf b = {0};
   mcp__input_withdraw(&b, c->requests, "the call that asked was cancelled");
   /* Best effort: a peer that cannot take it is going away anyway. */
   for (size_t at = 0; at < b.len && b.err == 0;) {
     size_t len = strlen(b.data + at);
-    mcp__send_locked(s, c->sink, b.data + at, len, &mcp__sent_notification);
+    mcp__home_send_locked(h, c->sink, b.data + at, len,
+                          &mcp__sent_notification);
     at += len + 1;
   }
   mcp__buf_free(&b);

@@ -27,7 +27,7 @@ int mcp__call_room_text(mcp_call *c, const char *text) {
   /* Quoting writes at most six bytes for one, and two quotes: a text that
    * fits even so needs no count (the usual case, where the maximum is
    * megabytes and the text a line). */
-  size_t max = atomic_load(&c->session->srv->max_result);
+  size_t max = atomic_load(&c->home->srv->max_result);
   size_t have = mcp__call_result_len(c);
   if (!c->latched && have <= max && max - have >= 2 &&
       strlen(text) <= (max - have - 2) / 6)
@@ -38,7 +38,7 @@ int mcp__call_room_text(mcp_call *c, const char *text) {
 int mcp__call_room(mcp_call *c, size_t more) {
   if (c->latched)
     return c->latched;
-  size_t max = atomic_load(&c->session->srv->max_result);
+  size_t max = atomic_load(&c->home->srv->max_result);
   size_t have = mcp__call_result_len(c);
   if (have <= max && more <= max - have)
     return 0;
@@ -51,7 +51,7 @@ int mcp__call_room(mcp_call *c, size_t more) {
 }
 
 void mcp__call_too_large(mcp_call *c, mcp__buf *out) {
-  mcp_server *srv = c->session->srv;
+  mcp_server *srv = c->home->srv;
   size_t max = atomic_load(&srv->max_result);
   char text[120];
   mcp__fmt(text, sizeof text, "result too large: limit %zu bytes", max);

@@ -224,8 +224,8 @@ void mcp_server_free(mcp_server *srv) {
     if (err_long())
       err_long_set(NULL);
   }
-  /* Tasks hold their runner sessions, and those the server: forgetting
-   * them (cancelling the running ones) lets the last session free it. */
+  /* Task records (and their calls' homes) hold the server: forgetting
+   * them (cancelling the running calls) lets the last holder free it. */
   mcp__tasks_drop_all(srv);
   mcp__server_unref(srv);
 }
@@ -425,8 +425,8 @@ void mcp__audit_reply(mcp_session *s, mcp__reply_ctx *ctx, const char *tool,
                       mcp_decision decision, const char *const *missing,
                       bool is_error, bool failed,
                       unsigned long long started_us) {
-  mcp__audit(s->srv, tool, &s->principal, decision, missing, is_error, failed,
-             started_us, NULL);
+  mcp__audit(s->home.srv, tool, &s->home.principal, decision, missing, is_error,
+             failed, started_us, NULL);
   ctx->facts.audited = true;
   ctx->facts.decision = decision;
 }
@@ -454,7 +454,7 @@ static bool uri_listed(char *const *uris, size_t n, const char *uri) {
 
 /* Sends the change to one session: on its callback if it is a legacy
  * session that wants it, and to each modern listener that asked for it.
- * Returns how many were told. Call with s->lock held. */
+ * Returns how many were told. Call with s->home.lock held. */
 static int tell_locked(mcp_session *s, mcp__change what, const char *uri,
                        const mcp__tool *entry, const char *legacy,
                        size_t legacy_len) {
@@ -463,12 +463,12 @@ static int tell_locked(mcp_session *s, mcp__change what, const char *uri,
    * scopes were required when they subscribed, and are again here, in
    * case the caller's session outlived a change of the resource. */
   if (what == MCP__CHANGED_RESOURCE &&
-      (entry == NULL || !mcp__tool_callable_by(entry, &s->principal)))
+      (entry == NULL || !mcp__tool_callable_by(entry, &s->home.principal)))
     return 0;
   unsigned feature = what == MCP__CHANGED_RESOURCE
                          ? (unsigned)MCP__LISTEN_RESOURCES
                          : (unsigned)what;
-  if (atomic_load(&s->state) == MCP__STATE_READY && !s->closed &&
+  if (atomic_load(&s->state) == MCP__STATE_READY && !s->home.closed &&
       (s->announced & feature) &&
       (what != MCP__CHANGED_RESOURCE ||
        uri_listed(s->subscribed, s->nsubscribed, uri)) &&
@@ -512,12 +512,12 @@ static mcp_session **pin_sessions(mcp_server *srv, size_t *n, bool *oom) {
     mcp_session *s = mcp__container_of(link, mcp_session, link);
     if (pinned == NULL)
       break;
-    pthread_mutex_lock(&s->lock);
-    if (!s->closed) {
-      atomic_fetch_add(&s->refs, 1);
+    pthread_mutex_lock(&s->home.lock);
+    if (!s->home.closed) {
+      atomic_fetch_add(&s->home.refs, 1);
       pinned[(*n)++] = s;
     }
-    pthread_mutex_unlock(&s->lock);
+    pthread_mutex_unlock(&s->home.lock);
   }
   *oom = all && pinned == NULL;
   pthread_mutex_unlock(&srv->lock);
@@ -553,7 +553,7 @@ int mcp__broadcast(mcp_server *srv, mcp__change what, const char *uri) {
   oom = oom || legacy.err || found == MCP_ENOMEM;
   int told = 0;
   for (size_t i = 0; i < n; i++) {
-    pthread_mutex_lock(&pinned[i]->lock);
+    pthread_mutex_lock(&pinned[i]->home.lock);
     if (!oom)
       told += tell_locked(pinned[i], what, uri, entry, legacy.data, legacy.len);
     mcp__session_unref_locked(pinned[i]);
@@ -579,7 +579,7 @@ int mcp__broadcast_task(mcp_server *srv, const char *id, const char *detail,
   int told = 0;
   for (size_t i = 0; i < n; i++) {
     mcp_session *s = pinned[i];
-    pthread_mutex_lock(&s->lock);
+    pthread_mutex_lock(&s->home.lock);
     for (mcp__listener *l = s->listeners; l; l = l->next) {
       if (!uri_listed(l->task_ids, l->ntask_ids, id))
         continue;
@@ -612,7 +612,7 @@ int mcp__broadcast_task(mcp_server *srv, const char *id, const char *detail,
  */
 
 const mcp_principal *mcp__visible_to(mcp_session *s) {
-  return atomic_load(&s->srv->hide_forbidden) ? &s->principal : NULL;
+  return atomic_load(&s->home.srv->hide_forbidden) ? &s->home.principal : NULL;
 }
 
 mcp__tool *mcp__find_visible(mcp_server *srv, const mcp__registry *r,

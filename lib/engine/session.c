@@ -1,6 +1,8 @@
 /* Sessions: their lifetime, the sinks a transport hands in, sending (every
- * message the engine writes leaves through mcp__send_locked, with what it
- * knows of it), reply framing, and the listeners a session holds. No I/O
+ * message the engine writes leaves through a home's mcp__home_send_locked,
+ * call.c, with what it knows of it; a session's home sends to its
+ * transport callback here), reply framing, and the listeners a session
+ * holds. A session embeds the home its calls live in (engine.h). No I/O
  * happens here; transports frame and move the bytes, and an embedder can
  * drive a session from any event loop. */
 #include <cjson/cJSON.h>
@@ -10,6 +12,38 @@
 
 /* ---- lifetime ------------------------------------------------------------ */
 
+static void session_destroy(mcp_session *s) {
+  for (size_t i = 0; i < s->nsubscribed; i++)
+    mcp__free(s->subscribed[i]);
+  mcp__free(s->subscribed);
+  mcp__home_fini(&s->home);
+  mcp__free(s);
+}
+
+static mcp_session *session_of(mcp__home *h) {
+  return mcp__container_of(h, mcp_session, home);
+}
+
+/* The home's side of a session (mcp__home_ops). */
+static int session_send_locked(mcp__home *h, const char *msg, size_t len,
+                               const mcp_send_info *info) {
+  (void)info; /* a session's callback is told the bytes only */
+  mcp_session *s = session_of(h);
+  if (s->send(msg, len, s->send_data) != 0) {
+    /* A transport that cannot deliver has lost its peer; stop everything
+     * on this session rather than let calls run for nobody. */
+    h->closed = true;
+    mcp__list_each(link, &h->calls)
+        mcp__call_cancel_locked(mcp__container_of(link, mcp_call, link));
+    return MCP_ECLOSED;
+  }
+  return 0;
+}
+
+static void session_release(mcp__home *h) { session_destroy(session_of(h)); }
+
+static const mcp__home_ops session_ops = {session_send_locked, session_release};
+
 int mcp_session_new(mcp_server *srv, const mcp_principal *principal,
                     mcp_send_fn send, void *user_data, mcp_session **out) {
   if (srv == NULL || send == NULL || out == NULL)
@@ -17,85 +51,41 @@ int mcp_session_new(mcp_server *srv, const mcp_principal *principal,
   mcp_session *s = mcp__calloc(1, sizeof *s);
   if (s == NULL)
     return MCP_ENOMEM;
-  if (mcp__principal_copy(&s->principal, principal) != 0) {
+  if (mcp__home_init(&s->home, &session_ops, srv, principal) != 0) {
     mcp__free(s);
     return MCP_ENOMEM;
   }
-  if (pthread_mutex_init(&s->lock, NULL) != 0) {
-    mcp__principal_free(&s->principal);
-    mcp__free(s);
-    return MCP_ENOMEM;
-  }
-  s->srv = srv;
-  atomic_fetch_add(&srv->refs, 1);
   s->send = send;
   s->send_data = user_data;
-  atomic_init(&s->refs, 1);
   s->log_level = -1;
   atomic_init(&s->state, MCP__STATE_NEW);
   atomic_init(&s->modern_seen, false);
   atomic_init(&s->version, MCP__VERSION_LATEST);
   pthread_mutex_lock(&srv->lock);
-  mcp__list_init(&s->calls);
   mcp__list_push_front(&srv->sessions, &s->link);
   pthread_mutex_unlock(&srv->lock);
   *out = s;
   return 0;
 }
 
-static void session_destroy(mcp_session *s) {
-  mcp_server *srv = s->srv;
-  for (size_t i = 0; i < s->nsubscribed; i++)
-    mcp__free(s->subscribed[i]);
-  mcp__free(s->subscribed);
-  cJSON_Delete(s->client_caps);
-  mcp__principal_free(&s->principal);
-  pthread_mutex_destroy(&s->lock);
-  mcp__free(s);
-  mcp__server_unref(srv);
-}
-
 void mcp__session_unref_locked(mcp_session *s) {
-  unsigned left = atomic_fetch_sub(&s->refs, 1) - 1;
-  pthread_mutex_unlock(&s->lock);
-  if (left == 0)
-    session_destroy(s);
-}
-
-/* Marks every call cancelled and ends the calls parked for the client's
- * answers, which have no thread of their own to notice. Call with s->lock
- * held; it is held again on return. */
-static void cancel_all_locked(mcp_session *s) {
-  for (;;) {
-    mcp_call *parked = NULL;
-    mcp__list_each(link, &s->calls) {
-      mcp_call *c = mcp__container_of(link, mcp_call, link);
-      mcp__call_cancel_locked(c);
-      if (parked == NULL && mcp__call_unpark_locked(c))
-        parked = c;
-    }
-    if (parked == NULL)
-      return;
-    pthread_mutex_unlock(&s->lock);
-    mcp__call_complete(parked, MCP_ECANCELED, NULL, NULL);
-    pthread_mutex_lock(&s->lock);
-  }
+  mcp__home_unref_locked(&s->home);
 }
 
 void mcp_session_free(mcp_session *s) {
   if (s == NULL)
     return;
-  mcp_server *srv = s->srv;
+  mcp_server *srv = s->home.srv;
   pthread_mutex_lock(&srv->lock);
   mcp__list_remove(&s->link);
   pthread_mutex_unlock(&srv->lock);
   /* Calls still running keep the session alive through their references;
    * they see the cancelled flag and their replies go nowhere. Calls parked
    * for the client's answers have no thread of their own: they end here. */
-  pthread_mutex_lock(&s->lock);
-  s->closed = true;
-  s->freed = true;
-  cancel_all_locked(s);
+  pthread_mutex_lock(&s->home.lock);
+  s->home.closed = true;
+  s->home.freed = true;
+  mcp__home_cancel_all_locked(&s->home);
   /* Listeners hold their streams open; ending the session ends them. */
   mcp__sink **sinks = NULL;
   mcp__session_drop_subscriptions_locked(s, &sinks);
@@ -108,9 +98,9 @@ void mcp_session_free(mcp_session *s) {
 void mcp_session_cancel_all(mcp_session *s) {
   if (s == NULL)
     return;
-  pthread_mutex_lock(&s->lock);
-  cancel_all_locked(s);
-  pthread_mutex_unlock(&s->lock);
+  pthread_mutex_lock(&s->home.lock);
+  mcp__home_cancel_all_locked(&s->home);
+  pthread_mutex_unlock(&s->home.lock);
 }
 
 const char *mcp_session_protocol_version(const mcp_session *s) {
@@ -123,14 +113,14 @@ size_t mcp_session_pending(const mcp_session *s) {
   if (s == NULL)
     return 0;
   mcp_session *m = (mcp_session *)s;
-  pthread_mutex_lock(&m->lock);
-  size_t n = m->ncalls;
-  pthread_mutex_unlock(&m->lock);
+  pthread_mutex_lock(&m->home.lock);
+  size_t n = m->home.ncalls;
+  pthread_mutex_unlock(&m->home.lock);
   return n;
 }
 
 size_t mcp_session_executing(const mcp_session *s) {
-  return s ? atomic_load(&((mcp_session *)s)->executing) : 0;
+  return s ? atomic_load(&((mcp_session *)s)->home.executing) : 0;
 }
 
 void mcp__sink_ref(mcp__sink *k) {
@@ -151,37 +141,14 @@ const mcp_send_info mcp__sent_request = {.kind = MCP_SENT_REQUEST};
 
 int mcp__send_locked(mcp_session *s, mcp__sink *k, const char *msg, size_t len,
                      const mcp_send_info *info) {
-  /* Once freed by its owner, a session sends nothing more, to its callback
-   * or to a sink (mcp_session_free). */
-  if (k != NULL && s->freed)
-    return MCP_ECLOSED;
-  if (k != NULL) {
-    void *u = k->sink.user_data;
-    if (k->failed || (k->sink.send_info ? k->sink.send_info(msg, len, info, u)
-                                        : k->sink.send(msg, len, u)) != 0) {
-      k->failed = true;
-      return MCP_ECLOSED;
-    }
-    return 0;
-  }
-  if (s->closed)
-    return MCP_ECLOSED;
-  if (s->send(msg, len, s->send_data) != 0) {
-    /* A transport that cannot deliver has lost its peer; stop everything
-     * on this session rather than let calls run for nobody. */
-    s->closed = true;
-    mcp__list_each(link, &s->calls)
-        mcp__call_cancel_locked(mcp__container_of(link, mcp_call, link));
-    return MCP_ECLOSED;
-  }
-  return 0;
+  return mcp__home_send_locked(&s->home, k, msg, len, info);
 }
 
 int mcp__session_send(mcp_session *s, mcp__sink *k, const char *msg, size_t len,
                       const mcp_send_info *info) {
-  pthread_mutex_lock(&s->lock);
+  pthread_mutex_lock(&s->home.lock);
   int rc = mcp__send_locked(s, k, msg, len, info);
-  pthread_mutex_unlock(&s->lock);
+  pthread_mutex_unlock(&s->home.lock);
   return rc;
 }
 
@@ -234,7 +201,7 @@ void mcp__reply_result_info(mcp_session *s, mcp__reply_ctx *ctx,
                             const mcp__req *r, mcp__buf *body, const char *type,
                             bool full) {
   mcp__buf res = {0}, b = {0};
-  mcp__result_begin_info(&res, s->srv, r->modern, type, full);
+  mcp__result_begin_info(&res, s->home.srv, r->modern, type, full);
   if (body->err)
     res.err = body->err;
   else

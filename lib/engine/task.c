@@ -7,9 +7,10 @@
  * io.modelcontextprotocol/tasks extension (tasks/get with the result or the
  * input requests inlined, tasks/update, tasks/cancel).
  *
- * A task's call runs on a session of its own, the runner: it has the
- * caller's principal and no transport, so the call outlives the request,
- * and the session, that started it. The task is the call's owner
+ * A task's call lives in the record's own home (engine.h's mcp__home): a
+ * copy of the caller's principal and client capabilities, its own lock,
+ * and no transport, so the call outlives the request, and the session,
+ * that started it. The task is the call's owner
  * (mcp__call_owner): the call machinery (call.c) tells it when the call
  * becomes a task, when a round asks for input (its requests numbered and
  * written by input.c's rounds), the outcome as facts, and the call's end.
@@ -22,7 +23,7 @@
  * published (working, input_required while it has input requests out,
  * and one of the terminal completed, failed, cancelled) until its TTL
  * passes or the limits need its room, then retired (out of the table, its
- * runner freed), and freed with its last reference. This file is the only
+ * home closed), and freed with its last reference. This file is the only
  * writer of a record's state; the server's task_lock guards it. The lock order
  * is engine.h's. */
 #include <cjson/cJSON.h>
@@ -98,13 +99,16 @@ struct mcp__task {
   long long created_ms, updated_ms; /* wall clock, for the timestamps */
   unsigned ttl_ms, poll_ms;
   mcp__deadline expiry; /* its TTL, in srv->deadlines once published */
-  mcp_session *runner;  /* owned until retired */
-  mcp__sink *sink;      /* the call's sink; one reference */
-  mcp__tool *tool;      /* a reference: admission of the tasks methods */
-  cJSON *args;   /* a copy: what the authorizer sees on the tasks methods */
-  char *outcome; /* COMPLETED and FAILED: the members of the result or
-                    the error object, as the call built them (its
-                    mcp__outcome) */
+  /* Its call's home (the caller's principal and client capabilities, a
+   * lock of its own), closed when it is retired; it holds a reference to
+   * the record while it has any (mcp_server_expire pins it). */
+  mcp__home home;
+  mcp__sink *sink; /* the call's sink; one reference */
+  mcp__tool *tool; /* a reference: admission of the tasks methods */
+  cJSON *args;     /* a copy: what the authorizer sees on the tasks methods */
+  char *outcome;   /* COMPLETED and FAILED: the members of the result or
+                      the error object, as the call built them (its
+                      mcp__outcome) */
   size_t outcome_len;
   bool outcome_error;     /* outcome is a JSON-RPC error object's */
   cJSON *pending;         /* wire key -> {method, params, key[, id]} */
@@ -117,16 +121,15 @@ struct mcp__task {
   /* The budgets (under task_lock): whose it is, and what it holds. */
   unsigned long long anonymous; /* an anonymous caller's session serial; 0
                                    for a named one */
-  size_t base;                  /* the record, its runner, a status message */
+  size_t base;                  /* the record, its sink, a status message */
   size_t kept_args;             /* args */
   size_t call_args;             /* the call's arguments, while it lives */
   size_t pending_bytes;         /* pending and used */
   size_t answers_bytes;         /* answers */
   size_t call_inputs;           /* the answers the call's round holds */
   /* Once retired to make room (under task_lock, then the retiring
-   * thread's alone): the next on its list, its runner and waiters. */
+   * thread's alone): the next on its list, and its waiters. */
   mcp__task *evict_next;
-  mcp_session *evict_runner;
   waiter *evict_waiters;
   mcp__task *evicted; /* records its result retired, to finish when its
                          call ends */
@@ -156,20 +159,21 @@ static bool same_subject(const char *a, const char *b) {
 }
 
 static const char *subject_of(const mcp__task *t) {
-  return t->runner ? t->runner->principal.subject : NULL;
+  /* A retired record is no one's (its home is closed). */
+  return t->retired ? NULL : t->home.principal.subject;
 }
 
 /* Pins a session (a reference) while its lock is not held. */
 static void session_ref(mcp_session *s) {
-  pthread_mutex_lock(&s->lock);
-  atomic_fetch_add(&s->refs, 1);
-  pthread_mutex_unlock(&s->lock);
+  pthread_mutex_lock(&s->home.lock);
+  atomic_fetch_add(&s->home.refs, 1);
+  pthread_mutex_unlock(&s->home.lock);
 }
 
 static void session_unref(mcp_session *s) {
   if (s == NULL)
     return;
-  pthread_mutex_lock(&s->lock);
+  pthread_mutex_lock(&s->home.lock);
   mcp__session_unref_locked(s);
 }
 
@@ -251,6 +255,8 @@ static void task_free(mcp__task *t) {
   mcp__sink_release(t->origin_sink);
   session_unref(t->origin);
   free_waiters(t->waiters);
+  if (t->home.srv)
+    mcp__home_fini(&t->home);
   mcp_server *srv = t->srv;
   mcp__free(t);
   /* Last: the record held the server, whose lock the code above may have
@@ -264,12 +270,11 @@ void mcp__task_unref(mcp__task *t) {
 }
 
 /* Takes t out of the table and the expiry heap (under task_lock). Its
- * runner and waiters are handed back for retire_finish, after the lock. */
-static void retire_locked(mcp__task *t, mcp_session **runner, waiter **w) {
+ * waiters are handed back for retire_finish, after the lock, which closes
+ * its home. */
+static void retire_locked(mcp__task *t, waiter **w) {
   mcp_server *srv = t->srv;
-  *runner = t->runner;
   *w = t->waiters;
-  t->runner = NULL;
   t->waiters = NULL;
   t->retired = true;
   mcp__list_remove(&t->link);
@@ -280,9 +285,9 @@ static void retire_locked(mcp__task *t, mcp_session **runner, waiter **w) {
 static void answer_waiter(waiter *w, const char *msg, size_t len);
 
 /* After retire_locked, without the lock: waiters hear that the task is
- * gone, the runner's call (if any) is cancelled, the listing reference
- * goes. */
-static void retire_finish(mcp__task *t, mcp_session *runner, waiter *w) {
+ * gone, its home is closed (its call, if any, cancelled), the listing
+ * reference goes. */
+static void retire_finish(mcp__task *t, waiter *w) {
   for (waiter *x = w; x; x = x->next) {
     mcp__buf b = {0};
     mcp__rpc_error(&b, x->id, x->id_len, MCP__ID_OMIT, MCP__RPC_INVALID_PARAMS,
@@ -292,21 +297,20 @@ static void retire_finish(mcp__task *t, mcp_session *runner, waiter *w) {
     mcp__buf_free(&b);
   }
   free_waiters(w);
-  mcp_session_free(runner);
+  mcp__home_close(&t->home);
   mcp__task_unref(t);
 }
 
 static void retire(mcp__task *t) {
-  mcp_session *runner;
   waiter *w;
   pthread_mutex_lock(&t->srv->task_lock);
   if (t->retired) {
     pthread_mutex_unlock(&t->srv->task_lock);
     return;
   }
-  retire_locked(t, &runner, &w);
+  retire_locked(t, &w);
   pthread_mutex_unlock(&t->srv->task_lock);
-  retire_finish(t, runner, w);
+  retire_finish(t, w);
 }
 
 /* The timer's side of a task's TTL (mcp_server_expire): pinned under the
@@ -461,7 +465,7 @@ static scope make_room_locked(mcp_server *srv, const owner *o, size_t tasks,
     mcp__task *old = sc ? oldest_finished(srv, sc, o) : NULL;
     if (old == NULL)
       return sc;
-    retire_locked(old, &old->evict_runner, &old->evict_waiters);
+    retire_locked(old, &old->evict_waiters);
     old->evict_next = *evicted;
     *evicted = old;
   }
@@ -471,7 +475,7 @@ static scope make_room_locked(mcp_server *srv, const owner *o, size_t tasks,
 static void finish_evicted(mcp__task *t) {
   while (t) {
     mcp__task *next = t->evict_next;
-    retire_finish(t, t->evict_runner, t->evict_waiters);
+    retire_finish(t, t->evict_waiters);
     t = next;
   }
 }
@@ -566,20 +570,22 @@ static bool grow_locked(mcp__task *t, size_t more, const char *what,
 static int sink_send(const char *msg, size_t len, const mcp_send_info *info,
                      void *user_data);
 
-static int runner_send(const char *msg, size_t len, void *user_data) {
-  (void)msg;
-  (void)len;
-  (void)user_data;
-  return 0; /* the runner's own callback: nothing is ever sent to it */
+/* The home's side of a record (mcp__home_ops): it has no peer of its own
+ * (its call's messages go through the sink), and its last reference lets
+ * go of the record. */
+static void home_release(mcp__home *h) {
+  mcp__task_unref(mcp__container_of(h, mcp__task, home));
 }
 
-/* Builds t's runner and sink; 0 or MCP_ENOMEM. */
-static int task_parts(mcp__task *t, mcp_session *s, mcp__version v) {
-  if (mcp_session_new(s->srv, &s->principal, runner_send, NULL, &t->runner))
+static const mcp__home_ops home_ops = {NULL, home_release};
+
+/* Builds t's home and sink; 0 or MCP_ENOMEM. */
+static int task_parts(mcp__task *t, mcp_session *s) {
+  if (mcp__home_init(&t->home, &home_ops, s->home.srv, &s->home.principal))
     return MCP_ENOMEM;
-  atomic_store(&t->runner->version, v);
-  if (s->client_caps &&
-      (t->runner->client_caps = cJSON_Duplicate(s->client_caps, 1)) == NULL)
+  atomic_fetch_add(&t->refs, 1); /* the home's */
+  if (s->home.client_caps &&
+      (t->home.client_caps = cJSON_Duplicate(s->home.client_caps, 1)) == NULL)
     return MCP_ENOMEM;
   if ((t->sink = mcp__calloc(1, sizeof *t->sink)) == NULL)
     return MCP_ENOMEM;
@@ -603,7 +609,7 @@ static int task_parts(mcp__task *t, mcp_session *s, mcp__version v) {
 int mcp__task_new(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
                   mcp__tool *tool, const cJSON *args, mcp__task_mode mode,
                   unsigned ttl_ms, mcp__task **out) {
-  mcp_server *srv = s->srv;
+  mcp_server *srv = s->home.srv;
   mcp__task *t = mcp__calloc(1, sizeof *t);
   if (t == NULL)
     return MCP_ENOMEM;
@@ -626,10 +632,9 @@ int mcp__task_new(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
   t->kept_args = keep ? t->call_args : 0;
   t->pending = cJSON_CreateObject();
   t->used = cJSON_CreateObject();
-  int rc = (t->args || !keep) && t->pending && t->used ? task_parts(t, s, r->v)
+  int rc = (t->args || !keep) && t->pending && t->used ? task_parts(t, s)
                                                        : MCP_ENOMEM;
   if (rc) {
-    mcp_session_free(t->runner);
     task_free(t);
     return rc;
   }
@@ -639,18 +644,18 @@ int mcp__task_new(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
     t->origin_sink = ctx->sink;
     mcp__sink_ref(ctx->sink);
   }
-  t->base = sizeof *t + sizeof *t->runner + sizeof *t->sink + MAX_STATUS + 1 +
-            tree_bytes(t->runner->client_caps);
+  t->base = sizeof *t + sizeof *t->sink + MAX_STATUS + 1 +
+            tree_bytes(t->home.client_caps);
   /* An anonymous caller is known only by its session (as to the rate
    * limiter): a number of its own, never reused as an address could be. */
-  if (s->principal.subject == NULL) {
-    pthread_mutex_lock(&s->lock);
+  if (s->home.principal.subject == NULL) {
+    pthread_mutex_lock(&s->home.lock);
     if (s->serial == 0)
       s->serial = atomic_fetch_add(&srv->next_serial, 1) + 1;
     t->anonymous = s->serial;
-    pthread_mutex_unlock(&s->lock);
+    pthread_mutex_unlock(&s->home.lock);
   }
-  owner o = {s->principal.subject, t->anonymous};
+  owner o = {s->home.principal.subject, t->anonymous};
   mcp__task *evicted = NULL;
   char msg[320];
   pthread_mutex_lock(&srv->task_lock);
@@ -664,8 +669,6 @@ int mcp__task_new(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
   pthread_mutex_unlock(&srv->task_lock);
   finish_evicted(evicted);
   if (!listed) {
-    mcp_session_free(t->runner);
-    t->runner = NULL;
     task_free(t);
     mcp__utf8_trim(msg);
     mcp__audit_reply(s, ctx, tool->name, MCP_DECISION_RATE_LIMITED, NULL, false,
@@ -677,7 +680,7 @@ int mcp__task_new(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
   return 0;
 }
 
-mcp_session *mcp__task_runner(mcp__task *t) { return t->runner; }
+mcp__home *mcp__task_home(mcp__task *t) { return &t->home; }
 
 mcp__sink *mcp__task_sink(mcp__task *t) {
   /* The call holds the record as long as it holds the sink. */
@@ -862,7 +865,7 @@ static void owner_notify(void *owner_data, const char *msg, size_t len) {
   bool published = atomic_load(&t->published);
   if (!t->retired && t->origin && (!published || t->mode == MCP__TASK_NOW)) {
     to = t->origin;
-    atomic_fetch_add(&to->refs, 1); /* alive: the record holds it */
+    atomic_fetch_add(&to->home.refs, 1); /* alive: the record holds it */
     k = published ? NULL : t->origin_sink;
     mcp__sink_ref(k);
   }
@@ -881,10 +884,10 @@ static void owner_notify(void *owner_data, const char *msg, size_t len) {
 static void reply_created(mcp_session *s, mcp__reply_ctx *ctx,
                           const mcp__req *r, mcp__task *t) {
   mcp__buf body = {0};
-  pthread_mutex_lock(&s->srv->task_lock);
+  pthread_mutex_lock(&s->home.srv->task_lock);
   mcp__task_facts f = facts_of(t);
   mcp__wire_created(&body, &f, r->modern);
-  pthread_mutex_unlock(&s->srv->task_lock);
+  pthread_mutex_unlock(&s->home.srv->task_lock);
   mcp__reply_result_as(s, ctx, r, "task", &body);
 }
 
@@ -914,13 +917,13 @@ void mcp__task_start(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
   }
   /* The request is answered: nothing goes back to it any more, and a
    * 2026-07-28 task sends nothing to the session that made it. */
-  pthread_mutex_lock(&s->srv->task_lock);
+  pthread_mutex_lock(&s->home.srv->task_lock);
   mcp__sink *k = t->origin_sink;
   mcp_session *o = t->origin;
   t->origin_sink = NULL;
   t->origin = NULL;
   bool published = atomic_load(&t->published);
-  pthread_mutex_unlock(&s->srv->task_lock);
+  pthread_mutex_unlock(&s->home.srv->task_lock);
   mcp__sink_release(k);
   session_unref(o);
   /* A call that did not become a task is over (its answer was given), and
@@ -1027,7 +1030,7 @@ static int room_for_round_locked(mcp__task *t, const cJSON *fresh,
 /* Makes fresh t's outstanding requests (they take now bytes) and parks c
  * for their answers; in 2025-11-25 *note is the status note and *dest the
  * sink of a tasks/result waiting on the origin (a reference), where the
- * requests go. Nothing can fail here. Under c's session lock and
+ * requests go. Nothing can fail here. Under c's home's lock and
  * task_lock. */
 static void adopt_round_locked(mcp__task *t, mcp_call *c, cJSON *fresh,
                                size_t now, mcp__buf *note, mcp__sink **dest) {
@@ -1059,7 +1062,7 @@ static void adopt_round_locked(mcp__task *t, mcp_call *c, cJSON *fresh,
  * until every one is answered. */
 static int owner_asks(void *owner_data, mcp_call *c) {
   mcp__task *t = owner_data;
-  mcp_session *rs = c->session;
+  mcp__home *h = c->home;
   mcp_server *srv = t->srv;
   mcp__buf reqs = {0}, note = {0};
   size_t nreqs = 0;
@@ -1076,11 +1079,12 @@ static int owner_asks(void *owner_data, mcp_call *c) {
     /* Sent as real requests on the session that made the task, numbered
      * by it, so its client's answers come back there; with no other lock
      * held (the lock order). */
-    pthread_mutex_lock(&t->origin->lock);
-    rc = mcp__input_number_locked(t->origin, fresh, t->id, &reqs, &nreqs);
-    pthread_mutex_unlock(&t->origin->lock);
+    pthread_mutex_lock(&t->origin->home.lock);
+    rc =
+        mcp__input_number_locked(&t->origin->home, fresh, t->id, &reqs, &nreqs);
+    pthread_mutex_unlock(&t->origin->home.lock);
   }
-  pthread_mutex_lock(&rs->lock);
+  pthread_mutex_lock(&h->lock);
   pthread_mutex_lock(&srv->task_lock);
   /* Checked again where it counts: a call cancelled now is not parked. */
   if (rc == 0 && (mcp_call_cancelled(c) || terminal(t->status) || t->retired))
@@ -1093,7 +1097,7 @@ static int owner_asks(void *owner_data, mcp_call *c) {
   else
     cJSON_Delete(fresh);
   pthread_mutex_unlock(&srv->task_lock);
-  pthread_mutex_unlock(&rs->lock);
+  pthread_mutex_unlock(&h->lock);
   finish_evicted(evicted);
   if (rc) {
     mcp__buf_free(&reqs);
@@ -1117,31 +1121,29 @@ static int owner_asks(void *owner_data, mcp_call *c) {
 static void resume(mcp__task *t) {
   mcp_server *srv = t->srv;
   mcp__buf note = {0};
-  mcp_session *rs = NULL;
+  mcp__home *h = NULL;
   pthread_mutex_lock(&srv->task_lock);
   if (!t->retired) {
-    /* Pinned under the lock: retiring frees the runner only after
-     * taking the record out, under the same lock. */
-    rs = t->runner;
-    atomic_fetch_add(&rs->refs, 1);
+    /* Pinned under the lock: retiring closes the home only after taking
+     * the record out, under the same lock. */
+    h = &t->home;
+    atomic_fetch_add(&h->refs, 1);
   }
   if (t->mode == MCP__TASK_NOW && status_of(t) == WORKING)
     status_note(&note, t);
   pthread_mutex_unlock(&srv->task_lock);
   to_origin(t, &note, &mcp__sent_notification);
   tell_listeners(t);
-  if (rs == NULL)
+  if (h == NULL)
     return;
-  pthread_mutex_lock(&rs->lock);
-  /* The runner's one call, if it is still there. */
-  mcp_call *c = mcp__list_empty(&rs->calls)
+  pthread_mutex_lock(&h->lock);
+  /* The home's one call, if it is still there. */
+  mcp_call *c = mcp__list_empty(&h->calls)
                     ? NULL
-                    : mcp__container_of(rs->calls.next, mcp_call, link);
-  if (c && c->owner_data != t)
-    c = NULL;
+                    : mcp__container_of(h->calls.next, mcp_call, link);
   if (c && !mcp__call_unpark_locked(c))
     c = NULL; /* not waiting (cancelled meanwhile): nothing to run */
-  mcp__session_unref_locked(rs);
+  mcp__home_unref_locked(h);
   if (c == NULL)
     return;
   pthread_mutex_lock(&srv->task_lock);
@@ -1184,11 +1186,11 @@ static bool answered_locked(mcp__task *t, cJSON *e, const cJSON *answer) {
   return true;
 }
 
-bool mcp__task_response(mcp_session *s, const mcp__msg *m, const cJSON *node) {
+bool mcp__task_response(mcp__home *h, const mcp__msg *m, const cJSON *node) {
   long long id;
   if (m->id_node == NULL || !mcp__json_integer(m->id_node, &id, NULL))
     return false;
-  mcp_server *srv = s->srv;
+  mcp_server *srv = h->srv;
   mcp__task *found = NULL, *evicted = NULL;
   bool ready = false;
   char busy[320] = "";
@@ -1197,7 +1199,8 @@ bool mcp__task_response(mcp_session *s, const mcp__msg *m, const cJSON *node) {
     mcp__task *t = task_at(link);
     if (found)
       break;
-    if (t->origin != s || status_of(t) != INPUT_REQUIRED)
+    if (t->origin == NULL || &t->origin->home != h ||
+        status_of(t) != INPUT_REQUIRED)
       continue;
     for (cJSON *e = t->pending->child; e; e = e->next) {
       if (!mcp__input_sent_as(e, id))
@@ -1236,7 +1239,6 @@ static void owner_released(void *owner_data) {
   mcp_server *srv = t->srv;
   mcp__buf note = {0};
   waiter *w = NULL;
-  mcp_session *runner = NULL;
   waiter *gone = NULL;
   pthread_mutex_lock(&srv->task_lock);
   t->ended = true;
@@ -1246,7 +1248,7 @@ static void owner_released(void *owner_data) {
    * its handler ran, say) holds its room no longer. */
   bool unlisted = !atomic_load(&t->published) && !t->retired;
   if (unlisted)
-    retire_locked(t, &runner, &gone); /* the call's reference keeps it */
+    retire_locked(t, &gone); /* the call's reference keeps it */
   if (atomic_load(&t->published) && !t->retired) {
     if (!terminal(t->status)) {
       /* Its call is gone without a result (it could not be kept): the
@@ -1273,7 +1275,7 @@ static void owner_released(void *owner_data) {
   pthread_mutex_unlock(&srv->task_lock);
   finish_evicted(evicted);
   if (unlisted)
-    retire_finish(t, runner, gone);
+    retire_finish(t, gone);
   size_t at = 0;
   for (waiter *x = w; x && replies.err == 0; x = x->next) {
     size_t n = strlen(replies.data + at);
@@ -1381,7 +1383,7 @@ void mcp__task_cancel(mcp__task *t, bool legacy_body,
                       void *arg) {
   mcp_server *srv = t->srv;
   mcp__buf b = {0}, note = {0}, cancels = {0};
-  mcp_session *rs = NULL;
+  mcp__home *h = NULL;
   waiter *w = NULL;
   pthread_mutex_lock(&srv->task_lock);
   int was = t->status;
@@ -1392,8 +1394,8 @@ void mcp__task_cancel(mcp__task *t, bool legacy_body,
     while (t->pending->child)
       cJSON_Delete(cJSON_DetachItemViaPointer(t->pending, t->pending->child));
     if (!t->retired) {
-      rs = t->runner;
-      atomic_fetch_add(&rs->refs, 1);
+      h = &t->home; /* pinned: retiring closes it after this lock */
+      atomic_fetch_add(&h->refs, 1);
     }
     if (t->mode == MCP__TASK_NOW) {
       status_note(&note, t);
@@ -1407,11 +1409,12 @@ void mcp__task_cancel(mcp__task *t, bool legacy_body,
   /* The request is answered first; then the call, the client's input
    * requests, the waiters and the listeners hear of the end. */
   reply(status_names[was], terminal(was), &b, arg);
-  if (rs) {
+  if (h) {
     /* Cooperative: the handler sees mcp_call_cancelled; a call waiting for
      * input ends here. Its result, if it still comes, is not kept. */
-    mcp_session_cancel_all(rs);
-    session_unref(rs);
+    pthread_mutex_lock(&h->lock);
+    mcp__home_cancel_all_locked(h);
+    mcp__home_unref_locked(h);
   }
   for (size_t at = 0; at < cancels.len && cancels.err == 0;) {
     size_t n = strlen(cancels.data + at);
@@ -1447,7 +1450,7 @@ static waiter *wait_locked(mcp__task *t, mcp_session *s, mcp__sink *sink,
   memcpy(w->id, id, id_len);
   w->id_len = id_len;
   w->s = s;
-  atomic_fetch_add(&s->refs, 1); /* the session is alive: its call runs */
+  atomic_fetch_add(&s->home.refs, 1); /* the session is alive: its call runs */
   w->sink = sink;
   mcp__sink_ref(w->sink);
   w->next = t->waiters;
@@ -1528,17 +1531,16 @@ bool mcp__tasks_page(mcp_server *srv, const mcp_principal *caller,
 
 void mcp__tasks_drop_all(mcp_server *srv) {
   for (;;) {
-    mcp_session *runner = NULL;
     waiter *w = NULL;
     pthread_mutex_lock(&srv->task_lock);
     mcp__task *t =
         mcp__list_empty(&srv->tasks) ? NULL : task_at(srv->tasks.next);
     if (t)
-      retire_locked(t, &runner, &w);
+      retire_locked(t, &w);
     pthread_mutex_unlock(&srv->task_lock);
     if (t == NULL)
       return;
-    retire_finish(t, runner, w);
+    retire_finish(t, w);
   }
 }
 

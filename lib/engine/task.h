@@ -39,9 +39,10 @@ void mcp__wire_task_result(mcp__buf *b, const char *id, size_t id_len,
                            const char *task_id, const mcp__outcome *o);
 
 /* ---- the task record (task.c) ----------------------------------------------
- * A call that is or may become a task runs on a session of its own (the
- * task's runner: the caller's principal, no transport), so that it can
- * outlive the request and the session that started it. The task is the
+ * A call that is or may become a task lives in the record's own home
+ * (engine.h's mcp__home: the caller's principal and client capabilities,
+ * no transport), so that it can outlive the request and the session that
+ * started it. The task is the
  * call's owner (mcp__call_owner): it keeps the call's outcome for
  * tasks/get, and sends its notifications on (before the call became a
  * task, to the request's own sink). The
@@ -63,17 +64,18 @@ typedef enum mcp__task_mode {
 int mcp__task_new(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
                   mcp__tool *tool, const struct cJSON *args,
                   mcp__task_mode mode, unsigned ttl_ms, mcp__task **out);
-/* The session a task's call is made on, and the sink the call holds (a
- * reference to it holds the record; nothing is sent through it: the call's
- * messages reach the task through its owner interface). */
-mcp_session *mcp__task_runner(mcp__task *t);
+/* The home a task's call is made in (the record's own: the caller's
+ * principal and client capabilities, a lock of its own), and the sink the
+ * call holds (a reference to it holds the record; nothing is sent through
+ * it: the call's messages reach the task through its owner interface). */
+mcp__home *mcp__task_home(mcp__task *t);
 mcp__sink *mcp__task_sink(mcp__task *t);
 /* Runs c, the call of task t, and answers r: with a CreateTaskResult once
  * it is a task, else with the call's own reply. Takes the caller's
  * reference to t. */
 void mcp__task_start(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
                      mcp_call *c, mcp__task *t);
-/* Drops a reference; the last frees the record (and its runner). Never
+/* Drops a reference; the last frees the record (and its home). Never
  * call with a lock held. NULL does nothing. */
 void mcp__task_unref(mcp__task *t);
 /* Makes t the owner of c, its call (lib/methods/tools.c, before it runs):

@@ -110,7 +110,7 @@ static void deny(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
 static bool admit(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
                   const mcp__target *t, unsigned long long started) {
   static const mcp__policy scopes_only = {0};
-  mcp_server *srv = s->srv;
+  mcp_server *srv = s->home.srv;
   const mcp__tool *tool =
       t->entry && t->entry->kind == MCP_CALL_TOOL ? t->entry : NULL;
   const char **required, **owned;
@@ -121,10 +121,10 @@ static bool admit(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
    * object when the client sent none. */
   static const cJSON none = {.type = cJSON_Object};
   if (rc == 0)
-    rc = mcp__policy_decide(tool ? &srv->policy : &scopes_only, &s->principal,
-                            t->entry ? t->entry->name : r->m->method,
-                            (const char *const *)required, n,
-                            t->args ? t->args : &none, &d);
+    rc = mcp__policy_decide(
+        tool ? &srv->policy : &scopes_only, &s->home.principal,
+        t->entry ? t->entry->name : r->m->method, (const char *const *)required,
+        n, t->args ? t->args : &none, &d);
   bool allowed = rc == 0 && d.decision == MCP_DECISION_ALLOWED;
   if (tool && !allowed) {
     mcp__audit_reply(s, ctx, tool->name, rc ? MCP_DECISION_ALLOWED : d.decision,
@@ -152,31 +152,31 @@ static void handle_ping(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
 static void list_tools(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
                        mcp__target *t) {
   (void)t;
-  mcp__handle_list(s, ctx, r, &s->srv->reg);
+  mcp__handle_list(s, ctx, r, &s->home.srv->reg);
 }
 
 static void list_prompts(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
                          mcp__target *t) {
   (void)t;
-  mcp__handle_list(s, ctx, r, &s->srv->prompts);
+  mcp__handle_list(s, ctx, r, &s->home.srv->prompts);
 }
 
 static void list_resources(mcp_session *s, mcp__reply_ctx *ctx,
                            const mcp__req *r, mcp__target *t) {
   (void)t;
-  mcp__handle_list(s, ctx, r, &s->srv->resources);
+  mcp__handle_list(s, ctx, r, &s->home.srv->resources);
 }
 
 static void list_skills(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
                         mcp__target *t) {
   (void)t;
-  mcp__handle_list(s, ctx, r, &s->srv->skills);
+  mcp__handle_list(s, ctx, r, &s->home.srv->skills);
 }
 
 static void list_templates(mcp_session *s, mcp__reply_ctx *ctx,
                            const mcp__req *r, mcp__target *t) {
   (void)t;
-  mcp__handle_list(s, ctx, r, &s->srv->templates);
+  mcp__handle_list(s, ctx, r, &s->home.srv->templates);
 }
 
 #define LEGACY MCP__ERA_LEGACY
@@ -367,9 +367,9 @@ unsigned mcp__method_era(const mcp__method *row, const cJSON *params) {
 
 /* ---- one request --------------------------------------------------------- */
 
-/* Finds an unfinished call by canonical id. Call with s->lock held. */
+/* Finds an unfinished call by canonical id. Call with s->home.lock held. */
 mcp_call *mcp__find_call(mcp_session *s, const char *canon) {
-  mcp__list_each(link, &s->calls) {
+  mcp__list_each(link, &s->home.calls) {
     mcp_call *c = mcp__container_of(link, mcp_call, link);
     if (strcmp(c->canon_id, canon) == 0)
       return c;
@@ -387,9 +387,9 @@ static bool fresh_id(mcp_session *s, mcp__reply_ctx *ctx, mcp__req *r,
     mcp__req_error(s, ctx, r, MCP__RPC_INTERNAL_ERROR, "Internal error", NULL);
     return false;
   }
-  pthread_mutex_lock(&s->lock);
+  pthread_mutex_lock(&s->home.lock);
   bool duplicate = mcp__find_call(s, r->canon_id) != NULL;
-  pthread_mutex_unlock(&s->lock);
+  pthread_mutex_unlock(&s->home.lock);
   if (duplicate)
     mcp__req_error(s, ctx, r, MCP__RPC_INVALID_REQUEST,
                    "Invalid Request: a call with this id is still in progress",

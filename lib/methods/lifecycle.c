@@ -73,7 +73,7 @@ void mcp__handle_initialize(mcp_session *s, mcp__reply_ctx *ctx,
   if (v < 0 || v > MCP__VERSION_LATEST)
     v = MCP__VERSION_LATEST;
   cJSON *copy = cJSON_Duplicate(caps, 1);
-  mcp_server *srv = s->srv;
+  mcp_server *srv = s->home.srv;
   mcp__buf b = {0};
   mcp__buf_printf(&b,
                   "\"protocolVersion\":\"%s\",\"capabilities\":{\"tools\":{"
@@ -95,11 +95,11 @@ void mcp__handle_initialize(mcp_session *s, mcp__reply_ctx *ctx,
     mcp__req_error(s, ctx, r, MCP__RPC_INTERNAL_ERROR, "Internal error", NULL);
     return;
   }
-  pthread_mutex_lock(&s->lock);
-  cJSON_Delete(s->client_caps);
-  s->client_caps = copy;
+  pthread_mutex_lock(&s->home.lock);
+  cJSON_Delete(s->home.client_caps);
+  s->home.client_caps = copy;
   s->announced = announced;
-  pthread_mutex_unlock(&s->lock);
+  pthread_mutex_unlock(&s->home.lock);
   atomic_store(&s->version, v);
   atomic_store(&s->state, MCP__STATE_INITIALIZED);
   int before = ctx->err;
@@ -108,18 +108,18 @@ void mcp__handle_initialize(mcp_session *s, mcp__reply_ctx *ctx,
     /* The answer could not be built, so the client never heard of this
      * handshake: it may try again. */
     atomic_store(&s->state, MCP__STATE_NEW);
-    pthread_mutex_lock(&s->lock);
-    cJSON_Delete(s->client_caps);
-    s->client_caps = NULL;
+    pthread_mutex_lock(&s->home.lock);
+    cJSON_Delete(s->home.client_caps);
+    s->home.client_caps = NULL;
     s->announced = 0;
-    pthread_mutex_unlock(&s->lock);
+    pthread_mutex_unlock(&s->home.lock);
   }
 }
 
 void mcp__handle_discover(mcp_session *s, mcp__reply_ctx *ctx,
                           const mcp__req *r, mcp__target *t) {
   (void)t;
-  mcp_server *srv = s->srv;
+  mcp_server *srv = s->home.srv;
   mcp__buf b = {0};
   mcp__buf_puts(&b, "\"supportedVersions\":[");
   for (int v = MCP__VERSION_COUNT - 1; v >= 0; v--)

@@ -15,7 +15,7 @@ void mcp__handle_list(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
     mcp__reply_invalid_params(s, ctx, r, "cursor must be a string");
     return;
   }
-  mcp_server *srv = s->srv;
+  mcp_server *srv = s->home.srv;
   bool hide = atomic_load(&srv->hide_forbidden);
   mcp__buf b = {0};
   pthread_mutex_lock(&srv->lock);
@@ -23,7 +23,7 @@ void mcp__handle_list(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
    * listed only to a caller who may read it. */
   _Static_assert(sizeof srv->state_key == MCP__CURSOR_KEY, "a cursor key");
   mcp__page_reader who = {
-      .caller = &s->principal, .hide = hide, .key = srv->state_key};
+      .caller = &s->home.principal, .hide = hide, .key = srv->state_key};
   int rc = mcp__registry_page(table, r->v, cursor ? cursor->valuestring : NULL,
                               atomic_load(&srv->page_size), &who, &b);
   pthread_mutex_unlock(&srv->lock);

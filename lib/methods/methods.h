@@ -97,7 +97,7 @@ bool mcp__target_skill(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
                        mcp__target *t);
 void mcp__handle_skills_get(mcp_session *s, mcp__reply_ctx *ctx,
                             const mcp__req *r, mcp__target *t);
-/* Finds an unfinished call by canonical id. Call with s->lock held. */
+/* Finds an unfinished call by canonical id. Call with s->home.lock held. */
 mcp_call *mcp__find_call(mcp_session *s, const char *canon);
 
 /* initialize (lifecycle.c), which receive.c runs before the table: it

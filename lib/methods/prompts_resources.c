@@ -26,8 +26,8 @@ bool mcp__target_prompt(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
                               "prompts/get needs a prompt name (string)");
     return false;
   }
-  t->entry = mcp__find_visible(s->srv, &s->srv->prompts, name->valuestring,
-                               mcp__visible_to(s));
+  t->entry = mcp__find_visible(s->home.srv, &s->home.srv->prompts,
+                               name->valuestring, mcp__visible_to(s));
   if (t->entry == NULL) {
     unknown(s, ctx, r, "prompt", name->valuestring);
     return false;
@@ -74,7 +74,8 @@ bool mcp__target_resource(mcp_session *s, mcp__reply_ctx *ctx,
   if (uri == NULL)
     return false;
   int rc;
-  t->entry = mcp__find_resource(s->srv, uri, mcp__visible_to(s), &t->vars, &rc);
+  t->entry =
+      mcp__find_resource(s->home.srv, uri, mcp__visible_to(s), &t->vars, &rc);
   if (t->entry == NULL) {
     if (rc == MCP_ENOMEM) {
       mcp__req_error(s, ctx, r, MCP__RPC_INTERNAL_ERROR, "Internal error",
@@ -97,8 +98,8 @@ bool mcp__target_skill(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
   const char *uri = mcp__request_uri(s, ctx, r);
   if (uri == NULL)
     return false;
-  t->entry =
-      mcp__find_visible(s->srv, &s->srv->skills, uri, mcp__visible_to(s));
+  t->entry = mcp__find_visible(s->home.srv, &s->home.srv->skills, uri,
+                               mcp__visible_to(s));
   if (t->entry == NULL) {
     /* The code resources/read uses for what it does not serve. */
     unknown(s, ctx, r, "skill", uri);
@@ -114,7 +115,7 @@ void mcp__handle_skills_get(mcp_session *s, mcp__reply_ctx *ctx,
   mcp__buf_append(&b, t->entry->wire[r->v], t->entry->wire_len[r->v]);
   mcp__buf_putc(&b, ',');
   if (r->modern)
-    mcp__put_cache(&b, s->srv, false);
+    mcp__put_cache(&b, s->home.srv, false);
   mcp__reply_result(s, ctx, r, &b);
 }
 
@@ -220,7 +221,7 @@ bool mcp__target_completion(mcp_session *s, mcp__reply_ctx *ctx,
                               "...}");
     return false;
   }
-  mcp_server *srv = s->srv;
+  mcp_server *srv = s->home.srv;
   const mcp_principal *visible = mcp__visible_to(s);
   t->entry = mcp__find_visible(srv, prompt ? &srv->prompts : &srv->templates,
                                key->valuestring, visible);
@@ -257,11 +258,11 @@ void mcp__handle_complete(mcp_session *s, mcp__reply_ctx *ctx,
   mcp_completion c = {.argument = argument,
                       .value = mcp__json_member(arg, "value")->valuestring,
                       .context = cargs,
-                      .principal = &s->principal};
+                      .principal = &s->home.principal};
   int rc = t->complete ? t->complete(&c, t->user_data) : 0;
   if (rc < 0 || c.values.err) {
-    mcp__log(s->srv, MCP_LOG_ERROR, "completion of \"%s\" failed: %s", t->name,
-             mcp_strerror(rc < 0 ? rc : c.values.err));
+    mcp__log(s->home.srv, MCP_LOG_ERROR, "completion of \"%s\" failed: %s",
+             t->name, mcp_strerror(rc < 0 ? rc : c.values.err));
     mcp__req_error(s, ctx, r, MCP__RPC_INTERNAL_ERROR, "Internal error", NULL);
   } else {
     mcp__buf b = {0};

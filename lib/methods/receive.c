@@ -18,7 +18,7 @@ static void handle_cancelled(mcp_session *s, const cJSON *params) {
   mcp_call *parked = NULL;
   mcp__sink *listener = NULL;
   if (mcp__id_canonical(&canon, id) == 0 && mcp__buf_str(&canon)) {
-    pthread_mutex_lock(&s->lock);
+    pthread_mutex_lock(&s->home.lock);
     listener = mcp__listener_cancel_locked(s, canon.data);
     mcp_call *c = mcp__find_call(s, canon.data);
     if (c) {
@@ -28,7 +28,7 @@ static void handle_cancelled(mcp_session *s, const cJSON *params) {
       if (mcp__call_unpark_locked(c))
         parked = c;
     }
-    pthread_mutex_unlock(&s->lock);
+    pthread_mutex_unlock(&s->home.lock);
   }
   mcp__buf_free(&canon);
   mcp__sink_release(listener);
@@ -53,7 +53,7 @@ static bool read_era(mcp_session *s, mcp__reply_ctx *ctx, mcp__req *r,
   r->log_level = -1;
   if (mcp__method_era(row, r->params) == MCP__ERA_LEGACY) {
     r->v = (mcp__version)atomic_load(&s->version);
-    r->caps = s->client_caps;
+    r->caps = s->home.client_caps;
     r->log_level = atomic_load(&s->log_level);
     return true;
   }
@@ -162,7 +162,7 @@ static void handle_request(mcp_session *s, mcp__reply_ctx *ctx,
    * are unknown here. */
   if (row == NULL || !(row->eras & era) ||
       (row->feature != MCP__FEATURE_NONE &&
-       !mcp__offers(s->srv, (mcp__feature)row->feature))) {
+       !mcp__offers(s->home.srv, (mcp__feature)row->feature))) {
     method_not_found(s, ctx, &r);
     return;
   }
@@ -203,7 +203,7 @@ static void handle_message(mcp_session *s, mcp__reply_ctx *ctx,
   case MCP__MSG_RESPONSE: {
     /* The client's answer to a request of ours; once a parked call has
      * every answer it runs again, here. Anything else is dropped. */
-    mcp_call *ready = mcp__input_response(s, &m, node);
+    mcp_call *ready = mcp__input_response(&s->home, &m, node);
     if (ready) {
       /* The call answers where it was asked (its own sink), not on the
        * stream that carried the client's answer. */
@@ -222,8 +222,8 @@ static void handle_message(mcp_session *s, mcp__reply_ctx *ctx,
      * notification is never answered, even when malformed. */
     if (cJSON_IsObject(node) && m.id_node == NULL &&
         mcp__json_member(node, "method")) {
-      mcp__log(s->srv, MCP_LOG_DEBUG, "ignored a malformed notification: %s",
-               m.why);
+      mcp__log(s->home.srv, MCP_LOG_DEBUG,
+               "ignored a malformed notification: %s", m.why);
       break;
     }
     char msg[160];
@@ -250,7 +250,9 @@ int mcp_session_reject(mcp_session *s, const char *reason) {
 
 /* Whether sending failed before: then nobody can read a reply, so nothing
  * is run (a tool could have effects) and the transport keeps hearing it. */
-static bool session_closed(mcp_session *s) { return atomic_load(&s->closed); }
+static bool session_closed(mcp_session *s) {
+  return atomic_load(&s->home.closed);
+}
 
 /* What receiving one message returns, once its replies are out. */
 static int receive_end(mcp_session *s, const mcp__reply_ctx *ctx) {
@@ -260,7 +262,8 @@ static int receive_end(mcp_session *s, const mcp__reply_ctx *ctx) {
   if (err == 0 && session_closed(s))
     err = MCP_ECLOSED;
   if (err == MCP_ENOMEM)
-    mcp__log(s->srv, MCP_LOG_ERROR, "out of memory while answering a message");
+    mcp__log(s->home.srv, MCP_LOG_ERROR,
+             "out of memory while answering a message");
   return err;
 }
 

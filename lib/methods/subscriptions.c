@@ -16,7 +16,7 @@
 static void subscription(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
                          const char *uri, bool on) {
   int rc = 0;
-  pthread_mutex_lock(&s->lock);
+  pthread_mutex_lock(&s->home.lock);
   size_t i = 0;
   while (i < s->nsubscribed && strcmp(s->subscribed[i], uri) != 0)
     i++;
@@ -39,7 +39,7 @@ static void subscription(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
     mcp__free(s->subscribed[i]);
     s->subscribed[i] = s->subscribed[--s->nsubscribed];
   }
-  pthread_mutex_unlock(&s->lock);
+  pthread_mutex_unlock(&s->home.lock);
   if (rc == MCP_ELIMIT) {
     mcp__reply_invalid_params(s, ctx, r,
                               "this session already watches 256 resources; "
@@ -166,7 +166,7 @@ bool mcp__target_listen(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
   for (size_t i = 0; rc == 0 && i < l->nuris; i++) {
     int found;
     t->entries[i] =
-        mcp__find_resource(s->srv, l->uris[i], visible, NULL, &found);
+        mcp__find_resource(s->home.srv, l->uris[i], visible, NULL, &found);
     t->nentries = i + 1;
     if (t->entries[i] == NULL && found == MCP_ENOMEM)
       rc = MCP_ENOMEM;
@@ -199,7 +199,7 @@ static bool served(size_t i, const char *uri, void *user) {
 static bool own_task(size_t i, const char *id, void *user) {
   (void)i;
   mcp_session *s = user;
-  return mcp__task_visible(s->srv, id, &s->principal);
+  return mcp__task_visible(s->home.srv, id, &s->home.principal);
 }
 
 /* Keeps in l what it may hear of: URIs something serves (t's entries, when
@@ -210,9 +210,9 @@ static bool own_task(size_t i, const char *id, void *user) {
 static void honour(mcp_session *s, const mcp__target *t, mcp__listener *l) {
   l->nuris = keep_strings(l->uris, l->nuris, served, (void *)t);
   l->ntask_ids = keep_strings(l->task_ids, l->ntask_ids, own_task, s);
-  if (!mcp__offers(s->srv, MCP__FEATURE_PROMPTS))
+  if (!mcp__offers(s->home.srv, MCP__FEATURE_PROMPTS))
     l->flags &= ~(unsigned)MCP__LISTEN_PROMPTS;
-  if (!mcp__offers(s->srv, MCP__FEATURE_RESOURCES)) {
+  if (!mcp__offers(s->home.srv, MCP__FEATURE_RESOURCES)) {
     l->flags &= ~(unsigned)MCP__LISTEN_RESOURCES;
     for (size_t i = 0; i < l->nuris; i++)
       mcp__free(l->uris[i]);
@@ -292,7 +292,7 @@ void mcp__handle_listen(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
   /* The acknowledgement goes first, then the listener joins: a change
    * between the two is not lost to a listener that never heard it was
    * established, and nothing is sent before the acknowledgement. */
-  pthread_mutex_lock(&s->lock);
+  pthread_mutex_lock(&s->home.lock);
   bool duplicate = false;
   for (mcp__listener *o = s->listeners; o && !duplicate; o = o->next)
     duplicate = strcmp(o->canon_id, l->canon_id) == 0;
@@ -303,14 +303,14 @@ void mcp__handle_listen(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
     if (l->ntask_ids) {
       /* Counted while it lives, so a task's change looks for listeners
        * only when some exist (mcp__broadcast_task). */
-      l->counted = s->srv;
-      atomic_fetch_add(&s->srv->task_listeners, 1);
+      l->counted = s->home.srv;
+      atomic_fetch_add(&s->home.srv->task_listeners, 1);
     }
     l->next = s->listeners;
     s->listeners = l;
     l = NULL;
   }
-  pthread_mutex_unlock(&s->lock);
+  pthread_mutex_unlock(&s->home.lock);
   mcp__buf_free(&ack);
   if (l) {
     mcp__listener_free(l);

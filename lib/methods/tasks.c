@@ -51,7 +51,7 @@ int mcp__task_mode_of(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
   const cJSON *task = mcp__json_member(r->params, "task");
   if (task &&
       (r->v < MCP__V2025_11_25 ||
-       (!tool->task_support && !mcp__offers(s->srv, MCP__FEATURE_TASKS))))
+       (!tool->task_support && !mcp__offers(s->home.srv, MCP__FEATURE_TASKS))))
     task = NULL;
   if (task == NULL) {
     if (tool->task_support != MCP_TOOL_TASK_REQUIRED)
@@ -130,7 +130,7 @@ bool mcp__target_task(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
   }
   /* Another caller's task does not exist for this one: the same answer as
    * an unknown id, so ids cannot be probed. */
-  t->task = mcp__task_find(s->srv, id->valuestring, &s->principal);
+  t->task = mcp__task_find(s->home.srv, id->valuestring, &s->home.principal);
   /* With hide-forbidden on, a task whose tool the caller may not use is
    * no more there than the tool is. */
   const mcp_principal *visible = mcp__visible_to(s);
@@ -235,7 +235,7 @@ void mcp__handle_tasks_result(mcp_session *s, mcp__reply_ctx *ctx,
 void mcp__handle_tasks_list(mcp_session *s, mcp__reply_ctx *ctx,
                             const mcp__req *r, mcp__target *t) {
   (void)t;
-  mcp_server *srv = s->srv;
+  mcp_server *srv = s->home.srv;
   const cJSON *cursor = mcp__json_member(r->params, "cursor");
   unsigned long long after = 0;
   /* The registry's codec: serials count every caller's tasks, so they are
@@ -249,8 +249,8 @@ void mcp__handle_tasks_list(mcp_session *s, mcp__reply_ctx *ctx,
   mcp__buf b = {0};
   mcp__buf_puts(&b, "\"tasks\":[");
   unsigned long long last;
-  bool more = mcp__tasks_page(srv, &s->principal, mcp__visible_to(s), after,
-                              atomic_load(&srv->page_size), &b, &last);
+  bool more = mcp__tasks_page(srv, &s->home.principal, mcp__visible_to(s),
+                              after, atomic_load(&srv->page_size), &b, &last);
   mcp__buf_puts(&b, "],");
   if (more) {
     char next[MCP__CURSOR_LEN + 1];

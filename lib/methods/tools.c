@@ -35,8 +35,8 @@ bool mcp__target_tool(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
     mcp__reply_invalid_params(s, ctx, r, "arguments must be an object");
     return false;
   }
-  t->entry = mcp__find_visible(s->srv, &s->srv->reg, name->valuestring,
-                               mcp__visible_to(s));
+  t->entry = mcp__find_visible(s->home.srv, &s->home.srv->reg,
+                               name->valuestring, mcp__visible_to(s));
   if (t->entry == NULL) {
     char msg[200];
     mcp__fmt(msg, sizeof msg, "Unknown tool: %.128s", name->valuestring);
@@ -134,9 +134,9 @@ void mcp__start_call(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
  * client capabilities; a modern retry's requestState and answers are
  * checked here, before the handler sees anything. Returns 0, MCP_EINVAL
  * (why says what is wrong) or MCP_ENOMEM. */
-static int setup_call(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
-                      mcp_call *call, mcp__task *task, const char *uri,
-                      char *why, size_t whylen) {
+static int setup_call(mcp__reply_ctx *ctx, const mcp__req *r, mcp_call *call,
+                      mcp__task *task, const char *uri, char *why,
+                      size_t whylen) {
   call->modern = r->modern;
   call->sink = task ? mcp__task_sink(task) : ctx->sink;
   if (task)
@@ -151,9 +151,9 @@ static int setup_call(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
     return call->caps ? mcp__input_accept(call, r->params, why, whylen)
                       : MCP_ENOMEM;
   }
-  /* The runner keeps a copy of the session's capabilities: a task may
+  /* Its home's: a task's keeps a copy of the session's, since a task may
    * outlive the session. */
-  call->caps = task ? mcp__task_runner(task)->client_caps : s->client_caps;
+  call->caps = call->home->client_caps;
   return 0;
 }
 
@@ -191,8 +191,8 @@ static void start_call(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
     goto done;
   if (rc)
     goto oom;
-  /* A call that is or may become a task is made on the task's runner
-   * session, which outlives this request and this session. */
+  /* A call that is or may become a task is made in the task's own home,
+   * which outlives this request and this session. */
   if (mode != MCP__TASK_NONE) {
     rc = mcp__task_new(s, ctx, r, tool, args, mode, ttl_ms, &task);
     if (rc == 1)
@@ -200,15 +200,16 @@ static void start_call(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
     if (rc)
       goto oom;
   }
-  rc = mcp__call_new(task ? mcp__task_runner(task) : s, tool, r->v, r->m->id,
-                     r->m->id_len, r->canon_id, tok.len ? tok.data : NULL, args,
-                     args_pool, started, &call);
+  rc =
+      mcp__call_new(task ? mcp__task_home(task) : &s->home, tool, r->v,
+                    r->m->id, r->m->id_len, r->canon_id,
+                    tok.len ? tok.data : NULL, args, args_pool, started, &call);
   args = NULL; /* the call owns them now, or freed them on failure */
   if (rc)
     goto oom;
   tool = NULL; /* the call holds the reference */
   mcp__buf_free(&tok);
-  rc = setup_call(s, ctx, r, call, task, uri, why, sizeof why);
+  rc = setup_call(ctx, r, call, task, uri, why, sizeof why);
   if (rc) {
     discard_call(s, ctx, r, call, task, rc, why);
     return;
@@ -247,24 +248,24 @@ int mcp_server_set_rate_limit(mcp_server *srv, unsigned calls,
 
 int mcp__rate_take(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
                    const char *tool, unsigned long long started) {
-  mcp_server *srv = s->srv;
+  mcp_server *srv = s->home.srv;
   if (atomic_load(&srv->rate.calls) == 0)
     return 0;
   /* An anonymous caller is known only by its session: give the session a
    * number of its own, never reused as a freed session's address could
    * be. */
   unsigned long long serial = 0;
-  if (s->principal.subject == NULL) {
-    pthread_mutex_lock(&s->lock);
+  if (s->home.principal.subject == NULL) {
+    pthread_mutex_lock(&s->home.lock);
     if (s->serial == 0)
       s->serial = atomic_fetch_add(&srv->next_serial, 1) + 1;
     serial = s->serial;
-    pthread_mutex_unlock(&s->lock);
+    pthread_mutex_unlock(&s->home.lock);
   }
   unsigned calls = 0, per = 0;
   unsigned long long wait_s = 0;
-  int rc = mcp__ratelimit_take(&srv->rate, s->principal.subject, serial, &calls,
-                               &per, &wait_s);
+  int rc = mcp__ratelimit_take(&srv->rate, s->home.principal.subject, serial,
+                               &calls, &per, &wait_s);
   if (rc != 1)
     return rc;
   char text[200];

@@ -456,6 +456,32 @@ START_TEST(input_through_tasks_update) {
 }
 END_TEST
 
+/* A 2026-07-28 task's input round after the session that made it ended:
+ * the answers come by tasks/update on another session of its caller, and
+ * the next round runs in the task's own home. */
+START_TEST(input_through_tasks_update_after_its_session) {
+  cJSON *r = mcall("job", "{\"do\":\"ask\"}");
+  char *id = task_id(r, "result.taskId");
+  cJSON_Delete(r);
+  tu_peer_close(&P);
+  tu_peer_open(&P, srv, &ALICE);
+  r = mtask("tasks/get", id, NULL);
+  tu_assert_json(r, "{\"result\":{\"status\":\"input_required\"}}");
+  cJSON_Delete(r);
+  char *yes = tu_text("\"inputResponses\":{\"ok\":%s}", YES);
+  r = mtask("tasks/update", id, yes);
+  tu_assert_json(r, "{\"result\":{\"resultType\":\"complete\"}}");
+  cJSON_Delete(r);
+  ck_assert_int_eq(g_seen_ok, 1);
+  r = mtask("tasks/get", id, NULL);
+  tu_assert_json(r, "{\"result\":{\"status\":\"completed\",\"result\":{"
+                    "\"content\":[{\"text\":\"answered\"}]}}}");
+  cJSON_Delete(r);
+  free(yes);
+  free(id);
+}
+END_TEST
+
 START_TEST(partial_answers_and_keys_unique_over_the_task) {
   cJSON *r = mcall("job", "{\"do\":\"ask2\"}");
   char *id = task_id(r, "result.taskId");
@@ -1076,6 +1102,89 @@ START_TEST(a_task_outlives_its_session) {
   tu_legacy_init(&L, "2025-11-25", "{}");
   r = ltask("tasks/result", id);
   tu_assert_json(r, "{\"result\":{\"content\":[{\"text\":\"kept\"}]}}");
+  cJSON_Delete(r);
+  free(id);
+}
+END_TEST
+
+/* The call of a task lives in the record's own home: once the session that
+ * made it is freed, the call still sees its caller and the client's
+ * capabilities (the record's copies), and its result is the task's. */
+START_TEST(a_task_call_keeps_its_caller_after_its_session) {
+  cJSON *r = lcall("job", "{\"do\":\"defer\"}", "{}");
+  char *id = task_id(r, "result.task.taskId");
+  cJSON_Delete(r);
+  mcp_call *held = tu_stash;
+  tu_peer_close(&L);
+  const mcp_principal *p = mcp_call_principal(held);
+  ck_assert_ptr_nonnull(p);
+  ck_assert_str_eq(p->subject, "alice");
+  tu_assert_exact(mcp_call_client_capabilities(held), "{\"elicitation\":{}}");
+  ck_assert(!mcp_call_cancelled(held));
+  ck_assert_int_eq(mcp_call_progress(held, 1, 2, "nobody hears it"), 0);
+  mcp_result_text(held, "kept");
+  ck_assert_int_eq(mcp_call_finish(held, 0), 0);
+  tu_peer_open(&L, srv, &ALICE);
+  tu_legacy_init(&L, "2025-11-25", "{}");
+  r = ltask("tasks/get", id);
+  tu_assert_json(r, "{\"result\":{\"status\":\"completed\"}}");
+  cJSON_Delete(r);
+  free(id);
+}
+END_TEST
+
+/* tasks/cancel of a task whose session is gone, from another session of
+ * the same caller: the call, which lives on in the task, is cancelled. */
+START_TEST(a_task_is_cancelled_after_its_session) {
+  cJSON *r = lcall("job", "{\"do\":\"defer\"}", "{}");
+  char *id = task_id(r, "result.task.taskId");
+  cJSON_Delete(r);
+  mcp_call *held = tu_stash;
+  tu_peer_close(&L);
+  ck_assert(!mcp_call_cancelled(held));
+  tu_peer_open(&L, srv, &ALICE);
+  tu_legacy_init(&L, "2025-11-25", "{}");
+  r = ltask("tasks/cancel", id);
+  tu_assert_json(r, "{\"result\":{\"status\":\"cancelled\"}}");
+  cJSON_Delete(r);
+  ck_assert(mcp_call_cancelled(held));
+  ck_assert_str_eq(mcp_call_principal(held)->subject, "alice");
+  mcp_result_text(held, "too late");
+  ck_assert_int_eq(mcp_call_finish(held, 0), 0);
+  r = ltask("tasks/get", id);
+  tu_assert_json(r, "{\"result\":{\"status\":\"cancelled\"}}");
+  cJSON_Delete(r);
+  free(id);
+}
+END_TEST
+
+/* A 2025-11-25 task waiting for input when its session ends: the answers
+ * could only come on that session, so it waits (parked, no thread) until
+ * another session of its caller cancels it, which ends its call. */
+START_TEST(a_legacy_task_asking_outlives_its_session) {
+  cJSON *r = lcall("job", "{\"do\":\"ask\"}", "{}");
+  char *id = task_id(r, "result.task.taskId");
+  cJSON_Delete(r);
+  tu_peer_close(&L);
+  tu_peer_open(&L, srv, &ALICE);
+  tu_legacy_init(&L, "2025-11-25", "{\"elicitation\":{}}");
+  r = ltask("tasks/get", id);
+  tu_assert_json(r, "{\"result\":{\"status\":\"input_required\"}}");
+  cJSON_Delete(r);
+  /* An answer on this session is to no request of it. */
+  ck_assert_int_eq(
+      tu_send_free(
+          &L, tu_text("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":%s}", YES)),
+      0);
+  r = ltask("tasks/get", id);
+  tu_assert_json(r, "{\"result\":{\"status\":\"input_required\"}}");
+  cJSON_Delete(r);
+  ck_assert_int_eq(g_seen_ok, 0);
+  r = ltask("tasks/cancel", id);
+  tu_assert_json(r, "{\"result\":{\"status\":\"cancelled\"}}");
+  cJSON_Delete(r);
+  r = ltask("tasks/get", id);
+  tu_assert_json(r, "{\"result\":{\"status\":\"cancelled\"}}");
   cJSON_Delete(r);
   free(id);
 }
@@ -1800,16 +1909,16 @@ END_TEST
  * legacy round and a task's both use: numbering on a session, writing (with
  * or without the related-task _meta), matching answers, withdrawing. */
 START_TEST(input_rounds_number_write_match_and_withdraw) {
-  mcp_session *s = P.session;
+  mcp__home *h = &P.session->home;
   cJSON *asks =
       cJSON_Parse("{\"a\":{\"method\":\"elicitation/create\",\"params\":{}},"
                   "\"b\":{\"method\":\"roots/list\",\"params\":{\"x\":1}}}");
   mcp__buf texts = {0};
   size_t n = 9;
-  pthread_mutex_lock(&s->lock);
-  long long first = s->next_request_id + 1;
-  ck_assert_int_eq(mcp__input_number_locked(s, asks, NULL, &texts, &n), 0);
-  pthread_mutex_unlock(&s->lock);
+  pthread_mutex_lock(&h->lock);
+  long long first = h->next_request_id + 1;
+  ck_assert_int_eq(mcp__input_number_locked(h, asks, NULL, &texts, &n), 0);
+  pthread_mutex_unlock(&h->lock);
   ck_assert_uint_eq(n, 2);
   char want[200];
   snprintf(want, sizeof want,
@@ -1840,9 +1949,9 @@ START_TEST(input_rounds_number_write_match_and_withdraw) {
   ck_assert_str_eq(texts.data, want);
   ck_assert_uint_eq(texts.len, strlen(want) + 1);
   mcp__buf_free(&texts);
-  pthread_mutex_lock(&s->lock);
-  ck_assert_int_eq(mcp__input_number_locked(s, asks, "T9", &texts, &n), 0);
-  pthread_mutex_unlock(&s->lock);
+  pthread_mutex_lock(&h->lock);
+  ck_assert_int_eq(mcp__input_number_locked(h, asks, "T9", &texts, &n), 0);
+  pthread_mutex_unlock(&h->lock);
   ck_assert_ptr_nonnull(strstr(texts.data,
                                "\"_meta\":{\"io.modelcontextprotocol/"
                                "related-task\":{\"taskId\":\"T9\"}}"));
@@ -1915,6 +2024,7 @@ int main(void) {
   tcase_add_test(t, tool_error_completes_and_protocol_error_fails);
   tcase_add_test(t, start_task_then_answer_at_once);
   tcase_add_test(t, input_through_tasks_update);
+  tcase_add_test(t, input_through_tasks_update_after_its_session);
   tcase_add_test(t, partial_answers_and_keys_unique_over_the_task);
   tcase_add_test(t, cancel_acknowledges_and_settles);
   tcase_add_test(t, modern_refusals);
@@ -1929,6 +2039,9 @@ int main(void) {
   tcase_add_test(t, legacy_tool_error_fails_and_progress_is_related);
   tcase_add_test(t, legacy_refusals);
   tcase_add_test(t, a_task_outlives_its_session);
+  tcase_add_test(t, a_task_call_keeps_its_caller_after_its_session);
+  tcase_add_test(t, a_task_is_cancelled_after_its_session);
+  tcase_add_test(t, a_legacy_task_asking_outlives_its_session);
   t = tu_tcase(s, "limits", setup, teardown, 60);
   tcase_add_test(t, limits_refuse_and_make_room);
   tcase_add_test(t, ttl_expiry_cancels_and_forgets);
