@@ -250,7 +250,9 @@ typedef enum mcp_hint {
 /** The hints a client may use to decide what to ask its user about. They
  * are claims, not guarantees: clients must not trust them and libmcp never
  * reads them to decide access. Registration refuses hints that break the
- * rule given with each member. */
+ * rule given with each member. tools/list sends all four explicitly: for a
+ * read-only tool, destructiveHint false and idempotentHint true, which
+ * follow from it (a directory scan requires every hint on every tool). */
 typedef struct mcp_tool_annotations {
   const char *title;    /**< optional; falls back to the tool's title */
   mcp_hint read_only;   /**< readOnlyHint; always stated; never TRUE together

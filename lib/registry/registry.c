@@ -188,8 +188,9 @@ void mcp__put_string_member(mcp__buf *b, const char *key, const char *val) {
 
 /* Prints the Tool object as version v defines it: annotations from
  * 2025-03-26, title, outputSchema and _meta from 2025-06-18, icons from
- * 2025-11-25. Every stated hint is
- * written explicitly, so no client falls back to the worst-case defaults. */
+ * 2025-11-25. Every hint is written explicitly, stated or derived, so no
+ * client falls back to the worst-case defaults and a directory scan that
+ * requires all four finds them. */
 static int build_wire(const mcp_tool *def, const mcp__tool *t, mcp__version v,
                       mcp__buf *b) {
   const mcp_tool_annotations *a = &def->annotations;
@@ -213,9 +214,14 @@ static int build_wire(const mcp_tool *def, const mcp__tool *t, mcp__version v,
       mcp__json_quote(b, title, strlen(title));
       first = 0;
     }
+    /* A tool that changes nothing is not destructive and is trivially
+     * idempotent: its author may not state those two (registration refuses
+     * it), so they are derived here, and every hint reaches the client. */
+    bool ro = a->read_only == MCP_HINT_TRUE;
     put_hint(b, "readOnlyHint", a->read_only, &first);
-    put_hint(b, "destructiveHint", a->destructive, &first);
-    put_hint(b, "idempotentHint", a->idempotent, &first);
+    put_hint(b, "destructiveHint", ro ? MCP_HINT_FALSE : a->destructive,
+             &first);
+    put_hint(b, "idempotentHint", ro ? MCP_HINT_TRUE : a->idempotent, &first);
     put_hint(b, "openWorldHint", a->open_world, &first);
     mcp__buf_putc(b, '}');
   }
