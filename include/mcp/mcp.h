@@ -288,6 +288,39 @@ typedef struct mcp_tool_annotations {
  * and sandbox. */
 typedef int (*mcp_tool_fn)(mcp_call *call, void *user_data);
 
+/** Resolves the hints of one call of a tool (the
+ * io.modelcontextprotocol/tool-resolution extension): a tool that reads,
+ * appends or deletes by its arguments states its worst case at
+ * registration, and its resolver says what this call does, so that a
+ * client asks only about the calls that need it, and so that the guard
+ * (mcp/guard.h) holds the call to the hints resolved for it.
+ *
+ * arguments is the call's arguments object, already valid against the
+ * tool's input schema; principal is the caller's. hints arrives filled
+ * with the tool's static hints (read_only and open_world stated; for a
+ * tool that is not read-only destructive and idempotent stated too) and
+ * the resolver narrows them: it sets read_only (and then may leave
+ * destructive and idempotent UNSET, which a read-only call derives as
+ * false and true), destructive, idempotent and open_world to what this
+ * call does. title is ignored. The engine, not the resolver, keeps the
+ * bound: an answer looser than the static hints (a read-only tool
+ * resolved writing, a closed-world one open, a non-destructive one
+ * destructive, an idempotent one not idempotent) or not a valid set of
+ * hints is a server error, logged with the tool and the rule and never
+ * sent (and a call then runs under its static hints).
+ *
+ * Must not run the tool or have any effect a client could observe (no
+ * write, no message, no lock held past it); reads needed to classify the
+ * call are fine. Returns 0, or a negative code when it cannot tell (the
+ * client gets a JSON-RPC internal error for tools/resolve; a call runs
+ * under its static hints). Runs on the thread serving the request, for
+ * tools/resolve and before each tools/call, possibly on several threads
+ * at once: it must be thread-safe. */
+typedef int (*mcp_tool_resolve_fn)(const struct cJSON *arguments,
+                                   const mcp_principal *principal,
+                                   mcp_tool_annotations *hints,
+                                   void *user_data);
+
 /** A tool definition: plain data, typically a static const struct with
  * designated initializers. Everything is copied at registration.
  * Schemas are JSON Schema 2020-12, compiled once here; arguments are checked
@@ -347,7 +380,10 @@ typedef struct mcp_tool {
   const mcp_icon *icons;            /**< optional, see mcp_icon (2025-11-25+) */
   const char *meta;                 /**< optional _meta (2025-06-18+): JSON
                                          object text, see above */
-  void *reserved[2]; /**< zero: room to grow (see the README, Versioning) */
+  mcp_tool_resolve_fn resolve;      /**< optional: per-call hints, see
+                                         mcp_tool_resolve_fn; user_data is
+                                         the tool's */
+  void *reserved[1]; /**< zero: room to grow (see the README, Versioning) */
 } mcp_tool;
 
 /** mcp_tool.flags: check "format" in the schemas (date-time, date, email,

@@ -672,9 +672,12 @@ typedef enum mcp__feature {
   MCP__FEATURE_PROMPTS,
   MCP__FEATURE_RESOURCES,
   MCP__FEATURE_COMPLETIONS,
-  MCP__FEATURE_SKILLS, /* the io.modelcontextprotocol/skills extension */
-  MCP__FEATURE_TASKS   /* a tool with task support: 2025-11-25's tasks, and
-                          the io.modelcontextprotocol/tasks extension */
+  MCP__FEATURE_SKILLS,    /* the io.modelcontextprotocol/skills extension */
+  MCP__FEATURE_TASKS,     /* a tool with task support: 2025-11-25's tasks, and
+                             the io.modelcontextprotocol/tasks extension */
+  MCP__FEATURE_RESOLUTION /* a tool with a resolver: the
+                             io.modelcontextprotocol/tool-resolution
+                             extension */
 } mcp__feature;
 /* Does the server offer f now (something of it is registered)? */
 bool mcp__offers(mcp_server *srv, mcp__feature f);

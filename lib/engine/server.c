@@ -646,8 +646,9 @@ bool mcp__offers(mcp_server *srv, mcp__feature f) {
             : f == MCP__FEATURE_RESOURCES
                 ? srv->resources.n + srv->templates.n > 0
             : f == MCP__FEATURE_SKILLS ? srv->skills.n > 0
-            : f == MCP__FEATURE_TASKS
-                ? srv->reg.ntask > 0
+            : f == MCP__FEATURE_TASKS  ? srv->reg.ntask > 0
+            : f == MCP__FEATURE_RESOLUTION
+                ? srv->reg.nresolve > 0
                 : any_complete(&srv->prompts) || any_complete(&srv->templates);
   pthread_mutex_unlock(&srv->lock);
   return on;

@@ -102,6 +102,24 @@ static void deny(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
   mcp__buf_free(&data);
 }
 
+void mcp__reply_missing_extension(mcp_session *s, mcp__reply_ctx *ctx,
+                                  const mcp__req *r, const char *extension,
+                                  const char *why) {
+  char msg[300];
+  mcp__fmt(msg, sizeof msg, "Missing required client capability: %s", why);
+  mcp__utf8_trim(msg);
+  mcp__buf data = {0};
+  mcp__buf_puts(&data, "{\"requiredCapabilities\":{\"extensions\":{");
+  mcp__json_quote(&data, extension, strlen(extension));
+  mcp__buf_puts(&data, ":{}}}}");
+  const char *json = mcp__buf_str(&data);
+  if (json)
+    mcp__req_error(s, ctx, r, MCP__RPC_MISSING_CAPABILITY, msg, json);
+  else if (!ctx->err)
+    ctx->err = MCP_ENOMEM;
+  mcp__buf_free(&data);
+}
+
 /* The admission point (promise 2, docs/architecture.md): every entry the
  * request names needs every scope it lists; a tools/call then also needs the
  * authorizer hook's consent (it sees the tool's name and arguments, never its
@@ -198,6 +216,13 @@ const mcp__method mcp__methods[] = {
      .calls = true,
      .name_member = "name",
      .name_what = "the tool's name"},
+    {.name = "tools/resolve",
+     .handle = mcp__handle_tools_resolve,
+     .target = mcp__target_resolve,
+     .feature = MCP__FEATURE_RESOLUTION,
+     .eras = BOTH,
+     .needs_init = true,
+     .admission = MCP__ADMIT_ENTRY},
     {.name = "initialize",
      .feature = NONE,
      .eras = LEGACY,

@@ -16,19 +16,19 @@ void mcp__reply_tool_error(mcp_session *s, mcp__reply_ctx *ctx,
   mcp__reply_result(s, ctx, r, &b);
 }
 
-/* Runs a call on the receiving thread, so its reply can join a batch. */
+/* Finds the tool a tools/call or tools/resolve names, as its caller may
+ * see it. */
 bool mcp__target_tool(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
                       mcp__target *t) {
   cJSON *params = r->params_node;
   const cJSON *name = mcp__json_member(params, "name");
   cJSON *args = (cJSON *)mcp__json_member(params, "arguments");
-  if (params == NULL) {
-    mcp__reply_invalid_params(s, ctx, r, "tools/call needs params");
-    return false;
-  }
-  if (!cJSON_IsString(name)) {
-    mcp__reply_invalid_params(s, ctx, r,
-                              "tools/call needs a tool name (string)");
+  if (params == NULL || !cJSON_IsString(name)) {
+    /* tools/call's and tools/resolve's */
+    char why[96];
+    mcp__fmt(why, sizeof why, "%s needs %s", r->m->method,
+             params ? "a tool name (string)" : "params");
+    mcp__reply_invalid_params(s, ctx, r, why);
     return false;
   }
   if (args != NULL && !cJSON_IsObject(args)) {
