@@ -87,7 +87,8 @@ struct cJSON;
   X(MCP_EINTERNAL, -13, "internal error")                                      \
   X(MCP_ECAPABILITY, -14,                                                      \
     "the client did not declare a capability this needs")                      \
-  X(MCP_ENOTSUP, -15, "not supported by this system")
+  X(MCP_ENOTSUP, -15, "not supported by this system")                          \
+  X(MCP_EFORBIDDEN, -16, "the caller lacks a scope this needs")
 
 /** Error codes returned by libmcp functions (the names, values and texts
  * are those of MCP_ERROR_LIST). */
@@ -465,6 +466,25 @@ MCP_API const char *mcp_call_uri(const mcp_call *call);
 
 /** The caller (borrowed, valid until the call is finished; never NULL). */
 MCP_API const mcp_principal *mcp_call_principal(const mcp_call *call);
+
+/** Step-up from a handler: access that depends on the arguments (deleting
+ * a note another subject created needs "notes:admin"). scopes is one or
+ * more scope tokens separated by spaces (RFC 6749's scope syntax), which
+ * this call needs on top of its tool's own.
+ *
+ * Returns 0 when the caller holds them all: go on. Otherwise returns
+ * MCP_EFORBIDDEN and the call ends exactly as a refusal for want of the
+ * tool's own scopes would have ended it, whatever the handler returns
+ * after (return this code): the client gets MCP_RPC_FORBIDDEN with
+ * data.requiredScopes naming the missing ones (and, over HTTP, 403
+ * insufficient_scope with a challenge naming every scope the call needs),
+ * the audit record says MCP_DECISION_DENIED_SCOPE with the missing
+ * scopes, and no part of a result built before or after is sent. Ask
+ * before doing anything the scopes guard. MCP_EINVAL for a NULL call, a
+ * call that is not a tool's, or scopes that are empty or not scope tokens
+ * (then nothing changes); MCP_ENOMEM. Same thread rule as the result
+ * builders. */
+MCP_API int mcp_call_require_scopes(mcp_call *call, const char *scopes);
 
 /** The capabilities the call's client declared: its ClientCapabilities
  * object (initialize's in the 2025 versions, the request's own _meta in

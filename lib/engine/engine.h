@@ -181,6 +181,10 @@ typedef struct mcp__sink {
   mcp_sink sink;
   _Atomic unsigned refs;
   bool failed; /* under the session lock */
+  /* Refused step-ups of calls answered through it, whose scopes the facts
+   * of their replies name after the calls are gone: freed with the sink.
+   * Under the session lock. */
+  struct mcp__stepup *held;
 } mcp__sink;
 
 /* A modern subscriptions/listen: its stream stays open (the sink is held)
@@ -337,6 +341,8 @@ struct mcp_call {
   int error_code;         /* the JSON-RPC error code of the reply built, or 0 */
   bool reply_is_error;    /* the result built says "isError":true */
   char ran_under[64];     /* mcp_call_execute's name for where it ran */
+  struct mcp__stepup *stepup; /* the handler's refused step-up
+                                 (mcp_call_require_scopes), or NULL */
   /* Its owner (a task, for a call that is or may become one: its session
    * is the task's runner, its sink the task's), or NULL: see
    * mcp__call_owner. */
@@ -631,6 +637,19 @@ void mcp__wire_request(mcp__buf *b, const char *task_id,
                        long long id);
 /* An error object's members: code and message. */
 void mcp__wire_error_members(mcp__buf *b, int code, const char *message);
+
+/* ---- step-up (stepup.c) ---------------------------------------------------
+ * A handler's refused mcp_call_require_scopes: the call's reply, facts and
+ * audit record are then the refusal's (call.c). */
+typedef struct mcp__stepup {
+  mcp__decision d; /* MCP_DECISION_DENIED_SCOPE: d.required is scopes,
+                      d.missing points into it */
+  char **scopes;   /* every scope the call needs: its tool's, then those
+                      the handler asked for; NULL-terminated, owned */
+  struct mcp__stepup *next; /* in its sink's held list */
+} mcp__stepup;
+/* Frees u and every step-up after it in its list. */
+void mcp__stepup_free(mcp__stepup *u);
 
 /* ---- the task record, as the rest of the core sees it (task.c, task.h) ----
  * A task is its call's owner (mcp__call_owner); what its record offers the

@@ -80,13 +80,7 @@ static const char *kind_name(const mcp__target *t) {
 static void deny(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
                  const mcp__decision *d, const char *what) {
   mcp__buf msg = {0}, data = {0};
-  if (d->decision == MCP_DECISION_DENIED_SCOPE) {
-    mcp__buf_printf(&msg, "Forbidden: insufficient scope; this %s needs", what);
-    for (size_t i = 0; d->missing[i]; i++)
-      mcp__buf_printf(&msg, " %s", d->missing[i]);
-  } else {
-    mcp__buf_puts(&msg, "Forbidden: the server's policy denied this call");
-  }
+  mcp__decision_message(&msg, d, what);
   mcp__decision_data(&data, d);
   const char *text = mcp__buf_str(&msg), *json = mcp__buf_str(&data);
   if (d->decision == MCP_DECISION_DENIED_SCOPE) {
