@@ -1066,7 +1066,13 @@ typedef struct mcp_audit_record {
                                           (mcp_call_execute); NULL when it
                                           ran on the session's thread or
                                           did not run */
-  void *reserved[3]; /**< zero: room to grow (see the README, Versioning) */
+  const mcp_tool_annotations *hints; /**< the hints the call ran under
+                                          (mcp_call_hints: its resolver's
+                                          for its arguments, or its
+                                          tool's), all four stated; NULL
+                                          when it was refused before it
+                                          was made */
+  void *reserved[2]; /**< zero: room to grow (see the README, Versioning) */
 } mcp_audit_record;
 
 /** Receives audit records. Called on the thread that finished the call;

@@ -141,6 +141,12 @@ static mcp__outcome outcome_of(const mcp_call *c, const mcp__buf *reply) {
   return o;
 }
 
+/* The hints c runs under: its resolver's for its arguments, else its
+ * tool's. */
+static mcp__hints hints_of(const mcp_call *c) {
+  return c->resolved ? c->hints : mcp__tool_hints(c->tool);
+}
+
 /* What a sink is told of the reply c's handler (or its deadline) gave. A
  * refused step-up names its scopes, as the admission point's refusal does,
  * so that an HTTP transport answers 403 with its challenge. */
@@ -1309,11 +1315,13 @@ static mcp_decision audit_end(mcp_call *c, int rc, bool late, bool cancelled) {
                                       : MCP_DECISION_ALLOWED;
   if (refused)
     failed = false;
+  mcp__hints ran = hints_of(c);
   if (c->kind == MCP_CALL_TOOL)
     mcp__audit(s->srv, c->tool->name, &s->principal, decision,
                refused ? (const char *const *)c->stepup->d.missing : NULL,
                !refused && (late || c->is_error || (capability && !c->modern)),
-               failed, c->started_us, c->ran_under[0] ? c->ran_under : NULL);
+               failed, c->started_us, c->ran_under[0] ? c->ran_under : NULL,
+               &ran);
   return decision;
 }
 
@@ -1557,12 +1565,8 @@ mcp_tool_annotations mcp_call_hints(const mcp_call *call) {
   mcp_tool_annotations a = {0};
   if (call == NULL || call->kind != MCP_CALL_TOOL)
     return a;
-  const mcp__tool *t = call->tool;
-  a.read_only = t->read_only ? MCP_HINT_TRUE : MCP_HINT_FALSE;
-  a.open_world = t->open_world ? MCP_HINT_TRUE : MCP_HINT_FALSE;
-  if (!t->read_only)
-    a.destructive = t->destructive ? MCP_HINT_TRUE : MCP_HINT_FALSE;
-  return a;
+  mcp__hints h = hints_of(call);
+  return mcp__hints_annotations(&h);
 }
 
 static int finish_code(int rc) {

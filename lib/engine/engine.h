@@ -341,6 +341,11 @@ struct mcp_call {
   int error_code;         /* the JSON-RPC error code of the reply built, or 0 */
   bool reply_is_error;    /* the result built says "isError":true */
   char ran_under[64];     /* mcp_call_execute's name for where it ran */
+  /* The hints the call runs under (mcp_call_hints, the guard, the audit
+   * record): its tool's resolver's for its arguments, evaluated before it
+   * ran (lib/methods/tools.c), when resolved; else its tool's static ones. */
+  bool resolved;
+  mcp__hints hints;
   struct mcp__stepup *stepup; /* the handler's refused step-up
                                  (mcp_call_require_scopes), or NULL */
   /* Its owner (a task, for a call that is or may become one: its session
@@ -533,11 +538,11 @@ void mcp__call_too_large(mcp_call *c, mcp__buf *out);
 
 /* Emits the audit record of a tools/call; ran_under names where its
  * handler ran (mcp_call_execute), NULL for the session's thread or not at
- * all. */
+ * all; hints are those it ran under, NULL when it did not run. */
 void mcp__audit(mcp_server *srv, const char *tool, const mcp_principal *p,
                 mcp_decision decision, const char *const *missing,
                 bool is_error, bool failed, unsigned long long started_us,
-                const char *ran_under);
+                const char *ran_under, const mcp__hints *hints);
 
 /* ---- replies (session.c) ------------------------------------------------- */
 /* Where replies to one incoming message go: straight to the peer, or into

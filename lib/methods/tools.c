@@ -157,6 +157,24 @@ static int setup_call(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
   return 0;
 }
 
+/* The hints a resolvable tool's call runs under: its resolver's for these
+ * arguments and this caller, evaluated here, never taken from the client
+ * (a tools/resolve before is advice to the client, not to us). An answer
+ * the bound refuses, or none, leaves the static hints. */
+static void resolve_hints(mcp_session *s, mcp_call *call) {
+  if (call->kind != MCP_CALL_TOOL || call->tool->resolve == NULL)
+    return;
+  char why[256];
+  if (mcp__tool_resolve(call->tool, call->arguments, &s->principal,
+                        &call->hints, why, sizeof why) == 0) {
+    call->resolved = true;
+    return;
+  }
+  mcp__log(s->srv, MCP_LOG_ERROR,
+           "tools/call \"%s\": runs under its static hints: %s",
+           call->tool->name, why);
+}
+
 /* Answers r for a call made but refused before its handler ran (rc from
  * setup_call), audits it, and discards it with its task. */
 static void discard_call(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
@@ -213,6 +231,7 @@ static void start_call(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
     discard_call(s, ctx, r, call, task, rc, why);
     return;
   }
+  resolve_hints(s, call);
   if (task) {
     mcp__task_start(s, ctx, r, call, task);
     return;

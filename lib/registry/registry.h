@@ -259,6 +259,8 @@ typedef struct mcp__hints {
 } mcp__hints;
 /* The static hints of t, with a read-only tool's derived ones. */
 mcp__hints mcp__tool_hints(const mcp__tool *t);
+/* h as the public struct: all four stated, no title. */
+mcp_tool_annotations mcp__hints_annotations(const mcp__hints *h);
 /* Runs t's resolver (t->resolve must be set) for args and principal and
  * holds its answer to t's static hints. Returns 0 with *out; MCP_EINVAL
  * when the answer is not a valid set of hints or looser than the static

@@ -14,6 +14,15 @@ mcp__hints mcp__tool_hints(const mcp__tool *t) {
                       .open_world = t->open_world};
 }
 
+static mcp_hint hint_of(bool b) { return b ? MCP_HINT_TRUE : MCP_HINT_FALSE; }
+
+mcp_tool_annotations mcp__hints_annotations(const mcp__hints *h) {
+  return (mcp_tool_annotations){.read_only = hint_of(h->read_only),
+                                .destructive = hint_of(h->destructive),
+                                .idempotent = hint_of(h->idempotent),
+                                .open_world = hint_of(h->open_world)};
+}
+
 static bool stated(mcp_hint h) {
   return h == MCP_HINT_TRUE || h == MCP_HINT_FALSE;
 }
@@ -47,8 +56,6 @@ static const char *bound_broken(const mcp__hints *st, const mcp__hints *h) {
     return "an idempotent tool resolved not idempotent";
   return NULL;
 }
-
-static mcp_hint hint_of(bool b) { return b ? MCP_HINT_TRUE : MCP_HINT_FALSE; }
 
 int mcp__tool_resolve(const mcp__tool *t, const struct cJSON *args,
                       const mcp_principal *principal, mcp__hints *out,
