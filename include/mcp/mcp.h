@@ -422,8 +422,9 @@ MCP_API int mcp_server_add_tool(mcp_server *srv, const mcp_tool *tool,
  * and (when supported is not NULL) a tool scope missing from supported, the
  * scopes an authorization server issues; a tool whose MCP Apps view
  * (meta ui.resourceUri, or its deprecated flat key "ui/resourceUri") no
- * registered resource or template serves; and,
- * with an executor that has a lint callback (mcp_executor), its sentence
+ * registered resource or template serves; a tool with a resolver whose
+ * static hints are already the tightest (read-only and closed-world:
+ * nothing to resolve); and, with an executor that has a lint callback (mcp_executor), its sentence
  * (the guard has none: it says what the kernel enforces once, when it is
  * enabled). A warning for the author, never an access decision.
  * Returns how many warnings it wrote. Any thread. */

@@ -1047,6 +1047,15 @@ unsigned mcp_server_lint(mcp_server *srv, const char *const *supported) {
                t->name, t->destructive ? "destructive" : "open-world");
       warnings++;
     }
+    /* A resolver can only tighten the static hints: read-only and
+     * closed-world are already the tightest, so it has nothing to say. */
+    if (t->resolve && t->read_only && !t->open_world) {
+      mcp__log(srv, MCP_LOG_WARNING,
+               "tool \"%s\" has a resolver, but its static hints (read-only, "
+               "closed-world) are already the tightest: nothing to resolve",
+               t->name);
+      warnings++;
+    }
     for (size_t k = 0; supported && k < t->nscopes; k++) {
       bool listed = false;
       for (const char *const *s = supported; *s && !listed; s++)

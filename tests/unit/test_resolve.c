@@ -75,11 +75,13 @@ static const mcp_tool plain = {
     .annotations = {.read_only = MCP_HINT_TRUE, .open_world = MCP_HINT_FALSE},
     .handler = handler};
 
-static char g_log[512];
+static char g_log[512], g_warned[512];
 static void keep_log(mcp_log_level level, const char *message, void *data) {
   (void)data;
-  if (level <= MCP_LOG_ERROR)
+  if (level >= MCP_LOG_ERROR)
     snprintf(g_log, sizeof g_log, "%s", message);
+  else if (level == MCP_LOG_WARNING)
+    snprintf(g_warned, sizeof g_warned, "%s", message);
 }
 
 static mcp_server *new_server(bool resolvable) {
@@ -396,6 +398,26 @@ START_TEST(scope_refusal_is_the_calls) {
 }
 END_TEST
 
+/* A resolver on a read-only, closed-world tool has nothing to narrow. */
+START_TEST(lint_warns_of_nothing_to_resolve) {
+  mcp_server *srv = new_server(true);
+  ck_assert_uint_eq(mcp_server_lint(srv, NULL), 0); /* manage writes */
+  static const mcp_tool looker = {
+      .name = "looker",
+      .description = "Reads.",
+      .annotations = {.read_only = MCP_HINT_TRUE,
+                      .open_world = MCP_HINT_FALSE},
+      .handler = handler,
+      .resolve = resolve_manage};
+  ck_assert_int_eq(mcp_server_add_tool(srv, &looker, NULL), 0);
+  g_warned[0] = '\0';
+  ck_assert_uint_eq(mcp_server_lint(srv, NULL), 1);
+  ck_assert_ptr_nonnull(strstr(g_warned, "\"looker\" has a resolver"));
+  ck_assert_ptr_nonnull(strstr(g_warned, "nothing to resolve"));
+  mcp_server_free(srv);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("resolve");
   TCase *tc = tcase_create("resolve");
@@ -406,6 +428,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, no_resolvable_tool_no_method);
   tcase_add_test(tc, bound_refuses_looser_answers);
   tcase_add_test(tc, scope_refusal_is_the_calls);
+  tcase_add_test(tc, lint_warns_of_nothing_to_resolve);
   suite_add_tcase(s, tc);
   return s;
 }
