@@ -424,10 +424,10 @@ MCP_API int mcp_server_add_tool(mcp_server *srv, const mcp_tool *tool,
  * (meta ui.resourceUri, or its deprecated flat key "ui/resourceUri") no
  * registered resource or template serves; a tool with a resolver whose
  * static hints are already the tightest (read-only and closed-world:
- * nothing to resolve); and, with an executor that has a lint callback (mcp_executor), its sentence
- * (the guard has none: it says what the kernel enforces once, when it is
- * enabled). A warning for the author, never an access decision.
- * Returns how many warnings it wrote. Any thread. */
+ * nothing to resolve); and, with an executor that has a lint callback
+ * (mcp_executor), its sentence (the guard has none: it says what the kernel
+ * enforces once, when it is enabled). A warning for the author, never an access
+ * decision. Returns how many warnings it wrote. Any thread. */
 MCP_API unsigned mcp_server_lint(mcp_server *srv, const char *const *supported);
 
 /** Removes the tool named name. Calls already running finish normally.
@@ -558,6 +558,55 @@ MCP_API void mcp_call_log(mcp_call *call, mcp_log_level level,
 
 /** Appends a text block. */
 MCP_API int mcp_result_text(mcp_call *call, const char *text);
+
+/** Trust labels (the io.modelcontextprotocol/trust-annotations extension):
+ * what a client should know of what a result holds before it shows it to
+ * a model or sends it on. Claims, like hints: a label's absence is "no
+ * claim", never "false". */
+/** The result (or block) holds data its reader must not leak. */
+#define MCP_TRUST_SENSITIVE 1u
+/** It comes from outside the server (the web, a user's upload, another
+ * system): treat it as untrusted input, instructions in it included. */
+#define MCP_TRUST_UNTRUSTED 2u
+/** Result only: the handler vouches for it, which lifts the untrusted
+ * label libmcp gives every result of an open-world call by default. */
+#define MCP_TRUST_TRUSTED 4u
+
+/** A pointer to the record behind a label, kept out of band (a policy
+ * decision, a data classification): its type, the digest of its
+ * canonical form, which canonical form, and optionally the schema and a
+ * reference to fetch it. Strings are copied. */
+typedef struct mcp_evidence_ref {
+  const char *type;             /**< required, e.g. "data-class.v1" */
+  const char *digest;           /**< required: "sha256:" and 64 lowercase
+                                     hex digits (or sha384:, sha512:) */
+  const char *canonicalization; /**< required: "jcs/rfc8785" or
+                                     "cbor/rfc8949" */
+  const char *schema;           /**< optional: the record's schema URI */
+  const char *ref;              /**< optional: where the record is kept */
+  void *reserved[2]; /**< zero: room to grow (see the README, Versioning) */
+} mcp_evidence_ref;
+
+/** Labels the whole result of a tool call: labels (MCP_TRUST_*) and
+ * evidence (NULL for none). Call it before the first content block (the
+ * labels open the result); calling it again replaces them. Sent, in the
+ * result's _meta, only to a client that declared the extension (on the
+ * request in 2026-07-28, at initialize before); every result of an
+ * open-world call (mcp_call_hints) is labelled untrusted unless labels has
+ * MCP_TRUST_TRUSTED. Returns 0 (also when nothing will be sent);
+ * MCP_EINVAL (an unknown label, TRUSTED with UNTRUSTED, an evidence
+ * member missing or malformed, not a tool's call); MCP_ESTATE after the
+ * first block; MCP_ENOMEM. Same thread rule as the other builders. */
+MCP_API int mcp_result_trust(mcp_call *call, unsigned labels,
+                             const mcp_evidence_ref *evidence);
+
+/** Labels the next content block appended (one of a search's results
+ * that is private, say): MCP_TRUST_SENSITIVE and MCP_TRUST_UNTRUSTED
+ * only, since a block's label may strengthen the result's, never weaken
+ * it. Sent in the block's _meta under the same rule as mcp_result_trust.
+ * Returns as mcp_result_trust (MCP_EINVAL for MCP_TRUST_TRUSTED). */
+MCP_API int mcp_result_trust_next(mcp_call *call, unsigned labels,
+                                  const mcp_evidence_ref *evidence);
 /** Appends an image block; data (size bytes) is base64-encoded by the
  * library; mime_type such as "image/png" is required. */
 MCP_API int mcp_result_image(mcp_call *call, const void *data, size_t size,

@@ -76,6 +76,7 @@ void mcp__call_free(mcp_call *c) {
   mcp__free(c->description);
   mcp__free(c->error_text);
   mcp__stepup_free(c->stepup);
+  mcp__trust_clear(c);
   mcp__call_clear_result(c);
   mcp__free(c);
 }
@@ -661,7 +662,15 @@ static void reply_head(const mcp_call *c, mcp__buf *b) {
   mcp__buf_puts(b, "{\"jsonrpc\":\"2.0\",\"id\":");
   mcp__buf_append(b, c->id, c->id_len);
   mcp__buf_puts(b, ",\"result\":");
-  mcp__result_begin(b, c->session->srv, c->modern, "complete");
+  /* A label that cannot be written fails the reply: it is never dropped. */
+  mcp__buf trust = {0};
+  if (c->kind == MCP_CALL_TOOL)
+    mcp__trust_result_put(c, &trust);
+  if (trust.err && !b->err)
+    b->err = trust.err;
+  mcp__result_begin_meta(b, c->session->srv, c->modern, "complete",
+                         trust.len ? mcp__buf_str(&trust) : NULL);
+  mcp__buf_free(&trust);
   if (c->kind == MCP_CALL_PROMPT) {
     if (c->description) {
       put_str(b, "description", c->description);
@@ -702,6 +711,7 @@ static int begin_block(mcp_call *c) {
 static int end_block(mcp_call *c) {
   if (c->kind == MCP_CALL_PROMPT)
     mcp__buf_putc(&c->content, '}');
+  mcp__trust_block_end(c, &c->content);
   mcp__buf_putc(&c->content, '}');
   if (c->content.err && !c->latched)
     c->latched = c->content.err;

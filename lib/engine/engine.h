@@ -346,6 +346,11 @@ struct mcp_call {
    * ran (lib/methods/tools.c), when resolved; else its tool's static ones. */
   bool resolved;
   mcp__hints hints;
+  /* Trust annotations (trust.c): the result's labels (MCP_TRUST_*) and
+   * evidenceRef (rendered, owned; NULL for none), and those the handler
+   * set for the next content block. */
+  unsigned trust, next_trust;
+  char *trust_evidence, *next_evidence;
   struct mcp__stepup *stepup; /* the handler's refused step-up
                                  (mcp_call_require_scopes), or NULL */
   /* Its owner (a task, for a call that is or may become one: its session
@@ -446,6 +451,10 @@ void mcp__result_begin(mcp__buf *b, const mcp_server *srv, bool modern,
  * and title, not the icons). */
 void mcp__result_begin_info(mcp__buf *b, const mcp_server *srv, bool modern,
                             const char *result_type, bool full);
+/* mcp__result_begin with meta (a member of _meta, without braces, or
+ * NULL) in the result's _meta, in either era. */
+void mcp__result_begin_meta(mcp__buf *b, const mcp_server *srv, bool modern,
+                            const char *result_type, const char *meta);
 int mcp__result_end(mcp__buf *b);
 /* The ttlMs and cacheScope members of a cacheable modern result, each
  * followed by a comma. */
@@ -643,6 +652,19 @@ void mcp__wire_request(mcp__buf *b, const char *task_id,
 /* An error object's members: code and message. */
 void mcp__wire_error_members(mcp__buf *b, int code, const char *message);
 
+/* ---- trust annotations (trust.c) -------------------------------------------
+ * The io.modelcontextprotocol/trust-annotations extension's labels. */
+#define MCP__TRUST_EXTENSION "io.modelcontextprotocol/trust-annotations"
+/* Appends to meta the result-level member of c's _meta, or nothing when
+ * there is nothing to say or c's client did not negotiate the extension:
+ * the handler's labels, and an open-world call's untrusted unless the
+ * handler vouched for its result. */
+void mcp__trust_result_put(const mcp_call *c, mcp__buf *meta);
+/* Writes the next block's ,"_meta":{...} (its labels) to b when the
+ * client negotiated the extension, and forgets them. */
+void mcp__trust_block_end(mcp_call *c, mcp__buf *b);
+void mcp__trust_clear(mcp_call *c);
+
 /* ---- step-up (stepup.c) ---------------------------------------------------
  * A handler's refused mcp_call_require_scopes: the call's reply, facts and
  * audit record are then the refusal's (call.c). */
@@ -696,12 +718,15 @@ typedef enum mcp__feature {
   MCP__FEATURE_PROMPTS,
   MCP__FEATURE_RESOURCES,
   MCP__FEATURE_COMPLETIONS,
-  MCP__FEATURE_SKILLS,    /* the io.modelcontextprotocol/skills extension */
-  MCP__FEATURE_TASKS,     /* a tool with task support: 2025-11-25's tasks, and
-                             the io.modelcontextprotocol/tasks extension */
-  MCP__FEATURE_RESOLUTION /* a tool with a resolver: the
-                             io.modelcontextprotocol/tool-resolution
-                             extension */
+  MCP__FEATURE_SKILLS,     /* the io.modelcontextprotocol/skills extension */
+  MCP__FEATURE_TASKS,      /* a tool with task support: 2025-11-25's tasks, and
+                              the io.modelcontextprotocol/tasks extension */
+  MCP__FEATURE_RESOLUTION, /* a tool with a resolver: the
+                              io.modelcontextprotocol/tool-resolution
+                              extension */
+  MCP__FEATURE_TRUST       /* a tool, whose results may carry labels: the
+                              io.modelcontextprotocol/trust-annotations
+                              extension */
 } mcp__feature;
 /* Does the server offer f now (something of it is registered)? */
 bool mcp__offers(mcp_server *srv, mcp__feature f);

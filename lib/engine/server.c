@@ -350,17 +350,37 @@ void mcp__result_begin(mcp__buf *b, const mcp_server *srv, bool modern,
   mcp__result_begin_info(b, srv, modern, result_type, false);
 }
 
-void mcp__result_begin_info(mcp__buf *b, const mcp_server *srv, bool modern,
-                            const char *result_type, bool full) {
+static void result_begin(mcp__buf *b, const mcp_server *srv, bool modern,
+                         const char *result_type, bool full, const char *meta) {
   mcp__buf_putc(b, '{');
-  if (!modern)
+  if (!modern) {
+    if (meta) {
+      mcp__buf_puts(b, "\"_meta\":{");
+      mcp__buf_puts(b, meta);
+      mcp__buf_puts(b, "},");
+    }
     return;
+  }
   /* Every modern result starts so: plain appends, not a format. */
   mcp__buf_puts(b, "\"resultType\":\"");
   mcp__buf_puts(b, result_type);
   mcp__buf_puts(b, "\",\"_meta\":{\"io.modelcontextprotocol/serverInfo\":");
   mcp__server_info(b, srv, MCP__VERSION_MODERN, full);
+  if (meta) {
+    mcp__buf_putc(b, ',');
+    mcp__buf_puts(b, meta);
+  }
   mcp__buf_puts(b, "},");
+}
+
+void mcp__result_begin_info(mcp__buf *b, const mcp_server *srv, bool modern,
+                            const char *result_type, bool full) {
+  result_begin(b, srv, modern, result_type, full, NULL);
+}
+
+void mcp__result_begin_meta(mcp__buf *b, const mcp_server *srv, bool modern,
+                            const char *result_type, const char *meta) {
+  result_begin(b, srv, modern, result_type, false, meta);
 }
 
 void mcp__put_cache(mcp__buf *b, const mcp_server *srv, bool private_) {
@@ -646,14 +666,29 @@ static bool any_complete(const mcp__registry *r) {
  * resources before serving, so that initialize announces them. */
 bool mcp__offers(mcp_server *srv, mcp__feature f) {
   pthread_mutex_lock(&srv->lock);
-  bool on = f == MCP__FEATURE_PROMPTS ? srv->prompts.n > 0
-            : f == MCP__FEATURE_RESOURCES
-                ? srv->resources.n + srv->templates.n > 0
-            : f == MCP__FEATURE_SKILLS ? srv->skills.n > 0
-            : f == MCP__FEATURE_TASKS  ? srv->reg.ntask > 0
-            : f == MCP__FEATURE_RESOLUTION
-                ? srv->reg.nresolve > 0
-                : any_complete(&srv->prompts) || any_complete(&srv->templates);
+  bool on;
+  switch (f) {
+  case MCP__FEATURE_PROMPTS:
+    on = srv->prompts.n > 0;
+    break;
+  case MCP__FEATURE_RESOURCES:
+    on = srv->resources.n + srv->templates.n > 0;
+    break;
+  case MCP__FEATURE_SKILLS:
+    on = srv->skills.n > 0;
+    break;
+  case MCP__FEATURE_TASKS:
+    on = srv->reg.ntask > 0;
+    break;
+  case MCP__FEATURE_RESOLUTION:
+    on = srv->reg.nresolve > 0;
+    break;
+  case MCP__FEATURE_TRUST:
+    on = srv->reg.n > 0;
+    break;
+  default: /* completions */
+    on = any_complete(&srv->prompts) || any_complete(&srv->templates);
+  }
   pthread_mutex_unlock(&srv->lock);
   return on;
 }

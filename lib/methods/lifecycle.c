@@ -31,10 +31,12 @@ unsigned mcp__put_capabilities(mcp__buf *b, mcp_server *srv, mcp__version v) {
   bool skills = v >= MCP__V2025_11_25 && mcp__offers(srv, MCP__FEATURE_SKILLS);
   bool resolution =
       v >= MCP__V2025_11_25 && mcp__offers(srv, MCP__FEATURE_RESOLUTION);
+  bool trust = v >= MCP__V2025_11_25 && mcp__offers(srv, MCP__FEATURE_TRUST);
   tasks = tasks && v >= MCP__VERSION_MODERN;
   const char *ext[] = {skills ? "\"io.modelcontextprotocol/skills\":{}" : NULL,
                        tasks ? "\"io.modelcontextprotocol/tasks\":{}" : NULL,
-                       resolution ? "\"" MCP__RESOLUTION "\":{}" : NULL};
+                       resolution ? "\"" MCP__RESOLUTION "\":{}" : NULL,
+                       trust ? "\"" MCP__TRUST_EXTENSION "\":{}" : NULL};
   size_t listed = 0;
   for (size_t i = 0; i < sizeof ext / sizeof *ext; i++) {
     if (ext[i] == NULL)

@@ -405,8 +405,7 @@ START_TEST(lint_warns_of_nothing_to_resolve) {
   static const mcp_tool looker = {
       .name = "looker",
       .description = "Reads.",
-      .annotations = {.read_only = MCP_HINT_TRUE,
-                      .open_world = MCP_HINT_FALSE},
+      .annotations = {.read_only = MCP_HINT_TRUE, .open_world = MCP_HINT_FALSE},
       .handler = handler,
       .resolve = resolve_manage};
   ck_assert_int_eq(mcp_server_add_tool(srv, &looker, NULL), 0);
