@@ -101,13 +101,17 @@ MCP_API int mcp_server_set_executor(mcp_server *srv, const mcp_executor *ex);
  * may be freed, and using it again is undefined. */
 MCP_API int mcp_call_execute(mcp_call *call, const char *ran_under);
 
-/** The hints the call's tool stated at registration: read_only,
- * destructive and open_world as stated (destructive UNSET for a read-only
- * tool); title and idempotent are not kept and read NULL and UNSET. A
- * prompt's or a resource's call has no hints: every member UNSET. For an
- * executor that narrows what a handler may do by what its tool says of
- * itself (mcp/guard.h); a hint must never widen access, which scopes
- * decide. Any thread, while the call lives. */
+/** The hints the call runs under, all four stated (title NULL): for a
+ * tool with a resolver (mcp_tool.resolve), the hints it gave for this
+ * call's arguments and caller, evaluated before the call was handed to
+ * the executor and held to the tool's static hints (never taken from the
+ * client); otherwise, or when the resolver failed or answered looser than
+ * the static hints, the tool's static hints, a read-only tool's
+ * destructive FALSE and idempotent TRUE derived. The audit record carries
+ * the same. A prompt's or a resource's call has no hints: every member
+ * UNSET. For an executor that narrows what a handler may do by what its
+ * tool says of itself (mcp/guard.h); a hint must never widen access,
+ * which scopes decide. Any thread, while the call lives. */
 MCP_API mcp_tool_annotations mcp_call_hints(const mcp_call *call);
 
 #ifdef __cplusplus

@@ -87,7 +87,8 @@ struct cJSON;
   X(MCP_EINTERNAL, -13, "internal error")                                      \
   X(MCP_ECAPABILITY, -14,                                                      \
     "the client did not declare a capability this needs")                      \
-  X(MCP_ENOTSUP, -15, "not supported by this system")
+  X(MCP_ENOTSUP, -15, "not supported by this system")                          \
+  X(MCP_EFORBIDDEN, -16, "the caller lacks a scope this needs")
 
 /** Error codes returned by libmcp functions (the names, values and texts
  * are those of MCP_ERROR_LIST). */
@@ -250,7 +251,9 @@ typedef enum mcp_hint {
 /** The hints a client may use to decide what to ask its user about. They
  * are claims, not guarantees: clients must not trust them and libmcp never
  * reads them to decide access. Registration refuses hints that break the
- * rule given with each member. */
+ * rule given with each member. tools/list sends all four explicitly: for a
+ * read-only tool, destructiveHint false and idempotentHint true, which
+ * follow from it (a directory scan requires every hint on every tool). */
 typedef struct mcp_tool_annotations {
   const char *title;    /**< optional; falls back to the tool's title */
   mcp_hint read_only;   /**< readOnlyHint; always stated; never TRUE together
@@ -285,6 +288,39 @@ typedef struct mcp_tool_annotations {
  * dies or times out. The child can then also get its own resource limits
  * and sandbox. */
 typedef int (*mcp_tool_fn)(mcp_call *call, void *user_data);
+
+/** Resolves the hints of one call of a tool (the
+ * io.modelcontextprotocol/tool-resolution extension): a tool that reads,
+ * appends or deletes by its arguments states its worst case at
+ * registration, and its resolver says what this call does, so that a
+ * client asks only about the calls that need it, and so that the guard
+ * (mcp/guard.h) holds the call to the hints resolved for it.
+ *
+ * arguments is the call's arguments object, already valid against the
+ * tool's input schema; principal is the caller's. hints arrives filled
+ * with the tool's static hints (read_only and open_world stated; for a
+ * tool that is not read-only destructive and idempotent stated too) and
+ * the resolver narrows them: it sets read_only (and then may leave
+ * destructive and idempotent UNSET, which a read-only call derives as
+ * false and true), destructive, idempotent and open_world to what this
+ * call does. title is ignored. The engine, not the resolver, keeps the
+ * bound: an answer looser than the static hints (a read-only tool
+ * resolved writing, a closed-world one open, a non-destructive one
+ * destructive, an idempotent one not idempotent) or not a valid set of
+ * hints is a server error, logged with the tool and the rule and never
+ * sent (and a call then runs under its static hints).
+ *
+ * Must not run the tool or have any effect a client could observe (no
+ * write, no message, no lock held past it); reads needed to classify the
+ * call are fine. Returns 0, or a negative code when it cannot tell (the
+ * client gets a JSON-RPC internal error for tools/resolve; a call runs
+ * under its static hints). Runs on the thread serving the request, for
+ * tools/resolve and before each tools/call, possibly on several threads
+ * at once: it must be thread-safe. */
+typedef int (*mcp_tool_resolve_fn)(const struct cJSON *arguments,
+                                   const mcp_principal *principal,
+                                   mcp_tool_annotations *hints,
+                                   void *user_data);
 
 /** A tool definition: plain data, typically a static const struct with
  * designated initializers. Everything is copied at registration.
@@ -345,7 +381,10 @@ typedef struct mcp_tool {
   const mcp_icon *icons;            /**< optional, see mcp_icon (2025-11-25+) */
   const char *meta;                 /**< optional _meta (2025-06-18+): JSON
                                          object text, see above */
-  void *reserved[2]; /**< zero: room to grow (see the README, Versioning) */
+  mcp_tool_resolve_fn resolve;      /**< optional: per-call hints, see
+                                         mcp_tool_resolve_fn; user_data is
+                                         the tool's */
+  void *reserved[1]; /**< zero: room to grow (see the README, Versioning) */
 } mcp_tool;
 
 /** mcp_tool.flags: check "format" in the schemas (date-time, date, email,
@@ -383,11 +422,12 @@ MCP_API int mcp_server_add_tool(mcp_server *srv, const mcp_tool *tool,
  * and (when supported is not NULL) a tool scope missing from supported, the
  * scopes an authorization server issues; a tool whose MCP Apps view
  * (meta ui.resourceUri, or its deprecated flat key "ui/resourceUri") no
- * registered resource or template serves; and,
- * with an executor that has a lint callback (mcp_executor), its sentence
- * (the guard has none: it says what the kernel enforces once, when it is
- * enabled). A warning for the author, never an access decision.
- * Returns how many warnings it wrote. Any thread. */
+ * registered resource or template serves; a tool with a resolver whose
+ * static hints are already the tightest (read-only and closed-world:
+ * nothing to resolve); and, with an executor that has a lint callback
+ * (mcp_executor), its sentence (the guard has none: it says what the kernel
+ * enforces once, when it is enabled). A warning for the author, never an access
+ * decision. Returns how many warnings it wrote. Any thread. */
 MCP_API unsigned mcp_server_lint(mcp_server *srv, const char *const *supported);
 
 /** Removes the tool named name. Calls already running finish normally.
@@ -427,6 +467,25 @@ MCP_API const char *mcp_call_uri(const mcp_call *call);
 
 /** The caller (borrowed, valid until the call is finished; never NULL). */
 MCP_API const mcp_principal *mcp_call_principal(const mcp_call *call);
+
+/** Step-up from a handler: access that depends on the arguments (deleting
+ * a note another subject created needs "notes:admin"). scopes is one or
+ * more scope tokens separated by spaces (RFC 6749's scope syntax), which
+ * this call needs on top of its tool's own.
+ *
+ * Returns 0 when the caller holds them all: go on. Otherwise returns
+ * MCP_EFORBIDDEN and the call ends exactly as a refusal for want of the
+ * tool's own scopes would have ended it, whatever the handler returns
+ * after (return this code): the client gets MCP_RPC_FORBIDDEN with
+ * data.requiredScopes naming the missing ones (and, over HTTP, 403
+ * insufficient_scope with a challenge naming every scope the call needs),
+ * the audit record says MCP_DECISION_DENIED_SCOPE with the missing
+ * scopes, and no part of a result built before or after is sent. Ask
+ * before doing anything the scopes guard. MCP_EINVAL for a NULL call, a
+ * call that is not a tool's, or scopes that are empty or not scope tokens
+ * (then nothing changes); MCP_ENOMEM. Same thread rule as the result
+ * builders. */
+MCP_API int mcp_call_require_scopes(mcp_call *call, const char *scopes);
 
 /** The capabilities the call's client declared: its ClientCapabilities
  * object (initialize's in the 2025 versions, the request's own _meta in
@@ -499,6 +558,55 @@ MCP_API void mcp_call_log(mcp_call *call, mcp_log_level level,
 
 /** Appends a text block. */
 MCP_API int mcp_result_text(mcp_call *call, const char *text);
+
+/** Trust labels (the io.modelcontextprotocol/trust-annotations extension):
+ * what a client should know of what a result holds before it shows it to
+ * a model or sends it on. Claims, like hints: a label's absence is "no
+ * claim", never "false". */
+/** The result (or block) holds data its reader must not leak. */
+#define MCP_TRUST_SENSITIVE 1u
+/** It comes from outside the server (the web, a user's upload, another
+ * system): treat it as untrusted input, instructions in it included. */
+#define MCP_TRUST_UNTRUSTED 2u
+/** Result only: the handler vouches for it, which lifts the untrusted
+ * label libmcp gives every result of an open-world call by default. */
+#define MCP_TRUST_TRUSTED 4u
+
+/** A pointer to the record behind a label, kept out of band (a policy
+ * decision, a data classification): its type, the digest of its
+ * canonical form, which canonical form, and optionally the schema and a
+ * reference to fetch it. Strings are copied. */
+typedef struct mcp_evidence_ref {
+  const char *type;             /**< required, e.g. "data-class.v1" */
+  const char *digest;           /**< required: "sha256:" and 64 lowercase
+                                     hex digits (or sha384:, sha512:) */
+  const char *canonicalization; /**< required: "jcs/rfc8785" or
+                                     "cbor/rfc8949" */
+  const char *schema;           /**< optional: the record's schema URI */
+  const char *ref;              /**< optional: where the record is kept */
+  void *reserved[2]; /**< zero: room to grow (see the README, Versioning) */
+} mcp_evidence_ref;
+
+/** Labels the whole result of a tool call: labels (MCP_TRUST_*) and
+ * evidence (NULL for none). Call it before the first content block (the
+ * labels open the result); calling it again replaces them. Sent, in the
+ * result's _meta, only to a client that declared the extension (on the
+ * request in 2026-07-28, at initialize before); every result of an
+ * open-world call (mcp_call_hints) is labelled untrusted unless labels has
+ * MCP_TRUST_TRUSTED. Returns 0 (also when nothing will be sent);
+ * MCP_EINVAL (an unknown label, TRUSTED with UNTRUSTED, an evidence
+ * member missing or malformed, not a tool's call); MCP_ESTATE after the
+ * first block; MCP_ENOMEM. Same thread rule as the other builders. */
+MCP_API int mcp_result_trust(mcp_call *call, unsigned labels,
+                             const mcp_evidence_ref *evidence);
+
+/** Labels the next content block appended (one of a search's results
+ * that is private, say): MCP_TRUST_SENSITIVE and MCP_TRUST_UNTRUSTED
+ * only, since a block's label may strengthen the result's, never weaken
+ * it. Sent in the block's _meta under the same rule as mcp_result_trust.
+ * Returns as mcp_result_trust (MCP_EINVAL for MCP_TRUST_TRUSTED). */
+MCP_API int mcp_result_trust_next(mcp_call *call, unsigned labels,
+                                  const mcp_evidence_ref *evidence);
 /** Appends an image block; data (size bytes) is base64-encoded by the
  * library; mime_type such as "image/png" is required. */
 MCP_API int mcp_result_image(mcp_call *call, const void *data, size_t size,
@@ -1008,7 +1116,13 @@ typedef struct mcp_audit_record {
                                           (mcp_call_execute); NULL when it
                                           ran on the session's thread or
                                           did not run */
-  void *reserved[3]; /**< zero: room to grow (see the README, Versioning) */
+  const mcp_tool_annotations *hints; /**< the hints the call ran under
+                                          (mcp_call_hints: its resolver's
+                                          for its arguments, or its
+                                          tool's), all four stated; NULL
+                                          when it was refused before it
+                                          was made */
+  void *reserved[2]; /**< zero: room to grow (see the README, Versioning) */
 } mcp_audit_record;
 
 /** Receives audit records. Called on the thread that finished the call;

@@ -166,6 +166,8 @@ void mcp__call_free(mcp_call *c) {
   mcp__free(c->uri);
   mcp__free(c->description);
   mcp__free(c->error_text);
+  mcp__stepup_free(c->stepup);
+  mcp__trust_clear(c);
   mcp__call_clear_result(c);
   mcp__free(c);
 }
@@ -231,13 +233,56 @@ static mcp__outcome outcome_of(const mcp_call *c, const mcp__buf *reply) {
   return o;
 }
 
-/* What a sink is told of the reply c's handler (or its deadline) gave. */
+/* The hints c runs under: its resolver's for its arguments, else its
+ * tool's. */
+static mcp__hints hints_of(const mcp_call *c) {
+  return c->resolved ? c->hints : mcp__tool_hints(c->tool);
+}
+
+/* What a sink is told of the reply c's handler (or its deadline) gave. A
+ * refused step-up names its scopes, as the admission point's refusal does,
+ * so that an HTTP transport answers 403 with its challenge. */
 static mcp_send_info reply_facts(const mcp_call *c, mcp_decision decision) {
-  return (mcp_send_info){.kind =
-                             c->error_code ? MCP_SENT_ERROR : MCP_SENT_RESULT,
-                         .error_code = c->error_code,
-                         .audited = c->kind == MCP_CALL_TOOL,
-                         .decision = decision};
+  bool stepup = c->stepup && c->error_code == MCP_RPC_FORBIDDEN;
+  return (mcp_send_info){
+      .kind = c->error_code ? MCP_SENT_ERROR : MCP_SENT_RESULT,
+      .error_code = c->error_code,
+      .scopes = stepup ? c->stepup->d.required : NULL,
+      .missing_scopes =
+          stepup ? (const char *const *)c->stepup->d.missing : NULL,
+      .audited = c->kind == MCP_CALL_TOOL,
+      .decision = decision};
+}
+
+/* A refused step-up's scopes are named by the facts of a reply its caller
+ * sends after the call is gone (facts, when given): its sink keeps them
+ * until it is done. Without a sink (the session's own callback, which
+ * takes no facts) those facts name none. Under the session lock. */
+static void keep_stepup_locked(mcp_call *c, mcp_send_info *facts) {
+  if (c->stepup == NULL)
+    return;
+  if (c->sink == NULL) {
+    if (facts)
+      facts->scopes = facts->missing_scopes = NULL;
+    return;
+  }
+  c->stepup->next = c->sink->held;
+  c->sink->held = c->stepup;
+  c->stepup = NULL;
+}
+
+/* The refusal of a handler's step-up: the admission point's words. */
+static void stepup_refusal(mcp_call *c, mcp__buf *out) {
+  mcp__buf msg = {0}, data = {0};
+  mcp__decision_message(&msg, &c->stepup->d, "tool");
+  mcp__decision_data(&data, &c->stepup->d);
+  const char *text = mcp__buf_str(&msg), *json = mcp__buf_str(&data);
+  if (text && json)
+    call_error(c, out, MCP_RPC_FORBIDDEN, text, json);
+  else
+    out->err = MCP_ENOMEM;
+  mcp__buf_free(&msg);
+  mcp__buf_free(&data);
 }
 
 /* ---- the call's state machine ---------------------------------------------
@@ -708,7 +753,15 @@ static void reply_head(const mcp_call *c, mcp__buf *b) {
   mcp__buf_puts(b, "{\"jsonrpc\":\"2.0\",\"id\":");
   mcp__buf_append(b, c->id, c->id_len);
   mcp__buf_puts(b, ",\"result\":");
-  mcp__result_begin(b, c->home->srv, c->modern, "complete");
+  /* A label that cannot be written fails the reply: it is never dropped. */
+  mcp__buf trust = {0};
+  if (c->kind == MCP_CALL_TOOL)
+    mcp__trust_result_put(c, &trust);
+  if (trust.err && !b->err)
+    b->err = trust.err;
+  mcp__result_begin_meta(b, c->home->srv, c->modern, "complete",
+                         trust.len ? mcp__buf_str(&trust) : NULL);
+  mcp__buf_free(&trust);
   if (c->kind == MCP_CALL_PROMPT) {
     if (c->description) {
       put_str(b, "description", c->description);
@@ -749,6 +802,7 @@ static int begin_block(mcp_call *c) {
 static int end_block(mcp_call *c) {
   if (c->kind == MCP_CALL_PROMPT)
     mcp__buf_putc(&c->content, '}');
+  mcp__trust_block_end(c, &c->content);
   mcp__buf_putc(&c->content, '}');
   if (c->content.err && !c->latched)
     c->latched = c->content.err;
@@ -1248,6 +1302,10 @@ static void build_reply(mcp_call *c, int rc, mcp__buf *out) {
     c->latched = c->content.err ? c->content.err : c->structured.err;
   /* Whatever the handler returned after a builder said MCP_ELIMIT, the
    * reason the client must hear is the size. */
+  if (c->stepup) { /* whatever the handler built or returned */
+    stepup_refusal(c, out);
+    return;
+  }
   if (c->too_large) {
     mcp__call_too_large(c, out);
     return;
@@ -1351,13 +1409,20 @@ static mcp_decision audit_end(mcp_call *c, int rc, bool late, bool cancelled) {
   bool capability = rc < 0 && c->missing_caps && !c->latched && !late;
   bool failed = !cancelled && !capability && !late && !c->too_large &&
                 (rc < 0 || c->latched);
+  bool refused = c->stepup && !late && !cancelled;
   mcp_decision decision = late        ? MCP_DECISION_TIMEOUT
                           : cancelled ? MCP_DECISION_CANCELLED
+                          : refused   ? MCP_DECISION_DENIED_SCOPE
                                       : MCP_DECISION_ALLOWED;
+  if (refused)
+    failed = false;
+  mcp__hints ran = hints_of(c);
   if (c->kind == MCP_CALL_TOOL)
-    mcp__audit(h->srv, c->tool->name, &h->principal, decision, NULL,
-               late || c->is_error || (capability && !c->modern), failed,
-               c->started_us, c->ran_under[0] ? c->ran_under : NULL);
+    mcp__audit(h->srv, c->tool->name, &h->principal, decision,
+               refused ? (const char *const *)c->stepup->d.missing : NULL,
+               !refused && (late || c->is_error || (capability && !c->modern)),
+               failed, c->started_us, c->ran_under[0] ? c->ran_under : NULL,
+               &ran);
   return decision;
 }
 
@@ -1387,7 +1452,7 @@ void mcp__call_complete(mcp_call *c, int rc, mcp__buf *out,
   }
   /* A modern call answers with an InputRequiredResult instead. */
   if (rc == MCP_INPUT_REQUIRED && !cancelled && (!c->modern || task) &&
-      !c->latched) {
+      !c->latched && !c->stepup) {
     if (ask_for_input(c, task, &rc, out, facts))
       return;
     cancelled = mcp_call_cancelled(c);
@@ -1421,6 +1486,7 @@ void mcp__call_complete(mcp_call *c, int rc, mcp__buf *out,
     give_reply(out, &reply);
   }
   pthread_mutex_lock(&h->lock);
+  keep_stepup_locked(c, out != NULL && !cancelled ? facts : NULL);
   if (task && !cancelled && !reply.err && !h->freed) {
     /* The owner receives the outcome as facts. */
     mcp__outcome o = outcome_of(c, &reply);
@@ -1600,12 +1666,8 @@ mcp_tool_annotations mcp_call_hints(const mcp_call *call) {
   mcp_tool_annotations a = {0};
   if (call == NULL || call->kind != MCP_CALL_TOOL)
     return a;
-  const mcp__tool *t = call->tool;
-  a.read_only = t->read_only ? MCP_HINT_TRUE : MCP_HINT_FALSE;
-  a.open_world = t->open_world ? MCP_HINT_TRUE : MCP_HINT_FALSE;
-  if (!t->read_only)
-    a.destructive = t->destructive ? MCP_HINT_TRUE : MCP_HINT_FALSE;
-  return a;
+  mcp__hints h = hints_of(call);
+  return mcp__hints_annotations(&h);
 }
 
 static int finish_code(int rc) {

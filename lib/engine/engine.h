@@ -232,6 +232,10 @@ struct mcp__sink {
   mcp_sink sink;
   _Atomic unsigned refs;
   bool failed; /* under the session (home) lock */
+  /* Refused step-ups of calls answered through it, whose scopes the facts
+   * of their replies name after the calls are gone: freed with the sink.
+   * Under the session (home) lock. */
+  struct mcp__stepup *held;
 };
 
 /* A modern subscriptions/listen: its stream stays open (the sink is held)
@@ -389,6 +393,18 @@ struct mcp_call {
   int error_code;         /* the JSON-RPC error code of the reply built, or 0 */
   bool reply_is_error;    /* the result built says "isError":true */
   char ran_under[64];     /* mcp_call_execute's name for where it ran */
+  /* The hints the call runs under (mcp_call_hints, the guard, the audit
+   * record): its tool's resolver's for its arguments, evaluated before it
+   * ran (lib/methods/tools.c), when resolved; else its tool's static ones. */
+  bool resolved;
+  mcp__hints hints;
+  /* Trust annotations (trust.c): the result's labels (MCP_TRUST_*) and
+   * evidenceRef (rendered, owned; NULL for none), and those the handler
+   * set for the next content block. */
+  unsigned trust, next_trust;
+  char *trust_evidence, *next_evidence;
+  struct mcp__stepup *stepup; /* the handler's refused step-up
+                                 (mcp_call_require_scopes), or NULL */
   /* Its owner (a task, for a call that is or may become one: its home is
    * the task's own, its sink the task's), or NULL: see mcp__call_owner. */
   const struct mcp__call_owner *owner;
@@ -486,6 +502,10 @@ void mcp__result_begin(mcp__buf *b, const mcp_server *srv, bool modern,
  * and title, not the icons). */
 void mcp__result_begin_info(mcp__buf *b, const mcp_server *srv, bool modern,
                             const char *result_type, bool full);
+/* mcp__result_begin with meta (a member of _meta, without braces, or
+ * NULL) in the result's _meta, in either era. */
+void mcp__result_begin_meta(mcp__buf *b, const mcp_server *srv, bool modern,
+                            const char *result_type, const char *meta);
 int mcp__result_end(mcp__buf *b);
 /* The ttlMs and cacheScope members of a cacheable modern result, each
  * followed by a comma. */
@@ -579,11 +599,11 @@ void mcp__call_too_large(mcp_call *c, mcp__buf *out);
 
 /* Emits the audit record of a tools/call; ran_under names where its
  * handler ran (mcp_call_execute), NULL for the session's thread or not at
- * all. */
+ * all; hints are those it ran under, NULL when it did not run. */
 void mcp__audit(mcp_server *srv, const char *tool, const mcp_principal *p,
                 mcp_decision decision, const char *const *missing,
                 bool is_error, bool failed, unsigned long long started_us,
-                const char *ran_under);
+                const char *ran_under, const mcp__hints *hints);
 
 /* ---- replies (session.c) ------------------------------------------------- */
 /* Where replies to one incoming message go: straight to the peer, or into
@@ -684,6 +704,32 @@ void mcp__wire_request(mcp__buf *b, const char *task_id,
 /* An error object's members: code and message. */
 void mcp__wire_error_members(mcp__buf *b, int code, const char *message);
 
+/* ---- trust annotations (trust.c) -------------------------------------------
+ * The io.modelcontextprotocol/trust-annotations extension's labels. */
+#define MCP__TRUST_EXTENSION "io.modelcontextprotocol/trust-annotations"
+/* Appends to meta the result-level member of c's _meta, or nothing when
+ * there is nothing to say or c's client did not negotiate the extension:
+ * the handler's labels, and an open-world call's untrusted unless the
+ * handler vouched for its result. */
+void mcp__trust_result_put(const mcp_call *c, mcp__buf *meta);
+/* Writes the next block's ,"_meta":{...} (its labels) to b when the
+ * client negotiated the extension, and forgets them. */
+void mcp__trust_block_end(mcp_call *c, mcp__buf *b);
+void mcp__trust_clear(mcp_call *c);
+
+/* ---- step-up (stepup.c) ---------------------------------------------------
+ * A handler's refused mcp_call_require_scopes: the call's reply, facts and
+ * audit record are then the refusal's (call.c). */
+typedef struct mcp__stepup {
+  mcp__decision d; /* MCP_DECISION_DENIED_SCOPE: d.required is scopes,
+                      d.missing points into it */
+  char **scopes;   /* every scope the call needs: its tool's, then those
+                      the handler asked for; NULL-terminated, owned */
+  struct mcp__stepup *next; /* in its sink's held list */
+} mcp__stepup;
+/* Frees u and every step-up after it in its list. */
+void mcp__stepup_free(mcp__stepup *u);
+
 /* ---- the task record, as the rest of the core sees it (task.c, task.h) ----
  * A task is its call's owner (mcp__call_owner); what its record offers the
  * tasks methods, and the writers of its wire, are in task.h. */
@@ -725,9 +771,15 @@ typedef enum mcp__feature {
   MCP__FEATURE_PROMPTS,
   MCP__FEATURE_RESOURCES,
   MCP__FEATURE_COMPLETIONS,
-  MCP__FEATURE_SKILLS, /* the io.modelcontextprotocol/skills extension */
-  MCP__FEATURE_TASKS   /* a tool with task support: 2025-11-25's tasks, and
-                          the io.modelcontextprotocol/tasks extension */
+  MCP__FEATURE_SKILLS,     /* the io.modelcontextprotocol/skills extension */
+  MCP__FEATURE_TASKS,      /* a tool with task support: 2025-11-25's tasks, and
+                              the io.modelcontextprotocol/tasks extension */
+  MCP__FEATURE_RESOLUTION, /* a tool with a resolver: the
+                              io.modelcontextprotocol/tool-resolution
+                              extension */
+  MCP__FEATURE_TRUST       /* a tool, whose results may carry labels: the
+                              io.modelcontextprotocol/trust-annotations
+                              extension */
 } mcp__feature;
 /* Does the server offer f now (something of it is registered)? */
 bool mcp__offers(mcp_server *srv, mcp__feature f);

@@ -350,17 +350,37 @@ void mcp__result_begin(mcp__buf *b, const mcp_server *srv, bool modern,
   mcp__result_begin_info(b, srv, modern, result_type, false);
 }
 
-void mcp__result_begin_info(mcp__buf *b, const mcp_server *srv, bool modern,
-                            const char *result_type, bool full) {
+static void result_begin(mcp__buf *b, const mcp_server *srv, bool modern,
+                         const char *result_type, bool full, const char *meta) {
   mcp__buf_putc(b, '{');
-  if (!modern)
+  if (!modern) {
+    if (meta) {
+      mcp__buf_puts(b, "\"_meta\":{");
+      mcp__buf_puts(b, meta);
+      mcp__buf_puts(b, "},");
+    }
     return;
+  }
   /* Every modern result starts so: plain appends, not a format. */
   mcp__buf_puts(b, "\"resultType\":\"");
   mcp__buf_puts(b, result_type);
   mcp__buf_puts(b, "\",\"_meta\":{\"io.modelcontextprotocol/serverInfo\":");
   mcp__server_info(b, srv, MCP__VERSION_MODERN, full);
+  if (meta) {
+    mcp__buf_putc(b, ',');
+    mcp__buf_puts(b, meta);
+  }
   mcp__buf_puts(b, "},");
+}
+
+void mcp__result_begin_info(mcp__buf *b, const mcp_server *srv, bool modern,
+                            const char *result_type, bool full) {
+  result_begin(b, srv, modern, result_type, full, NULL);
+}
+
+void mcp__result_begin_meta(mcp__buf *b, const mcp_server *srv, bool modern,
+                            const char *result_type, const char *meta) {
+  result_begin(b, srv, modern, result_type, false, meta);
 }
 
 void mcp__put_cache(mcp__buf *b, const mcp_server *srv, bool private_) {
@@ -404,10 +424,13 @@ void mcp__log(mcp_server *srv, mcp_log_level level, const char *fmt, ...) {
 void mcp__audit(mcp_server *srv, const char *tool, const mcp_principal *p,
                 mcp_decision decision, const char *const *missing,
                 bool is_error, bool failed, unsigned long long started_us,
-                const char *ran_under) {
+                const char *ran_under, const mcp__hints *hints) {
   if (srv->audit == NULL)
     return;
   static const char *const none[] = {NULL};
+  mcp_tool_annotations ran = {0};
+  if (hints)
+    ran = mcp__hints_annotations(hints);
   mcp_audit_record rec = {
       .tool = tool,
       .subject = p->subject,
@@ -417,6 +440,7 @@ void mcp__audit(mcp_server *srv, const char *tool, const mcp_principal *p,
       .failed = failed,
       .duration_us = mcp__now_us() - started_us,
       .ran_under = ran_under,
+      .hints = hints ? &ran : NULL,
   };
   srv->audit(&rec, srv->audit_data);
 }
@@ -426,7 +450,7 @@ void mcp__audit_reply(mcp_session *s, mcp__reply_ctx *ctx, const char *tool,
                       bool is_error, bool failed,
                       unsigned long long started_us) {
   mcp__audit(s->home.srv, tool, &s->home.principal, decision, missing, is_error,
-             failed, started_us, NULL);
+             failed, started_us, NULL, NULL);
   ctx->facts.audited = true;
   ctx->facts.decision = decision;
 }
@@ -642,13 +666,29 @@ static bool any_complete(const mcp__registry *r) {
  * resources before serving, so that initialize announces them. */
 bool mcp__offers(mcp_server *srv, mcp__feature f) {
   pthread_mutex_lock(&srv->lock);
-  bool on = f == MCP__FEATURE_PROMPTS ? srv->prompts.n > 0
-            : f == MCP__FEATURE_RESOURCES
-                ? srv->resources.n + srv->templates.n > 0
-            : f == MCP__FEATURE_SKILLS ? srv->skills.n > 0
-            : f == MCP__FEATURE_TASKS
-                ? srv->reg.ntask > 0
-                : any_complete(&srv->prompts) || any_complete(&srv->templates);
+  bool on;
+  switch (f) {
+  case MCP__FEATURE_PROMPTS:
+    on = srv->prompts.n > 0;
+    break;
+  case MCP__FEATURE_RESOURCES:
+    on = srv->resources.n + srv->templates.n > 0;
+    break;
+  case MCP__FEATURE_SKILLS:
+    on = srv->skills.n > 0;
+    break;
+  case MCP__FEATURE_TASKS:
+    on = srv->reg.ntask > 0;
+    break;
+  case MCP__FEATURE_RESOLUTION:
+    on = srv->reg.nresolve > 0;
+    break;
+  case MCP__FEATURE_TRUST:
+    on = srv->reg.n > 0;
+    break;
+  default: /* completions */
+    on = any_complete(&srv->prompts) || any_complete(&srv->templates);
+  }
   pthread_mutex_unlock(&srv->lock);
   return on;
 }
@@ -1040,6 +1080,15 @@ unsigned mcp_server_lint(mcp_server *srv, const char *const *supported) {
                "tool \"%s\" is %s but needs no scope: any authenticated "
                "caller may use it",
                t->name, t->destructive ? "destructive" : "open-world");
+      warnings++;
+    }
+    /* A resolver can only tighten the static hints: read-only and
+     * closed-world are already the tightest, so it has nothing to say. */
+    if (t->resolve && t->read_only && !t->open_world) {
+      mcp__log(srv, MCP_LOG_WARNING,
+               "tool \"%s\" has a resolver, but its static hints (read-only, "
+               "closed-world) are already the tightest: nothing to resolve",
+               t->name);
       warnings++;
     }
     for (size_t k = 0; supported && k < t->nscopes; k++) {

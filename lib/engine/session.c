@@ -133,6 +133,7 @@ void mcp__sink_release(mcp__sink *k) {
     return;
   if (k->sink.done)
     k->sink.done(k->sink.user_data);
+  mcp__stepup_free(k->held);
   mcp__free(k);
 }
 

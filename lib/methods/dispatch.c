@@ -80,13 +80,7 @@ static const char *kind_name(const mcp__target *t) {
 static void deny(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
                  const mcp__decision *d, const char *what) {
   mcp__buf msg = {0}, data = {0};
-  if (d->decision == MCP_DECISION_DENIED_SCOPE) {
-    mcp__buf_printf(&msg, "Forbidden: insufficient scope; this %s needs", what);
-    for (size_t i = 0; d->missing[i]; i++)
-      mcp__buf_printf(&msg, " %s", d->missing[i]);
-  } else {
-    mcp__buf_puts(&msg, "Forbidden: the server's policy denied this call");
-  }
+  mcp__decision_message(&msg, d, what);
   mcp__decision_data(&data, d);
   const char *text = mcp__buf_str(&msg), *json = mcp__buf_str(&data);
   if (d->decision == MCP_DECISION_DENIED_SCOPE) {
@@ -99,6 +93,24 @@ static void deny(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
   else if (!ctx->err)
     ctx->err = MCP_ENOMEM;
   mcp__buf_free(&msg);
+  mcp__buf_free(&data);
+}
+
+void mcp__reply_missing_extension(mcp_session *s, mcp__reply_ctx *ctx,
+                                  const mcp__req *r, const char *extension,
+                                  const char *why) {
+  char msg[300];
+  mcp__fmt(msg, sizeof msg, "Missing required client capability: %s", why);
+  mcp__utf8_trim(msg);
+  mcp__buf data = {0};
+  mcp__buf_puts(&data, "{\"requiredCapabilities\":{\"extensions\":{");
+  mcp__json_quote(&data, extension, strlen(extension));
+  mcp__buf_puts(&data, ":{}}}}");
+  const char *json = mcp__buf_str(&data);
+  if (json)
+    mcp__req_error(s, ctx, r, MCP__RPC_MISSING_CAPABILITY, msg, json);
+  else if (!ctx->err)
+    ctx->err = MCP_ENOMEM;
   mcp__buf_free(&data);
 }
 
@@ -198,6 +210,13 @@ const mcp__method mcp__methods[] = {
      .calls = true,
      .name_member = "name",
      .name_what = "the tool's name"},
+    {.name = "tools/resolve",
+     .handle = mcp__handle_tools_resolve,
+     .target = mcp__target_resolve,
+     .feature = MCP__FEATURE_RESOLUTION,
+     .eras = BOTH,
+     .needs_init = true,
+     .admission = MCP__ADMIT_ENTRY},
     {.name = "initialize",
      .feature = NONE,
      .eras = LEGACY,

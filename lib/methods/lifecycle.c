@@ -29,12 +29,23 @@ unsigned mcp__put_capabilities(mcp__buf *b, mcp_server *srv, mcp__version v) {
   /* Extensions are declared from 2025-11-25, where capabilities have room
    * for them. */
   bool skills = v >= MCP__V2025_11_25 && mcp__offers(srv, MCP__FEATURE_SKILLS);
+  bool resolution =
+      v >= MCP__V2025_11_25 && mcp__offers(srv, MCP__FEATURE_RESOLUTION);
+  bool trust = v >= MCP__V2025_11_25 && mcp__offers(srv, MCP__FEATURE_TRUST);
   tasks = tasks && v >= MCP__VERSION_MODERN;
-  if (skills || tasks)
-    mcp__buf_printf(b, ",\"extensions\":{%s%s%s}",
-                    skills ? "\"io.modelcontextprotocol/skills\":{}" : "",
-                    skills && tasks ? "," : "",
-                    tasks ? "\"io.modelcontextprotocol/tasks\":{}" : "");
+  const char *ext[] = {skills ? "\"io.modelcontextprotocol/skills\":{}" : NULL,
+                       tasks ? "\"io.modelcontextprotocol/tasks\":{}" : NULL,
+                       resolution ? "\"" MCP__RESOLUTION "\":{}" : NULL,
+                       trust ? "\"" MCP__TRUST_EXTENSION "\":{}" : NULL};
+  size_t listed = 0;
+  for (size_t i = 0; i < sizeof ext / sizeof *ext; i++) {
+    if (ext[i] == NULL)
+      continue;
+    mcp__buf_puts(b, listed++ ? "," : ",\"extensions\":{");
+    mcp__buf_puts(b, ext[i]);
+  }
+  if (listed)
+    mcp__buf_putc(b, '}');
   return (prompts ? (unsigned)MCP__LISTEN_PROMPTS : 0u) |
          (resources ? (unsigned)MCP__LISTEN_RESOURCES : 0u);
 }

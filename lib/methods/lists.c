@@ -22,8 +22,10 @@ void mcp__handle_list(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
   /* Hidden or not, an entry marked readers_only (a skill, its files) is
    * listed only to a caller who may read it. */
   _Static_assert(sizeof srv->state_key == MCP__CURSOR_KEY, "a cursor key");
-  mcp__page_reader who = {
-      .caller = &s->home.principal, .hide = hide, .key = srv->state_key};
+  mcp__page_reader who = {.caller = &s->home.principal,
+                          .hide = hide,
+                          .resolution = mcp__declares_resolution(s, r),
+                          .key = srv->state_key};
   int rc = mcp__registry_page(table, r->v, cursor ? cursor->valuestring : NULL,
                               atomic_load(&srv->page_size), &who, &b);
   pthread_mutex_unlock(&srv->lock);

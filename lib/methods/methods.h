@@ -108,6 +108,23 @@ void mcp__handle_initialize(mcp_session *s, mcp__reply_ctx *ctx,
  * subscriptions.c). */
 void mcp__handle_discover(mcp_session *s, mcp__reply_ctx *ctx,
                           const mcp__req *r, mcp__target *t);
+/* -32021: r did not declare extension (why, the sentence after "Missing
+ * required client capability: ", names what needs it); data names the
+ * extension in requiredCapabilities. */
+void mcp__reply_missing_extension(mcp_session *s, mcp__reply_ctx *ctx,
+                                  const mcp__req *r, const char *extension,
+                                  const char *why);
+/* tools/resolve (resolve.c): the tool params.name names, for a request
+ * that declared tool resolution, if it is resolvable; and its answer. */
+/* Whether r declared tool resolution: on the request itself in
+ * 2026-07-28, at initialize in a legacy session. The settings object of
+ * this revision is empty; a non-empty one is a revision this server does
+ * not know, and counts as undeclared. */
+bool mcp__declares_resolution(const mcp_session *s, const mcp__req *r);
+bool mcp__target_resolve(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
+                         mcp__target *t);
+void mcp__handle_tools_resolve(mcp_session *s, mcp__reply_ctx *ctx,
+                               const mcp__req *r, mcp__target *t);
 bool mcp__target_tool(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
                       mcp__target *t);
 void mcp__handle_tools_call(mcp_session *s, mcp__reply_ctx *ctx,

@@ -11,14 +11,10 @@
 
 #define EXTENSION "io.modelcontextprotocol/tasks"
 
-/* -32021 naming the extension a 2026-07-28 request did not declare. */
+/* -32021 naming the tasks extension. */
 static void missing_extension(mcp_session *s, mcp__reply_ctx *ctx,
                               const mcp__req *r, const char *why) {
-  char msg[200];
-  mcp__fmt(msg, sizeof msg, "Missing required client capability: %s", why);
-  mcp__req_error(s, ctx, r, MCP__RPC_MISSING_CAPABILITY, msg,
-                 "{\"requiredCapabilities\":{\"extensions\":{\"" EXTENSION
-                 "\":{}}}}");
+  mcp__reply_missing_extension(s, ctx, r, EXTENSION, why);
 }
 
 static bool declares_tasks(const cJSON *caps) {

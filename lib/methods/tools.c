@@ -16,19 +16,19 @@ void mcp__reply_tool_error(mcp_session *s, mcp__reply_ctx *ctx,
   mcp__reply_result(s, ctx, r, &b);
 }
 
-/* Runs a call on the receiving thread, so its reply can join a batch. */
+/* Finds the tool a tools/call or tools/resolve names, as its caller may
+ * see it. */
 bool mcp__target_tool(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
                       mcp__target *t) {
   cJSON *params = r->params_node;
   const cJSON *name = mcp__json_member(params, "name");
   cJSON *args = (cJSON *)mcp__json_member(params, "arguments");
-  if (params == NULL) {
-    mcp__reply_invalid_params(s, ctx, r, "tools/call needs params");
-    return false;
-  }
-  if (!cJSON_IsString(name)) {
-    mcp__reply_invalid_params(s, ctx, r,
-                              "tools/call needs a tool name (string)");
+  if (params == NULL || !cJSON_IsString(name)) {
+    /* tools/call's and tools/resolve's */
+    char why[96];
+    mcp__fmt(why, sizeof why, "%s needs %s", r->m->method,
+             params ? "a tool name (string)" : "params");
+    mcp__reply_invalid_params(s, ctx, r, why);
     return false;
   }
   if (args != NULL && !cJSON_IsObject(args)) {
@@ -157,6 +157,24 @@ static int setup_call(mcp__reply_ctx *ctx, const mcp__req *r, mcp_call *call,
   return 0;
 }
 
+/* The hints a resolvable tool's call runs under: its resolver's for these
+ * arguments and this caller, evaluated here, never taken from the client
+ * (a tools/resolve before is advice to the client, not to us). An answer
+ * the bound refuses, or none, leaves the static hints. */
+static void resolve_hints(mcp_session *s, mcp_call *call) {
+  if (call->kind != MCP_CALL_TOOL || call->tool->resolve == NULL)
+    return;
+  char why[256];
+  if (mcp__tool_resolve(call->tool, call->arguments, &s->home.principal,
+                        &call->hints, why, sizeof why) == 0) {
+    call->resolved = true;
+    return;
+  }
+  mcp__log(s->home.srv, MCP_LOG_ERROR,
+           "tools/call \"%s\": runs under its static hints: %s",
+           call->tool->name, why);
+}
+
 /* Answers r for a call made but refused before its handler ran (rc from
  * setup_call), audits it, and discards it with its task. */
 static void discard_call(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
@@ -214,6 +232,7 @@ static void start_call(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
     discard_call(s, ctx, r, call, task, rc, why);
     return;
   }
+  resolve_hints(s, call);
   if (task) {
     mcp__task_start(s, ctx, r, call, task);
     return;

@@ -137,3 +137,15 @@ int mcp__decision_data(mcp__buf *b, const mcp__decision *d) {
   }
   return mcp__buf_putc(b, '}');
 }
+
+int mcp__decision_message(mcp__buf *b, const mcp__decision *d,
+                          const char *what) {
+  if (d->decision != MCP_DECISION_DENIED_SCOPE) {
+    mcp__buf_puts(b, "Forbidden: the server's policy denied this call");
+    return b->err;
+  }
+  mcp__buf_printf(b, "Forbidden: insufficient scope; this %s needs", what);
+  for (size_t i = 0; d->missing[i]; i++)
+    mcp__buf_printf(b, " %s", d->missing[i]);
+  return b->err;
+}

@@ -45,6 +45,10 @@ void mcp__decision_free(mcp__decision *d);
  * ones],"scopes":[every scope the tool needs]} plus "reason" when the
  * authorizer gave one. Appended to b. */
 int mcp__decision_data(mcp__buf *b, const mcp__decision *d);
+/* The error message of a denial of a what ("tool", "prompt", ...): the
+ * missing scopes, or that the authorizer denied it. Appended to b. */
+int mcp__decision_message(mcp__buf *b, const mcp__decision *d,
+                          const char *what);
 
 /* ---- the rate limit (ratelimit.c) ---------------------------------------
  * A token bucket per caller in a bounded table that forgets the least

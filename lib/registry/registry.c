@@ -188,10 +188,11 @@ void mcp__put_string_member(mcp__buf *b, const char *key, const char *val) {
 
 /* Prints the Tool object as version v defines it: annotations from
  * 2025-03-26, title, outputSchema and _meta from 2025-06-18, icons from
- * 2025-11-25. Every stated hint is
- * written explicitly, so no client falls back to the worst-case defaults. */
+ * 2025-11-25. Every hint is written explicitly, stated or derived, so no
+ * client falls back to the worst-case defaults and a directory scan that
+ * requires all four finds them. */
 static int build_wire(const mcp_tool *def, const mcp__tool *t, mcp__version v,
-                      mcp__buf *b) {
+                      bool marked, mcp__buf *b) {
   const mcp_tool_annotations *a = &def->annotations;
   mcp__buf_puts(b, "{\"name\":");
   mcp__json_quote(b, t->name, strlen(t->name));
@@ -213,9 +214,14 @@ static int build_wire(const mcp_tool *def, const mcp__tool *t, mcp__version v,
       mcp__json_quote(b, title, strlen(title));
       first = 0;
     }
+    /* A tool that changes nothing is not destructive and is trivially
+     * idempotent: its author may not state those two (registration refuses
+     * it), so they are derived here, and every hint reaches the client. */
+    bool ro = a->read_only == MCP_HINT_TRUE;
     put_hint(b, "readOnlyHint", a->read_only, &first);
-    put_hint(b, "destructiveHint", a->destructive, &first);
-    put_hint(b, "idempotentHint", a->idempotent, &first);
+    put_hint(b, "destructiveHint", ro ? MCP_HINT_FALSE : a->destructive,
+             &first);
+    put_hint(b, "idempotentHint", ro ? MCP_HINT_TRUE : a->idempotent, &first);
     put_hint(b, "openWorldHint", a->open_world, &first);
     mcp__buf_putc(b, '}');
   }
@@ -225,8 +231,38 @@ static int build_wire(const mcp_tool *def, const mcp__tool *t, mcp__version v,
     mcp__buf_printf(b, ",\"execution\":{\"taskSupport\":\"%s\"}",
                     t->task_support == MCP_TOOL_TASK_REQUIRED ? "required"
                                                               : "optional");
-  mcp__put_extras(b, t->icons, t->meta, v);
+  if (!marked) {
+    mcp__put_extras(b, t->icons, t->meta, v);
+    return mcp__buf_putc(b, '}');
+  }
+  /* The marker joins the tool's own _meta (whose keys cannot be the
+   * protocol's: mcp__meta_render refuses them). */
+  mcp__put_extras(b, t->icons, NULL, v);
+  mcp__buf_puts(b, ",\"_meta\":{\"" MCP__RESOLUTION "\":{\"resolvable\":true}");
+  if (t->meta && strcmp(t->meta, "{}") != 0) {
+    mcp__buf_putc(b, ',');
+    mcp__buf_puts(b, t->meta + 1); /* its members and closing brace */
+  } else {
+    mcp__buf_putc(b, '}');
+  }
   return mcp__buf_putc(b, '}');
+}
+
+/* Builds t's wire form for each version, and a resolvable tool's marked
+ * form for each version that has _meta. 0 or MCP_ENOMEM. */
+static int build_wires(const mcp_tool *def, mcp__tool *t) {
+  for (int v = 0; v < MCP__VERSION_COUNT; v++) {
+    mcp__buf b = {0};
+    build_wire(def, t, (mcp__version)v, false, &b);
+    if (mcp__wire_take(t, v, &b) != 0)
+      return MCP_ENOMEM;
+    if (t->resolve == NULL || v < MCP__V2025_06_18)
+      continue;
+    build_wire(def, t, (mcp__version)v, true, &b);
+    if ((t->marked[v] = mcp__buf_take(&b, &t->marked_len[v])) == NULL)
+      return MCP_ENOMEM;
+  }
+  return 0;
 }
 
 int mcp__wire_take(mcp__tool *t, int v, mcp__buf *b) {
@@ -270,6 +306,7 @@ static void tool_free(mcp__tool *t) {
   for (int v = 0; v < MCP__VERSION_COUNT; v++) {
     if (v == 0 || t->wire[v] != t->wire[v - 1]) /* shared: freed once */
       mcp__free(t->wire[v]);
+    mcp__free(t->marked[v]);
   }
   mcp__free(t);
 }
@@ -354,7 +391,9 @@ int mcp__tool_new(const mcp_tool *def, void *user_data, mcp__tool **out,
   t->user_data = user_data;
   t->read_only = def->annotations.read_only == MCP_HINT_TRUE;
   t->destructive = def->annotations.destructive == MCP_HINT_TRUE;
+  t->idempotent = def->annotations.idempotent == MCP_HINT_TRUE;
   t->open_world = def->annotations.open_world == MCP_HINT_TRUE;
+  t->resolve = def->resolve;
   t->task_support =
       def->flags & (MCP_TOOL_TASK_OPTIONAL | MCP_TOOL_TASK_REQUIRED);
   int rc = MCP_ENOMEM;
@@ -383,13 +422,9 @@ int mcp__tool_new(const mcp_tool *def, void *user_data, mcp__tool **out,
     rc = MCP_EINVAL;
     goto fail;
   }
-  for (int v = 0; v < MCP__VERSION_COUNT; v++) {
-    mcp__buf b = {0};
-    build_wire(def, t, (mcp__version)v, &b);
-    if (mcp__wire_take(t, v, &b) != 0) {
-      rc = MCP_ENOMEM;
-      goto fail;
-    }
+  if (build_wires(def, t) != 0) {
+    rc = MCP_ENOMEM;
+    goto fail;
   }
   mcp__free(t->icons); /* in the wire forms now, needed nowhere else */
   t->icons = NULL;
@@ -484,6 +519,7 @@ int mcp__registry_add(mcp__registry *r, mcp__tool *t) {
   r->tools[r->n++] = t;
   index_put(r, r->n - 1);
   r->ntask += t->task_support != 0;
+  r->nresolve += t->resolve != NULL;
   return 0;
 }
 
@@ -496,6 +532,7 @@ int mcp__registry_remove(mcp__registry *r, const char *name) {
   memmove(&r->tools[i], &r->tools[i + 1], (r->n - i - 1) * sizeof *r->tools);
   r->n--;
   r->ntask -= t->task_support != 0;
+  r->nresolve -= t->resolve != NULL;
   mcp__tool_unref(t);
   return 0;
 }
@@ -548,7 +585,11 @@ int mcp__registry_page(const mcp__registry *r, mcp__version v,
       continue;
     if (shown++)
       mcp__buf_putc(b, ',');
-    mcp__buf_append(b, r->tools[i]->wire[v], r->tools[i]->wire_len[v]);
+    const mcp__tool *t = r->tools[i];
+    if (who->resolution && t->marked[v])
+      mcp__buf_append(b, t->marked[v], t->marked_len[v]);
+    else
+      mcp__buf_append(b, t->wire[v], t->wire_len[v]);
     last = r->tools[i]->seq;
   }
   mcp__buf_puts(b, "],");

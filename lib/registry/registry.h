@@ -64,7 +64,10 @@ typedef struct mcp__tool {
    * mcp_call_hints (an executor narrowing what a handler may do), and
    * nothing else: access never reads them (promise 2,
    * docs/architecture.md). */
-  bool read_only, destructive, open_world;
+  bool read_only, destructive, idempotent, open_world;
+  /* Per-call hints (tool resolution, resolve.c); NULL for none. Its
+   * answers are held to the static hints above. */
+  mcp_tool_resolve_fn resolve;
   /* MCP_TOOL_TASK_OPTIONAL, MCP_TOOL_TASK_REQUIRED or 0: whether a call
    * may run as a task (lib/engine/task.c). */
   unsigned task_support;
@@ -91,6 +94,11 @@ typedef struct mcp__tool {
    * it shares that one's text (mcp__wire_take). */
   char *wire[MCP__VERSION_COUNT];
   size_t wire_len[MCP__VERSION_COUNT];
+  /* A resolvable tool's form for a request that declared the
+   * tool-resolution extension: the same with its _meta marker (versions
+   * with _meta only); NULL for the others. */
+  char *marked[MCP__VERSION_COUNT];
+  size_t marked_len[MCP__VERSION_COUNT];
 } mcp__tool;
 
 typedef struct mcp__registry {
@@ -104,6 +112,8 @@ typedef struct mcp__registry {
   unsigned long long next_seq;
   size_t ntask;    /* entries with task support: whether the server offers
                       tasks, known without a walk */
+  size_t nresolve; /* entries with a resolver: whether it offers tool
+                      resolution */
   const char *key; /* the list's member: "tools", "prompts", ... */
   char tag;        /* first character of its cursors */
 } mcp__registry;
@@ -208,6 +218,8 @@ mcp__tool *mcp__registry_find(const mcp__registry *r, const char *name);
 typedef struct mcp__page_reader {
   const mcp_principal *caller;
   bool hide;
+  bool resolution;          /* the request declared tool resolution: resolvable
+                               entries are listed with their marker */
   bool per_caller;          /* out */
   const unsigned char *key; /* MCP__CURSOR_KEY bytes: the cursors' cipher
                                key (cursor.c) */
@@ -237,5 +249,25 @@ int mcp__registry_page(const mcp__registry *r, mcp__version v,
                        const char *cursor, unsigned page_size,
                        mcp__page_reader *who, mcp__buf *b);
 void mcp__registry_clear(mcp__registry *r);
+
+/* ---- tool resolution (resolve.c) -----------------------------------------
+ * The io.modelcontextprotocol/tool-resolution extension's facts. */
+#define MCP__RESOLUTION "io.modelcontextprotocol/tool-resolution"
+/* The four hints of a call as booleans, every one stated or derived. */
+typedef struct mcp__hints {
+  bool read_only, destructive, idempotent, open_world;
+} mcp__hints;
+/* The static hints of t, with a read-only tool's derived ones. */
+mcp__hints mcp__tool_hints(const mcp__tool *t);
+/* h as the public struct: all four stated, no title. */
+mcp_tool_annotations mcp__hints_annotations(const mcp__hints *h);
+/* Runs t's resolver (t->resolve must be set) for args and principal and
+ * holds its answer to t's static hints. Returns 0 with *out; MCP_EINVAL
+ * when the answer is not a valid set of hints or looser than the static
+ * ones (why names the rule), MCP_EIO when the resolver failed (why says
+ * so). Never runs the handler. */
+int mcp__tool_resolve(const mcp__tool *t, const struct cJSON *args,
+                      const mcp_principal *principal, mcp__hints *out,
+                      char *why, size_t why_len);
 
 #endif

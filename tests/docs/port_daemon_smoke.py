@@ -24,6 +24,9 @@ import threading
 import time
 import urllib.request
 
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "common"))
+import four_hints  # noqa: E402
+
 DEADLINE = time.monotonic() + 240
 
 
@@ -153,6 +156,8 @@ def check_hints(tools):
         "reload_config": {"readOnlyHint": False, "destructiveHint": True,
                           "idempotentHint": True, "openWorldHint": False},
     }
+    for problem in four_hints.problems(tools, "port_daemon"):
+        fail(problem)
     got = {t["name"]: t.get("annotations", {}) for t in tools}
     for name, hints in want.items():
         for k, v in hints.items():

@@ -16,6 +16,9 @@ import tempfile
 import time
 import urllib.request
 
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "common"))
+import four_hints  # noqa: E402
+
 DEADLINE = time.monotonic() + 120
 
 
@@ -80,6 +83,8 @@ def main():
     names = [t["name"] for t in reply["result"]["tools"]]
     if "greet" not in names:
         fail("greet not listed after add: %r" % names)
+    for problem in four_hints.problems(reply["result"]["tools"], "embed_poll"):
+        fail(problem)
     if admin(sock, "quit") != "ok":
         fail("admin quit refused")
     try:

@@ -827,6 +827,95 @@ START_TEST(e22_insufficient_scope_403_exact_header) {
 }
 END_TEST
 
+/* Step-up from a handler (mcp_call_require_scopes): purging a note of
+ * another subject needs notes:admin on top of the tool's notes:write. */
+static _Atomic int purged;
+static int purge_run(mcp_call *call, void *ud) {
+  (void)ud;
+  const char *owner = "";
+  mcp_call_arg_string(call, "owner", &owner);
+  /* Built before the refusal: never sent. */
+  ck_assert_int_eq(mcp_result_text(call, "partial"), 0);
+  const char *me = mcp_call_principal(call)->subject;
+  if (strcmp(owner, me ? me : "") != 0) {
+    int rc = mcp_call_require_scopes(call, "notes:admin");
+    if (rc)
+      return rc;
+  }
+  purged++;
+  return 0;
+}
+
+static void purge_call(const char *tok, const char *sid, const char *owner,
+                       lc_resp *r) {
+  char body[512];
+  if (sid) {
+    snprintf(body, sizeof body,
+             "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\","
+             "\"params\":{\"name\":\"purge\",\"arguments\":{\"owner\":"
+             "\"%s\"}}}",
+             owner);
+    req q = {.body = body, .token = tok, .session = sid, .version = V};
+    http(&q, r);
+    return;
+  }
+  snprintf(body, sizeof body,
+           "{\"jsonrpc\":\"2.0\",\"id\":\"m\",\"method\":\"tools/call\","
+           "\"params\":{\"name\":\"purge\",\"arguments\":{\"owner\":"
+           "\"%s\"}," META "}}",
+           owner);
+  req q = {.body = body,
+           .token = tok,
+           .version = MODERN,
+           .h = {"Mcp-Method: tools/call", "Mcp-Name: purge"}};
+  http(&q, r);
+}
+
+START_TEST(e22_step_up_from_a_handler_is_the_same_403) {
+  fx_server(false);
+  const mcp_tool t = {.name = "purge",
+                      .description = "Purges a subject's notes.",
+                      .input_schema = "{\"type\":\"object\"}",
+                      .scopes = S_WRITE,
+                      .annotations = {.read_only = MCP_HINT_FALSE,
+                                      .destructive = MCP_HINT_TRUE,
+                                      .idempotent = MCP_HINT_TRUE,
+                                      .open_world = MCP_HINT_FALSE},
+                      .handler = purge_run};
+  ck_assert_int_eq(mcp_server_add_tool(F.srv, &t, NULL), 0);
+  mcp_auth_options a = auth_jwt();
+  fx_start_with(&a, NULL);
+  purged = 0;
+  char *w = token("alice", "notes:write");
+  char *admin = token("alice", "notes:write notes:admin");
+  lc_resp r;
+  /* Stateless, and in a session: the challenge names every scope the call
+   * needs (the tool's, then the step-up's), requiredScopes the missing
+   * one. */
+  purge_call(w, NULL, "bob", &r);
+  assert_forbidden(&r, "notes:write notes:admin", "[\"notes:admin\"]");
+  ck_assert_ptr_null(strstr(r.body.p, "partial"));
+  lc_resp_free(&r);
+  char *sid = open_session(w);
+  purge_call(w, sid, "bob", &r);
+  assert_forbidden(&r, "notes:write notes:admin", "[\"notes:admin\"]");
+  ck_assert_ptr_null(strstr(r.body.p, "partial"));
+  lc_resp_free(&r);
+  ck_assert_int_eq(purged, 0);
+  /* One's own notes need no more; with the scope, anyone's. */
+  purge_call(w, sid, "alice", &r);
+  assert_ran(&r);
+  lc_resp_free(&r);
+  purge_call(admin, NULL, "bob", &r);
+  assert_ran(&r);
+  lc_resp_free(&r);
+  ck_assert_int_eq(purged, 2);
+  free(sid);
+  free(w);
+  free(admin);
+}
+END_TEST
+
 START_TEST(e22_decided_before_any_stream_opens) {
   /* A server that prefers text/event-stream still answers the refusal as
    * a 403 with a JSON body: no stream was opened for it. */
@@ -1723,6 +1812,7 @@ int main(void) {
   tcase_add_test(t, custom_verifier_and_e25_no_token_passthrough);
   t = tc(s, "scopes");
   tcase_add_test(t, e22_insufficient_scope_403_exact_header);
+  tcase_add_test(t, e22_step_up_from_a_handler_is_the_same_403);
   tcase_add_test(t, e22_decided_before_any_stream_opens);
   tcase_add_test(t, e24_recommended_check_readonly_token_vs_destructive_tool);
   tcase_add_test(t, hide_forbidden_tools_lists_only_callable);

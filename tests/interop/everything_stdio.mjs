@@ -200,7 +200,7 @@ async function checkTools(s) {
     const a = t.annotations ?? {};
     const kind = TOOLS[t.name];
     const honest = kind === 'ro'
-      ? a.readOnlyHint === true && !('destructiveHint' in a) && !('idempotentHint' in a)
+      ? a.readOnlyHint === true && a.destructiveHint === false && a.idempotentHint === true
       : a.readOnlyHint === false && a.destructiveHint === false && a.idempotentHint === false;
     check(`${label}: ${t.name}: a description, an object inputSchema, ${kind === 'ro' ? 'read-only' : 'writing'} `
       + 'closed-world hints',

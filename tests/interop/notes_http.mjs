@@ -44,8 +44,9 @@ const MODERN = '2026-07-28';
 const SCOPE_ERROR_CODE = -31403;
 const NOTES_TOOLS = ['add_note', 'delete_note', 'get_note', 'list_notes'];
 const HINTS = {
-  list_notes: { readOnlyHint: true, openWorldHint: false },
-  get_note: { readOnlyHint: true, openWorldHint: false },
+  // Every hint is on the wire; a read-only tool's two are derived.
+  list_notes: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  get_note: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   add_note: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
   delete_note: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
 };
@@ -134,10 +135,6 @@ function checkTools(tag, tools) {
     const ann = t.annotations ?? {};
     for (const [hint, value] of Object.entries(hints)) {
       check(`${tag}: ${name} annotations.${hint} === ${value}`, ann[hint] === value, show(ann[hint]));
-    }
-    if (hints.readOnlyHint) {
-      check(`${tag}: read-only ${name} states no destructive/idempotent hint`,
-        !('destructiveHint' in ann) && !('idempotentHint' in ann), show(ann));
     }
   }
 }

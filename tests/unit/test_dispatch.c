@@ -56,6 +56,14 @@ static int h_job(mcp_call *call, void *user_data) {
   return mcp_result_text(call, "secret");
 }
 
+/* vault_tool's resolver: code of the tool too, counted as a run. */
+static int r_guarded(const cJSON *args, const mcp_principal *principal,
+                     mcp_tool_annotations *hints, void *user_data) {
+  (void)args, (void)principal, (void)hints, (void)user_data;
+  runs++;
+  return 0;
+}
+
 static void setup(void) {
   static const mcp_server_info info = {.name = "dispatch", .version = "1"};
   ck_assert_int_eq(mcp_server_new(&info, &srv), 0);
@@ -65,7 +73,8 @@ static void setup(void) {
       .description = "Reads the vault.",
       .scopes = vault,
       .annotations = {.read_only = MCP_HINT_TRUE, .open_world = MCP_HINT_FALSE},
-      .handler = h_guarded};
+      .handler = h_guarded,
+      .resolve = r_guarded};
   static const mcp_prompt_argument args[] = {{.name = "x"}, {0}};
   static const mcp_prompt prompt = {.name = "vault_prompt",
                                     .description = "Talks about the vault.",
@@ -147,6 +156,10 @@ static const method_case cases[] = {
      "resourceTemplates", "uriTemplate"},
     {"tools/call", MCP__ADMIT_ENTRY, MCP__ERA_LEGACY | MCP__ERA_MODERN,
      "\"name\":\"%s\",\"arguments\":{}", "vault_tool", "no_tool", NULL, NULL},
+    /* Admitted as a tools/call of its tool (a client declaring tool
+     * resolution: ask() declares it). */
+    {"tools/resolve", MCP__ADMIT_ENTRY, MCP__ERA_LEGACY | MCP__ERA_MODERN,
+     "\"name\":\"%s\",\"arguments\":{}", "vault_tool", "no_tool", NULL, NULL},
     {"prompts/get", MCP__ADMIT_ENTRY, MCP__ERA_LEGACY | MCP__ERA_MODERN,
      "\"name\":\"%s\",\"arguments\":{\"x\":\"1\"}", "vault_prompt", "no_prompt",
      NULL, NULL},
@@ -201,6 +214,16 @@ static const mcp_principal ALICE_BARE = {.subject = "alice"};
 
 #define TASKS_META                                                             \
   TU_META("{\"extensions\":{\"io.modelcontextprotocol/tasks\":{}}}")
+#define RESOLUTION_CAPS                                                        \
+  "{\"extensions\":{\"io.modelcontextprotocol/tool-resolution\":{}}}"
+
+/* The client capabilities a request of method declares: the extension a
+ * method needs, else none. */
+static const char *caps_of(const char *method) {
+  if (strncmp(method, "tasks/", 6) == 0)
+    return "{\"extensions\":{\"io.modelcontextprotocol/tasks\":{}}}";
+  return strcmp(method, "tools/resolve") == 0 ? RESOLUTION_CAPS : "{}";
+}
 
 /* Makes a task of vault_job as Alice in era, as "@done" or "@held" says;
  * returns its id (free it). */
@@ -247,12 +270,12 @@ static cJSON *ask(const method_case *c, unsigned era, const mcp_principal *who,
   }
   char *msg;
   if (era == MCP__ERA_MODERN) {
-    msg = tu_mreq(7, c->method,
-                  strncmp(c->method, "tasks/", 6) == 0 ? TASKS_META
-                                                       : TU_META_NONE,
-                  members);
+    char *meta =
+        tu_text("{" TU_PV ":\"2026-07-28\"," TU_CC ":%s}", caps_of(c->method));
+    msg = tu_mreq(7, c->method, meta, members);
+    free(meta);
   } else {
-    tu_legacy_init(&p, "2025-11-25", "{}");
+    tu_legacy_init(&p, "2025-11-25", caps_of(c->method));
     char *params = members ? tu_text("{%s}", members) : NULL;
     msg = tu_req(7, c->method, params);
     free(params);

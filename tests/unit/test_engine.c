@@ -1881,7 +1881,7 @@ START_TEST(strerror_every_code) {
   ck_assert_str_ne(mcp_strerror(MCP_DEFERRED), "unknown error");
   ck_assert_str_ne(mcp_strerror(MCP_INPUT_REQUIRED), "unknown error");
   ck_assert_str_ne(mcp_strerror(MCP_EXECUTE_HERE), "unknown error");
-  static const int unknown[] = {-16, -100, 4, 42, INT_MIN, INT_MAX};
+  static const int unknown[] = {-17, -100, 4, 42, INT_MIN, INT_MAX};
   for (size_t i = 0; i < TU_COUNT(unknown); i++)
     ck_assert_str_eq(mcp_strerror(unknown[i]), "unknown error");
 }

@@ -598,19 +598,22 @@ START_TEST(hints_as_stated) {
     send_call(id, names[i], i ? NULL : "{\"text\":\"x\"}");
   }
   ck_assert_int_eq(nheld, 3);
+  /* All four stated: a read-only tool's two derived. */
   mcp_tool_annotations a = mcp_call_hints(held[0]);
   ck_assert_int_eq(a.read_only, MCP_HINT_TRUE);
-  ck_assert_int_eq(a.destructive, MCP_HINT_UNSET);
+  ck_assert_int_eq(a.destructive, MCP_HINT_FALSE);
+  ck_assert_int_eq(a.idempotent, MCP_HINT_TRUE);
   ck_assert_int_eq(a.open_world, MCP_HINT_FALSE);
   a = mcp_call_hints(held[1]);
   ck_assert_int_eq(a.read_only, MCP_HINT_FALSE);
   ck_assert_int_eq(a.destructive, MCP_HINT_FALSE);
+  ck_assert_int_eq(a.idempotent, MCP_HINT_TRUE);
   ck_assert_int_eq(a.open_world, MCP_HINT_TRUE);
   a = mcp_call_hints(held[2]);
   ck_assert_int_eq(a.destructive, MCP_HINT_TRUE);
   ck_assert_int_eq(a.open_world, MCP_HINT_FALSE);
   ck_assert_ptr_null(a.title);
-  ck_assert_int_eq(a.idempotent, MCP_HINT_UNSET);
+  ck_assert_int_eq(a.idempotent, MCP_HINT_FALSE);
   a = mcp_call_hints(NULL);
   ck_assert_int_eq(a.read_only, MCP_HINT_UNSET);
   /* A prompt states no hints: every member UNSET. */

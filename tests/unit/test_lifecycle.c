@@ -24,22 +24,29 @@ static void check_initialize(const char *asked, const char *answered) {
   send_ok(msg);
   EXPECT_COUNT(1);
   bool titled = strcmp(answered, "2025-06-18") >= 0;
-  char expected[600];
+  /* Extensions are declared from 2025-11-25: a server with a tool offers
+   * trust annotations there. */
+  bool extensions = strcmp(answered, "2025-11-25") >= 0;
+  char expected[800];
   snprintf(expected, sizeof expected,
            "{\"jsonrpc\":\"2.0\",\"id\":\"init\",\"error\":\"<absent>\","
            "\"result\":{\"protocolVersion\":\"%s\",\"capabilities\":{"
-           "\"tools\":{\"listChanged\":true},\"logging\":{}},"
+           "\"tools\":{\"listChanged\":true},\"logging\":{}%s},"
            "\"serverInfo\":{\"name\":"
            "\"srv\",\"version\":\"1.2.3\",\"title\":%s},\"instructions\":"
            "\"Use it wisely.\"}}",
-           answered, titled ? "\"Test Server\"" : "\"<absent>\"");
+           answered,
+           extensions ? ",\"extensions\":{\"io.modelcontextprotocol/"
+                        "trust-annotations\":{}}"
+                      : "",
+           titled ? "\"Test Server\"" : "\"<absent>\"");
   EXPECT(0, expected);
-  /* Only tools, with only listChanged, and logging: this server has no
-   * prompts, resources or completions to announce. */
+  /* Only tools, with only listChanged, and logging (and the extension):
+   * this server has no prompts, resources or completions to announce. */
   cJSON *m = tu_msg(&P, 0);
   const cJSON *r = cJSON_GetObjectItemCaseSensitive(m, "result");
   const cJSON *caps = cJSON_GetObjectItemCaseSensitive(r, "capabilities");
-  ck_assert_int_eq(cJSON_GetArraySize(caps), 2);
+  ck_assert_int_eq(cJSON_GetArraySize(caps), extensions ? 3 : 2);
   ck_assert_int_eq(
       cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(caps, "tools")), 1);
   ck_assert_int_eq(cJSON_GetArraySize(r), 4);

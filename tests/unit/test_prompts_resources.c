@@ -39,6 +39,21 @@ static const char ACCEPT[] =
 
 /* The capabilities a fresh session of s is told in initialize at version
  * (a copy; free with cJSON_Delete). */
+/* Every server with a tool offers trust annotations from 2025-11-25
+ * (test_trust.c): asserted here, then taken out of caps, so that the
+ * capabilities these tests compare are the ones of prompts and
+ * resources. */
+static void take_trust(cJSON *caps, bool offered) {
+  cJSON *ext = cJSON_GetObjectItemCaseSensitive(caps, "extensions");
+  cJSON *trust = cJSON_DetachItemFromObjectCaseSensitive(
+      ext, "io.modelcontextprotocol/trust-annotations");
+  ck_assert_msg((trust != NULL) == offered, "trust-annotations %s",
+                offered ? "not offered" : "offered before 2025-11-25");
+  cJSON_Delete(trust);
+  if (ext && ext->child == NULL)
+    cJSON_DeleteItemFromObjectCaseSensitive(caps, "extensions");
+}
+
 static cJSON *initialize_caps(mcp_server *s, const char *version) {
   tu_peer q;
   tu_peer_open_with(&q, s, NULL, inspect);
@@ -52,6 +67,7 @@ static cJSON *initialize_caps(mcp_server *s, const char *version) {
   ck_assert_ptr_nonnull(caps);
   cJSON_Delete(r);
   tu_peer_close(&q);
+  take_trust(caps, strcmp(version, "2025-11-25") >= 0);
   return caps;
 }
 
@@ -64,6 +80,7 @@ static cJSON *discover_caps(mcp_server *s) {
   ck_assert_ptr_nonnull(caps);
   cJSON_Delete(r);
   tu_peer_close(&q);
+  take_trust(caps, true);
   return caps;
 }
 

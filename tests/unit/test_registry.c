@@ -1095,7 +1095,8 @@ START_TEST(wire_hints_explicit) {
     cJSON *m = list_tools(&p, NULL);
     const cJSON *a;
     a = cJSON_GetObjectItemCaseSensitive(find_tool(m, "ro"), "annotations");
-    tu_assert_exact(a, "{\"readOnlyHint\":true,\"openWorldHint\":false}");
+    tu_assert_exact(a, "{\"readOnlyHint\":true,\"destructiveHint\":false,"
+                       "\"idempotentHint\":true,\"openWorldHint\":false}");
     a = cJSON_GetObjectItemCaseSensitive(find_tool(m, "rw_false"),
                                          "annotations");
     tu_assert_exact(a, "{\"readOnlyHint\":false,\"destructiveHint\":false,"
@@ -1106,7 +1107,8 @@ START_TEST(wire_hints_explicit) {
                        "\"idempotentHint\":true,\"openWorldHint\":true}");
     a = cJSON_GetObjectItemCaseSensitive(find_tool(m, "ro_open"),
                                          "annotations");
-    tu_assert_exact(a, "{\"readOnlyHint\":true,\"openWorldHint\":true}");
+    tu_assert_exact(a, "{\"readOnlyHint\":true,\"destructiveHint\":false,"
+                       "\"idempotentHint\":true,\"openWorldHint\":true}");
     cJSON_Delete(m);
     tu_peer_close(&p);
   }

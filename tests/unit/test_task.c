@@ -276,7 +276,9 @@ START_TEST(capability_in_both_eras) {
   tu_assert_exact(tu_jget(r, "result.capabilities.tasks"),
                   "{\"list\":{},\"cancel\":{},\"requests\":{\"tools\":{"
                   "\"call\":{}}}}");
-  ck_assert_ptr_null(tu_jget(r, "result.capabilities.extensions"));
+  /* 2026-07-28's tasks extension is not a legacy session's. */
+  ck_assert_ptr_null(tu_get(tu_jget(r, "result.capabilities.extensions"),
+                            "io.modelcontextprotocol/tasks"));
   cJSON_Delete(r);
   tu_peer_close(&L);
   tu_peer_open(&L, srv, &ALICE);
@@ -290,16 +292,18 @@ START_TEST(capability_in_both_eras) {
   r = tu_ask(&P, tu_mreq(1, "server/discover", TU_META_NONE, NULL));
   ck_assert_ptr_null(tu_jget(r, "result.capabilities.tasks"));
   tu_assert_exact(tu_jget(r, "result.capabilities.extensions"),
-                  "{\"" EXT "\":{}}");
+                  "{\"" EXT "\":{},\"io.modelcontextprotocol/"
+                  "trust-annotations\":{}}");
   cJSON_Delete(r);
   /* Offered while a tool with task support is registered, and no longer. */
   ck_assert_int_eq(mcp_server_remove_tool(srv, "job"), 0);
   r = tu_ask(&P, tu_mreq(2, "server/discover", TU_META_NONE, NULL));
-  ck_assert_ptr_nonnull(tu_jget(r, "result.capabilities.extensions"));
+  ck_assert_ptr_nonnull(
+      tu_get(tu_jget(r, "result.capabilities.extensions"), EXT));
   cJSON_Delete(r);
   ck_assert_int_eq(mcp_server_remove_tool(srv, "must"), 0);
   r = tu_ask(&P, tu_mreq(3, "server/discover", TU_META_NONE, NULL));
-  ck_assert_ptr_null(tu_jget(r, "result.capabilities.extensions"));
+  ck_assert_ptr_null(tu_get(tu_jget(r, "result.capabilities.extensions"), EXT));
   cJSON_Delete(r);
   r = tu_ask(&P, tu_mreq(4, "tasks/get", TASKS_META, "\"taskId\":\"x\""));
   tu_assert_error(r, -32601, NULL);
