@@ -1,0 +1,17 @@
+# The fixtures mcp-check is tested on: the unit tests of its cJSON-only core
+# (label unit).
+# mcp_check_unit(name): tests/check/<name>.c, a Check suite linked with
+# mcp_check_core and the static library (for the schema validator).
+function(mcp_check_unit name)
+  add_executable(${name} ${CMAKE_CURRENT_LIST_DIR}/${name}.c)
+  target_include_directories(${name} PRIVATE ${MCP_INTERNAL_INCLUDES})
+  target_compile_definitions(${name} PRIVATE
+    MCP_TEST_DATA="${MCP_TEST_DATA}" _POSIX_C_SOURCE=200809L)
+  target_link_libraries(${name} PRIVATE mcp_check_core mcp_static
+                        PkgConfig::CHECK)
+  mcp_warnings(${name})
+  add_test(NAME check.${name}
+           COMMAND ${MCP_TEST_LAUNCHER} $<TARGET_FILE:${name}>)
+  set_tests_properties(check.${name} PROPERTIES ENVIRONMENT "${MCP_TEST_ENV}"
+                       LABELS unit TIMEOUT 300)
+endfunction()
