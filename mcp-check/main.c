@@ -269,6 +269,30 @@ static mcpc_outcome observed_call(run *r, size_t i, const cJSON *args,
   return o;
 }
 
+/* Keeps what a call of tool i did, for the report (--json: "effects"). */
+static void keep_effects(run *r, size_t i, const mcpc_effect *e, size_t n,
+                         const char *what) {
+  mcpc_tool_row *row = &r->rep.tools[i];
+  if (row->effects == NULL && (row->effects = cJSON_CreateArray()) == NULL) {
+    r->rep.oom = 1;
+    return;
+  }
+  for (size_t k = 0; e && k < n; k++) {
+    cJSON *o = cJSON_CreateObject();
+    if (o == NULL || !cJSON_AddStringToObject(o, "op", e[k].op) ||
+        !cJSON_AddStringToObject(o, "target", e[k].target) ||
+        (e[k].target2[0] &&
+         !cJSON_AddStringToObject(o, "target2", e[k].target2)) ||
+        !cJSON_AddStringToObject(o, "syscall", e[k].syscall) ||
+        !cJSON_AddStringToObject(o, "call", what) ||
+        !cJSON_AddItemToArray(row->effects, o)) {
+      cJSON_Delete(o);
+      r->rep.oom = 1;
+      return;
+    }
+  }
+}
+
 static int ran(mcpc_outcome o) {
   return o == MCPC_RAN || o == MCPC_RAN_ERROR || o == MCPC_INPUT;
 }
@@ -288,6 +312,7 @@ static int behave_one(run *r, size_t i, const cJSON *args, const char *what) {
   snprintf(label, sizeof label, "%s (%s)", what, mcpc_outcome_name(o));
   if (!ran(o))
     mcpc_report_note(&r->rep, "%s: %s: %s", row->name, label, detail);
+  keep_effects(r, i, e, n, what);
   if (e == NULL ||
       mcpc_behaviour_judge(&r->rep, row->name, row->effective, label, e, n) < 0)
     r->rep.oom = 1;
@@ -295,8 +320,13 @@ static int behave_one(run *r, size_t i, const cJSON *args, const char *what) {
   if (ran(o) && !row->effective[MCPC_READ_ONLY] &&
       row->effective[MCPC_IDEMPOTENT]) {
     o = observed_call(r, i, args, &e, &n, detail, sizeof detail);
+    if (o == MCPC_NO_ANSWER) {
+      free(e);
+      return fail_server(r, "the server stopped answering", detail);
+    }
     snprintf(label, sizeof label, "%s, repeated (%s)", what,
              mcpc_outcome_name(o));
+    keep_effects(r, i, e, n, "repeated");
     if (e == NULL || mcpc_behaviour_repeat(&r->rep, row->name, label, e, n) < 0)
       r->rep.oom = 1;
     free(e);
@@ -360,6 +390,30 @@ static void outside_effects(run *r) {
 }
 
 /* ---- scopes ----------------------------------------------------------- */
+
+/* A call of the scopes check. Under observation its effects are kept
+ * apart from the behaviour check's, and what it did joins the detail. */
+static mcpc_outcome scope_call(run *r, mcpc_session *s, size_t i,
+                               const cJSON *args, char *detail, size_t size) {
+  mcpc_effect *e;
+  size_t n, len;
+  int k = r->next_call++;
+  mcpc_outcome o;
+  if (r->obs)
+    mcpc_observer_set_call(r->obs, k);
+  o = mcpc_session_call(s, r->rep.tools[i].name, args, NULL, detail, size);
+  if (r->obs == NULL)
+    return o;
+  mcpc_observer_set_call(r->obs, -1);
+  e = effects_of(r, k, &n);
+  for (size_t j = 0; e && j < n && j < 3; j++) {
+    len = strlen(detail);
+    snprintf(detail + len, size - len, "%s%s %s",
+             j ? "; " : "; it did: ", e[j].op, e[j].target);
+  }
+  free(e);
+  return o;
+}
 
 static void judge_scope(run *r, size_t i, mcpc_outcome o, const char *detail,
                         const char *who) {
@@ -441,8 +495,7 @@ static int scopes_http(run *r) {
     if (r->rep.tools[i].effective[MCPC_READ_ONLY])
       continue;
     args = arguments_for(r, i);
-    o = mcpc_session_call(&s, r->rep.tools[i].name, args, NULL, detail,
-                          sizeof detail);
+    o = scope_call(r, &s, i, args, detail, sizeof detail);
     cJSON_Delete(args);
     judge_scope(r, i, o, detail, "with a token without write scopes");
   }

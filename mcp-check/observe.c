@@ -18,7 +18,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -52,6 +51,8 @@ const char *const mcpc_observe_limits[] = {
     "cannot see: what other processes the server talks to do for it (a "
     "database, a daemon over a unix socket), nor whether a connection "
     "succeeded",
+    "does not count: opening a character device (a terminal, /dev/null) "
+    "for writing",
     NULL};
 
 int mcpc_observe_watch(char *why, size_t size) {
@@ -89,21 +90,26 @@ static void before(mcpc_effect *e) {
     e->digested = 1;
 }
 
-#endif
-
-static void record(mcpc_observer *o, const struct seccomp_notif *n) {
-#ifdef MCPC_HAVE_EFFECTS
-  mcp__effect raw;
+/* The supervisor's answer to each effect: record it, let it happen. */
+static int on_effect(const mcp__effect *raw, const struct seccomp_notif *n,
+                     void *user_data) {
+  mcpc_observer *o = user_data;
   mcpc_effect e;
+  struct stat st;
+  (void)n;
+  /* Opening a terminal or /dev/null for writing changes no file: a tool
+   * that sends a child's output there is not judged for it. */
+  if ((raw->op == MCP__EFFECT_WRITE || raw->op == MCP__EFFECT_TRUNCATE ||
+       raw->op == MCP__EFFECT_CREATE) &&
+      stat(raw->target, &st) == 0 && S_ISCHR(st.st_mode))
+    return MCP__EFFECT_CONTINUE;
   memset(&e, 0, sizeof e);
-  if (mcp__effects_decode((pid_t)n->pid, n, &raw) < 0)
-    return;
-  snprintf(e.op, sizeof e.op, "%s", mcp__effect_op_name(raw.op));
-  snprintf(e.syscall, sizeof e.syscall, "%s", raw.syscall);
-  snprintf(e.target, sizeof e.target, "%s", raw.target);
-  snprintf(e.target2, sizeof e.target2, "%s", raw.target2);
-  e.flags = raw.flags;
-  e.tid = raw.tid;
+  snprintf(e.op, sizeof e.op, "%s", mcp__effect_op_name(raw->op));
+  snprintf(e.syscall, sizeof e.syscall, "%s", raw->call);
+  snprintf(e.target, sizeof e.target, "%s", raw->target);
+  snprintf(e.target2, sizeof e.target2, "%s", raw->target2);
+  e.flags = raw->flags;
+  e.tid = raw->tid;
   before(&e);
   pthread_mutex_lock(&o->lock);
   e.call = o->call;
@@ -120,29 +126,20 @@ static void record(mcpc_observer *o, const struct seccomp_notif *n) {
   else
     o->dropped++;
   pthread_mutex_unlock(&o->lock);
-#else
-  (void)o;
-  (void)n;
-#endif
+  return MCP__EFFECT_CONTINUE;
 }
 
-/* Serves one notification: record, then let it go on. -1 when the
- * listener is gone (the server and all its processes ended). */
+/* Serves one notification. -1 when the listener is gone (the server and
+ * all its processes ended). */
 static int serve_one(mcpc_observer *o) {
-  struct seccomp_notif n;
-  struct seccomp_notif_resp r;
-  memset(&n, 0, sizeof n);
-  if (ioctl(o->listener, SECCOMP_IOCTL_NOTIF_RECV, &n) < 0)
-    return errno == EINTR || errno == ENOENT ? 0 : -1;
-  record(o, &n);
-  memset(&r, 0, sizeof r);
-  r.id = n.id;
-  r.flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
-  /* ENOENT: the thread was killed meanwhile; nothing to answer. */
-  if (ioctl(o->listener, SECCOMP_IOCTL_NOTIF_SEND, &r) < 0 && errno != ENOENT)
-    return -1;
-  return 0;
+  return mcp__effects_receive(o->listener, on_effect, o) < 0 ? -1 : 0;
 }
+#else
+static int serve_one(mcpc_observer *o) {
+  (void)o;
+  return -1;
+}
+#endif
 
 /* Serves whatever is pending now, without waiting. */
 static void drain(mcpc_observer *o) {

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -29,46 +30,17 @@ static void child_fail(int sock, int code) {
   _exit(127);
 }
 
-static int send_fd(int sock, int fd) {
-  char byte = 'L';
-  struct iovec iov = {.iov_base = &byte, .iov_len = 1};
-  union {
-    struct cmsghdr h;
-    char buf[CMSG_SPACE(sizeof(int))];
-  } u;
-  struct msghdr m = {.msg_iov = &iov,
-                     .msg_iovlen = 1,
-                     .msg_control = u.buf,
-                     .msg_controllen = sizeof u.buf};
-  struct cmsghdr *c;
-  memset(&u, 0, sizeof u);
-  c = CMSG_FIRSTHDR(&m);
-  c->cmsg_level = SOL_SOCKET;
-  c->cmsg_type = SCM_RIGHTS;
-  c->cmsg_len = CMSG_LEN(sizeof(int));
-  memcpy(CMSG_DATA(c), &fd, sizeof fd);
-  return sendmsg(sock, &m, 0) == 1 ? 0 : -1;
-}
-
-static int recv_fd(int sock) {
-  char byte;
-  struct iovec iov = {.iov_base = &byte, .iov_len = 1};
-  union {
-    struct cmsghdr h;
-    char buf[CMSG_SPACE(sizeof(int))];
-  } u;
-  struct msghdr m = {.msg_iov = &iov,
-                     .msg_iovlen = 1,
-                     .msg_control = u.buf,
-                     .msg_controllen = sizeof u.buf};
-  struct cmsghdr *c;
-  int fd = -1;
-  if (recvmsg(sock, &m, MSG_CMSG_CLOEXEC) != 1)
+/* Takes descriptor fd of process pid into this one (pidfd_getfd, Linux
+ * 5.6): the child cannot send it, as its sendmsg would already wait on the
+ * listener nobody serves yet. */
+static int take_fd(pid_t pid, int fd) {
+  int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+  int got;
+  if (pidfd < 0)
     return -1;
-  c = CMSG_FIRSTHDR(&m);
-  if (c && c->cmsg_type == SCM_RIGHTS && c->cmsg_len == CMSG_LEN(sizeof(int)))
-    memcpy(&fd, CMSG_DATA(c), sizeof fd);
-  return fd;
+  got = (int)syscall(SYS_pidfd_getfd, pidfd, fd, 0);
+  close(pidfd);
+  return got;
 }
 
 /* In the child: its own process group, its descriptors, observation, exec.
@@ -98,7 +70,13 @@ static void child(char *const argv[], int pipes, mcpc_watch_fn watch, int sock,
       (void)w;
       child_fail(sock, -1);
     }
-    if (send_fd(sock, listener) < 0)
+    /* Its number goes to the parent, which takes it and says go: write
+     * and read are not effects, so nothing here waits on the listener. */
+    char word[1 + sizeof(int)], go;
+    word[0] = 'L';
+    memcpy(word + 1, &listener, sizeof listener);
+    if (write(sock, word, sizeof word) != (ssize_t)sizeof word ||
+        read(sock, &go, 1) != 1)
       child_fail(sock, errno);
     close(listener);
   }
@@ -118,12 +96,21 @@ static int await_exec(mcpc_proc *p, int sock, int observed, char *why,
     return -1;
   }
   if (observed) {
-    p->listener = recv_fd(sock);
-    if (p->listener < 0) {
+    char word[1 + sizeof(int)];
+    int theirs = -1;
+    if (read(sock, word, sizeof word) == (ssize_t)sizeof word &&
+        word[0] == 'L') {
+      memcpy(&theirs, word + 1, sizeof theirs);
+      p->listener = take_fd(p->pid, theirs);
+    }
+    if (p->listener < 0 || write(sock, "g", 1) != 1) {
       char tail[200];
+      int err = errno;
       mcpc_proc_log_tail(p, tail, sizeof tail);
       snprintf(why, size, "could not put the server under observation: %s",
-               tail[0] ? tail : "no listener came from the child");
+               tail[0]      ? tail
+               : theirs < 0 ? "the child made no listener"
+                            : strerror(err));
       return -1;
     }
     if (poll(&pfd, 1, 10000) <= 0) {

@@ -218,6 +218,14 @@ static cJSON *tool_json(const mcpc_tool_row *t) {
       cJSON_Delete(o);
       return NULL;
     }
+  if (t->effects) {
+    cJSON *copy = cJSON_Duplicate(t->effects, 1);
+    if (copy == NULL || !cJSON_AddItemToObject(o, "effects", copy)) {
+      cJSON_Delete(copy);
+      cJSON_Delete(o);
+      return NULL;
+    }
+  }
   return o;
 }
 
@@ -389,8 +397,10 @@ void mcpc_report_clear(mcpc_report *r) {
     free(f->fix);
   }
   free(r->findings);
-  for (size_t i = 0; i < r->n_tools; i++)
+  for (size_t i = 0; i < r->n_tools; i++) {
     free(r->tools[i].name);
+    cJSON_Delete(r->tools[i].effects);
+  }
   free(r->tools);
   free_lines(r->notes, r->n_notes);
   free_lines(r->outside, r->n_outside);

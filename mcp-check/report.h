@@ -34,13 +34,16 @@ typedef struct mcpc_finding {
 
 /* One tool as listed: its name, the hints as advertised (1 true, 0 false,
  * -1 absent, -2 not a boolean), the values a client falls back to, the
- * approval tier those give, and the state of each check. */
+ * approval tier those give, the state of each check, and what its calls
+ * under observation did (a JSON array of {"op", "target", "target2"?,
+ * "syscall", "call"}, or NULL). */
 typedef struct mcpc_tool_row {
   char *name;
   int hint[4];      /* MCPC_HINT_* order, see hints.h */
   int effective[4]; /* after the spec's fallbacks */
   const char *tier; /* static string */
   mcpc_state state[MCPC_CHECKS];
+  struct cJSON *effects;
 } mcpc_tool_row;
 
 typedef struct mcpc_report {
