@@ -59,7 +59,9 @@ static int fail_server(run *r, const char *what, const char *why) {
   char tail[600] = "", how[64];
   fprintf(stderr, "mcp-check: %s: %s\n", what, why);
   if (r->started) {
-    mcpc_proc_alive(&r->proc);
+    /* A server that closed its output is usually on its way out: its
+     * status says more than "running". */
+    mcpc_proc_wait(&r->proc, 1000);
     mcpc_proc_describe(&r->proc, how, sizeof how);
     mcpc_proc_log_tail(&r->proc, tail, sizeof tail);
     fprintf(stderr, "mcp-check: the server %s%s%s\n", how,

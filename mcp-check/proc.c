@@ -204,7 +204,7 @@ static int reap(mcpc_proc *p, int flags) {
 int mcpc_proc_alive(mcpc_proc *p) { return p->pid != 0 && !reap(p, WNOHANG); }
 
 /* Waits up to ms for the child to exit, in 10 ms steps. */
-static int wait_exit(mcpc_proc *p, unsigned ms) {
+int mcpc_proc_wait(mcpc_proc *p, unsigned ms) {
   long long end = mcpc_now_ms() + ms;
   for (;;) {
     if (reap(p, WNOHANG))
@@ -241,7 +241,7 @@ void mcpc_proc_log_tail(const mcpc_proc *p, char *buf, size_t size) {
 
 void mcpc_proc_describe(const mcpc_proc *p, char *buf, size_t size) {
   if (!p->reaped)
-    snprintf(buf, size, "running");
+    snprintf(buf, size, "is still running");
   else if (WIFEXITED(p->status))
     snprintf(buf, size, "exited with status %d", WEXITSTATUS(p->status));
   else if (WIFSIGNALED(p->status))
@@ -255,9 +255,9 @@ void mcpc_proc_stop(mcpc_proc *p, unsigned grace_ms) {
     close(p->in_fd);
   p->in_fd = -1;
   if (p->pid != 0 && !p->stopped) {
-    if (!wait_exit(p, grace_ms)) {
+    if (!mcpc_proc_wait(p, grace_ms)) {
       kill(-p->pid, SIGTERM);
-      if (!wait_exit(p, grace_ms)) {
+      if (!mcpc_proc_wait(p, grace_ms)) {
         kill(-p->pid, SIGKILL);
         reap(p, 0);
       }

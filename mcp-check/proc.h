@@ -31,6 +31,10 @@ typedef struct mcpc_proc {
 int mcpc_proc_start(char *const argv[], int pipes, mcpc_watch_fn watch,
                     mcpc_proc *p, char *why, size_t size);
 
+/* Waits up to ms for the child to exit and reaps it; non-zero when it
+ * has. */
+int mcpc_proc_wait(mcpc_proc *p, unsigned ms);
+
 /* Non-zero while the child has not exited (reaps it when it has). */
 int mcpc_proc_alive(mcpc_proc *p);
 
@@ -39,7 +43,7 @@ int mcpc_proc_alive(mcpc_proc *p);
 void mcpc_proc_log_tail(const mcpc_proc *p, char *buf, size_t size);
 
 /* Describes how the child ended ("exited with status 3", "killed by signal
- * 9", "running"). */
+ * 9", "still running"). */
 void mcpc_proc_describe(const mcpc_proc *p, char *buf, size_t size);
 
 /* Stops it: closes its input, waits up to grace_ms for it to exit, then
