@@ -17,3 +17,17 @@ function(mcp_check_unit name)
 endfunction()
 
 mcp_check_unit(test_calls)
+
+# test_instance checks the instance of every tool of the examples, listed by
+# the servers themselves, so it needs them built.
+mcp_check_unit(test_instance)
+foreach(example hello notes everything)
+  if(TARGET ${example})
+    string(TOUPPER ${example} upper)
+    target_compile_definitions(test_instance PRIVATE
+      MCPC_EXAMPLE_${upper}="$<TARGET_FILE:${example}>")
+    add_dependencies(test_instance ${example})
+  endif()
+endforeach()
+target_compile_definitions(test_instance PRIVATE
+  MCPC_REFERENCE_DIR="${CMAKE_CURRENT_LIST_DIR}/reference")
