@@ -7,5 +7,5 @@ add_library(mcp_check_core STATIC
   ${CMAKE_CURRENT_LIST_DIR}/calls.c)
 target_include_directories(mcp_check_core PUBLIC ${CMAKE_CURRENT_LIST_DIR})
 target_compile_definitions(mcp_check_core PRIVATE _POSIX_C_SOURCE=200809L)
-target_link_libraries(mcp_check_core PUBLIC PkgConfig::CJSON)
+target_link_libraries(mcp_check_core PUBLIC PkgConfig::CJSON m)
 mcp_warnings(mcp_check_core)

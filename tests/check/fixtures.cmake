@@ -7,7 +7,7 @@ function(mcp_check_unit name)
   target_include_directories(${name} PRIVATE ${MCP_INTERNAL_INCLUDES})
   target_compile_definitions(${name} PRIVATE
     MCP_TEST_DATA="${MCP_TEST_DATA}" _POSIX_C_SOURCE=200809L)
-  target_link_libraries(${name} PRIVATE mcp_check_core mcp_static
+  target_link_libraries(${name} PRIVATE mcp_check_core mcp_test_util mcp_static
                         PkgConfig::CHECK)
   mcp_warnings(${name})
   add_test(NAME check.${name}
@@ -15,3 +15,19 @@ function(mcp_check_unit name)
   set_tests_properties(check.${name} PROPERTIES ENVIRONMENT "${MCP_TEST_ENV}"
                        LABELS unit TIMEOUT 300)
 endfunction()
+
+mcp_check_unit(test_calls)
+
+# test_instance checks the instance of every tool of the examples, listed by
+# the servers themselves, so it needs them built.
+mcp_check_unit(test_instance)
+foreach(example hello notes everything)
+  if(TARGET ${example})
+    string(TOUPPER ${example} upper)
+    target_compile_definitions(test_instance PRIVATE
+      MCPC_EXAMPLE_${upper}="$<TARGET_FILE:${example}>")
+    add_dependencies(test_instance ${example})
+  endif()
+endforeach()
+target_compile_definitions(test_instance PRIVATE
+  MCPC_REFERENCE_DIR="${CMAKE_CURRENT_LIST_DIR}/reference")
