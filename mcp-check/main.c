@@ -127,7 +127,10 @@ static int answers(const char *url) {
 static int start_server(run *r) {
   char why[512];
   const mcpc_opts *o = r->o;
-  mcpc_watch_fn watch = o->observe ? mcpc_observe_watch : NULL;
+  /* MCP_CHECK_UNOBSERVED (the benchmark's baseline): the same calls as
+   * --observe makes, without the filter and its supervisor. */
+  int watched = o->observe && getenv("MCP_CHECK_UNOBSERVED") == NULL;
+  mcpc_watch_fn watch = watched ? mcpc_observe_watch : NULL;
   if (o->command) {
     if (mcpc_proc_start(o->command, 1, watch, &r->proc, why, sizeof why) < 0)
       return fail_server(r, "cannot start the server", why);

@@ -209,6 +209,8 @@ mcpc_observer *mcpc_observer_start(int listener, char *why, size_t size) {
 void mcpc_observer_set_call(mcpc_observer *o, int call) {
   struct timespec until;
   ssize_t w;
+  if (o == NULL)
+    return;
   pthread_mutex_lock(&o->lock);
   o->want_call = call;
   o->asked++;
@@ -229,6 +231,8 @@ void mcpc_observer_set_call(mcpc_observer *o, int call) {
 
 size_t mcpc_observer_count(mcpc_observer *o) {
   size_t n;
+  if (o == NULL)
+    return 0;
   pthread_mutex_lock(&o->lock);
   n = o->n;
   pthread_mutex_unlock(&o->lock);

@@ -38,11 +38,11 @@ int mcpc_observe_watch(char *why, size_t size);
 /* Starts serving the listener (taken: closed at stop). NULL with why. */
 mcpc_observer *mcpc_observer_start(int listener, char *why, size_t size);
 
-/* The call in flight from now on (-1: none). Before it changes, every
- * notification already pending is served under the old call. */
+/* The call in flight from now on (-1: none); o may be NULL (nothing). Before it
+ * changes, every notification already pending is served under the old call. */
 void mcpc_observer_set_call(mcpc_observer *o, int call);
 
-/* How many effects so far; a copy of effect i. */
+/* How many effects so far (0 for a NULL o); a copy of effect i. */
 size_t mcpc_observer_count(mcpc_observer *o);
 void mcpc_observer_get(mcpc_observer *o, size_t i, mcpc_effect *out);
 
