@@ -2,7 +2,13 @@
 """mcp-check over libmcp's own examples, both transports: the findings
 must be exactly those written here.
 
-  check_examples.py MCP_CHECK NOTES EVERYTHING DEV_TOKEN_SH
+  check_examples.py MCP_CHECK NOTES EVERYTHING DEV_TOKEN_SH [--observe]
+
+With --observe (check.examples_observe, plain build only) notes and
+everything run over stdio under observation instead: notes with its notes
+in a file and a principal holding every scope (so every tool runs: the
+finding "authorization"), and its add_note must be seen renaming its
+temporary file over that file; neither may have a behaviour finding.
 
 notes over stdio runs with a principal holding only notes:read, so its two
 tools that write must be refused on scope; over HTTP it is the OAuth
@@ -26,6 +32,7 @@ import sys
 import tempfile
 
 MCP_CHECK, NOTES, EVERYTHING, DEV_TOKEN = sys.argv[1:5]
+OBSERVE = sys.argv[5:] == ["--observe"]
 LAUNCHER = shlex.split(os.environ.get("MCP_TEST_LAUNCHER", ""))
 ISSUER = "https://auth.dev.invalid"
 failures = []
@@ -81,6 +88,29 @@ def run_case(name, args, extra_fn, expect_tools):
 
 
 NOTES_TOOLS = {"list_notes", "get_note", "add_note", "delete_note"}
+AUTHORIZATION = {("scopes", None, "authorization")}
+
+if OBSERVE:
+    with tempfile.TemporaryDirectory() as d:
+        data = os.path.join(os.path.realpath(d), "notes.json")
+        doc = run_case("notes.observe", [
+            "--observe", "--", NOTES, "--stdio", "--data", data, "--scopes",
+            "notes:read notes:write notes:admin"],
+            lambda d: AUTHORIZATION, NOTES_TOOLS)
+        adds = [t for t in doc.get("tools", []) if t["name"] == "add_note"]
+        renamed = [e for t in adds for e in t.get("effects", [])
+                   if e["op"] == "rename" and e.get("target2") == data]
+        if not renamed:
+            print("FAIL: notes.observe: add_note's rename over", data,
+                  "not seen:", adds)
+            failures.append("notes.observe.rename")
+    run_case("everything.observe", ["--observe", "--", EVERYTHING],
+             lambda d: AUTHORIZATION, {"greet"})
+    if failures:
+        print(f"{len(failures)} failed: {' '.join(failures)}")
+        sys.exit(1)
+    print("all passed")
+    sys.exit(0)
 
 doc = run_case("notes.stdio", ["--", NOTES, "--stdio", "--scopes",
                                "notes:read"], lambda d: set(), NOTES_TOOLS)
