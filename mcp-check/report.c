@@ -57,8 +57,9 @@ int mcpc_report_add(mcpc_report *r, mcpc_check check, const char *tool,
 }
 
 /* Appends a formatted line to a list of strings. */
-__attribute__((format(printf, 5, 0))) static int push_line(mcpc_report *r, char ***list, size_t *n, size_t *cap,
-                     const char *fmt, va_list ap) {
+__attribute__((format(printf, 5, 0))) static int
+push_line(mcpc_report *r, char ***list, size_t *n, size_t *cap, const char *fmt,
+          va_list ap) {
   char line[1024];
   char *copy;
   vsnprintf(line, sizeof line, fmt, ap);
