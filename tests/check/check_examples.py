@@ -119,6 +119,16 @@ if scopes.get("add_note") != "passed" or scopes.get("delete_note") != "passed":
     print("FAIL: notes.stdio refused on scope", scopes)
     failures.append("notes.stdio.scopes")
 
+# The legacy era too (the default, 2026-07-28, is what notes speaks first).
+for version in ("2025-11-25", "2025-06-18", "2025-03-26"):
+    doc = run_case(f"notes.stdio.{version}",
+                   ["--protocol-version", version, "--", NOTES, "--stdio",
+                    "--scopes", "notes:read"], lambda d: set(), NOTES_TOOLS)
+    if doc.get("server", {}).get("protocolVersion") != version:
+        print(f"FAIL: notes.stdio.{version}: spoke",
+              doc.get("server", {}).get("protocolVersion"))
+        failures.append(f"notes.stdio.{version}.version")
+
 run_case("everything.stdio", ["--", EVERYTHING],
          lambda d: {("scopes", None, "authorization")}, {"greet"})
 
@@ -143,9 +153,11 @@ with tempfile.TemporaryDirectory() as keys:
             extra = lambda d: set()
         else:
             extra = lambda d: {("scopes", w, "scopes") for w in writers(d)}
-        run_case(f"{example}.http", ["--token", token, "--read-token-cmd",
-                                     mint, "--launch", launch, url],
-                 extra, NOTES_TOOLS if example == "notes" else {"greet"})
+        for version in ("2026-07-28", "2025-11-25"):
+            run_case(f"{example}.http.{version}",
+                     ["--protocol-version", version, "--token", token,
+                      "--read-token-cmd", mint, "--launch", launch, url],
+                     extra, NOTES_TOOLS if example == "notes" else {"greet"})
 
 if failures:
     print(f"{len(failures)} failed: {' '.join(failures)}")
