@@ -189,8 +189,9 @@ START_TEST(report_junit_escapes) {
 }
 END_TEST
 
+/* The words stay in a static argv: the options point into it. */
 static int parse(mcpc_opts *o, char *why, const char *const *words) {
-  char *argv[16];
+  static char *argv[16];
   int argc = 0;
   argv[argc++] = "mcp-check";
   for (; *words; words++)
