@@ -16,6 +16,7 @@
 
 struct mcpc_conn {
   int http;
+  int late; /* stdio: the last exchange failed on time alone */
   /* stdio */
   int to, from;
   char *buf; /* bytes read and not yet a whole line */
@@ -94,6 +95,7 @@ static int write_all(int fd, const char *s, size_t n, long long deadline,
     ssize_t w;
     if (left <= 0 || poll(&pfd, 1, (int)left) <= 0) {
       snprintf(why, size, "the server did not read its input in time");
+      errno = ETIMEDOUT;
       return -1;
     }
     w = write(fd, s, n);
@@ -165,6 +167,7 @@ static char *read_line(mcpc_conn *c, long long deadline, char *why,
     left = deadline - mcpc_now_ms();
     if (left <= 0 || poll(&pfd, 1, (int)left) == 0) {
       snprintf(why, size, "no answer from the server in time");
+      c->late = 1;
       return NULL;
     }
     got = read(c->from, c->buf + c->len, c->cap - c->len);
@@ -205,8 +208,11 @@ static int stdio_exchange(mcpc_conn *c, const cJSON *msg, mcpc_exchange *x,
                           char *why, size_t size) {
   long long deadline = mcpc_now_ms() + x->timeout_ms;
   const cJSON *id = cJSON_GetObjectItemCaseSensitive(msg, "id");
-  if (send_line(c, msg, deadline, why, size) < 0)
+  c->late = 0;
+  if (send_line(c, msg, deadline, why, size) < 0) {
+    c->late = errno == ETIMEDOUT;
     return -1;
+  }
   if (id == NULL)
     return 0;
   for (unsigned i = 0; i < MCPC_MAX_INTERLEAVED; i++) {
@@ -463,6 +469,8 @@ int mcpc_conn_exchange(mcpc_conn *c, const cJSON *msg, mcpc_exchange *x,
 }
 
 void mcpc_conn_reset_session(mcpc_conn *c) { c->session[0] = '\0'; }
+
+int mcpc_conn_usable(const mcpc_conn *c) { return c->http || c->late; }
 
 void mcpc_conn_free(mcpc_conn *c) {
   if (c == NULL)

@@ -50,6 +50,12 @@ int mcpc_conn_exchange(mcpc_conn *c, const struct cJSON *msg, mcpc_exchange *x,
 /* Frees x's outputs. */
 void mcpc_exchange_clear(mcpc_exchange *x);
 
+/* After a failed exchange: non-zero when the connection may carry more
+ * (HTTP, whose every request stands alone; stdio when only time ran out:
+ * a late answer is skipped by its id), zero when the stream is broken (end
+ * of file, a line too long or not JSON, a write refused). */
+int mcpc_conn_usable(const mcpc_conn *c);
+
 /* Forgets the HTTP session id (a new session begins with the next
  * initialize). */
 void mcpc_conn_reset_session(mcpc_conn *c);

@@ -302,6 +302,14 @@ static int ran(mcpc_outcome o) {
   return o == MCPC_RAN || o == MCPC_RAN_ERROR || o == MCPC_INPUT;
 }
 
+/* After a call without an answer: whether the run cannot go on (the
+ * stream is broken, or the server we started is gone). One tool that is
+ * only slow is noted, and the others are still checked. */
+static int no_more(run *r) {
+  return !mcpc_conn_usable(r->conn) ||
+         (r->started && !mcpc_proc_alive(&r->proc));
+}
+
 static int behave_one(run *r, size_t i, const cJSON *args, const char *what) {
   mcpc_tool_row *row = &r->rep.tools[i];
   char detail[512], label[600];
@@ -310,7 +318,7 @@ static int behave_one(run *r, size_t i, const cJSON *args, const char *what) {
   mcpc_outcome o = observed_call(r, i, args, &e, &n, detail, sizeof detail);
   if (r->outcome[i] < 0)
     r->outcome[i] = (int)o;
-  if (o == MCPC_NO_ANSWER) {
+  if (o == MCPC_NO_ANSWER && no_more(r)) {
     free(e);
     return fail_server(r, "the server stopped answering", detail);
   }
@@ -325,7 +333,7 @@ static int behave_one(run *r, size_t i, const cJSON *args, const char *what) {
   if (ran(o) && !row->effective[MCPC_READ_ONLY] &&
       row->effective[MCPC_IDEMPOTENT]) {
     o = observed_call(r, i, args, &e, &n, detail, sizeof detail);
-    if (o == MCPC_NO_ANSWER) {
+    if (o == MCPC_NO_ANSWER && no_more(r)) {
       free(e);
       return fail_server(r, "the server stopped answering", detail);
     }
@@ -513,7 +521,7 @@ static int scopes_http(run *r) {
  * whether it has one without write scopes. */
 static int scopes_stdio(run *r) {
   char detail[512];
-  size_t refused = 0, called = 0;
+  size_t refused = 0, called = 0; /* called: those that ran */
   for (size_t i = 0; i < r->rep.n_tools; i++) {
     if (r->rep.tools[i].effective[MCPC_READ_ONLY])
       continue;
@@ -530,10 +538,13 @@ static int scopes_stdio(run *r) {
       cJSON_Delete(args);
       if (rc != 0)
         return rc;
-      if (r->outcome[i] == MCPC_NO_ANSWER)
+      if (r->outcome[i] == MCPC_NO_ANSWER && no_more(r))
         return fail_server(r, "the server stopped answering", detail);
+      if (r->outcome[i] == MCPC_NO_ANSWER)
+        mcpc_report_note(&r->rep, "%s: scopes not checked: %s",
+                         r->rep.tools[i].name, detail);
     }
-    called++;
+    called += ran((mcpc_outcome)r->outcome[i]);
     refused += r->outcome[i] == MCPC_SCOPE;
   }
   if (called && refused == 0) {

@@ -11,6 +11,8 @@ errors    answers every request with a JSON-RPC error
 chatty    a correct server that sends a ping request and notifications
           before each answer, one read-only tool with all four hints
 nohints   a correct server whose one tool has no annotations at all
+slowtool  a server that never answers a call of its tool "stuck" (and
+          answers everything else, "fine" included, at once)
 """
 import json
 import sys
@@ -30,6 +32,12 @@ TOOL_OK = {
                     "idempotentHint": True, "openWorldHint": False},
 }
 TOOL_BARE = {"name": "bare", "inputSchema": {"type": "object"}}
+TOOL_FINE = {
+    "name": "fine",
+    "inputSchema": {"type": "object"},
+    "annotations": {"readOnlyHint": False, "destructiveHint": False,
+                    "idempotentHint": True, "openWorldHint": False},
+}
 
 
 def result_for(mode, msg):
@@ -38,6 +46,8 @@ def result_for(mode, msg):
         return {"protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
                 "serverInfo": {"name": "bad_server-" + mode, "version": "1"}}
     if method == "tools/list":
+        if mode == "slowtool":
+            return {"tools": [dict(TOOL_BARE, name="stuck"), TOOL_FINE]}
         return {"tools": [TOOL_BARE if mode == "nohints" else TOOL_OK]}
     if method == "tools/call":
         return {"content": [{"type": "text", "text": "ok"}]}
@@ -63,6 +73,9 @@ def main():
             sys.exit(7)
         if mode == "hang":
             time.sleep(3600)
+        if (mode == "slowtool" and msg["method"] == "tools/call" and
+                msg["params"]["name"] == "stuck"):
+            continue
         if mode == "errors":
             send({"jsonrpc": "2.0", "id": msg["id"],
                   "error": {"code": -32603, "message": "always failing"}})

@@ -137,6 +137,19 @@ with tempfile.TemporaryDirectory() as d:
     expect("table", rc == 1 and "\033[" not in out and "bare" in out and
            "5 findings" in out, out)
 
+# One tool that never answers is noted and the others are still checked:
+# exit 1 (its findings), not 3.
+rc, out, err = run(["--json", "--timeout", "1"] + server("slowtool"))
+doc = json.loads(out) if out.strip().startswith("{") else {}
+states = {t["name"]: t["checks"]["scopes"] for t in doc.get("tools", [])}
+expect("slow_tool", rc == 1 and states == {"stuck": "skipped",
+                                          "fine": "skipped"} and
+       any("stuck: scopes not checked: no answer" in n
+           for n in doc.get("notes", [])) and
+       ("scopes", None, "authorization") in
+       [(f["check"], f["tool"], f["hint"]) for f in doc["findings"]],
+       f"rc={rc} {out} {err}")
+
 # The man page renders without a warning.
 p = subprocess.run(["man", "--warnings", "-l", MAN], capture_output=True,
                    text=True, env=dict(os.environ, MANWIDTH="80"),
