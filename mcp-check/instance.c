@@ -50,6 +50,12 @@ static const cJSON *kw(const cJSON *s, const char *name) {
 }
 
 /* Latches the first reason generation failed, with where. */
+static void fail(ctx *c, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
 static void fail(ctx *c, const char *fmt, ...) {
   if (c->said || c->size == 0)
     return;
