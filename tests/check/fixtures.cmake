@@ -50,3 +50,19 @@ add_test(NAME check.planted_smoke
                  $<TARGET_FILE:mcpc_planted>)
 set_tests_properties(check.planted_smoke PROPERTIES LABELS unit TIMEOUT 300
   ENVIRONMENT "MCP_TEST_LAUNCHER=${MCP_TEST_LAUNCHER_STRING}")
+
+# Formatting of the fixtures' C files and of mcp-check's core (lint, plain
+# build only, like lint.clang_format for the rest of the tree).
+find_program(CLANG_FORMAT clang-format)
+if(CLANG_FORMAT)
+  add_test(NAME lint.clang_format_check_fixtures
+           COMMAND ${CLANG_FORMAT} --dry-run --Werror
+                   ${CMAKE_CURRENT_LIST_DIR}/planted.c
+                   ${CMAKE_CURRENT_LIST_DIR}/test_calls.c
+                   ${CMAKE_CURRENT_LIST_DIR}/test_instance.c
+                   ${PROJECT_SOURCE_DIR}/mcp-check/instance.c
+                   ${PROJECT_SOURCE_DIR}/mcp-check/instance.h
+                   ${PROJECT_SOURCE_DIR}/mcp-check/calls.c
+                   ${PROJECT_SOURCE_DIR}/mcp-check/calls.h)
+  set_tests_properties(lint.clang_format_check_fixtures PROPERTIES LABELS lint)
+endif()
