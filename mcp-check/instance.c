@@ -247,22 +247,25 @@ static int class_item(const char **pp, out *body, specials *sp) {
     if ((ch = class_literal(*p++)) == '\0')
       return -1;
   }
-  if (*p == '-' && p[1] && p[1] != ']') {
-    char range[4] = {ch, '-', p[1], 0};
-    if (p[1] == '\\' || strchr("]^-[", ch))
+  char hi = *p == '-' ? p[1] : '\0';
+  if (hi != '\0' && hi != ']') {
+    /* An escaped range end, or a special as its start, is not kept. */
+    if (hi == '\\' || strchr("]^-[", ch))
       return -1;
+    char range[4] = {ch, '-', hi, 0};
     put(body, range);
     *pp = p + 2;
     return 0;
   }
-  if (ch == '[' && strchr(":.=", *p))
+  if (ch == '[' && *p != '\0' && strchr(":.=", *p))
     return -1;
-  char one[2] = {ch, 0};
   sp->rbracket |= ch == ']';
   sp->caret |= ch == '^';
   sp->hyphen |= ch == '-';
-  if (!strchr("]^-", ch))
+  if (!strchr("]^-", ch)) {
+    char one[2] = {ch, 0};
     put(body, one);
+  }
   *pp = p;
   return 0;
 }
