@@ -39,6 +39,12 @@ static int read_line(FILE *f, char *buf, size_t *len) {
   return LINE_OK;
 }
 
+static void say(char *why, size_t size, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
 static void say(char *why, size_t size, const char *fmt, ...) {
   if (size == 0)
     return;

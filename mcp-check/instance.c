@@ -50,6 +50,12 @@ static const cJSON *kw(const cJSON *s, const char *name) {
 }
 
 /* Latches the first reason generation failed, with where. */
+static void fail(ctx *c, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
 static void fail(ctx *c, const char *fmt, ...) {
   if (c->said || c->size == 0)
     return;
@@ -100,11 +106,39 @@ static cJSON *number(double d) {
 
 /* ---- $ref ---------------------------------------------------------------- */
 
-/* Follows a reference within the document: "#" or a JSON pointer after
- * "#". NULL for anything else. */
+/* The subschema of the document named name by "$anchor" (2020-12) or by
+ * an "$id" of "#name" (draft-07), searched depth first; NULL if none. */
+static const cJSON *anchor(const cJSON *at, const char *name, int depth) {
+  if (depth > MAX_DEPTH || !(cJSON_IsObject(at) || cJSON_IsArray(at)))
+    return NULL;
+  const cJSON *a = kw(at, "$anchor");
+  const cJSON *id = kw(at, "$id");
+  if ((cJSON_IsString(a) && strcmp(a->valuestring, name) == 0) ||
+      (cJSON_IsString(id) && id->valuestring[0] == '#' &&
+       strcmp(id->valuestring + 1, name) == 0))
+    return at;
+  for (const cJSON *m = at->child; m; m = m->next) {
+    /* Values that are data, not schemas, name nothing. */
+    if (m->string &&
+        (strcmp(m->string, "enum") == 0 || strcmp(m->string, "const") == 0 ||
+         strcmp(m->string, "default") == 0 ||
+         strcmp(m->string, "examples") == 0))
+      continue;
+    const cJSON *found = anchor(m, name, depth + 1);
+    if (found)
+      return found;
+  }
+  return NULL;
+}
+
+/* Follows a reference within the document: "#", a JSON pointer after "#",
+ * or "#name" for an anchor. NULL for anything else (other documents are
+ * never fetched). */
 static const cJSON *resolve(const ctx *c, const char *ref) {
   if (ref[0] != '#')
     return NULL;
+  if (ref[1] != '/' && ref[1] != '\0')
+    return anchor(c->root, ref + 1, 0);
   const cJSON *at = c->root;
   const char *p = ref + 1;
   while (*p == '/' && at) {
@@ -163,10 +197,10 @@ static const char *class_escape(char letter, int in_bracket) {
   return NULL;
 }
 
-/* Translates one escape at p (after the backslash); returns the bytes of
- * the pattern used, 0 when it is outside the subset. */
-static size_t ere_escape(const char *p, int in_bracket, out *o) {
-  const char *cls = class_escape(*p, in_bracket);
+/* Translates one escape at p (after the backslash), outside a class;
+ * returns the bytes of the pattern used, 0 when it is outside the subset. */
+static size_t ere_escape(const char *p, out *o) {
+  const char *cls = class_escape(*p, 0);
   if (cls) {
     put(o, cls);
     return 1;
@@ -175,9 +209,7 @@ static size_t ere_escape(const char *p, int in_bracket, out *o) {
   if (*p == 'n' || *p == 't' || *p == 'r') {
     lit[0] = *p == 'n' ? '\n' : *p == 't' ? '\t' : '\r';
   } else if (*p != '\0' && strchr(".^$|?*+()[]{}\\/-:,=!<>#&~'\"@%", *p)) {
-    if (in_bracket && strchr("]^\\-", *p))
-      return 0;
-    lit[0] = !in_bracket && strchr(".^$|?*+()[]{}\\", *p) ? '\\' : *p;
+    lit[0] = strchr(".^$|?*+()[]{}\\", *p) ? '\\' : *p;
     lit[1] = lit[0] == '\\' ? *p : '\0';
   } else {
     return 0;
@@ -186,49 +218,117 @@ static size_t ere_escape(const char *p, int in_bracket, out *o) {
   return 1;
 }
 
+/* The literal an escape stands for inside a class ('\0' outside the
+ * subset). */
+static char class_literal(char e) {
+  if (e == 'n' || e == 't' || e == 'r')
+    return e == 'n' ? '\n' : e == 't' ? '\t' : '\r';
+  return e != '\0' && strchr("]\\-^.[/{}()*+?|$:,=!<>#&~'\"@%", e) ? e : '\0';
+}
+
+/* The specials of a class, which POSIX wants in fixed places: ']' first,
+ * '^' anywhere but first, '-' last. */
+typedef struct specials {
+  int rbracket, caret, hyphen;
+} specials;
+
+/* Reads one item of a class at *pp (a character, a range, \d \w \s) into
+ * body or sp; 0, or -1 outside the subset. */
+static int class_item(const char **pp, out *body, specials *sp) {
+  const char *p = *pp;
+  char ch = *p++;
+  if (ch == '\\') {
+    const char *cls = class_escape(*p, 1);
+    if (cls) {
+      put(body, cls);
+      *pp = p + 1;
+      return 0;
+    }
+    if ((ch = class_literal(*p++)) == '\0')
+      return -1;
+  }
+  char hi = *p == '-' ? p[1] : '\0';
+  if (hi != '\0' && hi != ']') {
+    /* An escaped range end, or a special as its start, is not kept. */
+    if (hi == '\\' || strchr("]^-[", ch))
+      return -1;
+    char range[4] = {ch, '-', hi, 0};
+    put(body, range);
+    *pp = p + 2;
+    return 0;
+  }
+  if (ch == '[' && *p != '\0' && strchr(":.=", *p))
+    return -1;
+  sp->rbracket |= ch == ']';
+  sp->caret |= ch == '^';
+  sp->hyphen |= ch == '-';
+  if (!strchr("]^-", ch)) {
+    char one[2] = {ch, 0};
+    put(body, one);
+  }
+  *pp = p;
+  return 0;
+}
+
+/* Translates the class at p (after '[') to a POSIX bracket expression;
+ * returns the bytes used up to its ']', 0 outside the subset. */
+static size_t ere_bracket(const char *p, out *o) {
+  const char *start = p;
+  int negated = *p == '^';
+  p += negated;
+  char buf[512];
+  out body = {buf, 0, sizeof buf, 0};
+  buf[0] = '\0';
+  specials sp = {0, 0, 0};
+  while (*p && *p != ']')
+    if (class_item(&p, &body, &sp) != 0)
+      return 0;
+  if (*p != ']' || body.bad)
+    return 0;
+  if (body.n == 0 && !sp.rbracket && !sp.hyphen && !sp.caret)
+    return 0; /* [] matches nothing, [^] anything: not in the subset */
+  if (body.n == 0 && !sp.rbracket && !sp.hyphen && !negated) {
+    put(o, "\\^"); /* [\^]: "[^]" would be a negation */
+    return (size_t)(p + 1 - start);
+  }
+  /* With nothing before it, '-' goes first so '^' is not. */
+  int lead_hyphen = body.n == 0 && !sp.rbracket && sp.hyphen;
+  put(o, negated ? "[^" : "[");
+  put(o, sp.rbracket ? "]" : lead_hyphen ? "-" : "");
+  put(o, buf);
+  put(o, sp.caret ? "^" : "");
+  put(o, sp.hyphen && !lead_hyphen ? "-" : "");
+  put(o, "]");
+  return (size_t)(p + 1 - start);
+}
+
 /* ECMA-262 pattern to POSIX ERE; 0, or -1 outside the subset. */
 static int ere(const char *p, out *o) {
-  int bracket = 0;
   while (*p && !o->bad) {
+    size_t used = 1;
     if (*p == '\\') {
-      size_t used = ere_escape(p + 1, bracket, o);
-      if (!used)
+      used += ere_escape(p + 1, o);
+      if (used == 1)
         return -1;
-      p += 1 + used;
-      continue;
-    }
-    char one[2] = {*p, 0};
-    if (bracket) {
-      if (*p == ']')
-        bracket = 0;
-      put(o, one);
-      p++;
-      continue;
-    }
-    if (*p == '[') {
-      bracket = 1;
-      put(o, "[");
-      p++;
-      if (*p == '^')
-        put(o, "^"), p++;
-      if (*p == ']')
-        put(o, "]"), p++;
-      continue;
-    }
-    if (*p == '(' && p[1] == '?') {
+    } else if (*p == '[') {
+      used += ere_bracket(p + 1, o);
+      if (used == 1)
+        return -1;
+    } else if (*p == '(' && p[1] == '?') {
       if (p[2] != ':')
         return -1;
       put(o, "(");
-      p += 3;
-      continue;
+      used = 3;
+    } else {
+      char one[2] = {*p, 0};
+      put(o, one);
+      /* A lazy quantifier matches the same strings as the greedy one. */
+      if (strchr("*+?}", *p) && p[1] == '?')
+        used = 2;
     }
-    put(o, one);
-    /* A lazy quantifier matches the same strings as the greedy one. */
-    if (strchr("*+?}", *p) && p[1] == '?')
-      p++;
-    p++;
+    p += used;
   }
-  return bracket || o->bad ? -1 : 0;
+  return o->bad ? -1 : 0;
 }
 
 /* Whether s matches pattern: 1, 0, or -1 when the pattern is outside the
@@ -464,6 +564,57 @@ static const struct {
     {"relative-json-pointer", "0"},
     {"regex", "a"},
 };
+
+/* The variant-th example of a format (distinct items of an array): the
+ * example with a number worked into it where the format allows; NULL when
+ * it does not. */
+static char *format_variant(const char *name, int variant) {
+  /* The number goes between head and tail: in decimal, or as digits says
+   * (1: decimal from 1, as the example ends in 1; 2: two decimal digits
+   * from 1, for a day; 'x': hex from 1; 'u': twelve hex digits, the last
+   * group of a UUID); mod bounds it before the 1 is added. */
+  static const struct {
+    const char *name, *head, *tail;
+    char digits;
+    unsigned mod;
+  } table[] = {
+      {"email", "name", "@example.com", 0, 0},
+      {"idn-email", "name", "@example.com", 0, 0},
+      {"hostname", "h", ".example.com", 0, 0},
+      {"idn-hostname", "h", ".example.com", 0, 0},
+      {"uri", "https://example.com/path/", "", 0, 0},
+      {"iri", "https://example.com/path/", "", 0, 0},
+      {"uri-reference", "https://example.com/path/", "", 0, 0},
+      {"iri-reference", "https://example.com/path/", "", 0, 0},
+      {"ipv4", "192.0.2.", "", 1, 255},
+      {"ipv6", "2001:db8::", "", 'x', 65535},
+      {"uuid", "123e4567-e89b-12d3-a456-", "", 'u', 0},
+      {"date", "2025-01-", "", 2, 28},
+      {"date-time", "2025-01-", "T09:30:00Z", 2, 28},
+  };
+  for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
+    if (strcmp(table[i].name, name) != 0)
+      continue;
+    unsigned v = (unsigned)variant;
+    if (table[i].mod)
+      v %= table[i].mod;
+    char num[16];
+    if (table[i].digits == 1)
+      snprintf(num, sizeof num, "%u", 1 + v);
+    else if (table[i].digits == 2)
+      snprintf(num, sizeof num, "%02u", 1 + v);
+    else if (table[i].digits == 'x')
+      snprintf(num, sizeof num, "%x", 1 + v);
+    else if (table[i].digits == 'u')
+      snprintf(num, sizeof num, "%012x", v);
+    else
+      snprintf(num, sizeof num, "%u", v);
+    char buf[96];
+    snprintf(buf, sizeof buf, "%s%s%s", table[i].head, num, table[i].tail);
+    return strdup(buf);
+  }
+  return NULL;
+}
 
 static const char *format_example(const char *name) {
   for (size_t i = 0; i < sizeof formats / sizeof formats[0]; i++)
@@ -804,7 +955,10 @@ static cJSON *gen_number(ctx *c, const cJSON *s, int integer, int variant) {
                                                : b.hi - 1;
     step = -step;
   }
-  d += variant * step;
+  /* Variants (distinct array items) go away from the bound, or down when
+   * up leaves the range. */
+  double up = d + variant * step;
+  d = up > b.hi || (b.hix && up == b.hi) ? d - variant * step : up;
   /* A fractional multipleOf of an integer: walk to the first integer. */
   for (int i = 0; integer && floor(d) != d && i < 1000; i++)
     d += step;
@@ -875,7 +1029,11 @@ static cJSON *gen_string(ctx *c, const cJSON *s, int variant) {
       return NULL;
     }
   } else if (cJSON_IsString(format) && format_example(format->valuestring)) {
-    t = format_string(format->valuestring, min);
+    t = variant ? format_variant(format->valuestring, variant) : NULL;
+    if (!t || utf8_len(t) < min) {
+      free(t);
+      t = format_string(format->valuestring, min);
+    }
   } else {
     size_t n = min > 0 ? min : max > 0 ? 1 : 0;
     t = fill(n, (char)('a' + variant % 26));

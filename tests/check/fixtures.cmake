@@ -31,3 +31,38 @@ foreach(example hello notes everything)
 endforeach()
 target_compile_definitions(test_instance PRIVATE
   MCPC_REFERENCE_DIR="${CMAKE_CURRENT_LIST_DIR}/reference")
+
+# mcpc_planted (planted.c): the server with one wrong hint of each kind,
+# linked like a user's server; over HTTP too when the transport is built.
+add_executable(mcpc_planted ${CMAKE_CURRENT_LIST_DIR}/planted.c)
+target_link_libraries(mcpc_planted PRIVATE mcp::mcp)
+if(TARGET mcp_http)
+  target_link_libraries(mcpc_planted PRIVATE mcp::http)
+  target_compile_definitions(mcpc_planted PRIVATE MCP_PLANTED_HTTP)
+endif()
+mcp_warnings(mcpc_planted)
+
+# planted_smoke.py: each planted tool does what its hint denies, and only
+# that, over stdio and (when built) HTTP with and without JWT auth.
+find_program(PYTHON3 python3 REQUIRED)
+add_test(NAME check.planted_smoke
+         COMMAND ${PYTHON3} ${CMAKE_CURRENT_LIST_DIR}/planted_smoke.py
+                 $<TARGET_FILE:mcpc_planted>)
+set_tests_properties(check.planted_smoke PROPERTIES LABELS unit TIMEOUT 300
+  ENVIRONMENT "MCP_TEST_LAUNCHER=${MCP_TEST_LAUNCHER_STRING}")
+
+# Formatting of the fixtures' C files and of mcp-check's core (lint, plain
+# build only, like lint.clang_format for the rest of the tree).
+find_program(CLANG_FORMAT clang-format)
+if(CLANG_FORMAT)
+  add_test(NAME lint.clang_format_check_fixtures
+           COMMAND ${CLANG_FORMAT} --dry-run --Werror
+                   ${CMAKE_CURRENT_LIST_DIR}/planted.c
+                   ${CMAKE_CURRENT_LIST_DIR}/test_calls.c
+                   ${CMAKE_CURRENT_LIST_DIR}/test_instance.c
+                   ${PROJECT_SOURCE_DIR}/mcp-check/instance.c
+                   ${PROJECT_SOURCE_DIR}/mcp-check/instance.h
+                   ${PROJECT_SOURCE_DIR}/mcp-check/calls.c
+                   ${PROJECT_SOURCE_DIR}/mcp-check/calls.h)
+  set_tests_properties(lint.clang_format_check_fixtures PROPERTIES LABELS lint)
+endif()

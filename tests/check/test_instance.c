@@ -143,6 +143,12 @@ static const struct {
      "\"xxx\""},
     {"{\"type\":\"string\",\"pattern\":\"^a*?b??c$\"}", "\"c\""},
     {"{\"type\":\"string\",\"pattern\":\"^[\\\\d.-]+$\"}", "\"0\""},
+    {"{\"type\":\"string\",\"pattern\":\"^[\\\\w\\\\-.]+$\"}", "\"a\""},
+    {"{\"type\":\"string\",\"pattern\":\"^[\\\\-x]+$\"}", "\"-\""},
+    {"{\"type\":\"string\",\"pattern\":\"^[\\\\]a]$\"}", "\"]\""},
+    {"{\"type\":\"string\",\"pattern\":\"^[\\\\^]$\"}", "\"^\""},
+    {"{\"type\":\"string\",\"pattern\":\"^[^\\\\^]$\"}", "\"a\""},
+    {"{\"type\":\"string\",\"pattern\":\"^[^\\\\s/]+$\"}", "\"a\""},
     /* What the author offered: default, then examples, when valid. */
     {"{\"type\":\"integer\",\"default\":42}", "42"},
     {"{\"type\":\"integer\",\"minimum\":0,\"default\":-1}", "0"},
@@ -176,6 +182,21 @@ static const struct {
     {"{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{"
      "\"k\":{\"type\":\"string\"}},\"required\":[\"k\"]},\"minItems\":1}",
      "[{\"k\":\"a\"}]"},
+    {"{\"type\":\"array\",\"items\":{\"type\":\"integer\",\"maximum\":0},"
+     "\"minItems\":3,\"uniqueItems\":true}",
+     "[0,-1,-2]"},
+    {"{\"type\":\"array\",\"items\":{\"type\":\"string\",\"format\":"
+     "\"email\"},\"minItems\":2,\"uniqueItems\":true}",
+     NULL},
+    {"{\"type\":\"array\",\"items\":{\"type\":\"string\",\"format\":"
+     "\"uuid\"},\"minItems\":3,\"uniqueItems\":true}",
+     NULL},
+    {"{\"type\":\"array\",\"items\":{\"type\":\"string\",\"format\":"
+     "\"date-time\"},\"minItems\":3,\"uniqueItems\":true}",
+     NULL},
+    {"{\"type\":\"array\",\"items\":{\"type\":\"string\",\"format\":"
+     "\"ipv6\"},\"minItems\":3,\"uniqueItems\":true}",
+     NULL},
     /* Objects. */
     {"{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\"},"
      "\"n\":{\"type\":\"integer\"}},\"required\":[\"path\"],"
@@ -223,6 +244,10 @@ static const struct {
      "{}"},
     {"{\"$defs\":{\"a~b\":{\"type\":\"integer\"}},\"$ref\":\"#/$defs/a~0b\"}",
      "0"},
+    {"{\"$defs\":{\"a\":{\"$anchor\":\"addr\",\"type\":\"object\",\"required\":"
+     "[\"city\"]}},\"type\":\"object\",\"properties\":{\"home\":{\"$ref\":"
+     "\"#addr\"}},\"required\":[\"home\"]}",
+     "{\"home\":{\"city\":\"a\"}}"},
     {"{\"$ref\":\"#/$defs/n\",\"$defs\":{\"n\":{\"type\":\"integer\"}},"
      "\"minimum\":3}",
      "3"},
@@ -256,6 +281,14 @@ static const struct {
     {"{\"type\":\"object\",\"properties\":{\"a\":{\"$ref\":\"#/$defs/no\"}},"
      "\"required\":[\"a\"]}",
      "at /a: cannot resolve $ref \"#/$defs/no\""},
+    {"{\"$ref\":\"#nowhere\",\"enum\":[{\"$anchor\":\"nowhere\"}]}",
+     "no const or enum value"},
+    {"{\"$ref\":\"#nowhere\"}", "cannot resolve $ref \"#nowhere\""},
+    {"{\"type\":\"string\",\"pattern\":\"^[]$\"}",
+     "cannot build a string for pattern"},
+    {"{\"type\":\"array\",\"items\":{\"type\":\"integer\",\"minimum\":1,"
+     "\"maximum\":2},\"minItems\":3,\"uniqueItems\":true}",
+     "at /2: no integer satisfies"},
     {"{\"$ref\":\"other.json#/x\"}", "cannot resolve $ref"},
     {"{\"type\":\"string\",\"pattern\":\"^(?=a)b\"}",
      "cannot build a string for pattern"},
