@@ -121,6 +121,85 @@ extern "C" {
  * mcp_guard_enable fail with MCP_ENOTSUP. */
 #define MCP_GUARD_BEST_EFFORT 1u
 
+/** mcp_guard_options.flags: observe instead of refusing. Every effect a
+ * tool's hints rule out is reported (verdict MCP_GUARD_OBSERVED) and then
+ * allowed to happen: no Landlock ruleset is applied, and the seccomp
+ * rules that would refuse stop the call for the guard's supervisor, which
+ * lets it go on. For test suites that want the whole list of what each
+ * tool does at once; never for production. The refusals that are no
+ * effect (io_uring, Landlock's calls, the kernel-code calls, calls newer
+ * than the guard) stay refused. */
+#define MCP_GUARD_OBSERVE 2u
+
+/** mcp_guard_options.flags: refuse silently, as before reporting existed:
+ * each refusal is a seccomp errno rule or Landlock's, no call is stopped
+ * for the supervisor and no supervisor thread runs. The report hook is
+ * never called. Incompatible with MCP_GUARD_OBSERVE. */
+#define MCP_GUARD_QUIET 4u
+
+/** What the guard made of an effect. */
+typedef enum mcp_guard_verdict {
+  MCP_GUARD_REFUSED = 0, /**< refused: the call failed (by seccomp, with
+                              the errno its rule gives: EACCES, ENOSYS for
+                              openat2 when truncation is seccomp's), or
+                              will be refused by Landlock (EACCES) as the
+                              call goes on: Landlock has the last word */
+  MCP_GUARD_OBSERVED,    /**< MCP_GUARD_OBSERVE: it happened */
+  MCP_GUARD_ALLOWED      /**< allowed by configuration: a write under
+                              writable_paths, a TCP socket, connect or bind
+                              to a port of tcp_ports (Landlock still has
+                              the last word) */
+} mcp_guard_verdict;
+
+/** How an effect was tied to a call. */
+typedef enum mcp_guard_attribution {
+  MCP_GUARD_BY_THREAD = 0, /**< the guard's worker running the call made it */
+  MCP_GUARD_BY_POOL,       /**< a thread the handler started made it, while
+                                that call was the only one running under the
+                                tool's rule set (it may be a thread left
+                                over from an earlier call of that set) */
+  MCP_GUARD_UNATTRIBUTED   /**< a thread the handler started, while none or
+                                several calls of its rule set ran: tool and
+                                request_id are NULL */
+} mcp_guard_attribution;
+
+/** One effect outside a tool's hints, as reported (see mcp_guard_report_fn).
+ * The strings are valid during the hook's call only. */
+typedef struct mcp_guard_effect {
+  const char *tool;       /**< the tool's name; NULL when unattributed */
+  const char *request_id; /**< the call's JSON-RPC id as received (JSON
+                               text: 7 or "abc" with its quotes); NULL when
+                               unattributed */
+  const char *hint;       /**< the hint it breaks: "readOnlyHint",
+                               "destructiveHint" or "openWorldHint" */
+  const char *operation;  /**< "write", "create", "remove", "rename", "link",
+                               "truncate", "chmod", "chown", "times",
+                               "xattr", "attr-ioctl", "shrink", "socket",
+                               "connect", "bind", "listen", "send" */
+  const char *target;     /**< the path (absolute when the thread's cwd or
+                               directory fd could be read, as the call named
+                               it: symbolic links are not followed),
+                               "address:port" ("[v6]:port"), or a socket's
+                               family and type ("inet stream");
+                               "(unreadable)" when its memory could not be
+                               read */
+  const char *target2;    /**< rename: the new path; link: what the link
+                               points to; "" otherwise */
+  const char *syscall;    /**< the system call: "openat", "unlinkat"... */
+  mcp_guard_verdict verdict;
+  mcp_guard_attribution attribution;
+  int open_flags; /**< write, create, truncate by open: its flags */
+  long tid;       /**< the thread that made the call */
+} mcp_guard_effect;
+
+/** Receives each effect a guarded call makes outside its tool's hints.
+ * Called on the guard's supervisor thread, one effect at a time, in the
+ * order the kernel stopped them, while the thread that made the call
+ * waits for the answer: keep it short, and call nothing that waits for a
+ * guarded call. Never called with MCP_GUARD_QUIET. */
+typedef void (*mcp_guard_report_fn)(const mcp_guard_effect *effect,
+                                    void *user_data);
+
 /** Options of mcp_guard_enable. Initialize with designated initializers;
  * a zeroed struct means: every rule, nothing allowed beyond them, fail
  * when the kernel cannot enforce them all. Everything is copied. */
@@ -143,7 +222,11 @@ typedef struct mcp_guard_options {
   unsigned landlock_abi_max;         /**< use at most this Landlock ABI
                                           (to run as on an older kernel);
                                           0 = whatever the kernel offers */
-  void *reserved[4]; /**< zero: room to grow (see the README, Versioning) */
+  mcp_guard_report_fn report;        /**< called with each effect outside
+                                          a tool's hints; NULL = none (the
+                                          log still has them) */
+  void *report_user_data;            /**< passed to report */
+  void *reserved[2]; /**< zero: room to grow (see the README, Versioning) */
 } mcp_guard_options;
 
 /** Turns the guard on for srv: from now on every tools/call runs on the

@@ -1017,18 +1017,95 @@ static void need_abi(int abi) {
                 abi, have);
 }
 
+/* ---- what the guard reports -------------------------------------------- */
+
+#define MAX_REPORTS 64
+
+typedef struct report {
+  char tool[64], id[32], hint[32], op[32], target[256], target2[256];
+  char call[32];
+  mcp_guard_verdict verdict;
+  mcp_guard_attribution attribution;
+} report;
+
+static pthread_mutex_t reports_lock = PTHREAD_MUTEX_INITIALIZER;
+static report reports[MAX_REPORTS];
+static int nreports;
+
+static void keep_report(const mcp_guard_effect *e, void *user_data) {
+  (void)user_data;
+  pthread_mutex_lock(&reports_lock);
+  if (nreports < MAX_REPORTS) {
+    report *r = &reports[nreports++];
+    snprintf(r->tool, sizeof r->tool, "%s", e->tool ? e->tool : "");
+    snprintf(r->id, sizeof r->id, "%s", e->request_id ? e->request_id : "");
+    snprintf(r->hint, sizeof r->hint, "%s", e->hint);
+    snprintf(r->op, sizeof r->op, "%s", e->operation);
+    snprintf(r->target, sizeof r->target, "%s", e->target);
+    snprintf(r->target2, sizeof r->target2, "%s", e->target2);
+    snprintf(r->call, sizeof r->call, "%s", e->syscall);
+    r->verdict = e->verdict;
+    r->attribution = e->attribution;
+  }
+  pthread_mutex_unlock(&reports_lock);
+}
+
+static void clear_reports(void) {
+  pthread_mutex_lock(&reports_lock);
+  nreports = 0;
+  pthread_mutex_unlock(&reports_lock);
+}
+
+static int last_id = 10; /* the request id of try_op's last call */
+
+/* The hint a refusal of op by tool breaks. */
+static const char *hint_of(const char *tool, const char *op) {
+  if (strncmp(op, "n_", 2) == 0 || strncmp(op, "t_", 2) == 0 ||
+      strcmp(tool, "closed") == 0)
+    return "openWorldHint";
+  return strncmp(tool, "ro", 2) == 0 ? "readOnlyHint" : "destructiveHint";
+}
+
+/* Asserts that try_op(tool, op)'s call was reported refused, with its
+ * tool, request id, hint and a target; returns the report. */
+static report assert_reported(const char *tool, const char *op) {
+  char id[16];
+  snprintf(id, sizeof id, "%d", last_id);
+  pthread_mutex_lock(&reports_lock);
+  int n = nreports;
+  report r = n ? reports[0] : (report){0};
+  pthread_mutex_unlock(&reports_lock);
+  ck_assert_msg(n >= 1, "%s: %s was refused but not reported", tool, op);
+  ck_assert_msg(strcmp(r.tool, tool) == 0 && strcmp(r.id, id) == 0,
+                "%s: %s reported as tool %s request %s", tool, op, r.tool,
+                r.id);
+  ck_assert_msg(strcmp(r.hint, hint_of(tool, op)) == 0,
+                "%s: %s reported breaking %s", tool, op, r.hint);
+  ck_assert_msg(r.verdict == MCP_GUARD_REFUSED, "%s: %s verdict %d", tool, op,
+                r.verdict);
+  ck_assert_int_eq(r.attribution, MCP_GUARD_BY_THREAD);
+  ck_assert_msg(r.target[0] && strcmp(r.target, "(unreadable)") != 0,
+                "%s: %s: no target", tool, op);
+  return r;
+}
+
+/* With the report hook of this file unless o names one. */
 static void enable(const mcp_guard_options *o) {
-  int rc = mcp_guard_enable(srv, o);
+  mcp_guard_options with = o ? *o : (mcp_guard_options){0};
+  if (with.report == NULL && !(with.flags & MCP_GUARD_QUIET))
+    with.report = keep_report;
+  clear_reports();
+  int rc = mcp_guard_enable(srv, &with);
   ck_assert_msg(rc == 0, "mcp_guard_enable: %s: %s", mcp_strerror(rc),
                 mcp_server_errmsg(srv));
 }
 
 /* Calls tool with op; returns the errno the handler saw. */
 static int try_op(const char *tool, const char *op) {
-  static int id = 10;
   char *args = tu_text("{\"op\":\"%s\"}", op);
   char ids[16];
-  snprintf(ids, sizeof ids, "%d", ++id);
+  snprintf(ids, sizeof ids, "%d", ++last_id);
+  clear_reports();
   char *msg = tu_call_text(ids, tool, args, NULL);
   free(args);
   tu_clear(&P);
@@ -1061,6 +1138,8 @@ static int try_op(const char *tool, const char *op) {
     int e_ = try_op(tool, op);                                                 \
     ck_assert_msg(e_ == (err), "%s: %s gave %d (%s), not %d (%s)", tool, op,   \
                   e_, strerror(e_), (err), strerror(err));                     \
+    if ((err) == EACCES && strncmp(op, "d_", 2) != 0)                          \
+      assert_reported(tool, op);                                               \
   } while (0)
 
 static bool exists(const char *name) {
@@ -1338,6 +1417,8 @@ static const char *const port_bypasses[] = {"t_sendto_fastopen",
     ck_assert_msg(e_ == EACCES || e_ == EPERM ||                               \
                       (e_ == ENOSYS && strstr(op, "openat2")),                 \
                   "%s: %s gave %d (%s)", tool, op, e_, strerror(e_));          \
+    if (e_ != EPERM)                                                           \
+      assert_reported(tool, op);                                               \
   } while (0)
 
 START_TEST(read_only_writes_nothing_by_any_call) {
@@ -1591,9 +1672,12 @@ END_TEST
 
 START_TEST(bad_options_are_refused_with_a_reason) {
   ck_assert_int_eq(mcp_guard_enable(NULL, NULL), MCP_EINVAL);
-  mcp_guard_options o = {.flags = 2};
+  mcp_guard_options o = {.flags = 8};
   ck_assert_int_eq(mcp_guard_enable(srv, &o), MCP_EINVAL);
   ck_assert_ptr_nonnull(strstr(mcp_server_errmsg(srv), "flags"));
+  o.flags = MCP_GUARD_OBSERVE | MCP_GUARD_QUIET;
+  ck_assert_int_eq(mcp_guard_enable(srv, &o), MCP_EINVAL);
+  ck_assert_ptr_nonnull(strstr(mcp_server_errmsg(srv), "choose one"));
   const char *rel[] = {"relative/path", NULL};
   o = (mcp_guard_options){.writable_paths = rel};
   ck_assert_int_eq(mcp_guard_enable(srv, &o), MCP_EINVAL);
