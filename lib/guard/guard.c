@@ -271,6 +271,7 @@ static void *spawner(void *arg) {
   int rc =
       mcp__guard_plan_build(&p->plan, &g->kernel, p->plan.fs, p->plan.closed,
                             g->fds, g->ports, why, sizeof why);
+  p->plan.observe = g->observe;
   /* Reporting: the answers the supervisor gives are the filter's own. */
   if (rc == 0 && g->report && p->plan.filtered)
     rc = mcp__guard_program(&p->plan, &p->prog, &p->prog_len, why, sizeof why);

@@ -60,6 +60,9 @@ typedef struct mcp__guard_plan {
                        architectures and every call newer than the filter
                        (every guarded rule set); false = no filter */
   bool partial;     /* a rule is not (fully) enforced: best effort */
+  bool observe;     /* MCP_GUARD_OBSERVE: the reporting filter also stops
+                       what a closed-world tool's sockets do (connect,
+                       bind, listen, send), since they are let be made */
   char name[64];    /* "guard: read-only, closed-world" */
 } mcp__guard_plan;
 

@@ -695,6 +695,9 @@ static unsigned watched_ops(const mcp__guard_plan *plan) {
            1u << MCP__EFFECT_TRUNCATE;
   if (plan->inet)
     ops |= 1u << MCP__EFFECT_CONNECT | 1u << MCP__EFFECT_BIND;
+  if (plan->closed && plan->observe)
+    ops |= 1u << MCP__EFFECT_CONNECT | 1u << MCP__EFFECT_BIND |
+           1u << MCP__EFFECT_LISTEN | 1u << MCP__EFFECT_SEND;
   return ops;
 }
 
