@@ -79,6 +79,48 @@
  * pool's queue while every worker of its rule set is busy; its deadline
  * counts meanwhile.
  *
+ * Reports. The guard says what it refuses: every effect a guarded call
+ * attempts beyond its tool's hints (a file opened for writing, created,
+ * removed, renamed, linked or truncated; a mode, owner, times, attributes
+ * or inode flags changed; bytes removed; a socket other than unix, a
+ * connection) is reported with the tool, the call's request id, the hint
+ * it breaks, the operation and its target (mcp_guard_effect), to the
+ * report hook of mcp_guard_options and to the server's log. Each such
+ * system call is stopped by seccomp user notification (a rule whose
+ * action is SECCOMP_RET_USER_NOTIF) and handed to the guard's supervisor,
+ * one more thread per guard, which answers:
+ *  - refused (the default): the errno the silent rule gave (EACCES; ENOSYS
+ *    for openat2 where truncation is seccomp's), computed by running the
+ *    silent filter on the call's registers, never on what the thread's
+ *    memory says (another thread could change it); for what Landlock
+ *    refuses, the call goes on and Landlock refuses it (EACCES): Landlock
+ *    stays applied and has the last word, so an answer never widens what
+ *    the kernel allows;
+ *  - allowed by configuration: a write under writable_paths (as its path
+ *    reads; Landlock decides on the real hierarchy), a TCP socket of a
+ *    closed-world tool with tcp_ports, a connect or bind to one of them;
+ *  - observed (MCP_GUARD_OBSERVE): the call goes on, and no Landlock
+ *    ruleset is applied, so it happens.
+ * An effect is tied to the call the worker that made it runs; a thread the
+ * handler started is tied to the only call of its rule set then running,
+ * or to none (mcp_guard_attribution says which). The target is read with
+ * process_vm_readv; one that cannot be read is "(unreadable)". The log
+ * line, MCP_LOG_WARNING (MCP_LOG_INFO when allowed by configuration):
+ *   guard: tool "NAME" (request ID) breaks HINT: OP TARGET[ -> TARGET2]
+ *   (SYSCALL): refused|observed|allowed by configuration
+ * at most 10 a second per tool; the rest of a second are counted and said
+ * with the tool's next report: guard: tool "NAME": ... N more.
+ * System calls that are no effect are never stopped: a well-behaved call
+ * makes no round trip to the supervisor. Not reported: the refusals that
+ * are no effect (io_uring, Landlock's calls, the kernel-code calls, calls
+ * newer than the guard, other architectures: EPERM or ENOSYS as before),
+ * and on Landlock ABI 5 and later a device's ioctls, which Landlock
+ * refuses alone. Before ABI 5, every ioctl of a read-only tool is stopped
+ * for the supervisor, which answers as the short list above does. If the
+ * supervisor is gone (the server freed while a thread a handler started
+ * still runs), a stopped call fails with ENOSYS: closed, never hung.
+ * MCP_GUARD_QUIET keeps the silent filter of earlier versions.
+ *
  * What the guarantee is not:
  *  - A descriptor the process opened before (a database connection, a log
  *    file, a socket) stays usable from a guarded handler: the rules apply
@@ -246,7 +288,9 @@ typedef struct mcp_guard_options {
  * rule is kept: "keep every rule" then also means that system calls newer
  * than the guard are refused; MCP_LOG_WARNING naming what is not kept,
  * with MCP_GUARD_BEST_EFFORT); mcp_server_lint does not repeat it. Starts
- * one thread per guarded rule set (five), which the server's end joins.
+ * one thread per guarded rule set (five) and, unless MCP_GUARD_QUIET, the
+ * supervisor that reports effects (one), which the server's end joins.
+ * MCP_EINVAL also for MCP_GUARD_OBSERVE with MCP_GUARD_QUIET.
  * Any thread. */
 MCP_API int mcp_guard_enable(mcp_server *srv, const mcp_guard_options *opts);
 
