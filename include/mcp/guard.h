@@ -208,28 +208,28 @@ typedef enum mcp_guard_attribution {
 /** One effect outside a tool's hints, as reported (see mcp_guard_report_fn).
  * The strings are valid during the hook's call only. */
 typedef struct mcp_guard_effect {
-  const char *tool;       /**< the tool's name; NULL when unattributed */
-  const char *request_id; /**< the call's JSON-RPC id as received (JSON
-                               text: 7 or "abc" with its quotes); NULL when
-                               unattributed */
-  const char *hint;       /**< the hint it breaks: "readOnlyHint",
-                               "destructiveHint" or "openWorldHint" */
-  const char *operation;  /**< "write", "create", "remove", "rename", "link",
-                               "truncate", "chmod", "chown", "times",
-                               "xattr", "attr-ioctl", "shrink", "socket",
-                               "connect", "bind", "listen", "send" */
-  const char *target;     /**< the path (absolute when the thread's cwd or
-                               directory fd could be read, as the call named
-                               it: symbolic links are not followed),
-                               "address:port" ("[v6]:port"), or a socket's
-                               family and type ("inet stream");
-                               "(unreadable)" when its memory could not be
-                               read */
-  const char *target2;    /**< rename: the new path; link: what the link
-                               points to; "" otherwise */
-  const char *syscall;    /**< the system call: "openat", "unlinkat"... */
-  mcp_guard_verdict verdict;
-  mcp_guard_attribution attribution;
+  const char *tool;          /**< the tool's name; NULL when unattributed */
+  const char *request_id;    /**< the call's JSON-RPC id as received (JSON
+                                  text: 7 or "abc" with its quotes); NULL when
+                                  unattributed */
+  const char *hint;          /**< the hint it breaks: "readOnlyHint",
+                                  "destructiveHint" or "openWorldHint" */
+  const char *operation;     /**< "write", "create", "remove", "rename", "link",
+                                  "truncate", "chmod", "chown", "times",
+                                  "xattr", "attr-ioctl", "shrink", "socket",
+                                  "connect", "bind", "listen", "send" */
+  const char *target;        /**< the path (absolute when the thread's cwd or
+                                  directory fd could be read, as the call named
+                                  it: symbolic links are not followed),
+                                  "address:port" ("[v6]:port"), or a socket's
+                                  family and type ("inet stream");
+                                  "(unreadable)" when its memory could not be
+                                  read */
+  const char *target2;       /**< rename: the new path; link: what the link
+                                  points to; "" otherwise */
+  const char *syscall;       /**< the system call: "openat", "unlinkat"... */
+  mcp_guard_verdict verdict; /**< what the guard made of it */
+  mcp_guard_attribution attribution; /**< how it was tied to the call */
   int open_flags; /**< write, create, truncate by open: its flags */
   long tid;       /**< the thread that made the call */
 } mcp_guard_effect;

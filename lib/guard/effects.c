@@ -400,44 +400,63 @@ static bool jump(uint16_t op, uint32_t a, uint32_t v) {
   }
 }
 
+/* The machine's registers and scratch memory. */
+typedef struct bpf_state {
+  uint32_t a, x, mem[BPF_MEMWORDS];
+} bpf_state;
+
+/* Runs one load or store; false for a load out of data. */
+static bool load_store(bpf_state *m, const struct sock_filter *i,
+                       const struct seccomp_data *data) {
+  uint16_t cls = BPF_CLASS(i->code);
+  if (cls == BPF_ST || cls == BPF_STX) {
+    if (i->k < BPF_MEMWORDS)
+      m->mem[i->k] = cls == BPF_ST ? m->a : m->x;
+    return true;
+  }
+  uint32_t got;
+  if (BPF_MODE(i->code) == BPF_ABS) {
+    if (i->k > sizeof *data - 4 || i->k % 4)
+      return false;
+    memcpy(&got, (const unsigned char *)data + i->k, 4);
+  } else if (BPF_MODE(i->code) == BPF_IMM) {
+    got = i->k;
+  } else if (BPF_MODE(i->code) == BPF_MEM && i->k < BPF_MEMWORDS) {
+    got = m->mem[i->k];
+  } else {
+    got = (uint32_t)sizeof *data; /* BPF_LEN */
+  }
+  if (cls == BPF_LD)
+    m->a = got;
+  else
+    m->x = got;
+  return true;
+}
+
 uint32_t mcp__effects_bpf_run(const struct sock_filter *code, size_t len,
                               const struct seccomp_data *data) {
-  uint32_t a = 0, x = 0, mem[BPF_MEMWORDS] = {0};
-  const unsigned char *bytes = (const unsigned char *)data;
+  bpf_state m = {0};
   for (size_t pc = 0; pc < len; pc++) {
     const struct sock_filter *i = &code[pc];
     uint16_t cls = BPF_CLASS(i->code);
-    uint32_t v = BPF_SRC(i->code) == BPF_X ? x : i->k;
-    if (cls == BPF_LD && BPF_MODE(i->code) == BPF_ABS) {
-      if (i->k > sizeof *data - 4 || i->k % 4)
+    uint32_t v = BPF_SRC(i->code) == BPF_X ? m.x : i->k;
+    if (cls == BPF_LD || cls == BPF_LDX || cls == BPF_ST || cls == BPF_STX) {
+      if (!load_store(&m, i, data))
         return SECCOMP_RET_KILL_PROCESS;
-      memcpy(&a, bytes + i->k, 4);
-    } else if (cls == BPF_LD || cls == BPF_LDX) {
-      uint32_t got = BPF_MODE(i->code) == BPF_IMM ? i->k
-                     : BPF_MODE(i->code) == BPF_MEM && i->k < BPF_MEMWORDS
-                         ? mem[i->k]
-                         : (uint32_t)sizeof *data;
-      if (cls == BPF_LD)
-        a = got;
-      else
-        x = got;
-    } else if (cls == BPF_ST || cls == BPF_STX) {
-      if (i->k < BPF_MEMWORDS)
-        mem[i->k] = cls == BPF_ST ? a : x;
     } else if (cls == BPF_ALU) {
-      a = alu(BPF_OP(i->code), a, v);
+      m.a = alu(BPF_OP(i->code), m.a, v);
     } else if (cls == BPF_JMP) {
       if (BPF_OP(i->code) == BPF_JA)
         pc += i->k;
       else
-        pc += jump(BPF_OP(i->code), a, v) ? i->jt : i->jf;
+        pc += jump(BPF_OP(i->code), m.a, v) ? i->jt : i->jf;
     } else if (cls == BPF_RET) {
-      return BPF_RVAL(i->code) == BPF_A ? a : i->k;
+      return BPF_RVAL(i->code) == BPF_A ? m.a : i->k;
     } else if (cls == BPF_MISC) {
       if (BPF_MISCOP(i->code) == BPF_TAX)
-        x = a;
+        m.x = m.a;
       else
-        a = x;
+        m.a = m.x;
     }
   }
   return SECCOMP_RET_KILL_PROCESS; /* ran off the end: the kernel's too */
