@@ -242,33 +242,53 @@ typedef struct mcp_guard_effect {
 typedef void (*mcp_guard_report_fn)(const mcp_guard_effect *effect,
                                     void *user_data);
 
+/** One tool's own writable paths (mcp_guard_options.tool_paths): they add
+ * to writable_paths for that tool only, so that one tool's folder does not
+ * open it to every read-only or additive tool. */
+typedef struct mcp_guard_tool_paths {
+  const char *tool;                  /**< the tool's name; NULL ends the
+                                          list */
+  const char *const *writable_paths; /**< NULL-terminated, as
+                                          mcp_guard_options.writable_paths */
+} mcp_guard_tool_paths;
+
 /** Options of mcp_guard_enable. Initialize with designated initializers;
  * a zeroed struct means: every rule, nothing allowed beyond them, fail
  * when the kernel cannot enforce them all. Everything is copied. */
 typedef struct mcp_guard_options {
-  unsigned flags;                    /**< MCP_GUARD_* bits */
-  const char *const *writable_paths; /**< NULL-terminated list of existing
-                                          files and directories (each with
-                                          everything below it) where
-                                          read-only and additive tools may
-                                          still write, create, remove and
-                                          truncate; NULL = none */
-  const unsigned short *tcp_ports;   /**< 0-terminated list of TCP ports
-                                          closed-world tools may still
-                                          connect to and bind (any
-                                          address; no listen()); NULL =
-                                          none: no TCP socket at all.
-                                          Needs Landlock ABI 4 */
-  unsigned threads;                  /**< worker threads per rule set;
-                                          0 = 2 */
-  unsigned landlock_abi_max;         /**< use at most this Landlock ABI
-                                          (to run as on an older kernel);
-                                          0 = whatever the kernel offers */
-  mcp_guard_report_fn report;        /**< called with each effect outside
-                                          a tool's hints; NULL = none (the
-                                          log still has them) */
-  void *report_user_data;            /**< passed to report */
-  void *reserved[2]; /**< zero: room to grow (see the README, Versioning) */
+  unsigned flags;                         /**< MCP_GUARD_* bits */
+  const char *const *writable_paths;      /**< NULL-terminated list of existing
+                                               files and directories (each with
+                                               everything below it) where
+                                               read-only and additive tools may
+                                               still write, create, remove and
+                                               truncate; NULL = none */
+  const unsigned short *tcp_ports;        /**< 0-terminated list of TCP ports
+                                               closed-world tools may still
+                                               connect to and bind (any
+                                               address; no listen()); NULL =
+                                               none: no TCP socket at all.
+                                               Needs Landlock ABI 4 */
+  unsigned threads;                       /**< worker threads per rule set;
+                                               0 = 2 */
+  unsigned landlock_abi_max;              /**< use at most this Landlock ABI
+                                               (to run as on an older kernel);
+                                               0 = whatever the kernel offers */
+  mcp_guard_report_fn report;             /**< called with each effect outside
+                                               a tool's hints; NULL = none (the
+                                               log still has them) */
+  void *report_user_data;                 /**< passed to report */
+  const mcp_guard_tool_paths *tool_paths; /**< tools with writable paths
+                                               of their own, ended by a
+                                               NULL tool; NULL = none. A
+                                               tool named here runs its
+                                               read-only and additive calls
+                                               on pools of its own: one
+                                               spawner thread per such rule
+                                               set (four per tool) at
+                                               enable, and its workers when
+                                               it is first called */
+  void *reserved[1]; /**< zero: room to grow (see the README, Versioning) */
 } mcp_guard_options;
 
 /** Turns the guard on for srv: from now on every tools/call runs on the

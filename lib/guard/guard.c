@@ -45,8 +45,17 @@ typedef struct slot {
   char id[96];
 } slot;
 
+/* Writable paths: those of mcp_guard_options for every tool (the first
+ * set), or those and a tool's own (tool_paths). */
+typedef struct pathset {
+  char *tool;    /* NULL: every tool without a set of its own */
+  int *fds;      /* opened O_PATH; -1-terminated */
+  char **wpaths; /* reporting: as opened, for the supervisor; NULL-ended */
+} pathset;
+
 typedef struct pool {
   mcp__guard *g;
+  pathset *set;
   mcp__guard_plan plan;
   pthread_mutex_t lock;
   pthread_cond_t cond;
@@ -78,36 +87,47 @@ struct mcp__guard {
   int level; /* of the sentence: 1 warning, 0 information */
   char sentence[480];
   pthread_t freeing;     /* the worker that let go of the server, if one did */
-  int *fds;              /* writable_paths, opened O_PATH; -1-terminated */
   unsigned short *ports; /* tcp_ports; 0-terminated, or NULL */
+  pathset *sets;         /* [0]: writable_paths; then one per tool_paths */
+  size_t nsets;
   bool free_on_exit;
   bool report, observe; /* reporting (not MCP_GUARD_QUIET); observing */
   mcp_guard_report_fn hook;
   void *hook_data;
-  char **wpaths;         /* writable_paths, resolved; NULL-terminated */
   pthread_mutex_t calls; /* the pools' slots */
   pthread_t supervisor;
   bool has_supervisor;
   int stop[2];        /* the supervisor's stop pipe; -1 */
   struct rate *rates; /* the log's rate limit, the supervisor's */
   size_t nrates;
-  pool pools[MCP__GUARD_SETS];
+  struct pollfd *pfds; /* the supervisor's: npools + 1 */
+  pool **pof;          /* the pool of each of pfds */
+  pool *pools;         /* MCP__GUARD_SETS per set: set k's rule set i is
+                          pools[k * MCP__GUARD_SETS + i] */
+  size_t npools;
 };
 
 static void close_paths(int *fds);
 
 static void guard_free(mcp__guard *g) {
-  close_paths(g->fds);
+  for (size_t k = 0; k < g->nsets; k++) {
+    pathset *set = &g->sets[k];
+    close_paths(set->fds);
+    for (size_t i = 0; set->wpaths && set->wpaths[i]; i++)
+      mcp__free(set->wpaths[i]);
+    mcp__free(set->wpaths);
+    mcp__free(set->tool);
+  }
+  mcp__free(g->sets);
   mcp__free(g->ports);
-  for (size_t i = 0; g->wpaths && g->wpaths[i]; i++)
-    mcp__free(g->wpaths[i]);
-  mcp__free(g->wpaths);
   mcp__free(g->rates);
+  mcp__free(g->pfds);
+  mcp__free(g->pof);
   for (int i = 0; i < 2; i++)
     if (g->stop[i] >= 0)
       close(g->stop[i]);
   pthread_mutex_destroy(&g->calls);
-  for (int i = 0; i < MCP__GUARD_SETS; i++) {
+  for (size_t i = 0; i < g->npools; i++) {
     pool *p = &g->pools[i];
     if (p->listener >= 0)
       close(p->listener);
@@ -120,6 +140,7 @@ static void guard_free(mcp__guard *g) {
     mcp__free(p->ring);
     mcp__free(p->threads);
   }
+  mcp__free(g->pools);
   mcp__free(g);
 }
 
@@ -270,7 +291,7 @@ static void *spawner(void *arg) {
   char why[160] = "";
   int rc =
       mcp__guard_plan_build(&p->plan, &g->kernel, p->plan.fs, p->plan.closed,
-                            g->fds, g->ports, why, sizeof why);
+                            p->set->fds, g->ports, why, sizeof why);
   p->plan.observe = g->observe;
   /* Reporting: the answers the supervisor gives are the filter's own. */
   if (rc == 0 && g->report && p->plan.filtered)
@@ -428,9 +449,10 @@ static void log_effect(mcp__guard *g, const mcp_guard_effect *e) {
 
 /* Whether path is beneath a writable path (as it reads: Landlock, which
  * follows the real hierarchy, has the last word). */
-static bool writable(const mcp__guard *g, const char *path) {
-  for (size_t i = 0; g->wpaths && g->wpaths[i]; i++) {
-    const char *w = g->wpaths[i];
+static bool writable(const pool *p, const char *path) {
+  char *const *wpaths = p->set->wpaths;
+  for (size_t i = 0; wpaths && wpaths[i]; i++) {
+    const char *w = wpaths[i];
     size_t n = strlen(w);
     if (strncmp(path, w, n) == 0 &&
         (path[n] == '\0' || path[n] == '/' || (n == 1 && w[0] == '/')))
@@ -483,9 +505,8 @@ static mcp_guard_verdict after_seccomp(const mcp__guard *g, const pool *p,
   }
   if (!g->kernel.landlock)
     return MCP_GUARD_OBSERVED; /* best effort: nothing refuses it */
-  bool under = !e->unreadable && writable(g, e->target) &&
-               (e->op != MCP__EFFECT_RENAME || writable(g, e->target2));
-  (void)p;
+  bool under = !e->unreadable && writable(p, e->target) &&
+               (e->op != MCP__EFFECT_RENAME || writable(p, e->target2));
   return under ? MCP_GUARD_ALLOWED : MCP_GUARD_REFUSED;
 }
 
@@ -563,11 +584,11 @@ static int on_effect(const mcp__effect *e, const struct seccomp_notif *n,
 
 static void *supervise(void *arg) {
   mcp__guard *g = arg;
-  struct pollfd fds[MCP__GUARD_SETS + 1];
-  pool *of[MCP__GUARD_SETS];
+  struct pollfd *fds = g->pfds;
+  pool **of = g->pof;
   for (;;) {
     nfds_t n = 0;
-    for (int i = 0; i < MCP__GUARD_SETS; i++)
+    for (size_t i = 0; i < g->npools; i++)
       if (g->pools[i].listener >= 0) {
         of[n] = &g->pools[i];
         fds[n++] =
@@ -594,7 +615,9 @@ static void *supervise(void *arg) {
 static int start_supervisor(mcp__guard *g, char *why, size_t size) {
   if (!g->report)
     return 0;
-  if (pipe2(g->stop, O_CLOEXEC) != 0 ||
+  g->pfds = mcp__calloc(g->npools + 1, sizeof *g->pfds);
+  g->pof = mcp__calloc(g->npools, sizeof *g->pof);
+  if (g->pfds == NULL || g->pof == NULL || pipe2(g->stop, O_CLOEXEC) != 0 ||
       mcp__guard_thread(&g->supervisor, supervise, g) != 0) {
     mcp__fmt(why, size, "mcp_guard_enable: no thread for the supervisor");
     return MCP_ENOMEM;
@@ -624,12 +647,23 @@ static int rule_set(const mcp_call *call) {
   return (int)fs * 2 + (h.open_world == MCP_HINT_FALSE);
 }
 
+/* The set of writable paths of the tool named name: its own, or 0. */
+static size_t set_of(const mcp__guard *g, const char *name) {
+  for (size_t k = 1; name && k < g->nsets; k++)
+    if (strcmp(g->sets[k].tool, name) == 0)
+      return k;
+  return 0;
+}
+
 static int submit(mcp_call *call, void *user_data) {
   mcp__guard *g = user_data;
   /* Prompts and resources state no hints: they run where they would. */
   if (mcp_call_kind_of(call) != MCP_CALL_TOOL)
     return MCP_EXECUTE_HERE;
-  pool *p = &g->pools[rule_set(call)];
+  int set = rule_set(call);
+  /* A tool's own writable paths matter to the rule sets that write. */
+  size_t k = set >= 2 ? set_of(g, mcp_call_name(call)) : 0;
+  pool *p = &g->pools[k * MCP__GUARD_SETS + (size_t)set];
   pthread_mutex_lock(&p->lock);
   int rc = p->started ? 0 : start_pool_locked(p);
   if (rc == 0)
@@ -642,7 +676,7 @@ static void release(void *user_data) {
   mcp__guard *g = user_data;
   pthread_t self = pthread_self();
   bool mine = false;
-  for (int i = 0; i < MCP__GUARD_SETS; i++) {
+  for (size_t i = 0; i < g->npools; i++) {
     pool *p = &g->pools[i];
     pthread_mutex_lock(&p->lock);
     p->stop = p->quit = true;
@@ -800,16 +834,29 @@ static void close_paths(int *fds) {
   mcp__free(fds);
 }
 
-static mcp__guard *guard_new(mcp_server *srv) {
+/* A guard with nsets sets of writable paths (not yet opened) and their
+ * pools; NULL when out of memory. */
+static mcp__guard *guard_new(mcp_server *srv, size_t nsets) {
   mcp__guard *g = mcp__calloc(1, sizeof *g);
   if (g == NULL)
     return NULL;
   g->srv = srv;
   g->stop[0] = g->stop[1] = -1;
   pthread_mutex_init(&g->calls, NULL);
-  for (int i = 0; i < MCP__GUARD_SETS; i++) {
+  g->sets = mcp__calloc(nsets, sizeof *g->sets);
+  g->pools = mcp__calloc(nsets * MCP__GUARD_SETS, sizeof *g->pools);
+  if (g->sets == NULL || g->pools == NULL) {
+    guard_free(g);
+    return NULL;
+  }
+  g->nsets = nsets;
+  g->npools = nsets * MCP__GUARD_SETS;
+  for (size_t i = 0; i < g->npools; i++) {
     pool *p = &g->pools[i];
     p->g = g;
+    p->set = &g->sets[i / MCP__GUARD_SETS];
+    p->plan.fs = (mcp__guard_fs)(i % MCP__GUARD_SETS / 2);
+    p->plan.closed = i % 2 == 1;
     p->listener = -1;
     p->plan.ruleset_fd = -1;
     pthread_mutex_init(&p->lock, NULL);
@@ -819,22 +866,31 @@ static mcp__guard *guard_new(mcp_server *srv) {
   return g;
 }
 
+/* Whether pool i takes calls: a tool's own writable paths matter to the
+ * rule sets that write (read-only, additive) only; its other calls go to
+ * the pools of every tool. */
+static bool pool_used(size_t i) {
+  return i < MCP__GUARD_SETS || i % MCP__GUARD_SETS >= 2;
+}
+
 /* Builds every rule set's plan, to refuse at enable what the kernel
  * refuses; each pool builds its ruleset again when it starts. */
 static int build_plans(mcp__guard *g, char *why, size_t size) {
   int rc = 0;
-  for (int i = 0; i < MCP__GUARD_SETS && rc == 0; i++) {
-    rc = mcp__guard_plan_build(&g->pools[i].plan, &g->kernel,
-                               (mcp__guard_fs)(i / 2), i % 2 == 1, g->fds,
-                               g->ports, why, size);
-    mcp__guard_plan_free(&g->pools[i].plan);
+  for (size_t i = 0; i < g->npools && rc == 0; i++) {
+    pool *p = &g->pools[i];
+    if (!pool_used(i))
+      continue;
+    rc = mcp__guard_plan_build(&p->plan, &g->kernel, p->plan.fs, p->plan.closed,
+                               p->set->fds, g->ports, why, size);
+    mcp__guard_plan_free(&p->plan);
   }
   return rc;
 }
 
 /* Stops the spawners start_spawners started. */
 static void stop_spawners(mcp__guard *g) {
-  for (int i = 0; i < MCP__GUARD_SETS; i++) {
+  for (size_t i = 0; i < g->npools; i++) {
     pool *p = &g->pools[i];
     if (!p->has_spawner)
       continue;
@@ -852,8 +908,10 @@ static void stop_spawners(mcp__guard *g) {
  * itself. Returns 0, or MCP_ENOMEM or MCP_EIO with why. */
 static int start_spawners(mcp__guard *g, char *why, size_t size) {
   int rc = 0;
-  for (int i = 1; i < MCP__GUARD_SETS && rc == 0; i++) {
+  for (size_t i = 1; i < g->npools && rc == 0; i++) {
     pool *p = &g->pools[i];
+    if (i % MCP__GUARD_SETS == 0 || !pool_used(i))
+      continue; /* destructive and open-world: unguarded */
     if (mcp__guard_thread(&p->spawner, spawner, p) != 0) {
       mcp__fmt(why, size, "mcp_guard_enable: no thread for a spawner");
       rc = MCP_ENOMEM;
@@ -877,23 +935,59 @@ static int start_spawners(mcp__guard *g, char *why, size_t size) {
 
 /* The writable paths as the supervisor compares them (each one's path as
  * opened), and the log's rate table. Returns 0 or MCP_ENOMEM. */
-static int resolve_paths(mcp__guard *g) {
+static int resolve_set(pathset *set) {
   size_t n = 0;
-  while (g->fds[n] >= 0)
+  while (set->fds[n] >= 0)
     n++;
-  g->rates = mcp__calloc(RATE_TOOLS + 1, sizeof *g->rates);
-  g->wpaths = mcp__calloc(n + 1, sizeof *g->wpaths);
-  if (g->rates == NULL || g->wpaths == NULL)
+  set->wpaths = mcp__calloc(n + 1, sizeof *set->wpaths);
+  if (set->wpaths == NULL)
     return MCP_ENOMEM;
   for (size_t i = 0; i < n; i++) {
     char link[64], path[4096];
-    mcp__fmt(link, sizeof link, "/proc/self/fd/%d", g->fds[i]);
+    mcp__fmt(link, sizeof link, "/proc/self/fd/%d", set->fds[i]);
     ssize_t len = readlink(link, path, sizeof path - 1);
     path[len > 0 ? len : 0] = '\0';
-    if ((g->wpaths[i] = mcp__strdup(path)) == NULL)
+    if ((set->wpaths[i] = mcp__strdup(path)) == NULL)
       return MCP_ENOMEM;
   }
   return 0;
+}
+
+static int resolve_paths(mcp__guard *g) {
+  g->rates = mcp__calloc(RATE_TOOLS + 1, sizeof *g->rates);
+  int rc = g->rates ? 0 : MCP_ENOMEM;
+  for (size_t k = 0; k < g->nsets && rc == 0; k++)
+    rc = resolve_set(&g->sets[k]);
+  return rc;
+}
+
+/* Opens the writable paths of every set: the first, writable_paths; each
+ * other, those and its tool's own. Returns 0, or a code with the reason
+ * left for mcp_server_errmsg. */
+static int open_sets(mcp__guard *g, const mcp_guard_options *opts) {
+  int rc = open_paths(g->srv, opts->writable_paths, &g->sets[0].fds);
+  size_t nglobal = 0;
+  while (opts->writable_paths && opts->writable_paths[nglobal])
+    nglobal++;
+  for (size_t k = 1; k < g->nsets && rc == 0; k++) {
+    const mcp_guard_tool_paths *t = &opts->tool_paths[k - 1];
+    size_t nown = 0;
+    while (t->writable_paths && t->writable_paths[nown])
+      nown++;
+    const char **all = mcp__calloc(nglobal + nown + 1, sizeof *all);
+    g->sets[k].tool = mcp__strdup(t->tool);
+    if (all == NULL || g->sets[k].tool == NULL) {
+      mcp__free(all);
+      return MCP_ENOMEM;
+    }
+    for (size_t i = 0; i < nglobal; i++)
+      all[i] = opts->writable_paths[i];
+    for (size_t i = 0; i < nown; i++)
+      all[nglobal + i] = t->writable_paths[i];
+    rc = open_paths(g->srv, all, &g->sets[k].fds);
+    mcp__free(all);
+  }
+  return rc;
 }
 
 /* A copy of the 0-terminated ports, or NULL for none. */
@@ -931,19 +1025,18 @@ int mcp_guard_enable(mcp_server *srv, const mcp_guard_options *opts) {
   if (opts->threads > MAX_THREADS)
     return refuse(srv, MCP_EINVAL,
                   "mcp_guard_enable: threads is at most 64 per rule set");
-  int *fds = NULL;
-  int rc = open_paths(srv, opts->writable_paths, &fds);
+  size_t ntools = 0;
+  while (opts->tool_paths && opts->tool_paths[ntools].tool)
+    ntools++;
+  mcp__guard *g = guard_new(srv, 1 + ntools);
+  if (g == NULL)
+    return refuse(srv, MCP_ENOMEM, "mcp_guard_enable: out of memory");
+  int rc = open_sets(g, opts);
   if (rc) {
-    close_paths(fds);
+    guard_free(g);
     return rc == MCP_ENOMEM ? refuse(srv, rc, "mcp_guard_enable: out of memory")
                             : rc;
   }
-  mcp__guard *g = guard_new(srv);
-  if (g == NULL) {
-    close_paths(fds);
-    return refuse(srv, MCP_ENOMEM, "mcp_guard_enable: out of memory");
-  }
-  g->fds = fds;
   g->report = !(opts->flags & MCP_GUARD_QUIET);
   g->observe = opts->flags & MCP_GUARD_OBSERVE;
   g->hook = opts->report;
@@ -955,7 +1048,7 @@ int mcp_guard_enable(mcp_server *srv, const mcp_guard_options *opts) {
   }
   g->threads = opts->threads ? opts->threads : DEFAULT_THREADS;
   /* The slots exist before any thread that reads them. */
-  for (int i = 0; i < MCP__GUARD_SETS; i++)
+  for (size_t i = 0; i < g->npools; i++)
     if ((g->pools[i].slots = mcp__calloc(g->threads, sizeof(slot))) == NULL) {
       guard_free(g);
       return refuse(srv, MCP_ENOMEM, "mcp_guard_enable: out of memory");

@@ -1785,6 +1785,30 @@ START_TEST(a_write_under_writable_paths_is_reported_allowed) {
 }
 END_TEST
 
+START_TEST(a_tools_own_writable_path_opens_no_other_tool) {
+  char wdir[128];
+  snprintf(wdir, sizeof wdir, "%s", at("w"));
+  const char *w[] = {wdir, NULL};
+  const mcp_guard_tool_paths own[] = {{"ro_closed", w}, {NULL, NULL}};
+  mcp_guard_options o = {.tool_paths = own};
+  enable(&o);
+  ALLOWED("ro_closed", "create_in_w");
+  report r[MAX_REPORTS];
+  ck_assert_int_eq(copy_reports(r, MAX_REPORTS), 1);
+  assert_report(&r[0], "create", at("w/new.txt"), "readOnlyHint",
+                MCP_GUARD_ALLOWED);
+  /* Another read-only tool, an additive one: refused there. */
+  ck_assert_int_eq(try_op("ro_open", "unlink_in_w"), EACCES);
+  assert_reported("ro_open", "unlink_in_w");
+  ck_assert_int_eq(try_op("additive", "unlink_in_w"), EACCES);
+  assert_reported("additive", "unlink_in_w");
+  ck_assert(exists("w/f.txt"));
+  /* Its own path is no wider than writable_paths: elsewhere, refused. */
+  REFUSED_RAW("ro_closed", "w_unlinkat");
+  ck_assert(exists("existing.txt"));
+}
+END_TEST
+
 START_TEST(the_log_has_at_most_ten_effects_a_second_per_tool) {
   mcp_guard_options o = {0};
   enable(&o);
@@ -2228,6 +2252,7 @@ int main(void) {
   tcase_add_test(t, tcp_ports_open_nothing_the_port_rules_do_not_see);
   tcase_add_test(t, observe_mode_lets_each_effect_happen_and_reports_it_once);
   tcase_add_test(t, a_write_under_writable_paths_is_reported_allowed);
+  tcase_add_test(t, a_tools_own_writable_path_opens_no_other_tool);
   tcase_add_test(t, the_log_has_at_most_ten_effects_a_second_per_tool);
   tcase_add_test(t, quiet_refuses_as_before_and_reports_nothing);
   tcase_add_loop_test(t, read_only_changes_no_metadata_by_any_call, 0, 2);
