@@ -252,25 +252,55 @@ static int add_ioctls(scmp_filter_ctx f, int nr, uint32_t act) {
   return rc;
 }
 
+/* The rules of row r, its stop condition narrowed to mask (for opens). */
+static int add_one(scmp_filter_ctx f, const row *r, unsigned long mask,
+                   uint32_t action) {
+  int nr = row_nr(r);
+  if (nr == __NR_SCMP_ERROR)
+    return -ENOSYS;
+  if (nr < 0) /* a call this architecture lacks (open on arm64) */
+    return 0;
+  if (r->kind == K_MADVISE)
+    return add_madvise(f, nr, action);
+  if (r->kind == K_IOCTL)
+    return add_ioctls(f, nr, action);
+  row narrowed = *r;
+  narrowed.when_mask = mask;
+  return add_row(f, &narrowed, nr, action);
+}
+
 int mcp__effects_add_rules(void *filter, unsigned classes, uint32_t action) {
-  scmp_filter_ctx f = filter;
   int rc = 0;
-  for (size_t i = 0; i < ROWS && rc == 0; i++) {
-    const row *r = &table[i];
-    if ((r->cls & classes) == 0)
-      continue;
-    int nr = row_nr(r);
-    if (nr == __NR_SCMP_ERROR)
-      return -ENOSYS;
-    if (nr < 0) /* a call this architecture lacks (open on arm64) */
-      continue;
-    if (r->kind == K_MADVISE)
-      rc = add_madvise(f, nr, action);
-    else if (r->kind == K_IOCTL)
-      rc = add_ioctls(f, nr, action);
-    else
-      rc = add_row(f, r, nr, action);
-  }
+  for (size_t i = 0; i < ROWS && rc == 0; i++)
+    if (table[i].cls & classes)
+      rc = add_one(filter, &table[i], table[i].when_mask, action);
+  return rc;
+}
+
+#define OP(x) (1u << MCP__EFFECT_##x)
+
+/* Whether row r can have an effect of ops, and the open flags that do. */
+static bool row_has(const row *r, unsigned ops, unsigned long *mask) {
+  *mask = r->when_mask;
+  bool opens = r->kind == K_OPEN || r->kind == K_BY_HANDLE ||
+               r->kind == K_OPENAT2 || r->kind == K_CREAT;
+  if (!opens)
+    return (ops & (1u << r->op)) != 0;
+  if (ops & (OP(WRITE) | OP(CREATE)))
+    return true;
+  if ((ops & OP(TRUNCATE)) == 0)
+    return false;
+  if (r->when_arg >= 0)
+    *mask = O_TRUNC;
+  return true;
+}
+
+int mcp__effects_add_ops(void *filter, unsigned ops, uint32_t action) {
+  int rc = 0;
+  unsigned long mask;
+  for (size_t i = 0; i < ROWS && rc == 0; i++)
+    if (row_has(&table[i], ops, &mask))
+      rc = add_one(filter, &table[i], mask, action);
   return rc;
 }
 
@@ -280,31 +310,41 @@ static int fail(char *why, size_t size, const char *what, int err, int rc) {
   return rc;
 }
 
+int mcp__effects_export(void *filter, struct sock_filter **code, size_t *len) {
+  *code = NULL;
+  *len = 0;
+  int mem = memfd_create("mcp-effects", MFD_CLOEXEC);
+  if (mem < 0)
+    return -errno;
+  int rc = seccomp_export_bpf((scmp_filter_ctx)filter, mem);
+  off_t size = rc == 0 ? lseek(mem, 0, SEEK_END) : -1;
+  if (rc == 0 && (size <= 0 || size % (off_t)sizeof(struct sock_filter) != 0))
+    rc = -EINVAL;
+  struct sock_filter *out = rc == 0 ? malloc((size_t)size) : NULL;
+  if (rc == 0 && out == NULL)
+    rc = -ENOMEM;
+  if (rc == 0 && pread(mem, out, (size_t)size, 0) != size)
+    rc = -EIO;
+  close(mem);
+  if (rc) {
+    free(out);
+    return rc;
+  }
+  *code = out;
+  *len = (size_t)size / sizeof *out;
+  return 0;
+}
+
 int mcp__effects_load(void *filter, char *why, size_t size) {
   /* libseccomp 2.5 keeps one listener per process (seccomp_notify_fd):
    * the program is exported and loaded here instead. */
-  int mem = memfd_create("mcp-effects", MFD_CLOEXEC);
-  if (mem < 0)
-    return fail(why, size, "memfd_create", errno, MCP_EIO);
-  int rc = seccomp_export_bpf((scmp_filter_ctx)filter, mem);
-  off_t len = rc == 0 ? lseek(mem, 0, SEEK_END) : -1;
-  if (len <= 0 || len % (off_t)sizeof(struct sock_filter)) {
-    close(mem);
-    return fail(why, size, "seccomp_export_bpf", rc ? -rc : EINVAL, MCP_EIO);
-  }
-  struct sock_filter *code = malloc((size_t)len);
-  if (code == NULL) {
-    close(mem);
-    return fail(why, size, "seccomp program", ENOMEM, MCP_ENOMEM);
-  }
-  ssize_t got = pread(mem, code, (size_t)len, 0);
-  close(mem);
-  if (got != len) {
-    free(code);
-    return fail(why, size, "seccomp program", EIO, MCP_EIO);
-  }
-  struct sock_fprog prog = {.len = (unsigned short)(len / (off_t)sizeof *code),
-                            .filter = code};
+  struct sock_filter *code;
+  size_t len;
+  int rc = mcp__effects_export(filter, &code, &len);
+  if (rc)
+    return fail(why, size, "seccomp_export_bpf", -rc,
+                rc == -ENOMEM ? MCP_ENOMEM : MCP_EIO);
+  struct sock_fprog prog = {.len = (unsigned short)len, .filter = code};
   long fd = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
                     SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
   int err = errno;
@@ -312,6 +352,114 @@ int mcp__effects_load(void *filter, char *why, size_t size) {
   if (fd < 0)
     return fail(why, size, "seccomp(NEW_LISTENER)", err, MCP_EIO);
   return (int)fd;
+}
+
+/* ---- running a program ----------------------------------------------------
+ * Classic BPF as seccomp runs it (the subset libseccomp writes and more:
+ * loads of the data and of scratch memory, ALU and jumps with K or X). */
+
+static uint32_t alu(uint16_t op, uint32_t a, uint32_t v) {
+  switch (op) {
+  case BPF_ADD:
+    return a + v;
+  case BPF_SUB:
+    return a - v;
+  case BPF_MUL:
+    return a * v;
+  case BPF_DIV:
+    return v ? a / v : 0;
+  case BPF_OR:
+    return a | v;
+  case BPF_AND:
+    return a & v;
+  case BPF_LSH:
+    return v < 32 ? a << v : 0;
+  case BPF_RSH:
+    return v < 32 ? a >> v : 0;
+  case BPF_NEG:
+    return -a;
+  case BPF_XOR:
+    return a ^ v;
+  default:
+    return a;
+  }
+}
+
+static bool jump(uint16_t op, uint32_t a, uint32_t v) {
+  switch (op) {
+  case BPF_JEQ:
+    return a == v;
+  case BPF_JGT:
+    return a > v;
+  case BPF_JGE:
+    return a >= v;
+  case BPF_JSET:
+    return (a & v) != 0;
+  default:
+    return false;
+  }
+}
+
+/* The machine's registers and scratch memory. */
+typedef struct bpf_state {
+  uint32_t a, x, mem[BPF_MEMWORDS];
+} bpf_state;
+
+/* Runs one load or store; false for a load out of data. */
+static bool load_store(bpf_state *m, const struct sock_filter *i,
+                       const struct seccomp_data *data) {
+  uint16_t cls = BPF_CLASS(i->code);
+  if (cls == BPF_ST || cls == BPF_STX) {
+    if (i->k < BPF_MEMWORDS)
+      m->mem[i->k] = cls == BPF_ST ? m->a : m->x;
+    return true;
+  }
+  uint32_t got;
+  if (BPF_MODE(i->code) == BPF_ABS) {
+    if (i->k > sizeof *data - 4 || i->k % 4)
+      return false;
+    memcpy(&got, (const unsigned char *)data + i->k, 4);
+  } else if (BPF_MODE(i->code) == BPF_IMM) {
+    got = i->k;
+  } else if (BPF_MODE(i->code) == BPF_MEM && i->k < BPF_MEMWORDS) {
+    got = m->mem[i->k];
+  } else {
+    got = (uint32_t)sizeof *data; /* BPF_LEN */
+  }
+  if (cls == BPF_LD)
+    m->a = got;
+  else
+    m->x = got;
+  return true;
+}
+
+uint32_t mcp__effects_bpf_run(const struct sock_filter *code, size_t len,
+                              const struct seccomp_data *data) {
+  bpf_state m = {0};
+  for (size_t pc = 0; pc < len; pc++) {
+    const struct sock_filter *i = &code[pc];
+    uint16_t cls = BPF_CLASS(i->code);
+    uint32_t v = BPF_SRC(i->code) == BPF_X ? m.x : i->k;
+    if (cls == BPF_LD || cls == BPF_LDX || cls == BPF_ST || cls == BPF_STX) {
+      if (!load_store(&m, i, data))
+        return SECCOMP_RET_KILL_PROCESS;
+    } else if (cls == BPF_ALU) {
+      m.a = alu(BPF_OP(i->code), m.a, v);
+    } else if (cls == BPF_JMP) {
+      if (BPF_OP(i->code) == BPF_JA)
+        pc += i->k;
+      else
+        pc += jump(BPF_OP(i->code), m.a, v) ? i->jt : i->jf;
+    } else if (cls == BPF_RET) {
+      return BPF_RVAL(i->code) == BPF_A ? m.a : i->k;
+    } else if (cls == BPF_MISC) {
+      if (BPF_MISCOP(i->code) == BPF_TAX)
+        m.x = m.a;
+      else
+        m.a = m.x;
+    }
+  }
+  return SECCOMP_RET_KILL_PROCESS; /* ran off the end: the kernel's too */
 }
 
 int mcp__effects_watch(unsigned classes, char *why, size_t size) {
@@ -708,7 +856,10 @@ static void respond(int listener, uint64_t id, int verdict) {
   (void)ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, r);
 }
 
-int mcp__effects_receive(int listener, mcp__effects_fn fn, void *user_data) {
+/* Receives one notification and answers it: fn decides effects, and with
+ * all, every other call too. */
+static int receive(int listener, mcp__effects_fn fn, void *user_data,
+                   bool all) {
   pthread_once(&fits_once, ask_sizes);
   if (!fits)
     return MCP_EIO;
@@ -724,13 +875,23 @@ int mcp__effects_receive(int listener, mcp__effects_fn fn, void *user_data) {
   uint64_t id = n->id;
   if (ioctl(listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) != 0)
     return 0; /* gone: nothing to decide, nobody to answer */
+  e.harmless = rc != 0;
   int verdict = MCP__EFFECT_CONTINUE;
-  if (rc == 0)
+  if (rc == 0 || all)
     verdict = fn(&e, n, user_data);
   else if (rc < 0)
     verdict = ENOSYS;
   respond(listener, n->id, verdict);
   return 1;
+}
+
+int mcp__effects_receive(int listener, mcp__effects_fn fn, void *user_data) {
+  return receive(listener, fn, user_data, false);
+}
+
+int mcp__effects_receive_all(int listener, mcp__effects_fn fn,
+                             void *user_data) {
+  return receive(listener, fn, user_data, true);
 }
 
 int mcp__effects_serve(int listener, int stop_fd, mcp__effects_fn fn,

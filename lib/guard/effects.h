@@ -80,6 +80,8 @@ typedef struct mcp__effect {
   bool unreadable; /* a target could not be read (a bad pointer, a thread
                       gone): its text is "(unreadable)" */
   bool truncated;  /* a target was longer than MCP__EFFECT_TARGET - 1 */
+  bool harmless;   /* mcp__effects_receive_all: decoded as no effect (the
+                      decoder returned 1); op is the row's */
   char target[MCP__EFFECT_TARGET];  /* the path (absolute when the thread's
                                        cwd or dirfd could be read),
                                        "address:port" ("[v6]:port"),
@@ -112,10 +114,31 @@ int mcp__effects_watch_self(char *why, size_t size);
  * releases filter. Returns the listener fd or a negative MCP_E* with why. */
 int mcp__effects_load(void *filter, char *why, size_t size);
 
+struct sock_filter;
+
+/* filter (a libseccomp context) as a BPF program: *code (len
+ * instructions) is the caller's to free(). Returns 0 or a negative
+ * errno. */
+int mcp__effects_export(void *filter, struct sock_filter **code, size_t *len);
+
+/* What program code (len instructions) answers for data, as the kernel
+ * would run it: SECCOMP_RET_ALLOW, SECCOMP_RET_ERRNO | errno... (a program
+ * that reads out of data or runs off its end answers
+ * SECCOMP_RET_KILL_PROCESS). For a supervisor that answers as a filter
+ * would have. */
+uint32_t mcp__effects_bpf_run(const struct sock_filter *code, size_t len,
+                              const struct seccomp_data *data);
+
 /* Adds to filter (a libseccomp context) a rule with action for each effect
  * system call of classes. Returns 0 or a negative errno from libseccomp
  * (-ENOSYS: a call neither libseccomp nor the table can name). */
 int mcp__effects_add_rules(void *filter, unsigned classes, uint32_t action);
+
+/* Like mcp__effects_add_rules, by effect: ops has bit (1u << op) for each
+ * mcp__effect_op to stop. An open is stopped for ops write or create when
+ * it writes, creates or truncates, for truncate alone when it has
+ * O_TRUNC (creat always). Returns as mcp__effects_add_rules. */
+int mcp__effects_add_ops(void *filter, unsigned ops, uint32_t action);
 
 /* Decodes n, a notification about thread pid (0: n->pid), into out.
  * Returns 0 (an effect, out filled), 1 (not an effect: a call the filter
@@ -142,6 +165,13 @@ typedef int (*mcp__effects_fn)(const mcp__effect *e,
  * thread died before it was read, or EAGAIN), or MCP_EIO (the listener
  * is unusable: every filter user is gone, or it is not one). */
 int mcp__effects_receive(int listener, mcp__effects_fn fn, void *user_data);
+
+/* Like mcp__effects_receive, but fn decides every notification: a
+ * harmless call too (e->harmless set), and one this table does not know
+ * (e->harmless set, e->call "#nr"). For a supervisor that must answer as
+ * a filter would (the guard): continuing a call on what was read from its
+ * memory would let another thread change it in between. */
+int mcp__effects_receive_all(int listener, mcp__effects_fn fn, void *user_data);
 
 /* Serves listener until every thread that could be notified is gone
  * (returns 0), stop_fd (>= 0) becomes readable (returns 0), or an error
