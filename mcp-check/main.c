@@ -248,11 +248,14 @@ static cJSON *arguments_for(run *r, size_t i) {
 
 /* ---- behaviour -------------------------------------------------------- */
 
-/* The effects attributed to call k, copied into a new array. */
-static mcpc_effect *effects_of(run *r, int k, size_t *n) {
+/* The effects attributed to call k, copied into a new array: those
+ * recorded since index from (the count before the call began), so a run
+ * copies each effect once, not the whole record at every call. */
+static mcpc_effect *effects_of(run *r, int k, size_t from, size_t *n) {
   size_t total = mcpc_observer_count(r->obs), got = 0;
-  mcpc_effect *out = malloc((total ? total : 1) * sizeof *out);
-  for (size_t i = 0; out && i < total; i++) {
+  size_t fresh = total > from ? total - from : 0;
+  mcpc_effect *out = malloc((fresh ? fresh : 1) * sizeof *out);
+  for (size_t i = from; out && i < total; i++) {
     mcpc_observer_get(r->obs, i, &out[got]);
     if (out[got].call == k)
       got++;
@@ -266,11 +269,12 @@ static mcpc_outcome observed_call(run *r, size_t i, const cJSON *args,
                                   mcpc_effect **e, size_t *n, char *detail,
                                   size_t size) {
   int k = r->next_call++;
+  size_t from = mcpc_observer_count(r->obs);
   mcpc_outcome o;
   mcpc_observer_set_call(r->obs, k);
   o = mcpc_session_call(&r->s, r->rep.tools[i].name, args, NULL, detail, size);
   mcpc_observer_set_call(r->obs, -1);
-  *e = effects_of(r, k, n);
+  *e = effects_of(r, k, from, n);
   return o;
 }
 
@@ -411,6 +415,7 @@ static mcpc_outcome scope_call(run *r, mcpc_session *s, size_t i,
   mcpc_effect *e;
   size_t n, len;
   int k = r->next_call++;
+  size_t from = mcpc_observer_count(r->obs);
   mcpc_outcome o;
   if (r->obs)
     mcpc_observer_set_call(r->obs, k);
@@ -418,7 +423,7 @@ static mcpc_outcome scope_call(run *r, mcpc_session *s, size_t i,
   if (r->obs == NULL)
     return o;
   mcpc_observer_set_call(r->obs, -1);
-  e = effects_of(r, k, &n);
+  e = effects_of(r, k, from, &n);
   for (size_t j = 0; e && j < n && j < 3; j++) {
     len = strlen(detail);
     snprintf(detail + len, size - len, "%s%s %s",
