@@ -21,6 +21,7 @@ struct mcpc_conn {
   int to, from;
   char *buf; /* bytes read and not yet a whole line */
   size_t len, cap;
+  size_t scanned; /* buf[0..scanned) holds no newline */
   /* HTTP */
   CURL *curl;
   char *url;
@@ -132,7 +133,11 @@ static int send_line(mcpc_conn *c, const cJSON *msg, long long deadline,
 static char *read_line(mcpc_conn *c, long long deadline, char *why,
                        size_t size) {
   for (;;) {
-    char *nl = c->len ? memchr(c->buf, '\n', c->len) : NULL;
+    /* Only the bytes not yet looked at are searched: a long line read in
+     * many pieces costs linear time, not quadratic. */
+    char *nl = c->len > c->scanned
+                   ? memchr(c->buf + c->scanned, '\n', c->len - c->scanned)
+                   : NULL;
     struct pollfd pfd = {.fd = c->from, .events = POLLIN};
     long long left;
     ssize_t got;
@@ -147,8 +152,10 @@ static char *read_line(mcpc_conn *c, long long deadline, char *why,
       line[n] = '\0';
       memmove(c->buf, nl + 1, c->len - n - 1);
       c->len -= n + 1;
+      c->scanned = 0;
       return line;
     }
+    c->scanned = c->len;
     if (c->len >= MCPC_MAX_MESSAGE) {
       snprintf(why, size, "the server wrote a line longer than %u bytes",
                MCPC_MAX_MESSAGE);
