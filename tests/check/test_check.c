@@ -230,15 +230,18 @@ END_TEST
 
 /* ---- behaviour, on real files ------------------------------------------ */
 
-static char dir[64];
+static char dir[256];
 
+/* A scratch folder under $TMPDIR (else the system's). */
 static void make_dir(void) {
-  snprintf(dir, sizeof dir, "/tmp/mcpc-test-XXXXXX");
+  const char *tmp = getenv("TMPDIR");
+  snprintf(dir, sizeof dir, "%s/mcpc-test-XXXXXX",
+           tmp && *tmp && strlen(tmp) < 200 ? tmp : P_tmpdir);
   ck_assert_ptr_nonnull(mkdtemp(dir));
 }
 
 static void put(const char *name, const char *text) {
-  char path[128];
+  char path[512];
   FILE *f;
   snprintf(path, sizeof path, "%s/%s", dir, name);
   f = fopen(path, "w");
@@ -248,7 +251,7 @@ static void put(const char *name, const char *text) {
 }
 
 static void rm_dir(void) {
-  char cmd[128];
+  char cmd[512];
   snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
   ck_assert_int_eq(system(cmd), 0);
 }
@@ -355,7 +358,7 @@ START_TEST(digest_bounds) {
   make_dir();
   put("f", "abc");
   {
-    char path[128];
+    char path[512];
     snprintf(path, sizeof path, "%s/f", dir);
     ck_assert_int_eq(mcpc_digest_file(path, -1, d, &size), 0);
     ck_assert_int_eq(size, 3);
