@@ -22,6 +22,8 @@ need_pc gnutls libgnutls28-dev
 need_pc libcrypto libssl-dev
 # The guard (mcp_guard, Linux): libseccomp.
 need_pc libseccomp libseccomp-dev
+# mcp-check: libcurl (HTTP), with OpenSSL.
+need_pc libcurl libcurl4-openssl-dev
 # notes --db: SQLite, for a store several notes processes share.
 need_pc sqlite3 libsqlite3-dev
 # make demo: the openssl command line makes its development key and token.
@@ -51,8 +53,8 @@ if [ "${1:-}" = "--test" ]; then
   need_pc check check
   # Debian's check.pc names subunit as a private dependency.
   need_pc libsubunit libsubunit-dev
-  # libcurl drives the Streamable HTTP suite (tests/http).
-  need_pc libcurl libcurl4-openssl-dev
+  # mcp-check's man page is rendered by man (tests/check).
+  need_cmd man man-db
   # libfaketime moves the wall clock under a running server (BAD-INPUTS H5,
   # faketime.h5_clock_jumps); the package faketime brings the library.
   need_cmd faketime faketime

@@ -114,6 +114,12 @@ MCP_API int mcp_call_execute(mcp_call *call, const char *ran_under);
  * which scopes decide. Any thread, while the call lives. */
 MCP_API mcp_tool_annotations mcp_call_hints(const mcp_call *call);
 
+/** The call's JSON-RPC request id as the client sent it, as JSON text (7,
+ * "abc" with its quotes), for an executor that reports about the call
+ * (mcp/guard.h). Owned by the call; valid while it lives. NULL for a NULL
+ * call. Any thread. */
+MCP_API const char *mcp_call_request_id(const mcp_call *call);
+
 #ifdef __cplusplus
 }
 #endif

@@ -79,6 +79,48 @@
  * pool's queue while every worker of its rule set is busy; its deadline
  * counts meanwhile.
  *
+ * Reports. The guard says what it refuses: every effect a guarded call
+ * attempts beyond its tool's hints (a file opened for writing, created,
+ * removed, renamed, linked or truncated; a mode, owner, times, attributes
+ * or inode flags changed; bytes removed; a socket other than unix, a
+ * connection) is reported with the tool, the call's request id, the hint
+ * it breaks, the operation and its target (mcp_guard_effect), to the
+ * report hook of mcp_guard_options and to the server's log. Each such
+ * system call is stopped by seccomp user notification (a rule whose
+ * action is SECCOMP_RET_USER_NOTIF) and handed to the guard's supervisor,
+ * one more thread per guard, which answers:
+ *  - refused (the default): the errno the silent rule gave (EACCES; ENOSYS
+ *    for openat2 where truncation is seccomp's), computed by running the
+ *    silent filter on the call's registers, never on what the thread's
+ *    memory says (another thread could change it); for what Landlock
+ *    refuses, the call goes on and Landlock refuses it (EACCES): Landlock
+ *    stays applied and has the last word, so an answer never widens what
+ *    the kernel allows;
+ *  - allowed by configuration: a write under writable_paths (as its path
+ *    reads; Landlock decides on the real hierarchy), a TCP socket of a
+ *    closed-world tool with tcp_ports, a connect or bind to one of them;
+ *  - observed (MCP_GUARD_OBSERVE): the call goes on, and no Landlock
+ *    ruleset is applied, so it happens.
+ * An effect is tied to the call the worker that made it runs; a thread the
+ * handler started is tied to the only call of its rule set then running,
+ * or to none (mcp_guard_attribution says which). The target is read with
+ * process_vm_readv; one that cannot be read is "(unreadable)". The log
+ * line, MCP_LOG_WARNING (MCP_LOG_INFO when allowed by configuration):
+ *   guard: tool "NAME" (request ID) breaks HINT: OP TARGET[ -> TARGET2]
+ *   (SYSCALL): refused|observed|allowed by configuration
+ * at most 10 a second per tool; the rest of a second are counted and said
+ * with the tool's next report: guard: tool "NAME": ... N more.
+ * System calls that are no effect are never stopped: a well-behaved call
+ * makes no round trip to the supervisor. Not reported: the refusals that
+ * are no effect (io_uring, Landlock's calls, the kernel-code calls, calls
+ * newer than the guard, other architectures: EPERM or ENOSYS as before),
+ * and on Landlock ABI 5 and later a device's ioctls, which Landlock
+ * refuses alone. Before ABI 5, every ioctl of a read-only tool is stopped
+ * for the supervisor, which answers as the short list above does. If the
+ * supervisor is gone (the server freed while a thread a handler started
+ * still runs), a stopped call fails with ENOSYS: closed, never hung.
+ * MCP_GUARD_QUIET keeps the silent filter of earlier versions.
+ *
  * What the guarantee is not:
  *  - A descriptor the process opened before (a database connection, a log
  *    file, a socket) stays usable from a guarded handler: the rules apply
@@ -121,29 +163,132 @@ extern "C" {
  * mcp_guard_enable fail with MCP_ENOTSUP. */
 #define MCP_GUARD_BEST_EFFORT 1u
 
+/** mcp_guard_options.flags: observe instead of refusing. Every effect a
+ * tool's hints rule out is reported (verdict MCP_GUARD_OBSERVED) and then
+ * allowed to happen: no Landlock ruleset is applied, and the seccomp
+ * rules that would refuse stop the call for the guard's supervisor, which
+ * lets it go on. For test suites that want the whole list of what each
+ * tool does at once; never for production. The refusals that are no
+ * effect (io_uring, Landlock's calls, the kernel-code calls, calls newer
+ * than the guard) stay refused. */
+#define MCP_GUARD_OBSERVE 2u
+
+/** mcp_guard_options.flags: refuse silently, as before reporting existed:
+ * each refusal is a seccomp errno rule or Landlock's, no call is stopped
+ * for the supervisor and no supervisor thread runs. The report hook is
+ * never called. Incompatible with MCP_GUARD_OBSERVE. */
+#define MCP_GUARD_QUIET 4u
+
+/** What the guard made of an effect. */
+typedef enum mcp_guard_verdict {
+  MCP_GUARD_REFUSED = 0, /**< refused: the call failed (by seccomp, with
+                              the errno its rule gives: EACCES, ENOSYS for
+                              openat2 when truncation is seccomp's), or
+                              will be refused by Landlock (EACCES) as the
+                              call goes on: Landlock has the last word */
+  MCP_GUARD_OBSERVED,    /**< MCP_GUARD_OBSERVE: it happened */
+  MCP_GUARD_ALLOWED      /**< allowed by configuration: a write under
+                              writable_paths, a TCP socket, connect or bind
+                              to a port of tcp_ports (Landlock still has
+                              the last word) */
+} mcp_guard_verdict;
+
+/** How an effect was tied to a call. */
+typedef enum mcp_guard_attribution {
+  MCP_GUARD_BY_THREAD = 0, /**< the guard's worker running the call made it */
+  MCP_GUARD_BY_POOL,       /**< a thread the handler started made it, while
+                                that call was the only one running under the
+                                tool's rule set (it may be a thread left
+                                over from an earlier call of that set) */
+  MCP_GUARD_UNATTRIBUTED   /**< a thread the handler started, while none or
+                                several calls of its rule set ran: tool and
+                                request_id are NULL */
+} mcp_guard_attribution;
+
+/** One effect outside a tool's hints, as reported (see mcp_guard_report_fn).
+ * The strings are valid during the hook's call only. */
+typedef struct mcp_guard_effect {
+  const char *tool;          /**< the tool's name; NULL when unattributed */
+  const char *request_id;    /**< the call's JSON-RPC id as received (JSON
+                                  text: 7 or "abc" with its quotes); NULL when
+                                  unattributed */
+  const char *hint;          /**< the hint it breaks: "readOnlyHint",
+                                  "destructiveHint" or "openWorldHint" */
+  const char *operation;     /**< "write", "create", "remove", "rename", "link",
+                                  "truncate", "chmod", "chown", "times",
+                                  "xattr", "attr-ioctl", "shrink", "socket",
+                                  "connect", "bind", "listen", "send" */
+  const char *target;        /**< the path (absolute when the thread's cwd or
+                                  directory fd could be read, as the call named
+                                  it: symbolic links are not followed),
+                                  "address:port" ("[v6]:port"), or a socket's
+                                  family and type ("inet stream");
+                                  "(unreadable)" when its memory could not be
+                                  read */
+  const char *target2;       /**< rename: the new path; link: what the link
+                                  points to; "" otherwise */
+  const char *syscall;       /**< the system call: "openat", "unlinkat"... */
+  mcp_guard_verdict verdict; /**< what the guard made of it */
+  mcp_guard_attribution attribution; /**< how it was tied to the call */
+  int open_flags; /**< write, create, truncate by open: its flags */
+  long tid;       /**< the thread that made the call */
+} mcp_guard_effect;
+
+/** Receives each effect a guarded call makes outside its tool's hints.
+ * Called on the guard's supervisor thread, one effect at a time, in the
+ * order the kernel stopped them, while the thread that made the call
+ * waits for the answer: keep it short, and call nothing that waits for a
+ * guarded call. Never called with MCP_GUARD_QUIET. */
+typedef void (*mcp_guard_report_fn)(const mcp_guard_effect *effect,
+                                    void *user_data);
+
+/** One tool's own writable paths (mcp_guard_options.tool_paths): they add
+ * to writable_paths for that tool only, so that one tool's folder does not
+ * open it to every read-only or additive tool. */
+typedef struct mcp_guard_tool_paths {
+  const char *tool;                  /**< the tool's name; NULL ends the
+                                          list */
+  const char *const *writable_paths; /**< NULL-terminated, as
+                                          mcp_guard_options.writable_paths */
+} mcp_guard_tool_paths;
+
 /** Options of mcp_guard_enable. Initialize with designated initializers;
  * a zeroed struct means: every rule, nothing allowed beyond them, fail
  * when the kernel cannot enforce them all. Everything is copied. */
 typedef struct mcp_guard_options {
-  unsigned flags;                    /**< MCP_GUARD_* bits */
-  const char *const *writable_paths; /**< NULL-terminated list of existing
-                                          files and directories (each with
-                                          everything below it) where
-                                          read-only and additive tools may
-                                          still write, create, remove and
-                                          truncate; NULL = none */
-  const unsigned short *tcp_ports;   /**< 0-terminated list of TCP ports
-                                          closed-world tools may still
-                                          connect to and bind (any
-                                          address; no listen()); NULL =
-                                          none: no TCP socket at all.
-                                          Needs Landlock ABI 4 */
-  unsigned threads;                  /**< worker threads per rule set;
-                                          0 = 2 */
-  unsigned landlock_abi_max;         /**< use at most this Landlock ABI
-                                          (to run as on an older kernel);
-                                          0 = whatever the kernel offers */
-  void *reserved[4]; /**< zero: room to grow (see the README, Versioning) */
+  unsigned flags;                         /**< MCP_GUARD_* bits */
+  const char *const *writable_paths;      /**< NULL-terminated list of existing
+                                               files and directories (each with
+                                               everything below it) where
+                                               read-only and additive tools may
+                                               still write, create, remove and
+                                               truncate; NULL = none */
+  const unsigned short *tcp_ports;        /**< 0-terminated list of TCP ports
+                                               closed-world tools may still
+                                               connect to and bind (any
+                                               address; no listen()); NULL =
+                                               none: no TCP socket at all.
+                                               Needs Landlock ABI 4 */
+  unsigned threads;                       /**< worker threads per rule set;
+                                               0 = 2 */
+  unsigned landlock_abi_max;              /**< use at most this Landlock ABI
+                                               (to run as on an older kernel);
+                                               0 = whatever the kernel offers */
+  mcp_guard_report_fn report;             /**< called with each effect outside
+                                               a tool's hints; NULL = none (the
+                                               log still has them) */
+  void *report_user_data;                 /**< passed to report */
+  const mcp_guard_tool_paths *tool_paths; /**< tools with writable paths
+                                               of their own, ended by a
+                                               NULL tool; NULL = none. A
+                                               tool named here runs its
+                                               read-only and additive calls
+                                               on pools of its own: one
+                                               spawner thread per such rule
+                                               set (four per tool) at
+                                               enable, and its workers when
+                                               it is first called */
+  void *reserved[1]; /**< zero: room to grow (see the README, Versioning) */
 } mcp_guard_options;
 
 /** Turns the guard on for srv: from now on every tools/call runs on the
@@ -163,7 +308,9 @@ typedef struct mcp_guard_options {
  * rule is kept: "keep every rule" then also means that system calls newer
  * than the guard are refused; MCP_LOG_WARNING naming what is not kept,
  * with MCP_GUARD_BEST_EFFORT); mcp_server_lint does not repeat it. Starts
- * one thread per guarded rule set (five), which the server's end joins.
+ * one thread per guarded rule set (five) and, unless MCP_GUARD_QUIET, the
+ * supervisor that reports effects (one), which the server's end joins.
+ * MCP_EINVAL also for MCP_GUARD_OBSERVE with MCP_GUARD_QUIET.
  * Any thread. */
 MCP_API int mcp_guard_enable(mcp_server *srv, const mcp_guard_options *opts);
 

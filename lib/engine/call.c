@@ -1662,6 +1662,10 @@ int mcp_call_execute(mcp_call *call, const char *ran_under) {
   return 0;
 }
 
+const char *mcp_call_request_id(const mcp_call *call) {
+  return call ? call->id : NULL;
+}
+
 mcp_tool_annotations mcp_call_hints(const mcp_call *call) {
   mcp_tool_annotations a = {0};
   if (call == NULL || call->kind != MCP_CALL_TOOL)

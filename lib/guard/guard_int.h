@@ -60,6 +60,9 @@ typedef struct mcp__guard_plan {
                        architectures and every call newer than the filter
                        (every guarded rule set); false = no filter */
   bool partial;     /* a rule is not (fully) enforced: best effort */
+  bool observe;     /* MCP_GUARD_OBSERVE: the reporting filter also stops
+                       what a closed-world tool's sockets do (connect,
+                       bind, listen, send), since they are let be made */
   char name[64];    /* "guard: read-only, closed-world" */
 } mcp__guard_plan;
 
@@ -87,6 +90,30 @@ void mcp__guard_plan_free(mcp__guard_plan *plan);
  * privileges, the Landlock domain, the seccomp filter. Returns 0, or
  * MCP_EIO with why; the thread must then not run a call. */
 int mcp__guard_apply(const mcp__guard_plan *plan, char *why, size_t why_size);
+
+/* The same for a reporting guard: every refusal of plan's filter (but the
+ * EPERM ones, no effect) and every effect Landlock refuses stop the call
+ * for a supervisor, on the listener returned in *listener (-1 when plan
+ * has no filter). The supervisor answers each with what
+ * mcp__guard_program says the refusal would. */
+int mcp__guard_apply_watched(const mcp__guard_plan *plan, int *listener,
+                             char *why, size_t why_size);
+
+struct sock_filter;
+struct seccomp_data;
+
+/* What the short ioctl list (plan->few_ioctls) answers data: EACCES for an
+ * ioctl it does not keep, 0 otherwise. The reporting filter stops every
+ * ioctl instead of loading the list's own filter. */
+int mcp__guard_few_ioctls(const mcp__guard_plan *plan,
+                          const struct seccomp_data *data);
+
+/* plan's seccomp filter with each refusal failing (as mcp__guard_apply
+ * loads it), as a program for mcp__effects_bpf_run: what the kernel would
+ * have answered a stopped call. *code is the caller's to free(). Returns
+ * 0 or MCP_EIO with why. */
+int mcp__guard_program(const mcp__guard_plan *plan, struct sock_filter **code,
+                       size_t *len, char *why, size_t why_size);
 
 /* Tries, on a thread of its own, what k claims: a Landlock domain and a
  * seccomp filter. Clears k->landlock or k->seccomp for what failed. */

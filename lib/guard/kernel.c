@@ -25,6 +25,7 @@
 
 #include "base.h"
 
+#include "effects.h"
 #include "guard_int.h"
 
 #ifndef __NR_landlock_create_ruleset
@@ -239,7 +240,17 @@ void mcp__guard_plan_free(mcp__guard_plan *plan) {
 
 /* ---- seccomp ------------------------------------------------------------- */
 
-#define DENY SCMP_ACT_ERRNO(EACCES)
+/* What a refusal does: fail with its errno, or, while a reporting guard
+ * builds its filter (notify_refusals), stop the call for the guard's
+ * supervisor, which answers with that errno (mcp__guard_program). Set on
+ * the thread that builds a filter, for the length of the build. */
+static _Thread_local bool notify_refusals;
+
+static uint32_t deny_with(int err) {
+  return notify_refusals ? SCMP_ACT_NOTIFY : SCMP_ACT_ERRNO((uint32_t)err);
+}
+
+#define DENY deny_with(EACCES)
 
 /* One comparison of system call argument arg. The filter compares the
  * whole 64-bit register; the kernel reads an int argument's low 32 bits,
@@ -344,9 +355,11 @@ static int refuse(scmp_filter_ctx f, const refusal *list, size_t n) {
     int nr = call_nr(r);
     if (nr == __NR_SCMP_ERROR)
       return -ENOSYS;
+    /* EPERM's refusals (every_guarded) are no effect: never reported. */
+    uint32_t act = r->err == EPERM ? SCMP_ACT_ERRNO(EPERM) : deny_with(r->err);
     rc = r->arg < 0
-             ? seccomp_rule_add(f, SCMP_ACT_ERRNO(r->err), nr, 0)
-             : seccomp_rule_add(f, SCMP_ACT_ERRNO(r->err), nr, 1,
+             ? seccomp_rule_add(f, act, nr, 0)
+             : seccomp_rule_add(f, act, nr, 1,
                                 arg_is((unsigned)r->arg, SCMP_CMP_MASKED_EQ,
                                        r->mask, r->value));
   }
@@ -669,15 +682,45 @@ static int load_few_ioctls(char *why, size_t size) {
   return 0;
 }
 
-/* Loads plan's filter on the calling thread only (no TSYNC), and the
- * bound under it. */
-static int load_filter(const mcp__guard_plan *plan, char *why, size_t size) {
+/* The effects a reporting guard stops for plan beyond its refusals: what
+ * Landlock refuses (or, observing, would), and with TCP allowed, where a
+ * socket connects and binds. */
+static unsigned watched_ops(const mcp__guard_plan *plan) {
+  unsigned ops = 0;
+  if (plan->fs == MCP__GUARD_FS_READ_ONLY)
+    ops |= 1u << MCP__EFFECT_WRITE | 1u << MCP__EFFECT_CREATE |
+           1u << MCP__EFFECT_LINK;
+  if (plan->fs != MCP__GUARD_FS_ANY)
+    ops |= 1u << MCP__EFFECT_REMOVE | 1u << MCP__EFFECT_RENAME |
+           1u << MCP__EFFECT_TRUNCATE;
+  if (plan->inet)
+    ops |= 1u << MCP__EFFECT_CONNECT | 1u << MCP__EFFECT_BIND;
+  if (plan->closed && plan->observe)
+    ops |= 1u << MCP__EFFECT_CONNECT | 1u << MCP__EFFECT_BIND |
+           1u << MCP__EFFECT_LISTEN | 1u << MCP__EFFECT_SEND;
+  return ops;
+}
+
+/* plan's filter as a libseccomp context: refusals that fail (notify
+ * false) or stop the call for the supervisor (notify true, with the
+ * effects of watched_ops). NULL and *rc set on failure. */
+static scmp_filter_ctx build_filter(const mcp__guard_plan *plan, bool notify,
+                                    int *rc_out) {
   scmp_filter_ctx f = seccomp_init(SCMP_ACT_ALLOW);
-  if (f == NULL)
-    return fail(why, size, "seccomp_init", ENOMEM);
+  if (f == NULL) {
+    *rc_out = -ENOMEM;
+    return NULL;
+  }
+  notify_refusals = notify;
   /* A system call of another architecture is refused, not let through the
    * filter written for this one (the bound says so again). */
   int rc = seccomp_attr_set(f, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_ERRNO(ENOSYS));
+  /* A binary tree of the system call numbers: every call a worker makes
+   * (futex, read, write...) runs through the filter, and a list of the
+   * calls with rules is longer the more rules there are. Best effort: an
+   * older libseccomp keeps its list. */
+  if (rc == 0)
+    (void)seccomp_attr_set(f, SCMP_FLTATR_CTL_OPTIMIZE, 2);
   if (rc == 0 && plan->sockets)
     rc = deny_sockets(f, plan->inet);
   if (rc == 0 && plan->inet)
@@ -696,18 +739,74 @@ static int load_filter(const mcp__guard_plan *plan, char *why, size_t size) {
     rc = deny_ioctls(f, MCP__GUARD_FS_ADDITIVE);
   if (rc == 0)
     rc = REFUSE(f, every_guarded);
-  if (rc == 0)
+  if (rc == 0 && notify)
+    rc = mcp__effects_add_ops(f, watched_ops(plan), SCMP_ACT_NOTIFY);
+  /* The short ioctl list's own filter would answer EACCES, which the
+   * kernel prefers to any notification: reporting, every ioctl is stopped
+   * here instead and mcp__guard_few_ioctls answers. */
+  if (rc == 0 && notify && plan->few_ioctls)
+    rc = seccomp_rule_add(f, SCMP_ACT_NOTIFY, SCMP_SYS(ioctl), 0);
+  notify_refusals = false;
+  if (rc) {
+    seccomp_release(f);
+    *rc_out = rc;
+    return NULL;
+  }
+  return f;
+}
+
+int mcp__guard_program(const mcp__guard_plan *plan, struct sock_filter **code,
+                       size_t *len, char *why, size_t why_size) {
+  int rc = 0;
+  scmp_filter_ctx f = build_filter(plan, false, &rc);
+  if (f == NULL)
+    return fail(why, why_size, "seccomp filter", -rc);
+  rc = mcp__effects_export(f, code, len);
+  seccomp_release(f);
+  return rc ? fail(why, why_size, "seccomp program", -rc) : 0;
+}
+
+/* Loads plan's filter on the calling thread only (no TSYNC), and the
+ * bound under it; with listener, the reporting filter, whose listener it
+ * returns there. */
+static int load_filter(const mcp__guard_plan *plan, int *listener, char *why,
+                       size_t size) {
+  int rc = 0;
+  scmp_filter_ctx f = build_filter(plan, listener != NULL, &rc);
+  if (f == NULL)
+    return fail(why, size, "seccomp filter", -rc);
+  if (listener) {
+    *listener = mcp__effects_load(f, why, size);
+    rc = *listener < 0 ? *listener : 0;
+  } else {
     rc = seccomp_load(f);
+    if (rc)
+      rc = fail(why, size, "seccomp filter", -rc);
+  }
   seccomp_release(f);
   if (rc)
-    return fail(why, size, "seccomp filter", -rc);
-  rc = plan->few_ioctls ? load_few_ioctls(why, size) : 0;
+    return rc < 0 ? MCP_EIO : rc;
+  rc = plan->few_ioctls && !listener ? load_few_ioctls(why, size) : 0;
   return rc ? rc : load_bound(why, size);
 }
 
-int mcp__guard_apply(const mcp__guard_plan *plan, char *why, size_t why_size) {
+int mcp__guard_few_ioctls(const mcp__guard_plan *plan,
+                          const struct seccomp_data *data) {
+  if (!plan->few_ioctls || data->nr != seccomp_syscall_resolve_name("ioctl"))
+    return 0;
+  __u32 request = (__u32)data->args[1]; /* read as an unsigned int */
+  for (size_t i = 0; i < FEW_IOCTLS; i++)
+    if (few_ioctls[i] == request)
+      return 0;
+  return EACCES;
+}
+
+int mcp__guard_apply_watched(const mcp__guard_plan *plan, int *listener,
+                             char *why, size_t why_size) {
   /* Each guarded rule set has the filter (filtered), whatever else. */
   bool filter = plan->filtered;
+  if (listener)
+    *listener = -1;
   if (plan->ruleset_fd < 0 && !filter)
     return 0;
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
@@ -715,7 +814,11 @@ int mcp__guard_apply(const mcp__guard_plan *plan, char *why, size_t why_size) {
   if (plan->ruleset_fd >= 0 &&
       syscall(__NR_landlock_restrict_self, plan->ruleset_fd, 0) != 0)
     return fail(why, why_size, "landlock_restrict_self", errno);
-  return filter ? load_filter(plan, why, why_size) : 0;
+  return filter ? load_filter(plan, listener, why, why_size) : 0;
+}
+
+int mcp__guard_apply(const mcp__guard_plan *plan, char *why, size_t why_size) {
+  return mcp__guard_apply_watched(plan, NULL, why, why_size);
 }
 
 /* ---- the trial ----------------------------------------------------------- */

@@ -13,6 +13,12 @@
  *
  *   bench_guard [calls]     default 20000
  *
+ * The guarded figures are the guard as it ships, reporting each effect
+ * outside a tool's hints; the same call runs under the guard without
+ * reporting (MCP_GUARD_QUIET) and observing (MCP_GUARD_OBSERVE), for the
+ * ratio of each to the guard without reporting in the same run (the echo
+ * makes no effect: what reporting costs a well-behaved call).
+ *
  * Prints each figure in µs per call and calls/s, the overhead and the
  * ratio to the ceiling. */
 #define _GNU_SOURCE
@@ -71,9 +77,14 @@ static const mcp_tool ECHO = {
   "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{"       \
   "\"name\":\"echo\",\"arguments\":{\"text\":\"hello 1\"}}}"
 
-/* Seconds per call over calls sequential calls, guarded or not; spin: the
- * caller watches for each reply instead of sleeping until it comes. */
-static double run_calls(long calls, bool guarded, bool spin) {
+/* How a run is guarded. */
+enum { UNGUARDED, GUARDED, QUIET, OBSERVING };
+
+/* Seconds per call over calls sequential calls, guarded (as mode says) or
+ * not; spin: the caller watches for each reply instead of sleeping until
+ * it comes. */
+static double run_calls(long calls, int mode, bool spin) {
+  bool guarded = mode != UNGUARDED;
   mcp_server_info info = {.name = "bench", .version = "1"};
   mcp_server *srv = NULL;
   mcp_session *s = NULL;
@@ -84,7 +95,11 @@ static double run_calls(long calls, bool guarded, bool spin) {
   mcp_server_set_log(srv, NULL, NULL);
   /* Best effort, so that the smoke run works under valgrind, which shows
    * no Landlock; the figure printed first says which ABI was used. */
-  static const mcp_guard_options opts = {.flags = MCP_GUARD_BEST_EFFORT};
+  mcp_guard_options opts = {.flags = MCP_GUARD_BEST_EFFORT};
+  if (mode == QUIET)
+    opts.flags |= MCP_GUARD_QUIET;
+  if (mode == OBSERVING)
+    opts.flags |= MCP_GUARD_OBSERVE;
   if (guarded && mcp_guard_enable(srv, &opts) != 0) {
     fprintf(stderr, "bench_guard: %s\n", mcp_server_errmsg(srv));
     exit(1);
@@ -167,20 +182,21 @@ static double handoff(long rounds) {
 
 /* Best of three of each figure, taken in turns. */
 typedef struct figures {
-  double plain, guarded, spinning, hand;
+  double plain, guarded, spinning, hand, quiet, observing;
 } figures;
 
+static double least(double a, double b) { return a < b ? a : b; }
+
 static void measure(long calls, bool pinned, figures *f) {
-  *f = (figures){1e9, 1e9, 1e9, 1e9};
+  *f = (figures){1e9, 1e9, 1e9, 1e9, 1e9, 1e9};
   for (int r = 0; r < 3; r++) {
-    double p = run_calls(calls, false, false),
-           g = run_calls(calls, true, false),
-           q = pinned ? 1e9 : run_calls(calls, true, true),
-           h = handoff(calls) / 2;
-    f->plain = p < f->plain ? p : f->plain;
-    f->guarded = g < f->guarded ? g : f->guarded;
-    f->spinning = q < f->spinning ? q : f->spinning;
-    f->hand = h < f->hand ? h : f->hand;
+    f->plain = least(f->plain, run_calls(calls, UNGUARDED, false));
+    f->guarded = least(f->guarded, run_calls(calls, GUARDED, false));
+    f->quiet = least(f->quiet, run_calls(calls, QUIET, false));
+    f->observing = least(f->observing, run_calls(calls, OBSERVING, false));
+    if (!pinned)
+      f->spinning = least(f->spinning, run_calls(calls, GUARDED, true));
+    f->hand = least(f->hand, handoff(calls) / 2);
   }
 }
 
@@ -215,6 +231,12 @@ int main(int argc, char **argv) {
          1 / guarded);
   printf("guarded echo, caller spinning: %.2f µs per call, %.0f calls/s\n",
          spinning * 1e6, 1 / spinning);
+  printf("guarded echo, no reporting (MCP_GUARD_QUIET): %.2f µs per call\n",
+         f.quiet * 1e6);
+  printf("guarded echo, observing (MCP_GUARD_OBSERVE): %.2f µs per call\n",
+         f.observing * 1e6);
+  printf("ratio reporting/no reporting: %.2f\n", guarded / f.quiet);
+  printf("ratio observing/no reporting: %.2f\n", f.observing / f.quiet);
   printf("thread hand-off (half a ping-pong): %.2f µs\n", hand * 1e6);
   printf("guard overhead: %.2f µs per call\n", (guarded - plain) * 1e6);
   printf("guard overhead without a wake-up: %.2f µs per call\n",
@@ -226,6 +248,9 @@ int main(int argc, char **argv) {
   printf("one CPU, hand-off: %.2f µs\n", o.hand * 1e6);
   printf("one CPU, guard overhead: %.2f µs per call\n",
          (o.guarded - o.plain) * 1e6);
+  printf("one CPU, guard overhead, no reporting: %.2f µs per call\n",
+         (o.quiet - o.plain) * 1e6);
+  printf("one CPU, ratio reporting/no reporting: %.2f\n", o.guarded / o.quiet);
   printf("one CPU, ratio guarded/(unguarded + hand-off): %.2f\n",
          o.guarded / (o.plain + o.hand));
   if (bad) {

@@ -237,6 +237,8 @@ def prepare(src, build, port):
     os.makedirs(os.path.join(work, "build"))
     os.symlink(os.path.join(os.path.abspath(build), "examples"),
                os.path.join(work, "build", "examples"))
+    os.symlink(os.path.join(os.path.abspath(build), "mcp-check"),
+               os.path.join(work, "build", "mcp-check"))
     return work
 
 

@@ -7,6 +7,7 @@
 #   packaging.sh hint_probe   BUILD-DIR WORK-DIR
 #   packaging.sh guard_probe  BUILD-DIR WORK-DIR
 #   packaging.sh run_path     BUILD-DIR WORK-DIR
+#   packaging.sh mcp_check    BUILD-DIR WORK-DIR
 #   packaging.sh deb          BUILD-DIR WORK-DIR
 # install puts libmcp into WORK-DIR/prefix (the other two consumers need
 # it); deb builds the .deb with CPack into WORK-DIR/deb and checks its
@@ -143,7 +144,8 @@ deb)
     "./usr/lib/pkgconfig/libmcp-guard.pc" \
     "./usr/lib/cmake/mcp/mcpConfig.cmake" \
     "./usr/lib/cmake/mcp/mcpConfigVersion.cmake" \
-    "./usr/lib/cmake/mcp/mcpTargets.cmake"; do
+    "./usr/lib/cmake/mcp/mcpTargets.cmake" "./usr/bin/mcp-check" \
+    "./usr/share/man/man1/mcp-check.1"; do
     grep -qxF -- "$want" <<<"$contents" || fail "$deb lacks $want"
   done
   # Installed into /usr/lib, where the loader looks anyway, no library
@@ -156,15 +158,29 @@ deb)
     fi
   done
   depends=$(dpkg-deb -f "$deb" Depends)
-  for want in libcjson1 libmicrohttpd12 libssl3 libgnutls30 libseccomp2; do
+  for want in libcjson1 libmicrohttpd12 libssl3 libgnutls30 libseccomp2 \
+    libcurl4; do
     grep -q "$want" <<<"$depends" || fail "Depends lacks $want: $depends"
   done
   [ "$(dpkg-deb -f "$deb" Package)" = libmcp ] || fail "package name"
   [ "$(dpkg-deb -f "$deb" Version)" = "$version" ] || fail "version"
   echo "$(basename "$deb"): $(wc -l <<<"$contents") entries; Depends: $depends"
   ;;
+mcp_check)
+  # mcp-check and its man page, installed beside the libraries: the
+  # command runs from the prefix and the page renders without a warning.
+  version=$(sed -n 's/^CMAKE_PROJECT_VERSION:STATIC=//p' "$build/CMakeCache.txt")
+  [ -x "$prefix/bin/mcp-check" ] || fail "no bin/mcp-check"
+  page=$prefix/share/man/man1/mcp-check.1
+  [ -f "$page" ] || fail "no share/man/man1/mcp-check.1"
+  "$prefix/bin/mcp-check" --version | grep -q "^mcp-check $version" ||
+    fail "mcp-check --version"
+  "$prefix/bin/mcp-check" --help | grep -q "exit status" || fail "--help"
+  warnings=$(MANWIDTH=80 man --warnings -l "$page" 2>&1 >/dev/null)
+  [ -z "$warnings" ] || fail "the man page: $warnings"
+  ;;
 *)
-  echo "usage: packaging.sh install|find_package|pkg_config|hint_probe|guard_probe|run_path|deb BUILD WORK" >&2
+  echo "usage: packaging.sh install|find_package|pkg_config|hint_probe|guard_probe|run_path|mcp_check|deb BUILD WORK" >&2
   exit 2
   ;;
 esac

@@ -104,6 +104,28 @@ static int op_create_in_w(void) {
   return fd < 0 ? errno : 0;
 }
 static int op_unlink_in_w(void) { return ret(unlink(at("w/f.txt"))); }
+/* One of each: a file made, renamed, its mode changed, removed; a TCP
+ * socket that connects to the first listener. */
+static int op_sequence(void) {
+  char made[128], moved[128];
+  snprintf(made, sizeof made, "%s", at("o.txt"));
+  snprintf(moved, sizeof moved, "%s", at("o2.txt"));
+  int fd = open(made, O_WRONLY | O_CREAT, 0600);
+  if (fd < 0)
+    return errno;
+  close(fd);
+  if (rename(made, moved) != 0 || chmod(moved, 0644) != 0 || unlink(moved) != 0)
+    return errno;
+  return tcp_connect(port);
+}
+/* MANY refusals in one call, for the log's limit. */
+#define MANY 25
+static int op_many(void) {
+  int refused = 0;
+  for (int i = 0; i < MANY; i++)
+    refused += unlink(at("existing.txt")) != 0;
+  return refused == MANY ? EACCES : 0;
+}
 static int op_connect(void) { return tcp_connect(port); }
 static int op_connect_allowed(void) { return tcp_connect(port2); }
 static int op_bind(void) {
@@ -724,6 +746,8 @@ static const struct op {
   int (*fn)(void);
 } ops[] = {
     {"create", op_create},
+    {"sequence", op_sequence},
+    {"many", op_many},
     {"write_open", op_write_open},
     {"unlink", op_unlink},
     {"rename", op_rename},
@@ -922,11 +946,19 @@ static void assert_ran_under(const char *expected) {
 
 static char log_text[1024];
 static int guard_lines; /* lines the guard logged about itself */
+/* Lines about effects, and the sum of their "... n more" counts. */
+static _Atomic int effect_lines, more_lines;
 static void keep_log(mcp_log_level level, const char *message,
                      void *user_data) {
   (void)user_data;
   (void)level;
-  if (strncmp(message, "guard", 5) == 0) {
+  const char *more = strstr(message, "... ");
+  if (strncmp(message, "guard: tool ", 12) == 0) {
+    if (more)
+      more_lines += atoi(more + 4);
+    else
+      effect_lines++;
+  } else if (strncmp(message, "guard", 5) == 0) {
     snprintf(log_text, sizeof log_text, "%s", message);
     guard_lines++;
   }
@@ -1017,18 +1049,95 @@ static void need_abi(int abi) {
                 abi, have);
 }
 
+/* ---- what the guard reports -------------------------------------------- */
+
+#define MAX_REPORTS 64
+
+typedef struct report {
+  char tool[64], id[32], hint[32], op[32], target[256], target2[256];
+  char call[32];
+  mcp_guard_verdict verdict;
+  mcp_guard_attribution attribution;
+} report;
+
+static pthread_mutex_t reports_lock = PTHREAD_MUTEX_INITIALIZER;
+static report reports[MAX_REPORTS];
+static int nreports;
+
+static void keep_report(const mcp_guard_effect *e, void *user_data) {
+  (void)user_data;
+  pthread_mutex_lock(&reports_lock);
+  if (nreports < MAX_REPORTS) {
+    report *r = &reports[nreports++];
+    snprintf(r->tool, sizeof r->tool, "%s", e->tool ? e->tool : "");
+    snprintf(r->id, sizeof r->id, "%s", e->request_id ? e->request_id : "");
+    snprintf(r->hint, sizeof r->hint, "%s", e->hint);
+    snprintf(r->op, sizeof r->op, "%s", e->operation);
+    snprintf(r->target, sizeof r->target, "%s", e->target);
+    snprintf(r->target2, sizeof r->target2, "%s", e->target2);
+    snprintf(r->call, sizeof r->call, "%s", e->syscall);
+    r->verdict = e->verdict;
+    r->attribution = e->attribution;
+  }
+  pthread_mutex_unlock(&reports_lock);
+}
+
+static void clear_reports(void) {
+  pthread_mutex_lock(&reports_lock);
+  nreports = 0;
+  pthread_mutex_unlock(&reports_lock);
+}
+
+static int last_id = 10; /* the request id of try_op's last call */
+
+/* The hint a refusal of op by tool breaks. */
+static const char *hint_of(const char *tool, const char *op) {
+  if (strncmp(op, "n_", 2) == 0 || strncmp(op, "t_", 2) == 0 ||
+      strcmp(tool, "closed") == 0)
+    return "openWorldHint";
+  return strncmp(tool, "ro", 2) == 0 ? "readOnlyHint" : "destructiveHint";
+}
+
+/* Asserts that try_op(tool, op)'s call was reported refused, with its
+ * tool, request id, hint and a target; returns the report. */
+static report assert_reported(const char *tool, const char *op) {
+  char id[16];
+  snprintf(id, sizeof id, "%d", last_id);
+  pthread_mutex_lock(&reports_lock);
+  int n = nreports;
+  report r = n ? reports[0] : (report){0};
+  pthread_mutex_unlock(&reports_lock);
+  ck_assert_msg(n >= 1, "%s: %s was refused but not reported", tool, op);
+  ck_assert_msg(strcmp(r.tool, tool) == 0 && strcmp(r.id, id) == 0,
+                "%s: %s reported as tool %s request %s", tool, op, r.tool,
+                r.id);
+  ck_assert_msg(strcmp(r.hint, hint_of(tool, op)) == 0,
+                "%s: %s reported breaking %s", tool, op, r.hint);
+  ck_assert_msg(r.verdict == MCP_GUARD_REFUSED, "%s: %s verdict %d", tool, op,
+                r.verdict);
+  ck_assert_int_eq(r.attribution, MCP_GUARD_BY_THREAD);
+  ck_assert_msg(r.target[0] && strcmp(r.target, "(unreadable)") != 0,
+                "%s: %s: no target", tool, op);
+  return r;
+}
+
+/* With the report hook of this file unless o names one. */
 static void enable(const mcp_guard_options *o) {
-  int rc = mcp_guard_enable(srv, o);
+  mcp_guard_options with = o ? *o : (mcp_guard_options){0};
+  if (with.report == NULL && !(with.flags & MCP_GUARD_QUIET))
+    with.report = keep_report;
+  clear_reports();
+  int rc = mcp_guard_enable(srv, &with);
   ck_assert_msg(rc == 0, "mcp_guard_enable: %s: %s", mcp_strerror(rc),
                 mcp_server_errmsg(srv));
 }
 
 /* Calls tool with op; returns the errno the handler saw. */
 static int try_op(const char *tool, const char *op) {
-  static int id = 10;
   char *args = tu_text("{\"op\":\"%s\"}", op);
   char ids[16];
-  snprintf(ids, sizeof ids, "%d", ++id);
+  snprintf(ids, sizeof ids, "%d", ++last_id);
+  clear_reports();
   char *msg = tu_call_text(ids, tool, args, NULL);
   free(args);
   tu_clear(&P);
@@ -1061,6 +1170,8 @@ static int try_op(const char *tool, const char *op) {
     int e_ = try_op(tool, op);                                                 \
     ck_assert_msg(e_ == (err), "%s: %s gave %d (%s), not %d (%s)", tool, op,   \
                   e_, strerror(e_), (err), strerror(err));                     \
+    if ((err) == EACCES && strncmp(op, "d_", 2) != 0)                          \
+      assert_reported(tool, op);                                               \
   } while (0)
 
 static bool exists(const char *name) {
@@ -1338,6 +1449,8 @@ static const char *const port_bypasses[] = {"t_sendto_fastopen",
     ck_assert_msg(e_ == EACCES || e_ == EPERM ||                               \
                       (e_ == ENOSYS && strstr(op, "openat2")),                 \
                   "%s: %s gave %d (%s)", tool, op, e_, strerror(e_));          \
+    if (e_ != EPERM)                                                           \
+      assert_reported(tool, op);                                               \
   } while (0)
 
 START_TEST(read_only_writes_nothing_by_any_call) {
@@ -1589,11 +1702,150 @@ START_TEST(the_status_line_is_logged_once) {
 }
 END_TEST
 
+/* The reports of the last call, copied. */
+static int copy_reports(report *out, int max) {
+  pthread_mutex_lock(&reports_lock);
+  int n = nreports < max ? nreports : max;
+  memcpy(out, reports, (size_t)n * sizeof *out);
+  pthread_mutex_unlock(&reports_lock);
+  return n;
+}
+
+static void assert_report(const report *r, const char *op, const char *target,
+                          const char *hint, mcp_guard_verdict verdict) {
+  ck_assert_msg(strcmp(r->op, op) == 0 && strcmp(r->target, target) == 0,
+                "reported %s %s, wanted %s %s", r->op, r->target, op, target);
+  ck_assert_str_eq(r->hint, hint);
+  ck_assert_int_eq(r->verdict, verdict);
+}
+
+START_TEST(observe_mode_lets_each_effect_happen_and_reports_it_once) {
+  /* One worker per rule set: the previous call's is then done when the
+   * next one runs, and a thread a handler starts has one call to be tied
+   * to (with two, the one that just replied may still count as running:
+   * unattributed, never misattributed). */
+  mcp_guard_options o = {.flags = MCP_GUARD_OBSERVE, .threads = 1};
+  enable(&o);
+  ALLOWED("ro_closed", "sequence");
+  ck_assert(!exists("o.txt") && !exists("o2.txt"));
+  ck_assert(connection_came(listener));
+  report r[MAX_REPORTS];
+  int n = copy_reports(r, MAX_REPORTS);
+  ck_assert_int_eq(n, 6);
+  char o_txt[128], o2_txt[128], peer[64];
+  snprintf(o_txt, sizeof o_txt, "%s", at("o.txt"));
+  snprintf(o2_txt, sizeof o2_txt, "%s", at("o2.txt"));
+  snprintf(peer, sizeof peer, "127.0.0.1:%u", port);
+  assert_report(&r[0], "create", o_txt, "readOnlyHint", MCP_GUARD_OBSERVED);
+  assert_report(&r[1], "rename", o_txt, "readOnlyHint", MCP_GUARD_OBSERVED);
+  ck_assert_str_eq(r[1].target2, o2_txt);
+  assert_report(&r[2], "chmod", o2_txt, "readOnlyHint", MCP_GUARD_OBSERVED);
+  assert_report(&r[3], "remove", o2_txt, "readOnlyHint", MCP_GUARD_OBSERVED);
+  assert_report(&r[4], "socket", "inet stream", "openWorldHint",
+                MCP_GUARD_OBSERVED);
+  assert_report(&r[5], "connect", peer, "openWorldHint", MCP_GUARD_OBSERVED);
+  char id[16];
+  snprintf(id, sizeof id, "%d", last_id);
+  for (int i = 0; i < n; i++) {
+    ck_assert_str_eq(r[i].tool, "ro_closed");
+    ck_assert_str_eq(r[i].id, id);
+    ck_assert_int_eq(r[i].attribution, MCP_GUARD_BY_THREAD);
+  }
+  /* A thread the handler starts: tied to the only call of its rule set. */
+  ALLOWED("ro_closed", "thread_create");
+  n = copy_reports(r, MAX_REPORTS);
+  ck_assert_int_eq(n, 1);
+  ck_assert_msg(strcmp(r[0].tool, "ro_closed") == 0, "%s %s by %d", r[0].op,
+                r[0].target, r[0].attribution);
+  ck_assert_int_eq(r[0].attribution, MCP_GUARD_BY_POOL);
+  /* A tool whose hints allow it all is not reported. */
+  ALLOWED("anything", "w_mkdirat");
+  ck_assert_int_eq(copy_reports(r, MAX_REPORTS), 0);
+}
+END_TEST
+
+START_TEST(a_write_under_writable_paths_is_reported_allowed) {
+  const char *w[] = {at("w"), NULL};
+  char wdir[128];
+  snprintf(wdir, sizeof wdir, "%s", w[0]);
+  w[0] = wdir;
+  mcp_guard_options o = {.writable_paths = w};
+  enable(&o);
+  ALLOWED("ro_closed", "create_in_w");
+  report r[MAX_REPORTS];
+  ck_assert_int_eq(copy_reports(r, MAX_REPORTS), 1);
+  assert_report(&r[0], "create", at("w/new.txt"), "readOnlyHint",
+                MCP_GUARD_ALLOWED);
+  ALLOWED("additive", "unlink_in_w");
+  ck_assert_int_eq(copy_reports(r, MAX_REPORTS), 1);
+  assert_report(&r[0], "remove", at("w/f.txt"), "destructiveHint",
+                MCP_GUARD_ALLOWED);
+  /* Outside it, refused as before. */
+  REFUSED_RAW("ro_closed", "w_unlinkat");
+}
+END_TEST
+
+START_TEST(a_tools_own_writable_path_opens_no_other_tool) {
+  char wdir[128];
+  snprintf(wdir, sizeof wdir, "%s", at("w"));
+  const char *w[] = {wdir, NULL};
+  const mcp_guard_tool_paths own[] = {{"ro_closed", w}, {NULL, NULL}};
+  mcp_guard_options o = {.tool_paths = own};
+  enable(&o);
+  ALLOWED("ro_closed", "create_in_w");
+  report r[MAX_REPORTS];
+  ck_assert_int_eq(copy_reports(r, MAX_REPORTS), 1);
+  assert_report(&r[0], "create", at("w/new.txt"), "readOnlyHint",
+                MCP_GUARD_ALLOWED);
+  /* Another read-only tool, an additive one: refused there. */
+  ck_assert_int_eq(try_op("ro_open", "unlink_in_w"), EACCES);
+  assert_reported("ro_open", "unlink_in_w");
+  ck_assert_int_eq(try_op("additive", "unlink_in_w"), EACCES);
+  assert_reported("additive", "unlink_in_w");
+  ck_assert(exists("w/f.txt"));
+  /* Its own path is no wider than writable_paths: elsewhere, refused. */
+  REFUSED_RAW("ro_closed", "w_unlinkat");
+  ck_assert(exists("existing.txt"));
+}
+END_TEST
+
+START_TEST(the_log_has_at_most_ten_effects_a_second_per_tool) {
+  mcp_guard_options o = {0};
+  enable(&o);
+  effect_lines = more_lines = 0;
+  REFUSED_WITH("ro_closed", "many", EACCES);
+  /* The hook has each one; the log at most ten a second. */
+  ck_assert_int_eq(copy_reports((report[MAX_REPORTS]){0}, MAX_REPORTS), MANY);
+  ck_assert_int_ge(effect_lines, 10);
+  ck_assert_int_lt(effect_lines, MANY);
+  /* A second later, the next line says how many were left out. */
+  struct timespec wait = {.tv_sec = 1, .tv_nsec = 100000000};
+  nanosleep(&wait, NULL);
+  REFUSED_RAW("ro_closed", "w_unlinkat");
+  ck_assert_int_gt(more_lines, 0);
+  ck_assert_int_eq(effect_lines + more_lines, MANY + 1);
+}
+END_TEST
+
+START_TEST(quiet_refuses_as_before_and_reports_nothing) {
+  mcp_guard_options o = {.flags = MCP_GUARD_QUIET, .report = keep_report};
+  enable(&o);
+  effect_lines = 0;
+  ck_assert_int_eq(try_op("ro_closed", "w_unlinkat"), EACCES);
+  ck_assert_int_eq(try_op("ro_closed", "n_tcp"), EACCES);
+  ck_assert_int_eq(copy_reports((report[MAX_REPORTS]){0}, MAX_REPORTS), 0);
+  ck_assert_int_eq(effect_lines, 0);
+}
+END_TEST
+
 START_TEST(bad_options_are_refused_with_a_reason) {
   ck_assert_int_eq(mcp_guard_enable(NULL, NULL), MCP_EINVAL);
-  mcp_guard_options o = {.flags = 2};
+  mcp_guard_options o = {.flags = 8};
   ck_assert_int_eq(mcp_guard_enable(srv, &o), MCP_EINVAL);
   ck_assert_ptr_nonnull(strstr(mcp_server_errmsg(srv), "flags"));
+  o.flags = MCP_GUARD_OBSERVE | MCP_GUARD_QUIET;
+  ck_assert_int_eq(mcp_guard_enable(srv, &o), MCP_EINVAL);
+  ck_assert_ptr_nonnull(strstr(mcp_server_errmsg(srv), "choose one"));
   const char *rel[] = {"relative/path", NULL};
   o = (mcp_guard_options){.writable_paths = rel};
   ck_assert_int_eq(mcp_guard_enable(srv, &o), MCP_EINVAL);
@@ -1998,6 +2250,11 @@ int main(void) {
   tcase_add_loop_test(t, closed_world_opens_no_socket_but_unix_by_any_call, 0,
                       2);
   tcase_add_test(t, tcp_ports_open_nothing_the_port_rules_do_not_see);
+  tcase_add_test(t, observe_mode_lets_each_effect_happen_and_reports_it_once);
+  tcase_add_test(t, a_write_under_writable_paths_is_reported_allowed);
+  tcase_add_test(t, a_tools_own_writable_path_opens_no_other_tool);
+  tcase_add_test(t, the_log_has_at_most_ten_effects_a_second_per_tool);
+  tcase_add_test(t, quiet_refuses_as_before_and_reports_nothing);
   tcase_add_loop_test(t, read_only_changes_no_metadata_by_any_call, 0, 2);
   tcase_add_loop_test(t, read_only_sets_no_inode_attribute_by_ioctl, 0, 2);
   tcase_add_loop_test(t, additive_removes_no_byte_by_any_call, 0, 2);
