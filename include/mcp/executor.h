@@ -116,6 +116,14 @@ MCP_API mcp_tool_annotations mcp_call_hints(const mcp_call *call);
  * call. Any thread. */
 MCP_API const char *mcp_call_request_id(const mcp_call *call);
 
+/** Adds line (copied) to what call did outside its tool's hints, for its
+ * audit record (mcp_audit_record.effects). For an executor that watches
+ * its handlers (mcp/guard.h). The first 64 lines are kept; later ones are
+ * dropped (0 returned). Returns 0, MCP_EINVAL (NULL call or line) or
+ * MCP_ENOMEM. Any thread, without a lock, while the call lives and before
+ * it is answered (a line added later is not in its record). */
+MCP_API int mcp_call_report_effect(mcp_call *call, const char *line);
+
 #ifdef __cplusplus
 }
 #endif

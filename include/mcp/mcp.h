@@ -1008,7 +1008,16 @@ typedef struct mcp_audit_record {
                                           (mcp_call_execute); NULL when it
                                           ran on the session's thread or
                                           did not run */
-  void *reserved[3]; /**< zero: room to grow (see the README, Versioning) */
+  const char *const *effects;        /**< what the call did outside its
+                                          tool's hints, one line each as
+                                          its executor reported them
+                                          (mcp_call_report_effect, e.g. the
+                                          guard's "remove /srv/a (unlinkat)
+                                          breaks readOnlyHint: refused"),
+                                          oldest first, the first 64;
+                                          NULL-terminated, empty when none.
+                                          Valid during the hook's call */
+  void *reserved[2]; /**< zero: room to grow (see the README, Versioning) */
 } mcp_audit_record;
 
 /** Receives audit records. Called on the thread that finished the call;

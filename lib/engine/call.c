@@ -76,6 +76,12 @@ void mcp__call_free(mcp_call *c) {
   mcp__free(c->description);
   mcp__free(c->error_text);
   mcp__call_clear_result(c);
+  struct mcp__effect_line *e = atomic_load(&c->effects);
+  while (e) {
+    struct mcp__effect_line *next = e->next;
+    mcp__free(e);
+    e = next;
+  }
   mcp__free(c);
 }
 
@@ -1251,6 +1257,20 @@ static bool ask_for_input(mcp_call *c, bool task, int *rc, mcp__buf *out,
   return false;
 }
 
+/* The lines mcp_call_report_effect added to c, oldest first,
+ * NULL-terminated; NULL for none (or no memory: the record then has none). */
+static const char **effect_lines(mcp_call *c) {
+  struct mcp__effect_line *e = atomic_load(&c->effects);
+  size_t n = 0;
+  for (struct mcp__effect_line *i = e; i; i = i->next)
+    n++;
+  const char **out = n ? mcp__calloc(n + 1, sizeof *out) : NULL;
+  /* Newest first: filled from the end. */
+  for (size_t k = 0; out && e; e = e->next, k++)
+    out[n - 1 - k] = e->text;
+  return out;
+}
+
 /* Audits a tool call's end (late: its deadline passed; cancelled: nobody
  * is answered) and returns the decision its reply's facts carry. */
 static mcp_decision audit_end(mcp_call *c, int rc, bool late, bool cancelled) {
@@ -1263,10 +1283,13 @@ static mcp_decision audit_end(mcp_call *c, int rc, bool late, bool cancelled) {
   mcp_decision decision = late        ? MCP_DECISION_TIMEOUT
                           : cancelled ? MCP_DECISION_CANCELLED
                                       : MCP_DECISION_ALLOWED;
-  if (c->kind == MCP_CALL_TOOL)
+  if (c->kind == MCP_CALL_TOOL) {
+    const char **effects = effect_lines(c);
     mcp__audit(s->srv, c->tool->name, &s->principal, decision, NULL,
                late || c->is_error || (capability && !c->modern), failed,
-               c->started_us, c->ran_under[0] ? c->ran_under : NULL);
+               c->started_us, c->ran_under[0] ? c->ran_under : NULL, effects);
+    mcp__free(effects);
+  }
   return decision;
 }
 
@@ -1502,6 +1525,24 @@ int mcp_call_execute(mcp_call *call, const char *ran_under) {
   pthread_mutex_lock(&s->lock);
   atomic_fetch_sub(&s->executing, 1);
   mcp__session_unref_locked(s);
+  return 0;
+}
+
+int mcp_call_report_effect(mcp_call *call, const char *line) {
+  if (call == NULL || line == NULL)
+    return MCP_EINVAL;
+  if (atomic_fetch_add(&call->neffects, 1) >= MCP__EFFECT_LINES)
+    return 0; /* kept: the first ones; the count says how many came */
+  size_t len = strlen(line) + 1;
+  struct mcp__effect_line *e = mcp__malloc(sizeof *e + len);
+  if (e == NULL) {
+    atomic_fetch_sub(&call->neffects, 1);
+    return MCP_ENOMEM;
+  }
+  memcpy(e->text, line, len);
+  e->next = atomic_load(&call->effects);
+  while (!atomic_compare_exchange_weak(&call->effects, &e->next, e))
+    ;
   return 0;
 }
 

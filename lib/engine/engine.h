@@ -337,6 +337,10 @@ struct mcp_call {
   int error_code;         /* the JSON-RPC error code of the reply built, or 0 */
   bool reply_is_error;    /* the result built says "isError":true */
   char ran_under[64];     /* mcp_call_execute's name for where it ran */
+  /* mcp_call_report_effect's lines, newest first, pushed from any thread
+   * without a lock; read by the audit, freed with the call. */
+  struct mcp__effect_line *_Atomic effects;
+  _Atomic unsigned neffects;
   /* Its owner (a task, for a call that is or may become one: its session
    * is the task's runner, its sink the task's), or NULL: see
    * mcp__call_owner. */
@@ -525,13 +529,20 @@ int mcp__call_room_text(mcp_call *c, const char *text);
  * tool, a JSON-RPC error otherwise. Logs for the author. */
 void mcp__call_too_large(mcp_call *c, mcp__buf *out);
 
+/* One line of mcp_call_report_effect; a call keeps MCP__EFFECT_LINES. */
+#define MCP__EFFECT_LINES 64
+struct mcp__effect_line {
+  struct mcp__effect_line *next;
+  char text[];
+};
+
 /* Emits the audit record of a tools/call; ran_under names where its
  * handler ran (mcp_call_execute), NULL for the session's thread or not at
- * all. */
+ * all; effects, its executor's reports (NULL-terminated; NULL: none). */
 void mcp__audit(mcp_server *srv, const char *tool, const mcp_principal *p,
                 mcp_decision decision, const char *const *missing,
                 bool is_error, bool failed, unsigned long long started_us,
-                const char *ran_under);
+                const char *ran_under, const char *const *effects);
 
 /* ---- replies (session.c) ------------------------------------------------- */
 /* Where replies to one incoming message go: straight to the peer, or into

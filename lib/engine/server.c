@@ -404,7 +404,7 @@ void mcp__log(mcp_server *srv, mcp_log_level level, const char *fmt, ...) {
 void mcp__audit(mcp_server *srv, const char *tool, const mcp_principal *p,
                 mcp_decision decision, const char *const *missing,
                 bool is_error, bool failed, unsigned long long started_us,
-                const char *ran_under) {
+                const char *ran_under, const char *const *effects) {
   if (srv->audit == NULL)
     return;
   static const char *const none[] = {NULL};
@@ -417,6 +417,7 @@ void mcp__audit(mcp_server *srv, const char *tool, const mcp_principal *p,
       .failed = failed,
       .duration_us = mcp__now_us() - started_us,
       .ran_under = ran_under,
+      .effects = effects ? effects : none,
   };
   srv->audit(&rec, srv->audit_data);
 }
@@ -426,7 +427,7 @@ void mcp__audit_reply(mcp_session *s, mcp__reply_ctx *ctx, const char *tool,
                       bool is_error, bool failed,
                       unsigned long long started_us) {
   mcp__audit(s->srv, tool, &s->principal, decision, missing, is_error, failed,
-             started_us, NULL);
+             started_us, NULL, NULL);
   ctx->facts.audited = true;
   ctx->facts.decision = decision;
 }

@@ -925,12 +925,28 @@ static const mcp_tool tools[] = {
 /* ---- fixture ------------------------------------------------------------- */
 
 static char audit_where[64];
+static char audit_effects[8][320]; /* the last record's first effects */
+static int audit_neffects;
 static pthread_mutex_t audit_lock = PTHREAD_MUTEX_INITIALIZER;
 static void on_audit(const mcp_audit_record *r, void *user_data) {
   (void)user_data;
   pthread_mutex_lock(&audit_lock);
   snprintf(audit_where, sizeof audit_where, "%s",
            r->ran_under ? r->ran_under : "(null)");
+  audit_neffects = 0;
+  for (int i = 0; r->effects[i]; i++, audit_neffects++)
+    if (i < 8)
+      snprintf(audit_effects[i], sizeof audit_effects[i], "%s", r->effects[i]);
+  pthread_mutex_unlock(&audit_lock);
+}
+
+/* The last audit record's effect i (a copy), "" past its end; n: how
+ * many it had. */
+static void audit_effect(int i, char *out, size_t size, int *n) {
+  pthread_mutex_lock(&audit_lock);
+  snprintf(out, size, "%s",
+           i < audit_neffects && i < 8 ? audit_effects[i] : "");
+  *n = audit_neffects;
   pthread_mutex_unlock(&audit_lock);
 }
 
@@ -1118,6 +1134,14 @@ static report assert_reported(const char *tool, const char *op) {
   ck_assert_int_eq(r.attribution, MCP_GUARD_BY_THREAD);
   ck_assert_msg(r.target[0] && strcmp(r.target, "(unreadable)") != 0,
                 "%s: %s: no target", tool, op);
+  /* The call's audit record has it too. */
+  char line[320];
+  int na;
+  audit_effect(0, line, sizeof line, &na);
+  ck_assert_msg(na >= 1 && strncmp(line, r.op, strlen(r.op)) == 0 &&
+                    strstr(line, r.hint) && strstr(line, "refused"),
+                "%s: %s: audit record has %d effects, the first \"%s\"", tool,
+                op, na, line);
   return r;
 }
 
@@ -1751,6 +1775,21 @@ START_TEST(observe_mode_lets_each_effect_happen_and_reports_it_once) {
     ck_assert_str_eq(r[i].id, id);
     ck_assert_int_eq(r[i].attribution, MCP_GUARD_BY_THREAD);
   }
+  /* The audit record lists the six, in order. */
+  char line[320];
+  int na;
+  audit_effect(0, line, sizeof line, &na);
+  ck_assert_int_eq(na, 6);
+  char want[400];
+  snprintf(want, sizeof want,
+           "create %s (openat) breaks readOnlyHint: observed", o_txt);
+  ck_assert_str_eq(line, want);
+  audit_effect(5, line, sizeof line, &na);
+  snprintf(want, sizeof want,
+           "connect %s (connect) breaks openWorldHint: "
+           "observed",
+           peer);
+  ck_assert_str_eq(line, want);
   /* A thread the handler starts: tied to the only call of its rule set. */
   ALLOWED("ro_closed", "thread_create");
   n = copy_reports(r, MAX_REPORTS);
