@@ -764,6 +764,18 @@ static int judge(mcp__guard *g, bool ports, char *why, size_t size) {
     say(g, "seccomp filters are not available: closed-world tools may open "
            "any socket, read-only ones change file metadata, additive ones "
            "remove bytes, and no system call is refused");
+  else if (g->report && !k->notify)
+    say(g, "reports need seccomp user notification, which this system "
+           "refused: refusals are silent");
+  if (g->report && !k->notify) {
+    if (g->observe) {
+      mcp__fmt(why, size,
+               "mcp_guard_enable: MCP_GUARD_OBSERVE needs seccomp user "
+               "notification, which this system refused");
+      return MCP_ENOTSUP;
+    }
+    g->report = false; /* the silent filter, as MCP_GUARD_QUIET */
+  }
   if (g->sentence[0] == '\0') {
     mcp__fmt(g->sentence, sizeof g->sentence,
              "guard: Landlock ABI %d and seccomp keep every rule: read-only, "
