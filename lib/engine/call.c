@@ -45,6 +45,7 @@ int mcp__call_new(mcp_session *s, mcp__tool *tool, mcp__version v,
     memcpy(c->progress_token, progress_token, token_len);
   }
   c->log_level = -1;
+  pthread_mutex_init(&c->effects_lock, NULL);
   atomic_init(&c->cancelled, false);
   c->tool = tool;
   c->kind = tool->kind;
@@ -76,7 +77,12 @@ void mcp__call_free(mcp_call *c) {
   mcp__free(c->description);
   mcp__free(c->error_text);
   mcp__call_clear_result(c);
-  struct mcp__effect_line *e = atomic_load(&c->effects);
+  /* Taken once more: whoever added a line is done with the call. */
+  pthread_mutex_lock(&c->effects_lock);
+  struct mcp__effect_line *e = c->effects;
+  c->effects = NULL;
+  pthread_mutex_unlock(&c->effects_lock);
+  pthread_mutex_destroy(&c->effects_lock);
   while (e) {
     struct mcp__effect_line *next = e->next;
     mcp__free(e);
@@ -1260,14 +1266,17 @@ static bool ask_for_input(mcp_call *c, bool task, int *rc, mcp__buf *out,
 /* The lines mcp_call_report_effect added to c, oldest first,
  * NULL-terminated; NULL for none (or no memory: the record then has none). */
 static const char **effect_lines(mcp_call *c) {
-  struct mcp__effect_line *e = atomic_load(&c->effects);
+  pthread_mutex_lock(&c->effects_lock);
+  struct mcp__effect_line *e = c->effects;
   size_t n = 0;
   for (struct mcp__effect_line *i = e; i; i = i->next)
     n++;
   const char **out = n ? mcp__calloc(n + 1, sizeof *out) : NULL;
-  /* Newest first: filled from the end. */
+  /* Newest first: filled from the end. The lines stay until the call is
+   * freed; one added after this is in no record. */
   for (size_t k = 0; out && e; e = e->next, k++)
     out[n - 1 - k] = e->text;
+  pthread_mutex_unlock(&c->effects_lock);
   return out;
 }
 
@@ -1531,18 +1540,21 @@ int mcp_call_execute(mcp_call *call, const char *ran_under) {
 int mcp_call_report_effect(mcp_call *call, const char *line) {
   if (call == NULL || line == NULL)
     return MCP_EINVAL;
-  if (atomic_fetch_add(&call->neffects, 1) >= MCP__EFFECT_LINES)
-    return 0; /* kept: the first ones; the count says how many came */
   size_t len = strlen(line) + 1;
   struct mcp__effect_line *e = mcp__malloc(sizeof *e + len);
-  if (e == NULL) {
-    atomic_fetch_sub(&call->neffects, 1);
+  if (e == NULL)
     return MCP_ENOMEM;
-  }
   memcpy(e->text, line, len);
-  e->next = atomic_load(&call->effects);
-  while (!atomic_compare_exchange_weak(&call->effects, &e->next, e))
-    ;
+  pthread_mutex_lock(&call->effects_lock);
+  bool kept = call->neffects < MCP__EFFECT_LINES; /* the first ones */
+  if (kept) {
+    call->neffects++;
+    e->next = call->effects;
+    call->effects = e;
+  }
+  pthread_mutex_unlock(&call->effects_lock);
+  if (!kept)
+    mcp__free(e);
   return 0;
 }
 

@@ -337,10 +337,13 @@ struct mcp_call {
   int error_code;         /* the JSON-RPC error code of the reply built, or 0 */
   bool reply_is_error;    /* the result built says "isError":true */
   char ran_under[64];     /* mcp_call_execute's name for where it ran */
-  /* mcp_call_report_effect's lines, newest first, pushed from any thread
-   * without a lock; read by the audit, freed with the call. */
-  struct mcp__effect_line *_Atomic effects;
-  _Atomic unsigned neffects;
+  /* mcp_call_report_effect's lines, newest first, added from any thread;
+   * read by the audit, freed with the call. effects_lock is a leaf: held
+   * for the list only (the executor that adds may run while the call's
+   * worker is stopped holding any other lock). */
+  pthread_mutex_t effects_lock;
+  struct mcp__effect_line *effects;
+  unsigned neffects;
   /* Its owner (a task, for a call that is or may become one: its session
    * is the task's runner, its sink the task's), or NULL: see
    * mcp__call_owner. */
