@@ -118,6 +118,12 @@ static int op_sequence(void) {
     return errno;
   return tcp_connect(port);
 }
+/* Waits for the other call of a pair, then removes existing.txt. */
+static pthread_barrier_t pair_barrier;
+static int op_pair(void) {
+  pthread_barrier_wait(&pair_barrier);
+  return ret(unlink(at("existing.txt")));
+}
 /* MANY refusals in one call, for the log's limit. */
 #define MANY 25
 static int op_many(void) {
@@ -748,6 +754,7 @@ static const struct op {
     {"create", op_create},
     {"sequence", op_sequence},
     {"many", op_many},
+    {"pair", op_pair},
     {"write_open", op_write_open},
     {"unlink", op_unlink},
     {"rename", op_rename},
@@ -1803,6 +1810,38 @@ START_TEST(observe_mode_lets_each_effect_happen_and_reports_it_once) {
 }
 END_TEST
 
+/* Two calls of two read-only tools at once, each refused: each report
+ * names its own tool and request. */
+START_TEST(concurrent_calls_of_two_tools_are_told_apart) {
+  enable(NULL);
+  ck_assert_int_eq(pthread_barrier_init(&pair_barrier, NULL, 2), 0);
+  clear_reports();
+  tu_clear(&P);
+  const char *args = "{\"op\":\"pair\"}";
+  char *a = tu_call_text("901", "ro_closed", args, NULL);
+  char *b = tu_call_text("902", "ro_open", args, NULL);
+  ck_assert_int_eq(tu_send(&P, a), 0);
+  ck_assert_int_eq(tu_send(&P, b), 0);
+  free(a);
+  free(b);
+  ck_assert_uint_eq(tu_wait(&P, 2, 5000), 2);
+  pthread_barrier_destroy(&pair_barrier);
+  report r[MAX_REPORTS];
+  ck_assert_int_eq(copy_reports(r, MAX_REPORTS), 2);
+  for (int i = 0; i < 2; i++) {
+    bool closed = strcmp(r[i].tool, "ro_closed") == 0;
+    ck_assert_msg(closed || strcmp(r[i].tool, "ro_open") == 0, "tool %s",
+                  r[i].tool);
+    ck_assert_str_eq(r[i].id, closed ? "901" : "902");
+    ck_assert_int_eq(r[i].attribution, MCP_GUARD_BY_THREAD);
+    assert_report(&r[i], "remove", at("existing.txt"), "readOnlyHint",
+                  MCP_GUARD_REFUSED);
+  }
+  ck_assert_str_ne(r[0].tool, r[1].tool);
+  assert_existing_unchanged();
+}
+END_TEST
+
 START_TEST(a_write_under_writable_paths_is_reported_allowed) {
   const char *w[] = {at("w"), NULL};
   char wdir[128];
@@ -2291,6 +2330,7 @@ int main(void) {
   tcase_add_test(t, tcp_ports_open_nothing_the_port_rules_do_not_see);
   tcase_add_test(t, observe_mode_lets_each_effect_happen_and_reports_it_once);
   tcase_add_test(t, a_write_under_writable_paths_is_reported_allowed);
+  tcase_add_test(t, concurrent_calls_of_two_tools_are_told_apart);
   tcase_add_test(t, a_tools_own_writable_path_opens_no_other_tool);
   tcase_add_test(t, the_log_has_at_most_ten_effects_a_second_per_tool);
   tcase_add_test(t, quiet_refuses_as_before_and_reports_nothing);
