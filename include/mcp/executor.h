@@ -120,6 +120,16 @@ MCP_API mcp_tool_annotations mcp_call_hints(const mcp_call *call);
  * call. Any thread. */
 MCP_API const char *mcp_call_request_id(const mcp_call *call);
 
+/** Adds line (copied) to what call did outside its tool's hints, for its
+ * audit record (mcp_audit_record.effects). For an executor that watches
+ * its handlers (mcp/guard.h). The first 64 lines are kept; later ones are
+ * dropped (0 returned). Returns 0, MCP_EINVAL (NULL call or line) or
+ * MCP_ENOMEM. Any thread, while the call lives and before it is answered
+ * (a line added later is in no record); it takes a lock of the call's
+ * own and no other, so it may run while the call's thread is stopped
+ * holding any lock. */
+MCP_API int mcp_call_report_effect(mcp_call *call, const char *line);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1122,7 +1122,16 @@ typedef struct mcp_audit_record {
                                           tool's), all four stated; NULL
                                           when it was refused before it
                                           was made */
-  void *reserved[2]; /**< zero: room to grow (see the README, Versioning) */
+  const char *const *effects;        /**< what the call did outside its
+                                          tool's hints, one line each as
+                                          its executor reported them
+                                          (mcp_call_report_effect, e.g. the
+                                          guard's "remove /srv/a (unlinkat)
+                                          breaks readOnlyHint: refused"),
+                                          oldest first, the first 64;
+                                          NULL-terminated, empty when none.
+                                          Valid during the hook's call */
+  void *reserved[1]; /**< zero: room to grow (see the README, Versioning) */
 } mcp_audit_record;
 
 /** Receives audit records. Called on the thread that finished the call;

@@ -136,6 +136,7 @@ int mcp__call_new(mcp__home *h, mcp__tool *tool, mcp__version v, const char *id,
     memcpy(c->progress_token, progress_token, token_len);
   }
   c->log_level = -1;
+  pthread_mutex_init(&c->effects_lock, NULL);
   atomic_init(&c->cancelled, false);
   c->tool = tool;
   c->kind = tool->kind;
@@ -169,6 +170,17 @@ void mcp__call_free(mcp_call *c) {
   mcp__stepup_free(c->stepup);
   mcp__trust_clear(c);
   mcp__call_clear_result(c);
+  /* Taken once more: whoever added a line is done with the call. */
+  pthread_mutex_lock(&c->effects_lock);
+  struct mcp__effect_line *e = c->effects;
+  c->effects = NULL;
+  pthread_mutex_unlock(&c->effects_lock);
+  pthread_mutex_destroy(&c->effects_lock);
+  while (e) {
+    struct mcp__effect_line *next = e->next;
+    mcp__free(e);
+    e = next;
+  }
   mcp__free(c);
 }
 
@@ -1400,6 +1412,23 @@ static bool ask_for_input(mcp_call *c, bool task, int *rc, mcp__buf *out,
   return false;
 }
 
+/* The lines mcp_call_report_effect added to c, oldest first,
+ * NULL-terminated; NULL for none (or no memory: the record then has none). */
+static const char **effect_lines(mcp_call *c) {
+  pthread_mutex_lock(&c->effects_lock);
+  struct mcp__effect_line *e = c->effects;
+  size_t n = 0;
+  for (struct mcp__effect_line *i = e; i; i = i->next)
+    n++;
+  const char **out = n ? mcp__calloc(n + 1, sizeof *out) : NULL;
+  /* Newest first: filled from the end. The lines stay until the call is
+   * freed; one added after this is in no record. */
+  for (size_t k = 0; out && e; e = e->next, k++)
+    out[n - 1 - k] = e->text;
+  pthread_mutex_unlock(&c->effects_lock);
+  return out;
+}
+
 /* Audits a tool call's end (late: its deadline passed; cancelled: nobody
  * is answered) and returns the decision its reply's facts carry. */
 static mcp_decision audit_end(mcp_call *c, int rc, bool late, bool cancelled) {
@@ -1417,12 +1446,15 @@ static mcp_decision audit_end(mcp_call *c, int rc, bool late, bool cancelled) {
   if (refused)
     failed = false;
   mcp__hints ran = hints_of(c);
-  if (c->kind == MCP_CALL_TOOL)
+  if (c->kind == MCP_CALL_TOOL) {
+    const char **effects = effect_lines(c);
     mcp__audit(h->srv, c->tool->name, &h->principal, decision,
                refused ? (const char *const *)c->stepup->d.missing : NULL,
                !refused && (late || c->is_error || (capability && !c->modern)),
                failed, c->started_us, c->ran_under[0] ? c->ran_under : NULL,
-               &ran);
+               &ran, effects);
+    mcp__free(effects);
+  }
   return decision;
 }
 
@@ -1659,6 +1691,27 @@ int mcp_call_execute(mcp_call *call, const char *ran_under) {
   pthread_mutex_lock(&h->lock);
   atomic_fetch_sub(&h->executing, 1);
   mcp__home_unref_locked(h);
+  return 0;
+}
+
+int mcp_call_report_effect(mcp_call *call, const char *line) {
+  if (call == NULL || line == NULL)
+    return MCP_EINVAL;
+  size_t len = strlen(line) + 1;
+  struct mcp__effect_line *e = mcp__malloc(sizeof *e + len);
+  if (e == NULL)
+    return MCP_ENOMEM;
+  memcpy(e->text, line, len);
+  pthread_mutex_lock(&call->effects_lock);
+  bool kept = call->neffects < MCP__EFFECT_LINES; /* the first ones */
+  if (kept) {
+    call->neffects++;
+    e->next = call->effects;
+    call->effects = e;
+  }
+  pthread_mutex_unlock(&call->effects_lock);
+  if (!kept)
+    mcp__free(e);
   return 0;
 }
 

@@ -405,6 +405,13 @@ struct mcp_call {
   char *trust_evidence, *next_evidence;
   struct mcp__stepup *stepup; /* the handler's refused step-up
                                  (mcp_call_require_scopes), or NULL */
+  /* mcp_call_report_effect's lines, newest first, added from any thread;
+   * read by the audit, freed with the call. effects_lock is a leaf: held
+   * for the list only (the executor that adds may run while the call's
+   * worker is stopped holding any other lock). */
+  pthread_mutex_t effects_lock;
+  struct mcp__effect_line *effects;
+  unsigned neffects;
   /* Its owner (a task, for a call that is or may become one: its home is
    * the task's own, its sink the task's), or NULL: see mcp__call_owner. */
   const struct mcp__call_owner *owner;
@@ -597,13 +604,22 @@ int mcp__call_room_text(mcp_call *c, const char *text);
  * tool, a JSON-RPC error otherwise. Logs for the author. */
 void mcp__call_too_large(mcp_call *c, mcp__buf *out);
 
+/* One line of mcp_call_report_effect; a call keeps MCP__EFFECT_LINES. */
+#define MCP__EFFECT_LINES 64
+struct mcp__effect_line {
+  struct mcp__effect_line *next;
+  char text[];
+};
+
 /* Emits the audit record of a tools/call; ran_under names where its
  * handler ran (mcp_call_execute), NULL for the session's thread or not at
- * all; hints are those it ran under, NULL when it did not run. */
+ * all; hints are those it ran under, NULL when it did not run; effects,
+ * its executor's reports (NULL-terminated; NULL: none). */
 void mcp__audit(mcp_server *srv, const char *tool, const mcp_principal *p,
                 mcp_decision decision, const char *const *missing,
                 bool is_error, bool failed, unsigned long long started_us,
-                const char *ran_under, const mcp__hints *hints);
+                const char *ran_under, const mcp__hints *hints,
+                const char *const *effects);
 
 /* ---- replies (session.c) ------------------------------------------------- */
 /* Where replies to one incoming message go: straight to the peer, or into

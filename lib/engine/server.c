@@ -424,7 +424,8 @@ void mcp__log(mcp_server *srv, mcp_log_level level, const char *fmt, ...) {
 void mcp__audit(mcp_server *srv, const char *tool, const mcp_principal *p,
                 mcp_decision decision, const char *const *missing,
                 bool is_error, bool failed, unsigned long long started_us,
-                const char *ran_under, const mcp__hints *hints) {
+                const char *ran_under, const mcp__hints *hints,
+                const char *const *effects) {
   if (srv->audit == NULL)
     return;
   static const char *const none[] = {NULL};
@@ -441,6 +442,7 @@ void mcp__audit(mcp_server *srv, const char *tool, const mcp_principal *p,
       .duration_us = mcp__now_us() - started_us,
       .ran_under = ran_under,
       .hints = hints ? &ran : NULL,
+      .effects = effects ? effects : none,
   };
   srv->audit(&rec, srv->audit_data);
 }
@@ -450,7 +452,7 @@ void mcp__audit_reply(mcp_session *s, mcp__reply_ctx *ctx, const char *tool,
                       bool is_error, bool failed,
                       unsigned long long started_us) {
   mcp__audit(s->home.srv, tool, &s->home.principal, decision, missing, is_error,
-             failed, started_us, NULL, NULL);
+             failed, started_us, NULL, NULL, NULL);
   ctx->facts.audited = true;
   ctx->facts.decision = decision;
 }

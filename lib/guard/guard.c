@@ -41,6 +41,7 @@ typedef struct mcp__guard mcp__guard;
 typedef struct slot {
   pid_t tid;
   bool busy;
+  mcp_call *call; /* while busy: lives while its worker is stopped */
   char tool[128];
   char id[96];
 } slot;
@@ -184,9 +185,10 @@ static void spin(pool *p) {
 }
 
 /* Marks slot s as running call (NULL: idle), for the supervisor. */
-static void occupy(mcp__guard *g, slot *s, const mcp_call *call) {
+static void occupy(mcp__guard *g, slot *s, mcp_call *call) {
   pthread_mutex_lock(&g->calls);
   s->busy = call != NULL;
+  s->call = call;
   if (call) {
     mcp__fmt(s->tool, sizeof s->tool, "%s", mcp_call_name(call));
     const char *id = mcp_call_request_id(call);
@@ -513,7 +515,8 @@ static mcp_guard_verdict after_seccomp(const mcp__guard *g, const pool *p,
 /* Ties effect r to the call of the thread that made it (see
  * mcp_guard_attribution). Copies the call's texts into tool and id. */
 static void attribute(mcp__guard *g, const pool *p, pid_t tid,
-                      mcp_guard_effect *r, char *tool, char *id, size_t size) {
+                      mcp_guard_effect *r, char *tool, char *id, size_t size,
+                      const char *line) {
   const slot *only = NULL, *mine = NULL;
   unsigned busy = 0;
   pthread_mutex_lock(&g->calls);
@@ -534,6 +537,10 @@ static void attribute(mcp__guard *g, const pool *p, pid_t tid,
     mcp__fmt(tool, size, "%s", s->tool);
     mcp__fmt(id, size, "%s", s->id);
   }
+  /* The worker is stopped in this system call, inside the handler: its
+   * call lives. A thread the handler started may outlive its call. */
+  if (s && s == mine)
+    (void)mcp_call_report_effect(s->call, line);
   pthread_mutex_unlock(&g->calls);
   r->tool = s ? tool : NULL;
   r->request_id = s ? id : NULL;
@@ -574,8 +581,11 @@ static int on_effect(const mcp__effect *e, const struct seccomp_notif *n,
   r.verdict = err ? MCP_GUARD_REFUSED : after_seccomp(g, p, e);
   if (g->observe && r.verdict == MCP_GUARD_REFUSED)
     r.verdict = MCP_GUARD_OBSERVED;
-  char tool[128], id[128];
-  attribute(g, p, e->tid, &r, tool, id, sizeof tool);
+  char tool[128], id[128], line[2600];
+  mcp__fmt(line, sizeof line, "%s %s%s%s (%s) breaks %s: %s", r.operation,
+           r.target, r.target2[0] ? " -> " : "", r.target2, r.syscall, hint,
+           verdicts[r.verdict]);
+  attribute(g, p, e->tid, &r, tool, id, sizeof tool, line);
   if (g->hook)
     g->hook(&r, g->hook_data);
   log_effect(g, &r);
@@ -754,6 +764,18 @@ static int judge(mcp__guard *g, bool ports, char *why, size_t size) {
     say(g, "seccomp filters are not available: closed-world tools may open "
            "any socket, read-only ones change file metadata, additive ones "
            "remove bytes, and no system call is refused");
+  else if (g->report && !k->notify)
+    say(g, "reports need seccomp user notification, which this system "
+           "refused: refusals are silent");
+  if (g->report && !k->notify) {
+    if (g->observe) {
+      mcp__fmt(why, size,
+               "mcp_guard_enable: MCP_GUARD_OBSERVE needs seccomp user "
+               "notification, which this system refused");
+      return MCP_ENOTSUP;
+    }
+    g->report = false; /* the silent filter, as MCP_GUARD_QUIET */
+  }
   if (g->sentence[0] == '\0') {
     mcp__fmt(g->sentence, sizeof g->sentence,
              "guard: Landlock ABI %d and seccomp keep every rule: read-only, "

@@ -37,6 +37,8 @@ typedef struct mcp__guard_kernel {
   bool landlock;    /* landlock_restrict_self worked on a trial thread */
   bool seccomp;     /* a seccomp filter loaded on a trial thread */
   bool best_effort; /* MCP_GUARD_BEST_EFFORT */
+  bool notify;      /* a seccomp listener could be made (user notification:
+                       Linux 5.0; not under valgrind, which lacks seccomp()) */
 } mcp__guard_kernel;
 
 /* One rule set as the kernel will apply it to a worker thread. */

@@ -29,7 +29,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 static double now(void) {
   struct timespec ts;
@@ -73,12 +75,39 @@ static const mcp_tool ECHO = {
     .annotations = {.read_only = MCP_HINT_TRUE, .open_world = MCP_HINT_FALSE},
     .handler = echo};
 
+/* What the filter costs each system call a handler makes: getppid, which
+ * no rule names, timed in the handler, per call in ns. */
+#define SYSCALLS 20000
+static double syscall_ns;
+
+static int syscalls(mcp_call *call, void *user_data) {
+  (void)user_data;
+  double start = now();
+  for (int i = 0; i < SYSCALLS; i++)
+    (void)syscall(SYS_getppid);
+  syscall_ns = (now() - start) / SYSCALLS * 1e9;
+  return mcp_result_text(call, "hello 1");
+}
+
+static const mcp_tool SYSCALLS_TOOL = {
+    .name = "syscalls",
+    .description = "Makes system calls.",
+    .input_schema = "{\"type\":\"object\"}",
+    .annotations = {.read_only = MCP_HINT_TRUE, .open_world = MCP_HINT_FALSE},
+    .handler = syscalls};
+
+#define SYSCALLS_CALL                                                          \
+  "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{"       \
+  "\"name\":\"syscalls\",\"arguments\":{}}}"
+
 #define CALL                                                                   \
   "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{"       \
   "\"name\":\"echo\",\"arguments\":{\"text\":\"hello 1\"}}}"
 
 /* How a run is guarded. */
-enum { UNGUARDED, GUARDED, QUIET, OBSERVING };
+enum { UNGUARDED, GUARDED, QUIET, OBSERVING, MODES };
+
+static double last_syscall_ns[MODES]; /* of each mode's last run */
 
 /* Seconds per call over calls sequential calls, guarded (as mode says) or
  * not; spin: the caller watches for each reply instead of sleeping until
@@ -88,7 +117,8 @@ static double run_calls(long calls, int mode, bool spin) {
   mcp_server_info info = {.name = "bench", .version = "1"};
   mcp_server *srv = NULL;
   mcp_session *s = NULL;
-  if (mcp_server_new(&info, &srv) || mcp_server_add_tool(srv, &ECHO, NULL)) {
+  if (mcp_server_new(&info, &srv) || mcp_server_add_tool(srv, &ECHO, NULL) ||
+      mcp_server_add_tool(srv, &SYSCALLS_TOOL, NULL)) {
     fprintf(stderr, "bench_guard: server: %s\n", mcp_server_errmsg(srv));
     exit(1);
   }
@@ -136,6 +166,13 @@ static double run_calls(long calls, int mode, bool spin) {
     pthread_mutex_unlock(&lock);
   }
   double per = (now() - start) / (double)calls;
+  /* One more call: the filter's cost per system call. */
+  mcp_session_receive(s, SYSCALLS_CALL, sizeof SYSCALLS_CALL - 1);
+  pthread_mutex_lock(&lock);
+  while (replies <= calls + 1)
+    pthread_cond_wait(&arrived, &lock);
+  pthread_mutex_unlock(&lock);
+  last_syscall_ns[mode] = syscall_ns;
   mcp_session_free(s);
   mcp_server_free(srv);
   return per;
@@ -238,6 +275,10 @@ int main(int argc, char **argv) {
   printf("ratio reporting/no reporting: %.2f\n", guarded / f.quiet);
   printf("ratio observing/no reporting: %.2f\n", f.observing / f.quiet);
   printf("thread hand-off (half a ping-pong): %.2f µs\n", hand * 1e6);
+  printf("a system call no rule names (getppid): unguarded %.0f ns, "
+         "guarded %.0f ns, no reporting %.0f ns\n",
+         last_syscall_ns[UNGUARDED], last_syscall_ns[GUARDED],
+         last_syscall_ns[QUIET]);
   printf("guard overhead: %.2f µs per call\n", (guarded - plain) * 1e6);
   printf("guard overhead without a wake-up: %.2f µs per call\n",
          (spinning - plain) * 1e6);

@@ -2264,6 +2264,15 @@ static void scenario_guard(void) {
   add_row("guarded echo tools/call (read-only, closed-world), sequential",
           number_after(out, "\nguarded echo: "), "µs",
           "unguarded + one hand-off", plain + hand, 0, NULL);
+  /* Reporting (the guard as it ships) against the guard without it. */
+  double quiet =
+      number_after(out, "guarded echo, no reporting (MCP_GUARD_QUIET): ");
+  add_row("guarded echo, reporting, against no reporting (MCP_GUARD_QUIET)",
+          number_after(out, "\nguarded echo: "), "µs", "no reporting", quiet, 0,
+          NULL);
+  add_row("guarded echo, observing (MCP_GUARD_OBSERVE)",
+          number_after(out, "guarded echo, observing (MCP_GUARD_OBSERVE): "),
+          "µs", "no reporting", quiet, 0, NULL);
   add_row("guarded echo, the caller spinning for its reply",
           number_after(out, "guarded echo, caller spinning: "), "µs",
           "unguarded", plain, 0, NULL);
@@ -2277,6 +2286,9 @@ static void scenario_guard(void) {
   add_row("guard overhead per call, one CPU",
           number_after(out, "one CPU, guard overhead: "), "µs", NULL, 0, -10,
           "≤ 10");
+  add_row("guard overhead per call, one CPU, no reporting",
+          number_after(out, "one CPU, guard overhead, no reporting: "), "µs",
+          NULL, 0, 0, NULL);
   /* The guard's own cost: with the caller awake, no thread sleeps. */
   add_row("guard overhead per call, no wake-up (caller spinning)",
           number_after(out, "guard overhead without a wake-up: "), "µs", NULL,

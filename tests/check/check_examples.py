@@ -18,10 +18,9 @@ scope for listing, and one with notes:read only, minted by
 the finding "authorization", over HTTP with a read-only token each of its
 tools that write is a scopes finding.
 
-Issue 31: libmcp does not yet emit destructiveHint and idempotentHint on a
-read-only tool, and a directory scan requires all four hints: two hints
-findings per read-only tool. When issue 31 lands, this one line changes:"""
-READ_ONLY_HINTS_OMITTED = True
+libmcp states all four hints of every tool (a read-only tool's
+destructiveHint and idempotentHint derived), so no example has a hints
+finding."""
 
 import json
 import os
@@ -54,14 +53,9 @@ def free_port():
 
 
 def expected(doc, extra):
-    """The findings this commit has: the hints a read-only tool omits, and
-    the extra ones of the case."""
-    want = set(extra)
-    for t in doc.get("tools", []):
-        if READ_ONLY_HINTS_OMITTED and t["hints"]["readOnlyHint"] is True:
-            want |= {("hints", t["name"], "destructiveHint"),
-                     ("hints", t["name"], "idempotentHint")}
-    return want
+    """The findings of a case: its extra ones, and no hints finding."""
+    del doc
+    return set(extra)
 
 
 def writers(doc):

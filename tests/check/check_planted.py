@@ -15,11 +15,7 @@ calls, --read-token-cmd minting one with planted:read only), the server
 only, add_entry and append_log are refused on scope and so not observed:
 the findings are stamp's, lookup's and purge's.
 
-Plus, today, the two hints libmcp leaves out of each read-only tool (issue
-31: the one line below changes when it lands).
-
   check_planted.py MCP_CHECK PLANTED DEV_TOKEN_SH"""
-READ_ONLY_HINTS_OMITTED = True
 
 import json
 import os
@@ -36,15 +32,7 @@ FIVE = {("behaviour", "stamp", "readOnlyHint"),
         ("behaviour", "lookup", "openWorldHint"),
         ("behaviour", "append_log", "idempotentHint"),
         ("scopes", "purge", "scopes")}
-READ_ONLY = ("stamp", "lookup", "read_note")
 failures = []
-
-
-def omitted():
-    if not READ_ONLY_HINTS_OMITTED:
-        return set()
-    return {("hints", t, h) for t in READ_ONLY
-            for h in ("destructiveHint", "idempotentHint")}
 
 
 def free_port():
@@ -101,7 +89,7 @@ with tempfile.TemporaryDirectory() as keys, \
                   f"--issuer {ISSUER} --audience {url}")
         run_case("planted.http", ["--token", token, "--read-token-cmd", mint,
                                   "--launch", launch, url],
-                 FIVE | omitted(), lport)
+                 FIVE, lport)
 
     # stdio, a caller holding planted:read only.
     with tempfile.TemporaryDirectory() as d:
@@ -109,7 +97,7 @@ with tempfile.TemporaryDirectory() as keys, \
         run_case("planted.stdio", ["--", PLANTED, "--dir", d, "--port",
                                    str(lport), "--stdio", "--scopes",
                                    "planted:read"],
-                 want | omitted(), lport)
+                 want, lport)
 
 if failures:
     print(f"{len(failures)} failed: {' '.join(failures)}")

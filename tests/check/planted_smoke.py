@@ -32,15 +32,18 @@ INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
 READY = {"jsonrpc": "2.0", "method": "notifications/initialized"}
 
 HINTS = {
-    "stamp": {"readOnlyHint": True, "openWorldHint": False},
+    "stamp": {"readOnlyHint": True, "destructiveHint": False,
+             "idempotentHint": True, "openWorldHint": False},
     "add_entry": {"readOnlyHint": False, "destructiveHint": False,
                   "idempotentHint": False, "openWorldHint": False},
-    "lookup": {"readOnlyHint": True, "openWorldHint": False},
+    "lookup": {"readOnlyHint": True, "destructiveHint": False,
+              "idempotentHint": True, "openWorldHint": False},
     "append_log": {"readOnlyHint": False, "destructiveHint": False,
                    "idempotentHint": True, "openWorldHint": False},
     "purge": {"readOnlyHint": False, "destructiveHint": True,
               "idempotentHint": True, "openWorldHint": False},
-    "read_note": {"readOnlyHint": True, "openWorldHint": False},
+    "read_note": {"readOnlyHint": True, "destructiveHint": False,
+                 "idempotentHint": True, "openWorldHint": False},
 }
 
 bin_path = sys.argv[1]

@@ -118,6 +118,12 @@ static int op_sequence(void) {
     return errno;
   return tcp_connect(port);
 }
+/* Waits for the other call of a pair, then removes existing.txt. */
+static pthread_barrier_t pair_barrier;
+static int op_pair(void) {
+  pthread_barrier_wait(&pair_barrier);
+  return ret(unlink(at("existing.txt")));
+}
 /* MANY refusals in one call, for the log's limit. */
 #define MANY 25
 static int op_many(void) {
@@ -748,6 +754,7 @@ static const struct op {
     {"create", op_create},
     {"sequence", op_sequence},
     {"many", op_many},
+    {"pair", op_pair},
     {"write_open", op_write_open},
     {"unlink", op_unlink},
     {"rename", op_rename},
@@ -925,12 +932,28 @@ static const mcp_tool tools[] = {
 /* ---- fixture ------------------------------------------------------------- */
 
 static char audit_where[64];
+static char audit_effects[8][320]; /* the last record's first effects */
+static int audit_neffects;
 static pthread_mutex_t audit_lock = PTHREAD_MUTEX_INITIALIZER;
 static void on_audit(const mcp_audit_record *r, void *user_data) {
   (void)user_data;
   pthread_mutex_lock(&audit_lock);
   snprintf(audit_where, sizeof audit_where, "%s",
            r->ran_under ? r->ran_under : "(null)");
+  audit_neffects = 0;
+  for (int i = 0; r->effects[i]; i++, audit_neffects++)
+    if (i < 8)
+      snprintf(audit_effects[i], sizeof audit_effects[i], "%s", r->effects[i]);
+  pthread_mutex_unlock(&audit_lock);
+}
+
+/* The last audit record's effect i (a copy), "" past its end; n: how
+ * many it had. */
+static void audit_effect(int i, char *out, size_t size, int *n) {
+  pthread_mutex_lock(&audit_lock);
+  snprintf(out, size, "%s",
+           i < audit_neffects && i < 8 ? audit_effects[i] : "");
+  *n = audit_neffects;
   pthread_mutex_unlock(&audit_lock);
 }
 
@@ -1118,6 +1141,14 @@ static report assert_reported(const char *tool, const char *op) {
   ck_assert_int_eq(r.attribution, MCP_GUARD_BY_THREAD);
   ck_assert_msg(r.target[0] && strcmp(r.target, "(unreadable)") != 0,
                 "%s: %s: no target", tool, op);
+  /* The call's audit record has it too. */
+  char line[320];
+  int na;
+  audit_effect(0, line, sizeof line, &na);
+  ck_assert_msg(na >= 1 && strncmp(line, r.op, strlen(r.op)) == 0 &&
+                    strstr(line, r.hint) && strstr(line, "refused"),
+                "%s: %s: audit record has %d effects, the first \"%s\"", tool,
+                op, na, line);
   return r;
 }
 
@@ -1751,6 +1782,21 @@ START_TEST(observe_mode_lets_each_effect_happen_and_reports_it_once) {
     ck_assert_str_eq(r[i].id, id);
     ck_assert_int_eq(r[i].attribution, MCP_GUARD_BY_THREAD);
   }
+  /* The audit record lists the six, in order. */
+  char line[320];
+  int na;
+  audit_effect(0, line, sizeof line, &na);
+  ck_assert_int_eq(na, 6);
+  char want[400];
+  snprintf(want, sizeof want,
+           "create %s (openat) breaks readOnlyHint: observed", o_txt);
+  ck_assert_str_eq(line, want);
+  audit_effect(5, line, sizeof line, &na);
+  snprintf(want, sizeof want,
+           "connect %s (connect) breaks openWorldHint: "
+           "observed",
+           peer);
+  ck_assert_str_eq(line, want);
   /* A thread the handler starts: tied to the only call of its rule set. */
   ALLOWED("ro_closed", "thread_create");
   n = copy_reports(r, MAX_REPORTS);
@@ -1761,6 +1807,38 @@ START_TEST(observe_mode_lets_each_effect_happen_and_reports_it_once) {
   /* A tool whose hints allow it all is not reported. */
   ALLOWED("anything", "w_mkdirat");
   ck_assert_int_eq(copy_reports(r, MAX_REPORTS), 0);
+}
+END_TEST
+
+/* Two calls of two read-only tools at once, each refused: each report
+ * names its own tool and request. */
+START_TEST(concurrent_calls_of_two_tools_are_told_apart) {
+  enable(NULL);
+  ck_assert_int_eq(pthread_barrier_init(&pair_barrier, NULL, 2), 0);
+  clear_reports();
+  tu_clear(&P);
+  const char *args = "{\"op\":\"pair\"}";
+  char *a = tu_call_text("901", "ro_closed", args, NULL);
+  char *b = tu_call_text("902", "ro_open", args, NULL);
+  ck_assert_int_eq(tu_send(&P, a), 0);
+  ck_assert_int_eq(tu_send(&P, b), 0);
+  free(a);
+  free(b);
+  ck_assert_uint_eq(tu_wait(&P, 2, 5000), 2);
+  pthread_barrier_destroy(&pair_barrier);
+  report r[MAX_REPORTS];
+  ck_assert_int_eq(copy_reports(r, MAX_REPORTS), 2);
+  for (int i = 0; i < 2; i++) {
+    bool closed = strcmp(r[i].tool, "ro_closed") == 0;
+    ck_assert_msg(closed || strcmp(r[i].tool, "ro_open") == 0, "tool %s",
+                  r[i].tool);
+    ck_assert_str_eq(r[i].id, closed ? "901" : "902");
+    ck_assert_int_eq(r[i].attribution, MCP_GUARD_BY_THREAD);
+    assert_report(&r[i], "remove", at("existing.txt"), "readOnlyHint",
+                  MCP_GUARD_REFUSED);
+  }
+  ck_assert_str_ne(r[0].tool, r[1].tool);
+  assert_existing_unchanged();
 }
 END_TEST
 
@@ -2252,6 +2330,7 @@ int main(void) {
   tcase_add_test(t, tcp_ports_open_nothing_the_port_rules_do_not_see);
   tcase_add_test(t, observe_mode_lets_each_effect_happen_and_reports_it_once);
   tcase_add_test(t, a_write_under_writable_paths_is_reported_allowed);
+  tcase_add_test(t, concurrent_calls_of_two_tools_are_told_apart);
   tcase_add_test(t, a_tools_own_writable_path_opens_no_other_tool);
   tcase_add_test(t, the_log_has_at_most_ten_effects_a_second_per_tool);
   tcase_add_test(t, quiet_refuses_as_before_and_reports_nothing);
