@@ -20,18 +20,22 @@ static bool item_less(const mcp__heap_node *a, const mcp__heap_node *b) {
 }
 
 /* Checks the subtree at n, which should sit at 1-based position k under
- * parent; returns how many nodes it holds. */
+ * parent; returns how many nodes it holds, and clears *ok at the first
+ * link, position or order that is wrong. Plain tests, not assertions: the
+ * random rounds below check thousands of nodes, and one assertion each
+ * would cost more than the heap itself (check reports every assertion's
+ * place to its parent process). */
 static size_t check_subtree(const mcp__heap *h, const mcp__heap_node *n,
-                            const mcp__heap_node *parent, size_t k) {
-  if (n == NULL)
+                            const mcp__heap_node *parent, size_t k, bool *ok) {
+  if (n == NULL || !*ok)
     return 0;
-  ck_assert_ptr_eq(n->parent, parent);
-  ck_assert_uint_le(k, h->n); /* complete: no node past position n */
-  ck_assert(((const item *)n)->in);
-  if (parent)
-    ck_assert(!item_less(n, parent));
-  return 1 + check_subtree(h, n->left, n, 2 * k) +
-         check_subtree(h, n->right, n, 2 * k + 1);
+  if (n->parent != parent || k > h->n /* complete: none past n */ ||
+      !((const item *)n)->in || (parent && item_less(n, parent))) {
+    *ok = false;
+    return 0;
+  }
+  return 1 + check_subtree(h, n->left, n, 2 * k, ok) +
+         check_subtree(h, n->right, n, 2 * k + 1, ok);
 }
 
 static void check_heap(const mcp__heap *h, const item *items, size_t count) {
@@ -43,8 +47,11 @@ static void check_heap(const mcp__heap *h, const item *items, size_t count) {
       least = items[i].key < least ? items[i].key : least;
     }
   }
+  bool ok = true;
+  size_t seen = check_subtree(h, h->min, NULL, 1, &ok);
+  ck_assert_msg(ok, "a link, position or order of the tree is wrong");
   ck_assert_uint_eq(h->n, in);
-  ck_assert_uint_eq(check_subtree(h, h->min, NULL, 1), in);
+  ck_assert_uint_eq(seen, in);
   if (in == 0)
     ck_assert_ptr_null(h->min);
   else
