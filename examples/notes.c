@@ -4,14 +4,14 @@
  *   list_notes   read-only                                notes:read
  *   get_note     read-only                                notes:read
  *   add_note     writes, not destructive, not idempotent  notes:write
- *   delete_note  writes, destructive, idempotent          notes:write,
- *                                   another subject's note: notes:admin
- *   manage_note  per call (tools/resolve):                notes:write,
- *                  read    read-only                  as delete_note
+ *   delete_note  writes, destructive, idempotent          notes:write (*)
+ *   manage_note  writes, destructive, not idempotent      notes:write (*)
+ *                (its worst case; per call, by tools/resolve:
+ *                  read    read-only
  *                  append  writes, not destructive, not idempotent
- *                  delete  writes, destructive, idempotent
- *                statically the worst case: writes, destructive, not
- *                idempotent
+ *                  delete  writes, destructive, idempotent)
+ *
+ *   (*) deleting another subject's note needs notes:admin as well
  *
  * None of them reaches outside this process (open_world is false). The
  * hints tell a client what to ask its user about; the scopes decide what a
