@@ -1,17 +1,38 @@
-/* notes: the teaching server. A small note store whose four tools show each
+/* notes: the teaching server. A small note store whose five tools show each
  * kind of hint and each kind of scope:
  *
- *   list_notes   read-only                          notes:read
- *   get_note     read-only                          notes:read
- *   add_note     writes, not destructive, not idempotent   notes:write
- *   delete_note  writes, destructive, idempotent    notes:admin
+ *   list_notes   read-only                                notes:read
+ *   get_note     read-only                                notes:read
+ *   add_note     writes, not destructive, not idempotent  notes:write
+ *   delete_note  writes, destructive, idempotent          notes:write (*)
+ *   manage_note  writes, destructive, not idempotent      notes:write (*)
+ *                (its worst case; per call, by tools/resolve:
+ *                  read    read-only
+ *                  append  writes, not destructive, not idempotent
+ *                  delete  writes, destructive, idempotent)
+ *
+ *   (*) deleting another subject's note needs notes:admin as well
  *
  * None of them reaches outside this process (open_world is false). The
  * hints tell a client what to ask its user about; the scopes decide what a
- * caller may do, and libmcp checks them before any handler runs. One skill
+ * caller may do, and libmcp checks them before any handler runs. Each note
+ * records its owner, the subject of the caller that added it (none when
+ * the caller has none: such a note is nobody's in particular). Deleting a
+ * note that is not the caller's own needs notes:admin on top of
+ * notes:write: the handler asks for it (mcp_call_require_scopes, a
+ * step-up) once it knows whose the note is, before anything changes. A
+ * caller that holds every scope (stdio without --scopes, HTTP without
+ * authorization) may delete any note.
+ *
+ * manage_note reads, appends or deletes by its argument action. Its
+ * static hints are the worst of the three; its resolver
+ * (mcp_tool.resolve) gives each call's own hints, which a client asks for
+ * with tools/resolve (the io.modelcontextprotocol/tool-resolution
+ * extension) and which, under --guard, the kernel keeps: a read is held to
+ * the read-only rules. One skill
  * (skill://notes-workflow/SKILL.md, the io.modelcontextprotocol/skills
  * extension) writes down the workflow: list before you act, ask the user
- * before delete_note.
+ * before you delete.
  *
  *   notes [--stdio | --http ADDR:PORT|systemd [--tls-cert FILE --tls-key FILE]
  *         [--node-id ID]] [--scopes "notes:read notes:write"]
@@ -45,10 +66,13 @@
  * line in a few lines of main.
  *
  * With --guard (Linux, when libmcp was built with its guard) the kernel
- * holds each tool to its hints (mcp/guard.h): list_notes and get_note
- * cannot write, add_note cannot remove, rename or truncate, and none of
- * them can reach the network. FILE's folder stays writable (add_note
- * renames its temporary file over FILE there), for every tool alike. What
+ * holds each tool to its hints (mcp/guard.h), and each manage_note call to
+ * the hints its resolver gave that call: list_notes and get_note cannot
+ * write, add_note and an append cannot remove, rename or truncate, a read
+ * is held to the read-only rules, and none of them can reach the network.
+ * The folder of FILE (or of --db's) stays writable for add_note and
+ * manage_note only (they rename a temporary file over FILE there), for
+ * each of their calls: writable paths are a tool's, not a call's. What
  * the kernel cannot enforce is said on stderr at start, and each call's
  * audit line there names where its handler ran. The handlers then run on
  * the guard's worker threads, several at once, so the store has a lock.
@@ -84,6 +108,7 @@
 
 typedef struct note {
   char *id, *title, *text;
+  char *owner; /* the subject that added it; NULL: nobody in particular */
 } note;
 
 typedef struct store {
@@ -104,6 +129,15 @@ static void note_free(note *n) {
   free(n->id);
   free(n->title);
   free(n->text);
+  free(n->owner);
+}
+
+/* A copy of s, or NULL for NULL; *ok becomes false when memory ran out. */
+static char *dup_or_null(const char *s, bool *ok) {
+  char *d = s ? strdup(s) : NULL;
+  if (s && d == NULL)
+    *ok = false;
+  return d;
 }
 
 static note *find(store *st, const char *id) {
@@ -122,6 +156,27 @@ static note *find(store *st, const char *id) {
  * up to 5 s for another's transaction (busy_timeout). Ids are "n" and the
  * row's number, unique across processes. */
 
+/* Adds the column owner to a database made before notes recorded owners
+ * (its notes then belong to nobody in particular). In one IMMEDIATE
+ * transaction, so that of several processes starting at once one adds
+ * it and the others see it there. Returns SQLITE_OK or an error code. */
+static int db_migrate(sqlite3 *db) {
+  int rc = sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+  if (rc != SQLITE_OK)
+    return rc;
+  sqlite3_stmt *q = NULL;
+  if (sqlite3_prepare_v2(db, "SELECT owner FROM notes LIMIT 0", -1, &q, NULL) !=
+      SQLITE_OK) /* no such column */
+    rc = sqlite3_exec(db, "ALTER TABLE notes ADD COLUMN owner TEXT", NULL, NULL,
+                      NULL);
+  sqlite3_finalize(q);
+  if (rc == SQLITE_OK)
+    rc = sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
+  if (rc != SQLITE_OK)
+    sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+  return rc;
+}
+
 static int db_open(store *st, const char *path) {
   int rc = sqlite3_open_v2(
       path, &st->db,
@@ -133,8 +188,10 @@ static int db_open(store *st, const char *path) {
                       "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;"
                       "CREATE TABLE IF NOT EXISTS notes (n INTEGER PRIMARY "
                       "KEY AUTOINCREMENT, title TEXT NOT NULL, text TEXT NOT "
-                      "NULL);",
+                      "NULL, owner TEXT);",
                       NULL, NULL, NULL);
+  if (rc == SQLITE_OK)
+    rc = db_migrate(st->db);
   if (rc != SQLITE_OK) {
     fprintf(stderr, "notes: --db %s: %s\n", path,
             st->db ? sqlite3_errmsg(st->db) : "out of memory");
@@ -148,7 +205,8 @@ static int db_open(store *st, const char *path) {
 /* Replaces the notes in memory with the database's. */
 static int db_load(store *st) {
   sqlite3_stmt *q = NULL;
-  if (sqlite3_prepare_v2(st->db, "SELECT n, title, text FROM notes ORDER BY n",
+  if (sqlite3_prepare_v2(st->db,
+                         "SELECT n, title, text, owner FROM notes ORDER BY n",
                          -1, &q, NULL) != SQLITE_OK)
     return -1;
   for (size_t i = 0; i < st->n; i++)
@@ -162,9 +220,11 @@ static int db_load(store *st) {
     st->notes = p;
     char id[32];
     snprintf(id, sizeof id, "n%lld", (long long)sqlite3_column_int64(q, 0));
+    bool ok = true;
     note n = {strdup(id), strdup((const char *)sqlite3_column_text(q, 1)),
-              strdup((const char *)sqlite3_column_text(q, 2))};
-    if (!n.id || !n.title || !n.text) {
+              strdup((const char *)sqlite3_column_text(q, 2)),
+              dup_or_null((const char *)sqlite3_column_text(q, 3), &ok)};
+    if (!n.id || !n.title || !n.text || !ok) {
       note_free(&n);
       break;
     }
@@ -174,16 +234,21 @@ static int db_load(store *st) {
   return rc == SQLITE_DONE ? 0 : -1;
 }
 
-/* Adds a note; its id goes to id. Returns 0 once it is committed. */
-static int db_add(store *st, const char *title, const char *text, char *id,
-                  size_t size) {
+/* Adds a note owned by owner (NULL: nobody); its id goes to id. Returns 0
+ * once it is committed. */
+static int db_add(store *st, const char *title, const char *text,
+                  const char *owner, char *id, size_t size) {
   sqlite3_stmt *q = NULL;
   int rc = sqlite3_prepare_v2(
-      st->db, "INSERT INTO notes (title, text) VALUES (?, ?)", -1, &q, NULL);
+      st->db, "INSERT INTO notes (title, text, owner) VALUES (?, ?, ?)", -1, &q,
+      NULL);
   if (rc == SQLITE_OK)
     rc = sqlite3_bind_text(q, 1, title, -1, SQLITE_TRANSIENT);
   if (rc == SQLITE_OK)
     rc = sqlite3_bind_text(q, 2, text, -1, SQLITE_TRANSIENT);
+  if (rc == SQLITE_OK)
+    rc = owner ? sqlite3_bind_text(q, 3, owner, -1, SQLITE_TRANSIENT)
+               : sqlite3_bind_null(q, 3);
   if (rc == SQLITE_OK)
     rc = sqlite3_step(q) == SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR;
   if (rc == SQLITE_OK)
@@ -199,6 +264,21 @@ static int db_delete(store *st, const char *id) {
       sqlite3_prepare_v2(st->db, "DELETE FROM notes WHERE n = ?", -1, &q, NULL);
   if (rc == SQLITE_OK)
     rc = sqlite3_bind_int64(q, 1, strtoll(id + 1, NULL, 10));
+  if (rc == SQLITE_OK)
+    rc = sqlite3_step(q) == SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR;
+  sqlite3_finalize(q);
+  return rc == SQLITE_OK ? 0 : -1;
+}
+
+/* Sets the text of the note with id. Returns 0 once that is committed. */
+static int db_set_text(store *st, const char *id, const char *text) {
+  sqlite3_stmt *q = NULL;
+  int rc = sqlite3_prepare_v2(st->db, "UPDATE notes SET text = ? WHERE n = ?",
+                              -1, &q, NULL);
+  if (rc == SQLITE_OK)
+    rc = sqlite3_bind_text(q, 1, text, -1, SQLITE_TRANSIENT);
+  if (rc == SQLITE_OK)
+    rc = sqlite3_bind_int64(q, 2, strtoll(id + 1, NULL, 10));
   if (rc == SQLITE_OK)
     rc = sqlite3_step(q) == SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR;
   sqlite3_finalize(q);
@@ -244,6 +324,8 @@ static int save(const store *st) {
     cJSON_AddStringToObject(o, "id", st->notes[i].id);
     cJSON_AddStringToObject(o, "title", st->notes[i].title);
     cJSON_AddStringToObject(o, "text", st->notes[i].text);
+    if (st->notes[i].owner) /* none: nobody in particular */
+      cJSON_AddStringToObject(o, "owner", st->notes[i].owner);
   }
   char *json = cJSON_PrintUnformatted(root);
   cJSON_Delete(root);
@@ -305,15 +387,19 @@ static int load(store *st) {
         cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "title"));
     const char *text =
         cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "text"));
+    /* owner is optional: files written before notes kept it have none. */
+    const cJSON *owner = cJSON_GetObjectItemCaseSensitive(o, "owner");
+    bool owner_ok = owner == NULL || cJSON_IsString(owner);
     note *p = realloc(st->notes, (st->n + 1) * sizeof *p);
-    if (!id || !title || !text || p == NULL) {
+    if (!id || !title || !text || !owner_ok || p == NULL) {
       if (p)
         st->notes = p;
       cJSON_Delete(root);
       return -1;
     }
     st->notes = p;
-    st->notes[st->n++] = (note){strdup(id), strdup(title), strdup(text)};
+    st->notes[st->n++] = (note){strdup(id), strdup(title), strdup(text),
+                                owner ? strdup(owner->valuestring) : NULL};
   }
   cJSON_Delete(root);
   return 0;
@@ -344,18 +430,13 @@ static int list_notes(mcp_call *call, void *user_data) {
   return rc;
 }
 
-static int get_note(mcp_call *call, void *user_data) {
-  store *st = user_data;
-  const char *id;
-  mcp_call_arg_string(call, "id", &id); /* "required" in the schema */
-  pthread_mutex_lock(&st->lock);
-  if (refresh(st) != 0) {
-    pthread_mutex_unlock(&st->lock);
+/* The note with id into the result: its title, then its text. Under the
+ * store's lock. */
+static int get_locked(mcp_call *call, store *st, const char *id) {
+  if (refresh(st) != 0)
     return mcp_result_error(call, "The notes could not be read; try again.");
-  }
   const note *n = find(st, id);
   if (n == NULL) {
-    pthread_mutex_unlock(&st->lock);
     char msg[300];
     snprintf(msg, sizeof msg,
              "No note has the id \"%.200s\". Call list_notes to see the ids.",
@@ -363,7 +444,15 @@ static int get_note(mcp_call *call, void *user_data) {
     return mcp_result_error(call, msg);
   }
   mcp_result_text(call, n->title);
-  int rc = mcp_result_text(call, n->text); /* both copied */
+  return mcp_result_text(call, n->text); /* both copied */
+}
+
+static int get_note(mcp_call *call, void *user_data) {
+  store *st = user_data;
+  const char *id;
+  mcp_call_arg_string(call, "id", &id); /* "required" in the schema */
+  pthread_mutex_lock(&st->lock);
+  int rc = get_locked(call, st, id);
   pthread_mutex_unlock(&st->lock);
   return rc;
 }
@@ -372,10 +461,12 @@ static int add_locked(mcp_call *call, store *st) {
   const char *title, *text;
   mcp_call_arg_string(call, "title", &title);
   mcp_call_arg_string(call, "text", &text);
+  /* The note is its adder's: the caller's subject, if it has one. */
+  const char *owner = mcp_call_principal(call)->subject;
   char id[32];
 #ifdef MCP_NOTES_SQLITE
   if (st->db) {
-    if (db_add(st, title, text, id, sizeof id) != 0)
+    if (db_add(st, title, text, owner, id, sizeof id) != 0)
       return mcp_result_error(call, "The note could not be saved; try again.");
     char json[64];
     snprintf(json, sizeof json, "{\"id\":\"%s\"}", id);
@@ -387,8 +478,9 @@ static int add_locked(mcp_call *call, store *st) {
   if (p == NULL)
     return MCP_ENOMEM;
   st->notes = p;
-  note n = {strdup(id), strdup(title), strdup(text)};
-  if (!n.id || !n.title || !n.text) {
+  bool ok = true;
+  note n = {strdup(id), strdup(title), strdup(text), dup_or_null(owner, &ok)};
+  if (!n.id || !n.title || !n.text || !ok) {
     note_free(&n);
     return MCP_ENOMEM;
   }
@@ -437,14 +529,30 @@ static int confirmed(mcp_call *call, const note *n) {
   return rc == 0 ? MCP_INPUT_REQUIRED : rc;
 }
 
-static int delete_locked(mcp_call *call, store *st) {
-  const char *id;
-  mcp_call_arg_string(call, "id", &id);
+/* Whether the caller added n: a note with no owner, or a caller with no
+ * subject, is nobody's in particular, so never the caller's own. */
+static bool own_note(mcp_call *call, const note *n) {
+  const char *who = mcp_call_principal(call)->subject;
+  return n->owner && who && strcmp(n->owner, who) == 0;
+}
+
+/* Deletes the note with id, for delete_note and manage_note alike. The
+ * tool's scope (notes:write) lets a caller delete its own notes; another
+ * subject's needs notes:admin too, a step-up asked before anything is
+ * done, whose refusal ends the call as a scope refusal does (its code is
+ * returned). A caller holding every scope (stdio without --scopes, HTTP
+ * without authorization) always may. Under the store's lock. */
+static int delete_locked(mcp_call *call, store *st, const char *id) {
   if (refresh(st) != 0)
     return mcp_result_error(call, "The notes could not be read; try again.");
   note *n = find(st, id);
   if (n == NULL) /* idempotent: deleting twice is not an error */
     return mcp_result_text(call, "No such note; nothing to delete.");
+  if (!own_note(call, n)) {
+    int rc = mcp_call_require_scopes(call, "notes:admin");
+    if (rc != 0)
+      return rc;
+  }
   int ok = confirmed(call, n);
   if (ok != 1)
     return ok == 0 ? mcp_result_text(call, "Kept the note.") : ok;
@@ -472,15 +580,106 @@ static int delete_locked(mcp_call *call, store *st) {
 
 static int delete_note(mcp_call *call, void *user_data) {
   store *st = user_data;
+  const char *id;
+  mcp_call_arg_string(call, "id", &id);
   pthread_mutex_lock(&st->lock);
-  int rc = delete_locked(call, st);
+  int rc = delete_locked(call, st, id);
   pthread_mutex_unlock(&st->lock);
   return rc;
 }
 
+/* Adds text at the end of the note with id, on a line of its own. Under
+ * the store's lock. */
+static int append_locked(mcp_call *call, store *st, const char *id,
+                         const char *text) {
+  if (refresh(st) != 0)
+    return mcp_result_error(call, "The notes could not be read; try again.");
+  note *n = find(st, id);
+  if (n == NULL) {
+    char msg[300];
+    snprintf(msg, sizeof msg,
+             "No note has the id \"%.200s\". Call list_notes to see the ids.",
+             id);
+    return mcp_result_error(call, msg);
+  }
+  size_t old = strlen(n->text), add = strlen(text);
+  char *joined = malloc(old + 1 + add + 1);
+  if (joined == NULL)
+    return MCP_ENOMEM;
+  memcpy(joined, n->text, old);
+  joined[old] = '\n';
+  memcpy(joined + old + 1, text, add + 1);
+#ifdef MCP_NOTES_SQLITE
+  if (st->db) {
+    int rc = db_set_text(st, id, joined);
+    free(joined);
+    return rc == 0 ? mcp_result_text(call, "Appended.")
+                   : mcp_result_error(
+                         call, "The note could not be saved; try again.");
+  }
+#endif
+  char *was = n->text;
+  n->text = joined;
+  if (save(st) != 0) { /* not saved means not appended */
+    n->text = was;
+    free(joined);
+    return mcp_result_error(call, "The note could not be saved; try again.");
+  }
+  free(was);
+  return mcp_result_text(call, "Appended.");
+}
+
+/* manage_note: one tool that reads, appends or deletes, by its argument
+ * action. Its static hints are the worst case of the three; the resolver
+ * below says what each call does, and the guard holds the call to that. */
+static int manage_note(mcp_call *call, void *user_data) {
+  store *st = user_data;
+  const char *action, *id, *text = NULL;
+  mcp_call_arg_string(call, "action", &action); /* required, an enum */
+  mcp_call_arg_string(call, "id", &id);
+  bool append = strcmp(action, "append") == 0;
+  if (append && mcp_call_arg_string(call, "text", &text) != 0)
+    return mcp_result_error(call, "append needs a text: give \"text\".");
+  pthread_mutex_lock(&st->lock);
+  int rc = append                        ? append_locked(call, st, id, text)
+           : strcmp(action, "read") == 0 ? get_locked(call, st, id)
+                                         : delete_locked(call, st, id);
+  pthread_mutex_unlock(&st->lock);
+  return rc;
+}
+
+/* manage_note's hints for one call, from its action alone: read changes
+ * nothing; append writes without destroying, and twice appends twice;
+ * delete destroys, and again changes nothing more. None reaches outside.
+ * It reads no note and runs nothing: libmcp calls it for tools/resolve and
+ * before each call, whose guard rules it decides. */
+static int manage_resolve(const cJSON *arguments,
+                          const mcp_principal *principal,
+                          mcp_tool_annotations *hints, void *user_data) {
+  (void)principal;
+  (void)user_data;
+  const char *action = cJSON_GetStringValue(
+      cJSON_GetObjectItemCaseSensitive(arguments, "action"));
+  if (action == NULL)
+    return MCP_EINVAL; /* the schema requires it: not reached */
+  hints->open_world = MCP_HINT_FALSE;
+  if (strcmp(action, "read") == 0) {
+    hints->read_only = MCP_HINT_TRUE;
+    hints->destructive = MCP_HINT_UNSET; /* follow: false and true */
+    hints->idempotent = MCP_HINT_UNSET;
+  } else {
+    bool del = strcmp(action, "delete") == 0;
+    hints->read_only = MCP_HINT_FALSE;
+    hints->destructive = del ? MCP_HINT_TRUE : MCP_HINT_FALSE;
+    hints->idempotent = del ? MCP_HINT_TRUE : MCP_HINT_FALSE;
+  }
+  return 0;
+}
+
 static const char *const read_scope[] = {"notes:read", NULL};
 static const char *const write_scope[] = {"notes:write", NULL};
-static const char *const admin_scope[] = {"notes:admin", NULL};
+/* notes:admin is no tool's own scope: delete_locked asks for it (a
+ * step-up) when the note to delete is another subject's. */
 
 #define ID_SCHEMA                                                              \
   "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\","          \
@@ -533,15 +732,44 @@ static const mcp_tool tools[] = {
     {
         .name = "delete_note",
         .title = "Delete a note",
-        .description = "Deletes the note with this id. This cannot be undone.",
+        .description = "Deletes the note with this id. This cannot be undone. "
+                       "Deleting a note another user added needs the scope "
+                       "notes:admin.",
         .input_schema = ID_SCHEMA,
-        .scopes = admin_scope,
+        /* Its own notes; another subject's need notes:admin, asked by
+         * delete_locked once it knows whose the note is (a step-up). */
+        .scopes = write_scope,
         /* Destroys data; deleting the same id again changes nothing more. */
         .annotations = {.read_only = MCP_HINT_FALSE,
                         .destructive = MCP_HINT_TRUE,
                         .idempotent = MCP_HINT_TRUE,
                         .open_world = MCP_HINT_FALSE},
         .handler = delete_note,
+    },
+    {
+        .name = "manage_note",
+        .title = "Read, append to or delete a note",
+        .description =
+            "By action: \"read\" returns the note's title and text; "
+            "\"append\" adds text at its end, on a new line; \"delete\" "
+            "deletes it for good (another user's note needs the scope "
+            "notes:admin). tools/resolve tells which hints a call has.",
+        .input_schema =
+            "{\"type\":\"object\",\"properties\":{\"action\":{\"type\":"
+            "\"string\",\"enum\":[\"read\",\"append\",\"delete\"]},"
+            "\"id\":{\"type\":\"string\",\"description\":\"The note's id, "
+            "as list_notes shows it.\"},\"text\":{\"type\":\"string\","
+            "\"description\":\"For append: the text to add.\"}},"
+            "\"required\":[\"action\",\"id\"],"
+            "\"additionalProperties\":false}",
+        .scopes = write_scope,
+        /* The worst of its actions; manage_resolve narrows each call. */
+        .annotations = {.read_only = MCP_HINT_FALSE,
+                        .destructive = MCP_HINT_TRUE,
+                        .idempotent = MCP_HINT_FALSE,
+                        .open_world = MCP_HINT_FALSE},
+        .handler = manage_note,
+        .resolve = manage_resolve,
     },
 };
 
@@ -591,11 +819,12 @@ static void audit_where(const mcp_audit_record *r, void *user_data) {
 }
 
 /* --guard: every tool runs on threads the kernel holds to its hints, as far
- * as this kernel can (best effort: what it cannot is logged). add_note
- * saves by renaming a temporary file over data, which an additive tool may
- * do only where writable_paths says: data's folder stays writable, for
- * every tool (the list is one for all). Returns 0, or 1 after saying why
- * not. */
+ * as this kernel can (best effort: what it cannot is logged), manage_note
+ * to the hints its resolver gives each call. add_note and manage_note's
+ * append save by renaming a temporary file over data, which an additive
+ * call may do only where writable paths say: data's folder is writable
+ * for those two tools only (tool_paths), so list_notes and get_note can
+ * write nowhere. Returns 0, or 1 after saying why not. */
 static int guard(mcp_server *srv, const char *data) {
   char *folder = NULL;
   if (data) {
@@ -609,8 +838,10 @@ static int guard(mcp_server *srv, const char *data) {
     }
   }
   const char *writable[] = {folder, NULL};
+  const mcp_guard_tool_paths own[] = {
+      {"add_note", writable}, {"manage_note", writable}, {NULL, NULL}};
   const mcp_guard_options opts = {.flags = MCP_GUARD_BEST_EFFORT,
-                                  .writable_paths = writable};
+                                  .tool_paths = folder ? own : NULL};
   mcp_server_set_log(srv, log_everything, NULL); /* its line, shown */
   int rc = mcp_guard_enable(srv, &opts);
   mcp_server_set_log(srv, NULL, NULL); /* the default again: warnings */
@@ -684,8 +915,13 @@ static const char workflow_md[] =
     "   naming the note by its title. The server asks as well (an\n"
     "   elicitation, or an `input_required` result): pass on the user's\n"
     "   answer, never one of your own.\n"
-    "5. Each tool needs a scope: `notes:read` to list and read,\n"
-    "   `notes:write` to add, `notes:admin` to delete. A \"Forbidden\"\n"
+    "5. `manage_note` reads (`action: \"read\"`), appends to\n"
+    "   (`\"append\"`, with `text`) or deletes (`\"delete\"`) a note.\n"
+    "   `tools/resolve` tells what one call will do; a delete through it\n"
+    "   is a delete: ask first, as in step 4.\n"
+    "6. Each tool needs a scope: `notes:read` to list and read,\n"
+    "   `notes:write` to add, append and delete your own notes. Deleting a\n"
+    "   note someone else added needs `notes:admin` too. A \"Forbidden\"\n"
     "   answer means the user's token lacks it: say so, do not retry.\n";
 static const char *const workflow_scopes[] = {"notes:read", NULL};
 static const mcp_skill_file workflow_files[] = {
@@ -782,10 +1018,14 @@ int main(int argc, char **argv) {
       .name = "notes",
       .version = mcp_version(),
       .title = "Notes",
-      .instructions = "A note store. list_notes shows what exists; get_note "
-                      "reads one; add_note and delete_note change the store. "
-                      "skill://notes-workflow/SKILL.md says in which order to "
-                      "use them and when to ask the user.",
+      .instructions =
+          "A note store. list_notes shows what exists; get_note reads one; "
+          "add_note and delete_note change the store; manage_note reads, "
+          "appends to or deletes one note, and tools/resolve tells what a "
+          "call of it does. Anyone who may write deletes their own notes; "
+          "another user's need notes:admin. "
+          "skill://notes-workflow/SKILL.md says in which order to use the "
+          "tools and when to ask the user.",
   };
   if (mcp_server_new(&info, &srv) != 0)
     return 1;

@@ -2,7 +2,9 @@
 """notes --guard and everything --guard, started as a user would and driven
 over stdio: the tools still do their work, each ran on the guard's threads
 under its hints' rules (the audit lines on stderr say which), and a
-read-only tool that tries to write is refused by the kernel.
+read-only tool that tries to write is refused by the kernel. notes'
+manage_note runs each call under the hints its resolver gives it: a read
+under the read-only rules, an append additive, a delete closed-world only.
 
     guard_smoke.py notes|everything PATH-TO-EXAMPLE
     guard_smoke.py absent notes|everything PATH-TO-EXAMPLE
@@ -172,6 +174,23 @@ def notes(binary, launcher, tmp):
         res = result(srv.ask(call(6, "delete_note", {"id": "n2"})), 6)
         if text_of(res) != "Deleted.":
             raise Failure("delete_note answered %s" % json.dumps(res))
+        # manage_note: each call under the hints its resolver gives it.
+        res = result(srv.ask(call(7, "manage_note", {
+            "action": "append", "id": "n1", "text": "more"})), 7)
+        if text_of(res) != "Appended.":
+            raise Failure("manage_note append answered %s" % json.dumps(res))
+        res = result(srv.ask(call(8, "manage_note", {"action": "read",
+                                                     "id": "n1"})), 8)
+        if "kept\nmore" not in text_of(res) or res.get("isError"):
+            raise Failure("manage_note read answered %s" % json.dumps(res))
+        res = result(srv.ask(call(9, "add_note", {"title": "v",
+                                                  "text": "gone too"})), 9)
+        if res.get("structuredContent") != {"id": "n3"}:
+            raise Failure("add_note answered %s" % json.dumps(res))
+        res = result(srv.ask(call(10, "manage_note", {"action": "delete",
+                                                      "id": "n3"})), 10)
+        if text_of(res) != "Deleted.":
+            raise Failure("manage_note delete answered %s" % json.dumps(res))
         srv.close()
     except Failure as e:
         srv.kill()
@@ -182,10 +201,15 @@ def notes(binary, launcher, tmp):
     expect_ran_under(log, "delete_note", "guard: closed-world")
     for tool in ("list_notes", "get_note"):
         expect_ran_under(log, tool, "guard: read-only, closed-world")
+    # One tool, three rule sets: a read is held to the read-only rules.
+    for where in ("guard: read-only, closed-world",
+                  "guard: additive, closed-world", "guard: closed-world"):
+        expect_ran_under(log, "manage_note", where)
     # The write tools wrote the file, by rename, and left nothing behind.
     with open(data) as f:
         saved = json.load(f)
-    if [n["id"] for n in saved["notes"]] != ["n1"]:
+    if [(n["id"], n["text"]) for n in saved["notes"]] != [("n1",
+                                                             "kept\nmore")]:
         raise Failure("%s holds %s" % (data, json.dumps(saved)))
     left = sorted(n for n in os.listdir(tmp) if n != "notes.json")
     if left:

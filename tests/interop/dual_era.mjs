@@ -49,7 +49,7 @@ const REQUEST_TIMEOUT_MS = CONFIG.requestTimeoutMs;
 
 const MODERN = '2026-07-28';
 const VERSIONS_DISCOVERED = [MODERN, '2025-11-25', '2025-06-18', '2025-03-26'];
-const NOTES_TOOLS = ['add_note', 'delete_note', 'get_note', 'list_notes'];
+const NOTES_TOOLS = ['add_note', 'delete_note', 'get_note', 'list_notes', 'manage_note'];
 const CLIENT_INFO = { name: 'libmcp-dual-era-raw', version: '0.0.0' };
 
 // The per-request _meta of the modern era.
@@ -304,7 +304,7 @@ async function modernPhase(shared) {
     await shared.raw('tools/list', { _meta: modernMeta() }));
   if (l) {
     const names = (Array.isArray(l.tools) ? l.tools : []).map((t) => t?.name).sort();
-    check('modern tools/list: exactly the 4 notes tools', isDeepStrictEqual(names, NOTES_TOOLS), show(names));
+    check(`modern tools/list: exactly the ${NOTES_TOOLS.length} notes tools`, isDeepStrictEqual(names, NOTES_TOOLS), show(names));
     check('modern tools/list: no nextCursor', !('nextCursor' in l), show(l.nextCursor));
     expectCacheable('modern tools/list', l);
   }
@@ -423,7 +423,7 @@ async function legacyPhase(shared, { idA, idB }) {
     check('serverInfo.name is notes', client.getServerVersion()?.name === 'notes', show(client.getServerVersion()));
 
     const listed = await client.listTools(undefined, opts);
-    check('legacy tools/list: the same 4 tools',
+    check(`legacy tools/list: the same ${NOTES_TOOLS.length} tools`,
       isDeepStrictEqual(listed.tools.map((t) => t.name).sort(), NOTES_TOOLS), show(listed.tools.map((t) => t.name)));
     expectLegacyShape('legacy tools/list', sdkWireResult(transport, 'tools/list'));
 

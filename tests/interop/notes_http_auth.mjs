@@ -18,12 +18,21 @@
 //  (c) a token with every scope writes and deletes (delete_note confirmed
 //      through elicitation); an expired token gets 401 invalid_token;
 //      another subject's token on the first session gets 404.
+//  (d) step-up: a notes:write token deletes its own note, but another
+//      subject's only with notes:admin: delete_note and manage_note's
+//      delete are refused with HTTP 403 insufficient_scope whose challenge
+//      names notes:admin (the SDK session, 2025-11-25) and with 403 and
+//      -31403 whose requiredScopes is ["notes:admin"] (2026-07-28), and
+//      the note stays; a notes:admin token deletes it.
+//  (e) the same with --db (SQLite, when notes has it): the owner a note
+//      was added with survives a restart of the server.
 //
 // Usage and launcher as notes_stdio.mjs (see lib.mjs):
 //   node notes_http_auth.mjs <path-to-notes> [launcher words...]
 // Prints PASS/FAIL per check, ends with "N passed, N failed", exits non-zero
 // on any failure; loopback only, bounded by a watchdog.
 
+import { spawnSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -43,7 +52,9 @@ const opts = () => ({ timeout: CONFIG.requestTimeoutMs });
 const ISSUER = 'https://as.notes.example';
 const AUDIENCE = 'https://notes.example/mcp';
 const PRM_URL = 'https://notes.example/.well-known/oauth-protected-resource/mcp';
-const ALL_SCOPES = ['notes:admin', 'notes:read', 'notes:write'];
+// The tools' own scopes (the metadata's scopes_supported): notes:admin is
+// asked by a handler (step-up), and named by its challenge.
+const TOOL_SCOPES = ['notes:read', 'notes:write'];
 const SCOPE_ERROR_CODE = -31403;
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'libmcp-interop-auth-'));
@@ -127,11 +138,11 @@ const INIT = {
   params: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'raw', version: '0' } },
 };
 
-async function withServer(tag, fn) {
+async function withServer(tag, fn, store = ['--data', path.join(tmp, `${tag}.json`)]) {
   let server;
   try {
     server = await startHttpServer(CONFIG, tag, [
-      '--jwks', jwksFile, '--issuer', ISSUER, '--audience', AUDIENCE, '--data', path.join(tmp, `${tag}.json`),
+      '--jwks', jwksFile, '--issuer', ISSUER, '--audience', AUDIENCE, ...store,
     ]);
   } catch (err) {
     fail(`${tag}: server starts and prints its URL`, err?.message ?? show(err));
@@ -175,7 +186,7 @@ async function scenarioNoToken(server) {
     check(`${tag}: metadata authorization_servers is [issuer]`,
       isDeepStrictEqual(prm.authorization_servers, [ISSUER]), show(prm));
     check(`${tag}: metadata scopes_supported is the union of the tools' scopes`,
-      isDeepStrictEqual(prm.scopes_supported, ALL_SCOPES), show(prm));
+      isDeepStrictEqual(prm.scopes_supported, TOOL_SCOPES), show(prm));
     check(`${tag}: metadata bearer_methods_supported is ["header"]`,
       isDeepStrictEqual(prm.bearer_methods_supported, ['header']), show(prm));
   }
@@ -227,8 +238,8 @@ async function scenarioReadOnly(server) {
     show(transport.sessionId));
   const listed = await client.listTools(undefined, opts());
   const names = listed.tools.map((t) => t.name).sort();
-  check(`${tag}: tools/list shows all four tools (step-up stays discoverable)`,
-    isDeepStrictEqual(names, ['add_note', 'delete_note', 'get_note', 'list_notes']), show(names));
+  check(`${tag}: tools/list shows all five tools (step-up stays discoverable)`,
+    isDeepStrictEqual(names, ['add_note', 'delete_note', 'get_note', 'list_notes', 'manage_note']), show(names));
   const del = listed.tools.find((t) => t.name === 'delete_note');
   check(`${tag}: delete_note is annotated destructive`, del?.annotations?.destructiveHint === true, show(del));
 
@@ -241,7 +252,9 @@ async function scenarioReadOnly(server) {
   r = await call(client, 'add_note', { title: 'refused', text: 'x' });
   expectScopeRefusal(tag, 'add_note', r, log, 'notes:write');
   r = await call(client, 'delete_note', { id: 'n1' });
-  expectScopeRefusal(tag, 'delete_note', r, log, 'notes:admin');
+  expectScopeRefusal(tag, 'delete_note', r, log, 'notes:write');
+  r = await call(client, 'manage_note', { action: 'read', id: 'n1' });
+  expectScopeRefusal(tag, 'manage_note, even to read', r, log, 'notes:write');
 
   r = await call(client, 'list_notes', {});
   check(`${tag}: the refused add_note did not run`, r.result?.structuredContent?.notes?.length === 0, show(r));
@@ -293,6 +306,141 @@ async function scenarioWriterAndOthers(server, first) {
   await first.client.close();
 }
 
+// ---- (d) step-up: another subject's note needs notes:admin ---------------------------
+
+// A 2026-07-28 tools/call with token: { status, challenge, body }.
+async function modernCall(url, token, name, args) {
+  const res = await post(url, {
+    jsonrpc: '2.0', id: 1, method: 'tools/call',
+    params: {
+      name, arguments: args,
+      _meta: {
+        'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+        'io.modelcontextprotocol/clientCapabilities': {},
+      },
+    },
+  }, {
+    authorization: `Bearer ${token}`, 'mcp-protocol-version': '2026-07-28',
+    'mcp-method': 'tools/call', 'mcp-name': name,
+  });
+  const text = await res.text();
+  let body = null;
+  try { body = JSON.parse(text); } catch { /* not JSON */ }
+  return { status: res.status, challenge: res.headers.get('www-authenticate'), body, text };
+}
+
+// The note ids list_notes shows to client.
+async function noteIds(client) {
+  const r = await call(client, 'list_notes', {});
+  return (r.result?.structuredContent?.notes ?? []).map((x) => x.id);
+}
+
+// The step-up's challenge: every scope the call needs, the tool's first.
+const STEP_UP = `Bearer error="insufficient_scope", scope="notes:write notes:admin", `
+  + `resource_metadata="${PRM_URL}"`;
+
+// alice (notes:write) may not delete carolNote, carol's: the SDK session's
+// delete_note and manage_note delete get 403 naming notes:admin, so does a
+// 2026-07-28 request, and the note stays.
+async function expectStepUp(tag, server, alice, aliceToken, carolNote) {
+  for (const [what, name, args] of [
+    ['delete_note', 'delete_note', { id: carolNote }],
+    ['manage_note delete', 'manage_note', { action: 'delete', id: carolNote }],
+  ]) {
+    const r = await call(alice.client, name, args);
+    if (r.result) {
+      fail(`${tag}: ${what} of carol's note is refused`, show(r.result));
+      continue;
+    }
+    check(`${tag}: ${what} of carol's note: HTTP 403`,
+      r.error instanceof StreamableHTTPError && r.error.code === 403, show(r.error));
+    check(`${tag}: ${what} of carol's note: the body is -31403 naming notes:admin`,
+      String(r.error?.message ?? '').includes(`"code":${SCOPE_ERROR_CODE}`)
+        && String(r.error?.message ?? '').includes('"requiredScopes":["notes:admin"]'), show(r.error?.message));
+    const last = alice.log.at(-1);
+    check(`${tag}: ${what} of carol's note: WWW-Authenticate is exactly ${STEP_UP}`,
+      last?.challenge === STEP_UP, show(last));
+  }
+  const m = await modernCall(server.url, aliceToken, 'delete_note', { id: carolNote });
+  check(`${tag}: 2026-07-28 delete_note of carol's note: HTTP 403 insufficient_scope`,
+    m.status === 403 && m.challenge === STEP_UP, `HTTP ${m.status} ${m.challenge}`);
+  check(`${tag}: 2026-07-28 delete_note of carol's note: -31403 with requiredScopes ["notes:admin"]`,
+    m.body?.error?.code === SCOPE_ERROR_CODE
+      && isDeepStrictEqual(m.body?.error?.data?.requiredScopes, ['notes:admin']), m.text);
+  check(`${tag}: carol's note is still there`, (await noteIds(alice.client)).includes(carolNote));
+}
+
+async function scenarioStepUp(server) {
+  const tag = 'step-up';
+  const aliceToken = sign({ sub: 'alice', scope: 'notes:read notes:write' });
+  const carolToken = sign({ sub: 'carol', scope: 'notes:read notes:write' });
+  const adminToken = sign({ sub: 'dave', scope: 'notes:read notes:write notes:admin' });
+  const alice = await connectSdk(server.url, aliceToken);
+  const carol = await connectSdk(server.url, carolToken);
+  const admin = await connectSdk(server.url, adminToken);
+  try {
+    let r = await call(alice.client, 'add_note', { title: "alice's", text: 'mine' });
+    const aliceNote = r.result?.structuredContent?.id;
+    r = await call(carol.client, 'add_note', { title: "carol's", text: 'hers' });
+    const carolNote = r.result?.structuredContent?.id;
+    if (!check(`${tag}: alice and carol each add a note`,
+      typeof aliceNote === 'string' && typeof carolNote === 'string', show(r))) return;
+
+    await expectStepUp(tag, server, alice, aliceToken, carolNote);
+
+    r = await call(alice.client, 'delete_note', { id: aliceNote });
+    check(`${tag}: alice deletes her own note with notes:write`, r.result && !r.result.isError, show(r));
+    check(`${tag}: alice's note is gone`, !(await noteIds(alice.client)).includes(aliceNote));
+    r = await call(admin.client, 'manage_note', { action: 'delete', id: carolNote });
+    check(`${tag}: notes:admin deletes carol's note (manage_note, confirmed by elicitation)`,
+      r.result && !r.result.isError, show(r));
+    check(`${tag}: carol's note is gone`, !(await noteIds(alice.client)).includes(carolNote));
+  } finally {
+    for (const c of [alice, carol, admin]) {
+      await c.transport.terminateSession().catch(() => {});
+      await c.client.close();
+    }
+  }
+}
+
+// ---- (e) the owner survives a restart (SQLite) -------------------------------------------
+
+// Whether this notes has --db: without SQLite it says so and exits 2.
+function hasSqlite() {
+  const p = spawnSync(CONFIG.notes, ['--db', path.join(tmp, 'probe.db'), '--no-such-flag'],
+    { encoding: 'utf8', timeout: 30_000 });
+  return !/built without SQLite/.test(p.stderr ?? '');
+}
+
+async function scenarioDbRestart() {
+  const db = ['--db', path.join(tmp, 'notes.db')];
+  const aliceToken = sign({ sub: 'alice', scope: 'notes:read notes:write' });
+  const carolToken = sign({ sub: 'carol', scope: 'notes:read notes:write' });
+  let carolNote;
+  await withServer('db first run', async (server) => {
+    const carol = await connectSdk(server.url, carolToken);
+    const r = await call(carol.client, 'add_note', { title: "carol's", text: 'in SQLite' });
+    carolNote = r.result?.structuredContent?.id;
+    check('db first run: carol adds a note', typeof carolNote === 'string', show(r));
+    await carol.transport.terminateSession().catch(() => {});
+    await carol.client.close();
+  }, db);
+  if (!carolNote) return;
+  await withServer('db restarted', async (server) => {
+    const alice = await connectSdk(server.url, aliceToken);
+    await expectStepUp('db restarted', server, alice, aliceToken, carolNote);
+    const carol = await connectSdk(server.url, carolToken);
+    const r = await call(carol.client, 'delete_note', { id: carolNote });
+    check('db restarted: carol still owns her note and deletes it with notes:write',
+      r.result && !r.result.isError, show(r));
+    check('db restarted: the note is gone', !(await noteIds(alice.client)).includes(carolNote));
+    for (const c of [alice, carol]) {
+      await c.transport.terminateSession().catch(() => {});
+      await c.client.close();
+    }
+  }, db);
+}
+
 // ---- main ------------------------------------------------------------------------------
 
 function cleanup() {
@@ -318,6 +466,9 @@ async function main() {
     const first = await scenarioReadOnly(server);
     await scenarioWriterAndOthers(server, first);
   });
+  await withServer('step-up', scenarioStepUp);
+  if (hasSqlite()) await scenarioDbRestart();
+  else console.log('# notes was built without SQLite: (e) is not run');
 }
 
 main()

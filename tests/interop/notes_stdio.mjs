@@ -189,6 +189,12 @@ const EXPECTED_TOOLS = {
     hints: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
     required: ['id'],
   },
+  // Its static hints are the worst of read, append and delete; tools/resolve
+  // gives each call's (tool_resolution.mjs).
+  manage_note: {
+    hints: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
+    required: ['action', 'id'],
+  },
 };
 
 // The raw JSON-RPC result for the request sent with `method` (last one).
@@ -230,7 +236,7 @@ async function checkToolList(s) {
   const raw = rawResult(transport, 'tools/list')?.response?.result;
   const rawTools = Array.isArray(raw?.tools) ? raw.tools : [];
   const names = listed.tools.map((t) => t.name).sort();
-  check(`${label}: tools/list returns exactly the 4 notes tools`,
+  check(`${label}: tools/list returns exactly the ${Object.keys(EXPECTED_TOOLS).length} notes tools`,
     isDeepStrictEqual(names, Object.keys(EXPECTED_TOOLS).sort()), `got ${show(names)}`);
   check(`${label}: tools/list has no nextCursor`, raw && !('nextCursor' in raw), show(raw?.nextCursor));
 
@@ -335,6 +341,16 @@ async function scenarioFull() {
       strings.some((x) => x.includes(BODY)), show(got));
     check(`${label}: get_note returns the note title`, strings.some((x) => x.includes(TITLE)), show(got));
 
+    const app = await call(client, 'manage_note', { action: 'append', id, text: 'appended' });
+    check(`${label}: manage_note append succeeds`, !app.isError, show(app));
+    const read = await call(client, 'manage_note', { action: 'read', id });
+    check(`${label}: manage_note read returns the text with the line appended`,
+      !read.isError && resultStrings(read).includes(`${BODY}\nappended`), show(read));
+    expectToolError(label, 'manage_note append without text',
+      await callExpectingError(client, 'manage_note', { action: 'append', id }));
+    expectToolError(label, 'manage_note with an unknown action',
+      await callExpectingError(client, 'manage_note', { action: 'rename', id }));
+
     const del = await call(client, 'delete_note', { id });
     check(`${label}: delete_note succeeds`, !del.isError, show(del));
 
@@ -408,8 +424,11 @@ async function scenarioScopes({ data, id }) {
 
     checkScopeError(label, 'add_note', await callExpectingError(client, 'add_note',
       { title: 'refused', text: 'must not be stored' }), ['notes:write']);
+    // delete_note and manage_note need notes:write before anything else.
     checkScopeError(label, 'delete_note', await callExpectingError(client, 'delete_note', { id }),
-      ['notes:admin']);
+      ['notes:write']);
+    checkScopeError(label, 'manage_note read', await callExpectingError(client, 'manage_note',
+      { action: 'read', id }), ['notes:write']);
 
     const after = await listNotes(s, 'after refused calls');
     check(`${label}: refused add_note and delete_note did not run`,
@@ -418,15 +437,34 @@ async function scenarioScopes({ data, id }) {
     check(`${label}: get_note works with notes:read`, !got.isError, show(got));
   });
 
+  // With --scopes the caller's subject is "stdio"; the note id was added by
+  // the local user (no --scopes, subject "local"): another subject's note,
+  // whose deletion needs notes:admin (a step-up from the handler).
   await withSession('read-write', ['--scopes', 'notes:read notes:write', '--data', data], async (s) => {
     const { client, label } = s;
     const r = await call(client, 'add_note', { title: 'second', text: 'written with notes:write' });
+    const own = r.structuredContent?.id;
     check(`${label}: add_note works with "notes:read notes:write"`,
-      !r.isError && isNonEmptyString(r.structuredContent?.id), show(r));
-    checkScopeError(label, 'delete_note', await callExpectingError(client, 'delete_note', { id }),
-      ['notes:admin']);
+      !r.isError && isNonEmptyString(own), show(r));
+    checkScopeError(label, "delete_note of another subject's note",
+      await callExpectingError(client, 'delete_note', { id }), ['notes:admin']);
+    checkScopeError(label, "manage_note delete of another subject's note",
+      await callExpectingError(client, 'manage_note', { action: 'delete', id }), ['notes:admin']);
     const notes = await listNotes(s, 'after refused delete');
     check(`${label}: refused delete_note did not run`, notes?.some((x) => x.id === id), show(notes));
+    const del = await call(client, 'delete_note', { id: own });
+    check(`${label}: delete_note of its own note works with notes:write`, !del.isError, show(del));
+    const left = await listNotes(s, 'after deleting its own');
+    check(`${label}: its own note is gone, the other stays`,
+      left && !left.some((x) => x.id === own) && left.some((x) => x.id === id), show(left));
+  });
+
+  await withSession('admin', ['--scopes', 'notes:read notes:write notes:admin', '--data', data], async (s) => {
+    const { client, label } = s;
+    const del = await call(client, 'manage_note', { action: 'delete', id });
+    check(`${label}: manage_note deletes another subject's note with notes:admin`, !del.isError, show(del));
+    const left = await listNotes(s, 'after the admin deleted');
+    check(`${label}: the other subject's note is gone`, left && !left.some((x) => x.id === id), show(left));
   });
 }
 
