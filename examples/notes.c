@@ -679,7 +679,11 @@ static int manage_resolve(const cJSON *arguments,
 static const char *const read_scope[] = {"notes:read", NULL};
 static const char *const write_scope[] = {"notes:write", NULL};
 /* notes:admin is no tool's own scope: delete_locked asks for it (a
- * step-up) when the note to delete is another subject's. */
+ * step-up) when the note to delete is another subject's. The protected
+ * resource metadata names it all the same (with every scope notes uses),
+ * so that a client can ask for it before a call needs it. */
+static const char *const all_scopes[] = {"notes:read", "notes:write",
+                                         "notes:admin", NULL};
 
 #define ID_SCHEMA                                                              \
   "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\","          \
@@ -942,7 +946,8 @@ int main(int argc, char **argv) {
 #ifdef MCP_NOTES_HTTP
   /* --http and the flags that go with it (mcp/http.h): libmcp reads them,
    * without writing to argv, and serves as they say. */
-  mcp_http_serve_options serve = {.program = "notes"};
+  mcp_http_serve_options serve = {.program = "notes",
+                                  .scopes_supported = all_scopes};
 #endif
   for (int i = 1; i < argc; i++) {
 #ifdef MCP_NOTES_HTTP

@@ -443,7 +443,16 @@ typedef struct mcp_http_serve_options {
   const char *program;            /**< the name that starts each line this
                                        API writes, e.g. "notes"; NULL =
                                        "libmcp" */
-  void *reserved[4]; /**< zero: room to grow (see the README, Versioning) */
+  const char *const *scopes_supported; /**< with --jwks, the protected
+                                            resource metadata's
+                                            scopes_supported,
+                                            NULL-terminated; NULL = the
+                                            union of every tool's scopes.
+                                            List here too the scopes a
+                                            handler asks for by step-up
+                                            (mcp_call_require_scopes),
+                                            which no tool names */
+  void *reserved[3]; /**< zero: room to grow (see the README, Versioning) */
 } mcp_http_serve_options;
 
 /** Takes the common flag at argv[*index] (see above), if it is one, into

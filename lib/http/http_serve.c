@@ -210,6 +210,7 @@ static void with_auth(const mcp_http_serve_options *o, serving *s) {
   s->servers[0] = o->issuer;
   s->auth = (mcp_auth_options){.resource = o->audience,
                                .authorization_servers = s->servers,
+                               .scopes_supported = o->scopes_supported,
                                .issuer = o->issuer,
                                .jwks_file = o->jwks_file};
   s->http.auth = &s->auth;

@@ -440,6 +440,49 @@ START_TEST(serve_sighup_rereads_jwks) {
 }
 END_TEST
 
+/* --jwks with the program's scopes_supported: the protected resource
+ * metadata lists those (a scope only step-up asks for among them), not the
+ * union of the tools' scopes, which is empty here. */
+START_TEST(serve_jwks_lists_the_programs_scopes) {
+  EVP_PKEY *k = EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-256");
+  ck_assert_ptr_nonnull(k);
+  char *jwk = tc_jwk(k, "k1", NULL, 0);
+  char jwks[4096];
+  snprintf(jwks, sizeof jwks, "{\"keys\":[%s]}", jwk);
+  free(jwk);
+  char path[512];
+  temp_file(path, sizeof path, "test_http_serve_scopes");
+  write_file(path, jwks);
+  static const char *const scopes[] = {"notes:read", "notes:admin", NULL};
+  serve_run r = {.srv = server_new(),
+                 .opts = {.listen = "127.0.0.1:0",
+                          .jwks_file = path,
+                          .issuer = "https://as.example",
+                          .audience = "http://127.0.0.1/mcp",
+                          .scopes_supported = scopes,
+                          .program = "daemon"}};
+  capture_start();
+  uint16_t port = serve_start(&r);
+  CURL *c = curl_easy_init();
+  lc_req q = {.method = "GET",
+              .path = "/.well-known/oauth-protected-resource/mcp"};
+  lc_resp resp;
+  lc_http(c, port, &q, &resp);
+  ck_assert_int_eq(resp.status, 200);
+  ck_assert_msg(resp.body.p &&
+                    strstr(resp.body.p, "\"scopes_supported\":[\"notes:read\","
+                                        "\"notes:admin\"]"),
+                "%s", resp.body.p ? resp.body.p : "");
+  lc_resp_free(&resp);
+  curl_easy_cleanup(c);
+  serve_stop(&r, SIGTERM);
+  free(capture_end());
+  unlink(path);
+  EVP_PKEY_free(k);
+  mcp_server_free(r.srv);
+}
+END_TEST
+
 /* A deferred call when SIGTERM comes is cancelled by the stop, and a task
  * still working when the server is freed afterwards is cancelled by the
  * free: the threads running them then end early, so that a daemon stops
@@ -596,6 +639,7 @@ int main(void) {
   tcase_add_test(t, serve_until_sigterm);
   tcase_add_test(t, serve_until_sigint_with_options);
   tcase_add_test(t, serve_sighup_rereads_jwks);
+  tcase_add_test(t, serve_jwks_lists_the_programs_scopes);
   tcase_add_test(t, serve_stop_cancels_calls_and_tasks);
   tcase_add_test(t, serve_failures_said);
   int rc = tu_run(s);

@@ -52,9 +52,9 @@ const opts = () => ({ timeout: CONFIG.requestTimeoutMs });
 const ISSUER = 'https://as.notes.example';
 const AUDIENCE = 'https://notes.example/mcp';
 const PRM_URL = 'https://notes.example/.well-known/oauth-protected-resource/mcp';
-// The tools' own scopes (the metadata's scopes_supported): notes:admin is
-// asked by a handler (step-up), and named by its challenge.
-const TOOL_SCOPES = ['notes:read', 'notes:write'];
+// The metadata's scopes_supported: the tools' own scopes, and notes:admin,
+// which only a handler asks for (step-up), listed by notes itself.
+const TOOL_SCOPES = ['notes:read', 'notes:write', 'notes:admin'];
 const SCOPE_ERROR_CODE = -31403;
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'libmcp-interop-auth-'));
@@ -185,7 +185,7 @@ async function scenarioNoToken(server) {
     check(`${tag}: metadata resource is the audience, byte for byte`, prm.resource === AUDIENCE, show(prm));
     check(`${tag}: metadata authorization_servers is [issuer]`,
       isDeepStrictEqual(prm.authorization_servers, [ISSUER]), show(prm));
-    check(`${tag}: metadata scopes_supported is the union of the tools' scopes`,
+    check(`${tag}: metadata scopes_supported lists every scope notes uses`,
       isDeepStrictEqual(prm.scopes_supported, TOOL_SCOPES), show(prm));
     check(`${tag}: metadata bearer_methods_supported is ["header"]`,
       isDeepStrictEqual(prm.bearer_methods_supported, ['header']), show(prm));
