@@ -15,7 +15,8 @@ planted.calls says. The findings must be exactly those six:
 memo is resolvable: each of its four calls is judged against the hints
 tools/resolve gives for its arguments (no finding for "read", "append"
 and "clear", which resolve honestly), and the scopes check calls it with
-"append", the first of its calls that resolves writing.
+"append", the first of its calls that resolves writing, which the
+read-only token must see refused.
 
 Over HTTP with the examples' OAuth setup (a token with every scope for the
 calls, --read-token-cmd minting one with planted:read only), the server
@@ -113,6 +114,15 @@ def resolution_wrong(doc, want):
         return f"memo's finding is not the resolved peek's: {f}"
     if any(f["resolved"] for f in doc["findings"] if f["tool"] != "memo"):
         return "a finding of a tool that is not resolvable says resolved"
+    # The scopes check skips memo's read and peek (resolved read-only: a
+    # reader may run them) and has its append refused on scope.
+    scoped = [r["arguments"].get("action")
+              for r in tools["memo"].get("resolutions", [])
+              if r["call"].startswith("scopes check")]
+    if scoped != ["read", "peek", "append"] or \
+            tools["memo"]["checks"]["scopes"] != "passed":
+        return (f"memo's scopes check: resolved {scoped}, "
+                f"{tools['memo']['checks']['scopes']}")
     return None
 
 
