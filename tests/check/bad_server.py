@@ -18,7 +18,9 @@ resolving one tool "flip" (writes, destructive, not idempotent, closed
           resolution at initialize; tools/resolve answers by its argument
           "how": "fine" read-only, "looser" open-world (looser than the
           static hints), "error" a JSON-RPC internal error, "invalid"
-          -32602 (and tools/call refuses "invalid" with -32602 too)
+          -32602 (and tools/call refuses "invalid" with -32602 too);
+          and "calm", read-only and closed world, marked resolvable too
+          (nothing to resolve: never called)
 """
 import json
 import sys
@@ -66,10 +68,11 @@ def resolving(msg):
         declared.append(ext.get(RESOLUTION) == {})
         return None
     if method == "tools/list":
-        tool = dict(TOOL_FLIP)
-        if declared and declared[0]:
-            tool["_meta"] = {RESOLUTION: {"resolvable": True}}
-        return {"result": {"tools": [tool]}}
+        tools = [dict(TOOL_FLIP), dict(TOOL_OK, name="calm")]
+        for tool in tools:
+            if declared and declared[0]:
+                tool["_meta"] = {RESOLUTION: {"resolvable": True}}
+        return {"result": {"tools": tools}}
     if how == "invalid" or (method == "tools/resolve" and how == "error"):
         code = -32602 if how == "invalid" else -32603
         return {"error": {"code": code, "message": "refused: " + how}}

@@ -154,7 +154,9 @@ expect("slow_tool", rc == 1 and states == {"stuck": "skipped",
 # tool is marked resolvable; a resolution that fails or answers looser
 # than the static hints is a finding of the hints check; one that meets
 # the refusal the call meets too (invalid arguments) is not; a call
-# resolved read-only is not held to a scope (and so not checked).
+# resolved read-only is not held to a scope (and so not checked). calm,
+# resolvable but read-only and closed world, has nothing to resolve (a
+# note).
 RESOLVING = {
     "looser": ([("hints", "flip", "resolution"),
                 ("scopes", None, "authorization")],
@@ -182,6 +184,9 @@ with tempfile.TemporaryDirectory() as d:
         text = json.dumps(doc.get("findings", [])) + json.dumps(
             doc.get("notes", []))
         flip = (doc.get("tools") or [{}])[0]
+        hints = "failed" if ("hints", "flip", "resolution") in want else \
+            "passed"
+        notes = doc.get("notes", [])
         try:
             xml = open(junit).read()
         except OSError:
@@ -191,6 +196,11 @@ with tempfile.TemporaryDirectory() as d:
                and word in text and flip.get("resolvable") is True and
                flip.get("resolutions", [{}])[0].get("resolved") ==
                (how == "fine") and
+               flip.get("checks", {}).get("hints") == hints and
+               "tool resolution: 2 resolvable tools (flip, calm)" in
+               " ".join(notes) and
+               any(n.startswith("calm: resolvable, but its static hints are "
+                                "already the tightest") for n in notes) and
                '<property name="resolvable" value="true"/>' in xml,
                f"rc={rc} {found} {out} {err}")
 
