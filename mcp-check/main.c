@@ -614,8 +614,11 @@ static cJSON *scope_arguments(run *r, size_t i) {
   size_t tried = 0;
   char what[64];
   cJSON *args;
-  if (!row->resolvable)
-    return arguments_for(r, i);
+  if (!row->resolvable) {
+    if ((args = arguments_for(r, i)) == NULL)
+      r->rep.oom = 1;
+    return args;
+  }
   for (size_t k = 0; k < r->n_calls; k++) {
     if (strcmp(r->calls[k].name, row->name) != 0)
       continue;
