@@ -282,129 +282,6 @@ static cJSON *arguments_for(run *r, size_t i) {
   return args;
 }
 
-/* ---- tool resolution -------------------------------------------------- */
-
-static int has_resolution_finding(const run *r, const char *name) {
-  for (size_t k = 0; k < r->rep.n_findings; k++) {
-    const mcpc_finding *f = &r->rep.findings[k];
-    if (f->check == MCPC_HINTS && f->tool && strcmp(f->tool, name) == 0 &&
-        strcmp(f->hint, "resolution") == 0)
-      return 1;
-  }
-  return 0;
-}
-
-/* What tools/resolve said of one call of a tool. */
-typedef struct resolution {
-  int resolved;       /* hints[] are the resolver's answer for the call */
-  int hints[4];       /* the hints the call is judged against */
-  int bad_answer;     /* a result, but unusable or looser than the static */
-  mcpc_outcome asked; /* how tools/resolve ended */
-  char detail[512];   /* why the call is not resolved */
-} resolution;
-
-/* Keeps what tools/resolve answered for a call of tool i (--json:
- * "resolutions"). */
-static void keep_resolution(run *r, size_t i, const cJSON *args,
-                            const resolution *res, const char *what) {
-  mcpc_tool_row *row = &r->rep.tools[i];
-  cJSON *o = cJSON_CreateObject(), *a = cJSON_Duplicate(args, 1), *h = NULL;
-  int ok = o && a && cJSON_AddStringToObject(o, "call", what) &&
-           cJSON_AddItemToObject(o, "arguments", a);
-  if (!ok)
-    cJSON_Delete(a);
-  ok = ok && cJSON_AddBoolToObject(o, "resolved", res->resolved);
-  for (int k = 0; ok && res->resolved && k < 4; k++)
-    ok = (h || (h = cJSON_AddObjectToObject(o, "hints"))) &&
-         cJSON_AddBoolToObject(h, mcpc_hint_name(k), res->hints[k]);
-  if (ok && !res->resolved)
-    ok = cJSON_AddStringToObject(o, "detail", res->detail) != NULL;
-  if (ok && row->resolutions == NULL)
-    ok = (row->resolutions = cJSON_CreateArray()) != NULL;
-  if (!ok || !cJSON_AddItemToArray(row->resolutions, o)) {
-    cJSON_Delete(o);
-    r->rep.oom = 1;
-  }
-}
-
-/* Resolves a call of tool i with args over the main session. res->hints
- * are the resolved hints, or the tool's static ones when it is not
- * resolvable or its resolution failed (res->detail says why). */
-static void resolve_call(run *r, size_t i, const cJSON *args, resolution *res,
-                         const char *what) {
-  const mcpc_tool_row *row = &r->rep.tools[i];
-  cJSON *result = NULL;
-  char why[300];
-  int rc;
-  memset(res, 0, sizeof *res);
-  memcpy(res->hints, row->effective, sizeof res->hints);
-  if (!row->resolvable)
-    return;
-  res->asked = mcpc_session_resolve(&r->s, row->name, args, NULL, &result,
-                                    res->detail, sizeof res->detail);
-  if (res->asked == MCPC_RAN) {
-    int got[4];
-    rc = mcpc_hints_resolved(result, row->name, row->effective, got, why,
-                             sizeof why);
-    if (rc == 0) {
-      res->resolved = 1;
-      memcpy(res->hints, got, sizeof got);
-    } else {
-      res->bad_answer = 1;
-      snprintf(res->detail, sizeof res->detail, "answered %s", why);
-    }
-  } else if (res->asked == MCPC_RAN_ERROR || res->asked == MCPC_INPUT) {
-    res->bad_answer = 1;
-    snprintf(res->detail, sizeof res->detail, "answered %s",
-             res->asked == MCPC_INPUT ? "without hints (not complete)"
-                                      : "isError");
-  }
-  cJSON_Delete(result);
-  keep_resolution(r, i, args, res, what);
-}
-
-/* Whether a failed resolution only met the refusal the call met too:
- * refused on scope or for want of a token, or invalid arguments (-32602),
- * while the call did not run either. call_ran: 1, 0, or -1 (no call to
- * compare with: such a refusal is given the benefit of the doubt). */
-static int same_refusal(const resolution *res, int call_ran) {
-  int refusal = res->asked == MCPC_SCOPE || res->asked == MCPC_NO_TOKEN ||
-                (res->asked == MCPC_RPC_ERROR &&
-                 strncmp(res->detail, "JSON-RPC -32602:", 16) == 0);
-  return refusal && call_ran != 1;
-}
-
-/* A resolvable tool's call whose resolution failed is a finding of the
- * hints check (one per tool; later ones are notes): the call was judged
- * against the static hints. */
-static void judge_resolution(run *r, size_t i, const resolution *res,
-                             int call_ran, const char *what) {
-  const char *name = r->rep.tools[i].name;
-  char evidence[900];
-  if (!r->rep.tools[i].resolvable || res->resolved)
-    return;
-  if (res->bad_answer || !same_refusal(res, call_ran)) {
-    snprintf(evidence, sizeof evidence,
-             "%s: tools/resolve %s%s: the call was judged against the static "
-             "hints",
-             what, res->bad_answer ? "" : "failed: ", res->detail);
-    if (!has_resolution_finding(r, name)) {
-      if (mcpc_report_add(&r->rep, MCPC_HINTS, name, "resolution", "certain",
-                          evidence,
-                          "answer tools/resolve for every call the tool "
-                          "accepts, with all four hints and none looser than "
-                          "the tool's static hints") < 0)
-        r->rep.oom = 1;
-      mcpc_report_settle(&r->rep, MCPC_HINTS, i, 1);
-      return;
-    }
-  }
-  mcpc_report_note(&r->rep,
-                   "%s: %s: not resolved (%s): judged against the "
-                   "static hints",
-                   name, what, res->detail);
-}
-
 /* ---- behaviour -------------------------------------------------------- */
 
 /* The effects attributed to call k, copied into a new array: those
@@ -471,6 +348,174 @@ static int ran(mcpc_outcome o) {
 static int no_more(run *r) {
   return !mcpc_conn_usable(r->conn) ||
          (r->started && !mcpc_proc_alive(&r->proc));
+}
+
+/* ---- tool resolution -------------------------------------------------- */
+
+/* Whether the tool has a "resolution" finding in the check. */
+static int has_resolution_finding(const run *r, mcpc_check check,
+                                  const char *name) {
+  for (size_t k = 0; k < r->rep.n_findings; k++) {
+    const mcpc_finding *f = &r->rep.findings[k];
+    if (f->check == check && f->tool && strcmp(f->tool, name) == 0 &&
+        strcmp(f->hint, "resolution") == 0)
+      return 1;
+  }
+  return 0;
+}
+
+/* What tools/resolve said of one call of a tool. */
+typedef struct resolution {
+  int resolved;       /* hints[] are the resolver's answer for the call */
+  int hints[4];       /* the hints the call is judged against */
+  int bad_answer;     /* a result, but unusable or looser than the static */
+  mcpc_outcome asked; /* how tools/resolve ended */
+  char detail[512];   /* why the call is not resolved */
+} resolution;
+
+/* Keeps what tools/resolve answered for a call of tool i (--json:
+ * "resolutions"). */
+static void keep_resolution(run *r, size_t i, const cJSON *args,
+                            const resolution *res, const char *what) {
+  mcpc_tool_row *row = &r->rep.tools[i];
+  cJSON *o = cJSON_CreateObject(), *a = cJSON_Duplicate(args, 1), *h = NULL;
+  int ok = o && a && cJSON_AddStringToObject(o, "call", what) &&
+           cJSON_AddItemToObject(o, "arguments", a);
+  if (!ok)
+    cJSON_Delete(a);
+  ok = ok && cJSON_AddBoolToObject(o, "resolved", res->resolved);
+  for (int k = 0; ok && res->resolved && k < 4; k++)
+    ok = (h || (h = cJSON_AddObjectToObject(o, "hints"))) &&
+         cJSON_AddBoolToObject(h, mcpc_hint_name(k), res->hints[k]);
+  if (ok && !res->resolved)
+    ok = cJSON_AddStringToObject(o, "detail", res->detail) != NULL;
+  if (ok && row->resolutions == NULL)
+    ok = (row->resolutions = cJSON_CreateArray()) != NULL;
+  if (!ok || !cJSON_AddItemToArray(row->resolutions, o)) {
+    cJSON_Delete(o);
+    r->rep.oom = 1;
+  }
+}
+
+/* tools/resolve under observation, when there is any: a resolution runs
+ * nothing (the draft), so whatever the server does meanwhile is a finding
+ * of the behaviour check (one per tool), not an effect outside any call. */
+static mcpc_outcome observed_resolve(run *r, size_t i, const cJSON *args,
+                                     cJSON **result, char *detail, size_t size,
+                                     const char *what) {
+  const char *name = r->rep.tools[i].name;
+  char evidence[900];
+  size_t from = mcpc_observer_count(r->obs), n, len;
+  int k = r->next_call++;
+  mcpc_effect *e;
+  mcpc_outcome o;
+  mcpc_observer_set_call(r->obs, k);
+  o = mcpc_session_resolve(&r->s, name, args, NULL, result, detail, size);
+  if (r->obs == NULL)
+    return o;
+  mcpc_observer_set_call(r->obs, -1);
+  e = effects_of(r, k, from, &n);
+  snprintf(evidence, sizeof evidence,
+           "%s: tools/resolve, which is to run nothing, had effects:", what);
+  for (size_t j = 0; e && j < n && j < 3; j++) {
+    len = strlen(evidence);
+    snprintf(evidence + len, sizeof evidence - len, "%s %s %s (%s)",
+             j ? ";" : "", e[j].op, e[j].target, e[j].syscall);
+  }
+  len = strlen(evidence);
+  if (n > 3)
+    snprintf(evidence + len, sizeof evidence - len, "; and %zu more", n - 3);
+  if (e == NULL)
+    r->rep.oom = 1;
+  else if (n && !has_resolution_finding(r, MCPC_BEHAVIOUR, name)) {
+    if (mcpc_report_add(&r->rep, MCPC_BEHAVIOUR, name, "resolution", "certain",
+                        evidence,
+                        "make the resolver only read what it needs to "
+                        "classify the call: no write, no message, no "
+                        "connection") < 0)
+      r->rep.oom = 1;
+    mcpc_report_settle(&r->rep, MCPC_BEHAVIOUR, i, 0);
+  }
+  free(e);
+  return o;
+}
+
+/* Resolves a call of tool i with args over the main session. res->hints
+ * are the resolved hints, or the tool's static ones when it is not
+ * resolvable or its resolution failed (res->detail says why). */
+static void resolve_call(run *r, size_t i, const cJSON *args, resolution *res,
+                         const char *what) {
+  const mcpc_tool_row *row = &r->rep.tools[i];
+  cJSON *result = NULL;
+  char why[300];
+  int rc;
+  memset(res, 0, sizeof *res);
+  memcpy(res->hints, row->effective, sizeof res->hints);
+  if (!row->resolvable)
+    return;
+  res->asked = observed_resolve(r, i, args, &result, res->detail,
+                                sizeof res->detail, what);
+  if (res->asked == MCPC_RAN) {
+    int got[4];
+    rc = mcpc_hints_resolved(result, row->name, row->effective, got, why,
+                             sizeof why);
+    if (rc == 0) {
+      res->resolved = 1;
+      memcpy(res->hints, got, sizeof got);
+    } else {
+      res->bad_answer = 1;
+      snprintf(res->detail, sizeof res->detail, "answered %s", why);
+    }
+  } else if (res->asked == MCPC_RAN_ERROR || res->asked == MCPC_INPUT) {
+    res->bad_answer = 1;
+    snprintf(res->detail, sizeof res->detail, "answered %s",
+             res->asked == MCPC_INPUT ? "without hints (not complete)"
+                                      : "isError");
+  }
+  cJSON_Delete(result);
+  keep_resolution(r, i, args, res, what);
+}
+
+/* Whether a failed resolution only met the refusal the call met too:
+ * refused on scope or for want of a token, or invalid arguments (-32602),
+ * while the call did not run either. call_ran: 1, 0, or -1 (no call to
+ * compare with: such a refusal is given the benefit of the doubt). */
+static int same_refusal(const resolution *res, int call_ran) {
+  int refusal = res->asked == MCPC_SCOPE || res->asked == MCPC_NO_TOKEN ||
+                (res->asked == MCPC_RPC_ERROR &&
+                 strncmp(res->detail, "JSON-RPC -32602:", 16) == 0);
+  return refusal && call_ran != 1;
+}
+
+/* A resolvable tool's call whose resolution failed is a finding of the
+ * hints check (one per tool; later ones are notes): the call was judged
+ * against the static hints. */
+static void judge_resolution(run *r, size_t i, const resolution *res,
+                             int call_ran, const char *what) {
+  const char *name = r->rep.tools[i].name;
+  char evidence[900];
+  if (!r->rep.tools[i].resolvable || res->resolved)
+    return;
+  if (res->bad_answer || !same_refusal(res, call_ran)) {
+    snprintf(evidence, sizeof evidence,
+             "%s: tools/resolve %s%s: the call was judged against the static "
+             "hints",
+             what, res->bad_answer ? "" : "failed: ", res->detail);
+    if (!has_resolution_finding(r, MCPC_HINTS, name)) {
+      if (mcpc_report_add(&r->rep, MCPC_HINTS, name, "resolution", "certain",
+                          evidence,
+                          "answer tools/resolve for every call the tool "
+                          "accepts, with all four hints and none looser than "
+                          "the tool's static hints") < 0)
+        r->rep.oom = 1;
+      mcpc_report_settle(&r->rep, MCPC_HINTS, i, 1);
+      return;
+    }
+  }
+  mcpc_report_note(&r->rep,
+                   "%s: %s: not resolved (%s): judged against the "
+                   "static hints",
+                   name, what, res->detail);
 }
 
 /* The second of two identical calls of a tool whose hints for it (resolved

@@ -18,7 +18,9 @@ resolving one tool "flip" (writes, destructive, not idempotent, closed
           resolution at initialize; tools/resolve answers by its argument
           "how": "fine" read-only, "looser" open-world (looser than the
           static hints), "error" a JSON-RPC internal error, "invalid"
-          -32602 (and tools/call refuses "invalid" with -32602 too);
+          -32602 (and tools/call refuses "invalid" with -32602 too),
+          "writes" read-only after writing the file named by its argument
+          "path" (a resolver with an effect);
           and "calm", read-only and closed world, marked resolvable too
           (nothing to resolve: never called)
 """
@@ -76,6 +78,10 @@ def resolving(msg):
     if how == "invalid" or (method == "tools/resolve" and how == "error"):
         code = -32602 if how == "invalid" else -32603
         return {"error": {"code": code, "message": "refused: " + how}}
+    if method == "tools/resolve" and how == "writes":
+        with open(params["arguments"]["path"], "w") as f:
+            f.write("resolved\n")
+        how = "fine"
     if method == "tools/resolve":
         ann = {"readOnlyHint": True} if how == "fine" else \
             {"readOnlyHint": False, "destructiveHint": True,

@@ -25,6 +25,10 @@ only, add_entry, append_log and memo are refused on scope (memo's
 tools/resolve too, which is no finding: the call met the same refusal) and
 so not observed: the findings are stamp's, lookup's and purge's.
 
+Last, bad_server.py's resolving mode with a resolver that writes a file:
+exactly one finding (behaviour, resolution) naming the file, which is not
+listed as an effect outside any call.
+
   check_planted.py MCP_CHECK PLANTED DEV_TOKEN_SH CALLS"""
 
 import json
@@ -159,6 +163,34 @@ with tempfile.TemporaryDirectory() as keys, \
                                    str(lport), "--stdio", "--scopes",
                                    "planted:read"],
                  want, lport)
+
+# A resolver with an effect (bad_server.py resolving, "writes"): under
+# observation what the server does while it resolves is a finding of its
+# own, and not an effect outside any call.
+with tempfile.TemporaryDirectory() as d:
+    target = os.path.join(os.path.realpath(d), "resolved.txt")
+    calls = os.path.join(d, "writes.calls")
+    with open(calls, "w") as f:
+        f.write(json.dumps({"name": "flip", "arguments": {
+            "how": "writes", "path": target}}) + "\n")
+    bad = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                       "bad_server.py")
+    p = subprocess.run([MCP_CHECK, "--json", "--observe", "--timeout", "30",
+                        "--calls", calls, "--", sys.executable, bad,
+                        "resolving"],
+                       capture_output=True, text=True, timeout=600)
+    doc = json.loads(p.stdout) if p.stdout.startswith("{") else {}
+    found = [(f["check"], f["tool"], f["hint"])
+             for f in doc.get("findings", [])]
+    ev = " ".join(f["evidence"] for f in doc.get("findings", []))
+    ok = (p.returncode == 1 and
+          found == [("behaviour", "flip", "resolution")] and
+          target in ev and
+          not any(target in o for o in doc.get("outsideCalls", [])))
+    print(("PASS: " if ok else "FAIL: ") + "resolver_effects")
+    if not ok:
+        print(f"  rc={p.returncode} {found} {ev} {p.stderr[-1500:]}")
+        failures.append("resolver_effects")
 
 if failures:
     print(f"{len(failures)} failed: {' '.join(failures)}")
