@@ -50,20 +50,28 @@ static void cite(evidence *ev, const mcpc_effect *e, const char *why) {
   ev->shown++;
 }
 
-static int emit(mcpc_report *r, const char *tool, const char *hint,
-                const char *grade, const char *what, const char *claim,
-                evidence *ev, const char *fix) {
+/* A claim and its fix, as the static hints make it and as the hints
+ * tools/resolve gave the call make it. */
+typedef struct claim {
+  const char *hint, *grade, *text, *fix, *resolved_text, *resolved_fix;
+} claim;
+
+static int emit(mcpc_report *r, const char *tool, int resolved,
+                const char *what, const claim *c, evidence *ev) {
   char text[1200];
   size_t len;
   if (ev->shown == 0)
     return 0;
-  snprintf(text, sizeof text, "%s: %s: %s", what, claim, ev->text);
+  snprintf(text, sizeof text, "%s: %s: %s", what,
+           resolved ? c->resolved_text : c->text, ev->text);
   len = strlen(text);
   if (ev->more)
     snprintf(text + len, sizeof text - len, "; and %zu more", ev->more);
-  return mcpc_report_add(r, MCPC_BEHAVIOUR, tool, hint, grade, text, fix) < 0
-             ? -1
-             : 1;
+  if (mcpc_report_add(r, MCPC_BEHAVIOUR, tool, c->hint, c->grade, text,
+                      resolved ? c->resolved_fix : c->fix) < 0)
+    return -1;
+  r->findings[r->n_findings - 1].resolved = resolved;
+  return 1;
 }
 
 /* ---- is what was there still there? ------------------------------------ */
@@ -121,49 +129,83 @@ static void destroyed(const mcpc_effect *e, size_t n, evidence *certain,
   }
 }
 
-int mcpc_behaviour_judge(mcpc_report *r, const char *tool,
-                         const int effective[4], const char *what,
-                         const mcpc_effect *e, size_t n) {
+static const claim wrote_claim = {
+    "readOnlyHint",
+    "certain",
+    "a read-only tool changed files",
+    "set readOnlyHint false (and state destructiveHint and idempotentHint), "
+    "or stop the tool from writing",
+    "a call resolved read-only for these arguments (tools/resolve answered "
+    "readOnlyHint true) changed files",
+    "make the resolver answer readOnlyHint false for these arguments, or stop "
+    "the call from writing"};
+static const claim sure_claim = {
+    "destructiveHint",
+    "certain",
+    "a tool that is not destructive removed or overwrote what existed",
+    "set destructiveHint true, or make the tool only add",
+    "a call resolved not destructive for these arguments (tools/resolve "
+    "answered destructiveHint false) removed or overwrote what existed",
+    "make the resolver answer destructiveHint true for these arguments, or "
+    "make the call only add"};
+static const claim maybe_claim = {
+    "destructiveHint",
+    "possible",
+    "a tool that is not destructive replaced a file",
+    "if the earlier data is not all in the new file, set destructiveHint true",
+    "a call resolved not destructive for these arguments (tools/resolve "
+    "answered destructiveHint false) replaced a file",
+    "if the earlier data is not all in the new file, make the resolver answer "
+    "destructiveHint true for these arguments"};
+static const claim net_claim = {
+    "openWorldHint",
+    "certain",
+    "a closed-world tool used the network",
+    "set openWorldHint true, or keep the tool off the network",
+    "a call resolved closed-world for these arguments (tools/resolve answered "
+    "openWorldHint false) used the network",
+    "make the resolver answer openWorldHint true for these arguments, or keep "
+    "the call off the network"};
+static const claim again_claim = {
+    "idempotentHint",
+    "certain",
+    "the second identical call changed files again",
+    "set idempotentHint false, or make a repeated call leave the same state",
+    "the second identical call, resolved idempotent for these arguments "
+    "(tools/resolve answered idempotentHint true), changed files again",
+    "make the resolver answer idempotentHint false for these arguments, or "
+    "make a repeated call leave the same state"};
+
+int mcpc_behaviour_judge(mcpc_report *r, const char *tool, const int hints[4],
+                         int resolved, const char *what, const mcpc_effect *e,
+                         size_t n) {
   evidence wrote = {0}, sure = {0}, maybe = {0}, net = {0};
   int added = 0, rc;
   for (size_t i = 0; i < n; i++) {
-    if (effective[MCPC_READ_ONLY] && file_op(&e[i]))
+    if (hints[MCPC_READ_ONLY] && file_op(&e[i]))
       cite(&wrote, &e[i], NULL);
-    if (!effective[MCPC_OPEN_WORLD] && net_op(&e[i]))
+    if (!hints[MCPC_OPEN_WORLD] && net_op(&e[i]))
       cite(&net, &e[i], NULL);
   }
-  if (!effective[MCPC_READ_ONLY] && !effective[MCPC_DESTRUCTIVE])
+  if (!hints[MCPC_READ_ONLY] && !hints[MCPC_DESTRUCTIVE])
     destroyed(e, n, &sure, &maybe);
-  if ((rc = emit(r, tool, "readOnlyHint", "certain", what,
-                 "a read-only tool changed files", &wrote,
-                 "set readOnlyHint false (and state destructiveHint and "
-                 "idempotentHint), or stop the tool from writing")) < 0)
+  if ((rc = emit(r, tool, resolved, what, &wrote_claim, &wrote)) < 0)
     return -1;
   added += rc;
-  if ((rc = emit(r, tool, "destructiveHint", "certain", what,
-                 "a tool that is not destructive removed or overwrote what "
-                 "existed",
-                 &sure,
-                 "set destructiveHint true, or make the tool only add")) < 0)
+  if ((rc = emit(r, tool, resolved, what, &sure_claim, &sure)) < 0)
     return -1;
   added += rc;
   if (sure.shown == 0 &&
-      (rc = emit(r, tool, "destructiveHint", "possible", what,
-                 "a tool that is not destructive replaced a file", &maybe,
-                 "if the earlier data is not all in the new file, set "
-                 "destructiveHint true")) < 0)
+      (rc = emit(r, tool, resolved, what, &maybe_claim, &maybe)) < 0)
     return -1;
   added += sure.shown == 0 ? rc : 0;
-  if ((rc = emit(r, tool, "openWorldHint", "certain", what,
-                 "a closed-world tool used the network", &net,
-                 "set openWorldHint true, or keep the tool off the "
-                 "network")) < 0)
+  if ((rc = emit(r, tool, resolved, what, &net_claim, &net)) < 0)
     return -1;
   return added + rc;
 }
 
-int mcpc_behaviour_repeat(mcpc_report *r, const char *tool, const char *what,
-                          const mcpc_effect *e, size_t n) {
+int mcpc_behaviour_repeat(mcpc_report *r, const char *tool, int resolved,
+                          const char *what, const mcpc_effect *e, size_t n) {
   evidence again = {0};
   for (size_t i = 0; i < n; i++) {
     const mcpc_effect *x = &e[i], *first;
@@ -190,8 +232,5 @@ int mcpc_behaviour_repeat(mcpc_report *r, const char *tool, const char *what,
     if (!same)
       cite(&again, x, "it changed again");
   }
-  return emit(r, tool, "idempotentHint", "certain", what,
-              "the second identical call changed files again", &again,
-              "set idempotentHint false, or make a repeated call leave the "
-              "same state");
+  return emit(r, tool, resolved, what, &again_claim, &again);
 }

@@ -4,6 +4,7 @@
 
 #include <cjson/cJSON.h>
 #include <stdio.h>
+#include <string.h>
 
 static const char *const names[4] = {"readOnlyHint", "destructiveHint",
                                      "idempotentHint", "openWorldHint"};
@@ -110,4 +111,83 @@ int mcpc_hints_check(mcpc_report *r, const char *name, const int hint[4]) {
     added++;
   }
   return added;
+}
+
+/* ---- tool resolution --------------------------------------------------- */
+
+#define RESOLUTION "io.modelcontextprotocol/tool-resolution"
+
+int mcpc_hints_resolvable(const cJSON *tool) {
+  const cJSON *meta = cJSON_GetObjectItemCaseSensitive(tool, "_meta");
+  const cJSON *ext = cJSON_IsObject(meta)
+                         ? cJSON_GetObjectItemCaseSensitive(meta, RESOLUTION)
+                         : NULL;
+  return cJSON_IsObject(ext) &&
+         cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(ext, "resolvable"));
+}
+
+/* The draft's bound: the rule the answer h breaks against the static
+ * hints st, or NULL. */
+static const char *looser(const int st[4], const int h[4]) {
+  if (st[MCPC_READ_ONLY] && !h[MCPC_READ_ONLY])
+    return "readOnlyHint: the tool is read-only, the call resolved writing";
+  if (!st[MCPC_OPEN_WORLD] && h[MCPC_OPEN_WORLD])
+    return "openWorldHint: the tool is closed-world, the call resolved "
+           "open-world";
+  if (!st[MCPC_DESTRUCTIVE] && h[MCPC_DESTRUCTIVE])
+    return "destructiveHint: the tool is not destructive, the call resolved "
+           "destructive";
+  if (st[MCPC_IDEMPOTENT] && !h[MCPC_IDEMPOTENT])
+    return "idempotentHint: the tool is idempotent, the call resolved not "
+           "idempotent";
+  return NULL;
+}
+
+int mcpc_hints_resolved(const cJSON *result, const char *name,
+                        const int statik[4], int out[4], char *why,
+                        size_t size) {
+  const cJSON *ann = cJSON_GetObjectItemCaseSensitive(result, "annotations");
+  const cJSON *got = cJSON_GetObjectItemCaseSensitive(result, "name");
+  const char *rule;
+  if (!cJSON_IsObject(ann)) {
+    snprintf(why, size, "the result has no annotations object");
+    return MCPC_RESOLVE_MALFORMED;
+  }
+  if (got && (!cJSON_IsString(got) || strcmp(got->valuestring, name) != 0)) {
+    snprintf(why, size, "the result names another tool");
+    return MCPC_RESOLVE_MALFORMED;
+  }
+  for (int i = 0; i < 4; i++) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(ann, names[i]);
+    out[i] = statik[i];
+    if (v == NULL)
+      continue;
+    if (!cJSON_IsBool(v)) {
+      snprintf(why, size, "%s is not a boolean", names[i]);
+      return MCPC_RESOLVE_MALFORMED;
+    }
+    out[i] = cJSON_IsTrue(v) ? 1 : 0;
+  }
+  if (out[MCPC_READ_ONLY]) {
+    out[MCPC_DESTRUCTIVE] = 0;
+    out[MCPC_IDEMPOTENT] = 1;
+  }
+  if ((rule = looser(statik, out)) != NULL) {
+    snprintf(why, size, "looser than the static hints (%s)", rule);
+    return MCPC_RESOLVE_LOOSER;
+  }
+  return 0;
+}
+
+const char *mcpc_hints_describe(const int effective[4], char *buf,
+                                size_t size) {
+  const char *world =
+      effective[MCPC_OPEN_WORLD] ? "open world" : "closed world";
+  if (effective[MCPC_READ_ONLY])
+    snprintf(buf, size, "read-only, %s", world);
+  else
+    snprintf(buf, size, "writes, %sdestructive, %sidempotent, %s",
+             effective[MCPC_DESTRUCTIVE] ? "" : "not ",
+             effective[MCPC_IDEMPOTENT] ? "" : "not ", world);
+  return buf;
 }

@@ -190,6 +190,40 @@ static int open_session(run *r) {
 
 /* ---- the tools and their hints ---------------------------------------- */
 
+/* The hints report lists the resolvable tools. */
+static void note_resolvable(run *r) {
+  char names[1024] = "";
+  size_t n = 0, len;
+  for (size_t i = 0; i < r->rep.n_tools; i++) {
+    const mcpc_tool_row *row = &r->rep.tools[i];
+    if (!row->resolvable)
+      continue;
+    len = strlen(names);
+    if (len + strlen(row->name) + 3 < sizeof names)
+      snprintf(names + len, sizeof names - len, "%s%s", n ? ", " : "",
+               row->name);
+    n++;
+    if (row->effective[MCPC_READ_ONLY] && !row->effective[MCPC_OPEN_WORLD])
+      mcpc_report_note(&r->rep,
+                       "%s: resolvable, but its static hints are already "
+                       "the tightest (read-only, closed world): nothing to "
+                       "resolve",
+                       row->name);
+  }
+  if (n)
+    mcpc_report_note(&r->rep,
+                     "tool resolution: %zu resolvable tool%s (%s): each call "
+                     "is first resolved (tools/resolve) and judged against "
+                     "the hints resolved for its arguments",
+                     n, n == 1 ? "" : "s", names);
+  else
+    mcpc_report_note(&r->rep, "tool resolution: %s",
+                     r->s.resolution ? "offered, but no tool is marked "
+                                       "resolvable"
+                                     : "not offered by the server: every call "
+                                       "is judged against the static hints");
+}
+
 static int list_tools(run *r) {
   char why[512];
   size_t n;
@@ -208,12 +242,14 @@ static int list_tools(run *r) {
         strdup(cJSON_GetObjectItemCaseSensitive(t, "name")->valuestring);
     mcpc_hints_read(t, row->hint, row->effective);
     row->tier = mcpc_hints_tier(row->effective);
+    row->resolvable = mcpc_hints_resolvable(t);
     r->outcome[i] = -1;
     r->rep.n_tools++;
     if (mcpc_hints_check(&r->rep, row->name, row->hint) < 0)
       r->rep.oom = 1;
     mcpc_report_settle(&r->rep, MCPC_HINTS, i, 1);
   }
+  note_resolvable(r);
   return 0;
 }
 
@@ -314,39 +350,234 @@ static int no_more(run *r) {
          (r->started && !mcpc_proc_alive(&r->proc));
 }
 
-static int behave_one(run *r, size_t i, const cJSON *args, const char *what) {
+/* ---- tool resolution -------------------------------------------------- */
+
+/* Whether the tool has a "resolution" finding in the check. */
+static int has_resolution_finding(const run *r, mcpc_check check,
+                                  const char *name) {
+  for (size_t k = 0; k < r->rep.n_findings; k++) {
+    const mcpc_finding *f = &r->rep.findings[k];
+    if (f->check == check && f->tool && strcmp(f->tool, name) == 0 &&
+        strcmp(f->hint, "resolution") == 0)
+      return 1;
+  }
+  return 0;
+}
+
+/* What tools/resolve said of one call of a tool. */
+typedef struct resolution {
+  int resolved;       /* hints[] are the resolver's answer for the call */
+  int hints[4];       /* the hints the call is judged against */
+  int bad_answer;     /* a result, but unusable or looser than the static */
+  mcpc_outcome asked; /* how tools/resolve ended */
+  char detail[512];   /* why the call is not resolved */
+} resolution;
+
+/* Keeps what tools/resolve answered for a call of tool i (--json:
+ * "resolutions"). */
+static void keep_resolution(run *r, size_t i, const cJSON *args,
+                            const resolution *res, const char *what) {
+  mcpc_tool_row *row = &r->rep.tools[i];
+  cJSON *o = cJSON_CreateObject(), *a = cJSON_Duplicate(args, 1), *h = NULL;
+  int ok = o && a && cJSON_AddStringToObject(o, "call", what) &&
+           cJSON_AddItemToObject(o, "arguments", a);
+  if (!ok)
+    cJSON_Delete(a);
+  ok = ok && cJSON_AddBoolToObject(o, "resolved", res->resolved);
+  for (int k = 0; ok && res->resolved && k < 4; k++)
+    ok = (h || (h = cJSON_AddObjectToObject(o, "hints"))) &&
+         cJSON_AddBoolToObject(h, mcpc_hint_name(k), res->hints[k]);
+  if (ok && !res->resolved)
+    ok = cJSON_AddStringToObject(o, "detail", res->detail) != NULL;
+  if (ok && row->resolutions == NULL)
+    ok = (row->resolutions = cJSON_CreateArray()) != NULL;
+  if (!ok || !cJSON_AddItemToArray(row->resolutions, o)) {
+    cJSON_Delete(o);
+    r->rep.oom = 1;
+  }
+}
+
+/* tools/resolve under observation, when there is any: a resolution runs
+ * nothing (the draft), so whatever the server does meanwhile is a finding
+ * of the behaviour check (one per tool), not an effect outside any call. */
+static mcpc_outcome observed_resolve(run *r, size_t i, const cJSON *args,
+                                     cJSON **result, char *detail, size_t size,
+                                     const char *what) {
+  const char *name = r->rep.tools[i].name;
+  char evidence[900];
+  size_t from = mcpc_observer_count(r->obs), n, len;
+  int k = r->next_call++;
+  mcpc_effect *e;
+  mcpc_outcome o;
+  mcpc_observer_set_call(r->obs, k);
+  o = mcpc_session_resolve(&r->s, name, args, NULL, result, detail, size);
+  if (r->obs == NULL)
+    return o;
+  mcpc_observer_set_call(r->obs, -1);
+  e = effects_of(r, k, from, &n);
+  snprintf(evidence, sizeof evidence,
+           "%s: tools/resolve, which is to run nothing, had effects:", what);
+  for (size_t j = 0; e && j < n && j < 3; j++) {
+    len = strlen(evidence);
+    snprintf(evidence + len, sizeof evidence - len, "%s %s %s (%s)",
+             j ? ";" : "", e[j].op, e[j].target, e[j].syscall);
+  }
+  len = strlen(evidence);
+  if (n > 3)
+    snprintf(evidence + len, sizeof evidence - len, "; and %zu more", n - 3);
+  if (e == NULL)
+    r->rep.oom = 1;
+  else if (n && !has_resolution_finding(r, MCPC_BEHAVIOUR, name)) {
+    if (mcpc_report_add(&r->rep, MCPC_BEHAVIOUR, name, "resolution", "certain",
+                        evidence,
+                        "make the resolver only read what it needs to "
+                        "classify the call: no write, no message, no "
+                        "connection") < 0)
+      r->rep.oom = 1;
+    mcpc_report_settle(&r->rep, MCPC_BEHAVIOUR, i, 0);
+  }
+  free(e);
+  return o;
+}
+
+/* Resolves a call of tool i with args over the main session. res->hints
+ * are the resolved hints, or the tool's static ones when it is not
+ * resolvable or its resolution failed (res->detail says why). */
+static void resolve_call(run *r, size_t i, const cJSON *args, resolution *res,
+                         const char *what) {
+  const mcpc_tool_row *row = &r->rep.tools[i];
+  cJSON *result = NULL;
+  char why[300];
+  int rc;
+  memset(res, 0, sizeof *res);
+  memcpy(res->hints, row->effective, sizeof res->hints);
+  if (!row->resolvable)
+    return;
+  res->asked = observed_resolve(r, i, args, &result, res->detail,
+                                sizeof res->detail, what);
+  if (res->asked == MCPC_RAN) {
+    int got[4];
+    rc = mcpc_hints_resolved(result, row->name, row->effective, got, why,
+                             sizeof why);
+    if (rc == 0) {
+      res->resolved = 1;
+      memcpy(res->hints, got, sizeof got);
+    } else {
+      res->bad_answer = 1;
+      snprintf(res->detail, sizeof res->detail, "answered %s", why);
+    }
+  } else if (res->asked == MCPC_RAN_ERROR || res->asked == MCPC_INPUT) {
+    res->bad_answer = 1;
+    snprintf(res->detail, sizeof res->detail, "answered %s",
+             res->asked == MCPC_INPUT ? "without hints (not complete)"
+                                      : "isError");
+  }
+  cJSON_Delete(result);
+  keep_resolution(r, i, args, res, what);
+}
+
+/* Whether a failed resolution only met the refusal the call met too:
+ * refused on scope or for want of a token, or invalid arguments (-32602),
+ * while the call did not run either. call_ran: 1, 0, or -1 (no call to
+ * compare with: such a refusal is given the benefit of the doubt). */
+static int same_refusal(const resolution *res, int call_ran) {
+  int refusal = res->asked == MCPC_SCOPE || res->asked == MCPC_NO_TOKEN ||
+                (res->asked == MCPC_RPC_ERROR &&
+                 strncmp(res->detail, "JSON-RPC -32602:", 16) == 0);
+  return refusal && call_ran != 1;
+}
+
+/* A resolvable tool's call whose resolution failed is a finding of the
+ * hints check (one per tool; later ones are notes): the call was judged
+ * against the static hints. */
+static void judge_resolution(run *r, size_t i, const resolution *res,
+                             int call_ran, const char *what) {
+  const char *name = r->rep.tools[i].name;
+  char evidence[900];
+  if (!r->rep.tools[i].resolvable || res->resolved)
+    return;
+  if (res->bad_answer || !same_refusal(res, call_ran)) {
+    snprintf(evidence, sizeof evidence,
+             "%s: tools/resolve %s%s: the call was judged against the static "
+             "hints",
+             what, res->bad_answer ? "" : "failed: ", res->detail);
+    if (!has_resolution_finding(r, MCPC_HINTS, name)) {
+      if (mcpc_report_add(&r->rep, MCPC_HINTS, name, "resolution", "certain",
+                          evidence,
+                          "answer tools/resolve for every call the tool "
+                          "accepts, with all four hints and none looser than "
+                          "the tool's static hints") < 0)
+        r->rep.oom = 1;
+      mcpc_report_settle(&r->rep, MCPC_HINTS, i, 1);
+      return;
+    }
+  }
+  mcpc_report_note(&r->rep,
+                   "%s: %s: not resolved (%s): judged against the "
+                   "static hints",
+                   name, what, res->detail);
+}
+
+/* The second of two identical calls of a tool whose hints for it (resolved
+ * or not) say idempotent. Returns 0, or EXIT_SERVER. */
+static int repeat_one(run *r, size_t i, const cJSON *args, const char *what,
+                      int resolved) {
   mcpc_tool_row *row = &r->rep.tools[i];
   char detail[512], label[600];
   mcpc_effect *e;
   size_t n;
   mcpc_outcome o = observed_call(r, i, args, &e, &n, detail, sizeof detail);
-  if (r->outcome[i] < 0)
+  if (o == MCPC_NO_ANSWER && no_more(r)) {
+    free(e);
+    return fail_server(r, "the server stopped answering", detail);
+  }
+  snprintf(label, sizeof label, "%s, repeated (%s)", what,
+           mcpc_outcome_name(o));
+  keep_effects(r, i, e, n, "repeated");
+  if (e == NULL ||
+      mcpc_behaviour_repeat(&r->rep, row->name, resolved, label, e, n) < 0)
+    r->rep.oom = 1;
+  free(e);
+  return 0;
+}
+
+static int behave_one(run *r, size_t i, const cJSON *args, const char *what) {
+  mcpc_tool_row *row = &r->rep.tools[i];
+  char detail[512], label[700], words[96];
+  mcpc_effect *e;
+  size_t n;
+  resolution res;
+  mcpc_outcome o;
+  resolve_call(r, i, args, &res, what);
+  if (row->resolvable && res.asked == MCPC_NO_ANSWER && no_more(r))
+    return fail_server(r, "the server stopped answering", res.detail);
+  o = observed_call(r, i, args, &e, &n, detail, sizeof detail);
+  /* The scopes check over stdio weighs the first call that may write. */
+  if (r->outcome[i] < 0 && !res.hints[MCPC_READ_ONLY])
     r->outcome[i] = (int)o;
   if (o == MCPC_NO_ANSWER && no_more(r)) {
     free(e);
     return fail_server(r, "the server stopped answering", detail);
   }
-  snprintf(label, sizeof label, "%s (%s)", what, mcpc_outcome_name(o));
+  judge_resolution(r, i, &res, ran(o), what);
+  if (res.resolved) {
+    snprintf(label, sizeof label, "%s (%s; %s for these arguments, resolved)",
+             what, mcpc_outcome_name(o),
+             mcpc_hints_describe(res.hints, words, sizeof words));
+    mcpc_report_note(&r->rep, "%s: %s", row->name, label);
+  } else {
+    snprintf(label, sizeof label, "%s (%s)", what, mcpc_outcome_name(o));
+  }
   if (!ran(o))
     mcpc_report_note(&r->rep, "%s: %s: %s", row->name, label, detail);
   keep_effects(r, i, e, n, what);
-  if (e == NULL ||
-      mcpc_behaviour_judge(&r->rep, row->name, row->effective, label, e, n) < 0)
+  if (e == NULL || mcpc_behaviour_judge(&r->rep, row->name, res.hints,
+                                        res.resolved, label, e, n) < 0)
     r->rep.oom = 1;
   free(e);
-  if (ran(o) && !row->effective[MCPC_READ_ONLY] &&
-      row->effective[MCPC_IDEMPOTENT]) {
-    o = observed_call(r, i, args, &e, &n, detail, sizeof detail);
-    if (o == MCPC_NO_ANSWER && no_more(r)) {
-      free(e);
-      return fail_server(r, "the server stopped answering", detail);
-    }
-    snprintf(label, sizeof label, "%s, repeated (%s)", what,
-             mcpc_outcome_name(o));
-    keep_effects(r, i, e, n, "repeated");
-    if (e == NULL || mcpc_behaviour_repeat(&r->rep, row->name, label, e, n) < 0)
-      r->rep.oom = 1;
-    free(e);
+  if (ran(o) && !res.hints[MCPC_READ_ONLY] && res.hints[MCPC_IDEMPOTENT]) {
+    if (repeat_one(r, i, args, what, res.resolved) != 0)
+      return EXIT_SERVER;
   }
   if (ran(o) || row->state[MCPC_BEHAVIOUR] == MCPC_PASSED)
     row->state[MCPC_BEHAVIOUR] = MCPC_PASSED;
@@ -407,6 +638,52 @@ static void outside_effects(run *r) {
 }
 
 /* ---- scopes ----------------------------------------------------------- */
+
+/* Whether arguments of tool i resolve to hints that may write (or do not
+ * resolve at all: the static hints apply); what names them. */
+static int may_write(run *r, size_t i, const cJSON *args, const char *what) {
+  resolution res;
+  char label[300];
+  snprintf(label, sizeof label, "scopes check, %s", what);
+  resolve_call(r, i, args, &res, label);
+  judge_resolution(r, i, &res, -1, label);
+  return !res.hints[MCPC_READ_ONLY];
+}
+
+/* The arguments the scopes check calls tool i with: for a resolvable tool,
+ * the first (of its --calls lines, else the generated instance) that does
+ * not resolve read-only, since a call resolved read-only may run with a
+ * read-only token. NULL (noted) when every one resolves read-only. */
+static cJSON *scope_arguments(run *r, size_t i) {
+  const mcpc_tool_row *row = &r->rep.tools[i];
+  size_t tried = 0;
+  char what[64];
+  cJSON *args;
+  if (!row->resolvable) {
+    if ((args = arguments_for(r, i)) == NULL)
+      r->rep.oom = 1;
+    return args;
+  }
+  for (size_t k = 0; k < r->n_calls; k++) {
+    if (strcmp(r->calls[k].name, row->name) != 0)
+      continue;
+    tried++;
+    snprintf(what, sizeof what, "--calls line %u", r->calls[k].line);
+    if (may_write(r, i, r->calls[k].arguments, what))
+      return cJSON_Duplicate(r->calls[k].arguments, 1);
+  }
+  if (tried == 0 && (args = arguments_for(r, i)) != NULL) {
+    if (may_write(r, i, args, "a minimal instance"))
+      return args;
+    cJSON_Delete(args);
+  }
+  mcpc_report_note(&r->rep,
+                   "%s: scopes not checked: every call mcp-check has for it "
+                   "resolved read-only, and a read-only token may run a call "
+                   "resolved read-only (give --calls a call that writes)",
+                   row->name);
+  return NULL;
+}
 
 /* A call of the scopes check. Under observation its effects are kept
  * apart from the behaviour check's, and what it did joins the detail. */
@@ -512,7 +789,10 @@ static int scopes_http(run *r) {
     mcpc_outcome o;
     if (r->rep.tools[i].effective[MCPC_READ_ONLY])
       continue;
-    args = arguments_for(r, i);
+    if ((args = scope_arguments(r, i)) == NULL) {
+      r->rep.tools[i].state[MCPC_SCOPES] = MCPC_SKIPPED;
+      continue;
+    }
     o = scope_call(r, &s, i, args, detail, sizeof detail);
     cJSON_Delete(args);
     judge_scope(r, i, o, detail, "with a token without write scopes");
@@ -524,31 +804,46 @@ static int scopes_http(run *r) {
 /* stdio: the principal is the server's own configuration; a call of each
  * tool that is not read-only (the behaviour check's, when it ran) shows
  * whether it has one without write scopes. */
+/* stdio: a call of tool i that may write, unless the behaviour check made
+ * one. Returns 0, or EXIT_SERVER. */
+static int stdio_call(run *r, size_t i) {
+  char detail[512] = "";
+  cJSON *args;
+  int rc = 0;
+  if (r->outcome[i] >= 0)
+    return 0;
+  if ((args = scope_arguments(r, i)) == NULL)
+    return 0;
+  if (r->obs)
+    rc = behave_one(r, i, args, "call with a minimal instance");
+  else
+    r->outcome[i] = (int)mcpc_session_call(&r->s, r->rep.tools[i].name, args,
+                                           NULL, detail, sizeof detail);
+  cJSON_Delete(args);
+  if (rc != 0)
+    return rc;
+  if (r->outcome[i] == MCPC_NO_ANSWER && no_more(r))
+    return fail_server(r, "the server stopped answering", detail);
+  if (r->outcome[i] == MCPC_NO_ANSWER)
+    mcpc_report_note(&r->rep, "%s: scopes not checked: %s",
+                     r->rep.tools[i].name, detail);
+  return 0;
+}
+
+/* stdio: the principal is the server's own configuration; a call of each
+ * tool that is not read-only (the behaviour check's, when it ran; for a
+ * resolvable tool one not resolved read-only) shows whether it has one
+ * without write scopes. */
 static int scopes_stdio(run *r) {
-  char detail[512];
   size_t refused = 0, called = 0; /* called: those that ran */
   for (size_t i = 0; i < r->rep.n_tools; i++) {
+    int rc;
     if (r->rep.tools[i].effective[MCPC_READ_ONLY])
       continue;
-    if (r->outcome[i] < 0) {
-      cJSON *args = arguments_for(r, i);
-      int rc = 0;
-      if (args == NULL)
-        r->rep.oom = 1;
-      else if (r->obs)
-        rc = behave_one(r, i, args, "call with a minimal instance");
-      else
-        r->outcome[i] = (int)mcpc_session_call(
-            &r->s, r->rep.tools[i].name, args, NULL, detail, sizeof detail);
-      cJSON_Delete(args);
-      if (rc != 0)
-        return rc;
-      if (r->outcome[i] == MCPC_NO_ANSWER && no_more(r))
-        return fail_server(r, "the server stopped answering", detail);
-      if (r->outcome[i] == MCPC_NO_ANSWER)
-        mcpc_report_note(&r->rep, "%s: scopes not checked: %s",
-                         r->rep.tools[i].name, detail);
-    }
+    if ((rc = stdio_call(r, i)) != 0)
+      return rc;
+    if (r->outcome[i] < 0)
+      continue;
     called += ran((mcpc_outcome)r->outcome[i]);
     refused += r->outcome[i] == MCPC_SCOPE;
   }
@@ -566,10 +861,15 @@ static int scopes_stdio(run *r) {
         r->rep.tools[i].state[MCPC_SCOPES] = MCPC_SKIPPED;
     return 0;
   }
-  for (size_t i = 0; i < r->rep.n_tools; i++)
-    if (!r->rep.tools[i].effective[MCPC_READ_ONLY])
+  for (size_t i = 0; i < r->rep.n_tools; i++) {
+    if (r->rep.tools[i].effective[MCPC_READ_ONLY])
+      continue;
+    if (r->outcome[i] < 0)
+      r->rep.tools[i].state[MCPC_SCOPES] = MCPC_SKIPPED;
+    else
       judge_scope(r, i, (mcpc_outcome)r->outcome[i], "",
                   "with the stdio server's principal");
+  }
   return 0;
 }
 

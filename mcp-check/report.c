@@ -45,6 +45,7 @@ int mcpc_report_add(mcpc_report *r, mcpc_check check, const char *tool,
   }
   f = &r->findings[r->n_findings];
   f->check = check;
+  f->resolved = 0;
   f->tool = dup_or_null(tool, &oom);
   f->hint = dup_or_null(hint, &oom);
   f->grade = dup_or_null(grade, &oom);
@@ -142,13 +143,14 @@ static const char *hint_cell(int v) {
 static void print_tools(const mcpc_report *r, FILE *out, int color) {
   const char *red = color ? "\033[31m" : "", *green = color ? "\033[32m" : "";
   const char *off = color ? "\033[0m" : "";
-  fprintf(out, "%-28s %-5s %-5s %-5s %-5s %-28s %-9s %-9s %s\n", "TOOL", "RO",
-          "DESTR", "IDEMP", "OPEN", "TIER", "HINTS", "SCOPES", "BEHAVIOUR");
+  fprintf(out, "%-28s %-5s %-5s %-5s %-5s %-5s %-28s %-9s %-9s %s\n", "TOOL",
+          "RO", "DESTR", "IDEMP", "OPEN", "RESOL", "TIER", "HINTS", "SCOPES",
+          "BEHAVIOUR");
   for (size_t i = 0; i < r->n_tools; i++) {
     const mcpc_tool_row *t = &r->tools[i];
-    fprintf(out, "%-28s %-5s %-5s %-5s %-5s %-28s", t->name,
+    fprintf(out, "%-28s %-5s %-5s %-5s %-5s %-5s %-28s", t->name,
             hint_cell(t->hint[0]), hint_cell(t->hint[1]), hint_cell(t->hint[2]),
-            hint_cell(t->hint[3]), t->tier);
+            hint_cell(t->hint[3]), t->resolvable ? "yes" : "-", t->tier);
     for (int c = 0; c < MCPC_CHECKS; c++) {
       const char *col = t->state[c] == MCPC_FAILED   ? red
                         : t->state[c] == MCPC_PASSED ? green
@@ -182,9 +184,10 @@ void mcpc_report_print(const mcpc_report *r, FILE *out, int color) {
           r->n_findings == 1 ? "" : "s", off);
   for (size_t i = 0; i < r->n_findings; i++) {
     const mcpc_finding *f = &r->findings[i];
-    fprintf(out, "%s[%s]%s %s: %s (%s)\n    evidence: %s\n    fix: %s\n", red,
+    fprintf(out, "%s[%s]%s %s: %s (%s%s)\n    evidence: %s\n    fix: %s\n", red,
             mcpc_check_name(f->check), off, f->tool ? f->tool : "(server)",
-            f->hint, f->grade, f->evidence, f->fix);
+            f->hint, f->grade, f->resolved ? ", resolved hints" : "",
+            f->evidence, f->fix);
   }
 }
 
@@ -203,6 +206,19 @@ static cJSON *hints_json(const int v[4]) {
   return o;
 }
 
+/* Adds a copy of v (nothing when NULL) under key. */
+static int add_copy(cJSON *o, const char *key, const cJSON *v) {
+  cJSON *copy;
+  if (v == NULL)
+    return 0;
+  copy = cJSON_Duplicate(v, 1);
+  if (copy == NULL || !cJSON_AddItemToObject(o, key, copy)) {
+    cJSON_Delete(copy);
+    return -1;
+  }
+  return 0;
+}
+
 static cJSON *tool_json(const mcpc_tool_row *t) {
   cJSON *o = cJSON_CreateObject(), *checks;
   if (o == NULL || !cJSON_AddStringToObject(o, "name", t->name) ||
@@ -219,13 +235,11 @@ static cJSON *tool_json(const mcpc_tool_row *t) {
       cJSON_Delete(o);
       return NULL;
     }
-  if (t->effects) {
-    cJSON *copy = cJSON_Duplicate(t->effects, 1);
-    if (copy == NULL || !cJSON_AddItemToObject(o, "effects", copy)) {
-      cJSON_Delete(copy);
-      cJSON_Delete(o);
-      return NULL;
-    }
+  if (!cJSON_AddBoolToObject(o, "resolvable", t->resolvable) ||
+      add_copy(o, "effects", t->effects) < 0 ||
+      add_copy(o, "resolutions", t->resolutions) < 0) {
+    cJSON_Delete(o);
+    return NULL;
   }
   return o;
 }
@@ -243,7 +257,8 @@ static cJSON *finding_json(const mcpc_finding *f) {
   if (!cJSON_AddStringToObject(o, "hint", f->hint) ||
       !cJSON_AddStringToObject(o, "grade", f->grade) ||
       !cJSON_AddStringToObject(o, "evidence", f->evidence) ||
-      !cJSON_AddStringToObject(o, "fix", f->fix)) {
+      !cJSON_AddStringToObject(o, "fix", f->fix) ||
+      !cJSON_AddBoolToObject(o, "resolved", f->resolved)) {
     cJSON_Delete(o);
     return NULL;
   }
@@ -336,12 +351,16 @@ static void xml_text(FILE *out, const char *s) {
 }
 
 static void junit_case(const mcpc_report *r, FILE *out, int c, const char *tool,
-                       mcpc_state state) {
+                       mcpc_state state, int resolvable) {
   fputs("    <testcase classname=\"mcp-check.", out);
   fputs(check_names[c], out);
   fputs("\" name=\"", out);
   xml_text(out, tool ? tool : "(server)");
   fputs("\">\n", out);
+  if (resolvable)
+    fputs("      <properties><property name=\"resolvable\" value=\"true\"/>"
+          "</properties>\n",
+          out);
   for (size_t i = 0; i < r->n_findings; i++) {
     const mcpc_finding *f = &r->findings[i];
     if ((int)f->check != c || !same_tool(f->tool, tool))
@@ -352,7 +371,7 @@ static void junit_case(const mcpc_report *r, FILE *out, int c, const char *tool,
     xml_text(out, f->evidence);
     fputs("\">", out);
     xml_text(out, f->grade);
-    fputs(": ", out);
+    fputs(f->resolved ? " (resolved hints): " : ": ", out);
     xml_text(out, f->evidence);
     fputs("\nfix: ", out);
     xml_text(out, f->fix);
@@ -373,9 +392,10 @@ int mcpc_report_junit(const mcpc_report *r, FILE *out) {
       failures += (int)r->findings[i].check == c;
     fprintf(out, "  <testsuite name=\"%s\" tests=\"%zu\" failures=\"%zu\">\n",
             check_names[c], r->n_tools + 1, failures);
-    junit_case(r, out, c, NULL, server ? MCPC_FAILED : MCPC_PASSED);
+    junit_case(r, out, c, NULL, server ? MCPC_FAILED : MCPC_PASSED, 0);
     for (size_t i = 0; i < r->n_tools; i++)
-      junit_case(r, out, c, r->tools[i].name, r->tools[i].state[c]);
+      junit_case(r, out, c, r->tools[i].name, r->tools[i].state[c],
+                 r->tools[i].resolvable);
     fputs("  </testsuite>\n", out);
   }
   fputs("</testsuites>\n", out);
@@ -401,6 +421,7 @@ void mcpc_report_clear(mcpc_report *r) {
   for (size_t i = 0; i < r->n_tools; i++) {
     free(r->tools[i].name);
     cJSON_Delete(r->tools[i].effects);
+    cJSON_Delete(r->tools[i].resolutions);
   }
   free(r->tools);
   free_lines(r->notes, r->n_notes);

@@ -30,13 +30,17 @@ typedef enum mcpc_state {
 typedef struct mcpc_finding {
   mcpc_check check;
   char *tool, *hint, *grade, *evidence, *fix;
+  int resolved; /* judged against the hints tools/resolve gave the call,
+                   not the tool's static ones (0 unless set after adding) */
 } mcpc_finding;
 
 /* One tool as listed: its name, the hints as advertised (1 true, 0 false,
  * -1 absent, -2 not a boolean), the values a client falls back to, the
  * approval tier those give, the state of each check, and what its calls
  * under observation did (a JSON array of {"op", "target", "target2"?,
- * "syscall", "call"}, or NULL). */
+ * "syscall", "call"}, or NULL); whether tools/list marks it resolvable,
+ * and what tools/resolve answered for its calls (a JSON array of {"call",
+ * "arguments", "resolved", "hints"?, "detail"?}, or NULL). */
 typedef struct mcpc_tool_row {
   char *name;
   int hint[4];      /* MCPC_HINT_* order, see hints.h */
@@ -44,6 +48,8 @@ typedef struct mcpc_tool_row {
   const char *tier; /* static string */
   mcpc_state state[MCPC_CHECKS];
   struct cJSON *effects;
+  int resolvable;
+  struct cJSON *resolutions;
 } mcpc_tool_row;
 
 typedef struct mcpc_report {

@@ -20,6 +20,13 @@ static int known(const char *v) {
   return 0;
 }
 
+/* The client capabilities mcp-check declares: tool resolution, so that a
+ * server marks its resolvable tools and answers tools/resolve. */
+static void declare(cJSON *caps) {
+  cJSON *ext = cJSON_AddObjectToObject(caps, "extensions");
+  cJSON_AddObjectToObject(ext, MCPC_RESOLUTION);
+}
+
 /* A request of the session's era; params is taken (may be NULL). */
 static cJSON *request(mcpc_session *s, const char *method, cJSON *params) {
   cJSON *m = cJSON_CreateObject();
@@ -40,7 +47,8 @@ static cJSON *request(mcpc_session *s, const char *method, cJSON *params) {
       meta = cJSON_AddObjectToObject(params, "_meta");
     cJSON_AddStringToObject(meta, "io.modelcontextprotocol/protocolVersion",
                             s->version);
-    cJSON_AddObjectToObject(meta, "io.modelcontextprotocol/clientCapabilities");
+    declare(cJSON_AddObjectToObject(
+        meta, "io.modelcontextprotocol/clientCapabilities"));
     info = cJSON_AddObjectToObject(meta, "io.modelcontextprotocol/clientInfo");
     cJSON_AddStringToObject(info, "name", "mcp-check");
     cJSON_AddStringToObject(info, "version", MCPC_VERSION);
@@ -82,6 +90,11 @@ static void server_info(mcpc_session *s, const cJSON *info) {
              version->valuestring);
 }
 
+/* Whether a server's capabilities list the tool-resolution extension. */
+static int offers_resolution(const cJSON *caps) {
+  return cJSON_IsObject(member(member(caps, "extensions"), MCPC_RESOLUTION));
+}
+
 /* The 2026-07-28 probe: 1 when the server discovered itself in that era,
  * 0 when it did not (fall back), -1 when it could not be spoken to. */
 static int discover(mcpc_session *s, char *why, size_t size) {
@@ -106,10 +119,11 @@ static int discover(mcpc_session *s, char *why, size_t size) {
     if (cJSON_IsString(v) && strcmp(v->valuestring, MODERN) == 0)
       found = 1;
   }
-  if (found)
+  if (found) {
     server_info(s, member(member(result, "_meta"),
                           "io.modelcontextprotocol/serverInfo"));
-  else {
+    s->resolution = offers_resolution(member(result, "capabilities"));
+  } else {
     s->modern = 0;
     s->version[0] = '\0';
   }
@@ -125,7 +139,7 @@ static int initialize(mcpc_session *s, const char *version, char *why,
   int rc = -1;
   if (params) {
     cJSON_AddStringToObject(params, "protocolVersion", version);
-    cJSON_AddObjectToObject(params, "capabilities");
+    declare(cJSON_AddObjectToObject(params, "capabilities"));
     info = cJSON_AddObjectToObject(params, "clientInfo");
     cJSON_AddStringToObject(info, "name", "mcp-check");
     cJSON_AddStringToObject(info, "version", MCPC_VERSION);
@@ -156,6 +170,7 @@ static int initialize(mcpc_session *s, const char *version, char *why,
   } else {
     snprintf(s->version, sizeof s->version, "%s", got->valuestring);
     server_info(s, member(result, "serverInfo"));
+    s->resolution = offers_resolution(member(result, "capabilities"));
     rc = 0;
   }
   mcpc_exchange_clear(&x);
@@ -312,9 +327,12 @@ static mcpc_outcome classify(const mcpc_exchange *x, char *detail,
   return MCPC_RPC_ERROR;
 }
 
-mcpc_outcome mcpc_session_call(mcpc_session *s, const char *name,
-                               const cJSON *arguments, const char *token,
-                               char *detail, size_t size) {
+/* tools/call or tools/resolve of name with arguments; *result (when
+ * result is not NULL) gets a copy of a result the answer holds. */
+static mcpc_outcome tool_request(mcpc_session *s, const char *method,
+                                 const char *name, const cJSON *arguments,
+                                 const char *token, cJSON **result,
+                                 char *detail, size_t size) {
   mcpc_exchange x = {0};
   cJSON *params = cJSON_CreateObject();
   cJSON *args =
@@ -328,12 +346,32 @@ mcpc_outcome mcpc_session_call(mcpc_session *s, const char *name,
   }
   cJSON_AddStringToObject(params, "name", name);
   cJSON_AddItemToObject(params, "arguments", args);
-  if (exchange(s, request(s, "tools/call", params), name, token, &x, detail,
-               size) < 0)
+  if (exchange(s, request(s, method, params), name, token, &x, detail, size) <
+      0)
     return MCPC_NO_ANSWER;
   o = classify(&x, detail, size);
+  if (result && cJSON_IsObject(member(x.response, "result")) &&
+      (*result = cJSON_Duplicate(member(x.response, "result"), 1)) == NULL) {
+    snprintf(detail, size, "out of memory");
+    o = MCPC_NO_ANSWER;
+  }
   mcpc_exchange_clear(&x);
   return o;
+}
+
+mcpc_outcome mcpc_session_call(mcpc_session *s, const char *name,
+                               const cJSON *arguments, const char *token,
+                               char *detail, size_t size) {
+  return tool_request(s, "tools/call", name, arguments, token, NULL, detail,
+                      size);
+}
+
+mcpc_outcome mcpc_session_resolve(mcpc_session *s, const char *name,
+                                  const cJSON *arguments, const char *token,
+                                  cJSON **result, char *detail, size_t size) {
+  *result = NULL;
+  return tool_request(s, "tools/resolve", name, arguments, token, result,
+                      detail, size);
 }
 
 const char *mcpc_outcome_name(mcpc_outcome o) {

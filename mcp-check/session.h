@@ -1,13 +1,20 @@
 /* session.h: MCP as a client speaks it, over a conn: the 2026-07-28 era
  * (server/discover, then every request with its _meta) when the server
  * offers it, else the legacy handshake (initialize, then
- * notifications/initialized); tools/list page by page; tools/call. */
+ * notifications/initialized); tools/list page by page; tools/call and
+ * tools/resolve. Every session declares the tool-resolution extension
+ * (MCPC_RESOLUTION: in initialize's capabilities, and in the client
+ * capabilities of every 2026-07-28 request), so that a server marks its
+ * resolvable tools and answers tools/resolve. */
 #ifndef MCPC_SESSION_H
 #define MCPC_SESSION_H
 
 #include "conn.h"
 
 struct cJSON;
+
+/* The tool-resolution extension's name. */
+#define MCPC_RESOLUTION "io.modelcontextprotocol/tool-resolution"
 
 /* The versions mcp-check speaks, newest first. */
 extern const char *const mcpc_versions[];
@@ -21,6 +28,8 @@ typedef struct mcpc_session {
   const char *token; /* borrowed; bearer token of every request, or NULL */
   unsigned timeout_ms;
   int modern;       /* 2026-07-28: no handshake, _meta on every request */
+  int resolution;   /* the server offers tool resolution (its capabilities
+                       list the extension) */
   char version[16]; /* the version in use */
   char name[128], server_version[64];
   long next_id;
@@ -60,6 +69,16 @@ typedef enum mcpc_outcome {
 mcpc_outcome mcpc_session_call(mcpc_session *s, const char *name,
                                const struct cJSON *arguments, const char *token,
                                char *detail, size_t size);
+
+/* Asks for the hints of a call of name with arguments (tools/resolve),
+ * without running it; token as for mcpc_session_call. The outcome is
+ * MCPC_RAN when the answer is a result, which *result then holds (a copy
+ * the caller frees; NULL otherwise), else the error's, with detail as for
+ * mcpc_session_call. */
+mcpc_outcome mcpc_session_resolve(mcpc_session *s, const char *name,
+                                  const struct cJSON *arguments,
+                                  const char *token, struct cJSON **result,
+                                  char *detail, size_t size);
 
 /* A word for an outcome ("ran", "refused on scope", ...). */
 const char *mcpc_outcome_name(mcpc_outcome o);

@@ -13,6 +13,16 @@ chatty    a correct server that sends a ping request and notifications
 nohints   a correct server whose one tool has no annotations at all
 slowtool  a server that never answers a call of its tool "stuck" (and
           answers everything else, "fine" included, at once)
+resolving one tool "flip" (writes, destructive, not idempotent, closed
+          world), marked resolvable when the client declared tool
+          resolution at initialize; tools/resolve answers by its argument
+          "how": "fine" read-only, "looser" open-world (looser than the
+          static hints), "error" a JSON-RPC internal error, "invalid"
+          -32602 (and tools/call refuses "invalid" with -32602 too),
+          "writes" read-only after writing the file named by its argument
+          "path" (a resolver with an effect);
+          and "calm", read-only and closed world, marked resolvable too
+          (nothing to resolve: never called)
 """
 import json
 import sys
@@ -38,6 +48,47 @@ TOOL_FINE = {
     "annotations": {"readOnlyHint": False, "destructiveHint": False,
                     "idempotentHint": True, "openWorldHint": False},
 }
+
+
+RESOLUTION = "io.modelcontextprotocol/tool-resolution"
+TOOL_FLIP = {
+    "name": "flip",
+    "inputSchema": {"type": "object", "properties": {"how": {"type": "string"}}},
+    "annotations": {"readOnlyHint": False, "destructiveHint": True,
+                    "idempotentHint": False, "openWorldHint": False},
+}
+declared = []
+
+
+def resolving(msg):
+    """Mode resolving: the answer to msg, or None for the others'."""
+    method = msg.get("method")
+    params = msg.get("params") or {}
+    how = (params.get("arguments") or {}).get("how")
+    if method == "initialize":
+        ext = params.get("capabilities", {}).get("extensions", {})
+        declared.append(ext.get(RESOLUTION) == {})
+        return None
+    if method == "tools/list":
+        tools = [dict(TOOL_FLIP), dict(TOOL_OK, name="calm")]
+        for tool in tools:
+            if declared and declared[0]:
+                tool["_meta"] = {RESOLUTION: {"resolvable": True}}
+        return {"result": {"tools": tools}}
+    if how == "invalid" or (method == "tools/resolve" and how == "error"):
+        code = -32602 if how == "invalid" else -32603
+        return {"error": {"code": code, "message": "refused: " + how}}
+    if method == "tools/resolve" and how == "writes":
+        with open(params["arguments"]["path"], "w") as f:
+            f.write("resolved\n")
+        how = "fine"
+    if method == "tools/resolve":
+        ann = {"readOnlyHint": True} if how == "fine" else \
+            {"readOnlyHint": False, "destructiveHint": True,
+             "idempotentHint": False, "openWorldHint": True}
+        return {"result": {"resultType": "complete", "name": "flip",
+                           "annotations": ann}}
+    return None
 
 
 def result_for(mode, msg):
@@ -84,6 +135,10 @@ def main():
             send({"jsonrpc": "2.0", "id": "srv-1", "method": "ping"})
             send({"jsonrpc": "2.0", "method": "notifications/message",
                   "params": {"level": "info", "data": "hello"}})
+        answer = resolving(msg) if mode == "resolving" else None
+        if answer is not None:
+            send(dict(answer, jsonrpc="2.0", id=msg["id"]))
+            continue
         result = result_for(mode, msg)
         if result is None:
             send({"jsonrpc": "2.0", "id": msg["id"],

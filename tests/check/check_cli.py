@@ -150,6 +150,60 @@ expect("slow_tool", rc == 1 and states == {"stuck": "skipped",
        [(f["check"], f["tool"], f["hint"]) for f in doc["findings"]],
        f"rc={rc} {out} {err}")
 
+# Tool resolution (bad_server.py resolving): mcp-check declares it, so the
+# tool is marked resolvable; a resolution that fails or answers looser
+# than the static hints is a finding of the hints check; one that meets
+# the refusal the call meets too (invalid arguments) is not; a call
+# resolved read-only is not held to a scope (and so not checked). calm,
+# resolvable but read-only and closed world, has nothing to resolve (a
+# note).
+RESOLVING = {
+    "looser": ([("hints", "flip", "resolution"),
+                ("scopes", None, "authorization")],
+               "looser than the static hints (openWorldHint"),
+    "error": ([("hints", "flip", "resolution"),
+               ("scopes", None, "authorization")],
+              "tools/resolve failed: JSON-RPC -32603: refused: error"),
+    "invalid": ([("scopes", "flip", "scopes")],
+                "not resolved (JSON-RPC -32602: refused: invalid)"),
+    "fine": ([], "flip: scopes not checked: every call mcp-check has for it "
+             "resolved read-only"),
+}
+with tempfile.TemporaryDirectory() as d:
+    for how, (want, word) in RESOLVING.items():
+        calls = os.path.join(d, how + ".calls")
+        junit = os.path.join(d, how + ".xml")
+        with open(calls, "w") as f:
+            f.write(json.dumps({"name": "flip", "arguments": {"how": how}}) +
+                    "\n")
+        rc, out, err = run(["--json", "--junit", junit, "--calls", calls] +
+                           server("resolving"))
+        doc = json.loads(out) if out.strip().startswith("{") else {}
+        found = sorted(((f["check"], f["tool"], f["hint"])
+                        for f in doc.get("findings", [])), key=str)
+        text = json.dumps(doc.get("findings", [])) + json.dumps(
+            doc.get("notes", []))
+        flip = (doc.get("tools") or [{}])[0]
+        hints = "failed" if ("hints", "flip", "resolution") in want else \
+            "passed"
+        notes = doc.get("notes", [])
+        try:
+            xml = open(junit).read()
+        except OSError:
+            xml = ""
+        expect("resolving." + how,
+               rc == (1 if want else 0) and found == sorted(want, key=str)
+               and word in text and flip.get("resolvable") is True and
+               flip.get("resolutions", [{}])[0].get("resolved") ==
+               (how == "fine") and
+               flip.get("checks", {}).get("hints") == hints and
+               "tool resolution: 2 resolvable tools (flip, calm)" in
+               " ".join(notes) and
+               any(n.startswith("calm: resolvable, but its static hints are "
+                                "already the tightest") for n in notes) and
+               '<property name="resolvable" value="true"/>' in xml,
+               f"rc={rc} {found} {out} {err}")
+
 # The man page renders without a warning.
 p = subprocess.run(["man", "--warnings", "-l", MAN], capture_output=True,
                    text=True, env=dict(os.environ, MANWIDTH="80"),

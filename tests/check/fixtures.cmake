@@ -35,7 +35,7 @@ target_compile_definitions(test_instance PRIVATE
 # mcpc_planted (planted.c): the server with one wrong hint of each kind,
 # linked like a user's server; over HTTP too when the transport is built.
 add_executable(mcpc_planted ${CMAKE_CURRENT_LIST_DIR}/planted.c)
-target_link_libraries(mcpc_planted PRIVATE mcp::mcp)
+target_link_libraries(mcpc_planted PRIVATE mcp::mcp PkgConfig::CJSON)
 if(TARGET mcp_http)
   target_link_libraries(mcpc_planted PRIVATE mcp::http)
   target_compile_definitions(mcpc_planted PRIVATE MCP_PLANTED_HTTP)

@@ -1,6 +1,6 @@
 /* planted: a server with one wrong hint of each kind, for mcp-check's
  * tests. Each tool really does what its hint denies, and nothing else is
- * wrong with it, so a correct mcp-check reports exactly five findings:
+ * wrong with it, so a correct mcp-check reports exactly six findings:
  *
  *   tool        hint that is wrong                what it does
  *   stamp       readOnlyHint true                 writes DIR/stamp.txt
@@ -11,10 +11,22 @@
  *   purge       (none: destructive, but no scope) removes DIR/trash.txt; a
  *                                                 read-only token runs it
  *   read_note   (honest: read-only, closed world) reads DIR/note.txt
+ *   memo        resolvable (tool resolution); its  "read" reads DIR/memo.txt;
+ *               resolver says readOnlyHint true    "peek" reads it and writes
+ *               for "peek" (wrong) and "read"      DIR/memo-seen.txt;
+ *               (right), and the truth for         "append" appends "text";
+ *               "append" and "clear"               "clear" removes it
  *
- * Scopes: stamp, lookup and read_note need planted:read; add_entry and
- * append_log need planted:write; purge needs none. Hints not named above
- * are true to the behaviour: add_entry creates a new file and removes one
+ * memo's static hints are its worst case (writes, destructive, not
+ * idempotent, closed world); its resolver narrows them per call: "read"
+ * and "peek" read-only; "append" not destructive (it only adds) and not
+ * idempotent; "clear" destructive and idempotent (a second clear removes
+ * nothing). Only "peek" lies, so judged against the hints resolved for
+ * each call, memo has the one readOnlyHint finding of its peek.
+ *
+ * Scopes: stamp, lookup and read_note need planted:read; add_entry,
+ * append_log and memo need planted:write; purge needs none. Hints not named
+ * above are true to the behaviour: add_entry creates a new file and removes one
  * that existed (so it is not read-only and not idempotent), append_log only
  * appends (nothing that existed changes: not destructive), purge deletes
  * (destructive; deleting twice changes nothing more: idempotent). No tool
@@ -24,8 +36,8 @@
  *           [--stdio | --http ADDR:PORT [--jwks FILE --issuer URL
  *            --audience URL]]
  *
- * DIR must exist; at start the server creates old.txt, trash.txt and
- * note.txt in it when they are missing (effects outside any call). Without
+ * DIR must exist; at start the server creates old.txt, trash.txt, note.txt
+ * and memo.txt in it when they are missing (effects outside any call). Without
  * --port, lookup connects to port 9 (discard). Over stdio, --scopes gives
  * the local user those scopes (without it the user holds every scope: no
  * authorization, which mcp-check reports). The HTTP flags are libmcp's
@@ -34,6 +46,7 @@
  * otherwise --scopes applies to every HTTP caller. */
 #define _POSIX_C_SOURCE 200809L
 #include <arpa/inet.h>
+#include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <mcp/mcp.h>
@@ -161,6 +174,80 @@ static int read_note(mcp_call *call, void *user_data) {
   return mcp_result_text(call, n ? text : "(empty)");
 }
 
+/* memo's action: 'r'ead, 'p'eek, 'a'ppend or 'c'lear; 0 when none. */
+static char memo_action(const cJSON *arguments) {
+  const cJSON *a = cJSON_GetObjectItemCaseSensitive(arguments, "action");
+  return cJSON_IsString(a) ? a->valuestring[0] : 0;
+}
+
+/* memo's resolver: "peek" is said read-only, and writes (see memo). */
+static int memo_resolve(const cJSON *arguments, const mcp_principal *principal,
+                        mcp_tool_annotations *hints, void *user_data) {
+  (void)principal;
+  (void)user_data;
+  switch (memo_action(arguments)) {
+  case 'r':
+  case 'p': /* wrong: peek writes DIR/memo-seen.txt */
+    hints->read_only = MCP_HINT_TRUE;
+    hints->destructive = hints->idempotent = MCP_HINT_UNSET;
+    return 0;
+  case 'a':
+    hints->destructive = MCP_HINT_FALSE;
+    hints->idempotent = MCP_HINT_FALSE;
+    return 0;
+  case 'c':
+    hints->destructive = MCP_HINT_TRUE;
+    hints->idempotent = MCP_HINT_TRUE;
+    return 0;
+  default:
+    return -1;
+  }
+}
+
+/* The memo's text as the result. */
+static int memo_read(mcp_call *call, const planted *p) {
+  char path[4096], got[256];
+  size_t n = 0;
+  if (path_in(p, "memo.txt", path, sizeof path) == 0) {
+    FILE *f = fopen(path, "re");
+    if (f) {
+      n = fread(got, 1, sizeof got - 1, f);
+      fclose(f);
+    }
+  }
+  got[n] = '\0';
+  return mcp_result_text(call, n ? got : "(empty)");
+}
+
+/* memo: reads, peeks at (and marks seen), appends to or clears DIR/memo.txt.
+ */
+static int memo(mcp_call *call, void *user_data) {
+  const planted *p = user_data;
+  const char *text = NULL;
+  char line[512];
+  switch (memo_action(mcp_call_arguments(call))) {
+  case 'p':
+    if (put(p, "memo-seen.txt", O_TRUNC, "seen\n") != 0)
+      return mcp_result_error(call, "Could not mark the memo seen.");
+    return memo_read(call, p);
+  case 'r':
+    return memo_read(call, p);
+  case 'a':
+    if (mcp_call_arg_string(call, "text", &text) != 0)
+      return mcp_result_error(call, "Appending needs a text.");
+    snprintf(line, sizeof line, "%.500s\n", text);
+    if (put(p, "memo.txt", O_APPEND, line) != 0)
+      return mcp_result_error(call, "Could not append.");
+    return mcp_result_text(call, "Appended.");
+  case 'c':
+    if (remove_in(p, "memo.txt") != 0)
+      return mcp_result_error(call, "Could not clear.");
+    return mcp_result_text(call, "Cleared.");
+  default:
+    return mcp_result_error(call, "Unknown action.");
+  }
+}
+
 static const char *const read_scope[] = {"planted:read", NULL};
 static const char *const write_scope[] = {"planted:write", NULL};
 
@@ -216,6 +303,20 @@ static const mcp_tool tools[] = {
      .scopes = read_scope,
      .annotations = {.read_only = MCP_HINT_TRUE, .open_world = MCP_HINT_FALSE},
      .handler = read_note},
+    {.name = "memo",
+     .description = "Reads, peeks at, appends to or clears the memo.",
+     .input_schema =
+         "{\"type\":\"object\",\"properties\":{\"action\":{\"enum\":["
+         "\"read\",\"peek\",\"append\",\"clear\"]},\"text\":{\"type\":"
+         "\"string\",\"maxLength\":500}},\"required\":[\"action\"],"
+         "\"additionalProperties\":false}",
+     .scopes = write_scope,
+     .annotations = {.read_only = MCP_HINT_FALSE,
+                     .destructive = MCP_HINT_TRUE,
+                     .idempotent = MCP_HINT_FALSE,
+                     .open_world = MCP_HINT_FALSE},
+     .resolve = memo_resolve, /* wrong for "peek" */
+     .handler = memo},
 };
 
 static void usage(void) {
@@ -250,7 +351,8 @@ static const char **split(const char *s, char **words) {
 
 /* The files the tools find at their first call. */
 static int prepare(const planted *p) {
-  static const char *const names[] = {"old.txt", "trash.txt", "note.txt"};
+  static const char *const names[] = {"old.txt", "trash.txt", "note.txt",
+                                      "memo.txt"};
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
     if (put(p, names[i], O_EXCL, "kept\n") != 0 && errno != EEXIST) {
       fprintf(stderr, "planted: cannot write in %s: %s\n", p->dir,

@@ -3,8 +3,10 @@
 stamp writes, add_entry removes a file that existed, lookup connects to the
 loopback port it is given, append_log appends again on a second identical
 call, purge runs with a read-only principal while the writing tools are
-refused on scope, and read_note only reads. Its tools/list says exactly
-the hints planted.c documents. Over stdio, and over HTTP when built with it.
+refused on scope, read_note only reads, and memo, the resolvable tool,
+does what each action says but for "peek", which its resolver calls
+read-only and which writes memo-seen.txt. Its tools/list says exactly the
+hints planted.c documents, and tools/resolve memo's per action. Over stdio, and over HTTP when built with it.
 MCP_TEST_LAUNCHER (e.g. valgrind ...) prefixes the server.
 
     planted_smoke.py PATH-TO-mcpc_planted
@@ -44,7 +46,17 @@ HINTS = {
               "idempotentHint": True, "openWorldHint": False},
     "read_note": {"readOnlyHint": True, "destructiveHint": False,
                  "idempotentHint": True, "openWorldHint": False},
+    "memo": {"readOnlyHint": False, "destructiveHint": True,
+             "idempotentHint": False, "openWorldHint": False},
 }
+RESOLUTION = "io.modelcontextprotocol/tool-resolution"
+READ_ONLY = HINTS["read_note"]
+# What memo's resolver answers per action.
+MEMO = {"read": READ_ONLY, "peek": READ_ONLY,
+        "append": {"readOnlyHint": False, "destructiveHint": False,
+                   "idempotentHint": False, "openWorldHint": False},
+        "clear": {"readOnlyHint": False, "destructiveHint": True,
+                  "idempotentHint": True, "openWorldHint": False}}
 
 bin_path = sys.argv[1]
 launcher = shlex.split(os.environ.get("MCP_TEST_LAUNCHER", ""))
@@ -121,6 +133,8 @@ def every_tool(d):
             fail("%s: annotations %s, want %s" % (name, got, hints))
     for rid in range(3, 10):
         text_of(r[rid])
+    if "_meta" in tools["memo"]:
+        fail("memo marked resolvable for a client that did not declare it")
     if read(d, "stamp.txt") != "stamped\n":
         fail("stamp wrote %r" % read(d, "stamp.txt"))
     if os.path.exists(os.path.join(d, "old.txt")):
@@ -136,6 +150,43 @@ def every_tool(d):
     if not connected(lst):
         fail("lookup did not connect")
     lst.close()
+
+
+def memo_actions(d):
+    """A client declaring tool resolution: memo alone is marked resolvable,
+    tools/resolve gives each action's hints, and each call does what
+    planted.c says (peek writes, which its resolved hints deny)."""
+    init = json.loads(json.dumps(INIT))
+    init["params"]["capabilities"] = {"extensions": {RESOLUTION: {}}}
+    msgs = [init, READY, {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}]
+    for i, action in enumerate(MEMO):
+        msgs.append({"jsonrpc": "2.0", "id": 10 + i, "method": "tools/resolve",
+                     "params": {"name": "memo",
+                                "arguments": {"action": action}}})
+    msgs += [call(20, "memo", {"action": "read"}),
+             call(21, "memo", {"action": "peek"}),
+             call(22, "memo", {"action": "append", "text": "more"})]
+    r = stdio(["--dir", d, "--scopes", "planted:write"], msgs)
+    marked = [t["name"] for t in r[2]["result"]["tools"]
+              if t.get("_meta", {}).get(RESOLUTION) == {"resolvable": True}]
+    if marked != ["memo"]:
+        fail("resolvable tools %s, want memo" % marked)
+    for i, (action, want) in enumerate(MEMO.items()):
+        got = r[10 + i].get("result", {}).get("annotations")
+        if got != want:
+            fail("memo %s resolved %s, want %s" % (action, got, want))
+    if not text_of(r[20]).startswith("kept\n"):
+        fail("memo read: %r" % text_of(r[20]))
+    text_of(r[21])
+    if read(d, "memo-seen.txt") != "seen\n":
+        fail("memo peek did not write memo-seen.txt")
+    text_of(r[22])
+    if read(d, "memo.txt") != "kept\nmore\n":
+        fail("memo append: %r" % read(d, "memo.txt"))
+    r = stdio(["--dir", d], [INIT, READY, call(2, "memo", {"action": "clear"})])
+    text_of(r[2])
+    if os.path.exists(os.path.join(d, "memo.txt")):
+        fail("memo clear left memo.txt")
 
 
 def read_only_principal(d):
@@ -282,7 +333,8 @@ def has_http():
 
 
 def main():
-    for test in (every_tool, read_only_principal, bad_command_lines):
+    for test in (every_tool, memo_actions, read_only_principal,
+                 bad_command_lines):
         with tempfile.TemporaryDirectory() as d:
             test(d)
     if has_http():

@@ -1,5 +1,7 @@
 /* test_check.c: mcp-check's own modules, driven directly: the hints check
- * and the tiers (hints.c), the report and its JSON and JUnit forms
+ * and the tiers, and tool resolution read from tools/list and tools/resolve
+ * (hints.c), the session declaring resolution and asking tools/resolve
+ * (session.c), the report and its JSON and JUnit forms
  * (report.c), the command line (opts.c), the behaviour judgement on real
  * files (behave.c, digest.c), the child process and its group (proc.c),
  * and one stdio exchange (conn.c). */
@@ -11,6 +13,7 @@
 #include "opts.h"
 #include "proc.h"
 #include "report.h"
+#include "session.h"
 
 #include <check.h>
 #include <cjson/cJSON.h>
@@ -285,43 +288,43 @@ START_TEST(behaviour_judged) {
   make_dir();
   /* Read-only that writes: certain. */
   e[0] = effect("create", "new", NULL, O_CREAT | O_WRONLY);
-  ck_assert_int_eq(mcpc_behaviour_judge(&r, "t", read_only, "c", e, 1), 1);
+  ck_assert_int_eq(mcpc_behaviour_judge(&r, "t", read_only, 0, "c", e, 1), 1);
   ck_assert_str_eq(r.findings[0].hint, "readOnlyHint");
   /* Additive that removes what existed: certain. */
   put("old", "data");
   e[0] = effect("remove", "old", NULL, 0);
   unlink(e[0].target);
-  ck_assert_int_eq(mcpc_behaviour_judge(&r, "t", additive, "c", e, 1), 1);
+  ck_assert_int_eq(mcpc_behaviour_judge(&r, "t", additive, 0, "c", e, 1), 1);
   ck_assert_str_eq(r.findings[1].hint, "destructiveHint");
   ck_assert_str_eq(r.findings[1].grade, "certain");
   /* Additive that removes what it created in the same call: nothing. */
   e[0] = effect("remove", "never", NULL, 0);
-  ck_assert_int_eq(mcpc_behaviour_judge(&r, "t", additive, "c", e, 1), 0);
+  ck_assert_int_eq(mcpc_behaviour_judge(&r, "t", additive, 0, "c", e, 1), 0);
   /* The safe-write idiom keeping the old bytes at the start: nothing. */
   put("log", "one\n");
   put("tmp", "");
   e[0] = effect("create", "tmp", NULL, O_CREAT | O_WRONLY);
   e[1] = effect("rename", "tmp", "log", 0);
   put("log", "one\ntwo\n");
-  ck_assert_int_eq(mcpc_behaviour_judge(&r, "t", additive, "c", e, 2), 0);
+  ck_assert_int_eq(mcpc_behaviour_judge(&r, "t", additive, 0, "c", e, 2), 0);
   /* The same losing the old bytes: possible. */
   e[1] = effect("rename", "tmp", "log", 0);
   put("log", "two\n");
-  ck_assert_int_eq(mcpc_behaviour_judge(&r, "t", additive, "c", e, 2), 1);
+  ck_assert_int_eq(mcpc_behaviour_judge(&r, "t", additive, 0, "c", e, 2), 1);
   ck_assert_str_eq(r.findings[2].grade, "possible");
   /* Bytes changed in place: certain. */
   e[0] = effect("write", "log", NULL, O_WRONLY);
   put("log", "TWO\n");
-  ck_assert_int_eq(mcpc_behaviour_judge(&r, "t", additive, "c", e, 1), 1);
+  ck_assert_int_eq(mcpc_behaviour_judge(&r, "t", additive, 0, "c", e, 1), 1);
   ck_assert_str_eq(r.findings[3].grade, "certain");
   /* Closed world that connects; an open-world one may. */
   e[0] = effect("connect", "x", NULL, 0);
   snprintf(e[0].target, sizeof e[0].target, "127.0.0.1:9");
-  ck_assert_int_eq(mcpc_behaviour_judge(&r, "t", additive, "c", e, 1), 1);
+  ck_assert_int_eq(mcpc_behaviour_judge(&r, "t", additive, 0, "c", e, 1), 1);
   ck_assert_str_eq(r.findings[4].hint, "openWorldHint");
   {
     const int open[4] = {0, 0, 0, 1};
-    ck_assert_int_eq(mcpc_behaviour_judge(&r, "t", open, "c", e, 1), 0);
+    ck_assert_int_eq(mcpc_behaviour_judge(&r, "t", open, 0, "c", e, 1), 0);
   }
   mcpc_report_clear(&r);
   rm_dir();
@@ -336,16 +339,16 @@ START_TEST(behaviour_repeat) {
   put("state", "on\n");
   e = effect("write", "state", NULL, O_WRONLY | O_TRUNC);
   put("state", "on\n");
-  ck_assert_int_eq(mcpc_behaviour_repeat(&r, "t", "c", &e, 1), 0);
+  ck_assert_int_eq(mcpc_behaviour_repeat(&r, "t", 0, "c", &e, 1), 0);
   /* Appended again: not. */
   e = effect("write", "state", NULL, O_WRONLY | O_APPEND);
   put("state", "on\non\n");
-  ck_assert_int_eq(mcpc_behaviour_repeat(&r, "t", "c", &e, 1), 1);
+  ck_assert_int_eq(mcpc_behaviour_repeat(&r, "t", 0, "c", &e, 1), 1);
   ck_assert_str_eq(r.findings[0].hint, "idempotentHint");
   /* Created anew where there was nothing: changed. */
   e = effect("create", "fresh", NULL, O_CREAT | O_WRONLY);
   put("fresh", "x");
-  ck_assert_int_eq(mcpc_behaviour_repeat(&r, "t", "c", &e, 1), 1);
+  ck_assert_int_eq(mcpc_behaviour_repeat(&r, "t", 0, "c", &e, 1), 1);
   ck_assert(mcpc_kept(&e, "/nonexistent") == 1); /* it did not exist */
   mcpc_report_clear(&r);
   rm_dir();
@@ -455,6 +458,262 @@ START_TEST(conn_stdio_exchange) {
 }
 END_TEST
 
+/* ---- tool resolution ---------------------------------------------------- */
+
+#define EXT "io.modelcontextprotocol/tool-resolution"
+
+static int resolvable(const char *json) {
+  cJSON *t = cJSON_Parse(json);
+  int rc;
+  ck_assert_ptr_nonnull(t);
+  rc = mcpc_hints_resolvable(t);
+  cJSON_Delete(t);
+  return rc;
+}
+
+START_TEST(hints_resolvable_marker) {
+  ck_assert_int_eq(resolvable("{\"name\":\"m\",\"_meta\":{\"" EXT
+                              "\":{\"resolvable\":true},"
+                              "\"x/y\":1}}"),
+                   1);
+  ck_assert_int_eq(resolvable("{\"name\":\"m\"}"), 0);
+  ck_assert_int_eq(resolvable("{\"name\":\"m\",\"_meta\":[]}"), 0);
+  ck_assert_int_eq(resolvable("{\"name\":\"m\",\"_meta\":{\"" EXT "\":true}}"),
+                   0);
+  ck_assert_int_eq(resolvable("{\"name\":\"m\",\"_meta\":{\"" EXT
+                              "\":{\"resolvable\":"
+                              "false}}}"),
+                   0);
+  ck_assert_int_eq(resolvable("{\"name\":\"m\",\"_meta\":{\"" EXT
+                              "\":{\"resolvable\":"
+                              "\"true\"}}}"),
+                   0);
+  ck_assert_int_eq(
+      resolvable("{\"name\":\"m\",\"_meta\":{\"other\":{\"resolvable\":"
+                 "true}}}"),
+      0);
+}
+END_TEST
+
+/* A tools/resolve result read against static hints. */
+static int resolved(const char *json, const int statik[4], int out[4],
+                    char *why) {
+  cJSON *res = cJSON_Parse(json);
+  int rc;
+  ck_assert_ptr_nonnull(res);
+  rc = mcpc_hints_resolved(res, "manage", statik, out, why, 256);
+  cJSON_Delete(res);
+  return rc;
+}
+
+START_TEST(hints_resolved_read) {
+  /* manage: writes, destructive, not idempotent, closed world. */
+  static const int manage[4] = {0, 1, 0, 0};
+  static const struct {
+    const char *json;
+    int rc, out[4];
+    const char *why;
+  } rows[] = {
+      {"{\"resultType\":\"complete\",\"name\":\"manage\",\"annotations\":{"
+       "\"readOnlyHint\":true,\"destructiveHint\":false,\"idempotentHint\":"
+       "true,\"openWorldHint\":false}}",
+       0,
+       {1, 0, 1, 0},
+       NULL},
+      /* Read-only derives the other two, whatever is written. */
+      {"{\"annotations\":{\"readOnlyHint\":true,\"destructiveHint\":true,"
+       "\"idempotentHint\":false}}",
+       0,
+       {1, 0, 1, 0},
+       NULL},
+      /* A hint left out keeps its static value. */
+      {"{\"annotations\":{\"destructiveHint\":false}}", 0, {0, 0, 0, 0}, NULL},
+      {"{\"annotations\":{}}", 0, {0, 1, 0, 0}, NULL},
+      {"{\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false,"
+       "\"idempotentHint\":true,\"openWorldHint\":null}}",
+       MCPC_RESOLVE_MALFORMED,
+       {0},
+       "openWorldHint is not a boolean"},
+      {"{\"name\":\"manage\"}", MCPC_RESOLVE_MALFORMED, {0}, "no annotations"},
+      {"{\"annotations\":[]}", MCPC_RESOLVE_MALFORMED, {0}, "no annotations"},
+      {"{\"name\":\"other\",\"annotations\":{}}",
+       MCPC_RESOLVE_MALFORMED,
+       {0},
+       "another tool"},
+      {"{\"name\":7,\"annotations\":{}}",
+       MCPC_RESOLVE_MALFORMED,
+       {0},
+       "another tool"},
+      /* Looser than the static hints: closed world resolved open. */
+      {"{\"annotations\":{\"openWorldHint\":true}}",
+       MCPC_RESOLVE_LOOSER,
+       {0},
+       "openWorldHint: the tool is closed-world"},
+  };
+  for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+    int out[4] = {-9, -9, -9, -9};
+    char why[256] = "";
+    ck_assert_int_eq(resolved(rows[i].json, manage, out, why), rows[i].rc);
+    if (rows[i].rc == 0)
+      ck_assert_mem_eq(out, rows[i].out, sizeof out);
+    else
+      ck_assert_msg(strstr(why, rows[i].why) != NULL, "row %zu: %s", i, why);
+  }
+}
+END_TEST
+
+/* Each rule of the draft's bound, against the static hints it binds. */
+START_TEST(hints_resolved_bound) {
+  static const struct {
+    int statik[4];
+    const char *json, *rule;
+  } rows[] = {
+      {{1, 0, 1, 0},
+       "{\"annotations\":{\"readOnlyHint\":false}}",
+       "readOnlyHint"},
+      {{0, 0, 0, 0},
+       "{\"annotations\":{\"openWorldHint\":true}}",
+       "openWorldHint"},
+      {{0, 0, 0, 1},
+       "{\"annotations\":{\"destructiveHint\":true}}",
+       "destructiveHint"},
+      {{0, 1, 1, 1},
+       "{\"annotations\":{\"idempotentHint\":false}}",
+       "idempotentHint"},
+  };
+  for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+    int out[4];
+    char why[256] = "";
+    ck_assert_int_eq(resolved(rows[i].json, rows[i].statik, out, why),
+                     MCPC_RESOLVE_LOOSER);
+    ck_assert_msg(strstr(why, rows[i].rule) != NULL, "row %zu: %s", i, why);
+  }
+  /* An idempotent tool resolved read-only is idempotent still. */
+  {
+    static const int st[4] = {0, 1, 1, 0};
+    int out[4];
+    char why[256];
+    ck_assert_int_eq(
+        resolved("{\"annotations\":{\"readOnlyHint\":true,\"idempotentHint\":"
+                 "false}}",
+                 st, out, why),
+        0);
+    ck_assert_int_eq(out[MCPC_IDEMPOTENT], 1);
+  }
+}
+END_TEST
+
+START_TEST(hints_describe_words) {
+  static const int ro[4] = {1, 0, 1, 1}, w[4] = {0, 1, 0, 0};
+  char buf[96];
+  ck_assert_str_eq(mcpc_hints_describe(ro, buf, sizeof buf),
+                   "read-only, open world");
+  ck_assert_str_eq(mcpc_hints_describe(w, buf, sizeof buf),
+                   "writes, destructive, not idempotent, closed world");
+}
+END_TEST
+
+/* A finding judged against resolved hints says so, in every output. */
+START_TEST(report_resolved_outputs) {
+  mcpc_report r = {0};
+  mcpc_effect e;
+  cJSON *j, *t, *f;
+  char buf[8192];
+  size_t n;
+  FILE *x = tmpfile();
+  ck_assert_ptr_nonnull(x);
+  one_tool(&r, "manage");
+  r.tools[0].resolvable = 1;
+  r.tools[0].resolutions = cJSON_Parse(
+      "[{\"call\":\"c\",\"arguments\":{},\"resolved\":true,\"hints\":{}}]");
+  memset(&e, 0, sizeof e);
+  snprintf(e.op, sizeof e.op, "create");
+  snprintf(e.syscall, sizeof e.syscall, "openat");
+  snprintf(e.target, sizeof e.target, "/nowhere/seen");
+  {
+    static const int ro[4] = {1, 0, 1, 0};
+    ck_assert_int_eq(mcpc_behaviour_judge(&r, "manage", ro, 1, "c", &e, 1), 1);
+    ck_assert_int_eq(mcpc_behaviour_judge(&r, "manage", ro, 0, "c", &e, 1), 1);
+  }
+  ck_assert_int_eq(r.findings[0].resolved, 1);
+  ck_assert_int_eq(r.findings[1].resolved, 0);
+  ck_assert_ptr_nonnull(strstr(r.findings[0].evidence, "resolved read-only"));
+  ck_assert_ptr_nonnull(strstr(r.findings[0].fix, "resolver"));
+  ck_assert_ptr_null(strstr(r.findings[1].evidence, "resolved"));
+  j = mcpc_report_json(&r, 1);
+  ck_assert_ptr_nonnull(j);
+  t = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "tools"), 0);
+  ck_assert(cJSON_IsTrue(cJSON_GetObjectItem(t, "resolvable")));
+  ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(t, "resolutions")),
+                   1);
+  f = cJSON_GetObjectItem(j, "findings");
+  ck_assert(
+      cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetArrayItem(f, 0), "resolved")));
+  ck_assert(
+      cJSON_IsFalse(cJSON_GetObjectItem(cJSON_GetArrayItem(f, 1), "resolved")));
+  cJSON_Delete(j);
+  ck_assert_int_eq(mcpc_report_junit(&r, x), 0);
+  rewind(x);
+  n = fread(buf, 1, sizeof buf - 1, x);
+  buf[n] = '\0';
+  fclose(x);
+  ck_assert_ptr_nonnull(
+      strstr(buf, "<property name=\"resolvable\" value=\"true\"/>"));
+  ck_assert_ptr_nonnull(strstr(buf, ">certain (resolved hints): c: "));
+  mcpc_report_clear(&r);
+}
+END_TEST
+
+/* The session declares tool resolution at initialize, reads the server's
+ * offer, and sends tools/resolve with the call's name and arguments. The
+ * peer writes what it received to its standard error. */
+START_TEST(session_resolve_wire) {
+  char *argv[] = {
+      "/bin/sh", "-c",
+      "read l; echo \"$l\" >&2;"
+      " echo '{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"protocolVersion\":"
+      "\"2025-11-25\",\"capabilities\":{\"tools\":{},\"extensions\":{\"" EXT
+      "\":{}}},\"serverInfo\":{\"name\":\"p\",\"version\":\"1\"}}}';"
+      " read n; read l; echo \"$l\" >&2;"
+      " echo '{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"resultType\":"
+      "\"complete\",\"name\":\"m\",\"annotations\":{\"readOnlyHint\":true}}}';"
+      " read l; echo '{\"jsonrpc\":\"2.0\",\"id\":3,\"error\":{\"code\":"
+      "-32602,\"message\":\"tool m is not resolvable\"}}'; sleep 100",
+      NULL};
+  char why[256], tail[2048];
+  mcpc_proc p;
+  mcpc_conn *c;
+  mcpc_session s;
+  cJSON *args = cJSON_Parse("{\"action\":\"read\"}"), *res = NULL;
+  ck_assert_int_eq(mcpc_proc_start(argv, 1, NULL, &p, why, sizeof why), 0);
+  c = mcpc_conn_stdio(p.in_fd, p.out_fd);
+  ck_assert_int_eq(
+      mcpc_session_open(&s, c, NULL, "2025-11-25", 5000, why, sizeof why), 0);
+  ck_assert_int_eq(s.resolution, 1);
+  ck_assert_int_eq(
+      mcpc_session_resolve(&s, "m", args, NULL, &res, why, sizeof why),
+      MCPC_RAN);
+  ck_assert_ptr_nonnull(res);
+  ck_assert(cJSON_IsTrue(cJSON_GetObjectItem(
+      cJSON_GetObjectItem(res, "annotations"), "readOnlyHint")));
+  cJSON_Delete(res);
+  ck_assert_int_eq(
+      mcpc_session_resolve(&s, "m", args, NULL, &res, why, sizeof why),
+      MCPC_RPC_ERROR);
+  ck_assert_ptr_null(res);
+  ck_assert_ptr_nonnull(strstr(why, "JSON-RPC -32602: tool m is not"));
+  mcpc_proc_log_tail(&p, tail, sizeof tail);
+  ck_assert_ptr_nonnull(
+      strstr(tail, "\"capabilities\":{\"extensions\":{\"" EXT "\":{}}}"));
+  ck_assert_ptr_nonnull(strstr(tail, "\"method\":\"tools/resolve\",\"params\":"
+                                     "{\"name\":\"m\",\"arguments\":{"
+                                     "\"action\":\"read\"}}"));
+  cJSON_Delete(args);
+  mcpc_conn_free(c);
+  mcpc_proc_stop(&p, 100);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("mcp-check");
   TCase *tc = tcase_create("check");
@@ -468,6 +727,12 @@ int main(void) {
   tcase_add_test(tc, report_json_shape);
   tcase_add_test(tc, report_junit_escapes);
   tcase_add_test(tc, opts_rules);
+  tcase_add_test(tc, hints_resolvable_marker);
+  tcase_add_test(tc, hints_resolved_read);
+  tcase_add_test(tc, hints_resolved_bound);
+  tcase_add_test(tc, hints_describe_words);
+  tcase_add_test(tc, report_resolved_outputs);
+  tcase_add_test(tc, session_resolve_wire);
   tcase_add_test(tc, behaviour_judged);
   tcase_add_test(tc, behaviour_repeat);
   tcase_add_test(tc, digest_bounds);
