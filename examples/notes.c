@@ -71,8 +71,9 @@
  * write, add_note and an append cannot remove, rename or truncate, a read
  * is held to the read-only rules, and none of them can reach the network.
  * The folder of FILE (or of --db's) stays writable for add_note and
- * manage_note only (they rename a temporary file over FILE there), for
- * each of their calls: writable paths are a tool's, not a call's. What
+ * manage_note only (they rename a temporary file over FILE there), and
+ * not for a manage_note call resolved read-only: a tool's own writable
+ * paths are for its writing calls. What
  * the kernel cannot enforce is said on stderr at start, and each call's
  * audit line there names where its handler ran. The handlers then run on
  * the guard's worker threads, several at once, so the store has a lock.
@@ -827,8 +828,9 @@ static void audit_where(const mcp_audit_record *r, void *user_data) {
  * to the hints its resolver gives each call. add_note and manage_note's
  * append save by renaming a temporary file over data, which an additive
  * call may do only where writable paths say: data's folder is writable
- * for those two tools only (tool_paths), so list_notes and get_note can
- * write nowhere. Returns 0, or 1 after saying why not. */
+ * for those two tools only (tool_paths), so list_notes and get_note, and
+ * manage_note's reads (a call resolved read-only gets no tool's own
+ * paths), can write nowhere. Returns 0, or 1 after saying why not. */
 static int guard(mcp_server *srv, const char *data) {
   char *folder = NULL;
   if (data) {

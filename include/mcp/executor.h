@@ -114,6 +114,14 @@ MCP_API int mcp_call_execute(mcp_call *call, const char *ran_under);
  * which scopes decide. Any thread, while the call lives. */
 MCP_API mcp_tool_annotations mcp_call_hints(const mcp_call *call);
 
+/** Whether mcp_call_hints are the ones the tool's resolver gave for this
+ * call (true), rather than the tool's static hints (false: no resolver,
+ * the resolver failed or answered looser, or not a tool's call). For an
+ * executor that keeps what a tool needs for its writing calls away from a
+ * call resolved read-only (mcp/guard.h's tool_paths). Any thread, while
+ * the call lives. */
+MCP_API bool mcp_call_hints_resolved(const mcp_call *call);
+
 /** The call's JSON-RPC request id as the client sent it, as JSON text (7,
  * "abc" with its quotes), for an executor that reports about the call
  * (mcp/guard.h). Owned by the call; valid while it lives. NULL for a NULL

@@ -244,7 +244,11 @@ typedef void (*mcp_guard_report_fn)(const mcp_guard_effect *effect,
 
 /** One tool's own writable paths (mcp_guard_options.tool_paths): they add
  * to writable_paths for that tool only, so that one tool's folder does not
- * open it to every read-only or additive tool. */
+ * open it to every read-only or additive tool. A call of a tool with a
+ * resolver (mcp_tool.resolve) that its resolver made read-only for the
+ * call's arguments does not get them (mcp_call_hints_resolved): they are
+ * for the tool's writing calls, and such a read writes nothing, there
+ * either (writable_paths still apply to it, as to every read-only call). */
 typedef struct mcp_guard_tool_paths {
   const char *tool;                  /**< the tool's name; NULL ends the
                                           list */

@@ -1727,6 +1727,10 @@ mcp_tool_annotations mcp_call_hints(const mcp_call *call) {
   return mcp__hints_annotations(&h);
 }
 
+bool mcp_call_hints_resolved(const mcp_call *call) {
+  return call && call->kind == MCP_CALL_TOOL && call->resolved;
+}
+
 static int finish_code(int rc) {
   return rc > 0 && rc != MCP_INPUT_REQUIRED ? MCP_EINVAL : rc;
 }

@@ -671,8 +671,15 @@ static int submit(mcp_call *call, void *user_data) {
   if (mcp_call_kind_of(call) != MCP_CALL_TOOL)
     return MCP_EXECUTE_HERE;
   int set = rule_set(call);
-  /* A tool's own writable paths matter to the rule sets that write. */
-  size_t k = set >= 2 ? set_of(g, mcp_call_name(call)) : 0;
+  /* A tool's own writable paths matter to the rule sets that restrict
+   * writing (additive, read-only). They are there for the tool's writing:
+   * a call its resolver made read-only for its arguments gets
+   * writable_paths only, so that a read cannot write where an append of
+   * the same tool may. */
+  bool resolved_read_only =
+      set / 2 == MCP__GUARD_FS_READ_ONLY && mcp_call_hints_resolved(call);
+  size_t k =
+      set >= 2 && !resolved_read_only ? set_of(g, mcp_call_name(call)) : 0;
   pool *p = &g->pools[k * MCP__GUARD_SETS + (size_t)set];
   pthread_mutex_lock(&p->lock);
   int rc = p->started ? 0 : start_pool_locked(p);

@@ -23,6 +23,7 @@ static tu_peer P;
 static char dir[64];
 static mcp_tool_annotations g_audited;
 static mcp_decision g_decision;
+static _Atomic int g_resolved = -1; /* the handler's mcp_call_hints_resolved */
 
 static char *at(const char *name) {
   static _Thread_local char path[128];
@@ -35,6 +36,7 @@ static char *at(const char *name) {
  * write (or the delete) as its text. */
 static int files(mcp_call *call, void *user_data) {
   (void)user_data;
+  g_resolved = mcp_call_hints_resolved(call);
   const char *action = "", *name = "";
   mcp_call_arg_string(call, "action", &action);
   mcp_call_arg_string(call, "name", &name);
@@ -95,6 +97,11 @@ static void setup(void) {
       .handler = files,
       .resolve = resolve_files};
   ck_assert_int_eq(mcp_server_add_tool(srv, &t, NULL), 0);
+  /* The same without a resolver: its static hints, never resolved. */
+  mcp_tool plain = t;
+  plain.name = "plain";
+  plain.resolve = NULL;
+  ck_assert_int_eq(mcp_server_add_tool(srv, &plain, NULL), 0);
 }
 
 static void teardown(void) {
@@ -112,13 +119,13 @@ static void touch(const char *name) {
   close(fd);
 }
 
-/* Calls files with action on name; returns the errno the handler saw. */
-static int call(const char *action, const char *name) {
+/* Calls tool with action on name; returns the errno the handler saw. */
+static int call_tool(const char *tool, const char *action, const char *name) {
   static int id = 1;
   char ids[16];
   snprintf(ids, sizeof ids, "%d", ++id);
   char *args = tu_text("{\"action\":\"%s\",\"name\":\"%s\"}", action, name);
-  char *msg = tu_call_text(ids, "files", args, NULL);
+  char *msg = tu_call_text(ids, tool, args, NULL);
   free(args);
   tu_clear(&P);
   ck_assert_int_eq(tu_send(&P, msg), 0);
@@ -132,15 +139,26 @@ static int call(const char *action, const char *name) {
   return e;
 }
 
+/* Calls files with action on name; returns the errno the handler saw. */
+static int call(const char *action, const char *name) {
+  return call_tool("files", action, name);
+}
+
 /* files's static hints (destructive) may write anywhere the process may;
- * a call resolved read-only nowhere: no writable_paths. */
-static void start(unsigned flags) {
-  const mcp_guard_options o = {.flags = flags};
+ * a call resolved read-only nowhere: no writable_paths. With own, files
+ * has the folder as its own writable path (tool_paths). */
+static void start_with(unsigned flags, bool own) {
+  const char *const folder[] = {dir, NULL};
+  const mcp_guard_tool_paths paths[] = {{"files", folder}, {NULL, NULL}};
+  const mcp_guard_options o = {.flags = flags,
+                               .tool_paths = own ? paths : NULL};
   int rc = mcp_guard_enable(srv, &o);
   ck_assert_msg(rc == 0, "mcp_guard_enable: %s", mcp_server_errmsg(srv));
   tu_peer_open(&P, srv, NULL);
   tu_initialize(&P, "2025-11-25");
 }
+
+static void start(unsigned flags) { start_with(flags, false); }
 
 START_TEST(read_resolved_read_only_cannot_write) {
   start(0);
@@ -163,6 +181,22 @@ START_TEST(read_resolved_read_only_cannot_write) {
 }
 END_TEST
 
+/* files's own writable path (the folder, for its appends) is not a read's:
+ * the call resolved read-only cannot write there either, while an append
+ * there works, and plain, the same tool without a resolver, has no own
+ * path at all. */
+START_TEST(a_read_gets_none_of_its_tools_own_paths) {
+  start_with(0, true);
+  touch("a.txt");
+  ck_assert_int_eq(call("read", "a.txt"), EACCES);
+  ck_assert_int_eq(g_resolved, 1);
+  ck_assert_int_eq(call("append", "a.txt"), 0);
+  struct stat st;
+  ck_assert_int_eq(stat(at("a.txt"), &st), 0);
+  ck_assert_int_eq(st.st_size, 1); /* the append's byte, not the read's */
+}
+END_TEST
+
 /* Whatever the kernel keeps, the call's hints are its resolver's and the
  * audit record says so (valgrind shows the guard no Landlock). */
 START_TEST(audit_carries_the_resolved_hints) {
@@ -174,10 +208,16 @@ START_TEST(audit_carries_the_resolved_hints) {
   ck_assert_int_eq(g_audited.destructive, MCP_HINT_FALSE);
   ck_assert_int_eq(g_audited.idempotent, MCP_HINT_TRUE);
   ck_assert_int_eq(g_audited.open_world, MCP_HINT_FALSE);
+  ck_assert_int_eq(g_resolved, 1);
   call("delete", "a.txt");
   ck_assert_int_eq(g_audited.read_only, MCP_HINT_FALSE);
   ck_assert_int_eq(g_audited.destructive, MCP_HINT_TRUE);
   ck_assert_int_eq(g_audited.idempotent, MCP_HINT_FALSE);
+  ck_assert_int_eq(g_resolved, 1); /* resolved: as the static hints */
+  touch("a.txt");
+  call_tool("plain", "read", "a.txt");
+  ck_assert_int_eq(g_resolved, 0);
+  ck_assert(!mcp_call_hints_resolved(NULL));
 }
 END_TEST
 
@@ -186,6 +226,7 @@ static Suite *suite(void) {
   TCase *k = tcase_create("landlock");
   tcase_add_checked_fixture(k, setup, teardown);
   tcase_add_test(k, read_resolved_read_only_cannot_write);
+  tcase_add_test(k, a_read_gets_none_of_its_tools_own_paths);
   suite_add_tcase(s, k);
   TCase *a = tcase_create("any_kernel");
   tcase_add_checked_fixture(a, setup, teardown);
