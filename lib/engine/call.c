@@ -136,6 +136,8 @@ int mcp__call_new(mcp__home *h, mcp__tool *tool, mcp__version v, const char *id,
     memcpy(c->progress_token, progress_token, token_len);
   }
   c->log_level = -1;
+  /* Set once: the heap's readers look at it under its own lock only. */
+  c->deadline.kind = MCP__DEADLINE_CALL;
   pthread_mutex_init(&c->effects_lock, NULL);
   atomic_init(&c->cancelled, false);
   c->tool = tool;
@@ -360,7 +362,6 @@ static void watch_locked(mcp_call *c, bool on) {
   if (c->deadline.watched == on)
     return; /* written under the home's lock too: stable here */
   mcp_server *srv = c->home->srv;
-  c->deadline.kind = MCP__DEADLINE_CALL;
   if (on)
     mcp__deadline_watch(srv, &c->deadline, atomic_load(&c->deadline_us));
   else
