@@ -1463,5 +1463,7 @@ MCP_API int mcp_result_structured_json(mcp_call *call,
 #include "mcp/engine.h"
 /* Where handlers run: executors. */
 #include "mcp/executor.h"
+/* The shared-state store: the in-process one, and the interface of others. */
+#include "mcp/store.h"
 
 #endif
