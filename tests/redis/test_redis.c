@@ -59,8 +59,8 @@ static int free_port(void) {
   return ntohs(a.sin_port);
 }
 
-/* Writes the server's configuration (its ACL users in it, as an operator
- * would) and starts it. */
+/* Writes the server's configuration (its ACL user with the commands
+ * docs/deployment.md names, and no others) and starts it. */
 static void server_start(server *s) {
   char conf[400];
   snprintf(conf, sizeof conf, "%s/redis.conf", s->dir);
@@ -72,8 +72,10 @@ static void server_start(server *s) {
           "logfile redis.log\n",
           s->port, s->sock, s->dir);
   if (s->acl_user)
-    fprintf(f, "user %s on >%s ~mcp:* +@all\nuser default off\n", s->acl_user,
-            s->acl_pass);
+    fprintf(f,
+            "user %s on >%s ~mcp:* -@all +time +hmget +hset +pexpire +eval "
+            "+evalsha +script +select\nuser default off\n",
+            s->acl_user, s->acl_pass);
   ck_assert_int_eq(fclose(f), 0);
   const char *argv[] = {REDIS_SERVER, conf, NULL};
   s->pid = fork();
