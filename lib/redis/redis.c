@@ -395,9 +395,9 @@ static int rs_sync_init(rstore *rs) {
 
 int mcp_redis_store_new(const char *url, mcp_store **out, char *err,
                         size_t errlen) {
-  char why[512];
-  char *e = err ? err : why;
-  size_t el = err ? errlen : sizeof why;
+  char why[512], scratch[600];
+  char *e = err ? err : scratch; /* never why: it is formatted into e */
+  size_t el = err ? errlen : sizeof scratch;
   if (out == NULL) {
     mcp__fmt(e, el, "%s", "no place for the store");
     return MCP_EINVAL;

@@ -6,7 +6,7 @@
  * password, a wrong one and none; Redis stopped mid-run (a clear error at
  * once, never a hang) and restarted (the store reconnects, and its script,
  * lost with the restart, is sent again); a store freed with takes in
- * flight answers each once.
+ * flight answers each once; every allocation failure.
  *
  * Timing: every wait is a bounded loop; nothing asserts a duration. */
 #include <arpa/inet.h>
@@ -486,6 +486,39 @@ START_TEST(freed_with_takes_in_flight) {
 }
 END_TEST
 
+/* Every allocation of the store's failing in turn: an error, never a
+ * crash, a leak or a take answered twice. */
+static bool run_alloc(long n, void *user) {
+  (void)n;
+  mcp_store *st = NULL;
+  char err[512];
+  int rc = mcp_redis_store_new(user, &st, err, sizeof err);
+  if (rc) {
+    ck_assert_int_eq(rc, MCP_ENOMEM);
+    ck_assert_ptr_null(st);
+    return false;
+  }
+  waiter w;
+  waiter_init(&w);
+  rc = mcp_store_rate_take(st, "gina", 5, 60, on_done, &w);
+  if (rc)
+    ck_assert_int_eq(rc, MCP_ENOMEM);
+  else
+    ck_assert_int_eq(wait_answers(&w, 1), 1);
+  mcp_store_free(st);
+  ck_assert_int_eq(w.answers, rc ? 0 : 1);
+  bool ok = rc == 0 && w.last_rc == 0;
+  waiter_free(&w);
+  return ok;
+}
+
+START_TEST(every_allocation_failure) {
+  char url[400];
+  unix_url(url, sizeof url, NULL, 0);
+  tu_alloc_every(32, run_alloc, NULL, url);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("redis");
   TCase *tc = tu_tcase(s, "url", NULL, NULL, 0);
@@ -497,6 +530,7 @@ int main(void) {
   tcase_add_test(tc, concurrent_takes_never_overspend);
   tcase_add_test(tc, stopped_then_restarted);
   tcase_add_test(tc, freed_with_takes_in_flight);
+  tcase_add_test(tc, every_allocation_failure);
   tc = tu_tcase(s, "acl", setup_acl, teardown, 60);
   tcase_add_test(tc, acl_user_and_password);
   return tu_run(s);
