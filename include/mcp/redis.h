@@ -19,7 +19,7 @@
 
 #include <stddef.h>
 
-#include "mcp/store.h"
+#include "mcp/mcp.h" /* the MCP_E* codes, and mcp/store.h */
 
 #ifdef __cplusplus
 extern "C" {
