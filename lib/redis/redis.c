@@ -4,7 +4,9 @@
  * thread answers through the caller's callback. Synchronous hiredis on a
  * thread of its own rather than its asynchronous API, which needs an event
  * loop adapter: one connection serves one request at a time, each bounded
- * by the command timeout, and the code stays a plain loop. While the
+ * by the command timeout, and the code stays a plain loop; the takes queued
+ * meanwhile go out together (pipelined) and their answers are read in
+ * order, one round trip for all. While the
  * connection is down the thread answers every request at once with an
  * error and reconnects with a growing pause. */
 #include <errno.h>
@@ -20,6 +22,8 @@
 #define TIMEOUT_MS 2000
 #define BACKOFF_MIN_MS 100
 #define BACKOFF_MAX_MS 5000
+/* The most takes sent to Redis at once, before their answers are read. */
+#define BATCH 64
 
 /* The token bucket, atomic in Redis: KEYS[1] the bucket (a hash of tokens
  * and ts, Redis's clock in milliseconds), ARGV calls and per seconds.
@@ -215,55 +219,46 @@ static void lost(rstore *rs) {
   rs->retry_at_us = mcp__now_us();
 }
 
-/* EVALSHA, or EVAL when Redis lost the script (a restart, SCRIPT FLUSH). */
-static redisReply *run_script(rstore *rs, const request *q) {
+/* Appends the script's command for q to the connection's output (EVALSHA,
+ * or EVAL with the script itself). Returns false when hiredis ran out of
+ * memory (c->err says so). */
+static bool append_script(rstore *rs, const request *q, bool eval) {
   char calls[16], per[16];
   mcp__fmt(calls, sizeof calls, "%u", q->calls);
   mcp__fmt(per, sizeof per, "%u", q->per_s);
-  const char *argv[] = {"EVALSHA", rs->sha, "1", q->key, calls, per};
+  const char *argv[] = {eval ? "EVAL" : "EVALSHA",
+                        eval ? SCRIPT : rs->sha,
+                        "1",
+                        q->key,
+                        calls,
+                        per};
   size_t lens[6];
   for (int i = 0; i < 6; i++)
     lens[i] = strlen(argv[i]);
-  redisReply *r = command(rs->c, 6, argv, lens);
-  if (r && r->type == REDIS_REPLY_ERROR &&
-      strncmp(r->str, "NOSCRIPT", 8) == 0) {
-    freeReplyObject(r);
-    argv[0] = "EVAL";
-    argv[1] = SCRIPT;
-    lens[0] = 4;
-    lens[1] = strlen(SCRIPT);
-    r = command(rs->c, 6, argv, lens);
-  }
-  return r;
+  return redisAppendCommandArgv(rs->c, 6, argv, lens) == REDIS_OK;
 }
 
-/* Answers q: from Redis when connected, else at once with the reason. */
-static void serve(rstore *rs, request *q) {
+/* Answers q with an error: Redis cannot be reached. */
+static void unavailable(const rstore *rs, request *q) {
   char why[512];
-  if (rs->c == NULL) {
-    mcp__fmt(why, sizeof why, "Redis is unavailable (%s)", rs->down_why);
-    q->done(q->arg, MCP_EIO, NULL, why);
-    return;
-  }
-  redisReply *r = run_script(rs, q);
-  if (r == NULL) {
-    lost(rs);
-    mcp__fmt(why, sizeof why, "Redis is unavailable (%s)", rs->down_why);
-    q->done(q->arg, MCP_EIO, NULL, why);
-    return;
-  }
+  mcp__fmt(why, sizeof why, "Redis is unavailable (%s)", rs->down_why);
+  q->done(q->arg, MCP_EIO, NULL, why);
+}
+
+/* Answers q from the script's reply r, which it frees. */
+static void answer(const rstore *rs, request *q, redisReply *r) {
   if (r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
       r->element[0]->type == REDIS_REPLY_INTEGER &&
       r->element[1]->type == REDIS_REPLY_INTEGER) {
+    bool allowed = r->element[0]->integer == 1;
     mcp_store_rate_answer a = {
-        .allowed = r->element[0]->integer == 1,
-        .wait_ms = r->element[0]->integer == 1
-                       ? 0
-                       : (unsigned long long)r->element[1]->integer};
+        .allowed = allowed,
+        .wait_ms = allowed ? 0 : (unsigned long long)r->element[1]->integer};
     freeReplyObject(r);
     q->done(q->arg, 0, &a, "");
     return;
   }
+  char why[512];
   mcp__fmt(why, sizeof why, "Redis at %s answered the rate script with %s",
            rs->url.shown,
            r->type == REDIS_REPLY_ERROR ? r->str : "an unexpected reply");
@@ -271,9 +266,45 @@ static void serve(rstore *rs, request *q) {
   q->done(q->arg, MCP_EIO, NULL, why);
 }
 
-/* Takes the next request, or NULL when it is time to reconnect (or to
- * stop: *stop). Under no lock; takes rs->lock. */
-static request *next_request(rstore *rs, bool *stop) {
+static bool noscript(const redisReply *r) {
+  return r->type == REDIS_REPLY_ERROR && strncmp(r->str, "NOSCRIPT", 8) == 0;
+}
+
+/* Sends the script for every request of the chain q at once, then reads
+ * the replies in order (one round trip for all) and answers each, freeing
+ * it; without a connection, or once it fails, the rest are answered with
+ * an error. Returns the chain of those whose script Redis had lost (a
+ * restart, SCRIPT FLUSH), to send again with eval; none when eval. */
+static request *serve_round(rstore *rs, request *q, bool eval) {
+  for (const request *p = q; p && rs->c; p = p->next)
+    if (!append_script(rs, p, eval))
+      lost(rs);
+  request *again = NULL, **tail = &again;
+  while (q) {
+    request *next = q->next;
+    void *r = NULL;
+    if (rs->c && redisGetReply(rs->c, &r) != REDIS_OK)
+      lost(rs);
+    if (rs->c == NULL) {
+      unavailable(rs, q);
+      mcp__free(q);
+    } else if (!eval && noscript(r)) {
+      freeReplyObject(r);
+      q->next = NULL;
+      *tail = q;
+      tail = &q->next;
+    } else {
+      answer(rs, q, r);
+      mcp__free(q);
+    }
+    q = next;
+  }
+  return again;
+}
+
+/* Takes up to BATCH requests off the queue, as a chain, or NULL when it is
+ * time to reconnect (or to stop: *stop). Under no lock; takes rs->lock. */
+static request *next_batch(rstore *rs, bool *stop) {
   pthread_mutex_lock(&rs->lock);
   while (rs->head == NULL && !rs->stop) {
     if (rs->c != NULL) {
@@ -294,9 +325,13 @@ static request *next_request(rstore *rs, bool *stop) {
     }
     pthread_cond_timedwait(&rs->cond, &rs->lock, &ts);
   }
-  request *q = rs->head;
-  if (q) {
-    rs->head = q->next;
+  request *q = rs->head, *last = NULL;
+  int n = 0;
+  for (request *p = q; p && n < BATCH; p = p->next, n++)
+    last = p;
+  if (last) {
+    rs->head = last->next;
+    last->next = NULL;
     if (rs->head == NULL)
       rs->tail = &rs->head;
   }
@@ -311,20 +346,23 @@ static void *worker(void *arg) {
   pipe_block(&old);
   for (;;) {
     bool stop;
-    request *q = next_request(rs, &stop);
+    request *q = next_batch(rs, &stop);
     if (q == NULL && stop)
       break;
     if (stop) {
-      q->done(q->arg, MCP_EIO, NULL, "the Redis store is being freed");
-      mcp__free(q);
+      while (q) {
+        request *next = q->next;
+        q->done(q->arg, MCP_EIO, NULL, "the Redis store is being freed");
+        mcp__free(q);
+        q = next;
+      }
       continue;
     }
     if (rs->c == NULL && mcp__now_us() >= rs->retry_at_us)
       connect_now(rs);
-    if (q) {
-      serve(rs, q);
-      mcp__free(q);
-    }
+    request *again = serve_round(rs, q, false);
+    if (again)
+      serve_round(rs, again, true);
   }
   return NULL;
 }

@@ -4,14 +4,15 @@
  * the URL and its every malformation, two stores (as two processes would)
  * sharing one budget per key exactly, under threads; an ACL user and its
  * password, a wrong one and none; Redis stopped mid-run (a clear error at
- * once, never a hang) and restarted (the store reconnects, and its script,
- * lost with the restart, is sent again); a store freed with takes in
- * flight answers each once; every allocation failure.
+ * once, never a hang) and restarted (the store reconnects by itself); the
+ * script flushed under a live connection (sent again with EVAL); a store
+ * freed with takes in flight answers each once; every allocation failure.
  *
  * Timing: every wait is a bounded loop; nothing asserts a duration. */
 #include <arpa/inet.h>
 #include <check.h>
 #include <errno.h>
+#include <hiredis/hiredis.h>
 #include <mcp/redis.h>
 #include <netinet/in.h>
 #include <pthread.h>
@@ -469,6 +470,43 @@ START_TEST(stopped_then_restarted) {
 }
 END_TEST
 
+/* Redis forgets the script (SCRIPT FLUSH, as an operator may) while the
+ * store is connected: the takes queued together, each answered NOSCRIPT,
+ * are sent again with the script itself, and counted once. */
+START_TEST(script_flushed_then_sent_again) {
+  char url[400];
+  unix_url(url, sizeof url, NULL, 0);
+  mcp_store *st = open_store(url);
+  struct timeval tv = {5, 0};
+  redisContext *c = redisConnectUnixWithTimeout(g_srv.sock, tv);
+  ck_assert(c != NULL && c->err == 0);
+  redisReply *r = redisCommand(c, "SCRIPT FLUSH");
+  ck_assert(r != NULL && r->type == REDIS_REPLY_STATUS);
+  freeReplyObject(r);
+  waiter w;
+  waiter_init(&w);
+  for (int i = 0; i < 30; i++)
+    ck_assert_int_eq(mcp_store_rate_take(st, "gus", 20, 3600, on_done, &w), 0);
+  ck_assert_int_eq(wait_answers(&w, 30), 30);
+  ck_assert_int_eq(w.errors, 0);
+  ck_assert_int_eq(w.allowed, 20);
+  ck_assert_int_eq(w.refused, 10);
+  /* The bucket in Redis: one hash, spent. */
+  r = redisCommand(c, "HGET mcp:rate:gus tokens");
+  ck_assert(r != NULL && r->type == REDIS_REPLY_STRING);
+  ck_assert_double_lt(strtod(r->str, NULL), 1.0);
+  freeReplyObject(r);
+  /* And it went through EVAL: the fallback ran. */
+  r = redisCommand(c, "INFO commandstats");
+  ck_assert(r != NULL && r->type == REDIS_REPLY_STRING);
+  ck_assert_ptr_nonnull(strstr(r->str, "cmdstat_eval:calls="));
+  freeReplyObject(r);
+  redisFree(c);
+  waiter_free(&w);
+  mcp_store_free(st);
+}
+END_TEST
+
 START_TEST(freed_with_takes_in_flight) {
   char url[400];
   unix_url(url, sizeof url, NULL, 0);
@@ -529,6 +567,7 @@ int main(void) {
   tcase_add_test(tc, two_stores_share_one_budget);
   tcase_add_test(tc, concurrent_takes_never_overspend);
   tcase_add_test(tc, stopped_then_restarted);
+  tcase_add_test(tc, script_flushed_then_sent_again);
   tcase_add_test(tc, freed_with_takes_in_flight);
   tcase_add_test(tc, every_allocation_failure);
   tc = tu_tcase(s, "acl", setup_acl, teardown, 60);
