@@ -32,6 +32,7 @@ typedef struct mcp_store_rate_answer {
   unsigned long long wait_ms; /**< when refused: milliseconds until a
                                    token is back (at least 1); 0 when
                                    allowed */
+  void *reserved[2]; /**< zero: room to grow (see the README, Versioning) */
 } mcp_store_rate_answer;
 
 /** Called once per mcp_store_rate_take with its answer: rc is 0 and
@@ -65,6 +66,9 @@ typedef struct mcp_store_ops {
   void (*free)(void *impl);
   /** true when the state is shared with other processes. */
   bool shared;
+  /** zero: room to grow, for the operations of the state still to come
+   * (tasks, events, sessions; see the README, Versioning) */
+  void *reserved[8];
 } mcp_store_ops;
 
 /** Makes a store of an implementation's: ops (kept, not copied) and impl
