@@ -4,7 +4,8 @@
  * the URL and its every malformation, two stores (as two processes would)
  * sharing one budget per key exactly, under threads; an ACL user and its
  * password, a wrong one and none; Redis stopped mid-run (a clear error at
- * once, never a hang) and restarted (the store reconnects by itself); the
+ * once, never a hang) and restarted (the store reconnects by itself), or
+ * hung (answered with an error after the command timeout); the
  * script flushed under a live connection (sent again with EVAL); a store
  * freed with takes in flight answers each once; every allocation failure.
  *
@@ -470,6 +471,36 @@ START_TEST(stopped_then_restarted) {
 }
 END_TEST
 
+/* Redis hangs (SIGSTOP): a take is answered with an error once the
+ * command timeout passes, never left waiting; after SIGCONT the store
+ * comes back by itself. */
+START_TEST(hung_redis_times_out_then_recovers) {
+  char url[400];
+  unix_url(url, sizeof url, NULL, 0);
+  mcp_store *st = open_store(url);
+  waiter w;
+  waiter_init(&w);
+  take(st, &w, "hal", 100, 60);
+  ck_assert_int_eq(w.allowed, 1);
+  ck_assert_int_eq(kill(g_srv.pid, SIGSTOP), 0);
+  take(st, &w, "hal", 100, 60);
+  ck_assert_int_eq(w.last_rc, MCP_EIO);
+  ck_assert_msg(strstr(w.last_why, "Redis is unavailable") != NULL, "%s",
+                w.last_why);
+  ck_assert_int_eq(kill(g_srv.pid, SIGCONT), 0);
+  for (int i = 0; i < 400; i++) {
+    take(st, &w, "hal", 100, 60);
+    if (w.last_rc == 0)
+      break;
+    sleep_ms(50);
+  }
+  ck_assert_int_eq(w.last_rc, 0);
+  ck_assert_int_eq(w.allowed, 2);
+  waiter_free(&w);
+  mcp_store_free(st);
+}
+END_TEST
+
 /* Redis forgets the script (SCRIPT FLUSH, as an operator may) while the
  * store is connected: the takes queued together, each answered NOSCRIPT,
  * are sent again with the script itself, and counted once. */
@@ -567,6 +598,7 @@ int main(void) {
   tcase_add_test(tc, two_stores_share_one_budget);
   tcase_add_test(tc, concurrent_takes_never_overspend);
   tcase_add_test(tc, stopped_then_restarted);
+  tcase_add_test(tc, hung_redis_times_out_then_recovers);
   tcase_add_test(tc, script_flushed_then_sent_again);
   tcase_add_test(tc, freed_with_takes_in_flight);
   tcase_add_test(tc, every_allocation_failure);
