@@ -38,8 +38,9 @@ extern "C" {
  * MCP_EINVAL (a NULL argument or a malformed URL), MCP_EIO (Redis could
  * not be reached, refused the password or the database), MCP_ENOMEM;
  * then, when err is not NULL, err (errlen bytes) says why, naming the URL
- * without its password. Blocks for the connection (at most 2 s): call it
- * at start-up, not on a transport thread. Any thread. */
+ * without its password. Blocks while it connects and logs in (2 s at most
+ * for the connection and for each of AUTH, SELECT and SCRIPT LOAD): call
+ * it at start-up, not on a transport thread. Any thread. */
 MCP_API int mcp_redis_store_new(const char *url, mcp_store **out, char *err,
                                 size_t errlen);
 
