@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -83,6 +84,9 @@ static void server_start(server *s) {
   s->pid = fork();
   ck_assert_int_ge(s->pid, 0);
   if (s->pid == 0) {
+    /* Stopped with the test even when a failed assertion skips the
+     * teardown. */
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
     execv(REDIS_SERVER, (char *const *)argv);
     _exit(127);
   }
