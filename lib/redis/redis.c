@@ -24,6 +24,8 @@
 #define BACKOFF_MAX_MS 5000
 /* The most takes sent to Redis at once, before their answers are read. */
 #define BATCH 64
+/* The threads that deliver answers (see "the answers" below). */
+#define ANSWER_THREADS 2
 
 /* The token bucket, atomic in Redis: KEYS[1] the bucket (a hash of tokens
  * and ts, Redis's clock in milliseconds), ARGV calls and per seconds.
@@ -60,6 +62,11 @@ typedef struct request {
   unsigned calls, per_s;
   mcp_store_rate_done done;
   void *arg;
+  /* The answer, once Redis gave it (or failed), for an answer thread. */
+  int rc;
+  mcp_store_rate_answer answer;
+  char *why; /* owned; NULL: why_const */
+  const char *why_const;
   char key[]; /* KEY_PREFIX and the caller's key */
 } request;
 
@@ -76,6 +83,13 @@ typedef struct rstore {
   unsigned long long retry_at_us;
   unsigned backoff_ms;
   char down_why[400];
+  /* The answers (rs->lock too): answered requests, oldest first, and the
+   * threads that deliver them. */
+  pthread_cond_t answered;
+  request *ahead, **atail;
+  bool astop;
+  pthread_t answerers[ANSWER_THREADS];
+  unsigned nanswerers;
 } rstore;
 
 /* A write to a connection Redis closed raises SIGPIPE, which would end the
@@ -238,15 +252,63 @@ static bool append_script(rstore *rs, const request *q, bool eval) {
   return redisAppendCommandArgv(rs->c, 6, argv, lens) == REDIS_OK;
 }
 
+/* ---- the answers -----------------------------------------------------------
+ * The engine goes on with a call on the thread that delivers its answer,
+ * running the handler there when no executor is installed: the I/O thread
+ * only queues answers, and ANSWER_THREADS threads of the store's deliver
+ * them, so that a slow handler delays neither Redis's round trips nor
+ * (up to their number) other answers. */
+
+/* Hands q, answered (rc, a, why as mcp_store_rate_done's), to the answer
+ * threads, which free it. The text is copied; without memory for it, a
+ * fixed one says the store failed. */
+static void deliver(rstore *rs, request *q, int rc,
+                    const mcp_store_rate_answer *a, const char *why) {
+  q->next = NULL;
+  q->rc = rc;
+  if (a)
+    q->answer = *a;
+  q->why = why[0] ? mcp__strdup(why) : NULL;
+  q->why_const = why[0] ? "the Redis store failed (out of memory)" : "";
+  pthread_mutex_lock(&rs->lock);
+  *rs->atail = q;
+  rs->atail = &q->next;
+  pthread_cond_signal(&rs->answered);
+  pthread_mutex_unlock(&rs->lock);
+}
+
+/* An answer thread: delivers answers until told to stop and none is left. */
+static void *answerer(void *arg) {
+  rstore *rs = arg;
+  for (;;) {
+    pthread_mutex_lock(&rs->lock);
+    while (rs->ahead == NULL && !rs->astop)
+      pthread_cond_wait(&rs->answered, &rs->lock);
+    request *q = rs->ahead;
+    if (q) {
+      rs->ahead = q->next;
+      if (rs->ahead == NULL)
+        rs->atail = &rs->ahead;
+    }
+    pthread_mutex_unlock(&rs->lock);
+    if (q == NULL)
+      return NULL;
+    q->done(q->arg, q->rc, q->rc == 0 ? &q->answer : NULL,
+            q->why ? q->why : q->why_const);
+    mcp__free(q->why);
+    mcp__free(q);
+  }
+}
+
 /* Answers q with an error: Redis cannot be reached. */
-static void unavailable(const rstore *rs, request *q) {
+static void unavailable(rstore *rs, request *q) {
   char why[512];
   mcp__fmt(why, sizeof why, "Redis is unavailable (%s)", rs->down_why);
-  q->done(q->arg, MCP_EIO, NULL, why);
+  deliver(rs, q, MCP_EIO, NULL, why);
 }
 
 /* Answers q from the script's reply r, which it frees. */
-static void answer(const rstore *rs, request *q, redisReply *r) {
+static void answer(rstore *rs, request *q, redisReply *r) {
   if (r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
       r->element[0]->type == REDIS_REPLY_INTEGER &&
       r->element[1]->type == REDIS_REPLY_INTEGER) {
@@ -255,7 +317,7 @@ static void answer(const rstore *rs, request *q, redisReply *r) {
         .allowed = allowed,
         .wait_ms = allowed ? 0 : (unsigned long long)r->element[1]->integer};
     freeReplyObject(r);
-    q->done(q->arg, 0, &a, "");
+    deliver(rs, q, 0, &a, "");
     return;
   }
   char why[512];
@@ -263,7 +325,7 @@ static void answer(const rstore *rs, request *q, redisReply *r) {
            rs->url.shown,
            r->type == REDIS_REPLY_ERROR ? r->str : "an unexpected reply");
   freeReplyObject(r);
-  q->done(q->arg, MCP_EIO, NULL, why);
+  deliver(rs, q, MCP_EIO, NULL, why);
 }
 
 static bool noscript(const redisReply *r) {
@@ -287,7 +349,6 @@ static request *serve_round(rstore *rs, request *q, bool eval) {
       lost(rs);
     if (rs->c == NULL) {
       unavailable(rs, q);
-      mcp__free(q);
     } else if (!eval && noscript(r)) {
       freeReplyObject(r);
       q->next = NULL;
@@ -295,7 +356,6 @@ static request *serve_round(rstore *rs, request *q, bool eval) {
       tail = &q->next;
     } else {
       answer(rs, q, r);
-      mcp__free(q);
     }
     q = next;
   }
@@ -352,8 +412,7 @@ static void *worker(void *arg) {
     if (stop) {
       while (q) {
         request *next = q->next;
-        q->done(q->arg, MCP_EIO, NULL, "the Redis store is being freed");
-        mcp__free(q);
+        deliver(rs, q, MCP_EIO, NULL, "the Redis store is being freed");
         q = next;
       }
       continue;
@@ -391,9 +450,22 @@ static void rs_describe(void *impl, char *buf, unsigned long size) {
   mcp__fmt(buf, size, "%s", rs->url.shown);
 }
 
+/* Stops the answer threads once every answer queued is delivered. */
+static void answerers_stop(rstore *rs) {
+  pthread_mutex_lock(&rs->lock);
+  rs->astop = true;
+  pthread_cond_broadcast(&rs->answered);
+  pthread_mutex_unlock(&rs->lock);
+  for (unsigned i = 0; i < rs->nanswerers; i++)
+    pthread_join(rs->answerers[i], NULL);
+  rs->nanswerers = 0;
+}
+
 static void rs_destroy(rstore *rs) {
+  answerers_stop(rs);
   if (rs->c)
     redisFree(rs->c);
+  pthread_cond_destroy(&rs->answered);
   pthread_cond_destroy(&rs->cond);
   pthread_mutex_destroy(&rs->lock);
   mcp__free(rs);
@@ -424,10 +496,16 @@ static int rs_sync_init(rstore *rs) {
   pthread_condattr_destroy(&ca);
   if (!ok)
     return MCP_ENOMEM;
-  if (pthread_mutex_init(&rs->lock, NULL) != 0) {
+  if (pthread_cond_init(&rs->answered, NULL) != 0) {
     pthread_cond_destroy(&rs->cond);
     return MCP_ENOMEM;
   }
+  if (pthread_mutex_init(&rs->lock, NULL) != 0) {
+    pthread_cond_destroy(&rs->answered);
+    pthread_cond_destroy(&rs->cond);
+    return MCP_ENOMEM;
+  }
+  rs->atail = &rs->ahead;
   return 0;
 }
 
@@ -468,6 +546,13 @@ int mcp_redis_store_new(const char *url, mcp_store **out, char *err,
     rs_destroy(rs);
     return MCP_EIO;
   }
+  for (; rs->nanswerers < ANSWER_THREADS; rs->nanswerers++)
+    if (pthread_create(&rs->answerers[rs->nanswerers], NULL, answerer, rs) !=
+        0) {
+      mcp__fmt(e, el, "%s", "cannot start the store's answer threads");
+      rs_destroy(rs);
+      return MCP_ENOMEM;
+    }
   if (pthread_create(&rs->thread, NULL, worker, rs) != 0) {
     mcp__fmt(e, el, "%s", "cannot start the store's thread");
     rs_destroy(rs);
