@@ -4,6 +4,7 @@
  * calling thread; every argument error and allocation failure. The Redis
  * store has its own suite (tests/redis). */
 #include <check.h>
+#include <cjson/cJSON.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -164,6 +165,100 @@ START_TEST(custom_store_gets_its_operations) {
 }
 END_TEST
 
+/* ---- the server's rate limit through a store (synchronous ones) ---------
+ * A store that answers at once, on the caller's thread: the call goes on
+ * on that thread, its answer the request's own reply. */
+
+static int runs;
+
+static int work(mcp_call *call, void *user_data) {
+  (void)user_data;
+  runs++;
+  return mcp_result_text(call, "done");
+}
+
+static const mcp_tool WORK = {
+    .name = "work",
+    .description = "Works.",
+    .input_schema = "{\"type\":\"object\",\"properties\":{\"n\":{\"type\":"
+                    "\"integer\"}},\"additionalProperties\":false}",
+    .annotations = {.read_only = MCP_HINT_TRUE, .open_world = MCP_HINT_FALSE},
+    .handler = work};
+
+static mcp_server *limited_server(mcp_store *st, unsigned calls) {
+  const mcp_server_info info = {.name = "s", .version = "1"};
+  mcp_server *srv = NULL;
+  ck_assert_int_eq(mcp_server_new(&info, &srv), 0);
+  mcp_server_set_log(srv, tu_silent_log, NULL);
+  ck_assert_int_eq(mcp_server_add_tool(srv, &WORK, NULL), 0);
+  ck_assert_int_eq(mcp_server_set_store(srv, st), 0);
+  ck_assert_int_eq(mcp_server_set_rate_limit(srv, calls, 60), 0);
+  return srv;
+}
+
+static const char *text_of(const cJSON *m) {
+  const char *t = tu_jstr(m, "result.content.0.text");
+  return t ? t : "";
+}
+
+/* The reply's text begins with prefix; frees it. */
+static void expect(cJSON *m, const char *prefix) {
+  ck_assert_msg(strncmp(text_of(m), prefix, strlen(prefix)) == 0,
+                "expected \"%s...\", got %s", prefix, text_of(m));
+  cJSON_Delete(m);
+}
+
+START_TEST(server_on_a_local_store) {
+  ck_assert_int_eq(mcp_server_set_store(NULL, NULL), MCP_EINVAL);
+  mcp_store *st = mcp_store_new_local();
+  ck_assert_ptr_nonnull(st);
+  mcp_server *srv = limited_server(st, 2);
+  static const mcp_principal ERIN = {.subject = "erin"};
+  tu_peer p;
+  tu_peer_open(&p, srv, &ERIN);
+  tu_initialize(&p, "2025-11-25");
+  runs = 0;
+  /* Validation after the token: the invalid call counts. */
+  expect(tu_call_tool(&p, "1", "work", "{\"n\":\"x\"}"), "Invalid arguments");
+  expect(tu_call_tool(&p, "2", "work", "{}"), "done");
+  expect(tu_call_tool(&p, "3", "work", "{}"),
+         "rate limited: at most 2 calls every 60 s; try again in ");
+  ck_assert_int_eq(runs, 1);
+  /* The store is the server's no more: the server's own buckets. */
+  ck_assert_int_eq(mcp_server_set_store(srv, NULL), 0);
+  expect(tu_call_tool(&p, "4", "work", "{}"), "done");
+  tu_peer_close(&p);
+  mcp_server_free(srv);
+  mcp_store_free(st);
+}
+END_TEST
+
+/* A store that fails, by its answer or by its return: "rate limit
+ * unavailable", and the handler never runs. */
+START_TEST(server_on_a_failing_store) {
+  fake f = {.refuse = MCP_EIO};
+  mcp_store *st = mcp_store_new(&fake_ops, &f);
+  mcp_server *srv = limited_server(st, 100); /* the fake allows: 100 > 60 */
+  tu_peer p;
+  tu_peer_open(&p, srv, NULL);
+  tu_initialize(&p, "2025-11-25");
+  runs = 0;
+  expect(tu_call_tool(&p, "1", "work", "{}"),
+         "rate limit unavailable: the store refused the take");
+  /* Anonymous: the key names the server and the session. */
+  f.refuse = 0;
+  expect(tu_call_tool(&p, "2", "work", "{}"), "done");
+  ck_assert_msg(strncmp(f.last_key, "a:", 2) == 0 && strlen(f.last_key) >= 20,
+                "%s", f.last_key);
+  ck_assert_int_eq(runs, 1);
+  ck_assert_int_eq(mcp_server_set_rate_limit(srv, 1, 60), 0);
+  expect(tu_call_tool(&p, "3", "work", "{}"), "rate limited");
+  tu_peer_close(&p);
+  mcp_server_free(srv);
+  mcp_store_free(st);
+}
+END_TEST
+
 /* ---- allocation failure -------------------------------------------------- */
 
 static bool run_local(long n, void *user) {
@@ -197,5 +292,8 @@ int main(void) {
   tcase_add_test(tc, arguments_refused_without_answer);
   tcase_add_test(tc, custom_store_gets_its_operations);
   tcase_add_test(tc, local_every_allocation_failure);
+  tc = tu_tcase(s, "server", NULL, NULL, 0);
+  tcase_add_test(tc, server_on_a_local_store);
+  tcase_add_test(tc, server_on_a_failing_store);
   return tu_run(s);
 }
