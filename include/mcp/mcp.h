@@ -1242,8 +1242,8 @@ MCP_API void mcp_server_set_max_result(mcp_server *srv, size_t bytes);
 MCP_API int mcp_server_set_rate_limit(mcp_server *srv, unsigned calls,
                                       unsigned per_seconds);
 
-/* mcp_store, declared again (mcp/store.h, included at the end, documents
- * it): a shared-state store. */
+/** A shared-state store (declared again here; see mcp/store.h, included
+ * at the end). */
 typedef struct mcp_store mcp_store;
 
 /** Makes the rate limit (mcp_server_set_rate_limit) take its tokens

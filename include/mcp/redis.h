@@ -13,7 +13,15 @@
  * unavailable, while the thread reconnects with a growing pause (100 ms,
  * doubling, at most 5 s); a request never waits longer than the command
  * timeout (2 s) for an answer. Debian 12's hiredis has no TLS: keep Redis
- * on a private network or reach it through a tunnel. */
+ * on a private network or reach it through a tunnel.
+ *
+ * Answers (the callbacks of mcp_store_rate_take) are not called on that
+ * thread: two answer threads of the store's call them, in the order Redis
+ * answered, so that a callback that does slow work (a server given the
+ * store with mcp_server_set_store runs the call's handler there when no
+ * executor is installed) delays neither Redis's round trips nor, up to
+ * two at once, other answers. mcp_store_free returns once every answer was
+ * delivered. */
 #ifndef MCP_REDIS_H
 #define MCP_REDIS_H
 

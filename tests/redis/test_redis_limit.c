@@ -370,12 +370,14 @@ START_TEST(over_http) {
   ck_assert_int_eq(r.status, 200);
   char sid[200];
   ck_assert(lc_resp_header(&r, "Mcp-Session-Id", sid, sizeof sid));
+  lc_resp_free(&r);
   lc_req n = {.body = "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/"
                       "initialized\"}",
               .session = sid,
               .version = LC_LEGACY};
   lc_http(c, port, &n, &r);
   ck_assert_int_eq(r.status, 202);
+  lc_resp_free(&r);
   const char *want[] = {"done", "done", "rate limited"};
   for (int i = 0; i < 3; i++) {
     char body[200];
@@ -392,8 +394,8 @@ START_TEST(over_http) {
     const char *t = text_of(cJSON_GetArrayItem(msgs, 0));
     ck_assert_msg(strncmp(t, want[i], strlen(want[i])) == 0, "%s", t);
     cJSON_Delete(msgs);
+    lc_resp_free(&r);
   }
-  lc_resp_free(&r);
   curl_easy_cleanup(c);
   mcp_http_stop(http);
   ck_assert_int_eq(atomic_load(&g_runs), 2);
