@@ -5,7 +5,8 @@
  * anonymous callers never share one across servers; Redis stopped is a
  * clear "rate limit unavailable" with no handler run, and calls work again
  * once it is back; a call cancelled, or past its deadline, while its take
- * is in flight ends properly and its late answer is ignored.
+ * is in flight ends properly and its late answer is ignored; with an
+ * executor, allowed calls are handed to it, refused ones never.
  *
  * Timing: every wait is a bounded loop; nothing asserts a duration. */
 #include <check.h>
@@ -350,6 +351,33 @@ START_TEST(store_freed_with_a_take_in_flight) {
 }
 END_TEST
 
+/* With an executor installed, an allowed call is handed to it from the
+ * thread that delivered the store's answer; a refused one never is. */
+static atomic_int g_submits;
+
+static int submit_at_once(mcp_call *call, void *user_data) {
+  (void)user_data;
+  atomic_fetch_add(&g_submits, 1);
+  return mcp_call_execute(call, "test executor");
+}
+
+START_TEST(allowed_calls_go_to_the_executor) {
+  static const mcp_executor ex = {.submit = submit_at_once};
+  ck_assert_int_eq(mcp_server_set_executor(g_a, &ex), 0);
+  mcp_server_set_rate_limit(g_a, 2, 60);
+  atomic_store(&g_submits, 0);
+  tu_peer a;
+  tu_peer_open(&a, g_a, &ALICE);
+  tu_initialize(&a, "2025-11-25");
+  assert_done(call_wait(&a, 1, "{}"));
+  assert_done(call_wait(&a, 2, "{}"));
+  assert_refused(call_wait(&a, 3, "{}"), "rate limited");
+  ck_assert_int_eq(atomic_load(&g_submits), 2);
+  ck_assert_int_eq(atomic_load(&g_runs), 2);
+  tu_peer_close(&a);
+}
+END_TEST
+
 #ifdef MCP_TEST_HTTP
 /* Over Streamable HTTP (a legacy session, anonymous): the calls wait for
  * Redis on the store's threads and are answered on their requests. */
@@ -412,6 +440,7 @@ int main(void) {
   tcase_add_test(tc, cancelled_while_taking);
   tcase_add_test(tc, deadline_while_taking);
   tcase_add_test(tc, store_freed_with_a_take_in_flight);
+  tcase_add_test(tc, allowed_calls_go_to_the_executor);
 #ifdef MCP_TEST_HTTP
   tcase_add_test(tc, over_http);
 #endif
