@@ -1109,7 +1109,11 @@ typedef struct mcp_audit_record {
   bool failed;                       /**< answered with a JSON-RPC internal
                                           error: the handler returned a
                                           negative code, a builder failed,
-                                          or memory ran out */
+                                          or memory ran out; or, with
+                                          MCP_DECISION_RATE_LIMITED, the
+                                          rate limit's store failed (a
+                                          "rate limit unavailable" tool
+                                          error, mcp_server_set_store) */
   uint64_t duration_us;              /**< from receipt to reply */
   const char *ran_under;             /**< where the handler ran, as its
                                           executor named it

@@ -185,6 +185,17 @@ static const mcp_tool WORK = {
     .annotations = {.read_only = MCP_HINT_TRUE, .open_world = MCP_HINT_FALSE},
     .handler = work};
 
+/* The last audit record's decision and flags. */
+static mcp_decision last_decision;
+static bool last_failed, last_is_error;
+
+static void keep_audit(const mcp_audit_record *r, void *user_data) {
+  (void)user_data;
+  last_decision = r->decision;
+  last_failed = r->failed;
+  last_is_error = r->is_error;
+}
+
 static mcp_server *limited_server(mcp_store *st, unsigned calls) {
   const mcp_server_info info = {.name = "s", .version = "1"};
   mcp_server *srv = NULL;
@@ -193,6 +204,7 @@ static mcp_server *limited_server(mcp_store *st, unsigned calls) {
   ck_assert_int_eq(mcp_server_add_tool(srv, &WORK, NULL), 0);
   ck_assert_int_eq(mcp_server_set_store(srv, st), 0);
   ck_assert_int_eq(mcp_server_set_rate_limit(srv, calls, 60), 0);
+  mcp_server_set_audit(srv, keep_audit, NULL);
   return srv;
 }
 
@@ -220,6 +232,7 @@ START_TEST(server_on_a_local_store) {
   runs = 0;
   /* Validation after the token: the invalid call counts. */
   expect(tu_call_tool(&p, "1", "work", "{\"n\":\"x\"}"), "Invalid arguments");
+  ck_assert_int_eq(last_decision, MCP_DECISION_INVALID_ARGUMENTS);
   expect(tu_call_tool(&p, "2", "work", "{}"), "done");
   expect(tu_call_tool(&p, "3", "work", "{}"),
          "rate limited: at most 2 calls every 60 s; try again in ");
@@ -245,6 +258,8 @@ START_TEST(server_on_a_failing_store) {
   runs = 0;
   expect(tu_call_tool(&p, "1", "work", "{}"),
          "rate limit unavailable: the store refused the take");
+  ck_assert_int_eq(last_decision, MCP_DECISION_RATE_LIMITED);
+  ck_assert(last_failed && last_is_error);
   /* Anonymous: the key names the server and the session. */
   f.refuse = 0;
   expect(tu_call_tool(&p, "2", "work", "{}"), "done");
@@ -253,6 +268,8 @@ START_TEST(server_on_a_failing_store) {
   ck_assert_int_eq(runs, 1);
   ck_assert_int_eq(mcp_server_set_rate_limit(srv, 1, 60), 0);
   expect(tu_call_tool(&p, "3", "work", "{}"), "rate limited");
+  ck_assert_int_eq(last_decision, MCP_DECISION_RATE_LIMITED);
+  ck_assert(!last_failed && last_is_error);
   tu_peer_close(&p);
   mcp_server_free(srv);
   mcp_store_free(st);
