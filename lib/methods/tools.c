@@ -283,7 +283,8 @@ static void log_rate(mcp_server *srv) {
   if (mcp_store_shared(st))
     mcp__log(srv, MCP_LOG_INFO,
              "rate limit: at most %u calls every %u s per caller, counted "
-             "across every process sharing the store %s",
+             "across every process sharing the store %s (a caller with a "
+             "subject everywhere; an anonymous one per session)",
              calls, per, where);
   else
     mcp__log(srv, MCP_LOG_INFO,
