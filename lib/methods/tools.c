@@ -171,11 +171,6 @@ static int setup_call(mcp__reply_ctx *ctx, const mcp__req *r, mcp_call *call,
   return 0;
 }
 
-/* The hints a resolvable tool's call runs under are its resolver's for
- * these arguments and this caller, evaluated by the engine
- * (mcp__call_resolve_hints), never taken from the client (a tools/resolve
- * before is advice to the client, not to us). */
-
 /* Answers r for a call made but refused before its handler ran (rc from
  * setup_call), audits it, and discards it with its task. */
 static void discard_call(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
@@ -238,7 +233,11 @@ static void start_call(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
     discard_call(s, ctx, r, call, task, rc, why);
     return;
   }
-  if (call->rate_key == NULL) /* else once the arguments are validated */
+  /* The hints it runs under are its resolver's for these arguments and
+   * this caller, never the client's (a tools/resolve before is advice to
+   * the client, not to us); with a store, once the arguments are
+   * validated. */
+  if (call->rate_key == NULL)
     mcp__call_resolve_hints(call);
   if (task) {
     mcp__task_start(s, ctx, r, call, task);
