@@ -6,7 +6,8 @@
  * clear "rate limit unavailable" with no handler run, and calls work again
  * once it is back; a call cancelled, or past its deadline, while its take
  * is in flight ends properly and its late answer is ignored; with an
- * executor, allowed calls are handed to it, refused ones never.
+ * executor, allowed calls are handed to it, refused ones never; the HTTP
+ * transport stopped with a take in flight.
  *
  * Timing: every wait is a bounded loop; nothing asserts a duration. */
 #include <check.h>
@@ -429,6 +430,85 @@ START_TEST(over_http) {
   ck_assert_int_eq(atomic_load(&g_runs), 2);
 }
 END_TEST
+
+/* A store of the test's that hands each take to the Redis store, counting
+ * them: the test sees when a take is in flight. */
+static atomic_int g_forwarded;
+
+static int counting_take(void *impl, const char *key, unsigned calls,
+                         unsigned per, mcp_store_rate_done done, void *arg) {
+  atomic_fetch_add(&g_forwarded, 1);
+  return mcp_store_rate_take(impl, key, calls, per, done, arg);
+}
+
+static void counting_describe(void *impl, char *buf, unsigned long size) {
+  mcp_store_describe(impl, buf, size);
+}
+
+static const mcp_store_ops COUNTING = {
+    .rate_take = counting_take, .describe = counting_describe, .shared = true};
+
+typedef struct http_call {
+  uint16_t port;
+  const char *sid;
+  long status;
+} http_call;
+
+/* A tools/call on the session, on a thread of its own (it waits). */
+static void *post_call(void *arg) {
+  http_call *h = arg;
+  CURL *c = curl_easy_init();
+  lc_resp r = {0};
+  lc_req q = {.body = "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\","
+                      "\"params\":{\"name\":\"work\",\"arguments\":{}}}",
+              .session = h->sid,
+              .version = LC_LEGACY};
+  lc_http(c, h->port, &q, &r);
+  h->status = r.status;
+  lc_resp_free(&r);
+  curl_easy_cleanup(c);
+  return NULL;
+}
+
+/* The transport stopped while a call's take is in flight: the call ends
+ * when the answer comes, its handler never runs. */
+START_TEST(http_stopped_with_a_take_in_flight) {
+  mcp_store *counting = mcp_store_new(&COUNTING, g_store);
+  ck_assert_ptr_nonnull(counting);
+  ck_assert_int_eq(mcp_server_set_store(g_a, counting), 0);
+  atomic_store(&g_forwarded, 0);
+  mcp_http *http = NULL;
+  mcp_http_options o = {0};
+  ck_assert_int_eq(mcp_http_start(g_a, &o, &http), 0);
+  http_call h = {.port = mcp_http_port(http)};
+  CURL *c = curl_easy_init();
+  lc_resp r = {0};
+  lc_req q = {.body = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\","
+                      "\"params\":{\"protocolVersion\":\"" LC_LEGACY "\","
+                      "\"capabilities\":{},\"clientInfo\":{\"name\":\"c\","
+                      "\"version\":\"1\"}}}"};
+  lc_http(c, h.port, &q, &r);
+  char sid[200];
+  ck_assert(lc_resp_header(&r, "Mcp-Session-Id", sid, sizeof sid));
+  lc_resp_free(&r);
+  curl_easy_cleanup(c);
+  h.sid = sid;
+  ck_assert_int_eq(kill(g_pid, SIGSTOP), 0);
+  pthread_t t;
+  ck_assert_int_eq(pthread_create(&t, NULL, post_call, &h), 0);
+  for (int i = 0; i < 800 && atomic_load(&g_forwarded) == 0; i++)
+    sleep_ms(25);
+  ck_assert_int_eq(atomic_load(&g_forwarded), 1);
+  mcp_http_stop(http);
+  pthread_join(t, NULL);
+  ck_assert_int_eq(kill(g_pid, SIGCONT), 0);
+  store_answers(); /* the take was queued first: answered by now */
+  ck_assert_int_eq(atomic_load(&g_runs), 1); /* store_answers' own */
+  mcp_server_free(g_a);                      /* before the store it borrows */
+  g_a = NULL;
+  mcp_store_free(counting); /* frees nothing of the Redis store's */
+}
+END_TEST
 #endif
 
 int main(void) {
@@ -443,6 +523,7 @@ int main(void) {
   tcase_add_test(tc, allowed_calls_go_to_the_executor);
 #ifdef MCP_TEST_HTTP
   tcase_add_test(tc, over_http);
+  tcase_add_test(tc, http_stopped_with_a_take_in_flight);
 #endif
   return tu_run(s);
 }
