@@ -32,9 +32,13 @@ need_cmd openssl openssl
 if [ "${1:-}" = "--docs" ] || [ "${1:-}" = "--test" ]; then
   need_cmd doxygen doxygen
 fi
-# examples/deploy/cluster.sh (and its tests): nginx in front of notes.
+# examples/deploy/cluster.sh (and its tests): nginx in front of notes;
+# the Redis store (mcp_redis, on hiredis) and the redis-server its tests
+# and several machines share.
 if [ "${1:-}" = "--cluster" ] || [ "${1:-}" = "--test" ]; then
   need_cmd nginx nginx
+  need_pc hiredis libhiredis-dev
+  need_exe /usr/bin/redis-server redis-server
 fi
 if [ "${1:-}" = "--test" ]; then
   # The documentation tests run the tutorial's curl commands.

@@ -1109,7 +1109,11 @@ typedef struct mcp_audit_record {
   bool failed;                       /**< answered with a JSON-RPC internal
                                           error: the handler returned a
                                           negative code, a builder failed,
-                                          or memory ran out */
+                                          or memory ran out; or, with
+                                          MCP_DECISION_RATE_LIMITED, the
+                                          rate limit's store failed (a
+                                          "rate limit unavailable" tool
+                                          error, mcp_server_set_store) */
   uint64_t duration_us;              /**< from receipt to reply */
   const char *ran_under;             /**< where the handler ran, as its
                                           executor named it
@@ -1231,10 +1235,57 @@ MCP_API void mcp_server_set_max_result(mcp_server *srv, size_t bytes);
  * it is answered, alike on every transport, with a result whose isError is
  * true and whose text begins "rate limited" and says how many seconds to
  * wait, and audited as MCP_DECISION_RATE_LIMITED. Time is CLOCK_MONOTONIC.
+ *
+ * The buckets are this process's own unless a store is set
+ * (mcp_server_set_store): then every token is taken through the store, so
+ * that processes sharing it share each caller's budget; with a store set,
+ * this logs (at info) whether the limit counts in this process or across
+ * every process sharing the store, and the store's description.
  * Returns 0, or MCP_EINVAL (srv NULL, or calls without per_seconds). Any
  * thread. */
 MCP_API int mcp_server_set_rate_limit(mcp_server *srv, unsigned calls,
                                       unsigned per_seconds);
+
+/** A shared-state store (declared again here; see mcp/store.h, included
+ * at the end). */
+typedef struct mcp_store mcp_store;
+
+/** Makes the rate limit (mcp_server_set_rate_limit) take its tokens
+ * through st, a store (mcp/store.h) such as the Redis store of mcp/redis.h
+ * that every process of a deployment shares, so that a caller's budget is
+ * one across the cluster; NULL (the default) goes back to the server's own
+ * buckets, in this process.
+ *
+ * The bucket of a caller with a subject is named by the subject alone, the
+ * same in every process; an anonymous caller's by this server's random
+ * node name and its session, so anonymous callers are counted per session
+ * as before, never sharing a bucket with another process's session. The
+ * limit a take names is this server's: give every process the same.
+ *
+ * Admission keeps its order: the scope check and the authorizer, then the
+ * token, then the arguments' validation. A store that answers later (one
+ * that talks to a server) does not hold the transport's thread: the call
+ * waits for the answer (its deadline and cancellation apply as to any
+ * waiting call; the answer that comes after them is ignored), then goes on
+ * on the thread that delivers the answer, which runs its handler unless an
+ * executor is installed (mcp_server_set_executor). A call that may become a
+ * task becomes one while it waits. Refused, the call is answered as
+ * mcp_server_set_rate_limit says. When the store fails (Redis unreachable),
+ * the handler never runs: the call is answered with a result whose isError
+ * is true and whose text begins "rate limit unavailable" and says why,
+ * audited as MCP_DECISION_RATE_LIMITED with failed set. With a store, a
+ * task asked for by the client is created before its token is taken, and
+ * its result carries the refusal.
+ *
+ * st is borrowed, not taken: it must stay alive while the server may take
+ * tokens through it, i.e. until mcp_server_free(srv) returned (or until
+ * mcp_server_set_store(srv, NULL) returned and no request is being
+ * received). Free it after: mcp_store_free answers every take still in
+ * flight with an error, and the calls waiting for them end (their handlers
+ * never run). One store may serve several servers. Returns 0, or
+ * MCP_EINVAL (srv NULL). Any thread; requests being received meanwhile
+ * may use either store. */
+MCP_API int mcp_server_set_store(mcp_server *srv, mcp_store *st);
 
 /** Sets a deadline for every tools/call, prompts/get and resources/read:
  * ms milliseconds from the request's receipt (0, the default, means none).
@@ -1463,5 +1514,7 @@ MCP_API int mcp_result_structured_json(mcp_call *call,
 #include "mcp/engine.h"
 /* Where handlers run: executors. */
 #include "mcp/executor.h"
+/* The shared-state store: the in-process one, and the interface of others. */
+#include "mcp/store.h"
 
 #endif

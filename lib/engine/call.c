@@ -169,6 +169,8 @@ void mcp__call_free(mcp_call *c) {
   mcp__free(c->uri);
   mcp__free(c->description);
   mcp__free(c->error_text);
+  mcp__free(c->rate_key);
+  mcp__free(c->refusal);
   mcp__stepup_free(c->stepup);
   mcp__trust_clear(c);
   mcp__call_clear_result(c);
@@ -385,6 +387,8 @@ static const struct phase_row {
                                        "input, not for mcp_call_finish"},
     [MCP__CALL_QUEUED] = {true, "the call waits in the executor, for "
                                 "mcp_call_execute, not for mcp_call_finish"},
+    [MCP__CALL_WAITING_RATE] = {true, "the call waits for the rate limit's "
+                                      "store, its handler has not run"},
 };
 
 static void set_phase_locked(mcp_call *c, mcp__call_phase phase) {
@@ -1315,6 +1319,10 @@ static void build_reply(mcp_call *c, int rc, mcp__buf *out) {
     c->latched = c->content.err ? c->content.err : c->structured.err;
   /* Whatever the handler returned after a builder said MCP_ELIMIT, the
    * reason the client must hear is the size. */
+  if (c->refusal) { /* refused before its handler ran (the rate wait) */
+    tool_error(c, out, c->refusal);
+    return;
+  }
   if (c->stepup) { /* whatever the handler built or returned */
     stepup_refusal(c, out);
     return;
@@ -1440,18 +1448,23 @@ static mcp_decision audit_end(mcp_call *c, int rc, bool late, bool cancelled) {
   bool failed = !cancelled && !capability && !late && !c->too_large &&
                 (rc < 0 || c->latched);
   bool refused = c->stepup && !late && !cancelled;
+  bool before = c->refusal && !late && !cancelled; /* the rate wait's */
   mcp_decision decision = late        ? MCP_DECISION_TIMEOUT
                           : cancelled ? MCP_DECISION_CANCELLED
+                          : before    ? (mcp_decision)c->refusal_decision
                           : refused   ? MCP_DECISION_DENIED_SCOPE
                                       : MCP_DECISION_ALLOWED;
   if (refused)
     failed = false;
+  if (before)
+    failed = c->refusal_failed;
   mcp__hints ran = hints_of(c);
   if (c->kind == MCP_CALL_TOOL) {
     const char **effects = effect_lines(c);
     mcp__audit(h->srv, c->tool->name, &h->principal, decision,
                refused ? (const char *const *)c->stepup->d.missing : NULL,
-               !refused && (late || c->is_error || (capability && !c->modern)),
+               before || (!refused &&
+                          (late || c->is_error || (capability && !c->modern))),
                failed, c->started_us, c->ran_under[0] ? c->ran_under : NULL,
                &ran, effects);
     mcp__free(effects);
@@ -1643,8 +1656,152 @@ static bool hand_over(mcp_call *c, mcp__buf *out, mcp_send_info *facts) {
   return true;
 }
 
+/* ---- the rate wait ---------------------------------------------------------
+ * With a store (mcp_server_set_store), a tools/call's rate token is taken
+ * here, before its first round: the call waits WAITING_RATE, its deadline
+ * watched, for the store's answer, and goes on on the thread that delivers
+ * it (the caller's own, when the store answered at once). The call's
+ * existence keeps its home, and the home the server: the answer callback
+ * holds the call, which nothing else completes or frees while it waits
+ * (mcp_server_expire answers its timeout and marks it; the session's end
+ * cancels it; the answer then ends it). */
+
+/* An answer given on the thread that asked, before the take returned: kept
+ * on that thread's stack for it to go on with. tl_taking is the take this
+ * thread is making, if any. */
+struct mcp__rate_inline {
+  const mcp_call *call;
+  bool answered;
+  int rc;
+  mcp_store_rate_answer answer;
+  char why[256];
+};
+
+static _Thread_local struct mcp__rate_inline *tl_taking;
+
+void mcp__call_resolve_hints(mcp_call *c) {
+  if (c->kind != MCP_CALL_TOOL || c->tool->resolve == NULL)
+    return;
+  char why[256];
+  if (mcp__tool_resolve(c->tool, c->arguments, &c->home->principal, &c->hints,
+                        why, sizeof why) == 0) {
+    c->resolved = true;
+    return;
+  }
+  mcp__log(c->home->srv, MCP_LOG_ERROR,
+           "tools/call \"%s\": runs under its static hints: %s", c->tool->name,
+           why);
+}
+
+/* Ends c, before its handler ran, with a tool error text audited as
+ * decision (failed: the server's failure, not the caller's). */
+static void refuse_before(mcp_call *c, const char *text, mcp_decision decision,
+                          bool failed, mcp__buf *out, mcp_send_info *facts) {
+  c->refusal = mcp__strdup(text);
+  c->refusal_decision = decision;
+  c->refusal_failed = failed;
+  mcp__call_complete(c, c->refusal ? 0 : MCP_ENOMEM, out, facts);
+}
+
+/* Goes on with c once the store answered its take (rc, a, why as
+ * mcp_store_rate_done's): refused, or the store failed, it ends as a tool
+ * error; allowed, its arguments are validated and its first round runs. */
+static void rate_answered(mcp_call *c, int rc, const mcp_store_rate_answer *a,
+                          const char *why, mcp__buf *out,
+                          mcp_send_info *facts) {
+  mcp__home *h = c->home;
+  pthread_mutex_lock(&h->lock);
+  set_phase_locked(c, MCP__CALL_RUNNING);
+  pthread_mutex_unlock(&h->lock);
+  mcp__free(c->rate_key);
+  c->rate_key = NULL;
+  char text[512];
+  if (mcp_call_cancelled(c)) {
+    /* Cancelled, or late: answers the timeout (or nothing) and frees. */
+    mcp__call_complete(c, MCP_ECANCELED, out, facts);
+  } else if (rc != 0 || a == NULL) {
+    /* Never unlimited: a limit that cannot be checked refuses. */
+    mcp__fmt(text, sizeof text, "rate limit unavailable: %s", why);
+    mcp__utf8_trim(text);
+    mcp__log(h->srv, MCP_LOG_ERROR, "tools/call \"%s\": %s", c->tool->name,
+             text);
+    refuse_before(c, text, MCP_DECISION_RATE_LIMITED, true, out, facts);
+  } else if (!a->allowed) {
+    mcp__fmt(text, sizeof text,
+             "rate limited: at most %u calls every %u s; try again in %llu s",
+             c->rate_calls, c->rate_per, (a->wait_ms + 999u) / 1000u);
+    refuse_before(c, text, MCP_DECISION_RATE_LIMITED, false, out, facts);
+  } else {
+    int vrc = mcp__schema_validate(c->tool->input, c->arguments,
+                                   "Invalid arguments", text, sizeof text);
+    if (vrc == MCP_ENOMEM) {
+      mcp__call_complete(c, MCP_ENOMEM, out, facts);
+    } else if (vrc != 0) {
+      refuse_before(c, text, MCP_DECISION_INVALID_ARGUMENTS, false, out, facts);
+    } else {
+      mcp__call_resolve_hints(c);
+      mcp__call_run(c, out, facts);
+    }
+  }
+}
+
+/* The store's answer: kept for the asking thread when it comes on that
+ * thread before the take returned, else acted on here. */
+static void rate_done(void *arg, int rc, const mcp_store_rate_answer *a,
+                      const char *why) {
+  mcp_call *c = arg;
+  struct mcp__rate_inline *in = tl_taking;
+  if (in != NULL && in->call == c && !in->answered) {
+    in->answered = true;
+    in->rc = a ? rc : (rc ? rc : MCP_EIO);
+    if (a)
+      in->answer = *a;
+    mcp__fmt(in->why, sizeof in->why, "%s", why ? why : "no reason given");
+    return;
+  }
+  rate_answered(c, rc, a, why ? why : "no reason given", NULL, NULL);
+}
+
+/* Takes c's rate token through the server's store. c is then no longer
+ * this thread's, unless the store answered at once: then it goes on here
+ * with out and facts. */
+static void rate_wait(mcp_call *c, mcp__buf *out, mcp_send_info *facts) {
+  mcp__home *h = c->home;
+  mcp_store *st = atomic_load(&h->srv->store);
+  struct mcp__rate_inline in = {.call = c};
+  pthread_mutex_lock(&h->lock);
+  /* A call that may become a task is one while it waits, as when its
+   * handler defers: its answer no longer comes back to this thread. */
+  if (c->owner)
+    become_task_locked(c);
+  set_phase_locked(c, MCP__CALL_WAITING_RATE);
+  pthread_mutex_unlock(&h->lock);
+  struct mcp__rate_inline *outer = tl_taking; /* a take within a take */
+  tl_taking = &in;
+  int rc = st ? mcp_store_rate_take(st, c->rate_key, c->rate_calls, c->rate_per,
+                                    rate_done, c)
+              : MCP_EINVAL;
+  tl_taking = outer;
+  if (rc != 0) {
+    /* The store took nothing: nobody else holds c. */
+    char why[160];
+    mcp__fmt(why, sizeof why, "the store refused the take: %s",
+             mcp_strerror(rc));
+    rate_answered(c, rc, NULL, why, out, facts);
+    return;
+  }
+  /* Only this thread's stack says whether c is still ours: an answer on
+   * another thread may have ended it already. */
+  if (in.answered)
+    rate_answered(c, in.rc, in.rc == 0 ? &in.answer : NULL, in.why, out, facts);
+}
+
 void mcp__call_run(mcp_call *c, mcp__buf *out, mcp_send_info *facts) {
   mcp__home *h = c->home;
+  if (c->rate_key != NULL) {
+    rate_wait(c, out, facts);
+    return;
+  }
   if (c->lost_input) {
     mcp__call_complete(c, MCP_ENOMEM, out, facts);
     return;

@@ -92,6 +92,11 @@ struct mcp_server {
   _Atomic unsigned long long next_deadline_us;
   _Atomic unsigned long long next_serial; /* of sessions, for rate keys */
   mcp__ratelimit rate;
+  /* mcp_server_set_store: where the rate limit's tokens are taken, or NULL
+   * for rate's own buckets (borrowed). node names this server in the keys
+   * of anonymous callers, so that they differ across processes. */
+  mcp_store *_Atomic store;
+  char node[17];
   /* Where handlers run (mcp_server_set_executor): written once, before
    * has_executor is set (release), and read after it is seen (acquire). */
   mcp_executor executor;
@@ -398,6 +403,16 @@ struct mcp_call {
    * ran (lib/methods/tools.c), when resolved; else its tool's static ones. */
   bool resolved;
   mcp__hints hints;
+  /* The rate limit through a store (mcp_server_set_store): the key and
+   * limit its token is taken with before the first round, the key freed
+   * once the store answered (lib/engine/call.c, "the rate wait"); and a
+   * refusal made for the call before its handler ran, answered as a tool
+   * error and audited as refusal_decision. */
+  char *rate_key;
+  unsigned rate_calls, rate_per;
+  char *refusal;
+  int refusal_decision; /* mcp_decision */
+  bool refusal_failed;
   /* Trust annotations (trust.c): the result's labels (MCP_TRUST_*) and
    * evidenceRef (rendered, owned; NULL for none), and those the handler
    * set for the next content block. */
@@ -425,8 +440,10 @@ typedef enum mcp__call_phase {
                               returned MCP_DEFERRED */
   MCP__CALL_DEFERRED,      /* waiting for mcp_call_finish */
   MCP__CALL_WAITING_INPUT, /* legacy: waiting for the client's answers */
-  MCP__CALL_QUEUED         /* handed to the executor, waiting for its
+  MCP__CALL_QUEUED,        /* handed to the executor, waiting for its
                               mcp_call_execute */
+  MCP__CALL_WAITING_RATE   /* waiting for the store's answer to its rate
+                              take, before its first round */
 } mcp__call_phase;
 
 /* Client capabilities input requests depend on. */
@@ -533,6 +550,9 @@ int mcp__rpc_resource_not_found(mcp__buf *out, const char *id, size_t id_len,
  * returns, on the thread that drives the session; out and facts as for
  * mcp__call_complete. */
 void mcp__call_run(mcp_call *c, mcp__buf *out, mcp_send_info *facts);
+/* Sets c's hints from its tool's resolver, for its arguments and its
+ * home's principal (the static ones stay when the resolver refuses). */
+void mcp__call_resolve_hints(mcp_call *c);
 /* Makes c, which has a task record, a task now (publishes the record) and
  * lifts its call deadline: the task's TTL bounds it instead. Takes its
  * home's lock. */

@@ -125,6 +125,7 @@ static void server_fields(mcp_server *srv, const mcp_server_info *info) {
   atomic_init(&srv->max_result, MCP_DEFAULT_MAX_RESULT);
   atomic_init(&srv->call_timeout_ms, 0);
   atomic_init(&srv->next_serial, 0);
+  atomic_init(&srv->store, NULL);
   srv->name = mcp__strdup(info->name);
   srv->version = mcp__strdup(info->version);
   srv->title = mcp__strdup(info->title);
@@ -176,6 +177,17 @@ int mcp_server_new(const mcp_server_info *info, mcp_server **out) {
                 "mcp_server_new: the kernel's CSPRNG (getrandom) cannot seed "
                 "the requestState key");
   }
+  /* This server's name in the rate keys of anonymous callers, which a
+   * shared store sees from every process: random, so two never meet. */
+  unsigned char node[8];
+  if (mcp__random(node, sizeof node) != 0) {
+    mcp_server_free(srv);
+    return fail(NULL, MCP_EIO,
+                "mcp_server_new: the kernel's CSPRNG (getrandom) cannot name "
+                "the server");
+  }
+  for (size_t i = 0; i < sizeof node; i++)
+    mcp__fmt(srv->node + 2 * i, 3, "%02x", node[i]);
   if (!srv->name || !srv->version || (info->title && !srv->title) ||
       (info->instructions && !srv->instructions) ||
       (info->website_url && !srv->website_url)) {

@@ -67,6 +67,14 @@ static void start_call(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
                        mcp__tool *tool, cJSON *args, mcp__json_pool *args_pool,
                        const char *uri, mcp__task_mode mode, unsigned ttl_ms);
 
+/* What a call asks of the store's rate limit: its key (owned) and limit. */
+typedef struct rate_ask {
+  char *key;
+  unsigned calls, per;
+} rate_ask;
+
+static int rate_key_of(mcp_session *s, rate_ask *rate);
+
 void mcp__handle_tools_call(mcp_session *s, mcp__reply_ctx *ctx,
                             const mcp__req *r, mcp__target *t) {
   /* Whether it may run as a task is settled before anything else of the
@@ -85,10 +93,12 @@ void mcp__handle_tools_call(mcp_session *s, mcp__reply_ctx *ctx,
 
 /* Checks what a call asks before it is made: the progress token's type
  * (its JSON goes to tok), and for a tool the caller's rate and the
- * arguments against the input schema. Returns 0 to go on, 1 when the
- * request was answered (a refusal), or MCP_ENOMEM. */
+ * arguments against the input schema; with a store, those two wait for the
+ * call (rate: its key and limit, when limited). Returns 0 to go on, 1 when
+ * the request was answered (a refusal), or MCP_ENOMEM. */
 static int vet_call(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
-                    const mcp__tool *tool, const cJSON *args, mcp__buf *tok) {
+                    const mcp__tool *tool, const cJSON *args, mcp__buf *tok,
+                    rate_ask *rate) {
   const cJSON *meta = mcp__json_member(r->params, "_meta");
   const cJSON *token =
       cJSON_IsObject(meta) ? mcp__json_member(meta, "progressToken") : NULL;
@@ -104,6 +114,10 @@ static int vet_call(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
     return MCP_ENOMEM;
   if (tool->kind != MCP_CALL_TOOL)
     return 0;
+  /* With a store, the token is taken once the call exists (the rate wait
+   * of lib/engine/call.c), and the arguments validated after it. */
+  if (rate != NULL && atomic_load(&s->home.srv->store) != NULL)
+    return rate_key_of(s, rate);
   /* Access was decided before (dispatch.c), so a caller refused access
    * learns nothing from the limiter; before validation, so every allowed
    * call counts. */
@@ -157,24 +171,6 @@ static int setup_call(mcp__reply_ctx *ctx, const mcp__req *r, mcp_call *call,
   return 0;
 }
 
-/* The hints a resolvable tool's call runs under: its resolver's for these
- * arguments and this caller, evaluated here, never taken from the client
- * (a tools/resolve before is advice to the client, not to us). An answer
- * the bound refuses, or none, leaves the static hints. */
-static void resolve_hints(mcp_session *s, mcp_call *call) {
-  if (call->kind != MCP_CALL_TOOL || call->tool->resolve == NULL)
-    return;
-  char why[256];
-  if (mcp__tool_resolve(call->tool, call->arguments, &s->home.principal,
-                        &call->hints, why, sizeof why) == 0) {
-    call->resolved = true;
-    return;
-  }
-  mcp__log(s->home.srv, MCP_LOG_ERROR,
-           "tools/call \"%s\": runs under its static hints: %s",
-           call->tool->name, why);
-}
-
 /* Answers r for a call made but refused before its handler ran (rc from
  * setup_call), audits it, and discards it with its task. */
 static void discard_call(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
@@ -202,9 +198,10 @@ static void start_call(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
   mcp_call *call = NULL;
   mcp__task *task = NULL;
   char why[512];
+  rate_ask rate = {0};
   /* One ladder: before the call exists a failure frees what it was given;
    * after, the call is discarded, never run. */
-  int rc = vet_call(s, ctx, r, tool, args, &tok);
+  int rc = vet_call(s, ctx, r, tool, args, &tok, &rate);
   if (rc == 1)
     goto done;
   if (rc)
@@ -227,12 +224,21 @@ static void start_call(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
     goto oom;
   tool = NULL; /* the call holds the reference */
   mcp__buf_free(&tok);
+  call->rate_key = rate.key; /* the call's now: its rate wait comes first */
+  call->rate_calls = rate.calls;
+  call->rate_per = rate.per;
+  rate.key = NULL;
   rc = setup_call(ctx, r, call, task, uri, why, sizeof why);
   if (rc) {
     discard_call(s, ctx, r, call, task, rc, why);
     return;
   }
-  resolve_hints(s, call);
+  /* The hints it runs under are its resolver's for these arguments and
+   * this caller, never the client's (a tools/resolve before is advice to
+   * the client, not to us); with a store, once the arguments are
+   * validated. */
+  if (call->rate_key == NULL)
+    mcp__call_resolve_hints(call);
   if (task) {
     mcp__task_start(s, ctx, r, call, task);
     return;
@@ -251,6 +257,7 @@ done:
   if (tool)
     mcp__tool_unref(tool);
   mcp__buf_free(&tok);
+  mcp__free(rate.key);
   mcp__task_unref(task);
 }
 
@@ -258,11 +265,90 @@ done:
  * The buckets are the policy layer's (lib/policy/ratelimit.c); here the
  * caller is named and a refusal answered. */
 
+/* Logs where the limit counts: in this process, or across every process
+ * sharing the store (named by its describe text, never a password). */
+static void log_rate(mcp_server *srv) {
+  unsigned calls = atomic_load(&srv->rate.calls);
+  if (calls == 0)
+    return;
+  pthread_mutex_lock(&srv->rate.lock);
+  unsigned per = srv->rate.per_s;
+  pthread_mutex_unlock(&srv->rate.lock);
+  mcp_store *st = atomic_load(&srv->store);
+  if (st == NULL) /* the default: said nothing before stores existed */
+    return;
+  char where[200];
+  mcp_store_describe(st, where, sizeof where);
+  if (mcp_store_shared(st))
+    mcp__log(srv, MCP_LOG_INFO,
+             "rate limit: at most %u calls every %u s per caller, counted "
+             "across every process sharing the store %s (a caller with a "
+             "subject everywhere; an anonymous one per session)",
+             calls, per, where);
+  else
+    mcp__log(srv, MCP_LOG_INFO,
+             "rate limit: at most %u calls every %u s per caller, counted in "
+             "this process only (%s)",
+             calls, per, where);
+}
+
 int mcp_server_set_rate_limit(mcp_server *srv, unsigned calls,
                               unsigned per_seconds) {
   if (srv == NULL)
     return MCP_EINVAL;
-  return mcp__ratelimit_set(&srv->rate, calls, per_seconds);
+  int rc = mcp__ratelimit_set(&srv->rate, calls, per_seconds);
+  if (rc == 0)
+    log_rate(srv);
+  return rc;
+}
+
+int mcp_server_set_store(mcp_server *srv, mcp_store *st) {
+  if (srv == NULL)
+    return MCP_EINVAL;
+  atomic_store(&srv->store, st);
+  log_rate(srv);
+  return 0;
+}
+
+/* The anonymous caller's number: its session's, given on first need, never
+ * reused as a freed session's address could be. */
+static unsigned long long session_serial(mcp_session *s) {
+  mcp_server *srv = s->home.srv;
+  pthread_mutex_lock(&s->home.lock);
+  if (s->serial == 0)
+    s->serial = atomic_fetch_add(&srv->next_serial, 1) + 1;
+  unsigned long long serial = s->serial;
+  pthread_mutex_unlock(&s->home.lock);
+  return serial;
+}
+
+/* The caller's key in the store, and the limit, when a limit is set:
+ * "p:" and the principal's subject, the same in every process; or, for
+ * an anonymous caller, "a:", this server's random node name and its
+ * session's number, so that two processes' sessions never share a bucket.
+ * Returns 0 or MCP_ENOMEM. */
+static int rate_key_of(mcp_session *s, rate_ask *rate) {
+  mcp_server *srv = s->home.srv;
+  rate->calls = atomic_load(&srv->rate.calls);
+  if (rate->calls == 0)
+    return 0;
+  pthread_mutex_lock(&srv->rate.lock);
+  rate->per = srv->rate.per_s;
+  pthread_mutex_unlock(&srv->rate.lock);
+  if (rate->per == 0) /* cleared meanwhile */
+    return 0;
+  const char *subject = s->home.principal.subject;
+  mcp__buf b = {0};
+  if (subject)
+    mcp__buf_printf(&b, "p:%s", subject);
+  else
+    mcp__buf_printf(&b, "a:%s:%llu", srv->node, session_serial(s));
+  if (mcp__buf_str(&b) == NULL) {
+    mcp__buf_free(&b);
+    return MCP_ENOMEM;
+  }
+  rate->key = b.data;
+  return 0;
 }
 
 int mcp__rate_take(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
@@ -270,17 +356,9 @@ int mcp__rate_take(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
   mcp_server *srv = s->home.srv;
   if (atomic_load(&srv->rate.calls) == 0)
     return 0;
-  /* An anonymous caller is known only by its session: give the session a
-   * number of its own, never reused as a freed session's address could
-   * be. */
-  unsigned long long serial = 0;
-  if (s->home.principal.subject == NULL) {
-    pthread_mutex_lock(&s->home.lock);
-    if (s->serial == 0)
-      s->serial = atomic_fetch_add(&srv->next_serial, 1) + 1;
-    serial = s->serial;
-    pthread_mutex_unlock(&s->home.lock);
-  }
+  /* An anonymous caller is known only by its session. */
+  unsigned long long serial =
+      s->home.principal.subject == NULL ? session_serial(s) : 0;
   unsigned calls = 0, per = 0;
   unsigned long long wait_s = 0;
   int rc = mcp__ratelimit_take(&srv->rate, s->home.principal.subject, serial,

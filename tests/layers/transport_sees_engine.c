@@ -1,5 +1,5 @@
-/* Must not compile (tests/layers): the transports (stdio, http) are built
- * on the public API only, like any an embedder writes (promise 3,
+/* Must not compile (tests/layers): the transports (stdio, http) and the
+ * Redis store are built on the public API only, like any an embedder writes (promise 3,
  * docs/architecture.md): the engine's header is not on their include path. */
 #include "engine.h"
 

@@ -87,11 +87,21 @@ guard_probe)
   ;;
 run_path)
   # Each installed library that needs libmcp finds it by its own run path
-  # ($ORIGIN): programs calling only libmcp_http (libmcp_guard), linked
-  # --as-needed, built with pkg-config and with find_package, start.
+  # ($ORIGIN): programs calling only libmcp_http (libmcp_guard,
+  # libmcp_redis), linked --as-needed, built with pkg-config and with
+  # find_package, start.
   major=$(sed -n 's/^CMAKE_PROJECT_VERSION_MAJOR:STATIC=//p' "$build/CMakeCache.txt")
   libs=(libmcp_http)
-  [ -f "$prefix/include/mcp/guard.h" ] && libs+=(libmcp_guard)
+  guard=OFF
+  redis=OFF
+  if [ -f "$prefix/include/mcp/guard.h" ]; then
+    libs+=(libmcp_guard)
+    guard=ON
+  fi
+  if [ -f "$prefix/include/mcp/redis.h" ]; then
+    libs+=(libmcp_redis)
+    redis=ON
+  fi
   export PKG_CONFIG_PATH=$prefix/lib/pkgconfig
   rm -rf "$work/run_path" && mkdir -p "$work/run_path" && cd "$work/run_path"
   for lib in "${libs[@]}"; do
@@ -107,10 +117,8 @@ run_path)
       -Wl,-rpath,"$(pkg-config --variable=libdir "$pc")"
     only_libmcp_x "./${name}_only" "$lib"
   done
-  guard=OFF
-  [ ${#libs[@]} -eq 2 ] && guard=ON
   cmake -S "$here/run_path" -B "$work/run_path/cmake" \
-    -DCMAKE_PREFIX_PATH="$prefix" -DWITH_GUARD=$guard \
+    -DCMAKE_PREFIX_PATH="$prefix" -DWITH_GUARD=$guard -DWITH_REDIS=$redis \
     -DCMAKE_INSTALL_PREFIX="$work/run_path/installed" -Wno-dev >/dev/null
   cmake --build "$work/run_path/cmake" >/dev/null
   cmake --install "$work/run_path/cmake" >/dev/null
@@ -148,6 +156,14 @@ deb)
     "./usr/share/man/man1/mcp-check.1"; do
     grep -qxF -- "$want" <<<"$contents" || fail "$deb lacks $want"
   done
+  # The Redis store, when hiredis was there to build it.
+  if grep -q '^MCP_REDIS:BOOL=ON' "$build/CMakeCache.txt"; then
+    for want in "./usr/include/mcp/redis.h" "./usr/include/mcp/store.h" \
+      "./usr/lib/libmcp_redis.so.$version" "./usr/lib/libmcp_redis.a" \
+      "./usr/lib/pkgconfig/libmcp-redis.pc"; do
+      grep -qxF -- "$want" <<<"$contents" || fail "$deb lacks $want"
+    done
+  fi
   # Installed into /usr/lib, where the loader looks anyway, no library
   # carries a run path (Debian's policy; lintian's custom-library-search-path).
   rm -rf "$work/deb/root"

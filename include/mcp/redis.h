@@ -1,0 +1,59 @@
+/* libmcp redis: the shared-state store on Redis (mcp::redis, pkg-config
+ * libmcp-redis).
+ *
+ * A store (mcp/store.h) whose state lives in one Redis server, so every
+ * process configured with the same URL shares it: a rate-limit bucket is
+ * one Redis hash, taken by one Lua script (EVALSHA, falling back to EVAL),
+ * so two processes never both spend its last token. Its clock is Redis's
+ * (TIME), so the processes' clocks need not agree.
+ *
+ * The store talks to Redis (hiredis) on one thread of its own, through a
+ * queue: a caller never blocks on the network. When the connection is
+ * lost, requests fail at once with MCP_EIO and a text saying Redis is
+ * unavailable, while the thread reconnects with a growing pause (100 ms,
+ * doubling, at most 5 s); a request never waits longer than the command
+ * timeout (2 s) for an answer. Debian 12's hiredis has no TLS: keep Redis
+ * on a private network or reach it through a tunnel.
+ *
+ * Answers (the callbacks of mcp_store_rate_take) are not called on that
+ * thread: two answer threads of the store's call them, in the order Redis
+ * answered, so that a callback that does slow work (a server given the
+ * store with mcp_server_set_store runs the call's handler there when no
+ * executor is installed) delays neither Redis's round trips nor, up to
+ * two at once, other answers. mcp_store_free returns once every answer was
+ * delivered. */
+#ifndef MCP_REDIS_H
+#define MCP_REDIS_H
+
+#include <stddef.h>
+
+#include "mcp/mcp.h" /* the MCP_E* codes, and mcp/store.h */
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Connects to the Redis server url names and makes a store on it.
+ *
+ * url is `redis://[[user]:password@]host[:port][/db]` (port 6379 and db 0
+ * by default; a host in brackets for IPv6; user and password
+ * percent-decoded) or `unix://[[user]:password@]/path/to/socket[?db=N]`,
+ * or an absolute socket path alone. With a password it authenticates
+ * (`AUTH user password`, Redis 6 ACL, or `AUTH password` without a user),
+ * then selects db and loads its script.
+ *
+ * Returns 0 and the store in *out (free it with mcp_store_free), or
+ * MCP_EINVAL (a NULL argument or a malformed URL), MCP_EIO (Redis could
+ * not be reached, refused the password or the database), MCP_ENOMEM;
+ * then, when err is not NULL, err (errlen bytes) says why, naming the URL
+ * without its password. Blocks while it connects and logs in (2 s at most
+ * for the connection and for each of AUTH, SELECT and SCRIPT LOAD): call
+ * it at start-up, not on a transport thread. Any thread. */
+MCP_API int mcp_redis_store_new(const char *url, mcp_store **out, char *err,
+                                size_t errlen);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
