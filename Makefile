@@ -91,10 +91,11 @@ check-valgrind:
 # with deferred calls and threads, the limits suite (one rate-limit bucket
 # shared by threads), the executor and guard suites (calls run on worker
 # threads), the task suite (tasks finished on one thread while another reads
-# and cancels them), and the load tests. Only what they need
+# and cancels them), the rate limit on a shared store (calls answered on
+# the Redis store's threads), and the load tests. Only what they need
 # is built; MCP_TSAN scales the slow tests down. Any report fails the run.
 TSAN_FLAGS := -fsanitize=thread -fno-omit-frame-pointer
-TSAN_TESTS := '^(http|http_auth|jwt|load)\.|^unit\.test_(engine|lifecycle|prompts_resources|subscriptions|modern|stdio|limits|executor|guard|effects|task)$$'
+TSAN_TESTS := '^(http|http_auth|jwt|load)\.|^unit\.test_(engine|lifecycle|prompts_resources|subscriptions|modern|stdio|limits|executor|guard|effects|task|store)$$|^redis\.limit$$'
 check-tsan:
 	@CC=clang $(CMAKE) -B build-tsan -DMCP_TSAN=ON -DMCP_INTEROP=OFF \
 	  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_FLAGS="$(TSAN_FLAGS)" \
@@ -103,7 +104,8 @@ check-tsan:
 	@cmake --build build-tsan -j $(JOBS) --target test_http test_http_auth \
 	  test_jwt test_engine test_lifecycle test_prompts_resources \
 	  test_subscriptions test_modern test_stdio test_limits test_executor \
-	  test_guard test_effects test_task load streams notes
+	  test_guard test_effects test_task test_store test_redis_limit load \
+	  streams notes
 	@cd build-tsan && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
 	  $(CTEST) -R $(TSAN_TESTS)
 
