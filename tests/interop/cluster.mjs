@@ -162,6 +162,20 @@ function accessLog(dir) {
   });
 }
 
+// nginx writes a request's line once the response is out, so a client can
+// read the log before the last lines of what it just did are there: reads
+// until enough(records) holds, for at most two seconds, and returns the
+// last read.
+async function accessLogSettled(dir, enough) {
+  const until = Date.now() + 2000;
+  let log = accessLog(dir);
+  while (!enough(log) && Date.now() < until) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    log = accessLog(dir);
+  }
+  return log;
+}
+
 function modernMeta(capabilities = {}) {
   return {
     'io.modelcontextprotocol/protocolVersion': MODERN,
@@ -244,7 +258,8 @@ async function legacySession(url, dir, addrs) {
       if (!r.isError) ok++;
     }
     check('50 calls in one legacy session through nginx all succeed', ok === 50, `${ok} of 50`);
-    const mine = accessLog(dir).filter((e) => e.owner === `node_${node}`);
+    const ownedBy = (log) => log.filter((e) => e.owner === `node_${node}`);
+    const mine = ownedBy(await accessLogSettled(dir, (log) => ownedBy(log).length >= 50));
     const elsewhere = mine.filter((e) => e.upstream !== addrs[node]);
     check('every request of the session reached the process that owns it',
       mine.length >= 50 && elsewhere.length === 0,
@@ -289,7 +304,8 @@ async function inputRequired(url, dir, addrs) {
   check(`${rounds} input_required round trips through nginx complete`, done === rounds, `${done} of ${rounds}`);
   // Sequential requests: the log's new tools/call lines are, in order, the
   // add, the question and the retry of each round.
-  const calls = accessLog(dir).slice(before).filter((e) => e.method === 'tools/call' && e.owner === '');
+  const callsIn = (log) => log.slice(before).filter((e) => e.method === 'tools/call' && e.owner === '');
+  const calls = callsIn(await accessLogSettled(dir, (log) => callsIn(log).length >= 3 * rounds));
   let moved = 0;
   for (let i = 0; i + 2 < calls.length; i += 3) {
     if (calls[i + 1].upstream !== calls[i + 2].upstream) moved++;
