@@ -24,26 +24,19 @@
 #include <mcp/http.h>
 #include <mcp/redis.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "redis_server.h"
 
 static double now(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void sleep_ms(long ms) {
-  struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-  nanosleep(&ts, NULL);
 }
 
 static int work(mcp_call *call, void *user_data) {
@@ -296,33 +289,16 @@ int main(int argc, char **argv) {
   }
   if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
     return 1;
-  const char *tmp = getenv("TMPDIR");
-  char dir[256], sock[300], conf[320];
-  snprintf(dir, sizeof dir, "%s/mcp-rbench-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-  if (mkdtemp(dir) == NULL)
-    return 1;
-  snprintf(sock, sizeof sock, "%s/redis.sock", dir);
-  snprintf(conf, sizeof conf, "%s/redis.conf", dir);
-  FILE *f = fopen(conf, "w");
-  if (f == NULL)
-    return 1;
-  fprintf(f,
-          "port 0\nunixsocket %s\ndir %s\nsave \"\"\nappendonly no\n"
-          "logfile redis.log\n",
-          sock, dir);
-  fclose(f);
-  pid_t pid = fork();
-  if (pid == 0) {
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    execl(REDIS_SERVER, REDIS_SERVER, conf, (char *)NULL);
-    _exit(127);
-  }
-  struct stat st;
-  for (int i = 0; i < 400 && stat(sock, &st) != 0; i++)
-    sleep_ms(25);
-  mcp_store *store = NULL;
+  rs_server redis;
   char err[400];
-  int rc = mcp_redis_store_new(sock, &store, err, sizeof err);
+  if (rs_init(&redis, "mcp-rbench", err, sizeof err) != 0 ||
+      rs_start(&redis, REDIS_SERVER, err, sizeof err) != 0) {
+    fprintf(stderr, "bench_redis_limit: %s\n", err);
+    rs_remove(&redis);
+    return 1;
+  }
+  mcp_store *store = NULL;
+  int rc = mcp_redis_store_new(redis.sock, &store, err, sizeof err);
   if (rc == 0) {
     double local = run(NULL, threads);
     double shared = run(store, threads);
@@ -337,14 +313,7 @@ int main(int argc, char **argv) {
   } else {
     fprintf(stderr, "bench_redis_limit: %s\n", err);
   }
-  kill(pid, SIGTERM);
-  waitpid(pid, NULL, 0);
-  unlink(sock);
-  unlink(conf);
-  char log[300];
-  snprintf(log, sizeof log, "%s/redis.log", dir);
-  unlink(log);
-  rmdir(dir);
+  rs_remove(&redis);
   curl_global_cleanup();
   return rc == 0 ? 0 : 1;
 }

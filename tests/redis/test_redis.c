@@ -10,25 +10,20 @@
  * freed with takes in flight answers each once; every allocation failure.
  *
  * Timing: every wait is a bounded loop; nothing asserts a duration. */
-#include <arpa/inet.h>
 #include <check.h>
 #include <errno.h>
 #include <hiredis/hiredis.h>
 #include <mcp/redis.h>
-#include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "redis_int.h"
+#include "redis_server.h"
 #include "testutil.h"
 
 static void sleep_ms(long ms) {
@@ -38,96 +33,16 @@ static void sleep_ms(long ms) {
 
 /* ---- a redis-server of the test's own ------------------------------------ */
 
-typedef struct server {
-  char dir[256];
-  char sock[300];
-  int port; /* 0: unix socket only */
-  pid_t pid;
-  const char *acl_user; /* with acl_pass: an ACL user, the default one off */
-  const char *acl_pass;
-} server;
+static rs_server g_srv;
 
-static server g_srv;
-
-/* A loopback port nobody listens on right now. */
-static int free_port(void) {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  ck_assert_int_ge(fd, 0);
-  struct sockaddr_in a = {.sin_family = AF_INET,
-                          .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-  ck_assert_int_eq(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
-  socklen_t len = sizeof a;
-  ck_assert_int_eq(getsockname(fd, (struct sockaddr *)&a, &len), 0);
-  close(fd);
-  return ntohs(a.sin_port);
-}
-
-/* Writes the server's configuration (its ACL user with the commands
- * docs/deployment.md names, and no others) and starts it. */
-static void server_start(server *s) {
-  char conf[400];
-  snprintf(conf, sizeof conf, "%s/redis.conf", s->dir);
-  FILE *f = fopen(conf, "w");
-  ck_assert_ptr_nonnull(f);
-  fprintf(f,
-          "port %d\nbind 127.0.0.1\nunixsocket %s\nunixsocketperm 700\n"
-          "dir %s\nsave \"\"\nappendonly no\ndaemonize no\n"
-          "logfile redis.log\n",
-          s->port, s->sock, s->dir);
-  if (s->acl_user)
-    fprintf(f,
-            "user %s on >%s ~mcp:* -@all +time +hmget +hset +pexpire +eval "
-            "+evalsha +script +select\nuser default off\n",
-            s->acl_user, s->acl_pass);
-  ck_assert_int_eq(fclose(f), 0);
-  const char *argv[] = {REDIS_SERVER, conf, NULL};
-  s->pid = fork();
-  ck_assert_int_ge(s->pid, 0);
-  if (s->pid == 0) {
-    /* Stopped with the test even when a failed assertion skips the
-     * teardown. */
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    execv(REDIS_SERVER, (char *const *)argv);
-    _exit(127);
-  }
-  /* Ready when its socket is there (10 s at most). */
-  struct stat st;
-  for (int i = 0; i < 400 && stat(s->sock, &st) != 0; i++) {
-    int status;
-    ck_assert_msg(waitpid(s->pid, &status, WNOHANG) == 0,
-                  "redis-server exited at start (see %s/redis.log)", s->dir);
-    sleep_ms(25);
-  }
-  ck_assert_msg(stat(s->sock, &st) == 0, "redis-server did not start");
-}
-
-static void server_stop(server *s) {
-  if (s->pid <= 0)
-    return;
-  kill(s->pid, SIGTERM);
-  int status;
-  /* SIGTERM: it shuts down at once (no persistence); 10 s at most, then
-   * SIGKILL. */
-  for (int i = 0; i < 400 && waitpid(s->pid, &status, WNOHANG) == 0; i++)
-    sleep_ms(25);
-  if (waitpid(s->pid, &status, WNOHANG) == 0) {
-    kill(s->pid, SIGKILL);
-    waitpid(s->pid, &status, 0);
-  }
-  s->pid = 0;
-  unlink(s->sock);
+static void server_start(rs_server *s) {
+  char err[512];
+  ck_assert_msg(rs_start(s, REDIS_SERVER, err, sizeof err) == 0, "%s", err);
 }
 
 static void setup_dir(void) {
-  const char *tmp = getenv("TMPDIR");
-  snprintf(g_srv.dir, sizeof g_srv.dir, "%s/mcp-redis-XXXXXX",
-           tmp && *tmp ? tmp : "/tmp");
-  ck_assert_ptr_nonnull(mkdtemp(g_srv.dir));
-  snprintf(g_srv.sock, sizeof g_srv.sock, "%s/redis.sock", g_srv.dir);
-  g_srv.port = 0;
-  g_srv.pid = 0;
-  g_srv.acl_user = NULL;
-  g_srv.acl_pass = NULL;
+  char err[512];
+  ck_assert_msg(rs_init(&g_srv, "mcp-redis", err, sizeof err) == 0, "%s", err);
 }
 
 static void setup(void) {
@@ -135,15 +50,7 @@ static void setup(void) {
   server_start(&g_srv);
 }
 
-static void teardown(void) {
-  server_stop(&g_srv);
-  char path[512];
-  snprintf(path, sizeof path, "%s/redis.log", g_srv.dir);
-  unlink(path);
-  snprintf(path, sizeof path, "%s/redis.conf", g_srv.dir);
-  unlink(path);
-  rmdir(g_srv.dir);
-}
+static void teardown(void) { rs_remove(&g_srv); }
 
 /* ---- answers, which come on the store's thread ----------------------------
  */
@@ -404,7 +311,8 @@ static void setup_acl(void) {
   setup_dir();
   g_srv.acl_user = "alice";
   g_srv.acl_pass = "p@ss:word";
-  g_srv.port = free_port();
+  g_srv.port = rs_free_port();
+  ck_assert_int_gt(g_srv.port, 0);
   server_start(&g_srv);
 }
 
@@ -450,7 +358,7 @@ START_TEST(stopped_then_restarted) {
   waiter_init(&w);
   take(st, &w, "erin", 100, 60);
   ck_assert_int_eq(w.allowed, 1);
-  server_stop(&g_srv);
+  rs_stop(&g_srv);
   /* Every take is answered, with an error saying why; none allowed. */
   for (int i = 0; i < 5; i++) {
     take(st, &w, "erin", 100, 60);

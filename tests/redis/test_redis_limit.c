@@ -20,12 +20,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "redis_server.h"
 #include "testutil.h"
 #ifdef MCP_TEST_HTTP
 #include <curl/curl.h>
@@ -41,52 +39,15 @@ static void sleep_ms(long ms) {
 
 /* ---- a redis-server of the test's own, on a unix socket ------------------ */
 
-static char g_dir[256], g_sock[300];
-static pid_t g_pid;
+static rs_server g_redis;
 
 static void redis_start(void) {
-  char conf[400];
-  snprintf(conf, sizeof conf, "%s/redis.conf", g_dir);
-  FILE *f = fopen(conf, "w");
-  ck_assert_ptr_nonnull(f);
-  fprintf(f,
-          "port 0\nunixsocket %s\nunixsocketperm 700\ndir %s\nsave \"\"\n"
-          "appendonly no\ndaemonize no\nlogfile redis.log\n",
-          g_sock, g_dir);
-  ck_assert_int_eq(fclose(f), 0);
-  const char *argv[] = {REDIS_SERVER, conf, NULL};
-  g_pid = fork();
-  ck_assert_int_ge(g_pid, 0);
-  if (g_pid == 0) {
-    prctl(PR_SET_PDEATHSIG, SIGKILL); /* dies with the test */
-    execv(REDIS_SERVER, (char *const *)argv);
-    _exit(127);
-  }
-  struct stat st;
-  for (int i = 0; i < 400 && stat(g_sock, &st) != 0; i++) {
-    int status;
-    ck_assert_msg(waitpid(g_pid, &status, WNOHANG) == 0,
-                  "redis-server exited at start (see %s/redis.log)", g_dir);
-    sleep_ms(25);
-  }
-  ck_assert_msg(stat(g_sock, &st) == 0, "redis-server did not start");
+  char err[512];
+  ck_assert_msg(rs_start(&g_redis, REDIS_SERVER, err, sizeof err) == 0, "%s",
+                err);
 }
 
-static void redis_stop(void) {
-  if (g_pid <= 0)
-    return;
-  kill(g_pid, SIGCONT); /* a stopped one, too */
-  kill(g_pid, SIGTERM);
-  int status;
-  for (int i = 0; i < 400 && waitpid(g_pid, &status, WNOHANG) == 0; i++)
-    sleep_ms(25);
-  if (waitpid(g_pid, &status, WNOHANG) == 0) {
-    kill(g_pid, SIGKILL);
-    waitpid(g_pid, &status, 0);
-  }
-  g_pid = 0;
-  unlink(g_sock);
-}
+static void redis_stop(void) { rs_stop(&g_redis); }
 
 /* ---- two servers on one store ---------------------------------------------
  */
@@ -134,14 +95,11 @@ static mcp_server *server_on_store(unsigned calls) {
 }
 
 static void setup(void) {
-  const char *tmp = getenv("TMPDIR");
-  snprintf(g_dir, sizeof g_dir, "%s/mcp-rlimit-XXXXXX",
-           tmp && *tmp ? tmp : "/tmp");
-  ck_assert_ptr_nonnull(mkdtemp(g_dir));
-  snprintf(g_sock, sizeof g_sock, "%s/redis.sock", g_dir);
-  redis_start();
   char err[600];
-  int rc = mcp_redis_store_new(g_sock, &g_store, err, sizeof err);
+  ck_assert_msg(rs_init(&g_redis, "mcp-rlimit", err, sizeof err) == 0, "%s",
+                err);
+  redis_start();
+  int rc = mcp_redis_store_new(g_redis.sock, &g_store, err, sizeof err);
   ck_assert_msg(rc == 0, "%s", err);
   atomic_store(&g_runs, 0);
   g_log[0] = '\0';
@@ -155,13 +113,7 @@ static void teardown(void) {
   mcp_server_free(g_a);
   mcp_server_free(g_b);
   mcp_store_free(g_store);
-  redis_stop();
-  char path[512];
-  snprintf(path, sizeof path, "%s/redis.log", g_dir);
-  unlink(path);
-  snprintf(path, sizeof path, "%s/redis.conf", g_dir);
-  unlink(path);
-  rmdir(g_dir);
+  rs_remove(&g_redis);
 }
 
 static const mcp_principal ALICE = {.subject = "alice"};
@@ -288,14 +240,14 @@ START_TEST(cancelled_while_taking) {
   tu_peer a;
   tu_peer_open(&a, g_a, &ALICE);
   tu_initialize(&a, "2025-11-25");
-  ck_assert_int_eq(kill(g_pid, SIGSTOP), 0);
+  ck_assert_int_eq(kill(g_redis.pid, SIGSTOP), 0);
   tu_clear(&a);
   ck_assert_int_eq(tu_send_free(&a, tu_call_text("7", "work", "{}", NULL)), 0);
   ck_assert_int_eq(tu_send(&a,
                            "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/"
                            "cancelled\",\"params\":{\"requestId\":7}}"),
                    0);
-  ck_assert_int_eq(kill(g_pid, SIGCONT), 0);
+  ck_assert_int_eq(kill(g_redis.pid, SIGCONT), 0);
   store_answers();
   /* The take of id 7 was queued before bob's: it is answered, and so was
    * ignored, by now. */
@@ -313,7 +265,7 @@ START_TEST(deadline_while_taking) {
   tu_peer a;
   tu_peer_open(&a, g_a, &ALICE);
   tu_initialize(&a, "2025-11-25");
-  ck_assert_int_eq(kill(g_pid, SIGSTOP), 0);
+  ck_assert_int_eq(kill(g_redis.pid, SIGSTOP), 0);
   tu_clear(&a);
   ck_assert_int_eq(tu_send_free(&a, tu_call_text("8", "work", "{}", NULL)), 0);
   for (int i = 0; i < 400 && tu_wait(&a, 1, 0) == 0; i++) {
@@ -326,7 +278,7 @@ START_TEST(deadline_while_taking) {
   /* Another call in flight, then its session closed. */
   ck_assert_int_eq(tu_send_free(&a, tu_call_text("9", "work", "{}", NULL)), 0);
   tu_peer_close(&a);
-  ck_assert_int_eq(kill(g_pid, SIGCONT), 0);
+  ck_assert_int_eq(kill(g_redis.pid, SIGCONT), 0);
   store_answers();
   ck_assert_int_eq(atomic_load(&g_runs), 1);
 }
@@ -338,7 +290,7 @@ START_TEST(store_freed_with_a_take_in_flight) {
   tu_peer a;
   tu_peer_open(&a, g_a, &ALICE);
   tu_initialize(&a, "2025-11-25");
-  ck_assert_int_eq(kill(g_pid, SIGSTOP), 0);
+  ck_assert_int_eq(kill(g_redis.pid, SIGSTOP), 0);
   tu_clear(&a);
   ck_assert_int_eq(tu_send_free(&a, tu_call_text("5", "work", "{}", NULL)), 0);
   mcp_server_free(g_a);
@@ -493,7 +445,7 @@ START_TEST(http_stopped_with_a_take_in_flight) {
   lc_resp_free(&r);
   curl_easy_cleanup(c);
   h.sid = sid;
-  ck_assert_int_eq(kill(g_pid, SIGSTOP), 0);
+  ck_assert_int_eq(kill(g_redis.pid, SIGSTOP), 0);
   pthread_t t;
   ck_assert_int_eq(pthread_create(&t, NULL, post_call, &h), 0);
   for (int i = 0; i < 800 && atomic_load(&g_forwarded) == 0; i++)
@@ -501,7 +453,7 @@ START_TEST(http_stopped_with_a_take_in_flight) {
   ck_assert_int_eq(atomic_load(&g_forwarded), 1);
   mcp_http_stop(http);
   pthread_join(t, NULL);
-  ck_assert_int_eq(kill(g_pid, SIGCONT), 0);
+  ck_assert_int_eq(kill(g_redis.pid, SIGCONT), 0);
   store_answers(); /* the take was queued first: answered by now */
   ck_assert_int_eq(atomic_load(&g_runs), 1); /* store_answers' own */
   mcp_server_free(g_a);                      /* before the store it borrows */
