@@ -1,7 +1,8 @@
 /* libmcp: the shared-state store.
  *
- * What must be seen by every process of a deployment (today: the rate
- * limit's buckets) goes through a store. The in-process store
+ * What must be seen by every process of a deployment (the rate limit's
+ * buckets, and the events every process must hear: a resource changed, a
+ * list changed) goes through a store. The in-process store
  * (mcp_store_new_local) keeps it in this process; another library (the
  * Redis store of mcp/redis.h, mcp::redis) keeps it where every process
  * sees it. A store is an object with a table of operations, so an
@@ -46,6 +47,15 @@ typedef void (*mcp_store_rate_done)(void *arg, int rc,
                                     const mcp_store_rate_answer *answer,
                                     const char *why);
 
+/** Called with each event a store received (see mcp_store_listen and
+ * mcp_store_ops.subscribe): its bytes (len of them, not NUL-terminated;
+ * borrowed for the call only). */
+typedef void (*mcp_store_event)(void *arg, const char *event,
+                                unsigned long len);
+
+/** The most bytes one event may have (mcp_store_publish). */
+#define MCP_STORE_EVENT_MAX 65536
+
 /** The operations of a store an implementation provides (static storage;
  * the store keeps the pointer). */
 typedef struct mcp_store_ops {
@@ -66,9 +76,23 @@ typedef struct mcp_store_ops {
   void (*free)(void *impl);
   /** true when the state is shared with other processes. */
   bool shared;
+  /** Publishes event (len bytes, 1 to MCP_STORE_EVENT_MAX; borrowed for
+   * the call) to every process sharing the store, this one included, after
+   * every event this store published before it. Returns 0 once it is on its
+   * way (delivery is not confirmed), MCP_EIO when the store knows it cannot
+   * reach the others now, or another negative MCP_E* code. NULL: a store
+   * without events (then subscribe is NULL too). */
+  int (*publish)(void *impl, const char *event, unsigned long len);
+  /** Starts delivering events: from its return on, every event published
+   * by a process sharing the store (this one included) is passed to
+   * deliver(arg, ...), one at a time, on one thread of the store's (or, for
+   * a store that is inside this process, the publisher's), in the order
+   * the store received them, until ops->free returned. Called once, by the
+   * first mcp_store_listen. Returns 0 or a negative MCP_E* code. */
+  int (*subscribe)(void *impl, mcp_store_event deliver, void *arg);
   /** zero: room to grow, for the operations of the state still to come
-   * (tasks, events, sessions; see the README, Versioning) */
-  void *reserved[8];
+   * (tasks, sessions; see the README, Versioning) */
+  void *reserved[6];
 } mcp_store_ops;
 
 /** Makes a store of an implementation's: ops (kept, not copied) and impl
@@ -103,6 +127,36 @@ MCP_API bool mcp_store_shared(const mcp_store *st);
  * implementation's text otherwise (never a password). Any thread. */
 MCP_API void mcp_store_describe(const mcp_store *st, char *buf,
                                 unsigned long size);
+
+/** Publishes event (len bytes) to every process sharing st: each
+ * listener (mcp_store_listen) of every store on the same state, in every
+ * such process and in this one, receives it once, after the events st
+ * published before it. An in-process store delivers it to its own
+ * listeners on this thread before returning. Returns 0 when it is on its
+ * way; MCP_EINVAL (st or event NULL, len 0), MCP_ELIMIT (len above
+ * MCP_STORE_EVENT_MAX), MCP_ENOTSUP (a store without events), MCP_EIO (the
+ * store cannot reach the others now: nobody else will hear it) or
+ * MCP_ENOMEM. Any thread, but not from inside a listener of st. */
+MCP_API int mcp_store_publish(mcp_store *st, const char *event,
+                              unsigned long len);
+
+/** Adds a listener to st: from this call's return, fn(arg, event, len)
+ * receives every event published to st's state (mcp_store_publish, by any
+ * process), one at a time, in the order the store received them, on a
+ * thread of the store's (an in-process store: the publisher's). fn must
+ * return quickly (the next event waits for it) and must not call
+ * mcp_store_listen, mcp_store_unlisten or mcp_store_free on st; the same
+ * fn and arg may be added once. Returns 0, MCP_EINVAL (st or fn NULL),
+ * MCP_EEXIST (fn and arg already listen), MCP_ENOTSUP (a store without
+ * events) or MCP_ENOMEM. Any thread. */
+MCP_API int mcp_store_listen(mcp_store *st, mcp_store_event fn, void *arg);
+
+/** Removes the listener fn and arg from st. When it returns, fn is not
+ * running for st and will not be called again by it (it waits for a call
+ * in progress on another thread). Returns 0, MCP_EINVAL (st or fn NULL)
+ * or MCP_ENOENT (not listening). Any thread, but not from inside a
+ * listener of st. */
+MCP_API int mcp_store_unlisten(mcp_store *st, mcp_store_event fn, void *arg);
 
 /** Frees st and its implementation; a take still in flight is answered
  * first (see mcp_store_ops.free). NULL is a no-op. Not while another
