@@ -1014,7 +1014,10 @@ MCP_API int mcp_server_remove_skill(mcp_server *srv, const char *path);
 /** Tells the clients subscribed to uri that it changed:
  * notifications/resources/updated to legacy sessions that sent
  * resources/subscribe, and to 2026-07-28 subscriptions/listen streams that
- * named it. Returns how many were told, or a negative code. Any thread. */
+ * named it. With a store that has events (mcp_server_set_store), the
+ * change is published too, and every server sharing the store tells its
+ * own subscribers (list changes travel the same way). Returns how many
+ * were told in this server, or a negative code. Any thread. */
 MCP_API int mcp_server_resource_updated(mcp_server *srv, const char *uri);
 
 /** Inside a completion callback: the name of the argument or variable being
@@ -1277,14 +1280,24 @@ typedef struct mcp_store mcp_store;
  * task asked for by the client is created before its token is taken, and
  * its result carries the refusal.
  *
+ * When st has events (mcp_store_publish: the in-process store and the
+ * Redis store do), the server listens to them and publishes its changes:
+ * notifications/resources/updated (mcp_server_resource_updated) and the
+ * tools, prompts and resources list_changed notifications. Every server
+ * sharing the store tells its own sessions of a change made on another,
+ * once, in the order the store received them; a server never hears its
+ * own twice. A change the store cannot publish (Redis unreachable) is
+ * still told in this server, and logged at warning. Task-status
+ * notifications stay in the process that runs the task.
+ *
  * st is borrowed, not taken: it must stay alive while the server may take
- * tokens through it, i.e. until mcp_server_free(srv) returned (or until
- * mcp_server_set_store(srv, NULL) returned and no request is being
- * received). Free it after: mcp_store_free answers every take still in
- * flight with an error, and the calls waiting for them end (their handlers
- * never run). One store may serve several servers. Returns 0, or
- * MCP_EINVAL (srv NULL). Any thread; requests being received meanwhile
- * may use either store. */
+ * tokens through it or publish to it, i.e. until mcp_server_free(srv)
+ * returned (or until mcp_server_set_store(srv, NULL) returned and no
+ * request is being received and no change published). Free it after:
+ * mcp_store_free answers every take still in flight with an error, and the
+ * calls waiting for them end (their handlers never run). One store may serve
+ * several servers. Returns 0, or MCP_EINVAL (srv NULL). Any thread; requests
+ * being received meanwhile may use either store. */
 MCP_API int mcp_server_set_store(mcp_server *srv, mcp_store *st);
 
 /** Sets a deadline for every tools/call, prompts/get and resources/read:

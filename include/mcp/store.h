@@ -156,7 +156,8 @@ MCP_API int mcp_store_listen(mcp_store *st, mcp_store_event fn, void *arg);
  * in progress on another thread). Returns 0, MCP_EINVAL (st or fn NULL)
  * or MCP_ENOENT (not listening). Any thread, but not from inside a
  * listener of st. */
-MCP_API int mcp_store_unlisten(mcp_store *st, mcp_store_event fn, void *arg);
+MCP_API int mcp_store_unlisten(mcp_store *st, mcp_store_event fn,
+                               const void *arg);
 
 /** Frees st and its implementation; a take still in flight is answered
  * first (see mcp_store_ops.free). NULL is a no-op. Not while another

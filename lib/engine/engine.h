@@ -97,6 +97,13 @@ struct mcp_server {
    * of anonymous callers, so that they differ across processes. */
   mcp_store *_Atomic store;
   char node[17];
+  /* Changes go to the other processes sharing the store too (its events:
+   * mcp__broadcast publishes, the server's listener hears theirs).
+   * store_lock serialises mcp_server_set_store's listen and unlisten; it
+   * is taken by nothing else, so never while a store delivers.
+   * store_events: the store set has events and the server listens. */
+  pthread_mutex_t store_lock;
+  _Atomic bool store_events;
   /* Where handlers run (mcp_server_set_executor): written once, before
    * has_executor is set (release), and read after it is seen (acquire). */
   mcp_executor executor;
@@ -274,9 +281,14 @@ typedef enum mcp__change {
 } mcp__change;
 
 /* Tells every session that asked for it that something changed: legacy
- * sessions by their callback, modern listeners on their streams. Returns
- * how many were told, or MCP_ENOMEM. Never call with a lock held. */
+ * sessions by their callback, modern listeners on their streams; and,
+ * when the server's store has events, publishes the change so that the
+ * other processes sharing it tell theirs. Returns how many were told here,
+ * or MCP_ENOMEM. Never call with a lock held. */
 int mcp__broadcast(mcp_server *srv, mcp__change what, const char *uri);
+/* Makes st the server's store (NULL: none), listening to its events in
+ * place of the previous one's. Any thread; not from a store's listener. */
+void mcp__server_use_store(mcp_server *srv, mcp_store *st);
 /* Sends notifications/tasks with detail (a DetailedTask's members, each
  * followed by a comma) to every listener that asked for task id. Returns
  * how many were told, or MCP_ENOMEM. Never call with a lock held. */

@@ -101,6 +101,8 @@ static int server_locks(mcp_server *srv) {
     return MCP_ENOMEM;
   if (pthread_mutex_init(&srv->deadline_lock, NULL) != 0)
     goto no_deadline_lock;
+  if (pthread_mutex_init(&srv->store_lock, NULL) != 0)
+    goto no_store_lock;
   if (mcp__ratelimit_init(&srv->rate) != 0)
     goto no_rate;
   if (mcp__tasks_init(srv) != 0)
@@ -110,6 +112,8 @@ static int server_locks(mcp_server *srv) {
 no_tasks:
   mcp__ratelimit_free(&srv->rate);
 no_rate:
+  pthread_mutex_destroy(&srv->store_lock);
+no_store_lock:
   pthread_mutex_destroy(&srv->deadline_lock);
 no_deadline_lock:
   pthread_mutex_destroy(&srv->lock);
@@ -126,6 +130,7 @@ static void server_fields(mcp_server *srv, const mcp_server_info *info) {
   atomic_init(&srv->call_timeout_ms, 0);
   atomic_init(&srv->next_serial, 0);
   atomic_init(&srv->store, NULL);
+  atomic_init(&srv->store_events, false);
   srv->name = mcp__strdup(info->name);
   srv->version = mcp__strdup(info->version);
   srv->title = mcp__strdup(info->title);
@@ -215,6 +220,7 @@ static void server_destroy(mcp_server *srv) {
   mcp__free(srv->website_url);
   mcp__ratelimit_free(&srv->rate);
   mcp__tasks_fini(srv);
+  pthread_mutex_destroy(&srv->store_lock);
   pthread_mutex_destroy(&srv->deadline_lock);
   pthread_mutex_destroy(&srv->lock);
   mcp__free(srv);
@@ -236,6 +242,8 @@ void mcp_server_free(mcp_server *srv) {
     if (err_long())
       err_long_set(NULL);
   }
+  /* The store's events stop reaching the server before it goes. */
+  mcp__server_use_store(srv, NULL);
   /* Task records (and their calls' homes) hold the server: forgetting
    * them (cancelling the running calls) lets the last holder free it. */
   mcp__tasks_drop_all(srv);
@@ -562,7 +570,8 @@ static mcp_session **pin_sessions(mcp_server *srv, size_t *n, bool *oom) {
   return pinned;
 }
 
-int mcp__broadcast(mcp_server *srv, mcp__change what, const char *uri) {
+/* Tells this process's sessions (mcp__broadcast without publishing). */
+static int broadcast_here(mcp_server *srv, mcp__change what, const char *uri) {
   pthread_mutex_lock(&srv->lock);
   bool nobody = mcp__list_empty(&srv->sessions);
   pthread_mutex_unlock(&srv->lock);
@@ -605,6 +614,94 @@ int mcp__broadcast(mcp_server *srv, mcp__change what, const char *uri) {
     return MCP_ENOMEM;
   }
   return told;
+}
+
+/* ---- changes across processes ----------------------------------------------
+ * With a store that has events (mcp_server_set_store), a change is also
+ * published as {"node":N,"change":C,"uri":U}: N the publishing server's
+ * node name (a server ignores its own), C one of the names below, U the
+ * resource's uri for "resource". Every server sharing the store hears it
+ * and tells its own sessions, as if the change were its own. */
+
+static const struct {
+  mcp__change what;
+  const char *name;
+} CHANGES[] = {{MCP__CHANGED_TOOLS, "tools"},
+               {MCP__CHANGED_PROMPTS, "prompts"},
+               {MCP__CHANGED_RESOURCES, "resources"},
+               {MCP__CHANGED_RESOURCE, "resource"}};
+
+static void publish_change(mcp_server *srv, mcp__change what, const char *uri) {
+  mcp_store *st = atomic_load(&srv->store);
+  if (st == NULL || !atomic_load(&srv->store_events))
+    return;
+  const char *name = NULL;
+  for (size_t i = 0; i < sizeof CHANGES / sizeof CHANGES[0]; i++)
+    if (CHANGES[i].what == what)
+      name = CHANGES[i].name;
+  mcp__buf b = {0};
+  mcp__buf_printf(&b, "{\"node\":\"%s\",\"change\":\"%s\"", srv->node, name);
+  if (uri) {
+    mcp__buf_puts(&b, ",\"uri\":");
+    mcp__json_quote(&b, uri, strlen(uri));
+  }
+  mcp__buf_putc(&b, '}');
+  int rc = b.err ? MCP_ENOMEM : mcp_store_publish(st, b.data, b.len);
+  mcp__buf_free(&b);
+  if (rc == 0)
+    return;
+  char where[200];
+  mcp_store_describe(st, where, sizeof where);
+  mcp__log(srv, MCP_LOG_WARNING,
+           "%s%s%.200s not published to the other processes sharing the "
+           "store %s: %s",
+           change_method(what), uri ? " of " : "", uri ? uri : "", where,
+           mcp_strerror(rc));
+}
+
+/* A store's listener: a change another server published, told here. */
+static void on_store_event(void *arg, const char *event, unsigned long len) {
+  mcp_server *srv = arg;
+  cJSON *j = cJSON_ParseWithLength(event, len);
+  const cJSON *node = mcp__json_member(j, "node");
+  const cJSON *change = mcp__json_member(j, "change");
+  const cJSON *uri = mcp__json_member(j, "uri");
+  const char *from = cJSON_GetStringValue(node);
+  const char *name = cJSON_GetStringValue(change);
+  int what = -1;
+  for (size_t i = 0; name && i < sizeof CHANGES / sizeof CHANGES[0]; i++)
+    if (strcmp(name, CHANGES[i].name) == 0)
+      what = (int)CHANGES[i].what;
+  bool needs_uri = what == (int)MCP__CHANGED_RESOURCE;
+  if (from == NULL || what < 0 || needs_uri != cJSON_IsString(uri))
+    mcp__log(srv, MCP_LOG_WARNING,
+             "an event of the store that is not a change (%lu bytes): "
+             "ignored",
+             len);
+  else if (strcmp(from, srv->node) != 0)
+    broadcast_here(srv, (mcp__change)what, cJSON_GetStringValue(uri));
+  cJSON_Delete(j);
+}
+
+void mcp__server_use_store(mcp_server *srv, mcp_store *st) {
+  pthread_mutex_lock(&srv->store_lock);
+  mcp_store *old = atomic_exchange(&srv->store, st);
+  if (old != st) {
+    if (atomic_exchange(&srv->store_events, false))
+      mcp_store_unlisten(old, on_store_event, srv);
+    int rc = st ? mcp_store_listen(st, on_store_event, srv) : MCP_ENOTSUP;
+    atomic_store(&srv->store_events, rc == 0);
+    if (rc != 0 && rc != MCP_ENOTSUP)
+      mcp__log(srv, MCP_LOG_ERROR,
+               "the store's events: %s; changes stay in this process",
+               mcp_strerror(rc));
+  }
+  pthread_mutex_unlock(&srv->store_lock);
+}
+
+int mcp__broadcast(mcp_server *srv, mcp__change what, const char *uri) {
+  publish_change(srv, what, uri);
+  return broadcast_here(srv, what, uri);
 }
 
 int mcp__broadcast_task(mcp_server *srv, const char *id, const char *detail,

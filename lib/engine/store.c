@@ -87,7 +87,7 @@ int mcp_store_listen(mcp_store *st, mcp_store_event fn, void *arg) {
   return rc;
 }
 
-int mcp_store_unlisten(mcp_store *st, mcp_store_event fn, void *arg) {
+int mcp_store_unlisten(mcp_store *st, mcp_store_event fn, const void *arg) {
   if (st == NULL || fn == NULL)
     return MCP_EINVAL;
   listener *gone = NULL;

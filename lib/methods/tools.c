@@ -305,7 +305,7 @@ int mcp_server_set_rate_limit(mcp_server *srv, unsigned calls,
 int mcp_server_set_store(mcp_server *srv, mcp_store *st) {
   if (srv == NULL)
     return MCP_EINVAL;
-  atomic_store(&srv->store, st);
+  mcp__server_use_store(srv, st);
   log_rate(srv);
   return 0;
 }

@@ -26,6 +26,8 @@ ALLOWED = {
     # threads and clocks
     "pthread_mutex_init", "pthread_mutex_destroy", "pthread_mutex_lock",
     "pthread_mutex_unlock", "pthread_mutex_trylock", "pthread_once",
+    "pthread_rwlock_init", "pthread_rwlock_destroy", "pthread_rwlock_rdlock",
+    "pthread_rwlock_wrlock", "pthread_rwlock_unlock",
     "pthread_key_create", "pthread_getspecific", "pthread_setspecific",
     "clock_gettime", "time",
     # the kernel's CSPRNG (session-independent keys; no descriptor)

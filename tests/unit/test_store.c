@@ -1,8 +1,11 @@
 /* Tests for lib/engine/store.c: the store object (include/mcp/store.h)
  * over an implementation's operations, and the in-process store whose
  * buckets are lib/policy/ratelimit.c's: its answers come at once, on the
- * calling thread; every argument error and allocation failure. The Redis
- * store has its own suite (tests/redis). */
+ * calling thread; every argument error and allocation failure. Events:
+ * the listeners of a store hear each event published once, in order;
+ * servers sharing a store tell each other's sessions of a changed resource
+ * or list, never their own twice. The Redis store has its own suite
+ * (tests/redis). */
 #include <check.h>
 #include <cjson/cJSON.h>
 #include <pthread.h>
@@ -102,8 +105,23 @@ END_TEST
 typedef struct fake {
   int takes, frees;
   char last_key[64];
-  int refuse; /* what rate_take returns */
+  int refuse;     /* what rate_take returns */
+  int publish_rc; /* what publish returns */
+  int subscribed;
 } fake;
+
+static int fake_publish(void *impl, const char *event, unsigned long len) {
+  (void)event;
+  (void)len;
+  return ((fake *)impl)->publish_rc;
+}
+
+static int fake_subscribe(void *impl, mcp_store_event deliver, void *arg) {
+  (void)deliver;
+  (void)arg;
+  ((fake *)impl)->subscribed++;
+  return 0;
+}
 
 static int fake_take(void *impl, const char *key, unsigned calls, unsigned per,
                      mcp_store_rate_done done, void *arg) {
@@ -276,6 +294,206 @@ START_TEST(server_on_a_failing_store) {
 }
 END_TEST
 
+/* ---- events ----------------------------------------------------------------
+ */
+
+/* What a listener heard: the events' texts joined by '|'. */
+typedef struct heard {
+  int n;
+  char text[512];
+} heard;
+
+static void on_event(void *arg, const char *event, unsigned long len) {
+  heard *h = arg;
+  size_t used = strlen(h->text);
+  snprintf(h->text + used, sizeof h->text - used, "%s%.*s", h->n ? "|" : "",
+           (int)len, event);
+  h->n++;
+}
+
+START_TEST(local_events_reach_every_listener) {
+  mcp_store *st = mcp_store_new_local();
+  ck_assert_ptr_nonnull(st);
+  heard a = {0}, b = {0};
+  ck_assert_int_eq(mcp_store_listen(st, on_event, &a), 0);
+  ck_assert_int_eq(mcp_store_listen(st, on_event, &a), MCP_EEXIST);
+  ck_assert_int_eq(mcp_store_listen(st, on_event, &b), 0);
+  ck_assert_int_eq(mcp_store_publish(st, "one", 3), 0);
+  /* Bytes, not a string: a NUL inside arrives, and len bounds it. */
+  ck_assert_int_eq(mcp_store_publish(st, "two!", 3), 0);
+  ck_assert_int_eq(a.n, 2);
+  ck_assert_str_eq(a.text, "one|two");
+  ck_assert_str_eq(b.text, "one|two");
+  ck_assert_int_eq(mcp_store_unlisten(st, on_event, &a), 0);
+  ck_assert_int_eq(mcp_store_unlisten(st, on_event, &a), MCP_ENOENT);
+  ck_assert_int_eq(mcp_store_publish(st, "three", 5), 0);
+  ck_assert_int_eq(a.n, 2);
+  ck_assert_int_eq(b.n, 3);
+  /* Every argument error, and nothing heard of them. */
+  ck_assert_int_eq(mcp_store_publish(NULL, "x", 1), MCP_EINVAL);
+  ck_assert_int_eq(mcp_store_publish(st, NULL, 1), MCP_EINVAL);
+  ck_assert_int_eq(mcp_store_publish(st, "x", 0), MCP_EINVAL);
+  static char big[MCP_STORE_EVENT_MAX + 1];
+  ck_assert_int_eq(mcp_store_publish(st, big, sizeof big), MCP_ELIMIT);
+  ck_assert_int_eq(mcp_store_listen(NULL, on_event, &a), MCP_EINVAL);
+  ck_assert_int_eq(mcp_store_listen(st, NULL, &a), MCP_EINVAL);
+  ck_assert_int_eq(mcp_store_unlisten(NULL, on_event, &a), MCP_EINVAL);
+  ck_assert_int_eq(mcp_store_unlisten(st, NULL, &a), MCP_EINVAL);
+  ck_assert_int_eq(b.n, 3);
+  /* Freed with a listener: the store forgets it. */
+  mcp_store_free(st);
+  /* A store without events says so. */
+  fake f = {0};
+  st = mcp_store_new(&fake_ops, &f);
+  ck_assert_int_eq(mcp_store_publish(st, "x", 1), MCP_ENOTSUP);
+  ck_assert_int_eq(mcp_store_listen(st, on_event, &a), MCP_ENOTSUP);
+  mcp_store_free(st);
+  /* publish without subscribe (or the reverse) is no store. */
+  mcp_store_ops half = fake_ops;
+  half.publish = fake_publish;
+  ck_assert_ptr_null(mcp_store_new(&half, &f));
+}
+END_TEST
+
+static int read_r(mcp_call *call, void *user_data) {
+  (void)user_data;
+  return mcp_result_text(call, "r");
+}
+
+/* Two servers on one in-process store, as two processes on one Redis. */
+static mcp_server *g_one, *g_two;
+static char g_warned[512];
+
+static void keep_warning(mcp_log_level level, const char *message,
+                         void *user_data) {
+  (void)user_data;
+  if (level <= MCP_LOG_WARNING)
+    snprintf(g_warned, sizeof g_warned, "%s", message);
+}
+
+static mcp_server *node_on(mcp_store *st) {
+  const mcp_server_info info = {.name = "node", .version = "1"};
+  mcp_server *srv = NULL;
+  ck_assert_int_eq(mcp_server_new(&info, &srv), 0);
+  mcp_server_set_log(srv, keep_warning, NULL);
+  static const mcp_resource R = {
+      .uri_template = "mem:///{n}", .name = "r", .handler = read_r};
+  ck_assert_int_eq(mcp_server_add_resource(srv, &R, NULL), 0);
+  ck_assert_int_eq(mcp_server_set_store(srv, st), 0);
+  return srv;
+}
+
+/* p, on its server, a legacy session subscribed to mem:///a. */
+static void subscriber(tu_peer *p, mcp_server *srv) {
+  tu_peer_open(p, srv, NULL);
+  tu_legacy_init(p, "2025-11-25", "{}");
+  cJSON *r =
+      tu_ask(p, tu_req(2, "resources/subscribe", "{\"uri\":\"mem:///a\"}"));
+  tu_assert_json(r, "{\"result\":{}}");
+  cJSON_Delete(r);
+  tu_clear(p);
+}
+
+/* p received exactly the notifications methods (joined by '|'); forgets
+ * them. */
+static void expect_told(tu_peer *p, const char *methods) {
+  char got[512] = "";
+  for (size_t i = 0; i < p->nout; i++) {
+    cJSON *m = tu_msg(p, i);
+    const char *method = tu_jstr(m, "method");
+    size_t used = strlen(got);
+    snprintf(got + used, sizeof got - used, "%s%s", i ? "|" : "",
+             method ? method : "(a reply)");
+    cJSON_Delete(m);
+  }
+  ck_assert_str_eq(got, methods);
+  tu_clear(p);
+}
+
+START_TEST(servers_sharing_a_store_tell_each_other) {
+  mcp_store *st = mcp_store_new_local();
+  g_one = node_on(st);
+  g_two = node_on(st);
+  tu_peer on_one, on_two;
+  subscriber(&on_one, g_one);
+  subscriber(&on_two, g_two);
+  /* A change on one: its own subscriber once (counted), the other's once
+   * (heard through the store, not counted here). */
+  ck_assert_int_eq(mcp_server_resource_updated(g_one, "mem:///a"), 1);
+  expect_told(&on_one, "notifications/resources/updated");
+  expect_told(&on_two, "notifications/resources/updated");
+  cJSON *m = NULL;
+  ck_assert_int_eq(mcp_server_resource_updated(g_two, "mem:///a"), 1);
+  tu_wait(&on_one, 1, 0);
+  m = tu_msg(&on_one, 0);
+  tu_assert_json(m, "{\"method\":\"notifications/resources/updated\","
+                    "\"params\":{\"uri\":\"mem:///a\"}}");
+  cJSON_Delete(m);
+  expect_told(&on_one, "notifications/resources/updated");
+  expect_told(&on_two, "notifications/resources/updated");
+  /* A resource nobody subscribed to: nobody. */
+  ck_assert_int_eq(mcp_server_resource_updated(g_one, "mem:///b"), 0);
+  expect_told(&on_two, "");
+  /* A list changed on one reaches the other's sessions. */
+  static const mcp_resource R2 = {
+      .uri = "mem:///fixed", .name = "fixed", .handler = read_r};
+  ck_assert_int_eq(mcp_server_add_resource(g_one, &R2, NULL), 0);
+  expect_told(&on_one, "notifications/resources/list_changed");
+  expect_told(&on_two, "notifications/resources/list_changed");
+  /* An event that is no change: ignored, and said. */
+  g_warned[0] = '\0';
+  ck_assert_int_eq(mcp_store_publish(st, "{\"node\":1}", 10), 0);
+  ck_assert_ptr_nonnull(strstr(g_warned, "not a change"));
+  static const char NO_URI[] = "{\"node\":\"x\",\"change\":\"resource\"}";
+  g_warned[0] = '\0';
+  ck_assert_int_eq(mcp_store_publish(st, NO_URI, sizeof NO_URI - 1), 0);
+  ck_assert_ptr_nonnull(strstr(g_warned, "not a change"));
+  expect_told(&on_one, "");
+  expect_told(&on_two, "");
+  /* Off the store: the other hears nothing more, and tells nobody else. */
+  ck_assert_int_eq(mcp_server_set_store(g_two, NULL), 0);
+  ck_assert_int_eq(mcp_server_resource_updated(g_one, "mem:///a"), 1);
+  expect_told(&on_one, "notifications/resources/updated");
+  expect_told(&on_two, "");
+  ck_assert_int_eq(mcp_server_resource_updated(g_two, "mem:///a"), 1);
+  expect_told(&on_one, "");
+  expect_told(&on_two, "notifications/resources/updated");
+  /* Freed first, the server stops listening: the store outlives it. */
+  tu_peer_close(&on_one);
+  mcp_server_free(g_one);
+  ck_assert_int_eq(mcp_store_publish(st, "{}", 2), 0);
+  tu_peer_close(&on_two);
+  mcp_server_free(g_two);
+  mcp_store_free(st);
+}
+END_TEST
+
+/* A store whose publish fails: the change is told here and the failure
+ * logged, naming the store. */
+START_TEST(server_on_a_store_that_cannot_publish) {
+  fake f = {.publish_rc = MCP_EIO};
+  mcp_store_ops ops = fake_ops;
+  ops.publish = fake_publish;
+  ops.subscribe = fake_subscribe;
+  mcp_store *st = mcp_store_new(&ops, &f);
+  mcp_server *srv = node_on(st);
+  ck_assert_int_eq(f.subscribed, 1);
+  tu_peer p;
+  subscriber(&p, srv);
+  g_warned[0] = '\0';
+  ck_assert_int_eq(mcp_server_resource_updated(srv, "mem:///a"), 1);
+  expect_told(&p, "notifications/resources/updated");
+  ck_assert_msg(strstr(g_warned, "notifications/resources/updated of "
+                                 "mem:///a not published to the other "
+                                 "processes sharing the store a store of "
+                                 "the test's") != NULL,
+                "%s", g_warned);
+  tu_peer_close(&p);
+  mcp_server_free(srv);
+  mcp_store_free(st);
+}
+END_TEST
+
 /* ---- allocation failure -------------------------------------------------- */
 
 static bool run_local(long n, void *user) {
@@ -301,6 +519,32 @@ START_TEST(local_every_allocation_failure) {
 }
 END_TEST
 
+/* Listening and publishing: a failure is a code, never an event heard
+ * twice or a listener kept. */
+static bool run_events(long n, void *user) {
+  (void)n;
+  (void)user;
+  mcp_store *st = mcp_store_new_local();
+  if (st == NULL)
+    return false;
+  heard h = {0};
+  int rc = mcp_store_listen(st, on_event, &h);
+  if (rc == 0)
+    ck_assert_int_eq(mcp_store_publish(st, "e", 1), 0);
+  else
+    ck_assert_int_eq(rc, MCP_ENOMEM);
+  ck_assert_int_eq(h.n, rc == 0 ? 1 : 0);
+  ck_assert_int_eq(mcp_store_unlisten(st, on_event, &h),
+                   rc == 0 ? 0 : MCP_ENOENT);
+  mcp_store_free(st);
+  return rc == 0;
+}
+
+START_TEST(events_every_allocation_failure) {
+  tu_alloc_every(64, run_events, NULL, NULL);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("store");
   TCase *tc = tu_tcase(s, "local", NULL, NULL, 0);
@@ -312,5 +556,10 @@ int main(void) {
   tc = tu_tcase(s, "server", NULL, NULL, 0);
   tcase_add_test(tc, server_on_a_local_store);
   tcase_add_test(tc, server_on_a_failing_store);
+  tc = tu_tcase(s, "events", NULL, NULL, 0);
+  tcase_add_test(tc, local_events_reach_every_listener);
+  tcase_add_test(tc, servers_sharing_a_store_tell_each_other);
+  tcase_add_test(tc, server_on_a_store_that_cannot_publish);
+  tcase_add_test(tc, events_every_allocation_failure);
   return tu_run(s);
 }
