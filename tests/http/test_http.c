@@ -3690,6 +3690,64 @@ START_TEST(modern_listen_stream) {
 }
 END_TEST
 
+/* Another server sharing the served one's store (as another process on
+ * one Redis would): its changes reach the listen stream here, once each,
+ * in order; the served server's own, once too. */
+START_TEST(modern_listen_hears_another_server) {
+  fx_start(NULL);
+  mcp_store *st = mcp_store_new_local();
+  ck_assert_ptr_nonnull(st);
+  mcp_server_info info = {.name = "other", .version = "1"};
+  mcp_server *other = NULL;
+  ck_assert_int_eq(mcp_server_new(&info, &other), 0);
+  mcp_resource res = {.uri_template = "test://w/{n}",
+                      .name = "w",
+                      .mime_type = "text/plain",
+                      .handler = read_watched};
+  ck_assert_int_eq(mcp_server_add_resource(F.srv, &res, NULL), 0);
+  ck_assert_int_eq(mcp_server_add_resource(other, &res, NULL), 0);
+  ck_assert_int_eq(mcp_server_set_store(F.srv, st), 0);
+  ck_assert_int_eq(mcp_server_set_store(other, st), 0);
+  lc_req q = {.body = "{\"jsonrpc\":\"2.0\",\"id\":\"sub-2\",\"method\":"
+                      "\"subscriptions/listen\",\"params\":{" META
+                      ",\"notifications\":{\"resourceSubscriptions\":["
+                      "\"test://w/1\",\"test://w/2\"]}}}",
+              .version = "2026-07-28",
+              .headers = {"Mcp-Method: subscriptions/listen"}};
+  stream *s = stream_open(&q);
+  ck_assert_int_eq(stream_wait_headers(s, T(5000)), 200);
+  ck_assert(
+      stream_wait(s, "notifications/subscriptions/acknowledged", 1, T(5000)));
+  /* Told nobody there; heard here. */
+  ck_assert_int_eq(mcp_server_resource_updated(other, "test://w/1"), 0);
+  ck_assert_int_eq(mcp_server_resource_updated(other, "test://w/2"), 0);
+  ck_assert_int_eq(mcp_server_resource_updated(other, "test://w/3"), 0);
+  ck_assert_int_eq(mcp_server_resource_updated(F.srv, "test://w/1"), 1);
+  ck_assert(stream_wait(s, "notifications/resources/updated", 3, T(5000)));
+  sse e = stream_sse(s);
+  cJSON *m[16];
+  int n = sse_messages(&e, m, 16);
+  ck_assert_int_eq(n, 4);
+  static const char *const uris[] = {"test://w/1", "test://w/2", "test://w/1"};
+  for (int i = 1; i < n; i++) {
+    ck_assert_str_eq(tu_jstr(m[i], "method"),
+                     "notifications/resources/updated");
+    ck_assert_str_eq(tu_jstr(m[i], "params.uri"), uris[i - 1]);
+    const cJSON *meta = tu_jget(m[i], "params._meta");
+    ck_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+                         meta, "io.modelcontextprotocol/subscriptionId")),
+                     "sub-2");
+  }
+  free_messages(m, n);
+  sse_free(&e);
+  stream_close(s);
+  mcp_server_free(other);
+  /* The store goes once no server has it. */
+  ck_assert_int_eq(mcp_server_set_store(F.srv, NULL), 0);
+  mcp_store_free(st);
+}
+END_TEST
+
 /* Legacy subscriptions: resources/subscribe on a POST, updates on the
  * session's GET stream, none after resources/unsubscribe. */
 START_TEST(legacy_resource_updates_on_get_stream) {
@@ -5054,6 +5112,7 @@ int main(void) {
   tcase_add_test(t, modern_progress_on_sse);
   tcase_add_test(t, modern_closed_stream_cancels_call);
   tcase_add_test(t, modern_listen_stream);
+  tcase_add_test(t, modern_listen_hears_another_server);
   tcase_add_test(t, modern_param_headers);
   tcase_add_test(t, huge_numeric_ids);
   tcase_add_test(t, legacy_resource_updates_on_get_stream);
