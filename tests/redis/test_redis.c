@@ -8,6 +8,12 @@
  * hung (answered with an error after the command timeout); the
  * script flushed under a live connection (sent again with EVAL); a store
  * freed with takes in flight answers each once; every allocation failure.
+ * Events: two stores each hearing every event of both once, in one order;
+ * databases apart; binary and largest events intact; a listener removed;
+ * Redis stopped (MCP_EIO) and restarted, or down at the first listen; a
+ * reader cut off (its client killed, its login refused for a while) that
+ * catches up; a store freed with listeners and publishes queued, also
+ * while Redis hangs.
  *
  * Timing: every wait is a bounded loop; nothing asserts a duration. */
 #include <check.h>
@@ -774,6 +780,36 @@ START_TEST(events_redis_stopped_then_restarted) {
 }
 END_TEST
 
+/* The first listen while Redis is down: the listener is added, and hears
+ * what is published once the store's reader reached Redis again (what it
+ * missed before it knew where the stream ended is gone: publish until one
+ * is heard). */
+START_TEST(events_listen_while_redis_down) {
+  char url[400];
+  unix_url(url, sizeof url, NULL, 0);
+  mcp_store *st = open_store(url);
+  hearer *h = hearer_new();
+  rs_stop(&g_srv);
+  ck_assert_int_eq(mcp_store_listen(st, on_event, h), 0);
+  server_start(&g_srv);
+  int i = 0;
+  for (; i < 400 && heard_count(h) == 0; i++) {
+    char ev[32];
+    snprintf(ev, sizeof ev, "k:%d", i);
+    int rc = mcp_store_publish(st, ev, strlen(ev));
+    ck_assert_msg(rc == 0 || rc == MCP_EIO, "%d", rc);
+    sleep_ms(50);
+  }
+  ck_assert_int_gt(heard_count(h), 0);
+  publish(st, "k:end");
+  int at = wait_heard(h, "k:end", 20);
+  ck_assert_int_gt(at, 0);
+  ck_assert_int_eq(heard_count(h), at + 1);
+  mcp_store_free(st);
+  hearer_free(h);
+}
+END_TEST
+
 /* The id of the one client whose last command was XREAD: a store's
  * reader. */
 static long long reader_client(redisContext *c) {
@@ -946,6 +982,7 @@ int main(void) {
   tcase_add_test(tc, events_binary_and_largest_intact);
   tcase_add_test(tc, events_listener_removed_hears_nothing_more);
   tcase_add_test(tc, events_redis_stopped_then_restarted);
+  tcase_add_test(tc, events_listen_while_redis_down);
   tcase_add_test(tc, events_reader_catches_up_after_lost_link);
   tcase_add_test(tc, events_freed_with_listeners_and_queued_publishes);
   tcase_add_test(tc, every_allocation_failure);
