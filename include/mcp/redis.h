@@ -21,7 +21,34 @@
  * store with mcp_server_set_store runs the call's handler there when no
  * executor is installed) delays neither Redis's round trips nor, up to
  * two at once, other answers. mcp_store_free returns once every answer was
- * delivered. */
+ * delivered.
+ *
+ * Events (mcp_store_publish, mcp_store_listen) go through one Redis
+ * stream, `mcp:events`, of the URL's database: every store on the same
+ * server and database hears every event published by any of them (itself
+ * included), and only those; stores on another database never do. An
+ * event goes out on the store's thread, in the order of the calls with the
+ * takes, as one XADD that keeps about the last 10000 entries
+ * (MAXLEN ~ 10000); publishing is not confirmed: while the store knows
+ * Redis is down it returns MCP_EIO at once, and an event queued when the
+ * connection then fails is dropped, as are those still queued when the
+ * store is freed. Every store hears the events in the stream's one order,
+ * so each publisher's in the order it published them. The first
+ * mcp_store_listen opens a second connection (it blocks while it connects
+ * and logs in, 2 s at most for each step, as mcp_redis_store_new) and
+ * starts a thread of the store's that reads the stream from its end as of
+ * then (XREVRANGE, then XREAD BLOCK) and calls the listeners there. When
+ * that connection is lost, the thread reconnects with the same growing
+ * pause and reads on from the last entry it saw: events published
+ * meanwhile are heard once it is back, as long as the stream still holds
+ * them (the last 10000). If Redis cannot be reached at the first
+ * mcp_store_listen, the listener is added all the same and hears what is
+ * published once the thread reached Redis. mcp_store_free stops that
+ * thread without waiting for Redis.
+ *
+ * An ACL user for the store needs the keys `~mcp:*` and the commands
+ * `+time +hmget +hset +pexpire +eval +evalsha +script +select` for the
+ * rate limit and `+xadd +xread +xrevrange` for events. */
 #ifndef MCP_REDIS_H
 #define MCP_REDIS_H
 

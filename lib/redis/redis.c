@@ -11,10 +11,15 @@
  * error and reconnects with a growing pause. */
 #include <errno.h>
 #include <hiredis/hiredis.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "base.h"
 #include "redis_int.h"
@@ -57,8 +62,23 @@ static const char SCRIPT[] =
 
 #define KEY_PREFIX "mcp:rate:"
 
+/* The stream every store on one database shares its events through, and
+ * about how many of them Redis keeps (MAXLEN ~: trimmed by whole nodes). */
+#define EVENTS_KEY "mcp:events"
+#define EVENTS_KEEP "10000"
+/* XREAD: the most entries one read returns, and how long it waits for one
+ * (ms; "BLOCK"). No reply within BLOCK_MS + TIMEOUT_MS: the link is lost. */
+#define READ_COUNT "256"
+#define READ_BLOCK "1000"
+#define BLOCK_MS 1000
+/* A stream id, "ms-seq": two 64-bit numbers in decimal and a dash. */
+#define ID_MAX 48
+
+typedef enum { REQ_TAKE, REQ_EVENT } request_kind;
+
 typedef struct request {
   struct request *next;
+  request_kind kind;
   unsigned calls, per_s;
   mcp_store_rate_done done;
   void *arg;
@@ -67,8 +87,38 @@ typedef struct request {
   mcp_store_rate_answer answer;
   char *why; /* owned; NULL: why_const */
   const char *why_const;
-  char key[]; /* KEY_PREFIX and the caller's key */
+  size_t len;  /* an event's bytes in data */
+  char data[]; /* a take: KEY_PREFIX and the caller's key; an event: its
+                  bytes */
 } request;
+
+/* One connection to Redis and what its I/O needs. The worker's is
+ * blocking, each command bounded by hiredis's timeout; the reader's is
+ * non-blocking, each wait a poll() that the store's stop event (stop_fd)
+ * interrupts, so that mcp_store_free never waits for Redis. */
+typedef struct conn {
+  redisContext *c; /* NULL while down */
+  int stop_fd;     /* -1: blocking */
+  const mcp__redis_url *url;
+  char *why; /* where a failure is told ("what: the reason") */
+  size_t whylen;
+} conn;
+
+/* The events' reader: a thread of its own on a connection of its own,
+ * blocked in XREAD on the stream, that hands each entry to deliver. */
+typedef struct reader {
+  conn k;
+  int stop_fd; /* an eventfd: readable once the store is being freed */
+  atomic_bool stop;
+  pthread_t thread;
+  bool running;
+  mcp_store_event deliver;
+  void *arg;
+  char last[ID_MAX]; /* the id of the last entry seen */
+  bool has_last;     /* else the stream's last id is read at connection */
+  unsigned backoff_ms;
+  char why[400];
+} reader;
 
 typedef struct rstore {
   mcp__redis_url url;
@@ -77,12 +127,15 @@ typedef struct rstore {
   pthread_cond_t cond;  /* on CLOCK_MONOTONIC */
   request *head, **tail;
   bool stop;
-  /* The thread's own, and new()'s before it starts: */
-  redisContext *c; /* NULL while down */
+  /* The worker's own, and new()'s before it starts: */
+  conn w;
   char sha[41];
   unsigned long long retry_at_us;
   unsigned backoff_ms;
   char down_why[400];
+  /* Whether the worker's connection is up, as the worker last saw it:
+   * publish fails at once while it is not. */
+  atomic_bool up;
   /* The answers (rs->lock too): answered requests, oldest first, and the
    * threads that deliver them. */
   pthread_cond_t answered;
@@ -90,12 +143,13 @@ typedef struct rstore {
   bool astop;
   pthread_t answerers[ANSWER_THREADS];
   unsigned nanswerers;
+  reader rd;
 } rstore;
 
 /* A write to a connection Redis closed raises SIGPIPE, which would end the
- * process: the store's thread blocks it for good (a pending one dies with
- * the thread), and the caller's thread while new() talks to Redis, taking
- * back a SIGPIPE it raised. */
+ * process: the store's threads block it for good (a pending one dies with
+ * the thread), and the caller's thread while new() or subscribe talks to
+ * Redis, taking back a SIGPIPE it raised. */
 static void pipe_block(sigset_t *old) {
   sigset_t s;
   sigemptyset(&s);
@@ -120,29 +174,92 @@ static struct timeval tv_of(unsigned ms) {
   return (struct timeval){.tv_sec = ms / 1000, .tv_usec = (ms % 1000) * 1000};
 }
 
-/* Runs one command of argc arguments; the reply, or NULL when the
- * connection failed (c->errstr says why). */
-static redisReply *command(redisContext *c, int argc, const char **argv,
-                           const size_t *lens) {
-  return redisCommandArgv(c, argc, argv, lens);
+static void conn_close(conn *k) {
+  if (k->c)
+    redisFree(k->c);
+  k->c = NULL;
+}
+
+/* A non-blocking connection's reply to what it has queued: writes it,
+ * then reads until a whole reply is there, each wait a poll() of at most
+ * what is left of ms. NULL when the connection failed, no reply came in
+ * time, or the stop event fired (k->why says which). */
+static redisReply *conn_reply(conn *k, unsigned ms) {
+  unsigned long long end = mcp__now_us() + ms * 1000ull;
+  int written = 0;
+  for (;;) {
+    void *r = NULL;
+    if (!written && redisBufferWrite(k->c, &written) != REDIS_OK)
+      break;
+    if (written && redisGetReplyFromReader(k->c, &r) != REDIS_OK)
+      break;
+    if (r)
+      return r;
+    unsigned long long now = mcp__now_us();
+    if (now >= end) {
+      mcp__fmt(k->why, k->whylen, "%s: no answer in %u ms", k->url->shown, ms);
+      return NULL;
+    }
+    struct pollfd p[2] = {
+        {.fd = k->c->fd, .events = written ? POLLIN : POLLOUT},
+        {.fd = k->stop_fd, .events = POLLIN}};
+    int n = poll(p, 2, (int)((end - now + 999) / 1000));
+    if (n < 0 && errno != EINTR) {
+      mcp__fmt(k->why, k->whylen, "%s: poll: %s", k->url->shown,
+               strerror(errno));
+      return NULL;
+    }
+    if (n > 0 && p[1].revents) {
+      mcp__fmt(k->why, k->whylen, "%s", "the store is being freed");
+      return NULL;
+    }
+    if (n > 0 && written && p[0].revents && redisBufferRead(k->c) != REDIS_OK)
+      break;
+  }
+  mcp__fmt(k->why, k->whylen, "%s: %s", k->url->shown,
+           k->c->errstr[0] ? k->c->errstr : "connection closed");
+  return NULL;
+}
+
+/* Runs one command of argc arguments (lens bytes each) on k: its reply, or
+ * NULL when the connection failed (k->why says why; "what" names the
+ * command). ms bounds a non-blocking connection's wait. */
+static redisReply *conn_command(conn *k, const char *what, int argc,
+                                const char **argv, const size_t *lens,
+                                unsigned ms) {
+  redisReply *r = NULL;
+  if (k->stop_fd < 0) {
+    r = redisCommandArgv(k->c, argc, argv, lens);
+    if (r == NULL)
+      mcp__fmt(k->why, k->whylen, "%s %s: %s", what, k->url->shown,
+               k->c->errstr);
+    return r;
+  }
+  if (redisAppendCommandArgv(k->c, argc, argv, lens) == REDIS_OK)
+    r = conn_reply(k, ms);
+  else
+    mcp__fmt(k->why, k->whylen, "%s %s", k->url->shown, k->c->errstr);
+  if (r == NULL) {
+    char tail[400];
+    mcp__fmt(tail, sizeof tail, "%s", k->why);
+    mcp__fmt(k->why, k->whylen, "%s %s", what, tail);
+  }
+  return r;
 }
 
 /* One command with NUL-terminated arguments that must answer without an
- * error. Returns 0, or MCP_EIO with why set ("what: the reason"). */
-static int expect_ok(rstore *rs, const char *what, int argc, const char **argv,
+ * error. Returns 0, or MCP_EIO with k->why set ("what: the reason"). */
+static int expect_ok(conn *k, const char *what, int argc, const char **argv,
                      redisReply **out) {
-  size_t lens[4];
+  size_t lens[8];
   for (int i = 0; i < argc; i++)
     lens[i] = strlen(argv[i]);
-  redisReply *r = command(rs->c, argc, argv, lens);
-  if (r == NULL) {
-    mcp__fmt(rs->down_why, sizeof rs->down_why, "%s %s: %s", what,
-             rs->url.shown, rs->c->errstr);
+  redisReply *r = conn_command(k, what, argc, argv, lens, TIMEOUT_MS);
+  if (r == NULL)
     return MCP_EIO;
-  }
   if (r->type == REDIS_REPLY_ERROR) {
-    mcp__fmt(rs->down_why, sizeof rs->down_why, "%s %s refused: %s", what,
-             rs->url.shown, r->str);
+    mcp__fmt(k->why, k->whylen, "%s %s refused: %s", what, k->url->shown,
+             r->str);
     freeReplyObject(r);
     return MCP_EIO;
   }
@@ -153,30 +270,58 @@ static int expect_ok(rstore *rs, const char *what, int argc, const char **argv,
   return 0;
 }
 
-/* Logs in, selects the database and loads the script. */
-static int handshake(rstore *rs) {
-  const mcp__redis_url *u = &rs->url;
-  int rc = 0;
-  if (u->has_pass) {
+/* Opens k's connection (the blocking one bounded by the timeout), logs in
+ * and selects the database. Returns 0, or MCP_EIO with k->why set and no
+ * connection. */
+static int conn_login(conn *k) {
+  const mcp__redis_url *u = k->url;
+  struct timeval tv = tv_of(TIMEOUT_MS);
+  if (k->stop_fd < 0)
+    k->c = u->is_unix ? redisConnectUnixWithTimeout(u->path, tv)
+                      : redisConnectWithTimeout(u->host, u->port, tv);
+  else
+    k->c = u->is_unix ? redisConnectUnixNonBlock(u->path)
+                      : redisConnectNonBlock(u->host, u->port);
+  int rc = MCP_EIO;
+  if (k->c == NULL)
+    mcp__fmt(k->why, k->whylen, "cannot connect to %s: out of memory",
+             u->shown);
+  else if (k->c->err)
+    mcp__fmt(k->why, k->whylen, "cannot connect to %s: %s", u->shown,
+             k->c->errstr);
+  else if (k->stop_fd < 0 && redisSetTimeout(k->c, tv) != REDIS_OK)
+    mcp__fmt(k->why, k->whylen, "cannot set a timeout on %s", u->shown);
+  else
+    rc = 0;
+  if (rc == 0 && u->has_pass) {
     /* AUTH user password (an ACL user, Redis 6), or AUTH password. */
     const char *with_user[] = {"AUTH", u->user, u->pass};
     const char *alone[] = {"AUTH", u->pass};
-    rc = u->user[0] ? expect_ok(rs, "AUTH at", 3, with_user, NULL)
-                    : expect_ok(rs, "AUTH at", 2, alone, NULL);
+    rc = u->user[0] ? expect_ok(k, "AUTH at", 3, with_user, NULL)
+                    : expect_ok(k, "AUTH at", 2, alone, NULL);
   }
   if (rc == 0 && u->db != 0) {
     char db[24];
     mcp__fmt(db, sizeof db, "%ld", u->db);
-    rc = expect_ok(rs, "SELECT at", 2, (const char *[]){"SELECT", db}, NULL);
+    rc = expect_ok(k, "SELECT at", 2, (const char *[]){"SELECT", db}, NULL);
   }
+  if (rc)
+    conn_close(k);
+  return rc;
+}
+
+/* The worker's connection: logs in, selects the database and loads the
+ * script. */
+static int handshake(rstore *rs) {
+  int rc = conn_login(&rs->w);
   redisReply *r = NULL;
   if (rc == 0)
-    rc = expect_ok(rs, "SCRIPT LOAD at", 3,
+    rc = expect_ok(&rs->w, "SCRIPT LOAD at", 3,
                    (const char *[]){"SCRIPT", "LOAD", SCRIPT}, &r);
   if (rc == 0) {
     if (r->type != REDIS_REPLY_STRING || r->len != 40) {
       mcp__fmt(rs->down_why, sizeof rs->down_why,
-               "SCRIPT LOAD at %s: an unexpected answer", u->shown);
+               "SCRIPT LOAD at %s: an unexpected answer", rs->url.shown);
       rc = MCP_EIO;
     } else {
       memcpy(rs->sha, r->str, 40);
@@ -184,39 +329,20 @@ static int handshake(rstore *rs) {
     }
     freeReplyObject(r);
   }
+  if (rc)
+    conn_close(&rs->w);
   return rc;
 }
 
-/* Connects (bounded by the timeout). Returns 0, or MCP_EIO with
- * down_why set and the next attempt scheduled. */
+/* Connects the worker (bounded by the timeout). Returns 0, or MCP_EIO
+ * with down_why set and the next attempt scheduled. */
 static int connect_now(rstore *rs) {
-  const mcp__redis_url *u = &rs->url;
-  struct timeval tv = tv_of(TIMEOUT_MS);
-  rs->c = u->is_unix ? redisConnectUnixWithTimeout(u->path, tv)
-                     : redisConnectWithTimeout(u->host, u->port, tv);
-  int rc = 0;
-  if (rs->c == NULL) {
-    mcp__fmt(rs->down_why, sizeof rs->down_why,
-             "cannot connect to %s: out of memory", u->shown);
-    rc = MCP_EIO;
-  } else if (rs->c->err) {
-    mcp__fmt(rs->down_why, sizeof rs->down_why, "cannot connect to %s: %s",
-             u->shown, rs->c->errstr);
-    rc = MCP_EIO;
-  } else if (redisSetTimeout(rs->c, tv) != REDIS_OK) {
-    mcp__fmt(rs->down_why, sizeof rs->down_why, "cannot set a timeout on %s",
-             u->shown);
-    rc = MCP_EIO;
-  } else {
-    rc = handshake(rs);
-  }
-  if (rc == 0) {
+  if (handshake(rs) == 0) {
     rs->backoff_ms = BACKOFF_MIN_MS;
+    atomic_store(&rs->up, true);
     return 0;
   }
-  if (rs->c)
-    redisFree(rs->c);
-  rs->c = NULL;
+  atomic_store(&rs->up, false);
   rs->retry_at_us = mcp__now_us() + rs->backoff_ms * 1000ull;
   rs->backoff_ms =
       rs->backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : rs->backoff_ms * 2;
@@ -226,30 +352,39 @@ static int connect_now(rstore *rs) {
 /* The connection failed: drop it, retry at once (the next attempt then
  * backs off). */
 static void lost(rstore *rs) {
+  atomic_store(&rs->up, false);
   mcp__fmt(rs->down_why, sizeof rs->down_why, "lost %s: %s", rs->url.shown,
-           rs->c->errstr[0] ? rs->c->errstr : "connection closed");
-  redisFree(rs->c);
-  rs->c = NULL;
+           rs->w.c->errstr[0] ? rs->w.c->errstr : "connection closed");
+  conn_close(&rs->w);
   rs->retry_at_us = mcp__now_us();
 }
 
-/* Appends the script's command for q to the connection's output (EVALSHA,
- * or EVAL with the script itself). Returns false when hiredis ran out of
- * memory (c->err says so). */
-static bool append_script(rstore *rs, const request *q, bool eval) {
+/* Appends q's command to the connection's output: a take's script
+ * (EVALSHA, or EVAL with the script itself), or an event's XADD. Returns
+ * false when hiredis ran out of memory (c->err says so). */
+static bool append_request(rstore *rs, const request *q, bool eval) {
+  if (q->kind == REQ_EVENT) {
+    const char *argv[] = {"XADD",      EVENTS_KEY, "MAXLEN", "~",
+                          EVENTS_KEEP, "*",        "e",      q->data};
+    size_t lens[8];
+    for (int i = 0; i < 7; i++)
+      lens[i] = strlen(argv[i]);
+    lens[7] = q->len;
+    return redisAppendCommandArgv(rs->w.c, 8, argv, lens) == REDIS_OK;
+  }
   char calls[16], per[16];
   mcp__fmt(calls, sizeof calls, "%u", q->calls);
   mcp__fmt(per, sizeof per, "%u", q->per_s);
   const char *argv[] = {eval ? "EVAL" : "EVALSHA",
                         eval ? SCRIPT : rs->sha,
                         "1",
-                        q->key,
+                        q->data,
                         calls,
                         per};
   size_t lens[6];
   for (int i = 0; i < 6; i++)
     lens[i] = strlen(argv[i]);
-  return redisAppendCommandArgv(rs->c, 6, argv, lens) == REDIS_OK;
+  return redisAppendCommandArgv(rs->w.c, 6, argv, lens) == REDIS_OK;
 }
 
 /* ---- the answers -----------------------------------------------------------
@@ -332,22 +467,29 @@ static bool noscript(const redisReply *r) {
   return r->type == REDIS_REPLY_ERROR && strncmp(r->str, "NOSCRIPT", 8) == 0;
 }
 
-/* Sends the script for every request of the chain q at once, then reads
- * the replies in order (one round trip for all) and answers each, freeing
- * it; without a connection, or once it fails, the rest are answered with
- * an error. Returns the chain of those whose script Redis had lost (a
- * restart, SCRIPT FLUSH), to send again with eval; none when eval. */
+/* Sends the command of every request of the chain q at once, in its
+ * order, then reads the replies in order (one round trip for all) and
+ * answers each take, freeing it; without a connection, or once it fails,
+ * the rest of the takes are answered with an error. An event is
+ * fire-and-forget: its reply (the entry's id) is dropped, and so is the
+ * event when Redis did not take it. Returns the chain of the takes whose
+ * script Redis had lost (a restart, SCRIPT FLUSH), to send again with
+ * eval; none when eval. */
 static request *serve_round(rstore *rs, request *q, bool eval) {
-  for (const request *p = q; p && rs->c; p = p->next)
-    if (!append_script(rs, p, eval))
+  for (const request *p = q; p && rs->w.c; p = p->next)
+    if (!append_request(rs, p, eval))
       lost(rs);
   request *again = NULL, **tail = &again;
   while (q) {
     request *next = q->next;
     void *r = NULL;
-    if (rs->c && redisGetReply(rs->c, &r) != REDIS_OK)
+    if (rs->w.c && redisGetReply(rs->w.c, &r) != REDIS_OK)
       lost(rs);
-    if (rs->c == NULL) {
+    if (q->kind == REQ_EVENT) {
+      if (r)
+        freeReplyObject(r);
+      mcp__free(q);
+    } else if (rs->w.c == NULL) {
       unavailable(rs, q);
     } else if (!eval && noscript(r)) {
       freeReplyObject(r);
@@ -367,7 +509,7 @@ static request *serve_round(rstore *rs, request *q, bool eval) {
 static request *next_batch(rstore *rs, bool *stop) {
   pthread_mutex_lock(&rs->lock);
   while (rs->head == NULL && !rs->stop) {
-    if (rs->c != NULL) {
+    if (rs->w.c != NULL) {
       pthread_cond_wait(&rs->cond, &rs->lock);
       continue;
     }
@@ -412,18 +554,30 @@ static void *worker(void *arg) {
     if (stop) {
       while (q) {
         request *next = q->next;
-        deliver(rs, q, MCP_EIO, NULL, "the Redis store is being freed");
+        if (q->kind == REQ_EVENT)
+          mcp__free(q); /* fire-and-forget: nobody to tell */
+        else
+          deliver(rs, q, MCP_EIO, NULL, "the Redis store is being freed");
         q = next;
       }
       continue;
     }
-    if (rs->c == NULL && mcp__now_us() >= rs->retry_at_us)
+    if (rs->w.c == NULL && mcp__now_us() >= rs->retry_at_us)
       connect_now(rs);
     request *again = serve_round(rs, q, false);
     if (again)
       serve_round(rs, again, true);
   }
   return NULL;
+}
+
+/* Queues q for the worker. */
+static void enqueue(rstore *rs, request *q) {
+  pthread_mutex_lock(&rs->lock);
+  *rs->tail = q;
+  rs->tail = &q->next;
+  pthread_cond_signal(&rs->cond);
+  pthread_mutex_unlock(&rs->lock);
 }
 
 static int rs_take(void *impl, const char *key, unsigned calls,
@@ -433,16 +587,215 @@ static int rs_take(void *impl, const char *key, unsigned calls,
   request *q = mcp__malloc(sizeof *q + sizeof KEY_PREFIX + n);
   if (q == NULL)
     return MCP_ENOMEM;
-  *q =
-      (request){.calls = calls, .per_s = per_seconds, .done = done, .arg = arg};
-  memcpy(q->key, KEY_PREFIX, sizeof KEY_PREFIX - 1);
-  memcpy(q->key + sizeof KEY_PREFIX - 1, key, n + 1);
-  pthread_mutex_lock(&rs->lock);
-  *rs->tail = q;
-  rs->tail = &q->next;
-  pthread_cond_signal(&rs->cond);
-  pthread_mutex_unlock(&rs->lock);
+  *q = (request){.kind = REQ_TAKE,
+                 .calls = calls,
+                 .per_s = per_seconds,
+                 .done = done,
+                 .arg = arg};
+  memcpy(q->data, KEY_PREFIX, sizeof KEY_PREFIX - 1);
+  memcpy(q->data + sizeof KEY_PREFIX - 1, key, n + 1);
+  enqueue(rs, q);
   return 0;
+}
+
+/* An event goes on the worker's queue with the takes, so that one
+ * connection sends this store's events in the order they were published.
+ * While the worker knows Redis is down nobody would hear it: MCP_EIO at
+ * once. */
+static int rs_publish(void *impl, const char *event, unsigned long len) {
+  rstore *rs = impl;
+  if (!atomic_load(&rs->up))
+    return MCP_EIO;
+  request *q = mcp__malloc(sizeof *q + len);
+  if (q == NULL)
+    return MCP_ENOMEM;
+  *q = (request){.kind = REQ_EVENT, .len = len};
+  memcpy(q->data, event, len);
+  enqueue(rs, q);
+  return 0;
+}
+
+/* ---- the events' reader ----------------------------------------------------
+ * Its own connection and thread, so that a read blocked on the stream
+ * delays no take. It remembers the id of the last entry it saw and reads
+ * on from there, also after a lost link: what was published meanwhile
+ * (as long as the stream still holds it) is delivered once it is back. */
+
+/* Waits ms, or until the store is being freed: then returns true. */
+static bool reader_pause(reader *rd, unsigned ms) {
+  struct pollfd p = {.fd = rd->stop_fd, .events = POLLIN};
+  unsigned long long end = mcp__now_us() + ms * 1000ull;
+  for (;;) {
+    if (atomic_load(&rd->stop))
+      return true;
+    unsigned long long now = mcp__now_us();
+    if (now >= end)
+      return false;
+    if (poll(&p, 1, (int)((end - now + 999) / 1000)) > 0)
+      return true;
+  }
+}
+
+/* The id of the stream's last entry ("0-0" when it has none): where the
+ * first read starts, so that it misses nothing published after it. Returns
+ * 0, or MCP_EIO. */
+static int reader_last_id(reader *rd) {
+  redisReply *r = NULL;
+  int rc = expect_ok(
+      &rd->k, "XREVRANGE at", 6,
+      (const char *[]){"XREVRANGE", EVENTS_KEY, "+", "-", "COUNT", "1"}, &r);
+  if (rc)
+    return rc;
+  const redisReply *id = NULL;
+  if (r->type == REDIS_REPLY_ARRAY && r->elements == 1 &&
+      r->element[0]->type == REDIS_REPLY_ARRAY && r->element[0]->elements == 2)
+    id = r->element[0]->element[0];
+  if (r->type == REDIS_REPLY_ARRAY && r->elements == 0) {
+    mcp__fmt(rd->last, sizeof rd->last, "%s", "0-0");
+    rd->has_last = true;
+  } else if (id && id->type == REDIS_REPLY_STRING && id->len < ID_MAX) {
+    memcpy(rd->last, id->str, id->len);
+    rd->last[id->len] = '\0';
+    rd->has_last = true;
+  } else {
+    mcp__fmt(rd->why, sizeof rd->why, "XREVRANGE at %s: an unexpected answer",
+             rd->k.url->shown);
+    rc = MCP_EIO;
+  }
+  freeReplyObject(r);
+  return rc;
+}
+
+/* Connects, logs in and, the first time, learns where to start. Returns 0,
+ * or MCP_EIO without a connection. */
+static int reader_connect(reader *rd) {
+  int rc = conn_login(&rd->k);
+  if (rc == 0 && !rd->has_last && (rc = reader_last_id(rd)) != 0)
+    conn_close(&rd->k);
+  return rc;
+}
+
+/* Hands each entry of XREAD's reply r to deliver, in order, and remembers
+ * the last id. Returns 0, or MCP_EIO when r is not what XREAD answers. */
+static int reader_deliver(reader *rd, const redisReply *r) {
+  if (r->type == REDIS_REPLY_NIL)
+    return 0; /* BLOCK passed without an entry */
+  if (r->type != REDIS_REPLY_ARRAY || r->elements != 1 ||
+      r->element[0]->type != REDIS_REPLY_ARRAY ||
+      r->element[0]->elements != 2 ||
+      r->element[0]->element[1]->type != REDIS_REPLY_ARRAY)
+    return MCP_EIO;
+  const redisReply *entries = r->element[0]->element[1];
+  for (size_t i = 0; i < entries->elements; i++) {
+    const redisReply *e = entries->element[i];
+    if (e->type != REDIS_REPLY_ARRAY || e->elements != 2 ||
+        e->element[0]->type != REDIS_REPLY_STRING ||
+        e->element[0]->len >= ID_MAX ||
+        e->element[1]->type != REDIS_REPLY_ARRAY)
+      return MCP_EIO;
+    memcpy(rd->last, e->element[0]->str, e->element[0]->len);
+    rd->last[e->element[0]->len] = '\0';
+    const redisReply *f = e->element[1];
+    for (size_t j = 0; j + 1 < f->elements; j += 2)
+      if (f->element[j]->type == REDIS_REPLY_STRING &&
+          f->element[j]->len == 1 && f->element[j]->str[0] == 'e' &&
+          f->element[j + 1]->type == REDIS_REPLY_STRING &&
+          f->element[j + 1]->len > 0)
+        rd->deliver(rd->arg, f->element[j + 1]->str,
+                    (unsigned long)f->element[j + 1]->len);
+  }
+  return 0;
+}
+
+/* Reads the stream from the last id on, for good: on a failure it drops
+ * the connection and reconnects with a growing pause, as the worker does. */
+static void *reader_run(void *arg) {
+  reader *rd = arg;
+  sigset_t old;
+  pipe_block(&old);
+  while (!atomic_load(&rd->stop)) {
+    if (rd->k.c == NULL && reader_connect(rd) != 0) {
+      if (reader_pause(rd, rd->backoff_ms))
+        break;
+      rd->backoff_ms = rd->backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS
+                                                           : rd->backoff_ms * 2;
+      continue;
+    }
+    const char *argv[] = {"XREAD",    "COUNT",   READ_COUNT, "BLOCK",
+                          READ_BLOCK, "STREAMS", EVENTS_KEY, rd->last};
+    size_t lens[8];
+    for (int i = 0; i < 8; i++)
+      lens[i] = strlen(argv[i]);
+    redisReply *r =
+        conn_command(&rd->k, "XREAD at", 8, argv, lens, BLOCK_MS + TIMEOUT_MS);
+    int rc =
+        r && r->type != REDIS_REPLY_ERROR ? reader_deliver(rd, r) : MCP_EIO;
+    if (r)
+      freeReplyObject(r);
+    if (rc == 0) {
+      rd->backoff_ms = BACKOFF_MIN_MS;
+      continue;
+    }
+    /* Lost, refused or garbled: a new connection, after a pause (an error
+     * that comes back at once, such as a missing permission, must not
+     * spin). */
+    conn_close(&rd->k);
+    if (reader_pause(rd, rd->backoff_ms))
+      break;
+    rd->backoff_ms = rd->backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS
+                                                         : rd->backoff_ms * 2;
+  }
+  return NULL;
+}
+
+/* Connects the reader on the caller's thread first (bounded by the
+ * timeout for each step), so that it starts at the stream's last id as of
+ * now and every event published after this returns is delivered. When
+ * Redis cannot be reached now the thread keeps trying, and starts where
+ * the stream ends once it can. */
+static int rs_subscribe(void *impl, mcp_store_event fn, void *arg) {
+  rstore *rs = impl;
+  reader *rd = &rs->rd;
+  if (rd->running)
+    return MCP_EEXIST;
+  rd->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (rd->stop_fd < 0)
+    return MCP_ENOMEM;
+  rd->k = (conn){.stop_fd = rd->stop_fd,
+                 .url = &rs->url,
+                 .why = rd->why,
+                 .whylen = sizeof rd->why};
+  rd->deliver = fn;
+  rd->arg = arg;
+  rd->has_last = false;
+  rd->backoff_ms = BACKOFF_MIN_MS;
+  atomic_store(&rd->stop, false);
+  sigset_t old;
+  pipe_block(&old);
+  reader_connect(rd);
+  pipe_restore(&old);
+  if (pthread_create(&rd->thread, NULL, reader_run, rd) != 0) {
+    conn_close(&rd->k);
+    close(rd->stop_fd);
+    return MCP_ENOMEM;
+  }
+  rd->running = true;
+  return 0;
+}
+
+/* Stops the reader: deliver is not called once this returned. */
+static void reader_stop(rstore *rs) {
+  reader *rd = &rs->rd;
+  if (!rd->running)
+    return;
+  atomic_store(&rd->stop, true);
+  uint64_t one = 1;
+  ssize_t n = write(rd->stop_fd, &one, sizeof one);
+  (void)n; /* only full at 2^64 - 1 writes; stop is set anyway */
+  pthread_join(rd->thread, NULL);
+  conn_close(&rd->k);
+  close(rd->stop_fd);
+  rd->running = false;
 }
 
 static void rs_describe(void *impl, char *buf, unsigned long size) {
@@ -463,8 +816,7 @@ static void answerers_stop(rstore *rs) {
 
 static void rs_destroy(rstore *rs) {
   answerers_stop(rs);
-  if (rs->c)
-    redisFree(rs->c);
+  conn_close(&rs->w);
   pthread_cond_destroy(&rs->answered);
   pthread_cond_destroy(&rs->cond);
   pthread_mutex_destroy(&rs->lock);
@@ -473,6 +825,7 @@ static void rs_destroy(rstore *rs) {
 
 static void rs_free(void *impl) {
   rstore *rs = impl;
+  reader_stop(rs);
   pthread_mutex_lock(&rs->lock);
   rs->stop = true;
   pthread_cond_signal(&rs->cond);
@@ -484,7 +837,9 @@ static void rs_free(void *impl) {
 static const mcp_store_ops redis_ops = {.rate_take = rs_take,
                                         .describe = rs_describe,
                                         .free = rs_free,
-                                        .shared = true};
+                                        .shared = true,
+                                        .publish = rs_publish,
+                                        .subscribe = rs_subscribe};
 
 /* The lock, the condition on the monotonic clock. */
 static int rs_sync_init(rstore *rs) {
@@ -537,6 +892,10 @@ int mcp_redis_store_new(const char *url, mcp_store **out, char *err,
   }
   rs->tail = &rs->head;
   rs->backoff_ms = BACKOFF_MIN_MS;
+  rs->w = (conn){.stop_fd = -1,
+                 .url = &rs->url,
+                 .why = rs->down_why,
+                 .whylen = sizeof rs->down_why};
   sigset_t old;
   pipe_block(&old);
   rc = connect_now(rs);

@@ -8,6 +8,12 @@
  * hung (answered with an error after the command timeout); the
  * script flushed under a live connection (sent again with EVAL); a store
  * freed with takes in flight answers each once; every allocation failure.
+ * Events: two stores each hearing every event of both once, in one order;
+ * databases apart; binary and largest events intact; a listener removed;
+ * Redis stopped (MCP_EIO) and restarted, or down at the first listen; a
+ * reader cut off (its client killed, its login refused for a while) that
+ * catches up; a store freed with listeners and publishes queued, also
+ * while Redis hangs.
  *
  * Timing: every wait is a bounded loop; nothing asserts a duration. */
 #include <check.h>
@@ -126,6 +132,149 @@ static mcp_store *open_store(const char *url) {
 static void unix_url(char *buf, size_t n, const char *userinfo, int db) {
   snprintf(buf, n, "unix://%s%s%s?db=%d", userinfo ? userinfo : "",
            userinfo ? "@" : "", g_srv.sock, db);
+}
+
+/* ---- events ---------------------------------------------------------------
+ * Heard on the store's reader thread. Each test ends a run with an event
+ * of its own and waits for it: the stream has one order, so once it is
+ * heard, everything published before it was too, and a count is exact
+ * without waiting on the clock. */
+
+#define HEARD_MAX 4096
+
+typedef struct heard {
+  char head[32];     /* the first bytes */
+  unsigned long len; /* all of them */
+  unsigned hash;     /* FNV-1a of all of them */
+} heard;
+
+typedef struct hearer {
+  pthread_mutex_t lock;
+  pthread_cond_t cond;
+  int n; /* events heard (only the first HEARD_MAX kept) */
+  heard ev[HEARD_MAX];
+} hearer;
+
+static hearer *hearer_new(void) {
+  hearer *h = calloc(1, sizeof *h);
+  ck_assert_ptr_nonnull(h);
+  pthread_mutex_init(&h->lock, NULL);
+  pthread_cond_init(&h->cond, NULL);
+  return h;
+}
+
+static void hearer_free(hearer *h) {
+  pthread_cond_destroy(&h->cond);
+  pthread_mutex_destroy(&h->lock);
+  free(h);
+}
+
+static unsigned fnv(const char *b, unsigned long len) {
+  unsigned x = 2166136261u;
+  for (unsigned long i = 0; i < len; i++)
+    x = (x ^ (unsigned char)b[i]) * 16777619u;
+  return x;
+}
+
+static void on_event(void *arg, const char *event, unsigned long len) {
+  hearer *h = arg;
+  pthread_mutex_lock(&h->lock);
+  if (h->n < HEARD_MAX) {
+    heard *e = &h->ev[h->n];
+    size_t keep = len < sizeof e->head - 1 ? len : sizeof e->head - 1;
+    memcpy(e->head, event, keep);
+    e->head[keep] = '\0';
+    e->len = len;
+    e->hash = fnv(event, len);
+  }
+  h->n++;
+  pthread_cond_broadcast(&h->cond);
+  pthread_mutex_unlock(&h->lock);
+}
+
+/* Index of the event whose text is text in h (from 0), or -1. */
+static int heard_at(hearer *h, const char *text) {
+  int at = -1;
+  pthread_mutex_lock(&h->lock);
+  for (int i = 0; i < h->n && i < HEARD_MAX && at < 0; i++)
+    if (strcmp(h->ev[i].head, text) == 0)
+      at = i;
+  pthread_mutex_unlock(&h->lock);
+  return at;
+}
+
+/* Waits until h heard text (secs at most); returns heard_at's answer. */
+static int wait_heard(hearer *h, const char *text, int secs) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  ts.tv_sec += secs;
+  int at;
+  while ((at = heard_at(h, text)) < 0) {
+    pthread_mutex_lock(&h->lock);
+    int rc = pthread_cond_timedwait(&h->cond, &h->lock, &ts);
+    pthread_mutex_unlock(&h->lock);
+    if (rc == ETIMEDOUT)
+      return heard_at(h, text);
+  }
+  return at;
+}
+
+static int heard_count(hearer *h) {
+  pthread_mutex_lock(&h->lock);
+  int n = h->n;
+  pthread_mutex_unlock(&h->lock);
+  return n;
+}
+
+static void publish(mcp_store *st, const char *text) {
+  ck_assert_int_eq(mcp_store_publish(st, text, strlen(text)), 0);
+}
+
+/* h heard exactly texts, in that order. */
+static void heard_exactly(hearer *h, const char *const *texts, int n) {
+  ck_assert_int_eq(heard_count(h), n);
+  for (int i = 0; i < n; i++)
+    ck_assert_str_eq(h->ev[i].head, texts[i]);
+}
+
+typedef struct publisher {
+  mcp_store *st;
+  char name;
+  int count;
+} publisher;
+
+static void *publish_run(void *arg) {
+  publisher *p = arg;
+  for (int i = 0; i < p->count; i++) {
+    char ev[32];
+    snprintf(ev, sizeof ev, "%c:%d", p->name, i);
+    ck_assert_int_eq(mcp_store_publish(p->st, ev, strlen(ev)), 0);
+  }
+  return NULL;
+}
+
+/* h heard count events of each publisher named in names, in the order each
+ * published them, then its "X:end", and nothing else. */
+static void heard_in_order(hearer *h, const char *names, int count) {
+  size_t k = strlen(names);
+  int next[8] = {0};
+  bool ended[8] = {false};
+  ck_assert_int_eq(heard_count(h), (int)k * (count + 1));
+  for (int i = 0; i < h->n; i++) {
+    const char *e = h->ev[i].head;
+    const char *at = strchr(names, e[0]);
+    ck_assert_msg(at && e[0] && e[1] == ':', "event %d: %s", i, e);
+    size_t p = (size_t)(at - names);
+    ck_assert_msg(!ended[p], "%s after %c:end", e, e[0]);
+    if (strcmp(e + 2, "end") == 0) {
+      ck_assert_int_eq(next[p], count);
+      ended[p] = true;
+    } else {
+      ck_assert_msg(atoi(e + 2) == next[p], "%s where %c:%d was due", e, e[0],
+                    next[p]);
+      next[p]++;
+    }
+  }
 }
 
 /* ---- URLs ------------------------------------------------------------------
@@ -324,6 +473,12 @@ START_TEST(acl_user_and_password) {
   waiter_init(&w);
   take(st, &w, "dave", 1, 60);
   ck_assert_int_eq(w.allowed, 1);
+  /* Events, published and heard (its reader logs in too) as that user. */
+  hearer *h = hearer_new();
+  ck_assert_int_eq(mcp_store_listen(st, on_event, h), 0);
+  publish(st, "as alice");
+  ck_assert_int_eq(wait_heard(h, "as alice", 20), 0);
+  hearer_free(h);
   mcp_store_free(st);
   /* And over TCP, on the loopback port. */
   snprintf(url, sizeof url, "redis://alice:p%%40ss%%3Aword@127.0.0.1:%d/1",
@@ -467,10 +622,307 @@ START_TEST(freed_with_takes_in_flight) {
 }
 END_TEST
 
+/* ---- events ---------------------------------------------------------------
+ */
+
+/* Two stores (as two processes would be) both listening, each publishing a
+ * thousand events from a thread of its own at once: each hears all two
+ * thousand, once each, every publisher's in its order. */
+START_TEST(events_heard_by_every_store_once_in_order) {
+  char url[400];
+  unix_url(url, sizeof url, NULL, 0);
+  mcp_store *st[2] = {open_store(url), open_store(url)};
+  hearer *h[2] = {hearer_new(), hearer_new()};
+  for (int i = 0; i < 2; i++)
+    ck_assert_int_eq(mcp_store_listen(st[i], on_event, h[i]), 0);
+  ck_assert_int_eq(mcp_store_listen(st[0], on_event, h[0]), MCP_EEXIST);
+  publisher p[2] = {{st[0], 'a', 1000}, {st[1], 'b', 1000}};
+  pthread_t t[2];
+  for (int i = 0; i < 2; i++)
+    ck_assert_int_eq(pthread_create(&t[i], NULL, publish_run, &p[i]), 0);
+  for (int i = 0; i < 2; i++)
+    pthread_join(t[i], NULL);
+  publish(st[0], "a:end");
+  publish(st[1], "b:end");
+  for (int i = 0; i < 2; i++) {
+    ck_assert_int_ge(wait_heard(h[i], "a:end", 20), 0);
+    ck_assert_int_ge(wait_heard(h[i], "b:end", 20), 0);
+  }
+  /* Both stores heard the same one order. */
+  for (int i = 0; i < 2; i++)
+    heard_in_order(h[i], "ab", 1000);
+  for (int i = 0; i < h[0]->n; i++)
+    ck_assert_str_eq(h[0]->ev[i].head, h[1]->ev[i].head);
+  for (int i = 0; i < 2; i++) {
+    mcp_store_free(st[i]);
+    hearer_free(h[i]);
+  }
+}
+END_TEST
+
+/* Stores on two databases of one server: each hears its own events only. */
+START_TEST(events_stay_in_their_database) {
+  char url[400];
+  unix_url(url, sizeof url, NULL, 1);
+  mcp_store *one = open_store(url);
+  unix_url(url, sizeof url, NULL, 2);
+  mcp_store *two = open_store(url);
+  hearer *h1 = hearer_new(), *h2 = hearer_new();
+  ck_assert_int_eq(mcp_store_listen(one, on_event, h1), 0);
+  ck_assert_int_eq(mcp_store_listen(two, on_event, h2), 0);
+  publish(two, "in two");
+  ck_assert_int_eq(wait_heard(h2, "in two", 20), 0);
+  /* Published to one after two's was in Redis: a shared stream would hand
+   * two's to one first. */
+  publish(one, "in one");
+  ck_assert_int_eq(wait_heard(h1, "in one", 20), 0);
+  heard_exactly(h1, (const char *[]){"in one"}, 1);
+  heard_exactly(h2, (const char *[]){"in two"}, 1);
+  mcp_store_free(one);
+  mcp_store_free(two);
+  hearer_free(h1);
+  hearer_free(h2);
+}
+END_TEST
+
+/* An event's bytes arrive as they were: a NUL inside, bytes above 127,
+ * and the largest one allowed. */
+START_TEST(events_binary_and_largest_intact) {
+  char url[400];
+  unix_url(url, sizeof url, NULL, 0);
+  mcp_store *st = open_store(url);
+  hearer *h = hearer_new();
+  ck_assert_int_eq(mcp_store_listen(st, on_event, h), 0);
+  static const char bin[] = {'a', '\0', 'b', '\xff', '\r', '\n'};
+  ck_assert_int_eq(mcp_store_publish(st, bin, sizeof bin), 0);
+  char *big = malloc(MCP_STORE_EVENT_MAX);
+  ck_assert_ptr_nonnull(big);
+  for (int i = 0; i < MCP_STORE_EVENT_MAX; i++)
+    big[i] = (char)(i * 7 + i / 256);
+  big[0] = 'B';
+  big[1] = '\0';
+  ck_assert_int_eq(mcp_store_publish(st, big, MCP_STORE_EVENT_MAX), 0);
+  ck_assert_int_eq(mcp_store_publish(st, big, MCP_STORE_EVENT_MAX + 1),
+                   MCP_ELIMIT);
+  publish(st, "end");
+  ck_assert_int_eq(wait_heard(h, "end", 20), 2);
+  ck_assert_uint_eq(h->ev[0].len, sizeof bin);
+  ck_assert_int_eq(memcmp(h->ev[0].head, bin, sizeof bin), 0);
+  ck_assert_uint_eq(h->ev[1].len, MCP_STORE_EVENT_MAX);
+  ck_assert_uint_eq(h->ev[1].hash, fnv(big, MCP_STORE_EVENT_MAX));
+  free(big);
+  mcp_store_free(st);
+  hearer_free(h);
+}
+END_TEST
+
+/* A listener removed hears nothing more; the others go on. */
+START_TEST(events_listener_removed_hears_nothing_more) {
+  char url[400];
+  unix_url(url, sizeof url, NULL, 0);
+  mcp_store *st = open_store(url);
+  hearer *h1 = hearer_new(), *h2 = hearer_new();
+  ck_assert_int_eq(mcp_store_listen(st, on_event, h1), 0);
+  ck_assert_int_eq(mcp_store_listen(st, on_event, h2), 0);
+  publish(st, "both");
+  ck_assert_int_eq(wait_heard(h1, "both", 20), 0);
+  ck_assert_int_eq(wait_heard(h2, "both", 20), 0);
+  ck_assert_int_eq(mcp_store_unlisten(st, on_event, h1), 0);
+  ck_assert_int_eq(mcp_store_unlisten(st, on_event, h1), MCP_ENOENT);
+  publish(st, "two only");
+  ck_assert_int_eq(wait_heard(h2, "two only", 20), 1);
+  heard_exactly(h1, (const char *[]){"both"}, 1);
+  /* Listening again: from then on, without a second reader. */
+  ck_assert_int_eq(mcp_store_listen(st, on_event, h1), 0);
+  publish(st, "again");
+  ck_assert_int_eq(wait_heard(h1, "again", 20), 1);
+  ck_assert_int_eq(wait_heard(h2, "again", 20), 2);
+  heard_exactly(h2, (const char *[]){"both", "two only", "again"}, 3);
+  mcp_store_free(st);
+  hearer_free(h1);
+  hearer_free(h2);
+}
+END_TEST
+
+/* Redis stopped: once the store noticed, publish says MCP_EIO at once;
+ * restarted: the listener hears again, without being added again. */
+START_TEST(events_redis_stopped_then_restarted) {
+  char url[400];
+  unix_url(url, sizeof url, NULL, 0);
+  mcp_store *st = open_store(url);
+  hearer *h = hearer_new();
+  ck_assert_int_eq(mcp_store_listen(st, on_event, h), 0);
+  publish(st, "before");
+  ck_assert_int_eq(wait_heard(h, "before", 20), 0);
+  rs_stop(&g_srv);
+  /* The first publishes may be queued (then dropped) until the store's
+   * thread sees the connection gone. */
+  int rc = 0;
+  for (int i = 0; i < 400 && rc == 0; i++) {
+    rc = mcp_store_publish(st, "lost", 4);
+    if (rc == 0)
+      sleep_ms(50);
+  }
+  ck_assert_int_eq(rc, MCP_EIO);
+  ck_assert_int_eq(mcp_store_publish(st, "lost", 4), MCP_EIO);
+  server_start(&g_srv);
+  /* It reconnects by itself (the pause is 5 s at most): 20 s at most. */
+  for (int i = 0; i < 400 && (rc = mcp_store_publish(st, "after", 5)) != 0;
+       i++) {
+    ck_assert_int_eq(rc, MCP_EIO);
+    sleep_ms(50);
+  }
+  ck_assert_int_eq(rc, 0);
+  ck_assert_int_eq(wait_heard(h, "after", 20), 1);
+  heard_exactly(h, (const char *[]){"before", "after"}, 2);
+  mcp_store_free(st);
+  hearer_free(h);
+}
+END_TEST
+
+/* The first listen while Redis is down: the listener is added, and hears
+ * what is published once the store's reader reached Redis again (what it
+ * missed before it knew where the stream ended is gone: publish until one
+ * is heard). */
+START_TEST(events_listen_while_redis_down) {
+  char url[400];
+  unix_url(url, sizeof url, NULL, 0);
+  mcp_store *st = open_store(url);
+  hearer *h = hearer_new();
+  rs_stop(&g_srv);
+  ck_assert_int_eq(mcp_store_listen(st, on_event, h), 0);
+  server_start(&g_srv);
+  int i = 0;
+  for (; i < 400 && heard_count(h) == 0; i++) {
+    char ev[32];
+    snprintf(ev, sizeof ev, "k:%d", i);
+    int rc = mcp_store_publish(st, ev, strlen(ev));
+    ck_assert_msg(rc == 0 || rc == MCP_EIO, "%d", rc);
+    sleep_ms(50);
+  }
+  ck_assert_int_gt(heard_count(h), 0);
+  publish(st, "k:end");
+  int at = wait_heard(h, "k:end", 20);
+  ck_assert_int_gt(at, 0);
+  ck_assert_int_eq(heard_count(h), at + 1);
+  mcp_store_free(st);
+  hearer_free(h);
+}
+END_TEST
+
+/* The id of the one client whose last command was XREAD: a store's
+ * reader. */
+static long long reader_client(redisContext *c) {
+  redisReply *r = redisCommand(c, "CLIENT LIST");
+  ck_assert(r != NULL && r->type == REDIS_REPLY_STRING);
+  long long id = -1;
+  int found = 0;
+  for (const char *line = r->str; line && *line;) {
+    const char *end = strchr(line, '\n');
+    const char *cmd = strstr(line, " cmd=xread ");
+    if (cmd && (end == NULL || cmd < end) && strncmp(line, "id=", 3) == 0) {
+      id = atoll(line + 3);
+      found++;
+    }
+    line = end ? end + 1 : NULL;
+  }
+  freeReplyObject(r);
+  ck_assert_int_eq(found, 1);
+  return id;
+}
+
+static void admin(redisContext *c, const char *cmd) {
+  redisReply *r = redisCommand(c, cmd);
+  ck_assert_msg(r != NULL && r->type != REDIS_REPLY_ERROR, "%s: %s", cmd,
+                r ? r->str : c->errstr);
+  freeReplyObject(r);
+}
+
+/* The reader's link is cut (Redis kills its client) and it cannot come
+ * back for a while (the default user, which it logs in as, gets a
+ * password): the events published meanwhile by another store are heard
+ * once it is back, once each, in order. */
+START_TEST(events_reader_catches_up_after_lost_link) {
+  char url[400];
+  unix_url(url, sizeof url, NULL, 0);
+  mcp_store *reading = open_store(url), *writing = open_store(url);
+  hearer *h = hearer_new();
+  ck_assert_int_eq(mcp_store_listen(reading, on_event, h), 0);
+  publish(writing, "w:-1");
+  ck_assert_int_eq(wait_heard(h, "w:-1", 20), 0);
+  struct timeval tv = {5, 0};
+  redisContext *c = redisConnectUnixWithTimeout(g_srv.sock, tv);
+  ck_assert(c != NULL && c->err == 0);
+  admin(c, "ACL SETUSER default resetpass >gap");
+  long long id = reader_client(c);
+  redisReply *r = redisCommand(c, "CLIENT KILL ID %lld", id);
+  ck_assert(r != NULL && r->type == REDIS_REPLY_INTEGER && r->integer == 1);
+  freeReplyObject(r);
+  /* The writing store's connection logged in before: it goes on. */
+  publisher p = {writing, 'w', 100};
+  publish_run(&p);
+  long long len = 0;
+  for (int i = 0; i < 400 && len < 101; i++) {
+    r = redisCommand(c, "XLEN mcp:events");
+    ck_assert(r != NULL && r->type == REDIS_REPLY_INTEGER);
+    len = r->integer;
+    freeReplyObject(r);
+    if (len < 101)
+      sleep_ms(50);
+  }
+  ck_assert_int_eq(len, 101);
+  ck_assert_int_eq(heard_count(h), 1); /* none while cut off */
+  admin(c, "ACL SETUSER default nopass");
+  publish(writing, "w:end");
+  ck_assert_int_eq(wait_heard(h, "w:end", 30), 101);
+  /* w:-1 first, then w:0..w:99, then w:end. */
+  ck_assert_str_eq(h->ev[0].head, "w:-1");
+  pthread_mutex_lock(&h->lock);
+  memmove(&h->ev[0], &h->ev[1], (size_t)(h->n - 1) * sizeof h->ev[0]);
+  h->n--;
+  pthread_mutex_unlock(&h->lock);
+  heard_in_order(h, "w", 100);
+  redisFree(c);
+  mcp_store_free(reading);
+  mcp_store_free(writing);
+  hearer_free(h);
+}
+END_TEST
+
+/* Freed with listeners and publishes still queued: it returns (the
+ * reader stopped, the queued events dropped), and nothing leaks. Also
+ * while Redis hangs, the reader blocked on it. */
+START_TEST(events_freed_with_listeners_and_queued_publishes) {
+  char url[400];
+  unix_url(url, sizeof url, NULL, 0);
+  hearer *h = hearer_new(), *h2 = hearer_new();
+  for (int hang = 0; hang < 2; hang++) {
+    mcp_store *st = open_store(url);
+    ck_assert_int_eq(mcp_store_listen(st, on_event, h), 0);
+    ck_assert_int_eq(mcp_store_listen(st, on_event, h2), 0);
+    if (hang)
+      ck_assert_int_eq(kill(g_srv.pid, SIGSTOP), 0);
+    for (int i = 0; i < 500; i++) {
+      char ev[32];
+      snprintf(ev, sizeof ev, "x:%d", i);
+      int rc = mcp_store_publish(st, ev, strlen(ev));
+      ck_assert_msg(rc == 0 || (hang && rc == MCP_EIO), "%d", rc);
+    }
+    mcp_store_free(st);
+    if (hang)
+      ck_assert_int_eq(kill(g_srv.pid, SIGCONT), 0);
+  }
+  /* Whatever was heard was heard by both, once. */
+  ck_assert_int_le(heard_count(h), 1000);
+  ck_assert_int_eq(heard_count(h), heard_count(h2));
+  hearer_free(h);
+  hearer_free(h2);
+}
+END_TEST
+
 /* Every allocation of the store's failing in turn: an error, never a
  * crash, a leak or a take answered twice. */
 static bool run_alloc(long n, void *user) {
-  (void)n;
   mcp_store *st = NULL;
   char err[512];
   int rc = mcp_redis_store_new(user, &st, err, sizeof err);
@@ -486,17 +938,29 @@ static bool run_alloc(long n, void *user) {
     ck_assert_int_eq(rc, MCP_ENOMEM);
   else
     ck_assert_int_eq(wait_answers(&w, 1), 1);
+  bool ok = rc == 0 && w.last_rc == 0;
+  /* Events: listening (the first starts the reader), publishing, heard. */
+  hearer *h = hearer_new();
+  char ev[32];
+  snprintf(ev, sizeof ev, "run %ld", n);
+  int lrc = mcp_store_listen(st, on_event, h);
+  ck_assert_msg(lrc == 0 || lrc == MCP_ENOMEM, "%d", lrc);
+  int prc = mcp_store_publish(st, ev, strlen(ev));
+  ck_assert_msg(prc == 0 || prc == MCP_ENOMEM, "%d", prc);
+  if (lrc == 0 && prc == 0)
+    ck_assert_int_ge(wait_heard(h, ev, 20), 0);
+  ok = ok && lrc == 0 && prc == 0;
   mcp_store_free(st);
   ck_assert_int_eq(w.answers, rc ? 0 : 1);
-  bool ok = rc == 0 && w.last_rc == 0;
   waiter_free(&w);
+  hearer_free(h);
   return ok;
 }
 
 START_TEST(every_allocation_failure) {
   char url[400];
   unix_url(url, sizeof url, NULL, 0);
-  tu_alloc_every(32, run_alloc, NULL, url);
+  tu_alloc_every(64, run_alloc, NULL, url);
 }
 END_TEST
 
@@ -513,6 +977,14 @@ int main(void) {
   tcase_add_test(tc, hung_redis_times_out_then_recovers);
   tcase_add_test(tc, script_flushed_then_sent_again);
   tcase_add_test(tc, freed_with_takes_in_flight);
+  tcase_add_test(tc, events_heard_by_every_store_once_in_order);
+  tcase_add_test(tc, events_stay_in_their_database);
+  tcase_add_test(tc, events_binary_and_largest_intact);
+  tcase_add_test(tc, events_listener_removed_hears_nothing_more);
+  tcase_add_test(tc, events_redis_stopped_then_restarted);
+  tcase_add_test(tc, events_listen_while_redis_down);
+  tcase_add_test(tc, events_reader_catches_up_after_lost_link);
+  tcase_add_test(tc, events_freed_with_listeners_and_queued_publishes);
   tcase_add_test(tc, every_allocation_failure);
   tc = tu_tcase(s, "acl", setup_acl, teardown, 60);
   tcase_add_test(tc, acl_user_and_password);
