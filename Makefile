@@ -95,7 +95,7 @@ check-valgrind:
 # the Redis store's threads), and the load tests. Only what they need
 # is built; MCP_TSAN scales the slow tests down. Any report fails the run.
 TSAN_FLAGS := -fsanitize=thread -fno-omit-frame-pointer
-TSAN_TESTS := '^(http|http_auth|jwt|load)\.|^unit\.test_(engine|lifecycle|prompts_resources|subscriptions|modern|stdio|limits|executor|guard|effects|task|store)$$|^redis\.limit$$'
+TSAN_TESTS := '^(http|http_auth|jwt|load)\.|^unit\.test_(engine|lifecycle|prompts_resources|subscriptions|modern|stdio|limits|executor|guard|effects|task|store)$$|^redis\.(limit|store)$$'
 check-tsan:
 	@CC=clang $(CMAKE) -B build-tsan -DMCP_TSAN=ON -DMCP_INTEROP=OFF \
 	  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_FLAGS="$(TSAN_FLAGS)" \
