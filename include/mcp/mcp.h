@@ -1288,7 +1288,9 @@ typedef struct mcp_store mcp_store;
  * once, in the order the store received them; a server never hears its
  * own twice. A change the store cannot publish (Redis unreachable) is
  * still told in this server, and logged at warning. Task-status
- * notifications stay in the process that runs the task.
+ * notifications stay in the process that runs the task. Listening may
+ * block once: the first server given a Redis store makes it open its
+ * event connection (mcp_store_listen; see mcp/redis.h).
  *
  * st is borrowed, not taken: it must stay alive while the server may take
  * tokens through it or publish to it, i.e. until mcp_server_free(srv)
