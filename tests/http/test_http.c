@@ -3629,6 +3629,27 @@ static int read_watched(mcp_call *call, void *ud) {
   return mcp_result_text(call, "contents");
 }
 
+/* Opens a subscriptions/listen stream of request id asking for
+ * notifications (the members of its notifications object) and waits for
+ * its acknowledgement. */
+static stream *listen_acknowledged(const char *id, const char *notifications) {
+  char body[1024];
+  snprintf(body, sizeof body,
+           "{\"jsonrpc\":\"2.0\",\"id\":\"%s\",\"method\":"
+           "\"subscriptions/listen\",\"params\":{" META
+           ",\"notifications\":{%s}}}",
+           id, notifications);
+  lc_req q = {.body = body,
+              .version = "2026-07-28",
+              .headers = {"Mcp-Method: subscriptions/listen"}};
+  stream *s = stream_open(&q);
+  ck_assert_int_eq(stream_wait_headers(s, T(5000)), 200);
+  ck_assert_msg(
+      stream_wait(s, "notifications/subscriptions/acknowledged", 1, T(5000)),
+      "no acknowledgement");
+  return s;
+}
+
 /* subscriptions/listen: the acknowledgement first, then only the
  * notifications asked for, tagged with the subscription id, on a stream
  * that stays open; closing it ends the subscription. */
@@ -3640,17 +3661,9 @@ START_TEST(modern_listen_stream) {
                       .mime_type = "text/plain",
                       .handler = read_watched};
   ck_assert_int_eq(mcp_server_add_resource(F.srv, &res, NULL), 0);
-  lc_req q = {.body = "{\"jsonrpc\":\"2.0\",\"id\":\"sub-1\",\"method\":"
-                      "\"subscriptions/listen\",\"params\":{" META
-                      ",\"notifications\":{\"toolsListChanged\":true,"
-                      "\"resourceSubscriptions\":[\"test://watched\"]}}}",
-              .version = "2026-07-28",
-              .headers = {"Mcp-Method: subscriptions/listen"}};
-  stream *s = stream_open(&q);
-  ck_assert_int_eq(stream_wait_headers(s, T(5000)), 200);
-  ck_assert_msg(
-      stream_wait(s, "notifications/subscriptions/acknowledged", 1, T(5000)),
-      "no acknowledgement");
+  stream *s = listen_acknowledged(
+      "sub-1", "\"toolsListChanged\":true,\"resourceSubscriptions\":["
+               "\"test://watched\"]");
   ck_assert_int_eq(mcp_server_resource_updated(F.srv, "test://watched"), 1);
   ck_assert_int_eq(mcp_server_resource_updated(F.srv, "test://other"), 0);
   mcp_tool t = {.name = "extra",
@@ -3708,16 +3721,8 @@ START_TEST(modern_listen_hears_another_server) {
   ck_assert_int_eq(mcp_server_add_resource(other, &res, NULL), 0);
   ck_assert_int_eq(mcp_server_set_store(F.srv, st), 0);
   ck_assert_int_eq(mcp_server_set_store(other, st), 0);
-  lc_req q = {.body = "{\"jsonrpc\":\"2.0\",\"id\":\"sub-2\",\"method\":"
-                      "\"subscriptions/listen\",\"params\":{" META
-                      ",\"notifications\":{\"resourceSubscriptions\":["
-                      "\"test://w/1\",\"test://w/2\"]}}}",
-              .version = "2026-07-28",
-              .headers = {"Mcp-Method: subscriptions/listen"}};
-  stream *s = stream_open(&q);
-  ck_assert_int_eq(stream_wait_headers(s, T(5000)), 200);
-  ck_assert(
-      stream_wait(s, "notifications/subscriptions/acknowledged", 1, T(5000)));
+  stream *s = listen_acknowledged(
+      "sub-2", "\"resourceSubscriptions\":[\"test://w/1\",\"test://w/2\"]");
   /* Told nobody there; heard here. */
   ck_assert_int_eq(mcp_server_resource_updated(other, "test://w/1"), 0);
   ck_assert_int_eq(mcp_server_resource_updated(other, "test://w/2"), 0);
