@@ -33,7 +33,9 @@ typedef struct mcp_store_rate_answer {
   unsigned long long wait_ms; /**< when refused: milliseconds until a
                                    token is back (at least 1); 0 when
                                    allowed */
-  void *reserved[2]; /**< zero: room to grow (see the README, Versioning) */
+  unsigned granted;  /**< from mcp_store_ops.rate_lease: how many tokens
+                          were taken (0 when refused); 0 from rate_take */
+  void *reserved[1]; /**< zero: room to grow (see the README, Versioning) */
 } mcp_store_rate_answer;
 
 /** Called once per mcp_store_rate_take with its answer: rc is 0 and
@@ -90,9 +92,18 @@ typedef struct mcp_store_ops {
    * the store received them, until ops->free returned. Called once, by the
    * first mcp_store_listen. Returns 0 or a negative MCP_E* code. */
   int (*subscribe)(void *impl, mcp_store_event deliver, void *arg);
+  /** Takes up to want tokens (2 or more) of the bucket key at once, as
+   * rate_take takes one: as many as the bucket holds, up to want; the
+   * answer's granted says how many (then allowed is true), or none
+   * (allowed false, wait_ms until one is back). May be NULL: then every
+   * take is one rate_take. See mcp_store_rate_take for how the store
+   * object spends what a lease took. */
+  int (*rate_lease)(void *impl, const char *key, unsigned calls,
+                    unsigned per_seconds, unsigned want,
+                    mcp_store_rate_done done, void *arg);
   /** zero: room to grow, for the operations of the state still to come
    * (tasks, sessions; see the README, Versioning) */
-  void *reserved[6];
+  void *reserved[5];
 } mcp_store_ops;
 
 /** Makes a store of an implementation's: ops (kept, not copied) and impl
@@ -111,6 +122,17 @@ MCP_API mcp_store *mcp_store_new_local(void);
 /** Takes one token of the bucket key (see mcp_store_ops.rate_take): done
  * is called exactly once with the answer, on this thread before the
  * function returns or on one of the store's, when the function returned 0.
+ *
+ * With a high limit, a store whose implementation leases
+ * (mcp_store_ops.rate_lease: the Redis store does) takes several tokens
+ * of a bucket in one round trip and answers the next takes of that key in
+ * this process at once, on the calling thread, from what it took: at most
+ * 64 tokens, 1% of calls, and what the bucket refills in 100 ms, whichever
+ * is least (below 2, every take goes to the store), each spent within 100
+ * ms of the lease or lost. So the processes together never take more than
+ * the limit; a process may take a few tokens up to 100 ms before it
+ * spends them, and one that leased and then had no more calls leaves a few
+ * unspent (they come back with the bucket's refill).
  * Returns 0, or MCP_EINVAL (st, key or done NULL, calls or per_seconds 0)
  * or another negative MCP_E* code, and then done is not called. Any
  * thread. */

@@ -12,9 +12,26 @@ typedef struct listener {
   void *arg;
 } listener;
 
+/* Leases (mcp_store_ops.rate_lease): what this process took of a bucket
+ * ahead and may still spend. A slot per hash of the key; a key that
+ * lands on a slot another holds simply replaces it (what the other had
+ * left is lost, as when it expires). */
+#define LEASE_SLOTS 256
+#define LEASE_US 100000ull
+#define LEASE_MAX 64u
+
+typedef struct lease {
+  char *key; /* NULL: empty */
+  unsigned calls, per_s;
+  unsigned left;
+  unsigned long long until_us;
+} lease;
+
 struct mcp_store {
   const mcp_store_ops *ops;
   void *impl;
+  pthread_mutex_t lease_lock; /* a leaf */
+  lease leases[LEASE_SLOTS];
   /* The listeners: a delivery holds the read lock while it calls them, so
    * that mcp_store_unlisten (the write lock) returns only once none of
    * them runs. subscribed: ops->subscribe was called (under the write
@@ -32,6 +49,11 @@ mcp_store *mcp_store_new(const mcp_store_ops *ops, void *impl) {
   if (st == NULL)
     return NULL;
   if (pthread_rwlock_init(&st->listeners_lock, NULL) != 0) {
+    mcp__free(st);
+    return NULL;
+  }
+  if (pthread_mutex_init(&st->lease_lock, NULL) != 0) {
+    pthread_rwlock_destroy(&st->listeners_lock);
     mcp__free(st);
     return NULL;
   }
@@ -103,13 +125,113 @@ int mcp_store_unlisten(mcp_store *st, mcp_store_event fn, const void *arg) {
   return gone ? 0 : MCP_ENOENT;
 }
 
+/* How many tokens one lease of a calls per per_s bucket asks for: 64, 1%
+ * of calls and 100 ms of refill at most; below 2, none is taken. */
+static unsigned lease_size(unsigned calls, unsigned per_s) {
+  unsigned long long want = LEASE_MAX;
+  if (calls / 100 < want)
+    want = calls / 100;
+  unsigned long long refill = (unsigned long long)calls * LEASE_US /
+                              ((unsigned long long)per_s * 1000000ull);
+  if (refill < want)
+    want = refill;
+  return (unsigned)want;
+}
+
+static lease *lease_slot(mcp_store *st, const char *key) {
+  unsigned h = 2166136261u;
+  for (const unsigned char *p = (const unsigned char *)key; *p; p++)
+    h = (h ^ *p) * 16777619u;
+  return &st->leases[h % LEASE_SLOTS];
+}
+
+/* Spends one token of key's lease, if it has one for this limit still
+ * valid. */
+static bool lease_spend(mcp_store *st, const char *key, unsigned calls,
+                        unsigned per_s) {
+  bool spent = false;
+  pthread_mutex_lock(&st->lease_lock);
+  lease *l = lease_slot(st, key);
+  if (l->key && l->left > 0 && l->calls == calls && l->per_s == per_s &&
+      mcp__now_us() < l->until_us && strcmp(l->key, key) == 0) {
+    l->left--;
+    spent = true;
+  }
+  pthread_mutex_unlock(&st->lease_lock);
+  return spent;
+}
+
+/* Keeps n more tokens of key's lease (without memory for the key, they
+ * are lost: the next take asks the store). */
+static void lease_keep(mcp_store *st, const char *key, unsigned calls,
+                       unsigned per_s, unsigned n) {
+  char *copy = NULL;
+  pthread_mutex_lock(&st->lease_lock);
+  lease *l = lease_slot(st, key);
+  unsigned long long now = mcp__now_us();
+  bool same = l->key && strcmp(l->key, key) == 0 && l->calls == calls &&
+              l->per_s == per_s && now < l->until_us;
+  if (!same && (copy = mcp__strdup(key)) != NULL) {
+    mcp__free(l->key);
+    *l = (lease){.key = copy, .calls = calls, .per_s = per_s};
+    same = true;
+  }
+  if (same) {
+    l->left += n;
+    l->until_us = now + LEASE_US;
+  }
+  pthread_mutex_unlock(&st->lease_lock);
+}
+
+/* A lease in flight: what its answer needs. */
+typedef struct lease_wait {
+  mcp_store *st;
+  mcp_store_rate_done done;
+  void *arg;
+  unsigned calls, per_s;
+  char key[];
+} lease_wait;
+
+static void lease_done(void *arg, int rc, const mcp_store_rate_answer *a,
+                       const char *why) {
+  lease_wait *w = arg;
+  if (rc == 0 && a->allowed && a->granted > 1)
+    lease_keep(w->st, w->key, w->calls, w->per_s, a->granted - 1);
+  mcp_store_rate_answer one = {0};
+  if (rc == 0)
+    one = (mcp_store_rate_answer){.allowed = a->allowed,
+                                  .wait_ms = a->allowed ? 0 : a->wait_ms};
+  mcp_store_rate_done done = w->done;
+  void *done_arg = w->arg;
+  mcp__free(w);
+  done(done_arg, rc, rc == 0 ? &one : NULL, why);
+}
+
 int mcp_store_rate_take(mcp_store *st, const char *key, unsigned calls,
                         unsigned per_seconds, mcp_store_rate_done done,
                         void *arg) {
   if (st == NULL || key == NULL || done == NULL || calls == 0 ||
       per_seconds == 0)
     return MCP_EINVAL;
-  return st->ops->rate_take(st->impl, key, calls, per_seconds, done, arg);
+  unsigned want = st->ops->rate_lease ? lease_size(calls, per_seconds) : 0;
+  if (want < 2)
+    return st->ops->rate_take(st->impl, key, calls, per_seconds, done, arg);
+  if (lease_spend(st, key, calls, per_seconds)) {
+    done(arg, 0, &(mcp_store_rate_answer){.allowed = true}, "");
+    return 0;
+  }
+  size_t n = strlen(key);
+  lease_wait *w = mcp__malloc(sizeof *w + n + 1);
+  if (w == NULL)
+    return MCP_ENOMEM;
+  *w = (lease_wait){
+      .st = st, .done = done, .arg = arg, .calls = calls, .per_s = per_seconds};
+  memcpy(w->key, key, n + 1);
+  int rc = st->ops->rate_lease(st->impl, key, calls, per_seconds, want,
+                               lease_done, w);
+  if (rc != 0)
+    mcp__free(w);
+  return rc;
 }
 
 bool mcp_store_shared(const mcp_store *st) {
@@ -131,6 +253,9 @@ void mcp_store_free(mcp_store *st) {
   if (st->ops->free)
     st->ops->free(st->impl);
   /* The implementation delivers nothing once free returned. */
+  for (size_t i = 0; i < LEASE_SLOTS; i++)
+    mcp__free(st->leases[i].key);
+  pthread_mutex_destroy(&st->lease_lock);
   while (st->listeners) {
     listener *l = st->listeners;
     st->listeners = l->next;

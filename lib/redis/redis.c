@@ -33,9 +33,11 @@
 #define ANSWER_THREADS 2
 
 /* The token bucket, atomic in Redis: KEYS[1] the bucket (a hash of tokens
- * and ts, Redis's clock in milliseconds), ARGV calls and per seconds.
- * Returns {allowed, wait_ms}. The hash expires once a full bucket would be
- * back. */
+ * and ts, Redis's clock in milliseconds), ARGV calls, per seconds and how
+ * many tokens to take at most (1; more for a lease). Returns {taken,
+ * wait_ms}: taken as many whole tokens as the bucket holds, up to the most,
+ * or 0 and the wait until one is back. The hash expires once a full bucket
+ * would be back. */
 static const char SCRIPT[] =
     "if redis.replicate_commands then redis.replicate_commands() end\n"
     "local calls = tonumber(ARGV[1])\n"
@@ -48,9 +50,11 @@ static const char SCRIPT[] =
     "if tokens == nil or ts == nil then tokens = calls; ts = now end\n"
     "if now > ts then tokens = tokens + (now - ts) * calls / per_ms end\n"
     "if tokens > calls then tokens = calls end\n"
+    "local want = tonumber(ARGV[3]) or 1\n"
     "local allowed, wait = 0, 0\n"
     "if tokens >= 1 then\n"
-    "  tokens = tokens - 1; allowed = 1\n"
+    "  allowed = math.min(math.floor(tokens), want)\n"
+    "  tokens = tokens - allowed\n"
     "else\n"
     "  wait = math.ceil((1 - tokens) * per_ms / calls)\n"
     "  if wait < 1 then wait = 1 end\n"
@@ -80,6 +84,7 @@ typedef struct request {
   struct request *next;
   request_kind kind;
   unsigned calls, per_s;
+  unsigned want; /* a take: the most tokens it takes (1, or a lease's) */
   mcp_store_rate_done done;
   void *arg;
   /* The answer, once Redis gave it (or failed), for an answer thread. */
@@ -372,19 +377,21 @@ static bool append_request(rstore *rs, const request *q, bool eval) {
     lens[7] = q->len;
     return redisAppendCommandArgv(rs->w.c, 8, argv, lens) == REDIS_OK;
   }
-  char calls[16], per[16];
+  char calls[16], per[16], want[16];
   mcp__fmt(calls, sizeof calls, "%u", q->calls);
   mcp__fmt(per, sizeof per, "%u", q->per_s);
+  mcp__fmt(want, sizeof want, "%u", q->want);
   const char *argv[] = {eval ? "EVAL" : "EVALSHA",
                         eval ? SCRIPT : rs->sha,
                         "1",
                         q->data,
                         calls,
-                        per};
-  size_t lens[6];
-  for (int i = 0; i < 6; i++)
+                        per,
+                        want};
+  size_t lens[7];
+  for (int i = 0; i < 7; i++)
     lens[i] = strlen(argv[i]);
-  return redisAppendCommandArgv(rs->w.c, 6, argv, lens) == REDIS_OK;
+  return redisAppendCommandArgv(rs->w.c, 7, argv, lens) == REDIS_OK;
 }
 
 /* ---- the answers -----------------------------------------------------------
@@ -447,10 +454,12 @@ static void answer(rstore *rs, request *q, redisReply *r) {
   if (r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
       r->element[0]->type == REDIS_REPLY_INTEGER &&
       r->element[1]->type == REDIS_REPLY_INTEGER) {
-    bool allowed = r->element[0]->integer == 1;
+    long long granted = r->element[0]->integer;
+    bool allowed = granted >= 1;
     mcp_store_rate_answer a = {
         .allowed = allowed,
-        .wait_ms = allowed ? 0 : (unsigned long long)r->element[1]->integer};
+        .wait_ms = allowed ? 0 : (unsigned long long)r->element[1]->integer,
+        .granted = q->want > 1 && allowed ? (unsigned)granted : 0};
     freeReplyObject(r);
     deliver(rs, q, 0, &a, "");
     return;
@@ -580,8 +589,9 @@ static void enqueue(rstore *rs, request *q) {
   pthread_mutex_unlock(&rs->lock);
 }
 
-static int rs_take(void *impl, const char *key, unsigned calls,
-                   unsigned per_seconds, mcp_store_rate_done done, void *arg) {
+static int rs_lease(void *impl, const char *key, unsigned calls,
+                    unsigned per_seconds, unsigned want,
+                    mcp_store_rate_done done, void *arg) {
   rstore *rs = impl;
   size_t n = strlen(key);
   request *q = mcp__malloc(sizeof *q + sizeof KEY_PREFIX + n);
@@ -590,12 +600,18 @@ static int rs_take(void *impl, const char *key, unsigned calls,
   *q = (request){.kind = REQ_TAKE,
                  .calls = calls,
                  .per_s = per_seconds,
+                 .want = want,
                  .done = done,
                  .arg = arg};
   memcpy(q->data, KEY_PREFIX, sizeof KEY_PREFIX - 1);
   memcpy(q->data + sizeof KEY_PREFIX - 1, key, n + 1);
   enqueue(rs, q);
   return 0;
+}
+
+static int rs_take(void *impl, const char *key, unsigned calls,
+                   unsigned per_seconds, mcp_store_rate_done done, void *arg) {
+  return rs_lease(impl, key, calls, per_seconds, 1, done, arg);
 }
 
 /* An event goes on the worker's queue with the takes, so that one
@@ -839,7 +855,8 @@ static const mcp_store_ops redis_ops = {.rate_take = rs_take,
                                         .free = rs_free,
                                         .shared = true,
                                         .publish = rs_publish,
-                                        .subscribe = rs_subscribe};
+                                        .subscribe = rs_subscribe,
+                                        .rate_lease = rs_lease};
 
 /* The lock, the condition on the monotonic clock. */
 static int rs_sync_init(rstore *rs) {

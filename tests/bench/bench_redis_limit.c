@@ -5,7 +5,9 @@
  * of `threads` threads a session of its own principal making its calls
  * one after another. The ratio redis/local is the figure of issue 33
  * (goal: at least 0.7 through a transport; here, without one, the local
- * figure is the engine alone, so the ratio is a floor).
+ * figure is the engine alone, so the ratio is a floor). The limit is high
+ * (10^9 a second), so the store leases 64 tokens a round trip
+ * (mcp_store_rate_take).
  *
  * Then the same over HTTP, the figure issue 33 asks for: the server served
  * by mcp_http_start on 127.0.0.1 (one polling thread per client thread, up

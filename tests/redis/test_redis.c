@@ -415,6 +415,71 @@ START_TEST(two_stores_share_one_budget) {
 }
 END_TEST
 
+/* How many times Redis ran the rate script by its hash (EVALSHA). */
+static long long evalsha_calls(void) {
+  struct timeval tv = {5, 0};
+  redisContext *c = redisConnectUnixWithTimeout(g_srv.sock, tv);
+  ck_assert(c != NULL && c->err == 0);
+  redisReply *r = redisCommand(c, "INFO commandstats");
+  ck_assert(r != NULL && r->type == REDIS_REPLY_STRING);
+  const char *at = strstr(r->str, "cmdstat_evalsha:calls=");
+  long long n = at ? atoll(at + strlen("cmdstat_evalsha:calls=")) : 0;
+  freeReplyObject(r);
+  redisFree(c);
+  return n;
+}
+
+typedef struct leaser {
+  mcp_store *st;
+  waiter w;
+} leaser;
+
+static void *lease_run(void *arg) {
+  leaser *l = arg;
+  for (int i = 0; i < 700; i++)
+    take(l->st, &l->w, "lee", 2000, 100);
+  return NULL;
+}
+
+/* A high limit leases (2 tokens at a time here: 100 ms of refill): two
+ * stores, two threads each, take together no more than the bucket held
+ * and refilled meanwhile, and no fewer than it held but the rests a lease
+ * may leave, in fewer round trips than takes. */
+START_TEST(leases_never_take_more_than_the_bucket) {
+  char url[400];
+  unix_url(url, sizeof url, NULL, 0);
+  mcp_store *st[2] = {open_store(url), open_store(url)};
+  leaser l[4];
+  pthread_t t[4];
+  long long scripts = evalsha_calls();
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  for (int i = 0; i < 4; i++) {
+    l[i].st = st[i % 2];
+    waiter_init(&l[i].w);
+    ck_assert_int_eq(pthread_create(&t[i], NULL, lease_run, &l[i]), 0);
+  }
+  int allowed = 0, errors = 0;
+  for (int i = 0; i < 4; i++) {
+    pthread_join(t[i], NULL);
+    allowed += l[i].w.allowed;
+    errors += l[i].w.errors;
+    waiter_free(&l[i].w);
+  }
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  double elapsed =
+      (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+  ck_assert_int_eq(errors, 0);
+  /* 20 tokens a second come back while the takes run. */
+  ck_assert_msg(allowed <= 2000 + (int)(20 * elapsed) + 1,
+                "%d allowed in %.2f s", allowed, elapsed);
+  ck_assert_msg(allowed >= 2000 - 4, "%d allowed", allowed);
+  ck_assert_int_lt(evalsha_calls() - scripts, 4 * 700);
+  mcp_store_free(st[0]);
+  mcp_store_free(st[1]);
+}
+END_TEST
+
 typedef struct burst {
   mcp_store *st;
   waiter *w;
@@ -972,6 +1037,7 @@ int main(void) {
   tc = tu_tcase(s, "server", setup, teardown, 60);
   tcase_add_test(tc, unreachable_is_a_clear_error);
   tcase_add_test(tc, two_stores_share_one_budget);
+  tcase_add_test(tc, leases_never_take_more_than_the_bucket);
   tcase_add_test(tc, concurrent_takes_never_overspend);
   tcase_add_test(tc, stopped_then_restarted);
   tcase_add_test(tc, hung_redis_times_out_then_recovers);

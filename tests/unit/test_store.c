@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "testutil.h"
 
@@ -108,7 +109,31 @@ typedef struct fake {
   int refuse;     /* what rate_take returns */
   int publish_rc; /* what publish returns */
   int subscribed;
+  /* Leases: how many were asked for, the last want, how many tokens the
+   * fake's bucket still has (it grants what it has, up to want), and what
+   * rate_lease returns (0: it answers). */
+  int leases;
+  unsigned last_want, bucket;
+  int lease_rc;
 } fake;
+
+static int fake_lease(void *impl, const char *key, unsigned calls, unsigned per,
+                      unsigned want, mcp_store_rate_done done, void *arg) {
+  (void)key;
+  (void)calls;
+  (void)per;
+  fake *f = impl;
+  if (f->lease_rc)
+    return f->lease_rc;
+  f->leases++;
+  f->last_want = want;
+  unsigned granted = f->bucket < want ? f->bucket : want;
+  f->bucket -= granted;
+  mcp_store_rate_answer a = {
+      .allowed = granted > 0, .wait_ms = granted ? 0 : 9, .granted = granted};
+  done(arg, 0, &a, "");
+  return 0;
+}
 
 static int fake_publish(void *impl, const char *event, unsigned long len) {
   (void)event;
@@ -291,6 +316,108 @@ START_TEST(server_on_a_failing_store) {
   tu_peer_close(&p);
   mcp_server_free(srv);
   mcp_store_free(st);
+}
+END_TEST
+
+/* ---- leases ----------------------------------------------------------------
+ */
+
+static void sleep_ms(long ms) {
+  struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+  nanosleep(&ts, NULL);
+}
+
+/* A high limit leases: one round trip for several takes, the rest
+ * answered from the lease on this thread, never more than the bucket
+ * gave; a low one takes one token a time. */
+START_TEST(leases_spend_what_the_store_gave) {
+  fake f = {.bucket = 100};
+  mcp_store_ops ops = fake_ops;
+  ops.rate_lease = fake_lease;
+  mcp_store *st = mcp_store_new(&ops, &f);
+  ck_assert_ptr_nonnull(st);
+  /* 1,000,000 a second: 64 at once (the most). */
+  int allowed = 0;
+  for (int i = 0; i < 130; i++) {
+    answer a = take(st, "ann", 1000000, 1);
+    ck_assert_int_eq(a.rc, 0);
+    allowed += a.allowed;
+  }
+  ck_assert_uint_eq(f.last_want, 64);
+  /* 64 + 36 given, and no more: the rest refused with the store's wait. */
+  ck_assert_int_eq(allowed, 100);
+  ck_assert_int_eq(f.leases, 2 + 30);
+  answer a = take(st, "ann", 1000000, 1);
+  ck_assert(!a.allowed);
+  ck_assert_uint_eq(a.wait_ms, 9);
+  ck_assert_int_eq(f.takes, 0);
+  /* 1% of calls, and 100 ms of refill, bound a lease. */
+  f.bucket = 1000;
+  take(st, "bo", 500, 1); /* 1%: 5; 100 ms: 50 */
+  ck_assert_uint_eq(f.last_want, 5);
+  take(st, "cy", 100000, 1000); /* 1%: 1000; 100 ms: 10 */
+  ck_assert_uint_eq(f.last_want, 10);
+  /* Below 2: every take is the store's rate_take. */
+  take(st, "di", 150, 1);
+  take(st, "di", 10000, 1000);
+  ck_assert_int_eq(f.takes, 2);
+  /* Another limit for the same key: the lease is not spent. */
+  f.bucket = 1000;
+  int before = f.leases;
+  take(st, "eve", 1000000, 1);
+  take(st, "eve", 1000000, 2);
+  ck_assert_int_eq(f.leases, before + 2);
+  /* A lease is spent within 100 ms, or lost. */
+  before = f.leases;
+  take(st, "fay", 1000000, 1);
+  take(st, "fay", 1000000, 1);
+  ck_assert_int_eq(f.leases, before + 1);
+  sleep_ms(150);
+  take(st, "fay", 1000000, 1);
+  ck_assert_int_eq(f.leases, before + 2);
+  /* The implementation's refusal comes back, without an answer. */
+  f.lease_rc = MCP_EIO;
+  answer none = {0};
+  ck_assert_int_eq(mcp_store_rate_take(st, "gil", 1000000, 1, on_done, &none),
+                   MCP_EIO);
+  ck_assert_int_eq(none.calls, 0);
+  mcp_store_free(st);
+}
+END_TEST
+
+/* Out of memory: a lease that cannot wait is a code and no answer; one
+ * whose rest cannot be kept loses the rest, never the answer. */
+static bool run_lease(long n, void *user) {
+  (void)n;
+  (void)user;
+  fake f = {.bucket = 1000};
+  mcp_store_ops ops = fake_ops;
+  ops.rate_lease = fake_lease;
+  mcp_store *st = mcp_store_new(&ops, &f);
+  if (st == NULL)
+    return false;
+  bool ok = true;
+  for (int i = 0; i < 3; i++) {
+    answer a = {0};
+    int rc = mcp_store_rate_take(st, "hal", 1000000, 1, on_done, &a);
+    if (rc != 0) {
+      ck_assert_int_eq(rc, MCP_ENOMEM);
+      ck_assert_int_eq(a.calls, 0);
+      ok = false;
+      continue;
+    }
+    ck_assert_int_eq(a.calls, 1);
+    ck_assert(a.allowed);
+  }
+  /* Never more taken from the bucket than three leases. */
+  ck_assert_uint_ge(f.bucket, 1000 - 3 * 64);
+  ok = ok && f.leases == 1;
+  mcp_store_free(st);
+  return ok;
+}
+
+START_TEST(leases_every_allocation_failure) {
+  tu_alloc_every(64, run_lease, NULL, NULL);
 }
 END_TEST
 
@@ -556,6 +683,9 @@ int main(void) {
   tc = tu_tcase(s, "server", NULL, NULL, 0);
   tcase_add_test(tc, server_on_a_local_store);
   tcase_add_test(tc, server_on_a_failing_store);
+  tc = tu_tcase(s, "leases", NULL, NULL, 0);
+  tcase_add_test(tc, leases_spend_what_the_store_gave);
+  tcase_add_test(tc, leases_every_allocation_failure);
   tc = tu_tcase(s, "events", NULL, NULL, 0);
   tcase_add_test(tc, local_events_reach_every_listener);
   tcase_add_test(tc, servers_sharing_a_store_tell_each_other);
