@@ -1,4 +1,4 @@
-/* notes: the teaching server. A small note store whose five tools show each
+/* notes: the teaching server. A small note store whose six tools show each
  * kind of hint and each kind of scope:
  *
  *   list_notes   read-only                                notes:read
@@ -10,6 +10,7 @@
  *                  read    read-only
  *                  append  writes, not destructive, not idempotent
  *                  delete  writes, destructive, idempotent)
+ *   export_notes read-only, may run as a task             notes:read
  *
  *   (*) deleting another subject's note needs notes:admin as well
  *
@@ -34,12 +35,16 @@
  * extension) writes down the workflow: list before you act, ask the user
  * before you delete.
  *
+ * export_notes is a long job: it returns every note, one at a time, with
+ * progress, and runs as a task for a client that takes tasks (both
+ * protocol eras), which polls it and may cancel it.
+ *
  *   notes [--stdio | --http ADDR:PORT|systemd [--tls-cert FILE --tls-key FILE]
  *         [--node-id ID]] [--scopes "notes:read notes:write"]
- *         [--data FILE | --db FILE] [--state-key FILE] [--guard]
+ *         [--data FILE | --db FILE | --redis URL] [--state-key FILE] [--guard]
  *   notes --http ADDR:PORT|systemd [--tls-cert FILE --tls-key FILE]
  *         [--node-id ID] --jwks FILE --issuer URL --audience URL
- *         [--data FILE | --db FILE] [--state-key FILE] [--guard]
+ *         [--data FILE | --db FILE | --redis URL] [--state-key FILE] [--guard]
  *
  * Over stdio (the default) it serves until end of input, SIGINT or SIGTERM.
  *
@@ -58,7 +63,14 @@
  * in FILE (32 bytes or more), the same in every process, so any of them
  * takes a retry another started. --db FILE keeps the notes in SQLite
  * instead of FILE's JSON, for several processes sharing one store
- * (examples/deploy/cluster.sh runs them so behind nginx).
+ * on one machine (examples/deploy/cluster.sh runs them so behind nginx).
+ * --redis URL keeps them in Redis instead (redis://[[user]:password@]host
+ * [:port][/db], or unix://[[user]:password@]/path[?db=N]), for notes
+ * processes on several machines, and gives libmcp's own shared state (its
+ * resource and list changes) to the same Redis (mcp/redis.h); while Redis
+ * cannot be reached each note tool answers a tool error saying so, and
+ * works again once it can (cluster.sh --redis). --data, --db and --redis
+ * are three stores: give one.
  * The HTTP flags (--http, --tls-cert, --tls-key, --node-id, --jwks,
  * --issuer, --audience) are read, and served, by libmcp itself
  * (mcp_http_serve_arg and mcp_http_serve_until_signal, mcp/http.h), so a
@@ -1370,16 +1382,20 @@ static const mcp_tool tools[] = {
 
 static void usage(void) {
 #ifdef MCP_NOTES_HTTP
-  fprintf(stderr,
-          "usage: notes [--stdio | --http ADDR:PORT|systemd [--tls-cert FILE "
-          "--tls-key FILE] [--node-id ID]] [--scopes \"SCOPE ...\"] "
-          "[--data FILE | --db FILE] [--state-key FILE]" GUARD_USAGE "\n"
-          "       notes --http ADDR:PORT|systemd [--tls-cert FILE --tls-key "
-          "FILE] [--node-id ID] --jwks FILE --issuer URL --audience URL "
-          "[--data FILE | --db FILE] [--state-key FILE]" GUARD_USAGE "\n");
+  fprintf(
+      stderr,
+      "usage: notes [--stdio | --http ADDR:PORT|systemd [--tls-cert FILE "
+      "--tls-key FILE] [--node-id ID]] [--scopes \"SCOPE ...\"] "
+      "[--data FILE | --db FILE | --redis URL] [--state-key FILE]" GUARD_USAGE
+      "\n"
+      "       notes --http ADDR:PORT|systemd [--tls-cert FILE --tls-key "
+      "FILE] [--node-id ID] --jwks FILE --issuer URL --audience URL "
+      "[--data FILE | --db FILE | --redis URL] [--state-key FILE]" GUARD_USAGE
+      "\n");
 #else
-  fprintf(stderr, "usage: notes [--stdio] [--scopes \"SCOPE ...\"] "
-                  "[--data FILE] [--state-key FILE]" GUARD_USAGE "\n");
+  fprintf(stderr,
+          "usage: notes [--stdio] [--scopes \"SCOPE ...\"] "
+          "[--data FILE | --redis URL] [--state-key FILE]" GUARD_USAGE "\n");
 #endif
 }
 
@@ -1678,7 +1694,9 @@ int main(int argc, char **argv) {
           "A note store. list_notes shows what exists; get_note reads one; "
           "add_note and delete_note change the store; manage_note reads, "
           "appends to or deletes one note, and tools/resolve tells what a "
-          "call of it does. Anyone who may write deletes their own notes; "
+          "call of it does; export_notes returns every note, as a task "
+          "for a client that takes tasks. Anyone who may write deletes "
+          "their own notes; "
           "another user's need notes:admin. "
           "skill://notes-workflow/SKILL.md says in which order to use the "
           "tools and when to ask the user.",
