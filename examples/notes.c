@@ -595,7 +595,7 @@ static int redis_read_notes(store *st, const redisReply *ids) {
 }
 
 /* Replaces the notes in memory with Redis's. */
-static int redis_load(store *st) {
+static int redis_load_once(store *st) {
   for (size_t i = 0; i < st->n; i++)
     note_free(&st->notes[i]);
   st->n = 0;
@@ -628,6 +628,19 @@ static int redis_exec(store *st, size_t n) {
       rc = -1;
     }
     freeReplyObject(r);
+  }
+  return rc;
+}
+
+/* Every call reads first: a connection Redis closed while this process
+ * was idle (Redis restarted) fails there, and is made again at once, so
+ * that a read (harmless to repeat) rather than the caller pays for it. */
+static int redis_load(store *st) {
+  bool was_connected = st->redis.c != NULL;
+  int rc = redis_load_once(st);
+  if (rc != 0 && was_connected && st->redis.c == NULL) {
+    st->why[0] = '\0';
+    rc = redis_load_once(st);
   }
   return rc;
 }
