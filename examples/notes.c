@@ -154,10 +154,10 @@ typedef struct backend {
 #ifdef MCP_NOTES_REDIS
 /* --redis URL: where Redis is, as the URL says, and the connection. */
 typedef struct redis_conn {
-  char *buf;                   /* the URL's parts, decoded, point into it */
-  const char *host, *path;     /* path: a unix socket; else host and port */
-  int port;                    /* 6379 by default */
-  const char *user, *password; /* NULL: none */
+  char *buf;               /* the URL's parts, decoded, point into it */
+  const char *host, *path; /* path: a unix socket; else host and port */
+  int port;                /* 6379 by default */
+  char *user, *password;   /* NULL: none */
   long db;
   redisContext *c; /* NULL until connected, and after a failure */
 } redis_conn;
@@ -367,13 +367,21 @@ static const backend sqlite_backend = {db_load, db_add, db_delete, db_set_text};
 #define REDIS_NEXT "mcp:notes:next"
 #define REDIS_NOTE "mcp:notes:note:"
 
-/* Decodes %XX in s, in place. */
+/* The value of the hexadecimal digit c, or -1. */
+static int hex_digit(char c) {
+  const char *digits = "0123456789abcdef";
+  const char *at = c ? strchr(digits, c | 0x20) : NULL;
+  return at ? (int)(at - digits) : -1;
+}
+
+/* Decodes %XX in s, in place; a % without two hex digits stays. */
 static void percent_decode(char *s) {
   char *out = s;
   for (; *s; s++) {
-    unsigned v;
-    if (*s == '%' && sscanf(s + 1, "%2x", &v) == 1 && s[1] && s[2]) {
-      *out++ = (char)v;
+    int hi = *s == '%' ? hex_digit(s[1]) : -1;
+    int lo = hi >= 0 ? hex_digit(s[2]) : -1;
+    if (lo >= 0) {
+      *out++ = (char)(hi * 16 + lo);
       s += 2;
     } else
       *out++ = *s;
@@ -392,7 +400,7 @@ static void url_userinfo(redis_conn *r, char *s) {
     percent_decode(s);
   } else
     r->password = s;
-  percent_decode((char *)r->password);
+  percent_decode(r->password);
 }
 
 /* redis://[[user]:password@]host[:port][/db], with host in brackets for
