@@ -976,11 +976,10 @@ static int add_note(mcp_call *call, void *user_data) {
   const char *owner = mcp_call_principal(call)->subject;
   char id[32];
   pthread_mutex_lock(&st->lock);
-  int rc = st->ops->add(st, title, text, owner, id, sizeof id);
-  if (rc != 0)
-    rc = store_error(call, st, "The note could not be saved");
+  bool added = st->ops->add(st, title, text, owner, id, sizeof id) == 0;
+  int rc = added ? 0 : store_error(call, st, "The note could not be saved");
   pthread_mutex_unlock(&st->lock);
-  if (rc != 0)
+  if (!added)
     return rc;
   char json[64];
   snprintf(json, sizeof json, "{\"id\":\"%s\"}", id);

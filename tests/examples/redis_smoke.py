@@ -197,8 +197,10 @@ try:
                             (url_b, "export_notes", {})):
         r = result(url, name, args)
         check(f"Redis stopped: {name} is a tool error saying Redis is "
-              "unavailable", r.get("isError") is True and
-              "Redis is unavailable" in text(r), r)
+              "unavailable, and nothing else", r.get("isError") is True and
+              "Redis is unavailable" in text(r) and
+              len(r.get("content", [])) == 1 and
+              "structuredContent" not in r, r)
     r = c.call("manage_note", {"action": "append", "id": mine, "text": "z"})
     check("Redis stopped: manage_note over stdio too",
           r["result"].get("isError") is True and
@@ -225,7 +227,9 @@ try:
     check("the stdio process exits 0 at the end of its input", c.close() == 0)
     for p, name in ((a, "a"), (b, "b"), (d, "d")):
         p.send_signal(signal.SIGTERM)
-        check(f"{name} exits 0 on SIGTERM", p.wait(timeout=WAIT) == 0)
+        status = p.wait(timeout=WAIT)
+        check(f"{name} exits 0 on SIGTERM", status == 0,
+              (status, p.stderr.read()[-3000:]))
 
     # The command line.
     r = subprocess.run(LAUNCHER + [notes, "--redis", unix_url, "--db",
