@@ -85,7 +85,9 @@
  * The folder of FILE (or of --db's) stays writable for add_note and
  * manage_note only (they rename a temporary file over FILE there), and
  * not for a manage_note call resolved read-only: a tool's own writable
- * paths are for its writing calls. What
+ * paths are for its writing calls. With --redis, --guard takes a unix://
+ * socket only: a closed-world tool may not open a network socket, and the
+ * tools connect to Redis again after a failure. What
  * the kernel cannot enforce is said on stderr at start, and each call's
  * audit line there names where its handler ran. The handlers then run on
  * the guard's worker threads, several at once, so the store has a lock.
@@ -1702,6 +1704,16 @@ int main(int argc, char **argv) {
     usage();
     return 2;
   }
+#ifdef MCP_EXAMPLE_GUARD
+  /* The guard holds closed-world tools off the network (the kernel refuses
+   * them an inet socket), and the note tools reconnect to Redis from their
+   * handlers; a unix socket is no network. */
+  if (guarded && redis && strncmp(redis, "redis://", 8) == 0) {
+    fprintf(stderr, "notes: --guard keeps the note tools (closed world) off "
+                    "the network: with it, give --redis a unix:// socket\n");
+    return 2;
+  }
+#endif
   if (open_store(&st, db, redis) != 0)
     return 1;
 

@@ -11,7 +11,8 @@ stopped: each note tool answers a tool error saying Redis is
 unavailable, and the processes live on; Redis back: they work again and
 every note answered before the stop is there. Then the command line:
 --redis with --db is a usage error (2), an unreachable Redis at start
-ends notes with status 1 and says so. Every wait is bounded; everything
+ends notes with status 1 and says so, --guard takes a unix:// socket
+only. Every wait is bounded; everything
 started is stopped. MCP_TEST_LAUNCHER, when set, is put in front of each
 notes process.
 
@@ -250,6 +251,14 @@ try:
                        text=True, timeout=WAIT)
     check("a malformed URL: status 1, saying which forms it takes",
           r.returncode == 1 and "redis://" in r.stderr, (r.returncode, r.stderr))
+    r = subprocess.run(LAUNCHER + [notes, "--guard", "--redis", tcp_url],
+                       stdin=subprocess.DEVNULL, capture_output=True,
+                       text=True, timeout=WAIT)
+    check("--guard with a redis:// URL is a usage error (2): the guard keeps "
+          "closed-world tools off the network (or --guard is not built)",
+          r.returncode == 2 and ("unix://" in r.stderr or
+                                 "guard was not built" in r.stderr),
+          (r.returncode, r.stderr))
 finally:
     for p in procs:
         if p.poll() is None:
