@@ -1,4 +1,4 @@
-/* notes: the teaching server. A small note store whose five tools show each
+/* notes: the teaching server. A small note store whose six tools show each
  * kind of hint and each kind of scope:
  *
  *   list_notes   read-only                                notes:read
@@ -10,6 +10,7 @@
  *                  read    read-only
  *                  append  writes, not destructive, not idempotent
  *                  delete  writes, destructive, idempotent)
+ *   export_notes read-only, may run as a task             notes:read
  *
  *   (*) deleting another subject's note needs notes:admin as well
  *
@@ -34,12 +35,16 @@
  * extension) writes down the workflow: list before you act, ask the user
  * before you delete.
  *
+ * export_notes is a long job: it returns every note, one at a time, with
+ * progress, and runs as a task for a client that takes tasks (both
+ * protocol eras), which polls it and may cancel it.
+ *
  *   notes [--stdio | --http ADDR:PORT|systemd [--tls-cert FILE --tls-key FILE]
  *         [--node-id ID]] [--scopes "notes:read notes:write"]
- *         [--data FILE | --db FILE] [--state-key FILE] [--guard]
+ *         [--data FILE | --db FILE | --redis URL] [--state-key FILE] [--guard]
  *   notes --http ADDR:PORT|systemd [--tls-cert FILE --tls-key FILE]
  *         [--node-id ID] --jwks FILE --issuer URL --audience URL
- *         [--data FILE | --db FILE] [--state-key FILE] [--guard]
+ *         [--data FILE | --db FILE | --redis URL] [--state-key FILE] [--guard]
  *
  * Over stdio (the default) it serves until end of input, SIGINT or SIGTERM.
  *
@@ -58,7 +63,14 @@
  * in FILE (32 bytes or more), the same in every process, so any of them
  * takes a retry another started. --db FILE keeps the notes in SQLite
  * instead of FILE's JSON, for several processes sharing one store
- * (examples/deploy/cluster.sh runs them so behind nginx).
+ * on one machine (examples/deploy/cluster.sh runs them so behind nginx).
+ * --redis URL keeps them in Redis instead (redis://[[user]:password@]host
+ * [:port][/db], or unix://[[user]:password@]/path[?db=N]), for notes
+ * processes on several machines, and gives libmcp's own shared state (its
+ * resource and list changes) to the same Redis (mcp/redis.h); while Redis
+ * cannot be reached each note tool answers a tool error saying so, and
+ * works again once it can (cluster.sh --redis). --data, --db and --redis
+ * are three stores: give one.
  * The HTTP flags (--http, --tls-cert, --tls-key, --node-id, --jwks,
  * --issuer, --audience) are read, and served, by libmcp itself
  * (mcp_http_serve_arg and mcp_http_serve_until_signal, mcp/http.h), so a
@@ -73,7 +85,9 @@
  * The folder of FILE (or of --db's) stays writable for add_note and
  * manage_note only (they rename a temporary file over FILE there), and
  * not for a manage_note call resolved read-only: a tool's own writable
- * paths are for its writing calls. What
+ * paths are for its writing calls. With --redis, --guard takes a unix://
+ * socket only: a closed-world tool may not open a network socket, and the
+ * tools connect to Redis again after a failure. What
  * the kernel cannot enforce is said on stderr at start, and each call's
  * audit line there names where its handler ran. The handlers then run on
  * the guard's worker threads, several at once, so the store has a lock.
@@ -99,12 +113,19 @@
 #include <mcp/guard.h>
 #endif
 #include <pthread.h>
+#ifdef MCP_NOTES_REDIS
+#include <hiredis/hiredis.h>
+#include <mcp/redis.h>
+#endif
 #ifdef MCP_NOTES_SQLITE
 #include <sqlite3.h>
 #endif
+#include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 typedef struct note {
@@ -112,16 +133,53 @@ typedef struct note {
   char *owner; /* the subject that added it; NULL: nobody in particular */
 } note;
 
-typedef struct store {
+typedef struct store store;
+
+/* Where the notes live: in this process (and --data's file), in SQLite
+ * (--db) or in Redis (--redis). The handlers call these, under the
+ * store's lock, and never ask which one it is. Each returns 0, or -1 when
+ * it failed; then nothing changed, and st->why may say why (the handler
+ * puts it in its tool error). */
+typedef struct backend {
+  /* Brings st->notes up to date with what every process sharing the
+   * store sees. */
+  int (*load)(store *st);
+  /* Adds a note owned by owner (NULL: nobody); its new id goes to id. */
+  int (*add)(store *st, const char *title, const char *text, const char *owner,
+             char *id, size_t size);
+  /* Deletes the note with id (one that load found). */
+  int (*remove)(store *st, const char *id);
+  /* Replaces the text of the note with id (one that load found). */
+  int (*set_text)(store *st, const char *id, const char *text);
+} backend;
+
+#ifdef MCP_NOTES_REDIS
+/* --redis URL: where Redis is, as the URL says, and the connection. */
+typedef struct redis_conn {
+  char *buf;               /* the URL's parts, decoded, point into it */
+  const char *host, *path; /* path: a unix socket; else host and port */
+  int port;                /* 6379 by default */
+  char *user, *password;   /* NULL: none */
+  long db;
+  redisContext *c; /* NULL until connected, and after a failure */
+} redis_conn;
+#endif
+
+struct store {
   note *notes;
   size_t n;
   unsigned long next_id;
   const char *path;     /* NULL: in memory only */
   pthread_mutex_t lock; /* held by each handler while it runs */
+  const backend *ops;
+  char why[300]; /* what the last failed operation said, or "" */
 #ifdef MCP_NOTES_SQLITE
   sqlite3 *db; /* --db: the notes live in SQLite, shared by processes */
 #endif
-} store;
+#ifdef MCP_NOTES_REDIS
+  redis_conn redis; /* --redis: the notes live in Redis */
+#endif
+};
 
 /* ---- storage --------------------------------------------------------------
  */
@@ -285,18 +343,385 @@ static int db_set_text(store *st, const char *id, const char *text) {
   sqlite3_finalize(q);
   return rc == SQLITE_OK ? 0 : -1;
 }
+
+static const backend sqlite_backend = {db_load, db_add, db_delete, db_set_text};
 #endif
 
-/* Brings the notes in memory up to date (with --db, from the database).
- * Returns 0, or -1 when they could not be read. */
-static int refresh(store *st) {
-#ifdef MCP_NOTES_SQLITE
-  if (st->db)
-    return db_load(st);
-#endif
-  (void)st;
+#ifdef MCP_NOTES_REDIS
+/* ---- the Redis store (--redis URL) -----------------------------------------
+ * For notes processes on several machines: the notes live in one Redis
+ * server, under keys that start with mcp:notes: (libmcp's own start with
+ * mcp:, so one ACL key pattern, ~mcp:*, covers both). A note is a hash
+ * (mcp:notes:note:ID: title, text and, when it has one, owner), its id is
+ * "n" and a number INCR gave (mcp:notes:next), and mcp:notes:ids is the
+ * sorted set of ids, scored by that number, so they list in order. What
+ * must change together (a note's hash and its place in the set) changes
+ * in one MULTI/EXEC transaction.
+ *
+ * hiredis's synchronous API, on the handler's thread under the store's
+ * lock: a note operation is a round trip or two on one connection. Each
+ * connection and command waits 2 s at most; when Redis cannot be reached
+ * or a command fails on the connection, it is closed, the call answers a
+ * tool error saying Redis is unavailable, and the next call connects
+ * again. */
+#define REDIS_TIMEOUT_S 2
+#define REDIS_IDS "mcp:notes:ids"
+#define REDIS_NEXT "mcp:notes:next"
+#define REDIS_NOTE "mcp:notes:note:"
+
+/* The value of the hexadecimal digit c, or -1. */
+static int hex_digit(char c) {
+  const char *digits = "0123456789abcdef";
+  const char *at = c ? strchr(digits, c | 0x20) : NULL;
+  return at ? (int)(at - digits) : -1;
+}
+
+/* Decodes %XX in s, in place; a % without two hex digits stays. */
+static void percent_decode(char *s) {
+  char *out = s;
+  for (; *s; s++) {
+    int hi = *s == '%' ? hex_digit(s[1]) : -1;
+    int lo = hi >= 0 ? hex_digit(s[2]) : -1;
+    if (lo >= 0) {
+      *out++ = (char)(hi * 16 + lo);
+      s += 2;
+    } else
+      *out++ = *s;
+  }
+  *out = '\0';
+}
+
+/* Splits "[user]:password" (or "password") at s into r's user and
+ * password, decoded. */
+static void url_userinfo(redis_conn *r, char *s) {
+  char *colon = strchr(s, ':');
+  if (colon) {
+    *colon = '\0';
+    r->user = *s ? s : NULL;
+    r->password = colon + 1;
+    percent_decode(s);
+  } else
+    r->password = s;
+  percent_decode(r->password);
+}
+
+/* redis://[[user]:password@]host[:port][/db], with host in brackets for
+ * IPv6; rest is what follows "redis://" (in r->buf). Returns 0 or -1. */
+static int url_tcp(redis_conn *r, char *rest) {
+  char *slash = strchr(rest, '/');
+  if (slash) {
+    *slash = '\0';
+    char *end;
+    r->db = strtol(slash + 1, &end, 10);
+    if (*end || r->db < 0)
+      return -1;
+  }
+  char *at = strrchr(rest, '@');
+  if (at) {
+    *at = '\0';
+    url_userinfo(r, rest);
+    rest = at + 1;
+  }
+  char *port = NULL;
+  if (*rest == '[') { /* [IPv6]:port */
+    char *close = strchr(rest, ']');
+    if (close == NULL)
+      return -1;
+    *close = '\0';
+    rest++;
+    port = close[1] == ':' ? close + 2 : NULL;
+  } else if ((port = strchr(rest, ':')) != NULL)
+    *port++ = '\0';
+  r->host = rest;
+  if (port) {
+    char *end;
+    long p = strtol(port, &end, 10);
+    if (*end || p < 1 || p > 65535)
+      return -1;
+    r->port = (int)p;
+  }
+  return *r->host ? 0 : -1;
+}
+
+/* unix://[[user]:password@]/path[?db=N], or /path alone. Returns 0 or
+ * -1. */
+static int url_unix(redis_conn *r, char *rest) {
+  char *at = strstr(rest, "@/");
+  if (*rest != '/' && at) {
+    *at = '\0';
+    url_userinfo(r, rest);
+    rest = at + 1;
+  }
+  char *query = strchr(rest, '?');
+  if (query) {
+    *query = '\0';
+    char *end;
+    if (strncmp(query + 1, "db=", 3) != 0 ||
+        (r->db = strtol(query + 4, &end, 10)) < 0 || *end)
+      return -1;
+  }
+  r->path = rest;
+  return *rest == '/' ? 0 : -1;
+}
+
+/* Reads url (the forms mcp_redis_store_new takes, mcp/redis.h) into r.
+ * Returns 0, or -1 when it is malformed or memory ran out. */
+static int redis_url(redis_conn *r, const char *url) {
+  *r = (redis_conn){.port = 6379};
+  if ((r->buf = strdup(url)) == NULL)
+    return -1;
+  if (strncmp(url, "redis://", 8) == 0)
+    return url_tcp(r, r->buf + 8);
+  if (strncmp(url, "unix://", 7) == 0)
+    return url_unix(r, r->buf + 7);
+  return url_unix(r, r->buf);
+}
+
+/* Where Redis is, for messages: never the password. */
+static void redis_where(const redis_conn *r, char *out, size_t size) {
+  if (r->path)
+    snprintf(out, size, "%s", r->path);
+  else
+    snprintf(out, size, "%s:%d", r->host, r->port);
+}
+
+/* Closes the connection after a failure, saying why in st->why; the next
+ * operation connects again. */
+static void redis_lost(store *st, const char *why) {
+  char where[128];
+  redis_where(&st->redis, where, sizeof where);
+  snprintf(st->why, sizeof st->why, "Redis is unavailable (%.120s: %.100s)",
+           where, why);
+  if (st->redis.c)
+    redisFree(st->redis.c);
+  st->redis.c = NULL;
+}
+
+/* One command on the connection, as printf formats it (hiredis's %s is
+ * one argument, whatever it holds). Returns its reply (freeReplyObject
+ * it), or NULL after saying why in st->why. A reply that is an error
+ * counts as a failure; the connection stays. */
+static redisReply *redis_do(store *st, const char *format, ...) {
+  va_list ap;
+  va_start(ap, format);
+  redisReply *r = redisvCommand(st->redis.c, format, ap);
+  va_end(ap);
+  if (r == NULL) {
+    redis_lost(st, st->redis.c->errstr);
+    return NULL;
+  }
+  if (r->type == REDIS_REPLY_ERROR) {
+    snprintf(st->why, sizeof st->why, "Redis answered %.150s", r->str);
+    freeReplyObject(r);
+    return NULL;
+  }
+  return r;
+}
+
+/* Connects, logs in and selects the database, unless connected already.
+ * Returns 0, or -1 after saying why in st->why. */
+static int redis_connect(store *st) {
+  redis_conn *r = &st->redis;
+  if (r->c)
+    return 0;
+  struct timeval tv = {.tv_sec = REDIS_TIMEOUT_S};
+  r->c = r->path ? redisConnectUnixWithTimeout(r->path, tv)
+                 : redisConnectWithTimeout(r->host, r->port, tv);
+  if (r->c == NULL || r->c->err) {
+    redis_lost(st, r->c ? r->c->errstr : "out of memory");
+    return -1;
+  }
+  redisSetTimeout(r->c, tv);
+  redisReply *reply = NULL;
+  if (r->password && r->user)
+    reply = redis_do(st, "AUTH %s %s", r->user, r->password);
+  else if (r->password)
+    reply = redis_do(st, "AUTH %s", r->password);
+  if (r->password && reply == NULL)
+    goto refused;
+  if (reply)
+    freeReplyObject(reply);
+  if (r->db && (reply = redis_do(st, "SELECT %ld", r->db)) == NULL)
+    goto refused;
+  if (r->db)
+    freeReplyObject(reply);
+  return 0;
+refused: /* st->why says why; no use keeping a connection not logged in */
+  redisFree(r->c);
+  r->c = NULL;
+  return -1;
+}
+
+/* The note whose hash is reply (HMGET title text owner) as n. Returns 1,
+ * 0 when the note is gone (deleted since the ids were read), or -1. */
+static int redis_note(const redisReply *reply, const char *id, note *n) {
+  if (reply->type != REDIS_REPLY_ARRAY || reply->elements != 3)
+    return -1;
+  redisReply **f = reply->element;
+  if (f[0]->type != REDIS_REPLY_STRING || f[1]->type != REDIS_REPLY_STRING)
+    return 0;
+  bool ok = true;
+  *n = (note){
+      strdup(id), strdup(f[0]->str), strdup(f[1]->str),
+      dup_or_null(f[2]->type == REDIS_REPLY_STRING ? f[2]->str : NULL, &ok)};
+  if (!n->id || !n->title || !n->text || !ok) {
+    note_free(n);
+    return -1;
+  }
+  return 1;
+}
+
+/* Reads each note of ids (the sorted set's members) into st->notes, their
+ * HMGETs sent at once (pipelined) and answered in order. */
+static int redis_read_notes(store *st, const redisReply *ids) {
+  for (size_t i = 0; i < ids->elements; i++)
+    if (redisAppendCommand(st->redis.c,
+                           "HMGET " REDIS_NOTE "%s title text owner",
+                           ids->element[i]->str) != REDIS_OK) {
+      redis_lost(st, "out of memory");
+      return -1;
+    }
+  int rc = 0;
+  for (size_t i = 0; i < ids->elements; i++) {
+    void *got = NULL;
+    if (redisGetReply(st->redis.c, &got) != REDIS_OK) {
+      redis_lost(st, st->redis.c->errstr);
+      return -1;
+    }
+    note n;
+    int found = rc == 0 ? redis_note(got, ids->element[i]->str, &n) : 0;
+    freeReplyObject(got);
+    note *p = found == 1 ? realloc(st->notes, (st->n + 1) * sizeof *p) : NULL;
+    if (found == 1 && p == NULL)
+      note_free(&n);
+    if (found < 0 || (found == 1 && p == NULL))
+      rc = -1; /* the other replies are still read */
+    else if (found == 1) {
+      st->notes = p;
+      st->notes[st->n++] = n;
+    }
+  }
+  return rc;
+}
+
+/* Replaces the notes in memory with Redis's. */
+static int redis_load_once(store *st) {
+  for (size_t i = 0; i < st->n; i++)
+    note_free(&st->notes[i]);
+  st->n = 0;
+  if (redis_connect(st) != 0)
+    return -1;
+  redisReply *ids = redis_do(st, "ZRANGE " REDIS_IDS " 0 -1");
+  if (ids == NULL)
+    return -1;
+  int rc = ids->type == REDIS_REPLY_ARRAY ? redis_read_notes(st, ids) : -1;
+  freeReplyObject(ids);
+  return rc;
+}
+
+/* Sends MULTI, the n commands already appended, and EXEC, and reads their
+ * replies. Returns 0 once EXEC answered (the transaction ran), or -1. */
+static int redis_exec(store *st, size_t n) {
+  redisAppendCommand(st->redis.c, "EXEC");
+  int rc = 0;
+  for (size_t i = 0; i < n + 2; i++) { /* MULTI, QUEUED..., EXEC */
+    void *got = NULL;
+    if (redisGetReply(st->redis.c, &got) != REDIS_OK) {
+      redis_lost(st, st->redis.c->errstr);
+      return -1;
+    }
+    redisReply *r = got;
+    if (r->type == REDIS_REPLY_ERROR ||
+        (i == n + 1 && r->type != REDIS_REPLY_ARRAY)) {
+      snprintf(st->why, sizeof st->why, "Redis answered %.150s",
+               r->type == REDIS_REPLY_ERROR ? r->str : "no transaction");
+      rc = -1;
+    }
+    freeReplyObject(r);
+  }
+  return rc;
+}
+
+/* Every call reads first: a connection Redis closed while this process
+ * was idle (Redis restarted) fails there, and is made again at once, so
+ * that a read (harmless to repeat) rather than the caller pays for it. */
+static int redis_load(store *st) {
+  bool was_connected = st->redis.c != NULL;
+  int rc = redis_load_once(st);
+  if (rc != 0 && was_connected && st->redis.c == NULL) {
+    st->why[0] = '\0';
+    rc = redis_load_once(st);
+  }
+  return rc;
+}
+
+static int redis_add(store *st, const char *title, const char *text,
+                     const char *owner, char *id, size_t size) {
+  if (redis_connect(st) != 0)
+    return -1;
+  redisReply *next = redis_do(st, "INCR " REDIS_NEXT);
+  if (next == NULL)
+    return -1;
+  long long number = next->integer;
+  freeReplyObject(next);
+  snprintf(id, size, "n%lld", number);
+  redisAppendCommand(st->redis.c, "MULTI");
+  if (owner)
+    redisAppendCommand(st->redis.c,
+                       "HSET " REDIS_NOTE "%s title %s text %s owner %s", id,
+                       title, text, owner);
+  else
+    redisAppendCommand(st->redis.c, "HSET " REDIS_NOTE "%s title %s text %s",
+                       id, title, text);
+  redisAppendCommand(st->redis.c, "ZADD " REDIS_IDS " %lld %s", number, id);
+  return redis_exec(st, 2);
+}
+
+static int redis_remove(store *st, const char *id) {
+  if (redis_connect(st) != 0)
+    return -1;
+  redisAppendCommand(st->redis.c, "MULTI");
+  redisAppendCommand(st->redis.c, "DEL " REDIS_NOTE "%s", id);
+  redisAppendCommand(st->redis.c, "ZREM " REDIS_IDS " %s", id);
+  return redis_exec(st, 2);
+}
+
+/* Sets the text only while the note exists, as SQLite's UPDATE does: a
+ * note another process deleted meanwhile stays deleted. */
+static int redis_set_text(store *st, const char *id, const char *text) {
+  if (redis_connect(st) != 0)
+    return -1;
+  redisReply *r = redis_do(st, "EVAL %s 1 " REDIS_NOTE "%s %s",
+                           "if redis.call('EXISTS', KEYS[1]) == 1 then "
+                           "redis.call('HSET', KEYS[1], 'text', ARGV[1]) end "
+                           "return 0",
+                           id, text);
+  if (r == NULL)
+    return -1;
+  freeReplyObject(r);
   return 0;
 }
+
+static const backend redis_backend = {redis_load, redis_add, redis_remove,
+                                      redis_set_text};
+
+/* --redis URL: reads it and connects once, so that a wrong URL or a
+ * Redis that is not there is said at start. Returns 0 or -1. */
+static int redis_open(store *st, const char *url) {
+  if (redis_url(&st->redis, url) != 0) {
+    fprintf(stderr,
+            "notes: --redis %s: not a redis://[[user]:password@]host[:port]"
+            "[/db] or unix://[[user]:password@]/path[?db=N] URL\n",
+            url);
+    return -1;
+  }
+  if (redis_connect(st) != 0) {
+    fprintf(stderr, "notes: --redis: %s\n", st->why);
+    return -1;
+  }
+  return 0;
+}
+#endif
 
 static int fsync_dir(const char *path) {
   char *copy = strdup(path);
@@ -406,16 +831,90 @@ static int load(store *st) {
   return 0;
 }
 
+/* ---- the store in this process (and --data FILE) --------------------------
+ * Each change is made in memory, then saved; one that cannot be saved is
+ * undone, so that the notes in memory are always the file's. */
+
+static int mem_load(store *st) {
+  (void)st; /* the notes in memory are the only ones */
+  return 0;
+}
+
+static int mem_add(store *st, const char *title, const char *text,
+                   const char *owner, char *id, size_t size) {
+  snprintf(id, size, "n%lu", st->next_id);
+  note *p = realloc(st->notes, (st->n + 1) * sizeof *p);
+  if (p == NULL)
+    return -1;
+  st->notes = p;
+  bool ok = true;
+  note n = {strdup(id), strdup(title), strdup(text), dup_or_null(owner, &ok)};
+  if (!n.id || !n.title || !n.text || !ok) {
+    note_free(&n);
+    return -1;
+  }
+  st->notes[st->n++] = n;
+  st->next_id++;
+  if (save(st) != 0) { /* not saved means not added */
+    note_free(&st->notes[--st->n]);
+    st->next_id--;
+    return -1;
+  }
+  return 0;
+}
+
+static int mem_remove(store *st, const char *id) {
+  note *n = find(st, id);
+  note gone = *n;
+  size_t i = (size_t)(n - st->notes);
+  memmove(n, n + 1, (st->n - i - 1) * sizeof *n);
+  st->n--;
+  if (save(st) != 0) { /* not saved means not deleted */
+    memmove(&st->notes[i + 1], &st->notes[i], (st->n - i) * sizeof *n);
+    st->notes[i] = gone;
+    st->n++;
+    return -1;
+  }
+  note_free(&gone);
+  return 0;
+}
+
+static int mem_set_text(store *st, const char *id, const char *text) {
+  note *n = find(st, id);
+  char *was = n->text;
+  if ((n->text = strdup(text)) == NULL || save(st) != 0) {
+    free(n->text); /* not saved means not changed */
+    n->text = was;
+    return -1;
+  }
+  free(was);
+  return 0;
+}
+
+static const backend memory_backend = {mem_load, mem_add, mem_remove,
+                                       mem_set_text};
+
 /* ---- tools ----------------------------------------------------------------
  * Each handler holds the store's lock while it runs: under --guard the
  * handlers run on several threads (see the top of this file). */
 
+/* A tool error: what failed ("The notes could not be read"), why when
+ * the store said (Redis is unavailable, say), and what to do. */
+static int store_error(mcp_call *call, store *st, const char *what) {
+  char msg[400];
+  snprintf(msg, sizeof msg, "%s%s%s; try again.", what, st->why[0] ? ": " : "",
+           st->why);
+  st->why[0] = '\0';
+  return mcp_result_error(call, msg);
+}
+
 static int list_notes(mcp_call *call, void *user_data) {
   store *st = user_data;
   pthread_mutex_lock(&st->lock);
-  if (refresh(st) != 0) {
+  if (st->ops->load(st) != 0) {
+    int rc = store_error(call, st, "The notes could not be read");
     pthread_mutex_unlock(&st->lock);
-    return mcp_result_error(call, "The notes could not be read; try again.");
+    return rc;
   }
   cJSON *out = cJSON_CreateObject(),
         *arr = cJSON_AddArrayToObject(out, "notes");
@@ -431,19 +930,31 @@ static int list_notes(mcp_call *call, void *user_data) {
   return rc;
 }
 
-/* The note with id into the result: its title, then its text. Under the
- * store's lock. */
-static int get_locked(mcp_call *call, store *st, const char *id) {
-  if (refresh(st) != 0)
-    return mcp_result_error(call, "The notes could not be read; try again.");
-  const note *n = find(st, id);
+/* The note with id, read from the store just now, or NULL after the tool
+ * error that says why. Under the store's lock. */
+static note *find_fresh(mcp_call *call, store *st, const char *id, int *rc) {
+  if (st->ops->load(st) != 0) {
+    *rc = store_error(call, st, "The notes could not be read");
+    return NULL;
+  }
+  note *n = find(st, id);
   if (n == NULL) {
     char msg[300];
     snprintf(msg, sizeof msg,
              "No note has the id \"%.200s\". Call list_notes to see the ids.",
              id);
-    return mcp_result_error(call, msg);
+    *rc = mcp_result_error(call, msg);
   }
+  return n;
+}
+
+/* The note with id into the result: its title, then its text. Under the
+ * store's lock. */
+static int get_locked(mcp_call *call, store *st, const char *id) {
+  int rc = 0;
+  const note *n = find_fresh(call, st, id, &rc);
+  if (n == NULL)
+    return rc;
   mcp_result_text(call, n->title);
   return mcp_result_text(call, n->text); /* both copied */
 }
@@ -458,52 +969,23 @@ static int get_note(mcp_call *call, void *user_data) {
   return rc;
 }
 
-static int add_locked(mcp_call *call, store *st) {
+static int add_note(mcp_call *call, void *user_data) {
+  store *st = user_data;
   const char *title, *text;
   mcp_call_arg_string(call, "title", &title);
   mcp_call_arg_string(call, "text", &text);
   /* The note is its adder's: the caller's subject, if it has one. */
   const char *owner = mcp_call_principal(call)->subject;
   char id[32];
-#ifdef MCP_NOTES_SQLITE
-  if (st->db) {
-    if (db_add(st, title, text, owner, id, sizeof id) != 0)
-      return mcp_result_error(call, "The note could not be saved; try again.");
-    char json[64];
-    snprintf(json, sizeof json, "{\"id\":\"%s\"}", id);
-    return mcp_result_structured(call, json);
-  }
-#endif
-  snprintf(id, sizeof id, "n%lu", st->next_id);
-  note *p = realloc(st->notes, (st->n + 1) * sizeof *p);
-  if (p == NULL)
-    return MCP_ENOMEM;
-  st->notes = p;
-  bool ok = true;
-  note n = {strdup(id), strdup(title), strdup(text), dup_or_null(owner, &ok)};
-  if (!n.id || !n.title || !n.text || !ok) {
-    note_free(&n);
-    return MCP_ENOMEM;
-  }
-  st->notes[st->n++] = n;
-  st->next_id++;
-  if (save(st) != 0) {
-    /* Not saved means not added: undo, and say so. */
-    note_free(&st->notes[--st->n]);
-    st->next_id--;
-    return mcp_result_error(call, "The note could not be saved; try again.");
-  }
+  pthread_mutex_lock(&st->lock);
+  bool added = st->ops->add(st, title, text, owner, id, sizeof id) == 0;
+  int rc = added ? 0 : store_error(call, st, "The note could not be saved");
+  pthread_mutex_unlock(&st->lock);
+  if (!added)
+    return rc;
   char json[64];
   snprintf(json, sizeof json, "{\"id\":\"%s\"}", id);
   return mcp_result_structured(call, json);
-}
-
-static int add_note(mcp_call *call, void *user_data) {
-  store *st = user_data;
-  pthread_mutex_lock(&st->lock);
-  int rc = add_locked(call, st);
-  pthread_mutex_unlock(&st->lock);
-  return rc;
 }
 
 /* Asks the user to confirm a deletion when the client can ask (it declared
@@ -544,8 +1026,8 @@ static bool own_note(mcp_call *call, const note *n) {
  * returned). A caller holding every scope (stdio without --scopes, HTTP
  * without authorization) always may. Under the store's lock. */
 static int delete_locked(mcp_call *call, store *st, const char *id) {
-  if (refresh(st) != 0)
-    return mcp_result_error(call, "The notes could not be read; try again.");
+  if (st->ops->load(st) != 0)
+    return store_error(call, st, "The notes could not be read");
   note *n = find(st, id);
   if (n == NULL) /* idempotent: deleting twice is not an error */
     return mcp_result_text(call, "No such note; nothing to delete.");
@@ -557,25 +1039,8 @@ static int delete_locked(mcp_call *call, store *st, const char *id) {
   int ok = confirmed(call, n);
   if (ok != 1)
     return ok == 0 ? mcp_result_text(call, "Kept the note.") : ok;
-#ifdef MCP_NOTES_SQLITE
-  if (st->db)
-    return db_delete(st, id) == 0
-               ? mcp_result_text(call, "Deleted.")
-               : mcp_result_error(
-                     call, "The deletion could not be saved; try again.");
-#endif
-  note gone = *n;
-  size_t i = (size_t)(n - st->notes);
-  memmove(n, n + 1, (st->n - i - 1) * sizeof *n);
-  st->n--;
-  if (save(st) != 0) {
-    memmove(&st->notes[i + 1], &st->notes[i], (st->n - i) * sizeof *n);
-    st->notes[i] = gone;
-    st->n++;
-    return mcp_result_error(call,
-                            "The deletion could not be saved; try again.");
-  }
-  note_free(&gone);
+  if (st->ops->remove(st, id) != 0)
+    return store_error(call, st, "The deletion could not be saved");
   return mcp_result_text(call, "Deleted.");
 }
 
@@ -593,16 +1058,10 @@ static int delete_note(mcp_call *call, void *user_data) {
  * the store's lock. */
 static int append_locked(mcp_call *call, store *st, const char *id,
                          const char *text) {
-  if (refresh(st) != 0)
-    return mcp_result_error(call, "The notes could not be read; try again.");
-  note *n = find(st, id);
-  if (n == NULL) {
-    char msg[300];
-    snprintf(msg, sizeof msg,
-             "No note has the id \"%.200s\". Call list_notes to see the ids.",
-             id);
-    return mcp_result_error(call, msg);
-  }
+  int rc = 0;
+  const note *n = find_fresh(call, st, id, &rc);
+  if (n == NULL)
+    return rc;
   size_t old = strlen(n->text), add = strlen(text);
   char *joined = malloc(old + 1 + add + 1);
   if (joined == NULL)
@@ -610,24 +1069,10 @@ static int append_locked(mcp_call *call, store *st, const char *id,
   memcpy(joined, n->text, old);
   joined[old] = '\n';
   memcpy(joined + old + 1, text, add + 1);
-#ifdef MCP_NOTES_SQLITE
-  if (st->db) {
-    int rc = db_set_text(st, id, joined);
-    free(joined);
-    return rc == 0 ? mcp_result_text(call, "Appended.")
-                   : mcp_result_error(
-                         call, "The note could not be saved; try again.");
-  }
-#endif
-  char *was = n->text;
-  n->text = joined;
-  if (save(st) != 0) { /* not saved means not appended */
-    n->text = was;
-    free(joined);
-    return mcp_result_error(call, "The note could not be saved; try again.");
-  }
-  free(was);
-  return mcp_result_text(call, "Appended.");
+  rc = st->ops->set_text(st, id, joined);
+  free(joined);
+  return rc == 0 ? mcp_result_text(call, "Appended.")
+                 : store_error(call, st, "The note could not be saved");
 }
 
 /* manage_note: one tool that reads, appends or deletes, by its argument
@@ -647,6 +1092,149 @@ static int manage_note(mcp_call *call, void *user_data) {
                                          : delete_locked(call, st, id);
   pthread_mutex_unlock(&st->lock);
   return rc;
+}
+
+/* ---- export_notes: a long job, as a task --------------------------------
+ * It copies every note (what list_notes shows, with texts and owners),
+ * then walks the copy on a thread of its own, pausing delay_ms per note
+ * and saying how far it got (the task's statusMessage, and progress for a
+ * client that asked for it), and answers the export. The handler returns
+ * MCP_DEFERRED, so the call becomes a task for a client that takes tasks
+ * (2025-11-25's task param, 2026-07-28's tasks extension) and is an
+ * ordinary slow call for any other. A cancellation (tasks/cancel,
+ * notifications/cancelled, the server stopping) ends it at the next note.
+ * main waits for the last of these threads after freeing the server. */
+
+#define EXPORT_DELAY_MS 20 /* delay_ms's default: each note's pause */
+
+typedef struct export_job {
+  mcp_call *call;
+  note *notes; /* copies, owned */
+  size_t n;
+  unsigned delay_ms;
+} export_job;
+
+static pthread_mutex_t exports_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t exports_idle = PTHREAD_COND_INITIALIZER;
+static unsigned exports; /* export threads still running */
+
+static void export_job_free(export_job *job) {
+  for (size_t i = 0; i < job->n; i++)
+    note_free(&job->notes[i]);
+  free(job->notes);
+  free(job);
+}
+
+/* The export of the notes job walked: {"notes":[{id,title,text,owner}],
+ * "count":N} into the result. */
+static int export_result(export_job *job) {
+  cJSON *out = cJSON_CreateObject(),
+        *arr = cJSON_AddArrayToObject(out, "notes");
+  cJSON_AddNumberToObject(out, "count", (double)job->n);
+  for (size_t i = 0; arr && i < job->n; i++) {
+    const note *n = &job->notes[i];
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddItemToArray(arr, o);
+    cJSON_AddStringToObject(o, "id", n->id);
+    cJSON_AddStringToObject(o, "title", n->title);
+    cJSON_AddStringToObject(o, "text", n->text);
+    if (n->owner)
+      cJSON_AddStringToObject(o, "owner", n->owner);
+  }
+  int rc = mcp_result_structured_cjson(job->call, out);
+  cJSON_Delete(out);
+  return rc;
+}
+
+static void *run_export(void *arg) {
+  export_job *job = arg;
+  struct timespec pause = {.tv_sec = job->delay_ms / 1000,
+                           .tv_nsec = (job->delay_ms % 1000) * 1000000L};
+  for (size_t i = 0; i < job->n && !mcp_call_cancelled(job->call); i++) {
+    nanosleep(&pause, NULL);
+    char said[96];
+    snprintf(said, sizeof said, "exported %zu of %zu notes", i + 1, job->n);
+    mcp_call_set_status(job->call, said); /* MCP_ESTATE when not a task */
+    mcp_call_progress(job->call, (double)(i + 1), (double)job->n, said);
+  }
+  int rc = mcp_call_cancelled(job->call) ? MCP_ECANCELED : export_result(job);
+  mcp_call_finish(job->call, rc);
+  export_job_free(job);
+  pthread_mutex_lock(&exports_lock);
+  if (--exports == 0)
+    pthread_cond_broadcast(&exports_idle);
+  pthread_mutex_unlock(&exports_lock);
+  return NULL;
+}
+
+/* A copy of the notes in memory into job, or -1 when memory ran out. */
+static int copy_notes(const store *st, export_job *job) {
+  job->notes = calloc(st->n ? st->n : 1, sizeof *job->notes);
+  if (job->notes == NULL)
+    return -1;
+  for (; job->n < st->n; job->n++) {
+    const note *from = &st->notes[job->n];
+    bool ok = true;
+    note *to = &job->notes[job->n];
+    *to = (note){strdup(from->id), strdup(from->title), strdup(from->text),
+                 dup_or_null(from->owner, &ok)};
+    if (!to->id || !to->title || !to->text || !ok) {
+      note_free(to);
+      return -1;
+    }
+  }
+  return 0;
+}
+
+/* Hands job to a thread of its own; returns MCP_DEFERRED, or MCP_ENOMEM
+ * after freeing job when no thread could start. */
+static int start_export(export_job *job) {
+  pthread_mutex_lock(&exports_lock);
+  exports++;
+  pthread_mutex_unlock(&exports_lock);
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+  pthread_t thread;
+  int err = pthread_create(&thread, &attr, run_export, job);
+  pthread_attr_destroy(&attr);
+  if (err == 0)
+    return MCP_DEFERRED;
+  export_job_free(job);
+  pthread_mutex_lock(&exports_lock);
+  exports--;
+  pthread_mutex_unlock(&exports_lock);
+  return MCP_ENOMEM;
+}
+
+static int export_notes(mcp_call *call, void *user_data) {
+  store *st = user_data;
+  int64_t delay = EXPORT_DELAY_MS;
+  mcp_call_arg_int(call, "delay_ms", &delay); /* 0 to 1000: the schema's */
+  export_job *job = calloc(1, sizeof *job);
+  if (job == NULL)
+    return MCP_ENOMEM;
+  *job = (export_job){.call = call, .delay_ms = (unsigned)delay};
+  pthread_mutex_lock(&st->lock);
+  int rc = st->ops->load(st) != 0
+               ? store_error(call, st, "The notes could not be read")
+           : copy_notes(st, job) != 0 ? MCP_ENOMEM
+                                      : MCP_DEFERRED;
+  pthread_mutex_unlock(&st->lock);
+  if (rc != MCP_DEFERRED) {
+    export_job_free(job);
+    return rc;
+  }
+  return start_export(job);
+}
+
+/* main: once the server is freed (its calls cancelled), the export threads
+ * finish theirs; wait for the last. */
+static void wait_for_exports(void) {
+  pthread_mutex_lock(&exports_lock);
+  while (exports > 0)
+    pthread_cond_wait(&exports_idle, &exports_lock);
+  pthread_mutex_unlock(&exports_lock);
 }
 
 /* manage_note's hints for one call, from its action alone: read changes
@@ -776,6 +1364,33 @@ static const mcp_tool tools[] = {
         .handler = manage_note,
         .resolve = manage_resolve,
     },
+    {
+        .name = "export_notes",
+        .title = "Export the notes",
+        .description =
+            "Returns every note (id, title, text and owner) in one export, "
+            "reading them one at a time and reporting its progress; a "
+            "client that takes tasks can run it as one, poll it and cancel "
+            "it. delay_ms (0 to 1000, default 20) paces each note.",
+        .input_schema =
+            "{\"type\":\"object\",\"properties\":{\"delay_ms\":{\"type\":"
+            "\"integer\",\"minimum\":0,\"maximum\":1000,\"description\":"
+            "\"Milliseconds to pause per note (default 20).\"}},"
+            "\"additionalProperties\":false}",
+        .output_schema =
+            "{\"type\":\"object\",\"properties\":{\"count\":{\"type\":"
+            "\"integer\"},\"notes\":{\"type\":\"array\",\"items\":{\"type\":"
+            "\"object\",\"properties\":{\"id\":{\"type\":\"string\"},"
+            "\"title\":{\"type\":\"string\"},\"text\":{\"type\":\"string\"},"
+            "\"owner\":{\"type\":\"string\"}},\"required\":[\"id\",\"title\","
+            "\"text\"]}}},\"required\":[\"count\",\"notes\"]}",
+        .scopes = read_scope,
+        /* It reads the notes and changes nothing, reaching nothing outside. */
+        .annotations = {.read_only = MCP_HINT_TRUE,
+                        .open_world = MCP_HINT_FALSE},
+        .flags = MCP_TOOL_TASK_OPTIONAL,
+        .handler = export_notes,
+    },
 };
 
 /* ---- main ---------------------------------------------------------------- */
@@ -789,16 +1404,20 @@ static const mcp_tool tools[] = {
 
 static void usage(void) {
 #ifdef MCP_NOTES_HTTP
-  fprintf(stderr,
-          "usage: notes [--stdio | --http ADDR:PORT|systemd [--tls-cert FILE "
-          "--tls-key FILE] [--node-id ID]] [--scopes \"SCOPE ...\"] "
-          "[--data FILE | --db FILE] [--state-key FILE]" GUARD_USAGE "\n"
-          "       notes --http ADDR:PORT|systemd [--tls-cert FILE --tls-key "
-          "FILE] [--node-id ID] --jwks FILE --issuer URL --audience URL "
-          "[--data FILE | --db FILE] [--state-key FILE]" GUARD_USAGE "\n");
+  fprintf(
+      stderr,
+      "usage: notes [--stdio | --http ADDR:PORT|systemd [--tls-cert FILE "
+      "--tls-key FILE] [--node-id ID]] [--scopes \"SCOPE ...\"] "
+      "[--data FILE | --db FILE | --redis URL] [--state-key FILE]" GUARD_USAGE
+      "\n"
+      "       notes --http ADDR:PORT|systemd [--tls-cert FILE --tls-key "
+      "FILE] [--node-id ID] --jwks FILE --issuer URL --audience URL "
+      "[--data FILE | --db FILE | --redis URL] [--state-key FILE]" GUARD_USAGE
+      "\n");
 #else
-  fprintf(stderr, "usage: notes [--stdio] [--scopes \"SCOPE ...\"] "
-                  "[--data FILE] [--state-key FILE]" GUARD_USAGE "\n");
+  fprintf(stderr,
+          "usage: notes [--stdio] [--scopes \"SCOPE ...\"] "
+          "[--data FILE | --redis URL] [--state-key FILE]" GUARD_USAGE "\n");
 #endif
 }
 
@@ -937,11 +1556,75 @@ static const mcp_skill workflow = {.path = "notes-workflow",
                                    .files = workflow_files,
                                    .scopes = workflow_scopes};
 
+/* The store's backend, as --db and --redis say (--data or memory when
+ * neither), opened. Returns 0, or -1 after saying why. */
+static int open_store(store *st, const char *db, const char *redis) {
+  st->ops = &memory_backend;
+#ifdef MCP_NOTES_SQLITE
+  if (db) {
+    st->ops = &sqlite_backend;
+    return db_open(st, db);
+  }
+#endif
+#ifdef MCP_NOTES_REDIS
+  if (redis) {
+    /* A connection Redis closed must fail a write, not end notes. */
+    signal(SIGPIPE, SIG_IGN);
+    st->ops = &redis_backend;
+    return redis_open(st, redis);
+  }
+#endif
+  (void)db;
+  (void)redis;
+  if (st->path && load(st) != 0) {
+    fprintf(stderr, "notes: cannot read %s\n", st->path);
+    return -1;
+  }
+  return 0;
+}
+
+static void close_store(store *st) {
+  for (size_t i = 0; i < st->n; i++)
+    note_free(&st->notes[i]);
+  free(st->notes);
+#ifdef MCP_NOTES_SQLITE
+  sqlite3_close(st->db);
+#endif
+#ifdef MCP_NOTES_REDIS
+  if (st->redis.c)
+    redisFree(st->redis.c);
+  free(st->redis.buf);
+#endif
+  pthread_mutex_destroy(&st->lock);
+}
+
+/* --redis URL: libmcp's own shared state (its rate limits, and the
+ * resource and list changes every server sharing the store hears) in the
+ * same Redis, through libmcp's store (mcp/redis.h); *shared is freed
+ * after the server. Nothing without --redis. Returns 0, or -1 after saying
+ * why. */
+static int share_state(mcp_server *srv, const char *redis, mcp_store **shared) {
+#ifdef MCP_NOTES_REDIS
+  char err[256];
+  if (redis && mcp_redis_store_new(redis, shared, err, sizeof err) != 0) {
+    fprintf(stderr, "notes: --redis: %s\n", err);
+    return -1;
+  }
+  if (redis)
+    mcp_server_set_store(srv, *shared);
+#endif
+  (void)srv;
+  (void)redis;
+  (void)shared;
+  return 0;
+}
+
 int main(int argc, char **argv) {
   store st = {.next_id = 1, .lock = PTHREAD_MUTEX_INITIALIZER};
   const char *scopes = NULL;    /* --scopes "SCOPE ..." */
   const char *state_key = NULL; /* --state-key FILE */
   const char *db = NULL;        /* --db FILE */
+  const char *redis = NULL;     /* --redis URL */
 #ifdef MCP_EXAMPLE_GUARD
   bool guarded = false;
 #endif
@@ -978,6 +1661,14 @@ int main(int argc, char **argv) {
       fprintf(stderr, "notes: --db: built without SQLite (libsqlite3-dev)\n");
       return 2;
 #endif
+    } else if (strcmp(argv[i], "--redis") == 0 && i + 1 < argc) {
+#ifdef MCP_NOTES_REDIS
+      redis = argv[++i];
+#else
+      fprintf(stderr, "notes: --redis: this build lacks Redis (libmcp's "
+                      "mcp::redis, on libhiredis-dev)\n");
+      return 2;
+#endif
     } else if (strcmp(argv[i], "--guard") == 0) {
 #ifdef MCP_EXAMPLE_GUARD
       guarded = true;
@@ -1007,18 +1698,24 @@ int main(int argc, char **argv) {
 #else
   const char *http = NULL;
 #endif
-  if (db && st.path) {
-    fprintf(stderr, "notes: --db and --data are two stores: give one\n");
+  if ((db != NULL) + (st.path != NULL) + (redis != NULL) > 1) {
+    fprintf(stderr, "notes: --data, --db and --redis are three stores: give "
+                    "one\n");
+    usage();
     return 2;
   }
-#ifdef MCP_NOTES_SQLITE
-  if (db && db_open(&st, db) != 0)
-    return 1;
-#endif
-  if (st.path && load(&st) != 0) {
-    fprintf(stderr, "notes: cannot read %s\n", st.path);
-    return 1;
+#ifdef MCP_EXAMPLE_GUARD
+  /* The guard holds closed-world tools off the network (the kernel refuses
+   * them an inet socket), and the note tools reconnect to Redis from their
+   * handlers; a unix socket is no network. */
+  if (guarded && redis && strncmp(redis, "redis://", 8) == 0) {
+    fprintf(stderr, "notes: --guard keeps the note tools (closed world) off "
+                    "the network: with it, give --redis a unix:// socket\n");
+    return 2;
   }
+#endif
+  if (open_store(&st, db, redis) != 0)
+    return 1;
 
   mcp_server *srv;
   const mcp_server_info info = {
@@ -1029,13 +1726,19 @@ int main(int argc, char **argv) {
           "A note store. list_notes shows what exists; get_note reads one; "
           "add_note and delete_note change the store; manage_note reads, "
           "appends to or deletes one note, and tools/resolve tells what a "
-          "call of it does. Anyone who may write deletes their own notes; "
+          "call of it does; export_notes returns every note, as a task "
+          "for a client that takes tasks. Anyone who may write deletes "
+          "their own notes; "
           "another user's need notes:admin. "
           "skill://notes-workflow/SKILL.md says in which order to use the "
           "tools and when to ask the user.",
   };
-  if (mcp_server_new(&info, &srv) != 0)
+  mcp_store *shared = NULL; /* --redis: libmcp's state, in Redis too */
+  if (mcp_server_new(&info, &srv) != 0 ||
+      share_state(srv, redis, &shared) != 0) {
+    mcp_server_free(srv);
     return 1;
+  }
   for (size_t i = 0; i < sizeof tools / sizeof tools[0]; i++) {
     if (mcp_server_add_tool(srv, &tools[i], &st) != 0) {
       fprintf(stderr, "notes: %s\n", mcp_server_errmsg(srv));
@@ -1084,15 +1787,11 @@ int main(int argc, char **argv) {
     rc = mcp_serve_stdio(srv, &opts);
   }
 
-  mcp_server_free(srv);
+  mcp_server_free(srv);   /* first the server, which cancels its calls, */
+  wait_for_exports();     /* then the exports it cancelled end, */
+  mcp_store_free(shared); /* then the store it used */
   free(list);
   free(words);
-  for (size_t i = 0; i < st.n; i++)
-    note_free(&st.notes[i]);
-  free(st.notes);
-#ifdef MCP_NOTES_SQLITE
-  sqlite3_close(st.db);
-#endif
-  pthread_mutex_destroy(&st.lock);
+  close_store(&st);
   return rc == 0 ? 0 : 1;
 }

@@ -2,14 +2,21 @@
 # cluster.sh: several notes processes behind nginx on this machine, the way
 # docs/deployment.md explains them ("Several processes behind nginx").
 #
-#   cluster.sh --backends N --port P [--notes PATH] [--dir DIR]
+#   cluster.sh --backends N --port P [--redis] [--notes PATH] [--dir DIR]
 #   cluster.sh --help       (prints this)
 #
-# It installs nginx if it is missing (cmake/deps.sh --cluster), builds notes
-# if PATH is not given and the build has none, and then starts:
+# It installs nginx if it is missing (cmake/deps.sh --cluster, which
+# brings redis-server too), builds notes if PATH is not given and the
+# build has none, and then starts:
+#   - with --redis, a redis-server of its own on the unix socket
+#     DIR/redis.sock (no TCP port, nothing saved to disk), ready once it
+#     answers PING;
 #   - N notes processes on loopback ports of their own, named n1 ... nN
 #     (--node-id), signing 2026-07-28 requestStates with one shared secret
-#     (--state-key) and keeping their notes in one SQLite database (--db);
+#     (--state-key) and keeping their notes in one SQLite database (--db),
+#     or with --redis in that Redis (--redis unix://DIR/redis.sock), which
+#     shares libmcp's own state between them too (resource and list
+#     changes); a notes built without libmcp's Redis store refuses --redis;
 #   - nginx on 127.0.0.1:P, terminating TLS with a certificate made here for
 #     localhost and 127.0.0.1 (DIR/cert.pem is what a client must trust),
 #     sending a legacy session's requests to the process whose node id
@@ -22,7 +29,8 @@
 # The files (the key, the certificate, the database, nginx.conf, each
 # process's log as NAME.log and pid as NAME.pid, nginx's access.log) are in
 # DIR, which is kept; without --dir they are in a temporary folder removed
-# at the end.
+# at the end. With --redis, Redis's log is DIR/redis.log and its pid
+# DIR/redis.pid; it is stopped last.
 # Loopback only: nothing listens on another address.
 #
 # --notes PATH runs the program at PATH instead of the notes example (the
@@ -30,6 +38,10 @@
 # contract). Each process is started as
 #
 #   PATH --http 127.0.0.1:0 --node-id NAME --state-key FILE --db FILE
+#
+# or, with --redis,
+#
+#   PATH --http 127.0.0.1:0 --node-id NAME --state-key FILE --redis URL
 #
 # with standard input /dev/null and standard error in DIR/NAME.log, so the
 # program must take:
@@ -41,6 +53,8 @@
 #                       secret in FILE, which every process shares;
 #   --db FILE           keep its data in the SQLite file FILE, which every
 #                       process shares;
+#   --redis URL         (with --redis) keep its data in the Redis at URL
+#                       (unix://PATH), which every process shares;
 # and, once it serves, write this line to standard error (within 60 s),
 # with the port it picked:
 #
@@ -49,22 +63,24 @@
 # SIGTERM must stop it. A program that takes its flags with
 # mcp_http_serve_arg and serves with mcp_http_serve_until_signal
 # (include/mcp/http.h), as notes does, has --http, --node-id and the line
-# from libmcp; --state-key and --db are its own (notes.c shows both).
+# from libmcp; --state-key, --db and --redis are its own (notes.c shows
+# them).
 set -euo pipefail
 
 usage() {
-  echo "usage: cluster.sh --backends N --port P [--notes PATH] [--dir DIR]" >&2
+  echo "usage: cluster.sh --backends N --port P [--redis] [--notes PATH] [--dir DIR]" >&2
   echo "       cluster.sh --help" >&2
   exit 2
 }
 
-backends="" port="" notes="" dir=""
+backends="" port="" notes="" dir="" redis=0
 while [ $# -gt 0 ]; do
   case "$1" in
   --backends) [ $# -ge 2 ] || usage; backends=$2; shift 2 ;;
   --port) [ $# -ge 2 ] || usage; port=$2; shift 2 ;;
   --notes) [ $# -ge 2 ] || usage; notes=$2; shift 2 ;;
   --dir) [ $# -ge 2 ] || usage; dir=$2; shift 2 ;;
+  --redis) redis=1; shift ;;
   --help | -h)
     # The comment at the top of this file, without its marks.
     sed -n '2,/^set -euo pipefail$/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'
@@ -80,7 +96,9 @@ done
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
 if ! command -v nginx >/dev/null && [ ! -x /usr/sbin/nginx ] ||
-  ! command -v openssl >/dev/null; then
+  ! command -v openssl >/dev/null ||
+  { [ "$redis" = 1 ] && ! command -v redis-server >/dev/null &&
+    [ ! -x /usr/bin/redis-server ]; }; then
   bash "$root/cmake/deps.sh" --cluster
 fi
 if [ -z "$notes" ]; then
@@ -99,6 +117,7 @@ mkdir -p "$dir/tmp"
 dir=$(cd "$dir" && pwd)
 
 pids=()
+redis_pid=""
 stopping=0
 stop_all() {
   stopping=1
@@ -106,6 +125,11 @@ stop_all() {
   local pid
   for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
   for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+  # Redis last: the notes processes may use it until they end.
+  if [ -n "$redis_pid" ]; then
+    kill -TERM "$redis_pid" 2>/dev/null || true
+    wait "$redis_pid" 2>/dev/null || true
+  fi
   [ "$keep" = 1 ] || rm -rf "$dir"
 }
 trap 'stop_all; exit 0' TERM INT
@@ -137,11 +161,37 @@ openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
   -keyout "$dir/key.pem" -out "$dir/cert.pem" 2>/dev/null
 chmod 600 "$dir/key.pem"
 
+# --redis: a Redis of this cluster's own, on a unix socket only this user
+# may open (no TCP port), saving nothing to disk; ready once it answers
+# PING (up to 10 s). Its socket path must fit a sockaddr_un.
+store=(--db "$dir/notes.db")
+if [ "$redis" = 1 ]; then
+  [ "${#dir}" -le 90 ] ||
+    { echo "cluster.sh: --redis needs a --dir path of 90 bytes or less" >&2; exit 2; }
+  redis_server=$(command -v redis-server || echo /usr/bin/redis-server)
+  "$redis_server" --port 0 --unixsocket "$dir/redis.sock" --unixsocketperm 700 \
+    --save "" --appendonly no --dir "$dir" --logfile "$dir/redis.log" \
+    --pidfile "$dir/redis.pid" </dev/null >/dev/null 2>&1 &
+  redis_pid=$!
+  for ((i = 0; i < 100; i++)); do
+    [ "$(redis-cli -s "$dir/redis.sock" ping 2>/dev/null)" = PONG ] && break
+    kill -0 "$redis_pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  [ "$(redis-cli -s "$dir/redis.sock" ping 2>/dev/null)" = PONG ] || {
+    echo "cluster.sh: redis-server did not answer on $dir/redis.sock:" >&2
+    cat "$dir/redis.log" >&2 2>/dev/null || true
+    exit 1
+  }
+  echo "cluster.sh: redis on unix://$dir/redis.sock (pid $redis_pid)" >&2
+  store=(--redis "unix://$dir/redis.sock")
+fi
+
 owners="" servers="" upstreams=""
 for ((i = 1; i <= backends; i++)); do
   name=n$i
   "$notes" --http 127.0.0.1:0 --node-id "$name" --state-key "$dir/state.key" \
-    --db "$dir/notes.db" </dev/null 2>"$dir/$name.log" &
+    "${store[@]}" </dev/null 2>"$dir/$name.log" &
   pid=$!
   pids+=("$pid")
   echo "$pid" >"$dir/$name.pid"

@@ -82,7 +82,7 @@ def run_case(name, args, extra_fn, expect_tools):
 
 
 NOTES_TOOLS = {"list_notes", "get_note", "add_note", "delete_note",
-               "manage_note"}
+               "manage_note", "export_notes"}
 AUTHORIZATION = {("scopes", None, "authorization")}
 
 if OBSERVE:

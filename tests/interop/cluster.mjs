@@ -4,7 +4,7 @@
 // key), driven by the official TypeScript SDK client (v1: legacy sessions)
 // and by fetch for 2026-07-28 requests (the v1 SDK does not speak it).
 //
-//   node cluster.mjs <path-to-notes> <path-to-cluster.sh>
+//   node cluster.mjs <path-to-notes> <path-to-cluster.sh> [--redis]
 //
 // The script starts `cluster.sh --backends 2 --port P --notes NOTES --dir
 // DIR` on a free loopback port, waits for the `listening on
@@ -20,7 +20,10 @@
 //   - 200 concurrent add_note calls leave exactly 200 new notes;
 //   - kill -9 of one process while adds go on loses no accepted note, its
 //     legacy session answers 404 and a new session works, and once nginx
-//     has marked it down modern requests go on without an error.
+//     has marked it down modern requests go on without an error;
+//   - with --redis (cluster.sh --redis: the notes in a Redis of the
+//     cluster's own instead of SQLite), all of the above, and a note added
+//     through nginx is listed by every process asked directly.
 // Then the first run stops the cluster with SIGTERM and checks it exits 0.
 
 import { spawn } from 'node:child_process';
@@ -88,15 +91,17 @@ function awaitLine(proc, stream, re, ms) {
 }
 
 async function parent() {
-  const [notes, script] = process.argv.slice(2);
-  if (!notes || !script) {
-    console.error('usage: node cluster.mjs <path-to-notes> <path-to-cluster.sh>');
+  const [notes, script, flag] = process.argv.slice(2);
+  const redis = flag === '--redis';
+  if (!notes || !script || (flag && !redis)) {
+    console.error('usage: node cluster.mjs <path-to-notes> <path-to-cluster.sh> [--redis]');
     process.exit(2);
   }
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'libmcp-interop-cluster-'));
   const port = await freePort();
   const cluster = spawn('bash', [script, '--backends', '2', '--port', String(port),
-    '--notes', path.resolve(notes), '--dir', dir], { stdio: ['ignore', 'pipe', 'pipe'] });
+    '--notes', path.resolve(notes), '--dir', dir, ...(redis ? ['--redis'] : [])],
+  { stdio: ['ignore', 'pipe', 'pipe'] });
   clusterProc = cluster;
   cluster.stderr.on('data', (c) => process.stderr.write(`[cluster] ${c}`));
   const exited = new Promise((resolve) => cluster.once('exit', (code, signal) => resolve({ code, signal })));
@@ -116,6 +121,7 @@ async function parent() {
         ...process.env,
         MCP_TEST_CLUSTER_URL: url,
         MCP_TEST_CLUSTER_DIR: dir,
+        MCP_TEST_CLUSTER_REDIS: redis ? '1' : '',
         NODE_EXTRA_CA_CERTS: path.join(dir, 'cert.pem'),
       },
     });
@@ -127,7 +133,7 @@ async function parent() {
   const st = await exited;
   clearTimeout(timer);
   check('cluster.sh stops everything and exits 0 on SIGTERM', st.code === 0, show(st));
-  const left = ['n1', 'n2', 'nginx'].filter((name) => {
+  const left = ['n1', 'n2', 'nginx', ...(redis ? ['redis'] : [])].filter((name) => {
     try {
       const pid = Number(fs.readFileSync(path.join(dir, `${name}.pid`), 'utf8'));
       process.kill(pid, 0);
@@ -413,11 +419,24 @@ async function killOne(url, dir) {
   check('after n1 died, 20 modern calls in a row succeed', ok === 20, show(errors));
 }
 
+// --redis: a note added through nginx is in every process's list, each
+// asked directly (their own loopback addresses, no proxy).
+async function seenByEvery(url, addrs) {
+  const title = `everywhere-${process.pid}`;
+  const r = await modern(url, 'tools/call', { name: 'add_note', arguments: { title, text: 'x' } });
+  check('--redis: add_note through nginx', okResult(r), show(r.reply ?? r.error));
+  for (const [name, addr] of Object.entries(addrs)) {
+    const titles = await listTitles(`http://${addr}/mcp`);
+    check(`--redis: ${name}, asked directly, lists the note`, titles?.includes(title), show(titles));
+  }
+}
+
 async function child() {
   const url = process.env.MCP_TEST_CLUSTER_URL;
   const dir = process.env.MCP_TEST_CLUSTER_DIR;
   const addrs = backendAddrs(dir);
   check('both notes processes listen on loopback', addrs.n1 && addrs.n2 && addrs.n1 !== addrs.n2, show(addrs));
+  if (process.env.MCP_TEST_CLUSTER_REDIS) await seenByEvery(url, addrs);
   await legacySession(url, dir, addrs);
   await inputRequired(url, dir, addrs);
   await concurrentAdds(url, dir, addrs);

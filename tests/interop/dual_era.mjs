@@ -49,7 +49,7 @@ const REQUEST_TIMEOUT_MS = CONFIG.requestTimeoutMs;
 
 const MODERN = '2026-07-28';
 const VERSIONS_DISCOVERED = [MODERN, '2025-11-25', '2025-06-18', '2025-03-26'];
-const NOTES_TOOLS = ['add_note', 'delete_note', 'get_note', 'list_notes', 'manage_note'];
+const NOTES_TOOLS = ['add_note', 'delete_note', 'export_notes', 'get_note', 'list_notes', 'manage_note'];
 const CLIENT_INFO = { name: 'libmcp-dual-era-raw', version: '0.0.0' };
 
 // The per-request _meta of the modern era.

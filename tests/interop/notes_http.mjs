@@ -42,7 +42,7 @@ const CONFIG = parseCommandLine('notes_http.mjs');
 const opts = () => ({ timeout: CONFIG.requestTimeoutMs });
 const MODERN = '2026-07-28';
 const SCOPE_ERROR_CODE = -31403;
-const NOTES_TOOLS = ['add_note', 'delete_note', 'get_note', 'list_notes', 'manage_note'];
+const NOTES_TOOLS = ['add_note', 'delete_note', 'export_notes', 'get_note', 'list_notes', 'manage_note'];
 const HINTS = {
   // Every hint is on the wire; a read-only tool's two are derived.
   list_notes: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
@@ -51,6 +51,8 @@ const HINTS = {
   delete_note: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
   // The worst case of its actions; tools/resolve narrows each call.
   manage_note: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
+  // A long read that may run as a task.
+  export_notes: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
 };
 const SESSION_ID = /^[\x21-\x7e]{22,256}$/;
 

@@ -238,8 +238,8 @@ async function scenarioReadOnly(server) {
     show(transport.sessionId));
   const listed = await client.listTools(undefined, opts());
   const names = listed.tools.map((t) => t.name).sort();
-  check(`${tag}: tools/list shows all five tools (step-up stays discoverable)`,
-    isDeepStrictEqual(names, ['add_note', 'delete_note', 'get_note', 'list_notes', 'manage_note']), show(names));
+  check(`${tag}: tools/list shows all six tools (step-up stays discoverable)`,
+    isDeepStrictEqual(names, ['add_note', 'delete_note', 'export_notes', 'get_note', 'list_notes', 'manage_note']), show(names));
   const del = listed.tools.find((t) => t.name === 'delete_note');
   check(`${tag}: delete_note is annotated destructive`, del?.annotations?.destructiveHint === true, show(del));
 

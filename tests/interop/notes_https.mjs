@@ -61,7 +61,7 @@ try {
   const client = new Client({ name: 'libmcp-interop-https', version: '1.0.0' });
   await client.connect(new StreamableHTTPClientTransport(url), opts);
   const tools = (await client.listTools({}, opts)).tools.map((t) => t.name).sort();
-  check('SDK session over TLS: tools/list', tools.join() === 'add_note,delete_note,get_note,list_notes,manage_note',
+  check('SDK session over TLS: tools/list', tools.join() === 'add_note,delete_note,export_notes,get_note,list_notes,manage_note',
     show(tools));
   const added = await client.callTool({ name: 'add_note', arguments: { title: 't', text: 'over tls' } },
     undefined, opts);
@@ -90,7 +90,7 @@ try {
     }),
   });
   const body = await res.json();
-  check('stateless 2026-07-28 tools/list over TLS', res.status === 200 && body.result?.tools?.length === 5,
+  check('stateless 2026-07-28 tools/list over TLS', res.status === 200 && body.result?.tools?.length === 6,
     `${res.status} ${show(body)}`);
 } catch (err) {
   fail('stateless 2026-07-28 tools/list over TLS', String(err));

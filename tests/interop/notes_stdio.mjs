@@ -195,6 +195,12 @@ const EXPECTED_TOOLS = {
     hints: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
     required: ['action', 'id'],
   },
+  // A long read, optionally a task (tests/examples/export_task.py).
+  export_notes: {
+    hints: { readOnlyHint: true, openWorldHint: false },
+    required: [],
+    outputSchema: ['count', 'notes'],
+  },
 };
 
 // The raw JSON-RPC result for the request sent with `method` (last one).
