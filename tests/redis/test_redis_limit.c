@@ -295,6 +295,8 @@ START_TEST(store_freed_with_a_take_in_flight) {
   ck_assert_int_eq(tu_send_free(&a, tu_call_text("5", "work", "{}", NULL)), 0);
   mcp_server_free(g_a);
   g_a = NULL;
+  mcp_server_free(g_b); /* every server that has the store, first */
+  g_b = NULL;
   mcp_store_free(g_store); /* answers the take with an error */
   g_store = NULL;
   ck_assert_uint_eq(tu_wait(&a, 1, 0), 1);
