@@ -394,19 +394,26 @@ static void write_file(const char *path, const char *text) {
   fclose(f);
 }
 
-/* --jwks: a resource server (401 without a token); SIGHUP re-reads the
- * file, and a file no longer usable leaves the last good keys, each said
- * on a line. */
-START_TEST(serve_sighup_rereads_jwks) {
+/* A P-256 key and a JWKS file in path (a temporary file named after name)
+ * holding its public half as "k1". Free the key; unlink the file. */
+static EVP_PKEY *jwks_file(char *path, size_t size, const char *name) {
   EVP_PKEY *k = EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-256");
   ck_assert_ptr_nonnull(k);
   char *jwk = tc_jwk(k, "k1", NULL, 0);
   char jwks[4096];
   snprintf(jwks, sizeof jwks, "{\"keys\":[%s]}", jwk);
   free(jwk);
-  char path[512];
-  temp_file(path, sizeof path, "test_http_serve_jwks");
+  temp_file(path, size, name);
   write_file(path, jwks);
+  return k;
+}
+
+/* --jwks: a resource server (401 without a token); SIGHUP re-reads the
+ * file, and a file no longer usable leaves the last good keys, each said
+ * on a line. */
+START_TEST(serve_sighup_rereads_jwks) {
+  char path[512];
+  EVP_PKEY *k = jwks_file(path, sizeof path, "test_http_serve_jwks");
   serve_run r = {.srv = server_new(),
                  .opts = {.listen = "127.0.0.1:0",
                           .jwks_file = path,
@@ -444,15 +451,8 @@ END_TEST
  * metadata lists those (a scope only step-up asks for among them), not the
  * union of the tools' scopes, which is empty here. */
 START_TEST(serve_jwks_lists_the_programs_scopes) {
-  EVP_PKEY *k = EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-256");
-  ck_assert_ptr_nonnull(k);
-  char *jwk = tc_jwk(k, "k1", NULL, 0);
-  char jwks[4096];
-  snprintf(jwks, sizeof jwks, "{\"keys\":[%s]}", jwk);
-  free(jwk);
   char path[512];
-  temp_file(path, sizeof path, "test_http_serve_scopes");
-  write_file(path, jwks);
+  EVP_PKEY *k = jwks_file(path, sizeof path, "test_http_serve_scopes");
   static const char *const scopes[] = {"notes:read", "notes:admin", NULL};
   serve_run r = {.srv = server_new(),
                  .opts = {.listen = "127.0.0.1:0",
