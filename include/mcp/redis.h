@@ -12,8 +12,11 @@
  * lost, requests fail at once with MCP_EIO and a text saying Redis is
  * unavailable, while the thread reconnects with a growing pause (100 ms,
  * doubling, at most 5 s); a request never waits longer than the command
- * timeout (2 s) for an answer. Debian 12's hiredis has no TLS: keep Redis
- * on a private network or reach it through a tunnel.
+ * timeout (2 s) for an answer. A connection that was idle for a second or
+ * more and turns out closed (Redis's timeout, a tunnel's or a proxy's idle
+ * limit) is no outage: what it failed to send goes again, once, on a new
+ * connection. Debian 12's hiredis has no TLS: keep Redis on a private
+ * network or reach it through a tunnel.
  *
  * Answers (the callbacks of mcp_store_rate_take) are not called on that
  * thread: two answer threads of the store's call them, in the order Redis

@@ -27,6 +27,10 @@
 #define TIMEOUT_MS 2000
 #define BACKOFF_MIN_MS 100
 #define BACKOFF_MAX_MS 5000
+/* A connection unused this long may have been closed meanwhile (Redis's
+ * timeout, a tunnel's or a proxy's idle limit): a round it fails before
+ * any reply is sent again, once, on a new connection. */
+#define IDLE_US 1000000ull
 /* The most takes sent to Redis at once, before their answers are read. */
 #define BATCH 64
 /* The threads that deliver answers (see "the answers" below). */
@@ -136,6 +140,7 @@ typedef struct rstore {
   conn w;
   char sha[41];
   unsigned long long retry_at_us;
+  unsigned long long used_us; /* when the worker's connection last served */
   unsigned backoff_ms;
   char down_why[400];
   /* Whether the worker's connection is up, as the worker last saw it:
@@ -344,6 +349,7 @@ static int handshake(rstore *rs) {
 static int connect_now(rstore *rs) {
   if (handshake(rs) == 0) {
     rs->backoff_ms = BACKOFF_MIN_MS;
+    rs->used_us = mcp__now_us();
     atomic_store(&rs->up, true);
     return 0;
   }
@@ -483,17 +489,28 @@ static bool noscript(const redisReply *r) {
  * fire-and-forget: its reply (the entry's id) is dropped, and so is the
  * event when Redis did not take it. Returns the chain of the takes whose
  * script Redis had lost (a restart, SCRIPT FLUSH), to send again with
- * eval; none when eval. */
-static request *serve_round(rstore *rs, request *q, bool eval) {
+ * eval; none when eval.
+ * With resend, a connection that fails before the first reply answers
+ * nobody: the whole chain is put in *resend and NULL returned. */
+static request *serve_round(rstore *rs, request *q, bool eval,
+                            request **resend) {
   for (const request *p = q; p && rs->w.c; p = p->next)
     if (!append_request(rs, p, eval))
       lost(rs);
   request *again = NULL, **tail = &again;
+  bool first = true;
   while (q) {
     request *next = q->next;
     void *r = NULL;
-    if (rs->w.c && redisGetReply(rs->w.c, &r) != REDIS_OK)
+    if (rs->w.c && redisGetReply(rs->w.c, &r) != REDIS_OK) {
       lost(rs);
+      if (first && resend) {
+        /* Nothing of the round was answered: the caller sends it again. */
+        *resend = q;
+        return NULL;
+      }
+    }
+    first = false;
     if (q->kind == REQ_EVENT) {
       if (r)
         freeReplyObject(r);
@@ -573,9 +590,19 @@ static void *worker(void *arg) {
     }
     if (rs->w.c == NULL && mcp__now_us() >= rs->retry_at_us)
       connect_now(rs);
-    request *again = serve_round(rs, q, false);
+    /* A connection idle for a while may have been closed at the other
+     * end without a word; Redis then never saw the round: send it again,
+     * once, on a new connection. */
+    request *resend = NULL;
+    bool idle = rs->w.c && mcp__now_us() - rs->used_us >= IDLE_US;
+    request *again = serve_round(rs, q, false, idle ? &resend : NULL);
+    if (resend) {
+      connect_now(rs);
+      again = serve_round(rs, resend, false, NULL);
+    }
     if (again)
-      serve_round(rs, again, true);
+      serve_round(rs, again, true, NULL);
+    rs->used_us = mcp__now_us();
   }
   return NULL;
 }

@@ -609,6 +609,33 @@ START_TEST(stopped_then_restarted) {
 }
 END_TEST
 
+/* The store's connection closed by the other end while idle (Redis's
+ * timeout, a tunnel's idle limit; here CLIENT KILL): the next take is
+ * answered, on a new connection, not failed. */
+START_TEST(idle_connection_closed_then_take_answered) {
+  char url[400];
+  unix_url(url, sizeof url, NULL, 0);
+  mcp_store *st = open_store(url);
+  waiter w;
+  waiter_init(&w);
+  take(st, &w, "ida", 100, 60);
+  ck_assert_int_eq(w.allowed, 1);
+  struct timeval tv = {5, 0};
+  redisContext *c = redisConnectUnixWithTimeout(g_srv.sock, tv);
+  ck_assert(c != NULL && c->err == 0);
+  redisReply *r = redisCommand(c, "CLIENT KILL TYPE normal SKIPME yes");
+  ck_assert(r != NULL && r->type == REDIS_REPLY_INTEGER && r->integer >= 1);
+  freeReplyObject(r);
+  redisFree(c);
+  sleep_ms(1100); /* idle past the store's threshold */
+  take(st, &w, "ida", 100, 60);
+  ck_assert_msg(w.last_rc == 0, "%s", w.last_why);
+  ck_assert_int_eq(w.allowed, 2);
+  waiter_free(&w);
+  mcp_store_free(st);
+}
+END_TEST
+
 /* Redis hangs (SIGSTOP): a take is answered with an error once the
  * command timeout passes, never left waiting; after SIGCONT the store
  * comes back by itself. */
@@ -1041,6 +1068,7 @@ int main(void) {
   tcase_add_test(tc, concurrent_takes_never_overspend);
   tcase_add_test(tc, stopped_then_restarted);
   tcase_add_test(tc, hung_redis_times_out_then_recovers);
+  tcase_add_test(tc, idle_connection_closed_then_take_answered);
   tcase_add_test(tc, script_flushed_then_sent_again);
   tcase_add_test(tc, freed_with_takes_in_flight);
   tcase_add_test(tc, events_heard_by_every_store_once_in_order);
