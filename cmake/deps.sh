@@ -41,8 +41,10 @@ if [ "${1:-}" = "--cluster" ] || [ "${1:-}" = "--test" ]; then
   need_exe /usr/bin/redis-server redis-server
 fi
 if [ "${1:-}" = "--test" ]; then
-  # The documentation tests run the tutorial's curl commands.
+  # The documentation tests run the tutorial's curl commands, and
+  # docs/deployment.md reaches Redis over TLS through stunnel.
   need_cmd curl curl
+  need_cmd stunnel stunnel4
   need_cmd clang clang
   need_cmd python3 python3
   need_cmd valgrind valgrind
