@@ -60,6 +60,7 @@ deleted by the next run.
 """
 
 import ctypes
+import glob
 import ipaddress
 import json
 import os
@@ -178,14 +179,36 @@ def pick_subnets():
     raise Fatal("no two free /24s in 10.213.0.0/16 here")
 
 
+def delete_namespace(space):
+    """Kills what still runs in space (an nginx worker outlives its master
+    by a moment), then deletes it. Returns ip's status."""
+    for _ in range(20):
+        pids = run("ip", "netns", "pids", space, check=False).stdout.split()
+        if not pids:
+            break
+        for pid in pids:
+            try:
+                os.kill(int(pid), signal.SIGKILL)
+            except (ProcessLookupError, ValueError):
+                pass
+        time.sleep(0.05)
+    return run("ip", "netns", "delete", space, check=False)
+
+
 def clean_stale():
-    """Deletes the namespaces of earlier runs whose process is gone."""
+    """Deletes the namespaces and folders of earlier runs whose process is
+    gone (killed outright: no cleanup of their own ran)."""
     r = run("ip", "netns", "list", check=False)
     for line in r.stdout.splitlines():
         m = re.match(rf"({PREFIX}(\d+)-\S+)", line)
         if m and not os.path.exists(f"/proc/{m.group(2)}"):
             log(f"deleting {m.group(1)}, left by a run that is gone")
-            run("ip", "netns", "delete", m.group(1), check=False)
+            delete_namespace(m.group(1))
+    for old in glob.glob(os.path.join(tempfile.gettempdir(),
+                                      "libmcp-multihost-*")):
+        m = re.match(r"libmcp-multihost-(\d+)-", os.path.basename(old))
+        if m and not os.path.exists(f"/proc/{m.group(1)}"):
+            shutil.rmtree(old, ignore_errors=True)
 
 
 # ---- the network -----------------------------------------------------------
@@ -472,9 +495,9 @@ def teardown():
         st = stop(n)
         if st != 0:
             failed = True
-            print(f"not ok - {n} exits 0 on SIGTERM at the end: {st}")
+            print(f"FAIL: {n} exits 0 on SIGTERM at the end -- {st}")
         else:
-            print(f"ok - {n} exits 0 on SIGTERM at the end")
+            print(f"PASS: {n} exits 0 on SIGTERM at the end")
     stop("client", signal.SIGKILL, wait=5)
     stop("nginx", signal.SIGQUIT)
     stop("redis")
@@ -483,7 +506,7 @@ def teardown():
             p.kill()
             p.wait(timeout=5)
     for space in reversed(namespaces):
-        r = run("ip", "netns", "delete", space, check=False)
+        r = delete_namespace(space)
         if r.returncode != 0:
             print(f"# could not delete {space}: {r.stderr.strip()}")
             failed = True
@@ -506,7 +529,7 @@ def main():
     try:
         preconditions([sys.argv[1], sys.argv[2], *sys.argv[4:]])
         clean_stale()
-        work = tempfile.mkdtemp(prefix="libmcp-multihost-")
+        work = tempfile.mkdtemp(prefix=f"libmcp-multihost-{os.getpid()}-")
         os.chmod(work, 0o711)  # nginx's workers (nobody) reach nginx/tmp
         f, b = pick_subnets()
         log(f"namespaces {tag}-*, front 10.213.{f}.0/24, back 10.213.{b}.0/24")
@@ -520,10 +543,10 @@ def main():
         status = c.drive()
         log(f"multihost.mjs exited {status}")
     except Fatal as e:
-        print(f"not ok - multihost: {e}")
+        print(f"FAIL: multihost -- {e}")
         status = 1
     except Exception as e:  # noqa: BLE001 - report, then clean up
-        print(f"not ok - multihost: {type(e).__name__}: {e}")
+        print(f"FAIL: multihost -- {type(e).__name__}: {e}")
         status = 1
     finally:
         signal.alarm(0)
