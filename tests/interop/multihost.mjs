@@ -1,9 +1,10 @@
 // The client of interop.multihost (multihost.py, whose header draws the
 // hosts): the official TypeScript SDK v2 client (Client +
 // StreamableHTTPClientTransport, pinned to 2026-07-28) in the client's
-// namespace, through nginx or straight to one node. It asks the harness for
-// each fault with a line "@@ JSON" on standard output and reads the answer,
-// one JSON line, on standard input. It checks, in this order:
+// namespace, through nginx's round-robin port or its port for one node. It
+// asks the harness for each fault with a line "@@ JSON" on standard output
+// and reads the answer, one JSON line, on standard input. It checks, in
+// this order:
 //
 //   rate limit  the nodes run with --scopes (every caller the subject
 //               "http") and --rate-limit 6/3600, counted in Redis: 18

@@ -35,10 +35,14 @@ machine's own namespace overlaps. Loopback is up in each namespace.
     `--rate-limit 6/3600`; ready at their "listening on" line.
   - nginx: on 10.213.F.2:80, plain HTTP, /mcp proxied round-robin to the
     three nodes (max_fails=1 fail_timeout=5s, proxy_next_upstream error
-    timeout, as examples/deploy/cluster.sh), an access log naming the
-    upstream(s) each request went to.
+    timeout, as examples/deploy/cluster.sh), and on 10.213.F.2:808K to nK
+    alone; an access log naming the port and the upstream(s) each request
+    went to. It sends "Host: localhost": a node without a token verifier
+    takes only loopback Host names (DNS-rebinding protection), and notes
+    has no flag to list others, so the client reaches one given node
+    through its 808K port rather than at 10.213.F.1K:8080.
   - client: node multihost.mjs, the SDK v2 client pinned to 2026-07-28,
-    through nginx or straight to one node.
+    through nginx's round-robin port or its port for one node.
 
 multihost.mjs asks this harness for each fault with a line "@@ JSON" on its
 standard output and reads the answer as one JSON line on its standard input:
