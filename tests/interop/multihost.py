@@ -29,10 +29,16 @@ machine's own namespace overlaps. Loopback is up in each namespace.
     restart of check 4), no RDB snapshots; ready when it answers PING
     (redis-cli, run from n1's namespace, so over the back network).
   - n1, n2, n3: `notes --http 10.213.F.1K:8080 --node-id nK --state-key KEY
-    --redis redis://10.213.B.2:6379/0`, one shared state key; for the
-    rate-limit check also `--scopes "notes:read notes:write"` (every HTTP
-    caller is the subject "http", so every call is one principal's) and
-    `--rate-limit 6/3600`; ready at their "listening on" line.
+    --redis redis://10.213.B.2:6379/0 --rate-limit LIMIT`, one shared
+    state key, ready at their "listening on" line. For the rate-limit check
+    LIMIT is 6/3600, with `--scopes "notes:read notes:write"`: every HTTP
+    caller is then the subject "http", one principal, its budget one
+    bucket in Redis. Then the nodes are restarted with 100000/3600 and no
+    --scopes: each 2026-07-28 request is an anonymous caller of its own
+    (mcp_server_set_rate_limit), never refused, but every call still takes
+    its token through the library's Redis store, faults and all. (Not the
+    subject "http" again: its bucket, drained by the first check, keeps
+    its level under the new limit and refills at 100000/3600 a second.)
   - nginx: on 10.213.F.2:80, plain HTTP, /mcp proxied round-robin to the
     three nodes (max_fails=1 fail_timeout=5s, proxy_next_upstream error
     timeout, as examples/deploy/cluster.sh), and on 10.213.F.2:808K to nK
@@ -281,18 +287,20 @@ class Cluster:
             time.sleep(0.05)
         raise Fatal("redis-server did not answer PING within 10 s")
 
-    def start_node(self, node, limited):
+    def start_node(self, node, limit, one_subject):
         logf = os.path.join(work, f"{node}.log")
-        extra = ["--scopes", "notes:read notes:write", "--rate-limit",
-                 LIMIT] if limited else []
+        if not re.fullmatch(r"\d+/\d+", limit):
+            raise Fatal(f"a limit N/SECONDS, not {limit!r}")
+        who = ["--scopes", "notes:read notes:write"] if one_subject else []
         with open(logf, "a") as err:
-            err.write(f"---- start ({'limited' if limited else 'unlimited'})\n")
+            err.write(f"---- start (--rate-limit {limit} {who})\n")
             err.flush()
             pos = err.tell()
             spawn(node, node, [
                 self.notes, "--http", f"{self.addr(node)}:{PORT}", "--node-id",
                 node, "--state-key", self.key, "--redis",
-                f"redis://{self.redis_addr}:6379/0", *extra],
+                f"redis://{self.redis_addr}:6379/0", *who, "--rate-limit",
+                limit],
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                 stderr=err)
         want = f"listening on http://{self.addr(node)}:{PORT}/mcp"
@@ -382,10 +390,10 @@ http {{
 
     # ---- the faults multihost.mjs asks for ----
 
-    def restart_nodes(self, limited):
+    def restart_nodes(self, limit, one_subject):
         exits = {n: stop(n) for n in NODES if procs.get(n)}
         for n in NODES:
-            self.start_node(n, limited)
+            self.start_node(n, limit, one_subject)
         return {"exits": exits}
 
     def kill_node(self, node):
@@ -413,7 +421,8 @@ http {{
     def serve(self, req):
         op = req.get("op")
         if op == "restart_nodes":
-            return self.restart_nodes(bool(req.get("limited")))
+            return self.restart_nodes(str(req.get("limit")),
+                                      bool(req.get("one_subject")))
         if op == "kill_node":
             return self.kill_node(req["node"])
         if op == "alive":
@@ -541,7 +550,7 @@ def main():
         c = Cluster(sys.argv[1:], f, b)
         c.start_redis()
         for n in NODES:
-            c.start_node(n, limited=True)
+            c.start_node(n, LIMIT, one_subject=True)
         c.start_nginx()
         log("cluster up")
         status = c.drive()
