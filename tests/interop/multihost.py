@@ -26,7 +26,7 @@ machine's own namespace overlaps. Loopback is up in each namespace.
 
   - redis: redis-server on 10.213.B.2:6379, AOF with appendfsync always in a
     folder of this run's (so a write Redis acknowledged survives the
-    restart of check 4), no RDB snapshots; ready when it answers PING
+    restart the client asks for), no RDB snapshots; ready when it answers PING
     (redis-cli, run from n1's namespace, so over the back network).
   - n1, n2, n3: `notes --http 10.213.F.1K:8080 --node-id nK --state-key KEY
     --redis redis://10.213.B.2:6379/0 --rate-limit LIMIT`, one shared
@@ -38,7 +38,7 @@ machine's own namespace overlaps. Loopback is up in each namespace.
     (mcp_server_set_rate_limit), never refused, but every call still takes
     its token through the library's Redis store, faults and all. (Not the
     subject "http" again: its bucket, drained by the first check, keeps
-    its level under the new limit and refills at 100000/3600 a second.)
+    its level under the new limit and refills at about 28 a second.)
   - nginx: on 10.213.F.2:80, plain HTTP, /mcp proxied round-robin to the
     three nodes (max_fails=1 fail_timeout=5s, proxy_next_upstream error
     timeout, as examples/deploy/cluster.sh), and on 10.213.F.2:808K to nK
@@ -52,8 +52,7 @@ machine's own namespace overlaps. Loopback is up in each namespace.
 
 multihost.mjs asks this harness for each fault with a line "@@ JSON" on its
 standard output and reads the answer as one JSON line on its standard input:
-restart the nodes with or without the rate limit (SIGTERM, each must exit
-0), kill -9 a node, kill -9 Redis and start it again, take a node's back
+restart the nodes with another limit (SIGTERM, each must exit 0), kill -9 a node, kill -9 Redis and start it again, take a node's back
 link down (the switch's end: its cable pulled) and up, which nodes are
 alive, nginx's access log. What it checks is in its header.
 
