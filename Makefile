@@ -39,8 +39,11 @@ PORT ?= 8080
 # commands, installed-package consumers), and libfaketime, preloaded by the
 # faketime tests, does not mix with the sanitizers' runtimes or valgrind;
 # mcp-check --observe (label observe) puts a seccomp filter on a child it
-# forks, which valgrind cannot follow, and measures nothing more there.
-PLAIN_ONLY := 'lint|docs|packaging|faketime|observe'
+# forks, which valgrind cannot follow, and measures nothing more there;
+# interop.multihost (label cluster) builds network namespaces and runs its
+# processes in them, out of any launcher's reach, and would only repeat
+# itself.
+PLAIN_ONLY := 'lint|docs|packaging|faketime|observe|cluster'
 
 all: build
 

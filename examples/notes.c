@@ -41,10 +41,12 @@
  *
  *   notes [--stdio | --http ADDR:PORT|systemd [--tls-cert FILE --tls-key FILE]
  *         [--node-id ID]] [--scopes "notes:read notes:write"]
- *         [--data FILE | --db FILE | --redis URL] [--state-key FILE] [--guard]
+ *         [--data FILE | --db FILE | --redis URL] [--state-key FILE]
+ *         [--rate-limit N/SECONDS] [--guard]
  *   notes --http ADDR:PORT|systemd [--tls-cert FILE --tls-key FILE]
  *         [--node-id ID] --jwks FILE --issuer URL --audience URL
- *         [--data FILE | --db FILE | --redis URL] [--state-key FILE] [--guard]
+ *         [--data FILE | --db FILE | --redis URL] [--state-key FILE]
+ *         [--rate-limit N/SECONDS] [--guard]
  *
  * Over stdio (the default) it serves until end of input, SIGINT or SIGTERM.
  *
@@ -71,6 +73,17 @@
  * cannot be reached each note tool answers a tool error saying so, and
  * works again once it can (cluster.sh --redis). --data, --db and --redis
  * are three stores: give one.
+ *
+ * --rate-limit N/SECONDS lets each caller make N tool calls per SECONDS
+ * seconds (a burst of N at once; mcp_server_set_rate_limit): a call over
+ * it is answered with a tool error beginning "rate limited". A caller is
+ * the principal's subject: the token's "sub" with --jwks, "http" or
+ * "stdio" with --scopes (every caller alike), and without either each
+ * session on its own. With --redis the budget is counted in Redis, one
+ * for every notes process sharing it (give them all the same limit);
+ * while Redis cannot be reached a call is answered "rate limit
+ * unavailable". N and SECONDS are whole numbers from 1 on; anything else
+ * is a usage error.
  * The HTTP flags (--http, --tls-cert, --tls-key, --node-id, --jwks,
  * --issuer, --audience) are read, and served, by libmcp itself
  * (mcp_http_serve_arg and mcp_http_serve_until_signal, mcp/http.h), so a
@@ -105,6 +118,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <limits.h>
 #include <mcp/mcp.h>
 #ifdef MCP_NOTES_HTTP
 #include <mcp/http.h>
@@ -1404,20 +1418,19 @@ static const mcp_tool tools[] = {
 
 static void usage(void) {
 #ifdef MCP_NOTES_HTTP
-  fprintf(
-      stderr,
-      "usage: notes [--stdio | --http ADDR:PORT|systemd [--tls-cert FILE "
-      "--tls-key FILE] [--node-id ID]] [--scopes \"SCOPE ...\"] "
-      "[--data FILE | --db FILE | --redis URL] [--state-key FILE]" GUARD_USAGE
-      "\n"
-      "       notes --http ADDR:PORT|systemd [--tls-cert FILE --tls-key "
-      "FILE] [--node-id ID] --jwks FILE --issuer URL --audience URL "
-      "[--data FILE | --db FILE | --redis URL] [--state-key FILE]" GUARD_USAGE
-      "\n");
-#else
   fprintf(stderr,
-          "usage: notes [--stdio] [--scopes \"SCOPE ...\"] "
-          "[--data FILE | --redis URL] [--state-key FILE]" GUARD_USAGE "\n");
+          "usage: notes [--stdio | --http ADDR:PORT|systemd [--tls-cert FILE "
+          "--tls-key FILE] [--node-id ID]] [--scopes \"SCOPE ...\"] "
+          "[--data FILE | --db FILE | --redis URL] [--state-key FILE] "
+          "[--rate-limit N/SECONDS]" GUARD_USAGE "\n"
+          "       notes --http ADDR:PORT|systemd [--tls-cert FILE --tls-key "
+          "FILE] [--node-id ID] --jwks FILE --issuer URL --audience URL "
+          "[--data FILE | --db FILE | --redis URL] [--state-key FILE] "
+          "[--rate-limit N/SECONDS]" GUARD_USAGE "\n");
+#else
+  fprintf(stderr, "usage: notes [--stdio] [--scopes \"SCOPE ...\"] "
+                  "[--data FILE | --redis URL] [--state-key FILE] "
+                  "[--rate-limit N/SECONDS]" GUARD_USAGE "\n");
 #endif
 }
 
@@ -1494,6 +1507,27 @@ static int use_state_key(mcp_server *srv, const char *path) {
     fprintf(stderr, "notes: --state-key %s: %s\n", path,
             f == NULL ? "cannot read it" : "it needs 32 bytes or more");
   return rc;
+}
+
+/* --rate-limit N/SECONDS: two whole numbers from 1 on (at most UINT_MAX)
+ * into *calls and *per. Returns 0, or -1 when s is anything else. */
+static int parse_rate(const char *s, unsigned *calls, unsigned *per) {
+  unsigned long v[2];
+  const char *p = s;
+  for (int k = 0; k < 2; k++) {
+    char *end;
+    if (*p < '0' || *p > '9')
+      return -1; /* no sign, no space, no empty number */
+    errno = 0;
+    v[k] = strtoul(p, &end, 10);
+    if (errno != 0 || v[k] == 0 || v[k] > UINT_MAX ||
+        *end != (k == 0 ? '/' : '\0'))
+      return -1;
+    p = end + 1;
+  }
+  *calls = (unsigned)v[0];
+  *per = (unsigned)v[1];
+  return 0;
 }
 
 /* Splits "a b c" into a NULL-terminated list of words, which are in a copy
@@ -1621,10 +1655,11 @@ static int share_state(mcp_server *srv, const char *redis, mcp_store **shared) {
 
 int main(int argc, char **argv) {
   store st = {.next_id = 1, .lock = PTHREAD_MUTEX_INITIALIZER};
-  const char *scopes = NULL;    /* --scopes "SCOPE ..." */
-  const char *state_key = NULL; /* --state-key FILE */
-  const char *db = NULL;        /* --db FILE */
-  const char *redis = NULL;     /* --redis URL */
+  const char *scopes = NULL;             /* --scopes "SCOPE ..." */
+  const char *state_key = NULL;          /* --state-key FILE */
+  const char *db = NULL;                 /* --db FILE */
+  const char *redis = NULL;              /* --redis URL */
+  unsigned rate_calls = 0, rate_per = 0; /* --rate-limit N/SECONDS */
 #ifdef MCP_EXAMPLE_GUARD
   bool guarded = false;
 #endif
@@ -1654,6 +1689,13 @@ int main(int argc, char **argv) {
       st.path = argv[++i];
     } else if (strcmp(argv[i], "--state-key") == 0 && i + 1 < argc) {
       state_key = argv[++i];
+    } else if (strcmp(argv[i], "--rate-limit") == 0 && i + 1 < argc) {
+      if (parse_rate(argv[++i], &rate_calls, &rate_per) != 0) {
+        fprintf(stderr, "notes: --rate-limit wants N/SECONDS, two whole "
+                        "numbers from 1 on (e.g. 60/60)\n");
+        usage();
+        return 2;
+      }
     } else if (strcmp(argv[i], "--db") == 0 && i + 1 < argc) {
 #ifdef MCP_NOTES_SQLITE
       db = argv[++i];
@@ -1752,6 +1794,12 @@ int main(int argc, char **argv) {
     return 1;
   }
 
+  /* After the store (share_state), so the limit counts where it says. */
+  if (rate_calls && mcp_server_set_rate_limit(srv, rate_calls, rate_per) != 0) {
+    fprintf(stderr, "notes: --rate-limit: %s\n", mcp_server_errmsg(srv));
+    mcp_server_free(srv);
+    return 1;
+  }
   if (state_key && use_state_key(srv, state_key) != 0) {
     mcp_server_free(srv);
     return 1;

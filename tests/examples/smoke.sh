@@ -66,6 +66,36 @@ notes)
     echo "FAIL: notes accepted --bogus" >&2
     exit 1
   fi
+  # --rate-limit 2/3600: the third tool call of the caller is refused
+  # before its handler runs (so no second note is added).
+  printf '%s\n' "$init" "$ready" \
+    '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"list_notes"}}' \
+    '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"get_note","arguments":{"id":"n1"}}}' \
+    '{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"add_note","arguments":{"title":"over","text":"limit"}}}' |
+    run --rate-limit 2/3600 --data "$data"
+  expect '"id":3,"result":{"content":[{"type":"text","text":"t"},{"type":"text","text":"kept"}]'
+  expect '"id":4,"result":{"content":[{"type":"text","text":"rate limited'
+  if grep -qF '"title":"over"' "$data"; then
+    echo "FAIL: notes ran a call over its --rate-limit" >&2
+    exit 1
+  fi
+  # A --rate-limit that is not N/SECONDS (two whole numbers from 1 on) is
+  # a usage error (status 2, saying what it wants), never served.
+  for bad in 5 0/60 60/0 /60 60/ -1/60 " 5/60" 5/60x 5//60 99999999999/1 x; do
+    status=0
+    "$bin" --stdio --rate-limit "$bad" </dev/null >/dev/null 2>"$tmp/err" || status=$?
+    if [ "$status" -ne 2 ] || ! grep -qF -- "--rate-limit wants N/SECONDS" "$tmp/err"; then
+      echo "FAIL: notes --rate-limit '$bad': status $status, not 2 with its usage" >&2
+      cat "$tmp/err" >&2
+      exit 1
+    fi
+  done
+  status=0
+  "$bin" --stdio --rate-limit </dev/null >/dev/null 2>"$tmp/err" || status=$?
+  if [ "$status" -ne 2 ] || ! grep -qF "usage: notes" "$tmp/err"; then
+    echo "FAIL: notes --rate-limit without a value: status $status" >&2
+    exit 1
+  fi
   ;;
 everything)
   # A client that declares sampling: the tool asks, the answer comes back
