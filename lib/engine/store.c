@@ -171,15 +171,18 @@ static void lease_keep(mcp_store *st, const char *key, unsigned calls,
   unsigned long long now = mcp__now_us();
   bool same = l->key && strcmp(l->key, key) == 0 && l->calls == calls &&
               l->per_s == per_s && now < l->until_us;
+  /* Added to a lease still valid, the tokens expire with it (sooner than
+   * their own 100 ms, never later). */
   if (!same && (copy = mcp__strdup(key)) != NULL) {
     mcp__free(l->key);
-    *l = (lease){.key = copy, .calls = calls, .per_s = per_s};
+    *l = (lease){.key = copy,
+                 .calls = calls,
+                 .per_s = per_s,
+                 .until_us = now + LEASE_US};
     same = true;
   }
-  if (same) {
+  if (same)
     l->left += n;
-    l->until_us = now + LEASE_US;
-  }
   pthread_mutex_unlock(&st->lease_lock);
 }
 
