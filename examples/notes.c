@@ -1756,8 +1756,10 @@ int main(int argc, char **argv) {
     return 2;
   }
 #endif
-  if (open_store(&st, db, redis) != 0)
+  if (open_store(&st, db, redis) != 0) {
+    close_store(&st); /* what it opened before it failed */
     return 1;
+  }
 
   mcp_server *srv;
   const mcp_server_info info = {
