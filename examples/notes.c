@@ -35,6 +35,11 @@
  * extension) writes down the workflow: list before you act, ask the user
  * before you delete.
  *
+ * Each note is also the resource note:///{id} (its id, title and text as
+ * JSON; notes:read), which a client reads and subscribes to: an append or
+ * a delete tells its subscribers (notifications/resources/updated), and
+ * with --redis those on every notes process sharing the store.
+ *
  * export_notes is a long job: it returns every note, one at a time, with
  * progress, and runs as a task for a client that takes tasks (both
  * protocol eras), which polls it and may cancel it.
@@ -186,7 +191,8 @@ struct store {
   const char *path;     /* NULL: in memory only */
   pthread_mutex_t lock; /* held by each handler while it runs */
   const backend *ops;
-  char why[300]; /* what the last failed operation said, or "" */
+  mcp_server *srv; /* told when a note changes (note_changed) */
+  char why[300];   /* what the last failed operation said, or "" */
 #ifdef MCP_NOTES_SQLITE
   sqlite3 *db; /* --db: the notes live in SQLite, shared by processes */
 #endif
@@ -1033,6 +1039,17 @@ static bool own_note(mcp_call *call, const note *n) {
   return n->owner && who && strcmp(n->owner, who) == 0;
 }
 
+/* Tells the subscribers of note:///id that the note changed (its text, or
+ * that it is gone): this server's, and, with --redis, those of every notes
+ * process sharing the store (mcp_server_set_store). Called once the change
+ * is saved. */
+static void note_changed(store *st, const char *id) {
+  char uri[128];
+  snprintf(uri, sizeof uri, "note:///%s", id);
+  if (st->srv)
+    mcp_server_resource_updated(st->srv, uri);
+}
+
 /* Deletes the note with id, for delete_note and manage_note alike. The
  * tool's scope (notes:write) lets a caller delete its own notes; another
  * subject's needs notes:admin too, a step-up asked before anything is
@@ -1055,6 +1072,7 @@ static int delete_locked(mcp_call *call, store *st, const char *id) {
     return ok == 0 ? mcp_result_text(call, "Kept the note.") : ok;
   if (st->ops->remove(st, id) != 0)
     return store_error(call, st, "The deletion could not be saved");
+  note_changed(st, id);
   return mcp_result_text(call, "Deleted.");
 }
 
@@ -1085,8 +1103,10 @@ static int append_locked(mcp_call *call, store *st, const char *id,
   memcpy(joined + old + 1, text, add + 1);
   rc = st->ops->set_text(st, id, joined);
   free(joined);
-  return rc == 0 ? mcp_result_text(call, "Appended.")
-                 : store_error(call, st, "The note could not be saved");
+  if (rc != 0)
+    return store_error(call, st, "The note could not be saved");
+  note_changed(st, id);
+  return mcp_result_text(call, "Appended.");
 }
 
 /* manage_note: one tool that reads, appends or deletes, by its argument
@@ -1548,6 +1568,57 @@ static const char **split_scopes(const char *s, char **words) {
   return list;
 }
 
+/* ---- the note resource -----------------------------------------------------
+ * Each note is the resource note:///{id} too, so a client can read it and
+ * subscribe to it (resources/subscribe, or a 2026-07-28
+ * subscriptions/listen stream): an append or a delete tells its
+ * subscribers (note_changed), on every notes process sharing the store.
+ * Adding or deleting a note sends no notifications/resources/list_changed:
+ * the notes are instances of one template, which resources/list does not
+ * list and resources/templates/list lists unchanged, and list_changed is
+ * about those lists (mcp_server_add_resource sends it for a registration).
+ * Its contents are application/json, {"id", "title", "text"}: the title and
+ * the text may each hold line breaks, so plain text could not keep them
+ * apart, and a client reads both back as they were saved. */
+static int read_note(mcp_call *call, void *user_data) {
+  store *st = user_data;
+  const char *id;
+  if (mcp_call_arg_string(call, "id", &id) != 0)
+    return MCP_ENOENT;
+  pthread_mutex_lock(&st->lock);
+  if (st->ops->load(st) != 0) {
+    int rc = store_error(call, st, "The notes could not be read");
+    pthread_mutex_unlock(&st->lock);
+    return rc;
+  }
+  const note *n = find(st, id);
+  cJSON *out = n ? cJSON_CreateObject() : NULL;
+  if (out) {
+    cJSON_AddStringToObject(out, "id", n->id);
+    cJSON_AddStringToObject(out, "title", n->title);
+    cJSON_AddStringToObject(out, "text", n->text);
+  }
+  pthread_mutex_unlock(&st->lock);
+  if (n == NULL)
+    return MCP_ENOENT; /* the protocol's not-found error */
+  char *json = out ? cJSON_PrintUnformatted(out) : NULL;
+  cJSON_Delete(out);
+  int rc = json ? mcp_result_text(call, json) : MCP_ENOMEM;
+  cJSON_free(json);
+  return rc;
+}
+
+static const mcp_resource note_resource = {
+    .uri_template = "note:///{id}",
+    .name = "note",
+    .title = "A note",
+    .description = "The note with this id: {\"id\", \"title\", \"text\"}. "
+                   "Subscribe to hear when it changes or is deleted.",
+    .mime_type = "application/json",
+    .scopes = read_scope,
+    .handler = read_note,
+};
+
 /* ---- the skill ------------------------------------------------------------
  * How an agent should use these tools, written down where it finds them:
  * the skill skill://notes-workflow/SKILL.md (skills/list, skills/get,
@@ -1790,7 +1861,9 @@ int main(int argc, char **argv) {
       return 1;
     }
   }
-  if (mcp_server_add_skill(srv, &workflow) != 0) {
+  st.srv = srv; /* note_changed tells its subscribers */
+  if (mcp_server_add_resource(srv, &note_resource, &st) != 0 ||
+      mcp_server_add_skill(srv, &workflow) != 0) {
     fprintf(stderr, "notes: %s\n", mcp_server_errmsg(srv));
     mcp_server_free(srv);
     return 1;

@@ -15,6 +15,12 @@
 //               nodes with 100000/3600 and without --scopes (each request
 //               its own anonymous caller, never refused, every token still
 //               taken in Redis); each exits 0 on SIGTERM.
+//   subscriber  a client on n1 (its own nginx port) listens to note:///N
+//               (subscriptions/listen, 2026-07-28) and to a sentinel note;
+//               a client on n2 appends to N, then to the sentinel: once
+//               the sentinel's notifications/resources/updated reaches n1's
+//               stream (bounded wait), N's has come exactly once (each node
+//               hears the others' changes in the order Redis got them).
 //   kill -9     of n3: every request through nginx is answered by n1 or
 //               n2 (nginx tried n3 and moved on: its log says so).
 //   Redis restarted (kill -9, then started again on its AOF, appendfsync
@@ -29,9 +35,7 @@
 //               and get_note with one of those two tool errors; once the
 //               link is up again (bounded wait) n1 lists it.
 //
-// Not covered yet: a subscriber on one node hearing another's change
-// (notes has no subscribable resource), tasks across nodes, session
-// adoption.
+// Not covered yet: tasks across nodes, session adoption.
 
 import process from 'node:process';
 import readline from 'node:readline';
@@ -144,6 +148,35 @@ async function addNotes(client, prefix, n) {
   return ids;
 }
 
+// A subscriber on n1 hears a change made through n2, once.
+async function subscriber() {
+  const n1 = await connect(NODES.n1.url);
+  const n2 = await connect(NODES.n2.url);
+  const [id, sentinel] = await addNotes(n2, 'subscribed', 2);
+  const uri = `note:///${id}`;
+  const last = `note:///${sentinel}`;
+  const heard = [];
+  let wake = () => {};
+  n1.setNotificationHandler('notifications/resources/updated', (n) => {
+    heard.push(n.params.uri);
+    wake();
+  });
+  const sub = await n1.listen({ resourceSubscriptions: [uri, last] }, opts);
+  const appended = await call(n2, 'manage_note', { action: 'append', id, text: 'from n2' });
+  check('subscriber: manage_note append through n2 answered', text(appended) === 'Appended.', show(appended));
+  await call(n2, 'manage_note', { action: 'append', id: sentinel, text: 'after' });
+  const end = Date.now() + 10_000;
+  for (let i = 0; i < 100 && !heard.includes(last) && Date.now() < end; i++) {
+    await new Promise((r) => { wake = r; setTimeout(r, 250); });
+  }
+  check('subscriber: n1\'s listener hears the sentinel\'s change within 10 s', heard.includes(last), show(heard));
+  check('subscriber: and the append made through n2 exactly once, before it',
+    heard.filter((u) => u === uri).length === 1 && heard.indexOf(uri) < heard.indexOf(last), show(heard));
+  await sub.close().catch(() => {});
+  await n1.close().catch(() => {});
+  await n2.close().catch(() => {});
+}
+
 async function killNode(client) {
   const before = await addNotes(client, 'before-kill', 3);
   const mark = (await logSince(0)).count;
@@ -226,6 +259,7 @@ async function cutOff() {
 try {
   if (!NGINX || !NODES.n1 || !(LIMIT > 0)) throw new Error('run by multihost.py, which sets MH_NGINX, MH_NODES, MH_LIMIT');
   await rateLimit();
+  await subscriber();
   const client = await connect(NGINX);
   const added = await killNode(client);
   await restartRedis(client, added);

@@ -56,9 +56,8 @@ restart the nodes with another limit (SIGTERM, each must exit 0), kill -9 a node
 link down (the switch's end: its cable pulled) and up, which nodes are
 alive, nginx's access log. What it checks is in its header.
 
-Not covered yet (issue 33 items 2, 3 and 5 in notes): a subscriber on one
-node hearing a change made on another (notes has no subscribable resource
-and publishes no list change), tasks across nodes, session adoption.
+Not covered yet (issue 33 items 3 and 5 in notes): tasks across nodes,
+session adoption.
 
 Every wait is bounded; the whole run is bounded by DEADLINE_S. Whatever
 exits this (a failure, an exception, SIGTERM, SIGINT, the deadline), every
