@@ -18,11 +18,8 @@ usage: notes_subscribe.py PATH-TO-notes PATH-TO-redis-server
 """
 import http.client
 import json
-import os
 import shutil
 import signal
-import socket
-import subprocess
 import sys
 import tempfile
 import threading
@@ -38,38 +35,8 @@ WAIT = 60 if SLOW else 15
 LEGACY = "2025-11-25"
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def ping(port):
-    """Whether the Redis on port answers PING."""
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=2) as s:
-            s.sendall(b"PING\r\n")
-            return s.recv(64).startswith(b"+PONG")
-    except OSError:
-        return False
-
-
 def start_redis(tmp, port):
-    """Starts redis-server; returns it once it answers PING (bounded)."""
-    p = subprocess.Popen(
-        [redis_server, "--port", str(port), "--bind", "127.0.0.1",
-         "--save", "", "--appendonly", "no", "--dir", tmp,
-         "--logfile", os.path.join(tmp, "redis.log")],
-        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL)
-    deadline = time.time() + WAIT
-    while time.time() < deadline and p.poll() is None:
-        if ping(port):
-            return p
-        time.sleep(0.05)
-    p.kill()
-    p.wait()
-    raise SystemExit("FAIL: redis-server did not answer PING")
+    return notes_proc.start_redis(redis_server, tmp, port)
 
 
 class Session:
@@ -181,7 +148,7 @@ def add(url, title):
 tmp = tempfile.mkdtemp(prefix="libmcp-subscribe-")
 procs = []
 try:
-    port = free_port()
+    port = notes_proc.free_port()
     procs.append(start_redis(tmp, port))
     redis_url = f"redis://127.0.0.1:{port}/0"
     a, url_a = start(notes, ["--redis", redis_url])

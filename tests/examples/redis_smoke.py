@@ -22,11 +22,9 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
-import time
 
 from notes_proc import LAUNCHER, SLOW, check, modern_call, start
 import notes_proc
@@ -37,60 +35,14 @@ DB = 3
 WAIT = 60 if SLOW else 15
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def ping(sock):
-    """Whether the Redis on the unix socket answers PING (after AUTH)."""
-    try:
-        with socket.socket(socket.AF_UNIX) as s:
-            s.settimeout(2)
-            s.connect(sock)
-            s.sendall(f"AUTH {PASSWORD}\r\nPING\r\n".encode())
-            got = b""
-            while b"+PONG" not in got and len(got) < 1024:
-                chunk = s.recv(1024)
-                if not chunk:
-                    break
-                got += chunk
-            return b"+PONG" in got
-    except OSError:
-        return False
-
-
 def start_redis(tmp, port):
-    """Starts redis-server; returns it once it answers PING (bounded)."""
-    sock = os.path.join(tmp, "redis.sock")
-    p = subprocess.Popen(
-        [redis_server, "--port", str(port), "--bind", "127.0.0.1",
-         "--unixsocket", sock, "--unixsocketperm", "700",
-         "--requirepass", PASSWORD, "--save", "", "--appendonly", "yes",
-         "--appendfsync", "always", "--dir", tmp,
-         "--logfile", os.path.join(tmp, "redis.log")],
-        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL)
-    deadline = time.time() + WAIT
-    while time.time() < deadline and p.poll() is None:
-        if ping(sock):
-            return p
-        time.sleep(0.05)
-    p.kill()
-    p.wait()
-    with open(os.path.join(tmp, "redis.log")) as f:
-        raise SystemExit("FAIL: redis-server did not answer PING:\n" + f.read())
+    """This test's Redis: a password, and an append-only file, so that a
+    restart keeps what was answered."""
+    return notes_proc.start_redis(redis_server, tmp, port, PASSWORD, aof=True)
 
 
 def stop(p):
-    if p.poll() is None:
-        p.send_signal(signal.SIGTERM)
-        try:
-            p.wait(timeout=WAIT)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            p.wait()
+    notes_proc.stop(p, WAIT)
 
 
 def result(url, name, args):
@@ -131,7 +83,7 @@ class Stdio:
 tmp = tempfile.mkdtemp(prefix="libmcp-redis-")
 procs = []
 try:
-    port = free_port()
+    port = notes_proc.free_port()
     redis = start_redis(tmp, port)
     procs.append(redis)
     secret = PASSWORD.replace("/", "%2F")
