@@ -107,8 +107,8 @@ check-tsan:
 	@cmake --build build-tsan -j $(JOBS) --target test_http test_http_auth \
 	  test_jwt test_engine test_lifecycle test_prompts_resources \
 	  test_subscriptions test_modern test_stdio test_limits test_executor \
-	  test_guard test_effects test_task test_store test_redis_limit load \
-	  streams notes
+	  test_guard test_effects test_task test_store test_redis test_redis_limit \
+	  load streams notes
 	@cd build-tsan && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
 	  $(CTEST) -R $(TSAN_TESTS)
 
