@@ -55,6 +55,47 @@ typedef void (*mcp_store_rate_done)(void *arg, int rc,
 typedef void (*mcp_store_event)(void *arg, const char *event,
                                 unsigned long len);
 
+/** A record of the shared state: a JSON text kept under a key for a
+ * while, on behalf of a node (a task: "task:<id>"; a session:
+ * "session:<id>"). What an operation is given is borrowed for the call;
+ * what an answer holds is the store's, valid for the callback only. */
+typedef struct mcp_store_record {
+  const char *key;    /**< its name (NUL-terminated, at most 255 bytes) */
+  const char *value;  /**< its text, len bytes; a put of NULL deletes it;
+                           NULL in an answer: nothing is stored */
+  unsigned long len;  /**< value's length (at most MCP_STORE_RECORD_MAX) */
+  const char *holder; /**< the node it belongs to (mcp_store_node_join),
+                           NUL-terminated, or NULL: nobody's */
+  const char *index;  /**< a put: the list it joins (mcp_store_list), or
+                           NULL; at most 255 bytes */
+  unsigned long long order;  /**< its place in index, ascending (below
+                                  2^53; then by key) */
+  unsigned long long ttl_ms; /**< a put: how long it is kept (at least 1;
+                                  an index is kept as long as its newest
+                                  record) */
+  bool final;        /**< it is settled: a put on a final record is refused */
+  bool holder_alive; /**< an answer: holder is NULL, or joined and its lease
+                          runs */
+  bool written;      /**< a put's answer: the put took; false: the record
+                          stored was final, and the answer holds it */
+  void *reserved[2]; /**< zero: room to grow (see the README, Versioning) */
+} mcp_store_record;
+
+/** The most bytes a record's value may have. */
+#define MCP_STORE_RECORD_MAX (4ul << 20)
+
+/** Called once per mcp_store_put, mcp_store_get or mcp_store_list with its
+ * answer: rc is 0 and recs holds n records (a put: the one written, or the
+ * final one that refused it; a get: none or the one stored; a list: the
+ * next ones of the index, and more says whether others follow), or rc is a
+ * negative MCP_E* code (MCP_EIO: the store could not be reached) with why,
+ * an English text (never NULL). It runs on the calling thread before the
+ * operation returned (the in-process store) or on a thread of the
+ * store's; it must not free the store. */
+typedef void (*mcp_store_records_done)(void *arg, int rc,
+                                       const mcp_store_record *recs, unsigned n,
+                                       bool more, const char *why);
+
 /** The most bytes one event may have (mcp_store_publish). */
 #define MCP_STORE_EVENT_MAX 65536
 
@@ -101,9 +142,23 @@ typedef struct mcp_store_ops {
   int (*rate_lease)(void *impl, const char *key, unsigned calls,
                     unsigned per_seconds, unsigned want,
                     mcp_store_rate_done done, void *arg);
-  /** zero: room to grow, for the operations of the state still to come
-   * (tasks, sessions; see the README, Versioning) */
-  void *reserved[5];
+  /** Writes rec (see mcp_store_put): atomic across every process sharing
+   * the store. May be NULL, with record_get, record_list and node_join: a
+   * store without records. */
+  int (*record_put)(void *impl, const mcp_store_record *rec,
+                    mcp_store_records_done done, void *arg);
+  /** Reads the record key (see mcp_store_get). */
+  int (*record_get)(void *impl, const char *key, mcp_store_records_done done,
+                    void *arg);
+  /** Reads at most max records of index after (after_order, after_key)
+   * (see mcp_store_list). */
+  int (*record_list)(void *impl, const char *index,
+                     unsigned long long after_order, const char *after_key,
+                     unsigned max, mcp_store_records_done done, void *arg);
+  /** Keeps node alive (see mcp_store_node_join); lease_ms 0: it leaves. */
+  int (*node_join)(void *impl, const char *node, unsigned lease_ms);
+  /** zero: room to grow (see the README, Versioning) */
+  void *reserved[1];
 } mcp_store_ops;
 
 /** Makes a store of an implementation's: ops (kept, not copied) and impl
@@ -180,6 +235,52 @@ MCP_API int mcp_store_listen(mcp_store *st, mcp_store_event fn, void *arg);
  * listener of st. */
 MCP_API int mcp_store_unlisten(mcp_store *st, mcp_store_event fn,
                                const void *arg);
+
+/** Whether st keeps records (mcp_store_put and the others below): the
+ * in-process store and the Redis store do. false for NULL. Any thread. */
+MCP_API bool mcp_store_has_records(const mcp_store *st);
+
+/** Writes rec->value under rec->key for rec->ttl_ms, with its holder, its
+ * final flag, and its place in rec->index (when not NULL), atomically: a
+ * record stored final is kept as it is, and the answer holds it with
+ * written false; otherwise the answer holds rec's key with written true.
+ * A NULL value deletes the record (and its place in its index), unless it
+ * is final. So the first of several processes to settle a record wins,
+ * and the others learn what it was settled as. done is called exactly once
+ * (see mcp_store_records_done) when the function returned 0. Returns 0,
+ * MCP_EINVAL (st, rec, rec->key or done NULL, ttl_ms 0 with a value),
+ * MCP_ELIMIT (a key or index above 255 bytes, a value above
+ * MCP_STORE_RECORD_MAX), MCP_ENOTSUP (a store without records) or another
+ * negative MCP_E* code; done is then not called. Any thread. */
+MCP_API int mcp_store_put(mcp_store *st, const mcp_store_record *rec,
+                          mcp_store_records_done done, void *arg);
+
+/** Reads the record key: done gets it (value, holder, final, and whether
+ * its holder is alive), or no record once it expired or was never
+ * written. Returns as mcp_store_put does. Any thread. */
+MCP_API int mcp_store_get(mcp_store *st, const char *key,
+                          mcp_store_records_done done, void *arg);
+
+/** Reads the records of index whose (order, key) comes after (after_order,
+ * after_key) (after_key NULL or "": from the first of after_order on), at
+ * most max (1 to 1000) of them, in ascending order; more says whether
+ * others follow. Records that expired are no longer listed. Returns as
+ * mcp_store_put does (MCP_EINVAL also for max 0 or above 1000). Any
+ * thread. */
+MCP_API int mcp_store_list(mcp_store *st, const char *index,
+                           unsigned long long after_order,
+                           const char *after_key, unsigned max,
+                           mcp_store_records_done done, void *arg);
+
+/** Keeps node (a name of at most 64 bytes) alive in st's state for
+ * lease_ms (at least 100), renewed by the store itself (about every third
+ * of the lease) until mcp_store_node_join(st, node, 0) or mcp_store_free:
+ * a process that dies stops renewing, and a lease later its records'
+ * holder_alive turns false in every process. Returns 0, MCP_EINVAL,
+ * MCP_ENOTSUP (a store without records) or another negative MCP_E* code.
+ * Any thread. */
+MCP_API int mcp_store_node_join(mcp_store *st, const char *node,
+                                unsigned lease_ms);
 
 /** Frees st and its implementation; a take still in flight is answered
  * first (see mcp_store_ops.free). NULL is a no-op. Not while another

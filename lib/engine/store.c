@@ -42,8 +42,12 @@ struct mcp_store {
 };
 
 mcp_store *mcp_store_new(const mcp_store_ops *ops, void *impl) {
+  bool records = ops && ops->record_put;
   if (ops == NULL || ops->rate_take == NULL || ops->describe == NULL ||
-      (ops->publish == NULL) != (ops->subscribe == NULL))
+      (ops->publish == NULL) != (ops->subscribe == NULL) ||
+      records != (ops->record_get != NULL) ||
+      records != (ops->record_list != NULL) ||
+      records != (ops->node_join != NULL))
     return NULL;
   mcp_store *st = mcp__calloc(1, sizeof *st);
   if (st == NULL)
@@ -237,6 +241,66 @@ int mcp_store_rate_take(mcp_store *st, const char *key, unsigned calls,
   return rc;
 }
 
+/* ---- records --------------------------------------------------------------
+ * The checks every store shares; the work is the implementation's. */
+
+#define NAME_MAX_BYTES 255u
+#define NODE_MAX_BYTES 64u
+
+bool mcp_store_has_records(const mcp_store *st) {
+  return st != NULL && st->ops->record_put != NULL;
+}
+
+int mcp_store_put(mcp_store *st, const mcp_store_record *rec,
+                  mcp_store_records_done done, void *arg) {
+  if (st == NULL || rec == NULL || rec->key == NULL || done == NULL ||
+      (rec->value != NULL && rec->ttl_ms == 0))
+    return MCP_EINVAL;
+  if (strlen(rec->key) > NAME_MAX_BYTES ||
+      (rec->index && strlen(rec->index) > NAME_MAX_BYTES) ||
+      (rec->holder && strlen(rec->holder) > NODE_MAX_BYTES) ||
+      (rec->value && rec->len > MCP_STORE_RECORD_MAX) ||
+      rec->order >= (1ull << 53))
+    return MCP_ELIMIT;
+  if (st->ops->record_put == NULL)
+    return MCP_ENOTSUP;
+  return st->ops->record_put(st->impl, rec, done, arg);
+}
+
+int mcp_store_get(mcp_store *st, const char *key, mcp_store_records_done done,
+                  void *arg) {
+  if (st == NULL || key == NULL || done == NULL)
+    return MCP_EINVAL;
+  if (strlen(key) > NAME_MAX_BYTES)
+    return MCP_ELIMIT;
+  if (st->ops->record_get == NULL)
+    return MCP_ENOTSUP;
+  return st->ops->record_get(st->impl, key, done, arg);
+}
+
+int mcp_store_list(mcp_store *st, const char *index,
+                   unsigned long long after_order, const char *after_key,
+                   unsigned max, mcp_store_records_done done, void *arg) {
+  if (st == NULL || index == NULL || done == NULL || max == 0 || max > 1000)
+    return MCP_EINVAL;
+  if (strlen(index) > NAME_MAX_BYTES ||
+      (after_key && strlen(after_key) > NAME_MAX_BYTES))
+    return MCP_ELIMIT;
+  if (st->ops->record_list == NULL)
+    return MCP_ENOTSUP;
+  return st->ops->record_list(st->impl, index, after_order,
+                              after_key ? after_key : "", max, done, arg);
+}
+
+int mcp_store_node_join(mcp_store *st, const char *node, unsigned lease_ms) {
+  if (st == NULL || node == NULL || node[0] == '\0' ||
+      strlen(node) > NODE_MAX_BYTES || (lease_ms != 0 && lease_ms < 100))
+    return MCP_EINVAL;
+  if (st->ops->node_join == NULL)
+    return MCP_ENOTSUP;
+  return st->ops->node_join(st->impl, node, lease_ms);
+}
+
 bool mcp_store_shared(const mcp_store *st) {
   return st != NULL && st->ops->shared;
 }
@@ -274,6 +338,24 @@ void mcp_store_free(mcp_store *st) {
  * events go to its own listeners: the servers sharing it are its
  * "processes". */
 
+/* A record of the in-process store. */
+typedef struct local_record {
+  struct local_record *next;
+  char *key, *value, *holder, *index; /* value: len bytes */
+  size_t len;
+  unsigned long long order, until_us;
+  bool final;
+} local_record;
+
+/* A node that joined (it lives as long as it does not leave). */
+typedef struct local_node {
+  struct local_node *next;
+  char name[];
+} local_node;
+
+/* The most records the in-process store keeps. */
+#define LOCAL_RECORDS_MAX 65536u
+
 typedef struct local_store {
   pthread_mutex_t lock; /* guards calls and per_s; a leaf, like rate's */
   unsigned calls, per_s;
@@ -284,6 +366,12 @@ typedef struct local_store {
   pthread_mutex_t events;
   _Atomic(mcp_store_event) deliver;
   void *deliver_arg;
+  /* Records and nodes: under records_lock, a leaf (answers are given
+   * after it). */
+  pthread_mutex_t records_lock;
+  local_record *records;
+  size_t nrecords;
+  local_node *nodes;
 } local_store;
 
 static int local_take(void *impl, const char *key, unsigned calls,
@@ -330,6 +418,256 @@ static int local_subscribe(void *impl, mcp_store_event deliver, void *arg) {
   return 0;
 }
 
+static void record_free(local_record *r) {
+  if (r == NULL)
+    return;
+  mcp__free(r->key);
+  mcp__free(r->value);
+  mcp__free(r->holder);
+  mcp__free(r->index);
+  mcp__free(r);
+}
+
+/* Drops the records whose time passed. Under records_lock. */
+static void records_expire_locked(local_store *ls, unsigned long long now) {
+  for (local_record **p = &ls->records; *p;) {
+    local_record *r = *p;
+    if (r->until_us <= now) {
+      *p = r->next;
+      record_free(r);
+      ls->nrecords--;
+    } else {
+      p = &r->next;
+    }
+  }
+}
+
+static local_record **record_find_locked(local_store *ls, const char *key) {
+  local_record **p = &ls->records;
+  while (*p && strcmp((*p)->key, key) != 0)
+    p = &(*p)->next;
+  return p;
+}
+
+static bool node_alive_locked(const local_store *ls, const char *holder) {
+  if (holder == NULL)
+    return true;
+  for (const local_node *n = ls->nodes; n; n = n->next)
+    if (strcmp(n->name, holder) == 0)
+      return true;
+  return false;
+}
+
+/* The answer's view of r. Under records_lock. */
+static mcp_store_record record_view_locked(const local_store *ls,
+                                           const local_record *r) {
+  return (mcp_store_record){.key = r->key,
+                            .value = r->value,
+                            .len = r->len,
+                            .holder = r->holder,
+                            .index = r->index,
+                            .order = r->order,
+                            .final = r->final,
+                            .holder_alive = node_alive_locked(ls, r->holder)};
+}
+
+/* A copy of what the answers hold, so that they are given after the lock
+ * (a callback may put again). */
+typedef struct local_answer {
+  mcp_store_record *recs;
+  unsigned n;
+  bool oom;
+} local_answer;
+
+static char *dup_or_null(const char *s, bool *oom) {
+  if (s == NULL)
+    return NULL;
+  char *d = mcp__strdup(s);
+  *oom = *oom || d == NULL;
+  return d;
+}
+
+static void answer_add_locked(const local_store *ls, local_answer *a,
+                              const local_record *r) {
+  mcp_store_record v = record_view_locked(ls, r);
+  v.key = dup_or_null(v.key, &a->oom);
+  v.holder = dup_or_null(v.holder, &a->oom);
+  v.index = dup_or_null(v.index, &a->oom);
+  if (v.value) {
+    char *copy = mcp__malloc(v.len + 1);
+    if (copy) {
+      memcpy(copy, v.value, v.len);
+      copy[v.len] = '\0';
+    }
+    a->oom = a->oom || copy == NULL;
+    v.value = copy;
+  }
+  a->recs[a->n++] = v;
+}
+
+static void answer_give(local_answer *a, int rc, bool more,
+                        mcp_store_records_done done, void *arg) {
+  if (rc == 0 && a->oom)
+    rc = MCP_ENOMEM;
+  done(arg, rc, rc ? NULL : a->recs, rc ? 0 : a->n, more,
+       rc == MCP_ENOMEM ? "out of memory"
+       : rc             ? "the record table is full"
+                        : "");
+  for (unsigned i = 0; i < a->n; i++) {
+    mcp__free((char *)a->recs[i].key);
+    mcp__free((char *)a->recs[i].holder);
+    mcp__free((char *)a->recs[i].index);
+    mcp__free((char *)a->recs[i].value);
+  }
+}
+
+static int local_put(void *impl, const mcp_store_record *rec,
+                     mcp_store_records_done done, void *arg) {
+  local_store *ls = impl;
+  mcp_store_record one;
+  local_answer a = {.recs = &one};
+  int rc = 0;
+  unsigned long long now = mcp__now_us();
+  pthread_mutex_lock(&ls->records_lock);
+  records_expire_locked(ls, now);
+  local_record **p = record_find_locked(ls, rec->key);
+  if (*p && (*p)->final) {
+    answer_add_locked(ls, &a, *p);
+  } else if (rec->value == NULL) {
+    if (*p) {
+      local_record *gone = *p;
+      *p = gone->next;
+      record_free(gone);
+      ls->nrecords--;
+    }
+    a.recs[a.n++] =
+        (mcp_store_record){.key = mcp__strdup(rec->key), .written = true};
+    a.oom = a.recs[0].key == NULL;
+  } else if (*p == NULL && ls->nrecords >= LOCAL_RECORDS_MAX) {
+    rc = MCP_ELIMIT;
+  } else {
+    bool oom = false;
+    local_record *r = mcp__calloc(1, sizeof *r);
+    if (r) {
+      r->key = dup_or_null(rec->key, &oom);
+      r->holder = dup_or_null(rec->holder, &oom);
+      r->index = dup_or_null(rec->index, &oom);
+      r->value = mcp__malloc(rec->len + 1);
+      oom = oom || r->value == NULL;
+      if (r->value) {
+        memcpy(r->value, rec->value, rec->len);
+        r->value[rec->len] = '\0';
+      }
+      r->len = rec->len;
+      r->order = rec->order;
+      r->final = rec->final;
+      r->until_us = now + rec->ttl_ms * 1000ull;
+    }
+    if (r == NULL || oom) {
+      record_free(r);
+      rc = MCP_ENOMEM;
+    } else {
+      if (*p) {
+        r->next = (*p)->next;
+        record_free(*p);
+      } else {
+        ls->nrecords++;
+      }
+      *p = r;
+      a.recs[a.n++] =
+          (mcp_store_record){.key = mcp__strdup(rec->key), .written = true};
+      a.oom = a.recs[0].key == NULL;
+    }
+  }
+  pthread_mutex_unlock(&ls->records_lock);
+  answer_give(&a, rc, false, done, arg);
+  return 0;
+}
+
+static int local_get(void *impl, const char *key, mcp_store_records_done done,
+                     void *arg) {
+  local_store *ls = impl;
+  mcp_store_record one;
+  local_answer a = {.recs = &one};
+  pthread_mutex_lock(&ls->records_lock);
+  records_expire_locked(ls, mcp__now_us());
+  local_record **p = record_find_locked(ls, key);
+  if (*p)
+    answer_add_locked(ls, &a, *p);
+  pthread_mutex_unlock(&ls->records_lock);
+  answer_give(&a, 0, false, done, arg);
+  return 0;
+}
+
+/* Whether a comes after (order, key). */
+static bool record_after(const local_record *a, unsigned long long order,
+                         const char *key) {
+  return a->order > order || (a->order == order && strcmp(a->key, key) > 0);
+}
+
+static int local_list(void *impl, const char *index,
+                      unsigned long long after_order, const char *after_key,
+                      unsigned max, mcp_store_records_done done, void *arg) {
+  local_store *ls = impl;
+  local_answer a = {.recs = mcp__calloc(max, sizeof *a.recs)};
+  if (a.recs == NULL)
+    return MCP_ENOMEM;
+  bool more = false;
+  pthread_mutex_lock(&ls->records_lock);
+  records_expire_locked(ls, mcp__now_us());
+  /* The next one each time: max passes over the table, each taking the
+   * least record after the one taken before. */
+  unsigned long long order = after_order;
+  const char *key = after_key;
+  for (unsigned i = 0; i <= max; i++) {
+    const local_record *next = NULL;
+    for (const local_record *r = ls->records; r; r = r->next)
+      if (r->index && strcmp(r->index, index) == 0 &&
+          record_after(r, order, key) &&
+          (next == NULL || !record_after(r, next->order, next->key)))
+        next = r;
+    if (next == NULL)
+      break;
+    if (i == max) {
+      more = true;
+      break;
+    }
+    answer_add_locked(ls, &a, next);
+    order = next->order;
+    key = next->key;
+  }
+  pthread_mutex_unlock(&ls->records_lock);
+  answer_give(&a, 0, more, done, arg);
+  mcp__free(a.recs);
+  return 0;
+}
+
+static int local_join(void *impl, const char *node, unsigned lease_ms) {
+  local_store *ls = impl;
+  int rc = 0;
+  pthread_mutex_lock(&ls->records_lock);
+  local_node **p = &ls->nodes;
+  while (*p && strcmp((*p)->name, node) != 0)
+    p = &(*p)->next;
+  if (lease_ms == 0 && *p) {
+    local_node *gone = *p;
+    *p = gone->next;
+    mcp__free(gone);
+  } else if (lease_ms != 0 && *p == NULL) {
+    size_t n = strlen(node);
+    local_node *j = mcp__malloc(sizeof *j + n + 1);
+    if (j) {
+      memcpy(j->name, node, n + 1);
+      j->next = ls->nodes;
+      ls->nodes = j;
+    } else {
+      rc = MCP_ENOMEM;
+    }
+  }
+  pthread_mutex_unlock(&ls->records_lock);
+  return rc;
+}
+
 static void local_describe(void *impl, char *buf, unsigned long size) {
   (void)impl;
   mcp__fmt(buf, size, "%s", "this process");
@@ -337,6 +675,17 @@ static void local_describe(void *impl, char *buf, unsigned long size) {
 
 static void local_free(void *impl) {
   local_store *ls = impl;
+  while (ls->records) {
+    local_record *r = ls->records;
+    ls->records = r->next;
+    record_free(r);
+  }
+  while (ls->nodes) {
+    local_node *n = ls->nodes;
+    ls->nodes = n->next;
+    mcp__free(n);
+  }
+  pthread_mutex_destroy(&ls->records_lock);
   mcp__ratelimit_free(&ls->rate);
   pthread_mutex_destroy(&ls->events);
   pthread_mutex_destroy(&ls->lock);
@@ -348,7 +697,11 @@ static const mcp_store_ops local_ops = {.rate_take = local_take,
                                         .free = local_free,
                                         .shared = false,
                                         .publish = local_publish,
-                                        .subscribe = local_subscribe};
+                                        .subscribe = local_subscribe,
+                                        .record_put = local_put,
+                                        .record_get = local_get,
+                                        .record_list = local_list,
+                                        .node_join = local_join};
 
 mcp_store *mcp_store_new_local(void) {
   local_store *ls = mcp__calloc(1, sizeof *ls);
@@ -363,7 +716,14 @@ mcp_store *mcp_store_new_local(void) {
     mcp__free(ls);
     return NULL;
   }
+  if (pthread_mutex_init(&ls->records_lock, NULL) != 0) {
+    pthread_mutex_destroy(&ls->events);
+    pthread_mutex_destroy(&ls->lock);
+    mcp__free(ls);
+    return NULL;
+  }
   if (mcp__ratelimit_init(&ls->rate) != 0) {
+    pthread_mutex_destroy(&ls->records_lock);
     pthread_mutex_destroy(&ls->events);
     pthread_mutex_destroy(&ls->lock);
     mcp__free(ls);

@@ -4,7 +4,10 @@
  * calling thread; every argument error and allocation failure. Events:
  * the listeners of a store hear each event published once, in order;
  * servers sharing a store tell each other's sessions of a changed resource
- * or list, never their own twice. The Redis store has its own suite
+ * or list, never their own twice. Records: the in-process store keeps
+ * the contract every store's records keep (common/store_contract.c), and
+ * answers every allocation failure with a code. The Redis store has its
+ * own suite
  * (tests/redis). */
 #include <check.h>
 #include <cjson/cJSON.h>
@@ -13,6 +16,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "store_contract.h"
 #include "testutil.h"
 
 /* What one take answered. */
@@ -672,6 +676,43 @@ START_TEST(events_every_allocation_failure) {
 }
 END_TEST
 
+/* ---- records --------------------------------------------------------------
+ */
+
+START_TEST(local_records_keep_the_contract) {
+  mcp_store *st = mcp_store_new_local();
+  store_contract_run(st, "local", 0);
+  mcp_store_free(st);
+}
+END_TEST
+
+static bool run_records(long n, void *user) {
+  (void)n;
+  (void)user;
+  mcp_store *st = mcp_store_new_local();
+  if (st == NULL)
+    return false;
+  int rc = mcp_store_node_join(st, "n1", 1000);
+  bool ok = rc == 0;
+  sc_answer a = sc_put(st, "k", "v", "n1", "i", 1, 60000, false);
+  ok = ok && a.rc == 0;
+  if (a.rc)
+    ck_assert_int_eq(a.rc, MCP_ENOMEM);
+  a = sc_list(st, "i", 0, NULL, 3);
+  if (a.rc == 0 && ok)
+    ck_assert_uint_eq(a.n, 1);
+  ok = ok && a.rc == 0;
+  a = sc_get(st, "k");
+  ok = ok && a.rc == 0;
+  mcp_store_free(st);
+  return ok;
+}
+
+START_TEST(records_every_allocation_failure) {
+  tu_alloc_every(64, run_records, NULL, NULL);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("store");
   TCase *tc = tu_tcase(s, "local", NULL, NULL, 0);
@@ -691,5 +732,8 @@ int main(void) {
   tcase_add_test(tc, servers_sharing_a_store_tell_each_other);
   tcase_add_test(tc, server_on_a_store_that_cannot_publish);
   tcase_add_test(tc, events_every_allocation_failure);
+  tc = tu_tcase(s, "records", NULL, NULL, 0);
+  tcase_add_test(tc, local_records_keep_the_contract);
+  tcase_add_test(tc, records_every_allocation_failure);
   return tu_run(s);
 }
