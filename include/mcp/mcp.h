@@ -1302,6 +1302,19 @@ typedef struct mcp_store mcp_store;
  * being received meanwhile may use either store. */
 MCP_API int mcp_server_set_store(mcp_server *srv, mcp_store *st);
 
+/** Sets the lease of this server's node in its store's records (see
+ * "Tasks on every node" in docs/deployment.md): with a store that keeps
+ * records (mcp_store_has_records), the server joins it as its node
+ * (mcp_store_node_join) and keeps a record of each task it runs there;
+ * every server sharing the store then answers tasks/get, tasks/list,
+ * tasks/result, tasks/update and tasks/cancel for it, and a task whose
+ * node stopped renewing its lease for ms milliseconds is failed, with an
+ * error saying its node was lost, by the first server that reads it.
+ * ms from 300 to 3600000; 0 restores the default, 10000. Applies from the
+ * next mcp_server_set_store. Returns 0, or MCP_EINVAL (srv NULL, ms out of
+ * range). Any thread. */
+MCP_API int mcp_server_set_node_lease(mcp_server *srv, unsigned ms);
+
 /** Sets a deadline for every tools/call, prompts/get and resources/read:
  * ms milliseconds from the request's receipt (0, the default, means none).
  * It covers the whole request, including, in the 2025 protocol versions,

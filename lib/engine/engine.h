@@ -104,6 +104,12 @@ struct mcp_server {
    * store_events: the store set has events and the server listens. */
   pthread_mutex_t store_lock;
   _Atomic bool store_events;
+  /* Tasks on every node (task.c, task_remote.c): with a store that keeps
+   * records, this server joined it as its node (under store_lock) for
+   * node_lease_ms (mcp_server_set_node_lease), and keeps a record of each
+   * task it runs there. */
+  _Atomic unsigned node_lease_ms;
+  mcp_store *joined;
   /* Where handlers run (mcp_server_set_executor): written once, before
    * has_executor is set (release), and read after it is seen (acquire). */
   mcp_executor executor;
@@ -294,6 +300,21 @@ void mcp__server_use_store(mcp_server *srv, mcp_store *st);
  * how many were told, or MCP_ENOMEM. Never call with a lock held. */
 int mcp__broadcast_task(mcp_server *srv, const char *id, const char *detail,
                         size_t len);
+/* The default lease of a server's node in its store
+ * (mcp_server_set_node_lease). */
+#define MCP__NODE_LEASE_MS 10000u
+/* What another server published about a task (an event whose "task" member
+ * names what it asks: "cancel", "update"), done here when this server runs
+ * the task (task.c). Called on the store's delivering thread. */
+void mcp__task_event(mcp_server *srv, const struct cJSON *event);
+/* Publishes event (a JSON object's text) to the other processes sharing
+ * the server's store, when it has events; logs why not otherwise.
+ * Returns 0 or a negative MCP_E* code. No lock held. */
+int mcp__publish(mcp_server *srv, const char *what, const char *event,
+                 size_t len);
+/* The server's store when it keeps records (a borrowed pointer, valid
+ * while the embedder keeps it set), else NULL. */
+mcp_store *mcp__records(mcp_server *srv);
 
 /* Frees a session's subscriptions and ends its listeners (their sinks are
  * released). Call with s->home.lock held; listeners' sinks are handed back in
@@ -701,6 +722,11 @@ void mcp__reply_error(mcp_session *s, mcp__reply_ctx *ctx, const char *id,
 /* An error addressed to r; data is JSON text or NULL. */
 void mcp__req_error(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
                     int code, const char *message, const char *data);
+/* Writes into b the whole reply to r whose result's members are in body
+ * (freed), with the era's common members of resultType type in front (as
+ * mcp__reply_result_info sends it). */
+void mcp__result_text(mcp_server *srv, const mcp__req *r, mcp__buf *body,
+                      const char *type, bool full, mcp__buf *b);
 /* Sends a result whose members (each with a trailing comma) are in body;
  * the era's common members are added in front. Frees body. */
 void mcp__reply_result(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,

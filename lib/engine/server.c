@@ -143,6 +143,7 @@ static void server_fields(mcp_server *srv, const mcp_server_info *info) {
   srv->skills = (mcp__registry){.key = "skills", .tag = 's'};
   atomic_init(&srv->refs, 1);
   atomic_init(&srv->page_size, DEFAULT_PAGE_SIZE);
+  atomic_init(&srv->node_lease_ms, MCP__NODE_LEASE_MS);
   atomic_init(&srv->list_ttl_ms, DEFAULT_LIST_TTL_MS);
   atomic_init(&srv->input_ttl_s, DEFAULT_INPUT_TTL_S);
   atomic_init(&srv->hide_forbidden, false);
@@ -659,10 +660,38 @@ static void publish_change(mcp_server *srv, mcp__change what, const char *uri) {
            mcp_strerror(rc));
 }
 
-/* A store's listener: a change another server published, told here. */
+int mcp__publish(mcp_server *srv, const char *what, const char *event,
+                 size_t len) {
+  mcp_store *st = atomic_load(&srv->store);
+  int rc = st && atomic_load(&srv->store_events)
+               ? mcp_store_publish(st, event, len)
+               : MCP_ENOTSUP;
+  if (rc != 0) {
+    char where[200];
+    mcp_store_describe(st, where, sizeof where);
+    mcp__log(srv, MCP_LOG_WARNING,
+             "%s not published to the other processes sharing the store "
+             "%s: %s",
+             what, where[0] ? where : "(none)", mcp_strerror(rc));
+  }
+  return rc;
+}
+
+mcp_store *mcp__records(mcp_server *srv) {
+  mcp_store *st = atomic_load(&srv->store);
+  return mcp_store_has_records(st) ? st : NULL;
+}
+
+/* A store's listener: a change another server published, told here; or
+ * what another server asks of a task this one runs (task.c). */
 static void on_store_event(void *arg, const char *event, unsigned long len) {
   mcp_server *srv = arg;
   cJSON *j = cJSON_ParseWithLength(event, len);
+  if (cJSON_IsString(mcp__json_member(j, "task"))) {
+    mcp__task_event(srv, j);
+    cJSON_Delete(j);
+    return;
+  }
   const cJSON *node = mcp__json_member(j, "node");
   const cJSON *change = mcp__json_member(j, "change");
   const cJSON *uri = mcp__json_member(j, "uri");
@@ -695,8 +724,29 @@ void mcp__server_use_store(mcp_server *srv, mcp_store *st) {
       mcp__log(srv, MCP_LOG_ERROR,
                "the store's events: %s; changes stay in this process",
                mcp_strerror(rc));
+    /* This server's node lives in the records of the store it uses. */
+    if (srv->joined)
+      mcp_store_node_join(srv->joined, srv->node, 0);
+    srv->joined = NULL;
+    if (mcp_store_has_records(st)) {
+      rc = mcp_store_node_join(st, srv->node, atomic_load(&srv->node_lease_ms));
+      if (rc == 0)
+        srv->joined = st;
+      else
+        mcp__log(srv, MCP_LOG_ERROR,
+                 "the store's records: node %s not joined: %s; other "
+                 "processes will take its tasks as lost",
+                 srv->node, mcp_strerror(rc));
+    }
   }
   pthread_mutex_unlock(&srv->store_lock);
+}
+
+int mcp_server_set_node_lease(mcp_server *srv, unsigned ms) {
+  if (srv == NULL || (ms != 0 && (ms < 300 || ms > 3600000)))
+    return MCP_EINVAL;
+  atomic_store(&srv->node_lease_ms, ms ? ms : MCP__NODE_LEASE_MS);
+  return 0;
 }
 
 int mcp__broadcast(mcp_server *srv, mcp__change what, const char *uri) {

@@ -198,11 +198,10 @@ void mcp__req_error(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
   mcp__reply_error(s, ctx, r->m->id, r->m->id_len, code, message, data);
 }
 
-void mcp__reply_result_info(mcp_session *s, mcp__reply_ctx *ctx,
-                            const mcp__req *r, mcp__buf *body, const char *type,
-                            bool full) {
-  mcp__buf res = {0}, b = {0};
-  mcp__result_begin_info(&res, s->home.srv, r->modern, type, full);
+void mcp__result_text(mcp_server *srv, const mcp__req *r, mcp__buf *body,
+                      const char *type, bool full, mcp__buf *b) {
+  mcp__buf res = {0};
+  mcp__result_begin_info(&res, srv, r->modern, type, full);
   if (body->err)
     res.err = body->err;
   else
@@ -210,10 +209,17 @@ void mcp__reply_result_info(mcp_session *s, mcp__reply_ctx *ctx,
   mcp__result_end(&res);
   mcp__buf_free(body);
   if (res.err)
-    b.err = res.err;
+    b->err = res.err;
   else
-    mcp__rpc_result(&b, r->m->id, r->m->id_len, res.data, res.len);
+    mcp__rpc_result(b, r->m->id, r->m->id_len, res.data, res.len);
   mcp__buf_free(&res);
+}
+
+void mcp__reply_result_info(mcp_session *s, mcp__reply_ctx *ctx,
+                            const mcp__req *r, mcp__buf *body, const char *type,
+                            bool full) {
+  mcp__buf b = {0};
+  mcp__result_text(s->home.srv, r, body, type, full, &b);
   mcp__reply_buf(s, ctx, &b);
 }
 

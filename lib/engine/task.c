@@ -133,7 +133,26 @@ struct mcp__task {
   waiter *evict_waiters;
   mcp__task *evicted; /* records its result retired, to finish when its
                          call ends */
+  /* Its record in the server's store (mirror): rev counts the changes
+   * asked to be kept, kept_rev the newest the store answered for; one put
+   * is in flight at a time (mirroring), the newest state put after it.
+   * later: replies that wait until the store has it (under task_lock). */
+  unsigned long long rev, kept_rev;
+  bool mirroring;
+  struct later *later;
 };
+
+/* A reply sent once the store keeps a task's record (a 2026-07-28
+ * CreateTaskResult, so that any node the client asks next knows the
+ * task). */
+typedef struct later {
+  struct later *next;
+  unsigned long long rev;
+  mcp_session *s;  /* a reference */
+  mcp__sink *sink; /* a reference; NULL: the session's callback */
+  size_t len;
+  char msg[];
+} later;
 
 static bool terminal(int st) { return st >= COMPLETED; }
 
@@ -243,7 +262,10 @@ static void free_waiters(waiter *w) {
   }
 }
 
+static void later_send(struct later *l);
+
 static void task_free(mcp__task *t) {
+  later_send(t->later);
   mcp__free(t->status_message);
   cJSON_Delete(t->args);
   mcp__free(t->outcome);
@@ -742,8 +764,11 @@ static void put_detail(mcp__buf *b, const mcp__task *t) {
 
 /* Tells the subscriptions/listen streams that asked for t (2026-07-28's
  * notifications/tasks) how it is now. No lock held. */
+static unsigned long long mirror(mcp__task *t);
+
 static void tell_listeners(mcp__task *t) {
   mcp_server *srv = t->srv;
+  mirror(t);
   if (atomic_load(&srv->task_listeners) == 0)
     return;
   mcp__buf b = {0};
@@ -754,6 +779,233 @@ static void tell_listeners(mcp__task *t) {
   if (b.len && b.err == 0)
     mcp__broadcast_task(srv, t->id, b.data, b.len);
   mcp__buf_free(&b);
+}
+
+/* ---- the record in the store ----------------------------------------------
+ * With a store that keeps records (mcp__records), every change of a
+ * published task is put as its record "task:<id>" (task_wire.c's text),
+ * final once it ended, held by this server's node, for what is left of
+ * its TTL; the other nodes answer from it (lib/methods/tasks_remote.c).
+ * Puts go one at a time per task, each with the newest state, so that an
+ * older state never overwrites a newer one. A put the store refuses
+ * because another node settled the record (cancelled it, or failed it
+ * when this node's lease lapsed) settles the task here the same way. */
+
+static void record_text_locked(mcp__buf *b, const mcp__task *t) {
+  mcp__outcome o;
+  mcp__task_record r = {
+      .f = facts_of(t),
+      .node = t->srv->node,
+      .subject = subject_of(t),
+      .tool = t->tool->name,
+      .modern = t->mode == MCP__TASK_MAYBE,
+      .args = t->args,
+      .requests = status_of(t) == INPUT_REQUIRED ? t->pending : NULL,
+      .outcome = t->status == CANCELLED ? NULL : outcome_of(t, &o)};
+  mcp__wire_record(b, &r);
+}
+
+typedef struct mirror_put {
+  mcp__task *t; /* a reference */
+  unsigned long long rev;
+} mirror_put;
+
+static void mirror_issue(mcp__task *t, mcp_store *st, mcp__buf *text,
+                         unsigned long long rev, bool final,
+                         unsigned long long ttl_ms);
+
+/* Settles t as another node settled its record (status, message). */
+static void settled_elsewhere(mcp__task *t, const char *text, size_t len) {
+  cJSON *j = cJSON_ParseWithLength(text, len);
+  const char *st = cJSON_GetStringValue(mcp__json_member(j, "status"));
+  const char *msg = cJSON_GetStringValue(mcp__json_member(j, "message"));
+  int settled = st && strcmp(st, "cancelled") == 0 ? CANCELLED
+                : st && strcmp(st, "failed") == 0  ? FAILED
+                                                   : -1;
+  mcp_server *srv = t->srv;
+  mcp__home *h = NULL;
+  pthread_mutex_lock(&srv->task_lock);
+  if (settled >= 0 && !terminal(t->status) && !t->retired) {
+    if (settled == FAILED)
+      fail_locked(t, msg ? msg : "failed on another node");
+    else
+      touch_locked(t, CANCELLED);
+    h = &t->home;
+    atomic_fetch_add(&h->refs, 1);
+  }
+  pthread_mutex_unlock(&srv->task_lock);
+  cJSON_Delete(j);
+  if (h) {
+    mcp__log(srv, MCP_LOG_INFO, "task %s was %s by another node", t->id, st);
+    pthread_mutex_lock(&h->lock);
+    mcp__home_cancel_all_locked(h);
+    mcp__home_unref_locked(h);
+  }
+}
+
+/* The replies waiting for rev or older, taken off t. Under task_lock. */
+static later *later_due_locked(mcp__task *t) {
+  later *due = NULL;
+  for (later **p = &t->later; *p;) {
+    later *l = *p;
+    if (l->rev <= t->kept_rev) {
+      *p = l->next;
+      l->next = due;
+      due = l;
+    } else {
+      p = &l->next;
+    }
+  }
+  return due;
+}
+
+static void later_send(later *l) {
+  while (l) {
+    later *next = l->next;
+    mcp_send_info info = {.kind = MCP_SENT_RESULT};
+    mcp__session_send(l->s, l->sink, l->msg, l->len, &info);
+    mcp__sink_release(l->sink);
+    session_unref(l->s);
+    mcp__free(l);
+    l = next;
+  }
+}
+
+/* The time left of t's TTL, at least 1 ms. Under task_lock. */
+static unsigned long long ttl_left_locked(const mcp__task *t) {
+  long long left = t->created_ms + (long long)t->ttl_ms - wall_ms();
+  return left > 0 ? (unsigned long long)left : 1;
+}
+
+static void mirror_done(void *arg, int rc, const mcp_store_record *recs,
+                        unsigned n, bool more, const char *why) {
+  (void)more;
+  mirror_put *m = arg;
+  mcp__task *t = m->t;
+  mcp_server *srv = t->srv;
+  if (rc != 0)
+    mcp__log(srv, MCP_LOG_WARNING,
+             "task %s: its record was not kept in the store (%s): other "
+             "nodes do not see its latest state",
+             t->id, why);
+  bool refused = rc == 0 && n == 1 && !recs[0].written && recs[0].value;
+  mcp_store *st = mcp__records(srv);
+  mcp__buf text = {0};
+  bool final = false;
+  unsigned long long rev = 0, ttl = 0;
+  pthread_mutex_lock(&srv->task_lock);
+  if (m->rev > t->kept_rev)
+    t->kept_rev = m->rev;
+  bool again = !refused && st && t->rev > m->rev && !t->retired;
+  if (!again)
+    t->kept_rev = t->rev; /* nothing newer will be put: nobody waits */
+  later *due = later_due_locked(t);
+  if (again) {
+    record_text_locked(&text, t);
+    rev = t->rev;
+    final = terminal(t->status);
+    ttl = ttl_left_locked(t);
+  } else {
+    t->mirroring = false;
+  }
+  pthread_mutex_unlock(&srv->task_lock);
+  mcp__free(m);
+  later_send(due);
+  if (refused)
+    settled_elsewhere(t, recs[0].value, recs[0].len);
+  if (again)
+    mirror_issue(t, st, &text, rev, final, ttl); /* takes m's reference */
+  else
+    mcp__task_unref(t);
+}
+
+/* Puts text as t's record; the put holds a reference to t (taken by the
+ * caller). Frees text. */
+static void mirror_issue(mcp__task *t, mcp_store *st, mcp__buf *text,
+                         unsigned long long rev, bool final,
+                         unsigned long long ttl_ms) {
+  char key[48];
+  mcp__fmt(key, sizeof key, "task:%s", t->id);
+  char index[48];
+  mcp__task_index(index, sizeof index, subject_of(t));
+  mirror_put *m = mcp__malloc(sizeof *m);
+  int rc = MCP_ENOMEM;
+  if (m && text->err == 0) {
+    *m = (mirror_put){t, rev};
+    mcp_store_record rec = {.key = key,
+                            .value = text->data,
+                            .len = text->len,
+                            .holder = t->srv->node,
+                            .index = index,
+                            .order = (unsigned long long)t->created_ms,
+                            .ttl_ms = ttl_ms,
+                            .final = final};
+    rc = mcp_store_put(st, &rec, mirror_done, m);
+  }
+  mcp__buf_free(text);
+  if (rc != 0) {
+    if (m == NULL) {
+      m = &(mirror_put){t, rev};
+      mirror_done(m, rc, NULL, 0, false, mcp_strerror(rc));
+      return;
+    }
+    mirror_done(m, rc, NULL, 0, false, mcp_strerror(rc));
+  }
+}
+
+/* Keeps t's state in the store as its record (when the server has one
+ * that keeps records). No lock held. Returns the revision asked for (0:
+ * none). */
+static unsigned long long mirror(mcp__task *t) {
+  mcp_store *st = mcp__records(t->srv);
+  if (st == NULL)
+    return 0;
+  mcp__buf text = {0};
+  pthread_mutex_lock(&t->srv->task_lock);
+  if (!atomic_load(&t->published) || t->retired) {
+    pthread_mutex_unlock(&t->srv->task_lock);
+    return 0;
+  }
+  unsigned long long rev = ++t->rev;
+  bool issue = !t->mirroring;
+  bool final = terminal(t->status);
+  unsigned long long ttl = ttl_left_locked(t);
+  if (issue) {
+    t->mirroring = true;
+    atomic_fetch_add(&t->refs, 1);
+    record_text_locked(&text, t);
+  }
+  pthread_mutex_unlock(&t->srv->task_lock);
+  if (issue)
+    mirror_issue(t, st, &text, rev, final, ttl);
+  return rev;
+}
+
+/* Sends b (a whole reply, taken) to s's sink once the store keeps t's
+ * record of revision rev or newer, or now when it does already or rev is
+ * 0. */
+static void send_when_kept(mcp__task *t, unsigned long long rev, mcp_session *s,
+                           mcp__sink *sink, mcp__buf *b,
+                           const mcp_send_info *info) {
+  later *l = rev && b->err == 0 ? mcp__malloc(sizeof *l + b->len) : NULL;
+  if (l) {
+    *l = (later){.rev = rev, .s = s, .sink = sink, .len = b->len};
+    memcpy(l->msg, b->data, b->len);
+    session_ref(s);
+    mcp__sink_ref(sink);
+    pthread_mutex_lock(&t->srv->task_lock);
+    bool kept = t->kept_rev >= rev || t->retired;
+    if (!kept) {
+      l->next = t->later;
+      t->later = l;
+    }
+    pthread_mutex_unlock(&t->srv->task_lock);
+    if (kept)
+      later_send(l);
+  } else if (b->err == 0) {
+    mcp__session_send(s, sink, b->data, b->len, info);
+  }
+  mcp__buf_free(b);
 }
 
 /* notifications/tasks/status (2025-11-25) of t as it is now. Under
@@ -883,12 +1135,24 @@ static void owner_notify(void *owner_data, const char *msg, size_t len) {
  * 2026-07-28, a task member in 2025-11-25. */
 static void reply_created(mcp_session *s, mcp__reply_ctx *ctx,
                           const mcp__req *r, mcp__task *t) {
+  /* Its record first: so that whichever node the client asks next finds
+   * the task (in 2026-07-28, where the next request may go anywhere, the
+   * reply waits for the store; a 2025-11-25 session stays on its node). */
+  unsigned long long rev = mirror(t);
   mcp__buf body = {0};
   pthread_mutex_lock(&s->home.srv->task_lock);
   mcp__task_facts f = facts_of(t);
   mcp__wire_created(&body, &f, r->modern);
   pthread_mutex_unlock(&s->home.srv->task_lock);
-  mcp__reply_result_as(s, ctx, r, "task", &body);
+  if (rev == 0 || !r->modern || ctx->batch) {
+    mcp__reply_result_as(s, ctx, r, "task", &body);
+    return;
+  }
+  mcp__buf b = {0};
+  mcp__result_text(s->home.srv, r, &body, "task", false, &b);
+  mcp_send_info info = {.kind = MCP_SENT_RESULT};
+  send_when_kept(t, rev, s, ctx->sink, &b, &info);
+  ctx->facts = (mcp_send_info){0};
 }
 
 void mcp__task_start(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
@@ -1597,5 +1861,59 @@ int mcp_call_set_status(mcp_call *call, const char *message) {
   pthread_mutex_unlock(&t->srv->task_lock);
   if (ended)
     mcp__free(copy);
+  else
+    mirror(t);
   return ended ? MCP_ESTATE : 0;
+}
+
+/* ---- what other nodes ask of this node's tasks ------------------------- */
+
+/* This server's published task id, whoever's it is (the node that asks
+ * checked the caller against the record), or NULL. A new reference. */
+static mcp__task *find_own(mcp_server *srv, const char *id) {
+  mcp__task *found = NULL;
+  pthread_mutex_lock(&srv->task_lock);
+  mcp__list_each(link, &srv->tasks) {
+    mcp__task *t = task_at(link);
+    if (atomic_load(&t->published) && !t->retired && strcmp(t->id, id) == 0) {
+      found = t;
+      atomic_fetch_add(&t->refs, 1);
+      break;
+    }
+  }
+  pthread_mutex_unlock(&srv->task_lock);
+  return found;
+}
+
+static void ignore_reply(const char *was, bool ended, mcp__buf *b, void *arg) {
+  (void)was;
+  (void)ended;
+  (void)arg;
+  mcp__buf_free(b);
+}
+
+void mcp__task_event(mcp_server *srv, const cJSON *event) {
+  const char *what = cJSON_GetStringValue(mcp__json_member(event, "task"));
+  const char *id = cJSON_GetStringValue(mcp__json_member(event, "id"));
+  const char *to = cJSON_GetStringValue(mcp__json_member(event, "to"));
+  if (id == NULL || to == NULL || strcmp(to, srv->node) != 0)
+    return; /* another node's task */
+  mcp__task *t = find_own(srv, id);
+  if (t == NULL)
+    return; /* forgotten meanwhile: its record says how it ended */
+  if (strcmp(what, "cancel") == 0) {
+    mcp__task_cancel(t, false, ignore_reply, NULL);
+  } else if (strcmp(what, "update") == 0) {
+    char why[320];
+    bool ready = false;
+    int rc = mcp__task_update(t, mcp__json_member(event, "answers"), why,
+                              sizeof why, &ready);
+    if (rc)
+      mcp__log(srv, MCP_LOG_WARNING,
+               "task %s: inputResponses from another node not taken: %s", id,
+               why);
+    else if (ready)
+      mcp__task_resume(t);
+  }
+  mcp__task_unref(t);
 }

@@ -38,6 +38,39 @@ void mcp__wire_status_note(mcp__buf *b, const mcp__task_facts *f);
 void mcp__wire_task_result(mcp__buf *b, const char *id, size_t id_len,
                            const char *task_id, const mcp__outcome *o);
 
+/* The record of a task in a store, what every node reads of a task
+ * another node runs: its facts, the node that runs it, whose it is (the
+ * principal's subject, NULL for an anonymous caller), its tool and the
+ * arguments the authorizer sees, the input requests it waits for (NULL:
+ * none) and its outcome (NULL: none yet). */
+typedef struct mcp__task_record {
+  mcp__task_facts f;
+  const char *node, *subject, *tool;
+  bool modern; /* a 2026-07-28 task (tasks/update), else 2025-11-25 */
+  const struct cJSON *args, *requests;
+  const mcp__outcome *outcome;
+} mcp__task_record;
+
+/* The record's text (one JSON object). */
+void mcp__wire_record(mcp__buf *b, const mcp__task_record *r);
+
+/* A record read back: rec points into doc. */
+typedef struct mcp__task_view {
+  struct cJSON *doc;
+  mcp__task_record rec;
+  mcp__outcome outcome;
+  bool final;        /* the store keeps it settled */
+  bool holder_alive; /* its node's lease runs */
+} mcp__task_view;
+
+/* The index of the records of subject's tasks (NULL: every anonymous
+ * caller's), into buf. */
+void mcp__task_index(char *buf, size_t size, const char *subject);
+/* Parses a record's text; NULL when it is not one (or no memory). */
+mcp__task_view *mcp__task_view_parse(const char *text, size_t len, bool final,
+                                     bool holder_alive);
+void mcp__task_view_free(mcp__task_view *v);
+
 /* ---- the task record (task.c) ----------------------------------------------
  * A call that is or may become a task lives in the record's own home
  * (engine.h's mcp__home: the caller's principal and client capabilities,

@@ -167,3 +167,146 @@ void mcp__wire_error_members(mcp__buf *b, int code, const char *message) {
   mcp__buf_printf(b, "\"code\":%d,\"message\":", code);
   mcp__json_quote(b, message, strlen(message));
 }
+
+/* ---- the record of a task in a store -----------------------------------
+ * What every node of a cluster reads of a task another node runs: its
+ * facts, whose it is, what it runs, what it waits for and how it ended,
+ * as one JSON object (the value of the store record "task:<id>"). */
+
+static void put_string_or_null(mcp__buf *b, const char *s) {
+  if (s)
+    mcp__json_quote(b, s, strlen(s));
+  else
+    mcp__buf_puts(b, "null");
+}
+
+void mcp__wire_record(mcp__buf *b, const mcp__task_record *r) {
+  const mcp__task_facts *f = &r->f;
+  mcp__buf_printf(b, "{\"v\":1,\"id\":\"%s\",\"node\":", f->id);
+  put_string_or_null(b, r->node);
+  mcp__buf_puts(b, ",\"subject\":");
+  put_string_or_null(b, r->subject);
+  mcp__buf_puts(b, ",\"tool\":");
+  put_string_or_null(b, r->tool);
+  mcp__buf_printf(b, ",\"modern\":%s,\"status\":\"%s\",",
+                  r->modern ? "true" : "false", f->status);
+  if (f->status_message) {
+    mcp__buf_puts(b, "\"message\":");
+    mcp__json_quote(b, f->status_message, strlen(f->status_message));
+    mcp__buf_putc(b, ',');
+  }
+  mcp__buf_printf(b,
+                  "\"created\":%lld,\"updated\":%lld,\"ttl\":%u,\"poll\":%u,"
+                  "\"args\":",
+                  f->created_ms, f->updated_ms, f->ttl_ms, f->poll_ms);
+  if (r->args)
+    mcp__json_write(b, r->args);
+  else
+    mcp__buf_puts(b, "null");
+  if (r->requests) {
+    mcp__buf_puts(b, ",\"requests\":");
+    mcp__json_write(b, r->requests);
+  }
+  if (r->outcome) {
+    mcp__buf_printf(
+        b, ",\"error\":%s,\"outcome\":", r->outcome->error ? "true" : "false");
+    mcp__json_quote(b, r->outcome->members, r->outcome->len);
+  }
+  mcp__buf_putc(b, '}');
+}
+
+static const char *const STATUSES[] = {"working", "input_required", "completed",
+                                       "failed", "cancelled"};
+
+static bool known_status(const char *s) {
+  for (size_t i = 0; s && i < sizeof STATUSES / sizeof *STATUSES; i++)
+    if (strcmp(s, STATUSES[i]) == 0)
+      return true;
+  return false;
+}
+
+/* A member that must be a number within [0, max]. */
+static bool number_in(const cJSON *o, const char *key, double max,
+                      double *out) {
+  const cJSON *n = mcp__json_member(o, key);
+  if (!cJSON_IsNumber(n) || n->valuedouble < 0 || n->valuedouble > max)
+    return false;
+  *out = n->valuedouble;
+  return true;
+}
+
+/* A member that is a string or null (absent: null). */
+static bool text_or_null(const cJSON *o, const char *key, const char **out) {
+  const cJSON *s = mcp__json_member(o, key);
+  *out = cJSON_GetStringValue(s);
+  return s == NULL || cJSON_IsNull(s) || cJSON_IsString(s);
+}
+
+mcp__task_view *mcp__task_view_parse(const char *text, size_t len, bool final,
+                                     bool holder_alive) {
+  mcp__task_view *v = mcp__calloc(1, sizeof *v);
+  if (v == NULL)
+    return NULL;
+  v->doc = cJSON_ParseWithLength(text, len);
+  const cJSON *d = v->doc;
+  const cJSON *id = mcp__json_member(d, "id");
+  const cJSON *modern = mcp__json_member(d, "modern");
+  const cJSON *requests = mcp__json_member(d, "requests");
+  const cJSON *outcome = mcp__json_member(d, "outcome");
+  const cJSON *args = mcp__json_member(d, "args");
+  double created, updated, ttl, poll;
+  mcp__task_record *r = &v->rec;
+  bool ok = cJSON_IsObject(d) && cJSON_IsString(id) &&
+            strlen(id->valuestring) < 32 && cJSON_IsBool(modern) &&
+            text_or_null(d, "node", &r->node) &&
+            text_or_null(d, "subject", &r->subject) &&
+            text_or_null(d, "tool", &r->tool) && r->tool != NULL &&
+            text_or_null(d, "message", &r->f.status_message) &&
+            known_status(cJSON_GetStringValue(mcp__json_member(d, "status"))) &&
+            number_in(d, "created", 9007199254740991.0, &created) &&
+            number_in(d, "updated", 9007199254740991.0, &updated) &&
+            number_in(d, "ttl", 4294967295.0, &ttl) &&
+            number_in(d, "poll", 4294967295.0, &poll) &&
+            (args == NULL || cJSON_IsNull(args) || cJSON_IsObject(args)) &&
+            (requests == NULL || cJSON_IsObject(requests)) &&
+            (outcome == NULL || cJSON_IsString(outcome));
+  if (!ok) {
+    mcp__task_view_free(v);
+    return NULL;
+  }
+  r->f.id = id->valuestring;
+  r->f.status = cJSON_GetStringValue(mcp__json_member(d, "status"));
+  r->f.created_ms = (long long)created;
+  r->f.updated_ms = (long long)updated;
+  r->f.ttl_ms = (unsigned)ttl;
+  r->f.poll_ms = (unsigned)poll;
+  r->modern = cJSON_IsTrue(modern);
+  r->args = cJSON_IsObject(args) ? args : NULL;
+  r->requests = requests;
+  if (outcome) {
+    v->outcome =
+        (mcp__outcome){.error = cJSON_IsTrue(mcp__json_member(d, "error")),
+                       .members = outcome->valuestring,
+                       .len = strlen(outcome->valuestring)};
+    r->outcome = &v->outcome;
+  }
+  v->final = final;
+  v->holder_alive = holder_alive;
+  return v;
+}
+
+void mcp__task_view_free(mcp__task_view *v) {
+  if (v == NULL)
+    return;
+  cJSON_Delete(v->doc);
+  mcp__free(v);
+}
+
+void mcp__task_index(char *buf, size_t size, const char *subject) {
+  /* A hash keeps the name short; two subjects that meet share an index,
+   * and each record still names its own. */
+  unsigned long long h = 1469598103934665603ull;
+  for (const char *p = subject; p && *p; p++)
+    h = (h ^ (unsigned char)*p) * 1099511628211ull;
+  mcp__fmt(buf, size, "tasks:%016llx", subject ? h : 0ull);
+}

@@ -34,6 +34,8 @@ typedef struct mcp__target {
                                      read from the request (owned) */
   struct mcp__task *task;         /* tasks/get and the like: the task named (a
                                      reference) */
+  const mcp__task_view *view;     /* or another node's task, its record
+                                     (tasks_remote.c's, borrowed) */
 } mcp__target;
 
 /* Releases what t holds (what a handler took, it set to NULL). */
@@ -218,5 +220,29 @@ bool mcp__task_listen_allowed(mcp_session *s, mcp__reply_ctx *ctx,
                               const mcp__req *r);
 bool mcp__task_visible(mcp_server *srv, const char *id,
                        const mcp_principal *caller);
+
+/* ---- tasks another node runs (tasks_remote.c) ----------------------------
+ * With a store that keeps records: a tasks method naming a task this
+ * server does not have asks the store and is dispatched again, on the
+ * store's thread, with the task's record as its target. */
+
+/* Asks the store for task_id's record for r; true: r is answered when the
+ * store answers (dispatched again, or with an error); false: no store
+ * with records, or this is already r dispatched again, or no memory
+ * (r is then the caller's to answer). */
+bool mcp__task_remote_ask(mcp_session *s, mcp__reply_ctx *ctx,
+                          const mcp__req *r, const char *task_id);
+/* The record of task_id, while its request is dispatched again on this
+ * thread; else NULL. */
+const mcp__task_view *mcp__task_remote_view(const char *task_id);
+/* The tasks methods served from another node's record. */
+void mcp__remote_get(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
+                     const mcp__task_view *v);
+void mcp__remote_cancel(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
+                        const mcp__task_view *v);
+void mcp__remote_update(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
+                        const mcp__task_view *v, const struct cJSON *answers);
+void mcp__remote_result(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
+                        const mcp__task_view *v);
 
 #endif

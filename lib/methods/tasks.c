@@ -102,6 +102,33 @@ bool mcp__task_visible(mcp_server *srv, const char *id,
   return ok;
 }
 
+static bool same_subject(const char *a, const char *b) {
+  return a == NULL ? b == NULL : b != NULL && strcmp(a, b) == 0;
+}
+
+/* A task this server does not have: another node's, when the store keeps
+ * its record (asked for now, or read back as r is dispatched again). */
+static bool target_remote(mcp_session *s, mcp__reply_ctx *ctx,
+                          const mcp__req *r, mcp__target *t, const char *id,
+                          const mcp_principal *visible) {
+  const mcp__task_view *v = mcp__task_remote_view(id);
+  if (v == NULL && mcp__task_remote_ask(s, ctx, r, id))
+    return false; /* answered when the store answers */
+  /* Another principal's task does not exist for this caller; nor, with
+   * hide-forbidden on, one whose tool it may not use. */
+  if (v && same_subject(v->rec.subject, s->home.principal.subject))
+    t->entry =
+        mcp__find_visible(s->home.srv, &s->home.srv->reg, v->rec.tool, visible);
+  if (t->entry == NULL) {
+    mcp__req_error(s, ctx, r, MCP__RPC_INVALID_PARAMS,
+                   "Failed to retrieve task: Task not found", NULL);
+    return false;
+  }
+  t->view = v;
+  t->args = (cJSON *)v->rec.args;
+  return true;
+}
+
 bool mcp__target_task(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
                       mcp__target *t) {
   if (r->modern && !declares_tasks(r->caps)) {
@@ -130,11 +157,14 @@ bool mcp__target_task(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
   /* With hide-forbidden on, a task whose tool the caller may not use is
    * no more there than the tool is. */
   const mcp_principal *visible = mcp__visible_to(s);
-  if (t->task && visible &&
-      !mcp__tool_callable_by(mcp__task_tool(t->task), visible)) {
+  bool hidden = t->task && visible &&
+                !mcp__tool_callable_by(mcp__task_tool(t->task), visible);
+  if (hidden) {
     mcp__task_unref(t->task);
     t->task = NULL;
   }
+  if (t->task == NULL && !hidden)
+    return target_remote(s, ctx, r, t, id->valuestring, visible);
   if (t->task == NULL) {
     mcp__req_error(s, ctx, r, MCP__RPC_INVALID_PARAMS,
                    "Failed to retrieve task: Task not found", NULL);
@@ -149,6 +179,10 @@ bool mcp__target_task(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
 
 void mcp__handle_tasks_get(mcp_session *s, mcp__reply_ctx *ctx,
                            const mcp__req *r, mcp__target *t) {
+  if (t->view) {
+    mcp__remote_get(s, ctx, r, t->view);
+    return;
+  }
   mcp__buf b = {0};
   mcp__task_describe(t->task, r->modern, &b);
   mcp__reply_result(s, ctx, r, &b);
@@ -160,6 +194,10 @@ void mcp__handle_tasks_update(mcp_session *s, mcp__reply_ctx *ctx,
   if (!cJSON_IsObject(answers)) {
     mcp__reply_invalid_params(s, ctx, r,
                               "tasks/update needs inputResponses (an object)");
+    return;
+  }
+  if (t->view) {
+    mcp__remote_update(s, ctx, r, t->view, answers);
     return;
   }
   char why[320];
@@ -207,12 +245,20 @@ static void answer_cancel(const char *was, bool ended, mcp__buf *b, void *arg) {
 
 void mcp__handle_tasks_cancel(mcp_session *s, mcp__reply_ctx *ctx,
                               const mcp__req *r, mcp__target *t) {
+  if (t->view) {
+    mcp__remote_cancel(s, ctx, r, t->view);
+    return;
+  }
   cancel_reply c = {s, ctx, r};
   mcp__task_cancel(t->task, !r->modern, answer_cancel, &c);
 }
 
 void mcp__handle_tasks_result(mcp_session *s, mcp__reply_ctx *ctx,
                               const mcp__req *r, mcp__target *t) {
+  if (t->view) {
+    mcp__remote_result(s, ctx, r, t->view);
+    return;
+  }
   mcp__buf b = {0};
   int rc = mcp__task_result(t->task, s, ctx->sink, r->m->id, r->m->id_len, &b);
   if (b.len || b.err) {

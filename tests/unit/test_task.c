@@ -141,10 +141,12 @@ static int h_plain(mcp_call *call, void *user_data) {
   return mcp_result_text(call, "plain");
 }
 
-static void setup(void) {
+/* A server with the three tools. */
+static mcp_server *tasks_server(void) {
   static const mcp_server_info info = {.name = "tasks", .version = "1"};
-  ck_assert_int_eq(mcp_server_new(&info, &srv), 0);
-  mcp_server_set_log(srv, tu_silent_log, NULL);
+  mcp_server *one;
+  ck_assert_int_eq(mcp_server_new(&info, &one), 0);
+  mcp_server_set_log(one, tu_silent_log, NULL);
   static const mcp_tool job = {
       .name = "job",
       .description = "Does what it is told, maybe as a task.",
@@ -164,9 +166,14 @@ static void setup(void) {
       .description = "Never a task.",
       .annotations = {.read_only = MCP_HINT_TRUE, .open_world = MCP_HINT_FALSE},
       .handler = h_plain};
-  ck_assert_int_eq(mcp_server_add_tool(srv, &job, NULL), 0);
-  ck_assert_int_eq(mcp_server_add_tool(srv, &must, NULL), 0);
-  ck_assert_int_eq(mcp_server_add_tool(srv, &plain, NULL), 0);
+  ck_assert_int_eq(mcp_server_add_tool(one, &job, NULL), 0);
+  ck_assert_int_eq(mcp_server_add_tool(one, &must, NULL), 0);
+  ck_assert_int_eq(mcp_server_add_tool(one, &plain, NULL), 0);
+  return one;
+}
+
+static void setup(void) {
+  srv = tasks_server();
   tu_peer_open(&P, srv, &ALICE);
   tu_deferred_reset();
   g_seen_ok = 0;
@@ -2010,6 +2017,169 @@ START_TEST(wire_writes_outcomes_between_its_own_braces) {
 END_TEST
 
 /* ===========================================================================
+ * Tasks on every node: two servers sharing one store (the in-process one,
+ * whose answers come at once; tests/redis runs the same over Redis). srv
+ * runs the tasks, made through P; B answers for them through Q (alice)
+ * and E (eve), from the records srv keeps in the store.
+ * ======================================================================== */
+
+static mcp_store *g_store;
+static mcp_server *B;
+static tu_peer Q, E;
+static const mcp_principal EVE = {.subject = "eve"};
+
+static void cluster_setup(void) {
+  setup();
+  B = tasks_server();
+  g_store = mcp_store_new_local();
+  ck_assert_ptr_nonnull(g_store);
+  ck_assert_int_eq(mcp_server_set_store(srv, g_store), 0);
+  ck_assert_int_eq(mcp_server_set_store(B, g_store), 0);
+  tu_peer_open(&Q, B, &ALICE);
+  tu_peer_open(&E, B, &EVE);
+}
+
+static void cluster_teardown(void) {
+  tu_peer_close(&Q);
+  tu_peer_close(&E);
+  mcp_server_free(B);
+  teardown();
+  mcp_store_free(g_store);
+}
+
+/* A 2026-07-28 tasks method through peer p. */
+static cJSON *ptask(tu_peer *p, const char *method, const char *id,
+                    const char *more) {
+  char *extra =
+      tu_text("\"taskId\":\"%s\"%s%s", id, more ? "," : "", more ? more : "");
+  cJSON *r = tu_ask(p, tu_mreq(next_id++, method, TASKS_META, extra));
+  free(extra);
+  return r;
+}
+
+START_TEST(another_node_answers_for_a_task) {
+  cJSON *r = mcall("job", "{\"do\":\"defer\"}");
+  char *id = task_id(r, "result.taskId");
+  cJSON_Delete(r);
+  r = ptask(&Q, "tasks/get", id, NULL);
+  char *want = tu_text("{\"result\":{\"resultType\":\"complete\",\"taskId\":"
+                       "\"%s\",\"status\":\"working\",\"ttlMs\":3600000,"
+                       "\"result\":\"<absent>\"}}",
+                       id);
+  tu_assert_json(r, want);
+  free(want);
+  assert_time(r, "result.createdAt");
+  cJSON_Delete(r);
+  /* Another principal's task does not exist for it, on any node. */
+  r = ptask(&E, "tasks/get", id, NULL);
+  tu_assert_error(r, -32602, "Task not found");
+  cJSON_Delete(r);
+  r = ptask(&Q, "tasks/get", "nosuchtask", NULL);
+  tu_assert_error(r, -32602, "Task not found");
+  cJSON_Delete(r);
+  /* Its end is seen everywhere, with its result. */
+  mcp_result_text(tu_stash, "finished");
+  ck_assert_int_eq(mcp_call_finish(tu_stash, 0), 0);
+  r = ptask(&Q, "tasks/get", id, NULL);
+  tu_assert_json(r,
+                 "{\"result\":{\"status\":\"completed\",\"result\":{"
+                 "\"content\":[{\"type\":\"text\",\"text\":\"finished\"}]}}}");
+  cJSON_Delete(r);
+  /* tasks/cancel of an ended task acknowledges, and changes nothing. */
+  r = ptask(&Q, "tasks/cancel", id, NULL);
+  tu_assert_json(r, "{\"result\":{\"resultType\":\"complete\"}}");
+  cJSON_Delete(r);
+  r = mtask("tasks/get", id, NULL);
+  tu_assert_json(r, "{\"result\":{\"status\":\"completed\"}}");
+  cJSON_Delete(r);
+  free(id);
+}
+END_TEST
+
+START_TEST(another_node_cancels_and_answers_input) {
+  cJSON *r = mcall("job", "{\"do\":\"defer\"}");
+  char *id = task_id(r, "result.taskId");
+  cJSON_Delete(r);
+  mcp_call *held = tu_stash;
+  /* Cancelled through B: the call on srv hears it, every node says so. */
+  r = ptask(&Q, "tasks/cancel", id, NULL);
+  tu_assert_json(r, "{\"result\":{\"resultType\":\"complete\",\"status\":"
+                    "\"<absent>\"}}");
+  cJSON_Delete(r);
+  ck_assert(mcp_call_cancelled(held));
+  r = mtask("tasks/get", id, NULL);
+  tu_assert_json(r, "{\"result\":{\"status\":\"cancelled\"}}");
+  cJSON_Delete(r);
+  r = ptask(&Q, "tasks/get", id, NULL);
+  tu_assert_json(r, "{\"result\":{\"status\":\"cancelled\",\"result\":"
+                    "\"<absent>\"}}");
+  cJSON_Delete(r);
+  /* Its result, when it comes after, changes nothing anywhere. */
+  mcp_result_text(held, "too late");
+  mcp_call_finish(held, 0);
+  r = ptask(&Q, "tasks/get", id, NULL);
+  tu_assert_json(r, "{\"result\":{\"status\":\"cancelled\"}}");
+  cJSON_Delete(r);
+  free(id);
+
+  /* Input asked on srv, answered through B. */
+  r = mcall("job", "{\"do\":\"ask\"}");
+  id = task_id(r, "result.taskId");
+  cJSON_Delete(r);
+  r = ptask(&Q, "tasks/get", id, NULL);
+  tu_assert_json(r, "{\"result\":{\"status\":\"input_required\"}}");
+  tu_assert_exact(tu_jget(r, "result.inputRequests.ok.method"),
+                  "\"elicitation/create\"");
+  cJSON_Delete(r);
+  r = ptask(&Q, "tasks/update", id, "\"inputResponses\":{\"ok\":1}");
+  tu_assert_error(r, -32602, "inputResponses[ok]");
+  cJSON_Delete(r);
+  char *yes = tu_text("\"inputResponses\":{\"ok\":%s}", YES);
+  r = ptask(&Q, "tasks/update", id, yes);
+  tu_assert_json(r, "{\"result\":{\"resultType\":\"complete\"}}");
+  cJSON_Delete(r);
+  free(yes);
+  ck_assert_int_eq(g_seen_ok, 1);
+  r = ptask(&Q, "tasks/get", id, NULL);
+  tu_assert_json(r, "{\"result\":{\"status\":\"completed\",\"result\":{"
+                    "\"content\":[{\"text\":\"answered\"}]}}}");
+  cJSON_Delete(r);
+  free(id);
+}
+END_TEST
+
+START_TEST(a_lost_node_fails_its_tasks) {
+  cJSON *r = mcall("job", "{\"do\":\"defer\"}");
+  char *id = task_id(r, "result.taskId");
+  cJSON_Delete(r);
+  mcp_call *held = tu_stash;
+  /* srv leaves the store as a dead process would: its lease ends, its
+   * record stays as it was. */
+  ck_assert_int_eq(mcp_server_set_store(srv, NULL), 0);
+  r = ptask(&Q, "tasks/get", id, NULL);
+  tu_assert_json(r, "{\"result\":{\"status\":\"failed\",\"statusMessage\":"
+                    "\"the node running this task was lost\",\"error\":{"
+                    "\"code\":-32603,\"message\":\"Internal error: the node "
+                    "running this task was lost\"}}}");
+  cJSON_Delete(r);
+  /* Settled once for every node: a second reader reads the same. */
+  r = ptask(&Q, "tasks/cancel", id, NULL);
+  tu_assert_json(r, "{\"result\":{\"resultType\":\"complete\"}}");
+  cJSON_Delete(r);
+  r = ptask(&Q, "tasks/get", id, NULL);
+  tu_assert_json(r, "{\"result\":{\"status\":\"failed\"}}");
+  cJSON_Delete(r);
+  mcp_call_finish(held, 0);
+  free(id);
+  ck_assert_int_eq(mcp_server_set_node_lease(srv, 299), MCP_EINVAL);
+  ck_assert_int_eq(mcp_server_set_node_lease(srv, 3600001), MCP_EINVAL);
+  ck_assert_int_eq(mcp_server_set_node_lease(NULL, 1000), MCP_EINVAL);
+  ck_assert_int_eq(mcp_server_set_node_lease(srv, 0), 0);
+  ck_assert_int_eq(mcp_server_set_node_lease(srv, 300), 0);
+}
+END_TEST
+
+/* ===========================================================================
  * Suite
  * ======================================================================== */
 
@@ -2062,6 +2232,10 @@ int main(void) {
   tcase_add_test(t, finishes_race_reads_and_cancels);
   tcase_add_test(t, becoming_a_task_races_cancellation_checks);
   tcase_add_test(t, a_task_call_outlives_its_server);
+  t = tu_tcase(s, "cluster", cluster_setup, cluster_teardown, 60);
+  tcase_add_test(t, another_node_answers_for_a_task);
+  tcase_add_test(t, another_node_cancels_and_answers_input);
+  tcase_add_test(t, a_lost_node_fails_its_tasks);
   t = tu_tcase(s, "oom", NULL, NULL, 600);
   tcase_add_test(t, every_allocation_failing);
   return tu_run(s);

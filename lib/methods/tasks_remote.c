@@ -1,0 +1,435 @@
+/* Tasks another node runs: with a store that keeps records (a cluster's
+ * Redis), a tasks method naming a task this server does not have asks the
+ * store for the task's record (lib/engine/task.c keeps one for each task
+ * it runs) and is served from it once the store answered, on the store's
+ * thread: the request (copied) goes through dispatch again, its target the
+ * record, so it is admitted as any other (the tool's scopes, the
+ * authorizer, the caller's principal against the record's). tasks/get
+ * answers from the record; tasks/cancel settles it in the store (the first
+ * node to settle a record wins) and tells the owner, which stops the call;
+ * tasks/update hands the answers to the owner. A record whose node's lease
+ * lapsed (the node is gone) and which is not settled is failed here, with
+ * an error saying the node was lost, so no task stays working forever.
+ * Nothing here waits: a request that needs the store is answered when the
+ * store answers. */
+#include <cjson/cJSON.h>
+#include <string.h>
+#include <time.h>
+
+#include "methods.h"
+
+#define LOST "the node running this task was lost"
+
+/* A request waiting for the store: what dispatch needs again. */
+typedef struct remote {
+  mcp_session *s;  /* a reference */
+  mcp__sink *sink; /* a reference; NULL: the session's callback */
+  const mcp__method *row;
+  cJSON *params, *id_node, *caps; /* copies */
+  char *id;                       /* the raw id's text */
+  size_t id_len;
+  mcp__version v;
+  bool modern;
+  int log_level;
+  unsigned long long started_us;
+  char task_id[32];
+  mcp__task_view *view; /* once the store answered */
+  /* The request's own, and a handler's that answers it later (when the
+   * store answers: maybe at once, on this thread, maybe on another). */
+  _Atomic unsigned refs;
+} remote;
+
+/* The request being dispatched again on this thread, with its record. */
+static _Thread_local remote *tl_remote;
+
+static void remote_free(remote *q) {
+  if (q == NULL || atomic_fetch_sub(&q->refs, 1) != 1)
+    return;
+  mcp__task_view_free(q->view);
+  cJSON_Delete(q->params);
+  cJSON_Delete(q->id_node);
+  cJSON_Delete(q->caps);
+  mcp__free(q->id);
+  mcp__sink_release(q->sink);
+  if (q->s) {
+    pthread_mutex_lock(&q->s->home.lock);
+    mcp__session_unref_locked(q->s);
+  }
+  mcp__free(q);
+}
+
+/* The request and its envelope again, pointing into q. */
+static void remote_req(remote *q, mcp__msg *m, mcp__req *r) {
+  *m = (mcp__msg){.kind = MCP__MSG_REQUEST,
+                  .method = q->row->name,
+                  .params = q->params,
+                  .id_node = q->id_node,
+                  .id = q->id,
+                  .id_len = q->id_len};
+  *r = (mcp__req){.m = m,
+                  .params = q->params,
+                  .params_node = q->params,
+                  .v = q->v,
+                  .modern = q->modern,
+                  .caps = q->caps,
+                  .log_level = q->log_level,
+                  .started_us = q->started_us};
+}
+
+static void remote_error(remote *q, int code, const char *message) {
+  mcp__msg m;
+  mcp__req r;
+  remote_req(q, &m, &r);
+  mcp__reply_ctx ctx = {.sink = q->sink};
+  mcp__req_error(q->s, &ctx, &r, code, message, NULL);
+}
+
+/* Serves q again, its record found: dispatch, admission and the handler,
+ * here. Frees q unless a handler kept it. */
+static void redispatch(remote *q) {
+  mcp__msg m;
+  mcp__req r;
+  remote_req(q, &m, &r);
+  mcp__reply_ctx ctx = {.sink = q->sink};
+  remote *outer = tl_remote;
+  tl_remote = q;
+  mcp__dispatch(q->s, &ctx, &r, q->row);
+  tl_remote = outer;
+  remote_free(q);
+}
+
+static void not_found(remote *q) {
+  remote_error(q, MCP__RPC_INVALID_PARAMS,
+               "Failed to retrieve task: Task not found");
+  remote_free(q);
+}
+
+static void unreachable(remote *q, const char *why) {
+  char msg[300];
+  mcp__fmt(msg, sizeof msg,
+           "Internal error: the store of this cluster's tasks cannot be "
+           "reached (%s); try again",
+           why);
+  mcp__utf8_trim(msg);
+  remote_error(q, MCP__RPC_INTERNAL_ERROR, msg);
+  remote_free(q);
+}
+
+/* The answer to a record put by this file: the record as settled (ours,
+ * or the one another node settled first). */
+static mcp__task_view *settled_view(const mcp_store_record *rec,
+                                    const mcp__buf *ours) {
+  if (rec->written)
+    return mcp__task_view_parse(ours->data, ours->len, true, false);
+  return rec->value ? mcp__task_view_parse(rec->value, rec->len, true, false)
+                    : NULL;
+}
+
+/* A put settling q's record: what it wrote (to read back when it took). */
+typedef struct settle {
+  remote *q;
+  mcp__buf text;
+  void (*then)(remote *q, mcp__task_view *settled, bool written);
+} settle;
+
+static void settle_done(void *arg, int rc, const mcp_store_record *recs,
+                        unsigned n, bool more, const char *why) {
+  (void)more;
+  settle *st = arg;
+  remote *q = st->q;
+  mcp__task_view *v =
+      rc == 0 && n == 1 ? settled_view(&recs[0], &st->text) : NULL;
+  bool written = rc == 0 && n == 1 && recs[0].written;
+  mcp__buf_free(&st->text);
+  void (*then)(remote *, mcp__task_view *, bool) = st->then;
+  mcp__free(st);
+  if (rc != 0) {
+    mcp__task_view_free(v);
+    unreachable(q, why);
+    return;
+  }
+  if (v == NULL) {
+    not_found(q);
+    return;
+  }
+  then(q, v, written);
+}
+
+/* Puts rec (q's record, changed to status with message and outcome o,
+ * final) in the store, then calls then with the record as settled. */
+static void settle_record(remote *q, const char *status, const char *message,
+                          const mcp__outcome *o,
+                          void (*then)(remote *q, mcp__task_view *settled,
+                                       bool written)) {
+  mcp_store *stor = mcp__records(q->s->home.srv);
+  settle *st = mcp__calloc(1, sizeof *st);
+  if (stor == NULL || st == NULL) {
+    mcp__free(st);
+    unreachable(q, stor ? "out of memory" : "no store is set");
+    return;
+  }
+  st->q = q;
+  st->then = then;
+  const mcp__task_record *was = &q->view->rec;
+  mcp__task_record r = *was;
+  struct timespec now;
+  clock_gettime(CLOCK_REALTIME, &now);
+  r.f.status = status;
+  r.f.status_message = message;
+  r.f.updated_ms = (long long)now.tv_sec * 1000 + now.tv_nsec / 1000000;
+  r.requests = NULL;
+  r.outcome = o;
+  mcp__wire_record(&st->text, &r);
+  char key[48], index[48];
+  mcp__fmt(key, sizeof key, "task:%s", q->task_id);
+  mcp__task_index(index, sizeof index, was->subject);
+  long long left =
+      was->f.created_ms + (long long)was->f.ttl_ms - r.f.updated_ms;
+  mcp_store_record rec = {.key = key,
+                          .value = st->text.data,
+                          .len = st->text.len,
+                          .holder = was->node,
+                          .index = index,
+                          .order = (unsigned long long)was->f.created_ms,
+                          .ttl_ms = left > 0 ? (unsigned long long)left : 1,
+                          .final = true};
+  int rc =
+      st->text.err ? MCP_ENOMEM : mcp_store_put(stor, &rec, settle_done, st);
+  if (rc != 0) {
+    mcp__buf_free(&st->text);
+    mcp__free(st);
+    unreachable(q, mcp_strerror(rc));
+  }
+}
+
+static void lost_settled(remote *q, mcp__task_view *v, bool written) {
+  if (written)
+    mcp__log(q->s->home.srv, MCP_LOG_WARNING,
+             "task %s failed: %s (node %s, no lease)", q->task_id, LOST,
+             v->rec.node ? v->rec.node : "?");
+  mcp__task_view_free(q->view);
+  q->view = v;
+  redispatch(q);
+}
+
+/* The error members of a task whose node was lost. */
+#define LOST_ERROR "\"code\":-32603,\"message\":\"Internal error: " LOST "\""
+
+static void on_record(void *arg, int rc, const mcp_store_record *recs,
+                      unsigned n, bool more, const char *why) {
+  (void)more;
+  remote *q = arg;
+  if (rc != 0) {
+    unreachable(q, why);
+    return;
+  }
+  if (n == 0 || recs[0].value == NULL) {
+    not_found(q);
+    return;
+  }
+  q->view = mcp__task_view_parse(recs[0].value, recs[0].len, recs[0].final,
+                                 recs[0].holder_alive);
+  if (q->view == NULL || strcmp(q->view->rec.f.id, q->task_id) != 0) {
+    mcp__log(q->s->home.srv, MCP_LOG_WARNING,
+             "the store's record of task %s is not one: ignored", q->task_id);
+    not_found(q);
+    return;
+  }
+  if (!q->view->final && !q->view->holder_alive) {
+    /* Its node stopped renewing its lease: it is gone, and so is the
+     * call. The first node to read it says so, once, for every node. */
+    static const mcp__outcome lost = {.error = true,
+                                      .code = MCP__RPC_INTERNAL_ERROR,
+                                      .members = LOST_ERROR,
+                                      .len = sizeof LOST_ERROR - 1};
+    settle_record(q, "failed", LOST, &lost, lost_settled);
+    return;
+  }
+  redispatch(q);
+}
+
+bool mcp__task_remote_ask(mcp_session *s, mcp__reply_ctx *ctx,
+                          const mcp__req *r, const char *task_id) {
+  mcp_store *st = mcp__records(s->home.srv);
+  if (st == NULL || ctx->batch || tl_remote || strlen(task_id) >= 32)
+    return false;
+  remote *q = mcp__calloc(1, sizeof *q);
+  if (q == NULL)
+    return false;
+  *q = (remote){.sink = ctx->sink,
+                .row = mcp__method_find(r->m->method),
+                .v = r->v,
+                .modern = r->modern,
+                .log_level = r->log_level,
+                .started_us = r->started_us};
+  atomic_init(&q->refs, 1);
+  memcpy(q->task_id, task_id, strlen(task_id) + 1);
+  q->params = cJSON_Duplicate(r->params, true);
+  q->id_node = r->m->id_node ? cJSON_Duplicate(r->m->id_node, true) : NULL;
+  q->caps = r->caps ? cJSON_Duplicate(r->caps, true) : NULL;
+  q->id = r->m->id ? mcp__strndup(r->m->id, r->m->id_len) : NULL;
+  q->id_len = r->m->id_len;
+  if (q->row == NULL || q->params == NULL ||
+      (r->m->id_node && q->id_node == NULL) || (r->caps && q->caps == NULL) ||
+      (r->m->id && q->id == NULL)) {
+    q->sink = NULL;
+    remote_free(q);
+    return false;
+  }
+  mcp__sink_ref(q->sink);
+  pthread_mutex_lock(&s->home.lock);
+  atomic_fetch_add(&s->home.refs, 1);
+  pthread_mutex_unlock(&s->home.lock);
+  q->s = s;
+  char key[48];
+  mcp__fmt(key, sizeof key, "task:%s", task_id);
+  int rc = mcp_store_get(st, key, on_record, q);
+  if (rc != 0)
+    unreachable(q, mcp_strerror(rc));
+  return true;
+}
+
+const mcp__task_view *mcp__task_remote_view(const char *task_id) {
+  remote *q = tl_remote;
+  return q && q->view && strcmp(q->task_id, task_id) == 0 ? q->view : NULL;
+}
+
+/* ---- the methods, served from a record ---------------------------------- */
+
+void mcp__remote_get(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
+                     const mcp__task_view *v) {
+  mcp__buf b = {0};
+  const mcp__task_record *rec = &v->rec;
+  bool cancelled = strcmp(rec->f.status, "cancelled") == 0;
+  if (r->modern)
+    mcp__wire_detail(
+        &b, &rec->f,
+        strcmp(rec->f.status, "input_required") == 0 ? rec->requests : NULL,
+        cancelled ? NULL : rec->outcome);
+  else
+    mcp__wire_task(&b, &rec->f, false);
+  mcp__reply_result(s, ctx, r, &b);
+}
+
+/* After tasks/cancel settled the record: the owner stops the call, the
+ * request hears how it went. */
+static void cancel_settled(remote *q, mcp__task_view *v, bool written) {
+  mcp_server *srv = q->s->home.srv;
+  if (written && v->rec.node) {
+    mcp__buf e = {0};
+    mcp__buf_printf(&e,
+                    "{\"node\":\"%s\",\"task\":\"cancel\",\"id\":\"%s\","
+                    "\"to\":",
+                    srv->node, q->task_id);
+    mcp__json_quote(&e, v->rec.node, strlen(v->rec.node));
+    mcp__buf_putc(&e, '}');
+    if (e.err == 0)
+      mcp__publish(srv, "tasks/cancel", e.data, e.len);
+    mcp__buf_free(&e);
+  }
+  mcp__msg m;
+  mcp__req r;
+  remote_req(q, &m, &r);
+  mcp__reply_ctx ctx = {.sink = q->sink};
+  if (!written && !r.modern) {
+    char msg[120];
+    mcp__fmt(msg, sizeof msg,
+             "Invalid params: the task is %s already and cannot be cancelled",
+             v->rec.f.status);
+    mcp__req_error(q->s, &ctx, &r, MCP__RPC_INVALID_PARAMS, msg, NULL);
+  } else {
+    mcp__buf b = {0};
+    if (!r.modern)
+      mcp__wire_task(&b, &v->rec.f, false);
+    mcp__reply_result(q->s, &ctx, &r, &b);
+  }
+  mcp__task_view_free(v);
+  remote_free(q);
+}
+
+void mcp__remote_cancel(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
+                        const mcp__task_view *v) {
+  remote *q = tl_remote;
+  if (v->final) {
+    if (r->modern) {
+      mcp__buf b = {0};
+      mcp__reply_result(s, ctx, r, &b);
+      return;
+    }
+    char msg[120];
+    mcp__fmt(msg, sizeof msg,
+             "Invalid params: the task is %s already and cannot be cancelled",
+             v->rec.f.status);
+    mcp__req_error(s, ctx, r, MCP__RPC_INVALID_PARAMS, msg, NULL);
+    return;
+  }
+  atomic_fetch_add(&q->refs, 1);
+  settle_record(q, "cancelled", NULL, NULL, cancel_settled);
+}
+
+void mcp__remote_update(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
+                        const mcp__task_view *v, const cJSON *answers) {
+  const cJSON *requests = v->rec.requests;
+  /* Checked here as the owner would: an answer must be an object; keys
+   * not outstanding are ignored there. */
+  for (const cJSON *a = answers->child; a; a = a->next)
+    if (!cJSON_IsObject(a)) {
+      char why[200];
+      mcp__fmt(why, sizeof why, "inputResponses[%.64s] must be an object",
+               a->string);
+      mcp__utf8_trim(why);
+      mcp__reply_invalid_params(s, ctx, r, why);
+      return;
+    }
+  mcp_server *srv = s->home.srv;
+  int rc = 0;
+  if (requests && requests->child && v->rec.node && !v->final) {
+    mcp__buf e = {0};
+    mcp__buf_printf(&e,
+                    "{\"node\":\"%s\",\"task\":\"update\",\"id\":\"%s\","
+                    "\"to\":",
+                    srv->node, v->rec.f.id);
+    mcp__json_quote(&e, v->rec.node, strlen(v->rec.node));
+    mcp__buf_puts(&e, ",\"answers\":");
+    mcp__json_write(&e, answers);
+    mcp__buf_putc(&e, '}');
+    rc = e.err ? MCP_ENOMEM
+         : e.len > MCP_STORE_EVENT_MAX
+             ? MCP_ELIMIT
+             : mcp__publish(srv, "tasks/update", e.data, e.len);
+    mcp__buf_free(&e);
+  }
+  if (rc == MCP_ELIMIT) {
+    mcp__req_error(s, ctx, r, MCP__RPC_SERVER_BUSY,
+                   "Server busy: inputResponses too large to hand to the "
+                   "node running the task",
+                   NULL);
+    return;
+  }
+  if (rc) {
+    mcp__req_error(s, ctx, r, MCP__RPC_INTERNAL_ERROR,
+                   "Internal error: the node running the task cannot be "
+                   "reached; try again",
+                   NULL);
+    return;
+  }
+  mcp__buf b = {0};
+  mcp__reply_result(s, ctx, r, &b);
+}
+
+void mcp__remote_result(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
+                        const mcp__task_view *v) {
+  if (!v->final) {
+    mcp__req_error(s, ctx, r, MCP__RPC_SERVER_BUSY,
+                   "Server busy: the task runs on another node and has not "
+                   "ended; ask tasks/get until it ends, then tasks/result",
+                   NULL);
+    return;
+  }
+  mcp__buf b = {0};
+  bool cancelled = strcmp(v->rec.f.status, "cancelled") == 0;
+  mcp__wire_task_result(&b, r->m->id, r->m->id_len, v->rec.f.id,
+                        cancelled ? NULL : v->rec.outcome);
+  ctx->facts.kind = MCP_SENT_RESULT;
+  mcp__reply_buf(s, ctx, &b);
+}
