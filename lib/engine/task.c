@@ -99,6 +99,9 @@ struct mcp__task {
   long long created_ms, updated_ms; /* wall clock, for the timestamps */
   unsigned ttl_ms, poll_ms;
   mcp__deadline expiry; /* its TTL, in srv->deadlines once published */
+  mcp__deadline wake;   /* due at once: its next round, whose answers came
+                           from another node, runs on the timer's thread
+                           (mcp__task_event), while it is listed */
   /* Its call's home (the caller's principal and client capabilities, a
    * lock of its own), closed when it is retired; it holds a reference to
    * the record while it has any (mcp_server_expire pins it). */
@@ -319,6 +322,7 @@ static void retire_finish(mcp__task *t, waiter *w) {
     mcp__buf_free(&b);
   }
   free_waiters(w);
+  mcp__deadline_unwatch(t->srv, &t->wake);
   mcp__home_close(&t->home);
   mcp__task_unref(t);
 }
@@ -346,6 +350,16 @@ static void ttl_pin(mcp__deadline *d) {
 static void ttl_due(mcp__deadline *d) {
   mcp__task *t = mcp__container_of(d, mcp__task, expiry);
   retire(t); /* unwatches it, unless another thread retired it first */
+  mcp__task_unref(t);
+}
+
+static void resume(mcp__task *t);
+
+/* The wake's side: the next round, on the thread that drives the timer. */
+static void wake_due(mcp__deadline *d) {
+  mcp__task *t = mcp__container_of(d, mcp__task, wake);
+  mcp__deadline_unwatch(t->srv, d);
+  resume(t);
   mcp__task_unref(t);
 }
 
@@ -640,6 +654,8 @@ int mcp__task_new(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
   atomic_init(&t->published, false);
   t->expiry = (mcp__deadline){
       .kind = MCP__DEADLINE_TTL, .pin = ttl_pin, .due = ttl_due};
+  t->wake = (mcp__deadline){
+      .kind = MCP__DEADLINE_TTL, .pin = ttl_pin, .due = wake_due};
   t->srv = srv;
   atomic_fetch_add(&srv->refs, 1);
   t->mode = mode;
@@ -1912,8 +1928,16 @@ void mcp__task_event(mcp_server *srv, const cJSON *event) {
       mcp__log(srv, MCP_LOG_WARNING,
                "task %s: inputResponses from another node not taken: %s", id,
                why);
-    else if (ready)
-      mcp__task_resume(t);
+    else if (ready && atomic_load(&srv->has_executor))
+      mcp__task_resume(t); /* handed to the executor: quick */
+    else if (ready) {
+      /* Not on the store's thread, which every event waits for: on the
+       * timer's, at once (the transport drives it). */
+      pthread_mutex_lock(&srv->task_lock);
+      if (!t->retired)
+        mcp__deadline_watch(srv, &t->wake, mcp__now_us());
+      pthread_mutex_unlock(&srv->task_lock);
+    }
   }
   mcp__task_unref(t);
 }

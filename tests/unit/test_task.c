@@ -2139,6 +2139,10 @@ START_TEST(another_node_cancels_and_answers_input) {
   tu_assert_json(r, "{\"result\":{\"resultType\":\"complete\"}}");
   cJSON_Delete(r);
   free(yes);
+  /* The next round runs where the task lives, on its timer's thread. */
+  ck_assert_int_eq(g_seen_ok, 0);
+  ck_assert_int_eq(mcp_server_next_expiry_ms(srv), 0);
+  ck_assert_int_eq(mcp_server_expire(srv), 1);
   ck_assert_int_eq(g_seen_ok, 1);
   r = ptask(&Q, "tasks/get", id, NULL);
   tu_assert_json(r, "{\"result\":{\"status\":\"completed\",\"result\":{"
