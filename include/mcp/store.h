@@ -213,7 +213,9 @@ MCP_API void mcp_store_describe(const mcp_store *st, char *buf,
  * way; MCP_EINVAL (st or event NULL, len 0), MCP_ELIMIT (len above
  * MCP_STORE_EVENT_MAX), MCP_ENOTSUP (a store without events), MCP_EIO (the
  * store cannot reach the others now: nobody else will hear it) or
- * MCP_ENOMEM. Any thread, but not from inside a listener of st. */
+ * MCP_ENOMEM. Any thread, also from inside a listener of st: the event
+ * then follows the one being delivered (the in-process store delivers it
+ * on the same thread once the listeners of that one returned). */
 MCP_API int mcp_store_publish(mcp_store *st, const char *event,
                               unsigned long len);
 

@@ -296,10 +296,17 @@ int mcp__broadcast(mcp_server *srv, mcp__change what, const char *uri);
  * place of the previous one's. Any thread; not from a store's listener. */
 void mcp__server_use_store(mcp_server *srv, mcp_store *st);
 /* Sends notifications/tasks with detail (a DetailedTask's members, each
- * followed by a comma) to every listener that asked for task id. Returns
+ * followed by a comma) to every listener that asked for task id, of a
+ * session of its caller's (subject) that may use its tool. Returns
  * how many were told, or MCP_ENOMEM. Never call with a lock held. */
 int mcp__broadcast_task(mcp_server *srv, const char *id, const char *detail,
-                        size_t len);
+                        size_t len, const char *subject, const mcp__tool *tool);
+/* The same for another node's task (heard from the store), its tool named.
+ * Only the listeners of subject's sessions (NULL: anonymous callers') are
+ * told, and with hide-forbidden on, only those that may use its tool. */
+int mcp__broadcast_remote_task(mcp_server *srv, const char *id,
+                               const char *detail, size_t len,
+                               const char *subject, const char *tool);
 /* The default lease of a server's node in its store
  * (mcp_server_set_node_lease). */
 #define MCP__NODE_LEASE_MS 10000u

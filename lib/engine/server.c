@@ -754,8 +754,33 @@ int mcp__broadcast(mcp_server *srv, mcp__change what, const char *uri) {
   return broadcast_here(srv, what, uri);
 }
 
+/* Whether s is to hear of a task: its caller's (subject), with a tool it
+ * may use (with hide-forbidden on). */
+static bool hears_remote(mcp_session *s, const char *subject,
+                         const mcp__tool *tool) {
+  const char *own = s->home.principal.subject;
+  bool same = own == NULL ? subject == NULL
+                          : subject != NULL && strcmp(own, subject) == 0;
+  return same && (tool == NULL || !atomic_load(&s->home.srv->hide_forbidden) ||
+                  mcp__tool_callable_by(tool, &s->home.principal));
+}
+
+int mcp__broadcast_remote_task(mcp_server *srv, const char *id,
+                               const char *detail, size_t len,
+                               const char *subject, const char *tool) {
+  if (atomic_load(&srv->task_listeners) == 0)
+    return 0;
+  mcp__tool *entry = mcp__find_visible(srv, &srv->reg, tool, NULL);
+  if (entry == NULL)
+    return 0; /* a tool this node does not serve: nobody may hear */
+  int told = mcp__broadcast_task(srv, id, detail, len, subject, entry);
+  mcp__tool_unref(entry);
+  return told;
+}
+
 int mcp__broadcast_task(mcp_server *srv, const char *id, const char *detail,
-                        size_t len) {
+                        size_t len, const char *subject,
+                        const mcp__tool *tool) {
   if (atomic_load(&srv->task_listeners) == 0)
     return 0; /* nobody listens for a task: no session to visit */
   size_t n;
@@ -765,7 +790,8 @@ int mcp__broadcast_task(mcp_server *srv, const char *id, const char *detail,
   for (size_t i = 0; i < n; i++) {
     mcp_session *s = pinned[i];
     pthread_mutex_lock(&s->home.lock);
-    for (mcp__listener *l = s->listeners; l; l = l->next) {
+    bool hears = hears_remote(s, subject, tool);
+    for (mcp__listener *l = hears ? s->listeners : NULL; l; l = l->next) {
       if (!uri_listed(l->task_ids, l->ntask_ids, id))
         continue;
       /* Each carries the whole task, as tasks/get would give it now. */

@@ -401,12 +401,49 @@ static int local_take(void *impl, const char *key, unsigned calls,
   return 0;
 }
 
+/* An event published by a listener while it is delivered to: it follows
+ * the one being delivered, on the same thread. */
+typedef struct queued_event {
+  struct queued_event *next;
+  unsigned long len;
+  char event[];
+} queued_event;
+
+/* The in-process store this thread delivers for, and what its listeners
+ * published meanwhile (oldest first). */
+static _Thread_local struct local_store *tl_delivering;
+static _Thread_local queued_event *tl_queue, **tl_queue_tail;
+
 static int local_publish(void *impl, const char *event, unsigned long len) {
   local_store *ls = impl;
+  if (tl_delivering == ls) {
+    queued_event *q = mcp__malloc(sizeof *q + len);
+    if (q == NULL)
+      return MCP_ENOMEM;
+    q->next = NULL;
+    q->len = len;
+    memcpy(q->event, event, len);
+    *tl_queue_tail = q;
+    tl_queue_tail = &q->next;
+    return 0;
+  }
   pthread_mutex_lock(&ls->events);
   mcp_store_event deliver = atomic_load(&ls->deliver);
+  tl_delivering = ls;
+  tl_queue = NULL;
+  tl_queue_tail = &tl_queue;
   if (deliver)
     deliver(ls->deliver_arg, event, len);
+  while (tl_queue) {
+    queued_event *q = tl_queue;
+    tl_queue = q->next;
+    if (tl_queue == NULL)
+      tl_queue_tail = &tl_queue;
+    if (deliver)
+      deliver(ls->deliver_arg, q->event, q->len);
+    mcp__free(q);
+  }
+  tl_delivering = NULL;
   pthread_mutex_unlock(&ls->events);
   return 0;
 }

@@ -355,7 +355,13 @@ static void ttl_due(mcp__deadline *d) {
 
 static void resume(mcp__task *t);
 
-/* The wake's side: the next round, on the thread that drives the timer. */
+/* The wake's side: the next round, on the thread that drives the timer
+ * (pinned as the TTL is). */
+static void wake_pin(mcp__deadline *d) {
+  mcp__task *t = mcp__container_of(d, mcp__task, wake);
+  atomic_fetch_add(&t->refs, 1);
+}
+
 static void wake_due(mcp__deadline *d) {
   mcp__task *t = mcp__container_of(d, mcp__task, wake);
   mcp__deadline_unwatch(t->srv, d);
@@ -655,7 +661,7 @@ int mcp__task_new(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
   t->expiry = (mcp__deadline){
       .kind = MCP__DEADLINE_TTL, .pin = ttl_pin, .due = ttl_due};
   t->wake = (mcp__deadline){
-      .kind = MCP__DEADLINE_TTL, .pin = ttl_pin, .due = wake_due};
+      .kind = MCP__DEADLINE_TTL, .pin = wake_pin, .due = wake_due};
   t->srv = srv;
   atomic_fetch_add(&srv->refs, 1);
   t->mode = mode;
@@ -782,10 +788,13 @@ static void put_detail(mcp__buf *b, const mcp__task *t) {
  * notifications/tasks) how it is now. No lock held. */
 static unsigned long long mirror(mcp__task *t);
 
+static void publish_changed(mcp__task *t, const mcp__buf *detail);
+
 static void tell_listeners(mcp__task *t) {
   mcp_server *srv = t->srv;
   mirror(t);
-  if (atomic_load(&srv->task_listeners) == 0)
+  bool remote = mcp__records(srv) != NULL;
+  if (atomic_load(&srv->task_listeners) == 0 && !remote)
     return;
   mcp__buf b = {0};
   pthread_mutex_lock(&srv->task_lock);
@@ -793,8 +802,37 @@ static void tell_listeners(mcp__task *t) {
     put_detail(&b, t);
   pthread_mutex_unlock(&srv->task_lock);
   if (b.len && b.err == 0)
-    mcp__broadcast_task(srv, t->id, b.data, b.len);
+    mcp__broadcast_task(srv, t->id, b.data, b.len, subject_of(t), t->tool);
+  if (remote && b.len && b.err == 0)
+    publish_changed(t, &b);
   mcp__buf_free(&b);
+}
+
+/* Tells the other nodes that t changed, with its DetailedTask members, so
+ * that their listeners that asked for it hear of it too:
+ * {"node":N,"task":"changed","id":I,"subject":S,"tool":T,"detail":D}.
+ * A detail too big for an event is not published (its listeners elsewhere
+ * read it with tasks/get). No lock held. */
+static void publish_changed(mcp__task *t, const mcp__buf *detail) {
+  mcp_server *srv = t->srv;
+  mcp__buf e = {0};
+  mcp__buf_printf(&e,
+                  "{\"node\":\"%s\",\"task\":\"changed\",\"id\":\"%s\","
+                  "\"subject\":",
+                  srv->node, t->id);
+  const char *subject = t->home.principal.subject;
+  if (subject)
+    mcp__json_quote(&e, subject, strlen(subject));
+  else
+    mcp__buf_puts(&e, "null");
+  mcp__buf_puts(&e, ",\"tool\":");
+  mcp__json_quote(&e, t->tool->name, strlen(t->tool->name));
+  mcp__buf_puts(&e, ",\"detail\":");
+  mcp__json_quote(&e, detail->data, detail->len);
+  mcp__buf_putc(&e, '}');
+  if (e.err == 0 && e.len <= MCP_STORE_EVENT_MAX)
+    mcp__publish(srv, "notifications/tasks", e.data, e.len);
+  mcp__buf_free(&e);
 }
 
 /* ---- the record in the store ----------------------------------------------
@@ -1908,8 +1946,32 @@ static void ignore_reply(const char *was, bool ended, mcp__buf *b, void *arg) {
   mcp__buf_free(b);
 }
 
+/* Another node's task changed: this node's listeners that asked for it
+ * hear of it, if they are its caller's. */
+static void remote_changed(mcp_server *srv, const cJSON *event) {
+  const char *node = cJSON_GetStringValue(mcp__json_member(event, "node"));
+  const char *id = cJSON_GetStringValue(mcp__json_member(event, "id"));
+  const cJSON *subject = mcp__json_member(event, "subject");
+  const char *tool = cJSON_GetStringValue(mcp__json_member(event, "tool"));
+  const char *detail = cJSON_GetStringValue(mcp__json_member(event, "detail"));
+  if (node == NULL || strcmp(node, srv->node) == 0)
+    return; /* this node's own: its listeners heard it already */
+  if (id == NULL || tool == NULL || detail == NULL ||
+      !(cJSON_IsNull(subject) || cJSON_IsString(subject))) {
+    mcp__log(srv, MCP_LOG_WARNING,
+             "a task event of the store that is not one: ignored");
+    return;
+  }
+  mcp__broadcast_remote_task(srv, id, detail, strlen(detail),
+                             cJSON_GetStringValue(subject), tool);
+}
+
 void mcp__task_event(mcp_server *srv, const cJSON *event) {
   const char *what = cJSON_GetStringValue(mcp__json_member(event, "task"));
+  if (strcmp(what, "changed") == 0) {
+    remote_changed(srv, event);
+    return;
+  }
   const char *id = cJSON_GetStringValue(mcp__json_member(event, "id"));
   const char *to = cJSON_GetStringValue(mcp__json_member(event, "to"));
   if (id == NULL || to == NULL || strcmp(to, srv->node) != 0)

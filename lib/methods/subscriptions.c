@@ -199,7 +199,12 @@ static bool served(size_t i, const char *uri, void *user) {
 static bool own_task(size_t i, const char *id, void *user) {
   (void)i;
   mcp_session *s = user;
-  return mcp__task_visible(s->home.srv, id, &s->home.principal);
+  /* With a store that keeps records, a task this node does not have may
+   * be another node's: kept, and heard of only when it is this caller's
+   * (mcp__broadcast_remote_task checks each change's principal and
+   * tool). */
+  return mcp__task_visible(s->home.srv, id, &s->home.principal) ||
+         mcp__records(s->home.srv) != NULL;
 }
 
 /* Keeps in l what it may hear of: URIs something serves (t's entries, when

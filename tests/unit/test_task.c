@@ -2152,6 +2152,44 @@ START_TEST(another_node_cancels_and_answers_input) {
 }
 END_TEST
 
+START_TEST(listeners_on_another_node_hear_their_callers_tasks) {
+  cJSON *r = mcall("job", "{\"do\":\"defer\"}");
+  char *id = task_id(r, "result.taskId");
+  cJSON_Delete(r);
+  /* On B, where the task is not: kept for the caller, and for eve too (B
+   * cannot tell whose it is until it changes), who never hears of it. */
+  char *filter = tu_text("\"notifications\":{\"taskIds\":[\"%s\"]}", id);
+  char *ack = tu_text("{\"method\":\"notifications/subscriptions/"
+                      "acknowledged\",\"params\":{\"notifications\":{"
+                      "\"taskIds\":[\"%s\"]}}}",
+                      id);
+  r = tu_ask(&Q, tu_mreq(7, "subscriptions/listen", TASKS_META, filter));
+  tu_assert_json(r, ack);
+  cJSON_Delete(r);
+  r = tu_ask(&E, tu_mreq(8, "subscriptions/listen", TASKS_META, filter));
+  tu_assert_json(r, ack);
+  cJSON_Delete(r);
+  free(ack);
+  free(filter);
+  tu_clear(&Q);
+  tu_clear(&E);
+  ck_assert_int_eq(mcp_call_set_status(tu_stash, "halfway"), 0);
+  mcp_result_text(tu_stash, "heard");
+  mcp_call_finish(tu_stash, 0);
+  ck_assert_uint_eq(E.nout, 0);
+  ck_assert_uint_eq(Q.nout, 1);
+  char *want =
+      tu_text("{\"method\":\"notifications/tasks\",\"params\":{\"taskId\":"
+              "\"%s\",\"status\":\"completed\",\"result\":{\"content\":[{"
+              "\"text\":\"heard\"}]},\"_meta\":{\"io.modelcontextprotocol/"
+              "subscriptionId\":7}}}",
+              id);
+  tu_assert_msg(&Q, 0, want);
+  free(want);
+  free(id);
+}
+END_TEST
+
 START_TEST(a_lost_node_fails_its_tasks) {
   cJSON *r = mcall("job", "{\"do\":\"defer\"}");
   char *id = task_id(r, "result.taskId");
@@ -2239,6 +2277,7 @@ int main(void) {
   t = tu_tcase(s, "cluster", cluster_setup, cluster_teardown, 60);
   tcase_add_test(t, another_node_answers_for_a_task);
   tcase_add_test(t, another_node_cancels_and_answers_input);
+  tcase_add_test(t, listeners_on_another_node_hear_their_callers_tasks);
   tcase_add_test(t, a_lost_node_fails_its_tasks);
   t = tu_tcase(s, "oom", NULL, NULL, 600);
   tcase_add_test(t, every_allocation_failing);
