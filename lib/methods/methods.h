@@ -244,5 +244,8 @@ void mcp__remote_update(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
                         const mcp__task_view *v, const struct cJSON *answers);
 void mcp__remote_result(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
                         const mcp__task_view *v);
+/* tasks/list from the store's records (every node's tasks of the caller);
+ * false: no store with records (r is the caller's to answer). */
+bool mcp__remote_list(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r);
 
 #endif

@@ -278,6 +278,8 @@ void mcp__handle_tasks_list(mcp_session *s, mcp__reply_ctx *ctx,
                             const mcp__req *r, mcp__target *t) {
   (void)t;
   mcp_server *srv = s->home.srv;
+  if (!ctx->batch && mcp__remote_list(s, ctx, r))
+    return;
   const cJSON *cursor = mcp__json_member(r->params, "cursor");
   unsigned long long after = 0;
   /* The registry's codec: serials count every caller's tasks, so they are

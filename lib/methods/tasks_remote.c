@@ -20,6 +20,10 @@
 
 #define LOST "the node running this task was lost"
 
+static bool same_caller(const char *a, const char *b) {
+  return a == NULL ? b == NULL : b != NULL && strcmp(a, b) == 0;
+}
+
 /* A request waiting for the store: what dispatch needs again. */
 typedef struct remote {
   mcp_session *s;  /* a reference */
@@ -248,14 +252,12 @@ static void on_record(void *arg, int rc, const mcp_store_record *recs,
   redispatch(q);
 }
 
-bool mcp__task_remote_ask(mcp_session *s, mcp__reply_ctx *ctx,
+/* A copy of r, to answer it later; NULL when out of memory. */
+static remote *remote_new(mcp_session *s, mcp__reply_ctx *ctx,
                           const mcp__req *r, const char *task_id) {
-  mcp_store *st = mcp__records(s->home.srv);
-  if (st == NULL || ctx->batch || tl_remote || strlen(task_id) >= 32)
-    return false;
   remote *q = mcp__calloc(1, sizeof *q);
   if (q == NULL)
-    return false;
+    return NULL;
   *q = (remote){.sink = ctx->sink,
                 .row = mcp__method_find(r->m->method),
                 .v = r->v,
@@ -274,13 +276,24 @@ bool mcp__task_remote_ask(mcp_session *s, mcp__reply_ctx *ctx,
       (r->m->id && q->id == NULL)) {
     q->sink = NULL;
     remote_free(q);
-    return false;
+    return NULL;
   }
   mcp__sink_ref(q->sink);
   pthread_mutex_lock(&s->home.lock);
   atomic_fetch_add(&s->home.refs, 1);
   pthread_mutex_unlock(&s->home.lock);
   q->s = s;
+  return q;
+}
+
+bool mcp__task_remote_ask(mcp_session *s, mcp__reply_ctx *ctx,
+                          const mcp__req *r, const char *task_id) {
+  mcp_store *st = mcp__records(s->home.srv);
+  if (st == NULL || ctx->batch || tl_remote || strlen(task_id) >= 32)
+    return false;
+  remote *q = remote_new(s, ctx, r, task_id);
+  if (q == NULL)
+    return false;
   char key[48];
   mcp__fmt(key, sizeof key, "task:%s", task_id);
   int rc = mcp_store_get(st, key, on_record, q);
@@ -432,4 +445,115 @@ void mcp__remote_result(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
                         cancelled ? NULL : v->rec.outcome);
   ctx->facts.kind = MCP_SENT_RESULT;
   mcp__reply_buf(s, ctx, &b);
+}
+
+/* ---- tasks/list from the store -------------------------------------------
+ * The caller's tasks on every node: the store's index of its principal's
+ * records, a page at a time. The cursor is the last record's place,
+ * "s1.<order>.<task id>" (no secret: the caller's own task). */
+
+#define CURSOR_PREFIX "s1."
+
+static bool cursor_read(const char *c, unsigned long long *order, char *id,
+                        size_t idsize) {
+  if (c == NULL || strncmp(c, CURSOR_PREFIX, 3) != 0)
+    return false;
+  const char *p = c + 3;
+  unsigned long long v = 0;
+  size_t digits = 0;
+  for (; *p >= '0' && *p <= '9' && digits < 16; p++, digits++)
+    v = v * 10 + (unsigned long long)(*p - '0');
+  if (digits == 0 || *p++ != '.')
+    return false;
+  size_t n = strlen(p);
+  if (n == 0 || n >= idsize)
+    return false;
+  for (size_t i = 0; i < n; i++)
+    if (!(p[i] == '-' || p[i] == '_' || (p[i] >= '0' && p[i] <= '9') ||
+          (p[i] >= 'a' && p[i] <= 'z') || (p[i] >= 'A' && p[i] <= 'Z')))
+      return false;
+  *order = v;
+  memcpy(id, p, n + 1);
+  return true;
+}
+
+static void on_page(void *arg, int rc, const mcp_store_record *recs, unsigned n,
+                    bool more, const char *why) {
+  remote *q = arg;
+  if (rc != 0) {
+    unreachable(q, why);
+    return;
+  }
+  mcp_session *s = q->s;
+  const mcp_principal *visible = mcp__visible_to(s);
+  mcp__buf b = {0};
+  mcp__buf_puts(&b, "\"tasks\":[");
+  unsigned shown = 0;
+  for (unsigned i = 0; i < n; i++) {
+    mcp__task_view *v =
+        recs[i].value
+            ? mcp__task_view_parse(recs[i].value, recs[i].len, recs[i].final,
+                                   recs[i].holder_alive)
+            : NULL;
+    mcp__tool *tool = NULL;
+    if (v && same_caller(v->rec.subject, s->home.principal.subject))
+      tool = mcp__find_visible(s->home.srv, &s->home.srv->reg, v->rec.tool,
+                               visible);
+    if (tool) {
+      mcp__buf_puts(&b, shown++ ? ",{" : "{");
+      mcp__task_facts f = v->rec.f;
+      /* A node that died: its unsettled task is shown as the next
+       * tasks/get will settle it. */
+      if (!v->final && !v->holder_alive) {
+        f.status = "failed";
+        f.status_message = LOST;
+      }
+      mcp__wire_task(&b, &f, false);
+      mcp__result_end(&b);
+    }
+    mcp__tool_unref(tool);
+    mcp__task_view_free(v);
+  }
+  mcp__buf_puts(&b, "],");
+  if (more && n) {
+    const char *key = recs[n - 1].key;
+    const char *id = strncmp(key, "task:", 5) == 0 ? key + 5 : key;
+    mcp__buf_printf(&b, "\"nextCursor\":\"" CURSOR_PREFIX "%llu.%s\",",
+                    recs[n - 1].order, id);
+  }
+  mcp__msg m;
+  mcp__req r;
+  remote_req(q, &m, &r);
+  mcp__reply_ctx ctx = {.sink = q->sink};
+  mcp__reply_result(s, &ctx, &r, &b);
+  remote_free(q);
+}
+
+bool mcp__remote_list(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r) {
+  mcp_store *st = mcp__records(s->home.srv);
+  if (st == NULL)
+    return false;
+  const cJSON *cursor = mcp__json_member(r->params, "cursor");
+  unsigned long long order = 0;
+  char id[40] = "";
+  if (cursor &&
+      !cursor_read(cJSON_GetStringValue(cursor), &order, id, sizeof id)) {
+    mcp__reply_invalid_params(s, ctx, r, "cursor is not one this server gave");
+    return true;
+  }
+  remote *q = remote_new(s, ctx, r, "");
+  if (q == NULL) {
+    mcp__req_error(s, ctx, r, MCP__RPC_INTERNAL_ERROR, "Internal error", NULL);
+    return true;
+  }
+  char index[48], after[48] = "";
+  mcp__task_index(index, sizeof index, s->home.principal.subject);
+  if (id[0])
+    mcp__fmt(after, sizeof after, "task:%s", id);
+  unsigned page = atomic_load(&s->home.srv->page_size);
+  int rc = mcp_store_list(st, index, order, after, page > 1000 ? 1000 : page,
+                          on_page, q);
+  if (rc != 0)
+    unreachable(q, mcp_strerror(rc));
+  return true;
 }

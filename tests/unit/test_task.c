@@ -2190,6 +2190,76 @@ START_TEST(listeners_on_another_node_hear_their_callers_tasks) {
 }
 END_TEST
 
+/* A 2025-11-25 request through peer p. */
+static cJSON *lask(tu_peer *p, const char *method, const char *params) {
+  return tu_ask(p, tu_req(next_id++, method, params));
+}
+
+START_TEST(legacy_sessions_on_another_node_list_and_read_tasks) {
+  tu_peer_open(&L, srv, &ALICE);
+  tu_legacy_init(&L, "2025-11-25", "{\"elicitation\":{}}");
+  tu_peer LB;
+  tu_peer_open(&LB, B, &ALICE);
+  tu_legacy_init(&LB, "2025-11-25", "{\"elicitation\":{}}");
+  mcp_server_set_page_size(B, 2);
+  char *ids[3];
+  mcp_call *held[3];
+  for (int i = 0; i < 3; i++) {
+    cJSON *r = lcall("job", "{\"do\":\"defer\"}", "{}");
+    ids[i] = task_id(r, "result.task.taskId");
+    held[i] = tu_stash;
+    cJSON_Delete(r);
+  }
+  /* B lists the caller's tasks srv runs, a page at a time. */
+  cJSON *r = lask(&LB, "tasks/list", "{}");
+  ck_assert_int_eq(cJSON_GetArraySize(tu_jget(r, "result.tasks")), 2);
+  const char *next = tu_jstr(r, "result.nextCursor");
+  ck_assert_ptr_nonnull(next);
+  char *params = tu_text("{\"cursor\":\"%s\"}", next);
+  cJSON_Delete(r);
+  r = lask(&LB, "tasks/list", params);
+  free(params);
+  ck_assert_int_eq(cJSON_GetArraySize(tu_jget(r, "result.tasks")), 1);
+  ck_assert_ptr_null(tu_jget(r, "result.nextCursor"));
+  cJSON_Delete(r);
+  r = lask(&LB, "tasks/list", "{\"cursor\":\"s1.x.y\"}");
+  tu_assert_error(r, -32602, "cursor");
+  cJSON_Delete(r);
+  /* tasks/get and tasks/result of a task that runs on srv. */
+  char *get = tu_text("{\"taskId\":\"%s\"}", ids[0]);
+  r = lask(&LB, "tasks/get", get);
+  tu_assert_json(r, "{\"result\":{\"status\":\"working\",\"ttl\":3600000}}");
+  cJSON_Delete(r);
+  r = lask(&LB, "tasks/result", get);
+  tu_assert_error(r, -32000, "another node");
+  cJSON_Delete(r);
+  mcp_result_text(held[0], "listed");
+  mcp_call_finish(held[0], 0);
+  r = lask(&LB, "tasks/result", get);
+  tu_assert_json(r, "{\"result\":{\"content\":[{\"text\":\"listed\"}],"
+                    "\"_meta\":{\"" RELATED "\":{}}}}");
+  cJSON_Delete(r);
+  /* Ended: 2025-11-25 says it cannot be cancelled; a running one is. */
+  r = lask(&LB, "tasks/cancel", get);
+  tu_assert_error(r, -32602, "completed already");
+  cJSON_Delete(r);
+  free(get);
+  get = tu_text("{\"taskId\":\"%s\"}", ids[1]);
+  r = lask(&LB, "tasks/cancel", get);
+  tu_assert_json(r, "{\"result\":{\"status\":\"cancelled\"}}");
+  cJSON_Delete(r);
+  ck_assert(mcp_call_cancelled(held[1]));
+  free(get);
+  for (int i = 1; i < 3; i++) {
+    mcp_call_finish(held[i], 0);
+    free(ids[i]);
+  }
+  free(ids[0]);
+  tu_peer_close(&LB);
+  tu_peer_close(&L);
+}
+END_TEST
+
 START_TEST(a_lost_node_fails_its_tasks) {
   cJSON *r = mcall("job", "{\"do\":\"defer\"}");
   char *id = task_id(r, "result.taskId");
@@ -2278,6 +2348,7 @@ int main(void) {
   tcase_add_test(t, another_node_answers_for_a_task);
   tcase_add_test(t, another_node_cancels_and_answers_input);
   tcase_add_test(t, listeners_on_another_node_hear_their_callers_tasks);
+  tcase_add_test(t, legacy_sessions_on_another_node_list_and_read_tasks);
   tcase_add_test(t, a_lost_node_fails_its_tasks);
   t = tu_tcase(s, "oom", NULL, NULL, 600);
   tcase_add_test(t, every_allocation_failing);
