@@ -1,0 +1,252 @@
+/* Tests for tasks on every node (lib/engine/task.c's records,
+ * lib/methods/tasks_remote.c) over a real redis-server: two servers, each
+ * with a Redis store of its own on one Redis, as two processes would be.
+ * A task runs on A; B answers tasks/get, tasks/cancel and tasks/update for
+ * it, on the store's thread, once Redis answered; A's node leaving the
+ * store (its lease lapsing, as when its process dies) fails the task for
+ * every reader; Redis stopped is a clear error, and B answers again once
+ * it is back.
+ *
+ * Timing: every wait is a bounded loop; nothing asserts a duration. */
+#include <check.h>
+#include <cjson/cJSON.h>
+#include <mcp/redis.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "redis_server.h"
+#include "testutil.h"
+
+#define EXT "io.modelcontextprotocol/tasks"
+#define TASKS_META TU_META("{\"extensions\":{\"" EXT "\":{}}}")
+#define ASK "{\"message\":\"Go on?\",\"requestedSchema\":{\"type\":\"object\"}}"
+
+static rs_server g_redis;
+static mcp_store *g_sa, *g_sb;
+static mcp_server *g_a, *g_b;
+static tu_peer P, Q, E; /* alice on A, alice and eve on B */
+static const mcp_principal ALICE = {.subject = "alice"};
+static const mcp_principal EVE = {.subject = "eve"};
+static int next_id = 10;
+
+static int job(mcp_call *call, void *user_data) {
+  (void)user_data;
+  if (mcp_call_input(call, "ok") != NULL)
+    return mcp_result_text(call, "answered");
+  const char *what = "defer";
+  mcp_call_arg_string(call, "do", &what);
+  if (strcmp(what, "ask") == 0) {
+    mcp_call_start_task(call);
+    int rc = mcp_call_request_input(call, "ok", MCP_INPUT_ELICITATION, ASK);
+    return rc == 0 ? MCP_INPUT_REQUIRED : rc;
+  }
+  return tu_defer(call);
+}
+
+static mcp_server *node(mcp_store *st) {
+  static const mcp_tool tool = {
+      .name = "job",
+      .description = "Runs as a task.",
+      .input_schema = "{\"type\":\"object\",\"properties\":{\"do\":{"
+                      "\"type\":\"string\"}}}",
+      .flags = MCP_TOOL_TASK_OPTIONAL,
+      .annotations = {.read_only = MCP_HINT_TRUE, .open_world = MCP_HINT_FALSE},
+      .handler = job};
+  static const mcp_server_info info = {.name = "node", .version = "1"};
+  mcp_server *s = NULL;
+  ck_assert_int_eq(mcp_server_new(&info, &s), 0);
+  mcp_server_set_log(s, tu_silent_log, NULL);
+  ck_assert_int_eq(mcp_server_add_tool(s, &tool, NULL), 0);
+  ck_assert_int_eq(mcp_server_set_node_lease(s, 300), 0);
+  ck_assert_int_eq(mcp_server_set_store(s, st), 0);
+  return s;
+}
+
+static void setup(void) {
+  char err[600];
+  ck_assert_msg(rs_init(&g_redis, "mcp-rtasks", err, sizeof err) == 0, "%s",
+                err);
+  ck_assert_msg(rs_start(&g_redis, REDIS_SERVER, err, sizeof err) == 0, "%s",
+                err);
+  ck_assert_msg(mcp_redis_store_new(g_redis.sock, &g_sa, err, sizeof err) == 0,
+                "%s", err);
+  ck_assert_msg(mcp_redis_store_new(g_redis.sock, &g_sb, err, sizeof err) == 0,
+                "%s", err);
+  tu_deferred_reset();
+  g_a = node(g_sa);
+  g_b = node(g_sb);
+  tu_peer_open(&P, g_a, &ALICE);
+  tu_peer_open(&Q, g_b, &ALICE);
+  tu_peer_open(&E, g_b, &EVE);
+}
+
+static void teardown(void) {
+  tu_peer_close(&P);
+  tu_peer_close(&Q);
+  tu_peer_close(&E);
+  mcp_server_free(g_a);
+  mcp_server_free(g_b);
+  mcp_store_free(g_sa);
+  mcp_store_free(g_sb);
+  rs_remove(&g_redis);
+}
+
+static void sleep_ms(long ms) {
+  struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+  nanosleep(&ts, NULL);
+}
+
+/* A 2026-07-28 request through p, and its one answer (20 s at most). */
+static cJSON *ask_wait(tu_peer *p, char *msg) {
+  tu_clear(p);
+  ck_assert_int_eq(tu_send_free(p, msg), 0);
+  ck_assert_uint_eq(tu_wait(p, 1, 20000), 1);
+  cJSON *m = tu_msg(p, 0);
+  ck_assert_ptr_nonnull(m);
+  return m;
+}
+
+static cJSON *task_req(tu_peer *p, const char *method, const char *id,
+                       const char *more) {
+  char *extra =
+      tu_text("\"taskId\":\"%s\"%s%s", id, more ? "," : "", more ? more : "");
+  cJSON *r = ask_wait(p, tu_mreq(next_id++, method, TASKS_META, extra));
+  free(extra);
+  return r;
+}
+
+static char *start(const char *what) {
+  char *args = tu_text("{\"do\":\"%s\"}", what);
+  cJSON *r =
+      ask_wait(&P, tu_mcall(next_id++, "job", args, TASKS_META, NULL, NULL));
+  free(args);
+  const char *id = tu_jstr(r, "result.taskId");
+  ck_assert_msg(id != NULL, "no task in %s", cJSON_PrintUnformatted(r));
+  char *copy = tu_text("%s", id);
+  cJSON_Delete(r);
+  return copy;
+}
+
+START_TEST(another_node_answers_over_redis) {
+  char *id = start("defer");
+  mcp_call *held = tu_stash;
+  cJSON *r = task_req(&Q, "tasks/get", id, NULL);
+  tu_assert_json(r, "{\"result\":{\"status\":\"working\"}}");
+  cJSON_Delete(r);
+  r = task_req(&E, "tasks/get", id, NULL);
+  tu_assert_error(r, -32602, "Task not found");
+  cJSON_Delete(r);
+  mcp_result_text(held, "finished");
+  ck_assert_int_eq(mcp_call_finish(held, 0), 0);
+  /* The record is put after the call ends: read until it shows. */
+  bool done = false;
+  for (int i = 0; i < 200 && !done; i++) {
+    r = task_req(&Q, "tasks/get", id, NULL);
+    done = strcmp(tu_jstr(r, "result.status"), "completed") == 0;
+    if (done)
+      tu_assert_json(r, "{\"result\":{\"result\":{\"content\":[{\"text\":"
+                        "\"finished\"}]}}}");
+    cJSON_Delete(r);
+    if (!done)
+      sleep_ms(10);
+  }
+  ck_assert(done);
+  free(id);
+
+  /* Cancelled through B: A's call hears it. */
+  id = start("defer");
+  held = tu_stash;
+  r = task_req(&Q, "tasks/cancel", id, NULL);
+  tu_assert_json(r, "{\"result\":{\"resultType\":\"complete\"}}");
+  cJSON_Delete(r);
+  for (int i = 0; i < 500 && !mcp_call_cancelled(held); i++)
+    sleep_ms(10);
+  ck_assert(mcp_call_cancelled(held));
+  r = task_req(&Q, "tasks/get", id, NULL);
+  tu_assert_json(r, "{\"result\":{\"status\":\"cancelled\"}}");
+  cJSON_Delete(r);
+  mcp_call_finish(held, 0);
+  free(id);
+}
+END_TEST
+
+START_TEST(input_answered_through_another_node) {
+  char *id = start("ask");
+  cJSON *r = task_req(&Q, "tasks/get", id, NULL);
+  tu_assert_json(r, "{\"result\":{\"status\":\"input_required\"}}");
+  cJSON_Delete(r);
+  r = task_req(&Q, "tasks/update", id,
+               "\"inputResponses\":{\"ok\":{\"action\":\"accept\"}}");
+  tu_assert_json(r, "{\"result\":{\"resultType\":\"complete\"}}");
+  cJSON_Delete(r);
+  /* The next round runs on A, when its timer is driven. */
+  bool done = false;
+  for (int i = 0; i < 500 && !done; i++) {
+    mcp_server_expire(g_a);
+    r = task_req(&Q, "tasks/get", id, NULL);
+    done = strcmp(tu_jstr(r, "result.status"), "completed") == 0;
+    cJSON_Delete(r);
+    if (!done)
+      sleep_ms(10);
+  }
+  ck_assert(done);
+  free(id);
+}
+END_TEST
+
+START_TEST(a_node_gone_fails_its_task_and_redis_gone_is_an_error) {
+  char *id = start("defer");
+  mcp_call *held = tu_stash;
+  /* A leaves its store as a dead process stops renewing: after the lease,
+   * the first reader fails the task, for every reader. */
+  ck_assert_int_eq(mcp_server_set_store(g_a, NULL), 0);
+  bool failed = false;
+  for (int i = 0; i < 500 && !failed; i++) {
+    cJSON *r = task_req(&Q, "tasks/get", id, NULL);
+    const char *st = tu_jstr(r, "result.status");
+    ck_assert_msg(st != NULL, "%s", cJSON_PrintUnformatted(r));
+    failed = strcmp(st, "failed") == 0;
+    if (failed)
+      tu_assert_json(r, "{\"result\":{\"statusMessage\":\"the node running "
+                        "this task was lost\",\"error\":{\"code\":-32603}}}");
+    else
+      ck_assert_str_eq(st, "working");
+    cJSON_Delete(r);
+    if (!failed)
+      sleep_ms(20);
+  }
+  ck_assert(failed);
+  mcp_call_finish(held, 0);
+  /* Redis stopped: a clear error, never "not found"; then back. */
+  rs_stop(&g_redis);
+  cJSON *r = task_req(&Q, "tasks/get", id, NULL);
+  tu_assert_error(r, -32603, "cannot be reached");
+  cJSON_Delete(r);
+  char err[600];
+  ck_assert_msg(rs_start(&g_redis, REDIS_SERVER, err, sizeof err) == 0, "%s",
+                err);
+  /* A fresh Redis (no persistence): the task is gone with it. */
+  bool answered = false;
+  for (int i = 0; i < 500 && !answered; i++) {
+    r = task_req(&Q, "tasks/get", id, NULL);
+    answered = tu_jget(r, "error.message") &&
+               strstr(tu_jstr(r, "error.message"), "Task not found");
+    cJSON_Delete(r);
+    if (!answered)
+      sleep_ms(20);
+  }
+  ck_assert(answered);
+  free(id);
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("redis_tasks");
+  TCase *tc = tu_tcase(s, "tasks", setup, teardown, 120);
+  tcase_add_test(tc, another_node_answers_over_redis);
+  tcase_add_test(tc, input_answered_through_another_node);
+  tcase_add_test(tc, a_node_gone_fails_its_task_and_redis_gone_is_an_error);
+  return tu_run(s);
+}
