@@ -21,6 +21,8 @@
 
 #define EXT "io.modelcontextprotocol/tasks"
 #define TASKS_META TU_META("{\"extensions\":{\"" EXT "\":{}}}")
+#define CALL_META                                                              \
+  TU_META("{\"elicitation\":{},\"extensions\":{\"" EXT "\":{}}}")
 #define ASK "{\"message\":\"Go on?\",\"requestedSchema\":{\"type\":\"object\"}}"
 
 static rs_server g_redis;
@@ -120,7 +122,7 @@ static cJSON *task_req(tu_peer *p, const char *method, const char *id,
 static char *start(const char *what) {
   char *args = tu_text("{\"do\":\"%s\"}", what);
   cJSON *r =
-      ask_wait(&P, tu_mcall(next_id++, "job", args, TASKS_META, NULL, NULL));
+      ask_wait(&P, tu_mcall(next_id++, "job", args, CALL_META, NULL, NULL));
   free(args);
   const char *id = tu_jstr(r, "result.taskId");
   ck_assert_msg(id != NULL, "no task in %s", cJSON_PrintUnformatted(r));
