@@ -98,7 +98,7 @@ check-valgrind:
 # the Redis store's threads), and the load tests. Only what they need
 # is built; MCP_TSAN scales the slow tests down. Any report fails the run.
 TSAN_FLAGS := -fsanitize=thread -fno-omit-frame-pointer
-TSAN_TESTS := '^(http|http_auth|jwt|load)\.|^unit\.test_(engine|lifecycle|prompts_resources|subscriptions|modern|stdio|limits|executor|guard|effects|task|store)$$|^redis\.(limit|store)$$'
+TSAN_TESTS := '^(http|http_auth|jwt|load)\.|^unit\.test_(engine|lifecycle|prompts_resources|subscriptions|modern|stdio|limits|executor|guard|effects|task|store)$$|^redis\.(limit|store|tasks)$$'
 check-tsan:
 	@CC=clang $(CMAKE) -B build-tsan -DMCP_TSAN=ON -DMCP_INTEROP=OFF \
 	  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_FLAGS="$(TSAN_FLAGS)" \
@@ -108,6 +108,7 @@ check-tsan:
 	  test_jwt test_engine test_lifecycle test_prompts_resources \
 	  test_subscriptions test_modern test_stdio test_limits test_executor \
 	  test_guard test_effects test_task test_store test_redis test_redis_limit \
+	  test_redis_tasks \
 	  load streams notes
 	@cd build-tsan && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
 	  $(CTEST) -R $(TSAN_TESTS)
