@@ -931,11 +931,11 @@ static unsigned long long ttl_left_locked(const mcp__task *t) {
   return left > 0 ? (unsigned long long)left : 1;
 }
 
-static void mirror_done(void *arg, int rc, const mcp_store_record *recs,
-                        unsigned n, bool more, const char *why) {
-  (void)more;
-  mirror_put *m = arg;
-  mcp__task *t = m->t;
+/* The store's answer to the put of t's record at rev (the put's
+ * reference to t is taken over). */
+static void mirror_answered(mcp__task *t, unsigned long long put_rev, int rc,
+                            const mcp_store_record *recs, unsigned n,
+                            const char *why) {
   mcp_server *srv = t->srv;
   if (rc != 0)
     mcp__log(srv, MCP_LOG_WARNING,
@@ -948,9 +948,9 @@ static void mirror_done(void *arg, int rc, const mcp_store_record *recs,
   bool final = false;
   unsigned long long rev = 0, ttl = 0;
   pthread_mutex_lock(&srv->task_lock);
-  if (m->rev > t->kept_rev)
-    t->kept_rev = m->rev;
-  bool again = !refused && st && t->rev > m->rev && !t->retired;
+  if (put_rev > t->kept_rev)
+    t->kept_rev = put_rev;
+  bool again = !refused && st && t->rev > put_rev && !t->retired;
   if (!again)
     t->kept_rev = t->rev; /* nothing newer will be put: nobody waits */
   later *due = later_due_locked(t);
@@ -963,14 +963,21 @@ static void mirror_done(void *arg, int rc, const mcp_store_record *recs,
     t->mirroring = false;
   }
   pthread_mutex_unlock(&srv->task_lock);
-  mcp__free(m);
   later_send(due);
   if (refused)
     settled_elsewhere(t, recs[0].value, recs[0].len);
   if (again)
-    mirror_issue(t, st, &text, rev, final, ttl); /* takes m's reference */
+    mirror_issue(t, st, &text, rev, final, ttl); /* takes the reference */
   else
     mcp__task_unref(t);
+}
+
+static void mirror_done(void *arg, int rc, const mcp_store_record *recs,
+                        unsigned n, bool more, const char *why) {
+  (void)more;
+  mirror_put m = *(mirror_put *)arg;
+  mcp__free(arg);
+  mirror_answered(m.t, m.rev, rc, recs, n, why);
 }
 
 /* Puts text as t's record; the put holds a reference to t (taken by the
@@ -998,12 +1005,8 @@ static void mirror_issue(mcp__task *t, mcp_store *st, mcp__buf *text,
   }
   mcp__buf_free(text);
   if (rc != 0) {
-    if (m == NULL) {
-      m = &(mirror_put){t, rev};
-      mirror_done(m, rc, NULL, 0, false, mcp_strerror(rc));
-      return;
-    }
-    mirror_done(m, rc, NULL, 0, false, mcp_strerror(rc));
+    mcp__free(m);
+    mirror_answered(t, rev, rc, NULL, 0, mcp_strerror(rc));
   }
 }
 

@@ -1873,6 +1873,93 @@ START_TEST(every_allocation_failing) {
 }
 END_TEST
 
+/* A server with job, on st; NULL when an allocation failed. */
+static mcp_server *oom_node(mcp_store *st) {
+  static const mcp_server_info info = {.name = "oom", .version = "1"};
+  static const mcp_tool job = {
+      .name = "job",
+      .description = "Asks, then answers.",
+      .input_schema = "{\"type\":\"object\",\"properties\":{\"do\":{"
+                      "\"type\":\"string\"}}}",
+      .flags = MCP_TOOL_TASK_OPTIONAL,
+      .annotations = {.read_only = MCP_HINT_TRUE, .open_world = MCP_HINT_FALSE},
+      .handler = h_job};
+  mcp_server *s = NULL;
+  if (mcp_server_new(&info, &s) != 0)
+    return NULL;
+  mcp_server_set_log(s, tu_silent_log, NULL);
+  if (mcp_server_add_tool(s, &job, NULL) != 0 ||
+      mcp_server_set_store(s, st) != 0) {
+    mcp_server_free(s);
+    return NULL;
+  }
+  return s;
+}
+
+static void oom_send(mcp_session *s, char *msg) {
+  mcp_session_receive(s, msg, strlen(msg));
+  free(msg);
+}
+
+/* Tasks on every node with every allocation failing in turn: a task on
+ * one server, read, answered and cancelled through another sharing its
+ * store. A failure is an error answered, never a crash or a leak. */
+static bool oom_cluster_run(long n, void *user) {
+  (void)n;
+  tu_sink *k = user;
+  mcp_store *st = mcp_store_new_local();
+  mcp_server *a = st ? oom_node(st) : NULL;
+  mcp_server *b = a ? oom_node(st) : NULL;
+  mcp_session *m = NULL, *r = NULL;
+  bool ok = b && mcp_session_new(a, &ALICE, tu_sink_send, k, &m) == 0 &&
+            mcp_session_new(b, &ALICE, tu_sink_send, k, &r) == 0;
+  char id[32] = "";
+  if (ok) {
+    size_t before = k->n;
+    oom_send(m, tu_mcall(1, "job", "{\"do\":\"ask\"}", TASKS_ELICIT_META, NULL,
+                         NULL));
+    const char *at = strstr(tu_sink_last(k), "\"taskId\":\"");
+    if (at && k->n == before + 1)
+      snprintf(id, sizeof id, "%.22s", at + 10);
+    char *extra =
+        tu_text("\"taskId\":\"%s\",\"inputResponses\":{\"ok\":%s}", id, YES);
+    oom_send(r, tu_mreq(2, "tasks/update", TASKS_META, extra));
+    free(extra);
+    mcp_server_expire(a);
+    extra = tu_text("\"taskId\":\"%s\"", id);
+    oom_send(r, tu_mreq(3, "tasks/get", TASKS_META, extra));
+    ok = strstr(tu_sink_last(k), "\"answered\"") != NULL;
+    oom_send(r, tu_mreq(4, "tasks/cancel", TASKS_META, extra));
+    free(extra);
+    oom_send(m, tu_mcall(5, "job", "{\"do\":\"defer\"}", TASKS_ELICIT_META,
+                         NULL, NULL));
+    at = strstr(tu_sink_last(k), "\"taskId\":\"");
+    if (at)
+      snprintf(id, sizeof id, "%.22s", at + 10);
+    extra = tu_text("\"taskId\":\"%s\"", id);
+    oom_send(r, tu_mreq(6, "tasks/cancel", TASKS_META, extra));
+    oom_send(r, tu_mreq(7, "tasks/get", TASKS_META, extra));
+    free(extra);
+    ok = ok && strstr(tu_sink_last(k), "\"cancelled\"") != NULL;
+  }
+  for (int i = 0; i < tu_ndeferred && i < TU_MAX_DEFERRED; i++)
+    mcp_call_finish(tu_deferred[i], 0);
+  tu_deferred_reset();
+  mcp_session_free(m);
+  mcp_session_free(r);
+  mcp_server_free(a);
+  mcp_server_free(b);
+  mcp_store_free(st);
+  return ok;
+}
+
+START_TEST(every_allocation_failing_across_nodes) {
+  tu_sink k = {0};
+  tu_deferred_reset();
+  tu_alloc_every(20000, oom_cluster_run, oom_after, &k);
+}
+END_TEST
+
 /* ===========================================================================
  * The task wire (task_wire.c): pure writers of facts
  * ======================================================================== */
@@ -2352,5 +2439,6 @@ int main(void) {
   tcase_add_test(t, a_lost_node_fails_its_tasks);
   t = tu_tcase(s, "oom", NULL, NULL, 600);
   tcase_add_test(t, every_allocation_failing);
+  tcase_add_test(t, every_allocation_failing_across_nodes);
   return tu_run(s);
 }
