@@ -221,15 +221,16 @@ static void bench(mcp_store *sa, mcp_store *sb, long total, long window) {
   double b1 = run(pb, &rb, task, total, 1, "B, one at a time");
   double aw = run(pa, &ra, task, total, window, "A, in flight");
   double bw = run(pb, &rb, task, total, window, "B, in flight");
+  char inflight[32];
+  snprintf(inflight, sizeof inflight, "%ld in flight:", window);
   printf("tasks/get of a task running on A, %ld requests, session API\n",
          total);
-  printf("  one at a time:  owner A (memory) %10.0f req/s\n", a1);
-  printf("                  other B (Redis)  %10.0f req/s  (ratio %.3f)\n", b1,
+  printf("  %-16s owner A (memory) %10.0f req/s\n", "one at a time:", a1);
+  printf("  %-16s other B (Redis)  %10.0f req/s  (ratio %.3f)\n", "", b1,
          b1 / a1);
-  printf("  %ld in flight:  owner A (memory) %10.0f req/s\n", window, aw);
-  printf("                  other B (Redis)  %10.0f req/s  (ratio %.3f, "
-         "goal >= 0.5)\n",
-         bw, bw / aw);
+  printf("  %-16s owner A (memory) %10.0f req/s\n", inflight, aw);
+  printf("  %-16s other B (Redis)  %10.0f req/s  (ratio %.3f, goal >= 0.5)\n",
+         "", bw, bw / aw);
   fflush(stdout);
   mcp_result_text(g_job, "done");
   mcp_call_finish(g_job, 0);
