@@ -10,16 +10,27 @@
  * Each is measured two ways, on one session of the task's principal:
  * one request at a time (each reply waited for before the next is sent),
  * and with `window` requests in flight (a new one sent as each reply
- * comes). Every run is bounded by its count and by 20 s.
+ * comes). There the owner's figure is the engine alone, no transport, so
+ * the ratio is a floor. Then over HTTP, the figure issue 33 asks for:
+ * each server served by mcp_http_start on 127.0.0.1 (8 polling threads),
+ * every request the task's principal, and `http threads` client threads,
+ * each a libcurl easy handle on one keep-alive connection POSTing
+ * 2026-07-28 tasks/get one after another (each waited for), to A's port
+ * and then to B's; A and B alternate, three runs of each, the best of
+ * each printed. Every run is bounded by its count and by 20 s.
  *
- *   bench_redis_tasks [requests] [window]   default 20000 16
+ *   bench_redis_tasks [requests] [window] [http requests per thread]
+ *                     [http threads]   default 20000 16 2000 16
  *
  * Prints requests/s for each, and the ratios. Any reply that is not the
  * task, working (an error, "Task not found"), fails the benchmark; no
  * figure does. */
 #include <cjson/cJSON.h>
+#include <curl/curl.h>
+#include <mcp/http.h>
 #include <mcp/redis.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -203,7 +214,137 @@ static mcp_server *node(mcp_store *st) {
   return srv;
 }
 
-static void bench(mcp_store *sa, mcp_store *sb, long total, long window) {
+/* ---- over HTTP ---------------------------------------------------------- */
+
+static long g_http_calls;
+static const char *g_task; /* the task's id */
+
+/* A reply's body, up to its first 4 KiB (a working task's tasks/get is far
+ * smaller; more is taken as wrong). */
+typedef struct body {
+  char p[4096];
+  size_t len;
+  bool over;
+} body;
+
+static size_t on_body(char *data, size_t size, size_t n, void *user_data) {
+  body *b = user_data;
+  size_t len = size * n;
+  if (len >= sizeof b->p - b->len) {
+    b->over = true;
+    return len;
+  }
+  memcpy(b->p + b->len, data, len);
+  b->len += len;
+  b->p[b->len] = '\0';
+  return len;
+}
+
+static void http_fail(const char *what, long id, const body *b) {
+  fprintf(stderr, "bench_redis_tasks: over HTTP, request %ld: %s: %.300s\n", id,
+          what, b->p);
+  exit(1);
+}
+
+/* One client thread on the port in arg: g_http_calls tasks/get POSTs on
+ * one easy handle (one keep-alive connection), each checked: 200, the id
+ * it was sent with, the task working, no error. */
+static void *http_getter(void *arg) {
+  CURL *c = curl_easy_init();
+  if (c == NULL)
+    exit(1);
+  char url[64];
+  snprintf(url, sizeof url, "http://127.0.0.1:%u/mcp",
+           (unsigned)(uintptr_t)arg);
+  struct curl_slist *h = NULL;
+  h = curl_slist_append(h, "Content-Type: application/json");
+  h = curl_slist_append(h, "Accept: application/json, text/event-stream");
+  h = curl_slist_append(h, "MCP-Protocol-Version: 2026-07-28");
+  h = curl_slist_append(h, "Mcp-Method: tasks/get");
+  h = curl_slist_append(h, "Expect:");
+  body b;
+  curl_easy_setopt(c, CURLOPT_URL, url);
+  curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+  curl_easy_setopt(c, CURLOPT_WRITEDATA, &b);
+  curl_easy_setopt(c, CURLOPT_TIMEOUT, 60L);
+  curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(c, CURLOPT_TCP_NODELAY, 1L);
+  double t0 = now();
+  for (long i = 1; i <= g_http_calls && now() - t0 < RUN_S; i++) {
+    char msg[600], id[32];
+    snprintf(msg, sizeof msg,
+             "{\"jsonrpc\":\"2.0\",\"id\":%ld,\"method\":\"tasks/get\","
+             "\"params\":{\"_meta\":" META ",\"taskId\":\"%s\"}}",
+             i, g_task);
+    snprintf(id, sizeof id, "\"id\":%ld", i);
+    b.len = 0;
+    b.p[0] = '\0';
+    b.over = false;
+    curl_easy_setopt(c, CURLOPT_POSTFIELDS, msg);
+    CURLcode rc = curl_easy_perform(c);
+    long status = 0;
+    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+    if (rc != CURLE_OK)
+      http_fail(curl_easy_strerror(rc), i, &b);
+    if (status != 200)
+      http_fail("status not 200", i, &b);
+    const char *at = strstr(b.p, id);
+    if (b.over || at == NULL ||
+        (at[strlen(id)] != ',' && at[strlen(id)] != '}'))
+      http_fail("not the reply to this request", i, &b);
+    if (strstr(b.p, "\"status\":\"working\"") == NULL ||
+        strstr(b.p, "\"error\"") != NULL)
+      http_fail("not the task working", i, &b);
+  }
+  curl_slist_free_all(h);
+  curl_easy_cleanup(c);
+  return NULL;
+}
+
+/* tasks/get/s of threads HTTP clients on port (each bounded by RUN_S). */
+static double run_http(uint16_t port, int threads) {
+  pthread_t t[64];
+  double t0 = now();
+  for (int i = 0; i < threads; i++)
+    pthread_create(&t[i], NULL, http_getter, (void *)(uintptr_t)port);
+  for (int i = 0; i < threads; i++)
+    pthread_join(t[i], NULL);
+  double dt = now() - t0;
+  return dt < RUN_S ? (double)threads * (double)g_http_calls / dt : 0;
+}
+
+/* The HTTP figures, A and B served each on a port of its own: alternating,
+ * the best of three each. */
+static void bench_http(mcp_server *a, mcp_server *b, int threads) {
+  const mcp_principal alice = {.subject = "alice"};
+  const mcp_http_options opts = {.principal = &alice, .threads = 8};
+  mcp_http *ha = NULL, *hb = NULL;
+  if (mcp_http_start(a, &opts, &ha) != 0 ||
+      mcp_http_start(b, &opts, &hb) != 0) {
+    fprintf(stderr, "bench_redis_tasks: %s %s\n", mcp_server_errmsg(a),
+            mcp_server_errmsg(b));
+    exit(1);
+  }
+  double owner = 0, other = 0;
+  for (int round = 0; round < 3; round++) {
+    double x = run_http(mcp_http_port(ha), threads);
+    double y = run_http(mcp_http_port(hb), threads);
+    owner = x > owner ? x : owner;
+    other = y > other ? y : other;
+  }
+  mcp_http_stop(ha);
+  mcp_http_stop(hb);
+  printf("tasks/get, %d threads x %ld requests, over HTTP (best of 3; 0: "
+         "over %d s)\n",
+         threads, g_http_calls, RUN_S);
+  printf("  %-16s owner A (memory) %10.0f req/s\n", "", owner);
+  printf("  %-16s other B (Redis)  %10.0f req/s  (ratio %.3f, goal >= 0.5)\n",
+         "", other, owner > 0 ? other / owner : 0);
+}
+
+static void bench(mcp_store *sa, mcp_store *sb, long total, long window,
+                  int http_threads) {
   mcp_server *a = node(sa), *b = node(sb);
   const mcp_principal alice = {.subject = "alice"};
   replies ra = {
@@ -232,6 +373,8 @@ static void bench(mcp_store *sa, mcp_store *sb, long total, long window) {
   printf("  %-16s other B (Redis)  %10.0f req/s  (ratio %.3f, goal >= 0.5)\n",
          "", bw, bw / aw);
   fflush(stdout);
+  g_task = task;
+  bench_http(a, b, http_threads);
   mcp_result_text(g_job, "done");
   mcp_call_finish(g_job, 0);
   mcp_session_free(pa);
@@ -244,10 +387,16 @@ static void bench(mcp_store *sa, mcp_store *sb, long total, long window) {
 int main(int argc, char **argv) {
   long total = argc > 1 ? atol(argv[1]) : 20000;
   long window = argc > 2 ? atol(argv[2]) : 16;
-  if (total < 1 || window < 1 || window > 1024) {
-    fprintf(stderr, "usage: bench_redis_tasks [requests] [window 1-1024]\n");
+  g_http_calls = argc > 3 ? atol(argv[3]) : 2000;
+  int http_threads = argc > 4 ? atoi(argv[4]) : 16;
+  if (total < 1 || window < 1 || window > 1024 || g_http_calls < 1 ||
+      http_threads < 1 || http_threads > 64) {
+    fprintf(stderr, "usage: bench_redis_tasks [requests] [window 1-1024] "
+                    "[http requests] [http threads 1-64]\n");
     return 2;
   }
+  if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+    return 1;
   rs_server redis;
   char err[400];
   if (rs_init(&redis, "mcp-tbench", err, sizeof err) != 0 ||
@@ -261,11 +410,12 @@ int main(int argc, char **argv) {
   if (rc == 0)
     rc = mcp_redis_store_new(redis.sock, &sb, err, sizeof err);
   if (rc == 0)
-    bench(sa, sb, total, window);
+    bench(sa, sb, total, window, http_threads);
   else
     fprintf(stderr, "bench_redis_tasks: %s\n", err);
   mcp_store_free(sa);
   mcp_store_free(sb);
   rs_remove(&redis);
+  curl_global_cleanup();
   return rc == 0 ? 0 : 1;
 }
