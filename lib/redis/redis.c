@@ -562,8 +562,7 @@ static bool append_record(rstore *rs, const request *q, bool eval) {
                         ttl};
   size_t lens[11];
   for (int i = 0; i < 11; i++)
-    lens[i] = strlen(argv[i]);
-  lens[3] = q->len;
+    lens[i] = i == 3 ? q->len : strlen(argv[i]); /* the value: len bytes */
   return append_script(rs, S_PUT, eval, 11, argv, lens);
 }
 
