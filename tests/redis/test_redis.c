@@ -1231,14 +1231,14 @@ END_TEST
 START_TEST(records_node_of_dead_process_lapses) {
   char url[400];
   unix_url(url, sizeof url, NULL, 0);
+  int fds[2];
+  ck_assert_int_eq(pipe(fds), 0);
   pid_t pid = fork();
   ck_assert_int_ge(pid, 0);
   if (pid == 0) {
+    close(fds[0]);
     mcp_store *st = NULL;
-    char err[512];
-    if (mcp_redis_store_new(url, &st, err, sizeof err) != 0 ||
-        mcp_store_node_join(st, "dies", 3000) != 0)
-      _exit(1);
+    char err[512], said = 'n';
     /* Its record, read back with its holder alive: the lease was set. */
     rec_waiter w;
     rec_waiter_init(&w);
@@ -1247,16 +1247,27 @@ START_TEST(records_node_of_dead_process_lapses) {
                             .len = 1,
                             .holder = "dies",
                             .ttl_ms = 60000};
-    if (mcp_store_put(st, &rec, on_records, &w) != 0 || rec_wait(&w, 1) != 1 ||
-        mcp_store_get(st, "orphan", on_records, &w) != 0 ||
-        rec_wait(&w, 2) != 2)
-      _exit(1);
-    _exit(w.n == 1 && w.alive ? 0 : 2);
+    if (mcp_redis_store_new(url, &st, err, sizeof err) == 0 &&
+        mcp_store_node_join(st, "dies", 3000) == 0 &&
+        mcp_store_put(st, &rec, on_records, &w) == 0 && rec_wait(&w, 1) == 1 &&
+        mcp_store_get(st, "orphan", on_records, &w) == 0 &&
+        rec_wait(&w, 2) == 2 && w.n == 1 && w.alive)
+      said = 'y';
+    ssize_t n = write(fds[1], &said, 1);
+    (void)n;
+    sleep(60); /* until killed */
+    _exit(1);
   }
+  close(fds[1]);
+  char said = 0;
+  ck_assert_int_eq(read(fds[0], &said, 1), 1);
+  close(fds[0]);
+  /* It dies as kill -9 does: nothing freed, no lease dropped. */
+  ck_assert_int_eq(kill(pid, SIGKILL), 0);
   int status = 0;
   ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-  ck_assert(WIFEXITED(status));
-  ck_assert_int_eq(WEXITSTATUS(status), 0);
+  ck_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+  ck_assert_int_eq(said, 'y');
   mcp_store *st = open_store(url);
   bool alive = true;
   for (int i = 0; i < 200 && alive; i++) {
