@@ -8,7 +8,10 @@
  * meanwhile go out together (pipelined) and their answers are read in
  * order, one round trip for all. While the
  * connection is down the thread answers every request at once with an
- * error and reconnects with a growing pause. */
+ * error and reconnects with a growing pause. Records' puts, gets and lists
+ * are requests of that queue too (one Lua script each), and so are the
+ * nodes' leases, which the thread sets again every third of their length
+ * and drops when the store is freed. */
 #include <errno.h>
 #include <hiredis/hiredis.h>
 #include <limits.h>
@@ -863,22 +866,45 @@ static void enqueue_locked(rstore *rs, request *q) {
   pthread_cond_signal(&rs->cond);
 }
 
-/* Queues the lease of every node due (a third of it passed since it was
- * last set; without memory, a third later). Returns when the next is due
- * (ULLONG_MAX: none joined). Under rs->lock. */
-static unsigned long long renew_locked(rstore *rs, unsigned long long now) {
+/* Queues q for the worker. */
+static void enqueue(rstore *rs, request *q) {
+  pthread_mutex_lock(&rs->lock);
+  enqueue_locked(rs, q);
+  pthread_mutex_unlock(&rs->lock);
+}
+
+/* When the next node's lease is due to be set again (ULLONG_MAX: none
+ * joined). Under rs->lock. */
+static unsigned long long renew_at_locked(const rstore *rs) {
   unsigned long long next = ULLONG_MAX;
-  for (joined *j = rs->nodes; j; j = j->next) {
-    if (j->renew_at_us <= now) {
-      request *q = node_request(j->name, j->lease_ms);
-      if (q)
-        enqueue_locked(rs, q);
-      j->renew_at_us = now + j->lease_ms * 1000ull / 3;
-    }
+  for (const joined *j = rs->nodes; j; j = j->next)
     if (j->renew_at_us < next)
       next = j->renew_at_us;
-  }
   return next;
+}
+
+/* Queues the lease of every node due (a third of it passed since it was
+ * last set; without memory, a third later), one at a time: the lock is
+ * let go while the request is made, so that nothing is called under it. */
+static void renew_due(rstore *rs) {
+  for (;;) {
+    char name[256]; /* a node's name: 64 bytes at most */
+    unsigned lease_ms = 0;
+    unsigned long long now = mcp__now_us();
+    pthread_mutex_lock(&rs->lock);
+    for (joined *j = rs->nodes; j && lease_ms == 0; j = j->next)
+      if (j->renew_at_us <= now) {
+        lease_ms = j->lease_ms;
+        j->renew_at_us = now + lease_ms * 1000ull / 3;
+        mcp__fmt(name, sizeof name, "%s", j->name);
+      }
+    pthread_mutex_unlock(&rs->lock);
+    if (lease_ms == 0)
+      return;
+    request *q = node_request(name, lease_ms);
+    if (q)
+      enqueue(rs, q);
+  }
 }
 
 /* Waits on rs->cond until the monotonic time until_us at most. */
@@ -903,14 +929,14 @@ static void wait_until_locked(rstore *rs, unsigned long long until_us) {
 }
 
 /* Takes up to BATCH requests off the queue, as a chain, or NULL when it is
- * time to reconnect (or to stop: *stop); queues the leases due meanwhile.
- * Under no lock; takes rs->lock. */
+ * time to reconnect or to set a lease again (or to stop: *stop). Under no
+ * lock; takes rs->lock. */
 static request *next_batch(rstore *rs, bool *stop) {
   pthread_mutex_lock(&rs->lock);
   for (;;) {
     unsigned long long now = mcp__now_us();
-    unsigned long long until = rs->stop ? ULLONG_MAX : renew_locked(rs, now);
-    if (rs->head != NULL || rs->stop)
+    unsigned long long until = renew_at_locked(rs);
+    if (rs->head != NULL || rs->stop || now >= until)
       break;
     if (rs->w.c == NULL) {
       if (now >= rs->retry_at_us)
@@ -971,6 +997,7 @@ static void *worker(void *arg) {
   pipe_block(&old);
   for (;;) {
     bool stop;
+    renew_due(rs);
     request *q = next_batch(rs, &stop);
     if (q == NULL && stop)
       break;
@@ -985,6 +1012,7 @@ static void *worker(void *arg) {
       }
       continue;
     }
+    bool served = q != NULL; /* else a wake-up to reconnect or renew */
     if (rs->w.c == NULL && mcp__now_us() >= rs->retry_at_us)
       connect_now(rs);
     /* A connection idle for a while may have been closed at the other
@@ -999,17 +1027,11 @@ static void *worker(void *arg) {
     }
     if (again)
       serve_round(rs, again, true, NULL);
-    rs->used_us = mcp__now_us();
+    if (served)
+      rs->used_us = mcp__now_us();
   }
   leave_all(rs);
   return NULL;
-}
-
-/* Queues q for the worker. */
-static void enqueue(rstore *rs, request *q) {
-  pthread_mutex_lock(&rs->lock);
-  enqueue_locked(rs, q);
-  pthread_mutex_unlock(&rs->lock);
 }
 
 static int rs_lease(void *impl, const char *key, unsigned calls,
