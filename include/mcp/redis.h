@@ -49,9 +49,22 @@
  * published once the thread reached Redis. mcp_store_free stops that
  * thread without waiting for Redis.
  *
+ * Records (mcp_store_put, mcp_store_get, mcp_store_list) are Redis hashes,
+ * `mcp:rec:KEY`, expiring with their ttl, each put, get or list one Lua
+ * script on the store's thread, in the order of the calls with the takes;
+ * an index is a sorted set, `mcp:idx:INDEX`, of its records' keys scored
+ * by their order, from which a list drops those that expired (reading at
+ * most 4 max + 64 of them per call: when it met that many, more is true
+ * even if it answered none). A node joined (mcp_store_node_join) is the
+ * key `mcp:node:NAME` set with its lease (SET PX) on the store's thread,
+ * and set again every third of the lease; leaving, and mcp_store_free
+ * while Redis is reachable, delete it. While Redis is unavailable, a
+ * record's operation is answered with MCP_EIO.
+ *
  * An ACL user for the store needs the keys `~mcp:*` and the commands
  * `+time +hmget +hset +pexpire +eval +evalsha +script +select` for the
- * rate limit and `+xadd +xread +xrevrange` for events. */
+ * rate limit, `+xadd +xread +xrevrange` for events, and `+del +exists
+ * +pttl +set +zadd +zcount +zrange +zrem` for records and nodes. */
 #ifndef MCP_REDIS_H
 #define MCP_REDIS_H
 

@@ -266,9 +266,11 @@ MCP_API int mcp_store_get(mcp_store *st, const char *key,
 /** Reads the records of index whose (order, key) comes after (after_order,
  * after_key) (after_key NULL or "": from the first of after_order on), at
  * most max (1 to 1000) of them, in ascending order; more says whether
- * others follow. Records that expired are no longer listed. Returns as
- * mcp_store_put does (MCP_EINVAL also for max 0 or above 1000). Any
- * thread. */
+ * others follow (it may be true with fewer than max records, even none,
+ * when the store cleared expired ones on the way: ask again from the last
+ * record answered, or from the same place when none was). Records that expired
+ * are no longer listed. Returns as mcp_store_put does (MCP_EINVAL also for max
+ * 0 or above 1000). Any thread. */
 MCP_API int mcp_store_list(mcp_store *st, const char *index,
                            unsigned long long after_order,
                            const char *after_key, unsigned max,

@@ -38,6 +38,9 @@ typedef struct remote {
   unsigned long long started_us;
   char task_id[32];
   mcp__task_view *view; /* once the store answered */
+  /* tasks/list: where the page began (the record key after which) */
+  unsigned long long after_order;
+  char after[48];
   /* The request's own, and a handler's that answers it later (when the
    * store answers: maybe at once, on this thread, maybe on another). */
   _Atomic unsigned refs;
@@ -515,11 +518,17 @@ static void on_page(void *arg, int rc, const mcp_store_record *recs, unsigned n,
     mcp__task_view_free(v);
   }
   mcp__buf_puts(&b, "],");
-  if (more && n) {
-    const char *key = recs[n - 1].key;
+  if (more) {
+    /* From the last record read; with none (the store cleared expired
+     * ones on the way), from where this page began. */
+    const char *key = n ? recs[n - 1].key : q->after;
     const char *id = strncmp(key, "task:", 5) == 0 ? key + 5 : key;
-    mcp__buf_printf(&b, "\"nextCursor\":\"" CURSOR_PREFIX "%llu.%s\",",
-                    recs[n - 1].order, id);
+    if (id[0])
+      mcp__buf_printf(&b, "\"nextCursor\":\"" CURSOR_PREFIX "%llu.%s\",",
+                      n ? recs[n - 1].order : q->after_order, id);
+    else
+      mcp__buf_printf(&b, "\"nextCursor\":\"" CURSOR_PREFIX "%llu.-\",",
+                      q->after_order);
   }
   mcp__msg m;
   mcp__req r;
@@ -546,12 +555,14 @@ bool mcp__remote_list(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r) {
     mcp__req_error(s, ctx, r, MCP__RPC_INTERNAL_ERROR, "Internal error", NULL);
     return true;
   }
-  char index[48], after[48] = "";
+  char index[48];
   mcp__task_index(index, sizeof index, s->home.principal.subject);
-  if (id[0])
-    mcp__fmt(after, sizeof after, "task:%s", id);
+  /* "-" (no task id has one) stands for the start of order's band. */
+  if (id[0] && strcmp(id, "-") != 0)
+    mcp__fmt(q->after, sizeof q->after, "task:%s", id);
+  q->after_order = order;
   unsigned page = atomic_load(&s->home.srv->page_size);
-  int rc = mcp_store_list(st, index, order, after, page > 1000 ? 1000 : page,
+  int rc = mcp_store_list(st, index, order, q->after, page > 1000 ? 1000 : page,
                           on_page, q);
   if (rc != 0)
     unreachable(q, mcp_strerror(rc));

@@ -8,14 +8,19 @@
  * meanwhile go out together (pipelined) and their answers are read in
  * order, one round trip for all. While the
  * connection is down the thread answers every request at once with an
- * error and reconnects with a growing pause. */
+ * error and reconnects with a growing pause. Records' puts, gets and lists
+ * are requests of that queue too (one Lua script each), and so are the
+ * nodes' leases, which the thread sets again every third of their length
+ * and drops when the store is freed. */
 #include <errno.h>
 #include <hiredis/hiredis.h>
+#include <limits.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <time.h>
@@ -70,6 +75,110 @@ static const char SCRIPT[] =
 
 #define KEY_PREFIX "mcp:rate:"
 
+/* ---- the records' keys and scripts -----------------------------------------
+ * A record is the hash REC_PREFIX<key> {v: its value, h: its holder (absent:
+ * nobody's), f: "1" when final, o: its order in decimal, i: its index
+ * (absent: none)}, expiring with its ttl. An index is the sorted set
+ * IDX_PREFIX<index> of its records' keys, scored by their order (exact
+ * below 2^53, a double's), expiring no sooner than its newest record. A
+ * node joined is the string NODE_PREFIX<name>, expiring with its lease. */
+#define REC_PREFIX "mcp:rec:"
+#define IDX_PREFIX "mcp:idx:"
+#define NODE_PREFIX "mcp:node:"
+/* The longest ttl passed on (ms, about 35000 years): PEXPIRE refuses one
+ * that overflows its clock. */
+#define TTL_MAX (1ull << 50)
+
+/* rec(r, key): the record of the hash r (key its name) as the scripts
+ * answer it, {key, value, has holder, holder, final, order, has index,
+ * index, holder alive}, or nil when there is none. after(a, b): whether
+ * a sorts after b byte by byte, as a sorted set orders its members (Lua's
+ * own comparison follows the server's locale). */
+#define LUA_COMMON                                                             \
+  "local function rec(r, key)\n"                                               \
+  "  local h = redis.call('HMGET', r, 'v', 'h', 'f', 'o', 'i')\n"              \
+  "  if not h[1] then return nil end\n"                                        \
+  "  local alive = 1\n"                                                        \
+  "  if h[2] then alive = redis.call('EXISTS', '" NODE_PREFIX                  \
+  "' .. h[2]) end\n"                                                           \
+  "  return {key, h[1], h[2] and 1 or 0, h[2] or '', tonumber(h[3]) or 0,\n"   \
+  "          h[4] or '0', h[5] and 1 or 0, h[5] or '', alive}\n"               \
+  "end\n"
+
+/* A put: KEYS[1] the record; ARGV key, has value, value, has holder,
+ * holder, final, order, has index, index, ttl. Returns {1} when written,
+ * or {0, the final record stored}. */
+static const char PUT_SCRIPT[] = LUA_COMMON
+    "local r, key = KEYS[1], ARGV[1]\n"
+    "local old = redis.call('HMGET', r, 'f', 'i')\n"
+    "if old[1] == '1' then return {0, rec(r, key)} end\n"
+    "local index = ARGV[8] == '1' and ARGV[9] or nil\n"
+    "if old[2] and old[2] ~= index then\n"
+    "  redis.call('ZREM', '" IDX_PREFIX "' .. old[2], key)\n"
+    "end\n"
+    "redis.call('DEL', r)\n"
+    "if ARGV[2] ~= '1' then return {1} end\n"
+    "redis.call('HSET', r, 'v', ARGV[3], 'f', ARGV[6], 'o', ARGV[7])\n"
+    "if ARGV[4] == '1' then redis.call('HSET', r, 'h', ARGV[5]) end\n"
+    "if index then redis.call('HSET', r, 'i', index) end\n"
+    "redis.call('PEXPIRE', r, ARGV[10])\n"
+    "if index then\n"
+    "  local ik = '" IDX_PREFIX "' .. index\n"
+    "  redis.call('ZADD', ik, ARGV[7], key)\n"
+    "  if redis.call('PTTL', ik) < tonumber(ARGV[10]) then\n"
+    "    redis.call('PEXPIRE', ik, ARGV[10])\n"
+    "  end\n"
+    "end\n"
+    "return {1}\n";
+
+/* A get: KEYS[1] the record, ARGV[1] its key. Returns {} or {record}. */
+static const char GET_SCRIPT[] = LUA_COMMON "local r = rec(KEYS[1], ARGV[1])\n"
+                                            "if r then return {r} end\n"
+                                            "return {}\n";
+
+/* A list: KEYS[1] the index; ARGV after order, after key, max, the
+ * index's name. Finds the first member after (order, key) (a binary search
+ * among those of that score), then reads on, dropping the members whose
+ * record is gone (expired, or moved to another index), at most 4 max + 64
+ * of them. Returns {more, {record...}}; more is 1 also when that many were
+ * read and others may follow. */
+static const char LIST_SCRIPT[] = LUA_COMMON
+    "local function after(a, b)\n"
+    "  for i = 1, math.min(#a, #b) do\n"
+    "    local x, y = a:byte(i), b:byte(i)\n"
+    "    if x ~= y then return x > y end\n"
+    "  end\n"
+    "  return #a > #b\n"
+    "end\n"
+    "local ik, key, max = KEYS[1], ARGV[2], tonumber(ARGV[3])\n"
+    "local lo = redis.call('ZCOUNT', ik, '-inf', '(' .. ARGV[1])\n"
+    "local hi = lo + redis.call('ZCOUNT', ik, ARGV[1], ARGV[1])\n"
+    "while lo < hi do\n"
+    "  local mid = math.floor((lo + hi) / 2)\n"
+    "  local m = redis.call('ZRANGE', ik, mid, mid)[1]\n"
+    "  if m == nil or after(m, key) then hi = mid else lo = mid + 1 end\n"
+    "end\n"
+    "local budget = 4 * max + 64\n"
+    "local ms = redis.call('ZRANGE', ik, lo, lo + budget - 1)\n"
+    "local out, n, more = {}, 0, 0\n"
+    "for j = 1, #ms do\n"
+    "  local r = rec('" REC_PREFIX "' .. ms[j], ms[j])\n"
+    "  if r and r[7] == 1 and r[8] == ARGV[4] then\n"
+    "    if n == max then more = 1 break end\n"
+    "    n = n + 1\n"
+    "    out[n] = r\n"
+    "  else\n"
+    "    redis.call('ZREM', ik, ms[j])\n"
+    "  end\n"
+    "end\n"
+    "if more == 0 and #ms == budget then more = 1 end\n"
+    "return {more, out}\n";
+
+/* The scripts, loaded at each connection: their index in rstore.sha. */
+enum { S_RATE, S_PUT, S_GET, S_LIST, NSCRIPTS };
+static const char *const SCRIPTS[NSCRIPTS] = {SCRIPT, PUT_SCRIPT, GET_SCRIPT,
+                                              LIST_SCRIPT};
+
 /* The stream every store on one database shares its events through, and
  * about how many of them Redis keeps (MAXLEN ~: trimmed by whole nodes). */
 #define EVENTS_KEY "mcp:events"
@@ -82,7 +191,16 @@ static const char SCRIPT[] =
 /* A stream id, "ms-seq": two 64-bit numbers in decimal and a dash. */
 #define ID_MAX 48
 
-typedef enum { REQ_TAKE, REQ_EVENT } request_kind;
+/* A take, an event, a record's put, get or list, or a node's lease (set
+ * or dropped). Events and leases are fire-and-forget: nobody is told. */
+typedef enum {
+  REQ_TAKE,
+  REQ_EVENT,
+  REQ_PUT,
+  REQ_GET,
+  REQ_LIST,
+  REQ_NODE
+} request_kind;
 
 typedef struct request {
   struct request *next;
@@ -90,16 +208,40 @@ typedef struct request {
   unsigned calls, per_s;
   unsigned want; /* a take: the most tokens it takes (1, or a lease's) */
   mcp_store_rate_done done;
+  mcp_store_records_done rdone; /* a put, a get or a list */
   void *arg;
+  /* A put's (order, ttl_ms, flags) or a list's (order: after it; max). */
+  unsigned long long order, ttl_ms;
+  unsigned max;
+  unsigned lease_ms; /* a node's: 0 drops it */
+  bool has_value, has_holder, has_index, final;
+  size_t holder_at, index_at, value_at; /* a put's, into data */
   /* The answer, once Redis gave it (or failed), for an answer thread. */
   int rc;
   mcp_store_rate_answer answer;
+  redisReply *reply;      /* a record's: what recs point into (owned) */
+  mcp_store_record *recs; /* owned unless &one */
+  unsigned nrecs;
+  bool more;
+  mcp_store_record one;
   char *why; /* owned; NULL: why_const */
   const char *why_const;
   size_t len;  /* an event's bytes in data */
   char data[]; /* a take: KEY_PREFIX and the caller's key; an event: its
-                  bytes */
+                  bytes; a put: REC_PREFIX<key>, holder, index (each
+                  NUL-terminated) and the value; a get: REC_PREFIX<key>; a
+                  list: IDX_PREFIX<index> and after_key; a node:
+                  NODE_PREFIX<name> */
 } request;
+
+/* A node joined (mcp_store_node_join): its lease is set again every third
+ * of it by the worker. */
+typedef struct joined {
+  struct joined *next;
+  unsigned lease_ms;
+  unsigned long long renew_at_us;
+  char name[];
+} joined;
 
 /* One connection to Redis and what its I/O needs. The worker's is
  * blocking, each command bounded by hiredis's timeout; the reader's is
@@ -136,9 +278,10 @@ typedef struct rstore {
   pthread_cond_t cond;  /* on CLOCK_MONOTONIC */
   request *head, **tail;
   bool stop;
+  joined *nodes; /* rs->lock too */
   /* The worker's own, and new()'s before it starts: */
   conn w;
-  char sha[41];
+  char sha[NSCRIPTS][41];
   unsigned long long retry_at_us;
   unsigned long long used_us; /* when the worker's connection last served */
   unsigned backoff_ms;
@@ -321,21 +464,22 @@ static int conn_login(conn *k) {
 }
 
 /* The worker's connection: logs in, selects the database and loads the
- * script. */
+ * scripts. */
 static int handshake(rstore *rs) {
   int rc = conn_login(&rs->w);
-  redisReply *r = NULL;
-  if (rc == 0)
+  for (int i = 0; rc == 0 && i < NSCRIPTS; i++) {
+    redisReply *r = NULL;
     rc = expect_ok(&rs->w, "SCRIPT LOAD at", 3,
-                   (const char *[]){"SCRIPT", "LOAD", SCRIPT}, &r);
-  if (rc == 0) {
+                   (const char *[]){"SCRIPT", "LOAD", SCRIPTS[i]}, &r);
+    if (rc)
+      break;
     if (r->type != REDIS_REPLY_STRING || r->len != 40) {
       mcp__fmt(rs->down_why, sizeof rs->down_why,
                "SCRIPT LOAD at %s: an unexpected answer", rs->url.shown);
       rc = MCP_EIO;
     } else {
-      memcpy(rs->sha, r->str, 40);
-      rs->sha[40] = '\0';
+      memcpy(rs->sha[i], r->str, 40);
+      rs->sha[i][40] = '\0';
     }
     freeReplyObject(r);
   }
@@ -370,10 +514,80 @@ static void lost(rstore *rs) {
   rs->retry_at_us = mcp__now_us();
 }
 
-/* Appends q's command to the connection's output: a take's script
- * (EVALSHA, or EVAL with the script itself), or an event's XADD. Returns
- * false when hiredis ran out of memory (c->err says so). */
+/* Appends the EVALSHA (or EVAL, with the script itself) of script i with
+ * argc arguments (lens bytes each), the first key, to the output. */
+static bool append_script(rstore *rs, int i, bool eval, int argc,
+                          const char **argv, const size_t *lens) {
+  const char *all[16];
+  size_t alllens[16];
+  all[0] = eval ? "EVAL" : "EVALSHA";
+  all[1] = eval ? SCRIPTS[i] : rs->sha[i];
+  all[2] = "1";
+  for (int j = 0; j < 3; j++)
+    alllens[j] = strlen(all[j]);
+  for (int j = 0; j < argc; j++) {
+    all[3 + j] = argv[j];
+    alllens[3 + j] = lens[j];
+  }
+  return redisAppendCommandArgv(rs->w.c, argc + 3, all, alllens) == REDIS_OK;
+}
+
+/* Appends a record's script (a put, a get or a list). */
+static bool append_record(rstore *rs, const request *q, bool eval) {
+  char order[24], ttl[24], max[16];
+  mcp__fmt(order, sizeof order, "%llu", q->order);
+  mcp__fmt(ttl, sizeof ttl, "%llu", q->ttl_ms);
+  mcp__fmt(max, sizeof max, "%u", q->max);
+  const char *name = q->data + sizeof REC_PREFIX - 1; /* IDX_PREFIX's too */
+  const char *second = q->data + strlen(q->data) + 1; /* a list's after_key */
+  if (q->kind == REQ_GET) {
+    const char *argv[] = {q->data, name};
+    size_t lens[] = {strlen(q->data), strlen(name)};
+    return append_script(rs, S_GET, eval, 2, argv, lens);
+  }
+  if (q->kind == REQ_LIST) {
+    const char *argv[] = {q->data, order, second, max, name};
+    size_t lens[5];
+    for (int i = 0; i < 5; i++)
+      lens[i] = strlen(argv[i]);
+    return append_script(rs, S_LIST, eval, 5, argv, lens);
+  }
+  const char *argv[] = {q->data,
+                        name,
+                        q->has_value ? "1" : "0",
+                        q->data + q->value_at,
+                        q->has_holder ? "1" : "0",
+                        q->data + q->holder_at,
+                        q->final ? "1" : "0",
+                        order,
+                        q->has_index ? "1" : "0",
+                        q->data + q->index_at,
+                        ttl};
+  size_t lens[11];
+  for (int i = 0; i < 11; i++)
+    lens[i] = i == 3 ? q->len : strlen(argv[i]); /* the value: len bytes */
+  return append_script(rs, S_PUT, eval, 11, argv, lens);
+}
+
+/* Appends q's command to the connection's output: a take's or a record's
+ * script (EVALSHA, or EVAL with the script itself), an event's XADD, or a
+ * node's SET (its lease) or DEL. Returns false when hiredis ran out of
+ * memory (c->err says so). */
 static bool append_request(rstore *rs, const request *q, bool eval) {
+  if (q->kind == REQ_PUT || q->kind == REQ_GET || q->kind == REQ_LIST)
+    return append_record(rs, q, eval);
+  if (q->kind == REQ_NODE) {
+    char px[16];
+    mcp__fmt(px, sizeof px, "%u", q->lease_ms);
+    const char *set[] = {"SET", q->data, "1", "PX", px};
+    const char *del[] = {"DEL", q->data};
+    int argc = q->lease_ms ? 5 : 2;
+    size_t lens[5];
+    for (int i = 0; i < argc; i++)
+      lens[i] = strlen(q->lease_ms ? set[i] : del[i]);
+    return redisAppendCommandArgv(rs->w.c, argc, q->lease_ms ? set : del,
+                                  lens) == REDIS_OK;
+  }
   if (q->kind == REQ_EVENT) {
     const char *argv[] = {"XADD",      EVENTS_KEY, "MAXLEN", "~",
                           EVENTS_KEEP, "*",        "e",      q->data};
@@ -387,17 +601,11 @@ static bool append_request(rstore *rs, const request *q, bool eval) {
   mcp__fmt(calls, sizeof calls, "%u", q->calls);
   mcp__fmt(per, sizeof per, "%u", q->per_s);
   mcp__fmt(want, sizeof want, "%u", q->want);
-  const char *argv[] = {eval ? "EVAL" : "EVALSHA",
-                        eval ? SCRIPT : rs->sha,
-                        "1",
-                        q->data,
-                        calls,
-                        per,
-                        want};
-  size_t lens[7];
-  for (int i = 0; i < 7; i++)
+  const char *argv[] = {q->data, calls, per, want};
+  size_t lens[4];
+  for (int i = 0; i < 4; i++)
     lens[i] = strlen(argv[i]);
-  return redisAppendCommandArgv(rs->w.c, 7, argv, lens) == REDIS_OK;
+  return append_script(rs, S_RATE, eval, 4, argv, lens);
 }
 
 /* ---- the answers -----------------------------------------------------------
@@ -425,6 +633,16 @@ static void deliver(rstore *rs, request *q, int rc,
   pthread_mutex_unlock(&rs->lock);
 }
 
+/* Frees q and what its answer holds. */
+static void request_free(request *q) {
+  if (q->recs != &q->one)
+    mcp__free(q->recs);
+  if (q->reply)
+    freeReplyObject(q->reply);
+  mcp__free(q->why);
+  mcp__free(q);
+}
+
 /* An answer thread: delivers answers until told to stop and none is left. */
 static void *answerer(void *arg) {
   rstore *rs = arg;
@@ -441,10 +659,13 @@ static void *answerer(void *arg) {
     pthread_mutex_unlock(&rs->lock);
     if (q == NULL)
       return NULL;
-    q->done(q->arg, q->rc, q->rc == 0 ? &q->answer : NULL,
-            q->why ? q->why : q->why_const);
-    mcp__free(q->why);
-    mcp__free(q);
+    const char *why = q->why ? q->why : q->why_const;
+    if (q->kind == REQ_TAKE)
+      q->done(q->arg, q->rc, q->rc == 0 ? &q->answer : NULL, why);
+    else
+      q->rdone(q->arg, q->rc, q->rc == 0 ? q->recs : NULL,
+               q->rc == 0 ? q->nrecs : 0, q->more, why);
+    request_free(q);
   }
 }
 
@@ -476,6 +697,99 @@ static void answer(rstore *rs, request *q, redisReply *r) {
            r->type == REDIS_REPLY_ERROR ? r->str : "an unexpected reply");
   freeReplyObject(r);
   deliver(rs, q, MCP_EIO, NULL, why);
+}
+
+/* Reads a record as the scripts answer it (LUA_COMMON's rec) into *out,
+ * pointing into e. Returns false when e is not one. */
+static bool record_of(const redisReply *e, mcp_store_record *out) {
+  if (e->type != REDIS_REPLY_ARRAY || e->elements != 9)
+    return false;
+  /* The key and the odd ones are texts, the others numbers. */
+  for (size_t i = 0; i < 9; i++)
+    if (e->element[i]->type !=
+        (i == 0 || i % 2 ? REDIS_REPLY_STRING : REDIS_REPLY_INTEGER))
+      return false;
+  redisReply *const *f = e->element;
+  *out = (mcp_store_record){.key = f[0]->str,
+                            .value = f[1]->str,
+                            .len = (unsigned long)f[1]->len,
+                            .holder = f[2]->integer ? f[3]->str : NULL,
+                            .final = f[4]->integer != 0,
+                            .order = strtoull(f[5]->str, NULL, 10),
+                            .index = f[6]->integer ? f[7]->str : NULL,
+                            .holder_alive = f[8]->integer != 0};
+  return true;
+}
+
+/* Reads a list's answer, {more, {record...}}, into q (recs allocated).
+ * Returns 0, MCP_EIO (not that) or MCP_ENOMEM. */
+static int list_of(request *q, const redisReply *r) {
+  if (r->elements != 2 || r->element[0]->type != REDIS_REPLY_INTEGER ||
+      r->element[1]->type != REDIS_REPLY_ARRAY ||
+      r->element[1]->elements > q->max)
+    return MCP_EIO;
+  const redisReply *a = r->element[1];
+  q->more = r->element[0]->integer != 0;
+  if (a->elements == 0)
+    return 0;
+  q->recs = mcp__calloc(a->elements, sizeof *q->recs);
+  if (q->recs == NULL)
+    return MCP_ENOMEM;
+  for (size_t i = 0; i < a->elements; i++)
+    if (!record_of(a->element[i], &q->recs[q->nrecs++]))
+      return MCP_EIO;
+  return 0;
+}
+
+/* Reads a record script's reply r into q's answer. Returns 0, MCP_EIO
+ * (not what the script answers) or MCP_ENOMEM. */
+static int records_of(request *q, const redisReply *r) {
+  if (r->type != REDIS_REPLY_ARRAY)
+    return MCP_EIO;
+  if (q->kind == REQ_LIST)
+    return list_of(q, r);
+  q->recs = &q->one;
+  if (q->kind == REQ_GET) {
+    if (r->elements > 1 ||
+        (r->elements == 1 && !record_of(r->element[0], &q->one)))
+      return MCP_EIO;
+    q->nrecs = (unsigned)r->elements;
+    return 0;
+  }
+  if (r->elements < 1 || r->element[0]->type != REDIS_REPLY_INTEGER)
+    return MCP_EIO;
+  q->nrecs = 1;
+  if (r->element[0]->integer == 1) {
+    q->one = (mcp_store_record){.key = q->data + sizeof REC_PREFIX - 1,
+                                .written = true};
+    return 0;
+  }
+  return r->elements == 2 && record_of(r->element[1], &q->one) ? 0 : MCP_EIO;
+}
+
+/* Answers a record's request q from its script's reply r, which it keeps
+ * (the answer points into it) or frees. */
+static void answer_records(rstore *rs, request *q, redisReply *r) {
+  int rc = records_of(q, r);
+  if (rc == 0) {
+    q->reply = r;
+    deliver(rs, q, 0, NULL, "");
+    return;
+  }
+  if (q->recs != &q->one)
+    mcp__free(q->recs);
+  q->recs = NULL;
+  q->nrecs = 0;
+  q->more = false;
+  char why[512];
+  if (rc == MCP_ENOMEM)
+    mcp__fmt(why, sizeof why, "%s", "out of memory");
+  else
+    mcp__fmt(why, sizeof why, "Redis at %s answered the record script with %s",
+             rs->url.shown,
+             r->type == REDIS_REPLY_ERROR ? r->str : "an unexpected reply");
+  freeReplyObject(r);
+  deliver(rs, q, rc, NULL, why);
 }
 
 static bool noscript(const redisReply *r) {
@@ -511,7 +825,7 @@ static request *serve_round(rstore *rs, request *q, bool eval,
       }
     }
     first = false;
-    if (q->kind == REQ_EVENT) {
+    if (q->kind == REQ_EVENT || q->kind == REQ_NODE) {
       if (r)
         freeReplyObject(r);
       mcp__free(q);
@@ -522,36 +836,115 @@ static request *serve_round(rstore *rs, request *q, bool eval,
       q->next = NULL;
       *tail = q;
       tail = &q->next;
-    } else {
+    } else if (q->kind == REQ_TAKE) {
       answer(rs, q, r);
+    } else {
+      answer_records(rs, q, r);
     }
     q = next;
   }
   return again;
 }
 
+/* A node's request: its lease set for lease_ms, or (0) dropped. NULL when
+ * out of memory. */
+static request *node_request(const char *name, unsigned lease_ms) {
+  size_t n = strlen(name);
+  request *q = mcp__malloc(sizeof *q + sizeof NODE_PREFIX + n);
+  if (q == NULL)
+    return NULL;
+  *q = (request){.kind = REQ_NODE, .lease_ms = lease_ms};
+  memcpy(q->data, NODE_PREFIX, sizeof NODE_PREFIX - 1);
+  memcpy(q->data + sizeof NODE_PREFIX - 1, name, n + 1);
+  return q;
+}
+
+/* Queues q for the worker, under rs->lock. */
+static void enqueue_locked(rstore *rs, request *q) {
+  *rs->tail = q;
+  rs->tail = &q->next;
+  pthread_cond_signal(&rs->cond);
+}
+
+/* Queues q for the worker. */
+static void enqueue(rstore *rs, request *q) {
+  pthread_mutex_lock(&rs->lock);
+  enqueue_locked(rs, q);
+  pthread_mutex_unlock(&rs->lock);
+}
+
+/* When the next node's lease is due to be set again (ULLONG_MAX: none
+ * joined). Under rs->lock. */
+static unsigned long long renew_at_locked(const rstore *rs) {
+  unsigned long long next = ULLONG_MAX;
+  for (const joined *j = rs->nodes; j; j = j->next)
+    if (j->renew_at_us < next)
+      next = j->renew_at_us;
+  return next;
+}
+
+/* Queues the lease of every node due (a third of it passed since it was
+ * last set; without memory, a third later), one at a time: the lock is
+ * let go while the request is made, so that nothing is called under it. */
+static void renew_due(rstore *rs) {
+  for (;;) {
+    char name[256]; /* a node's name: 64 bytes at most */
+    unsigned lease_ms = 0;
+    unsigned long long now = mcp__now_us();
+    pthread_mutex_lock(&rs->lock);
+    for (joined *j = rs->nodes; j && lease_ms == 0; j = j->next)
+      if (j->renew_at_us <= now) {
+        lease_ms = j->lease_ms;
+        j->renew_at_us = now + lease_ms * 1000ull / 3;
+        mcp__fmt(name, sizeof name, "%s", j->name);
+      }
+    pthread_mutex_unlock(&rs->lock);
+    if (lease_ms == 0)
+      return;
+    request *q = node_request(name, lease_ms);
+    if (q)
+      enqueue(rs, q);
+  }
+}
+
+/* Waits on rs->cond until the monotonic time until_us at most. */
+static void wait_until_locked(rstore *rs, unsigned long long until_us) {
+  if (until_us == ULLONG_MAX) {
+    pthread_cond_wait(&rs->cond, &rs->lock);
+    return;
+  }
+  unsigned long long now = mcp__now_us();
+  if (until_us <= now)
+    return;
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  unsigned long long wait = until_us - now;
+  ts.tv_sec += (time_t)(wait / 1000000);
+  ts.tv_nsec += (long)(wait % 1000000) * 1000;
+  if (ts.tv_nsec >= 1000000000L) {
+    ts.tv_sec++;
+    ts.tv_nsec -= 1000000000L;
+  }
+  pthread_cond_timedwait(&rs->cond, &rs->lock, &ts);
+}
+
 /* Takes up to BATCH requests off the queue, as a chain, or NULL when it is
- * time to reconnect (or to stop: *stop). Under no lock; takes rs->lock. */
+ * time to reconnect or to set a lease again (or to stop: *stop). Under no
+ * lock; takes rs->lock. */
 static request *next_batch(rstore *rs, bool *stop) {
   pthread_mutex_lock(&rs->lock);
-  while (rs->head == NULL && !rs->stop) {
-    if (rs->w.c != NULL) {
-      pthread_cond_wait(&rs->cond, &rs->lock);
-      continue;
-    }
+  for (;;) {
     unsigned long long now = mcp__now_us();
-    if (now >= rs->retry_at_us)
+    unsigned long long until = renew_at_locked(rs);
+    if (rs->head != NULL || rs->stop || now >= until)
       break;
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    unsigned long long wait = rs->retry_at_us - now;
-    ts.tv_sec += (time_t)(wait / 1000000);
-    ts.tv_nsec += (long)(wait % 1000000) * 1000;
-    if (ts.tv_nsec >= 1000000000L) {
-      ts.tv_sec++;
-      ts.tv_nsec -= 1000000000L;
+    if (rs->w.c == NULL) {
+      if (now >= rs->retry_at_us)
+        break;
+      if (rs->retry_at_us < until)
+        until = rs->retry_at_us;
     }
-    pthread_cond_timedwait(&rs->cond, &rs->lock, &ts);
+    wait_until_locked(rs, until);
   }
   request *q = rs->head, *last = NULL;
   int n = 0;
@@ -568,19 +961,50 @@ static request *next_batch(rstore *rs, bool *stop) {
   return q;
 }
 
+/* The store is being freed: its nodes leave (their leases dropped, when
+ * the connection is up; else they run out), and are forgotten. */
+static void leave_all(rstore *rs) {
+  pthread_mutex_lock(&rs->lock);
+  joined *j = rs->nodes;
+  rs->nodes = NULL;
+  pthread_mutex_unlock(&rs->lock);
+  unsigned sent = 0;
+  for (const joined *p = j; p && rs->w.c; p = p->next) {
+    char key[sizeof NODE_PREFIX + 64];
+    mcp__fmt(key, sizeof key, "%s%s", NODE_PREFIX, p->name);
+    const char *argv[] = {"DEL", key};
+    size_t lens[] = {3, strlen(key)};
+    if (redisAppendCommandArgv(rs->w.c, 2, argv, lens) == REDIS_OK)
+      sent++;
+  }
+  for (; sent > 0 && rs->w.c; sent--) {
+    void *r = NULL;
+    if (redisGetReply(rs->w.c, &r) != REDIS_OK)
+      lost(rs);
+    if (r)
+      freeReplyObject(r);
+  }
+  while (j) {
+    joined *next = j->next;
+    mcp__free(j);
+    j = next;
+  }
+}
+
 static void *worker(void *arg) {
   rstore *rs = arg;
   sigset_t old;
   pipe_block(&old);
   for (;;) {
     bool stop;
+    renew_due(rs);
     request *q = next_batch(rs, &stop);
     if (q == NULL && stop)
       break;
     if (stop) {
       while (q) {
         request *next = q->next;
-        if (q->kind == REQ_EVENT)
+        if (q->kind == REQ_EVENT || q->kind == REQ_NODE)
           mcp__free(q); /* fire-and-forget: nobody to tell */
         else
           deliver(rs, q, MCP_EIO, NULL, "the Redis store is being freed");
@@ -588,6 +1012,7 @@ static void *worker(void *arg) {
       }
       continue;
     }
+    bool served = q != NULL; /* else a wake-up to reconnect or renew */
     if (rs->w.c == NULL && mcp__now_us() >= rs->retry_at_us)
       connect_now(rs);
     /* A connection idle for a while may have been closed at the other
@@ -602,18 +1027,11 @@ static void *worker(void *arg) {
     }
     if (again)
       serve_round(rs, again, true, NULL);
-    rs->used_us = mcp__now_us();
+    if (served)
+      rs->used_us = mcp__now_us();
   }
+  leave_all(rs);
   return NULL;
-}
-
-/* Queues q for the worker. */
-static void enqueue(rstore *rs, request *q) {
-  pthread_mutex_lock(&rs->lock);
-  *rs->tail = q;
-  rs->tail = &q->next;
-  pthread_cond_signal(&rs->cond);
-  pthread_mutex_unlock(&rs->lock);
 }
 
 static int rs_lease(void *impl, const char *key, unsigned calls,
@@ -633,6 +1051,125 @@ static int rs_lease(void *impl, const char *key, unsigned calls,
   memcpy(q->data, KEY_PREFIX, sizeof KEY_PREFIX - 1);
   memcpy(q->data + sizeof KEY_PREFIX - 1, key, n + 1);
   enqueue(rs, q);
+  return 0;
+}
+
+/* ---- the records ------------------------------------------------------------
+ * On the worker's queue with the takes, in their order: a process's puts
+ * and gets reach Redis in the order they were made, each one script. */
+
+/* Copies s (NULL: "") into q->data at *at, which moves past it. Returns
+ * where it went. */
+static size_t put_text(request *q, size_t *at, const char *s, size_t n) {
+  size_t where = *at;
+  if (s)
+    memcpy(q->data + where, s, n);
+  q->data[where + (s ? n : 0)] = '\0';
+  *at = where + (s ? n : 0) + 1;
+  return where;
+}
+
+static int rs_put(void *impl, const mcp_store_record *rec,
+                  mcp_store_records_done done, void *arg) {
+  rstore *rs = impl;
+  size_t kn = strlen(rec->key);
+  size_t hn = rec->holder ? strlen(rec->holder) : 0;
+  size_t in = rec->index ? strlen(rec->index) : 0;
+  size_t vn = rec->value ? rec->len : 0;
+  request *q =
+      mcp__malloc(sizeof *q + sizeof REC_PREFIX + kn + hn + in + vn + 3);
+  if (q == NULL)
+    return MCP_ENOMEM;
+  *q = (request){.kind = REQ_PUT,
+                 .rdone = done,
+                 .arg = arg,
+                 .order = rec->order,
+                 .ttl_ms = rec->ttl_ms > TTL_MAX ? TTL_MAX : rec->ttl_ms,
+                 .has_value = rec->value != NULL,
+                 .has_holder = rec->holder != NULL,
+                 .has_index = rec->index != NULL,
+                 .final = rec->final,
+                 .len = vn};
+  memcpy(q->data, REC_PREFIX, sizeof REC_PREFIX - 1);
+  size_t at = sizeof REC_PREFIX - 1;
+  put_text(q, &at, rec->key, kn);
+  q->holder_at = put_text(q, &at, rec->holder, hn);
+  q->index_at = put_text(q, &at, rec->index, in);
+  q->value_at = put_text(q, &at, rec->value, vn);
+  enqueue(rs, q);
+  return 0;
+}
+
+static int rs_get(void *impl, const char *key, mcp_store_records_done done,
+                  void *arg) {
+  rstore *rs = impl;
+  size_t n = strlen(key);
+  request *q = mcp__malloc(sizeof *q + sizeof REC_PREFIX + n);
+  if (q == NULL)
+    return MCP_ENOMEM;
+  *q = (request){.kind = REQ_GET, .rdone = done, .arg = arg};
+  memcpy(q->data, REC_PREFIX, sizeof REC_PREFIX - 1);
+  memcpy(q->data + sizeof REC_PREFIX - 1, key, n + 1);
+  enqueue(rs, q);
+  return 0;
+}
+
+static int rs_list(void *impl, const char *index,
+                   unsigned long long after_order, const char *after_key,
+                   unsigned max, mcp_store_records_done done, void *arg) {
+  rstore *rs = impl;
+  size_t in = strlen(index), kn = strlen(after_key);
+  request *q = mcp__malloc(sizeof *q + sizeof IDX_PREFIX + in + kn + 1);
+  if (q == NULL)
+    return MCP_ENOMEM;
+  *q = (request){.kind = REQ_LIST,
+                 .rdone = done,
+                 .arg = arg,
+                 .order = after_order,
+                 .max = max};
+  memcpy(q->data, IDX_PREFIX, sizeof IDX_PREFIX - 1);
+  size_t at = sizeof IDX_PREFIX - 1;
+  put_text(q, &at, index, in);
+  put_text(q, &at, after_key, kn);
+  enqueue(rs, q);
+  return 0;
+}
+
+/* Sets (or drops) node's lease now, on the worker's queue, and remembers
+ * it so that the worker sets it again every third of it. */
+static int rs_join(void *impl, const char *node, unsigned lease_ms) {
+  rstore *rs = impl;
+  size_t n = strlen(node);
+  request *q = node_request(node, lease_ms);
+  joined *j = lease_ms ? mcp__malloc(sizeof *j + n + 1) : NULL;
+  if (q == NULL || (lease_ms && j == NULL)) {
+    mcp__free(q);
+    mcp__free(j);
+    return MCP_ENOMEM;
+  }
+  joined *gone = j;
+  pthread_mutex_lock(&rs->lock);
+  joined **p = &rs->nodes;
+  while (*p && strcmp((*p)->name, node) != 0)
+    p = &(*p)->next;
+  unsigned long long renew = mcp__now_us() + lease_ms * 1000ull / 3;
+  if (lease_ms == 0 && *p) {
+    gone = *p;
+    *p = gone->next;
+  } else if (*p) {
+    (*p)->lease_ms = lease_ms;
+    (*p)->renew_at_us = renew;
+  } else if (j) {
+    j->next = NULL;
+    j->lease_ms = lease_ms;
+    j->renew_at_us = renew;
+    memcpy(j->name, node, n + 1);
+    *p = j;
+    gone = NULL;
+  }
+  enqueue_locked(rs, q);
+  pthread_mutex_unlock(&rs->lock);
+  mcp__free(gone);
   return 0;
 }
 
@@ -859,6 +1396,11 @@ static void answerers_stop(rstore *rs) {
 
 static void rs_destroy(rstore *rs) {
   answerers_stop(rs);
+  while (rs->nodes) {
+    joined *j = rs->nodes;
+    rs->nodes = j->next;
+    mcp__free(j);
+  }
   conn_close(&rs->w);
   pthread_cond_destroy(&rs->answered);
   pthread_cond_destroy(&rs->cond);
@@ -883,7 +1425,11 @@ static const mcp_store_ops redis_ops = {.rate_take = rs_take,
                                         .shared = true,
                                         .publish = rs_publish,
                                         .subscribe = rs_subscribe,
-                                        .rate_lease = rs_lease};
+                                        .rate_lease = rs_lease,
+                                        .record_put = rs_put,
+                                        .record_get = rs_get,
+                                        .record_list = rs_list,
+                                        .node_join = rs_join};
 
 /* The lock, the condition on the monotonic clock. */
 static int rs_sync_init(rstore *rs) {

@@ -14,6 +14,11 @@
  * reader cut off (its client killed, its login refused for a while) that
  * catches up; a store freed with listeners and publishes queued, also
  * while Redis hangs.
+ * Records: the stores' contract (store_contract.c), plain and as an ACL
+ * user; two stores seeing each other's records; a put while Redis is down
+ * (MCP_EIO, then answered once it is back); a node's lease renewed, and
+ * dropped when its store is freed; expired records leaving an index, a
+ * page at a time; orders up to 2^53 exact; every allocation failure.
  *
  * Timing: every wait is a bounded loop; nothing asserts a duration. */
 #include <check.h>
@@ -25,11 +30,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "redis_int.h"
 #include "redis_server.h"
+#include "store_contract.h"
 #include "testutil.h"
 
 static void sleep_ms(long ms) {
@@ -580,6 +587,17 @@ START_TEST(acl_user_and_password) {
 }
 END_TEST
 
+/* The records' contract as that user: every command their scripts and
+ * leases use is allowed by the ACL of docs/deployment.md. */
+START_TEST(acl_records_contract) {
+  char url[400];
+  unix_url(url, sizeof url, "alice:p%40ss%3Aword", 0);
+  mcp_store *st = open_store(url);
+  store_contract_run(st, "acl", 300);
+  mcp_store_free(st);
+}
+END_TEST
+
 /* ---- Redis stopped and restarted ----------------------------------------- */
 
 START_TEST(stopped_then_restarted) {
@@ -1012,6 +1030,409 @@ START_TEST(events_freed_with_listeners_and_queued_publishes) {
 }
 END_TEST
 
+/* ---- records ----------------------------------------------------------------
+ */
+
+START_TEST(records_contract) {
+  char url[400];
+  unix_url(url, sizeof url, NULL, 0);
+  mcp_store *st = open_store(url);
+  store_contract_run(st, "plain", 300);
+  mcp_store_free(st);
+}
+END_TEST
+
+/* One store's records are another's: as two processes on one Redis. */
+START_TEST(records_two_stores_see_each_other) {
+  char url[400];
+  unix_url(url, sizeof url, NULL, 0);
+  mcp_store *a = open_store(url), *b = open_store(url);
+  ck_assert_int_eq(mcp_store_node_join(a, "node-a", 5000), 0);
+  ck_assert(sc_put(a, "task:1", "{\"s\":1}", "node-a", "tasks", 1, 60000, false)
+                .recs[0]
+                .written);
+  sc_answer g = sc_get(b, "task:1");
+  ck_assert_int_eq(g.rc, 0);
+  ck_assert_uint_eq(g.n, 1);
+  ck_assert_str_eq(g.recs[0].value, "{\"s\":1}");
+  ck_assert_str_eq(g.recs[0].holder, "node-a");
+  ck_assert(g.recs[0].holder_alive); /* a's lease, seen by b */
+  /* b settles it first; a learns what it was settled as. */
+  ck_assert(sc_put(b, "task:1", "{\"s\":2}", NULL, "tasks", 1, 60000, true)
+                .recs[0]
+                .written);
+  sc_answer p =
+      sc_put(a, "task:1", "{\"s\":3}", "node-a", "tasks", 1, 60000, true);
+  ck_assert_uint_eq(p.n, 1);
+  ck_assert(!p.recs[0].written);
+  ck_assert(p.recs[0].final);
+  ck_assert_str_eq(p.recs[0].value, "{\"s\":2}");
+  ck_assert_str_eq(p.recs[0].holder, "");
+  ck_assert(sc_put(b, "task:2", "two", NULL, "tasks", 2, 60000, false)
+                .recs[0]
+                .written);
+  sc_answer l = sc_list(a, "tasks", 0, NULL, 10);
+  ck_assert_uint_eq(l.n, 2);
+  ck_assert(!l.more);
+  ck_assert_str_eq(l.recs[0].key, "task:1");
+  ck_assert_str_eq(l.recs[1].value, "two");
+  /* Another database is another state. */
+  unix_url(url, sizeof url, NULL, 1);
+  mcp_store *c = open_store(url);
+  ck_assert_uint_eq(sc_get(c, "task:1").n, 0);
+  mcp_store_free(c);
+  mcp_store_free(a);
+  mcp_store_free(b);
+}
+END_TEST
+
+typedef struct rec_waiter {
+  pthread_mutex_t lock;
+  pthread_cond_t cond;
+  int answers, rc;
+  unsigned n;
+  bool alive; /* the first record's holder_alive */
+  char why[512];
+} rec_waiter;
+
+static void on_records(void *arg, int rc, const mcp_store_record *recs,
+                       unsigned n, bool more, const char *why) {
+  (void)more;
+  rec_waiter *w = arg;
+  ck_assert_ptr_nonnull(why);
+  ck_assert(rc != 0 || recs != NULL || n == 0);
+  pthread_mutex_lock(&w->lock);
+  w->answers++;
+  w->rc = rc;
+  w->n = n;
+  w->alive = n > 0 && recs[0].holder_alive;
+  snprintf(w->why, sizeof w->why, "%s", why);
+  pthread_cond_broadcast(&w->cond);
+  pthread_mutex_unlock(&w->lock);
+}
+
+static void rec_waiter_init(rec_waiter *w) {
+  memset(w, 0, sizeof *w);
+  pthread_mutex_init(&w->lock, NULL);
+  pthread_cond_init(&w->cond, NULL);
+}
+
+static void rec_waiter_free(rec_waiter *w) {
+  pthread_cond_destroy(&w->cond);
+  pthread_mutex_destroy(&w->lock);
+}
+
+/* Waits (10 s at most) until w has n answers; returns how many it has. */
+static int rec_wait(rec_waiter *w, int n) {
+  struct timespec until;
+  clock_gettime(CLOCK_REALTIME, &until);
+  until.tv_sec += 10;
+  pthread_mutex_lock(&w->lock);
+  while (w->answers < n &&
+         pthread_cond_timedwait(&w->cond, &w->lock, &until) == 0) {
+  }
+  int got = w->answers;
+  pthread_mutex_unlock(&w->lock);
+  return got;
+}
+
+/* A put while Redis is down: MCP_EIO with Redis's whereabouts, never a
+ * hang; once it is back the store reconnects and the put takes. */
+START_TEST(records_put_while_redis_down) {
+  char url[400];
+  unix_url(url, sizeof url, NULL, 0);
+  mcp_store *st = open_store(url);
+  ck_assert(
+      sc_put(st, "k", "before", NULL, NULL, 0, 60000, false).recs[0].written);
+  rs_stop(&g_srv);
+  rec_waiter w;
+  rec_waiter_init(&w);
+  mcp_store_record rec = {.key = "k", .value = "down", .len = 4, .ttl_ms = 1};
+  for (int i = 1; i <= 3; i++) {
+    ck_assert_int_eq(mcp_store_put(st, &rec, on_records, &w), 0);
+    ck_assert_int_eq(rec_wait(&w, i), i);
+    ck_assert_int_eq(w.rc, MCP_EIO);
+    ck_assert_msg(strstr(w.why, "Redis is unavailable") != NULL, "%s", w.why);
+    ck_assert_msg(strstr(w.why, g_srv.sock) != NULL, "%s", w.why);
+  }
+  ck_assert_int_eq(mcp_store_get(st, "k", on_records, &w), 0);
+  ck_assert_int_eq(rec_wait(&w, 4), 4);
+  ck_assert_int_eq(w.rc, MCP_EIO);
+  server_start(&g_srv); /* no persistence: Redis is empty again */
+  rec.ttl_ms = 60000;
+  rec.value = "after";
+  rec.len = 5;
+  int rc = MCP_EIO;
+  for (int i = 0; i < 200 && rc != 0; i++) {
+    int before = w.answers;
+    ck_assert_int_eq(mcp_store_put(st, &rec, on_records, &w), 0);
+    ck_assert_int_eq(rec_wait(&w, before + 1), before + 1);
+    rc = w.rc;
+    if (rc)
+      sleep_ms(50);
+  }
+  ck_assert_int_eq(rc, 0);
+  ck_assert_str_eq(sc_get(st, "k").recs[0].value, "after");
+  rec_waiter_free(&w);
+  mcp_store_free(st);
+}
+END_TEST
+
+/* A node's lease outlives several of its length while its store renews
+ * it; once its store is freed another store sees it gone. */
+START_TEST(records_node_lease_renewed_then_gone_with_store) {
+  char url[400];
+  unix_url(url, sizeof url, NULL, 0);
+  mcp_store *a = open_store(url), *b = open_store(url);
+  ck_assert_int_eq(mcp_store_node_join(a, "worker-1", 1000), 0);
+  ck_assert_int_eq(mcp_store_node_join(a, "worker-2", 1000), 0);
+  ck_assert(sc_put(a, "held", "x", "worker-1", NULL, 0, 60000, false)
+                .recs[0]
+                .written);
+  ck_assert(sc_put(a, "held2", "x", "worker-2", NULL, 0, 60000, false)
+                .recs[0]
+                .written);
+  redisContext *c = redisConnectUnix(g_srv.sock);
+  ck_assert(c != NULL && c->err == 0);
+  /* Set with its lease (PX), and set again: still there after four. */
+  for (int i = 0; i < 4; i++) {
+    redisReply *r = redisCommand(c, "PTTL mcp:node:worker-1");
+    ck_assert(r != NULL && r->type == REDIS_REPLY_INTEGER);
+    ck_assert_int_gt(r->integer, 0);
+    ck_assert_int_le(r->integer, 1000);
+    freeReplyObject(r);
+    sleep_ms(400);
+  }
+  ck_assert(sc_get(b, "held").recs[0].holder_alive);
+  /* One leaves: the other is still renewed. */
+  ck_assert_int_eq(mcp_store_node_join(a, "worker-2", 0), 0);
+  ck_assert(!sc_get(a, "held2").recs[0].holder_alive);
+  sleep_ms(1200);
+  ck_assert(sc_get(b, "held").recs[0].holder_alive);
+  mcp_store_free(a);
+  bool alive = true;
+  for (int i = 0; i < 250 && alive; i++) {
+    alive = sc_get(b, "held").recs[0].holder_alive;
+    if (alive)
+      sleep_ms(20);
+  }
+  ck_assert(!alive);
+  redisReply *r = redisCommand(c, "EXISTS mcp:node:worker-1");
+  ck_assert(r != NULL && r->type == REDIS_REPLY_INTEGER);
+  ck_assert_int_eq(r->integer, 0);
+  freeReplyObject(r);
+  redisFree(c);
+  mcp_store_free(b);
+}
+END_TEST
+
+/* A process that dies with a node joined (no free, nobody to drop its
+ * lease): the lease runs out and its records' holder is no longer alive. */
+START_TEST(records_node_of_dead_process_lapses) {
+  char url[400];
+  unix_url(url, sizeof url, NULL, 0);
+  int fds[2];
+  ck_assert_int_eq(pipe(fds), 0);
+  pid_t pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    close(fds[0]);
+    mcp_store *st = NULL;
+    char err[512], said = 'n';
+    /* Its record, read back with its holder alive: the lease was set. */
+    rec_waiter w;
+    rec_waiter_init(&w);
+    mcp_store_record rec = {.key = "orphan",
+                            .value = "o",
+                            .len = 1,
+                            .holder = "dies",
+                            .ttl_ms = 60000};
+    if (mcp_redis_store_new(url, &st, err, sizeof err) == 0 &&
+        mcp_store_node_join(st, "dies", 3000) == 0 &&
+        mcp_store_put(st, &rec, on_records, &w) == 0 && rec_wait(&w, 1) == 1 &&
+        mcp_store_get(st, "orphan", on_records, &w) == 0 &&
+        rec_wait(&w, 2) == 2 && w.n == 1 && w.alive)
+      said = 'y';
+    ssize_t n = write(fds[1], &said, 1);
+    (void)n;
+    sleep(60); /* until killed */
+    _exit(1);
+  }
+  close(fds[1]);
+  char said = 0;
+  ck_assert_int_eq(read(fds[0], &said, 1), 1);
+  close(fds[0]);
+  /* It dies as kill -9 does: nothing freed, no lease dropped. */
+  ck_assert_int_eq(kill(pid, SIGKILL), 0);
+  int status = 0;
+  ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+  ck_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+  ck_assert_int_eq(said, 'y');
+  mcp_store *st = open_store(url);
+  bool alive = true;
+  for (int i = 0; i < 200 && alive; i++) {
+    alive = sc_get(st, "orphan").recs[0].holder_alive;
+    if (alive)
+      sleep_ms(50);
+  }
+  ck_assert(!alive);
+  mcp_store_free(st);
+}
+END_TEST
+
+static long long zcard(redisContext *c, const char *key) {
+  redisReply *r = redisCommand(c, "ZCARD %s", key);
+  ck_assert(r != NULL && r->type == REDIS_REPLY_INTEGER);
+  long long n = r->integer;
+  freeReplyObject(r);
+  return n;
+}
+
+/* Records that expired leave their index as a list meets them; a list
+ * meeting more of them than it may read at once answers none yet and more,
+ * and the next goes on from there. */
+START_TEST(records_list_skips_expired) {
+  char url[400], key[32];
+  unix_url(url, sizeof url, NULL, 0);
+  mcp_store *st = open_store(url);
+  redisContext *c = redisConnectUnix(g_srv.sock);
+  ck_assert(c != NULL && c->err == 0);
+  ck_assert(
+      sc_put(st, "first", "1", NULL, "ix", 1, 60000, false).recs[0].written);
+  for (int i = 0; i < 100; i++) {
+    snprintf(key, sizeof key, "short-%03d", i);
+    ck_assert(sc_put(st, key, "s", NULL, "ix", 2, 100, false).recs[0].written);
+  }
+  ck_assert(
+      sc_put(st, "last", "3", NULL, "ix", 3, 60000, false).recs[0].written);
+  ck_assert_int_eq(zcard(c, "mcp:idx:ix"), 102);
+  for (int i = 0; i < 100 && sc_get(st, "short-099").n; i++)
+    sleep_ms(50);
+  ck_assert_uint_eq(sc_get(st, "short-099").n, 0);
+  sc_answer a = sc_list(st, "ix", 0, NULL, 1);
+  ck_assert_uint_eq(a.n, 1);
+  ck_assert_str_eq(a.recs[0].key, "first");
+  ck_assert(a.more); /* 68 read, all expired: perhaps more */
+  ck_assert_int_lt(zcard(c, "mcp:idx:ix"), 102);
+  unsigned long long order = a.recs[0].order;
+  char after[256];
+  snprintf(after, sizeof after, "%s", a.recs[0].key);
+  int pages = 0;
+  do {
+    a = sc_list(st, "ix", order, after, 1);
+    ck_assert_int_eq(a.rc, 0);
+    pages++;
+  } while (a.n == 0 && a.more && pages < 10);
+  ck_assert_uint_eq(a.n, 1);
+  ck_assert_str_eq(a.recs[0].key, "last");
+  ck_assert(!a.more);
+  ck_assert_int_eq(zcard(c, "mcp:idx:ix"), 2);
+  /* A record moved to another index leaves the first. */
+  ck_assert(
+      sc_put(st, "last", "3", NULL, "other", 3, 60000, false).recs[0].written);
+  ck_assert_int_eq(zcard(c, "mcp:idx:ix"), 1);
+  ck_assert_uint_eq(sc_list(st, "other", 0, NULL, 5).n, 1);
+  redisFree(c);
+  mcp_store_free(st);
+}
+END_TEST
+
+/* Orders up to 2^53 - 1 come back exact, in their order, and a page goes
+ * on after a key among several of one order. */
+START_TEST(records_orders_exact) {
+  char url[400];
+  unix_url(url, sizeof url, NULL, 0);
+  mcp_store *st = open_store(url);
+  const unsigned long long top = (1ull << 53) - 1;
+  ck_assert(
+      sc_put(st, "z", "z", NULL, "big", top, 60000, false).recs[0].written);
+  ck_assert(
+      sc_put(st, "y", "y", NULL, "big", top - 1, 60000, false).recs[0].written);
+  static const char *const same[] = {"b\xc3\xa9", "b", "ba", "a", "bz"};
+  for (int i = 0; i < 5; i++)
+    ck_assert(
+        sc_put(st, same[i], "s", NULL, "big", 7, 60000, false).recs[0].written);
+  sc_answer a = sc_list(st, "big", 0, NULL, 8);
+  ck_assert_uint_eq(a.n, 7);
+  static const char *const want[] = {"a", "b", "ba", "bz", "b\xc3\xa9"};
+  for (int i = 0; i < 5; i++)
+    ck_assert_str_eq(a.recs[i].key, want[i]);
+  ck_assert_uint_eq(a.recs[5].order, top - 1);
+  ck_assert_uint_eq(a.recs[6].order, top);
+  a = sc_list(st, "big", 7, "b", 2);
+  ck_assert_uint_eq(a.n, 2);
+  ck_assert_str_eq(a.recs[0].key, "ba");
+  ck_assert_str_eq(a.recs[1].key, "bz");
+  ck_assert(a.more);
+  a = sc_list(st, "big", 7, "bb", 8); /* a key that is not there */
+  ck_assert_uint_eq(a.n, 4);
+  ck_assert_str_eq(a.recs[0].key, "bz");
+  ck_assert_uint_eq(sc_get(st, "z").recs[0].order, top);
+  mcp_store_free(st);
+}
+END_TEST
+
+/* A store freed with records in flight answers each once. */
+START_TEST(records_freed_in_flight) {
+  char url[400];
+  unix_url(url, sizeof url, NULL, 0);
+  mcp_store *st = open_store(url);
+  rec_waiter w;
+  rec_waiter_init(&w);
+  mcp_store_record rec = {.key = "f", .value = "v", .len = 1, .ttl_ms = 100};
+  ck_assert_int_eq(mcp_store_node_join(st, "leaving", 1000), 0);
+  for (int i = 0; i < 50; i++) {
+    ck_assert_int_eq(mcp_store_put(st, &rec, on_records, &w), 0);
+    ck_assert_int_eq(mcp_store_get(st, "f", on_records, &w), 0);
+    ck_assert_int_eq(mcp_store_list(st, "i", 0, NULL, 3, on_records, &w), 0);
+  }
+  mcp_store_free(st);
+  ck_assert_int_eq(w.answers, 150);
+  rec_waiter_free(&w);
+}
+END_TEST
+
+/* Every allocation of a store's records failing in turn: an error, never
+ * a crash, a leak or an answer given twice. */
+static bool run_alloc_records(long n, void *user) {
+  (void)n;
+  mcp_store *st = NULL;
+  char err[512];
+  int rc = mcp_redis_store_new(user, &st, err, sizeof err);
+  if (rc) {
+    ck_assert_int_eq(rc, MCP_ENOMEM);
+    return false;
+  }
+  bool ok = true;
+  int asked = 0;
+  rec_waiter w;
+  rec_waiter_init(&w);
+  mcp_store_record rec = {
+      .key = "m", .value = "v", .len = 1, .index = "mi", .ttl_ms = 60000};
+  int rcs[4] = {mcp_store_node_join(st, "mnode", 1000),
+                mcp_store_put(st, &rec, on_records, &w),
+                mcp_store_get(st, "m", on_records, &w),
+                mcp_store_list(st, "mi", 0, NULL, 5, on_records, &w)};
+  for (int i = 0; i < 4; i++) {
+    ck_assert_msg(rcs[i] == 0 || rcs[i] == MCP_ENOMEM, "%d", rcs[i]);
+    ok = ok && rcs[i] == 0;
+    asked += i > 0 && rcs[i] == 0;
+  }
+  ck_assert_int_eq(rec_wait(&w, asked), asked);
+  ok = ok && w.rc == 0;
+  mcp_store_free(st);
+  ck_assert_int_eq(w.answers, asked);
+  rec_waiter_free(&w);
+  return ok;
+}
+
+START_TEST(records_every_allocation_failure) {
+  char url[400];
+  unix_url(url, sizeof url, NULL, 0);
+  tu_alloc_every(64, run_alloc_records, NULL, url);
+}
+END_TEST
+
 /* Every allocation of the store's failing in turn: an error, never a
  * crash, a leak or a take answered twice. */
 static bool run_alloc(long n, void *user) {
@@ -1080,7 +1501,17 @@ int main(void) {
   tcase_add_test(tc, events_reader_catches_up_after_lost_link);
   tcase_add_test(tc, events_freed_with_listeners_and_queued_publishes);
   tcase_add_test(tc, every_allocation_failure);
+  tcase_add_test(tc, records_contract);
+  tcase_add_test(tc, records_two_stores_see_each_other);
+  tcase_add_test(tc, records_put_while_redis_down);
+  tcase_add_test(tc, records_node_lease_renewed_then_gone_with_store);
+  tcase_add_test(tc, records_node_of_dead_process_lapses);
+  tcase_add_test(tc, records_list_skips_expired);
+  tcase_add_test(tc, records_orders_exact);
+  tcase_add_test(tc, records_freed_in_flight);
+  tcase_add_test(tc, records_every_allocation_failure);
   tc = tu_tcase(s, "acl", setup_acl, teardown, 60);
   tcase_add_test(tc, acl_user_and_password);
+  tcase_add_test(tc, acl_records_contract);
   return tu_run(s);
 }
