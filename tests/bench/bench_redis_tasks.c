@@ -261,6 +261,9 @@ static void *http_getter(void *arg) {
   h = curl_slist_append(h, "Accept: application/json, text/event-stream");
   h = curl_slist_append(h, "MCP-Protocol-Version: 2026-07-28");
   h = curl_slist_append(h, "Mcp-Method: tasks/get");
+  char name[200];
+  snprintf(name, sizeof name, "Mcp-Name: %s", g_task); /* the task id */
+  h = curl_slist_append(h, name);
   h = curl_slist_append(h, "Expect:");
   body b;
   curl_easy_setopt(c, CURLOPT_URL, url);
