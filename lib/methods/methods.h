@@ -221,6 +221,12 @@ bool mcp__task_listen_allowed(mcp_session *s, mcp__reply_ctx *ctx,
 bool mcp__task_visible(mcp_server *srv, const char *id,
                        const mcp_principal *caller);
 
+/* Answers tasks/cancel of a task that was was (a status name): ended
+ * already, 2025-11-25 says it cannot be cancelled; otherwise a result of
+ * b's members (the Task in 2025-11-25, none in 2026-07-28). Frees b. */
+void mcp__reply_cancel(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
+                       const char *was, bool ended, mcp__buf *b);
+
 /* ---- tasks another node runs (tasks_remote.c) ----------------------------
  * With a store that keeps records: a tasks method naming a task this
  * server does not have asks the store and is dispatched again, on the

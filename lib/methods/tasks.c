@@ -227,9 +227,9 @@ typedef struct cancel_reply {
   const mcp__req *r;
 } cancel_reply;
 
-static void answer_cancel(const char *was, bool ended, mcp__buf *b, void *arg) {
-  const cancel_reply *c = arg;
-  if (!c->r->modern && ended) {
+void mcp__reply_cancel(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
+                       const char *was, bool ended, mcp__buf *b) {
+  if (!r->modern && ended) {
     /* 2026-07-28 acknowledges with an empty result, also for a task that
      * had ended already; 2025-11-25 says it cannot be cancelled. */
     char msg[120];
@@ -237,10 +237,15 @@ static void answer_cancel(const char *was, bool ended, mcp__buf *b, void *arg) {
              "Invalid params: the task is %s already and cannot be cancelled",
              was);
     mcp__buf_free(b);
-    mcp__req_error(c->s, c->ctx, c->r, MCP__RPC_INVALID_PARAMS, msg, NULL);
+    mcp__req_error(s, ctx, r, MCP__RPC_INVALID_PARAMS, msg, NULL);
     return;
   }
-  mcp__reply_result(c->s, c->ctx, c->r, b);
+  mcp__reply_result(s, ctx, r, b);
+}
+
+static void answer_cancel(const char *was, bool ended, mcp__buf *b, void *arg) {
+  const cancel_reply *c = arg;
+  mcp__reply_cancel(c->s, c->ctx, c->r, was, ended, b);
 }
 
 void mcp__handle_tasks_cancel(mcp_session *s, mcp__reply_ctx *ctx,

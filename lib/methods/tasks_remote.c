@@ -347,18 +347,10 @@ static void cancel_settled(remote *q, mcp__task_view *v, bool written) {
   mcp__req r;
   remote_req(q, &m, &r);
   mcp__reply_ctx ctx = {.sink = q->sink};
-  if (!written && !r.modern) {
-    char msg[120];
-    mcp__fmt(msg, sizeof msg,
-             "Invalid params: the task is %s already and cannot be cancelled",
-             v->rec.f.status);
-    mcp__req_error(q->s, &ctx, &r, MCP__RPC_INVALID_PARAMS, msg, NULL);
-  } else {
-    mcp__buf b = {0};
-    if (!r.modern)
-      mcp__wire_task(&b, &v->rec.f, false);
-    mcp__reply_result(q->s, &ctx, &r, &b);
-  }
+  mcp__buf b = {0};
+  if (written && !r.modern)
+    mcp__wire_task(&b, &v->rec.f, false);
+  mcp__reply_cancel(q->s, &ctx, &r, v->rec.f.status, !written, &b);
   mcp__task_view_free(v);
   remote_free(q);
 }
@@ -367,16 +359,8 @@ void mcp__remote_cancel(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
                         const mcp__task_view *v) {
   remote *q = tl_remote;
   if (v->final) {
-    if (r->modern) {
-      mcp__buf b = {0};
-      mcp__reply_result(s, ctx, r, &b);
-      return;
-    }
-    char msg[120];
-    mcp__fmt(msg, sizeof msg,
-             "Invalid params: the task is %s already and cannot be cancelled",
-             v->rec.f.status);
-    mcp__req_error(s, ctx, r, MCP__RPC_INVALID_PARAMS, msg, NULL);
+    mcp__buf b = {0};
+    mcp__reply_cancel(s, ctx, r, v->rec.f.status, true, &b);
     return;
   }
   atomic_fetch_add(&q->refs, 1);
