@@ -47,11 +47,11 @@
  *   notes [--stdio | --http ADDR:PORT|systemd [--tls-cert FILE --tls-key FILE]
  *         [--node-id ID]] [--scopes "notes:read notes:write"]
  *         [--data FILE | --db FILE | --redis URL] [--state-key FILE]
- *         [--rate-limit N/SECONDS] [--guard]
+ *         [--rate-limit N/SECONDS] [--node-lease MS] [--guard]
  *   notes --http ADDR:PORT|systemd [--tls-cert FILE --tls-key FILE]
  *         [--node-id ID] --jwks FILE --issuer URL --audience URL
  *         [--data FILE | --db FILE | --redis URL] [--state-key FILE]
- *         [--rate-limit N/SECONDS] [--guard]
+ *         [--rate-limit N/SECONDS] [--node-lease MS] [--guard]
  *
  * Over stdio (the default) it serves until end of input, SIGINT or SIGTERM.
  *
@@ -89,6 +89,15 @@
  * while Redis cannot be reached a call is answered "rate limit
  * unavailable". N and SECONDS are whole numbers from 1 on; anything else
  * is a usage error.
+ *
+ * With --redis, every notes process sharing the store answers for the
+ * tasks of the others (tasks/get, tasks/list, tasks/result, tasks/update,
+ * tasks/cancel), while each task runs where it started. --node-lease MS
+ * sets how long this process may go without renewing its lease before the
+ * others count it lost and fail its unfinished tasks, saying so
+ * (mcp_server_set_node_lease; MS from 300 to 3600000, default 10000):
+ * shorter finds a dead process sooner, longer forgives a slow one.
+ * Anything else is a usage error.
  * The HTTP flags (--http, --tls-cert, --tls-key, --node-id, --jwks,
  * --issuer, --audience) are read, and served, by libmcp itself
  * (mcp_http_serve_arg and mcp_http_serve_until_signal, mcp/http.h), so a
@@ -1442,15 +1451,16 @@ static void usage(void) {
           "usage: notes [--stdio | --http ADDR:PORT|systemd [--tls-cert FILE "
           "--tls-key FILE] [--node-id ID]] [--scopes \"SCOPE ...\"] "
           "[--data FILE | --db FILE | --redis URL] [--state-key FILE] "
-          "[--rate-limit N/SECONDS]" GUARD_USAGE "\n"
+          "[--rate-limit N/SECONDS] [--node-lease MS]" GUARD_USAGE "\n"
           "       notes --http ADDR:PORT|systemd [--tls-cert FILE --tls-key "
           "FILE] [--node-id ID] --jwks FILE --issuer URL --audience URL "
           "[--data FILE | --db FILE | --redis URL] [--state-key FILE] "
-          "[--rate-limit N/SECONDS]" GUARD_USAGE "\n");
+          "[--rate-limit N/SECONDS] [--node-lease MS]" GUARD_USAGE "\n");
 #else
-  fprintf(stderr, "usage: notes [--stdio] [--scopes \"SCOPE ...\"] "
-                  "[--data FILE | --redis URL] [--state-key FILE] "
-                  "[--rate-limit N/SECONDS]" GUARD_USAGE "\n");
+  fprintf(stderr,
+          "usage: notes [--stdio] [--scopes \"SCOPE ...\"] "
+          "[--data FILE | --redis URL] [--state-key FILE] "
+          "[--rate-limit N/SECONDS] [--node-lease MS]" GUARD_USAGE "\n");
 #endif
 }
 
@@ -1547,6 +1557,21 @@ static int parse_rate(const char *s, unsigned *calls, unsigned *per) {
   }
   *calls = (unsigned)v[0];
   *per = (unsigned)v[1];
+  return 0;
+}
+
+/* --node-lease MS: a whole number from 300 to 3600000 (what
+ * mcp_server_set_node_lease takes) into *ms. Returns 0, or -1 when s is
+ * anything else. */
+static int parse_lease(const char *s, unsigned *ms) {
+  char *end;
+  if (*s < '0' || *s > '9')
+    return -1; /* no sign, no space, no empty number */
+  errno = 0;
+  unsigned long v = strtoul(s, &end, 10);
+  if (errno != 0 || *end != '\0' || v < 300 || v > 3600000)
+    return -1;
+  *ms = (unsigned)v;
   return 0;
 }
 
@@ -1731,6 +1756,7 @@ int main(int argc, char **argv) {
   const char *db = NULL;                 /* --db FILE */
   const char *redis = NULL;              /* --redis URL */
   unsigned rate_calls = 0, rate_per = 0; /* --rate-limit N/SECONDS */
+  unsigned node_lease = 0;               /* --node-lease MS (0: default) */
 #ifdef MCP_EXAMPLE_GUARD
   bool guarded = false;
 #endif
@@ -1764,6 +1790,13 @@ int main(int argc, char **argv) {
       if (parse_rate(argv[++i], &rate_calls, &rate_per) != 0) {
         fprintf(stderr, "notes: --rate-limit wants N/SECONDS, two whole "
                         "numbers from 1 on (e.g. 60/60)\n");
+        usage();
+        return 2;
+      }
+    } else if (strcmp(argv[i], "--node-lease") == 0 && i + 1 < argc) {
+      if (parse_lease(argv[++i], &node_lease) != 0) {
+        fprintf(stderr, "notes: --node-lease wants MS, a whole number of "
+                        "milliseconds from 300 to 3600000\n");
         usage();
         return 2;
       }
@@ -1849,7 +1882,9 @@ int main(int argc, char **argv) {
           "tools and when to ask the user.",
   };
   mcp_store *shared = NULL; /* --redis: libmcp's state, in Redis too */
+  /* The lease before the store: it applies from mcp_server_set_store. */
   if (mcp_server_new(&info, &srv) != 0 ||
+      (node_lease && mcp_server_set_node_lease(srv, node_lease) != 0) ||
       share_state(srv, redis, &shared) != 0) {
     mcp_server_free(srv);
     return 1;

@@ -21,8 +21,29 @@
 //               the sentinel's notifications/resources/updated reaches n1's
 //               stream (bounded wait), N's has come exactly once (each node
 //               hears the others' changes in the order Redis got them).
-//   kill -9     of n3: every request through nginx is answered by n1 or
-//               n2 (nginx tried n3 and moved on: its log says so).
+//   tasks       (2026-07-28 tasks through the pinned ext-tasks client, as
+//               tasks_ext.mjs drives it; the nodes run with --node-lease
+//               1500.) Ten notes added, so that an export walks enough.
+//               Via nginx: export_notes started through the round-robin
+//               port becomes a task; tasks/get through that port (nginx's
+//               log: at least two nodes answered them, so most polls
+//               reached one that does not run it) answers completed within
+//               20 s, never "Task not found", the export inlined
+//               (result.structuredContent); each node's own port then
+//               answers it completed with the same export.
+//               Cancel: an export started on n3's port (300 ms a note),
+//               seen working through n1, is cancelled through n1
+//               (tasks/cancel acknowledged); nginx then answers it
+//               cancelled, and after the time the export would have
+//               needed n3 and nginx still do.
+//   kill -9     of n3, an export of 1 s a note running on it (started on
+//               its port): every request through nginx is answered by n1
+//               or n2 (nginx tried n3 and moved on: its log says so); the
+//               task, polled through nginx, answers failed within the
+//               lease and 5 s of the kill (statusMessage "the node running
+//               this task was lost", error -32603 "Internal error: the
+//               node running this task was lost"), never "Task not found"
+//               meanwhile, and stays failed.
 //   Redis restarted (kill -9, then started again on its AOF, appendfsync
 //               always): meanwhile every note call, through nginx or
 //               to one node, is a tool error saying Redis is unavailable
@@ -35,12 +56,14 @@
 //               and get_note with one of those two tool errors; once the
 //               link is up again (bounded wait) n1 lists it.
 //
-// Not covered yet: tasks across nodes, session adoption.
+// Not covered yet: session adoption (a legacy session going on on another
+// node when its own died).
 
 import process from 'node:process';
 import readline from 'node:readline';
 
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { createTaskSessionFromClient, DispatchError } from '@modelcontextprotocol/ext-tasks/client';
 
 import { check, fail, finish, pass, show, sleep, startWatchdog } from './lib.mjs';
 
@@ -48,7 +71,9 @@ const NGINX = process.env.MH_NGINX;
 const NODES = JSON.parse(process.env.MH_NODES ?? '{}');
 const [LIMIT] = (process.env.MH_LIMIT ?? '').split('/').map(Number);
 const BUDGET_MS = Number(process.env.MH_BUDGET_MS ?? 120_000);
+const LEASE_MS = Number(process.env.MH_LEASE_MS ?? 0);
 const opts = { timeout: 15_000 };
+const CLIENT_INFO = { name: 'libmcp-interop-multihost', version: '0.0.0' };
 const watchdog = startWatchdog(BUDGET_MS, () => {});
 
 // ---- the harness -----------------------------------------------------------
@@ -68,8 +93,7 @@ async function ask(op, args = {}) {
 
 // ---- the client --------------------------------------------------------------
 async function connect(url) {
-  const client = new Client({ name: 'libmcp-interop-multihost', version: '0.0.0' },
-    { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+  const client = new Client(CLIENT_INFO, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
   await client.connect(new StreamableHTTPClientTransport(new URL(url)), opts);
   return client;
 }
@@ -115,6 +139,200 @@ async function until(ms, fn) {
     await sleep(250);
   }
   return null;
+}
+
+// ---- tasks (ext-tasks, as tasks_ext.mjs drives it) --------------------------
+
+// A 2026-07-28 client on url with the pinned ext-tasks client on top: its
+// requests go out through rawDispatch, this script's own ids on the SDK's
+// transport (which derives the MCP-* headers from the framing _meta), and
+// their responses are taken off the transport before the Client sees them.
+// Every response is kept in .log as { method, taskId, msg }.
+async function taskClient(url, tag) {
+  const transport = new StreamableHTTPClientTransport(new URL(url));
+  const client = new Client(CLIENT_INFO, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+  await client.connect(transport, opts);
+  const pending = new Map();
+  const log = [];
+  let next = 0;
+  const inner = transport.onmessage;
+  transport.onmessage = (msg, extra) => {
+    const settle = msg && typeof msg === 'object' && !('method' in msg) ? pending.get(msg.id) : undefined;
+    if (settle) settle(msg);
+    else inner?.(msg, extra);
+  };
+  const dispatch = (request, options = {}) => new Promise((resolve, reject) => {
+    const id = `mh-${tag}-${++next}`;
+    const ms = options.context?.requestTimeoutMs ?? opts.timeout;
+    const timer = setTimeout(() => {
+      pending.delete(id);
+      reject(new DispatchError(`${request.method}: no response within ${ms} ms`));
+    }, ms);
+    pending.set(id, (msg) => {
+      pending.delete(id);
+      clearTimeout(timer);
+      log.push({ method: request.method, taskId: request.params?.taskId, msg });
+      resolve('error' in msg ? { kind: 'error', error: msg.error } : { kind: 'result', result: msg.result });
+    });
+    transport.send({ jsonrpc: '2.0', id, ...request }, { headers: options.context?.headers }).catch((err) => {
+      pending.delete(id);
+      clearTimeout(timer);
+      reject(new DispatchError(`${request.method}: send failed: ${err?.message ?? err}`, false, { cause: err }));
+    });
+  });
+  const errors = [];
+  const session = createTaskSessionFromClient(client, {
+    endpointId: `libmcp-multihost-${tag}`,
+    onError: (err) => errors.push(err),
+    rawDispatch: dispatch,
+    v2RequestFraming: { protocolVersion: '2026-07-28', clientInfo: CLIENT_INFO, clientCapabilities: {} },
+  });
+  return {
+    tag, client, session, log, errors,
+    async close() {
+      await session.close().catch(() => {});
+      await client.close().catch(() => {});
+    },
+  };
+}
+
+// Starts export_notes as a task through tc (delay_ms a note); returns its
+// id, or null after failing the check. ext-tasks keeps no hold on it.
+async function startExport(tc, label, delayMs) {
+  let execution;
+  try {
+    execution = await tc.session.callTool('export_notes', { delay_ms: delayMs },
+      { requestTimeoutMs: opts.timeout, task: { preference: 'prefer' } });
+  } catch (err) {
+    fail(`${label}: export_notes through ${tc.tag} becomes a task`, String(err?.stack ?? err));
+    return null;
+  }
+  const id = execution.handle?.taskId;
+  check(`${label}: export_notes (delay_ms ${delayMs}) through ${tc.tag} became a task`,
+    execution.kind === 'task' && typeof id === 'string' && id.length > 0, show(execution.handle));
+  await execution.detach().catch(() => {});
+  return execution.kind === 'task' ? id : null;
+}
+
+// One tasks/get of id through tc: the tasks/get result as the server sent
+// it ({ status, statusMessage, result, error, ... }), or { thrown } (a
+// JSON-RPC error such as "Task not found", or no answer).
+async function taskGet(tc, id) {
+  const before = tc.log.length;
+  try {
+    await tc.session.task(id, { requestTimeoutMs: opts.timeout }).snapshot();
+  } catch (err) {
+    const sent = tc.log.slice(before).find((e) => e.method === 'tasks/get');
+    return { thrown: sent?.msg?.error ? show(sent.msg.error) : String(err?.message ?? err) };
+  }
+  const got = tc.log.slice(before).find((e) => e.method === 'tasks/get');
+  return got?.msg?.result ?? { thrown: 'no tasks/get response logged' };
+}
+const notFound = (g) => /not found/i.test(g.thrown ?? '');
+const LOST = /the node running this task was lost/;
+
+// Polls id through tc every 250 ms until pred(answer), at most ms; returns
+// { last, answers }.
+async function pollTask(tc, id, ms, pred) {
+  const answers = [];
+  const last = await until(ms, async () => {
+    const g = await taskGet(tc, id);
+    answers.push(g);
+    return pred(g) ? g : null;
+  });
+  return { last, answers };
+}
+
+// The notes an export walks: count titled prefix-i through client, so a
+// run at delay_ms d lasts about (all notes) x d.
+async function notesFor(client, prefix, count) {
+  await addNotes(client, prefix, count);
+  return listed(await call(client, 'list_notes')).length;
+}
+
+// a: a task created through nginx's round-robin port completes when polled
+// through it (most polls reach a node that does not run it), its result
+// inlined; then each node, on its own port, answers the same.
+async function tasksEverywhere() {
+  const mark = (await logSince(0)).count;
+  const any = await taskClient(NGINX, 'nginx');
+  const id = await startExport(any, 'tasks via nginx', 100);
+  if (!id) return any.close();
+  const { last, answers } = await pollTask(any, id, 20_000, (g) => g.status && g.status !== 'working');
+  check('tasks via nginx: tasks/get through the round-robin port answers completed within 20 s, never "Task not found"',
+    last?.status === 'completed' && !answers.some(notFound), show(answers.slice(-6)));
+  const notes = last?.result?.structuredContent;
+  check('tasks via nginx: the completed tasks/get inlines the export (result.structuredContent.count = its notes)',
+    Number.isInteger(notes?.count) && notes.count > 0 && notes.notes?.length === notes.count, show(last));
+  console.log(`# tasks via nginx: ${answers.length} tasks/get: ${show(answers.map((g) => g.status ?? g.thrown))}`);
+  const gets = (await logSince(mark)).entries.filter((e) => e.method === 'tasks/get');
+  const by = new Set(gets.map((e) => e.tried.at(-1)));
+  check('tasks via nginx: the tasks/get went to at least two nodes (nginx\'s log), each answered 200',
+    gets.length >= 2 && by.size >= 2 && gets.every((e) => e.status === 200), show(gets));
+  for (const n of Object.keys(NODES)) {
+    const one = await taskClient(NODES[n].url, n);
+    const g = await taskGet(one, id);
+    check(`tasks via nginx: ${n}'s own port answers completed with the same export`,
+      g.status === 'completed' && g.result?.structuredContent?.count === notes?.count, show(g));
+    await one.close();
+  }
+  check('tasks via nginx: ext-tasks reported no background error', any.errors.length === 0,
+    any.errors.map(String).join('\n'));
+  await any.close();
+}
+
+// c: tasks/cancel through n1 of a task running on n3: nginx then answers
+// cancelled, and n3's does too once the export would have ended.
+async function cancelElsewhere(count) {
+  const delay = 300;
+  const n3 = await taskClient(NODES.n3.url, 'n3');
+  const n1 = await taskClient(NODES.n1.url, 'n1');
+  const any = await taskClient(NGINX, 'nginx');
+  const started = Date.now();
+  const id = await startExport(n3, 'cancel on n1', delay);
+  if (id) {
+    const working = await pollTask(n1, id, 10_000, (g) => g.status === 'working');
+    check('cancel on n1: n1 answers the task running on n3 working', working.last, show(working.answers));
+    let ack;
+    try {
+      await n1.session.task(id, { requestTimeoutMs: opts.timeout }).cancel();
+      ack = n1.log.findLast((e) => e.method === 'tasks/cancel')?.msg;
+    } catch (err) {
+      ack = n1.log.findLast((e) => e.method === 'tasks/cancel')?.msg ?? { thrown: String(err?.message ?? err) };
+    }
+    check('cancel on n1: tasks/cancel through n1 acknowledged', ack?.result && !ack.error, show(ack));
+    const { last, answers } = await pollTask(any, id, 10_000, (g) => g.status && g.status !== 'working');
+    check('cancel on n1: tasks/get through nginx answers cancelled', last?.status === 'cancelled', show(answers.slice(-6)));
+    // The export would have ended by now had it not stopped.
+    await sleep(Math.max(0, started + count * delay + 1000 - Date.now()));
+    const after = [await taskGet(n3, id), await taskGet(any, id)];
+    check(`cancel on n1: after the ${count * delay} ms the export needed, n3 and nginx still answer cancelled`,
+      after.every((g) => g.status === 'cancelled'), show(after));
+  }
+  for (const c of [n3, n1, any]) await c.close();
+}
+
+// b (with kill -9 n3): a long task on n3, started before the kill, turns
+// failed through nginx within the lease and 5 s, saying its node was lost;
+// never "Task not found" meanwhile.
+async function lostTask(id, killedAt) {
+  const any = await taskClient(NGINX, 'nginx-lost');
+  const bound = killedAt + LEASE_MS + 5000 - Date.now();
+  const { last, answers } = await pollTask(any, id, Math.max(bound, 1000),
+    (g) => notFound(g) || (g.status && g.status !== 'working'));
+  console.log(`# kill -9 n3: the task, through nginx: ${show(answers.map((g) => g.status ?? g.thrown))}`);
+  check(`kill -9 n3: its task answers failed through nginx within the lease (${LEASE_MS} ms) and 5 s`,
+    last?.status === 'failed', show(answers.slice(-6)));
+  check('kill -9 n3: and never "Task not found" meanwhile', !answers.some(notFound), show(answers.filter(notFound)));
+  if (last?.status === 'failed') {
+    check('kill -9 n3: its statusMessage says the node was lost', LOST.test(last.statusMessage ?? ''), show(last));
+    check('kill -9 n3: its error is -32603 "Internal error: the node running this task was lost"',
+      last.error?.code === -32603 && last.error.message === 'Internal error: the node running this task was lost',
+      show(last));
+    const again = [await taskGet(any, id), await taskGet(any, id)];
+    check('kill -9 n3: it stays failed', again.every((g) => g.status === 'failed'), show(again));
+  }
+  await any.close();
 }
 
 // ---- the checks ---------------------------------------------------------------
@@ -179,8 +397,11 @@ async function subscriber() {
 
 async function killNode(client) {
   const before = await addNotes(client, 'before-kill', 3);
+  const n3 = await taskClient(NODES.n3.url, 'n3');
+  const task = await startExport(n3, 'kill -9 n3', 1000); // (all notes) s
   const mark = (await logSince(0)).count;
   await ask('kill_node', { node: 'n3' });
+  const killedAt = Date.now();
   const ids = await addNotes(client, 'after-kill', 12);
   check('kill -9 n3: 12 add_note calls through nginx, all answered', ids.length === 12, show(ids));
   const entries = (await logSince(mark)).entries.filter((e) => e.method === 'tools/call');
@@ -190,6 +411,8 @@ async function killNode(client) {
     show(entries));
   check('kill -9 n3: nginx tried n3 and moved on to another node',
     entries.some((e) => e.tried.length > 1 && e.tried[0] === dead), show(entries));
+  if (task) await lostTask(task, killedAt);
+  await n3.client.close().catch(() => {});
   return [...before, ...ids];
 }
 
@@ -261,6 +484,9 @@ try {
   await rateLimit();
   await subscriber();
   const client = await connect(NGINX);
+  const count = await notesFor(client, 'exported', 10);
+  await tasksEverywhere();
+  await cancelElsewhere(count);
   const added = await killNode(client);
   await restartRedis(client, added);
   await cutOff();
