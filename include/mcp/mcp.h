@@ -1287,8 +1287,11 @@ typedef struct mcp_store mcp_store;
  * sharing the store tells its own sessions of a change made on another,
  * once, in the order the store received them; a server never hears its
  * own twice. A change the store cannot publish (Redis unreachable) is
- * still told in this server, and logged at warning. Task-status
- * notifications stay in the process that runs the task. Listening may
+ * still told in this server, and logged at warning. When st keeps
+ * records too (mcp_store_has_records: both do), tasks are kept in it and
+ * every server sharing it answers for every task, and a task's changes
+ * reach the listeners of its caller on every server (see
+ * mcp_server_set_node_lease). Listening may
  * block once: the first server given a Redis store makes it open its
  * event connection (mcp_store_listen; see mcp/redis.h).
  *
