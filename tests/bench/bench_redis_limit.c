@@ -33,6 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_body.h"
 #include "redis_server.h"
 
 static double now(void) {
@@ -142,33 +143,6 @@ static double run(mcp_store *st, int threads) {
 static uint16_t g_port;
 static long g_http_calls;
 
-/* A reply's body, up to its first 4 KiB (a tools/call reply here is far
- * smaller; more is taken as wrong). */
-typedef struct body {
-  char p[4096];
-  size_t len;
-  bool over;
-} body;
-
-static size_t on_body(char *data, size_t size, size_t n, void *user_data) {
-  body *b = user_data;
-  size_t len = size * n;
-  if (len >= sizeof b->p - b->len) {
-    b->over = true;
-    return len;
-  }
-  memcpy(b->p + b->len, data, len);
-  b->len += len;
-  b->p[b->len] = '\0';
-  return len;
-}
-
-static void http_fail(const char *what, long id, const body *b) {
-  fprintf(stderr, "bench_redis_limit: over HTTP, call %ld: %s: %.300s\n", id,
-          what, b->p);
-  exit(1);
-}
-
 /* One client thread: g_http_calls tools/call POSTs on one easy handle
  * (one keep-alive connection), each checked: 200, the id it was sent
  * with, the tool's text, no error. */
@@ -213,17 +187,17 @@ static void *http_caller(void *arg) {
     long status = 0;
     curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
     if (rc != CURLE_OK)
-      http_fail(curl_easy_strerror(rc), i, &b);
+      http_fail("bench_redis_limit", curl_easy_strerror(rc), i, &b);
     if (status != 200)
-      http_fail("status not 200", i, &b);
+      http_fail("bench_redis_limit", "status not 200", i, &b);
     const char *at = strstr(b.p, id);
     if (b.over || at == NULL ||
         (at[strlen(id)] != ',' && at[strlen(id)] != '}'))
-      http_fail("not the reply to this call", i, &b);
+      http_fail("bench_redis_limit", "not the reply to this call", i, &b);
     if (strstr(b.p, "\"text\":\"ok\"") == NULL ||
         strstr(b.p, "\"error\"") != NULL ||
         strstr(b.p, "\"isError\":true") != NULL)
-      http_fail("not the tool's answer", i, &b);
+      http_fail("bench_redis_limit", "not the tool's answer", i, &b);
   }
   curl_slist_free_all(h);
   curl_easy_cleanup(c);

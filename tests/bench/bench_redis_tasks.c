@@ -36,6 +36,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_body.h"
 #include "redis_server.h"
 
 #define META                                                                   \
@@ -219,33 +220,6 @@ static mcp_server *node(mcp_store *st) {
 static long g_http_calls;
 static const char *g_task; /* the task's id */
 
-/* A reply's body, up to its first 4 KiB (a working task's tasks/get is far
- * smaller; more is taken as wrong). */
-typedef struct body {
-  char p[4096];
-  size_t len;
-  bool over;
-} body;
-
-static size_t on_body(char *data, size_t size, size_t n, void *user_data) {
-  body *b = user_data;
-  size_t len = size * n;
-  if (len >= sizeof b->p - b->len) {
-    b->over = true;
-    return len;
-  }
-  memcpy(b->p + b->len, data, len);
-  b->len += len;
-  b->p[b->len] = '\0';
-  return len;
-}
-
-static void http_fail(const char *what, long id, const body *b) {
-  fprintf(stderr, "bench_redis_tasks: over HTTP, request %ld: %s: %.300s\n", id,
-          what, b->p);
-  exit(1);
-}
-
 /* One client thread on the port in arg: g_http_calls tasks/get POSTs on
  * one easy handle (one keep-alive connection), each checked: 200, the id
  * it was sent with, the task working, no error. */
@@ -289,16 +263,16 @@ static void *http_getter(void *arg) {
     long status = 0;
     curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
     if (rc != CURLE_OK)
-      http_fail(curl_easy_strerror(rc), i, &b);
+      http_fail("bench_redis_tasks", curl_easy_strerror(rc), i, &b);
     if (status != 200)
-      http_fail("status not 200", i, &b);
+      http_fail("bench_redis_tasks", "status not 200", i, &b);
     const char *at = strstr(b.p, id);
     if (b.over || at == NULL ||
         (at[strlen(id)] != ',' && at[strlen(id)] != '}'))
-      http_fail("not the reply to this request", i, &b);
+      http_fail("bench_redis_tasks", "not the reply to this request", i, &b);
     if (strstr(b.p, "\"status\":\"working\"") == NULL ||
         strstr(b.p, "\"error\"") != NULL)
-      http_fail("not the task working", i, &b);
+      http_fail("bench_redis_tasks", "not the task working", i, &b);
   }
   curl_slist_free_all(h);
   curl_easy_cleanup(c);
