@@ -304,6 +304,70 @@ MCP_API void mcp_session_cancel_all(mcp_session *session);
 MCP_API void mcp_session_free(mcp_session *session);
 
 /* ---------------------------------------------------------------------------
+ * Legacy sessions shared through the server's store: another process
+ * sharing it adopts a session whose process is gone (the HTTP transport
+ * does this for Mcp-Session-Id; docs/deployment.md, "Several machines")
+ * ------------------------------------------------------------------------ */
+
+/** Returns true when srv's store keeps records (mcp_server_set_store with a
+ * store for which mcp_store_has_records is true), so that sessions can be
+ * shared and adopted. false for NULL. Any thread. */
+MCP_API bool mcp_server_shares_sessions(mcp_server *srv);
+
+/** Keeps session's state in the server's store as the record
+ * "session:<id>" (id: the transport's name for the session, 1 to 247
+ * bytes, copied), so that another process sharing the store can adopt it
+ * with mcp_session_adopt: the protocol version, client capabilities and
+ * what initialize announced, the log level, the resource subscriptions,
+ * and the principal the session was created for. The record is written
+ * once the session is initialized and after each change, names this
+ * process's node as its holder, and is kept ttl_ms (above 0) after the
+ * last write; each message received more than half of ttl_ms after the
+ * last write writes it again. Writes go out in the background; one that
+ * fails is logged (the session goes on here). Returns 0, MCP_EINVAL (NULL
+ * session or id, empty id, ttl_ms 0, a session already shared),
+ * MCP_ELIMIT (id too long), MCP_ENOTSUP (the store keeps no records:
+ * mcp_server_shares_sessions) or MCP_ENOMEM. Same thread rule as
+ * mcp_session_receive. */
+MCP_API int mcp_session_share(mcp_session *session, const char *id,
+                              unsigned long long ttl_ms);
+
+/** Ends a shared session for good (the client deleted it, or it expired):
+ * its record is settled as ended, so no process adopts it. Without this
+ * call, mcp_session_free leaves the record adoptable until it expires, so
+ * that a process that stops hands its sessions over. Does nothing for a
+ * session that is not shared, or NULL. Same thread rule as
+ * mcp_session_receive. */
+MCP_API void mcp_session_unshare(mcp_session *session);
+
+/** Called once per mcp_session_adopt that returned 0, with its arg and
+ * rc: 0 (the session now has the shared state and is shared under the
+ * same id, with this process's node as holder), MCP_ENOENT (no such
+ * record, expired, ended, not written by this library, or another
+ * principal's: the session stays new), MCP_EIO (the store failed: try
+ * again later), MCP_ECLOSED (the session was freed meanwhile) or
+ * MCP_ENOMEM. It runs on the thread that called mcp_session_adopt, before
+ * that returns, or on a thread of the store's. */
+typedef void (*mcp_session_adopted_fn)(void *arg, int rc);
+
+/** Adopts the shared session id (see mcp_session_share) into session, a
+ * session made with mcp_session_new that has not received initialize: its
+ * record is read from the server's store and, when it belongs to the
+ * principal session was created for (the same subject and the same set of
+ * scopes), its state is taken and session is shared under id with ttl_ms
+ * as mcp_session_share does. Calls that were in flight in the process that
+ * held it are not carried over; their clients see those requests fail.
+ * Requests this session sends the client (sampling, elicitation) get ids
+ * that the previous holder's cannot meet. done(arg, rc) comes exactly once
+ * when this returns 0; receive nothing on session before it came. Returns
+ * 0, MCP_EINVAL (NULL session, id or done, ttl_ms 0, a session already
+ * initialized or shared), MCP_ELIMIT, MCP_ENOTSUP (the store keeps no
+ * records) or MCP_ENOMEM; done is then not called. Any thread. */
+MCP_API int mcp_session_adopt(mcp_session *session, const char *id,
+                              unsigned long long ttl_ms,
+                              mcp_session_adopted_fn done, void *arg);
+
+/* ---------------------------------------------------------------------------
  * What a transport needs of the server: its errors, its log, its scopes,
  * the headers a request mirrors
  * ------------------------------------------------------------------------ */

@@ -241,6 +241,7 @@ struct mcp_session {
                                       an anonymous caller; 0 until needed;
                                       under home.lock */
   mcp__list link;                  /* in srv->sessions */
+  _Atomic(struct mcp__share *) share; /* kept in the store (share.c) */
 };
 
 /* A transport's per-request sink (mcp_session_receive_to), shared by the
@@ -322,6 +323,17 @@ int mcp__publish(mcp_server *srv, const char *what, const char *event,
 /* The server's store when it keeps records (a borrowed pointer, valid
  * while the embedder keeps it set), else NULL. */
 mcp_store *mcp__records(mcp_server *srv);
+
+/* A shared session's record (share.c): mcp__session_changed writes the
+ * session's state again after a change (initialize, notifications/
+ * initialized, logging/setLevel, resources/subscribe and unsubscribe);
+ * mcp__session_touch renews it when half its TTL passed; both do nothing
+ * for a session that is not shared. No lock held. mcp__session_share_drop
+ * lets go of the share as the session is destroyed. */
+typedef struct mcp__share mcp__share;
+void mcp__session_changed(mcp_session *s);
+void mcp__session_touch(mcp_session *s);
+void mcp__session_share_drop(mcp_session *s);
 
 /* Frees a session's subscriptions and ends its listeners (their sinks are
  * released). Call with s->home.lock held; listeners' sinks are handed back in

@@ -13,6 +13,7 @@
 /* ---- lifetime ------------------------------------------------------------ */
 
 static void session_destroy(mcp_session *s) {
+  mcp__session_share_drop(s);
   for (size_t i = 0; i < s->nsubscribed; i++)
     mcp__free(s->subscribed[i]);
   mcp__free(s->subscribed);

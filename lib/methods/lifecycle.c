@@ -124,7 +124,9 @@ void mcp__handle_initialize(mcp_session *s, mcp__reply_ctx *ctx,
     s->home.client_caps = NULL;
     s->announced = 0;
     pthread_mutex_unlock(&s->home.lock);
+    return;
   }
+  mcp__session_changed(s);
 }
 
 void mcp__handle_discover(mcp_session *s, mcp__reply_ctx *ctx,
@@ -170,6 +172,7 @@ void mcp__handle_set_level(mcp_session *s, mcp__reply_ctx *ctx,
     return;
   }
   atomic_store(&s->log_level, found);
+  mcp__session_changed(s);
   mcp__buf b = {0};
   mcp__reply_result(s, ctx, r, &b);
 }

@@ -180,7 +180,9 @@ static void handle_request(mcp_session *s, mcp__reply_ctx *ctx,
 static void handle_notification(mcp_session *s, const mcp__msg *m) {
   if (strcmp(m->method, "notifications/initialized") == 0) {
     int expected = MCP__STATE_INITIALIZED;
-    atomic_compare_exchange_strong(&s->state, &expected, MCP__STATE_READY);
+    if (atomic_compare_exchange_strong(&s->state, &expected,
+                                       MCP__STATE_READY))
+      mcp__session_changed(s);
   } else if (strcmp(m->method, "notifications/cancelled") == 0) {
     handle_cancelled(s, m->params);
   }
@@ -271,6 +273,7 @@ static int receive_end(mcp_session *s, const mcp__reply_ctx *ctx) {
 static int receive_doc(mcp_session *s, mcp__json_doc *doc, mcp__sink *sink) {
   if (session_closed(s))
     return MCP_ECLOSED;
+  mcp__session_touch(s); /* a shared session's record lives on */
   mcp__reply_ctx ctx = {.sink = sink};
   if (cJSON_IsArray(doc->root)) {
     /* Batches exist only in 2025-03-26, and never before initialize. */

@@ -47,6 +47,7 @@ static void subscription(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
   } else if (rc) {
     mcp__req_error(s, ctx, r, MCP__RPC_INTERNAL_ERROR, "Internal error", NULL);
   } else {
+    mcp__session_changed(s);
     mcp__buf b = {0};
     mcp__reply_result(s, ctx, r, &b);
   }

@@ -196,7 +196,7 @@ static void reset_globals(void) {
   g_log[0] = '\0';
 }
 
-static void add_surface(mcp_server *s) {
+void add_surface(mcp_server *s) {
   ck_assert_int_eq(mcp_server_add_prompt(s, &PROMPT_GREET, &g_runs), 0);
   ck_assert_int_eq(mcp_server_add_prompt(s, &PROMPT_PLAIN, &g_runs), 0);
   ck_assert_int_eq(mcp_server_add_prompt(s, &PROMPT_SECRET, &g_runs), 0);

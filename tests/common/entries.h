@@ -65,6 +65,9 @@ extern const mcp_prompt PROMPT_GREET, PROMPT_PLAIN, PROMPT_SECRET;
 extern const mcp_resource RES_README, TMPL_NOTES;
 extern const mcp_server_info INFO;
 
+/* Adds the three prompts, three resources and three templates to s (a
+ * second server of a test, say). */
+void add_surface(mcp_server *s);
 /* A server with the tool and nothing else. */
 void setup_bare(void);
 /* The tool, three prompts, three resources and three templates. */
