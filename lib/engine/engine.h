@@ -236,11 +236,11 @@ struct mcp_session {
   unsigned announced;       /* MCP__LISTEN_* initialize announced */
   char **subscribed;        /* legacy resources/subscribe URIs */
   size_t nsubscribed;
-  struct mcp__listener *listeners; /* modern subscriptions/listen */
-  unsigned long long serial;       /* rate-limit and task-budget key of
-                                      an anonymous caller; 0 until needed;
-                                      under home.lock */
-  mcp__list link;                  /* in srv->sessions */
+  struct mcp__listener *listeners;    /* modern subscriptions/listen */
+  unsigned long long serial;          /* rate-limit and task-budget key of
+                                         an anonymous caller; 0 until needed;
+                                         under home.lock */
+  mcp__list link;                     /* in srv->sessions */
   _Atomic(struct mcp__share *) share; /* kept in the store (share.c) */
 };
 

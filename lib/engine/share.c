@@ -53,8 +53,7 @@ static int cmp_text(const void *a, const void *b) {
 
 /* p's scopes, sorted (a new array of borrowed strings), in *out; *n of
  * them. Returns 0 or MCP_ENOMEM. */
-static int sorted_scopes(const mcp_principal *p, const char ***out,
-                         size_t *n) {
+static int sorted_scopes(const mcp_principal *p, const char ***out, size_t *n) {
   *n = 0;
   *out = NULL;
   while (p->scopes && p->scopes[*n])
@@ -80,9 +79,9 @@ static void put_string_or_null(mcp__buf *b, const char *s) {
 /* The state of s as its record's text. Call with s->home.lock held. */
 static void state_text_locked(mcp_session *s, mcp__buf *b) {
   const mcp_principal *p = &s->home.principal;
-  mcp__buf_printf(b, "{\"state\":%d,\"version\":\"%s\",\"caps\":",
-                  atomic_load(&s->state),
-                  mcp__version_name((mcp__version)atomic_load(&s->version)));
+  mcp__buf_printf(
+      b, "{\"state\":%d,\"version\":\"%s\",\"caps\":", atomic_load(&s->state),
+      mcp__version_name((mcp__version)atomic_load(&s->version)));
   if (s->home.client_caps)
     mcp__json_write(b, s->home.client_caps);
   else
@@ -403,15 +402,14 @@ static int take_state(mcp_session *s, const char *text, size_t len) {
   const cJSON *caps = mcp__json_member(j, "caps");
   const cJSON *announced = mcp__json_member(j, "announced");
   const cJSON *log = mcp__json_member(j, "log");
-  int v = cJSON_IsString(version) ? mcp__version_find(version->valuestring)
-                                  : -1;
+  int v =
+      cJSON_IsString(version) ? mcp__version_find(version->valuestring) : -1;
   bool shaped = cJSON_IsNumber(state) &&
                 (state->valueint == MCP__STATE_INITIALIZED ||
                  state->valueint == MCP__STATE_READY) &&
                 v >= 0 && v < MCP__VERSION_MODERN && cJSON_IsObject(caps) &&
                 cJSON_IsNumber(announced) && announced->valueint >= 0 &&
-                cJSON_IsNumber(log) && log->valueint >= -1 &&
-                log->valueint < 8;
+                cJSON_IsNumber(log) && log->valueint >= -1 && log->valueint < 8;
   int rc = shaped && same_principal(j, &s->home.principal) ? 0 : MCP_ENOENT;
   char **subs = NULL;
   size_t nsubs = 0;
@@ -431,7 +429,8 @@ static int take_state(mcp_session *s, const char *text, size_t len) {
      * the process that held the session before. */
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
-    s->home.next_request_id = (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    s->home.next_request_id =
+        (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
     pthread_mutex_unlock(&s->home.lock);
     atomic_store(&s->log_level, log->valueint);
     atomic_store(&s->version, v);
@@ -462,8 +461,7 @@ static void adoption_got(void *arg, int rc, const mcp_store_record *recs,
   if (result == 0) {
     atomic_store(&s->share, a->sh);
     a->sh = NULL;
-    mcp__log(srv, MCP_LOG_INFO,
-             "a session of node %s was adopted by node %s",
+    mcp__log(srv, MCP_LOG_INFO, "a session of node %s was adopted by node %s",
              recs[0].holder ? recs[0].holder : "(none)", srv->node);
     /* The record names this node from now on. */
     mcp__session_changed(s);
@@ -476,9 +474,8 @@ static void adoption_got(void *arg, int rc, const mcp_store_record *recs,
   mcp__free(a);
 }
 
-int mcp_session_adopt(mcp_session *s, const char *id,
-                      unsigned long long ttl_ms, mcp_session_adopted_fn done,
-                      void *arg) {
+int mcp_session_adopt(mcp_session *s, const char *id, unsigned long long ttl_ms,
+                      mcp_session_adopted_fn done, void *arg) {
   mcp_store *st = NULL;
   int rc = done ? can_share(s, id, ttl_ms, &st) : MCP_EINVAL;
   if (rc)

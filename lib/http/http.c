@@ -1226,7 +1226,7 @@ static bool create_session(mcp_http *h, mcp__http_req *r, const peek *p,
                          p->id, version, NULL, 0);
     return false;
   }
-  int rc = mcp__http_session_create(h, &r->caller, &r->session);
+  int rc = mcp__http_session_create(h, &r->caller, NULL, 0, &r->session);
   if (rc == MCP_ELIMIT) {
     const header_pair retry = {MHD_HTTP_HEADER_RETRY_AFTER, "5"};
     *ret = respond_error(r, MHD_HTTP_SERVICE_UNAVAILABLE, MCP__RPC_SERVER_BUSY,
@@ -1243,6 +1243,50 @@ static bool create_session(mcp_http *h, mcp__http_req *r, const peek *p,
     return false;
   }
   return true;
+}
+
+/* The caller's session sid names, in r->session (true): found here, or
+ * adopted from the node that held it. Otherwise false with *ret: the
+ * refusal queued, or MHD_YES while the adoption waits (the request is
+ * called again once it is answered). id is the request's, for the
+ * refusal. */
+static bool session_for(mcp_http *h, mcp__http_req *r, const char *sid,
+                        size_t sid_len, const char *id, enum MHD_Result *ret) {
+  const char *version = r->version;
+  /* The engine session decides with the scopes it was created with, so
+   * only a token with those same scopes may drive it. */
+  r->session = mcp__http_session_find(h, sid, sid_len, &r->caller, true);
+  if (r->session)
+    return true;
+  switch (mcp__http_adopt(h, r, sid, sid_len)) {
+  case MCP__HTTP_ADOPTED:
+    r->session = mcp__http_session_find(h, sid, sid_len, &r->caller, true);
+    if (r->session)
+      return true;
+    break; /* gone again at once (deleted): unknown */
+  case MCP__HTTP_ADOPT_WAIT:
+    *ret = MHD_YES;
+    return false;
+  case MCP__HTTP_ADOPT_DOWN:
+  case MCP__HTTP_ADOPT_FULL: {
+    const header_pair retry = {MHD_HTTP_HEADER_RETRY_AFTER, "1"};
+    *ret = respond_error(r, MHD_HTTP_SERVICE_UNAVAILABLE, MCP__RPC_SERVER_BUSY,
+                         "Service Unavailable: the session cannot be taken "
+                         "over now; try again",
+                         id, version, &retry, 1);
+    return false;
+  }
+  case MCP__HTTP_ADOPT_FAILED:
+    *ret = respond_error(r, MHD_HTTP_INTERNAL_SERVER_ERROR,
+                         MCP__RPC_INTERNAL_ERROR, "Internal error", id, version,
+                         NULL, 0);
+    return false;
+  case MCP__HTTP_ADOPT_GONE:
+    break;
+  }
+  *ret = respond_error(r, MHD_HTTP_NOT_FOUND, MCP__RPC_INVALID_REQUEST,
+                       "Not Found: no such session", id, version, NULL, 0);
+  return false;
 }
 
 /* A legacy POST naming session sid: the caller's own session in
@@ -1264,14 +1308,8 @@ static bool join_session(mcp_http *h, mcp__http_req *r, const peek *p,
                          NULL, NULL, 0);
     return false;
   }
-  /* The engine session decides with the scopes it was created with, so
-   * only a token with those same scopes may drive it. */
-  r->session = mcp__http_session_find(h, sid, sid_len, &r->caller, true);
-  if (r->session == NULL) {
-    *ret = respond_error(r, MHD_HTTP_NOT_FOUND, MCP__RPC_INVALID_REQUEST,
-                         "Not Found: no such session", p->id, version, NULL, 0);
+  if (!session_for(h, r, sid, sid_len, p->id, ret))
     return false;
-  }
   if (p->ncalls &&
       mcp_session_pending(r->session->mcp) + p->ncalls > h->max_inflight) {
     const header_pair retry = {MHD_HTTP_HEADER_RETRY_AFTER, "1"};
@@ -1281,6 +1319,20 @@ static bool join_session(mcp_http *h, mcp__http_req *r, const peek *p,
     return false;
   }
   return true;
+}
+
+/* Shares a new session through the server's store when it keeps
+ * records, so that another node can adopt it (http_adopt.c). A session
+ * that cannot be shared is served here all the same. */
+static void share(mcp_http *h, mcp__http_session *hs) {
+  if (!mcp_server_shares_sessions(h->srv))
+    return;
+  int rc = mcp_session_share(hs->mcp, hs->id, mcp__http_share_ttl_ms(h));
+  if (rc)
+    mcp__http_log(h, MCP_LOG_WARNING,
+                  "a session is not shared through the store (%s): no other "
+                  "node can take it over",
+                  mcp_strerror(rc));
 }
 
 static enum MHD_Result post_legacy(mcp_http *h, mcp__http_req *r, peek *p) {
@@ -1318,8 +1370,9 @@ static enum MHD_Result post_legacy(mcp_http *h, mcp__http_req *r, peek *p) {
    * client gets no id), is never published: it is released with this
    * request. */
   if (created && negotiated && rc == 0 && !mcp__http_stream_failed(r->stream)) {
-    mcp__http_session_publish(h, hs);
+    mcp__http_session_publish(h, hs); /* a fresh id: never published yet */
     session_id = hs->id;
+    share(h, hs);
   }
   const mcp__http_reply f = {.id = p->id,
                              .version = effective,
@@ -1372,13 +1425,7 @@ static bool find_session(mcp_http *h, mcp__http_req *r, const char *version,
    * and scopes: a stream replayed (Last-Event-ID) or a session ended is as
    * much the session's as a call. Anyone else gets the unknown session's
    * answer. */
-  r->session = mcp__http_session_find(h, sid, sid_len, &r->caller, true);
-  if (r->session == NULL) {
-    *ret = respond_error(r, MHD_HTTP_NOT_FOUND, MCP__RPC_INVALID_REQUEST,
-                         "Not Found: no such session", NULL, version, NULL, 0);
-    return false;
-  }
-  return true;
+  return session_for(h, r, sid, sid_len, NULL, ret);
 }
 
 /* Attaches r to its session's GET stream: the one Last-Event-ID (last)
@@ -1558,6 +1605,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
   mcp_session_free(r->ephemeral);
   mcp__http_stream_unref(r->stream);
   mcp__http_session_release(h, r->session);
+  mcp__http_session_release(h, r->adopting); /* stopped before it was used */
   mcp__http_caller_free(&r->caller);
   mcp_free(r->reply_id);
   mcp_free(r->body);

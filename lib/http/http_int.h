@@ -439,6 +439,7 @@ struct MHD_Connection *mcp__http_stream_keepalive(mcp__http_stream *st,
 
 struct mcp__http_session {
   char id[MCP__HTTP_NODE_MAX + 1 + MCP__HTTP_SID_LEN + 1];
+  size_t id_len;   /* minted here, or adopted with another node's prefix */
   char *subject;   /* the creating principal's subject; NULL = anonymous */
   char *scope_key; /* with auth: the creating token's scopes (see
                       mcp__http_caller); NULL without */
@@ -460,12 +461,20 @@ struct mcp__http_session {
 /* Creates a session for an initialize by caller: reserves a slot
  * (MCP_ELIMIT when max_sessions are in use), mints its id (MCP_EIO when the
  * CSPRNG fails), creates the engine session with the caller's principal.
- * The caller holds the one reference; publish or abandon it. Returns 0,
- * MCP_ELIMIT, MCP_EIO or MCP_ENOMEM. */
+ * With id (len bytes, at most MCP__HTTP_ID_MAX) the session takes that id
+ * instead, to adopt it (http_adopt.c). The caller holds the one reference;
+ * publish or abandon it. Returns 0, MCP_ELIMIT, MCP_EIO or MCP_ENOMEM. */
 int mcp__http_session_create(mcp_http *http, const mcp__http_caller *caller,
+                             const char *id, size_t len,
                              mcp__http_session **out);
-/* Makes the session findable by its id (initialize succeeded). */
-void mcp__http_session_publish(mcp_http *http, mcp__http_session *hs);
+/* The longest session id a session holds (minted or adopted). */
+#define MCP__HTTP_ID_MAX (MCP__HTTP_NODE_MAX + 1 + MCP__HTTP_SID_LEN)
+/* Makes the session findable by its id (initialize succeeded, or it was
+ * adopted). Returns hs, or the session published with the same id
+ * meanwhile (adopted by another request at the same time), with a
+ * reference taken for the caller; hs is then not published. */
+mcp__http_session *mcp__http_session_publish(mcp_http *http,
+                                             mcp__http_session *hs);
 
 /* Finds a published session bound to the caller's subject and takes a
  * reference; NULL when unknown, expired, deleted or someone else's. With
@@ -508,9 +517,10 @@ void mcp__http_session_forget_stream_locked(mcp__http_session *hs,
 mcp__http_stream *mcp__http_session_find_stream_locked(mcp__http_session *hs,
                                                        unsigned no);
 
-/* Ends sessions idle for idle_s (no request, no connection attached). */
+/* Ends sessions idle for idle_s (no request, no connection attached), for
+ * good: a shared one's record is settled (mcp_session_unshare). */
 void mcp__http_sessions_expire(mcp_http *http, uint64_t now_ms);
-/* Ends every session (stop). */
+/* Ends every session (stop); shared ones stay adoptable elsewhere. */
 void mcp__http_sessions_free_all(mcp_http *http);
 /* Allocates the table. Returns 0 or MCP_ENOMEM. */
 int mcp__http_sessions_init(mcp_http *http);
@@ -537,13 +547,52 @@ struct mcp__http_req {
   char *body;
   size_t len, cap;
   mcp__http_session *session; /* a reference, legacy requests */
-  mcp_session *ephemeral;     /* modern requests */
-  mcp__http_stream *stream;   /* a reference, when a stream was made */
-  const char *version;        /* MCP-Protocol-Version, trimmed; NULL when
-                                 absent, "" when unreadable */
+  /* Adopting the session another node held (http_adopt.c): the state
+   * (under http->lock), its outcome, and the session being adopted (a
+   * reference). */
+  int adopt; /* mcp__http_adopt_state */
+  int adopt_rc;
+  mcp__http_session *adopting;
+  mcp_session *ephemeral;   /* modern requests */
+  mcp__http_stream *stream; /* a reference, when a stream was made */
+  const char *version;      /* MCP-Protocol-Version, trimmed; NULL when
+                               absent, "" when unreadable */
   char version_buf[24];
   mcp__http_caller caller; /* who sent it */
 };
+
+/* ---- adoption (http_adopt.c) ---------------------------------------------
+ * A legacy request naming a session this server does not have, when the
+ * server shares sessions through its store (mcp_server_shares_sessions),
+ * adopts it: a session with that id is made for the caller and given the
+ * shared state (mcp_session_adopt); the request waits, its connection
+ * suspended when the store answers later, and runs once it is adopted. */
+
+typedef enum mcp__http_adopt_state {
+  MCP__HTTP_ADOPT_NONE = 0,  /* not tried */
+  MCP__HTTP_ADOPT_RUNNING,   /* asked; the answer may come on any thread */
+  MCP__HTTP_ADOPT_SUSPENDED, /* asked, and the connection waits for it */
+  MCP__HTTP_ADOPT_DONE,      /* answered (adopt_rc) */
+  MCP__HTTP_ADOPT_USED       /* answered and acted on: never again */
+} mcp__http_adopt_state;
+
+typedef enum mcp__http_adopted {
+  MCP__HTTP_ADOPTED,     /* published: look the session up again */
+  MCP__HTTP_ADOPT_WAIT,  /* the connection is suspended: return MHD_YES */
+  MCP__HTTP_ADOPT_GONE,  /* no such session anywhere: 404 */
+  MCP__HTTP_ADOPT_DOWN,  /* the store failed: 503, try again */
+  MCP__HTTP_ADOPT_FULL,  /* max_sessions are in use: 503 */
+  MCP__HTTP_ADOPT_FAILED /* no memory: 500 */
+} mcp__http_adopted;
+
+/* Adopts the session id (len bytes) names for r, or says how the adoption
+ * r started before ended (call again after the connection resumed). Never
+ * adopts twice for one request. Call with no lock held. */
+mcp__http_adopted mcp__http_adopt(mcp_http *http, mcp__http_req *r,
+                                  const char *id, size_t len);
+/* How long a shared session's record is kept after its last write: twice
+ * the idle timeout, so it outlives the session it describes. */
+unsigned long long mcp__http_share_ttl_ms(const mcp_http *http);
 
 #define MCP__HTTP_POST 1
 #define MCP__HTTP_GET 2

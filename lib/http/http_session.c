@@ -74,8 +74,25 @@ static void session_destroy(mcp__http_session *hs) {
   mcp_free(hs);
 }
 
+/* Mints hs's id: this server's node prefix and SID_BYTES from the
+ * CSPRNG. Returns 0 or MCP_EIO. */
+static int mint(const mcp_http *h, mcp__http_session *hs) {
+  unsigned char raw[SID_BYTES];
+  if (mcp__random(raw, sizeof raw) != 0)
+    return MCP_EIO;
+  size_t node_len = strlen(h->node);
+  memcpy(hs->id, h->node, node_len);
+  mcp__base64_encode(hs->id + node_len, raw, sizeof raw, MCP__BASE64_URL);
+  OPENSSL_cleanse(raw, sizeof raw);
+  hs->id_len = h->sid_len;
+  return 0;
+}
+
 int mcp__http_session_create(mcp_http *h, const mcp__http_caller *caller,
+                             const char *id, size_t len,
                              mcp__http_session **out) {
+  if (id && (len == 0 || len > MCP__HTTP_ID_MAX))
+    return MCP_EINVAL;
   pthread_mutex_lock(&h->lock);
   bool full = h->stopping || h->nsessions >= h->max_sessions;
   if (!full)
@@ -85,17 +102,14 @@ int mcp__http_session_create(mcp_http *h, const mcp__http_caller *caller,
     return MCP_ELIMIT;
   int rc = MCP_ENOMEM;
   mcp__http_session *hs = mcp_calloc(1, sizeof *hs);
-  unsigned char raw[SID_BYTES];
   if (hs == NULL)
     goto fail;
-  if (mcp__random(raw, sizeof raw) != 0) {
-    rc = MCP_EIO;
+  if (id) {
+    memcpy(hs->id, id, len);
+    hs->id_len = len;
+  } else if ((rc = mint(h, hs)) != 0) {
     goto fail;
   }
-  size_t node_len = strlen(h->node);
-  memcpy(hs->id, h->node, node_len);
-  mcp__base64_encode(hs->id + node_len, raw, sizeof raw, MCP__BASE64_URL);
-  OPENSSL_cleanse(raw, sizeof raw);
   const mcp_principal *who = &caller->principal;
   if ((who->subject && (hs->subject = mcp__strdup(who->subject)) == NULL) ||
       (caller->scope_key &&
@@ -126,12 +140,31 @@ fail:
   return rc;
 }
 
-void mcp__http_session_publish(mcp_http *h, mcp__http_session *hs) {
-  uint64_t b = hash_id(hs->id, h->sid_len) & (h->nbuckets - 1);
+/* The published session called id, or NULL. Call with h->lock held. */
+static mcp__http_session *lookup_locked(mcp_http *h, const char *id,
+                                        size_t len) {
+  uint64_t b = hash_id(id, len) & (h->nbuckets - 1);
+  mcp__list_each(link, &h->buckets[b]) {
+    mcp__http_session *hs = mcp__container_of(link, mcp__http_session, link);
+    if (hs->id_len == len && CRYPTO_memcmp(hs->id, id, len) == 0)
+      return hs;
+  }
+  return NULL;
+}
+
+mcp__http_session *mcp__http_session_publish(mcp_http *h,
+                                             mcp__http_session *hs) {
+  uint64_t b = hash_id(hs->id, hs->id_len) & (h->nbuckets - 1);
   pthread_mutex_lock(&h->lock);
-  mcp__list_push_front(&h->buckets[b], &hs->link);
-  hs->refs++; /* the table's */
+  mcp__http_session *there = lookup_locked(h, hs->id, hs->id_len);
+  if (there) {
+    there->refs++; /* the caller's */
+  } else {
+    mcp__list_push_front(&h->buckets[b], &hs->link);
+    hs->refs++; /* the table's */
+  }
   pthread_mutex_unlock(&h->lock);
+  return there ? there : hs;
 }
 
 /* Both NULL, or equal text. */
@@ -146,23 +179,18 @@ mcp__http_session *mcp__http_session_find(mcp_http *h, const char *id,
                                           const mcp__http_caller *caller,
                                           bool same_scopes) {
   const char *subject = caller->principal.subject;
-  if (len != h->sid_len)
+  if (len == 0 || len > MCP__HTTP_ID_MAX)
     return NULL;
-  uint64_t b = hash_id(id, len) & (h->nbuckets - 1);
-  mcp__http_session *found = NULL;
   pthread_mutex_lock(&h->lock);
-  mcp__list_each(link, &h->buckets[b]) {
-    mcp__http_session *hs = mcp__container_of(link, mcp__http_session, link);
-    if (CRYPTO_memcmp(hs->id, id, len) == 0) {
-      /* Another principal's session looks exactly like an unknown one. */
-      if (same_text(hs->subject, subject) &&
-          (!same_scopes || same_text(hs->scope_key, caller->scope_key))) {
-        found = hs;
-        hs->refs++;
-        hs->last_ms = mcp__http_now_ms();
-      }
-      break;
-    }
+  mcp__http_session *found = lookup_locked(h, id, len);
+  /* Another principal's session looks exactly like an unknown one. */
+  if (found &&
+      (!same_text(found->subject, subject) ||
+       (same_scopes && !same_text(found->scope_key, caller->scope_key))))
+    found = NULL;
+  if (found) {
+    found->refs++;
+    found->last_ms = mcp__http_now_ms();
   }
   pthread_mutex_unlock(&h->lock);
   return found;
@@ -218,8 +246,10 @@ bool mcp__http_session_delete(mcp_http *h, mcp__http_session *hs) {
   for (size_t i = 0; i < nconns; i++)
     mcp__http_resume(h->hub, conns[i]);
   mcp_free(conns);
-  if (was)
+  if (was) {
+    mcp_session_unshare(hs->mcp); /* deleted for good: nobody adopts it */
     mcp_session_cancel_all(hs->mcp);
+  }
   if (last)
     session_destroy(hs); /* not reached while the caller holds a reference */
   return was;
@@ -340,8 +370,14 @@ static void end_sessions(mcp_http *h, bool all, uint64_t now_ms,
     }
   }
   pthread_mutex_unlock(&h->lock);
-  mcp__list_each(link, &dead)
-      session_destroy(mcp__container_of(link, mcp__http_session, link));
+  mcp__list_each(link, &dead) {
+    mcp__http_session *hs = mcp__container_of(link, mcp__http_session, link);
+    /* Expired, it ends for good; a server that stops hands its shared
+     * sessions over instead. */
+    if (!all)
+      mcp_session_unshare(hs->mcp);
+    session_destroy(hs);
+  }
 }
 
 void mcp__http_sessions_expire(mcp_http *h, uint64_t now_ms) {

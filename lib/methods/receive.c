@@ -180,8 +180,7 @@ static void handle_request(mcp_session *s, mcp__reply_ctx *ctx,
 static void handle_notification(mcp_session *s, const mcp__msg *m) {
   if (strcmp(m->method, "notifications/initialized") == 0) {
     int expected = MCP__STATE_INITIALIZED;
-    if (atomic_compare_exchange_strong(&s->state, &expected,
-                                       MCP__STATE_READY))
+    if (atomic_compare_exchange_strong(&s->state, &expected, MCP__STATE_READY))
       mcp__session_changed(s);
   } else if (strcmp(m->method, "notifications/cancelled") == 0) {
     handle_cancelled(s, m->params);

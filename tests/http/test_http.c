@@ -3753,6 +3753,59 @@ START_TEST(modern_listen_hears_another_server) {
 }
 END_TEST
 
+/* A legacy session another server adopts (as another process sharing one
+ * Redis would, once nginx sends it the session's requests): its calls and
+ * GET stream go on there under the same id; a session deleted first, or
+ * never made, is unknown there. */
+START_TEST(legacy_session_adopted_by_another_server) {
+  fx_start(NULL);
+  mcp_store *st = mcp_store_new_local();
+  ck_assert_ptr_nonnull(st);
+  mcp_server_info info = {.name = "other", .version = "1"};
+  mcp_server *other = NULL;
+  ck_assert_int_eq(mcp_server_new(&info, &other), 0);
+  mcp_server_set_log(other, fx_log, NULL);
+  const mcp_tool echo = {.name = "echo",
+                         .description = "Returns its text.",
+                         .annotations = TC_READ_ONLY,
+                         .handler = tool_echo};
+  ck_assert_int_eq(mcp_server_add_tool(other, &echo, NULL), 0);
+  ck_assert_int_eq(mcp_server_set_store(F.srv, st), 0);
+  ck_assert_int_eq(mcp_server_set_store(other, st), 0);
+  mcp_http *h2 = NULL;
+  ck_assert_int_eq(mcp_http_start(other, NULL, &h2), 0);
+  char *sid = open_session(V, "{}");
+  char *gone = open_session(V, "{}");
+  lc_req del = {.method = "DELETE", .session = gone, .version = V};
+  lc_resp r;
+  http(&del, &r);
+  ck_assert_int_eq(r.status, 204);
+  lc_resp_free(&r);
+  /* From here on, requests reach the other server. */
+  uint16_t first = F.port;
+  F.port = mcp_http_port(h2);
+  expect_echo(sid, "7", "there");
+  expect_echo(sid, "8", "again");
+  stream *g = open_get(sid, NULL);
+  ck_assert_int_eq(stream_wait_headers(g, T(5000)), 200);
+  stream_close(g);
+  post(gone, PING, &r);
+  assert_rpc_error(&r, 404, 0, ID_ANY);
+  lc_resp_free(&r);
+  post("never-made", PING, &r);
+  assert_rpc_error(&r, 404, 0, ID_ANY);
+  lc_resp_free(&r);
+  F.port = first;
+  ck_assert_ptr_nonnull(strstr(F.log.p, "adopted"));
+  mcp_http_stop(h2);
+  mcp_server_free(other);
+  ck_assert_int_eq(mcp_server_set_store(F.srv, NULL), 0);
+  mcp_store_free(st);
+  free(sid);
+  free(gone);
+}
+END_TEST
+
 /* Legacy subscriptions: resources/subscribe on a POST, updates on the
  * session's GET stream, none after resources/unsubscribe. */
 START_TEST(legacy_resource_updates_on_get_stream) {
@@ -5118,6 +5171,7 @@ int main(void) {
   tcase_add_test(t, modern_closed_stream_cancels_call);
   tcase_add_test(t, modern_listen_stream);
   tcase_add_test(t, modern_listen_hears_another_server);
+  tcase_add_test(t, legacy_session_adopted_by_another_server);
   tcase_add_test(t, modern_param_headers);
   tcase_add_test(t, huge_numeric_ids);
   tcase_add_test(t, legacy_resource_updates_on_get_stream);

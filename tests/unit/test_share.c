@@ -56,8 +56,7 @@ static void on_adopted(void *arg, int rc) {
 /* Adopts id into p's session; the in-process store answers at once. */
 static int adopt(tu_peer *p, const char *id) {
   adopted a = {0};
-  ck_assert_int_eq(mcp_session_adopt(p->session, id, 60000, on_adopted, &a),
-                   0);
+  ck_assert_int_eq(mcp_session_adopt(p->session, id, 60000, on_adopted, &a), 0);
   ck_assert_int_eq(a.calls, 1);
   return a.rc;
 }
@@ -70,8 +69,8 @@ typedef struct kept {
   char holder[32];
 } kept;
 
-static void on_got(void *arg, int rc, const mcp_store_record *recs,
-                   unsigned n, bool more, const char *why) {
+static void on_got(void *arg, int rc, const mcp_store_record *recs, unsigned n,
+                   bool more, const char *why) {
   (void)more;
   (void)why;
   kept *g = arg;
@@ -94,10 +93,10 @@ static kept record_of(const char *key) {
 START_TEST(another_server_adopts_the_state) {
   tu_legacy_init(&P, "2025-06-18", "{\"sampling\":{}}");
   ck_assert_int_eq(mcp_session_share(P.session, "n1.abc", 60000), 0);
-  cJSON_Delete(tu_ask(&P, tu_req(2, "logging/setLevel",
-                                 "{\"level\":\"warning\"}")));
-  cJSON_Delete(tu_ask(&P, tu_req(3, "resources/subscribe",
-                                 "{\"uri\":\"file:///readme\"}")));
+  cJSON_Delete(
+      tu_ask(&P, tu_req(2, "logging/setLevel", "{\"level\":\"warning\"}")));
+  cJSON_Delete(tu_ask(
+      &P, tu_req(3, "resources/subscribe", "{\"uri\":\"file:///readme\"}")));
   kept g = record_of("session:n1.abc");
   ck_assert(g.found && !g.final);
   tu_assert_json(g.value, "{\"state\":2,\"version\":\"2025-06-18\","
@@ -123,8 +122,8 @@ START_TEST(another_server_adopts_the_state) {
                 "{\"method\":\"notifications/resources/updated\","
                 "\"params\":{\"uri\":\"file:///readme\"}}");
   /* The record now names B, and follows Q's changes. */
-  cJSON_Delete(tu_ask(&Q, tu_req(5, "resources/unsubscribe",
-                                 "{\"uri\":\"file:///readme\"}")));
+  cJSON_Delete(tu_ask(
+      &Q, tu_req(5, "resources/unsubscribe", "{\"uri\":\"file:///readme\"}")));
   g = record_of("session:n1.abc");
   ck_assert_str_ne(g.holder, first_holder);
   tu_assert_json(g.value, "{\"subs\":[],\"log\":3}");
@@ -149,10 +148,10 @@ START_TEST(a_session_is_adopted_once_initialized) {
   /* Adopted between initialize and notifications/initialized: the
    * client's notification still completes the handshake there. */
   ck_assert_int_eq(adopt(&Q, "early"), 0);
-  ck_assert_int_eq(
-      tu_send(&Q, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/"
-                  "initialized\"}"),
-      0);
+  ck_assert_int_eq(tu_send(&Q,
+                           "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/"
+                           "initialized\"}"),
+                   0);
   g = record_of("session:early");
   tu_assert_json(g.value, "{\"state\":2}");
   cJSON_Delete(g.value);
@@ -191,8 +190,8 @@ START_TEST(an_ended_session_is_never_adopted) {
   cJSON_Delete(g.value);
   ck_assert_int_eq(adopt(&Q, "n1.end"), MCP_ENOENT);
   /* A change after the end writes nothing. */
-  cJSON_Delete(tu_ask(&P, tu_req(2, "logging/setLevel",
-                                 "{\"level\":\"error\"}")));
+  cJSON_Delete(
+      tu_ask(&P, tu_req(2, "logging/setLevel", "{\"level\":\"error\"}")));
   g = record_of("session:n1.end");
   tu_assert_json(g.value, "{\"ended\":true}");
   cJSON_Delete(g.value);
@@ -265,10 +264,11 @@ START_TEST(a_used_session_outlives_its_ttl) {
 }
 END_TEST
 
-/* ---- a store that fails every record operation ---------------------------- */
+/* ---- a store that fails every record operation ----------------------------
+ */
 
-static int fail_take(void *impl, const char *key, unsigned calls,
-                     unsigned per, mcp_store_rate_done done, void *arg) {
+static int fail_take(void *impl, const char *key, unsigned calls, unsigned per,
+                     mcp_store_rate_done done, void *arg) {
   (void)impl;
   (void)key;
   (void)calls;
@@ -359,16 +359,16 @@ static bool oom_run(long n, void *user) {
   mcp_store *st = mcp_store_new_local();
   mcp_server *a = NULL, *b = NULL;
   mcp_session *m = NULL, *r = NULL;
-  bool ok = st && mcp_server_new(&INFO, &a) == 0 &&
-            mcp_server_new(&INFO, &b) == 0;
+  bool ok =
+      st && mcp_server_new(&INFO, &a) == 0 && mcp_server_new(&INFO, &b) == 0;
   if (ok) {
     mcp_server_set_log(a, tu_silent_log, NULL);
     mcp_server_set_log(b, tu_silent_log, NULL);
   }
   ok = ok && mcp_server_set_store(a, st) == 0 &&
-            mcp_server_set_store(b, st) == 0 &&
-            mcp_session_new(a, &ALICE, tu_sink_send, k, &m) == 0 &&
-            mcp_session_new(b, &ALICE, tu_sink_send, k, &r) == 0;
+       mcp_server_set_store(b, st) == 0 &&
+       mcp_session_new(a, &ALICE, tu_sink_send, k, &m) == 0 &&
+       mcp_session_new(b, &ALICE, tu_sink_send, k, &r) == 0;
   adopted got = {0};
   if (ok) {
     ok = mcp_session_share(m, "n1.oom", 60000) == 0;
