@@ -1901,9 +1901,49 @@ static void oom_send(mcp_session *s, char *msg) {
   free(msg);
 }
 
+/* 2025-11-25 on two nodes: a task on a, whose tasks/result waits on b
+ * until a finishes it. Whether b answered with its result. */
+static bool oom_remote_result(mcp_server *a, mcp_server *b, tu_sink *k) {
+  mcp_session *lm = NULL, *lr = NULL;
+  bool ok = mcp_session_new(a, &ALICE, tu_sink_send, k, &lm) == 0 &&
+            mcp_session_new(b, &ALICE, tu_sink_send, k, &lr) == 0;
+  int held = -1;
+  if (ok) {
+    static const char init[] =
+        "{\"protocolVersion\":\"2025-11-25\",\"capabilities\":{},"
+        "\"clientInfo\":{\"name\":\"c\"}}";
+    oom_send(lm, tu_req(20, "initialize", init));
+    oom_send(lr, tu_req(21, "initialize", init));
+    int before = tu_ndeferred;
+    oom_send(lm, tu_req(22, "tools/call",
+                        "{\"name\":\"job\",\"arguments\":{\"do\":"
+                        "\"defer\"},\"task\":{}}"));
+    const char *at = strstr(tu_sink_last(k), "\"taskId\":\"");
+    char id[32] = "";
+    if (at)
+      snprintf(id, sizeof id, "%.22s", at + 10);
+    if (tu_ndeferred > before && tu_ndeferred <= TU_MAX_DEFERRED)
+      held = tu_ndeferred - 1;
+    char *params = tu_text("{\"taskId\":\"%s\"}", id);
+    oom_send(lr, tu_req(23, "tasks/result", params));
+    free(params);
+    if (held >= 0) {
+      mcp_result_text(tu_deferred[held], "waited");
+      mcp_call_finish(tu_deferred[held], 0);
+      tu_deferred[held] = NULL; /* finished */
+    }
+  }
+  const char *last = tu_sink_last(k);
+  ok = ok && strstr(last, "\"id\":23") && strstr(last, "waited");
+  mcp_session_free(lm);
+  mcp_session_free(lr);
+  return ok;
+}
+
 /* Tasks on every node with every allocation failing in turn: a task on
  * one server, read, answered and cancelled through another sharing its
- * store. A failure is an error answered, never a crash or a leak. */
+ * store; a 2025-11-25 tasks/result that waits on one for a task of the
+ * other. A failure is an error answered, never a crash or a leak. */
 static bool oom_cluster_run(long n, void *user) {
   (void)n;
   tu_sink *k = user;
@@ -1941,9 +1981,11 @@ static bool oom_cluster_run(long n, void *user) {
     oom_send(r, tu_mreq(7, "tasks/get", TASKS_META, extra));
     free(extra);
     ok = ok && strstr(tu_sink_last(k), "\"cancelled\"") != NULL;
+    ok = oom_remote_result(a, b, k) && ok;
   }
   for (int i = 0; i < tu_ndeferred && i < TU_MAX_DEFERRED; i++)
-    mcp_call_finish(tu_deferred[i], 0);
+    if (tu_deferred[i])
+      mcp_call_finish(tu_deferred[i], 0);
   tu_deferred_reset();
   mcp_session_free(m);
   mcp_session_free(r);
