@@ -125,6 +125,9 @@ struct mcp_server {
   _Atomic unsigned task_listeners; /* listeners with taskIds, so that a task
                                       whose status changes looks for them
                                       only when there are some */
+  /* 2025-11-25 tasks/result requests waiting for another node's task
+   * (task.c's mcp__task_wait_remote), under task_lock. */
+  struct mcp__remote_waits *remote_waits;
 };
 
 /* The lock order, one for the whole engine: a thread that holds several

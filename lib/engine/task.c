@@ -157,6 +157,31 @@ typedef struct later {
   char msg[];
 } later;
 
+/* Another node's tasks/result requests waiting here (srv->remote_waits,
+ * under task_lock): those listed, whether the server let go of them, and
+ * how many "stored" events were heard, by a hash of the task id, so that a
+ * wait made after reading a record knows whether one came meanwhile. */
+#define WAIT_BUCKETS 64
+
+typedef struct rwait {
+  mcp__list link; /* in remote_waits->list while listed */
+  bool listed;
+  _Atomic unsigned refs; /* the list's (while listed) and the timer's pin */
+  mcp__deadline timer;   /* when to read the record again anyway */
+  mcp_server *srv;
+  char id[32];
+  void (*woken)(void *arg, mcp__remote_wake why);
+  void *arg;
+  struct rwait *next; /* once taken off the list: the taker's chain */
+} rwait;
+
+struct mcp__remote_waits {
+  mcp__list list;
+  size_t n;
+  bool closed; /* mcp_server_free: no wait is made any more */
+  unsigned long long seen[WAIT_BUCKETS];
+};
+
 static bool terminal(int st) { return st >= COMPLETED; }
 
 static mcp__task *task_at(mcp__list *link) {
@@ -223,8 +248,14 @@ static mcp_task_limits limits_or_defaults(const mcp_task_limits *l) {
 }
 
 int mcp__tasks_init(mcp_server *srv) {
-  if (pthread_mutex_init(&srv->task_lock, NULL) != 0)
+  srv->remote_waits = mcp__calloc(1, sizeof *srv->remote_waits);
+  if (srv->remote_waits == NULL)
     return MCP_ENOMEM;
+  if (pthread_mutex_init(&srv->task_lock, NULL) != 0) {
+    mcp__free(srv->remote_waits);
+    return MCP_ENOMEM;
+  }
+  mcp__list_init(&srv->remote_waits->list);
   mcp__list_init(&srv->tasks);
   atomic_init(&srv->task_listeners, 0);
   srv->task_limits = limits_or_defaults(&(mcp_task_limits){0});
@@ -233,6 +264,7 @@ int mcp__tasks_init(mcp_server *srv) {
 
 void mcp__tasks_fini(mcp_server *srv) {
   pthread_mutex_destroy(&srv->task_lock);
+  mcp__free(srv->remote_waits);
 }
 
 int mcp_server_set_task_limits(mcp_server *srv, const mcp_task_limits *limits) {
@@ -862,10 +894,11 @@ static void record_text_locked(mcp__buf *b, const mcp__task *t) {
 typedef struct mirror_put {
   mcp__task *t; /* a reference */
   unsigned long long rev;
+  int shown; /* the status the record put shows */
 } mirror_put;
 
 static void mirror_issue(mcp__task *t, mcp_store *st, mcp__buf *text,
-                         unsigned long long rev, bool final,
+                         unsigned long long rev, int shown,
                          unsigned long long ttl_ms);
 
 /* Settles t as another node settled its record (status, message). */
@@ -933,9 +966,9 @@ static unsigned long long ttl_left_locked(const mcp__task *t) {
 
 /* The store's answer to the put of t's record at rev (the put's
  * reference to t is taken over). */
-static void mirror_answered(mcp__task *t, unsigned long long put_rev, int rc,
-                            const mcp_store_record *recs, unsigned n,
-                            const char *why) {
+static void mirror_answered(mcp__task *t, unsigned long long put_rev,
+                            int put_shown, int rc, const mcp_store_record *recs,
+                            unsigned n, const char *why) {
   mcp_server *srv = t->srv;
   if (rc != 0)
     mcp__log(srv, MCP_LOG_WARNING,
@@ -943,9 +976,13 @@ static void mirror_answered(mcp__task *t, unsigned long long put_rev, int rc,
              "nodes do not see its latest state",
              t->id, why);
   bool refused = rc == 0 && n == 1 && !recs[0].written && recs[0].value;
+  /* A record kept ended, or waiting for input: the tasks/result requests
+   * that wait for it on other nodes read it again. */
+  bool stored =
+      rc == 0 && n == 1 && recs[0].written && put_shown >= INPUT_REQUIRED;
   mcp_store *st = mcp__records(srv);
   mcp__buf text = {0};
-  bool final = false;
+  int shown = WORKING;
   unsigned long long rev = 0, ttl = 0;
   pthread_mutex_lock(&srv->task_lock);
   if (put_rev > t->kept_rev)
@@ -957,17 +994,19 @@ static void mirror_answered(mcp__task *t, unsigned long long put_rev, int rc,
   if (again) {
     record_text_locked(&text, t);
     rev = t->rev;
-    final = terminal(t->status);
+    shown = status_of(t);
     ttl = ttl_left_locked(t);
   } else {
     t->mirroring = false;
   }
   pthread_mutex_unlock(&srv->task_lock);
   later_send(due);
+  if (stored)
+    mcp__task_stored(srv, t->id, status_names[put_shown]);
   if (refused)
     settled_elsewhere(t, recs[0].value, recs[0].len);
   if (again)
-    mirror_issue(t, st, &text, rev, final, ttl); /* takes the reference */
+    mirror_issue(t, st, &text, rev, shown, ttl); /* takes the reference */
   else
     mcp__task_unref(t);
 }
@@ -977,13 +1016,13 @@ static void mirror_done(void *arg, int rc, const mcp_store_record *recs,
   (void)more;
   mirror_put m = *(mirror_put *)arg;
   mcp__free(arg);
-  mirror_answered(m.t, m.rev, rc, recs, n, why);
+  mirror_answered(m.t, m.rev, m.shown, rc, recs, n, why);
 }
 
 /* Puts text as t's record; the put holds a reference to t (taken by the
  * caller). Frees text. */
 static void mirror_issue(mcp__task *t, mcp_store *st, mcp__buf *text,
-                         unsigned long long rev, bool final,
+                         unsigned long long rev, int shown,
                          unsigned long long ttl_ms) {
   char key[48];
   mcp__fmt(key, sizeof key, "task:%s", t->id);
@@ -992,7 +1031,7 @@ static void mirror_issue(mcp__task *t, mcp_store *st, mcp__buf *text,
   mirror_put *m = mcp__malloc(sizeof *m);
   int rc = MCP_ENOMEM;
   if (m && text->err == 0) {
-    *m = (mirror_put){t, rev};
+    *m = (mirror_put){t, rev, shown};
     mcp_store_record rec = {.key = key,
                             .value = text->data,
                             .len = text->len,
@@ -1000,13 +1039,13 @@ static void mirror_issue(mcp__task *t, mcp_store *st, mcp__buf *text,
                             .index = index,
                             .order = (unsigned long long)t->created_ms,
                             .ttl_ms = ttl_ms,
-                            .final = final};
+                            .final = terminal(shown)};
     rc = mcp_store_put(st, &rec, mirror_done, m);
   }
   mcp__buf_free(text);
   if (rc != 0) {
     mcp__free(m);
-    mirror_answered(t, rev, rc, NULL, 0, mcp_strerror(rc));
+    mirror_answered(t, rev, shown, rc, NULL, 0, mcp_strerror(rc));
   }
 }
 
@@ -1025,7 +1064,7 @@ static unsigned long long mirror(mcp__task *t) {
   }
   unsigned long long rev = ++t->rev;
   bool issue = !t->mirroring;
-  bool final = terminal(t->status);
+  int shown = status_of(t);
   unsigned long long ttl = ttl_left_locked(t);
   if (issue) {
     t->mirroring = true;
@@ -1034,7 +1073,7 @@ static unsigned long long mirror(mcp__task *t) {
   }
   pthread_mutex_unlock(&t->srv->task_lock);
   if (issue)
-    mirror_issue(t, st, &text, rev, final, ttl);
+    mirror_issue(t, st, &text, rev, shown, ttl);
   return rev;
 }
 
@@ -1850,7 +1889,10 @@ bool mcp__tasks_page(mcp_server *srv, const mcp_principal *caller,
 
 /* ---- expiry and teardown ------------------------------------------------- */
 
+static void remote_waits_close(mcp_server *srv);
+
 void mcp__tasks_drop_all(mcp_server *srv) {
+  remote_waits_close(srv);
   for (;;) {
     waiter *w = NULL;
     pthread_mutex_lock(&srv->task_lock);
@@ -1969,10 +2011,18 @@ static void remote_changed(mcp_server *srv, const cJSON *event) {
                              cJSON_GetStringValue(subject), tool);
 }
 
+static void remote_stored(mcp_server *srv, const char *id);
+
 void mcp__task_event(mcp_server *srv, const cJSON *event) {
   const char *what = cJSON_GetStringValue(mcp__json_member(event, "task"));
   if (strcmp(what, "changed") == 0) {
     remote_changed(srv, event);
+    return;
+  }
+  if (strcmp(what, "stored") == 0) {
+    const char *id = cJSON_GetStringValue(mcp__json_member(event, "id"));
+    if (id)
+      remote_stored(srv, id);
     return;
   }
   const char *id = cJSON_GetStringValue(mcp__json_member(event, "id"));
@@ -2005,4 +2055,167 @@ void mcp__task_event(mcp_server *srv, const cJSON *event) {
     }
   }
   mcp__task_unref(t);
+}
+
+/* ---- another node's task, waited for here ----------------------------------
+ * A 2025-11-25 tasks/result of a task another node runs waits here until
+ * its record is worth reading again (lib/methods/tasks_remote.c reads it
+ * and answers): a node published that it stored the record ended or
+ * waiting for input ("stored", from mirror_answered, or from the node
+ * that settled it), or its timer passed (the caller's choice: the node
+ * lease, to see a lost node, or the task's TTL), or the server lets go of
+ * its tasks. Each wait is woken once, by whoever takes it off the list
+ * under task_lock; its timer is unwatched there too, so a timer found in
+ * the heap always belongs to a listed wait (the list's reference keeps it
+ * for the pin). */
+
+static unsigned bucket_of(const char *id) {
+  unsigned h = 2166136261u;
+  for (const char *p = id; *p; p++)
+    h = (h ^ (unsigned char)*p) * 16777619u;
+  return h % WAIT_BUCKETS;
+}
+
+static void rwait_unref(rwait *w) {
+  if (atomic_fetch_sub(&w->refs, 1) == 1)
+    mcp__free(w);
+}
+
+/* Takes w off the list (and the timer's heap). Under task_lock. */
+static void rwait_take_locked(rwait *w) {
+  mcp__list_remove(&w->link);
+  w->listed = false;
+  w->srv->remote_waits->n--;
+  mcp__deadline_unwatch(w->srv, &w->timer);
+}
+
+/* Wakes every wait of chain (taken off the list) with why, and drops the
+ * list's reference. No lock held. */
+static void rwait_wake(rwait *chain, mcp__remote_wake why) {
+  while (chain) {
+    rwait *next = chain->next;
+    chain->woken(chain->arg, why);
+    rwait_unref(chain);
+    chain = next;
+  }
+}
+
+static void rwait_pin(mcp__deadline *d) {
+  rwait *w = mcp__container_of(d, rwait, timer);
+  atomic_fetch_add(&w->refs, 1);
+}
+
+static void rwait_due(mcp__deadline *d) {
+  rwait *w = mcp__container_of(d, rwait, timer);
+  mcp_server *srv = w->srv;
+  pthread_mutex_lock(&srv->task_lock);
+  bool taken = w->listed;
+  if (taken)
+    rwait_take_locked(w);
+  else
+    mcp__deadline_unwatch(srv, d);
+  pthread_mutex_unlock(&srv->task_lock);
+  if (taken) {
+    w->next = NULL;
+    rwait_wake(w, MCP__WAKE_TIMER);
+  }
+  rwait_unref(w); /* the pin's */
+}
+
+unsigned long long mcp__task_stored_seen(mcp_server *srv, const char *id) {
+  pthread_mutex_lock(&srv->task_lock);
+  unsigned long long seen = srv->remote_waits->seen[bucket_of(id)];
+  pthread_mutex_unlock(&srv->task_lock);
+  return seen;
+}
+
+int mcp__task_wait_remote(mcp_server *srv, const char *id,
+                          unsigned long long seen, unsigned long long at_us,
+                          void (*woken)(void *arg, mcp__remote_wake why),
+                          void *arg) {
+  size_t len = strlen(id);
+  rwait *w = len < sizeof w->id ? mcp__calloc(1, sizeof *w) : NULL;
+  if (w == NULL)
+    return MCP_ENOMEM;
+  w->srv = srv;
+  memcpy(w->id, id, len + 1);
+  w->woken = woken;
+  w->arg = arg;
+  w->timer = (mcp__deadline){
+      .kind = MCP__DEADLINE_TTL, .pin = rwait_pin, .due = rwait_due};
+  atomic_init(&w->refs, 1);
+  struct mcp__remote_waits *rw = srv->remote_waits;
+  int rc = 0;
+  size_t same = 0;
+  pthread_mutex_lock(&srv->task_lock);
+  mcp__list_each(link, &rw->list) {
+    if (strcmp(mcp__container_of(link, rwait, link)->id, id) == 0)
+      same++;
+  }
+  if (rw->closed)
+    rc = MCP_ECLOSED;
+  else if (same >= MAX_WAITERS)
+    rc = MCP_ELIMIT;
+  else {
+    /* A record stored since the caller read it: read again at once (on
+     * the timer's thread, not inside the caller's answer). */
+    if (rw->seen[bucket_of(id)] != seen)
+      at_us = mcp__now_us();
+    mcp__list_push(&rw->list, &w->link);
+    w->listed = true;
+    rw->n++;
+    mcp__deadline_watch(srv, &w->timer, at_us);
+  }
+  pthread_mutex_unlock(&srv->task_lock);
+  if (rc)
+    mcp__free(w);
+  return rc;
+}
+
+/* A node stored id's record ended or waiting for input: its waits here
+ * read it again. On the store's delivering thread. */
+static void remote_stored(mcp_server *srv, const char *id) {
+  struct mcp__remote_waits *rw = srv->remote_waits;
+  rwait *chain = NULL;
+  pthread_mutex_lock(&srv->task_lock);
+  rw->seen[bucket_of(id)]++;
+  mcp__list_each(link, &rw->list) {
+    rwait *w = mcp__container_of(link, rwait, link);
+    if (strcmp(w->id, id) == 0) {
+      rwait_take_locked(w);
+      w->next = chain;
+      chain = w;
+    }
+  }
+  pthread_mutex_unlock(&srv->task_lock);
+  rwait_wake(chain, MCP__WAKE_STORED);
+}
+
+/* mcp_server_free: every wait is woken closed, and none is made after. */
+static void remote_waits_close(mcp_server *srv) {
+  struct mcp__remote_waits *rw = srv->remote_waits;
+  rwait *chain = NULL;
+  pthread_mutex_lock(&srv->task_lock);
+  rw->closed = true;
+  while (!mcp__list_empty(&rw->list)) {
+    rwait *w = mcp__container_of(rw->list.next, rwait, link);
+    rwait_take_locked(w);
+    w->next = chain;
+    chain = w;
+  }
+  pthread_mutex_unlock(&srv->task_lock);
+  rwait_wake(chain, MCP__WAKE_CLOSED);
+}
+
+void mcp__task_stored(mcp_server *srv, const char *id, const char *shown) {
+  mcp__buf e = {0};
+  mcp__buf_printf(&e,
+                  "{\"node\":\"%s\",\"task\":\"stored\",\"id\":", srv->node);
+  mcp__json_quote(&e, id, strlen(id));
+  mcp__buf_puts(&e, ",\"status\":");
+  mcp__json_quote(&e, shown, strlen(shown));
+  mcp__buf_putc(&e, '}');
+  if (e.err == 0)
+    mcp__publish(srv, "a task's record stored", e.data, e.len);
+  mcp__buf_free(&e);
 }

@@ -153,6 +153,39 @@ void mcp__task_cancel(mcp__task *t, bool legacy_body,
  * MCP_ENOMEM. */
 int mcp__task_result(mcp__task *t, mcp_session *s, mcp__sink *sink,
                      const char *id, size_t id_len, mcp__buf *b);
+/* ---- another node's task, waited for here (task.c) -------------------------
+ * A 2025-11-25 tasks/result of a task another node runs blocks until the
+ * task ends (lib/methods/tasks_remote.c): it waits to read the task's
+ * record again. */
+
+/* Why a wait was woken. */
+typedef enum mcp__remote_wake {
+  MCP__WAKE_STORED, /* a node stored the record ended or waiting for input */
+  MCP__WAKE_TIMER,  /* its time passed (the node lease, the task's TTL) */
+  MCP__WAKE_CLOSED  /* the server lets go of its tasks (mcp_server_free) */
+} mcp__remote_wake;
+
+/* How many "stored" events of task id (or of ids that share its count)
+ * this server heard: read before reading the record, passed to
+ * mcp__task_wait_remote. Takes task_lock. */
+unsigned long long mcp__task_stored_seen(mcp_server *srv, const char *id);
+/* Waits for task id's record to be worth reading again: woken(arg, why) is
+ * called once, with no lock held: on the store's delivering thread when a
+ * node says it stored the record ended or waiting for input; on the
+ * timer's thread (mcp_server_expire) at at_us (CLOCK_MONOTONIC, as
+ * mcp__now_us), or at once there when such an event came since seen was
+ * read; in mcp_server_free when the server lets go of its tasks. Returns 0;
+ * or, without calling woken, MCP_ELIMIT (too many wait on id), MCP_ECLOSED
+ * (the server let go of its tasks) or MCP_ENOMEM. */
+int mcp__task_wait_remote(mcp_server *srv, const char *id,
+                          unsigned long long seen, unsigned long long at_us,
+                          void (*woken)(void *arg, mcp__remote_wake why),
+                          void *arg);
+/* Tells every node sharing the store (this one too) that task id's record
+ * is stored showing shown (ended, or input_required), so that their waits
+ * read it again. No lock held. */
+void mcp__task_stored(mcp_server *srv, const char *id, const char *shown);
+
 /* The serial of the newest task made (tasks/list cursors go up to it). */
 unsigned long long mcp__tasks_newest(mcp_server *srv);
 /* Appends, comma-separated, the Task objects of caller's tasks after

@@ -10,8 +10,13 @@
  * tasks/update hands the answers to the owner. A record whose node's lease
  * lapsed (the node is gone) and which is not settled is failed here, with
  * an error saying the node was lost, so no task stays working forever.
- * Nothing here waits: a request that needs the store is answered when the
- * store answers. */
+ * tasks/result (2025-11-25) of a task that has not ended blocks, as on the
+ * node running it: the request is kept (its session and sink held) and
+ * waits (mcp__task_wait_remote) until a node says it stored the record
+ * ended, or about every node lease (a lost node's task is then failed
+ * here), then reads the record again and goes through dispatch again.
+ * Nothing here blocks a thread: a request that needs the store is
+ * answered when the store answers. */
 #include <cjson/cJSON.h>
 #include <string.h>
 #include <time.h>
@@ -38,6 +43,11 @@ typedef struct remote {
   unsigned long long started_us;
   char task_id[32];
   mcp__task_view *view; /* once the store answered */
+  /* tasks/result: it waits for its task to end (then a record gone has
+   * expired), and the "stored" events heard when it last asked the store
+   * (mcp__task_stored_seen) */
+  bool waiting;
+  unsigned long long seen;
   /* tasks/list: where the page began (the record key after which) */
   unsigned long long after_order;
   char after[48];
@@ -111,6 +121,12 @@ static void not_found(remote *q) {
   remote_free(q);
 }
 
+static void expired(remote *q) {
+  remote_error(q, MCP__RPC_INVALID_PARAMS,
+               "Failed to retrieve task: Task has expired");
+  remote_free(q);
+}
+
 static void unreachable(remote *q, const char *why) {
   char msg[300];
   mcp__fmt(msg, sizeof msg,
@@ -147,6 +163,8 @@ static void settle_done(void *arg, int rc, const mcp_store_record *recs,
   mcp__task_view *v =
       rc == 0 && n == 1 ? settled_view(&recs[0], &st->text) : NULL;
   bool written = rc == 0 && n == 1 && recs[0].written;
+  if (written && v)
+    mcp__task_stored(q->s->home.srv, q->task_id, v->rec.f.status);
   mcp__buf_free(&st->text);
   void (*then)(remote *, mcp__task_view *, bool) = st->then;
   mcp__free(st);
@@ -230,10 +248,17 @@ static void on_record(void *arg, int rc, const mcp_store_record *recs,
     unreachable(q, why);
     return;
   }
+  if ((n == 0 || recs[0].value == NULL) && q->waiting) {
+    expired(q); /* it was there when the request came */
+    return;
+  }
   if (n == 0 || recs[0].value == NULL) {
     not_found(q);
     return;
   }
+  /* A waiting tasks/result reads it again: the record it read before is
+   * no one's any more. */
+  mcp__task_view_free(q->view);
   q->view = mcp__task_view_parse(recs[0].value, recs[0].len, recs[0].final,
                                  recs[0].holder_alive);
   if (q->view == NULL || strcmp(q->view->rec.f.id, q->task_id) != 0) {
@@ -289,6 +314,22 @@ static remote *remote_new(mcp_session *s, mcp__reply_ctx *ctx,
   return q;
 }
 
+/* Asks the store for q's record (q's reference goes with the request). */
+static void ask_store(remote *q) {
+  mcp_server *srv = q->s->home.srv;
+  mcp_store *st = mcp__records(srv);
+  if (st == NULL) {
+    unreachable(q, "no store is set");
+    return;
+  }
+  q->seen = mcp__task_stored_seen(srv, q->task_id);
+  char key[48];
+  mcp__fmt(key, sizeof key, "task:%s", q->task_id);
+  int rc = mcp_store_get(st, key, on_record, q);
+  if (rc != 0)
+    unreachable(q, mcp_strerror(rc));
+}
+
 bool mcp__task_remote_ask(mcp_session *s, mcp__reply_ctx *ctx,
                           const mcp__req *r, const char *task_id) {
   mcp_store *st = mcp__records(s->home.srv);
@@ -297,11 +338,7 @@ bool mcp__task_remote_ask(mcp_session *s, mcp__reply_ctx *ctx,
   remote *q = remote_new(s, ctx, r, task_id);
   if (q == NULL)
     return false;
-  char key[48];
-  mcp__fmt(key, sizeof key, "task:%s", task_id);
-  int rc = mcp_store_get(st, key, on_record, q);
-  if (rc != 0)
-    unreachable(q, mcp_strerror(rc));
+  ask_store(q);
   return true;
 }
 
@@ -417,13 +454,82 @@ void mcp__remote_update(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
   mcp__reply_result(s, ctx, r, &b);
 }
 
+static long long wall_ms(void) {
+  struct timespec now;
+  clock_gettime(CLOCK_REALTIME, &now);
+  return (long long)now.tv_sec * 1000 + now.tv_nsec / 1000000;
+}
+
+/* What is left of the TTL of the task v records (0: none). */
+static long long ttl_left(const mcp__task_view *v) {
+  long long left = v->rec.f.created_ms + (long long)v->rec.f.ttl_ms - wall_ms();
+  return left > 0 ? left : 0;
+}
+
+#define STOPPED                                                                \
+  "Internal error: this server stopped before the task ended; ask "            \
+  "tasks/result again"
+
+/* A waiting tasks/result is woken (mcp__task_wait_remote): it reads the
+ * record again and goes through dispatch again, unless nobody can hear
+ * the answer any more, or the task's TTL passed. */
+static void result_woken(void *arg, mcp__remote_wake why) {
+  remote *q = arg;
+  if (why == MCP__WAKE_CLOSED) {
+    remote_error(q, MCP__RPC_INTERNAL_ERROR, STOPPED);
+    remote_free(q);
+  } else if (atomic_load(&q->s->home.closed)) {
+    remote_free(q); /* its session is gone: nobody to answer */
+  } else if (why == MCP__WAKE_TIMER && ttl_left(q->view) == 0) {
+    expired(q);
+  } else {
+    ask_store(q);
+  }
+}
+
+/* Keeps the request being served (tl_remote) waiting for its task to end:
+ * until a node stores the record ended, and at most a node lease (its
+ * node may be lost) or what is left of its TTL. */
+static void result_wait(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
+                        const mcp__task_view *v) {
+  remote *q = tl_remote;
+  mcp_server *srv = s->home.srv;
+  unsigned long long ms = atomic_load(&srv->node_lease_ms);
+  long long left = ttl_left(v);
+  if ((unsigned long long)left < ms)
+    ms = (unsigned long long)left;
+  atomic_fetch_add(&q->refs, 1); /* the wait's */
+  q->waiting = true;
+  int rc = mcp__task_wait_remote(srv, q->task_id, q->seen,
+                                 mcp__now_us() + ms * 1000, result_woken, q);
+  if (rc == 0)
+    return;                      /* answered when it is woken */
+  atomic_fetch_sub(&q->refs, 1); /* redispatch holds its own */
+  if (rc == MCP_ELIMIT)
+    mcp__req_error(s, ctx, r, MCP__RPC_SERVER_BUSY,
+                   "Server busy: too many tasks/result requests wait on this "
+                   "task",
+                   NULL);
+  else
+    mcp__req_error(s, ctx, r, MCP__RPC_INTERNAL_ERROR,
+                   rc == MCP_ECLOSED ? STOPPED : "Internal error", NULL);
+}
+
 void mcp__remote_result(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
                         const mcp__task_view *v) {
-  if (!v->final) {
+  if (!v->final && strcmp(v->rec.f.status, "input_required") == 0) {
+    /* Its input requests went to the session that made it, on its node,
+     * which takes their answers: this node cannot relay them. */
     mcp__req_error(s, ctx, r, MCP__RPC_SERVER_BUSY,
-                   "Server busy: the task runs on another node and has not "
-                   "ended; ask tasks/get until it ends, then tasks/result",
+                   "Server busy: the task runs on another node and waits for "
+                   "input, asked of the session that created it; answer it "
+                   "there (or call tasks/result on that session), then call "
+                   "tasks/result again",
                    NULL);
+    return;
+  }
+  if (!v->final) {
+    result_wait(s, ctx, r, v);
     return;
   }
   mcp__buf b = {0};

@@ -5,7 +5,8 @@
  * it, on the store's thread, once Redis answered; A's node leaving the
  * store (its lease lapsing, as when its process dies) fails the task for
  * every reader; Redis stopped is a clear error, and B answers again once
- * it is back.
+ * it is back. A 2025-11-25 tasks/result on B waits until the task ends on
+ * A, and ends with a clear error when Redis stops meanwhile.
  *
  * Timing: every wait is a bounded loop; nothing asserts a duration. */
 #include <check.h>
@@ -244,11 +245,92 @@ START_TEST(a_node_gone_fails_its_task_and_redis_gone_is_an_error) {
 }
 END_TEST
 
+/* A 2025-11-25 request through p, without waiting for its answer. */
+static void legacy_send(tu_peer *p, const char *method, const char *params) {
+  tu_clear(p);
+  ck_assert_int_eq(tu_send_free(p, tu_req(next_id++, method, params)), 0);
+}
+
+/* A 2025-11-25 task started on A through l, its call in *held, and once B
+ * reads it through lb; its id (free). */
+static char *legacy_start(tu_peer *l, tu_peer *lb, mcp_call **held) {
+  legacy_send(l, "tools/call",
+              "{\"name\":\"job\",\"arguments\":{},\"task\":{}}");
+  ck_assert_uint_ge(tu_wait(l, 1, 20000), 1);
+  cJSON *r = tu_msg(l, 0);
+  char *id = tu_text("%s", tu_jstr(r, "result.task.taskId"));
+  cJSON_Delete(r);
+  *held = tu_stash;
+  char *get = tu_text("{\"taskId\":\"%s\"}", id);
+  bool seen = false;
+  for (int i = 0; i < 500 && !seen; i++) {
+    legacy_send(lb, "tasks/get", get);
+    ck_assert_uint_eq(tu_wait(lb, 1, 20000), 1);
+    r = tu_msg(lb, 0);
+    seen = tu_jget(r, "result.status") != NULL;
+    cJSON_Delete(r);
+    if (!seen)
+      sleep_ms(10);
+  }
+  ck_assert(seen);
+  free(get);
+  return id;
+}
+
+START_TEST(a_result_waits_on_another_node_over_redis) {
+  tu_peer l, lb;
+  tu_peer_open(&l, g_a, &ALICE);
+  tu_legacy_init(&l, "2025-11-25", "{}");
+  tu_peer_open(&lb, g_b, &ALICE);
+  tu_legacy_init(&lb, "2025-11-25", "{}");
+  /* B waits for the task's end on A, then answers its result. */
+  mcp_call *held;
+  char *id = legacy_start(&l, &lb, &held);
+  char *get = tu_text("{\"taskId\":\"%s\"}", id);
+  legacy_send(&lb, "tasks/result", get);
+  for (int i = 0; i < 500 && mcp_server_next_expiry_ms(g_b) < 0; i++)
+    sleep_ms(10); /* until the request waits (its timer is set) */
+  ck_assert_int_ge(mcp_server_next_expiry_ms(g_b), 0);
+  ck_assert_uint_eq(lb.nout, 0);
+  mcp_result_text(held, "over redis");
+  ck_assert_int_eq(mcp_call_finish(held, 0), 0);
+  ck_assert_uint_eq(tu_wait(&lb, 1, 20000), 1);
+  tu_assert_msg(&lb, 0,
+                "{\"result\":{\"content\":[{\"text\":\"over redis\"}],"
+                "\"_meta\":{\"io.modelcontextprotocol/related-task\":{}}}}");
+  free(get);
+  free(id);
+  /* Redis stops while one waits: at its next look, a clear error. */
+  id = legacy_start(&l, &lb, &held);
+  get = tu_text("{\"taskId\":\"%s\"}", id);
+  legacy_send(&lb, "tasks/result", get);
+  for (int i = 0; i < 500 && mcp_server_next_expiry_ms(g_b) < 0; i++)
+    sleep_ms(10);
+  ck_assert_int_ge(mcp_server_next_expiry_ms(g_b), 0);
+  rs_stop(&g_redis);
+  for (int i = 0; i < 500 && tu_wait(&lb, 1, 20) == 0; i++)
+    mcp_server_expire(g_b);
+  ck_assert_uint_eq(tu_wait(&lb, 1, 20000), 1);
+  cJSON *r = tu_msg(&lb, 0);
+  tu_assert_error(r, -32603, "cannot be reached");
+  cJSON_Delete(r);
+  mcp_call_finish(held, 0);
+  char err[600];
+  ck_assert_msg(rs_start(&g_redis, REDIS_SERVER, err, sizeof err) == 0, "%s",
+                err);
+  free(get);
+  free(id);
+  tu_peer_close(&lb);
+  tu_peer_close(&l);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("redis_tasks");
   TCase *tc = tu_tcase(s, "tasks", setup, teardown, 120);
   tcase_add_test(tc, another_node_answers_over_redis);
   tcase_add_test(tc, input_answered_through_another_node);
   tcase_add_test(tc, a_node_gone_fails_its_task_and_redis_gone_is_an_error);
+  tcase_add_test(tc, a_result_waits_on_another_node_over_redis);
   return tu_run(s);
 }

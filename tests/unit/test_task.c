@@ -1901,9 +1901,49 @@ static void oom_send(mcp_session *s, char *msg) {
   free(msg);
 }
 
+/* 2025-11-25 on two nodes: a task on a, whose tasks/result waits on b
+ * until a finishes it. Whether b answered with its result. */
+static bool oom_remote_result(mcp_server *a, mcp_server *b, tu_sink *k) {
+  mcp_session *lm = NULL, *lr = NULL;
+  bool ok = mcp_session_new(a, &ALICE, tu_sink_send, k, &lm) == 0 &&
+            mcp_session_new(b, &ALICE, tu_sink_send, k, &lr) == 0;
+  int held = -1;
+  if (ok) {
+    static const char init[] =
+        "{\"protocolVersion\":\"2025-11-25\",\"capabilities\":{},"
+        "\"clientInfo\":{\"name\":\"c\"}}";
+    oom_send(lm, tu_req(20, "initialize", init));
+    oom_send(lr, tu_req(21, "initialize", init));
+    int before = tu_ndeferred;
+    oom_send(lm, tu_req(22, "tools/call",
+                        "{\"name\":\"job\",\"arguments\":{\"do\":"
+                        "\"defer\"},\"task\":{}}"));
+    const char *at = strstr(tu_sink_last(k), "\"taskId\":\"");
+    char id[32] = "";
+    if (at)
+      snprintf(id, sizeof id, "%.22s", at + 10);
+    if (tu_ndeferred > before && tu_ndeferred <= TU_MAX_DEFERRED)
+      held = tu_ndeferred - 1;
+    char *params = tu_text("{\"taskId\":\"%s\"}", id);
+    oom_send(lr, tu_req(23, "tasks/result", params));
+    free(params);
+    if (held >= 0) {
+      mcp_result_text(tu_deferred[held], "waited");
+      mcp_call_finish(tu_deferred[held], 0);
+      tu_deferred[held] = NULL; /* finished */
+    }
+  }
+  const char *last = tu_sink_last(k);
+  ok = ok && strstr(last, "\"id\":23") && strstr(last, "waited");
+  mcp_session_free(lm);
+  mcp_session_free(lr);
+  return ok;
+}
+
 /* Tasks on every node with every allocation failing in turn: a task on
  * one server, read, answered and cancelled through another sharing its
- * store. A failure is an error answered, never a crash or a leak. */
+ * store; a 2025-11-25 tasks/result that waits on one for a task of the
+ * other. A failure is an error answered, never a crash or a leak. */
 static bool oom_cluster_run(long n, void *user) {
   (void)n;
   tu_sink *k = user;
@@ -1941,9 +1981,11 @@ static bool oom_cluster_run(long n, void *user) {
     oom_send(r, tu_mreq(7, "tasks/get", TASKS_META, extra));
     free(extra);
     ok = ok && strstr(tu_sink_last(k), "\"cancelled\"") != NULL;
+    ok = oom_remote_result(a, b, k) && ok;
   }
   for (int i = 0; i < tu_ndeferred && i < TU_MAX_DEFERRED; i++)
-    mcp_call_finish(tu_deferred[i], 0);
+    if (tu_deferred[i])
+      mcp_call_finish(tu_deferred[i], 0);
   tu_deferred_reset();
   mcp_session_free(m);
   mcp_session_free(r);
@@ -2317,11 +2359,17 @@ START_TEST(legacy_sessions_on_another_node_list_and_read_tasks) {
   r = lask(&LB, "tasks/get", get);
   tu_assert_json(r, "{\"result\":{\"status\":\"working\",\"ttl\":3600000}}");
   cJSON_Delete(r);
-  r = lask(&LB, "tasks/result", get);
-  tu_assert_error(r, -32000, "another node");
-  cJSON_Delete(r);
+  /* tasks/result blocks until the task ends, on B as on srv. */
+  tu_clear(&LB);
+  ck_assert_int_eq(tu_send_free(&LB, tu_req(next_id++, "tasks/result", get)),
+                   0);
+  ck_assert_uint_eq(LB.nout, 0);
   mcp_result_text(held[0], "listed");
   mcp_call_finish(held[0], 0);
+  ck_assert_uint_eq(LB.nout, 1);
+  tu_assert_msg(&LB, 0,
+                "{\"result\":{\"content\":[{\"text\":\"listed\"}],"
+                "\"_meta\":{\"" RELATED "\":{}}}}");
   r = lask(&LB, "tasks/result", get);
   tu_assert_json(r, "{\"result\":{\"content\":[{\"text\":\"listed\"}],"
                     "\"_meta\":{\"" RELATED "\":{}}}}");
@@ -2375,6 +2423,229 @@ START_TEST(a_lost_node_fails_its_tasks) {
   ck_assert_int_eq(mcp_server_set_node_lease(NULL, 1000), MCP_EINVAL);
   ck_assert_int_eq(mcp_server_set_node_lease(srv, 0), 0);
   ck_assert_int_eq(mcp_server_set_node_lease(srv, 300), 0);
+}
+END_TEST
+
+/* ---- a 2025-11-25 tasks/result waiting on another node --------------------
+ */
+
+/* A 2025-11-25 peer on s. */
+static void legacy_peer(tu_peer *p, mcp_server *s) {
+  tu_peer_open(p, s, &ALICE);
+  tu_legacy_init(p, "2025-11-25", "{\"elicitation\":{}}");
+}
+
+/* Sends a tasks/result of task id through p, which waits: no reply yet.
+ * Returns the request's id. */
+static int lwait(tu_peer *p, const char *id) {
+  tu_clear(p);
+  int rid = next_id++;
+  char *params = tu_text("{\"taskId\":\"%s\"}", id);
+  ck_assert_int_eq(tu_send_free(p, tu_req(rid, "tasks/result", params)), 0);
+  free(params);
+  ck_assert_uint_eq(p->nout, 0);
+  return rid;
+}
+
+/* Drives s's timer as a transport would until done(p) holds: at most
+ * 500 rounds 20 ms apart. Everything answers on this thread. */
+static bool has_reply(tu_peer *p) { return p->nout > 0; }
+static bool no_deadline(tu_peer *p) {
+  return mcp_server_next_expiry_ms(p->srv) == -1;
+}
+static void drive_until(tu_peer *p, bool (*done)(tu_peer *p)) {
+  for (int i = 0; i < 500 && !done(p); i++) {
+    mcp_server_expire(p->srv);
+    if (!done(p))
+      nanosleep(&(struct timespec){.tv_nsec = 20000000}, NULL);
+  }
+  ck_assert(done(p));
+}
+
+/* A task started on srv through L, its call in *held; its id (free). */
+static char *legacy_task(const char *task, mcp_call **held) {
+  cJSON *r = lcall("job", "{\"do\":\"defer\"}", task);
+  char *id = task_id(r, "result.task.taskId");
+  cJSON_Delete(r);
+  *held = tu_stash;
+  return id;
+}
+
+START_TEST(a_result_waits_on_another_node_until_the_task_ends) {
+  legacy_peer(&L, srv);
+  tu_peer LB, LC;
+  legacy_peer(&LB, B);
+  legacy_peer(&LC, B);
+  /* Completed: the waiting request gets the result when it ends on srv,
+   * and B keeps no timer for it after. */
+  mcp_call *held;
+  char *id = legacy_task("{}", &held);
+  int rid = lwait(&LB, id);
+  ck_assert_int_ge(mcp_server_next_expiry_ms(B), 0);
+  mcp_result_text(held, "waited for");
+  ck_assert_int_eq(mcp_call_finish(held, 0), 0);
+  ck_assert_uint_eq(LB.nout, 1);
+  char *want = tu_text("{\"id\":%d,\"result\":{\"content\":[{\"text\":"
+                       "\"waited for\"}],\"_meta\":{\"" RELATED "\":{"
+                       "\"taskId\":\"%s\"}}}}",
+                       rid, id);
+  tu_assert_msg(&LB, 0, want);
+  free(want);
+  ck_assert_int_eq(mcp_server_next_expiry_ms(B), -1);
+  free(id);
+  /* Failed (a tool error, in 2025-11-25): its result, isError true. */
+  id = legacy_task("{}", &held);
+  lwait(&LB, id);
+  lwait(&LC, id); /* two wait on B */
+  mcp_result_error(held, "it broke");
+  mcp_call_finish(held, 0);
+  ck_assert_uint_eq(LB.nout, 1);
+  ck_assert_uint_eq(LC.nout, 1);
+  tu_assert_msg(&LB, 0,
+                "{\"result\":{\"isError\":true,\"content\":[{\"text\":"
+                "\"it broke\"}]}}");
+  tu_assert_msg(&LC, 0, "{\"result\":{\"isError\":true}}");
+  free(id);
+  /* Cancelled from a third place, another session on B: the node that
+   * settled the record wakes the waiting request. */
+  id = legacy_task("{}", &held);
+  lwait(&LB, id);
+  char *get = tu_text("{\"taskId\":\"%s\"}", id);
+  cJSON *r = lask(&LC, "tasks/cancel", get);
+  tu_assert_json(r, "{\"result\":{\"status\":\"cancelled\"}}");
+  cJSON_Delete(r);
+  ck_assert(mcp_call_cancelled(held));
+  ck_assert_uint_eq(LB.nout, 1);
+  tu_assert_msg(&LB, 0,
+                "{\"error\":{\"code\":-32602,\"message\":\"Invalid "
+                "params: the task was cancelled and has no result\"}}");
+  mcp_call_finish(held, 0);
+  free(get);
+  free(id);
+  /* Cancelled on the node running it. */
+  id = legacy_task("{}", &held);
+  lwait(&LB, id);
+  tu_clear(&L);
+  get = tu_text("{\"taskId\":\"%s\"}", id);
+  ck_assert_int_eq(tu_send_free(&L, tu_req(next_id++, "tasks/cancel", get)), 0);
+  free(get);
+  tu_assert_msg(&L, 0, "{\"result\":{\"status\":\"cancelled\"}}");
+  ck_assert_uint_eq(LB.nout, 1);
+  tu_assert_msg(&LB, 0, "{\"error\":{\"code\":-32602}}");
+  mcp_call_finish(held, 0);
+  free(id);
+  /* Waiting for input: only srv asks the session that made it; B says so
+   * at once. Answered there, the task ends and B reads its result. */
+  r = lcall("job", "{\"do\":\"ask\"}", "{}");
+  id = task_id(r, "result.task.taskId");
+  cJSON_Delete(r);
+  cJSON *sent = tu_msg(&L, 2);
+  ck_assert_str_eq(tu_jstr(sent, "method"), "elicitation/create");
+  int ask_id = tu_jget(sent, "id")->valueint;
+  cJSON_Delete(sent);
+  get = tu_text("{\"taskId\":\"%s\"}", id);
+  r = lask(&LB, "tasks/result", get);
+  tu_assert_error(r, -32000, "waits for input");
+  cJSON_Delete(r);
+  ck_assert_int_eq(
+      tu_send_free(&L, tu_text("{\"jsonrpc\":\"2.0\",\"id\":%d,\"result\":%s}",
+                               ask_id, YES)),
+      0);
+  r = lask(&LB, "tasks/result", get);
+  tu_assert_json(r, "{\"result\":{\"content\":[{\"text\":\"answered\"}]}}");
+  cJSON_Delete(r);
+  free(get);
+  free(id);
+  tu_peer_close(&LC);
+  tu_peer_close(&LB);
+  tu_peer_close(&L);
+}
+END_TEST
+
+START_TEST(a_result_waiting_on_another_node_sees_it_lost_or_expire) {
+  legacy_peer(&L, srv);
+  tu_peer LB;
+  legacy_peer(&LB, B);
+  /* Its TTL passes: expired, as on the node that ran it. */
+  mcp_call *held;
+  char *id = legacy_task("{\"ttl\":1000}", &held);
+  lwait(&LB, id);
+  drive_until(&LB, has_reply);
+  tu_assert_msg(&LB, 0,
+                "{\"error\":{\"code\":-32602,\"message\":\"Failed to "
+                "retrieve task: Task has expired\"}}");
+  mcp_call_finish(held, 0);
+  free(id);
+  /* Its node is lost (srv leaves the store as a dead process would):
+   * within B's node lease the request reads the record again, fails the
+   * task for every node, and answers. */
+  ck_assert_int_eq(mcp_server_set_node_lease(B, 300), 0);
+  id = legacy_task("{}", &held);
+  lwait(&LB, id);
+  ck_assert_int_eq(mcp_server_set_store(srv, NULL), 0);
+  drive_until(&LB, has_reply);
+  tu_assert_msg(&LB, 0,
+                "{\"error\":{\"code\":-32603,\"message\":\"Internal error: the "
+                "node running this task was lost\"}}");
+  cJSON *r = ptask(&Q, "tasks/get", id, NULL);
+  tu_assert_json(r, "{\"result\":{\"status\":\"failed\"}}");
+  cJSON_Delete(r);
+  mcp_call_finish(held, 0);
+  free(id);
+  tu_peer_close(&LB);
+  tu_peer_close(&L);
+}
+END_TEST
+
+START_TEST(a_result_waiting_on_another_node_ends_with_its_session) {
+  legacy_peer(&L, srv);
+  tu_peer LB;
+  /* Closed, then the task ends: nobody is answered, nothing is held. */
+  legacy_peer(&LB, B);
+  mcp_call *held;
+  char *id = legacy_task("{}", &held);
+  lwait(&LB, id);
+  tu_peer_close(&LB);
+  ck_assert_int_ge(mcp_server_next_expiry_ms(B), 0);
+  mcp_result_text(held, "unheard");
+  mcp_call_finish(held, 0);
+  ck_assert_int_eq(mcp_server_next_expiry_ms(B), -1);
+  free(id);
+  /* Closed while the task runs on: let go at the next look (a node
+   * lease). */
+  ck_assert_int_eq(mcp_server_set_node_lease(B, 300), 0);
+  legacy_peer(&LB, B);
+  id = legacy_task("{}", &held);
+  lwait(&LB, id);
+  tu_peer_close(&LB);
+  LB.srv = B;
+  drive_until(&LB, no_deadline);
+  mcp_call_finish(held, 0);
+  free(id);
+  tu_peer_close(&L);
+}
+END_TEST
+
+START_TEST(a_result_waiting_on_another_node_ends_with_its_server) {
+  legacy_peer(&L, srv);
+  mcp_server *b2 = tasks_server();
+  ck_assert_int_eq(mcp_server_set_store(b2, g_store), 0);
+  tu_peer LB;
+  legacy_peer(&LB, b2);
+  mcp_call *held;
+  char *id = legacy_task("{}", &held);
+  lwait(&LB, id);
+  mcp_server_free(b2);
+  ck_assert_uint_eq(LB.nout, 1);
+  cJSON *r = tu_msg(&LB, 0);
+  tu_assert_error(r, -32603, "stopped");
+  cJSON_Delete(r);
+  /* The task ends after: nothing is left to wake. */
+  mcp_result_text(held, "late");
+  mcp_call_finish(held, 0);
+  free(id);
+  tu_peer_close(&LB);
+  tu_peer_close(&L);
 }
 END_TEST
 
@@ -2437,6 +2708,10 @@ int main(void) {
   tcase_add_test(t, listeners_on_another_node_hear_their_callers_tasks);
   tcase_add_test(t, legacy_sessions_on_another_node_list_and_read_tasks);
   tcase_add_test(t, a_lost_node_fails_its_tasks);
+  tcase_add_test(t, a_result_waits_on_another_node_until_the_task_ends);
+  tcase_add_test(t, a_result_waiting_on_another_node_sees_it_lost_or_expire);
+  tcase_add_test(t, a_result_waiting_on_another_node_ends_with_its_session);
+  tcase_add_test(t, a_result_waiting_on_another_node_ends_with_its_server);
   t = tu_tcase(s, "oom", NULL, NULL, 600);
   tcase_add_test(t, every_allocation_failing);
   tcase_add_test(t, every_allocation_failing_across_nodes);
