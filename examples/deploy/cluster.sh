@@ -187,7 +187,7 @@ if [ "$redis" = 1 ]; then
   store=(--redis "unix://$dir/redis.sock")
 fi
 
-owners="" servers="" upstreams=""
+owners="" servers="" upstreams="" addrs=()
 for ((i = 1; i <= backends; i++)); do
   name=n$i
   "$notes" --http 127.0.0.1:0 --node-id "$name" --state-key "$dir/state.key" \
@@ -201,8 +201,29 @@ for ((i = 1; i <= backends; i++)); do
   echo "cluster.sh: $name on $addr (pid $pid)" >&2
   owners+="    \"~^$name\\.\" node_$name;"$'\n'
   servers+="    server $addr max_fails=1 fail_timeout=5s;"$'\n'
-  upstreams+="  upstream node_$name {"$'\n'"    server $addr;"$'\n'"    keepalive 8;"$'\n'"  }"$'\n'
+  addrs+=("$addr")
 done
+# A session goes to its owner. With --redis its state is in Redis, so
+# when the owner refuses the connection (it is down) nginx sends the
+# request to the next node, which adopts the session: one backup, always
+# the same, so that the session moves once. A request the owner had
+# already been sent is not sent again (a POST is not idempotent): its
+# client gets an error, and the session goes on.
+for ((i = 1; i <= backends; i++)); do
+  upstreams+="  upstream node_n$i {"$'\n'"    server ${addrs[i - 1]};"$'\n'
+  if [ "$redis" = 1 ] && [ "$backends" -gt 1 ]; then
+    upstreams+="    server ${addrs[i % backends]} backup;"$'\n'
+  fi
+  upstreams+="    keepalive 8;"$'\n'"  }"$'\n'
+done
+# A legacy session whose node is gone: without Redis it is gone too (404:
+# the client starts a new one); with Redis it is only unreachable now.
+gone_status=404
+gone_body='{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Not Found: no such session"}}'
+if [ "$redis" = 1 ]; then
+  gone_status=503
+  gone_body='{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"Service Unavailable: the nodes of this session cannot be reached; try again"}}'
+fi
 
 user=""
 if [ "$(id -u)" -eq 0 ]; then
@@ -273,7 +294,7 @@ $upstreams
     }
     location @unavailable {
       if (\$mcp_owner) {
-        return 404 '{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Not Found: no such session"}}';
+        return $gone_status '$gone_body';
       }
       return 503 '{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"Service Unavailable"}}';
     }

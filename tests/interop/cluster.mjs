@@ -364,7 +364,7 @@ async function legacyOn(url, node) {
   return undefined;
 }
 
-async function killOne(url, dir) {
+async function killOne(url, dir, addrs) {
   const held = await legacyOn(url, 'n1');
   check('a legacy session on n1', held, '');
   const pid = Number(fs.readFileSync(path.join(dir, 'n1.pid'), 'utf8'));
@@ -385,7 +385,33 @@ async function killOne(url, dir) {
   check('no accepted note was lost when n1 died', accepted.length > n / 3 && lost.length === 0,
     `${accepted.length} accepted, lost ${show(lost)}`);
 
-  if (held) {
+  if (held && process.env.MCP_TEST_CLUSTER_REDIS) {
+    // With Redis the session's state outlives n1: nginx sends it to n2,
+    // which adopts it, and the client goes on with the same id.
+    const sid = held.transport.sessionId;
+    const mark = accessLog(dir).length;
+    const answers = [];
+    for (let i = 0; i < 5; i++) {
+      try {
+        const r = await held.client.callTool({ name: 'list_notes', arguments: {} }, undefined, opts);
+        answers.push(r.isError ? `tool error ${JSON.stringify(r.content)}` : 'answered');
+      } catch (err) {
+        answers.push(`thrown ${err?.code ?? ''} ${String(err?.message ?? err).slice(0, 120)}`);
+      }
+    }
+    check("--redis: n1's legacy session goes on on n2: 5 calls answered (SDK 1.32.2)",
+      answers.every((a) => a === 'answered'), show(answers));
+    check('--redis: with the same session id', held.transport.sessionId === sid,
+      show([sid?.slice(0, 3), held.transport.sessionId?.slice(0, 3)]));
+    const moved = (await accessLogSettled(dir, (log) => log.slice(mark)
+      .filter((e) => e.owner === 'node_n1' && e.status === 200).length >= 5))
+      .slice(mark).filter((e) => e.owner === 'node_n1');
+    check("--redis: nginx sent the session's requests to n2 (n1's backup), none answered by n1",
+      moved.filter((e) => e.status === 200).length >= 5
+      && moved.every((e) => e.upstream?.split(', ').at(-1) === addrs.n2),
+      show(moved.map((e) => e.line)));
+    await held.client.close().catch(() => {});
+  } else if (held) {
     let status;
     try {
       await held.client.callTool({ name: 'list_notes', arguments: {} }, undefined, opts);
@@ -440,7 +466,7 @@ async function child() {
   await legacySession(url, dir, addrs);
   await inputRequired(url, dir, addrs);
   await concurrentAdds(url, dir, addrs);
-  await killOne(url, dir);
+  await killOne(url, dir, addrs);
   if (failures()) {
     console.log('# nginx access log, last lines:');
     for (const e of accessLog(dir).slice(-20)) console.log(`#   ${e.line}`);
