@@ -44,6 +44,13 @@
 //               this task was lost", error -32603 "Internal error: the
 //               node running this task was lost"), never "Task not found"
 //               meanwhile, and stays failed.
+//               And a legacy session (TypeScript SDK 1.32.2, protocol
+//               2025-06-18) made through nginx on n3 before the kill (a
+//               few tries of initialize: round robin), with a call in
+//               flight on n3 as it dies: that call fails, and the
+//               client's next calls are answered (nginx sends them to n1,
+//               n3's backup, which adopts the session from Redis) under
+//               the same session id.
 //   Redis restarted (kill -9, then started again on its AOF, appendfsync
 //               always): meanwhile every note call, through nginx or
 //               to one node, is a tool error saying Redis is unavailable
@@ -56,14 +63,13 @@
 //               and get_note with one of those two tool errors; once the
 //               link is up again (bounded wait) n1 lists it.
 //
-// Not covered yet: session adoption (a legacy session going on on another
-// node when its own died).
-
 import process from 'node:process';
 import readline from 'node:readline';
 
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { createTaskSessionFromClient, DispatchError } from '@modelcontextprotocol/ext-tasks/client';
+import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport as TransportV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 
 import { check, fail, finish, pass, show, sleep, startWatchdog } from './lib.mjs';
 
@@ -395,13 +401,60 @@ async function subscriber() {
   await n2.close().catch(() => {});
 }
 
+// A v1 client whose legacy session (2025-06-18) n3 holds: initialize
+// through nginx's round robin until n3 mints it (bounded).
+async function legacyOnN3() {
+  for (let i = 0; i < 9; i++) {
+    const client = new ClientV1(CLIENT_INFO, { capabilities: {} });
+    const transport = new TransportV1(new URL(NGINX));
+    transport.onerror = () => {};
+    await client.connect(transport, opts);
+    if (transport.sessionId?.startsWith('n3.')) return { client, transport };
+    await client.close().catch(() => {});
+  }
+  return undefined;
+}
+
+// The legacy session of n3 after the kill: the call in flight failed, the
+// next ones are answered under the same id.
+async function legacyGoesOn(held, inFlight) {
+  const sid = held.transport.sessionId;
+  const lost = await inFlight;
+  check('kill -9 n3: the legacy call in flight on n3 ended with an error', lost.thrown || lost.result?.isError,
+    show(lost));
+  const after = [];
+  for (let i = 0; i < 5; i++) {
+    try {
+      const r = await held.client.callTool({ name: 'list_notes', arguments: {} }, undefined, opts);
+      after.push(r.isError ? `tool error: ${text({ result: r })}` : 'answered');
+    } catch (err) {
+      after.push(`thrown: ${String(err?.message ?? err).slice(0, 160)}`);
+    }
+  }
+  check('kill -9 n3: its legacy session goes on: the next 5 calls answered (SDK 1.32.2)',
+    after.every((a) => a === 'answered'), show(after));
+  check('kill -9 n3: under the same session id', held.transport.sessionId === sid,
+    show([sid?.slice(0, 3), held.transport.sessionId?.slice(0, 3)]));
+  await held.client.close().catch(() => {});
+}
+
 async function killNode(client) {
   const before = await addNotes(client, 'before-kill', 3);
   const n3 = await taskClient(NODES.n3.url, 'n3');
   const task = await startExport(n3, 'kill -9 n3', 1000); // (all notes) s
-  const mark = (await logSince(0)).count;
+  const held = await legacyOnN3();
+  check('kill -9 n3: a legacy session on n3 (a few initializes through nginx)', held, '');
+  const inFlight = held
+    ? held.client.callTool({ name: 'export_notes', arguments: { delay_ms: 1000 } }, undefined, opts)
+      .then((result) => ({ result }), (err) => ({ thrown: String(err?.message ?? err) }))
+    : null;
+  if (held) await sleep(300); // on its way to n3
   await ask('kill_node', { node: 'n3' });
   const killedAt = Date.now();
+  // (The session's requests go through its own upstream: the round-robin
+  // one has not tried n3 yet.)
+  if (held) await legacyGoesOn(held, inFlight);
+  const mark = (await logSince(0)).count;
   const ids = await addNotes(client, 'after-kill', 12);
   check('kill -9 n3: 12 add_note calls through nginx, all answered', ids.length === 12, show(ids));
   const entries = (await logSince(mark)).entries.filter((e) => e.method === 'tools/call');

@@ -44,7 +44,9 @@ machine's own namespace overlaps. Loopback is up in each namespace.
     its level under the new limit and refills at about 28 a second.)
   - nginx: on 10.213.F.2:80, plain HTTP, /mcp proxied round-robin to the
     three nodes (max_fails=1 fail_timeout=5s, proxy_next_upstream error
-    timeout, as examples/deploy/cluster.sh), and on 10.213.F.2:808K to nK
+    timeout, as examples/deploy/cluster.sh); a legacy session's requests
+    to the node its id names, with the next node as backup (nK's is
+    n(K mod 3 + 1)), as cluster.sh --redis; and on 10.213.F.2:808K to nK
     alone; an access log naming the port and the upstream(s) each request
     went to. It sends "Host: localhost": a node without a token verifier
     takes only loopback Host names (DNS-rebinding protection), and notes
@@ -340,6 +342,18 @@ class Cluster:
     }}
   }}
 """ for n in NODES)
+        # A legacy session goes to the node its id names; when that node
+        # refuses the connection (it is down), to the next one (n3's:
+        # n1), which adopts the session from Redis, as cluster.sh --redis
+        # routes it.
+        names = list(NODES)
+        owners = "".join(f'    "~^{n}\\." node_{n};\n' for n in names)
+        upstreams = "".join(
+            f"  upstream node_{n} {{\n"
+            f"    server {self.addr(n)}:{PORT} max_fails=1 fail_timeout=5s;\n"
+            f"    server {self.addr(names[(i + 1) % len(names)])}:{PORT} "
+            f"backup;\n    keepalive 8;\n  }}\n"
+            for i, n in enumerate(names))
         conf = f"""daemon off;
 worker_processes 1;
 pid {d}/nginx.pid;
@@ -357,10 +371,13 @@ http {{
   upstream notes_any {{
 {servers}    keepalive 16;
   }}
+{upstreams}  map $http_mcp_session_id $mcp_upstream {{
+    default notes_any;
+{owners}  }}
   server {{
     listen {self.nginx_addr()}:80;
     location = /mcp {{
-      proxy_pass http://notes_any;
+      proxy_pass http://$mcp_upstream;
 {proxy}
       proxy_next_upstream error timeout;
     }}
