@@ -332,8 +332,8 @@ MCP_API bool mcp_server_shares_sessions(mcp_server *srv);
 MCP_API int mcp_session_share(mcp_session *session, const char *id,
                               unsigned long long ttl_ms);
 
-/** Ends a shared session for good (the client deleted it, or it expired):
- * its record is settled as ended, so no process adopts it. Without this
+/** Ends a shared session for good (the client deleted it): its record is
+ * settled as ended, so no process adopts it. Without this
  * call, mcp_session_free leaves the record adoptable until it expires, so
  * that a process that stops hands its sessions over. Does nothing for a
  * session that is not shared, or NULL. Same thread rule as

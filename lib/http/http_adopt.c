@@ -18,6 +18,10 @@
  * most once. */
 #include "http_int.h"
 
+/* Twice the idle timeout: a session in use is written again at least every
+ * idle_s (mcp_session_share renews after half the TTL), so its record
+ * outlives the session here by at most idle_s; a request naming it in that
+ * while adopts it again. */
 unsigned long long mcp__http_share_ttl_ms(const mcp_http *h) {
   return 2000ull * h->idle_s;
 }

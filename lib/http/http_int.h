@@ -517,8 +517,8 @@ void mcp__http_session_forget_stream_locked(mcp__http_session *hs,
 mcp__http_stream *mcp__http_session_find_stream_locked(mcp__http_session *hs,
                                                        unsigned no);
 
-/* Ends sessions idle for idle_s (no request, no connection attached), for
- * good: a shared one's record is settled (mcp_session_unshare). */
+/* Ends sessions idle for idle_s (no request, no connection attached). A
+ * shared one's record expires on its own, up to idle_s later. */
 void mcp__http_sessions_expire(mcp_http *http, uint64_t now_ms);
 /* Ends every session (stop); shared ones stay adoptable elsewhere. */
 void mcp__http_sessions_free_all(mcp_http *http);

@@ -370,14 +370,11 @@ static void end_sessions(mcp_http *h, bool all, uint64_t now_ms,
     }
   }
   pthread_mutex_unlock(&h->lock);
-  mcp__list_each(link, &dead) {
-    mcp__http_session *hs = mcp__container_of(link, mcp__http_session, link);
-    /* Expired, it ends for good; a server that stops hands its shared
-     * sessions over instead. */
-    if (!all)
-      mcp_session_unshare(hs->mcp);
-    session_destroy(hs);
-  }
+  /* A shared session's record is left to expire (mcp__http_share_ttl_ms):
+   * settling it here could end the session where another node adopted it
+   * since (this copy only idled because its requests went there). */
+  mcp__list_each(link, &dead)
+      session_destroy(mcp__container_of(link, mcp__http_session, link));
 }
 
 void mcp__http_sessions_expire(mcp_http *h, uint64_t now_ms) {
