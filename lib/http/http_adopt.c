@@ -42,9 +42,9 @@ static void adopted(void *arg, int rc) {
  * or the request could not be started: adopt_rc says), false when the
  * connection now waits for it. */
 static bool start(mcp_http *h, mcp__http_req *r, const char *id, size_t len) {
-  char key[MCP__HTTP_ID_MAX + 1];
   int rc = mcp__http_session_create(h, &r->caller, id, len, &r->adopting);
   if (rc == 0) {
+    char key[MCP__HTTP_ID_MAX + 1];
     memcpy(key, id, len);
     key[len] = '\0';
     r->adopt = MCP__HTTP_ADOPT_RUNNING;
