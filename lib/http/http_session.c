@@ -110,6 +110,7 @@ int mcp__http_session_create(mcp_http *h, const mcp__http_caller *caller,
   } else if ((rc = mint(h, hs)) != 0) {
     goto fail;
   }
+  rc = MCP_ENOMEM;
   const mcp_principal *who = &caller->principal;
   if ((who->subject && (hs->subject = mcp__strdup(who->subject)) == NULL) ||
       (caller->scope_key &&
