@@ -406,6 +406,7 @@ typedef struct http_call {
   uint16_t port;
   const char *sid;
   long status;
+  int id; /* the request's id (0: 5) */
 } http_call;
 
 /* A tools/call on the session, on a thread of its own (it waits). */
@@ -413,10 +414,12 @@ static void *post_call(void *arg) {
   http_call *h = arg;
   CURL *c = curl_easy_init();
   lc_resp r = {0};
-  lc_req q = {.body = "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\","
-                      "\"params\":{\"name\":\"work\",\"arguments\":{}}}",
-              .session = h->sid,
-              .version = LC_LEGACY};
+  char body[160];
+  snprintf(body, sizeof body,
+           "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\","
+           "\"params\":{\"name\":\"work\",\"arguments\":{}}}",
+           h->id ? h->id : 5);
+  lc_req q = {.body = body, .session = h->sid, .version = LC_LEGACY};
   lc_http(c, h->port, &q, &r);
   h->status = r.status;
   lc_resp_free(&r);
@@ -465,6 +468,75 @@ START_TEST(http_stopped_with_a_take_in_flight) {
 END_TEST
 #endif
 
+#ifdef MCP_TEST_HTTP
+/* A legacy session made on a's HTTP server, initialized; its id in sid. */
+static void legacy_session(uint16_t port, char *sid, size_t size) {
+  CURL *c = curl_easy_init();
+  ck_assert_ptr_nonnull(c);
+  lc_resp r = {0};
+  lc_req q = {.body = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\","
+                      "\"params\":{\"protocolVersion\":\"" LC_LEGACY "\","
+                      "\"capabilities\":{},\"clientInfo\":{\"name\":\"c\","
+                      "\"version\":\"1\"}}}"};
+  lc_http(c, port, &q, &r);
+  ck_assert_int_eq(r.status, 200);
+  ck_assert(lc_resp_header(&r, "Mcp-Session-Id", sid, size));
+  lc_resp_free(&r);
+  lc_req n = {.body = "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/"
+                      "initialized\"}",
+              .session = sid,
+              .version = LC_LEGACY};
+  lc_http(c, port, &n, &r);
+  ck_assert_int_eq(r.status, 202);
+  lc_resp_free(&r);
+  curl_easy_cleanup(c);
+}
+
+/* A legacy session made on a's HTTP server goes on on b's, which adopts
+ * it from Redis: the store answers on its own thread, so each request
+ * waits suspended. Four requests adopting it at once leave one copy; a
+ * session made while Redis cannot answer is a 503 to adopt, and b stops
+ * cleanly with an adoption in flight. */
+START_TEST(a_session_adopted_over_redis) {
+  mcp_server_set_rate_limit(g_a, 1000, 60);
+  mcp_server_set_rate_limit(g_b, 1000, 60);
+  mcp_http *ha = NULL, *hb = NULL;
+  mcp_http_options o = {0};
+  ck_assert_int_eq(mcp_http_start(g_a, &o, &ha), 0);
+  ck_assert_int_eq(mcp_http_start(g_b, &o, &hb), 0);
+  char sid[200];
+  legacy_session(mcp_http_port(ha), sid, sizeof sid);
+  http_call calls[4];
+  pthread_t t[4];
+  for (int i = 0; i < 4; i++) {
+    calls[i] = (http_call){.port = mcp_http_port(hb), .sid = sid, .id = 20 + i};
+    ck_assert_int_eq(pthread_create(&t[i], NULL, post_call, &calls[i]), 0);
+  }
+  for (int i = 0; i < 4; i++) {
+    pthread_join(t[i], NULL);
+    ck_assert_int_eq(calls[i].status, 200);
+  }
+  ck_assert_int_eq(atomic_load(&g_runs), 4); /* all four ran on b */
+  /* Redis hung: the adoption waits for the store's timeout, then 503. */
+  char other[200];
+  legacy_session(mcp_http_port(ha), other, sizeof other);
+  ck_assert_int_eq(kill(g_redis.pid, SIGSTOP), 0);
+  http_call late = {.port = mcp_http_port(hb), .sid = other};
+  post_call(&late);
+  ck_assert_int_eq(late.status, 503);
+  /* And b stopped with one in flight: the stop waits for its answer. */
+  pthread_t hung;
+  ck_assert_int_eq(pthread_create(&hung, NULL, post_call, &late), 0);
+  sleep_ms(200);
+  mcp_http_stop(hb);
+  pthread_join(hung, NULL);
+  ck_assert_int_eq(kill(g_redis.pid, SIGCONT), 0);
+  mcp_http_stop(ha);
+  ck_assert_int_eq(atomic_load(&g_runs), 4);
+}
+END_TEST
+#endif
+
 int main(void) {
   signal(SIGPIPE, SIG_IGN);
   Suite *s = suite_create("redis_limit");
@@ -478,6 +550,7 @@ int main(void) {
 #ifdef MCP_TEST_HTTP
   tcase_add_test(tc, over_http);
   tcase_add_test(tc, http_stopped_with_a_take_in_flight);
+  tcase_add_test(tc, a_session_adopted_over_redis);
 #endif
   return tu_run(s);
 }
