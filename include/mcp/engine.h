@@ -340,6 +340,14 @@ MCP_API int mcp_session_share(mcp_session *session, const char *id,
  * mcp_session_receive. */
 MCP_API void mcp_session_unshare(mcp_session *session);
 
+/** Returns true once another process sharing the store adopted session
+ * (mcp_session_adopt announces it through the store's events): this copy
+ * is stale, and the transport should let go of it (free it without
+ * mcp_session_unshare). A request naming it afterwards adopts it back with
+ * the state of the record. false for NULL or a session never shared. Any
+ * thread. */
+MCP_API bool mcp_session_moved(const mcp_session *session);
+
 /** Called once per mcp_session_adopt that returned 0, with its arg and
  * rc: 0 (the session now has the shared state and is shared under the
  * same id, with this process's node as holder), MCP_ENOENT (no such
@@ -362,7 +370,9 @@ typedef void (*mcp_session_adopted_fn)(void *arg, int rc);
  * when this returns 0; receive nothing on session before it came. Returns
  * 0, MCP_EINVAL (NULL session, id or done, ttl_ms 0, a session already
  * initialized or shared), MCP_ELIMIT, MCP_ENOTSUP (the store keeps no
- * records) or MCP_ENOMEM; done is then not called. Any thread. */
+ * records) or MCP_ENOMEM; done is then not called. An adoption is
+ * published through the store's events, so that a process still holding a
+ * copy learns it (mcp_session_moved). Any thread. */
 MCP_API int mcp_session_adopt(mcp_session *session, const char *id,
                               unsigned long long ttl_ms,
                               mcp_session_adopted_fn done, void *arg);

@@ -245,6 +245,7 @@ struct mcp_session {
                                          under home.lock */
   mcp__list link;                     /* in srv->sessions */
   _Atomic(struct mcp__share *) share; /* kept in the store (share.c) */
+  _Atomic bool moved;                 /* another process adopted it (share.c) */
 };
 
 /* A transport's per-request sink (mcp_session_receive_to), shared by the
@@ -337,6 +338,11 @@ typedef struct mcp__share mcp__share;
 void mcp__session_changed(mcp_session *s);
 void mcp__session_touch(mcp_session *s);
 void mcp__session_share_drop(mcp_session *s);
+/* What another server published about a shared session (an event whose
+ * "session" member says what: "adopted"), done here: a session this server
+ * shares under that key is marked moved. Called on the store's delivering
+ * thread. */
+void mcp__session_event(mcp_server *srv, const struct cJSON *event);
 
 /* Frees a session's subscriptions and ends its listeners (their sinks are
  * released). Call with s->home.lock held; listeners' sinks are handed back in

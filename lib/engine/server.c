@@ -515,8 +515,10 @@ static int tell_locked(mcp_session *s, mcp__change what, const char *uri,
   unsigned feature = what == MCP__CHANGED_RESOURCE
                          ? (unsigned)MCP__LISTEN_RESOURCES
                          : (unsigned)what;
+  /* A copy another process adopted hears nothing more: its client listens
+   * there now. */
   if (atomic_load(&s->state) == MCP__STATE_READY && !s->home.closed &&
-      (s->announced & feature) &&
+      !atomic_load(&s->moved) && (s->announced & feature) &&
       (what != MCP__CHANGED_RESOURCE ||
        uri_listed(s->subscribed, s->nsubscribed, uri)) &&
       mcp__send_locked(s, NULL, legacy, legacy_len, &mcp__sent_notification) ==
@@ -689,6 +691,11 @@ static void on_store_event(void *arg, const char *event, unsigned long len) {
   cJSON *j = cJSON_ParseWithLength(event, len);
   if (cJSON_IsString(mcp__json_member(j, "task"))) {
     mcp__task_event(srv, j);
+    cJSON_Delete(j);
+    return;
+  }
+  if (cJSON_IsString(mcp__json_member(j, "session"))) {
+    mcp__session_event(srv, j);
     cJSON_Delete(j);
     return;
   }

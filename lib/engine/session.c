@@ -62,6 +62,7 @@ int mcp_session_new(mcp_server *srv, const mcp_principal *principal,
   atomic_init(&s->state, MCP__STATE_NEW);
   atomic_init(&s->modern_seen, false);
   atomic_init(&s->version, MCP__VERSION_LATEST);
+  atomic_init(&s->moved, false);
   pthread_mutex_lock(&srv->lock);
   mcp__list_push_front(&srv->sessions, &s->link);
   pthread_mutex_unlock(&srv->lock);

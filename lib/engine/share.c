@@ -444,6 +444,54 @@ static int take_state(mcp_session *s, const char *text, size_t len) {
   return rc;
 }
 
+/* Publishes that this server adopted s, so that another that still holds
+ * a copy (it was only unreachable) lets go of it. */
+static void announce(mcp_server *srv, mcp_session *s) {
+  mcp__share *sh = atomic_load(&s->share);
+  mcp__buf b = {0};
+  mcp__buf_printf(
+      &b, "{\"node\":\"%s\",\"session\":\"adopted\",\"key\":", srv->node);
+  mcp__json_quote(&b, sh->key, strlen(sh->key));
+  mcp__buf_putc(&b, '}');
+  if (b.err == 0)
+    mcp__publish(srv, "a session's adoption", b.data, b.len);
+  mcp__buf_free(&b);
+}
+
+void mcp__session_event(mcp_server *srv, const cJSON *event) {
+  const char *what = cJSON_GetStringValue(mcp__json_member(event, "session"));
+  const char *from = cJSON_GetStringValue(mcp__json_member(event, "node"));
+  const char *key = cJSON_GetStringValue(mcp__json_member(event, "key"));
+  if (what == NULL || strcmp(what, "adopted") != 0 || from == NULL ||
+      key == NULL) {
+    mcp__log(srv, MCP_LOG_WARNING,
+             "an event of the store about a session that says nothing "
+             "known: ignored");
+    return;
+  }
+  if (strcmp(from, srv->node) == 0)
+    return; /* its own */
+  unsigned moved = 0;
+  pthread_mutex_lock(&srv->lock);
+  mcp__list_each(link, &srv->sessions) {
+    mcp_session *s = mcp__container_of(link, mcp_session, link);
+    mcp__share *sh = atomic_load(&s->share);
+    /* sh->key never changes once the share is set. */
+    if (sh && strcmp(sh->key, key) == 0 && !atomic_exchange(&s->moved, true))
+      moved++;
+  }
+  pthread_mutex_unlock(&srv->lock);
+  if (moved)
+    mcp__log(srv, MCP_LOG_INFO,
+             "a session this node held was adopted by node %s: its copy "
+             "here is let go",
+             from);
+}
+
+bool mcp_session_moved(const mcp_session *s) {
+  return s && atomic_load(&((mcp_session *)s)->moved);
+}
+
 static void adoption_got(void *arg, int rc, const mcp_store_record *recs,
                          unsigned n, bool more, const char *why) {
   (void)more;
@@ -463,8 +511,10 @@ static void adoption_got(void *arg, int rc, const mcp_store_record *recs,
     a->sh = NULL;
     mcp__log(srv, MCP_LOG_INFO, "a session of node %s was adopted by node %s",
              recs[0].holder ? recs[0].holder : "(none)", srv->node);
-    /* The record names this node from now on. */
+    /* The record names this node from now on, and a process that still
+     * holds a copy lets go of it (mcp__session_event). */
     mcp__session_changed(s);
+    announce(srv, s);
   }
   if (a->sh)
     share_unref(a->sh);

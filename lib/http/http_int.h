@@ -481,7 +481,9 @@ mcp__http_session *mcp__http_session_publish(mcp_http *http,
  * same_scopes, a session created by a token holding other scopes is not
  * found either: its engine session decides with the scopes it was created
  * with, so a token with fewer must not use it, and one with more gets a
- * new session. Never allocates. */
+ * new session. A session another node adopted since (mcp_session_moved) is
+ * let go of and not found: the caller adopts it back. Never allocates.
+ * Call with no lock held. */
 mcp__http_session *mcp__http_session_find(mcp_http *http, const char *id,
                                           size_t len,
                                           const mcp__http_caller *caller,

@@ -168,6 +168,8 @@ mcp__http_session *mcp__http_session_publish(mcp_http *h,
   return there ? there : hs;
 }
 
+static bool end_session(mcp_http *h, mcp__http_session *hs, bool for_good);
+
 /* Both NULL, or equal text. */
 static bool same_text(const char *a, const char *b) {
   if (a == NULL || b == NULL)
@@ -194,6 +196,16 @@ mcp__http_session *mcp__http_session_find(mcp_http *h, const char *id,
     found->last_ms = mcp__http_now_ms();
   }
   pthread_mutex_unlock(&h->lock);
+  if (found && mcp_session_moved(found->mcp)) {
+    /* Another node adopted it while this copy was out of reach: let go of
+     * the copy, and the caller adopts the session back as it is now. */
+    end_session(h, found, false);
+    mcp__http_session_release(h, found);
+    mcp__http_log(h, MCP_LOG_INFO,
+                  "a session adopted by another node came back: its stale "
+                  "copy here is let go");
+    return NULL;
+  }
   return found;
 }
 
@@ -226,6 +238,13 @@ void mcp__http_session_release(mcp_http *h, mcp__http_session *hs) {
 }
 
 bool mcp__http_session_delete(mcp_http *h, mcp__http_session *hs) {
+  return end_session(h, hs, true);
+}
+
+/* Unlinks hs and ends its streams; for_good (DELETE) settles a shared
+ * session's record, otherwise (a copy another node adopted) it is left to
+ * the node that holds the session now. */
+static bool end_session(mcp_http *h, mcp__http_session *hs, bool for_good) {
   pthread_mutex_lock(&h->lock);
   bool was = unlink_locked(hs);
   bool last = was && unref_locked(h, hs);
@@ -248,7 +267,8 @@ bool mcp__http_session_delete(mcp_http *h, mcp__http_session *hs) {
     mcp__http_resume(h->hub, conns[i]);
   mcp_free(conns);
   if (was) {
-    mcp_session_unshare(hs->mcp); /* deleted for good: nobody adopts it */
+    if (for_good)
+      mcp_session_unshare(hs->mcp); /* deleted: nobody adopts it */
     mcp_session_cancel_all(hs->mcp);
   }
   if (last)

@@ -3797,6 +3797,11 @@ START_TEST(legacy_session_adopted_by_another_server) {
   lc_resp_free(&r);
   F.port = first;
   ck_assert_ptr_nonnull(strstr(F.log.p, "adopted"));
+  /* Back on the first server, whose copy went stale when the other
+   * adopted it: the copy is let go and the session adopted back. */
+  fresh_curl();
+  expect_echo(sid, "9", "back");
+  ck_assert_ptr_nonnull(strstr(F.log.p, "stale copy here is let go"));
   mcp_http_stop(h2);
   mcp_server_free(other);
   ck_assert_int_eq(mcp_server_set_store(F.srv, NULL), 0);

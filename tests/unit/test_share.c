@@ -121,6 +121,14 @@ START_TEST(another_server_adopts_the_state) {
   tu_assert_msg(&Q, 0,
                 "{\"method\":\"notifications/resources/updated\","
                 "\"params\":{\"uri\":\"file:///readme\"}}");
+  /* The copy srv held is told (the store's event): it is stale now, and
+   * hears no more changes; Q's is not. */
+  ck_assert(mcp_session_moved(P.session));
+  ck_assert(!mcp_session_moved(Q.session));
+  ck_assert(!mcp_session_moved(NULL));
+  tu_clear(&P);
+  ck_assert_int_eq(mcp_server_resource_updated(srv, "file:///readme"), 0);
+  ck_assert_uint_eq(P.nout, 0);
   /* The record now names B, and follows Q's changes. */
   cJSON_Delete(tu_ask(
       &Q, tu_req(5, "resources/unsubscribe", "{\"uri\":\"file:///readme\"}")));
@@ -128,6 +136,13 @@ START_TEST(another_server_adopts_the_state) {
   ck_assert_str_ne(g.holder, first_holder);
   tu_assert_json(g.value, "{\"subs\":[],\"log\":3}");
   cJSON_Delete(g.value);
+  /* Adopted back by srv: now B's copy is the stale one. */
+  tu_peer back;
+  tu_peer_open(&back, srv, &ALICE);
+  ck_assert_int_eq(adopt(&back, "n1.abc"), 0);
+  ck_assert(mcp_session_moved(Q.session));
+  ck_assert(!mcp_session_moved(back.session));
+  tu_peer_close(&back);
 }
 END_TEST
 
