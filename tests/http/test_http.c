@@ -3802,6 +3802,18 @@ START_TEST(legacy_session_adopted_by_another_server) {
   fresh_curl();
   expect_echo(sid, "9", "back");
   ck_assert_ptr_nonnull(strstr(F.log.p, "stale copy here is let go"));
+  /* A server whose sessions are all in use adopts none: 503, try again. */
+  mcp_http_stop(h2);
+  mcp_http_options full = {.max_sessions = 1};
+  ck_assert_int_eq(mcp_http_start(other, &full, &h2), 0);
+  F.port = mcp_http_port(h2);
+  char *mine = open_session(V, "{}");
+  post(sid, PING, &r);
+  assert_rpc_error(&r, 503, 0, ID_ANY);
+  ck_assert_ptr_nonnull(strstr(r.body.p, "cannot be taken over now"));
+  lc_resp_free(&r);
+  F.port = first;
+  free(mine);
   mcp_http_stop(h2);
   mcp_server_free(other);
   ck_assert_int_eq(mcp_server_set_store(F.srv, NULL), 0);
