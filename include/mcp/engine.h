@@ -29,9 +29,11 @@ extern "C" {
 /** For transports and embedders with their own event loop, as
  * mcp_http_backend_timeout is for HTTP: how long, in milliseconds, the loop
  * may wait before calling mcp_server_expire: 0 when a deadline has passed
- * and a call waits for its answer (or a task's TTL has passed), -1 when no
- * call of srv has a deadline to watch and no task a TTL. Cheap when no call
- * timeout is set and no task lives. Any thread. */
+ * and a call waits for its answer (or a task's TTL has passed, or a
+ * tasks/result waiting for another node's task is due for a look), -1 when
+ * no call of srv has a deadline to watch, no task a TTL and no such
+ * tasks/result waits. Cheap when no call timeout is set and no task lives.
+ * Any thread. */
 MCP_API long mcp_server_next_expiry_ms(mcp_server *srv);
 
 /** Answers, with the timeout answer described at mcp_server_set_call_timeout,
@@ -42,10 +44,14 @@ MCP_API long mcp_server_next_expiry_ms(mcp_server *srv);
  * the calling thread. Calls whose handler is still running answer for
  * themselves when it returns. It also forgets every task whose TTL has
  * passed (mcp_server_set_task_limits), cancelling its call if it still
- * runs. Call it when mcp_server_next_expiry_ms's time is up; calling it
- * early or often is harmless and cheap. Returns how many calls it answered
- * and tasks it forgot, or MCP_EINVAL for srv NULL. Any thread, but not
- * from a send callback or a handler. */
+ * runs, and looks again at the records of other nodes' tasks that a
+ * tasks/result waits for (a task whose node was lost is failed, one whose
+ * TTL passed answered as expired; docs/deployment.md, "tasks on every
+ * node"). Call it when mcp_server_next_expiry_ms's time is up; calling it
+ * early or often is harmless and cheap. Returns how many calls it answered,
+ * tasks it forgot and waiting tasks/result it looked at again, or
+ * MCP_EINVAL for srv NULL. Any thread, but not from a send callback or a
+ * handler. */
 MCP_API int mcp_server_expire(mcp_server *srv);
 
 /* ---------------------------------------------------------------------------

@@ -316,8 +316,10 @@ int mcp__broadcast_remote_task(mcp_server *srv, const char *id,
  * (mcp_server_set_node_lease). */
 #define MCP__NODE_LEASE_MS 10000u
 /* What another server published about a task (an event whose "task" member
- * names what it asks: "cancel", "update"), done here when this server runs
- * the task (task.c). Called on the store's delivering thread. */
+ * names what it asks or says: "cancel", "update" for the node running the
+ * task; "changed" for listeners; "stored" for tasks/result waiting on
+ * another node), done here (task.c). Called on the store's delivering
+ * thread. */
 void mcp__task_event(mcp_server *srv, const struct cJSON *event);
 /* Publishes event (a JSON object's text) to the other processes sharing
  * the server's store, when it has events; logs why not otherwise.
