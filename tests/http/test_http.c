@@ -3703,16 +3703,25 @@ START_TEST(modern_listen_stream) {
 }
 END_TEST
 
+/* The served server and another one ("other"), which the caller sets up
+ * and then gives a store shared with it (*st, in-process), as two
+ * processes on one Redis. */
+static mcp_server *other_server(mcp_store **st) {
+  fx_start(NULL);
+  *st = mcp_store_new_local();
+  ck_assert_ptr_nonnull(*st);
+  mcp_server_info info = {.name = "other", .version = "1"};
+  mcp_server *other = NULL;
+  ck_assert_int_eq(mcp_server_new(&info, &other), 0);
+  return other;
+}
+
 /* Another server sharing the served one's store (as another process on
  * one Redis would): its changes reach the listen stream here, once each,
  * in order; the served server's own, once too. */
 START_TEST(modern_listen_hears_another_server) {
-  fx_start(NULL);
-  mcp_store *st = mcp_store_new_local();
-  ck_assert_ptr_nonnull(st);
-  mcp_server_info info = {.name = "other", .version = "1"};
-  mcp_server *other = NULL;
-  ck_assert_int_eq(mcp_server_new(&info, &other), 0);
+  mcp_store *st;
+  mcp_server *other = other_server(&st);
   mcp_resource res = {.uri_template = "test://w/{n}",
                       .name = "w",
                       .mime_type = "text/plain",
@@ -3758,12 +3767,8 @@ END_TEST
  * GET stream go on there under the same id; a session deleted first, or
  * never made, is unknown there. */
 START_TEST(legacy_session_adopted_by_another_server) {
-  fx_start(NULL);
-  mcp_store *st = mcp_store_new_local();
-  ck_assert_ptr_nonnull(st);
-  mcp_server_info info = {.name = "other", .version = "1"};
-  mcp_server *other = NULL;
-  ck_assert_int_eq(mcp_server_new(&info, &other), 0);
+  mcp_store *st;
+  mcp_server *other = other_server(&st);
   mcp_server_set_log(other, fx_log, NULL);
   const mcp_tool echo = {.name = "echo",
                          .description = "Returns its text.",

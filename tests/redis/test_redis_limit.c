@@ -334,14 +334,9 @@ START_TEST(allowed_calls_go_to_the_executor) {
 END_TEST
 
 #ifdef MCP_TEST_HTTP
-/* Over Streamable HTTP (a legacy session, anonymous): the calls wait for
- * Redis on the store's threads and are answered on their requests. */
-START_TEST(over_http) {
-  mcp_server_set_rate_limit(g_a, 2, 60);
-  mcp_http *http = NULL;
-  mcp_http_options o = {0};
-  ck_assert_int_eq(mcp_http_start(g_a, &o, &http), 0);
-  uint16_t port = mcp_http_port(http);
+/* A legacy session made on the HTTP server at port, initialized; its id
+ * in sid. */
+static void legacy_session(uint16_t port, char *sid, size_t size) {
   CURL *c = curl_easy_init();
   ck_assert_ptr_nonnull(c);
   lc_resp r = {0};
@@ -351,8 +346,7 @@ START_TEST(over_http) {
                       "\"version\":\"1\"}}}"};
   lc_http(c, port, &q, &r);
   ck_assert_int_eq(r.status, 200);
-  char sid[200];
-  ck_assert(lc_resp_header(&r, "Mcp-Session-Id", sid, sizeof sid));
+  ck_assert(lc_resp_header(&r, "Mcp-Session-Id", sid, size));
   lc_resp_free(&r);
   lc_req n = {.body = "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/"
                       "initialized\"}",
@@ -361,6 +355,22 @@ START_TEST(over_http) {
   lc_http(c, port, &n, &r);
   ck_assert_int_eq(r.status, 202);
   lc_resp_free(&r);
+  curl_easy_cleanup(c);
+}
+
+/* Over Streamable HTTP (a legacy session, anonymous): the calls wait for
+ * Redis on the store's threads and are answered on their requests. */
+START_TEST(over_http) {
+  mcp_server_set_rate_limit(g_a, 2, 60);
+  mcp_http *http = NULL;
+  mcp_http_options o = {0};
+  ck_assert_int_eq(mcp_http_start(g_a, &o, &http), 0);
+  uint16_t port = mcp_http_port(http);
+  char sid[200];
+  legacy_session(port, sid, sizeof sid);
+  CURL *c = curl_easy_init();
+  ck_assert_ptr_nonnull(c);
+  lc_resp r = {0};
   const char *want[] = {"done", "done", "rate limited"};
   for (int i = 0; i < 3; i++) {
     char body[200];
@@ -466,31 +476,6 @@ START_TEST(http_stopped_with_a_take_in_flight) {
   mcp_store_free(counting); /* frees nothing of the Redis store's */
 }
 END_TEST
-#endif
-
-#ifdef MCP_TEST_HTTP
-/* A legacy session made on a's HTTP server, initialized; its id in sid. */
-static void legacy_session(uint16_t port, char *sid, size_t size) {
-  CURL *c = curl_easy_init();
-  ck_assert_ptr_nonnull(c);
-  lc_resp r = {0};
-  lc_req q = {.body = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\","
-                      "\"params\":{\"protocolVersion\":\"" LC_LEGACY "\","
-                      "\"capabilities\":{},\"clientInfo\":{\"name\":\"c\","
-                      "\"version\":\"1\"}}}"};
-  lc_http(c, port, &q, &r);
-  ck_assert_int_eq(r.status, 200);
-  ck_assert(lc_resp_header(&r, "Mcp-Session-Id", sid, size));
-  lc_resp_free(&r);
-  lc_req n = {.body = "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/"
-                      "initialized\"}",
-              .session = sid,
-              .version = LC_LEGACY};
-  lc_http(c, port, &n, &r);
-  ck_assert_int_eq(r.status, 202);
-  lc_resp_free(&r);
-  curl_easy_cleanup(c);
-}
 
 /* A legacy session made on a's HTTP server goes on on b's, which adopts
  * it from Redis: the store answers on its own thread, so each request
