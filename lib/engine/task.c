@@ -2208,6 +2208,8 @@ static void remote_waits_close(mcp_server *srv) {
 }
 
 void mcp__task_stored(mcp_server *srv, const char *id, const char *shown) {
+  if (mcp__records(srv) == NULL)
+    return; /* the store was taken away (the server goes): nobody waits */
   mcp__buf e = {0};
   mcp__buf_printf(&e,
                   "{\"node\":\"%s\",\"task\":\"stored\",\"id\":", srv->node);
