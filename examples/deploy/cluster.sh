@@ -204,11 +204,13 @@ for ((i = 1; i <= backends; i++)); do
   addrs+=("$addr")
 done
 # A session goes to its owner. With --redis its state is in Redis, so
-# when the owner refuses the connection (it is down) nginx sends the
-# request to the next node, which adopts the session: one backup, always
-# the same, so that the session moves once. A request the owner had
-# already been sent is not sent again (a POST is not idempotent): its
-# client gets an error, and the session goes on.
+# when the owner cannot be connected to (refused, or not accepted within
+# proxy_connect_timeout) nginx sends the request to the next node, which
+# adopts the session: one backup, always the same, so that the session
+# does not wander. After fail_timeout nginx tries the owner again; once it
+# is back, it adopts the session back. A request the owner had already
+# been sent is not sent again (a POST is not idempotent): its client gets
+# an error, and the session goes on.
 for ((i = 1; i <= backends; i++)); do
   upstreams+="  upstream node_n$i {"$'\n'"    server ${addrs[i - 1]};"$'\n'
   if [ "$redis" = 1 ] && [ "$backends" -gt 1 ]; then
@@ -220,8 +222,10 @@ done
 # the client starts a new one); with Redis it is only unreachable now.
 gone_status=404
 gone_body='{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Not Found: no such session"}}'
+retry_after=""
 if [ "$redis" = 1 ]; then
   gone_status=503
+  retry_after="add_header Retry-After 1 always;"
   gone_body='{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"Service Unavailable: the nodes of this session cannot be reached; try again"}}'
 fi
 
@@ -293,6 +297,7 @@ $upstreams
       error_page 502 504 = @unavailable;
     }
     location @unavailable {
+      $retry_after
       if (\$mcp_owner) {
         return $gone_status '$gone_body';
       }

@@ -347,12 +347,20 @@ MCP_API int mcp_session_share(mcp_session *session, const char *id,
 MCP_API void mcp_session_unshare(mcp_session *session);
 
 /** Returns true once another process sharing the store adopted session
- * (mcp_session_adopt announces it through the store's events): this copy
- * is stale, and the transport should let go of it (free it without
+ * (mcp_session_adopt announces it through the store's events), or ended it
+ * (a write of its record was refused: it was settled as ended there): this
+ * copy is stale, and the transport should let go of it (free it without
  * mcp_session_unshare). A request naming it afterwards adopts it back with
- * the state of the record. false for NULL or a session never shared. Any
- * thread. */
+ * the state of the record, or finds it ended. false for NULL or a session
+ * never shared. Any thread. */
 MCP_API bool mcp_session_moved(const mcp_session *session);
+
+/** Tells the engine that session is in use though no message came (a
+ * transport keeps its event stream open, or a call of it runs long): a
+ * shared session's record is written again once half its TTL passed, as
+ * a message received would. Cheap; does nothing for a session that is not
+ * shared, or NULL. Any thread. */
+MCP_API void mcp_session_touch(mcp_session *session);
 
 /** Called once per mcp_session_adopt that returned 0, with its arg and
  * rc: 0 (the session now has the shared state and is shared under the

@@ -36,10 +36,12 @@ struct mcp__share {
    * only as a put is issued, by the thread that set busy. */
   char *text, *pending;
   size_t len, pending_len;
-  bool busy;        /* a put is in flight */
-  bool ended;       /* unshared: the next put settles the record */
-  bool settled;     /* the final put was issued: nothing after it */
-  uint64_t kept_us; /* when the last put was issued */
+  _Atomic bool gone; /* a put was refused: another process settled the
+                        record (deleted the session there) */
+  bool busy;         /* a put is in flight */
+  bool ended;        /* unshared: the next put settles the record */
+  bool settled;      /* the final put was issued: nothing after it */
+  uint64_t kept_us;  /* when the last put was issued */
 };
 
 /* ---- the record's text ----------------------------------------------------
@@ -137,6 +139,14 @@ static void put_answered(void *arg, int rc, const mcp_store_record *recs,
  * sh->lock held and busy just set by the caller; returns with it
  * released. */
 static void issue_unlock(mcp__share *sh) {
+  /* The store the share was made for, while the server still uses it: a
+   * store taken away (the server goes, or the embedder changed it) may be
+   * freed, so nothing more is put there. */
+  if (mcp__records(sh->srv) != sh->store) {
+    sh->busy = false;
+    pthread_mutex_unlock(&sh->lock);
+    return;
+  }
   if (sh->pending) {
     mcp__free(sh->text);
     sh->text = sh->pending;
@@ -166,8 +176,6 @@ static void issue_unlock(mcp__share *sh) {
 
 static void put_answered(void *arg, int rc, const mcp_store_record *recs,
                          unsigned n, bool more, const char *why) {
-  (void)recs;
-  (void)n;
   (void)more;
   mcp__share *sh = arg;
   if (rc != 0)
@@ -175,7 +183,14 @@ static void put_answered(void *arg, int rc, const mcp_store_record *recs,
              "a session's state was not kept in the store (%s): another "
              "process could not adopt its latest state",
              why);
+  bool refused = rc == 0 && n == 1 && !recs[0].written;
   pthread_mutex_lock(&sh->lock);
+  if (refused && !sh->settled) {
+    /* Ended elsewhere (a DELETE that reached another process): this copy
+     * is stale, and nothing more is put. */
+    sh->settled = true;
+    atomic_store(&sh->gone, true);
+  }
   if (!sh->settled && (sh->pending || sh->ended))
     issue_unlock(sh); /* busy stays set: the next put is this one's */
   else {
@@ -489,7 +504,16 @@ void mcp__session_event(mcp_server *srv, const cJSON *event) {
 }
 
 bool mcp_session_moved(const mcp_session *s) {
-  return s && atomic_load(&((mcp_session *)s)->moved);
+  if (s == NULL)
+    return false;
+  mcp_session *m = (mcp_session *)s;
+  mcp__share *sh = atomic_load(&m->share);
+  return atomic_load(&m->moved) || (sh && atomic_load(&sh->gone));
+}
+
+void mcp_session_touch(mcp_session *s) {
+  if (s)
+    mcp__session_touch(s);
 }
 
 static void adoption_got(void *arg, int rc, const mcp_store_record *recs,

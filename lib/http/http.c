@@ -1503,6 +1503,14 @@ static enum MHD_Result handle_get(mcp_http *h, mcp__http_req *r) {
   struct MHD_Connection *old = NULL;
   int rc = attach_get(h, r, last, priming, &old);
   mcp__http_resume(h->hub, old);
+  if (rc == -2 && last && hs->adopted) {
+    /* Adopted from a node that is gone, whose streams went with it: the
+     * client's resumption opens the session's stream here instead. */
+    last = NULL;
+    old = NULL;
+    rc = attach_get(h, r, NULL, priming, &old);
+    mcp__http_resume(h->hub, old);
+  }
   if (rc == -1)
     return respond_error(r, MHD_HTTP_CONFLICT, MCP__RPC_INVALID_REQUEST,
                          "Conflict: this stream is already open", NULL, version,
@@ -1640,6 +1648,7 @@ static void housekeeping(mcp_http *h) {
     mcp__http_resume(h->hub, wake[i]);
   mcp_free(wake);
   mcp__http_sessions_expire(h, now);
+  mcp__http_sessions_tend(h);
 }
 
 static void *timer_main(void *arg) {

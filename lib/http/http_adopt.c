@@ -12,10 +12,11 @@
  * The store may answer at once (the in-process store) or on a thread of
  * its own: then the connection is suspended until the answer, which
  * resumes it, and libmicrohttpd calls the request again. The state moves
- * under http->lock: RUNNING while the engine is asked; SUSPENDED once the
- * connection waits (the hub counts the resume owed, so mcp_http_stop waits
- * for it); DONE with the answer; USED once acted on, so a request adopts at
- * most once. */
+ * under http->lock: RUNNING while the engine is asked (from here the hub
+ * counts a resume owed, so mcp_http_stop waits for the answer; settled
+ * without a resume when the connection never had to wait); SUSPENDED once
+ * the connection waits; DONE with the answer; USED once acted on, so a
+ * request adopts at most once. */
 #include "http_int.h"
 
 /* Twice the idle timeout: a session in use is written again at least every
@@ -40,14 +41,29 @@ static void adopted(void *arg, int rc) {
 
 /* Asks the engine to adopt id for r: true when the answer is in (at once,
  * or the request could not be started: adopt_rc says), false when the
- * connection now waits for it. */
+ * connection now waits for it. The resume is owed (counted in the hub)
+ * from before the engine is asked, under the lock mcp_http_stop sets
+ * stopping with: a stop either refuses the adoption here or waits for its
+ * answer before it stops libmicrohttpd. */
 static bool start(mcp_http *h, mcp__http_req *r, const char *id, size_t len) {
   int rc = mcp__http_session_create(h, &r->caller, id, len, &r->adopting);
+  if (rc == 0) {
+    pthread_mutex_lock(&h->lock);
+    if (h->stopping) {
+      rc = MCP_ELIMIT; /* 503: try another node */
+    } else {
+      r->adopt = MCP__HTTP_ADOPT_RUNNING;
+      pthread_mutex_lock(&h->hub->lock);
+      h->hub->resuming++;
+      pthread_mutex_unlock(&h->hub->lock);
+    }
+    pthread_mutex_unlock(&h->lock);
+  }
+  bool owed = rc == 0;
   if (rc == 0) {
     char key[MCP__HTTP_ID_MAX + 1];
     memcpy(key, id, len);
     key[len] = '\0';
-    r->adopt = MCP__HTTP_ADOPT_RUNNING;
     rc = mcp_session_adopt(r->adopting->mcp, key, mcp__http_share_ttl_ms(h),
                            adopted, r);
   }
@@ -59,20 +75,41 @@ static bool start(mcp_http *h, mcp__http_req *r, const char *id, size_t len) {
   bool answered = r->adopt == MCP__HTTP_ADOPT_DONE;
   if (!answered) {
     MHD_suspend_connection(r->conn);
-    r->adopt = MCP__HTTP_ADOPT_SUSPENDED;
-    pthread_mutex_lock(&h->hub->lock);
-    h->hub->resuming++; /* adopted() resumes it */
-    pthread_mutex_unlock(&h->hub->lock);
+    r->adopt = MCP__HTTP_ADOPT_SUSPENDED; /* adopted() resumes it */
   }
   pthread_mutex_unlock(&h->lock);
+  if (answered && owed)
+    mcp__http_hub_settle(h->hub); /* never suspended: nothing to resume */
   return answered;
+}
+
+static bool id_char(char c) {
+  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+         (c >= '0' && c <= '9') || c == '_' || c == '-';
+}
+
+/* Whether id has the shape of an id some node minted: MCP__HTTP_SID_LEN
+ * base64url characters, after "NODE." (a node id: 1 to MCP__HTTP_NODE_MAX
+ * of the same characters) or alone. Anything else is unknown at once, and
+ * costs no session and no read of the store. */
+static bool minted_shape(const char *id, size_t len) {
+  if (len < MCP__HTTP_SID_LEN || len > MCP__HTTP_ID_MAX ||
+      len == MCP__HTTP_SID_LEN + 1)
+    return false;
+  size_t node = len > MCP__HTTP_SID_LEN ? len - MCP__HTTP_SID_LEN - 1 : 0;
+  if (node && id[node] != '.')
+    return false;
+  for (size_t i = 0; i < len; i++)
+    if (!(node && i == node) && !id_char(id[i]))
+      return false;
+  return true;
 }
 
 mcp__http_adopted mcp__http_adopt(mcp_http *h, mcp__http_req *r, const char *id,
                                   size_t len) {
   if (r->adopt == MCP__HTTP_ADOPT_USED ||
       (r->adopt == MCP__HTTP_ADOPT_NONE &&
-       (len > MCP__HTTP_ID_MAX || !mcp_server_shares_sessions(h->srv))))
+       (!minted_shape(id, len) || !mcp_server_shares_sessions(h->srv))))
     return MCP__HTTP_ADOPT_GONE;
   if (r->adopt == MCP__HTTP_ADOPT_NONE && !start(h, r, id, len))
     return MCP__HTTP_ADOPT_WAIT;
@@ -84,6 +121,7 @@ mcp__http_adopted mcp__http_adopt(mcp_http *h, mcp__http_req *r, const char *id,
   r->adopting = NULL;
   int rc = r->adopt_rc;
   if (rc == 0) {
+    hs->adopted = true;
     /* Another request may have adopted it here meanwhile: then that one
      * serves, and this copy goes. */
     mcp__http_session *kept = mcp__http_session_publish(h, hs);

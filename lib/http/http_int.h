@@ -270,6 +270,9 @@ void mcp__http_hub_wait_idle(mcp__http_hub *hub);
 /* Resumes a connection that a stream function handed out (see below):
  * exactly once for each, with no lock of ours held. NULL does nothing. */
 void mcp__http_resume(mcp__http_hub *hub, struct MHD_Connection *conn);
+/* Drops a resume counted (hub->resuming) that turned out not to be needed:
+ * the connection was never suspended. */
+void mcp__http_hub_settle(mcp__http_hub *hub);
 
 /* ---- streams (http_stream.c) --------------------------------------------- */
 
@@ -440,6 +443,7 @@ struct MHD_Connection *mcp__http_stream_keepalive(mcp__http_stream *st,
 struct mcp__http_session {
   char id[MCP__HTTP_NODE_MAX + 1 + MCP__HTTP_SID_LEN + 1];
   size_t id_len;   /* minted here, or adopted with another node's prefix */
+  bool adopted;    /* taken over from another node (http_adopt.c) */
   char *subject;   /* the creating principal's subject; NULL = anonymous */
   char *scope_key; /* with auth: the creating token's scopes (see
                       mcp__http_caller); NULL without */
@@ -522,6 +526,11 @@ mcp__http_stream *mcp__http_session_find_stream_locked(mcp__http_session *hs,
 /* Ends sessions idle for idle_s (no request, no connection attached). A
  * shared one's record expires on its own, up to idle_s later. */
 void mcp__http_sessions_expire(mcp_http *http, uint64_t now_ms);
+/* With sessions shared through the store: ends each copy another node
+ * adopted (mcp_session_moved) and renews the records of the others, which
+ * an open stream or a long call keeps in use without messages. Once per
+ * housekeeping tick. */
+void mcp__http_sessions_tend(mcp_http *http);
 /* Ends every session (stop); shared ones stay adoptable elsewhere. */
 void mcp__http_sessions_free_all(mcp_http *http);
 /* Allocates the table. Returns 0 or MCP_ENOMEM. */

@@ -398,6 +398,39 @@ static void end_sessions(mcp_http *h, bool all, uint64_t now_ms,
       session_destroy(mcp__container_of(link, mcp__http_session, link));
 }
 
+void mcp__http_sessions_tend(mcp_http *h) {
+  if (!mcp_server_shares_sessions(h->srv))
+    return;
+  /* The sessions to look at, with a reference each, gathered under the
+   * lock and seen to after it (no engine call under http->lock). */
+  pthread_mutex_lock(&h->lock);
+  size_t n = 0, k = 0;
+  for (size_t b = 0; b < h->nbuckets && h->nsessions > 0; b++)
+    mcp__list_each(link, &h->buckets[b]) n++;
+  mcp__http_session **v = n ? mcp_malloc(n * sizeof *v) : NULL;
+  for (size_t b = 0; v && b < h->nbuckets; b++) {
+    mcp__list_each(link, &h->buckets[b]) {
+      mcp__http_session *hs = mcp__container_of(link, mcp__http_session, link);
+      hs->refs++;
+      v[k++] = hs;
+    }
+  }
+  pthread_mutex_unlock(&h->lock);
+  for (size_t i = 0; i < k; i++) {
+    /* A copy another node adopted (or ended) ends here, its streams with
+     * it; one in use without messages (a GET stream, a long call) keeps
+     * its record alive. */
+    if (mcp_session_moved(v[i]->mcp) && end_session(h, v[i], false))
+      mcp__http_log(h, MCP_LOG_INFO,
+                    "a session went to another node: its stale copy here "
+                    "is let go");
+    else if (!mcp_session_moved(v[i]->mcp))
+      mcp_session_touch(v[i]->mcp);
+    mcp__http_session_release(h, v[i]);
+  }
+  mcp_free(v);
+}
+
 void mcp__http_sessions_expire(mcp_http *h, uint64_t now_ms) {
   end_sessions(h, false, now_ms, (uint64_t)h->idle_s * 1000);
 }

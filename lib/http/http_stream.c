@@ -101,6 +101,13 @@ void mcp__http_hub_wait_idle(mcp__http_hub *hub) {
   pthread_mutex_unlock(&hub->lock);
 }
 
+void mcp__http_hub_settle(mcp__http_hub *hub) {
+  pthread_mutex_lock(&hub->lock);
+  if (--hub->resuming == 0)
+    pthread_cond_broadcast(&hub->idle);
+  pthread_mutex_unlock(&hub->lock);
+}
+
 void mcp__http_resume(mcp__http_hub *hub, struct MHD_Connection *conn) {
   if (conn == NULL)
     return;

@@ -3791,13 +3791,19 @@ START_TEST(legacy_session_adopted_by_another_server) {
   F.port = mcp_http_port(h2);
   expect_echo(sid, "7", "there");
   expect_echo(sid, "8", "again");
-  stream *g = open_get(sid, NULL);
+  /* A resumption of a stream the first server had: gone with it, so the
+   * session's stream opens here instead of a 404 (which would end the
+   * session for the client). */
+  stream *g = open_get(sid, "1-3");
   ck_assert_int_eq(stream_wait_headers(g, T(5000)), 200);
   stream_close(g);
   post(gone, PING, &r);
   assert_rpc_error(&r, 404, 0, ID_ANY);
   lc_resp_free(&r);
-  post("never-made", PING, &r);
+  post("never-made", PING, &r); /* not an id any node mints: no look */
+  assert_rpc_error(&r, 404, 0, ID_ANY);
+  lc_resp_free(&r);
+  post("n9.0123456789abcdefghijklmnopqrstuv", PING, &r); /* looked up */
   assert_rpc_error(&r, 404, 0, ID_ANY);
   lc_resp_free(&r);
   F.port = first;
@@ -3806,6 +3812,8 @@ START_TEST(legacy_session_adopted_by_another_server) {
    * adopted it: the copy is let go and the session adopted back. */
   fresh_curl();
   expect_echo(sid, "9", "back");
+  /* (Let go by the housekeeping tick, or by this request: either says
+   * so.) */
   ck_assert_ptr_nonnull(strstr(F.log.p, "stale copy here is let go"));
   /* A server whose sessions are all in use adopts none: 503, try again. */
   mcp_http_stop(h2);

@@ -222,6 +222,28 @@ START_TEST(an_ended_session_is_never_adopted) {
 }
 END_TEST
 
+/* Settled as ended by another process (a DELETE that reached it): the
+ * next write here is refused, and the copy here is stale. */
+START_TEST(a_session_ended_elsewhere_is_stale_here) {
+  tu_legacy_init(&P, "2025-06-18", "{}");
+  ck_assert_int_eq(mcp_session_share(P.session, "n1.gone", 60000), 0);
+  ck_assert(!mcp_session_moved(P.session));
+  static const char ended[] = "{\"ended\":true}";
+  mcp_store_record rec = {.key = "session:n1.gone",
+                          .value = ended,
+                          .len = sizeof ended - 1,
+                          .ttl_ms = 60000,
+                          .final = true};
+  kept g = {0};
+  ck_assert_int_eq(mcp_store_put(g_store, &rec, on_got, &g), 0);
+  cJSON_Delete(g.value);
+  cJSON_Delete(
+      tu_ask(&P, tu_req(2, "logging/setLevel", "{\"level\":\"info\"}")));
+  ck_assert(mcp_session_moved(P.session));
+  ck_assert_int_eq(adopt(&Q, "n1.gone"), MCP_ENOENT);
+}
+END_TEST
+
 START_TEST(arguments_are_checked) {
   tu_legacy_init(&P, "2025-06-18", "{}");
   char longid[300];
@@ -270,6 +292,14 @@ START_TEST(a_used_session_outlives_its_ttl) {
   cJSON_Delete(tu_ask(&P, tu_req(2, "ping", NULL)));
   sleep_ms(900);
   kept g = record_of("session:n1.ttl");
+  ck_assert(g.found);
+  cJSON_Delete(g.value);
+  /* In use without messages (a transport's open stream): the same. */
+  sleep_ms(900);
+  mcp_session_touch(P.session);
+  mcp_session_touch(NULL);
+  sleep_ms(900);
+  g = record_of("session:n1.ttl");
   ck_assert(g.found);
   cJSON_Delete(g.value);
   /* Unused, it goes. */
@@ -426,6 +456,7 @@ int main(void) {
   tcase_add_test(t, a_session_is_adopted_once_initialized);
   tcase_add_test(t, only_its_principal_adopts_it);
   tcase_add_test(t, an_ended_session_is_never_adopted);
+  tcase_add_test(t, a_session_ended_elsewhere_is_stale_here);
   tcase_add_test(t, arguments_are_checked);
   tcase_add_test(t, a_used_session_outlives_its_ttl);
   tcase_add_test(t, a_failing_store_is_said);
