@@ -36,13 +36,24 @@ struct mcp__share {
    * only as a put is issued, by the thread that set busy. */
   char *text, *pending;
   size_t len, pending_len;
-  _Atomic bool gone; /* a put was refused: another process settled the
-                        record (deleted the session there) */
-  bool busy;         /* a put is in flight */
-  bool ended;        /* unshared: the next put settles the record */
-  bool settled;      /* the final put was issued: nothing after it */
-  uint64_t kept_us;  /* when the last put was issued */
+  _Atomic bool gone;           /* a put was refused: another process settled the
+                                  record (deleted the session there) */
+  bool busy;                   /* a put is in flight */
+  bool ended;                  /* unshared: the next put settles the record */
+  bool settled;                /* the final put was issued: nothing after it */
+  uint64_t kept_us;            /* when the last put was issued */
+  unsigned long long since_ms; /* wall clock when this copy was shared or
+                                  adopted: of two copies, the later one
+                                  serves (mcp__session_event) */
 };
+
+/* The wall clock in milliseconds. */
+static unsigned long long wall_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (unsigned long long)ts.tv_sec * 1000ull +
+         (unsigned long long)ts.tv_nsec / 1000000ull;
+}
 
 /* ---- the record's text ----------------------------------------------------
  * {"state":1,"version":"2025-06-18","caps":{...},"announced":5,"log":-1,
@@ -286,6 +297,7 @@ static mcp__share *share_new(mcp_session *s, mcp_store *st, const char *id,
   atomic_fetch_add(&sh->srv->refs, 1);
   sh->store = st;
   sh->ttl_ms = ttl_ms;
+  sh->since_ms = wall_ms();
   return sh;
 }
 
@@ -442,10 +454,7 @@ static int take_state(mcp_session *s, const char *text, size_t len) {
     /* The ids of requests sent from here on start at the adoption's wall
      * clock in milliseconds, far past any the client may still answer for
      * the process that held the session before. */
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    s->home.next_request_id =
-        (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    s->home.next_request_id = (long long)wall_ms();
     pthread_mutex_unlock(&s->home.lock);
     atomic_store(&s->log_level, log->valueint);
     atomic_store(&s->version, v);
@@ -464,8 +473,10 @@ static int take_state(mcp_session *s, const char *text, size_t len) {
 static void announce(mcp_server *srv, mcp_session *s) {
   mcp__share *sh = atomic_load(&s->share);
   mcp__buf b = {0};
-  mcp__buf_printf(
-      &b, "{\"node\":\"%s\",\"session\":\"adopted\",\"key\":", srv->node);
+  mcp__buf_printf(&b,
+                  "{\"node\":\"%s\",\"session\":\"adopted\",\"since\":%llu,"
+                  "\"key\":",
+                  srv->node, sh->since_ms);
   mcp__json_quote(&b, sh->key, strlen(sh->key));
   mcp__buf_putc(&b, '}');
   if (b.err == 0)
@@ -477,8 +488,9 @@ void mcp__session_event(mcp_server *srv, const cJSON *event) {
   const char *what = cJSON_GetStringValue(mcp__json_member(event, "session"));
   const char *from = cJSON_GetStringValue(mcp__json_member(event, "node"));
   const char *key = cJSON_GetStringValue(mcp__json_member(event, "key"));
+  const cJSON *since = mcp__json_member(event, "since");
   if (what == NULL || strcmp(what, "adopted") != 0 || from == NULL ||
-      key == NULL) {
+      key == NULL || !cJSON_IsNumber(since) || since->valuedouble < 0) {
     mcp__log(srv, MCP_LOG_WARNING,
              "an event of the store about a session that says nothing "
              "known: ignored");
@@ -491,8 +503,12 @@ void mcp__session_event(mcp_server *srv, const cJSON *event) {
   mcp__list_each(link, &srv->sessions) {
     mcp_session *s = mcp__container_of(link, mcp_session, link);
     mcp__share *sh = atomic_load(&s->share);
-    /* sh->key never changes once the share is set. */
-    if (sh && strcmp(sh->key, key) == 0 && !atomic_exchange(&s->moved, true))
+    /* sh->key and since_ms never change once the share is set. Only an
+     * adoption as late as this copy or later makes it stale: an event
+     * that arrives late says nothing of a newer copy. (Two adopting in the
+     * same millisecond both let go, and the next request adopts again.) */
+    bool later = sh && (unsigned long long)since->valuedouble >= sh->since_ms;
+    if (later && strcmp(sh->key, key) == 0 && !atomic_exchange(&s->moved, true))
       moved++;
   }
   pthread_mutex_unlock(&srv->lock);

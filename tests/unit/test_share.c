@@ -142,6 +142,18 @@ START_TEST(another_server_adopts_the_state) {
   ck_assert_int_eq(adopt(&back, "n1.abc"), 0);
   ck_assert(mcp_session_moved(Q.session));
   ck_assert(!mcp_session_moved(back.session));
+  /* An adoption event that arrives late (older than this copy), or one
+   * that says no time, leaves the newer copy as it is. */
+  static const char late[] = "{\"node\":\"elsewhere\",\"session\":"
+                             "\"adopted\",\"since\":1,\"key\":"
+                             "\"session:n1.abc\"}";
+  static const char timeless[] = "{\"node\":\"elsewhere\",\"session\":"
+                                 "\"adopted\",\"key\":\"session:n1.abc\"}";
+  ck_assert_int_eq(mcp_store_publish(g_store, late, sizeof late - 1), 0);
+  ck_assert_int_eq(mcp_store_publish(g_store, timeless, sizeof timeless - 1),
+                   0);
+  ck_assert(!mcp_session_moved(back.session));
+  ck_assert_ptr_nonnull(strstr(g_log, "says nothing known"));
   tu_peer_close(&back);
 }
 END_TEST
