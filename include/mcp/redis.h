@@ -49,6 +49,12 @@
  * published once the thread reached Redis. mcp_store_free stops that
  * thread without waiting for Redis.
  *
+ * None of the store's threads takes a signal sent to the process: each
+ * starts with every signal blocked but the faults (SIGSEGV and the like),
+ * whatever the caller's mask. A SIGTERM meant for a daemon waiting for it
+ * in sigwait (mcp_http_serve_until_signal) reaches the daemon's thread,
+ * never one of these, where its default action would end the process.
+ *
  * Records (mcp_store_put, mcp_store_get, mcp_store_list) are Redis hashes,
  * `mcp:rec:KEY`, expiring with their ttl, each put, get or list one Lua
  * script on the store's thread, in the order of the calls with the takes;

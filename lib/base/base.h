@@ -7,6 +7,8 @@
 #ifndef MCP_BASE_H
 #define MCP_BASE_H
 
+#include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -92,6 +94,28 @@ void mcp__fmt(char *dst, size_t n, const char *fmt, ...)
     ;
 /* Monotonic microseconds (CLOCK_MONOTONIC). */
 unsigned long long mcp__now_us(void);
+/* The wall clock (CLOCK_REALTIME) in milliseconds since the epoch: for
+ * times other processes read (records in a store, task timestamps). */
+long long mcp__wall_ms(void);
+
+/* ---- threads (thread.c) --------------------------------------------------
+ * A signal sent to the process (SIGTERM, SIGINT, SIGHUP) goes to any
+ * thread that does not block it; on one of the library's, its default
+ * action would end the process while the application waits for it (as
+ * mcp_http_serve_until_signal does in sigwait). So every thread the library
+ * starts blocks every signal but the faults it raises itself (SIGSEGV and
+ * the like), whatever its starter's mask. */
+
+/* Blocks, in the calling thread, every signal but the faults, its mask
+ * before to *old (restore it with pthread_sigmask(SIG_SETMASK, old,
+ * NULL)). For threads started by code not ours (libmicrohttpd's), which
+ * inherit the mask. */
+void mcp__signals_quiet(sigset_t *old);
+/* pthread_create(t, attr, fn, arg) with the new thread's signals quiet
+ * (above); the caller's mask is as it was. Returns pthread_create's
+ * result. */
+int mcp__thread_start(pthread_t *t, const pthread_attr_t *attr,
+                      void *(*fn)(void *), void *arg);
 
 /* ---- min-heap (heap.c) ---------------------------------------------------
  * An intrusive binary min-heap: the element embeds an mcp__heap_node, so

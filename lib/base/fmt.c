@@ -1,4 +1,4 @@
-/* Formatting into fixed buffers, and the monotonic clock. */
+/* Formatting into fixed buffers, and the clocks. */
 #include <stdio.h>
 #include <time.h>
 
@@ -18,4 +18,10 @@ unsigned long long mcp__now_us(void) {
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (unsigned long long)ts.tv_sec * 1000000ull +
          (unsigned long long)ts.tv_nsec / 1000ull;
+}
+
+long long mcp__wall_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }

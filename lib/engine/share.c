@@ -18,7 +18,6 @@
 #include <cjson/cJSON.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "engine.h"
 
@@ -46,14 +45,6 @@ struct mcp__share {
                                   adopted: of two copies, the later one
                                   serves (mcp__session_event) */
 };
-
-/* The wall clock in milliseconds. */
-static unsigned long long wall_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return (unsigned long long)ts.tv_sec * 1000ull +
-         (unsigned long long)ts.tv_nsec / 1000000ull;
-}
 
 /* ---- the record's text ----------------------------------------------------
  * {"state":1,"version":"2025-06-18","caps":{...},"announced":5,"log":-1,
@@ -297,7 +288,7 @@ static mcp__share *share_new(mcp_session *s, mcp_store *st, const char *id,
   atomic_fetch_add(&sh->srv->refs, 1);
   sh->store = st;
   sh->ttl_ms = ttl_ms;
-  sh->since_ms = wall_ms();
+  sh->since_ms = (unsigned long long)mcp__wall_ms();
   return sh;
 }
 
@@ -454,7 +445,7 @@ static int take_state(mcp_session *s, const char *text, size_t len) {
     /* The ids of requests sent from here on start at the adoption's wall
      * clock in milliseconds, far past any the client may still answer for
      * the process that held the session before. */
-    s->home.next_request_id = (long long)wall_ms();
+    s->home.next_request_id = mcp__wall_ms();
     pthread_mutex_unlock(&s->home.lock);
     atomic_store(&s->log_level, log->valueint);
     atomic_store(&s->version, v);

@@ -30,7 +30,6 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "task.h"
 
@@ -195,12 +194,6 @@ static int status_of(const mcp__task *t) {
   return t->status == WORKING && t->pending->child ? INPUT_REQUIRED : t->status;
 }
 
-static long long wall_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static bool same_subject(const char *a, const char *b) {
   return a == NULL ? b == NULL : b != NULL && strcmp(a, b) == 0;
 }
@@ -282,7 +275,7 @@ int mcp_server_set_task_limits(mcp_server *srv, const mcp_task_limits *limits) {
 
 static void touch_locked(mcp__task *t, int st) {
   t->status = st;
-  t->updated_ms = wall_ms();
+  t->updated_ms = mcp__wall_ms();
   if (t->updated_ms < t->created_ms)
     t->updated_ms = t->created_ms; /* a wall clock set back */
 }
@@ -697,7 +690,7 @@ int mcp__task_new(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
   t->srv = srv;
   atomic_fetch_add(&srv->refs, 1);
   t->mode = mode;
-  t->created_ms = t->updated_ms = wall_ms();
+  t->created_ms = t->updated_ms = mcp__wall_ms();
   t->tool = tool;
   mcp__tool_ref(tool);
   /* The call holds its arguments while it runs. The record keeps a copy
@@ -960,7 +953,7 @@ static void later_send(later *l) {
 
 /* The time left of t's TTL, at least 1 ms. Under task_lock. */
 static unsigned long long ttl_left_locked(const mcp__task *t) {
-  long long left = t->created_ms + (long long)t->ttl_ms - wall_ms();
+  long long left = t->created_ms + (long long)t->ttl_ms - mcp__wall_ms();
   return left > 0 ? (unsigned long long)left : 1;
 }
 

@@ -259,23 +259,11 @@ static void stop_pool_locked(pool *p, unsigned started) {
   p->reported = 0;
 }
 
-int mcp__guard_thread(pthread_t *t, void *(*fn)(void *), void *arg) {
-  static const int faults[] = {SIGSEGV, SIGBUS,  SIGFPE,
-                               SIGILL,  SIGTRAP, SIGSYS};
-  sigset_t all, old;
-  sigfillset(&all);
-  for (size_t i = 0; i < sizeof faults / sizeof *faults; i++)
-    sigdelset(&all, faults[i]);
-  pthread_sigmask(SIG_BLOCK, &all, &old);
-  int err = pthread_create(t, NULL, fn, arg);
-  pthread_sigmask(SIG_SETMASK, &old, NULL);
-  return err;
-}
-
 /* Starts up to g->threads workers of p into p->threads; returns how many. */
 static unsigned create_workers(pool *p) {
   unsigned n = 0;
-  while (n < p->g->threads && mcp__guard_thread(&p->threads[n], worker, p) == 0)
+  while (n < p->g->threads &&
+         mcp__thread_start(&p->threads[n], NULL, worker, p) == 0)
     n++;
   return n;
 }
@@ -628,7 +616,7 @@ static int start_supervisor(mcp__guard *g, char *why, size_t size) {
   g->pfds = mcp__calloc(g->npools + 1, sizeof *g->pfds);
   g->pof = mcp__calloc(g->npools, sizeof *g->pof);
   if (g->pfds == NULL || g->pof == NULL || pipe2(g->stop, O_CLOEXEC) != 0 ||
-      mcp__guard_thread(&g->supervisor, supervise, g) != 0) {
+      mcp__thread_start(&g->supervisor, NULL, supervise, g) != 0) {
     mcp__fmt(why, size, "mcp_guard_enable: no thread for the supervisor");
     return MCP_ENOMEM;
   }
@@ -941,7 +929,7 @@ static int start_spawners(mcp__guard *g, char *why, size_t size) {
     pool *p = &g->pools[i];
     if (i % MCP__GUARD_SETS == 0 || !pool_used(i))
       continue; /* destructive and open-world: unguarded */
-    if (mcp__guard_thread(&p->spawner, spawner, p) != 0) {
+    if (mcp__thread_start(&p->spawner, NULL, spawner, p) != 0) {
       mcp__fmt(why, size, "mcp_guard_enable: no thread for a spawner");
       rc = MCP_ENOMEM;
       break;

@@ -11,15 +11,6 @@
 
 #include "mcp/guard.h"
 
-/* Starts a thread of the guard (a spawner, a worker, the trial) with
- * every signal blocked but the faults a thread raises itself (SIGSEGV and
- * the like), whatever the caller's mask: a signal sent to the process
- * (SIGTERM, SIGINT, SIGHUP) then goes to a thread of the application,
- * such as mcp_http_serve_until_signal's in sigwait, never to one of these,
- * where its default action would end the process. Returns
- * pthread_create's result. */
-int mcp__guard_thread(pthread_t *t, void *(*fn)(void *), void *arg);
-
 /* What a rule set does to the filesystem. */
 typedef enum mcp__guard_fs {
   MCP__GUARD_FS_ANY = 0,  /* nothing promised: destructive */

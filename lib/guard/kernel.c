@@ -861,7 +861,7 @@ void mcp__guard_trial(mcp__guard_kernel *k) {
   k->landlock = k->abi > 0;
   k->seccomp = true;
   pthread_t t;
-  if (mcp__guard_thread(&t, trial, k) != 0) {
+  if (mcp__thread_start(&t, NULL, trial, k) != 0) {
     k->landlock = k->seccomp = false;
     return;
   }

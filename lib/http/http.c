@@ -1894,7 +1894,7 @@ static int stack_probe(size_t size) {
     return err;
   pthread_t t;
   if ((err = pthread_attr_setstacksize(&attr, size)) == 0 &&
-      (err = pthread_create(&t, &attr, probe_main, NULL)) == 0)
+      (err = mcp__thread_start(&t, &attr, probe_main, NULL)) == 0)
     pthread_join(t, NULL);
   pthread_attr_destroy(&attr);
   return err;
@@ -2064,22 +2064,6 @@ int mcp_http_systemd_socket(void) {
   return fd;
 }
 
-/* Blocks, in the calling thread, every signal but the faults a thread
- * raises itself, its mask before to *old: the threads started then
- * (libmicrohttpd's, the timer, the stack probe) inherit it, so a signal
- * sent to the process (SIGTERM, SIGINT, SIGHUP) goes to a thread of the
- * application, such as mcp_http_serve_until_signal's in sigwait, never to
- * one of these, where its default action would end the process. */
-static void quiet_signals(sigset_t *old) {
-  static const int faults[] = {SIGSEGV, SIGBUS,  SIGFPE,
-                               SIGILL,  SIGTRAP, SIGSYS};
-  sigset_t all;
-  sigfillset(&all);
-  for (size_t i = 0; i < sizeof faults / sizeof *faults; i++)
-    sigdelset(&all, faults[i]);
-  pthread_sigmask(SIG_BLOCK, &all, old);
-}
-
 /* After daemon_start: the external loop's descriptor, or the timer. */
 static int timer_start(mcp_http *h) {
   if (h->external && loop_fd_open(h) != 0)
@@ -2087,7 +2071,7 @@ static int timer_start(mcp_http *h) {
   h->next_tick_ms = mcp__http_now_ms() + TICK_MS;
   if (h->external)
     return 0;
-  if (pthread_create(&h->timer, NULL, timer_main, h) != 0)
+  if (mcp__thread_start(&h->timer, NULL, timer_main, h) != 0)
     return MCP_EIO;
   h->timer_started = true;
   return 0;
@@ -2126,8 +2110,10 @@ int mcp_http_start(mcp_server *srv, const mcp_http_options *opts,
   }
   if ((rc = sync_init(h)) != 0)
     goto fail;
+  /* libmicrohttpd's threads, the timer and the stack probe inherit a
+   * quiet mask: no signal sent to the process reaches them (base.h). */
   sigset_t mask;
-  quiet_signals(&mask);
+  mcp__signals_quiet(&mask);
   rc = daemon_start(h, &o, &sa);
   if (rc == 0)
     rc = timer_start(h);

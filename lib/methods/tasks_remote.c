@@ -19,7 +19,6 @@
  * answered when the store answers. */
 #include <cjson/cJSON.h>
 #include <string.h>
-#include <time.h>
 
 #include "methods.h"
 
@@ -197,11 +196,9 @@ static void settle_record(remote *q, const char *status, const char *message,
   st->then = then;
   const mcp__task_record *was = &q->view->rec;
   mcp__task_record r = *was;
-  struct timespec now;
-  clock_gettime(CLOCK_REALTIME, &now);
   r.f.status = status;
   r.f.status_message = message;
-  r.f.updated_ms = (long long)now.tv_sec * 1000 + now.tv_nsec / 1000000;
+  r.f.updated_ms = mcp__wall_ms();
   r.requests = NULL;
   r.outcome = o;
   mcp__wire_record(&st->text, &r);
@@ -454,15 +451,10 @@ void mcp__remote_update(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
   mcp__reply_result(s, ctx, r, &b);
 }
 
-static long long wall_ms(void) {
-  struct timespec now;
-  clock_gettime(CLOCK_REALTIME, &now);
-  return (long long)now.tv_sec * 1000 + now.tv_nsec / 1000000;
-}
-
 /* What is left of the TTL of the task v records (0: none). */
 static long long ttl_left(const mcp__task_view *v) {
-  long long left = v->rec.f.created_ms + (long long)v->rec.f.ttl_ms - wall_ms();
+  long long left =
+      v->rec.f.created_ms + (long long)v->rec.f.ttl_ms - mcp__wall_ms();
   return left > 0 ? left : 0;
 }
 

@@ -1354,7 +1354,7 @@ static int rs_subscribe(void *impl, mcp_store_event fn, void *arg) {
   pipe_block(&old);
   reader_connect(rd);
   pipe_restore(&old);
-  if (pthread_create(&rd->thread, NULL, reader_run, rd) != 0) {
+  if (mcp__thread_start(&rd->thread, NULL, reader_run, rd) != 0) {
     conn_close(&rd->k);
     close(rd->stop_fd);
     return MCP_ENOMEM;
@@ -1496,13 +1496,13 @@ int mcp_redis_store_new(const char *url, mcp_store **out, char *err,
     return MCP_EIO;
   }
   for (; rs->nanswerers < ANSWER_THREADS; rs->nanswerers++)
-    if (pthread_create(&rs->answerers[rs->nanswerers], NULL, answerer, rs) !=
+    if (mcp__thread_start(&rs->answerers[rs->nanswerers], NULL, answerer, rs) !=
         0) {
       mcp__fmt(e, el, "%s", "cannot start the store's answer threads");
       rs_destroy(rs);
       return MCP_ENOMEM;
     }
-  if (pthread_create(&rs->thread, NULL, worker, rs) != 0) {
+  if (mcp__thread_start(&rs->thread, NULL, worker, rs) != 0) {
     mcp__fmt(e, el, "%s", "cannot start the store's thread");
     rs_destroy(rs);
     return MCP_ENOMEM;

@@ -770,6 +770,42 @@ START_TEST(events_heard_by_every_store_once_in_order) {
 }
 END_TEST
 
+/* A daemon that waits for SIGTERM in sigwait, with the signal blocked
+ * elsewhere, must get it there: a thread of the store with the signal open
+ * would take it instead, and its default action would end the process (a
+ * server on Redis killed by the SIGTERM meant to stop it cleanly). The
+ * store's threads (the worker, the answerers, the events reader) block the
+ * process's signals whatever the caller's mask, and the signal sent here
+ * stays pending for the caller. */
+START_TEST(store_threads_take_no_signal) {
+  char url[400];
+  unix_url(url, sizeof url, NULL, 0);
+  sigset_t none, term, old;
+  sigemptyset(&none);
+  pthread_sigmask(SIG_SETMASK, &none, &old);
+  long before[256];
+  size_t nbefore = tu_thread_ids(before, TU_COUNT(before)), nafter = 0;
+  mcp_store *st = open_store(url);
+  hearer *h = hearer_new();
+  ck_assert_int_eq(mcp_store_listen(st, on_event, h), 0);
+  long open = tu_new_thread_taking_stop_signals(before, nbefore, &nafter);
+  ck_assert_uint_ge(nafter,
+                    nbefore + 2); /* a worker and the reader, at least */
+  ck_assert_msg(open == 0, "thread %ld of the store takes SIGTERM", open);
+  sigemptyset(&term);
+  sigaddset(&term, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &term, NULL);
+  ck_assert_int_eq(kill(getpid(), SIGTERM), 0);
+  struct timespec wait = {5, 0};
+  ck_assert_int_eq(sigtimedwait(&term, NULL, &wait), SIGTERM);
+  publish(st, "still:here");
+  ck_assert_int_ge(wait_heard(h, "still:here", 20), 0);
+  mcp_store_free(st);
+  hearer_free(h);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+END_TEST
+
 /* Stores on two databases of one server: each hears its own events only. */
 START_TEST(events_stay_in_their_database) {
   char url[400];
@@ -1500,6 +1536,7 @@ int main(void) {
   tcase_add_test(tc, events_listen_while_redis_down);
   tcase_add_test(tc, events_reader_catches_up_after_lost_link);
   tcase_add_test(tc, events_freed_with_listeners_and_queued_publishes);
+  tcase_add_test(tc, store_threads_take_no_signal);
   tcase_add_test(tc, every_allocation_failure);
   tcase_add_test(tc, records_contract);
   tcase_add_test(tc, records_two_stores_see_each_other);

@@ -6,9 +6,12 @@
  * test_heap's. */
 #include <check.h>
 #include <cjson/cJSON.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "base.h"
 #include "testutil.h"
@@ -216,6 +219,71 @@ START_TEST(fmt_truncates) {
   unsigned long long a = mcp__now_us(), b = mcp__now_us();
   ck_assert(b >= a);
   ck_assert(a > 0);
+  /* The wall clock is the epoch's, in milliseconds: after 2020-01-01. */
+  long long w = mcp__wall_ms();
+  time_t t = time(NULL);
+  ck_assert(w > 1577836800000LL);
+  ck_assert(w / 1000 >= (long long)t - 1 && w / 1000 <= (long long)t + 1);
+}
+END_TEST
+
+/* ---- thread.c --------------------------------------------------------------
+ */
+
+/* The mask of the thread that runs it, into *arg. */
+static void *read_mask(void *arg) {
+  pthread_sigmask(SIG_SETMASK, NULL, (sigset_t *)arg);
+  return NULL;
+}
+
+/* A thread the library starts takes no signal sent to the process, but the
+ * faults it raises itself stay open; whatever the starter's mask (empty or
+ * with SIGUSR1 only), the starter's is as it was. */
+START_TEST(started_threads_take_no_process_signal) {
+  static const int quiet[] = {SIGTERM, SIGINT,  SIGHUP, SIGUSR1,
+                              SIGPIPE, SIGCHLD, SIGALRM};
+  static const int faults[] = {SIGSEGV, SIGBUS,  SIGFPE,
+                               SIGILL,  SIGTRAP, SIGSYS};
+  sigset_t saved;
+  pthread_sigmask(SIG_SETMASK, NULL, &saved);
+  for (int round = 0; round < 2; round++) {
+    sigset_t mine, now, theirs;
+    sigemptyset(&mine);
+    if (round == 1)
+      sigaddset(&mine, SIGUSR1);
+    pthread_sigmask(SIG_SETMASK, &mine, NULL);
+    pthread_t t;
+    ck_assert_int_eq(mcp__thread_start(&t, NULL, read_mask, &theirs), 0);
+    pthread_join(t, NULL);
+    for (size_t i = 0; i < sizeof quiet / sizeof *quiet; i++)
+      ck_assert_msg(sigismember(&theirs, quiet[i]), "signal %d open", quiet[i]);
+    for (size_t i = 0; i < sizeof faults / sizeof *faults; i++)
+      ck_assert_msg(!sigismember(&theirs, faults[i]), "fault %d blocked",
+                    faults[i]);
+    pthread_sigmask(SIG_SETMASK, NULL, &now);
+    ck_assert_int_eq(sigismember(&now, SIGUSR1), round == 1);
+    ck_assert(!sigismember(&now, SIGTERM));
+  }
+  /* With attributes: the stack size asked for is the thread's. */
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, 1 << 20);
+  pthread_t t;
+  sigset_t theirs;
+  ck_assert_int_eq(mcp__thread_start(&t, &attr, read_mask, &theirs), 0);
+  pthread_join(t, NULL);
+  ck_assert(sigismember(&theirs, SIGTERM));
+  /* A start the system refuses (a stack no address space holds) is
+   * pthread_create's error, and leaves the starter's mask as it was. */
+  sigset_t mine, now;
+  sigemptyset(&mine);
+  pthread_sigmask(SIG_SETMASK, &mine, NULL);
+  ck_assert_int_eq(pthread_attr_setstacksize(&attr, SIZE_MAX / 2), 0);
+  ck_assert_int_ne(mcp__thread_start(&t, &attr, read_mask, &theirs), 0);
+  pthread_sigmask(SIG_SETMASK, NULL, &now);
+  ck_assert(!sigismember(&now, SIGTERM));
+  pthread_attr_destroy(&attr);
+  pthread_sigmask(SIG_SETMASK, &saved, NULL);
 }
 END_TEST
 
@@ -324,6 +392,8 @@ int main(void) {
   t = tu_tcase(s, "strings", NULL, NULL, 0);
   tcase_add_test(t, fmt_truncates);
   tcase_add_test(t, string_copies);
+  t = tu_tcase(s, "threads", NULL, NULL, 0);
+  tcase_add_test(t, started_threads_take_no_process_signal);
   t = tu_tcase(s, "versions", NULL, NULL, 0);
   tcase_add_test(t, version_table);
   t = tu_tcase(s, "list", NULL, NULL, 0);
