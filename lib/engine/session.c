@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "engine.h"
+#include "task.h"
 
 /* ---- lifetime ------------------------------------------------------------ */
 
@@ -81,6 +82,11 @@ void mcp_session_free(mcp_session *s) {
   pthread_mutex_lock(&srv->lock);
   mcp__list_remove(&s->link);
   pthread_mutex_unlock(&srv->lock);
+  /* Its tasks/result requests waiting for another node's task end now:
+   * closed first, so that none starts waiting after (a wait is refused on
+   * a closed session, under the lock mcp__task_session_gone takes). */
+  atomic_store(&s->home.closed, true);
+  mcp__task_session_gone(s);
   /* Calls still running keep the session alive through their references;
    * they see the cancelled flag and their replies go nowhere. Calls parked
    * for the client's answers have no thread of their own: they end here. */

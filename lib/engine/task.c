@@ -168,6 +168,7 @@ typedef struct rwait {
   _Atomic unsigned refs; /* the list's (while listed) and the timer's pin */
   mcp__deadline timer;   /* when to read the record again anyway */
   mcp_server *srv;
+  const mcp_session *session; /* the request's: its end wakes the wait */
   char id[32];
   void (*woken)(void *arg, mcp__remote_wake why);
   void *arg;
@@ -2122,15 +2123,17 @@ unsigned long long mcp__task_stored_seen(mcp_server *srv, const char *id) {
   return seen;
 }
 
-int mcp__task_wait_remote(mcp_server *srv, const char *id,
+int mcp__task_wait_remote(mcp_session *s, const char *id,
                           unsigned long long seen, unsigned long long at_us,
                           void (*woken)(void *arg, mcp__remote_wake why),
                           void *arg) {
+  mcp_server *srv = s->home.srv;
   size_t len = strlen(id);
   rwait *w = len < sizeof w->id ? mcp__calloc(1, sizeof *w) : NULL;
   if (w == NULL)
     return MCP_ENOMEM;
   w->srv = srv;
+  w->session = s;
   memcpy(w->id, id, len + 1);
   w->woken = woken;
   w->arg = arg;
@@ -2145,7 +2148,7 @@ int mcp__task_wait_remote(mcp_server *srv, const char *id,
     if (strcmp(mcp__container_of(link, rwait, link)->id, id) == 0)
       same++;
   }
-  if (rw->closed)
+  if (rw->closed || atomic_load(&s->home.closed))
     rc = MCP_ECLOSED;
   else if (same >= MAX_WAITERS)
     rc = MCP_ELIMIT;
@@ -2182,6 +2185,25 @@ static void remote_stored(mcp_server *srv, const char *id) {
   }
   pthread_mutex_unlock(&srv->task_lock);
   rwait_wake(chain, MCP__WAKE_STORED);
+}
+
+void mcp__task_session_gone(mcp_session *s) {
+  mcp_server *srv = s->home.srv;
+  struct mcp__remote_waits *rw = srv->remote_waits;
+  rwait *chain = NULL;
+  pthread_mutex_lock(&srv->task_lock);
+  for (mcp__list *link = rw->n ? rw->list.next : &rw->list;
+       link != &rw->list;) {
+    rwait *w = mcp__container_of(link, rwait, link);
+    link = link->next;
+    if (w->session == s) {
+      rwait_take_locked(w);
+      w->next = chain;
+      chain = w;
+    }
+  }
+  pthread_mutex_unlock(&srv->task_lock);
+  rwait_wake(chain, MCP__WAKE_SESSION);
 }
 
 /* mcp_server_free: every wait is woken closed, and none is made after. */

@@ -162,25 +162,32 @@ int mcp__task_result(mcp__task *t, mcp_session *s, mcp__sink *sink,
 typedef enum mcp__remote_wake {
   MCP__WAKE_STORED, /* a node stored the record ended or waiting for input */
   MCP__WAKE_TIMER,  /* its time passed (the node lease, the task's TTL) */
-  MCP__WAKE_CLOSED  /* the server lets go of its tasks (mcp_server_free) */
+  MCP__WAKE_CLOSED, /* the server lets go of its tasks (mcp_server_free) */
+  MCP__WAKE_SESSION /* the request's session ended (mcp_session_free) */
 } mcp__remote_wake;
 
 /* How many "stored" events of task id (or of ids that share its count)
  * this server heard: read before reading the record, passed to
  * mcp__task_wait_remote. Takes task_lock. */
 unsigned long long mcp__task_stored_seen(mcp_server *srv, const char *id);
-/* Waits for task id's record to be worth reading again: woken(arg, why) is
- * called once, with no lock held: on the store's delivering thread when a
- * node says it stored the record ended or waiting for input; on the
- * timer's thread (mcp_server_expire) at at_us (CLOCK_MONOTONIC, as
- * mcp__now_us), or at once there when such an event came since seen was
- * read; in mcp_server_free when the server lets go of its tasks. Returns 0;
- * or, without calling woken, MCP_ELIMIT (too many wait on id), MCP_ECLOSED
- * (the server let go of its tasks) or MCP_ENOMEM. */
-int mcp__task_wait_remote(mcp_server *srv, const char *id,
+/* Waits, for a request of session s, for task id's record to be worth
+ * reading again: woken(arg, why) is called once, with no lock held: on the
+ * store's delivering thread when a node says it stored the record ended or
+ * waiting for input; on the timer's thread (mcp_server_expire) at at_us
+ * (CLOCK_MONOTONIC, as mcp__now_us), or at once there when such an event
+ * came since seen was read; in mcp_server_free when the server lets go of
+ * its tasks; in mcp_session_free when s ends (mcp__task_session_gone).
+ * The caller keeps s alive until woken. Returns 0; or, without calling
+ * woken, MCP_ELIMIT (too many wait on id), MCP_ECLOSED (the server let go
+ * of its tasks, or s is closed) or MCP_ENOMEM. */
+int mcp__task_wait_remote(mcp_session *s, const char *id,
                           unsigned long long seen, unsigned long long at_us,
                           void (*woken)(void *arg, mcp__remote_wake why),
                           void *arg);
+/* Session s ends (mcp_session_free, before it lets go of its reference):
+ * its requests' waits are woken at once (MCP__WAKE_SESSION), so that
+ * nobody is kept for an answer no one will read. Takes task_lock. */
+void mcp__task_session_gone(mcp_session *s);
 /* Tells every node sharing the store (this one too) that task id's record
  * is stored showing shown (ended, or input_required), so that their waits
  * read it again. No lock held. */

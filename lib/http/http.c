@@ -1791,11 +1791,8 @@ static int configure_node(mcp_http *h, const mcp_http_options *o) {
     return 0;
   size_t n = strlen(o->node_id);
   bool ok = n >= 1 && n <= MCP__HTTP_NODE_MAX;
-  for (size_t i = 0; ok && i < n; i++) {
-    char c = o->node_id[i];
-    ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-         (c >= '0' && c <= '9') || c == '_' || c == '-';
-  }
+  for (size_t i = 0; ok && i < n; i++)
+    ok = mcp__http_id_char(o->node_id[i]);
   if (!ok) {
     mcp__http_log(h, MCP_LOG_ERROR,
                   "node_id must be 1-32 characters of [A-Za-z0-9_-]");

@@ -83,11 +83,6 @@ static bool start(mcp_http *h, mcp__http_req *r, const char *id, size_t len) {
   return answered;
 }
 
-static bool id_char(char c) {
-  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
-         (c >= '0' && c <= '9') || c == '_' || c == '-';
-}
-
 /* Whether id has the shape of an id some node minted: MCP__HTTP_SID_LEN
  * base64url characters, after "NODE." (a node id: 1 to MCP__HTTP_NODE_MAX
  * of the same characters) or alone. Anything else is unknown at once, and
@@ -100,7 +95,7 @@ static bool minted_shape(const char *id, size_t len) {
   if (node && id[node] != '.')
     return false;
   for (size_t i = 0; i < len; i++)
-    if (!(node && i == node) && !id_char(id[i]))
+    if (!(node && i == node) && !mcp__http_id_char(id[i]))
       return false;
   return true;
 }

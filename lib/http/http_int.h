@@ -56,6 +56,13 @@ typedef struct mcp__http_auth mcp__http_auth;
 /* The longest node id (mcp_http_options.node_id). */
 #define MCP__HTTP_NODE_MAX 32
 
+/* Whether c may be in a session id: base64url, the alphabet of its random
+ * part, and of a node id (its "NODE." prefix). */
+static inline bool mcp__http_id_char(char c) {
+  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+         (c >= '0' && c <= '9') || c == '_' || c == '-';
+}
+
 struct mcp_http {
   mcp_server *srv;
   struct MHD_Daemon *daemon;

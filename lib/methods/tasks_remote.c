@@ -470,7 +470,7 @@ static void result_woken(void *arg, mcp__remote_wake why) {
   if (why == MCP__WAKE_CLOSED) {
     remote_error(q, MCP__RPC_INTERNAL_ERROR, STOPPED);
     remote_free(q);
-  } else if (atomic_load(&q->s->home.closed)) {
+  } else if (why == MCP__WAKE_SESSION || atomic_load(&q->s->home.closed)) {
     remote_free(q); /* its session is gone: nobody to answer */
   } else if (why == MCP__WAKE_TIMER && ttl_left(q->view) == 0) {
     expired(q);
@@ -492,11 +492,13 @@ static void result_wait(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
     ms = (unsigned long long)left;
   atomic_fetch_add(&q->refs, 1); /* the wait's */
   q->waiting = true;
-  int rc = mcp__task_wait_remote(srv, q->task_id, q->seen,
+  int rc = mcp__task_wait_remote(q->s, q->task_id, q->seen,
                                  mcp__now_us() + ms * 1000, result_woken, q);
   if (rc == 0)
     return;                      /* answered when it is woken */
   atomic_fetch_sub(&q->refs, 1); /* redispatch holds its own */
+  if (rc == MCP_ECLOSED && atomic_load(&q->s->home.closed))
+    return; /* its session ended: nobody to answer */
   if (rc == MCP_ELIMIT)
     mcp__req_error(s, ctx, r, MCP__RPC_SERVER_BUSY,
                    "Server busy: too many tasks/result requests wait on this "
