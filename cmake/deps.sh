@@ -42,9 +42,11 @@ if [ "${1:-}" = "--cluster" ] || [ "${1:-}" = "--test" ]; then
 fi
 if [ "${1:-}" = "--test" ]; then
   # The documentation tests run the tutorial's curl commands, and
-  # docs/deployment.md reaches Redis over TLS through stunnel.
+  # docs/deployment.md reaches Redis over TLS through stunnel, and follows
+  # its master through HAProxy.
   need_cmd curl curl
   need_cmd stunnel stunnel4
+  need_cmd haproxy haproxy
   need_cmd clang clang
   need_cmd python3 python3
   need_cmd valgrind valgrind
