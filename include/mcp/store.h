@@ -172,8 +172,10 @@ typedef struct mcp_store_ops {
                     unsigned per_seconds, unsigned want,
                     mcp_store_rate_done done, void *arg);
   /** Writes rec (see mcp_store_put): atomic across every process sharing
-   * the store. May be NULL, with record_get, record_list and node_join: a
-   * store without records. */
+   * the store, with the counting of rec->count when it is not NULL (its
+   * admission, evictions and answer as mcp_store_put says; the count is
+   * checked before). May be NULL, with record_get, record_list and
+   * node_join: a store without records. */
   int (*record_put)(void *impl, const mcp_store_record *rec,
                     mcp_store_records_done done, void *arg);
   /** Reads the record key (see mcp_store_get). */

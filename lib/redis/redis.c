@@ -123,6 +123,7 @@ static const char SCRIPT[] =
  * alive}), {0, the final record stored}, or {2, why} when a budget refused
  * it (nothing changed). */
 static const char PUT_SCRIPT_A[] = LUA_COMMON
+    "if redis.replicate_commands then redis.replicate_commands() end\n"
     "local r, key = KEYS[1], ARGV[1]\n"
     "local old = redis.call('HMGET', r, 'f', 'i')\n"
     "if old[1] == '1' then return {0, rec(r, key)} end\n"
