@@ -67,10 +67,20 @@
  * while Redis is reachable, delete it. While Redis is unavailable, a
  * record's operation is answered with MCP_EIO.
  *
+ * A budget of counted puts (mcp_store_count) is four keys,
+ * `mcp:bud:KIND:NAME`: its totals, what each of its records counts, and
+ * its records by expiry and by order; a counted put keeps them in its
+ * script, with the record, so admission and eviction are atomic across
+ * the processes. The records of a budget that expired stop counting at
+ * the next counted put in it; its bytes and limits are exact below 2^53
+ * (Lua's numbers: above, they are cut there).
+ *
  * An ACL user for the store needs the keys `~mcp:*` and the commands
  * `+time +hmget +hset +pexpire +eval +evalsha +script +select` for the
  * rate limit, `+xadd +xread +xrevrange` for events, and `+del +exists
- * +pttl +set +zadd +zcount +zrange +zrem` for records and nodes. */
+ * +pttl +set +zadd +zcount +zrange +zrem +hdel` for records and nodes
+ * (hdel: the budgets of counted puts, keys `mcp:bud:KIND:NAME`, updated by
+ * the put's script with the record). */
 #ifndef MCP_REDIS_H
 #define MCP_REDIS_H
 

@@ -55,6 +55,32 @@ typedef void (*mcp_store_rate_done)(void *arg, int rc,
 typedef void (*mcp_store_event)(void *arg, const char *event,
                                 unsigned long len);
 
+/** A budget records are counted in (mcp_store_count): its name and the
+ * most records and bytes it may hold. Budgets are shared by every process
+ * sharing the store, and count records of any key; the limits are those
+ * the put being admitted gives (see mcp_store_put). */
+typedef struct mcp_store_budget {
+  const char *name;             /**< NUL-terminated, 1 to 255 bytes */
+  unsigned long long max_bytes; /**< 0: no limit on bytes */
+  unsigned max_records;         /**< 0: no limit on records */
+  void *reserved[1];            /**< zero: room to grow */
+} mcp_store_budget;
+
+/** The most budgets one put counts in. */
+#define MCP_STORE_BUDGETS_MAX 4
+
+/** What a put counts (mcp_store_record.count): the record counts bytes
+ * and one record in each of the budgets, for as long as it is stored (see
+ * mcp_store_put). */
+typedef struct mcp_store_count {
+  unsigned long long bytes;        /**< what the record holds, as its writer
+                                        counts it */
+  const mcp_store_budget *budgets; /**< nbudgets of them, of distinct
+                                        names */
+  unsigned nbudgets;               /**< 1 to MCP_STORE_BUDGETS_MAX */
+  void *reserved[1];               /**< zero: room to grow */
+} mcp_store_count;
+
 /** A record of the shared state: a JSON text kept under a key for a
  * while, on behalf of a node (a task: "task:<id>"; a session:
  * "session:<id>"). What an operation is given is borrowed for the call;
@@ -78,20 +104,23 @@ typedef struct mcp_store_record {
                           runs */
   bool written;      /**< a put's answer: the put took; false: the record
                           stored was final, and the answer holds it */
-  void *reserved[2]; /**< zero: room to grow (see the README, Versioning) */
+  const mcp_store_count *count; /**< a put: the budgets it counts in, or
+                                     NULL (see mcp_store_put) */
+  void *reserved[1]; /**< zero: room to grow (see the README, Versioning) */
 } mcp_store_record;
 
 /** The most bytes a record's value may have. */
 #define MCP_STORE_RECORD_MAX (4ul << 20)
 
 /** Called once per mcp_store_put, mcp_store_get or mcp_store_list with its
- * answer: rc is 0 and recs holds n records (a put: the one written, or the
- * final one that refused it; a get: none or the one stored; a list: the
- * next ones of the index, and more says whether others follow), or rc is a
- * negative MCP_E* code (MCP_EIO: the store could not be reached) with why,
- * an English text (never NULL). It runs on the calling thread before the
- * operation returned (the in-process store) or on a thread of the
- * store's; it must not free the store. */
+ * answer: rc is 0 and recs holds n records (a put: the one written, then
+ * those a counted put evicted, or the final one that refused it; a get:
+ * none or the one stored; a list: the next ones of the index, and more
+ * says whether others follow), or rc is a negative MCP_E* code (MCP_EIO:
+ * the store could not be reached; MCP_ELIMIT: a counted put does not fit
+ * a budget) with why, an English text (never NULL). It runs on the
+ * calling thread before the operation returned (the in-process store) or
+ * on a thread of the store's; it must not free the store. */
 typedef void (*mcp_store_records_done)(void *arg, int rc,
                                        const mcp_store_record *recs, unsigned n,
                                        bool more, const char *why);
@@ -143,8 +172,10 @@ typedef struct mcp_store_ops {
                     unsigned per_seconds, unsigned want,
                     mcp_store_rate_done done, void *arg);
   /** Writes rec (see mcp_store_put): atomic across every process sharing
-   * the store. May be NULL, with record_get, record_list and node_join: a
-   * store without records. */
+   * the store, with the counting of rec->count when it is not NULL (its
+   * admission, evictions and answer as mcp_store_put says; the count is
+   * checked before). May be NULL, with record_get, record_list and
+   * node_join: a store without records. */
   int (*record_put)(void *impl, const mcp_store_record *rec,
                     mcp_store_records_done done, void *arg);
   /** Reads the record key (see mcp_store_get). */
@@ -249,11 +280,37 @@ MCP_API bool mcp_store_has_records(const mcp_store *st);
  * A NULL value deletes the record (and its place in its index), unless it
  * is final. So the first of several processes to settle a record wins,
  * and the others learn what it was settled as. done is called exactly once
- * (see mcp_store_records_done) when the function returned 0. Returns 0,
- * MCP_EINVAL (st, rec, rec->key or done NULL, ttl_ms 0 with a value),
- * MCP_ELIMIT (a key or index above 255 bytes, a value above
- * MCP_STORE_RECORD_MAX), MCP_ENOTSUP (a store without records) or another
- * negative MCP_E* code; done is then not called. Any thread. */
+ * (see mcp_store_records_done) when the function returned 0.
+ *
+ * A put with rec->count (and a value) is counted, atomically with the
+ * write: the record then counts count->bytes bytes and one record in each
+ * budget count->budgets names, for as long as it is stored (until it
+ * expires, is deleted by a NULL put, or is evicted). A later counted put
+ * of the same key replaces its bytes and budgets with its own; a put
+ * without count leaves a record's counting as it was. A counted put that
+ * adds the record to a budget, or counts more bytes there than the record
+ * did before, must fit in it, with the limits this put gives: the
+ * budget's other records and this one at most max_records, their bytes
+ * at most max_bytes (0: no limit). When it does not, the store evicts the
+ * budget's oldest final records (least order, then key; never rec->key)
+ * until it fits, deleting each as a NULL put would (its place in its
+ * index and its counting in every budget go with it). When it would not
+ * fit even with every final record of the budget evicted, nothing is
+ * written and nothing evicted: done gets MCP_ELIMIT, and why names the
+ * budget. A put that neither joins a budget nor grows its bytes there is
+ * never refused by it. The answer of a counted put that took holds the
+ * record written (written true) followed by the records it evicted, each
+ * with its key, holder and order, value NULL, final true and written
+ * false; a put refused because the stored record is final answers as any
+ * put and counts nothing.
+ *
+ * Returns 0, MCP_EINVAL (st, rec, rec->key or done NULL, ttl_ms 0 with a
+ * value; a count with a NULL value, with nbudgets 0 or budgets NULL, a
+ * budget whose name is NULL or empty, or the same name twice), MCP_ELIMIT
+ * (a key, index or budget name above 255 bytes, a value above
+ * MCP_STORE_RECORD_MAX, nbudgets above MCP_STORE_BUDGETS_MAX),
+ * MCP_ENOTSUP (a store without records) or another negative MCP_E* code;
+ * done is then not called. Any thread. */
 MCP_API int mcp_store_put(mcp_store *st, const mcp_store_record *rec,
                           mcp_store_records_done done, void *arg);
 

@@ -2,6 +2,7 @@
  * a table of operations and its implementation, and the in-process store,
  * whose buckets are the policy layer's (lib/policy/ratelimit.c). Nothing
  * here does I/O: a store that talks to a server is another library's. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "engine.h"
@@ -251,11 +252,34 @@ bool mcp_store_has_records(const mcp_store *st) {
   return st != NULL && st->ops->record_put != NULL;
 }
 
+/* The checks of a put's count: 0, MCP_EINVAL or MCP_ELIMIT. */
+static int count_check(const mcp_store_record *rec) {
+  const mcp_store_count *c = rec->count;
+  if (rec->value == NULL || c->nbudgets == 0 || c->budgets == NULL)
+    return MCP_EINVAL;
+  if (c->nbudgets > MCP_STORE_BUDGETS_MAX)
+    return MCP_ELIMIT;
+  for (unsigned i = 0; i < c->nbudgets; i++) {
+    const char *name = c->budgets[i].name;
+    if (name == NULL || name[0] == '\0')
+      return MCP_EINVAL;
+    if (strlen(name) > NAME_MAX_BYTES)
+      return MCP_ELIMIT;
+    for (unsigned j = 0; j < i; j++)
+      if (strcmp(c->budgets[j].name, name) == 0)
+        return MCP_EINVAL;
+  }
+  return 0;
+}
+
 int mcp_store_put(mcp_store *st, const mcp_store_record *rec,
                   mcp_store_records_done done, void *arg) {
   if (st == NULL || rec == NULL || rec->key == NULL || done == NULL ||
       (rec->value != NULL && rec->ttl_ms == 0))
     return MCP_EINVAL;
+  int rc = rec->count ? count_check(rec) : 0;
+  if (rc != 0)
+    return rc;
   if (strlen(rec->key) > NAME_MAX_BYTES ||
       (rec->index && strlen(rec->index) > NAME_MAX_BYTES) ||
       (rec->holder && strlen(rec->holder) > NODE_MAX_BYTES) ||
@@ -338,13 +362,31 @@ void mcp_store_free(mcp_store *st) {
  * events go to its own listeners: the servers sharing it are its
  * "processes". */
 
-/* A record of the in-process store. */
+/* A budget of the in-process store (mcp_store_count): what its records
+ * count, kept as they come and go. One with no record is dropped at the
+ * end of the operation that emptied it (budgets_sweep_locked). marked_*:
+ * a put's scratch, what the records it is about to evict count here. */
+typedef struct local_budget {
+  struct local_budget *next;
+  unsigned long long bytes, marked_bytes;
+  unsigned records, marked_records;
+  char name[];
+} local_budget;
+
+/* A record of the in-process store. Counted (nbudgets > 0): it counts
+ * cbytes bytes and one record in each of budgets. evict: a put is about to
+ * evict it (then it is on that put's evicted list, through evict_next). */
 typedef struct local_record {
   struct local_record *next;
   char *key, *value, *holder, *index; /* value: len bytes */
   size_t len;
   unsigned long long order, until_us;
   bool final;
+  bool evict;
+  struct local_record *evict_next;
+  unsigned long long cbytes;
+  unsigned nbudgets;
+  local_budget *budgets[MCP_STORE_BUDGETS_MAX];
 } local_record;
 
 /* A node that joined (it lives as long as it does not leave). */
@@ -372,6 +414,7 @@ typedef struct local_store {
   local_record *records;
   size_t nrecords;
   local_node *nodes;
+  local_budget *budgets;
 } local_store;
 
 static int local_take(void *impl, const char *key, unsigned calls,
@@ -465,18 +508,54 @@ static void record_free(local_record *r) {
   mcp__free(r);
 }
 
-/* Drops the records whose time passed. Under records_lock. */
+/* r stops counting in its budgets. Under records_lock. */
+static void record_uncount_locked(local_record *r) {
+  for (unsigned i = 0; i < r->nbudgets; i++) {
+    r->budgets[i]->records--;
+    r->budgets[i]->bytes -= r->cbytes;
+  }
+  r->nbudgets = 0;
+}
+
+/* Drops the budgets no record counts in. Under records_lock. */
+static void budgets_sweep_locked(local_store *ls) {
+  for (local_budget **p = &ls->budgets; *p;) {
+    local_budget *b = *p;
+    if (b->records == 0) {
+      *p = b->next;
+      mcp__free(b);
+    } else {
+      p = &b->next;
+    }
+  }
+}
+
+static local_budget *budget_find_locked(const local_store *ls,
+                                        const char *name) {
+  local_budget *b = ls->budgets;
+  while (b && strcmp(b->name, name) != 0)
+    b = b->next;
+  return b;
+}
+
+/* Drops the records whose time passed, and their counting. Under
+ * records_lock. */
 static void records_expire_locked(local_store *ls, unsigned long long now) {
+  bool uncounted = false;
   for (local_record **p = &ls->records; *p;) {
     local_record *r = *p;
     if (r->until_us <= now) {
       *p = r->next;
+      uncounted = uncounted || r->nbudgets > 0;
+      record_uncount_locked(r);
       record_free(r);
       ls->nrecords--;
     } else {
       p = &r->next;
     }
   }
+  if (uncounted)
+    budgets_sweep_locked(ls);
 }
 
 static local_record **record_find_locked(local_store *ls, const char *key) {
@@ -509,11 +588,13 @@ static mcp_store_record record_view_locked(const local_store *ls,
 }
 
 /* A copy of what the answers hold, so that they are given after the lock
- * (a callback may put again). */
+ * (a callback may put again). recs: one, or (a put that evicted)
+ * allocated. why: a refusal's, when not empty. */
 typedef struct local_answer {
   mcp_store_record *recs;
   unsigned n;
   bool oom;
+  char why[512];
 } local_answer;
 
 static char *dup_or_null(const char *s, bool *oom) {
@@ -548,6 +629,7 @@ static void answer_give(local_answer *a, int rc, bool more,
     rc = MCP_ENOMEM;
   done(arg, rc, rc ? NULL : a->recs, rc ? 0 : a->n, more,
        rc == MCP_ENOMEM ? "out of memory"
+       : a->why[0]      ? a->why
        : rc             ? "the record table is full"
                         : "");
   for (unsigned i = 0; i < a->n; i++) {
@@ -556,6 +638,310 @@ static void answer_give(local_answer *a, int rc, bool more,
     mcp__free((char *)a->recs[i].index);
     mcp__free((char *)a->recs[i].value);
   }
+}
+
+/* The record rec writes, not yet counted; NULL when out of memory. */
+static local_record *record_new(const mcp_store_record *rec,
+                                unsigned long long now) {
+  bool oom = false;
+  local_record *r = mcp__calloc(1, sizeof *r);
+  if (r == NULL)
+    return NULL;
+  r->key = dup_or_null(rec->key, &oom);
+  r->holder = dup_or_null(rec->holder, &oom);
+  r->index = dup_or_null(rec->index, &oom);
+  r->value = mcp__malloc(rec->len + 1);
+  oom = oom || r->value == NULL;
+  if (r->value) {
+    memcpy(r->value, rec->value, rec->len);
+    r->value[rec->len] = '\0';
+  }
+  r->len = rec->len;
+  r->order = rec->order;
+  r->final = rec->final;
+  r->until_us = now + rec->ttl_ms * 1000ull;
+  if (oom) {
+    record_free(r);
+    return NULL;
+  }
+  return r;
+}
+
+static bool record_in(const local_record *r, const local_budget *b) {
+  for (unsigned i = 0; r && b && i < r->nbudgets; i++)
+    if (r->budgets[i] == b)
+      return true;
+  return false;
+}
+
+/* ---- counted puts ---------------------------------------------------------
+ * Admission first, changing nothing but marks (the records to evict, on a
+ * list in the order they are evicted, and what they count in each budget);
+ * then every allocation; then the changes, which cannot fail. */
+
+typedef struct evict_list {
+  local_record *head, **tail;
+  unsigned n;
+} evict_list;
+
+static void evict_mark(evict_list *l, local_record *r) {
+  r->evict = true;
+  r->evict_next = NULL;
+  *l->tail = r;
+  l->tail = &r->evict_next;
+  l->n++;
+  for (unsigned i = 0; i < r->nbudgets; i++) {
+    r->budgets[i]->marked_records++;
+    r->budgets[i]->marked_bytes += r->cbytes;
+  }
+}
+
+/* Forgets the marks (the records stay where they are). */
+static void evict_unmark(evict_list *l) {
+  for (local_record *r = l->head; r; r = r->evict_next) {
+    r->evict = false;
+    for (unsigned i = 0; i < r->nbudgets; i++) {
+      r->budgets[i]->marked_records = 0;
+      r->budgets[i]->marked_bytes = 0;
+    }
+  }
+}
+
+static int by_order_key(const void *x, const void *y) {
+  const local_record *a = *(local_record *const *)x;
+  const local_record *b = *(local_record *const *)y;
+  if (a->order != b->order)
+    return a->order < b->order ? -1 : 1;
+  return strcmp(a->key, b->key);
+}
+
+/* What a budget holds besides the record being put and those marked. */
+typedef struct budget_room {
+  unsigned long long bytes;
+  unsigned long long records;
+} budget_room;
+
+static bool room_fits(const budget_room *o, const mcp_store_budget *bd,
+                      unsigned long long bytes) {
+  return (bd->max_records == 0 || o->records + 1 <= bd->max_records) &&
+         (bd->max_bytes == 0 ||
+          (bytes <= bd->max_bytes && o->bytes <= bd->max_bytes - bytes));
+}
+
+/* Says why a counted put does not fit bd (its records and bytes now;
+ * finals: how many of them are final). */
+static void budget_why(char *why, size_t size, const mcp_store_budget *bd,
+                       unsigned long long records, unsigned long long bytes,
+                       unsigned long long finals, unsigned long long want) {
+  char limits[64];
+  if (bd->max_records && bd->max_bytes)
+    mcp__fmt(limits, sizeof limits, "%u records, %llu bytes", bd->max_records,
+             bd->max_bytes);
+  else if (bd->max_records)
+    mcp__fmt(limits, sizeof limits, "%u records", bd->max_records);
+  else
+    mcp__fmt(limits, sizeof limits, "%llu bytes", bd->max_bytes);
+  if (bd->max_bytes && want > bd->max_bytes)
+    mcp__fmt(why, size,
+             "the budget \"%s\" holds at most %llu bytes, and the record "
+             "counts %llu",
+             bd->name, bd->max_bytes, want);
+  else
+    mcp__fmt(why, size,
+             "the budget \"%s\" is full (%llu records, %llu bytes; at most "
+             "%s), and %s",
+             bd->name, records, bytes, limits,
+             finals ? "evicting its final records would not make room"
+                    : "none of them is final");
+}
+
+/* Makes room in bd (b: its budget, or NULL when it has none) for old (the
+ * record stored under the key put, or NULL) counting bytes: marks its
+ * oldest final records on l until it fits. Returns 0, MCP_ENOMEM or
+ * MCP_ELIMIT (with why). Under records_lock. */
+static int budget_room_locked(local_store *ls, const mcp_store_budget *bd,
+                              local_budget *b, const local_record *old,
+                              unsigned long long bytes, evict_list *l,
+                              char *why, size_t whysize) {
+  budget_room o = {0};
+  if (b) {
+    o.records = b->records - b->marked_records;
+    o.bytes = b->bytes - b->marked_bytes;
+  }
+  if (record_in(old, b)) {
+    o.records--;
+    o.bytes -= old->cbytes;
+  }
+  if (room_fits(&o, bd, bytes))
+    return 0;
+  local_record **c = NULL;
+  size_t nc = 0;
+  if (b && b->records > 0) {
+    c = mcp__malloc(b->records * sizeof *c);
+    if (c == NULL)
+      return MCP_ENOMEM;
+    for (local_record *r = ls->records; r && nc < b->records; r = r->next)
+      if (r != old && r->final && !r->evict && record_in(r, b))
+        c[nc++] = r;
+    qsort(c, nc, sizeof *c, by_order_key);
+  }
+  unsigned long long finals = nc + (b ? b->marked_records : 0);
+  for (size_t i = 0; i < nc && !room_fits(&o, bd, bytes); i++) {
+    evict_mark(l, c[i]);
+    o.records--;
+    o.bytes -= c[i]->cbytes;
+  }
+  mcp__free(c);
+  if (room_fits(&o, bd, bytes))
+    return 0;
+  budget_why(why, whysize, bd, b ? b->records : 0, b ? b->bytes : 0, finals,
+             bytes);
+  return MCP_ELIMIT;
+}
+
+/* Admits a put of count over old (NULL: none): marks on l what it evicts.
+ * Returns 0, MCP_ENOMEM or MCP_ELIMIT (with why). Under records_lock. */
+static int count_admit_locked(local_store *ls, const mcp_store_count *count,
+                              const local_record *old, evict_list *l, char *why,
+                              size_t whysize) {
+  for (unsigned i = 0; i < count->nbudgets; i++) {
+    const mcp_store_budget *bd = &count->budgets[i];
+    local_budget *b = budget_find_locked(ls, bd->name);
+    if (record_in(old, b) && count->bytes <= old->cbytes)
+      continue; /* neither joins nor grows: never refused */
+    int rc = budget_room_locked(ls, bd, b, old, count->bytes, l, why, whysize);
+    if (rc)
+      return rc;
+  }
+  return 0;
+}
+
+/* Makes the budgets of count the store does not have yet, into fresh
+ * (not linked). Returns 0 or MCP_ENOMEM (none made). */
+static int budgets_make_locked(const local_store *ls,
+                               const mcp_store_count *count,
+                               local_budget **fresh) {
+  for (unsigned i = 0; i < count->nbudgets; i++) {
+    const char *name = count->budgets[i].name;
+    if (budget_find_locked(ls, name))
+      continue;
+    size_t n = strlen(name);
+    fresh[i] = mcp__calloc(1, sizeof *fresh[i] + n + 1);
+    if (fresh[i] == NULL) {
+      for (unsigned j = 0; j < i; j++)
+        mcp__free(fresh[j]);
+      return MCP_ENOMEM;
+    }
+    memcpy(fresh[i]->name, name, n + 1);
+  }
+  return 0;
+}
+
+/* Deletes the records marked on l, each with its place in the table and
+ * its counting, into a's answer after the record written. Under
+ * records_lock. */
+static void evict_apply_locked(local_store *ls, evict_list *l,
+                               local_answer *a) {
+  for (local_record **p = &ls->records; *p;) {
+    if ((*p)->evict)
+      *p = (*p)->next;
+    else
+      p = &(*p)->next;
+  }
+  evict_unmark(l);
+  for (local_record *r = l->head, *next; r; r = next) {
+    next = r->evict_next;
+    a->recs[a->n++] =
+        (mcp_store_record){.key = r->key,
+                           .holder = r->holder,
+                           .order = r->order,
+                           .final = true,
+                           .holder_alive = node_alive_locked(ls, r->holder)};
+    r->key = NULL;
+    r->holder = NULL;
+    record_uncount_locked(r);
+    record_free(r);
+    ls->nrecords--;
+  }
+}
+
+/* Writes r in place of what is stored under its key: counted in count's
+ * budgets (all of them the store's now), or, without count, as the record
+ * it replaces was. Under records_lock. */
+static void record_install_locked(local_store *ls, local_record *r,
+                                  const mcp_store_count *count) {
+  local_record **p = record_find_locked(ls, r->key);
+  local_record *old = *p;
+  if (old) {
+    r->next = old->next;
+    if (count) {
+      record_uncount_locked(old);
+    } else {
+      r->cbytes = old->cbytes;
+      r->nbudgets = old->nbudgets;
+      memcpy(r->budgets, old->budgets, sizeof r->budgets);
+      old->nbudgets = 0;
+    }
+    record_free(old);
+  } else {
+    ls->nrecords++;
+  }
+  *p = r;
+  for (unsigned i = 0; count && i < count->nbudgets; i++) {
+    local_budget *b = budget_find_locked(ls, count->budgets[i].name);
+    b->records++;
+    b->bytes += count->bytes;
+    r->budgets[r->nbudgets++] = b;
+  }
+  if (count)
+    r->cbytes = count->bytes;
+}
+
+/* Writes rec (a value, over no final record): admitted, with room made,
+ * when counted. Returns 0 (a holds the answer), MCP_ENOMEM or MCP_ELIMIT.
+ * Under records_lock. */
+static int local_write_locked(local_store *ls, const mcp_store_record *rec,
+                              unsigned long long now, local_answer *a) {
+  local_record *r = record_new(rec, now);
+  char *key = mcp__strdup(rec->key);
+  if (r == NULL || key == NULL) {
+    record_free(r);
+    mcp__free(key);
+    return MCP_ENOMEM;
+  }
+  evict_list l = {.tail = &l.head};
+  local_budget *fresh[MCP_STORE_BUDGETS_MAX] = {0};
+  int rc = 0;
+  if (rec->count) {
+    const local_record *old = *record_find_locked(ls, rec->key);
+    rc = count_admit_locked(ls, rec->count, old, &l, a->why, sizeof a->why);
+    if (rc == 0)
+      rc = budgets_make_locked(ls, rec->count, fresh);
+    if (rc == 0 && l.n > 0) {
+      a->recs = mcp__calloc(1 + (size_t)l.n, sizeof *a->recs);
+      if (a->recs == NULL) {
+        for (unsigned i = 0; i < MCP_STORE_BUDGETS_MAX; i++)
+          mcp__free(fresh[i]);
+        rc = MCP_ENOMEM;
+      }
+    }
+  }
+  if (rc) {
+    evict_unmark(&l);
+    record_free(r);
+    mcp__free(key);
+    return rc;
+  }
+  for (unsigned i = 0; i < MCP_STORE_BUDGETS_MAX; i++)
+    if (fresh[i]) {
+      fresh[i]->next = ls->budgets;
+      ls->budgets = fresh[i];
+    }
+  a->recs[a->n++] = (mcp_store_record){.key = key, .written = true};
+  evict_apply_locked(ls, &l, a);
+  record_install_locked(ls, r, rec->count);
+  budgets_sweep_locked(ls);
+  return 0;
 }
 
 static int local_put(void *impl, const mcp_store_record *rec,
@@ -574,8 +960,10 @@ static int local_put(void *impl, const mcp_store_record *rec,
     if (*p) {
       local_record *gone = *p;
       *p = gone->next;
+      record_uncount_locked(gone);
       record_free(gone);
       ls->nrecords--;
+      budgets_sweep_locked(ls);
     }
     a.recs[a.n++] =
         (mcp_store_record){.key = mcp__strdup(rec->key), .written = true};
@@ -583,41 +971,12 @@ static int local_put(void *impl, const mcp_store_record *rec,
   } else if (*p == NULL && ls->nrecords >= LOCAL_RECORDS_MAX) {
     rc = MCP_ELIMIT;
   } else {
-    bool oom = false;
-    local_record *r = mcp__calloc(1, sizeof *r);
-    if (r) {
-      r->key = dup_or_null(rec->key, &oom);
-      r->holder = dup_or_null(rec->holder, &oom);
-      r->index = dup_or_null(rec->index, &oom);
-      r->value = mcp__malloc(rec->len + 1);
-      oom = oom || r->value == NULL;
-      if (r->value) {
-        memcpy(r->value, rec->value, rec->len);
-        r->value[rec->len] = '\0';
-      }
-      r->len = rec->len;
-      r->order = rec->order;
-      r->final = rec->final;
-      r->until_us = now + rec->ttl_ms * 1000ull;
-    }
-    if (r == NULL || oom) {
-      record_free(r);
-      rc = MCP_ENOMEM;
-    } else {
-      if (*p) {
-        r->next = (*p)->next;
-        record_free(*p);
-      } else {
-        ls->nrecords++;
-      }
-      *p = r;
-      a.recs[a.n++] =
-          (mcp_store_record){.key = mcp__strdup(rec->key), .written = true};
-      a.oom = a.recs[0].key == NULL;
-    }
+    rc = local_write_locked(ls, rec, now, &a);
   }
   pthread_mutex_unlock(&ls->records_lock);
   answer_give(&a, rc, false, done, arg);
+  if (a.recs != &one)
+    mcp__free(a.recs);
   return 0;
 }
 
@@ -721,6 +1080,11 @@ static void local_free(void *impl) {
     local_node *n = ls->nodes;
     ls->nodes = n->next;
     mcp__free(n);
+  }
+  while (ls->budgets) {
+    local_budget *b = ls->budgets;
+    ls->budgets = b->next;
+    mcp__free(b);
   }
   pthread_mutex_destroy(&ls->records_lock);
   mcp__ratelimit_free(&ls->rate);

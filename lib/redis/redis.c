@@ -105,23 +105,199 @@ static const char SCRIPT[] =
   "          h[4] or '0', h[5] and 1 or 0, h[5] or '', alive}\n"               \
   "end\n"
 
+/* A budget (mcp_store_count) is four keys, BUD_PREFIX<kind>:<name>: t, a
+ * hash {r: its records, b: their bytes}; m, a hash of its records' keys
+ * and the bytes each counts; x, a sorted set of their keys scored by when
+ * they expire (Redis's clock, ms); o, the same scored by their order (so
+ * ranked by order, then key, as evictions go). The four expire together,
+ * a second after the last record in them would; a budget emptied is
+ * deleted. A counted record's hash also has c: how many budgets it counts
+ * in, and c1 to c4: their names. Bytes and limits are a double's, exact
+ * below 2^53 (what the C side sends is cut there). */
+#define BUD_PREFIX "mcp:bud:"
+
 /* A put: KEYS[1] the record; ARGV key, has value, value, has holder,
- * holder, final, order, has index, index, ttl. Returns {1} when written,
- * or {0, the final record stored}. */
-static const char PUT_SCRIPT[] = LUA_COMMON
+ * holder, final, order, has index, index, ttl, counted, bytes, nbudgets,
+ * then name, max records, max bytes of each budget. Returns {1, {evicted
+ * record...}} when written (each {key, has holder, holder, order, holder
+ * alive}), {0, the final record stored}, or {2, why} when a budget refused
+ * it (nothing changed). */
+static const char PUT_SCRIPT_A[] = LUA_COMMON
+    "if redis.replicate_commands then redis.replicate_commands() end\n"
     "local r, key = KEYS[1], ARGV[1]\n"
     "local old = redis.call('HMGET', r, 'f', 'i')\n"
     "if old[1] == '1' then return {0, rec(r, key)} end\n"
+    "local t = redis.call('TIME')\n"
+    "local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n"
+    "local function bk(kind, name) return '" BUD_PREFIX "' .. kind .. ':' .. "
+    "name end\n"
+    "local function num(n) return string.format('%.0f', n) end\n"
+    "local function hget(h, f) return redis.call('HMGET', h, f)[1] end\n"
+    /* k stops counting in the budget name, when it does. */
+    "local function leave(name, k)\n"
+    "  local m, tk = bk('m', name), bk('t', name)\n"
+    "  local b = tonumber(hget(m, k))\n"
+    "  if not b then return end\n"
+    "  local tt = redis.call('HMGET', tk, 'r', 'b')\n"
+    "  local n = (tonumber(tt[1]) or 1) - 1\n"
+    "  if n <= 0 then\n"
+    "    redis.call('DEL', tk, m, bk('x', name), bk('o', name))\n"
+    "    return\n"
+    "  end\n"
+    "  redis.call('HDEL', m, k)\n"
+    "  redis.call('ZREM', bk('x', name), k)\n"
+    "  redis.call('ZREM', bk('o', name), k)\n"
+    "  redis.call('HSET', tk, 'r', num(n), 'b', num((tonumber(tt[2]) or b) - "
+    "b))\n"
+    "end\n"
+    /* k counts bytes in name (only when it does already: carry), expiring
+     * at exp, at order. */
+    "local function join(name, k, bytes, exp, order, carry)\n"
+    "  local m, tk, x = bk('m', name), bk('t', name), bk('x', name)\n"
+    "  local had = tonumber(hget(m, k))\n"
+    "  if carry then bytes = had end\n"
+    "  if not bytes then return end\n"
+    "  local tt = redis.call('HMGET', tk, 'r', 'b')\n"
+    "  local n = (tonumber(tt[1]) or 0) + (had and 0 or 1)\n"
+    "  local b = (tonumber(tt[2]) or 0) + bytes - (had or 0)\n"
+    "  redis.call('HSET', tk, 'r', num(n), 'b', num(b))\n"
+    "  redis.call('HSET', m, k, num(bytes))\n"
+    "  redis.call('ZADD', x, num(exp), k)\n"
+    "  redis.call('ZADD', bk('o', name), order, k)\n"
+    "  local top = redis.call('ZRANGE', x, -1, -1, 'WITHSCORES')\n"
+    "  local keep = num(tonumber(top[2]) - now + 1000)\n"
+    "  for _, bkey in ipairs({tk, m, x, bk('o', name)}) do\n"
+    "    redis.call('PEXPIRE', bkey, keep)\n"
+    "  end\n"
+    "end\n"
+    /* The budgets the record of hash h (key k) counts in: it leaves them
+     * all. */
+    "local function uncount(h, k)\n"
+    "  local c = redis.call('HMGET', h, 'c', 'c1', 'c2', 'c3', 'c4')\n"
+    "  for i = 1, tonumber(c[1]) or 0 do\n"
+    "    if c[1 + i] then leave(c[1 + i], k) end\n"
+    "  end\n"
+    "end\n"
+    /* Drops the members of name whose time passed. */
+    "local function prune(name)\n"
+    "  local x = bk('x', name)\n"
+    "  local n = redis.call('ZCOUNT', x, '-inf', num(now))\n"
+    "  if n == 0 then return end\n"
+    "  local gone = redis.call('ZRANGE', x, 0, n - 1)\n"
+    "  for i = 1, #gone do leave(name, gone[i]) end\n"
+    "end\n";
+static const char PUT_SCRIPT_B[] =
+    "local function limits(mr, mb)\n"
+    "  if mr > 0 and mb > 0 then\n"
+    "    return num(mr) .. ' records, ' .. num(mb) .. ' bytes'\n"
+    "  end\n"
+    "  if mr > 0 then return num(mr) .. ' records' end\n"
+    "  return num(mb) .. ' bytes'\n"
+    "end\n"
+    /* Makes room in the budget name (limits mr, mb) for key counting
+     * bytes: marks its oldest final records (mark) until it fits, or
+     * returns why it cannot. */
+    "local marked, evict = {}, {}\n"
+    "local function room(name, mr, mb, bytes)\n"
+    "  local m = bk('m', name)\n"
+    "  local mine = tonumber(hget(m, key))\n"
+    "  if mine and bytes <= mine then return nil end\n"
+    "  local tt = redis.call('HMGET', bk('t', name), 'r', 'b')\n"
+    "  local r0, b0 = tonumber(tt[1]) or 0, tonumber(tt[2]) or 0\n"
+    "  local n, b = r0 - (mine and 1 or 0), b0 - (mine or 0)\n"
+    "  local finals = 0\n"
+    "  for k in pairs(marked) do\n"
+    "    local kb = tonumber(hget(m, k))\n"
+    "    if kb then n, b, finals = n - 1, b - kb, finals + 1 end\n"
+    "  end\n"
+    "  local function fits()\n"
+    "    return (mr == 0 or n + 1 <= mr) and (mb == 0 or b + bytes <= mb)\n"
+    "  end\n"
+    "  local at = 0\n"
+    "  while not fits() do\n"
+    "    local ks = redis.call('ZRANGE', bk('o', name), at, at + 63)\n"
+    "    if #ks == 0 then break end\n"
+    "    at = at + #ks\n"
+    "    for j = 1, #ks do\n"
+    "      local k = ks[j]\n"
+    "      if k ~= key and not marked[k] and\n"
+    "         hget('" REC_PREFIX "' .. k, 'f') == '1' then\n"
+    "        marked[k] = true\n"
+    "        evict[#evict + 1] = k\n"
+    "        n, b = n - 1, b - (tonumber(hget(m, k)) or 0)\n"
+    "        finals = finals + 1\n"
+    "        if fits() then break end\n"
+    "      end\n"
+    "    end\n"
+    "  end\n"
+    "  if fits() then return nil end\n"
+    "  if mb > 0 and bytes > mb then\n"
+    "    return 'the budget \"' .. name .. '\" holds at most ' .. num(mb) ..\n"
+    "           ' bytes, and the record counts ' .. num(bytes)\n"
+    "  end\n"
+    "  return 'the budget \"' .. name .. '\" is full (' .. num(r0) ..\n"
+    "         ' records, ' .. num(b0) .. ' bytes; at most ' ..\n"
+    "         limits(mr, mb) .. '), and ' .. (finals > 0 and\n"
+    "         'evicting its final records would not make room' or\n"
+    "         'none of them is final')\n"
+    "end\n";
+static const char PUT_SCRIPT_C[] =
+    "local counted = ARGV[11] == '1'\n"
+    "local bytes, nb = tonumber(ARGV[12]), tonumber(ARGV[13])\n"
+    "if counted then\n"
+    "  for i = 1, nb do\n"
+    "    local name = ARGV[11 + 3 * i]\n"
+    "    prune(name)\n"
+    "    local why = room(name, tonumber(ARGV[12 + 3 * i]),\n"
+    "                     tonumber(ARGV[13 + 3 * i]), bytes)\n"
+    "    if why then return {2, why} end\n"
+    "  end\n"
+    "end\n"
+    "local out = {}\n"
+    "for i = 1, #evict do\n"
+    "  local k = evict[i]\n"
+    "  local h = '" REC_PREFIX "' .. k\n"
+    "  local e = redis.call('HMGET', h, 'h', 'o', 'i')\n"
+    "  uncount(h, k)\n"
+    "  if e[3] then redis.call('ZREM', '" IDX_PREFIX "' .. e[3], k) end\n"
+    "  redis.call('DEL', h)\n"
+    "  local alive = 1\n"
+    "  if e[1] then alive = redis.call('EXISTS', '" NODE_PREFIX
+    "' .. e[1]) end\n"
+    "  out[i] = {k, e[1] and 1 or 0, e[1] or '', e[2] or '0', alive}\n"
+    "end\n"
     "local index = ARGV[8] == '1' and ARGV[9] or nil\n"
     "if old[2] and old[2] ~= index then\n"
     "  redis.call('ZREM', '" IDX_PREFIX "' .. old[2], key)\n"
     "end\n"
+    "local carry = {}\n"
+    "if counted or ARGV[2] ~= '1' then\n"
+    "  uncount(r, key)\n"
+    "else\n"
+    "  carry = redis.call('HMGET', r, 'c', 'c1', 'c2', 'c3', 'c4')\n"
+    "end\n"
     "redis.call('DEL', r)\n"
-    "if ARGV[2] ~= '1' then return {1} end\n"
+    "if ARGV[2] ~= '1' then return {1, out} end\n"
     "redis.call('HSET', r, 'v', ARGV[3], 'f', ARGV[6], 'o', ARGV[7])\n"
     "if ARGV[4] == '1' then redis.call('HSET', r, 'h', ARGV[5]) end\n"
     "if index then redis.call('HSET', r, 'i', index) end\n"
     "redis.call('PEXPIRE', r, ARGV[10])\n"
+    "local exp = now + tonumber(ARGV[10])\n"
+    "if counted then\n"
+    "  redis.call('HSET', r, 'c', nb)\n"
+    "  for i = 1, nb do\n"
+    "    redis.call('HSET', r, 'c' .. i, ARGV[11 + 3 * i])\n"
+    "    join(ARGV[11 + 3 * i], key, bytes, exp, ARGV[7], false)\n"
+    "  end\n"
+    "elseif carry[1] then\n"
+    "  redis.call('HSET', r, 'c', carry[1])\n"
+    "  for i = 1, tonumber(carry[1]) do\n"
+    "    if carry[1 + i] then\n"
+    "      redis.call('HSET', r, 'c' .. i, carry[1 + i])\n"
+    "      join(carry[1 + i], key, nil, exp, ARGV[7], true)\n"
+    "    end\n"
+    "  end\n"
+    "end\n"
     "if index then\n"
     "  local ik = '" IDX_PREFIX "' .. index\n"
     "  redis.call('ZADD', ik, ARGV[7], key)\n"
@@ -129,7 +305,7 @@ static const char PUT_SCRIPT[] = LUA_COMMON
     "    redis.call('PEXPIRE', ik, ARGV[10])\n"
     "  end\n"
     "end\n"
-    "return {1}\n";
+    "return {1, out}\n";
 
 /* A get: KEYS[1] the record, ARGV[1] its key. Returns {} or {record}. */
 static const char GET_SCRIPT[] = LUA_COMMON "local r = rec(KEYS[1], ARGV[1])\n"
@@ -176,8 +352,26 @@ static const char LIST_SCRIPT[] = LUA_COMMON
 
 /* The scripts, loaded at each connection: their index in rstore.sha. */
 enum { S_RATE, S_PUT, S_GET, S_LIST, NSCRIPTS };
-static const char *const SCRIPTS[NSCRIPTS] = {SCRIPT, PUT_SCRIPT, GET_SCRIPT,
-                                              LIST_SCRIPT};
+/* The put's script, made of its three parts once (one literal would pass
+ * the length C99 compilers must support). */
+static char put_script[sizeof PUT_SCRIPT_A + sizeof PUT_SCRIPT_B +
+                       sizeof PUT_SCRIPT_C - 2];
+static pthread_once_t put_script_once = PTHREAD_ONCE_INIT;
+
+static void put_script_make(void) {
+  mcp__fmt(put_script, sizeof put_script, "%s%s%s", PUT_SCRIPT_A, PUT_SCRIPT_B,
+           PUT_SCRIPT_C);
+}
+
+/* The text of script i. */
+static const char *script_text(int i) {
+  static const char *const scripts[NSCRIPTS] = {SCRIPT, NULL, GET_SCRIPT,
+                                                LIST_SCRIPT};
+  if (i != S_PUT)
+    return scripts[i];
+  pthread_once(&put_script_once, put_script_make);
+  return put_script;
+}
 
 /* The stream every store on one database shares its events through, and
  * about how many of them Redis keeps (MAXLEN ~: trimmed by whole nodes). */
@@ -216,6 +410,13 @@ typedef struct request {
   unsigned lease_ms; /* a node's: 0 drops it */
   bool has_value, has_holder, has_index, final;
   size_t holder_at, index_at, value_at; /* a put's, into data */
+  /* A counted put's (nbudgets > 0): the bytes it counts and its budgets,
+   * each name at budget_at into data. */
+  unsigned nbudgets;
+  unsigned long long cbytes;
+  unsigned long long max_bytes[MCP_STORE_BUDGETS_MAX];
+  unsigned max_records[MCP_STORE_BUDGETS_MAX];
+  size_t budget_at[MCP_STORE_BUDGETS_MAX];
   /* The answer, once Redis gave it (or failed), for an answer thread. */
   int rc;
   mcp_store_rate_answer answer;
@@ -229,7 +430,8 @@ typedef struct request {
   size_t len;  /* an event's bytes in data */
   char data[]; /* a take: KEY_PREFIX and the caller's key; an event: its
                   bytes; a put: REC_PREFIX<key>, holder, index (each
-                  NUL-terminated) and the value; a get: REC_PREFIX<key>; a
+                  NUL-terminated), the value, and its budgets' names (each
+                  NUL-terminated); a get: REC_PREFIX<key>; a
                   list: IDX_PREFIX<index> and after_key; a node:
                   NODE_PREFIX<name> */
 } request;
@@ -470,7 +672,7 @@ static int handshake(rstore *rs) {
   for (int i = 0; rc == 0 && i < NSCRIPTS; i++) {
     redisReply *r = NULL;
     rc = expect_ok(&rs->w, "SCRIPT LOAD at", 3,
-                   (const char *[]){"SCRIPT", "LOAD", SCRIPTS[i]}, &r);
+                   (const char *[]){"SCRIPT", "LOAD", script_text(i)}, &r);
     if (rc)
       break;
     if (r->type != REDIS_REPLY_STRING || r->len != 40) {
@@ -514,14 +716,23 @@ static void lost(rstore *rs) {
   rs->retry_at_us = mcp__now_us();
 }
 
+/* The most arguments of a script: a put's, 14 and 3 per budget. */
+#define PUT_ARGS (14 + 3 * MCP_STORE_BUDGETS_MAX)
+
+/* n, or the largest a double holds exactly (the scripts' numbers) when it
+ * is above. */
+static unsigned long long exact(unsigned long long n) {
+  return n < (1ull << 53) ? n : (1ull << 53) - 1;
+}
+
 /* Appends the EVALSHA (or EVAL, with the script itself) of script i with
  * argc arguments (lens bytes each), the first key, to the output. */
 static bool append_script(rstore *rs, int i, bool eval, int argc,
                           const char **argv, const size_t *lens) {
-  const char *all[16];
-  size_t alllens[16];
+  const char *all[3 + PUT_ARGS];
+  size_t alllens[3 + PUT_ARGS];
   all[0] = eval ? "EVAL" : "EVALSHA";
-  all[1] = eval ? SCRIPTS[i] : rs->sha[i];
+  all[1] = eval ? script_text(i) : rs->sha[i];
   all[2] = "1";
   for (int j = 0; j < 3; j++)
     alllens[j] = strlen(all[j]);
@@ -552,21 +763,35 @@ static bool append_record(rstore *rs, const request *q, bool eval) {
       lens[i] = strlen(argv[i]);
     return append_script(rs, S_LIST, eval, 5, argv, lens);
   }
-  const char *argv[] = {q->data,
-                        name,
-                        q->has_value ? "1" : "0",
-                        q->data + q->value_at,
-                        q->has_holder ? "1" : "0",
-                        q->data + q->holder_at,
-                        q->final ? "1" : "0",
-                        order,
-                        q->has_index ? "1" : "0",
-                        q->data + q->index_at,
-                        ttl};
-  size_t lens[11];
-  for (int i = 0; i < 11; i++)
+  char bytes[24], nb[8], limits[MCP_STORE_BUDGETS_MAX][2][24];
+  mcp__fmt(bytes, sizeof bytes, "%llu", exact(q->cbytes));
+  mcp__fmt(nb, sizeof nb, "%u", q->nbudgets);
+  const char *argv[PUT_ARGS] = {q->data,
+                                name,
+                                q->has_value ? "1" : "0",
+                                q->data + q->value_at,
+                                q->has_holder ? "1" : "0",
+                                q->data + q->holder_at,
+                                q->final ? "1" : "0",
+                                order,
+                                q->has_index ? "1" : "0",
+                                q->data + q->index_at,
+                                ttl,
+                                q->nbudgets ? "1" : "0",
+                                bytes,
+                                nb};
+  int argc = 14;
+  for (unsigned i = 0; i < q->nbudgets; i++) {
+    mcp__fmt(limits[i][0], sizeof limits[i][0], "%u", q->max_records[i]);
+    mcp__fmt(limits[i][1], sizeof limits[i][1], "%llu", exact(q->max_bytes[i]));
+    argv[argc++] = q->data + q->budget_at[i];
+    argv[argc++] = limits[i][0];
+    argv[argc++] = limits[i][1];
+  }
+  size_t lens[PUT_ARGS];
+  for (int i = 0; i < argc; i++)
     lens[i] = i == 3 ? q->len : strlen(argv[i]); /* the value: len bytes */
-  return append_script(rs, S_PUT, eval, 11, argv, lens);
+  return append_script(rs, S_PUT, eval, argc, argv, lens);
 }
 
 /* Appends q's command to the connection's output: a take's or a record's
@@ -741,6 +966,43 @@ static int list_of(request *q, const redisReply *r) {
   return 0;
 }
 
+/* Reads a record a counted put evicted, {key, has holder, holder, order,
+ * holder alive}, into *out, pointing into e. Returns false when e is not
+ * one. */
+static bool evicted_of(const redisReply *e, mcp_store_record *out) {
+  if (e->type != REDIS_REPLY_ARRAY || e->elements != 5)
+    return false;
+  for (size_t i = 0; i < 5; i++)
+    if (e->element[i]->type !=
+        (i == 1 || i == 4 ? REDIS_REPLY_INTEGER : REDIS_REPLY_STRING))
+      return false;
+  redisReply *const *f = e->element;
+  *out = (mcp_store_record){.key = f[0]->str,
+                            .holder = f[1]->integer ? f[2]->str : NULL,
+                            .order = strtoull(f[3]->str, NULL, 10),
+                            .final = true,
+                            .holder_alive = f[4]->integer != 0};
+  return true;
+}
+
+/* Reads the answer of a put that took, {1, {evicted...}}, into q (recs
+ * allocated when it evicted). Returns 0, MCP_EIO or MCP_ENOMEM. */
+static int written_of(request *q, const redisReply *r) {
+  const redisReply *ev = r->elements == 2 ? r->element[1] : NULL;
+  if (r->elements > 2 || (ev && ev->type != REDIS_REPLY_ARRAY))
+    return MCP_EIO;
+  size_t n = ev ? ev->elements : 0;
+  if (n > 0 && (q->recs = mcp__calloc(1 + n, sizeof *q->recs)) == NULL)
+    return MCP_ENOMEM;
+  q->recs[0] = (mcp_store_record){.key = q->data + sizeof REC_PREFIX - 1,
+                                  .written = true};
+  q->nrecs = 1;
+  for (size_t i = 0; i < n; i++)
+    if (!evicted_of(ev->element[i], &q->recs[q->nrecs++]))
+      return MCP_EIO;
+  return 0;
+}
+
 /* Reads a record script's reply r into q's answer. Returns 0, MCP_EIO
  * (not what the script answers) or MCP_ENOMEM. */
 static int records_of(request *q, const redisReply *r) {
@@ -758,18 +1020,24 @@ static int records_of(request *q, const redisReply *r) {
   }
   if (r->elements < 1 || r->element[0]->type != REDIS_REPLY_INTEGER)
     return MCP_EIO;
+  if (r->element[0]->integer == 1)
+    return written_of(q, r);
   q->nrecs = 1;
-  if (r->element[0]->integer == 1) {
-    q->one = (mcp_store_record){.key = q->data + sizeof REC_PREFIX - 1,
-                                .written = true};
-    return 0;
-  }
   return r->elements == 2 && record_of(r->element[1], &q->one) ? 0 : MCP_EIO;
 }
 
 /* Answers a record's request q from its script's reply r, which it keeps
  * (the answer points into it) or frees. */
 static void answer_records(rstore *rs, request *q, redisReply *r) {
+  if (q->kind == REQ_PUT && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
+      r->element[0]->type == REDIS_REPLY_INTEGER &&
+      r->element[0]->integer == 2 &&
+      r->element[1]->type == REDIS_REPLY_STRING) {
+    /* A budget refused it: why is the script's. */
+    deliver(rs, q, MCP_ELIMIT, NULL, r->element[1]->str);
+    freeReplyObject(r);
+    return;
+  }
   int rc = records_of(q, r);
   if (rc == 0) {
     q->reply = r;
@@ -1076,8 +1344,12 @@ static int rs_put(void *impl, const mcp_store_record *rec,
   size_t hn = rec->holder ? strlen(rec->holder) : 0;
   size_t in = rec->index ? strlen(rec->index) : 0;
   size_t vn = rec->value ? rec->len : 0;
+  const mcp_store_count *c = rec->count;
+  size_t bn = 0;
+  for (unsigned i = 0; c && i < c->nbudgets; i++)
+    bn += strlen(c->budgets[i].name) + 1;
   request *q =
-      mcp__malloc(sizeof *q + sizeof REC_PREFIX + kn + hn + in + vn + 3);
+      mcp__malloc(sizeof *q + sizeof REC_PREFIX + kn + hn + in + vn + 3 + bn);
   if (q == NULL)
     return MCP_ENOMEM;
   *q = (request){.kind = REQ_PUT,
@@ -1096,6 +1368,16 @@ static int rs_put(void *impl, const mcp_store_record *rec,
   q->holder_at = put_text(q, &at, rec->holder, hn);
   q->index_at = put_text(q, &at, rec->index, in);
   q->value_at = put_text(q, &at, rec->value, vn);
+  for (unsigned i = 0; c && i < c->nbudgets; i++) {
+    const mcp_store_budget *b = &c->budgets[i];
+    q->budget_at[i] = put_text(q, &at, b->name, strlen(b->name));
+    q->max_records[i] = b->max_records;
+    q->max_bytes[i] = b->max_bytes;
+  }
+  if (c) {
+    q->nbudgets = c->nbudgets;
+    q->cbytes = c->bytes;
+  }
   enqueue(rs, q);
   return 0;
 }

@@ -90,9 +90,9 @@ static int write_conf(const rs_server *s, const char *conf, char *err,
           s->port, s->sock, s->dir);
   if (s->acl_user && s->acl_pass)
     fprintf(f,
-            "user %s on >%s ~mcp:* -@all +time +hmget +hset +pexpire +eval "
-            "+evalsha +script +select +xadd +xread +xrevrange +del +exists "
-            "+pttl +set +zadd +zcount +zrange +zrem\n"
+            "user %s on >%s ~mcp:* -@all +time +hmget +hset +hdel +pexpire "
+            "+eval +evalsha +script +select +xadd +xread +xrevrange +del "
+            "+exists +pttl +set +zadd +zcount +zrange +zrem\n"
             "user default off\n",
             s->acl_user, s->acl_pass);
   if (fclose(f) != 0) {

@@ -20,6 +20,7 @@ typedef struct sc_answer {
   unsigned n;
   bool more;
   sc_record recs[8];
+  char why[512]; /* the store's why, when rc is not 0 */
 } sc_answer;
 
 /* The store's operations, waited for (at most 10 s each). */
@@ -27,6 +28,11 @@ sc_answer sc_put(mcp_store *st, const char *key, const char *value,
                  const char *holder, const char *index,
                  unsigned long long order, unsigned long long ttl_ms,
                  bool final);
+/* sc_put with count (NULL: as sc_put). */
+sc_answer sc_put_counted(mcp_store *st, const char *key, const char *value,
+                         const char *holder, const char *index,
+                         unsigned long long order, unsigned long long ttl_ms,
+                         bool final, const mcp_store_count *count);
 sc_answer sc_get(mcp_store *st, const char *key);
 sc_answer sc_list(mcp_store *st, const char *index, unsigned long long order,
                   const char *key, unsigned max);

@@ -713,6 +713,55 @@ START_TEST(records_every_allocation_failure) {
 }
 END_TEST
 
+/* Counted puts: one that fails for memory changes nothing (nothing
+ * written, nothing evicted, nothing counted). */
+static bool run_counted(long n, void *user) {
+  (void)n;
+  (void)user;
+  mcp_store *st = mcp_store_new_local();
+  if (st == NULL)
+    return false;
+  mcp_store_budget b[2] = {{.name = "tasks", .max_records = 1},
+                           {.name = "bytes", .max_bytes = 10}};
+  mcp_store_count c = {.bytes = 4, .budgets = b, .nbudgets = 2};
+  sc_answer a = sc_put_counted(st, "a", "1", "n1", "i", 1, 60000, true, &c);
+  bool ok = a.rc == 0;
+  if (a.rc) {
+    ck_assert_int_eq(a.rc, MCP_ENOMEM);
+    ck_assert_uint_eq(sc_get(st, "a").n, 0);
+  }
+  /* b evicts a (when a was written). */
+  a = sc_put_counted(st, "b", "2", NULL, "i", 2, 60000, false, &c);
+  if (a.rc == 0 && ok) {
+    ck_assert_uint_eq(a.n, 2);
+    ck_assert_str_eq(a.recs[1].key, "a");
+    ck_assert_str_eq(a.recs[1].holder, "n1");
+  }
+  if (a.rc) {
+    ck_assert_int_eq(a.rc, MCP_ENOMEM);
+    sc_answer g = sc_get(st, "b");
+    if (g.rc == 0)
+      ck_assert_uint_eq(g.n, 0);
+    g = sc_get(st, "a");
+    if (g.rc == 0)
+      ck_assert_uint_eq(g.n, ok ? 1 : 0);
+  }
+  ok = ok && a.rc == 0;
+  /* b grows within both budgets, then a put without count keeps it. */
+  c.bytes = 9;
+  a = sc_put_counted(st, "b", "3", NULL, "i", 2, 60000, false, &c);
+  ok = ok && a.rc == 0;
+  a = sc_put(st, "b", "4", NULL, "i", 2, 60000, false);
+  ok = ok && a.rc == 0;
+  mcp_store_free(st);
+  return ok;
+}
+
+START_TEST(counted_every_allocation_failure) {
+  tu_alloc_every(128, run_counted, NULL, NULL);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("store");
   TCase *tc = tu_tcase(s, "local", NULL, NULL, 0);
@@ -735,5 +784,6 @@ int main(void) {
   tc = tu_tcase(s, "records", NULL, NULL, 0);
   tcase_add_test(tc, local_records_keep_the_contract);
   tcase_add_test(tc, records_every_allocation_failure);
+  tcase_add_test(tc, counted_every_allocation_failure);
   return tu_run(s);
 }
