@@ -1401,9 +1401,22 @@ typedef struct mcp_task_limits {
  * enough its result or its input requests make it fail (its error and
  * statusMessage name the budget: -32000 "Server busy: ..."), and answers
  * are refused (tasks/update answers -32000; a 2025-11-25 response counts
- * as no answer). Applies to tasks created afterwards. Returns 0 or
- * MCP_EINVAL (srv or limits NULL, or max_ttl_ms below ttl_ms). Any
- * thread. */
+ * as no answer).
+ *
+ * With a store that keeps records (mcp_server_set_store: a cluster's
+ * Redis), the caller's budget (anonymous callers: their joint one) and
+ * the server's hold across every node sharing the store as well: each
+ * node counts its tasks' records in the store (mcp_store_record.count),
+ * with its own limits, so give every node the same. A new task the
+ * cluster has no room for, once the store forgot that budget's oldest
+ * finished tasks (on whichever node: it forgets them too), fails at once
+ * (statusMessage "Server busy: a new task would pass the cluster's ...";
+ * its call is cancelled). A task admitted whose record grows past a
+ * budget of the cluster keeps it, counted as before: its node's own
+ * budget bounds it.
+ *
+ * Applies to tasks created afterwards. Returns 0 or MCP_EINVAL (srv or
+ * limits NULL, or max_ttl_ms below ttl_ms). Any thread. */
 MCP_API int mcp_server_set_task_limits(mcp_server *srv,
                                        const mcp_task_limits *limits);
 

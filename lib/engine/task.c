@@ -142,6 +142,10 @@ struct mcp__task {
   unsigned long long rev, kept_rev;
   bool mirroring;
   struct later *later;
+  /* Its count in the cluster's budgets (counting_of_locked): counted, a
+   * counted put took; uncounted, the store refused one (a budget was
+   * full), and its record is put without counting from then on. */
+  bool counted, uncounted;
 };
 
 /* A reply sent once the store keeps a task's record (a 2026-07-28
@@ -885,15 +889,114 @@ static void record_text_locked(mcp__buf *b, const mcp__task *t) {
   mcp__wire_record(b, &r);
 }
 
+/* ---- the cluster's budgets ------------------------------------------------
+ * Each record put counts in the store's budgets (mcp_store_count) what
+ * held(t) counts here: in its caller's (a named caller's, by a hash of the
+ * subject; anonymous callers share one) and in the cluster's total, with
+ * this server's limits (every node of a cluster is given the same). So a
+ * new task is admitted only while the whole cluster has room, the store
+ * first forgetting the oldest finished tasks there (their nodes are told,
+ * and forget them too); when every task of the budget still runs, the new
+ * one fails at once, as a task over a budget of its node does. A task
+ * already admitted whose record grows past a budget (its result) keeps
+ * its record, counted as it was: its node's own budget bounds it. */
+
+#define BUDGET_TOTAL "task-budget:total"
+
+typedef struct counting {
+  mcp_store_budget budgets[2];
+  mcp_store_count count;
+  char caller[96];
+} counting;
+
+/* The counting of t's record as it is now into *k (which its count points
+ * into: not to be copied). Under task_lock. */
+static void counting_of_locked(const mcp__task *t, counting *k) {
+  const mcp_task_limits *l = &t->srv->task_limits;
+  const char *subject = subject_of(t);
+  if (subject) {
+    unsigned char d[32];
+    mcp__sha256 h;
+    mcp__sha256_init(&h);
+    mcp__sha256_update(&h, subject, strlen(subject));
+    mcp__sha256_final(&h, d);
+    static const char hex[] = "0123456789abcdef";
+    char digits[33];
+    for (int i = 0; i < 16; i++) {
+      digits[2 * i] = hex[d[i] >> 4];
+      digits[2 * i + 1] = hex[d[i] & 15];
+    }
+    digits[32] = '\0';
+    mcp__fmt(k->caller, sizeof k->caller, "task-budget:caller:%s", digits);
+  } else {
+    mcp__fmt(k->caller, sizeof k->caller, "task-budget:anonymous");
+  }
+  k->budgets[0] = (mcp_store_budget){.name = k->caller,
+                                     .max_bytes = l->max_bytes_per_caller,
+                                     .max_records = l->max_per_caller};
+  k->budgets[1] = (mcp_store_budget){.name = BUDGET_TOTAL,
+                                     .max_bytes = l->max_bytes_total,
+                                     .max_records = l->max_total};
+  k->count =
+      (mcp_store_count){.bytes = held(t), .budgets = k->budgets, .nbudgets = 2};
+}
+
+/* "Server busy: ..." for a new task the store refused (why, the store's,
+ * names the budget). Under task_lock. */
+static void cluster_busy_text(const mcp__task *t, const char *why, char *msg,
+                              size_t n) {
+  const mcp_task_limits *l = &t->srv->task_limits;
+  bool total = strstr(why, BUDGET_TOTAL) != NULL;
+  unsigned tasks = total ? l->max_total : l->max_per_caller;
+  mcp__fmt(msg, n,
+           "Server busy: a new task would pass the cluster's %s task budget "
+           "(%u task%s, %zu bytes), and no finished task there can make "
+           "room; try again when one has finished",
+           total                   ? "total"
+           : subject_of(t) == NULL ? "anonymous callers' joint"
+                                   : "per-caller",
+           tasks, tasks == 1 ? "" : "s",
+           total ? l->max_bytes_total : l->max_bytes_per_caller);
+}
+
 typedef struct mirror_put {
   mcp__task *t; /* a reference */
   unsigned long long rev;
-  int shown; /* the status the record put shows */
+  int shown;    /* the status the record put shows */
+  bool counted; /* the put counted the record in its budgets */
 } mirror_put;
 
 static void mirror_issue(mcp__task *t, mcp_store *st, mcp__buf *text,
                          unsigned long long rev, int shown,
-                         unsigned long long ttl_ms);
+                         unsigned long long ttl_ms, const counting *k);
+
+/* Cancels the call of a task's home h, of which the caller took a
+ * reference under task_lock (given up here). No lock held. */
+static void cancel_home(mcp__home *h) {
+  pthread_mutex_lock(&h->lock);
+  mcp__home_cancel_all_locked(h);
+  mcp__home_unref_locked(h);
+}
+
+/* Ends t as settled, FAILED (with why) or CANCELLED, unless it ended
+ * already, and cancels its call. Returns whether it did. */
+static bool settle_here(mcp__task *t, int settled, const char *why) {
+  mcp_server *srv = t->srv;
+  mcp__home *h = NULL;
+  pthread_mutex_lock(&srv->task_lock);
+  if (settled >= 0 && !terminal(t->status) && !t->retired) {
+    if (settled == FAILED)
+      fail_locked(t, why);
+    else
+      touch_locked(t, CANCELLED);
+    h = &t->home;
+    atomic_fetch_add(&h->refs, 1);
+  }
+  pthread_mutex_unlock(&srv->task_lock);
+  if (h)
+    cancel_home(h);
+  return h != NULL;
+}
 
 /* Settles t as another node settled its record (status, message). */
 static void settled_elsewhere(mcp__task *t, const char *text, size_t len) {
@@ -903,24 +1006,30 @@ static void settled_elsewhere(mcp__task *t, const char *text, size_t len) {
   int settled = st && strcmp(st, "cancelled") == 0 ? CANCELLED
                 : st && strcmp(st, "failed") == 0  ? FAILED
                                                    : -1;
-  mcp_server *srv = t->srv;
-  mcp__home *h = NULL;
-  pthread_mutex_lock(&srv->task_lock);
-  if (settled >= 0 && !terminal(t->status) && !t->retired) {
-    if (settled == FAILED)
-      fail_locked(t, msg ? msg : "failed on another node");
-    else
-      touch_locked(t, CANCELLED);
-    h = &t->home;
-    atomic_fetch_add(&h->refs, 1);
-  }
-  pthread_mutex_unlock(&srv->task_lock);
+  if (settle_here(t, settled, msg ? msg : "failed on another node"))
+    mcp__log(t->srv, MCP_LOG_INFO, "task %s was %s by another node", t->id, st);
   cJSON_Delete(j);
-  if (h) {
-    mcp__log(srv, MCP_LOG_INFO, "task %s was %s by another node", t->id, st);
-    pthread_mutex_lock(&h->lock);
-    mcp__home_cancel_all_locked(h);
-    mcp__home_unref_locked(h);
+}
+
+/* Tells the nodes holding the records a counted put evicted (recs after
+ * the first) to forget those tasks too:
+ * {"node":N,"task":"evict","id":I,"to":HOLDER}. No lock held. */
+static void tell_evicted(mcp_server *srv, const mcp_store_record *recs,
+                         unsigned n) {
+  for (unsigned i = 1; i < n; i++) {
+    const char *key = recs[i].key;
+    if (recs[i].holder == NULL || strncmp(key, "task:", 5) != 0)
+      continue;
+    mcp__buf e = {0};
+    mcp__buf_printf(&e,
+                    "{\"node\":\"%s\",\"task\":\"evict\",\"id\":", srv->node);
+    mcp__json_quote(&e, key + 5, strlen(key + 5));
+    mcp__buf_puts(&e, ",\"to\":");
+    mcp__json_quote(&e, recs[i].holder, strlen(recs[i].holder));
+    mcp__buf_putc(&e, '}');
+    if (e.err == 0)
+      mcp__publish(srv, "a finished task evicted", e.data, e.len);
+    mcp__buf_free(&e);
   }
 }
 
@@ -960,47 +1069,85 @@ static unsigned long long ttl_left_locked(const mcp__task *t) {
 
 /* The store's answer to the put of t's record at rev (the put's
  * reference to t is taken over). */
-static void mirror_answered(mcp__task *t, unsigned long long put_rev,
-                            int put_shown, int rc, const mcp_store_record *recs,
-                            unsigned n, const char *why) {
+/* A counted put of t's record refused (rc MCP_ELIMIT: a budget is full,
+ * why says which): from now on t's record is put uncounted, so the state
+ * refused is put again; a new task fails at once (its busy message into
+ * msg, and true returned) unless it ended meanwhile. Under task_lock. */
+static bool over_budget_locked(mcp__task *t, const char *why, char *msg,
+                               size_t n) {
+  t->uncounted = true;
+  t->rev++; /* the same state, again, uncounted */
+  if (t->counted || terminal(t->status) || t->retired)
+    return false;
+  cluster_busy_text(t, why, msg, n);
+  return true;
+}
+
+static void mirror_answered(mcp__task *t, const mirror_put *put, int rc,
+                            const mcp_store_record *recs, unsigned n,
+                            const char *why) {
   mcp_server *srv = t->srv;
-  if (rc != 0)
+  bool over = rc == MCP_ELIMIT && put->counted;
+  if (rc != 0 && !over)
     mcp__log(srv, MCP_LOG_WARNING,
              "task %s: its record was not kept in the store (%s): other "
              "nodes do not see its latest state",
              t->id, why);
-  bool refused = rc == 0 && n == 1 && !recs[0].written && recs[0].value;
+  bool written = rc == 0 && n >= 1 && recs[0].written;
+  bool refused = rc == 0 && n >= 1 && !recs[0].written && recs[0].value;
   /* A record kept ended, or waiting for input: the tasks/result requests
    * that wait for it on other nodes read it again. */
-  bool stored =
-      rc == 0 && n == 1 && recs[0].written && put_shown >= INPUT_REQUIRED;
+  bool stored = written && put->shown >= INPUT_REQUIRED;
   mcp_store *st = mcp__records(srv);
   mcp__buf text = {0};
   int shown = WORKING;
   unsigned long long rev = 0, ttl = 0;
+  counting k;
+  char busy[320];
   pthread_mutex_lock(&srv->task_lock);
-  if (put_rev > t->kept_rev)
-    t->kept_rev = put_rev;
-  bool again = !refused && st && t->rev > put_rev && !t->retired;
+  bool fails = over && over_budget_locked(t, why, busy, sizeof busy);
+  if (written && put->counted)
+    t->counted = true;
+  if (put->rev > t->kept_rev && !over)
+    t->kept_rev = put->rev; /* refused: its replies wait for the next */
+  bool again = !refused && st && t->rev > put->rev && !t->retired;
   if (!again)
     t->kept_rev = t->rev; /* nothing newer will be put: nobody waits */
   later *due = later_due_locked(t);
+  mcp__home *h = NULL; /* a failing task's, whose call is cancelled */
+  if (fails) {
+    fail_locked(t, busy);
+    h = &t->home;
+    atomic_fetch_add(&h->refs, 1);
+  }
   if (again) {
     record_text_locked(&text, t);
     rev = t->rev;
     shown = status_of(t);
     ttl = ttl_left_locked(t);
+    if (!t->uncounted)
+      counting_of_locked(t, &k);
   } else {
     t->mirroring = false;
   }
+  bool counted = !t->uncounted;
   pthread_mutex_unlock(&srv->task_lock);
+  if (over)
+    mcp__log(srv, MCP_LOG_INFO, "task %s: %s (%s)", t->id,
+             fails ? "refused by the cluster's task budget"
+                   : "kept past the cluster's task budget, counted as before",
+             why);
+  if (h)
+    cancel_home(h);
   later_send(due);
+  if (written)
+    tell_evicted(srv, recs, n);
   if (stored)
-    mcp__task_stored(srv, t->id, status_names[put_shown]);
+    mcp__task_stored(srv, t->id, status_names[put->shown]);
   if (refused)
     settled_elsewhere(t, recs[0].value, recs[0].len);
-  if (again)
-    mirror_issue(t, st, &text, rev, shown, ttl); /* takes the reference */
+  if (again) /* takes the reference */
+    mirror_issue(t, st, &text, rev, shown, ttl, counted ? &k : NULL);
   else
     mcp__task_unref(t);
 }
@@ -1010,14 +1157,14 @@ static void mirror_done(void *arg, int rc, const mcp_store_record *recs,
   (void)more;
   mirror_put m = *(mirror_put *)arg;
   mcp__free(arg);
-  mirror_answered(m.t, m.rev, m.shown, rc, recs, n, why);
+  mirror_answered(m.t, &m, rc, recs, n, why);
 }
 
 /* Puts text as t's record; the put holds a reference to t (taken by the
  * caller). Frees text. */
 static void mirror_issue(mcp__task *t, mcp_store *st, mcp__buf *text,
                          unsigned long long rev, int shown,
-                         unsigned long long ttl_ms) {
+                         unsigned long long ttl_ms, const counting *k) {
   char key[48];
   mcp__fmt(key, sizeof key, "task:%s", t->id);
   char index[48];
@@ -1025,7 +1172,7 @@ static void mirror_issue(mcp__task *t, mcp_store *st, mcp__buf *text,
   mirror_put *m = mcp__malloc(sizeof *m);
   int rc = MCP_ENOMEM;
   if (m && text->err == 0) {
-    *m = (mirror_put){t, rev, shown};
+    *m = (mirror_put){t, rev, shown, k != NULL};
     mcp_store_record rec = {.key = key,
                             .value = text->data,
                             .len = text->len,
@@ -1033,13 +1180,15 @@ static void mirror_issue(mcp__task *t, mcp_store *st, mcp__buf *text,
                             .index = index,
                             .order = (unsigned long long)t->created_ms,
                             .ttl_ms = ttl_ms,
-                            .final = terminal(shown)};
+                            .final = terminal(shown),
+                            .count = k ? &k->count : NULL};
     rc = mcp_store_put(st, &rec, mirror_done, m);
   }
   mcp__buf_free(text);
   if (rc != 0) {
     mcp__free(m);
-    mirror_answered(t, rev, shown, rc, NULL, 0, mcp_strerror(rc));
+    mirror_put failed = {t, rev, shown, false};
+    mirror_answered(t, &failed, rc, NULL, 0, mcp_strerror(rc));
   }
 }
 
@@ -1060,14 +1209,18 @@ static unsigned long long mirror(mcp__task *t) {
   bool issue = !t->mirroring;
   int shown = status_of(t);
   unsigned long long ttl = ttl_left_locked(t);
+  counting k;
+  bool counted = !t->uncounted;
   if (issue) {
     t->mirroring = true;
     atomic_fetch_add(&t->refs, 1);
     record_text_locked(&text, t);
+    if (counted)
+      counting_of_locked(t, &k);
   }
   pthread_mutex_unlock(&t->srv->task_lock);
   if (issue)
-    mirror_issue(t, st, &text, rev, shown, ttl);
+    mirror_issue(t, st, &text, rev, shown, ttl, counted ? &k : NULL);
   return rev;
 }
 
@@ -1978,6 +2131,25 @@ static mcp__task *find_own(mcp_server *srv, const char *id) {
   return found;
 }
 
+/* The store evicted t's record to make room in a budget of the cluster:
+ * t is forgotten here too, as a finished task this node evicts (its
+ * tasks/result waiters hear that it expired). A task that still runs
+ * keeps (the store evicts finished records only). */
+static void forget_evicted(mcp__task *t) {
+  waiter *w = NULL;
+  pthread_mutex_lock(&t->srv->task_lock);
+  bool gone = terminal(t->status) && !t->retired;
+  if (gone)
+    retire_locked(t, &w);
+  pthread_mutex_unlock(&t->srv->task_lock);
+  if (gone) {
+    mcp__log(t->srv, MCP_LOG_INFO,
+             "task %s forgotten: the cluster's task budget needed its room",
+             t->id);
+    retire_finish(t, w);
+  }
+}
+
 static void ignore_reply(const char *was, bool ended, mcp__buf *b, void *arg) {
   (void)was;
   (void)ended;
@@ -2028,6 +2200,8 @@ void mcp__task_event(mcp_server *srv, const cJSON *event) {
     return; /* forgotten meanwhile: its record says how it ended */
   if (strcmp(what, "cancel") == 0) {
     mcp__task_cancel(t, false, ignore_reply, NULL);
+  } else if (strcmp(what, "evict") == 0) {
+    forget_evicted(t);
   } else if (strcmp(what, "update") == 0) {
     char why[320];
     bool ready = false;

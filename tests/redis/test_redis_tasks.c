@@ -277,6 +277,77 @@ static char *legacy_start(tu_peer *l, tu_peer *lb, mcp_call **held) {
   return id;
 }
 
+/* A 2026-07-28 task of job on B through p: its id (freed by the caller),
+ * and its call in *held. */
+static char *start_on(tu_peer *p, mcp_call **held) {
+  tu_stash = NULL;
+  cJSON *r = ask_wait(p, tu_mcall(next_id++, "job", "{\"do\":\"defer\"}",
+                                  CALL_META, NULL, NULL));
+  const char *id = tu_jstr(r, "result.taskId");
+  ck_assert_msg(id != NULL, "no task in %s", cJSON_PrintUnformatted(r));
+  char *copy = tu_text("%s", id);
+  cJSON_Delete(r);
+  *held = tu_stash;
+  ck_assert_ptr_nonnull(*held);
+  return copy;
+}
+
+/* The status tasks/get on p shows for id, once it is want (5 s at most);
+ * the last answer is returned. */
+static cJSON *status_once(tu_peer *p, const char *id, const char *want) {
+  cJSON *r = NULL;
+  for (int i = 0; i < 500; i++) {
+    cJSON_Delete(r);
+    r = task_req(p, "tasks/get", id, NULL);
+    const char *st = tu_jstr(r, "result.status");
+    if (want == NULL ? st == NULL : st && strcmp(st, want) == 0)
+      break;
+    sleep_ms(10);
+  }
+  return r;
+}
+
+/* The per-caller budget holds across the nodes over Redis: B refuses
+ * alice's new task while A runs her one, and admits the next once A's
+ * has finished, A then forgetting it. */
+START_TEST(budgets_hold_across_nodes_over_redis) {
+  const mcp_task_limits lim = {.max_per_caller = 1};
+  ck_assert_int_eq(mcp_server_set_task_limits(g_a, &lim), 0);
+  ck_assert_int_eq(mcp_server_set_task_limits(g_b, &lim), 0);
+  char *first = start("defer");
+  mcp_call *held = tu_stash;
+  mcp_call *refused_call;
+  char *refused = start_on(&Q, &refused_call);
+  for (int i = 0; i < 500 && !mcp_call_cancelled(refused_call); i++)
+    sleep_ms(10);
+  ck_assert(mcp_call_cancelled(refused_call));
+  mcp_call_finish(refused_call, 0);
+  cJSON *r = status_once(&P, refused, "failed");
+  tu_assert_json(r, "{\"result\":{\"status\":\"failed\",\"statusMessage\":"
+                    "\"Server busy: a new task would pass the cluster's "
+                    "per-caller task budget (1 task, 33554432 bytes), and no "
+                    "finished task there can make room; try again when one "
+                    "has finished\"}}");
+  cJSON_Delete(r);
+  mcp_result_text(held, "finished");
+  mcp_call_finish(held, 0);
+  cJSON_Delete(status_once(&Q, first, "completed"));
+  mcp_call *admitted_call;
+  char *admitted = start_on(&Q, &admitted_call);
+  ck_assert(!mcp_call_cancelled(admitted_call));
+  r = status_once(&P, admitted, "working");
+  tu_assert_json(r, "{\"result\":{\"status\":\"working\"}}");
+  cJSON_Delete(r);
+  r = status_once(&P, first, NULL);
+  tu_assert_error(r, -32602, "Task not found");
+  cJSON_Delete(r);
+  mcp_call_finish(admitted_call, 0);
+  free(first);
+  free(refused);
+  free(admitted);
+}
+END_TEST
+
 START_TEST(a_result_waits_on_another_node_over_redis) {
   tu_peer l, lb;
   tu_peer_open(&l, g_a, &ALICE);
@@ -332,5 +403,6 @@ int main(void) {
   tcase_add_test(tc, input_answered_through_another_node);
   tcase_add_test(tc, a_node_gone_fails_its_task_and_redis_gone_is_an_error);
   tcase_add_test(tc, a_result_waits_on_another_node_over_redis);
+  tcase_add_test(tc, budgets_hold_across_nodes_over_redis);
   return tu_run(s);
 }

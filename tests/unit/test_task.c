@@ -2616,6 +2616,88 @@ START_TEST(a_result_waiting_on_another_node_ends_with_its_session) {
 }
 END_TEST
 
+/* The budgets hold across the nodes: each node counts its tasks in the
+ * store's budgets (its caller's, the total), so a new task on one node is
+ * refused while another node's tasks of the same caller fill the room,
+ * and admitted once one of them finished, that one then forgotten on its
+ * node too. */
+START_TEST(the_budgets_hold_across_nodes) {
+  const mcp_task_limits lim = {.max_per_caller = 2, .max_total = 3};
+  ck_assert_int_eq(mcp_server_set_task_limits(srv, &lim), 0);
+  ck_assert_int_eq(mcp_server_set_task_limits(B, &lim), 0);
+  cJSON *r = mcall("job", "{\"do\":\"defer\"}");
+  char *first = task_id(r, "result.taskId");
+  cJSON_Delete(r);
+  mcp_call *one = tu_stash;
+  cJSON_Delete(mcall("job", "{\"do\":\"defer\"}"));
+  mcp_call *two = tu_stash;
+  /* B holds none of alice's tasks, but the cluster holds two: B's new one
+   * fails at once, its call cancelled, and every node says why. */
+  r = tu_ask(&Q, tu_mcall(next_id++, "job", "{\"do\":\"defer\"}", TASKS_META,
+                          NULL, NULL));
+  char *refused = task_id(r, "result.taskId");
+  cJSON_Delete(r);
+  ck_assert(mcp_call_cancelled(tu_stash));
+  mcp_call_finish(tu_stash, 0);
+  static const char *const busy =
+      "{\"result\":{\"status\":\"failed\",\"statusMessage\":\"Server busy: a "
+      "new task would pass the cluster's per-caller task budget (2 tasks, "
+      "33554432 bytes), and no finished task there can make room; try again "
+      "when one has finished\"}}";
+  r = ptask(&Q, "tasks/get", refused, NULL);
+  tu_assert_json(r, busy);
+  cJSON_Delete(r);
+  r = mtask("tasks/get", refused, NULL);
+  tu_assert_json(r, busy);
+  cJSON_Delete(r);
+  /* Another caller has room, up to the cluster's total. */
+  r = tu_ask(&E, tu_mcall(next_id++, "job", "{\"do\":\"defer\"}", TASKS_META,
+                          NULL, NULL));
+  tu_assert_json(r, "{\"result\":{\"resultType\":\"task\"}}");
+  cJSON_Delete(r);
+  mcp_call *eve = tu_stash;
+  ck_assert(!mcp_call_cancelled(eve));
+  r = tu_ask(&E, tu_mcall(next_id++, "job", "{\"do\":\"defer\"}", TASKS_META,
+                          NULL, NULL));
+  char *over = task_id(r, "result.taskId");
+  cJSON_Delete(r);
+  mcp_call_finish(tu_stash, 0);
+  r = ptask(&E, "tasks/get", over, NULL);
+  tu_assert_json(r, "{\"result\":{\"status\":\"failed\",\"statusMessage\":"
+                    "\"Server busy: a new task would pass the cluster's total "
+                    "task budget (3 tasks, 268435456 bytes), and no finished "
+                    "task there can make room; try again when one has "
+                    "finished\"}}");
+  cJSON_Delete(r);
+  /* One of srv's ends: B's next is admitted, and srv forgets the oldest
+   * finished one, whose room it took. */
+  mcp_result_text(one, "finished");
+  mcp_call_finish(one, 0);
+  r = tu_ask(&Q, tu_mcall(next_id++, "job", "{\"do\":\"defer\"}", TASKS_META,
+                          NULL, NULL));
+  char *admitted = task_id(r, "result.taskId");
+  cJSON_Delete(r);
+  mcp_call *three = tu_stash;
+  ck_assert(!mcp_call_cancelled(three));
+  r = ptask(&Q, "tasks/get", admitted, NULL);
+  tu_assert_json(r, "{\"result\":{\"status\":\"working\"}}");
+  cJSON_Delete(r);
+  r = mtask("tasks/get", first, NULL);
+  tu_assert_error(r, -32602, "Task not found");
+  cJSON_Delete(r);
+  r = ptask(&Q, "tasks/get", first, NULL);
+  tu_assert_error(r, -32602, "Task not found");
+  cJSON_Delete(r);
+  mcp_call_finish(two, 0);
+  mcp_call_finish(three, 0);
+  mcp_call_finish(eve, 0);
+  free(first);
+  free(refused);
+  free(over);
+  free(admitted);
+}
+END_TEST
+
 START_TEST(a_result_waiting_on_another_node_ends_with_its_server) {
   legacy_peer(&L, srv);
   mcp_server *b2 = tasks_server();
@@ -2702,6 +2784,7 @@ int main(void) {
   tcase_add_test(t, a_result_waiting_on_another_node_sees_it_lost_or_expire);
   tcase_add_test(t, a_result_waiting_on_another_node_ends_with_its_session);
   tcase_add_test(t, a_result_waiting_on_another_node_ends_with_its_server);
+  tcase_add_test(t, the_budgets_hold_across_nodes);
   t = tu_tcase(s, "oom", NULL, NULL, 600);
   tcase_add_test(t, every_allocation_failing);
   tcase_add_test(t, every_allocation_failing_across_nodes);
