@@ -1205,6 +1205,18 @@ END_TEST
  * Limits and the TTL
  * ======================================================================== */
 
+/* Starts two tasks of alice's through P whose calls run on (one, the
+ * first, and two); returns the first's id (free with free). */
+static char *two_running(mcp_call **one, mcp_call **two) {
+  cJSON *r = mcall("job", "{\"do\":\"defer\"}");
+  char *first = task_id(r, "result.taskId");
+  cJSON_Delete(r);
+  *one = tu_stash;
+  cJSON_Delete(mcall("job", "{\"do\":\"defer\"}"));
+  *two = tu_stash;
+  return first;
+}
+
 START_TEST(limits_refuse_and_make_room) {
   ck_assert_int_eq(mcp_server_set_task_limits(NULL, NULL), MCP_EINVAL);
   ck_assert_int_eq(mcp_server_set_task_limits(
@@ -1214,12 +1226,9 @@ START_TEST(limits_refuse_and_make_room) {
       mcp_server_set_task_limits(
           srv, &(mcp_task_limits){.max_per_caller = 2, .max_total = 3}),
       0);
-  cJSON *r = mcall("job", "{\"do\":\"defer\"}");
-  char *first = task_id(r, "result.taskId");
-  cJSON_Delete(r);
-  mcp_call *one = tu_stash;
-  cJSON_Delete(mcall("job", "{\"do\":\"defer\"}"));
-  mcp_call *two = tu_stash;
+  mcp_call *one, *two;
+  char *first = two_running(&one, &two);
+  cJSON *r;
   /* Both still run: a third is refused before its handler runs. */
   r = mcall("job", "{\"do\":\"now\"}");
   tu_assert_error(r, -32000, "too many tasks");
@@ -2625,12 +2634,9 @@ START_TEST(the_budgets_hold_across_nodes) {
   const mcp_task_limits lim = {.max_per_caller = 2, .max_total = 3};
   ck_assert_int_eq(mcp_server_set_task_limits(srv, &lim), 0);
   ck_assert_int_eq(mcp_server_set_task_limits(B, &lim), 0);
-  cJSON *r = mcall("job", "{\"do\":\"defer\"}");
-  char *first = task_id(r, "result.taskId");
-  cJSON_Delete(r);
-  mcp_call *one = tu_stash;
-  cJSON_Delete(mcall("job", "{\"do\":\"defer\"}"));
-  mcp_call *two = tu_stash;
+  mcp_call *one, *two;
+  char *first = two_running(&one, &two);
+  cJSON *r;
   /* B holds none of alice's tasks, but the cluster holds two: B's new one
    * fails at once, its call cancelled, and every node says why. */
   r = tu_ask(&Q, tu_mcall(next_id++, "job", "{\"do\":\"defer\"}", TASKS_META,
