@@ -1067,8 +1067,6 @@ static unsigned long long ttl_left_locked(const mcp__task *t) {
   return left > 0 ? (unsigned long long)left : 1;
 }
 
-/* The store's answer to the put of t's record at rev (the put's
- * reference to t is taken over). */
 /* A counted put of t's record refused (rc MCP_ELIMIT: a budget is full,
  * why says which): from now on t's record is put uncounted, so the state
  * refused is put again; a new task fails at once (its busy message into
@@ -1083,6 +1081,8 @@ static bool over_budget_locked(mcp__task *t, const char *why, char *msg,
   return true;
 }
 
+/* The store's answer to put, of t's record (the put's reference to t is
+ * taken over). */
 static void mirror_answered(mcp__task *t, const mirror_put *put, int rc,
                             const mcp_store_record *recs, unsigned n,
                             const char *why) {
