@@ -1411,8 +1411,11 @@ typedef struct mcp_task_limits {
  * cluster has no room for, once the store forgot that budget's oldest
  * finished tasks (on whichever node: it forgets them too), fails at once
  * (statusMessage "Server busy: a new task would pass the cluster's ...";
- * its call is cancelled). A task admitted whose record grows past a
- * budget of the cluster keeps it, counted as before: its node's own
+ * its call is cancelled); one that already ended by the time the store
+ * refused it (a quick one: the store answers after its handler started)
+ * is forgotten, as a finished task the budget needs the room of (tasks/get
+ * then answers "Task not found"). A task admitted whose record grows past
+ * a budget of the cluster keeps it, counted as before: its node's own
  * budget bounds it.
  *
  * Applies to tasks created afterwards. Returns 0 or MCP_EINVAL (srv or

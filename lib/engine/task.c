@@ -142,10 +142,14 @@ struct mcp__task {
   unsigned long long rev, kept_rev;
   bool mirroring;
   struct later *later;
-  /* Its count in the cluster's budgets (counting_of_locked): counted, a
-   * counted put took; uncounted, the store refused one (a budget was
-   * full), and its record is put without counting from then on. */
-  bool counted, uncounted;
+  /* Its count in the cluster's budgets (counts_locked): count_tried, a
+   * counted put was made (the first is its admission); counted, one took,
+   * counting counted_bytes; uncounted, the store refused one (a budget
+   * was full), and its record is put counted from then on only when it
+   * holds no more than it counts already (a put that cannot be
+   * refused). */
+  bool count_tried, counted, uncounted;
+  size_t counted_bytes;
 };
 
 /* A reply sent once the store keeps a task's record (a 2026-07-28
@@ -963,12 +967,26 @@ typedef struct mirror_put {
   mcp__task *t; /* a reference */
   unsigned long long rev;
   int shown;    /* the status the record put shows */
-  bool counted; /* the put counted the record in its budgets */
+  bool counted; /* the put counted the record in its budgets: */
+  bool first;   /* the first that did (the task's admission) */
+  size_t bytes; /* what it counted */
 } mirror_put;
+
+/* Whether t's record is put counted now: *k its counting, *first whether
+ * this is its admission. Under task_lock. */
+static bool counts_locked(mcp__task *t, counting *k, bool *first) {
+  if (t->uncounted && !(t->counted && held(t) <= t->counted_bytes))
+    return false;
+  counting_of_locked(t, k);
+  *first = !t->count_tried;
+  t->count_tried = true;
+  return true;
+}
 
 static void mirror_issue(mcp__task *t, mcp_store *st, mcp__buf *text,
                          unsigned long long rev, int shown,
-                         unsigned long long ttl_ms, const counting *k);
+                         unsigned long long ttl_ms, const counting *k,
+                         bool first);
 
 /* Cancels the call of a task's home h, of which the caller took a
  * reference under task_lock (given up here). No lock held. */
@@ -1067,18 +1085,33 @@ static unsigned long long ttl_left_locked(const mcp__task *t) {
   return left > 0 ? (unsigned long long)left : 1;
 }
 
-/* A counted put of t's record refused (rc MCP_ELIMIT: a budget is full,
- * why says which): from now on t's record is put uncounted, so the state
- * refused is put again; a new task fails at once (its busy message into
- * msg, and true returned) unless it ended meanwhile. Under task_lock. */
-static bool over_budget_locked(mcp__task *t, const char *why, char *msg,
-                               size_t n) {
+/* What a counted put the store refused does (over_budget_locked). */
+typedef enum over_budget {
+  OVER_KEPT,   /* a task admitted before: kept, its count as it was */
+  OVER_FAILS,  /* a new one, running: it fails at once */
+  OVER_FORGOT, /* a new one that ended before the answer: forgotten, as a
+                  finished task the budget needs the room of */
+} over_budget;
+
+/* A counted put of t's record (put) refused for a budget of the cluster
+ * (why names it): from now on t's record is put uncounted, so the state
+ * refused is put again (unless t is forgotten). A refused admission fails
+ * a new task (its busy message into msg), or forgets one that already
+ * ended (retired, its waiters into *w): no record of it is kept beyond
+ * the budget. Under task_lock. */
+static over_budget over_budget_locked(mcp__task *t, const mirror_put *put,
+                                      const char *why, char *msg, size_t n,
+                                      waiter **w) {
   t->uncounted = true;
   t->rev++; /* the same state, again, uncounted */
-  if (t->counted || terminal(t->status) || t->retired)
-    return false;
+  if (!put->first || t->counted || t->retired)
+    return OVER_KEPT;
+  if (terminal(t->status)) {
+    retire_locked(t, w);
+    return OVER_FORGOT;
+  }
   cluster_busy_text(t, why, msg, n);
-  return true;
+  return OVER_FAILS;
 }
 
 /* The store's answer to put, of t's record (the put's reference to t is
@@ -1087,7 +1120,9 @@ static void mirror_answered(mcp__task *t, const mirror_put *put, int rc,
                             const mcp_store_record *recs, unsigned n,
                             const char *why) {
   mcp_server *srv = t->srv;
-  bool over = rc == MCP_ELIMIT && put->counted;
+  /* Refused by one of its budgets (a store's other limits, such as a full
+   * table, are failures to keep it as any other). */
+  bool over = rc == MCP_ELIMIT && put->counted && strstr(why, "task-budget:");
   if (rc != 0 && !over)
     mcp__log(srv, MCP_LOG_WARNING,
              "task %s: its record was not kept in the store (%s): other "
@@ -1104,10 +1139,16 @@ static void mirror_answered(mcp__task *t, const mirror_put *put, int rc,
   unsigned long long rev = 0, ttl = 0;
   counting k;
   char busy[320];
+  waiter *forgot = NULL;
   pthread_mutex_lock(&srv->task_lock);
-  bool fails = over && over_budget_locked(t, why, busy, sizeof busy);
-  if (written && put->counted)
+  over_budget o =
+      over ? over_budget_locked(t, put, why, busy, sizeof busy, &forgot)
+           : OVER_KEPT;
+  bool fails = over && o == OVER_FAILS;
+  if (written && put->counted) {
     t->counted = true;
+    t->counted_bytes = put->bytes;
+  }
   if (put->rev > t->kept_rev && !over)
     t->kept_rev = put->rev; /* refused: its replies wait for the next */
   bool again = !refused && st && t->rev > put->rev && !t->retired;
@@ -1120,23 +1161,26 @@ static void mirror_answered(mcp__task *t, const mirror_put *put, int rc,
     h = &t->home;
     atomic_fetch_add(&h->refs, 1);
   }
+  bool counted = false, first = false;
   if (again) {
     record_text_locked(&text, t);
     rev = t->rev;
     shown = status_of(t);
     ttl = ttl_left_locked(t);
-    if (!t->uncounted)
-      counting_of_locked(t, &k);
+    counted = counts_locked(t, &k, &first);
   } else {
     t->mirroring = false;
   }
-  bool counted = !t->uncounted;
   pthread_mutex_unlock(&srv->task_lock);
-  if (over)
-    mcp__log(srv, MCP_LOG_INFO, "task %s: %s (%s)", t->id,
-             fails ? "refused by the cluster's task budget"
-                   : "kept past the cluster's task budget, counted as before",
-             why);
+  if (over) {
+    static const char *const what[] = {
+        "kept past the cluster's task budget, counted as before",
+        "refused by the cluster's task budget",
+        "forgotten: it ended before the cluster's task budget refused it"};
+    mcp__log(srv, MCP_LOG_INFO, "task %s %s (%s)", t->id, what[o], why);
+  }
+  if (o == OVER_FORGOT)
+    retire_finish(t, forgot);
   if (h)
     cancel_home(h);
   later_send(due);
@@ -1147,7 +1191,7 @@ static void mirror_answered(mcp__task *t, const mirror_put *put, int rc,
   if (refused)
     settled_elsewhere(t, recs[0].value, recs[0].len);
   if (again) /* takes the reference */
-    mirror_issue(t, st, &text, rev, shown, ttl, counted ? &k : NULL);
+    mirror_issue(t, st, &text, rev, shown, ttl, counted ? &k : NULL, first);
   else
     mcp__task_unref(t);
 }
@@ -1164,7 +1208,8 @@ static void mirror_done(void *arg, int rc, const mcp_store_record *recs,
  * caller). Frees text. */
 static void mirror_issue(mcp__task *t, mcp_store *st, mcp__buf *text,
                          unsigned long long rev, int shown,
-                         unsigned long long ttl_ms, const counting *k) {
+                         unsigned long long ttl_ms, const counting *k,
+                         bool first) {
   char key[48];
   mcp__fmt(key, sizeof key, "task:%s", t->id);
   char index[48];
@@ -1172,7 +1217,8 @@ static void mirror_issue(mcp__task *t, mcp_store *st, mcp__buf *text,
   mirror_put *m = mcp__malloc(sizeof *m);
   int rc = MCP_ENOMEM;
   if (m && text->err == 0) {
-    *m = (mirror_put){t, rev, shown, k != NULL};
+    *m = (mirror_put){t,         rev,   shown,
+                      k != NULL, first, k ? (size_t)k->count.bytes : 0};
     mcp_store_record rec = {.key = key,
                             .value = text->data,
                             .len = text->len,
@@ -1187,7 +1233,7 @@ static void mirror_issue(mcp__task *t, mcp_store *st, mcp__buf *text,
   mcp__buf_free(text);
   if (rc != 0) {
     mcp__free(m);
-    mirror_put failed = {t, rev, shown, false};
+    mirror_put failed = {t, rev, shown, false, false, 0};
     mirror_answered(t, &failed, rc, NULL, 0, mcp_strerror(rc));
   }
 }
@@ -1210,17 +1256,16 @@ static unsigned long long mirror(mcp__task *t) {
   int shown = status_of(t);
   unsigned long long ttl = ttl_left_locked(t);
   counting k;
-  bool counted = !t->uncounted;
+  bool counted = false, first = false;
   if (issue) {
     t->mirroring = true;
     atomic_fetch_add(&t->refs, 1);
     record_text_locked(&text, t);
-    if (counted)
-      counting_of_locked(t, &k);
+    counted = counts_locked(t, &k, &first);
   }
   pthread_mutex_unlock(&t->srv->task_lock);
   if (issue)
-    mirror_issue(t, st, &text, rev, shown, ttl, counted ? &k : NULL);
+    mirror_issue(t, st, &text, rev, shown, ttl, counted ? &k : NULL, first);
   return rev;
 }
 

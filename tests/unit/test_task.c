@@ -2694,6 +2694,19 @@ START_TEST(the_budgets_hold_across_nodes) {
   r = ptask(&Q, "tasks/get", first, NULL);
   tu_assert_error(r, -32602, "Task not found");
   cJSON_Delete(r);
+  /* Full again (two and three run): a task that ends before the cluster
+   * refused it is not kept beyond the budget either: it is forgotten, as
+   * a finished task the budget needs the room of would be. */
+  r = tu_ask(&Q, tu_mcall(next_id++, "job", "{\"do\":\"task\"}", TASKS_META,
+                          NULL, NULL));
+  char *quick = task_id(r, "result.taskId");
+  cJSON_Delete(r);
+  r = ptask(&Q, "tasks/get", quick, NULL);
+  tu_assert_error(r, -32602, "Task not found");
+  cJSON_Delete(r);
+  r = mtask("tasks/get", quick, NULL);
+  tu_assert_error(r, -32602, "Task not found");
+  cJSON_Delete(r);
   mcp_call_finish(two, 0);
   mcp_call_finish(three, 0);
   mcp_call_finish(eve, 0);
@@ -2701,6 +2714,42 @@ START_TEST(the_budgets_hold_across_nodes) {
   free(refused);
   free(over);
   free(admitted);
+  free(quick);
+}
+END_TEST
+
+/* A task admitted whose result then passes the cluster's budget (the
+ * caller's other task, on B, holds most of it) keeps its result: it was
+ * admitted, and its node's own budget, which it fits, bounds it; every
+ * node reads it completed. */
+START_TEST(an_admitted_task_grows_past_the_clusters_budget) {
+  const mcp_task_limits lim = {.max_bytes_per_caller = 150 * 1024};
+  ck_assert_int_eq(mcp_server_set_task_limits(srv, &lim), 0);
+  ck_assert_int_eq(mcp_server_set_task_limits(B, &lim), 0);
+  cJSON *r = mcall("job", "{\"do\":\"defer\"}");
+  char *id = task_id(r, "result.taskId");
+  cJSON_Delete(r);
+  mcp_call *one = tu_stash;
+  r = pcall(&Q, padded("defer", 100 * 1024));
+  tu_assert_json(r, "{\"result\":{\"resultType\":\"task\"}}");
+  cJSON_Delete(r);
+  mcp_call *big = tu_stash;
+  ck_assert(!mcp_call_cancelled(big));
+  char *text = malloc(60 * 1024 + 1);
+  ck_assert_ptr_nonnull(text);
+  memset(text, 'r', 60 * 1024);
+  text[60 * 1024] = '\0';
+  ck_assert_int_eq(mcp_result_text(one, text), 0);
+  free(text);
+  mcp_call_finish(one, 0);
+  r = ptask(&Q, "tasks/get", id, NULL);
+  tu_assert_json(r, "{\"result\":{\"status\":\"completed\"}}");
+  cJSON_Delete(r);
+  r = mtask("tasks/get", id, NULL);
+  tu_assert_json(r, "{\"result\":{\"status\":\"completed\"}}");
+  cJSON_Delete(r);
+  mcp_call_finish(big, 0);
+  free(id);
 }
 END_TEST
 
@@ -2791,6 +2840,7 @@ int main(void) {
   tcase_add_test(t, a_result_waiting_on_another_node_ends_with_its_session);
   tcase_add_test(t, a_result_waiting_on_another_node_ends_with_its_server);
   tcase_add_test(t, the_budgets_hold_across_nodes);
+  tcase_add_test(t, an_admitted_task_grows_past_the_clusters_budget);
   t = tu_tcase(s, "oom", NULL, NULL, 600);
   tcase_add_test(t, every_allocation_failing);
   tcase_add_test(t, every_allocation_failing_across_nodes);
