@@ -47,6 +47,17 @@ static int ask(mcp_call *call, const char *key) {
   return rc == 0 ? MCP_INPUT_REQUIRED : rc;
 }
 
+/* Gives call a text result of n bytes. Returns mcp_result_text's code. */
+static int result_of_size(mcp_call *call, size_t n) {
+  char *text = malloc(n + 1);
+  ck_assert_ptr_nonnull(text);
+  memset(text, 'x', n);
+  text[n] = '\0';
+  int rc = mcp_result_text(call, text);
+  free(text);
+  return rc;
+}
+
 static int h_job(mcp_call *call, void *user_data) {
   (void)user_data;
   const char *what = "now";
@@ -89,14 +100,8 @@ static int h_job(mcp_call *call, void *user_data) {
     /* A result of "n" bytes of text, as a task. */
     int64_t n = 0;
     mcp_call_arg_int(call, "n", &n);
-    char *text = malloc((size_t)n + 1);
-    ck_assert_ptr_nonnull(text);
-    memset(text, 'x', (size_t)n);
-    text[n] = '\0';
     mcp_call_start_task(call);
-    int rc = mcp_result_text(call, text);
-    free(text);
-    return rc;
+    return result_of_size(call, (size_t)n);
   }
   if (strcmp(what, "askbig") == 0) {
     /* Asks with a message of "n" bytes, as a task. */
@@ -1309,12 +1314,7 @@ START_TEST(bytes_budget_refuses_and_makes_room) {
   cJSON_Delete(r);
   /* The second ends with 100 KiB of result: a fourth then needs room,
    * which the finished ones make, the oldest first, and are forgotten. */
-  char *text = malloc(100 * 1024 + 1);
-  ck_assert_ptr_nonnull(text);
-  memset(text, 't', 100 * 1024);
-  text[100 * 1024] = '\0';
-  ck_assert_int_eq(mcp_result_text(two, text), 0);
-  free(text);
+  ck_assert_int_eq(result_of_size(two, 100 * 1024), 0);
   mcp_call_finish(two, 0);
   r = pcall(&P, padded("defer", 100 * 1024));
   tu_assert_json(r, "{\"result\":{\"resultType\":\"task\"}}");
@@ -2735,12 +2735,7 @@ START_TEST(an_admitted_task_grows_past_the_clusters_budget) {
   cJSON_Delete(r);
   mcp_call *big = tu_stash;
   ck_assert(!mcp_call_cancelled(big));
-  char *text = malloc(60 * 1024 + 1);
-  ck_assert_ptr_nonnull(text);
-  memset(text, 'r', 60 * 1024);
-  text[60 * 1024] = '\0';
-  ck_assert_int_eq(mcp_result_text(one, text), 0);
-  free(text);
+  ck_assert_int_eq(result_of_size(one, 60 * 1024), 0);
   mcp_call_finish(one, 0);
   r = ptask(&Q, "tasks/get", id, NULL);
   tu_assert_json(r, "{\"result\":{\"status\":\"completed\"}}");
