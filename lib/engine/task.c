@@ -850,10 +850,8 @@ static void tell_listeners(mcp__task *t) {
 static void publish_changed(mcp__task *t, const mcp__buf *detail) {
   mcp_server *srv = t->srv;
   mcp__buf e = {0};
-  mcp__buf_printf(&e,
-                  "{\"node\":\"%s\",\"task\":\"changed\",\"id\":\"%s\","
-                  "\"subject\":",
-                  srv->node, t->id);
+  mcp__task_event_start(&e, srv, "changed", t->id, NULL);
+  mcp__buf_puts(&e, ",\"subject\":");
   const char *subject = t->home.principal.subject;
   if (subject)
     mcp__json_quote(&e, subject, strlen(subject));
@@ -1039,11 +1037,7 @@ static void tell_evicted(mcp_server *srv, const mcp_store_record *recs,
     if (recs[i].holder == NULL || strncmp(key, "task:", 5) != 0)
       continue;
     mcp__buf e = {0};
-    mcp__buf_printf(&e,
-                    "{\"node\":\"%s\",\"task\":\"evict\",\"id\":", srv->node);
-    mcp__json_quote(&e, key + 5, strlen(key + 5));
-    mcp__buf_puts(&e, ",\"to\":");
-    mcp__json_quote(&e, recs[i].holder, strlen(recs[i].holder));
+    mcp__task_event_start(&e, srv, "evict", key + 5, recs[i].holder);
     mcp__buf_putc(&e, '}');
     if (e.err == 0)
       mcp__publish(srv, "a finished task evicted", e.data, e.len);
@@ -2441,13 +2435,22 @@ static void remote_waits_close(mcp_server *srv) {
   rwait_wake(chain, MCP__WAKE_CLOSED);
 }
 
+void mcp__task_event_start(mcp__buf *e, const mcp_server *srv, const char *what,
+                           const char *id, const char *to) {
+  mcp__buf_printf(e, "{\"node\":\"%s\",\"task\":\"%s\",\"id\":", srv->node,
+                  what);
+  mcp__json_quote(e, id, strlen(id));
+  if (to) {
+    mcp__buf_puts(e, ",\"to\":");
+    mcp__json_quote(e, to, strlen(to));
+  }
+}
+
 void mcp__task_stored(mcp_server *srv, const char *id, const char *shown) {
   if (mcp__records(srv) == NULL)
     return; /* the store was taken away (the server goes): nobody waits */
   mcp__buf e = {0};
-  mcp__buf_printf(&e,
-                  "{\"node\":\"%s\",\"task\":\"stored\",\"id\":", srv->node);
-  mcp__json_quote(&e, id, strlen(id));
+  mcp__task_event_start(&e, srv, "stored", id, NULL);
   mcp__buf_puts(&e, ",\"status\":");
   mcp__json_quote(&e, shown, strlen(shown));
   mcp__buf_putc(&e, '}');

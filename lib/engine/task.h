@@ -188,6 +188,12 @@ int mcp__task_wait_remote(mcp_session *s, const char *id,
  * its requests' waits are woken at once (MCP__WAKE_SESSION), so that
  * nobody is kept for an answer no one will read. Takes task_lock. */
 void mcp__task_session_gone(mcp_session *s);
+/* Starts into e the event about task id that this server's node publishes
+ * to the others: {"node":N,"task":what,"id":ID, and ,"to":TO when to (the
+ * node it is for) is not NULL; the caller adds its own members and the
+ * closing brace. */
+void mcp__task_event_start(mcp__buf *e, const mcp_server *srv, const char *what,
+                           const char *id, const char *to);
 /* Tells every node sharing the store (this one too) that task id's record
  * is stored showing shown (ended, or input_required), so that their waits
  * read it again. No lock held. */

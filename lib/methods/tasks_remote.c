@@ -367,11 +367,7 @@ static void cancel_settled(remote *q, mcp__task_view *v, bool written) {
   mcp_server *srv = q->s->home.srv;
   if (written && v->rec.node) {
     mcp__buf e = {0};
-    mcp__buf_printf(&e,
-                    "{\"node\":\"%s\",\"task\":\"cancel\",\"id\":\"%s\","
-                    "\"to\":",
-                    srv->node, q->task_id);
-    mcp__json_quote(&e, v->rec.node, strlen(v->rec.node));
+    mcp__task_event_start(&e, srv, "cancel", q->task_id, v->rec.node);
     mcp__buf_putc(&e, '}');
     if (e.err == 0)
       mcp__publish(srv, "tasks/cancel", e.data, e.len);
@@ -419,11 +415,7 @@ void mcp__remote_update(mcp_session *s, mcp__reply_ctx *ctx, const mcp__req *r,
   int rc = 0;
   if (requests && requests->child && v->rec.node && !v->final) {
     mcp__buf e = {0};
-    mcp__buf_printf(&e,
-                    "{\"node\":\"%s\",\"task\":\"update\",\"id\":\"%s\","
-                    "\"to\":",
-                    srv->node, v->rec.f.id);
-    mcp__json_quote(&e, v->rec.node, strlen(v->rec.node));
+    mcp__task_event_start(&e, srv, "update", v->rec.f.id, v->rec.node);
     mcp__buf_puts(&e, ",\"answers\":");
     mcp__json_write(&e, answers);
     mcp__buf_putc(&e, '}');
