@@ -491,11 +491,16 @@ typedef struct rstore {
   /* Whether the worker's connection is up, as the worker last saw it:
    * publish fails at once while it is not. */
   atomic_bool up;
-  /* The answers (rs->lock too): answered requests, oldest first, and the
-   * threads that deliver them. */
+  /* The answers, under a lock of their own (the queue's is the callers'):
+   * answered requests, oldest first, and the threads that deliver them.
+   * The worker gathers a round's answers in ready (its own) and hands
+   * them over at once: one lock and one wake-up per round, not per
+   * answer. */
+  pthread_mutex_t alock;
   pthread_cond_t answered;
   request *ahead, **atail;
   bool astop;
+  request *ready, **rtail;
   pthread_t answerers[ANSWER_THREADS];
   unsigned nanswerers;
   reader rd;
@@ -840,9 +845,10 @@ static bool append_request(rstore *rs, const request *q, bool eval) {
  * them, so that a slow handler delays neither Redis's round trips nor
  * (up to their number) other answers. */
 
-/* Hands q, answered (rc, a, why as mcp_store_rate_done's), to the answer
- * threads, which free it. The text is copied; without memory for it, a
- * fixed one says the store failed. */
+/* Readies q, answered (rc, a, why as mcp_store_rate_done's), for the
+ * answer threads, which free it; hand_over passes it on. The text is
+ * copied; without memory for it, a fixed one says the store failed. The
+ * worker's. */
 static void deliver(rstore *rs, request *q, int rc,
                     const mcp_store_rate_answer *a, const char *why) {
   q->next = NULL;
@@ -851,11 +857,30 @@ static void deliver(rstore *rs, request *q, int rc,
     q->answer = *a;
   q->why = why[0] ? mcp__strdup(why) : NULL;
   q->why_const = why[0] ? "the Redis store failed (out of memory)" : "";
-  pthread_mutex_lock(&rs->lock);
+  *rs->rtail = q;
+  rs->rtail = &q->next;
+}
+
+/* Hands the answers readied to the answer threads: the whole chain at
+ * once, waking one thread for one answer and all of them for more. The
+ * worker's. */
+static void hand_over(rstore *rs) {
+  request *q = rs->ready;
+  if (q == NULL)
+    return;
+  request *last = q;
+  while (last->next)
+    last = last->next;
+  rs->ready = NULL;
+  rs->rtail = &rs->ready;
+  pthread_mutex_lock(&rs->alock);
   *rs->atail = q;
-  rs->atail = &q->next;
-  pthread_cond_signal(&rs->answered);
-  pthread_mutex_unlock(&rs->lock);
+  rs->atail = &last->next;
+  if (q == last)
+    pthread_cond_signal(&rs->answered);
+  else
+    pthread_cond_broadcast(&rs->answered);
+  pthread_mutex_unlock(&rs->alock);
 }
 
 /* Frees q and what its answer holds. */
@@ -872,16 +897,16 @@ static void request_free(request *q) {
 static void *answerer(void *arg) {
   rstore *rs = arg;
   for (;;) {
-    pthread_mutex_lock(&rs->lock);
+    pthread_mutex_lock(&rs->alock);
     while (rs->ahead == NULL && !rs->astop)
-      pthread_cond_wait(&rs->answered, &rs->lock);
+      pthread_cond_wait(&rs->answered, &rs->alock);
     request *q = rs->ahead;
     if (q) {
       rs->ahead = q->next;
       if (rs->ahead == NULL)
         rs->atail = &rs->ahead;
     }
-    pthread_mutex_unlock(&rs->lock);
+    pthread_mutex_unlock(&rs->alock);
     if (q == NULL)
       return NULL;
     const char *why = q->why ? q->why : q->why_const;
@@ -1111,6 +1136,7 @@ static request *serve_round(rstore *rs, request *q, bool eval,
     }
     q = next;
   }
+  hand_over(rs);
   return again;
 }
 
@@ -1278,6 +1304,7 @@ static void *worker(void *arg) {
           deliver(rs, q, MCP_EIO, NULL, "the Redis store is being freed");
         q = next;
       }
+      hand_over(rs);
       continue;
     }
     bool served = q != NULL; /* else a wake-up to reconnect or renew */
@@ -1667,10 +1694,10 @@ static void rs_describe(void *impl, char *buf, unsigned long size) {
 
 /* Stops the answer threads once every answer queued is delivered. */
 static void answerers_stop(rstore *rs) {
-  pthread_mutex_lock(&rs->lock);
+  pthread_mutex_lock(&rs->alock);
   rs->astop = true;
   pthread_cond_broadcast(&rs->answered);
-  pthread_mutex_unlock(&rs->lock);
+  pthread_mutex_unlock(&rs->alock);
   for (unsigned i = 0; i < rs->nanswerers; i++)
     pthread_join(rs->answerers[i], NULL);
   rs->nanswerers = 0;
@@ -1686,6 +1713,7 @@ static void rs_destroy(rstore *rs) {
   conn_close(&rs->w);
   pthread_cond_destroy(&rs->answered);
   pthread_cond_destroy(&rs->cond);
+  pthread_mutex_destroy(&rs->alock);
   pthread_mutex_destroy(&rs->lock);
   mcp__free(rs);
 }
@@ -1713,7 +1741,7 @@ static const mcp_store_ops redis_ops = {.rate_take = rs_take,
                                         .record_list = rs_list,
                                         .node_join = rs_join};
 
-/* The lock, the condition on the monotonic clock. */
+/* The locks, the conditions (the queue's on the monotonic clock). */
 static int rs_sync_init(rstore *rs) {
   pthread_condattr_t ca;
   if (pthread_condattr_init(&ca) != 0)
@@ -1732,7 +1760,14 @@ static int rs_sync_init(rstore *rs) {
     pthread_cond_destroy(&rs->cond);
     return MCP_ENOMEM;
   }
+  if (pthread_mutex_init(&rs->alock, NULL) != 0) {
+    pthread_mutex_destroy(&rs->lock);
+    pthread_cond_destroy(&rs->answered);
+    pthread_cond_destroy(&rs->cond);
+    return MCP_ENOMEM;
+  }
   rs->atail = &rs->ahead;
+  rs->rtail = &rs->ready;
   return 0;
 }
 
