@@ -13,14 +13,25 @@
  * comes). There the owner's figure is the engine alone, no transport, so
  * the ratio is a floor. Then over HTTP, the figure issue 33 asks for:
  * each server served by mcp_http_start on 127.0.0.1 (8 polling threads),
- * every request the task's principal, and `http threads` client threads,
- * each a libcurl easy handle on one keep-alive connection POSTing
- * 2026-07-28 tasks/get one after another (each waited for), to A's port
- * and then to B's; A and B alternate, three runs of each, the best of
- * each printed. Every run is bounded by its count and by 20 s.
+ * every request the task's principal; `clients` client threads, each a
+ * libcurl easy handle on one keep-alive connection POSTing 2026-07-28
+ * tasks/get one after another (each waited for), share the run's
+ * requests, to A's port and then to B's, three times. Printed: the
+ * median of A's runs and of B's, each with the share of this machine's
+ * CPU time left idle during its runs (from /proc/stat, the median too),
+ * and the median of the three ratios of a B run to the A run just before
+ * it (this machine's speed drifts over seconds: a pair run back to back
+ * sees the same machine, and a best of three keeps its luckiest moment).
  *
- *   bench_redis_tasks [requests] [window] [http requests per thread]
- *                     [http threads]   default 20000 16 2000 16
+ * The same is done with twice and four times as many clients. B's answer
+ * waits on a round trip to Redis and on two threads, so with few clients
+ * B leaves CPU idle: its throughput there is its latency, not what it can
+ * serve. With four times as many clients both nodes keep the CPU busy
+ * (the idle shares say so): the ratio there is the figure. Every run is bounded
+ * by its count and by 20 s.
+ *
+ *   bench_redis_tasks [requests] [window] [http requests per run]
+ *                     [http clients, at first]   default 20000 16 32000 16
  *
  * Prints requests/s for each, and the ratios. Any reply that is not the
  * task, working (an error, "Task not found"), fails the benchmark; no
@@ -44,6 +55,8 @@
   "\"io.modelcontextprotocol/clientCapabilities\":{\"extensions\":{"           \
   "\"io.modelcontextprotocol/tasks\":{}}}}"
 #define RUN_S 20 /* each run's bound */
+/* The most HTTP clients of one run (four times the first level's). */
+#define MAX_CLIENTS 256
 
 static double now(void) {
   struct timespec ts;
@@ -217,7 +230,7 @@ static mcp_server *node(mcp_store *st) {
 
 /* ---- over HTTP ---------------------------------------------------------- */
 
-static long g_http_calls;
+static long g_http_calls;  /* each client's requests in a run */
 static const char *g_task; /* the task's id */
 
 /* One client thread on the port in arg: g_http_calls tasks/get POSTs on
@@ -279,23 +292,76 @@ static void *http_getter(void *arg) {
   return NULL;
 }
 
-/* tasks/get/s of threads HTTP clients on port (each bounded by RUN_S). */
-static double run_http(uint16_t port, int threads) {
-  pthread_t t[64];
-  double t0 = now();
-  for (int i = 0; i < threads; i++)
-    pthread_create(&t[i], NULL, http_getter, (void *)(uintptr_t)port);
-  for (int i = 0; i < threads; i++)
-    pthread_join(t[i], NULL);
-  double dt = now() - t0;
-  return dt < RUN_S ? (double)threads * (double)g_http_calls / dt : 0;
+/* This machine's CPU time so far, all of it and the idle part (/proc/stat's
+ * first line, in ticks); both 0 when it cannot be read. */
+static void cpu_ticks(unsigned long long *all, unsigned long long *idle) {
+  *all = *idle = 0;
+  FILE *f = fopen("/proc/stat", "r");
+  if (f == NULL)
+    return;
+  unsigned long long v[8] = {0};
+  if (fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1],
+             &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]) == 8) {
+    for (int i = 0; i < 8; i++)
+      *all += v[i];
+    *idle = v[3] + v[4]; /* idle and iowait */
+  }
+  fclose(f);
 }
 
-/* The HTTP figures, A and B served each on a port of its own: alternating,
- * the best of three each. */
-static void bench_http(mcp_server *a, mcp_server *b, int threads) {
+/* One run's figures: tasks/get/s (0: over RUN_S), and the share of the
+ * CPU time left idle meanwhile (-1: unknown, as in a run too short for
+ * the clock's ticks). */
+typedef struct http_run {
+  double rate, idle;
+} http_run;
+
+/* A run of clients HTTP clients on port, each with g_http_calls requests
+ * (each bounded by RUN_S). */
+static http_run run_http(uint16_t port, int clients) {
+  pthread_t t[MAX_CLIENTS];
+  unsigned long long all0, idle0, all1, idle1;
+  cpu_ticks(&all0, &idle0);
+  double t0 = now();
+  for (int i = 0; i < clients; i++)
+    if (pthread_create(&t[i], NULL, http_getter, (void *)(uintptr_t)port)) {
+      fprintf(stderr, "bench_redis_tasks: a client thread cannot start\n");
+      exit(1);
+    }
+  for (int i = 0; i < clients; i++)
+    pthread_join(t[i], NULL);
+  double dt = now() - t0;
+  cpu_ticks(&all1, &idle1);
+  http_run r = {
+      .rate = dt < RUN_S ? (double)clients * (double)g_http_calls / dt : 0,
+      .idle =
+          all1 > all0 ? (double)(idle1 - idle0) / (double)(all1 - all0) : -1};
+  return r;
+}
+
+/* The middle one of three numbers. */
+static double median3(double x, double y, double z) {
+  if ((x <= y && y <= z) || (z <= y && y <= x))
+    return y;
+  if ((y <= x && x <= z) || (z <= x && x <= y))
+    return x;
+  return z;
+}
+
+static void print_idle(double idle) {
+  if (idle < 0)
+    printf("     ?");
+  else
+    printf("  %3.0f%%", idle * 100);
+}
+
+/* The HTTP figures, A and B served each on a port of its own, with
+ * clients, twice and four times as many clients: alternating, the best of
+ * three each. total: a run's requests, shared by its clients. */
+static void bench_http(mcp_server *a, mcp_server *b, long total, int clients) {
   const mcp_principal alice = {.subject = "alice"};
-  const mcp_http_options opts = {.principal = &alice, .threads = 8};
+  const mcp_http_options opts = {
+      .principal = &alice, .threads = 8, .per_ip_connections = 2 * MAX_CLIENTS};
   mcp_http *ha = NULL, *hb = NULL;
   if (mcp_http_start(a, &opts, &ha) != 0 ||
       mcp_http_start(b, &opts, &hb) != 0) {
@@ -303,25 +369,39 @@ static void bench_http(mcp_server *a, mcp_server *b, int threads) {
             mcp_server_errmsg(b));
     exit(1);
   }
-  double owner = 0, other = 0;
-  for (int round = 0; round < 3; round++) {
-    double x = run_http(mcp_http_port(ha), threads);
-    double y = run_http(mcp_http_port(hb), threads);
-    owner = x > owner ? x : owner;
-    other = y > other ? y : other;
+  printf("tasks/get over HTTP, %ld requests a run shared by its clients "
+         "(medians of 3, A and B alternating; 0: over %d s)\n",
+         total, RUN_S);
+  printf("  %7s  %20s  %5s  %19s  %5s  %6s\n", "clients", "owner A (memory)",
+         "idle", "other B (Redis)", "idle", "ratio");
+  double ratio = 0;
+  int at = 0;
+  for (int level = 0, n = clients; level < 3; level++, n *= 2) {
+    g_http_calls = total / n > 0 ? total / n : 1;
+    http_run ra[3], rb[3];
+    double r[3];
+    for (int round = 0; round < 3; round++) {
+      ra[round] = run_http(mcp_http_port(ha), n);
+      rb[round] = run_http(mcp_http_port(hb), n);
+      r[round] = ra[round].rate > 0 ? rb[round].rate / ra[round].rate : 0;
+    }
+    ratio = median3(r[0], r[1], r[2]);
+    at = n;
+    printf("  %7d  %14.0f req/s", n,
+           median3(ra[0].rate, ra[1].rate, ra[2].rate));
+    print_idle(median3(ra[0].idle, ra[1].idle, ra[2].idle));
+    printf("  %13.0f req/s", median3(rb[0].rate, rb[1].rate, rb[2].rate));
+    print_idle(median3(rb[0].idle, rb[1].idle, rb[2].idle));
+    printf("  %6.3f\n", ratio);
+    fflush(stdout);
   }
   mcp_http_stop(ha);
   mcp_http_stop(hb);
-  printf("tasks/get, %d threads x %ld requests, over HTTP (best of 3; 0: "
-         "over %d s)\n",
-         threads, g_http_calls, RUN_S);
-  printf("  %-16s owner A (memory) %10.0f req/s\n", "", owner);
-  printf("  %-16s other B (Redis)  %10.0f req/s  (ratio %.3f, goal >= 0.5)\n",
-         "", other, owner > 0 ? other / owner : 0);
+  printf("  with the most clients, %d: ratio %.3f (goal >= 0.5)\n", at, ratio);
 }
 
 static void bench(mcp_store *sa, mcp_store *sb, long total, long window,
-                  int http_threads) {
+                  long http_total, int http_clients) {
   mcp_server *a = node(sa), *b = node(sb);
   const mcp_principal alice = {.subject = "alice"};
   replies ra = {
@@ -351,7 +431,7 @@ static void bench(mcp_store *sa, mcp_store *sb, long total, long window,
          "", bw, bw / aw);
   fflush(stdout);
   g_task = task;
-  bench_http(a, b, http_threads);
+  bench_http(a, b, http_total, http_clients);
   mcp_result_text(g_job, "done");
   mcp_call_finish(g_job, 0);
   mcp_session_free(pa);
@@ -364,12 +444,14 @@ static void bench(mcp_store *sa, mcp_store *sb, long total, long window,
 int main(int argc, char **argv) {
   long total = argc > 1 ? atol(argv[1]) : 20000;
   long window = argc > 2 ? atol(argv[2]) : 16;
-  g_http_calls = argc > 3 ? atol(argv[3]) : 2000;
-  int http_threads = argc > 4 ? atoi(argv[4]) : 16;
-  if (total < 1 || window < 1 || window > 1024 || g_http_calls < 1 ||
-      http_threads < 1 || http_threads > 64) {
-    fprintf(stderr, "usage: bench_redis_tasks [requests] [window 1-1024] "
-                    "[http requests] [http threads 1-64]\n");
+  long http_total = argc > 3 ? atol(argv[3]) : 32000;
+  int http_clients = argc > 4 ? atoi(argv[4]) : 16;
+  if (total < 1 || window < 1 || window > 1024 || http_total < 1 ||
+      http_clients < 1 || http_clients > MAX_CLIENTS / 4) {
+    fprintf(stderr,
+            "usage: bench_redis_tasks [requests] [window 1-1024] "
+            "[http requests a run] [http clients 1-%d]\n",
+            MAX_CLIENTS / 4);
     return 2;
   }
   if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
@@ -387,7 +469,7 @@ int main(int argc, char **argv) {
   if (rc == 0)
     rc = mcp_redis_store_new(redis.sock, &sb, err, sizeof err);
   if (rc == 0)
-    bench(sa, sb, total, window, http_threads);
+    bench(sa, sb, total, window, http_total, http_clients);
   else
     fprintf(stderr, "bench_redis_tasks: %s\n", err);
   mcp_store_free(sa);
