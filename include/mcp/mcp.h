@@ -1413,8 +1413,11 @@ typedef struct mcp_task_limits {
  * (statusMessage "Server busy: a new task would pass the cluster's ...";
  * its call is cancelled); one that already ended by the time the store
  * refused it (a quick one: the store answers after its handler started)
- * is forgotten, as a finished task the budget needs the room of (tasks/get
- * then answers "Task not found"). A task admitted whose record grows past
+ * is forgotten, as a finished task the budget needs the room of: a
+ * 2026-07-28 call whose CreateTaskResult was still waiting for the store
+ * is answered with its result (or error) instead, as a call that never
+ * became a task, and any later tasks/get of it answers "Task not found".
+ * A task admitted whose record grows past
  * a budget of the cluster keeps it, counted as before: its node's own
  * budget bounds it.
  *

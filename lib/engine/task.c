@@ -150,18 +150,23 @@ struct mcp__task {
    * refused). */
   bool count_tried, counted, uncounted;
   size_t counted_bytes;
+  /* It ended before the cluster refused its admission, and is forgotten
+   * (OVER_FORGOT): a reply still waiting is its call's answer instead. */
+  bool forgotten;
+  int outcome_code; /* with outcome_error: the error's code */
 };
 
 /* A reply sent once the store keeps a task's record (a 2026-07-28
  * CreateTaskResult, so that any node the client asks next knows the
- * task). */
+ * task), and the id of the request it answers. */
 typedef struct later {
   struct later *next;
   unsigned long long rev;
   mcp_session *s;  /* a reference */
   mcp__sink *sink; /* a reference; NULL: the session's callback */
-  size_t len;
-  char msg[];
+  size_t len, id_len;
+  int code;   /* the reply is an error of this code; 0: a result */
+  char msg[]; /* len bytes of the reply, then id_len of the id */
 } later;
 
 /* Another node's tasks/result requests waiting here (srv->remote_waits,
@@ -617,6 +622,7 @@ static void fail_locked(mcp__task *t, const char *why) {
     memcpy(t->outcome, e.data, e.len);
   t->outcome_len = t->outcome ? e.len : 0;
   t->outcome_error = true;
+  t->outcome_code = MCP__RPC_SERVER_BUSY;
   mcp__buf_free(&e);
   if (message) {
     mcp__free(t->status_message);
@@ -1046,12 +1052,15 @@ static void tell_evicted(mcp_server *srv, const mcp_store_record *recs,
 }
 
 /* The replies waiting for rev or older, taken off t. Under task_lock. */
+static later *forgotten_answer_locked(const mcp__task *t, later *l);
+
 static later *later_due_locked(mcp__task *t) {
   later *due = NULL;
   for (later **p = &t->later; *p;) {
     later *l = *p;
     if (l->rev <= t->kept_rev) {
       *p = l->next;
+      l = forgotten_answer_locked(t, l);
       l->next = due;
       due = l;
     } else {
@@ -1061,10 +1070,49 @@ static later *later_due_locked(mcp__task *t) {
   return due;
 }
 
+/* When t was forgotten (it ended before the cluster refused to count it,
+ * so no node keeps it) and its call has an answer (it was not cancelled):
+ * writes into b that answer to the request whose id is id, its result or
+ * error as a 2026-07-28 call that does not become a task gives it (the
+ * client never heard of the task, and its result is not lost), and
+ * returns true, with *code the error's code (0: a result). Under
+ * task_lock. */
+static bool forgotten_text_locked(const mcp__task *t, const char *id,
+                                  size_t id_len, mcp__buf *b, int *code) {
+  mcp__outcome o;
+  if (!t->forgotten || t->mode != MCP__TASK_MAYBE || id_len == 0 ||
+      outcome_of(t, &o) == NULL)
+    return false;
+  mcp__wire_task_result(b, id, id_len, NULL, &o);
+  *code = o.error ? t->outcome_code : 0;
+  return true;
+}
+
+/* l, or in its place the call's answer when t was forgotten
+ * (forgotten_text_locked); l stays as it is without memory for that.
+ * Under task_lock. */
+static later *forgotten_answer_locked(const mcp__task *t, later *l) {
+  mcp__buf b = {0};
+  int code;
+  if (!forgotten_text_locked(t, l->msg + l->len, l->id_len, &b, &code))
+    return l;
+  later *a = b.err ? NULL : mcp__malloc(sizeof *a + b.len);
+  if (a) {
+    *a = (later){
+        .rev = l->rev, .s = l->s, .sink = l->sink, .len = b.len, .code = code};
+    memcpy(a->msg, b.data, b.len);
+    mcp__free(l); /* its references are a's */
+    l = a;
+  }
+  mcp__buf_free(&b);
+  return l;
+}
+
 static void later_send(later *l) {
   while (l) {
     later *next = l->next;
-    mcp_send_info info = {.kind = MCP_SENT_RESULT};
+    mcp_send_info info = {.kind = l->code ? MCP_SENT_ERROR : MCP_SENT_RESULT,
+                          .error_code = l->code};
     mcp__session_send(l->s, l->sink, l->msg, l->len, &info);
     mcp__sink_release(l->sink);
     session_unref(l->s);
@@ -1101,6 +1149,7 @@ static over_budget over_budget_locked(mcp__task *t, const mirror_put *put,
   if (!put->first || t->counted || t->retired)
     return OVER_KEPT;
   if (terminal(t->status)) {
+    t->forgotten = true;
     retire_locked(t, w);
     return OVER_FORGOT;
   }
@@ -1263,16 +1312,20 @@ static unsigned long long mirror(mcp__task *t) {
   return rev;
 }
 
-/* Sends b (a whole reply, taken) to s's sink once the store keeps t's
- * record of revision rev or newer, or now when it does already or rev is
- * 0. */
+/* Sends b (a whole reply to the request whose id is id, taken) to s's
+ * sink once the store keeps t's record of revision rev or newer, or now
+ * when it does already or rev is 0. */
 static void send_when_kept(mcp__task *t, unsigned long long rev, mcp_session *s,
                            mcp__sink *sink, mcp__buf *b,
-                           const mcp_send_info *info) {
-  later *l = rev && b->err == 0 ? mcp__malloc(sizeof *l + b->len) : NULL;
+                           const mcp_send_info *info, const char *id,
+                           size_t id_len) {
+  size_t n = id ? id_len : 0;
+  later *l = rev && b->err == 0 ? mcp__malloc(sizeof *l + b->len + n) : NULL;
   if (l) {
-    *l = (later){.rev = rev, .s = s, .sink = sink, .len = b->len};
+    *l = (later){.rev = rev, .s = s, .sink = sink, .len = b->len, .id_len = n};
     memcpy(l->msg, b->data, b->len);
+    if (n)
+      memcpy(l->msg + b->len, id, n);
     session_ref(s);
     mcp__sink_ref(sink);
     pthread_mutex_lock(&t->srv->task_lock);
@@ -1280,6 +1333,8 @@ static void send_when_kept(mcp__task *t, unsigned long long rev, mcp_session *s,
     if (!kept) {
       l->next = t->later;
       t->later = l;
+    } else {
+      l = forgotten_answer_locked(t, l);
     }
     pthread_mutex_unlock(&t->srv->task_lock);
     if (kept)
@@ -1334,6 +1389,7 @@ static void settle_locked(mcp__task *t, const mcp__outcome *o) {
   const char *members = o->members;
   size_t len = o->len, n = len + 2; /* the object's bytes */
   bool error = o->error;
+  int code = o->code;
   /* The room for an error is kept in every record: only more needs it. */
   char why[320];
   if (!grow_locked(t, n > FAIL_ROOM ? n - FAIL_ROOM : 0, "result", n,
@@ -1347,12 +1403,14 @@ static void settle_locked(mcp__task *t, const mcp__outcome *o) {
     members = INTERNAL_ERROR;
     len = sizeof INTERNAL_ERROR - 1;
     error = true;
+    code = MCP__RPC_INTERNAL_ERROR;
     t->outcome = mcp__malloc(len);
   }
   if (t->outcome)
     memcpy(t->outcome, members, len);
   t->outcome_len = t->outcome ? len : 0;
   t->outcome_error = error;
+  t->outcome_code = error ? code : 0;
   bool failed = error || (t->mode == MCP__TASK_NOW && o->is_error);
   touch_locked(t, failed ? FAILED : COMPLETED);
 }
@@ -1421,11 +1479,21 @@ static void reply_created(mcp_session *s, mcp__reply_ctx *ctx,
    * the task (in 2026-07-28, where the next request may go anywhere, the
    * reply waits for the store; a 2025-11-25 session stays on its node). */
   unsigned long long rev = mirror(t);
-  mcp__buf body = {0};
+  mcp__buf body = {0}, answer = {0};
+  int code = 0;
   pthread_mutex_lock(&s->home.srv->task_lock);
+  bool forgot =
+      forgotten_text_locked(t, r->m->id, r->m->id_len, &answer, &code);
   mcp__task_facts f = facts_of(t);
-  mcp__wire_created(&body, &f, r->modern);
+  if (!forgot)
+    mcp__wire_created(&body, &f, r->modern);
   pthread_mutex_unlock(&s->home.srv->task_lock);
+  if (forgot) { /* the store answered at once, forgetting it */
+    ctx->facts = (mcp_send_info){
+        .kind = code ? MCP_SENT_ERROR : MCP_SENT_RESULT, .error_code = code};
+    mcp__reply_buf(s, ctx, &answer);
+    return;
+  }
   if (rev == 0 || !r->modern || ctx->batch) {
     mcp__reply_result_as(s, ctx, r, "task", &body);
     return;
@@ -1433,7 +1501,7 @@ static void reply_created(mcp_session *s, mcp__reply_ctx *ctx,
   mcp__buf b = {0};
   mcp__result_text(s->home.srv, r, &body, "task", false, &b);
   mcp_send_info info = {.kind = MCP_SENT_RESULT};
-  send_when_kept(t, rev, s, ctx->sink, &b, &info);
+  send_when_kept(t, rev, s, ctx->sink, &b, &info, r->m->id, r->m->id_len);
   ctx->facts = (mcp_send_info){0};
 }
 

@@ -34,7 +34,8 @@ void mcp__wire_created(mcp__buf *b, const mcp__task_facts *f, bool modern);
 void mcp__wire_status_note(mcp__buf *b, const mcp__task_facts *f);
 /* The reply to a 2025-11-25 tasks/result for request id: outcome's result
  * with the related-task _meta, or its error; o NULL: the error of a task
- * that has no result. */
+ * that has no result. task_id NULL: the call's own reply, no _meta (the
+ * answer of a call whose task was never kept). */
 void mcp__wire_task_result(mcp__buf *b, const char *id, size_t id_len,
                            const char *task_id, const mcp__outcome *o);
 

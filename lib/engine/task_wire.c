@@ -122,9 +122,11 @@ void mcp__wire_task_result(mcp__buf *b, const char *id, size_t id_len,
    * library builds carries no _meta of its own). */
   mcp__buf_puts(b, ",\"result\":{");
   mcp__buf_append(b, o->members, o->len);
-  if (o->len)
-    mcp__buf_putc(b, ',');
-  mcp__wire_related(b, task_id);
+  if (task_id) {
+    if (o->len)
+      mcp__buf_putc(b, ',');
+    mcp__wire_related(b, task_id);
+  }
   mcp__buf_puts(b, "}}");
 }
 

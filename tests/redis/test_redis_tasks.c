@@ -45,6 +45,14 @@ static int job(mcp_call *call, void *user_data) {
     int rc = mcp_call_request_input(call, "ok", MCP_INPUT_ELICITATION, ASK);
     return rc == 0 ? MCP_INPUT_REQUIRED : rc;
   }
+  if (strcmp(what, "quick") == 0) { /* a task that ends at once */
+    mcp_call_start_task(call);
+    return mcp_result_text(call, "quick");
+  }
+  if (strcmp(what, "broken") == 0) { /* the same, failing: -32603 */
+    mcp_call_start_task(call);
+    return MCP_EIO;
+  }
   return tu_defer(call);
 }
 
@@ -340,6 +348,20 @@ START_TEST(budgets_hold_across_nodes_over_redis) {
   cJSON_Delete(r);
   r = status_once(&P, first, NULL);
   tu_assert_error(r, -32602, "Task not found");
+  cJSON_Delete(r);
+  /* Full again (the admitted one runs on B): a task on A that ends before
+   * Redis refused to count it is forgotten, and its call answers as one
+   * that never became a task: its result, or its error, never a task
+   * nobody keeps. */
+  r = ask_wait(&P, tu_mcall(next_id++, "job", "{\"do\":\"quick\"}", CALL_META,
+                            NULL, NULL));
+  tu_assert_json(r, "{\"result\":{\"resultType\":\"complete\",\"content\":[{"
+                    "\"text\":\"quick\"}]}}");
+  ck_assert_ptr_null(tu_jget(r, "result.taskId"));
+  cJSON_Delete(r);
+  r = ask_wait(&P, tu_mcall(next_id++, "job", "{\"do\":\"broken\"}", CALL_META,
+                            NULL, NULL));
+  tu_assert_error(r, -32603, "Internal error");
   cJSON_Delete(r);
   mcp_call_finish(admitted_call, 0);
   free(first);

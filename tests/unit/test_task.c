@@ -70,6 +70,10 @@ static int h_job(mcp_call *call, void *user_data) {
     ck_assert_int_eq(mcp_call_start_task(call), 0);
     return mcp_result_text(call, "done as a task");
   }
+  if (strcmp(what, "taskfail") == 0) {
+    ck_assert_int_eq(mcp_call_start_task(call), 0);
+    return MCP_EIO; /* -32603 */
+  }
   if (strcmp(what, "status") == 0) {
     ck_assert_int_eq(mcp_call_start_task(call), 0);
     ck_assert_int_eq(mcp_call_set_status(call, "halfway there"), 0);
@@ -2011,6 +2015,49 @@ START_TEST(every_allocation_failing_across_nodes) {
 }
 END_TEST
 
+/* The cluster's budget full (a's task holds alice's one place), b's quick
+ * task is forgotten and its call answered with its result, with every
+ * allocation failing in turn: an error answered, or the task's creation
+ * when there is no memory for the result's answer, never a crash or a
+ * leak. Whether the result came back. */
+static bool oom_forgotten_run(long n, void *user) {
+  (void)n;
+  tu_sink *k = user;
+  static const mcp_task_limits one = {.max_per_caller = 1};
+  mcp_store *st = mcp_store_new_local();
+  mcp_server *a = st ? oom_node(st) : NULL;
+  mcp_server *b = a ? oom_node(st) : NULL;
+  mcp_session *m = NULL, *r = NULL;
+  bool ok = b && mcp_server_set_task_limits(a, &one) == 0 &&
+            mcp_server_set_task_limits(b, &one) == 0 &&
+            mcp_session_new(a, &ALICE, tu_sink_send, k, &m) == 0 &&
+            mcp_session_new(b, &ALICE, tu_sink_send, k, &r) == 0;
+  if (ok) {
+    oom_send(m,
+             tu_mcall(1, "job", "{\"do\":\"defer\"}", TASKS_META, NULL, NULL));
+    oom_send(r,
+             tu_mcall(2, "job", "{\"do\":\"task\"}", TASKS_META, NULL, NULL));
+    ok = strstr(tu_sink_last(k), "\"done as a task\"") != NULL;
+  }
+  for (int i = 0; i < tu_ndeferred && i < TU_MAX_DEFERRED; i++)
+    if (tu_deferred[i])
+      mcp_call_finish(tu_deferred[i], 0);
+  tu_deferred_reset();
+  mcp_session_free(m);
+  mcp_session_free(r);
+  mcp_server_free(a);
+  mcp_server_free(b);
+  mcp_store_free(st);
+  return ok;
+}
+
+START_TEST(every_allocation_failing_when_forgotten) {
+  tu_sink k = {0};
+  tu_deferred_reset();
+  tu_alloc_every(20000, oom_forgotten_run, oom_after, &k);
+}
+END_TEST
+
 /* ===========================================================================
  * The task wire (task_wire.c): pure writers of facts
  * ======================================================================== */
@@ -2696,16 +2743,21 @@ START_TEST(the_budgets_hold_across_nodes) {
   cJSON_Delete(r);
   /* Full again (two and three run): a task that ends before the cluster
    * refused it is not kept beyond the budget either: it is forgotten, as
-   * a finished task the budget needs the room of would be. */
+   * a finished task the budget needs the room of would be, and its call
+   * is answered with its result, as a call that never became a task (the
+   * client never heard of the task). */
   r = tu_ask(&Q, tu_mcall(next_id++, "job", "{\"do\":\"task\"}", TASKS_META,
                           NULL, NULL));
-  char *quick = task_id(r, "result.taskId");
+  tu_assert_json(r, "{\"result\":{\"resultType\":\"complete\",\"content\":[{"
+                    "\"type\":\"text\",\"text\":\"done as a task\"}]}}");
+  ck_assert_ptr_null(tu_jget(r, "result.taskId"));
+  ck_assert_ptr_null(
+      cJSON_GetObjectItemCaseSensitive(tu_jget(r, "result._meta"), RELATED));
   cJSON_Delete(r);
-  r = ptask(&Q, "tasks/get", quick, NULL);
-  tu_assert_error(r, -32602, "Task not found");
-  cJSON_Delete(r);
-  r = mtask("tasks/get", quick, NULL);
-  tu_assert_error(r, -32602, "Task not found");
+  /* A call that failed so answers its error. */
+  r = tu_ask(&Q, tu_mcall(next_id++, "job", "{\"do\":\"taskfail\"}", TASKS_META,
+                          NULL, NULL));
+  tu_assert_error(r, -32603, "Internal error");
   cJSON_Delete(r);
   mcp_call_finish(two, 0);
   mcp_call_finish(three, 0);
@@ -2714,7 +2766,6 @@ START_TEST(the_budgets_hold_across_nodes) {
   free(refused);
   free(over);
   free(admitted);
-  free(quick);
 }
 END_TEST
 
@@ -2839,5 +2890,6 @@ int main(void) {
   t = tu_tcase(s, "oom", NULL, NULL, 600);
   tcase_add_test(t, every_allocation_failing);
   tcase_add_test(t, every_allocation_failing_across_nodes);
+  tcase_add_test(t, every_allocation_failing_when_forgotten);
   return tu_run(s);
 }
