@@ -1051,9 +1051,10 @@ static void tell_evicted(mcp_server *srv, const mcp_store_record *recs,
   }
 }
 
-/* The replies waiting for rev or older, taken off t. Under task_lock. */
 static later *forgotten_answer_locked(const mcp__task *t, later *l);
 
+/* The replies waiting for rev or older, taken off t (each the call's own
+ * answer instead when t was forgotten). Under task_lock. */
 static later *later_due_locked(mcp__task *t) {
   later *due = NULL;
   for (later **p = &t->later; *p;) {
