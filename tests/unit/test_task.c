@@ -1957,15 +1957,46 @@ static bool oom_remote_result(mcp_server *a, mcp_server *b, tu_sink *k) {
  * one server, read, answered and cancelled through another sharing its
  * store; a 2025-11-25 tasks/result that waits on one for a task of the
  * other. A failure is an error answered, never a crash or a leak. */
+/* Two servers sharing an in-process store, with alice's session m on a and
+ * r on b. */
+typedef struct oom_pair {
+  mcp_store *st;
+  mcp_server *a, *b;
+  mcp_session *m, *r;
+} oom_pair;
+
+/* Opens p, both servers with limits lim when not NULL; whether it did. */
+static bool oom_pair_open(oom_pair *p, tu_sink *k, const mcp_task_limits *lim) {
+  *p = (oom_pair){.st = mcp_store_new_local()};
+  p->a = p->st ? oom_node(p->st) : NULL;
+  p->b = p->a ? oom_node(p->st) : NULL;
+  return p->b &&
+         (lim == NULL || (mcp_server_set_task_limits(p->a, lim) == 0 &&
+                          mcp_server_set_task_limits(p->b, lim) == 0)) &&
+         mcp_session_new(p->a, &ALICE, tu_sink_send, k, &p->m) == 0 &&
+         mcp_session_new(p->b, &ALICE, tu_sink_send, k, &p->r) == 0;
+}
+
+/* Finishes the calls still deferred, then frees what p holds. */
+static void oom_pair_close(oom_pair *p) {
+  for (int i = 0; i < tu_ndeferred && i < TU_MAX_DEFERRED; i++)
+    if (tu_deferred[i])
+      mcp_call_finish(tu_deferred[i], 0);
+  tu_deferred_reset();
+  mcp_session_free(p->m);
+  mcp_session_free(p->r);
+  mcp_server_free(p->a);
+  mcp_server_free(p->b);
+  mcp_store_free(p->st);
+}
+
 static bool oom_cluster_run(long n, void *user) {
   (void)n;
   tu_sink *k = user;
-  mcp_store *st = mcp_store_new_local();
-  mcp_server *a = st ? oom_node(st) : NULL;
-  mcp_server *b = a ? oom_node(st) : NULL;
-  mcp_session *m = NULL, *r = NULL;
-  bool ok = b && mcp_session_new(a, &ALICE, tu_sink_send, k, &m) == 0 &&
-            mcp_session_new(b, &ALICE, tu_sink_send, k, &r) == 0;
+  oom_pair p;
+  bool ok = oom_pair_open(&p, k, NULL);
+  mcp_server *a = p.a, *b = p.b;
+  mcp_session *m = p.m, *r = p.r;
   char id[32] = "";
   if (ok) {
     size_t before = k->n;
@@ -1996,24 +2027,9 @@ static bool oom_cluster_run(long n, void *user) {
     ok = ok && strstr(tu_sink_last(k), "\"cancelled\"") != NULL;
     ok = oom_remote_result(a, b, k) && ok;
   }
-  for (int i = 0; i < tu_ndeferred && i < TU_MAX_DEFERRED; i++)
-    if (tu_deferred[i])
-      mcp_call_finish(tu_deferred[i], 0);
-  tu_deferred_reset();
-  mcp_session_free(m);
-  mcp_session_free(r);
-  mcp_server_free(a);
-  mcp_server_free(b);
-  mcp_store_free(st);
+  oom_pair_close(&p);
   return ok;
 }
-
-START_TEST(every_allocation_failing_across_nodes) {
-  tu_sink k = {0};
-  tu_deferred_reset();
-  tu_alloc_every(20000, oom_cluster_run, oom_after, &k);
-}
-END_TEST
 
 /* The cluster's budget full (a's task holds alice's one place), b's quick
  * task is forgotten and its call answered with its result, with every
@@ -2024,36 +2040,23 @@ static bool oom_forgotten_run(long n, void *user) {
   (void)n;
   tu_sink *k = user;
   static const mcp_task_limits one = {.max_per_caller = 1};
-  mcp_store *st = mcp_store_new_local();
-  mcp_server *a = st ? oom_node(st) : NULL;
-  mcp_server *b = a ? oom_node(st) : NULL;
-  mcp_session *m = NULL, *r = NULL;
-  bool ok = b && mcp_server_set_task_limits(a, &one) == 0 &&
-            mcp_server_set_task_limits(b, &one) == 0 &&
-            mcp_session_new(a, &ALICE, tu_sink_send, k, &m) == 0 &&
-            mcp_session_new(b, &ALICE, tu_sink_send, k, &r) == 0;
+  oom_pair p;
+  bool ok = oom_pair_open(&p, k, &one);
   if (ok) {
-    oom_send(m,
+    oom_send(p.m,
              tu_mcall(1, "job", "{\"do\":\"defer\"}", TASKS_META, NULL, NULL));
-    oom_send(r,
+    oom_send(p.r,
              tu_mcall(2, "job", "{\"do\":\"task\"}", TASKS_META, NULL, NULL));
     ok = strstr(tu_sink_last(k), "\"done as a task\"") != NULL;
   }
-  for (int i = 0; i < tu_ndeferred && i < TU_MAX_DEFERRED; i++)
-    if (tu_deferred[i])
-      mcp_call_finish(tu_deferred[i], 0);
-  tu_deferred_reset();
-  mcp_session_free(m);
-  mcp_session_free(r);
-  mcp_server_free(a);
-  mcp_server_free(b);
-  mcp_store_free(st);
+  oom_pair_close(&p);
   return ok;
 }
 
-START_TEST(every_allocation_failing_when_forgotten) {
+START_TEST(every_allocation_failing_across_nodes) {
   tu_sink k = {0};
   tu_deferred_reset();
+  tu_alloc_every(20000, oom_cluster_run, oom_after, &k);
   tu_alloc_every(20000, oom_forgotten_run, oom_after, &k);
 }
 END_TEST
@@ -2890,6 +2893,5 @@ int main(void) {
   t = tu_tcase(s, "oom", NULL, NULL, 600);
   tcase_add_test(t, every_allocation_failing);
   tcase_add_test(t, every_allocation_failing_across_nodes);
-  tcase_add_test(t, every_allocation_failing_when_forgotten);
   return tu_run(s);
 }
