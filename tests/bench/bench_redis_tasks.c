@@ -27,8 +27,8 @@
  * waits on a round trip to Redis and on two threads, so with few clients
  * B leaves CPU idle: its throughput there is its latency, not what it can
  * serve. With four times as many clients both nodes keep the CPU busy
- * (the idle shares say so): the ratio there is the figure. Every run is bounded
- * by its count and by 20 s.
+ * (the idle shares say so): the ratio there is the figure. Every run is
+ * bounded by its count and by 20 s.
  *
  *   bench_redis_tasks [requests] [window] [http requests per run]
  *                     [http clients, at first]   default 20000 16 32000 16
@@ -356,8 +356,9 @@ static void print_idle(double idle) {
 }
 
 /* The HTTP figures, A and B served each on a port of its own, with
- * clients, twice and four times as many clients: alternating, the best of
- * three each. total: a run's requests, shared by its clients. */
+ * clients, twice and four times as many clients: three pairs of runs
+ * each, A's then B's (see the top of this file). total: a run's
+ * requests, shared by its clients. */
 static void bench_http(mcp_server *a, mcp_server *b, long total, int clients) {
   const mcp_principal alice = {.subject = "alice"};
   const mcp_http_options opts = {
