@@ -868,19 +868,16 @@ static void hand_over(rstore *rs) {
   request *q = rs->ready;
   if (q == NULL)
     return;
-  request *last = q;
-  while (last->next)
-    last = last->next;
-  rs->ready = NULL;
-  rs->rtail = &rs->ready;
   pthread_mutex_lock(&rs->alock);
   *rs->atail = q;
-  rs->atail = &last->next;
-  if (q == last)
+  rs->atail = rs->rtail; /* the last one's next */
+  if (q->next == NULL)
     pthread_cond_signal(&rs->answered);
   else
     pthread_cond_broadcast(&rs->answered);
   pthread_mutex_unlock(&rs->alock);
+  rs->ready = NULL;
+  rs->rtail = &rs->ready;
 }
 
 /* Frees q and what its answer holds. */
