@@ -212,9 +212,17 @@ static bool same_subject(const char *a, const char *b) {
   return a == NULL ? b == NULL : b != NULL && strcmp(a, b) == 0;
 }
 
+/* Whose t is: its caller's subject, fixed for t's life (NULL: an
+ * anonymous caller's). No lock needed. */
+static const char *owner_subject(const mcp__task *t) {
+  return t->home.principal.subject;
+}
+
+/* Whose t is now: a retired record is no one's (its home is closed).
+ * Under task_lock, which retiring takes; a reader without it takes
+ * owner_subject of a state it copied under the lock. */
 static const char *subject_of(const mcp__task *t) {
-  /* A retired record is no one's (its home is closed). */
-  return t->retired ? NULL : t->home.principal.subject;
+  return t->retired ? NULL : owner_subject(t);
 }
 
 /* Pins a session (a reference) while its lock is not held. */
@@ -841,8 +849,9 @@ static void tell_listeners(mcp__task *t) {
   if (atomic_load(&t->published) && !t->retired)
     put_detail(&b, t);
   pthread_mutex_unlock(&srv->task_lock);
+  /* A detail is copied only while t is not retired: it is its owner's. */
   if (b.len && b.err == 0)
-    mcp__broadcast_task(srv, t->id, b.data, b.len, subject_of(t), t->tool);
+    mcp__broadcast_task(srv, t->id, b.data, b.len, owner_subject(t), t->tool);
   if (remote && b.len && b.err == 0)
     publish_changed(t, &b);
   mcp__buf_free(&b);
@@ -1256,8 +1265,10 @@ static void mirror_issue(mcp__task *t, mcp_store *st, mcp__buf *text,
                          bool first) {
   char key[48];
   mcp__fmt(key, sizeof key, "task:%s", t->id);
+  /* text was copied under task_lock while t was not retired: its owner's
+   * record, in its owner's index. */
   char index[48];
-  mcp__task_index(index, sizeof index, subject_of(t));
+  mcp__task_index(index, sizeof index, owner_subject(t));
   mirror_put *m = mcp__malloc(sizeof *m);
   int rc = MCP_ENOMEM;
   if (m && text->err == 0) {
