@@ -103,7 +103,8 @@ typedef struct mcp_store_record {
   bool holder_alive; /**< an answer: holder is NULL, or joined and its lease
                           runs */
   bool written;      /**< a put's answer: the put took; false: the record
-                          stored was final, and the answer holds it */
+                          stored was final, and the answer holds it (value
+                          NULL: it was evicted, see mcp_store_put) */
   const mcp_store_count *count; /**< a put: the budgets it counts in, or
                                      NULL (see mcp_store_put) */
   void *reserved[1]; /**< zero: room to grow (see the README, Versioning) */
@@ -303,6 +304,12 @@ MCP_API bool mcp_store_has_records(const mcp_store *st);
  * with its key, holder and order, value NULL, final true and written
  * false; a put refused because the stored record is final answers as any
  * put and counts nothing.
+ *
+ * An evicted record stays settled for the rest of its ttl: a put of its
+ * key (a value or NULL) changes nothing, and its answer holds the key
+ * alone, value NULL, final true and written false; a get answers none. So
+ * a holder that has not heard of the eviction cannot write the record
+ * anew (its task settled elsewhere would seem to run again).
  *
  * Returns 0, MCP_EINVAL (st, rec, rec->key or done NULL, ttl_ms 0 with a
  * value; a count with a NULL value, with nbudgets 0 or budgets NULL, a

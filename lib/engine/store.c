@@ -375,7 +375,9 @@ typedef struct local_budget {
 
 /* A record of the in-process store. Counted (nbudgets > 0): it counts
  * cbytes bytes and one record in each of budgets. evict: a put is about to
- * evict it (then it is on that put's evicted list, through evict_next). */
+ * evict it (then it is on that put's evicted list, through evict_next).
+ * gone: it was evicted, and only its key is kept, final, until it would
+ * have expired (mcp_store_put): no value, holder, index or counting. */
 typedef struct local_record {
   struct local_record *next;
   char *key, *value, *holder, *index; /* value: len bytes */
@@ -383,6 +385,7 @@ typedef struct local_record {
   unsigned long long order, until_us;
   bool final;
   bool evict;
+  bool gone;
   struct local_record *evict_next;
   unsigned long long cbytes;
   unsigned nbudgets;
@@ -837,31 +840,27 @@ static int budgets_make_locked(const local_store *ls,
   return 0;
 }
 
-/* Deletes the records marked on l, each with its place in the table and
- * its counting, into a's answer after the record written. Under
+/* Evicts the records marked on l into a's answer after the record
+ * written (whose room holds their keys' copies already): each leaves its
+ * index and its counting, and is kept gone, its key only. Under
  * records_lock. */
 static void evict_apply_locked(local_store *ls, evict_list *l,
                                local_answer *a) {
-  for (local_record **p = &ls->records; *p;) {
-    if ((*p)->evict)
-      *p = (*p)->next;
-    else
-      p = &(*p)->next;
-  }
   evict_unmark(l);
-  for (local_record *r = l->head, *next; r; r = next) {
-    next = r->evict_next;
-    a->recs[a->n++] =
-        (mcp_store_record){.key = r->key,
-                           .holder = r->holder,
-                           .order = r->order,
-                           .final = true,
-                           .holder_alive = node_alive_locked(ls, r->holder)};
-    r->key = NULL;
+  for (local_record *r = l->head; r; r = r->evict_next) {
+    mcp_store_record *e = &a->recs[a->n++];
+    e->holder = r->holder; /* the answer's now */
+    e->order = r->order;
+    e->final = true;
+    e->holder_alive = node_alive_locked(ls, r->holder);
     r->holder = NULL;
+    mcp__free(r->value);
+    r->value = NULL;
+    r->len = 0;
+    mcp__free(r->index);
+    r->index = NULL;
     record_uncount_locked(r);
-    record_free(r);
-    ls->nrecords--;
+    r->final = r->gone = true;
   }
 }
 
@@ -897,6 +896,25 @@ static void record_install_locked(local_store *ls, local_record *r,
     r->cbytes = count->bytes;
 }
 
+/* The answer's room for the records on l, after the one written: each
+ * with a copy of its key (the record keeps its own). 0 or MCP_ENOMEM
+ * (nothing kept). */
+static int evicted_room(const evict_list *l, local_answer *a) {
+  mcp_store_record *recs = mcp__calloc(1 + (size_t)l->n, sizeof *recs);
+  if (recs == NULL)
+    return MCP_ENOMEM;
+  size_t i = 1;
+  for (const local_record *r = l->head; r; r = r->evict_next, i++)
+    if ((recs[i].key = mcp__strdup(r->key)) == NULL) {
+      while (--i > 0)
+        mcp__free((char *)recs[i].key);
+      mcp__free(recs);
+      return MCP_ENOMEM;
+    }
+  a->recs = recs;
+  return 0;
+}
+
 /* Writes rec (a value, over no final record): admitted, with room made,
  * when counted. Returns 0 (a holds the answer), MCP_ENOMEM or MCP_ELIMIT.
  * Under records_lock. */
@@ -917,13 +935,10 @@ static int local_write_locked(local_store *ls, const mcp_store_record *rec,
     rc = count_admit_locked(ls, rec->count, old, &l, a->why, sizeof a->why);
     if (rc == 0)
       rc = budgets_make_locked(ls, rec->count, fresh);
-    if (rc == 0 && l.n > 0) {
-      a->recs = mcp__calloc(1 + (size_t)l.n, sizeof *a->recs);
-      if (a->recs == NULL) {
-        for (unsigned i = 0; i < MCP_STORE_BUDGETS_MAX; i++)
-          mcp__free(fresh[i]);
-        rc = MCP_ENOMEM;
-      }
+    if (rc == 0 && l.n > 0 && evicted_room(&l, a) != 0) {
+      for (unsigned i = 0; i < MCP_STORE_BUDGETS_MAX; i++)
+        mcp__free(fresh[i]);
+      rc = MCP_ENOMEM;
     }
   }
   if (rc) {
@@ -954,7 +969,7 @@ static int local_put(void *impl, const mcp_store_record *rec,
   pthread_mutex_lock(&ls->records_lock);
   records_expire_locked(ls, now);
   local_record **p = record_find_locked(ls, rec->key);
-  if (*p && (*p)->final) {
+  if (*p && (*p)->final) { /* one gone answers its key alone */
     answer_add_locked(ls, &a, *p);
   } else if (rec->value == NULL) {
     if (*p) {
@@ -988,7 +1003,7 @@ static int local_get(void *impl, const char *key, mcp_store_records_done done,
   pthread_mutex_lock(&ls->records_lock);
   records_expire_locked(ls, mcp__now_us());
   local_record **p = record_find_locked(ls, key);
-  if (*p)
+  if (*p && !(*p)->gone)
     answer_add_locked(ls, &a, *p);
   pthread_mutex_unlock(&ls->records_lock);
   answer_give(&a, 0, false, done, arg);

@@ -81,10 +81,13 @@ static const char SCRIPT[] =
  * (absent: none)}, expiring with its ttl. An index is the sorted set
  * IDX_PREFIX<index> of its records' keys, scored by their order (exact
  * below 2^53, a double's), expiring no sooner than its newest record. A
- * node joined is the string NODE_PREFIX<name>, expiring with its lease. */
+ * node joined is the string NODE_PREFIX<name>, expiring with its lease. A
+ * record evicted leaves the string GONE_PREFIX<key> for the rest of its
+ * ttl: its key's puts are refused (mcp_store_put). */
 #define REC_PREFIX "mcp:rec:"
 #define IDX_PREFIX "mcp:idx:"
 #define NODE_PREFIX "mcp:node:"
+#define GONE_PREFIX "mcp:gone:"
 /* The longest ttl passed on (ms, about 35000 years): PEXPIRE refuses one
  * that overflows its clock. */
 #define TTL_MAX (1ull << 50)
@@ -120,11 +123,14 @@ static const char SCRIPT[] =
  * holder, final, order, has index, index, ttl, counted, bytes, nbudgets,
  * then name, max records, max bytes of each budget. Returns {1, {evicted
  * record...}} when written (each {key, has holder, holder, order, holder
- * alive}), {0, the final record stored}, or {2, why} when a budget refused
- * it (nothing changed). */
+ * alive}), {0, the final record stored}, {2, why} when a budget refused
+ * it, or {3} when the record was evicted (these two change nothing). */
 static const char PUT_SCRIPT_A[] = LUA_COMMON
     "if redis.replicate_commands then redis.replicate_commands() end\n"
     "local r, key = KEYS[1], ARGV[1]\n"
+    "if redis.call('EXISTS', '" GONE_PREFIX "' .. key) == 1 then\n"
+    "  return {3}\n"
+    "end\n"
     "local old = redis.call('HMGET', r, 'f', 'i')\n"
     "if old[1] == '1' then return {0, rec(r, key)} end\n"
     "local t = redis.call('TIME')\n"
@@ -258,9 +264,13 @@ static const char PUT_SCRIPT_C[] =
     "  local k = evict[i]\n"
     "  local h = '" REC_PREFIX "' .. k\n"
     "  local e = redis.call('HMGET', h, 'h', 'o', 'i')\n"
+    "  local left = redis.call('PTTL', h)\n"
     "  uncount(h, k)\n"
     "  if e[3] then redis.call('ZREM', '" IDX_PREFIX "' .. e[3], k) end\n"
     "  redis.call('DEL', h)\n"
+    "  if left > 0 then\n"
+    "    redis.call('SET', '" GONE_PREFIX "' .. k, '1', 'PX', left)\n"
+    "  end\n"
     "  local alive = 1\n"
     "  if e[1] then alive = redis.call('EXISTS', '" NODE_PREFIX
     "' .. e[1]) end\n"
@@ -1045,6 +1055,12 @@ static int records_of(request *q, const redisReply *r) {
   if (r->element[0]->integer == 1)
     return written_of(q, r);
   q->nrecs = 1;
+  if (r->element[0]->integer == 3 && r->elements == 1) {
+    /* Evicted: its key alone, final. */
+    q->one = (mcp_store_record){.key = q->data + sizeof REC_PREFIX - 1,
+                                .final = true};
+    return 0;
+  }
   return r->elements == 2 && record_of(r->element[1], &q->one) ? 0 : MCP_EIO;
 }
 

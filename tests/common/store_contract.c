@@ -394,6 +394,41 @@ static void check_budget_evicts(counted *c, const char *node) {
   ck_assert(!stored(c, "e-i") && !stored(c, "e-j") && stored(c, "e-k"));
 }
 
+/* An evicted record stays settled until it would have expired: a put of
+ * its key, of a value (counted or not) or of NULL, writes nothing and
+ * answers its key alone, final; a get finds none. A holder that did not
+ * hear of the eviction cannot write it anew. */
+static void check_budget_gone(counted *c, const char *node) {
+  budget_set(c, 0, "gone", 1, 0);
+  mcp_store_count count = {.bytes = 1, .budgets = c->b, .nbudgets = 1};
+  sc_answer a = sc_put_counted(c->st, ck(c, "g-old"), "cancelled", node, NULL,
+                               1, 1500, true, &count);
+  expect_took(&a, 0);
+  expect_took((a = cput(c, "g-new", "n", 2, false, 1, 0, 1), &a), 1);
+  ck_assert_str_eq(a.recs[1].key, ck(c, "g-old"));
+  const char *const values[] = {"working", NULL};
+  for (unsigned i = 0; i < 3; i++) {
+    a = i == 2 ? sc_put_counted(c->st, ck(c, "g-old"), "working", node, NULL, 1,
+                                60000, false, &count)
+               : sc_put(c->st, ck(c, "g-old"), values[i], node, NULL, 1, 60000,
+                        false);
+    ck_assert_msg(a.rc == 0, "put %u: rc %d: %s", i, a.rc, a.why);
+    ck_assert_uint_eq(a.n, 1);
+    ck_assert_str_eq(a.recs[0].key, ck(c, "g-old"));
+    ck_assert(!a.recs[0].written && a.recs[0].final && !a.recs[0].has_value);
+    ck_assert(!stored(c, "g-old"));
+  }
+  /* The key counts nothing: g-new ended, the next put evicts it. */
+  expect_took((a = cput(c, "g-new", "n", 2, true, 1, 0, 1), &a), 0);
+  expect_took((a = cput(c, "g-next", "n", 3, false, 1, 0, 1), &a), 1);
+  ck_assert_str_eq(a.recs[1].key, ck(c, "g-new"));
+  /* Once its time passed, the key is free again. */
+  sleep_ms(1700);
+  a = sc_put(c->st, ck(c, "g-old"), "again", node, NULL, 1, 60000, false);
+  ck_assert_msg(a.rc == 0 && a.recs[0].written, "rc %d: %s", a.rc, a.why);
+  ck_assert_str_eq(sc_get(c->st, ck(c, "g-old")).recs[0].value, "again");
+}
+
 /* A deleted or expired record's room is back; a put without count keeps
  * a record's counting, a counted one replaces it; a put refused by a final
  * record counts nothing. */
@@ -510,6 +545,7 @@ static void check_budgets(mcp_store *st, const char *prefix, const char *node) {
   check_budget_records(&c);
   check_budget_bytes(&c);
   check_budget_evicts(&c, node);
+  check_budget_gone(&c, node);
   check_budget_release(&c);
   check_budget_two(&c);
 }
