@@ -1167,6 +1167,41 @@ static over_budget over_budget_locked(mcp__task *t, const mirror_put *put,
   return OVER_FAILS;
 }
 
+/* What became of a task whose record the store evicted. */
+typedef enum evicted_here {
+  EVICTED_KNOWN,   /* forgotten here already */
+  EVICTED_ENDED,   /* it had ended: forgotten, as a finished task this
+                      node evicts */
+  EVICTED_RUNNING, /* it still ran here: forgotten, its call cancelled */
+} evicted_here;
+
+/* t's record was evicted: it is forgotten here too (retired, its waiters
+ * into *w for evicted_finish: its tasks/result waiters hear that it
+ * expired). The store evicts final records only: a task that still runs
+ * here was settled by another node (cancelled, or failed when this one
+ * seemed lost) that this node has not heard of, and the cluster has
+ * forgotten that too; its call is cancelled as its home closes. Under
+ * task_lock. */
+static evicted_here evicted_locked(mcp__task *t, waiter **w) {
+  if (t->retired)
+    return EVICTED_KNOWN;
+  evicted_here e = terminal(t->status) ? EVICTED_ENDED : EVICTED_RUNNING;
+  retire_locked(t, w);
+  return e;
+}
+
+/* After evicted_locked, without the lock. */
+static void evicted_finish(mcp__task *t, evicted_here e, waiter *w) {
+  if (e == EVICTED_KNOWN)
+    return;
+  mcp__log(t->srv, MCP_LOG_INFO, "task %s forgotten: %s", t->id,
+           e == EVICTED_ENDED
+               ? "the cluster's task budget needed its room"
+               : "another node had settled it, and the cluster's task budget "
+                 "then needed its room; its call is cancelled");
+  retire_finish(t, w);
+}
+
 /* The store's answer to put, of t's record (the put's reference to t is
  * taken over). */
 static void mirror_answered(mcp__task *t, const mirror_put *put, int rc,
@@ -1183,6 +1218,8 @@ static void mirror_answered(mcp__task *t, const mirror_put *put, int rc,
              t->id, why);
   bool written = rc == 0 && n >= 1 && recs[0].written;
   bool refused = rc == 0 && n >= 1 && !recs[0].written && recs[0].value;
+  /* Its record was evicted (the store evicts final ones only): */
+  bool evicted = rc == 0 && n >= 1 && !recs[0].written && !recs[0].value;
   /* A record kept ended, or waiting for input: the tasks/result requests
    * that wait for it on other nodes read it again. */
   bool stored = written && put->shown >= INPUT_REQUIRED;
@@ -1198,6 +1235,7 @@ static void mirror_answered(mcp__task *t, const mirror_put *put, int rc,
       over ? over_budget_locked(t, put, why, busy, sizeof busy, &forgot)
            : OVER_KEPT;
   bool fails = over && o == OVER_FAILS;
+  evicted_here gone = evicted ? evicted_locked(t, &forgot) : EVICTED_KNOWN;
   if (written && put->counted) {
     t->counted = true;
     t->counted_bytes = put->bytes;
@@ -1234,6 +1272,7 @@ static void mirror_answered(mcp__task *t, const mirror_put *put, int rc,
   }
   if (o == OVER_FORGOT)
     retire_finish(t, forgot);
+  evicted_finish(t, gone, forgot);
   if (h)
     cancel_home(h);
   later_send(due);
@@ -2251,22 +2290,13 @@ static mcp__task *find_own(mcp_server *srv, const char *id) {
 }
 
 /* The store evicted t's record to make room in a budget of the cluster:
- * t is forgotten here too, as a finished task this node evicts (its
- * tasks/result waiters hear that it expired). A task that still runs
- * keeps (the store evicts finished records only). */
+ * t is forgotten here too, unless it was already. No lock held. */
 static void forget_evicted(mcp__task *t) {
   waiter *w = NULL;
   pthread_mutex_lock(&t->srv->task_lock);
-  bool gone = terminal(t->status) && !t->retired;
-  if (gone)
-    retire_locked(t, &w);
+  evicted_here gone = evicted_locked(t, &w);
   pthread_mutex_unlock(&t->srv->task_lock);
-  if (gone) {
-    mcp__log(t->srv, MCP_LOG_INFO,
-             "task %s forgotten: the cluster's task budget needed its room",
-             t->id);
-    retire_finish(t, w);
-  }
+  evicted_finish(t, gone, w);
 }
 
 static void ignore_reply(const char *was, bool ended, mcp__buf *b, void *arg) {

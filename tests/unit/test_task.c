@@ -2772,6 +2772,65 @@ START_TEST(the_budgets_hold_across_nodes) {
 }
 END_TEST
 
+static void put_seen(void *arg, int rc, const mcp_store_record *recs,
+                     unsigned n, bool more, const char *why) {
+  (void)more;
+  (void)why;
+  *(int *)arg = rc == 0 && n == 1 && recs[0].written ? 1 : -1;
+}
+
+/* A task settled elsewhere without its node hearing of it (as a lost
+ * node's tasks are failed), whose record the cluster's budget then
+ * evicted, is not written anew by its node: the store refuses its key, and
+ * the node forgets the task and cancels its call, as the cluster forgot
+ * it. */
+START_TEST(a_task_settled_elsewhere_and_evicted_is_forgotten) {
+  const mcp_task_limits lim = {.max_total = 2};
+  ck_assert_int_eq(mcp_server_set_task_limits(srv, &lim), 0);
+  ck_assert_int_eq(mcp_server_set_task_limits(B, &lim), 0);
+  cJSON *r = mcall("job", "{\"do\":\"defer\"}");
+  char *id = task_id(r, "result.taskId");
+  cJSON_Delete(r);
+  mcp_call *held = tu_stash;
+  /* Settled by the test, a node nobody hears: final, no holder to tell. */
+  char key[64];
+  snprintf(key, sizeof key, "task:%s", id);
+  static const char failed[] = "{\"status\":\"failed\"}";
+  mcp_store_record rec = {.key = key,
+                          .value = failed,
+                          .len = sizeof failed - 1,
+                          .ttl_ms = 60000,
+                          .final = true};
+  int seen = 0;
+  ck_assert_int_eq(mcp_store_put(g_store, &rec, put_seen, &seen), 0);
+  ck_assert_int_eq(seen, 1);
+  /* Eve's tasks on B fill the cluster's total: the second evicts it. */
+  mcp_call *eve[2];
+  for (int i = 0; i < 2; i++) {
+    r = tu_ask(&E, tu_mcall(next_id++, "job", "{\"do\":\"defer\"}", TASKS_META,
+                            NULL, NULL));
+    tu_assert_json(r, "{\"result\":{\"resultType\":\"task\"}}");
+    cJSON_Delete(r);
+    eve[i] = tu_stash;
+    ck_assert(!mcp_call_cancelled(eve[i]));
+  }
+  ck_assert(!mcp_call_cancelled(held));
+  /* srv's next put of it is refused: the task is forgotten everywhere. */
+  ck_assert_int_eq(mcp_call_set_status(held, "still going"), 0);
+  ck_assert(mcp_call_cancelled(held));
+  r = mtask("tasks/get", id, NULL);
+  tu_assert_error(r, -32602, "Task not found");
+  cJSON_Delete(r);
+  r = ptask(&Q, "tasks/get", id, NULL);
+  tu_assert_error(r, -32602, "Task not found");
+  cJSON_Delete(r);
+  mcp_call_finish(held, 0);
+  mcp_call_finish(eve[0], 0);
+  mcp_call_finish(eve[1], 0);
+  free(id);
+}
+END_TEST
+
 /* A task admitted whose result then passes the cluster's budget (the
  * caller's other task, on B, holds most of it) keeps its result: it was
  * admitted, and its node's own budget, which it fits, bounds it; every
@@ -2890,6 +2949,7 @@ int main(void) {
   tcase_add_test(t, a_result_waiting_on_another_node_ends_with_its_server);
   tcase_add_test(t, the_budgets_hold_across_nodes);
   tcase_add_test(t, an_admitted_task_grows_past_the_clusters_budget);
+  tcase_add_test(t, a_task_settled_elsewhere_and_evicted_is_forgotten);
   t = tu_tcase(s, "oom", NULL, NULL, 600);
   tcase_add_test(t, every_allocation_failing);
   tcase_add_test(t, every_allocation_failing_across_nodes);
