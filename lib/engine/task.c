@@ -1771,9 +1771,12 @@ static int owner_asks(void *owner_data, mcp_call *c) {
   /* Outside the locks: the call is parked and its record keeps the origin.
    * The client hears the task wants input, then the requests: a tasks/result
    * waiting on the same session carries them; otherwise they go where the
-   * session's own messages go. */
+   * session's own messages go. Only a 2025-11-25 task has requests to
+   * send, and its origin is fixed; a 2026-07-28 one's is cleared under
+   * task_lock once its call became the task, so it is not read here. */
   to_origin(t, &note, &mcp__sent_notification);
-  send_requests(t->origin, dest, &reqs, nreqs);
+  if (nreqs)
+    send_requests(t->origin, dest, &reqs, nreqs);
   mcp__buf_free(&reqs);
   mcp__sink_release(dest);
   tell_listeners(t);
