@@ -12,6 +12,7 @@
 #include <check.h>
 #include <cjson/cJSON.h>
 #include <mcp/redis.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -370,6 +371,63 @@ START_TEST(budgets_hold_across_nodes_over_redis) {
 }
 END_TEST
 
+static void put_seen(void *arg, int rc, const mcp_store_record *recs,
+                     unsigned n, bool more, const char *why) {
+  (void)more;
+  (void)why;
+  atomic_store((_Atomic int *)arg,
+               rc == 0 && n == 1 && recs[0].written ? 1 : -1);
+}
+
+/* A task settled elsewhere without A hearing of it (as a lost node's are
+ * failed), whose record the cluster's budget then evicted, is not written
+ * anew by A over Redis: A forgets it and cancels its call. */
+START_TEST(a_task_settled_elsewhere_and_evicted_over_redis) {
+  const mcp_task_limits lim = {.max_total = 2};
+  ck_assert_int_eq(mcp_server_set_task_limits(g_a, &lim), 0);
+  ck_assert_int_eq(mcp_server_set_task_limits(g_b, &lim), 0);
+  mcp_call *held;
+  char *id = start_on(&P, &held);
+  char key[64];
+  snprintf(key, sizeof key, "task:%s", id);
+  static const char failed[] = "{\"status\":\"failed\"}";
+  mcp_store_record rec = {.key = key,
+                          .value = failed,
+                          .len = sizeof failed - 1,
+                          .ttl_ms = 60000,
+                          .final = true};
+  _Atomic int seen = 0;
+  ck_assert_int_eq(mcp_store_put(g_sb, &rec, put_seen, (void *)&seen), 0);
+  for (int i = 0; i < 500 && atomic_load(&seen) == 0; i++)
+    sleep_ms(10);
+  ck_assert_int_eq(atomic_load(&seen), 1);
+  /* Eve's tasks on B fill the cluster's total: the second evicts it. */
+  mcp_call *eve[2];
+  char *eve_id[2];
+  for (int i = 0; i < 2; i++) {
+    eve_id[i] = start_on(&E, &eve[i]);
+    ck_assert(!mcp_call_cancelled(eve[i]));
+  }
+  ck_assert(!mcp_call_cancelled(held));
+  ck_assert_int_eq(mcp_call_set_status(held, "still going"), 0);
+  for (int i = 0; i < 500 && !mcp_call_cancelled(held); i++)
+    sleep_ms(10);
+  ck_assert(mcp_call_cancelled(held));
+  cJSON *r = status_once(&P, id, NULL);
+  tu_assert_error(r, -32602, "Task not found");
+  cJSON_Delete(r);
+  r = status_once(&Q, id, NULL);
+  tu_assert_error(r, -32602, "Task not found");
+  cJSON_Delete(r);
+  mcp_call_finish(held, 0);
+  for (int i = 0; i < 2; i++) {
+    mcp_call_finish(eve[i], 0);
+    free(eve_id[i]);
+  }
+  free(id);
+}
+END_TEST
+
 START_TEST(a_result_waits_on_another_node_over_redis) {
   tu_peer l, lb;
   tu_peer_open(&l, g_a, &ALICE);
@@ -426,5 +484,6 @@ int main(void) {
   tcase_add_test(tc, a_node_gone_fails_its_task_and_redis_gone_is_an_error);
   tcase_add_test(tc, a_result_waits_on_another_node_over_redis);
   tcase_add_test(tc, budgets_hold_across_nodes_over_redis);
+  tcase_add_test(tc, a_task_settled_elsewhere_and_evicted_over_redis);
   return tu_run(s);
 }
