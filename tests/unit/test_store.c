@@ -714,7 +714,8 @@ START_TEST(records_every_allocation_failure) {
 END_TEST
 
 /* Counted puts: one that fails for memory changes nothing (nothing
- * written, nothing evicted, nothing counted). */
+ * written, nothing evicted, nothing counted); an evicted key stays
+ * refused. */
 static bool run_counted(long n, void *user) {
   (void)n;
   (void)user;
@@ -746,6 +747,13 @@ static bool run_counted(long n, void *user) {
     if (g.rc == 0)
       ck_assert_uint_eq(g.n, ok ? 1 : 0);
   }
+  ok = ok && a.rc == 0;
+  /* a, evicted, stays settled: its put is refused, or fails for memory. */
+  a = sc_put(st, "a", "5", "n1", "i", 1, 60000, false);
+  if (a.rc == 0 && ok)
+    ck_assert(a.n == 1 && !a.recs[0].written && !a.recs[0].has_value);
+  if (a.rc)
+    ck_assert_int_eq(a.rc, MCP_ENOMEM);
   ok = ok && a.rc == 0;
   /* b grows within both budgets, then a put without count keeps it. */
   c.bytes = 9;
