@@ -2772,19 +2772,29 @@ START_TEST(the_budgets_hold_across_nodes) {
 }
 END_TEST
 
-static void put_seen(void *arg, int rc, const mcp_store_record *recs,
-                     unsigned n, bool more, const char *why) {
+/* What a put or get answered: written, and the first record's holder. */
+typedef struct seen {
+  int rc; /* 1: written, or found; -1: neither */
+  char holder[80];
+} seen;
+
+static void on_seen(void *arg, int rc, const mcp_store_record *recs, unsigned n,
+                    bool more, const char *why) {
   (void)more;
   (void)why;
-  *(int *)arg = rc == 0 && n == 1 && recs[0].written ? 1 : -1;
+  seen *w = arg;
+  w->rc = rc == 0 && n == 1 && (recs[0].written || recs[0].value) ? 1 : -1;
+  if (w->rc == 1 && recs[0].holder)
+    snprintf(w->holder, sizeof w->holder, "%s", recs[0].holder);
 }
 
-/* A task settled elsewhere without its node hearing of it (as a lost
- * node's tasks are failed), whose record the cluster's budget then
- * evicted, is not written anew by its node: the store refuses its key, and
- * the node forgets the task and cancels its call, as the cluster forgot
- * it. */
-START_TEST(a_task_settled_elsewhere_and_evicted_is_forgotten) {
+/* A task settled elsewhere (as a lost node's tasks are failed), whose
+ * record the cluster's budget then evicted, is forgotten by its node, its
+ * call cancelled, as the cluster forgot it: at once when the record named
+ * its holder (the store's answer tells it), or at its next put otherwise
+ * (the store refuses the evicted key rather than let it seem to run
+ * again). */
+static void settled_elsewhere_then_evicted(bool holder_told) {
   const mcp_task_limits lim = {.max_total = 2};
   ck_assert_int_eq(mcp_server_set_task_limits(srv, &lim), 0);
   ck_assert_int_eq(mcp_server_set_task_limits(B, &lim), 0);
@@ -2792,18 +2802,23 @@ START_TEST(a_task_settled_elsewhere_and_evicted_is_forgotten) {
   char *id = task_id(r, "result.taskId");
   cJSON_Delete(r);
   mcp_call *held = tu_stash;
-  /* Settled by the test, a node nobody hears: final, no holder to tell. */
   char key[64];
   snprintf(key, sizeof key, "task:%s", id);
+  seen w = {0};
+  ck_assert_int_eq(mcp_store_get(g_store, key, on_seen, &w), 0);
+  ck_assert_int_eq(w.rc, 1);
+  ck_assert(w.holder[0] != '\0');
+  /* Settled by the test, a node that tells nobody. */
   static const char failed[] = "{\"status\":\"failed\"}";
   mcp_store_record rec = {.key = key,
                           .value = failed,
                           .len = sizeof failed - 1,
+                          .holder = holder_told ? w.holder : NULL,
                           .ttl_ms = 60000,
                           .final = true};
-  int seen = 0;
-  ck_assert_int_eq(mcp_store_put(g_store, &rec, put_seen, &seen), 0);
-  ck_assert_int_eq(seen, 1);
+  w.rc = 0;
+  ck_assert_int_eq(mcp_store_put(g_store, &rec, on_seen, &w), 0);
+  ck_assert_int_eq(w.rc, 1);
   /* Eve's tasks on B fill the cluster's total: the second evicts it. */
   mcp_call *eve[2];
   for (int i = 0; i < 2; i++) {
@@ -2814,9 +2829,9 @@ START_TEST(a_task_settled_elsewhere_and_evicted_is_forgotten) {
     eve[i] = tu_stash;
     ck_assert(!mcp_call_cancelled(eve[i]));
   }
-  ck_assert(!mcp_call_cancelled(held));
-  /* srv's next put of it is refused: the task is forgotten everywhere. */
-  ck_assert_int_eq(mcp_call_set_status(held, "still going"), 0);
+  ck_assert(mcp_call_cancelled(held) == holder_told);
+  if (!holder_told) /* srv's next put of it is refused */
+    ck_assert_int_eq(mcp_call_set_status(held, "still going"), 0);
   ck_assert(mcp_call_cancelled(held));
   r = mtask("tasks/get", id, NULL);
   tu_assert_error(r, -32602, "Task not found");
@@ -2828,6 +2843,15 @@ START_TEST(a_task_settled_elsewhere_and_evicted_is_forgotten) {
   mcp_call_finish(eve[0], 0);
   mcp_call_finish(eve[1], 0);
   free(id);
+}
+
+START_TEST(a_task_settled_elsewhere_and_evicted_is_forgotten) {
+  settled_elsewhere_then_evicted(true);
+}
+END_TEST
+
+START_TEST(an_evicted_key_is_not_written_anew) {
+  settled_elsewhere_then_evicted(false);
 }
 END_TEST
 
@@ -2950,6 +2974,7 @@ int main(void) {
   tcase_add_test(t, the_budgets_hold_across_nodes);
   tcase_add_test(t, an_admitted_task_grows_past_the_clusters_budget);
   tcase_add_test(t, a_task_settled_elsewhere_and_evicted_is_forgotten);
+  tcase_add_test(t, an_evicted_key_is_not_written_anew);
   t = tu_tcase(s, "oom", NULL, NULL, 600);
   tcase_add_test(t, every_allocation_failing);
   tcase_add_test(t, every_allocation_failing_across_nodes);
