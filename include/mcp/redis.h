@@ -73,7 +73,10 @@
  * script, with the record, so admission and eviction are atomic across
  * the processes. The records of a budget that expired stop counting at
  * the next counted put in it; its bytes and limits are exact below 2^53
- * (Lua's numbers: above, they are cut there).
+ * (Lua's numbers: above, they are cut there). A record evicted leaves
+ * `mcp:gone:KEY` for the rest of its ttl, which refuses its key's puts.
+ * Nodes of one cluster run one version of libmcp-redis: an older one
+ * neither leaves nor heeds these keys.
  *
  * An ACL user for the store needs the keys `~mcp:*` and the commands
  * `+time +hmget +hset +pexpire +eval +evalsha +script +select` for the

@@ -115,9 +115,10 @@ typedef struct mcp_store_record {
 
 /** Called once per mcp_store_put, mcp_store_get or mcp_store_list with its
  * answer: rc is 0 and recs holds n records (a put: the one written, then
- * those a counted put evicted, or the final one that refused it; a get:
- * none or the one stored; a list: the next ones of the index, and more
- * says whether others follow), or rc is a negative MCP_E* code (MCP_EIO:
+ * those a counted put evicted, or the final one that refused it, or the
+ * key alone of an evicted one that refused it; a get: none or the one
+ * stored; a list: the next ones of the index, and more says whether
+ * others follow), or rc is a negative MCP_E* code (MCP_EIO:
  * the store could not be reached; MCP_ELIMIT: a counted put does not fit
  * a budget) with why, an English text (never NULL). It runs on the
  * calling thread before the operation returned (the in-process store) or
@@ -294,16 +295,16 @@ MCP_API bool mcp_store_has_records(const mcp_store *st);
  * budget's other records and this one at most max_records, their bytes
  * at most max_bytes (0: no limit). When it does not, the store evicts the
  * budget's oldest final records (least order, then key; never rec->key)
- * until it fits, deleting each as a NULL put would (its place in its
- * index and its counting in every budget go with it). When it would not
- * fit even with every final record of the budget evicted, nothing is
- * written and nothing evicted: done gets MCP_ELIMIT, and why names the
- * budget. A put that neither joins a budget nor grows its bytes there is
- * never refused by it. The answer of a counted put that took holds the
- * record written (written true) followed by the records it evicted, each
- * with its key, holder and order, value NULL, final true and written
- * false; a put refused because the stored record is final answers as any
- * put and counts nothing.
+ * until it fits, deleting each (its value, its place in its index and its
+ * counting in every budget go; its key stays refused, see below). When it
+ * would not fit even with every final record of the budget evicted,
+ * nothing is written and nothing evicted: done gets MCP_ELIMIT, and why
+ * names the budget. A put that neither joins a budget nor grows its bytes
+ * there is never refused by it. The answer of a counted put that took
+ * holds the record written (written true) followed by the records it
+ * evicted, each with its key, holder and order, value NULL, final true
+ * and written false; a put refused because the stored record is final
+ * answers as any put and counts nothing.
  *
  * An evicted record stays settled for the rest of its ttl: a put of its
  * key (a value or NULL) changes nothing, and its answer holds the key

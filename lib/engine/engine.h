@@ -297,6 +297,11 @@ typedef enum mcp__change {
  * other processes sharing it tell theirs. Returns how many were told here,
  * or MCP_ENOMEM. Never call with a lock held. */
 int mcp__broadcast(mcp_server *srv, mcp__change what, const char *uri);
+/* Sets how many records the in-process store st keeps (its table's bound,
+ * evicted keys included; 65536 otherwise), for tests that meet it. Not
+ * for another store (a no-op). Any thread. */
+void mcp__store_local_cap(mcp_store *st, size_t max);
+
 /* Makes st the server's store (NULL: none), listening to its events in
  * place of the previous one's. Any thread; not from a store's listener. */
 void mcp__server_use_store(mcp_server *srv, mcp_store *st);

@@ -398,7 +398,9 @@ typedef struct local_node {
   char name[];
 } local_node;
 
-/* The most records the in-process store keeps. */
+/* The most records the in-process store keeps, evicted keys (gone)
+ * included: a new key meeting a full table takes the place of the oldest
+ * gone one, if any (so evicted keys never fill it). */
 #define LOCAL_RECORDS_MAX 65536u
 
 typedef struct local_store {
@@ -415,7 +417,7 @@ typedef struct local_store {
    * after it). */
   pthread_mutex_t records_lock;
   local_record *records;
-  size_t nrecords;
+  size_t nrecords, max_records; /* LOCAL_RECORDS_MAX (mcp__store_local_cap) */
   local_node *nodes;
   local_budget *budgets;
 } local_store;
@@ -854,6 +856,7 @@ static void evict_apply_locked(local_store *ls, evict_list *l,
     e->final = true;
     e->holder_alive = node_alive_locked(ls, r->holder);
     r->holder = NULL;
+    r->order = 0;
     mcp__free(r->value);
     r->value = NULL;
     r->len = 0;
@@ -959,6 +962,21 @@ static int local_write_locked(local_store *ls, const mcp_store_record *rec,
   return 0;
 }
 
+/* Forgets the oldest evicted key (the table keeps records in the order
+ * they were first written), for room. Returns whether there was one.
+ * Under records_lock. */
+static bool gone_dropped_locked(local_store *ls) {
+  for (local_record **p = &ls->records; *p; p = &(*p)->next)
+    if ((*p)->gone) {
+      local_record *r = *p;
+      *p = r->next;
+      record_free(r);
+      ls->nrecords--;
+      return true;
+    }
+  return false;
+}
+
 static int local_put(void *impl, const mcp_store_record *rec,
                      mcp_store_records_done done, void *arg) {
   local_store *ls = impl;
@@ -983,7 +1001,8 @@ static int local_put(void *impl, const mcp_store_record *rec,
     a.recs[a.n++] =
         (mcp_store_record){.key = mcp__strdup(rec->key), .written = true};
     a.oom = a.recs[0].key == NULL;
-  } else if (*p == NULL && ls->nrecords >= LOCAL_RECORDS_MAX) {
+  } else if (*p == NULL && ls->nrecords >= ls->max_records &&
+             !gone_dropped_locked(ls)) { /* p is not read again */
     rc = MCP_ELIMIT;
   } else {
     rc = local_write_locked(ls, rec, now, &a);
@@ -1145,8 +1164,18 @@ mcp_store *mcp_store_new_local(void) {
     mcp__free(ls);
     return NULL;
   }
+  ls->max_records = LOCAL_RECORDS_MAX;
   mcp_store *st = mcp_store_new(&local_ops, ls);
   if (st == NULL)
     local_free(ls);
   return st;
+}
+
+void mcp__store_local_cap(mcp_store *st, size_t max) {
+  if (st == NULL || st->ops != &local_ops)
+    return;
+  local_store *ls = st->impl;
+  pthread_mutex_lock(&ls->records_lock);
+  ls->max_records = max;
+  pthread_mutex_unlock(&ls->records_lock);
 }

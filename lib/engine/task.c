@@ -832,18 +832,24 @@ static void put_detail(mcp__buf *b, const mcp__task *t) {
                    outcome_of(t, &o));
 }
 
-/* Tells the subscriptions/listen streams that asked for t (2026-07-28's
- * notifications/tasks) how it is now. No lock held. */
 static unsigned long long mirror(mcp__task *t);
 
 static void publish_changed(mcp__task *t, const mcp__buf *detail);
 
+/* Puts t's record, and tells the subscriptions/listen streams that asked
+ * for t (2026-07-28's notifications/tasks), here and on other nodes, how
+ * it is now. t is pinned meanwhile: the store's answer may retire it (its
+ * record evicted) and end its parked call, letting go of the references
+ * the caller counted on. No lock held. */
 static void tell_listeners(mcp__task *t) {
   mcp_server *srv = t->srv;
+  atomic_fetch_add(&t->refs, 1);
   mirror(t);
   bool remote = mcp__records(srv) != NULL;
-  if (atomic_load(&srv->task_listeners) == 0 && !remote)
+  if (atomic_load(&srv->task_listeners) == 0 && !remote) {
+    mcp__task_unref(t);
     return;
+  }
   mcp__buf b = {0};
   pthread_mutex_lock(&srv->task_lock);
   if (atomic_load(&t->published) && !t->retired)
@@ -855,6 +861,7 @@ static void tell_listeners(mcp__task *t) {
   if (remote && b.len && b.err == 0)
     publish_changed(t, &b);
   mcp__buf_free(&b);
+  mcp__task_unref(t);
 }
 
 /* Tells the other nodes that t changed, with its DetailedTask members, so

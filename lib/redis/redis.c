@@ -1058,7 +1058,8 @@ static int records_of(request *q, const redisReply *r) {
   if (r->element[0]->integer == 3 && r->elements == 1) {
     /* Evicted: its key alone, final. */
     q->one = (mcp_store_record){.key = q->data + sizeof REC_PREFIX - 1,
-                                .final = true};
+                                .final = true,
+                                .holder_alive = true};
     return 0;
   }
   return r->elements == 2 && record_of(r->element[1], &q->one) ? 0 : MCP_EIO;

@@ -416,6 +416,8 @@ static void check_budget_gone(counted *c, const char *node) {
     ck_assert_uint_eq(a.n, 1);
     ck_assert_str_eq(a.recs[0].key, ck(c, "g-old"));
     ck_assert(!a.recs[0].written && a.recs[0].final && !a.recs[0].has_value);
+    ck_assert(a.recs[0].holder_alive && a.recs[0].holder[0] == '\0');
+    ck_assert_uint_eq(a.recs[0].order, 0);
     ck_assert(!stored(c, "g-old"));
   }
   /* The key counts nothing: g-new ended, the next put evicts it. */

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "engine.h"
 #include "store_contract.h"
 #include "testutil.h"
 
@@ -686,6 +687,36 @@ START_TEST(local_records_keep_the_contract) {
 }
 END_TEST
 
+/* The in-process table's bound: a new key meeting it full takes the place
+ * of the oldest evicted key (which is then free again), and is refused
+ * only when there is none (MCP_ELIMIT); a key stored is always
+ * rewritten. */
+START_TEST(local_table_full_takes_an_evicted_place) {
+  mcp_store *st = mcp_store_new_local();
+  mcp__store_local_cap(st, 3);
+  mcp_store_budget b = {.name = "t", .max_records = 1};
+  mcp_store_count c = {.bytes = 1, .budgets = &b, .nbudgets = 1};
+  sc_answer a = sc_put_counted(st, "a", "1", NULL, NULL, 1, 60000, true, &c);
+  ck_assert_int_eq(a.rc, 0);
+  ck_assert_int_eq(sc_put(st, "x", "x", NULL, NULL, 2, 60000, false).rc, 0);
+  /* b evicts a: three in the table, a gone among them. */
+  a = sc_put_counted(st, "b", "2", NULL, NULL, 3, 60000, false, &c);
+  ck_assert_int_eq(a.rc, 0);
+  ck_assert_uint_eq(a.n, 2);
+  ck_assert(!sc_put(st, "a", "1", NULL, NULL, 1, 60000, false).recs[0].written);
+  /* y takes a's place; a is free again. */
+  ck_assert(sc_put(st, "y", "y", NULL, NULL, 4, 60000, false).recs[0].written);
+  ck_assert_uint_eq(sc_get(st, "y").n, 1);
+  /* Full with live records: a new key is refused, a stored one is not. */
+  a = sc_put(st, "a", "again", NULL, NULL, 1, 60000, false);
+  ck_assert_int_eq(a.rc, MCP_ELIMIT);
+  ck_assert_msg(strstr(a.why, "table is full") != NULL, "%s", a.why);
+  a = sc_put(st, "x", "x2", NULL, NULL, 2, 60000, false);
+  ck_assert(a.rc == 0 && a.recs[0].written);
+  mcp_store_free(st);
+}
+END_TEST
+
 static bool run_records(long n, void *user) {
   (void)n;
   (void)user;
@@ -791,6 +822,7 @@ int main(void) {
   tcase_add_test(tc, events_every_allocation_failure);
   tc = tu_tcase(s, "records", NULL, NULL, 0);
   tcase_add_test(tc, local_records_keep_the_contract);
+  tcase_add_test(tc, local_table_full_takes_an_evicted_place);
   tcase_add_test(tc, records_every_allocation_failure);
   tcase_add_test(tc, counted_every_allocation_failure);
   return tu_run(s);

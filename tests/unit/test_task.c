@@ -2788,13 +2788,20 @@ static void on_seen(void *arg, int rc, const mcp_store_record *recs, unsigned n,
     snprintf(w->holder, sizeof w->holder, "%s", recs[0].holder);
 }
 
+/* How the node of a task settled elsewhere and evicted learns of it. */
+typedef enum evicted_news {
+  NEWS_TOLD,  /* the record named its holder: the evicting put tells it */
+  NEWS_PUT,   /* nobody told: its next put (a status) is refused */
+  NEWS_ASKED, /* the same, its put made as the call asks for input */
+} evicted_news;
+
 /* A task settled elsewhere (as a lost node's tasks are failed), whose
  * record the cluster's budget then evicted, is forgotten by its node, its
  * call cancelled, as the cluster forgot it: at once when the record named
- * its holder (the store's answer tells it), or at its next put otherwise
- * (the store refuses the evicted key rather than let it seem to run
- * again). */
-static void settled_elsewhere_then_evicted(bool holder_told) {
+ * its holder, or at its next put otherwise (the store refuses the evicted
+ * key rather than let it seem to run again). */
+static void settled_elsewhere_then_evicted(evicted_news news) {
+  bool holder_told = news == NEWS_TOLD;
   const mcp_task_limits lim = {.max_total = 2};
   ck_assert_int_eq(mcp_server_set_task_limits(srv, &lim), 0);
   ck_assert_int_eq(mcp_server_set_task_limits(B, &lim), 0);
@@ -2830,28 +2837,38 @@ static void settled_elsewhere_then_evicted(bool holder_told) {
     ck_assert(!mcp_call_cancelled(eve[i]));
   }
   ck_assert(mcp_call_cancelled(held) == holder_told);
-  if (!holder_told) /* srv's next put of it is refused */
+  if (news == NEWS_PUT) /* srv's next put of it is refused */
     ck_assert_int_eq(mcp_call_set_status(held, "still going"), 0);
-  ck_assert(mcp_call_cancelled(held));
+  if (news == NEWS_ASKED) {
+    /* The call parks, asking; the put of input_required is refused, and
+     * the parked call ends cancelled there: held is gone. */
+    ck_assert_int_eq(
+        mcp_call_request_input(held, "ok", MCP_INPUT_ELICITATION, ASK), 0);
+    ck_assert_int_eq(mcp_call_finish(held, MCP_INPUT_REQUIRED), 0);
+    held = NULL;
+  }
+  ck_assert(held == NULL || mcp_call_cancelled(held));
   r = mtask("tasks/get", id, NULL);
   tu_assert_error(r, -32602, "Task not found");
   cJSON_Delete(r);
   r = ptask(&Q, "tasks/get", id, NULL);
   tu_assert_error(r, -32602, "Task not found");
   cJSON_Delete(r);
-  mcp_call_finish(held, 0);
+  if (held)
+    mcp_call_finish(held, 0);
   mcp_call_finish(eve[0], 0);
   mcp_call_finish(eve[1], 0);
   free(id);
 }
 
 START_TEST(a_task_settled_elsewhere_and_evicted_is_forgotten) {
-  settled_elsewhere_then_evicted(true);
+  settled_elsewhere_then_evicted(NEWS_TOLD);
 }
 END_TEST
 
 START_TEST(an_evicted_key_is_not_written_anew) {
-  settled_elsewhere_then_evicted(false);
+  settled_elsewhere_then_evicted(NEWS_PUT);
+  settled_elsewhere_then_evicted(NEWS_ASKED);
 }
 END_TEST
 
