@@ -2245,6 +2245,16 @@ static cJSON *ptask(tu_peer *p, const char *method, const char *id,
   return r;
 }
 
+/* Asserts that neither node knows the task id (any more). */
+static void assert_gone_everywhere(const char *id) {
+  cJSON *r = mtask("tasks/get", id, NULL);
+  tu_assert_error(r, -32602, "Task not found");
+  cJSON_Delete(r);
+  r = ptask(&Q, "tasks/get", id, NULL);
+  tu_assert_error(r, -32602, "Task not found");
+  cJSON_Delete(r);
+}
+
 START_TEST(another_node_answers_for_a_task) {
   cJSON *r = mcall("job", "{\"do\":\"defer\"}");
   char *id = task_id(r, "result.taskId");
@@ -2738,12 +2748,7 @@ START_TEST(the_budgets_hold_across_nodes) {
   r = ptask(&Q, "tasks/get", admitted, NULL);
   tu_assert_json(r, "{\"result\":{\"status\":\"working\"}}");
   cJSON_Delete(r);
-  r = mtask("tasks/get", first, NULL);
-  tu_assert_error(r, -32602, "Task not found");
-  cJSON_Delete(r);
-  r = ptask(&Q, "tasks/get", first, NULL);
-  tu_assert_error(r, -32602, "Task not found");
-  cJSON_Delete(r);
+  assert_gone_everywhere(first);
   /* Full again (two and three run): a task that ends before the cluster
    * refused it is not kept beyond the budget either: it is forgotten, as
    * a finished task the budget needs the room of would be, and its call
@@ -2771,6 +2776,18 @@ START_TEST(the_budgets_hold_across_nodes) {
   free(admitted);
 }
 END_TEST
+
+/* Gives both nodes the limits lim, then starts a task of alice's on srv
+ * whose call is deferred (*held); returns its id (free with free). */
+static char *limited_and_deferred(const mcp_task_limits *lim, mcp_call **held) {
+  ck_assert_int_eq(mcp_server_set_task_limits(srv, lim), 0);
+  ck_assert_int_eq(mcp_server_set_task_limits(B, lim), 0);
+  cJSON *r = mcall("job", "{\"do\":\"defer\"}");
+  char *id = task_id(r, "result.taskId");
+  cJSON_Delete(r);
+  *held = tu_stash;
+  return id;
+}
 
 /* What a put or get answered: written, and the first record's holder. */
 typedef struct seen {
@@ -2802,13 +2819,9 @@ typedef enum evicted_news {
  * key rather than let it seem to run again). */
 static void settled_elsewhere_then_evicted(evicted_news news) {
   bool holder_told = news == NEWS_TOLD;
-  const mcp_task_limits lim = {.max_total = 2};
-  ck_assert_int_eq(mcp_server_set_task_limits(srv, &lim), 0);
-  ck_assert_int_eq(mcp_server_set_task_limits(B, &lim), 0);
-  cJSON *r = mcall("job", "{\"do\":\"defer\"}");
-  char *id = task_id(r, "result.taskId");
-  cJSON_Delete(r);
-  mcp_call *held = tu_stash;
+  mcp_call *held;
+  char *id = limited_and_deferred(&(mcp_task_limits){.max_total = 2}, &held);
+  cJSON *r;
   char key[64];
   snprintf(key, sizeof key, "task:%s", id);
   seen w = {0};
@@ -2848,12 +2861,7 @@ static void settled_elsewhere_then_evicted(evicted_news news) {
     held = NULL;
   }
   ck_assert(held == NULL || mcp_call_cancelled(held));
-  r = mtask("tasks/get", id, NULL);
-  tu_assert_error(r, -32602, "Task not found");
-  cJSON_Delete(r);
-  r = ptask(&Q, "tasks/get", id, NULL);
-  tu_assert_error(r, -32602, "Task not found");
-  cJSON_Delete(r);
+  assert_gone_everywhere(id);
   if (held)
     mcp_call_finish(held, 0);
   mcp_call_finish(eve[0], 0);
@@ -2877,14 +2885,10 @@ END_TEST
  * admitted, and its node's own budget, which it fits, bounds it; every
  * node reads it completed. */
 START_TEST(an_admitted_task_grows_past_the_clusters_budget) {
-  const mcp_task_limits lim = {.max_bytes_per_caller = 150 * 1024};
-  ck_assert_int_eq(mcp_server_set_task_limits(srv, &lim), 0);
-  ck_assert_int_eq(mcp_server_set_task_limits(B, &lim), 0);
-  cJSON *r = mcall("job", "{\"do\":\"defer\"}");
-  char *id = task_id(r, "result.taskId");
-  cJSON_Delete(r);
-  mcp_call *one = tu_stash;
-  r = pcall(&Q, padded("defer", 100 * 1024));
+  mcp_call *one;
+  char *id = limited_and_deferred(
+      &(mcp_task_limits){.max_bytes_per_caller = 150 * 1024}, &one);
+  cJSON *r = pcall(&Q, padded("defer", 100 * 1024));
   tu_assert_json(r, "{\"result\":{\"resultType\":\"task\"}}");
   cJSON_Delete(r);
   mcp_call *big = tu_stash;
