@@ -68,13 +68,14 @@
  * record's operation is answered with MCP_EIO.
  *
  * A budget of counted puts (mcp_store_count) is four keys,
- * `mcp:bud:KIND:NAME`: its totals, what each of its records counts, and
- * its records by expiry and by order; a counted put keeps them in its
- * script, with the record, so admission and eviction are atomic across
- * the processes. The records of a budget that expired stop counting at
- * the next counted put in it; its bytes and limits are exact below 2^53
- * (Lua's numbers: above, they are cut there). A record evicted leaves
- * `mcp:gone:KEY` for the rest of its ttl, which refuses its key's puts.
+ * `mcp:bud:KIND:NAME`: its totals, what each of its records counts, its
+ * records by expiry, and its final ones (those it may evict) by order; a
+ * counted put keeps them in its script, with the record, so admission and
+ * eviction are atomic across the processes. The records of a budget that
+ * expired stop counting at the next counted put in it; its bytes and
+ * limits are exact below 2^53 (Lua's numbers: above, they are cut there).
+ * A record evicted leaves `mcp:gone:KEY` for the rest of its ttl, which
+ * refuses its key's puts.
  * Nodes of one cluster run one version of libmcp-redis: an older one
  * neither leaves nor heeds these keys.
  *

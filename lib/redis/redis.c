@@ -111,12 +111,15 @@ static const char SCRIPT[] =
 /* A budget (mcp_store_count) is four keys, BUD_PREFIX<kind>:<name>: t, a
  * hash {r: its records, b: their bytes}; m, a hash of its records' keys
  * and the bytes each counts; x, a sorted set of their keys scored by when
- * they expire (Redis's clock, ms); o, the same scored by their order (so
- * ranked by order, then key, as evictions go). The four expire together,
- * a second after the last record in them would; a budget emptied is
- * deleted. A counted record's hash also has c: how many budgets it counts
- * in, and c1 to c4: their names. Bytes and limits are a double's, exact
- * below 2^53 (what the C side sends is cut there). */
+ * they expire (Redis's clock, ms); o, the keys of its final records (the
+ * only ones evicted) scored by their order (so ranked by order, then key,
+ * as evictions go: a full budget of running records is refused without
+ * reading them; a member a version before this one left there that is
+ * not final is passed over). The four expire together, a second after
+ * the last record in them would; a budget emptied is deleted. A counted
+ * record's hash also has c: how many budgets it counts in, and c1 to c4:
+ * their names. Bytes and limits are a double's, exact below 2^53 (what
+ * the C side sends is cut there). */
 #define BUD_PREFIX "mcp:bud:"
 
 /* A put: KEYS[1] the record; ARGV key, has value, value, has holder,
@@ -157,8 +160,8 @@ static const char PUT_SCRIPT_A[] = LUA_COMMON
     "b))\n"
     "end\n"
     /* k counts bytes in name (only when it does already: carry), expiring
-     * at exp, at order. */
-    "local function join(name, k, bytes, exp, order, carry)\n"
+     * at exp, at order, final or not. */
+    "local function join(name, k, bytes, exp, order, carry, final)\n"
     "  local m, tk, x = bk('m', name), bk('t', name), bk('x', name)\n"
     "  local had = tonumber(hget(m, k))\n"
     "  if carry then bytes = had end\n"
@@ -169,7 +172,8 @@ static const char PUT_SCRIPT_A[] = LUA_COMMON
     "  redis.call('HSET', tk, 'r', num(n), 'b', num(b))\n"
     "  redis.call('HSET', m, k, num(bytes))\n"
     "  redis.call('ZADD', x, num(exp), k)\n"
-    "  redis.call('ZADD', bk('o', name), order, k)\n"
+    "  if final then redis.call('ZADD', bk('o', name), order, k)\n"
+    "  else redis.call('ZREM', bk('o', name), k) end\n"
     "  local top = redis.call('ZRANGE', x, -1, -1, 'WITHSCORES')\n"
     "  local keep = num(tonumber(top[2]) - now + 1000)\n"
     "  for _, bkey in ipairs({tk, m, x, bk('o', name)}) do\n"
@@ -293,18 +297,19 @@ static const char PUT_SCRIPT_C[] =
     "if index then redis.call('HSET', r, 'i', index) end\n"
     "redis.call('PEXPIRE', r, ARGV[10])\n"
     "local exp = now + tonumber(ARGV[10])\n"
+    "local final = ARGV[6] == '1'\n"
     "if counted then\n"
     "  redis.call('HSET', r, 'c', nb)\n"
     "  for i = 1, nb do\n"
     "    redis.call('HSET', r, 'c' .. i, ARGV[11 + 3 * i])\n"
-    "    join(ARGV[11 + 3 * i], key, bytes, exp, ARGV[7], false)\n"
+    "    join(ARGV[11 + 3 * i], key, bytes, exp, ARGV[7], false, final)\n"
     "  end\n"
     "elseif carry[1] then\n"
     "  redis.call('HSET', r, 'c', carry[1])\n"
     "  for i = 1, tonumber(carry[1]) do\n"
     "    if carry[1 + i] then\n"
     "      redis.call('HSET', r, 'c' .. i, carry[1 + i])\n"
-    "      join(carry[1 + i], key, nil, exp, ARGV[7], true)\n"
+    "      join(carry[1 + i], key, nil, exp, ARGV[7], true, final)\n"
     "    end\n"
     "  end\n"
     "end\n"

@@ -434,19 +434,25 @@ START_TEST(two_stores_share_one_budget) {
 }
 END_TEST
 
-/* How many times Redis ran the rate script by its hash (EVALSHA). */
-static long long evalsha_calls(void) {
+/* How many times Redis ran the command cmd (lower case), scripts' calls
+ * included. */
+static long long command_calls(const char *cmd) {
   struct timeval tv = {5, 0};
   redisContext *c = redisConnectUnixWithTimeout(g_srv.sock, tv);
   ck_assert(c != NULL && c->err == 0);
   redisReply *r = redisCommand(c, "INFO commandstats");
   ck_assert(r != NULL && r->type == REDIS_REPLY_STRING);
-  const char *at = strstr(r->str, "cmdstat_evalsha:calls=");
-  long long n = at ? atoll(at + strlen("cmdstat_evalsha:calls=")) : 0;
+  char name[64];
+  snprintf(name, sizeof name, "cmdstat_%s:calls=", cmd);
+  const char *at = strstr(r->str, name);
+  long long n = at ? atoll(at + strlen(name)) : 0;
   freeReplyObject(r);
   redisFree(c);
   return n;
 }
+
+/* How many times Redis ran a script by its hash (EVALSHA). */
+static long long evalsha_calls(void) { return command_calls("evalsha"); }
 
 typedef struct leaser {
   mcp_store *st;
@@ -1078,6 +1084,49 @@ START_TEST(records_contract) {
 }
 END_TEST
 
+/* A budget full of running records refuses a put without reading them
+ * (only its final records are ranked for eviction), passes over a member
+ * ranked there that is not final (as a version before this one left
+ * them), and evicts a record once it is settled, by an uncounted put. */
+START_TEST(records_full_budget_refused_without_reading_it) {
+  char url[400];
+  unix_url(url, sizeof url, NULL, 0);
+  mcp_store *st = open_store(url);
+  enum { N = 200 };
+  mcp_store_budget b = {.name = "scan", .max_records = N};
+  mcp_store_count c = {.bytes = 1, .budgets = &b, .nbudgets = 1};
+  char key[32];
+  for (int i = 0; i < N; i++) {
+    snprintf(key, sizeof key, "scan-%03d", i);
+    sc_answer a = sc_put_counted(st, key, "working", NULL, NULL,
+                                 (unsigned long long)i, 60000, false, &c);
+    ck_assert_msg(a.rc == 0 && a.recs[0].written, "%d: %s", i, a.why);
+  }
+  struct timeval tv = {5, 0};
+  redisContext *rc = redisConnectUnixWithTimeout(g_srv.sock, tv);
+  ck_assert(rc != NULL && rc->err == 0);
+  redisReply *r = redisCommand(rc, "ZADD mcp:bud:o:scan 0 scan-000");
+  ck_assert(r != NULL && r->type == REDIS_REPLY_INTEGER);
+  freeReplyObject(r);
+  redisFree(rc);
+  long long reads = command_calls("hmget");
+  sc_answer a = sc_put_counted(st, "scan-new", "working", NULL, NULL, N, 60000,
+                               false, &c);
+  ck_assert_int_eq(a.rc, MCP_ELIMIT);
+  ck_assert_msg(strstr(a.why, "none of them is final") != NULL, "%s", a.why);
+  ck_assert_int_lt(command_calls("hmget") - reads, 20);
+  ck_assert_uint_eq(sc_get(st, "scan-000").n, 1);
+  /* scan-150 settled (uncounted: it keeps its counting): evicted next. */
+  a = sc_put(st, "scan-150", "failed", NULL, NULL, 150, 60000, true);
+  ck_assert(a.rc == 0 && a.recs[0].written);
+  a = sc_put_counted(st, "scan-new", "working", NULL, NULL, N, 60000, false,
+                     &c);
+  ck_assert_msg(a.rc == 0 && a.n == 2, "rc %d n %u: %s", a.rc, a.n, a.why);
+  ck_assert_str_eq(a.recs[1].key, "scan-150");
+  mcp_store_free(st);
+}
+END_TEST
+
 /* One store's records are another's: as two processes on one Redis. */
 START_TEST(records_two_stores_see_each_other) {
   char url[400];
@@ -1539,6 +1588,7 @@ int main(void) {
   tcase_add_test(tc, store_threads_take_no_signal);
   tcase_add_test(tc, every_allocation_failure);
   tcase_add_test(tc, records_contract);
+  tcase_add_test(tc, records_full_budget_refused_without_reading_it);
   tcase_add_test(tc, records_two_stores_see_each_other);
   tcase_add_test(tc, records_put_while_redis_down);
   tcase_add_test(tc, records_node_lease_renewed_then_gone_with_store);
