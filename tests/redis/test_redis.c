@@ -434,12 +434,26 @@ START_TEST(two_stores_share_one_budget) {
 }
 END_TEST
 
-/* How many times Redis ran the command cmd (lower case), scripts' calls
- * included. */
-static long long command_calls(const char *cmd) {
+/* A connection of the test's own to the Redis under test. */
+static redisContext *admin_link(void) {
   struct timeval tv = {5, 0};
   redisContext *c = redisConnectUnixWithTimeout(g_srv.sock, tv);
   ck_assert(c != NULL && c->err == 0);
+  return c;
+}
+
+/* Runs cmd on c: anything but an error. */
+static void admin(redisContext *c, const char *cmd) {
+  redisReply *r = redisCommand(c, cmd);
+  ck_assert_msg(r != NULL && r->type != REDIS_REPLY_ERROR, "%s: %s", cmd,
+                r ? r->str : c->errstr);
+  freeReplyObject(r);
+}
+
+/* How many times Redis ran the command cmd (lower case), scripts' calls
+ * included. */
+static long long command_calls(const char *cmd) {
+  redisContext *c = admin_link();
   redisReply *r = redisCommand(c, "INFO commandstats");
   ck_assert(r != NULL && r->type == REDIS_REPLY_STRING);
   char name[64];
@@ -644,9 +658,7 @@ START_TEST(idle_connection_closed_then_take_answered) {
   waiter_init(&w);
   take(st, &w, "ida", 100, 60);
   ck_assert_int_eq(w.allowed, 1);
-  struct timeval tv = {5, 0};
-  redisContext *c = redisConnectUnixWithTimeout(g_srv.sock, tv);
-  ck_assert(c != NULL && c->err == 0);
+  redisContext *c = admin_link();
   redisReply *r = redisCommand(c, "CLIENT KILL TYPE normal SKIPME yes");
   ck_assert(r != NULL && r->type == REDIS_REPLY_INTEGER && r->integer >= 1);
   freeReplyObject(r);
@@ -691,9 +703,7 @@ START_TEST(script_flushed_then_sent_again) {
   char url[400];
   unix_url(url, sizeof url, NULL, 0);
   mcp_store *st = open_store(url);
-  struct timeval tv = {5, 0};
-  redisContext *c = redisConnectUnixWithTimeout(g_srv.sock, tv);
-  ck_assert(c != NULL && c->err == 0);
+  redisContext *c = admin_link();
   redisReply *r = redisCommand(c, "SCRIPT FLUSH");
   ck_assert(r != NULL && r->type == REDIS_REPLY_STATUS);
   freeReplyObject(r);
@@ -983,13 +993,6 @@ static long long reader_client(redisContext *c) {
   return id;
 }
 
-static void admin(redisContext *c, const char *cmd) {
-  redisReply *r = redisCommand(c, cmd);
-  ck_assert_msg(r != NULL && r->type != REDIS_REPLY_ERROR, "%s: %s", cmd,
-                r ? r->str : c->errstr);
-  freeReplyObject(r);
-}
-
 /* The reader's link is cut (Redis kills its client) and it cannot come
  * back for a while (the default user, which it logs in as, gets a
  * password): the events published meanwhile by another store are heard
@@ -1002,9 +1005,7 @@ START_TEST(events_reader_catches_up_after_lost_link) {
   ck_assert_int_eq(mcp_store_listen(reading, on_event, h), 0);
   publish(writing, "w:-1");
   ck_assert_int_eq(wait_heard(h, "w:-1", 20), 0);
-  struct timeval tv = {5, 0};
-  redisContext *c = redisConnectUnixWithTimeout(g_srv.sock, tv);
-  ck_assert(c != NULL && c->err == 0);
+  redisContext *c = admin_link();
   admin(c, "ACL SETUSER default resetpass >gap");
   long long id = reader_client(c);
   redisReply *r = redisCommand(c, "CLIENT KILL ID %lld", id);
@@ -1102,12 +1103,8 @@ START_TEST(records_full_budget_refused_without_reading_it) {
                                  (unsigned long long)i, 60000, false, &c);
     ck_assert_msg(a.rc == 0 && a.recs[0].written, "%d: %s", i, a.why);
   }
-  struct timeval tv = {5, 0};
-  redisContext *rc = redisConnectUnixWithTimeout(g_srv.sock, tv);
-  ck_assert(rc != NULL && rc->err == 0);
-  redisReply *r = redisCommand(rc, "ZADD mcp:bud:o:scan 0 scan-000");
-  ck_assert(r != NULL && r->type == REDIS_REPLY_INTEGER);
-  freeReplyObject(r);
+  redisContext *rc = admin_link();
+  admin(rc, "ZADD mcp:bud:o:scan 0 scan-000");
   redisFree(rc);
   long long reads = command_calls("hmget");
   sc_answer a = sc_put_counted(st, "scan-new", "working", NULL, NULL, N, 60000,

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "store_contract.h"
 #include "task.h"
 #include "testutil.h"
 
@@ -2789,22 +2790,6 @@ static char *limited_and_deferred(const mcp_task_limits *lim, mcp_call **held) {
   return id;
 }
 
-/* What a put or get answered: written, and the first record's holder. */
-typedef struct seen {
-  int rc; /* 1: written, or found; -1: neither */
-  char holder[80];
-} seen;
-
-static void on_seen(void *arg, int rc, const mcp_store_record *recs, unsigned n,
-                    bool more, const char *why) {
-  (void)more;
-  (void)why;
-  seen *w = arg;
-  w->rc = rc == 0 && n == 1 && (recs[0].written || recs[0].value) ? 1 : -1;
-  if (w->rc == 1 && recs[0].holder)
-    snprintf(w->holder, sizeof w->holder, "%s", recs[0].holder);
-}
-
 /* How the node of a task settled elsewhere and evicted learns of it. */
 typedef enum evicted_news {
   NEWS_TOLD,  /* the record named its holder: the evicting put tells it */
@@ -2824,21 +2809,14 @@ static void settled_elsewhere_then_evicted(evicted_news news) {
   cJSON *r;
   char key[64];
   snprintf(key, sizeof key, "task:%s", id);
-  seen w = {0};
-  ck_assert_int_eq(mcp_store_get(g_store, key, on_seen, &w), 0);
-  ck_assert_int_eq(w.rc, 1);
-  ck_assert(w.holder[0] != '\0');
+  sc_answer kept = sc_get(g_store, key);
+  ck_assert_uint_eq(kept.n, 1);
+  ck_assert(kept.recs[0].holder[0] != '\0');
   /* Settled by the test, a node that tells nobody. */
-  static const char failed[] = "{\"status\":\"failed\"}";
-  mcp_store_record rec = {.key = key,
-                          .value = failed,
-                          .len = sizeof failed - 1,
-                          .holder = holder_told ? w.holder : NULL,
-                          .ttl_ms = 60000,
-                          .final = true};
-  w.rc = 0;
-  ck_assert_int_eq(mcp_store_put(g_store, &rec, on_seen, &w), 0);
-  ck_assert_int_eq(w.rc, 1);
+  sc_answer a =
+      sc_put(g_store, key, "{\"status\":\"failed\"}",
+             holder_told ? kept.recs[0].holder : NULL, NULL, 0, 60000, true);
+  ck_assert(a.rc == 0 && a.recs[0].written);
   /* Eve's tasks on B fill the cluster's total: the second evicts it. */
   mcp_call *eve[2];
   for (int i = 0; i < 2; i++) {
